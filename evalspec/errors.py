@@ -1,0 +1,47 @@
+"""Errors a user can act on: file, line, column, where in the document, what, how to fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a suite, pinned to a place in a file."""
+
+    file: str
+    line: int
+    column: int
+    path: str
+    """Where in the document, e.g. ``cases[2].expect.tool_calls[0]``; empty for the whole file."""
+    message: str
+    hint: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.path}: " if self.path else ""
+        hint = f"; {self.hint}" if self.hint else ""
+        return f"{self.file}:{self.line}:{self.column}: {where}{self.message}{hint}"
+
+
+class EvalspecError(Exception):
+    """Base class of every error evalspec reports without a traceback."""
+
+    exit_code = 2
+
+
+class SpecError(EvalspecError):
+    """A suite (or a file it includes) is invalid; carries every problem found."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = sorted(problems, key=lambda p: (p.file, p.line, p.column, p.message))
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class UsageError(EvalspecError):
+    """The command line asks for something that cannot be done."""
+
+
+class RunError(EvalspecError):
+    """The run could not proceed: endpoint unreachable, API key missing, recording missing."""
+
+    exit_code = 3
