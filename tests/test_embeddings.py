@@ -1,0 +1,277 @@
+"""The embedding store with the real bundled model: similarity, batching, and the disk cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from evalspec.errors import RunError
+from evalspec.scoring.embeddings import (
+    DEFAULT_MODEL,
+    EmbeddingStore,
+    default_cache_dir,
+    load_sentence_transformer,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+SENTENCES = [
+    "Hello, can we meet at 3 PM?",
+    "Are you free for a meeting at three in the afternoon?",
+    "The new feature is now live!",
+    "We just shipped the new feature.",
+    "Lunch at noon",
+    "Photosynthesis converts light energy into chemical energy.",
+]
+
+
+@pytest.fixture(scope="module")
+def encoder() -> Any:
+    """One loaded copy of the bundled model, shared by every store in this module."""
+    return load_sentence_transformer(None)
+
+
+@pytest.fixture
+def store(tmp_path: Path, encoder: Any) -> EmbeddingStore:
+    return EmbeddingStore(cache_dir=tmp_path, encoder=encoder)
+
+
+def shard_files(store: EmbeddingStore) -> list[Path]:
+    return sorted(store.cache_path.glob("*.npz"))
+
+
+@pytest.mark.slow
+def test_similar_sentences_score_higher_than_unrelated(store: EmbeddingStore) -> None:
+    store.prefetch(SENTENCES)
+    meeting = store.similarity(SENTENCES[0], SENTENCES[1])
+    feature = store.similarity(SENTENCES[2], SENTENCES[3])
+    unrelated = store.similarity(SENTENCES[0], SENTENCES[5])
+    assert meeting > unrelated + 0.3
+    assert feature > unrelated + 0.3
+    assert -1.0 <= unrelated <= 1.0
+
+
+@pytest.mark.slow
+def test_identical_text_scores_one(store: EmbeddingStore) -> None:
+    assert store.similarity("Lunch at noon", "Lunch at noon") == pytest.approx(1.0, abs=1e-5)
+    assert np.linalg.norm(store.vector("Lunch at noon")) == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.slow
+def test_prefetch_encodes_each_distinct_text_once(store: EmbeddingStore) -> None:
+    texts = [f"message number {i % 10}" for i in range(100)]
+    store.prefetch(texts)
+    assert store.stats["encoded"] == 10
+    assert store.stats["misses"] == 10
+    # Every later lookup is answered from memory.
+    for a, b in zip(texts, reversed(texts), strict=True):
+        store.similarity(a, b)
+    store.prefetch(texts)
+    assert store.stats["encoded"] == 10
+
+
+@pytest.mark.slow
+def test_second_store_over_same_cache_encodes_nothing(tmp_path: Path, encoder: Any) -> None:
+    first = EmbeddingStore(cache_dir=tmp_path, encoder=encoder)
+    first.prefetch(SENTENCES)
+    expected = first.similarity(SENTENCES[0], SENTENCES[1])
+
+    second = EmbeddingStore(cache_dir=tmp_path)  # no model given: it must not need one
+    second.prefetch(SENTENCES)
+    assert second.similarity(SENTENCES[0], SENTENCES[1]) == pytest.approx(expected, abs=1e-6)
+    assert second.stats["encoded"] == 0
+    assert second.stats["hits"] == len(SENTENCES)
+    assert second._model is None
+
+
+@pytest.mark.slow
+def test_text_embedded_on_demand_is_cached_too(tmp_path: Path, encoder: Any) -> None:
+    first = EmbeddingStore(cache_dir=tmp_path, encoder=encoder)
+    first.similarity("never prefetched", "also never prefetched")
+    assert first.stats["encoded"] == 2
+
+    second = EmbeddingStore(cache_dir=tmp_path)
+    second.similarity("never prefetched", "also never prefetched")
+    assert second.stats["encoded"] == 0
+
+
+@pytest.mark.slow
+def test_similarities_match_pairwise_similarity(store: EmbeddingStore) -> None:
+    pairs = [(a, b) for a in SENTENCES[:3] for b in SENTENCES[3:]]
+    vectorised = store.similarities(pairs)
+    assert vectorised.shape == (len(pairs),)
+    for (a, b), value in zip(pairs, vectorised, strict=True):
+        assert value == pytest.approx(store.similarity(a, b), abs=1e-6)
+    assert store.stats["encoded"] == len(SENTENCES)
+
+
+@pytest.mark.slow
+def test_unusual_texts_embed_and_cache(tmp_path: Path, encoder: Any) -> None:
+    texts = ["", " ", "naïve café ☕", "日本語のテキスト", "x" * 5000, "line\nbreak\ttab"]
+    first = EmbeddingStore(cache_dir=tmp_path, encoder=encoder)
+    first.prefetch(texts)
+    second = EmbeddingStore(cache_dir=tmp_path)
+    second.prefetch(texts)
+    assert second.stats["encoded"] == 0
+    for text in texts:
+        assert np.allclose(first.vector(text), second.vector(text))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda f: f.write_bytes(b"not a numpy archive"), id="garbage"),
+        pytest.param(lambda f: f.write_bytes(f.read_bytes()[:100]), id="truncated"),
+        pytest.param(lambda f: f.write_bytes(b""), id="empty"),
+        pytest.param(
+            lambda f: np.savez(f, keys=np.array([b"a" * 64]), vectors=np.zeros((2, 3), np.float32)),
+            id="inconsistent",
+        ),
+    ],
+)
+def test_corrupt_cache_file_is_ignored_and_reembedded(
+    tmp_path: Path, encoder: Any, damage: Any
+) -> None:
+    first = EmbeddingStore(cache_dir=tmp_path, encoder=encoder)
+    first.prefetch(SENTENCES)
+    expected = first.similarity(SENTENCES[0], SENTENCES[1])
+    (shard,) = shard_files(first)
+    damage(shard)
+
+    second = EmbeddingStore(cache_dir=tmp_path, encoder=encoder)
+    assert second.similarity(SENTENCES[0], SENTENCES[1]) == pytest.approx(expected, abs=1e-5)
+    second.prefetch(SENTENCES)
+    assert second.stats["encoded"] == len(SENTENCES)
+    assert shard not in shard_files(second)  # the bad file is gone, a good one replaced it
+
+    third = EmbeddingStore(cache_dir=tmp_path)
+    third.prefetch(SENTENCES)
+    assert third.stats["encoded"] == 0
+
+
+@pytest.mark.slow
+def test_stray_temporary_file_is_not_read(tmp_path: Path, encoder: Any) -> None:
+    first = EmbeddingStore(cache_dir=tmp_path, encoder=encoder)
+    first.prefetch(SENTENCES[:1])
+    (first.cache_path / ".shard-crashed.tmp").write_bytes(b"half a write")
+    second = EmbeddingStore(cache_dir=tmp_path)
+    second.prefetch(SENTENCES[:1])
+    assert second.stats["encoded"] == 0
+
+
+@pytest.mark.slow
+def test_many_small_writes_are_merged_into_few_shards(tmp_path: Path, encoder: Any) -> None:
+    store = EmbeddingStore(cache_dir=tmp_path, encoder=encoder)
+    texts = [f"note {i}" for i in range(40)]
+    for text in texts:
+        store.similarity(text, text)
+    assert len(shard_files(store)) <= 32
+    reader = EmbeddingStore(cache_dir=tmp_path)
+    reader.prefetch(texts)
+    assert reader.stats["encoded"] == 0
+
+
+@pytest.mark.slow
+def test_unwritable_cache_still_scores(tmp_path: Path, encoder: Any) -> None:
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("")
+    store = EmbeddingStore(cache_dir=blocker, encoder=encoder)
+    assert store.similarity("Lunch at noon", "Lunch at noon") == pytest.approx(1.0, abs=1e-5)
+
+
+def test_models_do_not_share_cache_entries(tmp_path: Path) -> None:
+    default = EmbeddingStore(cache_dir=tmp_path)
+    explicit_default = EmbeddingStore(model=DEFAULT_MODEL, cache_dir=tmp_path)
+    other = EmbeddingStore(model="sentence-transformers/all-mpnet-base-v2", cache_dir=tmp_path)
+    assert default.cache_path == explicit_default.cache_path
+    assert other.cache_path != default.cache_path
+    assert default.cache_path.parent == tmp_path
+
+
+def test_default_cache_dir_follows_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALSPEC_CACHE_DIR", "/srv/evalspec-cache")
+    assert default_cache_dir() == Path("/srv/evalspec-cache/embeddings")
+    monkeypatch.delenv("EVALSPEC_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/var/cache/me")
+    assert default_cache_dir() == Path("/var/cache/me/evalspec/embeddings")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert default_cache_dir() == Path.home() / ".cache" / "evalspec" / "embeddings"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_unknown_model_is_a_run_error_without_download(tmp_path: Path) -> None:
+    store = EmbeddingStore(model="no-such-org/no-such-embedding-model", cache_dir=tmp_path)
+    with pytest.raises(RunError) as info:
+        store.similarity("a", "b")
+    message = str(info.value)
+    assert "no-such-org/no-such-embedding-model" in message
+    assert "local" in message
+    assert info.value.exit_code == 3
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+def test_missing_model_directory_is_a_run_error(tmp_path: Path) -> None:
+    store = EmbeddingStore(model=str(tmp_path / "no-model-here"), cache_dir=tmp_path)
+    with pytest.raises(RunError, match="no-model-here"):
+        store.prefetch(["a"])
+
+
+_WARM_SCRIPT = """
+import json, sys
+from evalspec.scoring.embeddings import EmbeddingStore
+texts = json.loads(sys.argv[2])
+store = EmbeddingStore(cache_dir=sys.argv[1])
+store.prefetch(texts)
+value = store.similarity(texts[0], texts[1])
+store.similarities([(texts[2], texts[3])])
+print(json.dumps({
+    "similarity": value,
+    "stats": store.stats,
+    "heavy": sorted(m for m in ("torch", "sentence_transformers", "transformers")
+                    if m in sys.modules),
+}))
+"""
+
+
+@pytest.mark.slow
+def test_warm_cache_never_imports_torch(tmp_path: Path, encoder: Any) -> None:
+    warm = EmbeddingStore(cache_dir=tmp_path, encoder=encoder)
+    warm.prefetch(SENTENCES)
+    expected = warm.similarity(SENTENCES[0], SENTENCES[1])
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", _WARM_SCRIPT, str(tmp_path), json.dumps(SENTENCES)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+        check=True,
+    )
+    result = json.loads(done.stdout)
+    assert result["heavy"] == []
+    assert result["stats"]["encoded"] == 0
+    assert result["similarity"] == pytest.approx(expected, abs=1e-6)
+
+
+def test_importing_the_module_stays_light() -> None:
+    code = (
+        "import sys, evalspec.scoring.embeddings; "
+        "print([m for m in ('torch', 'sentence_transformers', 'transformers') "
+        "if m in sys.modules])"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.strip() == "[]"
