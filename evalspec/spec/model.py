@@ -95,6 +95,8 @@ class EvaluatorSpec:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
     weight: float = 1.0
+    required: bool = False
+    """When true, the case fails unless this evaluator scores 1, whatever the total."""
     loc: Loc = field(default=Loc(), compare=False)
 
 
@@ -111,7 +113,7 @@ class Rubric:
     fail_threshold: float = 0.8
     warn_threshold: float = 0.9
     fail_on_tool_selection: bool = True
-    fail_on_tool_call_quantity: bool = False
+    fail_on_tool_call_quantity: bool = True
     tool_selection_weight: float = 1.0
     extra_args: Literal["allow", "penalize"] = "allow"
     extra_calls: Literal["allow", "penalize"] = "penalize"

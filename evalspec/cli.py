@@ -1,0 +1,195 @@
+"""The `evalspec` command: a thin shell over the Python API in evalspec.api.
+
+Every command turns evalspec's own errors into `file:line:col: ...` lines and an exit code,
+never a traceback. Heavy libraries are imported only by the commands that need them.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from evalspec.errors import EvalspecError, SpecError, UsageError
+
+app = typer.Typer(
+    name="evalspec",
+    help="Declarative evaluation of LLM tool calling.\n\n"
+    "Write a suite in YAML, then: `evalspec run suites/slack.yaml`.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text.rstrip("\n") + "\n")
+
+
+def reports_errors(func: F) -> F:
+    """Run a command; evalspec errors become messages and exit codes, never tracebacks."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except SpecError as exc:
+            for p in exc.problems:
+                _err(str(p))
+            n = len(exc.problems)
+            _err(f"{n} problem{'s' if n != 1 else ''} found")
+            raise typer.Exit(2) from None
+        except EvalspecError as exc:
+            _err(f"error: {exc}")
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            _err("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _expand(patterns: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else []
+        if glob.has_magic(pattern) and not matches:
+            raise UsageError(f"no file matches {pattern!r}")
+        files.extend(Path(m) for m in matches) if matches else files.append(Path(pattern))
+    return files
+
+
+@app.command()
+@reports_errors
+def validate(
+    files: Annotated[list[str], typer.Argument(help="Suite files or globs.", show_default=False)],
+) -> None:
+    """Check suites without running anything.
+
+    Reports every problem at once as file:line:col: where: what; how to fix. Quiet on success
+    apart from a one-line count. Exit code 2 when any suite is invalid.
+
+    Examples:
+
+      evalspec validate suites/slack.yaml
+
+      evalspec validate 'suites/*.yaml'
+    """
+    from evalspec.spec.validate import load_suite
+
+    problems = []
+    cases = 0
+    paths = _expand(files)
+    for path in paths:
+        try:
+            cases += len(load_suite(path).cases)
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise SpecError(problems)
+    n = len(paths)
+    typer.echo(f"{n} suite{'s' if n != 1 else ''} valid ({cases} cases)")
+
+
+@app.command()
+@reports_errors
+def plan(
+    suite: Annotated[Path, typer.Argument(help="Suite file.", show_default=False)],
+    case: Annotated[list[str] | None, typer.Option("--case", help="Case name pattern or tag.")] = None,
+    model: Annotated[list[str] | None, typer.Option("--model", help="Model name.")] = None,
+    trials: Annotated[int | None, typer.Option(min=1, help="Trials per case.")] = None,
+    shard: Annotated[str | None, typer.Option(help="Only shard i of n, as i/n.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """Show what a run would do: one line per case × model × trial, with its content id.
+
+    The id changes only when the request to the model changes (messages, tools, model,
+    parameters, trial); editing critics or thresholds keeps every id.
+
+    Examples:
+
+      evalspec plan suites/slack.yaml
+
+      evalspec plan suites/slack.yaml --case 'post to*' --json
+    """
+    from evalspec.plan import compile_plan, parse_shard
+    from evalspec.spec.validate import load_suite
+
+    compiled = compile_plan(
+        load_suite(suite), cases=case, models=model, trials=trials,
+        shard=parse_shard(shard) if shard else None,
+    )
+    if as_json:
+        typer.echo(json.dumps(compiled.to_dict(), indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{compiled.suite.name}: {len(compiled.items)} items", title_justify="left")
+    for col in ("id", "case", "model", "trial", "expected calls"):
+        table.add_column(col)
+    for it in compiled.items:
+        calls = ", ".join(c.tool for c in it.case.expect.tool_calls) or (
+            "(none)" if it.case.expect.no_tool_calls else "-")
+        table.add_row(it.id[:12], it.case.name, it.model.name, str(it.trial + 1), calls)
+    Console().print(table)
+
+
+@app.command()
+def schema() -> None:
+    """Print the suite JSON Schema (for editors and other tools).
+
+    Example:
+
+      evalspec schema > suite.schema.json
+    """
+    from evalspec.spec.schema import suite_schema
+
+    typer.echo(json.dumps(suite_schema(), indent=2, ensure_ascii=False))
+
+
+@app.command()
+@reports_errors
+def init(
+    path: Annotated[Path, typer.Argument(help="Where to write the starter suite.")] = Path(
+        "suites/my_suite.yaml"),
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter suite that validates, to copy and adapt.
+
+    Example:
+
+      evalspec init suites/calendar.yaml
+    """
+    from evalspec.starter import starter_suite
+
+    if path.exists() and not force:
+        raise UsageError(f"{path} exists; pass --force to overwrite it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(starter_suite(path), encoding="utf-8")
+    tmp.replace(path)
+    typer.echo(f"wrote {path}; next: evalspec validate {path}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:  # pragma: no cover - typer usually handles it first
+        _err("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""Compile a Suite into a Plan: one item per case × model × trial, each with a content id.
+
+The id is a hash of everything that shapes the model's answer — model id and parameters,
+messages, tool definitions, run mode and the trial index — and nothing else. Critics,
+thresholds and weights are scoring settings: changing them never changes an id, so re-scoring
+never needs a new model call. Recordings key each request the same way (`request_key`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from evalspec.errors import UsageError
+from evalspec.spec.model import Case, ModelSpec, Suite
+
+ID_VERSION = 1
+
+
+def _digest(payload: dict[str, Any]) -> str:
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def request_key(
+    model: ModelSpec, messages: list[dict[str, Any]], tools: list[dict[str, Any]], trial: int
+) -> str:
+    """Content id of one model request: same request, same key, across runs and machines."""
+    return _digest({
+        "v": ID_VERSION,
+        "model": model.model,
+        "params": model.params,
+        "messages": messages,
+        "tools": tools,
+        "trial": trial,
+    })
+
+
+@dataclass(frozen=True)
+class PlanItem:
+    id: str
+    case: Case
+    model: ModelSpec
+    trial: int
+    messages: tuple[dict[str, Any], ...]
+    """The opening messages sent to the model."""
+
+    @property
+    def label(self) -> str:
+        trial = f" (trial {self.trial + 1})" if self.case.trials > 1 else ""
+        return f"case {self.case.name!r} on model {self.model.name!r}{trial}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    suite: Suite
+    items: tuple[PlanItem, ...]
+    tools: tuple[dict[str, Any], ...]
+    """Tool definitions in OpenAI format, sent with every request."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "suite": self.suite.name,
+            "path": self.suite.path,
+            "items": [
+                {
+                    "id": it.id,
+                    "case": it.case.name,
+                    "model": it.model.name,
+                    "trial": it.trial,
+                    "expected_calls": [c.tool for c in it.case.expect.tool_calls],
+                    "tags": list(it.case.tags),
+                }
+                for it in self.items
+            ],
+        }
+
+
+def compile_plan(
+    suite: Suite,
+    *,
+    cases: list[str] | None = None,
+    models: list[str] | None = None,
+    trials: int | None = None,
+    shard: tuple[int, int] | None = None,
+) -> Plan:
+    """Every (case, model, trial) to run, filtered by case patterns, model names and shard."""
+    tools = [t.to_openai() for t in suite.tools]
+    selected_models = _select_models(suite, models)
+    items: list[PlanItem] = []
+    for case in suite.cases:
+        if cases and not _case_matches(case, cases):
+            continue
+        messages = [m.to_openai() for m in case.messages]
+        for model in selected_models:
+            for trial in range(trials or case.trials):
+                first = request_key(model, messages, tools, trial)
+                item_id = _digest({"first": first, "mode": suite.run.mode,
+                                   "max_turns": suite.run.max_turns})
+                items.append(PlanItem(item_id, case, model, trial, tuple(messages)))
+    if cases and not items:
+        raise UsageError(f"no case matches {', '.join(cases)}; "
+                         f"cases: {', '.join(c.name for c in suite.cases)}")
+    if shard:
+        index, count = shard
+        items = [it for it in items if int(it.id, 16) % count == index - 1]
+    return Plan(suite, tuple(items), tuple(tools))
+
+
+def _select_models(suite: Suite, names: list[str] | None) -> list[ModelSpec]:
+    if not names:
+        return list(suite.models)
+    known = {m.name: m for m in suite.models}
+    out = []
+    for name in names:
+        if name not in known:
+            raise UsageError(f"model {name!r} is not in the suite; models: {', '.join(known)}")
+        out.append(known[name])
+    return out
+
+
+def _case_matches(case: Case, patterns: list[str]) -> bool:
+    """A pattern matches a case name (glob, case-insensitive substring) or one of its tags."""
+    name = case.name.lower()
+    for p in patterns:
+        p_low = p.lower()
+        if p_low in name or fnmatch.fnmatch(name, p_low) or p in case.tags:
+            return True
+    return False
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard takes i/n, like 1/4; got {text!r}") from None
+    if not (1 <= i <= n):
+        raise UsageError(f"--shard {text}: i must be between 1 and n")
+    return i, n

@@ -1,0 +1,240 @@
+"""The suite JSON Schema, and its errors translated into messages a person can act on."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from evalspec.errors import Problem
+from evalspec.spec.load import LDict, LList, Pos
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "suite.schema.json"
+
+
+@lru_cache(maxsize=1)
+def suite_schema() -> dict[str, Any]:
+    """The one source of truth for the YAML language (shipped as schemas/suite.schema.json)."""
+    from importlib import resources
+
+    packaged = resources.files("evalspec").joinpath("suite.schema.json")
+    if packaged.is_file():
+        return json.loads(packaged.read_text(encoding="utf-8"))
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(suite_schema())
+
+
+def did_you_mean(word: str, choices: list[str] | set[str] | tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else ""
+
+
+def format_path(parts: list[Any] | tuple[Any, ...]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _walk(root: Any, parts: list[Any]) -> tuple[Any, Any, Any]:
+    """Follow a path; return (parent, last key, node), stopping where the data ends."""
+    parent, key, node = None, None, root
+    for p in parts:
+        try:
+            parent, key, node = node, p, node[p]
+        except (KeyError, IndexError, TypeError):
+            break
+    return parent, key, node
+
+
+def locate(root: Any, parts: list[Any], *, key: bool = False) -> Pos:
+    parent, last, node = _walk(root, parts)
+    if isinstance(parent, LDict) and isinstance(last, str):
+        table = parent.key_pos if key else parent.value_pos
+        if last in table:
+            return table[last]
+    if isinstance(parent, LList) and isinstance(last, int) and last < len(parent.item_pos):
+        return parent.item_pos[last]
+    return getattr(node, "pos", getattr(root, "pos", Pos("<suite>", 1, 1)))
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if value is None:
+        return "nothing (null)"
+    return "text"
+
+
+_TYPE_WORDS = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "text",
+    "number": "a number",
+    "integer": "a whole number",
+    "boolean": "true or false",
+    "null": "null",
+}
+
+
+def schema_problems(root: LDict) -> list[Problem]:
+    """Every schema violation in the document, each with a position and a fix."""
+    problems: list[Problem] = []
+    for error in _validator().iter_errors(root):
+        problems.extend(_translate(root, error))
+    # One message per place is enough: keep the first per (position, path).
+    seen: set[tuple[Any, ...]] = set()
+    unique = []
+    for p in problems:
+        k = (p.file, p.line, p.column, p.path, p.message)
+        if k not in seen:
+            seen.add(k)
+            unique.append(p)
+    return unique
+
+
+def _translate(root: LDict, error: Any) -> list[Problem]:
+    parts = list(error.absolute_path)
+    path = format_path(parts)
+    v = error.validator
+    if v == "anyOf":
+        return _translate_any_of(root, error)
+    if v == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = sorted(error.schema.get("properties", {}))
+        out = []
+        extras = [k for k in error.instance if k not in error.schema.get("properties", {})]
+        for k in extras:
+            pos = locate(root, [*parts, k], key=True)
+            hint = did_you_mean(k, allowed) or ("allowed keys: " + ", ".join(allowed))
+            out.append(Problem(pos.file, pos.line, pos.column, path or "(top level)",
+                               f"unknown key {k!r}", hint))
+        return out
+    pos = locate(root, parts)
+    where = path or "(top level)"
+    if v == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        example = _example_for(error.schema, missing)
+        return [Problem(pos.file, pos.line, pos.column, where,
+                        f"missing required key {missing!r}", f"add `{missing}: {example}`")]
+    if v == "type":
+        want = error.validator_value
+        wants = [want] if isinstance(want, str) else list(want)
+        words = " or ".join(_TYPE_WORDS.get(w, w) for w in wants)
+        return [Problem(pos.file, pos.line, pos.column, where,
+                        f"expected {words}, got {_type_name(error.instance)}",
+                        _type_hint(error.schema))]
+    if v == "enum":
+        choices = [str(c) for c in error.validator_value]
+        hint = did_you_mean(str(error.instance), choices)
+        hint = f"{hint} " if hint else ""
+        return [Problem(pos.file, pos.line, pos.column, where,
+                        f"{error.instance!r} is not allowed here",
+                        f"{hint}choose one of: {', '.join(choices)}")]
+    if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        word = {"minimum": "at least", "maximum": "at most",
+                "exclusiveMinimum": "more than", "exclusiveMaximum": "less than"}[v]
+        return [Problem(pos.file, pos.line, pos.column, where,
+                        f"{error.instance!r} is out of range: it must be {word} "
+                        f"{error.validator_value}", "change the number")]
+    if v in ("minItems", "minProperties", "minLength"):
+        return [Problem(pos.file, pos.line, pos.column, where, "must not be empty",
+                        _type_hint(error.schema))]
+    if v == "pattern":
+        return [Problem(pos.file, pos.line, pos.column, where,
+                        f"{error.instance!r} does not have the expected form",
+                        f"it must match {error.validator_value}")]
+    return [Problem(pos.file, pos.line, pos.column, where, error.message,
+                    _type_hint(error.schema))]
+
+
+def _translate_any_of(root: LDict, error: Any) -> list[Problem]:
+    """Pick the branch meant by the value's own type, and report that branch's errors."""
+    instance = error.instance
+    branches = error.validator_value
+    parts = list(error.absolute_path)
+    pos = locate(root, parts)
+    path = format_path(parts) or "(top level)"
+    matching = [i for i, b in enumerate(branches) if _type_fits(b, instance)]
+    if isinstance(instance, str):
+        names = [str(c) for b in branches for c in b.get("enum", ())]
+        if names and instance not in names:
+            what = _what(error.schema)
+            hint = did_you_mean(instance, names)
+            hint = f"{hint} " if hint else ""
+            return [Problem(pos.file, pos.line, pos.column, path,
+                            f"unknown {what} {instance!r}",
+                            f"{hint}choose one of: {', '.join(names)}")]
+    if len(matching) == 1:
+        sub = [e for e in error.context if e.relative_schema_path[0] == matching[0]]
+        if sub:
+            out: list[Problem] = []
+            for e in sub:
+                out.extend(_translate(root, e))
+            return out
+    kinds = " or ".join(sorted({_TYPE_WORDS.get(t, t) for b in branches for t in _types(b)}))
+    examples = error.schema.get("examples", [])
+    hint = f"for example: {json.dumps(examples[0])}" if examples else ""
+    return [Problem(pos.file, pos.line, pos.column, path,
+                    f"expected {kinds}, got {_type_name(instance)}", hint)]
+
+
+def _what(schema: dict[str, Any]) -> str:
+    desc = schema.get("description", "")
+    for word in ("critic", "evaluator", "model"):
+        if word in desc.lower()[:40]:
+            return word
+    return "value"
+
+
+def _types(branch: dict[str, Any]) -> list[str]:
+    t = branch.get("type")
+    if t is None:
+        return ["string"] if "enum" in branch else []
+    return [t] if isinstance(t, str) else list(t)
+
+
+def _type_fits(branch: dict[str, Any], value: Any) -> bool:
+    types = _types(branch)
+    if not types:
+        return False
+    checks = {
+        "object": lambda x: isinstance(x, dict),
+        "array": lambda x: isinstance(x, list),
+        "string": lambda x: isinstance(x, str),
+        "number": lambda x: isinstance(x, int | float) and not isinstance(x, bool),
+        "integer": lambda x: isinstance(x, int) and not isinstance(x, bool),
+        "boolean": lambda x: isinstance(x, bool),
+        "null": lambda x: x is None,
+    }
+    return any(checks.get(t, lambda x: False)(value) for t in types)
+
+
+def _example_for(schema: dict[str, Any], key: str) -> str:
+    prop = schema.get("properties", {}).get(key, {})
+    examples = prop.get("examples") or []
+    if examples:
+        ex = examples[0]
+        return ex if isinstance(ex, str) else json.dumps(ex)
+    return "..."
+
+
+def _type_hint(schema: dict[str, Any]) -> str:
+    examples = schema.get("examples") or []
+    if examples:
+        ex = examples[0]
+        return f"for example: {ex if isinstance(ex, str) else json.dumps(ex)}"
+    return ""

@@ -1,0 +1,550 @@
+"""Turn a suite file into a typed Suite, or into every problem it has at once.
+
+Stages: load (positions) → includes → JSON Schema → templates and matrices → typed model with
+semantic checks (tools named exist, critics fit arguments, arguments fit the tool's schema, ...).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalspec.errors import Problem, SpecError
+from evalspec.spec.load import LDict, LList, Pos, load_yaml
+from evalspec.spec.model import (
+    Case,
+    CriticSpec,
+    EmbeddingSettings,
+    EvaluatorSpec,
+    Expectation,
+    ExpectedCall,
+    FinalAnswerCheck,
+    LLMSimulation,
+    Loc,
+    Message,
+    ModelSpec,
+    Rubric,
+    RunSettings,
+    SimulatedResponse,
+    Suite,
+    Tool,
+)
+from evalspec.spec.render import Renderer, expand_cases, resolve_includes
+from evalspec.spec.schema import did_you_mean, schema_problems
+
+CRITIC_KINDS = (
+    "binary", "exact", "contains", "similarity", "numeric", "datetime", "regex", "one_of",
+    "json_similarity", "ignore",
+)  # fmt: skip
+EVALUATOR_KINDS = (
+    "tool_call_order", "tool_call_count", "tool_call_args", "tool_call_output", "no_tool_calls",
+    "api_call_score",
+)  # fmt: skip
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Load, expand and validate a suite file. Raises SpecError listing every problem."""
+    path = Path(path)
+    doc = load_yaml(path)
+    file = getattr(doc, "pos", Pos(str(path), 1, 1)).file
+    if not isinstance(doc, LDict):
+        pos = getattr(doc, "pos", Pos(file, 1, 1))
+        raise SpecError([Problem(file, pos.line, pos.column, "",
+                                 f"a suite must be a mapping of keys, not {_kind(doc)}",
+                                 "start with `suite: <name>` and `cases:`; see `evalspec init`")])
+    problems: list[Problem] = []
+    resolve_includes(doc, path.resolve().parent, problems)
+    problems.extend(schema_problems(doc))
+    if problems:
+        raise SpecError(problems)
+    suite = _Builder(doc, path, problems).build()
+    if problems:
+        raise SpecError(problems)
+    return suite
+
+
+def _kind(value: Any) -> str:
+    return "a list" if isinstance(value, list) else f"a single value ({value!r:.40})"
+
+
+def _loc(pos: Pos, path: str) -> Loc:
+    return Loc(pos.file, pos.line, pos.column, path)
+
+
+class _Builder:
+    """Builds the typed Suite from a schema-valid document, collecting semantic problems."""
+
+    def __init__(self, doc: LDict, path: Path, problems: list[Problem]):
+        self.doc = doc
+        self.path = path
+        self.problems = problems
+        self.base = path.resolve().parent
+
+    def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
+        self.problems.append(Problem(pos.file, pos.line, pos.column, path, message, hint))
+
+    def vpos(self, node: LDict, key: str) -> Pos:
+        return node.value_pos.get(key, node.pos)
+
+    # ------------------------------------------------------------ suite
+
+    def build(self) -> Suite:
+        doc = self.doc
+        suite_vars = dict(doc.get("vars") or {})
+        renderer = Renderer(self.problems)
+        top = {
+            k: renderer.render(v, suite_vars, k, self.vpos(doc, k))
+            for k, v in doc.items()
+            if k not in ("cases", "vars")
+        }
+        tools = self.tools(top.get("tools") or LList())
+        self.tool_map = {t.name: t for t in tools}
+        rubric_raw = dict(top.get("rubric") or {})
+        self.suite_rubric = self.rubric(rubric_raw, doc.get("rubric"), "rubric")
+        self.suite_critics = self.critics(top.get("critics") or {}, doc.get("critics"), "critics")
+        models = self.models(top.get("models"))
+        run = self.run_settings(top.get("run") or {})
+        emb = top.get("embeddings") or {}
+        cases = []
+        seen_names: dict[str, str] = {}
+        for path, raw in expand_cases(doc, suite_vars, self.problems):
+            case = self.case(raw, path, top, rubric_raw)
+            if case is None:
+                continue
+            if case.name in seen_names:
+                self.problem(self.vpos(raw, "name"), path,
+                             f"two cases are named {case.name!r} (the other is {seen_names[case.name]})",
+                             "give every case a unique name; with a matrix, use {{ variables }}")
+            seen_names.setdefault(case.name, path)
+            cases.append(case)
+        return Suite(
+            name=str(top["suite"]),
+            path=str(self.path),
+            tools=tuple(tools),
+            cases=tuple(cases),
+            models=tuple(models),
+            rubric=self.suite_rubric,
+            run=run,
+            embeddings=EmbeddingSettings(model=emb.get("model"), cache_dir=emb.get("cache_dir")),
+            description=str(top.get("description", "")),
+        )
+
+    def run_settings(self, raw: dict[str, Any]) -> RunSettings:
+        return RunSettings(
+            mode=raw.get("mode", "agent"),
+            max_turns=raw.get("max_turns", 8),
+            concurrency=raw.get("concurrency", 8),
+            timeout_s=float(raw.get("timeout", 60.0)),
+            retries=raw.get("retries", 4),
+            requests_per_minute=raw.get("requests_per_minute"),
+            recordings=raw.get("recordings"),
+        )
+
+    def models(self, raw: LList | None) -> list[ModelSpec]:
+        if not raw:
+            self.problem(self.doc.pos, "(top level)", "the suite names no model to evaluate",
+                         "add `models: [gpt-4o-mini]` (any OpenAI-compatible model id)")
+            return []
+        out: list[ModelSpec] = []
+        names: set[str] = set()
+        for i, item in enumerate(raw):
+            pos = raw.item_pos[i]
+            if isinstance(item, str):
+                spec = ModelSpec(name=item, model=item, loc=_loc(pos, f"models[{i}]"))
+            else:
+                spec = ModelSpec(
+                    name=item.get("name", item["model"]),
+                    model=item["model"],
+                    base_url=item.get("base_url"),
+                    api_key_env=item.get("api_key_env", "OPENAI_API_KEY"),
+                    headers=dict(item.get("headers") or {}),
+                    params=dict(item.get("params") or {}),
+                    loc=_loc(pos, f"models[{i}]"),
+                )
+            if spec.name in names:
+                self.problem(pos, f"models[{i}]", f"two models are named {spec.name!r}",
+                             "give each a distinct `name:` (e.g. gpt-4o-mini@t0)")
+            names.add(spec.name)
+            out.append(spec)
+        return out
+
+    # ------------------------------------------------------------ tools
+
+    def tools(self, raw: LList) -> list[Tool]:
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        out: list[Tool] = []
+        seen: set[str] = set()
+        for i, item in enumerate(raw):
+            path = f"tools[{i}]"
+            pos = raw.item_pos[i]
+            if "name" not in item:
+                self.problem(pos, path, "a tool needs a name", "name: get_weather")
+                continue
+            name = item["name"]
+            if name in seen:
+                self.problem(self.vpos(item, "name"), path, f"tool {name!r} is defined twice",
+                             "remove or rename one of them")
+            seen.add(name)
+            params = item.get("parameters") or {"type": "object", "properties": {}}
+            try:
+                Draft202012Validator.check_schema(params)
+            except SchemaError as exc:
+                where = ".".join(str(p) for p in exc.path)
+                self.problem(self.vpos(item, "parameters"), f"{path}.parameters",
+                             f"not a valid JSON Schema{f' at {where}' if where else ''}: "
+                             f"{exc.message}", "see https://json-schema.org/understanding-json-schema")
+                params = {"type": "object"}
+            if params.get("type", "object") != "object":
+                self.problem(self.vpos(item, "parameters"), f"{path}.parameters",
+                             "tool parameters must be `type: object`",
+                             "wrap arguments in `properties:`")
+            props = set((params.get("properties") or {}).keys())
+            responses = []
+            for j, r in enumerate(item.get("responses") or ()):
+                rpath = f"{path}.responses[{j}]"
+                if "output" in r and "error" in r:
+                    self.problem(item["responses"].item_pos[j], rpath,
+                                 "a response gives either `output` or `error`, not both",
+                                 "split it into two rules")
+                when = r.get("when")
+                for k in (when or {}):
+                    if props and k not in props:
+                        self.problem(r.key_pos.get("when", r.pos), f"{rpath}.when",
+                                     f"{name!r} has no argument {k!r}",
+                                     did_you_mean(k, props) or f"arguments: {', '.join(sorted(props))}")
+                responses.append(SimulatedResponse(when=dict(when) if when is not None else None,
+                                                   output=_plain(r.get("output")),
+                                                   error=r.get("error")))
+            cache = item.get("cache") or {}
+            sim = item.get("simulate")
+            out.append(Tool(
+                name=name,
+                description=item.get("description", ""),
+                parameters=_plain(params),
+                responses=tuple(responses),
+                cache_dir=self._rel(cache.get("dir")),
+                cache_file=self._rel(cache.get("file")),
+                simulate=LLMSimulation(
+                    model=sim["model"], base_url=sim.get("base_url"),
+                    api_key_env=sim.get("api_key_env", "OPENAI_API_KEY"),
+                    cache=self._rel(sim.get("cache")),
+                ) if sim else None,
+                loc=_loc(pos, path),
+            ))
+        return out
+
+    def _rel(self, p: str | None) -> str | None:
+        return None if p is None else str((self.base / p).resolve())
+
+    # ------------------------------------------------------------ rubric & critics
+
+    def rubric(self, merged: dict[str, Any], node: Any, path: str) -> Rubric:
+        rubric = Rubric(**merged)
+        if rubric.fail_threshold > rubric.warn_threshold:
+            pos = node.value_pos.get("fail_threshold", node.pos) if isinstance(node, LDict) else \
+                getattr(node, "pos", self.doc.pos)
+            self.problem(pos, path,
+                         f"fail_threshold {rubric.fail_threshold} is above warn_threshold "
+                         f"{rubric.warn_threshold}",
+                         "scores below fail_threshold fail and below warn_threshold warn, so "
+                         "fail_threshold must be the lower one")
+        return rubric
+
+    def critics(self, raw: dict[str, Any], node: Any, path: str) -> tuple[CriticSpec, ...]:
+        out = []
+        for field, value in raw.items():
+            pos = node.value_pos.get(field, node.pos) if isinstance(node, LDict) else self.doc.pos
+            spec = self.critic(field, value, pos, f"{path}.{field}")
+            if spec:
+                out.append(spec)
+        return tuple(out)
+
+    def critic(self, field: str, value: Any, pos: Pos, path: str) -> CriticSpec | None:
+        loc = _loc(pos, path)
+        if isinstance(value, str):
+            return self._checked(CriticSpec(field, value, 1.0, {}, loc))
+        weight = float(value.get("weight", 1.0))
+        kinds = [k for k in value if k != "weight"]
+        if len(kinds) != 1:
+            self.problem(pos, path,
+                         "a critic mapping names exactly one critic" if kinds else
+                         "this critic mapping has only a weight",
+                         f"for example: {{similarity: 0.8, weight: {weight:g}}}")
+            return None
+        kind = kinds[0]
+        arg = value[kind]
+        if kind == "ignore" and arg is False:
+            self.problem(pos, path, "`ignore: false` has no meaning", "remove the critic instead")
+            return None
+        return self._checked(CriticSpec(field, kind, weight, _critic_params(kind, arg), loc))
+
+    def _checked(self, spec: CriticSpec) -> CriticSpec | None:
+        try:
+            from evalspec.scoring.critics import make_critic
+        except ImportError:  # pragma: no cover - critics module always ships
+            return spec
+        try:
+            make_critic(spec.kind, spec.params)
+        except (ValueError, TypeError) as exc:
+            self.problem(Pos(spec.loc.file, spec.loc.line, spec.loc.column), spec.loc.path,
+                         f"invalid {spec.kind} critic: {exc}", "fix the critic's options")
+            return None
+        return spec
+
+    # ------------------------------------------------------------ cases
+
+    def case(self, raw: LDict, path: str, top: dict[str, Any], rubric_raw: dict[str, Any]) -> Case | None:
+        name = str(raw.get("name", "")).strip()
+        if not name:
+            self.problem(raw.pos, path, "a case needs a name", "name: direct message")
+            return None
+        messages = self.messages(raw, path, top)
+        rubric = self.suite_rubric
+        if raw.get("rubric"):
+            rubric = self.rubric({**rubric_raw, **dict(raw["rubric"])}, raw["rubric"],
+                                 f"{path}.rubric")
+        critics = self.critics(raw.get("critics") or {}, raw.get("critics"), f"{path}.critics")
+        expect = self.expect(raw.get("expect"), raw, path)
+        if expect is None:
+            return None
+        self.check_critic_fields(critics, expect, raw, path)
+        evaluators = self.evaluators(raw.get("evaluators") or LList(), path)
+        return Case(
+            name=name,
+            messages=messages,
+            expect=expect,
+            critics=_merge_critics(self.suite_critics, critics),
+            evaluators=evaluators,
+            rubric=rubric,
+            trials=int(raw.get("trials", top.get("trials", 1))),
+            pass_rule=raw.get("pass_rule", top.get("pass_rule", "all")),
+            tags=tuple(raw.get("tags") or ()),
+            description=str(raw.get("description", "")),
+            loc=_loc(raw.pos, path),
+        )
+
+    def messages(self, raw: LDict, path: str, top: dict[str, Any]) -> tuple[Message, ...]:
+        out: list[Message] = []
+        system = raw.get("system", top.get("system"))
+        if system:
+            out.append(Message("system", str(system)))
+        for h in raw.get("history") or ():
+            out.append(Message(
+                role=h["role"], content=h.get("content"),
+                tool_calls=tuple(_plain(h.get("tool_calls") or ())),
+                tool_call_id=h.get("tool_call_id"), name=h.get("name"),
+            ))
+        user = raw.get("user")
+        if user is not None:
+            out.append(Message("user", str(user)))
+        elif not out or out[-1].role not in ("user", "tool"):
+            self.problem(raw.pos, path, "the case has no user message",
+                         "add `user: <what the user asks>`")
+        return tuple(out)
+
+    def expect(self, raw: LDict | None, case: LDict, path: str) -> Expectation | None:
+        epath = f"{path}.expect"
+        if raw is None:
+            self.problem(case.pos, path, "the case says nothing about what a good model does",
+                         "add `expect: {tool_calls: [...]}` or `expect: {no_tool_calls: true}`")
+            return None
+        calls = []
+        raw_calls = raw.get("tool_calls") or LList()
+        for i, item in enumerate(raw_calls):
+            call = self.expected_call(item, raw_calls.item_pos[i], f"{epath}.tool_calls[{i}]")
+            if call:
+                calls.append(call)
+        if raw.get("no_tool_calls") and calls:
+            self.problem(self.vpos(raw, "no_tool_calls"), epath,
+                         "no_tool_calls is true but tool_calls lists calls",
+                         "keep one of the two")
+        checks = self.final_answer(raw.get("final_answer"), f"{epath}.final_answer")
+        if not calls and not raw.get("no_tool_calls") and "tool_calls" not in raw and not checks:
+            self.problem(raw.pos, epath, "expect names no tool call, no_tool_calls or final_answer",
+                         "add `tool_calls: [...]`, or `no_tool_calls: true`")
+        return Expectation(
+            tool_calls=tuple(calls),
+            ordered=bool(raw.get("ordered", False)),
+            no_tool_calls=bool(raw.get("no_tool_calls", False)),
+            final_answer=checks,
+        )
+
+    def expected_call(self, item: LDict, pos: Pos, path: str) -> ExpectedCall | None:
+        long_keys = {"tool", "args", "critics", "output"}
+        if "tool" in item:
+            others = [k for k in item if k not in long_keys]
+            if others:
+                self.problem(item.key_pos[others[0]], path,
+                             f"unknown key {others[0]!r} in a long-form call",
+                             did_you_mean(others[0], long_keys) or "use tool, args, critics, output")
+                return None
+            name, args, args_node = item["tool"], item.get("args") or {}, item.get("args")
+        else:
+            keys = [k for k in item if k not in long_keys]
+            if len(keys) != 1 or any(k in item for k in ("args", "critics", "output")):
+                self.problem(pos, path,
+                             "write one call as `{tool_name: {arg: value}}` or "
+                             "`{tool: name, args: {...}}`",
+                             "put each call in its own `- ` list item")
+                return None
+            name = keys[0]
+            args, args_node = item[name] or {}, item[name]
+            if not isinstance(args, dict):
+                self.problem(item.value_pos[name], f"{path}.{name}",
+                             f"the arguments of {name!r} must be a mapping, got {args!r:.40}",
+                             f"{name}: {{arg: value}}")
+                return None
+        name_pos = item.value_pos.get("tool", item.key_pos.get(name, pos))
+        tool = self.tool_map.get(name)
+        if tool is None:
+            hint = did_you_mean(name, self.tool_map) or (
+                "tools of this suite: " + ", ".join(sorted(self.tool_map)) if self.tool_map
+                else "add it under `tools:`")
+            self.problem(name_pos, path, f"{name!r} is not a tool of this suite", hint)
+            return None
+        critics = self.critics(item.get("critics") or {}, item.get("critics"), f"{path}.critics")
+        self.check_args(tool, dict(args), args_node, critics, path, pos)
+        for c in critics:
+            self.check_field(c, tool.parameters, [tool.name])
+        return ExpectedCall(
+            tool=name, args=_plain(dict(args)), critics=critics,
+            output=_plain(item.get("output")), has_output="output" in item,
+            loc=_loc(pos, path),
+        )
+
+    def check_args(self, tool: Tool, args: dict[str, Any], node: Any,
+                   critics: tuple[CriticSpec, ...], path: str, pos: Pos) -> None:
+        """Expected arguments must be ones the tool takes, of the types its schema allows."""
+        from jsonschema import Draft202012Validator
+
+        props = tool.parameters.get("properties") or {}
+        loose = {c.field for c in critics if c.kind in ("one_of", "regex", "ignore", "contains")}
+        for key, value in args.items():
+            vpos = node.value_pos.get(key, pos) if isinstance(node, LDict) else pos
+            kpos = node.key_pos.get(key, pos) if isinstance(node, LDict) else pos
+            if key not in props:
+                if tool.parameters.get("additionalProperties", True) is False or props:
+                    self.problem(kpos, f"{path}.{key}", f"{tool.name!r} has no argument {key!r}",
+                                 did_you_mean(key, props) or
+                                 f"its arguments: {', '.join(sorted(props)) or 'none'}")
+                continue
+            if key in loose or (isinstance(value, str) and ("{{" in value)):
+                continue
+            errors = list(Draft202012Validator(props[key]).iter_errors(value))
+            if errors:
+                self.problem(vpos, f"{path}.{key}",
+                             f"expected value {value!r:.60} does not fit {tool.name}'s "
+                             f"parameter schema: {errors[0].message}",
+                             "fix the value, or the tool's `parameters`")
+
+    def check_field(self, critic: CriticSpec, params: dict[str, Any], tools: list[str]) -> None:
+        props = params.get("properties") or {}
+        if props and critic.field not in props:
+            p = critic.loc
+            self.problem(Pos(p.file, p.line, p.column), p.path,
+                         f"critic for {critic.field!r}, but {' / '.join(tools)} takes no such "
+                         "argument",
+                         did_you_mean(critic.field, props) or
+                         f"arguments: {', '.join(sorted(props))}")
+
+    def check_critic_fields(self, critics: tuple[CriticSpec, ...], expect: Expectation,
+                            raw: LDict, path: str) -> None:
+        tools = [self.tool_map[c.tool] for c in expect.tool_calls if c.tool in self.tool_map]
+        if not tools:
+            return
+        props: dict[str, Any] = {}
+        for t in tools:
+            props.update(t.parameters.get("properties") or {})
+        for c in critics:
+            self.check_field(c, {"properties": props}, sorted({t.name for t in tools}))
+
+    def final_answer(self, raw: LDict | None, path: str) -> tuple[FinalAnswerCheck, ...]:
+        if not raw:
+            return ()
+        weight = float(raw.get("weight", 1.0))
+        out = []
+        for kind, value in raw.items():
+            if kind == "weight":
+                continue
+            loc = _loc(raw.value_pos.get(kind, raw.pos), f"{path}.{kind}")
+            if kind in ("contains", "not_contains"):
+                params = {"values": [value] if isinstance(value, str) else list(value)}
+            elif kind == "equals":
+                params = {"value": value}
+            elif kind == "regex":
+                params = {"pattern": value}
+                self._check_regex(value, loc)
+            elif kind == "similarity":
+                params = {"value": value} if isinstance(value, str) else dict(value)
+            else:
+                params = dict(value)
+            out.append(FinalAnswerCheck(kind, params, weight, loc))
+        return tuple(out)
+
+    def _check_regex(self, pattern: str, loc: Loc) -> None:
+        import re
+
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            self.problem(Pos(loc.file, loc.line, loc.column), loc.path,
+                         f"invalid regular expression: {exc}", "escape special characters with \\")
+
+    def evaluators(self, raw: LList, path: str) -> tuple[EvaluatorSpec, ...]:
+        out = []
+        for i, item in enumerate(raw):
+            pos = raw.item_pos[i]
+            epath = f"{path}.evaluators[{i}]"
+            if isinstance(item, str):
+                out.append(EvaluatorSpec(item, {}, loc=_loc(pos, epath)))
+                continue
+            kinds = [k for k in item if k not in ("weight", "required")]
+            if len(kinds) != 1:
+                self.problem(pos, epath, "an evaluator item names exactly one evaluator",
+                             "for example: - tool_call_order: {strict: true}")
+                continue
+            kind = kinds[0]
+            value = item[kind]
+            params = dict(value) if isinstance(value, dict) else {}
+            if kind == "tool_call_count":
+                for tool in params.get("counts", {}):
+                    if tool not in self.tool_map:
+                        self.problem(value.key_pos.get("counts", pos), f"{epath}.counts",
+                                     f"{tool!r} is not a tool of this suite",
+                                     did_you_mean(tool, self.tool_map))
+            out.append(EvaluatorSpec(kind, _plain(params), float(item.get("weight", 1.0)),
+                                     bool(item.get("required", False)), _loc(pos, epath)))
+        return tuple(out)
+
+
+def _critic_params(kind: str, arg: Any) -> dict[str, Any]:
+    """Short forms to full parameters: `similarity: 0.8` → {threshold: 0.8}, ..."""
+    if arg is True or arg is None:
+        return {}
+    if isinstance(arg, dict):
+        return _plain(arg)
+    if kind in ("similarity", "json_similarity"):
+        return {"threshold": arg}
+    if kind == "regex":
+        return {"pattern": arg}
+    if kind == "contains":
+        return {"values": [arg]}
+    if kind == "one_of":
+        return {"values": _plain(arg)}
+    return {}
+
+
+def _merge_critics(suite: tuple[CriticSpec, ...], case: tuple[CriticSpec, ...]) -> tuple[CriticSpec, ...]:
+    fields = {c.field for c in case}
+    return tuple(c for c in suite if c.field not in fields) + case
+
+
+def _plain(value: Any) -> Any:
+    """LDict/LList to plain dict/list, so the model holds ordinary data."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
