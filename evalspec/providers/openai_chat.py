@@ -1,0 +1,344 @@
+"""A provider for any OpenAI-compatible chat-completions endpoint.
+
+The ``openai`` client does the HTTP; its own retries are switched off so that this module decides
+what is retried, how long to wait and which failures end the run (see ``providers/base.py`` for
+the error policy). ``openai`` is imported lazily: loading a suite must not pay for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import os
+import random
+import re
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from evalspec.errors import RunError
+from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
+
+DUMMY_API_KEY = "not-needed-for-local-endpoints"
+"""Sent to loopback endpoints when the key variable is unset: local servers rarely check it."""
+
+RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+"""Transient by nature; every other 4xx means the request itself is wrong."""
+
+_TOOL_ONLY_PARAMS = ("tool_choice", "parallel_tool_calls")
+"""Endpoints reject these when a request carries no tools."""
+
+_DROPPED_PARAMS = ("stream",)
+"""Streaming is not supported: the provider reads one JSON body per request."""
+
+_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-*.]{3,}|Bearer\s+\S+)")
+
+
+def is_loopback(base_url: str | None) -> bool:
+    """True for http(s)://localhost, 127.x.x.x and [::1] endpoints."""
+    if not base_url:
+        return False
+    host = urlsplit(base_url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def display_url(base_url: str | None) -> str:
+    """The endpoint for messages, without any user:password part."""
+    if not base_url:
+        return "https://api.openai.com/v1"
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def resolve_api_key(api_key_env: str, base_url: str | None) -> str:
+    """The key from the named variable; a dummy for loopback endpoints; else a RunError."""
+    value = os.environ.get(api_key_env, "").strip()
+    if value:
+        return value
+    if is_loopback(base_url):
+        return DUMMY_API_KEY
+    raise RunError(
+        f"environment variable {api_key_env} is not set; it must hold the API key for "
+        f"{display_url(base_url)}. Export it, or replay recorded answers with --record offline"
+    )
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds the server asked us to wait (retry-after-ms, then Retry-After), if any."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def backoff_delay(attempt: int, base_s: float, cap_s: float, rng: random.Random) -> float:
+    """Exponential backoff with full jitter: uniform in [0, min(cap, base * 2**attempt)]."""
+    return rng.uniform(0.0, min(cap_s, base_s * (2**attempt)))
+
+
+class RateLimiter:
+    """Spaces request starts at least 60/rpm seconds apart (no bursts), shared by all tasks."""
+
+    def __init__(self, requests_per_minute: float) -> None:
+        if requests_per_minute <= 0:
+            raise ValueError("requests_per_minute must be positive")
+        self.interval_s = 60.0 / requests_per_minute
+        self._next = 0.0
+
+    async def acquire(self) -> None:
+        # No await between reading and moving the slot, so tasks on one loop never collide.
+        now = time.monotonic()
+        slot = max(now, self._next)
+        self._next = slot + self.interval_s
+        if slot > now:
+            await asyncio.sleep(slot - now)
+
+
+def normalise_message(message: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message in canonical OpenAI shape, tool-call arguments kept raw."""
+    content = message.get("content")
+    if isinstance(content, list):  # some servers send content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    raw_calls = list(message.get("tool_calls") or [])
+    if not raw_calls and isinstance(message.get("function_call"), dict):
+        raw_calls = [{"function": message["function_call"]}]  # legacy single-call field
+    calls = []
+    for index, call in enumerate(raw_calls):
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        if arguments is None:
+            arguments = ""
+        elif not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        calls.append(
+            {
+                "id": call.get("id") or f"call_{index}",
+                "type": "function",
+                "function": {"name": function.get("name") or "", "arguments": arguments},
+            }
+        )
+    out: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        out["tool_calls"] = calls
+    elif content is None:
+        out["content"] = ""
+    return out
+
+
+def _has_cause(exc: BaseException, class_name: str) -> bool:
+    """Whether any exception in the cause chain is (a subclass of) a class of that name."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if any(cls.__name__ == class_name for cls in type(seen).__mro__):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+class OpenAIChatProvider:
+    """Calls one OpenAI-compatible endpoint, with retries, a timeout and an optional RPM limit."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        headers: dict[str, str] | None = None,
+        timeout_s: float = 60.0,
+        retries: int = 4,
+        requests_per_minute: float | None = None,
+        concurrency: int | None = None,
+        *,
+        backoff_base_s: float = 0.5,
+        backoff_cap_s: float = 20.0,
+        retry_after_cap_s: float = 120.0,
+        rng: random.Random | None = None,
+    ) -> None:
+        import openai
+
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.timeout_s = timeout_s
+        self.retries = max(0, retries)
+        self.backoff_base_s = backoff_base_s
+        self.backoff_cap_s = backoff_cap_s
+        self.retry_after_cap_s = retry_after_cap_s
+        self._rng = rng or random.Random()
+        self._api_key = resolve_api_key(api_key_env, base_url)
+        self._key_from_env = self._api_key != DUMMY_API_KEY
+        self._limiter = RateLimiter(requests_per_minute) if requests_per_minute else None
+        self._semaphore = asyncio.Semaphore(concurrency) if concurrency else None
+        self._reached = False
+        self._openai = openai
+        self._client = openai.AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=base_url,
+            timeout=timeout_s,
+            max_retries=0,
+            default_headers=dict(headers or {}),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAIChatProvider(base_url={display_url(self.base_url)!r}, "
+            f"api_key_env={self.api_key_env!r})"
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        if self._semaphore is None:
+            return await self._complete(request)
+        async with self._semaphore:
+            return await self._complete(request)
+
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        params = {k: v for k, v in request.params.items() if k not in _DROPPED_PARAMS}
+        body: dict[str, Any] = {"model": request.model, "messages": list(request.messages)}
+        if request.tools:
+            body["tools"] = list(request.tools)
+        else:
+            for name in _TOOL_ONLY_PARAMS:
+                params.pop(name, None)
+        # Everything goes in extra_body so any server-specific parameter passes through as is.
+        body["extra_body"] = params
+        return body
+
+    async def _complete(self, request: ChatRequest) -> ChatResponse:
+        openai = self._openai
+        body = self._body(request)
+        attempt = 0
+        while True:
+            if self._limiter is not None:
+                await self._limiter.acquire()
+            started = time.monotonic()
+            wait_hint: float | None = None
+            last_status: int | None = None
+            try:
+                raw = await self._client.chat.completions.with_raw_response.create(**body)
+                latency = time.monotonic() - started
+                self._reached = True
+                return self._parse(raw.http_response.text, latency, request, attempt + 1)
+            except openai.APIStatusError as exc:
+                self._reached = True
+                status = exc.status_code
+                problem = f"HTTP {status}: {self._server_message(exc)}"
+                if status == 401:
+                    raise RunError(self._auth_message(problem)) from None
+                if status not in RETRYABLE_STATUS:
+                    raise ProviderError(
+                        f"{request.describe()}: the endpoint refused the request ({problem})",
+                        label=request.label,
+                        status=status,
+                        attempts=attempt + 1,
+                    ) from None
+                wait_hint = parse_retry_after(exc.response.headers)
+                last_status = status
+            except openai.APITimeoutError:
+                problem = f"no answer within the {self.timeout_s:g} s timeout"
+            except openai.APIConnectionError as exc:
+                refused = _has_cause(exc, "ConnectError")
+                problem = "could not connect" if refused else "connection dropped"
+                if attempt >= self.retries and refused and not self._reached:
+                    raise RunError(
+                        f"cannot reach the model endpoint {display_url(self.base_url)} "
+                        f"({self._redact(str(exc.__cause__ or exc))}); is the server running "
+                        "and the base_url right?"
+                    ) from None
+            if attempt >= self.retries:
+                raise ProviderError(
+                    f"{request.describe()}: gave up after {attempt + 1} attempts, "
+                    f"last error: {problem}",
+                    label=request.label,
+                    status=last_status,
+                    attempts=attempt + 1,
+                ) from None
+            delay = backoff_delay(attempt, self.backoff_base_s, self.backoff_cap_s, self._rng)
+            if wait_hint is not None:
+                delay = max(delay, min(wait_hint, self.retry_after_cap_s))
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    def _parse(
+        self, text: str, latency: float, request: ChatRequest, attempts: int
+    ) -> ChatResponse:
+        try:
+            data = json.loads(text)
+            choice = data["choices"][0]
+            message = choice["message"]
+            if not isinstance(message, dict):
+                raise TypeError("message is not an object")
+        except (ValueError, KeyError, IndexError, TypeError):
+            snippet = self._redact(text[:200])
+            raise ProviderError(
+                f"{request.describe()}: the endpoint's reply is not a chat completion: {snippet!r}",
+                label=request.label,
+                status=200,
+                attempts=attempts,
+            ) from None
+        usage = data.get("usage") or {}
+        return ChatResponse(
+            message=normalise_message(message),
+            finish_reason=choice.get("finish_reason"),
+            usage={
+                "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+                "completion_tokens": int(usage.get("completion_tokens") or 0),
+            },
+            latency_s=latency,
+        )
+
+    def _server_message(self, exc: Any) -> str:
+        body = getattr(exc, "body", None)
+        message = None
+        if isinstance(body, dict):
+            inner = body.get("error", body)
+            message = inner.get("message") if isinstance(inner, dict) else inner
+        if not message:
+            message = getattr(exc.response, "reason_phrase", "") or str(exc)
+        return self._redact(str(message))[:300]
+
+    def _auth_message(self, problem: str) -> str:
+        where = display_url(self.base_url)
+        if self._key_from_env:
+            return (
+                f"{where} rejected the API key in environment variable {self.api_key_env} "
+                f"({problem}); check that it holds a valid key for this endpoint"
+            )
+        return (
+            f"{where} requires an API key ({problem}); set environment variable "
+            f"{self.api_key_env} to it"
+        )
+
+    def _redact(self, text: str) -> str:
+        """Remove the key, and anything shaped like one, from text shown to users."""
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
+        return _KEY_LIKE.sub("***", text)

@@ -1,0 +1,293 @@
+"""The OpenAI-compatible provider against a real HTTP server on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fake_openai import (
+    FakeOpenAI,
+    status_fault,
+    text_reply,
+    tool_call_reply,
+    tool_calls_reply,
+)
+
+from evalspec.errors import RunError
+from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec.providers.openai_chat import OpenAIChatProvider, parse_retry_after
+
+SECRET = "sk-test-SECRET-123"
+KEY_ENV = "EVALSPEC_TEST_API_KEY"
+LABEL = "case 'direct message' on model 'gpt-4o-mini'"
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "send_dm_to_user",
+        "description": "Send a direct message.",
+        "parameters": {"type": "object", "properties": {"user_name": {"type": "string"}}},
+    },
+}
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+def request(tools: tuple[dict[str, Any], ...] = (TOOL,), **params: Any) -> ChatRequest:
+    return ChatRequest(
+        key="abc123",
+        model="gpt-4o-mini",
+        messages=({"role": "user", "content": "Say hi to johndoe"},),
+        tools=tools,
+        params=params,
+        label=LABEL,
+    )
+
+
+def provider(base_url: str, **options: Any) -> OpenAIChatProvider:
+    settings: dict[str, Any] = {
+        "api_key_env": KEY_ENV,
+        "timeout_s": 2.0,
+        "retries": 3,
+        "backoff_base_s": 0.01,
+        "backoff_cap_s": 0.05,
+    }
+    settings.update(options)
+    return OpenAIChatProvider(base_url, **settings)
+
+
+def complete(p: OpenAIChatProvider, req: ChatRequest | None = None) -> ChatResponse:
+    async def go() -> ChatResponse:
+        try:
+            return await p.complete(req or request())
+        finally:
+            await p.aclose()
+
+    return asyncio.run(go())
+
+
+def test_text_answer_is_normalised_with_usage(server: FakeOpenAI) -> None:
+    server.enqueue(text_reply("Hello!"))
+    response = complete(provider(server.base_url))
+    assert response.message == {"role": "assistant", "content": "Hello!"}
+    assert response.finish_reason == "stop"
+    assert response.usage == {"prompt_tokens": 10, "completion_tokens": 5}
+    assert response.latency_s > 0
+    assert response.from_recording is False
+
+
+def test_params_tools_and_headers_reach_the_server(server: FakeOpenAI) -> None:
+    p = provider(server.base_url, headers={"X-Team": "evals"})
+    complete(
+        p,
+        request(temperature=0.2, seed=7, tool_choice="required", parallel_tool_calls=False),
+    )
+    [seen] = server.requests
+    assert seen.body["model"] == "gpt-4o-mini"
+    assert seen.body["tools"] == [TOOL]
+    assert seen.body["temperature"] == 0.2
+    assert seen.body["seed"] == 7
+    assert seen.body["tool_choice"] == "required"
+    assert seen.body["parallel_tool_calls"] is False
+    assert seen.headers["x-team"] == "evals"
+    assert seen.headers["authorization"] == f"Bearer {SECRET}"
+
+
+def test_tool_params_are_not_sent_without_tools(server: FakeOpenAI) -> None:
+    complete(provider(server.base_url), request(tools=(), tool_choice="auto", max_tokens=50))
+    body = server.requests[0].body
+    assert "tools" not in body
+    assert "tool_choice" not in body
+    assert body["max_tokens"] == 50
+
+
+def test_malformed_and_unknown_tool_calls_come_back_raw(server: FakeOpenAI) -> None:
+    server.enqueue(tool_calls_reply(("send_dm_to_user", '{"user_name": "jo'), ("no_such_tool", {})))
+    response = complete(provider(server.base_url))
+    calls = response.message["tool_calls"]
+    assert [c["function"]["name"] for c in calls] == ["send_dm_to_user", "no_such_tool"]
+    assert calls[0]["function"]["arguments"] == '{"user_name": "jo'
+    assert calls[1]["function"]["arguments"] == "{}"
+    assert all(c["type"] == "function" and c["id"] for c in calls)
+    assert response.finish_reason == "tool_calls"
+
+
+def test_429_waits_at_least_retry_after(server: FakeOpenAI) -> None:
+    server.fail_next(429, retry_after="0.3")
+    server.enqueue(tool_call_reply("send_dm_to_user", {"user_name": "johndoe"}))
+    response = complete(provider(server.base_url))
+    first, second = server.requests
+    assert second.at - first.at >= 0.3
+    assert response.message["tool_calls"][0]["function"]["name"] == "send_dm_to_user"
+
+
+def test_503_retry_after_ms_is_honoured(server: FakeOpenAI) -> None:
+    server.fail_next(503, retry_after_ms=300)
+    complete(provider(server.base_url))
+    first, second = server.requests
+    assert second.at - first.at >= 0.3
+
+
+def test_500_then_success(server: FakeOpenAI) -> None:
+    server.fail_next(500)
+    assert complete(provider(server.base_url)).message["content"] == "ok"
+    assert len(server.requests) == 2
+
+
+def test_timeout_then_success(server: FakeOpenAI) -> None:
+    server.delay_next(1.0)
+    response = complete(provider(server.base_url, timeout_s=0.3))
+    assert response.message["content"] == "ok"
+    assert len(server.requests) == 2
+
+
+def test_dropped_connection_then_success(server: FakeOpenAI) -> None:
+    server.drop_next()
+    assert complete(provider(server.base_url)).message["content"] == "ok"
+    assert len(server.requests) == 2
+
+
+def test_exhausted_retries_are_one_items_error(server: FakeOpenAI) -> None:
+    server.fail_next(503, times=10, message="overloaded")
+    with pytest.raises(ProviderError) as info:
+        complete(provider(server.base_url, retries=2))
+    error = info.value
+    assert len(server.requests) == 3
+    assert error.attempts == 3
+    assert error.status == 503
+    assert LABEL in str(error)
+    assert "3 attempts" in str(error)
+    assert "HTTP 503" in str(error) and "overloaded" in str(error)
+
+
+def test_exhausted_timeouts_say_so(server: FakeOpenAI) -> None:
+    server.delay_next(1.0, times=3)
+    with pytest.raises(ProviderError, match=r"gave up after 2 attempts.*0\.2 s timeout"):
+        complete(provider(server.base_url, retries=1, timeout_s=0.2))
+
+
+@pytest.mark.parametrize("status", [400, 404, 422])
+def test_client_errors_are_not_retried(server: FakeOpenAI, status: int) -> None:
+    server.fail_next(status, message="tools[0] is not a valid tool")
+    with pytest.raises(ProviderError, match="tools\\[0\\] is not a valid tool") as info:
+        complete(provider(server.base_url))
+    assert info.value.status == status
+    assert len(server.requests) == 1
+
+
+def test_401_stops_the_run_and_names_the_variable(server: FakeOpenAI) -> None:
+    server.fail_next(401, message=f"Incorrect API key provided: {SECRET}")
+    with pytest.raises(RunError, match=KEY_ENV) as info:
+        complete(provider(server.base_url))
+    assert SECRET not in str(info.value)
+    assert len(server.requests) == 1
+
+
+def test_key_never_appears_in_errors_or_repr(server: FakeOpenAI) -> None:
+    server.fail_next(400, message=f"bad request from key {SECRET} (sk-test-SEC***123)")
+    p = provider(server.base_url)
+    assert SECRET not in repr(p)
+    with pytest.raises(ProviderError) as info:
+        complete(p)
+    text = f"{info.value} {info.value!r} {info.value.args}"
+    assert SECRET not in text
+    assert "sk-test-SEC" not in text
+
+
+def test_missing_key_variable_is_a_run_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EVALSPEC_UNSET_KEY", raising=False)
+    with pytest.raises(RunError, match="EVALSPEC_UNSET_KEY"):
+        OpenAIChatProvider("https://api.example.com/v1", "EVALSPEC_UNSET_KEY")
+
+
+def test_loopback_endpoint_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EVALSPEC_UNSET_KEY", raising=False)
+    with FakeOpenAI() as fake:
+        response = complete(provider(fake.base_url, api_key_env="EVALSPEC_UNSET_KEY"))
+        assert response.message["content"] == "ok"
+        assert fake.requests[0].headers["authorization"].startswith("Bearer ")
+
+
+def test_unreachable_endpoint_is_a_run_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(RunError, match=f"cannot reach the model endpoint .*:{port}"):
+        complete(provider(f"http://127.0.0.1:{port}/v1", retries=1))
+
+
+def test_reply_that_is_not_a_completion_is_an_items_error(server: FakeOpenAI) -> None:
+    server.enqueue({"status": "queued"})
+    with pytest.raises(ProviderError, match="not a chat completion"):
+        complete(provider(server.base_url))
+
+
+def test_rule_faults_hit_only_matching_requests(server: FakeOpenAI) -> None:
+    server.when(lambda body: body.get("seed") == 1, status_fault(400, message="seed 1 rejected"))
+
+    async def go() -> list[Any]:
+        p = provider(server.base_url)
+        try:
+            return await asyncio.gather(
+                p.complete(request(seed=1)), p.complete(request(seed=2)), return_exceptions=True
+            )
+        finally:
+            await p.aclose()
+
+    rejected, answered = asyncio.run(go())
+    assert isinstance(rejected, ProviderError) and "seed 1 rejected" in str(rejected)
+    assert isinstance(answered, ChatResponse)
+
+
+def test_requests_per_minute_spaces_requests(server: FakeOpenAI) -> None:
+    async def go() -> None:
+        p = provider(server.base_url, requests_per_minute=600)  # one per 0.1 s
+        try:
+            await asyncio.gather(*(p.complete(request()) for _ in range(4)))
+        finally:
+            await p.aclose()
+
+    asyncio.run(go())
+    arrivals = sorted(r.at for r in server.requests)
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    assert len(gaps) == 3
+    assert all(gap >= 0.08 for gap in gaps), gaps
+
+
+def test_many_concurrent_requests_all_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with FakeOpenAI(latency_s=0.02) as fake:
+
+        async def go() -> list[ChatResponse]:
+            p = provider(fake.base_url, concurrency=32)
+            try:
+                return await asyncio.gather(*(p.complete(request()) for _ in range(96)))
+            finally:
+                await p.aclose()
+
+        responses = asyncio.run(go())
+    assert len(responses) == 96
+    assert all(r.message["content"] == "ok" for r in responses)
+    assert len(fake.requests) == 96
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"retry-after": "2"}, 2.0),
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after": "soon"}, None),
+        ({}, None),
+    ],
+)
+def test_parse_retry_after(headers: dict[str, str], expected: float | None) -> None:
+    assert parse_retry_after(headers) == expected

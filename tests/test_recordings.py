@@ -1,0 +1,257 @@
+"""Recorded answers: JSONL round trip, crash tolerance, replay modes and key hygiene."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeOpenAI, text_reply, tool_call_reply
+
+from evalspec.errors import RunError, SpecError
+from evalspec.providers.base import ChatRequest, ChatResponse, RecordingMissing
+from evalspec.providers.openai_chat import OpenAIChatProvider
+from evalspec.providers.recordings import RecordingProvider, Recordings
+
+SECRET = "sk-test-SECRET-123"
+KEY_ENV = "EVALSPEC_TEST_API_KEY"
+
+
+def request(key: str = "k1", label: str = "case 'direct message' on model 'gpt-4o-mini'"):
+    return ChatRequest(
+        key=key,
+        model="gpt-4o-mini",
+        messages=({"role": "user", "content": "Schreib johndoe: «Grüß dich»"},),
+        tools=({"type": "function", "function": {"name": "send_dm", "parameters": {}}},),
+        params={"temperature": 0, "seed": 1},
+        label=label,
+    )
+
+
+def answer(text: str = "hi") -> ChatResponse:
+    return ChatResponse(
+        message={
+            "role": "assistant",
+            "content": text,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "send_dm", "arguments": '{"user": "jo'},
+                }
+            ],
+        },
+        finish_reason="tool_calls",
+        usage={"prompt_tokens": 12, "completion_tokens": 3},
+        latency_s=0.25,
+    )
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+def live(server: FakeOpenAI) -> OpenAIChatProvider:
+    return OpenAIChatProvider(
+        server.base_url, KEY_ENV, headers={"X-Secret-Header": "hdr-value"}, retries=0
+    )
+
+
+def run(provider: RecordingProvider, *requests: ChatRequest) -> list[Any]:
+    async def go() -> list[Any]:
+        try:
+            return await asyncio.gather(
+                *(provider.complete(r) for r in requests), return_exceptions=True
+            )
+        finally:
+            await provider.aclose()
+
+    return asyncio.run(go())
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    recordings = Recordings(path)
+    recordings.put(request(), answer())
+    recordings.close()
+    replayed = Recordings(path).get("k1")
+    assert replayed is not None
+    assert replayed.message == answer().message
+    assert replayed.finish_reason == "tool_calls"
+    assert replayed.usage == {"prompt_tokens": 12, "completion_tokens": 3}
+    assert replayed.from_recording is True
+    assert Recordings(path).get("other") is None
+
+
+def test_file_is_reviewable_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    recordings = Recordings(path)
+    recordings.put(request("k1"), answer())
+    recordings.put(request("k2"), answer("bye"))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert "_comment" in json.loads(lines[0])
+    entries = [json.loads(line) for line in lines[1:]]
+    assert [e["key"] for e in entries] == ["k1", "k2"]
+    assert "«Grüß dich»" in lines[1]  # readable, not \\u-escaped
+    assert lines[1] == json.dumps(entries[0], ensure_ascii=False, sort_keys=True)
+    assert entries[0]["request"]["params"] == {"seed": 1, "temperature": 0}
+    assert entries[0]["label"] == "case 'direct message' on model 'gpt-4o-mini'"
+
+
+def test_each_answer_is_on_disk_before_close(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    Recordings(path).put(request(), answer())  # never closed: as after a crash
+    assert Recordings(path).get("k1") is not None
+
+
+def test_last_line_for_a_key_wins(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    recordings = Recordings(path)
+    recordings.put(request(), answer("old"))
+    recordings.put(request(), answer("new"))
+    recordings.close()
+    assert Recordings(path).get("k1").message["content"] == "new"  # type: ignore[union-attr]
+
+
+def test_truncated_last_line_is_ignored_and_cut_before_next_write(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    recordings = Recordings(path)
+    recordings.put(request("k1"), answer())
+    recordings.close()
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write('{"key": "k2", "response": {"mess')  # crash mid-write
+    reloaded = Recordings(path)
+    assert reloaded.keys() == ["k1"]
+    reloaded.put(request("k3"), answer())
+    reloaded.close()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert all(json.loads(line) for line in lines)
+    assert Recordings(path).keys() == ["k1", "k3"]
+
+
+def test_complete_last_line_without_newline_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    recordings = Recordings(path)
+    recordings.put(request("k1"), answer())
+    recordings.close()
+    path.write_text(path.read_text(encoding="utf-8").rstrip("\n"), encoding="utf-8")
+    reloaded = Recordings(path)
+    assert reloaded.keys() == ["k1"]
+    reloaded.put(request("k2"), answer())
+    reloaded.close()
+    assert Recordings(path).keys() == ["k1", "k2"]
+
+
+def test_comment_lines_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    path.write_text('{"_comment": "Example answers, not from a real model."}\n', encoding="utf-8")
+    recordings = Recordings(path)
+    assert len(recordings) == 0
+    recordings.put(request(), answer())
+    recordings.close()
+    first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    assert first == {"_comment": "Example answers, not from a real model."}
+    assert len(Recordings(path)) == 1
+
+
+def test_corrupt_line_in_the_middle_is_reported_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    recordings = Recordings(path)
+    recordings.put(request("k1"), answer())
+    recordings.close()
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + "not json\n" + text.splitlines()[1] + "\n", encoding="utf-8")
+    with pytest.raises(SpecError, match=r"rec\.jsonl:3:1: not a recorded answer"):
+        Recordings(path)
+
+
+def test_offline_miss_names_case_and_model_and_the_fix(tmp_path: Path) -> None:
+    provider = RecordingProvider(Recordings(tmp_path / "rec.jsonl"), None, "offline")
+    [error] = run(provider, request())
+    assert isinstance(error, RecordingMissing)
+    message = str(error)
+    assert "case 'direct message'" in message and "gpt-4o-mini" in message
+    assert "--record auto" in message and "--record record" in message
+    assert provider.missing == ["case 'direct message' on model 'gpt-4o-mini'"]
+
+
+def test_offline_never_calls_even_with_a_live_provider(tmp_path: Path, server: FakeOpenAI) -> None:
+    provider = RecordingProvider(Recordings(tmp_path / "rec.jsonl"), live(server), "offline")
+    [error] = run(provider, request())
+    assert isinstance(error, RecordingMissing)
+    assert server.requests == []
+
+
+def test_auto_calls_for_misses_then_replays(tmp_path: Path, server: FakeOpenAI) -> None:
+    path = tmp_path / "rec.jsonl"
+    server.enqueue(tool_call_reply("send_dm", '{"user": "jo'))
+    first = RecordingProvider(Recordings(path), live(server), "auto")
+    [called] = run(first, request())
+    assert called.from_recording is False
+    assert first.counts == {"replayed": 0, "called": 1, "missing": 0}
+
+    def no_key_needed() -> OpenAIChatProvider:
+        raise AssertionError("a fully recorded run must not build the live provider")
+
+    second = RecordingProvider(Recordings(path), no_key_needed, "offline")
+    [replayed] = run(second, request())
+    assert replayed.from_recording is True
+    assert replayed.message == called.message
+    assert replayed.message["tool_calls"][0]["function"]["arguments"] == '{"user": "jo'
+    assert len(server.requests) == 1
+
+
+def test_recordings_hold_no_key_and_no_headers(tmp_path: Path, server: FakeOpenAI) -> None:
+    path = tmp_path / "rec.jsonl"
+    run(RecordingProvider(Recordings(path), live(server), "record"), request())
+    text = path.read_text(encoding="utf-8")
+    assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in text
+    assert "hdr-value" not in text and "X-Secret-Header" not in text
+
+
+def test_record_mode_refreshes_and_compacts(tmp_path: Path, server: FakeOpenAI) -> None:
+    path = tmp_path / "rec.jsonl"
+    recordings = Recordings(path)
+    recordings.put(request("k1"), answer("stale"))
+    recordings.close()
+    server.enqueue(text_reply("fresh"))
+    [response] = run(RecordingProvider(Recordings(path), live(server), "record"), request("k1"))
+    assert response.message["content"] == "fresh"
+    entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    keyed = [e for e in entries if "key" in e]
+    assert [e["response"]["message"]["content"] for e in keyed] == ["fresh"]
+
+
+def test_replay_only_run_leaves_the_file_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    recordings = Recordings(path)
+    recordings.put(request("k1"), answer("old"))
+    recordings.put(request("k1"), answer("new"))
+    recordings.close()
+    before = path.read_bytes()
+    run(RecordingProvider(Recordings(path), None, "offline"), request("k1"))
+    assert path.read_bytes() == before
+
+
+def test_auto_without_a_live_provider_reports_the_miss(tmp_path: Path) -> None:
+    provider = RecordingProvider(Recordings(tmp_path / "rec.jsonl"), None, "auto")
+    [error] = run(provider, request())
+    assert isinstance(error, RecordingMissing)
+
+
+def test_record_mode_without_a_live_provider_cannot_run(tmp_path: Path) -> None:
+    provider = RecordingProvider(Recordings(tmp_path / "rec.jsonl"), None, "record")
+    [error] = run(provider, request())
+    assert isinstance(error, RunError)
+
+
+def test_unknown_mode_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="auto, offline, record"):
+        RecordingProvider(Recordings(tmp_path / "rec.jsonl"), None, "replay")  # type: ignore[arg-type]
