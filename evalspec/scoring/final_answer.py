@@ -1,0 +1,386 @@
+"""Checks on the model's final answer: text rules, embedding similarity and an LLM judge.
+
+The judge follows StableToolBench's solvable pass rate (SoPR): a verdict of Solved, Unsure or
+Unsolved scores 1.0, 0.5 or 0.0. Verdicts are cached on disk by a hash of (model, prompt), so
+re-scoring a run never pays for the same judgement twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Protocol
+
+from evalspec.errors import Problem, RunError, SpecError
+from evalspec.scoring.evaluators import EvaluatorResult, ParamError
+from evalspec.scoring.json_values import json_equal, parse_json_value
+from evalspec.scoring.types import Embedder, Row
+from evalspec.spec.model import FinalAnswerCheck
+
+NO_ANSWER = "the model gave no final answer"
+VERDICT_SCORES = {"solved": 1.0, "unsure": 0.5, "unsolved": 0.0}
+DEFAULT_SIMILARITY_THRESHOLD = 0.75
+
+
+class JudgeError(RuntimeError):
+    """The judge answered, but with no verdict we can read; the check scores 0.0."""
+
+
+class Judge(Protocol):
+    """Anything that can grade an answer; LLMJudge is the real one."""
+
+    async def judge(self, question: str, answer: str, criteria: str) -> tuple[float, str]: ...
+
+
+def check_final_answer(
+    check: FinalAnswerCheck,
+    answer: str | None,
+    *,
+    embedder: Embedder | None = None,
+    judge: Judge | None = None,
+    question: str = "",
+) -> EvaluatorResult:
+    """Run one final-answer check. For `judge` checks inside a running event loop, use
+    `acheck_final_answer` instead (this one drives its own loop)."""
+    if check.kind == "judge" and answer is not None and answer.strip():
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(acheck_final_answer(check, answer, judge=judge, question=question))
+        raise RuntimeError(
+            "check_final_answer called inside an event loop; await acheck_final_answer"
+        )
+    return _check_sync(check, answer, embedder)
+
+
+async def acheck_final_answer(
+    check: FinalAnswerCheck,
+    answer: str | None,
+    *,
+    embedder: Embedder | None = None,
+    judge: Judge | None = None,
+    question: str = "",
+) -> EvaluatorResult:
+    """Async form of `check_final_answer`; the only one that can run a judge in a running loop."""
+    if check.kind != "judge" or answer is None or not answer.strip():
+        return _check_sync(check, answer, embedder)
+    try:
+        criteria = _str_param(check, "criteria", "")
+        judge = judge or LLMJudge.from_params(check.params)
+    except ParamError as exc:
+        raise _spec_error(check, str(exc)) from None
+    try:
+        score, reason = await judge.judge(question, answer, criteria)
+        verdict = {1.0: "Solved", 0.5: "Unsure", 0.0: "Unsolved"}.get(score, "")
+    except JudgeError as exc:
+        score, reason, verdict = 0.0, str(exc), ""
+    return _result(
+        check,
+        score,
+        score == 1.0,
+        {"verdict": verdict, "reason": reason},
+        criteria,
+        answer,
+        f"judge: {verdict or score}: {reason}",
+    )
+
+
+def _check_sync(
+    check: FinalAnswerCheck, answer: str | None, embedder: Embedder | None
+) -> EvaluatorResult:
+    if answer is None or not answer.strip():
+        return _result(
+            check, 0.0, False, {"reason": NO_ANSWER}, _expected_of(check), None, NO_ANSWER
+        )
+    try:
+        impl = _CHECKS.get(check.kind)
+        if impl is None:
+            raise ParamError(f"unknown final-answer check {check.kind!r}")
+        return impl(check, answer, embedder)
+    except ParamError as exc:
+        raise _spec_error(check, str(exc)) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# text checks
+
+
+def _contains(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    values = _values(check)
+    fold = _fold(check, default_sensitive=False)
+    found = [v for v in values if fold(v) in fold(answer)]
+    score = len(found) / len(values)
+    missing = [v for v in values if v not in found]
+    reason = "answer contains every value" if not missing else f"answer lacks {missing}"
+    return _result(
+        check, score, score == 1.0, {"found": found, "missing": missing}, values, answer, reason
+    )
+
+
+def _not_contains(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    values = _values(check)
+    fold = _fold(check, default_sensitive=False)
+    present = [v for v in values if fold(v) in fold(answer)]
+    score = 1.0 - len(present) / len(values)
+    reason = "answer avoids every value" if not present else f"answer contains {present}"
+    return _result(check, score, score == 1.0, {"present": present}, values, answer, reason)
+
+
+def _equals(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    if "value" not in check.params:
+        raise ParamError("`equals` needs a `value`")
+    want = check.params["value"]
+    if isinstance(want, str):
+        fold = _fold(check, default_sensitive=False)
+        ok = fold(want.strip()) == fold(answer.strip())
+    else:
+        ok = json_equal(parse_json_value(answer), want)
+    reason = "answer equals the expected value" if ok else "answer differs from the expected value"
+    return _result(check, float(ok), ok, {}, want, answer, reason)
+
+
+def _regex(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    pattern = _str_param(check, "pattern", None)
+    flags = 0 if check.params.get("case_sensitive", True) else re.IGNORECASE
+    try:
+        m = re.search(pattern, answer, flags)
+    except re.error as exc:
+        raise ParamError(
+            f"`pattern` {pattern!r} is not a valid regular expression: {exc}"
+        ) from None
+    reason = f"matched {m.group(0)!r}" if m else f"no match for /{pattern}/"
+    return _result(
+        check,
+        float(bool(m)),
+        bool(m),
+        {"match": m.group(0) if m else None},
+        pattern,
+        answer,
+        reason,
+    )
+
+
+def _similarity(check: FinalAnswerCheck, answer: str, embedder: Embedder | None) -> EvaluatorResult:
+    """Pass when cosine similarity reaches `threshold`; the score is 1.0 or 0.0, and the
+    similarity itself is in the justification."""
+    want = _str_param(check, "value", None)
+    threshold = check.params.get("threshold", DEFAULT_SIMILARITY_THRESHOLD)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise ParamError(f"`threshold` must be a number, not {threshold!r}")
+    if embedder is None:
+        raise RuntimeError("a similarity check needs an embedder")
+    embedder.prefetch([want, answer])
+    sim = float(embedder.similarity(want, answer))
+    ok = sim >= threshold
+    reason = f"similarity {sim:.3f} {'>=' if ok else '<'} threshold {threshold}"
+    return _result(
+        check, float(ok), ok, {"similarity": sim, "threshold": threshold}, want, answer, reason
+    )
+
+
+_CHECKS = {
+    "contains": _contains,
+    "not_contains": _not_contains,
+    "equals": _equals,
+    "regex": _regex,
+    "similarity": _similarity,
+}
+
+FINAL_ANSWER_KINDS: frozenset[str] = frozenset({*_CHECKS, "judge"})
+
+
+def _values(check: FinalAnswerCheck) -> list[str]:
+    params = check.params
+    raw: Any = params.get("values", params.get("value"))
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list | tuple) or not raw or not all(isinstance(v, str) for v in raw):
+        raise ParamError(f"`{check.kind}` needs `value` (text) or `values` (a list of texts)")
+    return list(raw)
+
+
+def _fold(check: FinalAnswerCheck, *, default_sensitive: bool):
+    sensitive = check.params.get("case_sensitive", default_sensitive)
+    return (lambda s: s) if sensitive else (lambda s: s.casefold())
+
+
+def _str_param(check: FinalAnswerCheck, name: str, default: str | None) -> str:
+    value = check.params.get(name, default)
+    if not isinstance(value, str):
+        raise ParamError(f"`{check.kind}` needs `{name}` as text, not {value!r}")
+    return value
+
+
+def _expected_of(check: FinalAnswerCheck) -> Any:
+    p = check.params
+    for key in ("values", "value", "pattern", "criteria"):
+        if key in p:
+            return p[key]
+    return None
+
+
+def _result(
+    check: FinalAnswerCheck,
+    score: float,
+    passed: bool,
+    justification: dict[str, Any],
+    expected: Any,
+    actual: Any,
+    reason: str,
+) -> EvaluatorResult:
+    name = str(check.params.get("name") or f"final_answer.{check.kind}")
+    row = Row(
+        field=name,
+        expected=expected,
+        actual=actual,
+        score=score,
+        weight=check.weight,
+        reason=reason,
+        critic=f"final_answer.{check.kind}",
+        match=passed,
+    )
+    return EvaluatorResult(
+        name=name, score=score, passed=passed, justification=justification, rows=(row,)
+    )
+
+
+def _spec_error(check: FinalAnswerCheck, message: str) -> SpecError:
+    loc = check.loc
+    return SpecError(
+        [Problem(loc.file, loc.line, loc.column, loc.path, f"final_answer {check.kind}: {message}")]
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# LLM judge
+
+JUDGE_SYSTEM = (
+    "You grade whether an AI assistant's final answer solves a user's request. Reply with only a "
+    'JSON object: {"verdict": "Solved" | "Unsure" | "Unsolved", "reason": "<one sentence>"}. '
+    "Solved: the answer fully addresses every part of the request. Unsure: it addresses the "
+    "request partly, or you cannot tell whether it is correct. Unsolved: it does not address the "
+    "request, refuses, or only says it will try."
+)
+
+
+def judge_prompt(question: str, answer: str, criteria: str) -> str:
+    """The user message the judge sees; part of the cache key, so keep it stable."""
+    parts = [f"User request:\n{question or '(not given)'}", f"Final answer:\n{answer}"]
+    if criteria:
+        parts.append(f"Grading criteria:\n{criteria}")
+    return "\n\n".join(parts)
+
+
+def parse_verdict(text: str) -> tuple[float, str] | None:
+    """(score, reason) from the judge's reply, or None when it holds no known verdict."""
+    m = re.search(r"\{.*\}", text, re.DOTALL)
+    data: Any = None
+    if m:
+        try:
+            data = json.loads(m.group(0))
+        except ValueError:
+            data = None
+    if isinstance(data, dict) and isinstance(data.get("verdict"), str):
+        score = VERDICT_SCORES.get(data["verdict"].strip().lower())
+        if score is not None:
+            return score, str(data.get("reason", ""))
+    bare = re.fullmatch(r"\W*(solved|unsure|unsolved)\W*", text.strip(), re.IGNORECASE)
+    if bare:
+        return VERDICT_SCORES[bare.group(1).lower()], ""
+    return None
+
+
+class LLMJudge:
+    """Grades answers through any OpenAI-compatible chat endpoint, caching every verdict."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        cache_path: str | Path | None = None,
+        client: Any = None,
+    ):
+        self.model = model
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.cache_path = Path(cache_path) if cache_path else None
+        self._client = client
+        self._cache: dict[str, dict[str, Any]] | None = None
+        self._lock = asyncio.Lock()
+        self.calls = 0
+        """Requests actually sent (cache hits excluded)."""
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> LLMJudge:
+        model = params.get("model")
+        if not isinstance(model, str) or not model:
+            raise ParamError("`judge` needs `model`, the judge model's id")
+        return cls(
+            model,
+            base_url=params.get("base_url"),
+            api_key_env=params.get("api_key_env", "OPENAI_API_KEY"),
+            cache_path=params.get("cache"),
+        )
+
+    async def judge(self, question: str, answer: str, criteria: str) -> tuple[float, str]:
+        prompt = judge_prompt(question, answer, criteria)
+        key = hashlib.sha256(json.dumps([self.model, JUDGE_SYSTEM, prompt]).encode()).hexdigest()
+        cache = self._load_cache()
+        if key in cache:
+            hit = cache[key]
+            return float(hit["score"]), str(hit["reason"])
+        text = await self._ask(prompt)
+        parsed = parse_verdict(text)
+        if parsed is None:
+            raise JudgeError(f"the judge's reply holds no verdict: {text[:200]!r}")
+        async with self._lock:
+            cache[key] = {"score": parsed[0], "reason": parsed[1]}
+            self._save_cache()
+        return parsed
+
+    async def _ask(self, prompt: str) -> str:
+        client = self._client or self._make_client()
+        self.calls += 1
+        response = await client.chat.completions.create(
+            model=self.model,
+            temperature=0,
+            messages=[
+                {"role": "system", "content": JUDGE_SYSTEM},
+                {"role": "user", "content": prompt},
+            ],
+        )
+        return response.choices[0].message.content or ""
+
+    def _make_client(self) -> Any:
+        from openai import AsyncOpenAI
+
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            if self.base_url is None:
+                raise RunError(f"the judge needs an API key: set {self.api_key_env}")
+            key = "unused"  # local OpenAI-compatible servers often need none
+        self._client = AsyncOpenAI(api_key=key, base_url=self.base_url)
+        return self._client
+
+    def _load_cache(self) -> dict[str, dict[str, Any]]:
+        if self._cache is None:
+            self._cache = {}
+            if self.cache_path and self.cache_path.exists():
+                data = json.loads(self.cache_path.read_text(encoding="utf-8") or "{}")
+                if isinstance(data, dict):
+                    self._cache = data
+        return self._cache
+
+    def _save_cache(self) -> None:
+        if not self.cache_path or self._cache is None:
+            return
+        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.cache_path.with_name(self.cache_path.name + ".tmp")
+        tmp.write_text(json.dumps(self._cache, indent=1, sort_keys=True), encoding="utf-8")
+        tmp.replace(self.cache_path)

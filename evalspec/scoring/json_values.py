@@ -1,0 +1,62 @@
+"""JSON-value comparison: a dict and the same JSON text are one value.
+
+Tool outputs and arguments reach scoring in whatever shape the source gave them: parsed objects
+from a live run, JSON strings from a recording or an imported trace. Comparing them as values
+(not as Python objects, not as text) makes the score independent of that accident.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json_value(value: Any) -> Any:
+    """Return the JSON value a string holds, or `value` unchanged.
+
+    Only strings are parsed, and only when the whole (stripped) string is a JSON document;
+    `NaN` and `Infinity` are not JSON and stay strings.
+    """
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not text:
+        return value
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError:
+        return value
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON sees it: 5 == 5.0, True is not 1, key order is free, lists are ordered.
+
+    Tuples count as lists. Values that are not JSON types compare with ``==``.
+    """
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+            return True
+        return a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        if len(a) != len(b):
+            return False
+        return all(k in b and json_equal(v, b[k]) for k, v in a.items())
+    if _is_array(a) and _is_array(b):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if _is_array(a) or _is_array(b) or isinstance(a, Mapping) or isinstance(b, Mapping):
+        return False
+    if isinstance(a, int | float) != isinstance(b, int | float):
+        return False
+    return bool(a == b)
+
+
+def _is_array(x: Any) -> bool:
+    return isinstance(x, Sequence) and not isinstance(x, str | bytes | bytearray)
