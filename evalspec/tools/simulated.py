@@ -1,0 +1,211 @@
+"""Answer a model's tool calls with simulated outputs, never with an exception.
+
+Everything that can go wrong with a call (unknown tool, bad JSON, arguments that break the
+schema, nothing to answer with) becomes an error observation the model sees, because how a model
+recovers from a bad call is part of what an evaluation measures.
+
+Order of answers for a valid call: the tool's ``responses`` rules with a ``when`` (first match in
+file order), then its fallback rule (the first rule without ``when``), then its StableToolBench
+cache (``cache_file``, then ``cache_dir``), then the LLM simulator (``simulate``), else the
+observation "no simulated response for these arguments".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalspec.spec.model import SimulatedResponse, Tool
+from evalspec.tools.stb_cache import ResponseCache, index_cache_dir
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+    from evalspec.tools.llm_sim import LLMSimulatorBackend
+
+MAX_SCHEMA_ERRORS = 3
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What the simulated tool gave back, and which mechanism produced it."""
+
+    output: Any
+    """JSON value given back to the model (None when ``error`` is set)."""
+    error: str | None
+    """Error observation text."""
+    source: str
+    """rule, cache, llm, error:unknown_tool, error:schema (also for arguments that are not a JSON
+    object), error:no_response, error:simulator (the LLM simulator failed)."""
+
+    def observation(self) -> Any:
+        """The value to put in the tool message: the output, or ``{"error": ...}``."""
+        return {"error": self.error} if self.error is not None else self.output
+
+
+def values_match(pattern: Any, actual: Any) -> bool:
+    """Does a call's value satisfy a rule's value?
+
+    Numbers compare by value (5 == 5.0) but booleans are not numbers; strings compare exactly;
+    a dict pattern matches any dict that has its keys with matching values (subset, at every
+    depth); lists match element-wise and must have the same length.
+    """
+    if isinstance(pattern, bool) or isinstance(actual, bool):
+        return isinstance(pattern, bool) and isinstance(actual, bool) and pattern == actual
+    if isinstance(pattern, int | float) and isinstance(actual, int | float):
+        return pattern == actual
+    if isinstance(pattern, dict):
+        return isinstance(actual, dict) and all(
+            key in actual and values_match(value, actual[key]) for key, value in pattern.items()
+        )
+    if isinstance(pattern, list):
+        return (
+            isinstance(actual, list)
+            and len(pattern) == len(actual)
+            and all(values_match(p, a) for p, a in zip(pattern, actual, strict=True))
+        )
+    return type(pattern) is type(actual) and pattern == actual
+
+
+def find_rule(
+    rules: Sequence[SimulatedResponse], arguments: dict[str, Any]
+) -> SimulatedResponse | None:
+    """The first rule whose ``when`` matches; else the first rule without ``when``."""
+    for rule in rules:
+        if rule.when is not None and values_match(rule.when, arguments):
+            return rule
+    return next((rule for rule in rules if rule.when is None), None)
+
+
+def _arguments_problem(raw_arguments: str) -> str:
+    """Explain why raw arguments did not parse to a JSON object."""
+    try:
+        value = json.loads(raw_arguments)
+    except ValueError as exc:
+        msg = getattr(exc, "msg", str(exc))
+        pos = getattr(exc, "pos", None)
+        where = f" at character {pos}" if pos is not None else ""
+        return f"arguments are not valid JSON: {msg}{where}"
+    except TypeError:
+        return "arguments are not valid JSON: no arguments were given"
+    kind = type(value).__name__ if value is not None else "null"
+    return f"arguments are not valid JSON: expected an object, got {kind}"
+
+
+def _error_path(error: Any) -> str:
+    parts = [str(p) for p in error.absolute_path]
+    return "/".join(parts) if parts else "(arguments)"
+
+
+def _cache_entry_result(entry: dict[str, Any]) -> ToolResult:
+    error = entry.get("error")
+    if error:
+        return ToolResult(output=None, error=str(error), source="cache")
+    return ToolResult(output=entry.get("response"), error=None, source="cache")
+
+
+class ToolSimulator:
+    """Answers tool calls for one suite; safe to share between concurrent calls."""
+
+    def __init__(
+        self, tools: Sequence[Tool], base_dir: Path, llm: LLMSimulatorBackend | None = None
+    ):
+        self._tools = {tool.name: tool for tool in tools}
+        self._base_dir = Path(base_dir)
+        self._llm = llm
+        self._validators: dict[str, Validator | None] = {}
+        self._caches: dict[Path, ResponseCache] = {}
+        self._dir_index: dict[Path, dict[str, Path]] = {}
+
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None, raw_arguments: str
+    ) -> ToolResult:
+        """Answer one call; errors come back as observations, never raised."""
+        tool = self._tools.get(name)
+        if tool is None:
+            available = ", ".join(sorted(self._tools)) or "(none)"
+            return ToolResult(
+                None,
+                f"unknown tool '{name}'; available tools: {available}",
+                "error:unknown_tool",
+            )
+        if not isinstance(arguments, dict):
+            return ToolResult(None, _arguments_problem(raw_arguments), "error:schema")
+        problem = self._schema_problem(tool, arguments)
+        if problem is not None:
+            return ToolResult(None, problem, "error:schema")
+
+        rule = find_rule(tool.responses, arguments)
+        if rule is not None:
+            if rule.error is not None:
+                return ToolResult(None, rule.error, "rule")
+            return ToolResult(rule.output, None, "rule")
+
+        entry = self._cached(tool, arguments)
+        if entry is not None:
+            return _cache_entry_result(entry)
+
+        if tool.simulate is not None:
+            return await self._llm_backend().simulate(tool, arguments)
+
+        return ToolResult(None, "no simulated response for these arguments", "error:no_response")
+
+    def _llm_backend(self) -> LLMSimulatorBackend:
+        if self._llm is None:
+            from evalspec.tools.llm_sim import LLMSimulatorBackend
+
+            self._llm = LLMSimulatorBackend(self._base_dir)
+        return self._llm
+
+    def _validator(self, tool: Tool) -> Validator | None:
+        if tool.name not in self._validators:
+            from jsonschema import Draft202012Validator
+            from jsonschema.exceptions import SchemaError
+
+            try:
+                Draft202012Validator.check_schema(tool.parameters)
+                self._validators[tool.name] = Draft202012Validator(tool.parameters)
+            except SchemaError:
+                # The suite validator reports bad schemas; a run does not fail on them.
+                self._validators[tool.name] = None
+        return self._validators[tool.name]
+
+    def _schema_problem(self, tool: Tool, arguments: dict[str, Any]) -> str | None:
+        validator = self._validator(tool)
+        if validator is None:
+            return None
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        if not errors:
+            return None
+        shown = "; ".join(f"{_error_path(e)}: {e.message}" for e in errors[:MAX_SCHEMA_ERRORS])
+        more = len(errors) - MAX_SCHEMA_ERRORS
+        extra = f" (and {more} more)" if more > 0 else ""
+        return f"arguments do not match the parameters of '{tool.name}': {shown}{extra}"
+
+    def _cache(self, path: Path) -> ResponseCache:
+        if path not in self._caches:
+            self._caches[path] = ResponseCache(path)
+        return self._caches[path]
+
+    def _cache_files(self, tool: Tool) -> list[Path]:
+        files: list[Path] = []
+        if tool.cache_file:
+            files.append(self._base_dir / tool.cache_file)
+        if tool.cache_dir:
+            directory = self._base_dir / tool.cache_dir
+            if directory not in self._dir_index:
+                self._dir_index[directory] = index_cache_dir(directory)
+            found = self._dir_index[directory].get(tool.name)
+            if found is not None:
+                files.append(found)
+        return files
+
+    def _cached(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        for path in self._cache_files(tool):
+            entry = self._cache(path).get(arguments)
+            if entry is not None:
+                return entry
+        return None
