@@ -408,3 +408,29 @@ def test_converted_messages_may_be_json_strings(tmp_path: Path) -> None:
     assert t.tool_calls[0].arguments == {"name": "messi"}
     assert t.tool_calls[0].error == "timeout" and t.tool_calls[0].output is None
     assert has_finish(t)
+
+
+def test_answer_details_round_trip(tmp_path: Path, example_queries: dict[str, dict]) -> None:
+    """A result's system_answer.answer_details reads back as the same calls."""
+    original = next(t for t in converted("dfs") if t.case == "588")
+    record = evaluate_transcript(original, example_queries["588"], "Solved")
+    path = tmp_path / "again" / "G1_instruction.json"
+    path.parent.mkdir()
+    path.write_text(
+        json.dumps(
+            {
+                "588": {
+                    "query": "q",
+                    "answer": {
+                        "method": "DFS",
+                        "final_answer": "",
+                        "answer_details": record["system_answer"]["answer_details"],
+                    },
+                }
+            }
+        )
+    )
+    (again,) = transcripts_from_converted(path)
+    assert [(c.name, c.arguments, c.output, c.error) for c in again.tool_calls] == [
+        (c.name, c.arguments, c.output, c.error) for c in original.tool_calls
+    ]

@@ -14,6 +14,7 @@ Conventions (also in the README reference):
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -446,9 +447,7 @@ def evaluate_transcript(
         },
         "system_answer": {
             "final_answer": transcript.final_answer or "",
-            "tool_calls": [
-                {"name": c.name, "arguments": c.raw_arguments} for c in transcript.tool_calls
-            ],
+            "answer_details": answer_details(transcript),
         },
         "scores": {"sopr_score": sopr_score(answer_status, finished), "api_call_score": api_score},
         "evaluation": {
@@ -458,6 +457,31 @@ def evaluate_transcript(
         },
         "timing": {"evaluation_time": evaluation_time},
     }
+
+
+def answer_details(transcript: Transcript) -> list[dict[str, Any]]:
+    """The run as StableToolBench's ``answer_details`` chain: system -> user -> one tool node
+    per call, each message ``{name, arguments, response}`` with the ``{"error","response"}``
+    observation as a JSON string, as in the converted answer files."""
+    chain: list[dict[str, Any]] = [
+        {"role": "system", "message": "", "next": []},
+        {"role": "user", "message": "", "next": []},
+    ]
+    for call in transcript.tool_calls:
+        response = (
+            ""
+            if call.name == FINISH
+            else json.dumps(
+                {"error": call.error or "", "response": call.output},
+                ensure_ascii=False,
+                default=str,
+            )
+        )
+        message = {"name": call.name, "arguments": call.raw_arguments, "response": response}
+        chain.append({"role": "tool", "message": message, "next": []})
+    for parent, child in itertools.pairwise(chain):
+        parent["next"] = [child]
+    return [chain[0]]
 
 
 def _available_tools(query: Mapping[str, Any]) -> list[dict[str, Any]]:
