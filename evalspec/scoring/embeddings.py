@@ -357,6 +357,7 @@ class EmbeddingStore:
             # The cache holds vectors of another shape: it cannot belong to this model.
             self._where.clear()
             self._blocks.clear()
+            self._memo.clear()
         key_array = np.array(keys, dtype=_KEY_DTYPE)
         self._absorb([(key_array, vectors)], from_disk=False)
         self._resolve(dict(zip(texts, keys, strict=True)))
