@@ -10,6 +10,7 @@ import glob
 import json
 import sys
 from collections.abc import Callable
+from enum import StrEnum
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -105,7 +106,9 @@ def validate(
 @reports_errors
 def plan(
     suite: Annotated[Path, typer.Argument(help="Suite file.", show_default=False)],
-    case: Annotated[list[str] | None, typer.Option("--case", help="Case name pattern or tag.")] = None,
+    case: Annotated[
+        list[str] | None, typer.Option("--case", help="Case name pattern or tag.")
+    ] = None,
     model: Annotated[list[str] | None, typer.Option("--model", help="Model name.")] = None,
     trials: Annotated[int | None, typer.Option(min=1, help="Trials per case.")] = None,
     shard: Annotated[str | None, typer.Option(help="Only shard i of n, as i/n.")] = None,
@@ -126,7 +129,10 @@ def plan(
     from evalspec.spec.validate import load_suite
 
     compiled = compile_plan(
-        load_suite(suite), cases=case, models=model, trials=trials,
+        load_suite(suite),
+        cases=case,
+        models=model,
+        trials=trials,
         shard=parse_shard(shard) if shard else None,
     )
     if as_json:
@@ -140,9 +146,115 @@ def plan(
         table.add_column(col)
     for it in compiled.items:
         calls = ", ".join(c.tool for c in it.case.expect.tool_calls) or (
-            "(none)" if it.case.expect.no_tool_calls else "-")
+            "(none)" if it.case.expect.no_tool_calls else "-"
+        )
         table.add_row(it.id[:12], it.case.name, it.model.name, str(it.trial + 1), calls)
     Console().print(table)
+
+
+class RecordMode(StrEnum):
+    auto = "auto"
+    offline = "offline"
+    record = "record"
+
+
+@app.command()
+@reports_errors
+def run(
+    suite: Annotated[Path, typer.Argument(help="Suite file.", show_default=False)],
+    case: Annotated[
+        list[str] | None, typer.Option("--case", help="Case name pattern or tag.")
+    ] = None,
+    model: Annotated[list[str] | None, typer.Option("--model", help="Model name.")] = None,
+    trials: Annotated[int | None, typer.Option(min=1, help="Trials per case.")] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Requests in flight.")] = None,
+    shard: Annotated[str | None, typer.Option(help="Only shard i of n, as i/n.")] = None,
+    record: Annotated[
+        RecordMode,
+        typer.Option(
+            help="auto: replay recordings, call the model for the rest; offline: replay only; "
+            "record: call the model for everything."
+        ),
+    ] = RecordMode.auto,
+    recordings: Annotated[Path | None, typer.Option(help="Recordings file to use.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Run directory (default runs/<suite>/<time>).")
+    ] = None,
+    resume: Annotated[
+        Path | None, typer.Option(help="Finish an interrupted run in this directory.")
+    ] = None,
+    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
+    markdown: Annotated[
+        Path | None, typer.Option(help="Also write a Markdown report here.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every row.")] = False,
+) -> None:
+    """Run a suite: validate, plan, call the models (or replay recordings), score, report.
+
+    Exit codes: 0 all passed (warnings allowed), 1 some failed, 2 invalid suite or usage,
+    3 could not run (endpoint unreachable, missing API key, missing recordings offline).
+
+    Examples:
+
+      evalspec run suites/slack.yaml
+
+      evalspec run suites/slack.yaml --case 'post to*' --trials 3 --verbose
+
+      evalspec run suites/slack.yaml --record offline --junit results.xml
+
+      evalspec run suites/weather.yaml --resume runs/weather/20261121-101500
+    """
+    from evalspec.run_command import RunRequest, execute
+
+    code = execute(
+        RunRequest(
+            suite=suite,
+            cases=case,
+            models=model,
+            trials=trials,
+            concurrency=concurrency,
+            shard=shard,
+            record=record.value,
+            recordings=recordings,
+            out=out,
+            resume=resume,
+            junit=junit,
+            markdown=markdown,
+            as_json=as_json,
+            verbose=verbose,
+        )
+    )
+    raise typer.Exit(code)
+
+
+@app.command()
+@reports_errors
+def score(
+    suite: Annotated[
+        Path, typer.Argument(help="Suite file (today's version).", show_default=False)
+    ],
+    transcripts: Annotated[
+        Path, typer.Option("--transcripts", "-t", help="transcripts.jsonl, or a run directory.")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Write results.json here.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every row.")] = False,
+) -> None:
+    """Re-score recorded transcripts under the suite as it is now, without calling any model.
+
+    Transcripts are matched to cases by name, so editing critics, weights or thresholds and
+    scoring again costs nothing.
+
+    Examples:
+
+      evalspec score suites/slack.yaml --transcripts runs/slack/20261121-101500
+
+      evalspec score suites/slack.yaml -t transcripts.jsonl --json
+    """
+    from evalspec.run_command import rescore
+
+    raise typer.Exit(rescore(suite, transcripts, as_json=as_json, out=out, verbose=verbose))
 
 
 @app.command()
@@ -162,7 +274,8 @@ def schema() -> None:
 @reports_errors
 def init(
     path: Annotated[Path, typer.Argument(help="Where to write the starter suite.")] = Path(
-        "suites/my_suite.yaml"),
+        "suites/my_suite.yaml"
+    ),
     force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write a commented starter suite that validates, to copy and adapt.

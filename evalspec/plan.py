@@ -29,14 +29,16 @@ def request_key(
     model: ModelSpec, messages: list[dict[str, Any]], tools: list[dict[str, Any]], trial: int
 ) -> str:
     """Content id of one model request: same request, same key, across runs and machines."""
-    return _digest({
-        "v": ID_VERSION,
-        "model": model.model,
-        "params": model.params,
-        "messages": messages,
-        "tools": tools,
-        "trial": trial,
-    })
+    return _digest(
+        {
+            "v": ID_VERSION,
+            "model": model.model,
+            "params": model.params,
+            "messages": messages,
+            "tools": tools,
+            "trial": trial,
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -98,12 +100,14 @@ def compile_plan(
         for model in selected_models:
             for trial in range(trials or case.trials):
                 first = request_key(model, messages, tools, trial)
-                item_id = _digest({"first": first, "mode": suite.run.mode,
-                                   "max_turns": suite.run.max_turns})
+                item_id = _digest(
+                    {"first": first, "mode": suite.run.mode, "max_turns": suite.run.max_turns}
+                )
                 items.append(PlanItem(item_id, case, model, trial, tuple(messages)))
     if cases and not items:
-        raise UsageError(f"no case matches {', '.join(cases)}; "
-                         f"cases: {', '.join(c.name for c in suite.cases)}")
+        raise UsageError(
+            f"no case matches {', '.join(cases)}; cases: {', '.join(c.name for c in suite.cases)}"
+        )
     if shard:
         index, count = shard
         items = [it for it in items if int(it.id, 16) % count == index - 1]

@@ -102,7 +102,9 @@ def read_text(path: Path, display: str | None = None) -> str:
             raise fail(f"file is {size} bytes; suites are limited to {MAX_FILE_BYTES}", "split it")
         raw = path.read_bytes()
     except OSError as exc:
-        raise fail(f"cannot read the file: {exc.strerror or exc}", "check its permissions") from None
+        raise fail(
+            f"cannot read the file: {exc.strerror or exc}", "check its permissions"
+        ) from None
     if b"\x00" in raw:
         raise fail("is a binary file, not YAML text", "name a .yaml suite file")
     try:

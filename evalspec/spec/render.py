@@ -64,8 +64,12 @@ def _include(
     if len(item) != 1:
         extra = sorted(k for k in item if k != "include")
         problems.append(
-            _problem(item.pos, f"{section}[{index}]", f"an include item cannot also have {extra}",
-                     "put those keys in the included file")
+            _problem(
+                item.pos,
+                f"{section}[{index}]",
+                f"an include item cannot also have {extra}",
+                "put those keys in the included file",
+            )
         )
         return []
     if not isinstance(target, str) or not target:
@@ -73,8 +77,12 @@ def _include(
         return []
     if depth >= MAX_INCLUDE_DEPTH:
         problems.append(
-            _problem(pos, path, f"includes nest deeper than {MAX_INCLUDE_DEPTH} levels",
-                     "check for a file that includes itself")
+            _problem(
+                pos,
+                path,
+                f"includes nest deeper than {MAX_INCLUDE_DEPTH} levels",
+                "check for a file that includes itself",
+            )
         )
         return []
     file = (base / target).resolve()
@@ -88,8 +96,12 @@ def _include(
     if not isinstance(loaded, LList):
         lp = getattr(loaded, "pos", pos)
         problems.append(
-            _problem(lp, "", f"an included {section} file must hold a list of {section}",
-                     f"write `- ...` items, or a mapping with a `{section}:` list")
+            _problem(
+                lp,
+                "",
+                f"an included {section} file must hold a list of {section}",
+                f"write `- ...` items, or a mapping with a `{section}:` list",
+            )
         )
         return []
     # Nested includes resolve relative to the included file.
@@ -141,15 +153,23 @@ class Renderer:
             return env.from_string(text).render(**variables)
         except SecurityError as exc:
             self.problems.append(
-                _problem(pos, path, f"template refused by the sandbox: {exc}",
-                         "templates may only use variables and filters")
+                _problem(
+                    pos,
+                    path,
+                    f"template refused by the sandbox: {exc}",
+                    "templates may only use variables and filters",
+                )
             )
         except UndefinedError as exc:
             name = _undefined_name(str(exc))
             known = ", ".join(sorted(variables)) or "none"
             self.problems.append(
-                _problem(pos, path, f"template uses undefined variable {name}",
-                         f"define it in vars or the case's matrix (defined: {known})")
+                _problem(
+                    pos,
+                    path,
+                    f"template uses undefined variable {name}",
+                    f"define it in vars or the case's matrix (defined: {known})",
+                )
             )
         except TemplateError as exc:
             self.problems.append(
@@ -157,8 +177,12 @@ class Renderer:
             )
         except Exception as exc:  # a template's filter can raise anything (e.g. 1/0)
             self.problems.append(
-                _problem(pos, path, f"template failed: {type(exc).__name__}: {exc}",
-                         "check the {{ }} expression")
+                _problem(
+                    pos,
+                    path,
+                    f"template failed: {type(exc).__name__}: {exc}",
+                    "check the {{ }} expression",
+                )
             )
         return text
 
@@ -193,8 +217,12 @@ def matrix_rows(case: LDict, path: str, problems: list[Problem]) -> list[dict[st
         for i, row in enumerate(matrix):
             if not isinstance(row, dict):
                 problems.append(
-                    _problem(matrix.item_pos[i], f"{path}.matrix[{i}]",
-                             "a matrix row must be a mapping of variables", "- {city: Paris}")
+                    _problem(
+                        matrix.item_pos[i],
+                        f"{path}.matrix[{i}]",
+                        "a matrix row must be a mapping of variables",
+                        "- {city: Paris}",
+                    )
                 )
                 continue
             rows.append(dict(row))
@@ -208,9 +236,12 @@ def matrix_rows(case: LDict, path: str, problems: list[Problem]) -> list[dict[st
             vals = matrix[name]
             if not isinstance(vals, list) or not vals:
                 problems.append(
-                    _problem(matrix.value_pos[name], f"{path}.matrix.{name}",
-                             "each matrix variable needs a non-empty list of values",
-                             f"{name}: [a, b]")
+                    _problem(
+                        matrix.value_pos[name],
+                        f"{path}.matrix.{name}",
+                        "each matrix variable needs a non-empty list of values",
+                        f"{name}: [a, b]",
+                    )
                 )
                 return []
             values.append(vals)
@@ -219,13 +250,23 @@ def matrix_rows(case: LDict, path: str, problems: list[Problem]) -> list[dict[st
             total *= len(v)
         if total > MAX_MATRIX_ROWS:
             problems.append(
-                _problem(pos, f"{path}.matrix", f"the matrix makes {total} combinations",
-                         f"keep it under {MAX_MATRIX_ROWS}")
+                _problem(
+                    pos,
+                    f"{path}.matrix",
+                    f"the matrix makes {total} combinations",
+                    f"keep it under {MAX_MATRIX_ROWS}",
+                )
             )
             return []
         return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
-    problems.append(_problem(pos, f"{path}.matrix", "matrix must be a list of rows or a mapping",
-                             "matrix: [{city: Paris}, {city: Rome}]"))
+    problems.append(
+        _problem(
+            pos,
+            f"{path}.matrix",
+            "matrix must be a list of rows or a mapping",
+            "matrix: [{city: Paris}, {city: Rome}]",
+        )
+    )
     return []
 
 
@@ -265,7 +306,15 @@ def expand_cases(
                 key = (p.file, p.line, p.column, p.message)
                 if key not in reported:
                     reported.add(key)
-                    problems.append(Problem(p.file, p.line, p.column, p.path,
-                                            f"{p.message} (matrix row {r + 1})", p.hint))
+                    problems.append(
+                        Problem(
+                            p.file,
+                            p.line,
+                            p.column,
+                            p.path,
+                            f"{p.message} (matrix row {r + 1})",
+                            p.hint,
+                        )
+                    )
             out.append((f"{path}<row {r + 1}>", rendered))
     return out

@@ -120,45 +120,95 @@ def _translate(root: LDict, error: Any) -> list[Problem]:
         for k in extras:
             pos = locate(root, [*parts, k], key=True)
             hint = did_you_mean(k, allowed) or ("allowed keys: " + ", ".join(allowed))
-            out.append(Problem(pos.file, pos.line, pos.column, path or "(top level)",
-                               f"unknown key {k!r}", hint))
+            out.append(
+                Problem(
+                    pos.file,
+                    pos.line,
+                    pos.column,
+                    path or "(top level)",
+                    f"unknown key {k!r}",
+                    hint,
+                )
+            )
         return out
     pos = locate(root, parts)
     where = path or "(top level)"
     if v == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         example = _example_for(error.schema, missing)
-        return [Problem(pos.file, pos.line, pos.column, where,
-                        f"missing required key {missing!r}", f"add `{missing}: {example}`")]
+        return [
+            Problem(
+                pos.file,
+                pos.line,
+                pos.column,
+                where,
+                f"missing required key {missing!r}",
+                f"add `{missing}: {example}`",
+            )
+        ]
     if v == "type":
         want = error.validator_value
         wants = [want] if isinstance(want, str) else list(want)
         words = " or ".join(_TYPE_WORDS.get(w, w) for w in wants)
-        return [Problem(pos.file, pos.line, pos.column, where,
-                        f"expected {words}, got {_type_name(error.instance)}",
-                        _type_hint(error.schema))]
+        return [
+            Problem(
+                pos.file,
+                pos.line,
+                pos.column,
+                where,
+                f"expected {words}, got {_type_name(error.instance)}",
+                _type_hint(error.schema),
+            )
+        ]
     if v == "enum":
         choices = [str(c) for c in error.validator_value]
         hint = did_you_mean(str(error.instance), choices)
         hint = f"{hint} " if hint else ""
-        return [Problem(pos.file, pos.line, pos.column, where,
-                        f"{error.instance!r} is not allowed here",
-                        f"{hint}choose one of: {', '.join(choices)}")]
+        return [
+            Problem(
+                pos.file,
+                pos.line,
+                pos.column,
+                where,
+                f"{error.instance!r} is not allowed here",
+                f"{hint}choose one of: {', '.join(choices)}",
+            )
+        ]
     if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        word = {"minimum": "at least", "maximum": "at most",
-                "exclusiveMinimum": "more than", "exclusiveMaximum": "less than"}[v]
-        return [Problem(pos.file, pos.line, pos.column, where,
-                        f"{error.instance!r} is out of range: it must be {word} "
-                        f"{error.validator_value}", "change the number")]
+        word = {
+            "minimum": "at least",
+            "maximum": "at most",
+            "exclusiveMinimum": "more than",
+            "exclusiveMaximum": "less than",
+        }[v]
+        return [
+            Problem(
+                pos.file,
+                pos.line,
+                pos.column,
+                where,
+                f"{error.instance!r} is out of range: it must be {word} {error.validator_value}",
+                "change the number",
+            )
+        ]
     if v in ("minItems", "minProperties", "minLength"):
-        return [Problem(pos.file, pos.line, pos.column, where, "must not be empty",
-                        _type_hint(error.schema))]
+        return [
+            Problem(
+                pos.file, pos.line, pos.column, where, "must not be empty", _type_hint(error.schema)
+            )
+        ]
     if v == "pattern":
-        return [Problem(pos.file, pos.line, pos.column, where,
-                        f"{error.instance!r} does not have the expected form",
-                        f"it must match {error.validator_value}")]
-    return [Problem(pos.file, pos.line, pos.column, where, error.message,
-                    _type_hint(error.schema))]
+        return [
+            Problem(
+                pos.file,
+                pos.line,
+                pos.column,
+                where,
+                f"{error.instance!r} does not have the expected form",
+                f"it must match {error.validator_value}",
+            )
+        ]
+    return [Problem(pos.file, pos.line, pos.column, where, error.message, _type_hint(error.schema))]
 
 
 def _translate_any_of(root: LDict, error: Any) -> list[Problem]:
@@ -175,9 +225,16 @@ def _translate_any_of(root: LDict, error: Any) -> list[Problem]:
             what = _what(error.schema)
             hint = did_you_mean(instance, names)
             hint = f"{hint} " if hint else ""
-            return [Problem(pos.file, pos.line, pos.column, path,
-                            f"unknown {what} {instance!r}",
-                            f"{hint}choose one of: {', '.join(names)}")]
+            return [
+                Problem(
+                    pos.file,
+                    pos.line,
+                    pos.column,
+                    path,
+                    f"unknown {what} {instance!r}",
+                    f"{hint}choose one of: {', '.join(names)}",
+                )
+            ]
     if len(matching) == 1:
         sub = [e for e in error.context if e.relative_schema_path[0] == matching[0]]
         if sub:
@@ -188,8 +245,16 @@ def _translate_any_of(root: LDict, error: Any) -> list[Problem]:
     kinds = " or ".join(sorted({_TYPE_WORDS.get(t, t) for b in branches for t in _types(b)}))
     examples = error.schema.get("examples", [])
     hint = f"for example: {json.dumps(examples[0])}" if examples else ""
-    return [Problem(pos.file, pos.line, pos.column, path,
-                    f"expected {kinds}, got {_type_name(instance)}", hint)]
+    return [
+        Problem(
+            pos.file,
+            pos.line,
+            pos.column,
+            path,
+            f"expected {kinds}, got {_type_name(instance)}",
+            hint,
+        )
+    ]
 
 
 def _what(schema: dict[str, Any]) -> str:

@@ -49,9 +49,18 @@ def load_suite(path: str | Path) -> Suite:
     file = getattr(doc, "pos", Pos(str(path), 1, 1)).file
     if not isinstance(doc, LDict):
         pos = getattr(doc, "pos", Pos(file, 1, 1))
-        raise SpecError([Problem(file, pos.line, pos.column, "",
-                                 f"a suite must be a mapping of keys, not {_kind(doc)}",
-                                 "start with `suite: <name>` and `cases:`; see `evalspec init`")])
+        raise SpecError(
+            [
+                Problem(
+                    file,
+                    pos.line,
+                    pos.column,
+                    "",
+                    f"a suite must be a mapping of keys, not {_kind(doc)}",
+                    "start with `suite: <name>` and `cases:`; see `evalspec init`",
+                )
+            ]
+        )
     problems: list[Problem] = []
     resolve_includes(doc, path.resolve().parent, problems)
     problems.extend(schema_problems(doc))
@@ -112,9 +121,12 @@ class _Builder:
             if case is None:
                 continue
             if case.name in seen_names:
-                self.problem(self.vpos(raw, "name"), path,
-                             f"two cases are named {case.name!r} (the other is {seen_names[case.name]})",
-                             "give every case a unique name; with a matrix, use {{ variables }}")
+                self.problem(
+                    self.vpos(raw, "name"),
+                    path,
+                    f"two cases are named {case.name!r} (the other is {seen_names[case.name]})",
+                    "give every case a unique name; with a matrix, use {{ variables }}",
+                )
             seen_names.setdefault(case.name, path)
             cases.append(case)
         return Suite(
@@ -142,8 +154,12 @@ class _Builder:
 
     def models(self, raw: LList | None) -> list[ModelSpec]:
         if not raw:
-            self.problem(self.doc.pos, "(top level)", "the suite names no model to evaluate",
-                         "add `models: [gpt-4o-mini]` (any OpenAI-compatible model id)")
+            self.problem(
+                self.doc.pos,
+                "(top level)",
+                "the suite names no model to evaluate",
+                "add `models: [gpt-4o-mini]` (any OpenAI-compatible model id)",
+            )
             return []
         out: list[ModelSpec] = []
         names: set[str] = set()
@@ -162,8 +178,12 @@ class _Builder:
                     loc=_loc(pos, f"models[{i}]"),
                 )
             if spec.name in names:
-                self.problem(pos, f"models[{i}]", f"two models are named {spec.name!r}",
-                             "give each a distinct `name:` (e.g. gpt-4o-mini@t0)")
+                self.problem(
+                    pos,
+                    f"models[{i}]",
+                    f"two models are named {spec.name!r}",
+                    "give each a distinct `name:` (e.g. gpt-4o-mini@t0)",
+                )
             names.add(spec.name)
             out.append(spec)
         return out
@@ -184,55 +204,80 @@ class _Builder:
                 continue
             name = item["name"]
             if name in seen:
-                self.problem(self.vpos(item, "name"), path, f"tool {name!r} is defined twice",
-                             "remove or rename one of them")
+                self.problem(
+                    self.vpos(item, "name"),
+                    path,
+                    f"tool {name!r} is defined twice",
+                    "remove or rename one of them",
+                )
             seen.add(name)
             params = item.get("parameters") or {"type": "object", "properties": {}}
             try:
                 Draft202012Validator.check_schema(params)
             except SchemaError as exc:
                 where = ".".join(str(p) for p in exc.path)
-                self.problem(self.vpos(item, "parameters"), f"{path}.parameters",
-                             f"not a valid JSON Schema{f' at {where}' if where else ''}: "
-                             f"{exc.message}", "see https://json-schema.org/understanding-json-schema")
+                self.problem(
+                    self.vpos(item, "parameters"),
+                    f"{path}.parameters",
+                    f"not a valid JSON Schema{f' at {where}' if where else ''}: {exc.message}",
+                    "see https://json-schema.org/understanding-json-schema",
+                )
                 params = {"type": "object"}
             if params.get("type", "object") != "object":
-                self.problem(self.vpos(item, "parameters"), f"{path}.parameters",
-                             "tool parameters must be `type: object`",
-                             "wrap arguments in `properties:`")
+                self.problem(
+                    self.vpos(item, "parameters"),
+                    f"{path}.parameters",
+                    "tool parameters must be `type: object`",
+                    "wrap arguments in `properties:`",
+                )
             props = set((params.get("properties") or {}).keys())
             responses = []
             for j, r in enumerate(item.get("responses") or ()):
                 rpath = f"{path}.responses[{j}]"
                 if "output" in r and "error" in r:
-                    self.problem(item["responses"].item_pos[j], rpath,
-                                 "a response gives either `output` or `error`, not both",
-                                 "split it into two rules")
+                    self.problem(
+                        item["responses"].item_pos[j],
+                        rpath,
+                        "a response gives either `output` or `error`, not both",
+                        "split it into two rules",
+                    )
                 when = r.get("when")
-                for k in (when or {}):
+                for k in when or {}:
                     if props and k not in props:
-                        self.problem(r.key_pos.get("when", r.pos), f"{rpath}.when",
-                                     f"{name!r} has no argument {k!r}",
-                                     did_you_mean(k, props) or f"arguments: {', '.join(sorted(props))}")
-                responses.append(SimulatedResponse(when=dict(when) if when is not None else None,
-                                                   output=_plain(r.get("output")),
-                                                   error=r.get("error")))
+                        self.problem(
+                            r.key_pos.get("when", r.pos),
+                            f"{rpath}.when",
+                            f"{name!r} has no argument {k!r}",
+                            did_you_mean(k, props) or f"arguments: {', '.join(sorted(props))}",
+                        )
+                responses.append(
+                    SimulatedResponse(
+                        when=dict(when) if when is not None else None,
+                        output=_plain(r.get("output")),
+                        error=r.get("error"),
+                    )
+                )
             cache = item.get("cache") or {}
             sim = item.get("simulate")
-            out.append(Tool(
-                name=name,
-                description=item.get("description", ""),
-                parameters=_plain(params),
-                responses=tuple(responses),
-                cache_dir=self._rel(cache.get("dir")),
-                cache_file=self._rel(cache.get("file")),
-                simulate=LLMSimulation(
-                    model=sim["model"], base_url=sim.get("base_url"),
-                    api_key_env=sim.get("api_key_env", "OPENAI_API_KEY"),
-                    cache=self._rel(sim.get("cache")),
-                ) if sim else None,
-                loc=_loc(pos, path),
-            ))
+            out.append(
+                Tool(
+                    name=name,
+                    description=item.get("description", ""),
+                    parameters=_plain(params),
+                    responses=tuple(responses),
+                    cache_dir=self._rel(cache.get("dir")),
+                    cache_file=self._rel(cache.get("file")),
+                    simulate=LLMSimulation(
+                        model=sim["model"],
+                        base_url=sim.get("base_url"),
+                        api_key_env=sim.get("api_key_env", "OPENAI_API_KEY"),
+                        cache=self._rel(sim.get("cache")),
+                    )
+                    if sim
+                    else None,
+                    loc=_loc(pos, path),
+                )
+            )
         return out
 
     def _rel(self, p: str | None) -> str | None:
@@ -243,13 +288,19 @@ class _Builder:
     def rubric(self, merged: dict[str, Any], node: Any, path: str) -> Rubric:
         rubric = Rubric(**merged)
         if rubric.fail_threshold > rubric.warn_threshold:
-            pos = node.value_pos.get("fail_threshold", node.pos) if isinstance(node, LDict) else \
-                getattr(node, "pos", self.doc.pos)
-            self.problem(pos, path,
-                         f"fail_threshold {rubric.fail_threshold} is above warn_threshold "
-                         f"{rubric.warn_threshold}",
-                         "scores below fail_threshold fail and below warn_threshold warn, so "
-                         "fail_threshold must be the lower one")
+            pos = (
+                node.value_pos.get("fail_threshold", node.pos)
+                if isinstance(node, LDict)
+                else getattr(node, "pos", self.doc.pos)
+            )
+            self.problem(
+                pos,
+                path,
+                f"fail_threshold {rubric.fail_threshold} is above warn_threshold "
+                f"{rubric.warn_threshold}",
+                "scores below fail_threshold fail and below warn_threshold warn, so "
+                "fail_threshold must be the lower one",
+            )
         return rubric
 
     def critics(self, raw: dict[str, Any], node: Any, path: str) -> tuple[CriticSpec, ...]:
@@ -268,10 +319,14 @@ class _Builder:
         weight = float(value.get("weight", 1.0))
         kinds = [k for k in value if k != "weight"]
         if len(kinds) != 1:
-            self.problem(pos, path,
-                         "a critic mapping names exactly one critic" if kinds else
-                         "this critic mapping has only a weight",
-                         f"for example: {{similarity: 0.8, weight: {weight:g}}}")
+            self.problem(
+                pos,
+                path,
+                "a critic mapping names exactly one critic"
+                if kinds
+                else "this critic mapping has only a weight",
+                f"for example: {{similarity: 0.8, weight: {weight:g}}}",
+            )
             return None
         kind = kinds[0]
         arg = value[kind]
@@ -288,14 +343,20 @@ class _Builder:
         try:
             make_critic(spec.kind, spec.params)
         except (ValueError, TypeError) as exc:
-            self.problem(Pos(spec.loc.file, spec.loc.line, spec.loc.column), spec.loc.path,
-                         f"invalid {spec.kind} critic: {exc}", "fix the critic's options")
+            self.problem(
+                Pos(spec.loc.file, spec.loc.line, spec.loc.column),
+                spec.loc.path,
+                f"invalid {spec.kind} critic: {exc}",
+                "fix the critic's options",
+            )
             return None
         return spec
 
     # ------------------------------------------------------------ cases
 
-    def case(self, raw: LDict, path: str, top: dict[str, Any], rubric_raw: dict[str, Any]) -> Case | None:
+    def case(
+        self, raw: LDict, path: str, top: dict[str, Any], rubric_raw: dict[str, Any]
+    ) -> Case | None:
         name = str(raw.get("name", "")).strip()
         if not name:
             self.problem(raw.pos, path, "a case needs a name", "name: direct message")
@@ -303,8 +364,9 @@ class _Builder:
         messages = self.messages(raw, path, top)
         rubric = self.suite_rubric
         if raw.get("rubric"):
-            rubric = self.rubric({**rubric_raw, **dict(raw["rubric"])}, raw["rubric"],
-                                 f"{path}.rubric")
+            rubric = self.rubric(
+                {**rubric_raw, **dict(raw["rubric"])}, raw["rubric"], f"{path}.rubric"
+            )
         critics = self.critics(raw.get("critics") or {}, raw.get("critics"), f"{path}.critics")
         expect = self.expect(raw.get("expect"), raw, path)
         if expect is None:
@@ -331,24 +393,33 @@ class _Builder:
         if system:
             out.append(Message("system", str(system)))
         for h in raw.get("history") or ():
-            out.append(Message(
-                role=h["role"], content=h.get("content"),
-                tool_calls=tuple(_plain(h.get("tool_calls") or ())),
-                tool_call_id=h.get("tool_call_id"), name=h.get("name"),
-            ))
+            out.append(
+                Message(
+                    role=h["role"],
+                    content=h.get("content"),
+                    tool_calls=tuple(_plain(h.get("tool_calls") or ())),
+                    tool_call_id=h.get("tool_call_id"),
+                    name=h.get("name"),
+                )
+            )
         user = raw.get("user")
         if user is not None:
             out.append(Message("user", str(user)))
         elif not out or out[-1].role not in ("user", "tool"):
-            self.problem(raw.pos, path, "the case has no user message",
-                         "add `user: <what the user asks>`")
+            self.problem(
+                raw.pos, path, "the case has no user message", "add `user: <what the user asks>`"
+            )
         return tuple(out)
 
     def expect(self, raw: LDict | None, case: LDict, path: str) -> Expectation | None:
         epath = f"{path}.expect"
         if raw is None:
-            self.problem(case.pos, path, "the case says nothing about what a good model does",
-                         "add `expect: {tool_calls: [...]}` or `expect: {no_tool_calls: true}`")
+            self.problem(
+                case.pos,
+                path,
+                "the case says nothing about what a good model does",
+                "add `expect: {tool_calls: [...]}` or `expect: {no_tool_calls: true}`",
+            )
             return None
         calls = []
         raw_calls = raw.get("tool_calls") or LList()
@@ -357,13 +428,20 @@ class _Builder:
             if call:
                 calls.append(call)
         if raw.get("no_tool_calls") and calls:
-            self.problem(self.vpos(raw, "no_tool_calls"), epath,
-                         "no_tool_calls is true but tool_calls lists calls",
-                         "keep one of the two")
+            self.problem(
+                self.vpos(raw, "no_tool_calls"),
+                epath,
+                "no_tool_calls is true but tool_calls lists calls",
+                "keep one of the two",
+            )
         checks = self.final_answer(raw.get("final_answer"), f"{epath}.final_answer")
         if not calls and not raw.get("no_tool_calls") and "tool_calls" not in raw and not checks:
-            self.problem(raw.pos, epath, "expect names no tool call, no_tool_calls or final_answer",
-                         "add `tool_calls: [...]`, or `no_tool_calls: true`")
+            self.problem(
+                raw.pos,
+                epath,
+                "expect names no tool call, no_tool_calls or final_answer",
+                "add `tool_calls: [...]`, or `no_tool_calls: true`",
+            )
         return Expectation(
             tool_calls=tuple(calls),
             ordered=bool(raw.get("ordered", False)),
@@ -376,32 +454,42 @@ class _Builder:
         if "tool" in item:
             others = [k for k in item if k not in long_keys]
             if others:
-                self.problem(item.key_pos[others[0]], path,
-                             f"unknown key {others[0]!r} in a long-form call",
-                             did_you_mean(others[0], long_keys) or "use tool, args, critics, output")
+                self.problem(
+                    item.key_pos[others[0]],
+                    path,
+                    f"unknown key {others[0]!r} in a long-form call",
+                    did_you_mean(others[0], long_keys) or "use tool, args, critics, output",
+                )
                 return None
             name, args, args_node = item["tool"], item.get("args") or {}, item.get("args")
         else:
             keys = [k for k in item if k not in long_keys]
             if len(keys) != 1 or any(k in item for k in ("args", "critics", "output")):
-                self.problem(pos, path,
-                             "write one call as `{tool_name: {arg: value}}` or "
-                             "`{tool: name, args: {...}}`",
-                             "put each call in its own `- ` list item")
+                self.problem(
+                    pos,
+                    path,
+                    "write one call as `{tool_name: {arg: value}}` or `{tool: name, args: {...}}`",
+                    "put each call in its own `- ` list item",
+                )
                 return None
             name = keys[0]
             args, args_node = item[name] or {}, item[name]
             if not isinstance(args, dict):
-                self.problem(item.value_pos[name], f"{path}.{name}",
-                             f"the arguments of {name!r} must be a mapping, got {args!r:.40}",
-                             f"{name}: {{arg: value}}")
+                self.problem(
+                    item.value_pos[name],
+                    f"{path}.{name}",
+                    f"the arguments of {name!r} must be a mapping, got {args!r:.40}",
+                    f"{name}: {{arg: value}}",
+                )
                 return None
         name_pos = item.value_pos.get("tool", item.key_pos.get(name, pos))
         tool = self.tool_map.get(name)
         if tool is None:
             hint = did_you_mean(name, self.tool_map) or (
-                "tools of this suite: " + ", ".join(sorted(self.tool_map)) if self.tool_map
-                else "add it under `tools:`")
+                "tools of this suite: " + ", ".join(sorted(self.tool_map))
+                if self.tool_map
+                else "add it under `tools:`"
+            )
             self.problem(name_pos, path, f"{name!r} is not a tool of this suite", hint)
             return None
         critics = self.critics(item.get("critics") or {}, item.get("critics"), f"{path}.critics")
@@ -409,13 +497,23 @@ class _Builder:
         for c in critics:
             self.check_field(c, tool.parameters, [tool.name])
         return ExpectedCall(
-            tool=name, args=_plain(dict(args)), critics=critics,
-            output=_plain(item.get("output")), has_output="output" in item,
+            tool=name,
+            args=_plain(dict(args)),
+            critics=critics,
+            output=_plain(item.get("output")),
+            has_output="output" in item,
             loc=_loc(pos, path),
         )
 
-    def check_args(self, tool: Tool, args: dict[str, Any], node: Any,
-                   critics: tuple[CriticSpec, ...], path: str, pos: Pos) -> None:
+    def check_args(
+        self,
+        tool: Tool,
+        args: dict[str, Any],
+        node: Any,
+        critics: tuple[CriticSpec, ...],
+        path: str,
+        pos: Pos,
+    ) -> None:
         """Expected arguments must be ones the tool takes, of the types its schema allows."""
         from jsonschema import Draft202012Validator
 
@@ -426,31 +524,40 @@ class _Builder:
             kpos = node.key_pos.get(key, pos) if isinstance(node, LDict) else pos
             if key not in props:
                 if tool.parameters.get("additionalProperties", True) is False or props:
-                    self.problem(kpos, f"{path}.{key}", f"{tool.name!r} has no argument {key!r}",
-                                 did_you_mean(key, props) or
-                                 f"its arguments: {', '.join(sorted(props)) or 'none'}")
+                    self.problem(
+                        kpos,
+                        f"{path}.{key}",
+                        f"{tool.name!r} has no argument {key!r}",
+                        did_you_mean(key, props)
+                        or f"its arguments: {', '.join(sorted(props)) or 'none'}",
+                    )
                 continue
             if key in loose or (isinstance(value, str) and ("{{" in value)):
                 continue
             errors = list(Draft202012Validator(props[key]).iter_errors(value))
             if errors:
-                self.problem(vpos, f"{path}.{key}",
-                             f"expected value {value!r:.60} does not fit {tool.name}'s "
-                             f"parameter schema: {errors[0].message}",
-                             "fix the value, or the tool's `parameters`")
+                self.problem(
+                    vpos,
+                    f"{path}.{key}",
+                    f"expected value {value!r:.60} does not fit {tool.name}'s "
+                    f"parameter schema: {errors[0].message}",
+                    "fix the value, or the tool's `parameters`",
+                )
 
     def check_field(self, critic: CriticSpec, params: dict[str, Any], tools: list[str]) -> None:
         props = params.get("properties") or {}
         if props and critic.field not in props:
             p = critic.loc
-            self.problem(Pos(p.file, p.line, p.column), p.path,
-                         f"critic for {critic.field!r}, but {' / '.join(tools)} takes no such "
-                         "argument",
-                         did_you_mean(critic.field, props) or
-                         f"arguments: {', '.join(sorted(props))}")
+            self.problem(
+                Pos(p.file, p.line, p.column),
+                p.path,
+                f"critic for {critic.field!r}, but {' / '.join(tools)} takes no such argument",
+                did_you_mean(critic.field, props) or f"arguments: {', '.join(sorted(props))}",
+            )
 
-    def check_critic_fields(self, critics: tuple[CriticSpec, ...], expect: Expectation,
-                            raw: LDict, path: str) -> None:
+    def check_critic_fields(
+        self, critics: tuple[CriticSpec, ...], expect: Expectation, raw: LDict, path: str
+    ) -> None:
         tools = [self.tool_map[c.tool] for c in expect.tool_calls if c.tool in self.tool_map]
         if not tools:
             return
@@ -489,8 +596,12 @@ class _Builder:
         try:
             re.compile(pattern)
         except re.error as exc:
-            self.problem(Pos(loc.file, loc.line, loc.column), loc.path,
-                         f"invalid regular expression: {exc}", "escape special characters with \\")
+            self.problem(
+                Pos(loc.file, loc.line, loc.column),
+                loc.path,
+                f"invalid regular expression: {exc}",
+                "escape special characters with \\",
+            )
 
     def evaluators(self, raw: LList, path: str) -> tuple[EvaluatorSpec, ...]:
         out = []
@@ -502,8 +613,12 @@ class _Builder:
                 continue
             kinds = [k for k in item if k not in ("weight", "required")]
             if len(kinds) != 1:
-                self.problem(pos, epath, "an evaluator item names exactly one evaluator",
-                             "for example: - tool_call_order: {strict: true}")
+                self.problem(
+                    pos,
+                    epath,
+                    "an evaluator item names exactly one evaluator",
+                    "for example: - tool_call_order: {strict: true}",
+                )
                 continue
             kind = kinds[0]
             value = item[kind]
@@ -511,11 +626,21 @@ class _Builder:
             if kind == "tool_call_count":
                 for tool in params.get("counts", {}):
                     if tool not in self.tool_map:
-                        self.problem(value.key_pos.get("counts", pos), f"{epath}.counts",
-                                     f"{tool!r} is not a tool of this suite",
-                                     did_you_mean(tool, self.tool_map))
-            out.append(EvaluatorSpec(kind, _plain(params), float(item.get("weight", 1.0)),
-                                     bool(item.get("required", False)), _loc(pos, epath)))
+                        self.problem(
+                            value.key_pos.get("counts", pos),
+                            f"{epath}.counts",
+                            f"{tool!r} is not a tool of this suite",
+                            did_you_mean(tool, self.tool_map),
+                        )
+            out.append(
+                EvaluatorSpec(
+                    kind,
+                    _plain(params),
+                    float(item.get("weight", 1.0)),
+                    bool(item.get("required", False)),
+                    _loc(pos, epath),
+                )
+            )
         return tuple(out)
 
 
@@ -536,7 +661,9 @@ def _critic_params(kind: str, arg: Any) -> dict[str, Any]:
     return {}
 
 
-def _merge_critics(suite: tuple[CriticSpec, ...], case: tuple[CriticSpec, ...]) -> tuple[CriticSpec, ...]:
+def _merge_critics(
+    suite: tuple[CriticSpec, ...], case: tuple[CriticSpec, ...]
+) -> tuple[CriticSpec, ...]:
     fields = {c.field for c in case}
     return tuple(c for c in suite if c.field not in fields) + case
 

@@ -1,0 +1,52 @@
+"""The terminal report: one table per model, then the summary line per model."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from evalspec.api import Report
+
+STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
+
+
+def print_report(report: Report, console: Console | None = None, *, verbose: bool = False) -> None:
+    console = console or Console()
+    for m in report.models:
+        table = Table(
+            title=f"{report.suite.name} · {m.model}",
+            title_justify="left",
+            show_lines=False,
+            expand=False,
+        )
+        table.add_column("case")
+        table.add_column("result")
+        table.add_column("score", justify="right")
+        table.add_column("why", overflow="fold")
+        for c in report.cases:
+            if c.model != m.model:
+                continue
+            score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
+            result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
+            why = "" if (c.status == "pass" and not verbose) else c.reason
+            table.add_row(c.case, Text(result, style=STYLES[c.status]), score, why)
+            if verbose:
+                for r in c.results[0].rows if c.results else ():
+                    table.add_row(
+                        f"  {r.field}",
+                        Text("ok" if r.match else "x", style="green" if r.match else "red"),
+                        f"{r.score:.2f}×{r.weight:g}",
+                        r.reason,
+                    )
+        console.print(table)
+        console.print(
+            f"[bold]{m.model}[/]: [green]{m.passed} passed[/], [yellow]{m.warned} warned[/], "
+            f"[red]{m.failed} failed[/]"
+            + (f", [magenta]{m.errors} errors[/]" if m.errors else "")
+            + f" · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
+            + (f" · {m.tokens} tokens" if m.tokens else "")
+        )

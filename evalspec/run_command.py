@@ -1,0 +1,201 @@
+"""What `evalspec run` and `evalspec score` do, between parsing arguments and exiting."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalspec.errors import RunError, UsageError
+
+
+@dataclass
+class RunRequest:
+    suite: Path
+    cases: list[str] | None = None
+    models: list[str] | None = None
+    trials: int | None = None
+    concurrency: int | None = None
+    shard: str | None = None
+    record: str = "auto"
+    recordings: Path | None = None
+    out: Path | None = None
+    resume: Path | None = None
+    junit: Path | None = None
+    markdown: Path | None = None
+    as_json: bool = False
+    verbose: bool = False
+
+
+def execute(req: RunRequest) -> int:
+    """Run a suite end to end; return the exit code."""
+    from evalspec.api import score
+    from evalspec.plan import compile_plan, parse_shard
+    from evalspec.runner import RunOptions, default_run_dir, read_finished, run_plan
+    from evalspec.spec.validate import load_suite
+
+    suite = load_suite(req.suite)
+    plan = compile_plan(
+        suite,
+        cases=req.cases,
+        models=req.models,
+        trials=req.trials,
+        shard=parse_shard(req.shard) if req.shard else None,
+    )
+    if req.resume and not req.resume.is_dir():
+        raise UsageError(f"--resume {req.resume}: no such run directory")
+    run_dir = req.resume or req.out or default_run_dir(suite)
+    options = RunOptions(
+        record=req.record,
+        concurrency=req.concurrency,
+        run_dir=run_dir,
+        resume=bool(req.resume),
+        recordings=req.recordings,
+    )
+    progress = _Progress(len(plan.items), enabled=sys.stderr.isatty() and not req.as_json)
+    started = time.perf_counter()
+    try:
+        with progress:
+            outcome = run_plan(plan, options, on_done=progress.advance)
+    except KeyboardInterrupt:
+        done = len(read_finished(run_dir))
+        sys.stderr.write(
+            f"interrupted: {done} of {len(plan.items)} items finished and saved in {run_dir}\n"
+            f"resume with: evalspec run {req.suite} --resume {run_dir}\n"
+        )
+        return 130
+    except RunError as exc:
+        done = len(read_finished(run_dir))
+        raise RunError(
+            f"{exc}\n{done} of {len(plan.items)} items finished and saved in "
+            f"{run_dir}; fix the cause, then: evalspec run {req.suite} "
+            f"--resume {run_dir}"
+        ) from None
+    if outcome.missing:
+        for label in outcome.missing:
+            sys.stderr.write(f"no recorded answer: {label}\n")
+        raise RunError(
+            f"{len(outcome.missing)} request(s) have no recorded answer and --record "
+            f"{req.record} may not call the model; run with --record auto and an API key"
+        )
+    report = score(suite, outcome.transcripts)
+    _write_reports(report, run_dir, req.junit, req.markdown)
+    elapsed = time.perf_counter() - started
+    if req.as_json:
+        sys.stdout.write(
+            json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+        )
+    else:
+        from evalspec.report.console import print_report
+
+        print_report(report, verbose=req.verbose)
+        counts = outcome.counts
+        sys.stdout.write(
+            f"{len(outcome.transcripts)} items in {elapsed:.2f}s "
+            f"({counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
+            + (f", {outcome.resumed} resumed" if outcome.resumed else "")
+            + f") · results: {run_dir / 'results.json'}\n"
+        )
+    return report.exit_code
+
+
+def rescore(
+    suite_path: Path, transcripts: Path, *, as_json: bool, out: Path | None, verbose: bool
+) -> int:
+    """Score recorded transcripts under the suite as it is now."""
+    from evalspec.api import score
+    from evalspec.runner import TRANSCRIPTS_FILE
+    from evalspec.spec.validate import load_suite
+    from evalspec.transcript import read_transcripts
+
+    suite = load_suite(suite_path)
+    path = transcripts / TRANSCRIPTS_FILE if transcripts.is_dir() else transcripts
+    if not path.exists():
+        raise UsageError(f"no transcripts at {path}")
+    try:
+        loaded = read_transcripts(path)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{path} is not a transcripts file: {exc}") from None
+    known = {c.name for c in suite.cases}
+    kept = [t for t in loaded if t.case in known]
+    dropped = sorted({t.case for t in loaded if t.case not in known})
+    if dropped:
+        sys.stderr.write(
+            f"skipped transcripts of cases no longer in the suite: {', '.join(dropped)}\n"
+        )
+    report = score(suite, kept)
+    if out:
+        from evalspec.report.json_report import write_json
+
+        write_json(report, out)
+    if as_json:
+        sys.stdout.write(
+            json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+        )
+    else:
+        from evalspec.report.console import print_report
+
+        print_report(report, verbose=verbose)
+    return report.exit_code
+
+
+def _write_reports(report, run_dir: Path, junit: Path | None, markdown: Path | None) -> None:
+    from evalspec.report.json_report import write_json
+
+    write_json(report, run_dir / "results.json")
+    if junit:
+        from evalspec.report.junit import write_junit
+
+        write_junit(report, junit)
+    if markdown:
+        from evalspec.report.markdown import write_markdown
+
+        write_markdown(report, markdown)
+
+
+class _Progress:
+    """A progress bar on stderr for interactive runs: done/total, errors so far, ETA."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total = total
+        self.enabled = enabled and total > 0
+        self.errors = 0
+        self._bar = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(
+                TextColumn("running"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[status]}"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("run", total=self.total, status="")
+        return self
+
+    def advance(self, transcript) -> None:
+        if transcript.error:
+            self.errors += 1
+        if self._bar is not None:
+            self._bar.update(
+                self._task, advance=1, status=f"{self.errors} errors" if self.errors else ""
+            )
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -1,0 +1,198 @@
+"""A scripted stand-in for a model, used to make the EXAMPLE recordings shipped with suites/.
+
+It answers each case from a hand-written script (tool calls, then a final text), so the example
+suites run offline out of the box and show a realistic mix of results. Its answers are examples
+written by people, not a real model's output: record your own with
+`evalspec run suites/slack.yaml --record record` and an API key.
+
+Regenerate the example recordings:  python examples/scripted_model.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from evalspec.api import compile_plan, load_suite
+from evalspec.providers.base import ChatRequest, ChatResponse
+from evalspec.providers.recordings import RecordingProvider, Recordings
+from evalspec.runner import RunOptions, recordings_path, run_plan_async
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_NOTE = (
+    "EXAMPLE recordings: scripted answers written by hand (examples/scripted_model.py), not the "
+    "output of a real model. They let the suite run offline; record your own with --record record."
+)
+
+Turn = dict[str, Any]  # {"calls": [[name, args], ...]} or {"text": "..."}
+
+SCRIPTS: dict[str, dict[str, list[Turn]]] = {
+    "slack": {
+        "direct message": [
+            {
+                "calls": [
+                    [
+                        "send_dm_to_user",
+                        {"user_name": "johndoe", "message": "Hello, can we meet at 3 PM?"},
+                    ]
+                ]
+            },
+            {"text": 'Done: I sent johndoe "Hello, can we meet at 3 PM?".'},
+        ],
+        "post to announcements": [
+            {
+                "calls": [
+                    [
+                        "send_message_to_channel",
+                        {
+                            "channel_name": "announcements",
+                            "message": "The new feature is now live!",
+                        },
+                    ]
+                ]
+            },
+            {"text": "Posted in #announcements."},
+        ],
+        "post to general": [
+            {
+                "calls": [
+                    [
+                        "send_message_to_channel",
+                        {"channel_name": "general", "message": "Lunch is at noon!"},
+                    ]
+                ]
+            },
+            {"text": "Posted in #general."},
+        ],
+        "read the general channel": [
+            {"calls": [["get_messages_in_channel", {"channel_name": "general", "limit": 2}]]},
+            {
+                "text": 'The last two messages in #general: janedoe asked "Lunch at noon?" and '
+                'johndoe answered "Sounds good".'
+            },
+        ],
+        "ambiguous recipient": [
+            {"text": "Who should I send that message to, and on which channel or DM?"},
+        ],
+        "follow-up to an earlier request": [
+            {
+                "calls": [
+                    [
+                        "send_dm_to_user",
+                        {
+                            "user_name": "janedoe",
+                            "message": "Hi Jane, the report is finished and ready for you.",
+                        },
+                    ]
+                ]
+            },
+            {"text": "I let janedoe know the report is ready."},
+        ],
+    },
+    "math": {
+        "add two large numbers": [{"calls": [["add", {"a": 12345, "b": 987654321}]]}],
+        "square root": [{"calls": [["sqrt", {"a": 3224990521}]]}],
+        "add in either order": [{"calls": [["add", {"a": 35, "b": 7}]]}],
+        "circle area with pi": [{"calls": [["multiply", {"a": 3.14, "b": 16}]]}],
+        "divide 100 by 4": [{"calls": [["divide", {"a": 100, "b": 4}]]}],
+        "divide 100 by 9": [{"calls": [["divide", {"a": 100, "b": 9}]]}],
+        "divide 81 by 4": [{"calls": [["divide", {"a": 81, "b": 4}]]}],
+        "divide 81 by 9": [{"calls": [["divide", {"a": 9, "b": 81}]]}],
+    },
+    "weather": {
+        "compare two cities": [
+            {
+                "calls": [
+                    ["get_current_weather", {"city": "London"}],
+                    ["get_current_weather", {"city": "Paris"}],
+                ]
+            },
+            {"text": "Paris is warmer: 21 °C and sunny, against 15 °C and rain in London."},
+        ],
+        "current weather in Paris": [
+            {"calls": [["get_current_weather", {"city": "Paris", "unit": "celsius"}]]},
+            {"text": "It's sunny in Paris, 21 °C."},
+        ],
+        "current weather in Tokyo": [
+            {"calls": [["get_current_weather", {"city": "tokyo"}]]},
+            {"text": "Tokyo is cloudy at 26 °C."},
+        ],
+        "current weather in New York": [
+            {"calls": [["get_current_weather", {"city": "NYC"}]]},
+            {"calls": [["get_current_weather", {"city": "New York"}]]},
+            {"text": "Clear skies in New York, 75 °F."},
+        ],
+        "forecast for tomorrow": [
+            {"calls": [["get_forecast", {"city": "Paris", "date": "2026-06-02"}]]},
+            {"text": "Yes, showers are likely in Paris tomorrow (high 24 °C, low 14 °C)."},
+        ],
+        "now and tomorrow, in order": [
+            {
+                "calls": [
+                    ["get_forecast", {"city": "London", "date": "2026-06-01"}],
+                    ["get_current_weather", {"city": "London"}],
+                ]
+            },
+            {"text": "London: 15 °C with rain now; the forecast says cloudy, 12 to 20 °C."},
+        ],
+    },
+}
+
+
+class ScriptedProvider:
+    """Answers from SCRIPTS: the n-th answer of a case is its script's n-th turn."""
+
+    def __init__(self, script: dict[str, list[Turn]]):
+        self.script = script
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        case = request.label.split("'")[1]
+        last_user = max(i for i, m in enumerate(request.messages) if m["role"] == "user")
+        turn = sum(1 for m in request.messages[last_user:] if m["role"] == "assistant")
+        step = self.script[case][min(turn, len(self.script[case]) - 1)]
+        if "text" in step:
+            message = {"role": "assistant", "content": step["text"]}
+            finish = "stop"
+        else:
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{turn}_{i}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args)},
+                    }
+                    for i, (name, args) in enumerate(step["calls"])
+                ],
+            }
+            finish = "tool_calls"
+        tokens = sum(len(json.dumps(m)) for m in request.messages) // 4
+        return ChatResponse(
+            message, finish, {"prompt_tokens": tokens, "completion_tokens": 20}, latency_s=0.0
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def record(suite_name: str) -> Path:
+    suite = load_suite(ROOT / "suites" / f"{suite_name}.yaml")
+    path = recordings_path(suite)
+    path.write_text(json.dumps({"_comment": EXAMPLE_NOTE}) + "\n", encoding="utf-8")
+    recordings = Recordings(path)
+    providers = {
+        m.name: RecordingProvider(recordings, ScriptedProvider(SCRIPTS[suite_name]), mode="record")
+        for m in suite.models
+    }
+    await run_plan_async(compile_plan(suite), RunOptions(), providers=providers)
+    for p in providers.values():
+        await p.aclose()
+    return path
+
+
+if __name__ == "__main__":
+    for name in SCRIPTS:
+        print("wrote", asyncio.run(record(name)))
