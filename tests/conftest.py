@@ -1,0 +1,33 @@
+"""Shared test helpers: write suites to temp files, build transcripts tersely."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from evalspec.transcript import ToolCall, Transcript
+
+
+@pytest.fixture
+def write_suite(tmp_path: Path):
+    """Write YAML text (dedented) to a suite file and return its path."""
+
+    def write(text: str, name: str = "suite.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    return write
+
+
+def transcript(case: str, *calls: tuple[str, dict | None], model: str = "m", trial: int = 0,
+               final: str | None = None, error: str | None = None) -> Transcript:
+    """A transcript whose model made `calls` (name, arguments) in order."""
+    return Transcript(
+        item_id=f"{case}-{model}-{trial}", case=case, model=model, trial=trial,
+        tool_calls=tuple(ToolCall(name=n, arguments=a, raw_arguments="" if a is not None else "{bad")
+                         for n, a in calls),
+        final_answer=final, error=error,
+    )
