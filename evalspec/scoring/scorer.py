@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from evalspec.scoring.matching import (
     ArgJudge,
+    PairScore,
     assign,
     describe_calls,
     judges_for,
@@ -32,7 +34,7 @@ from evalspec.scoring.matching import (
     texts_for_pair,
 )
 from evalspec.scoring.types import CaseResult, Embedder, Row, Status
-from evalspec.spec.model import Case, Rubric, Suite
+from evalspec.spec.model import Case, FinalAnswerCheck, Rubric, Suite
 from evalspec.transcript import ToolCall, Transcript
 
 
@@ -43,6 +45,47 @@ def band(score: float, rubric: Rubric) -> Status:
     if score < rubric.warn_threshold:
         return "warn"
     return "pass"
+
+
+@dataclass
+class _Tally:
+    """Rows of one transcript's explanation, with the running weighted sum."""
+
+    rows: list[Row] = field(default_factory=list)
+    earned: float = 0.0
+    weight: float = 0.0
+    selection_failures: list[str] = field(default_factory=list)
+    required_failures: list[str] = field(default_factory=list)
+    evaluators: dict[str, float] = field(default_factory=dict)
+    details: dict[str, object] = field(default_factory=dict)
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        self.earned += row.score * row.weight
+        self.weight += row.weight
+
+    @property
+    def score(self) -> float:
+        """Weighted mean of the rows; a case with nothing to weigh scores 1."""
+        return min(1.0, max(0.0, self.earned / self.weight)) if self.weight > 0 else 1.0
+
+
+def _result(
+    t: Transcript, score: float, status: Status, reason: str, tally: _Tally | None = None
+) -> CaseResult:
+    tally = tally or _Tally()
+    return CaseResult(
+        t.item_id,
+        t.case,
+        t.model,
+        t.trial,
+        score,
+        status,
+        reason,
+        tuple(tally.rows),
+        tally.evaluators,
+        tally.details,
+    )
 
 
 @dataclass
@@ -107,62 +150,50 @@ class Scorer:
     def score(self, t: Transcript) -> CaseResult:
         prep = self._prepare(t)
         if prep is None:
-            return CaseResult(
-                t.item_id,
-                t.case,
-                t.model,
-                t.trial,
-                0.0,
-                "error",
-                f"the suite has no case named {t.case!r}",
-            )
+            return _result(t, 0.0, "error", f"the suite has no case named {t.case!r}")
         if t.error:
-            return CaseResult(
-                t.item_id, t.case, t.model, t.trial, 0.0, "error", f"the run failed: {t.error}"
-            )
+            return _result(t, 0.0, "error", f"the run failed: {t.error}")
+        tally = _Tally()
+        self._tool_call_rows(prep, tally)
+        self._evaluator_rows(prep, tally)
+        return self._verdict(prep, tally)
+
+    def _tool_call_rows(self, prep: _Prepared, tally: _Tally) -> None:
+        """Rows for the expected calls: matched pairs, missing calls, extra calls."""
         case, actual, rubric = prep.case, prep.actual, prep.case.rubric
         expected = case.expect.tool_calls
-        rows: list[Row] = []
-        earned = weight = 0.0
-        fail_reasons: list[str] = []
-
         if case.expect.no_tool_calls:
             ok = not actual
-            rows.append(
+            why = (
+                "the model rightly called no tool"
+                if ok
+                else f"expected no tool call, the model called {describe_calls(actual)}"
+            )
+            tally.add(
                 Row(
                     "no_tool_calls",
                     "no calls",
                     describe_calls(actual),
-                    1.0 if ok else 0.0,
+                    float(ok),
                     rubric.tool_selection_weight,
-                    "the model rightly called no tool"
-                    if ok
-                    else f"expected no tool call, the model called {describe_calls(actual)}",
+                    why,
                     "no_tool_calls",
                     None,
                     ok,
                 )
             )
-            earned += rows[-1].score * rows[-1].weight
-            weight += rows[-1].weight
-            if not ok and rubric.fail_on_tool_selection:
-                fail_reasons.append(f"expected no tool call, got {describe_calls(actual)}")
-
+            if not ok:
+                tally.selection_failures.append(why)
         pairs = self._pairs(prep)
-        matched_actual = {j for _, j, _ in pairs}
-        matched_expected = {i for i, _, _ in pairs}
-        for i, _j, ps in pairs:
-            rows.extend(ps.rows)
-            earned += ps.earned
-            weight += ps.weight
+        for _i, _j, ps in pairs:
+            for row in ps.rows:
+                tally.add(row)
             if not ps.tool_ok:
-                fail_reasons.append(
-                    f"expected {expected[i].tool}, the model called {ps.rows[0].actual}"
-                )
+                tally.selection_failures.append(ps.rows[0].reason)
+        matched = {i for i, _, _ in pairs}
         for i, call in enumerate(expected):
-            if i in matched_expected:
+            if i in matched:
                 continue
-            w = rubric.tool_selection_weight + sum(j.spec.weight for j in prep.judges[i])
             called = any(same_tool(call.tool, a.name, rubric) for a in actual)
             if called and case.expect.ordered:
                 why = f"{call.tool} was called, but not in the expected order"
@@ -170,15 +201,14 @@ class Scorer:
                 why = f"{call.tool} was called fewer times than expected"
             else:
                 why = f"{call.tool} was never called"
-            rows.append(
-                Row("missing_call", call.tool, None, 0.0, w, why, "tool_selection", i, False)
-            )
-            weight += w
-            fail_reasons.append(why)
+            w = rubric.tool_selection_weight + sum(j.spec.weight for j in prep.judges[i])
+            tally.add(Row("missing_call", call.tool, None, 0.0, w, why, "tool_selection", i, False))
+            tally.selection_failures.append(why)
         if rubric.extra_calls == "penalize" and not case.expect.no_tool_calls:
+            used = {j for _, j, _ in pairs}
             for j, a in enumerate(actual):
-                if j not in matched_actual:
-                    rows.append(
+                if j not in used:
+                    tally.add(
                         Row(
                             "extra_call",
                             None,
@@ -191,23 +221,23 @@ class Scorer:
                             False,
                         )
                     )
-                    weight += rubric.tool_selection_weight
 
-        evaluator_scores: dict[str, float] = {}
-        details: dict[str, object] = {}
+    def _evaluator_rows(self, prep: _Prepared, tally: _Tally) -> None:
+        """Rows for the case's evaluators and final-answer checks, each with its weight."""
+        from evalspec.scoring.evaluators import run_evaluator
+
+        case, t = prep.case, prep.transcript
         for spec in case.evaluators:
-            from evalspec.scoring.evaluators import run_evaluator
-
             res = run_evaluator(
                 spec,
                 t,
-                expected,
+                case.expect.tool_calls,
                 embedder=self._embedder,
-                normalize_names=rubric.normalize_tool_names,
+                normalize_names=case.rubric.normalize_tool_names,
             )
-            evaluator_scores[res.name] = res.score
-            details[res.name] = res.justification
-            rows.append(
+            tally.evaluators[res.name] = res.score
+            tally.details[res.name] = res.justification
+            tally.add(
                 Row(
                     res.name,
                     None,
@@ -220,16 +250,17 @@ class Scorer:
                     res.passed,
                 )
             )
-            earned += res.score * spec.weight
-            weight += spec.weight
             if spec.required and res.score < 1.0:
-                fail_reasons.append(f"required evaluator {res.name} scored {res.score:.2f}")
+                tally.required_failures.append(
+                    f"required evaluator {res.name} scored {res.score:.2f}"
+                )
         for check in case.expect.final_answer:
             res = self._final_answer(check, t, case)
-            evaluator_scores[f"final_answer.{check.kind}"] = res.score
-            rows.append(
+            name = f"final_answer.{check.kind}"
+            tally.evaluators[name] = res.score
+            tally.add(
                 Row(
-                    f"final_answer.{check.kind}",
+                    name,
                     _check_expected(check),
                     t.final_answer,
                     res.score,
@@ -240,75 +271,27 @@ class Scorer:
                     res.passed,
                 )
             )
-            earned += res.score * check.weight
-            weight += check.weight
 
-        score = earned / weight if weight > 0 else 1.0
-        score = min(1.0, max(0.0, score))
-        n_exp = len(expected)
-        if (
-            rubric.fail_on_tool_call_quantity
-            and not case.expect.no_tool_calls
-            and len(actual) != n_exp
-        ):
+    def _verdict(self, prep: _Prepared, tally: _Tally) -> CaseResult:
+        """Outright failures first (quantity, selection, required evaluators), then the bands."""
+        t, case, rubric = prep.transcript, prep.case, prep.case.rubric
+        score = tally.score
+        n_exp, n_act = len(case.expect.tool_calls), len(prep.actual)
+        if rubric.fail_on_tool_call_quantity and not case.expect.no_tool_calls and n_act != n_exp:
             reason = (
                 f"expected {n_exp} call{'s' if n_exp != 1 else ''}, the model made "
-                f"{len(actual)}: {describe_calls(actual)}"
+                f"{n_act}: {describe_calls(prep.actual)}"
             )
-            return CaseResult(
-                t.item_id,
-                t.case,
-                t.model,
-                t.trial,
-                0.0,
-                "fail",
-                reason,
-                tuple(rows),
-                evaluator_scores,
-                {**details, "score_before_quantity_rule": score},
-            )
-        if rubric.fail_on_tool_selection and fail_reasons:
-            return CaseResult(
-                t.item_id,
-                t.case,
-                t.model,
-                t.trial,
-                score,
-                "fail",
-                "; ".join(fail_reasons),
-                tuple(rows),
-                evaluator_scores,
-                details,
-            )
-        required_failed = [r for r in fail_reasons if r.startswith("required evaluator")]
-        if required_failed:
-            return CaseResult(
-                t.item_id,
-                t.case,
-                t.model,
-                t.trial,
-                score,
-                "fail",
-                "; ".join(required_failed),
-                tuple(rows),
-                evaluator_scores,
-                details,
-            )
+            tally.details["score_before_quantity_rule"] = score
+            return _result(t, 0.0, "fail", reason, tally)
+        if rubric.fail_on_tool_selection and tally.selection_failures:
+            return _result(t, score, "fail", "; ".join(tally.selection_failures), tally)
+        if tally.required_failures:
+            return _result(t, score, "fail", "; ".join(tally.required_failures), tally)
         status = band(score, rubric)
-        return CaseResult(
-            t.item_id,
-            t.case,
-            t.model,
-            t.trial,
-            score,
-            status,
-            _band_reason(score, status, rubric, rows),
-            tuple(rows),
-            evaluator_scores,
-            details,
-        )
+        return _result(t, score, status, _band_reason(score, status, rubric, tally.rows), tally)
 
-    def _pairs(self, prep: _Prepared) -> list[tuple[int, int, object]]:
+    def _pairs(self, prep: _Prepared) -> list[tuple[int, int, PairScore]]:
         case = prep.case
         expected = case.expect.tool_calls
         if not expected or not prep.actual:
@@ -325,7 +308,7 @@ class Scorer:
         values = [[(big if ps.tool_ok else 0.0) + ps.earned for ps in row] for row in table]
         return [(i, j, table[i][j]) for i, j in assign(values, case.expect.ordered)]
 
-    def _final_answer(self, check, t: Transcript, case: Case):
+    def _final_answer(self, check: FinalAnswerCheck, t: Transcript, case: Case) -> Any:
         from evalspec.scoring.final_answer import acheck_final_answer, check_final_answer
 
         question = next((m.content or "" for m in reversed(case.messages) if m.role == "user"), "")
