@@ -1,0 +1,155 @@
+"""JUnit, Markdown and HTML reports, as CI systems and people read them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from evalspec.api import score
+from evalspec.report.html import render_html, write_html
+from evalspec.report.junit import write_junit
+from evalspec.report.markdown import render_markdown, write_markdown
+from evalspec.spec.validate import load_suite
+from tests.conftest import transcript
+
+ROOT = Path(__file__).resolve().parent.parent
+EVIL = "<script>alert(1)</script> & co"
+
+SUITE = """
+suite: reports
+models: [alpha, beta]
+rubric: {fail_threshold: 0.6, warn_threshold: 0.9}
+critics: {user: binary, text: binary}
+tools:
+  - name: send_dm
+    parameters:
+      type: object
+      properties: {user: {type: string}, text: {type: string}}
+cases:
+  - name: ok
+    user: tell bob hi
+    expect: {tool_calls: [{send_dm: {user: bob, text: hi}}]}
+  - name: "<script>alert(1)</script> & co"
+    user: tell ann hi
+    expect: {tool_calls: [{send_dm: {user: ann, text: hi}}]}
+  - name: half
+    user: tell joe hello
+    expect: {tool_calls: [{send_dm: {user: joe, text: hello}}]}
+  - name: broken
+    user: anything
+    expect: {tool_calls: [{send_dm: {user: x, text: y}}]}
+"""
+
+
+@pytest.fixture
+def report(write_suite):
+    suite = load_suite(write_suite(SUITE))
+    ts = []
+    for model in ("alpha", "beta"):
+        ts += [
+            transcript("ok", ("send_dm", {"user": "bob", "text": "hi"}), model=model),
+            transcript(
+                EVIL,
+                ("send_dm", {"user": "<b>eve</b>", "text": "<script>steal()</script>\x00\x1b"}),
+                model=model,
+                final="</td><script>x()</script>",
+            ),
+            # 2 of 3 rows right: 0.667, between the thresholds: a warning.
+            transcript("half", ("send_dm", {"user": "joe", "text": "bye"}), model=model),
+            transcript("broken", model=model, error="endpoint unreachable after 4 retries"),
+        ]
+    return score(suite, ts)
+
+
+def test_statuses_cover_every_band(report):
+    assert [c.status for c in report.cases[:4]] == ["pass", "fail", "warn", "error"]
+
+
+def test_junit_has_a_testsuite_per_model_and_the_right_counts(report, tmp_path):
+    path = tmp_path / "out" / "junit.xml"
+    write_junit(report, path)
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("8", "2", "2")
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["reports · alpha", "reports · beta"]
+    for s in suites:
+        cases = s.findall("testcase")
+        assert [c.get("name") for c in cases] == ["ok", EVIL, "half", "broken"]
+        assert (s.get("tests"), s.get("failures"), s.get("errors")) == ("4", "1", "1")
+        ok, bad, half, broken = cases
+        assert list(ok) == []
+        failure = bad.find("failure")
+        assert failure is not None and "below the fail threshold" in failure.get("message")
+        # The body lists the failing rows only, with what was expected and what came.
+        assert "user" in failure.text and "text" in failure.text
+        assert "<script>steal()</script>" in failure.text
+        assert "tool_selection" not in failure.text
+        assert half.find("failure") is None and half.find("error") is None
+        assert half.find("system-out").text.startswith("WARN: score 0.667")
+        assert "endpoint unreachable" in broken.find("error").get("message")
+
+
+def test_markdown_lists_cases_and_the_rows_of_non_passing_ones(report, tmp_path):
+    path = tmp_path / "report.md"
+    write_markdown(report, path)
+    text = path.read_text(encoding="utf-8")
+    assert text == render_markdown(report)
+    assert text.count("\n## ") == 2
+    assert "**1 passed, 1 warned, 1 failed**, 1 errors of 4 cases" in text
+    assert "| ok | PASS | 1.000 |  |" in text
+    assert "| half | WARN | 0.667 |" in text
+    # Rows of the warned case: expected hello, got bye.
+    assert "| text (call 1) | hello | bye | 0.00 | 1 |" in text
+    assert "<script>" not in text and "<b>" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in text
+    # A passing case has no details block.
+    assert "<summary>PASS" not in text
+
+
+def test_html_is_self_contained_and_escaped(report, tmp_path):
+    path = tmp_path / "report.html"
+    write_html(report, path)
+    page = path.read_text(encoding="utf-8")
+    assert page == render_html(report)
+    assert "<script" not in page and "<b>eve" not in page and "</td><script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in page
+    assert "&lt;b&gt;eve&lt;/b&gt;" in page
+    assert "src=" not in page and "href=" not in page and "@import" not in page
+    assert page.count("<h2>") == 2
+    for status in ("pass", "warn", "fail", "error"):
+        assert page.count(f'<tr class="{status}">') == 2
+    assert page.count("<details") == 8  # every case expands to its rows
+
+
+def test_run_writes_junit_and_markdown(tmp_path):
+    junit, md = tmp_path / "r.xml", tmp_path / "r.md"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalspec.cli",
+            "run",
+            "suites/weather.yaml",
+            "--record",
+            "offline",
+            "--out",
+            str(tmp_path / "run"),
+            "--junit",
+            str(junit),
+            "--markdown",
+            str(md),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr  # two example answers fail on purpose
+    root = ET.parse(junit).getroot()
+    assert (root.get("tests"), root.get("failures")) == ("6", "2")
+    assert "| now and tomorrow, in order | FAIL |" in md.read_text(encoding="utf-8")
