@@ -93,7 +93,9 @@ def _emit(
 
         write_diff_markdown(comparison, markdown, show_unchanged=show_unchanged)
     if as_json:
-        sys.stdout.write(json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(
+            json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+        )
     else:
         print_comparison(comparison, show_unchanged=show_unchanged)
 
@@ -102,7 +104,9 @@ def diff(
     suites: Annotated[
         list[Path],
         typer.Argument(
-            help="BASE_SUITE HEAD_SUITE; or only HEAD_SUITE with --base-ref.", show_default=False
+            help="BASE_SUITE HEAD_SUITE; or only HEAD_SUITE with --base-ref.",
+            show_default=False,
+            metavar="[BASE_SUITE] HEAD_SUITE",
         ),
     ],
     transcripts: Annotated[
@@ -133,10 +137,11 @@ def diff(
 
     Examples:
 
-      evalspec diff old/weather.yaml suites/weather.yaml -t runs/weather/20261121-101500
+      evalspec diff old/weather.yaml suites/weather.yaml -t runs/weather/1121-1015
 
-      evalspec diff --base-ref origin/main suites/weather.yaml -t runs/weather/latest
-      --markdown diff.md
+      evalspec diff --base-ref origin/main suites/weather.yaml -t runs/weather/1121-1015
+
+      evalspec diff --base-ref origin/main suites/slack.yaml -t run/ --markdown diff.md
     """
     with _errors_as_messages():
         from evalspec.review import diff_suites, load_transcripts, suite_from_git
@@ -169,10 +174,16 @@ def diff(
 
 def compare(
     results_a: Annotated[
-        Path, typer.Argument(help="results.json or run directory (before).", show_default=False)
+        Path,
+        typer.Argument(
+            help="results.json or run directory (before).", show_default=False, metavar="A"
+        ),
     ],
     results_b: Annotated[
-        Path, typer.Argument(help="results.json or run directory (after).", show_default=False)
+        Path,
+        typer.Argument(
+            help="results.json or run directory (after).", show_default=False, metavar="B"
+        ),
     ],
     markdown: Annotated[
         Path | None, typer.Option(help="Also write the comparison as Markdown here.")
