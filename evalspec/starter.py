@@ -32,7 +32,7 @@ tools:
     parameters:
       type: object
       properties:
-        city: {{type: string, description: City name, e.g. Paris.}}
+        city: {{type: string, description: "City name, e.g. Paris."}}
         unit: {{type: string, enum: [celsius, fahrenheit]}}
       required: [city]
     responses:                  # simulated answers: first match wins
