@@ -30,6 +30,7 @@ _SAFE_SCALAR_TAGS = {
     "tag:yaml.org,2002:null",
     "tag:yaml.org,2002:timestamp",
 }
+_CORE = "tag:yaml.org,2002:"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MAP_TAG = "tag:yaml.org,2002:map"
 
@@ -106,50 +107,206 @@ def read_text(path: Path, display: str | None = None) -> str:
             f"cannot read the file: {exc.strerror or exc}", "check its permissions"
         ) from None
     if b"\x00" in raw:
-        raise fail("is a binary file, not YAML text", "name a .yaml suite file")
+        line, col = _byte_position(raw, raw.index(b"\x00"))
+        raise SpecError(
+            [
+                Problem(
+                    name,
+                    line,
+                    col,
+                    "",
+                    "is a binary file, not YAML text (it holds a NUL byte)",
+                    "name a .yaml suite file",
+                )
+            ]
+        )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
+        line, col = _byte_position(raw, exc.start)
         raise SpecError(
-            [Problem(name, line, 1, "", "is not valid UTF-8 text", "save the file as UTF-8")]
+            [
+                Problem(
+                    name,
+                    line,
+                    col,
+                    "",
+                    f"is not valid UTF-8 text (byte 0x{raw[exc.start]:02x})",
+                    "save the file as UTF-8",
+                )
+            ]
         ) from None
+
+
+def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column of a byte offset (columns count characters where they decode)."""
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    before = raw[line_start:offset].decode("utf-8", errors="replace")
+    return raw.count(b"\n", 0, offset) + 1, len(before) + 1
 
 
 def load_yaml(path: Path, text: str | None = None, display: str | None = None) -> Any:
     """Parse one YAML file into LDict/LList/scalars. Raises SpecError with positions."""
+    return load_yaml_at(path, text, display)[0]
+
+
+def load_yaml_at(
+    path: Path, text: str | None = None, display: str | None = None
+) -> tuple[Any, Pos]:
+    """Like `load_yaml`, also returning where the document starts (scalars carry no position)."""
     name = display or _display_name(path)
     if text is None:
         text = read_text(path, name)
     try:
-        loader = yaml.SafeLoader(text)
+        loader = _SafeComposer(text, name)
         try:
             node = loader.get_single_node()
         finally:
             loader.dispose()
+    except _LimitError as exc:
+        raise SpecError([exc.problem]) from None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        what = exc.problem or exc.context or "invalid YAML"
-        raise SpecError(
-            [Problem(name, line, col, "", f"YAML syntax error: {what}", _syntax_hint(what))]
-        ) from None
+        raise SpecError([_syntax_problem(name, exc)]) from None
     except yaml.YAMLError as exc:
         raise SpecError([Problem(name, 1, 1, "", f"YAML error: {exc}", "")]) from None
-    except RecursionError:
+    except RecursionError:  # pragma: no cover - the composer refuses deep nesting first
         raise SpecError(
-            [Problem(name, 1, 1, "", "nesting is too deep to read", f"keep under {MAX_DEPTH}")]
+            [
+                Problem(
+                    name, 1, 1, "", "nesting is too deep to read", f"use under {MAX_DEPTH} levels"
+                )
+            ]
         ) from None
     if node is None:
-        raise SpecError(
-            [Problem(name, 1, 1, "", "the file is empty", "run `evalspec init` for a starter")]
+        blank = not any(
+            line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()
         )
-    return _Builder(name).build(node)
+        what = "the file holds only comments" if text.strip() and blank else "the file is empty"
+        raise SpecError(
+            [
+                Problem(
+                    name, 1, 1, "", what, "a suite needs `suite:` and `cases:`; see `evalspec init`"
+                )
+            ]
+        )
+    builder = _Builder(name)
+    return builder.build(node), builder.pos(node)
+
+
+class _SafeComposer(yaml.SafeLoader):
+    """A SafeLoader whose composer refuses deep nesting and alias bombs as it reads.
+
+    Both are checked while the node graph is composed, before any value is constructed: a
+    billion-laughs document is refused at the first collection whose expansion is too large,
+    and a 1,000-deep document at the first node past the depth limit, with their positions.
+    """
+
+    def __init__(self, text: str, name: str):
+        super().__init__(text)
+        self._name = name
+        self._depth = 0
+        self._sizes: dict[int, int] = {}
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            return super().compose_node(parent, index)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise _LimitError(
+                    Problem(
+                        self._name,
+                        mark.line + 1,
+                        mark.column + 1,
+                        "",
+                        f"the data nests deeper than {MAX_DEPTH} levels",
+                        "flatten it: a suite never needs this much nesting",
+                    )
+                )
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        self._check_size(node)
+        return node
+
+    def _check_size(self, node: yaml.Node) -> None:
+        if isinstance(node, yaml.ScalarNode):
+            return
+        children = (
+            node.value
+            if isinstance(node, yaml.SequenceNode)
+            else [n for pair in node.value for n in pair]
+        )
+        size = 1 + sum(self._sizes.get(id(c), 1) for c in children)
+        self._sizes[id(node)] = size
+        if size > MAX_NODES:
+            m = node.start_mark
+            raise _LimitError(
+                Problem(
+                    self._name,
+                    m.line + 1,
+                    m.column + 1,
+                    "",
+                    f"this value repeats *aliases so often that it expands to more than "
+                    f"{MAX_NODES} values",
+                    "write the data out, or repeat an &anchor only a few times",
+                )
+            )
+
+
+class _LimitError(yaml.YAMLError):
+    """A limit of the composer was hit; carries the finished Problem."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def _syntax_problem(name: str, exc: yaml.MarkedYAMLError) -> Problem:
+    """A YAML syntax error, pointed at the character that causes it, in plain words."""
+    problem = exc.problem or ""
+    context = exc.context or ""
+    mark = exc.problem_mark or exc.context_mark
+    ctx = exc.context_mark
+    if "'\\t'" in problem or "\t" in problem:
+        return Problem(
+            name,
+            mark.line + 1,
+            mark.column + 1,
+            "",
+            "YAML syntax error: a tab character is used for indentation",
+            "indent with spaces, not tabs",
+        )
+    if ctx is not None and "quoted scalar" in context:
+        quote = exc.context_mark.buffer[ctx.pointer] if ctx.buffer else '"'
+        return Problem(
+            name,
+            ctx.line + 1,
+            ctx.column + 1,
+            "",
+            f"YAML syntax error: the quote {quote} opened here is never closed",
+            f"end the text with {quote}",
+        )
+    if ctx is not None and ("flow sequence" in context or "flow mapping" in context):
+        opener, closer = ("[", "]") if "sequence" in context else ("{", "}")
+        found = problem.split("but got ")[-1] if "but got " in problem else "something else"
+        where = f"line {mark.line + 1}" if mark else "the end"
+        return Problem(
+            name,
+            ctx.line + 1,
+            ctx.column + 1,
+            "",
+            f"YAML syntax error: the {opener} opened here is not closed "
+            f"(found {found} on {where} first)",
+            f"close it with {closer}, or separate items with commas",
+        )
+    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    what = problem or context or "invalid YAML"
+    return Problem(name, line, col, "", f"YAML syntax error: {what}", _syntax_hint(what))
 
 
 def _syntax_hint(what: str) -> str:
-    if "tab" in what:
-        return "indent with spaces, not tabs"
     if "mapping values are not allowed" in what:
         return "put quotes around text that contains ': '"
     if "found character '@'" in what or "found character '`'" in what:
@@ -166,48 +323,56 @@ class _Builder:
         m = node.start_mark
         return Pos(self.file, m.line + 1, m.column + 1)
 
-    def fail(self, node: yaml.Node, msg: str, hint: str = "") -> SpecError:
+    def fail(self, node: yaml.Node, msg: str, hint: str = "", path: str = "") -> SpecError:
         p = self.pos(node)
-        return SpecError([Problem(self.file, p.line, p.column, "", msg, hint)])
+        return SpecError([Problem(self.file, p.line, p.column, path, msg, hint)])
 
     def build(self, root: yaml.Node) -> Any:
-        # Iterative construction: deep documents cannot exhaust the Python stack here.
-        return self._node(root, 0)
+        # The composer has already refused deep nesting, so recursion here stays shallow.
+        return self._node(root, 0, "")
 
-    def _node(self, node: yaml.Node, depth: int) -> Any:
+    def _node(self, node: yaml.Node, depth: int, path: str) -> Any:
         self.count += 1
         if self.count > MAX_NODES:
             raise self.fail(
                 node,
                 f"the document expands to more than {MAX_NODES} values (aliases repeating data?)",
-                "remove repeated &anchor/*alias references",
+                "write the data out, or repeat an &anchor only a few times",
+                path,
             )
         if depth > MAX_DEPTH:
-            raise self.fail(node, f"nesting deeper than {MAX_DEPTH} levels", "flatten the data")
+            raise self.fail(
+                node, f"the data nests deeper than {MAX_DEPTH} levels", "flatten it", path
+            )
         if isinstance(node, yaml.ScalarNode):
-            return self._scalar(node)
+            return self._scalar(node, path)
         if isinstance(node, yaml.SequenceNode):
             if node.tag != _SEQ_TAG:
-                raise self._bad_tag(node)
-            items = [self._node(child, depth + 1) for child in node.value]
+                raise self._bad_tag(node, path)
+            items = [
+                self._node(child, depth + 1, f"{path}[{i}]") for i, child in enumerate(node.value)
+            ]
             return llist(self.pos(node), items, [self.pos(c) for c in node.value])
         if isinstance(node, yaml.MappingNode):
             if node.tag != _MAP_TAG:
-                raise self._bad_tag(node)
-            return self._mapping(node, depth)
-        raise self.fail(node, "unsupported YAML node")  # pragma: no cover
+                raise self._bad_tag(node, path)
+            return self._mapping(node, depth, path)
+        raise self.fail(node, "unsupported YAML node", "", path)  # pragma: no cover
 
-    def _bad_tag(self, node: yaml.Node) -> SpecError:
+    def _bad_tag(self, node: yaml.Node, path: str) -> SpecError:
+        tag = node.tag
+        shown = "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
         return self.fail(
             node,
-            f"the tag {node.tag!r} is not allowed",
-            "suites hold plain data only: remove the !tag",
+            f"the tag {shown} is not allowed (nothing in a suite is run or constructed)",
+            "suites hold plain data only: remove the tag",
+            path,
         )
 
-    def _scalar(self, node: yaml.ScalarNode) -> Any:
+    def _scalar(self, node: yaml.ScalarNode, path: str) -> Any:
         tag = node.tag
         if tag not in _SAFE_SCALAR_TAGS:
-            raise self._bad_tag(node)
+            raise self._bad_tag(node, path)
         if tag in ("tag:yaml.org,2002:str", "tag:yaml.org,2002:timestamp"):
             # Dates stay text: critics and templates compare them as the user wrote them.
             return node.value
@@ -215,37 +380,51 @@ class _Builder:
         try:
             value = loader.construct_object(node, deep=False)
         except (yaml.YAMLError, ValueError, OverflowError) as exc:
-            raise self.fail(node, f"cannot read value {node.value!r}: {exc}") from None
+            raise self.fail(
+                node, f"cannot read the value {node.value!r}: {exc}", "quote it as text", path
+            ) from None
         finally:
             loader.dispose()
         return value
 
-    def _mapping(self, node: yaml.MappingNode, depth: int) -> LDict:
+    def _mapping(self, node: yaml.MappingNode, depth: int, path: str) -> LDict:
         result = LDict()
         result.pos = self.pos(node)
         result.key_pos = {}
         result.value_pos = {}
-        self._flatten_merge(node)
+        self._flatten_merge(node, path)
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
-                raise self.fail(key_node, "keys must be plain text", "remove the nested key")
-            key = self._scalar(key_node)
+                raise self.fail(
+                    key_node,
+                    "a key must be plain text, not a list or mapping",
+                    "write keys as plain words, like `name:`",
+                    path,
+                )
+            key = self._scalar(key_node, path)
             if key is None or isinstance(key, bool | float):
-                raise self.fail(key_node, f"key {key_node.value!r} must be text", "quote the key")
+                raise self.fail(
+                    key_node,
+                    f"the key {key_node.value or '(empty)'} must be text",
+                    f'put it in quotes: "{key_node.value}"',
+                    path,
+                )
             key = str(key)
+            kpath = f"{path}.{key}" if path else key
             if key in result:
                 first = result.key_pos[key]
                 raise self.fail(
                     key_node,
-                    f"duplicate key {key!r} (first defined on line {first.line})",
-                    "remove one of them; later ones would silently replace the first",
+                    f"duplicate key {key!r} (first given on line {first.line})",
+                    "remove one of them; the later one would silently replace the first",
+                    kpath,
                 )
             result.key_pos[key] = self.pos(key_node)
             result.value_pos[key] = self.pos(value_node)
-            result[key] = self._node(value_node, depth + 1)
+            result[key] = self._node(value_node, depth + 1, kpath)
         return result
 
-    def _flatten_merge(self, node: yaml.MappingNode) -> None:
+    def _flatten_merge(self, node: yaml.MappingNode, path: str) -> None:
         """Support YAML merge keys (`<<: *defaults`) as plain key copies."""
         merged: list[tuple[yaml.Node, yaml.Node]] = []
         rest: list[tuple[yaml.Node, yaml.Node]] = []
@@ -256,10 +435,20 @@ class _Builder:
                 )
                 for src in sources:
                     if not isinstance(src, yaml.MappingNode):
-                        raise self.fail(src, "`<<` merges only mappings")
+                        raise self.fail(
+                            src,
+                            "`<<` merges only mappings",
+                            "write `<<: *anchor_of_a_mapping`",
+                            path,
+                        )
                     self.count += len(src.value)
                     if self.count > MAX_NODES:
-                        raise self.fail(src, "too many merged values (aliases repeating data?)")
+                        raise self.fail(
+                            src,
+                            "too many merged values",
+                            "repeat an &anchor only a few times",
+                            path,
+                        )
                     merged.extend(src.value)
             else:
                 rest.append((key_node, value_node))

@@ -14,6 +14,7 @@ from typing import Any
 
 from evalspec.errors import Problem, SpecError
 from evalspec.spec.load import LDict, LList, Pos, ldict, llist, load_yaml
+from evalspec.spec.schema import did_you_mean
 
 MAX_INCLUDE_DEPTH = 8
 MAX_MATRIX_ROWS = 10_000
@@ -35,8 +36,17 @@ def _problem(pos: Pos, path: str, message: str, hint: str = "") -> Problem:
 # ---------------------------------------------------------------- includes
 
 
-def resolve_includes(doc: LDict, base: Path, problems: list[Problem], depth: int = 0) -> None:
-    """Replace `{include: file}` items of `tools` and `cases` with the file's items, in place."""
+def resolve_includes(
+    doc: LDict,
+    base: Path,
+    problems: list[Problem],
+    depth: int = 0,
+    chain: tuple[Path, ...] = (),
+) -> None:
+    """Replace `{include: file}` items of `tools` and `cases` with the file's items, in place.
+
+    `chain` holds the files being included, outermost first, to report include cycles.
+    """
     for section in ("tools", "cases"):
         items = doc.get(section)
         if not isinstance(items, LList):
@@ -45,7 +55,7 @@ def resolve_includes(doc: LDict, base: Path, problems: list[Problem], depth: int
         out_pos: list[Pos] = []
         for i, item in enumerate(items):
             if isinstance(item, LDict) and "include" in item:
-                out_items = _include(item, section, i, base, problems, depth)
+                out_items = _include(item, section, i, base, problems, depth, chain)
                 out.extend(out_items)
                 out_pos.extend(getattr(x, "pos", item.pos) for x in out_items)
             else:
@@ -56,7 +66,13 @@ def resolve_includes(doc: LDict, base: Path, problems: list[Problem], depth: int
 
 
 def _include(
-    item: LDict, section: str, index: int, base: Path, problems: list[Problem], depth: int
+    item: LDict,
+    section: str,
+    index: int,
+    base: Path,
+    problems: list[Problem],
+    depth: int,
+    chain: tuple[Path, ...],
 ) -> list[Any]:
     path = f"{section}[{index}].include"
     pos = item.value_pos.get("include", item.pos)
@@ -86,6 +102,28 @@ def _include(
         )
         return []
     file = (base / target).resolve()
+    if file in chain:
+        loop = " -> ".join(f.name for f in (*chain[chain.index(file) :], file))
+        problems.append(
+            _problem(
+                pos,
+                path,
+                f"include cycle: {loop}",
+                "remove the include that leads back to a file already being included",
+            )
+        )
+        return []
+    if not file.is_file():
+        what = "is a directory" if file.is_dir() else "does not exist"
+        problems.append(
+            _problem(
+                pos,
+                path,
+                f"the included file {target!r} {what}",
+                "check the path; it is relative to the file that includes it",
+            )
+        )
+        return []
     try:
         loaded = load_yaml(file)
     except SpecError as exc:
@@ -94,19 +132,20 @@ def _include(
     if isinstance(loaded, LDict) and section in loaded:
         loaded = loaded[section]
     if not isinstance(loaded, LList):
-        lp = getattr(loaded, "pos", pos)
+        lp = getattr(loaded, "pos", Pos(str(target), 1, 1))
         problems.append(
             _problem(
                 lp,
                 "",
-                f"an included {section} file must hold a list of {section}",
-                f"write `- ...` items, or a mapping with a `{section}:` list",
+                f"an included {section} file must hold a list of {section} "
+                f"(it is included from {pos.file}, line {pos.line})",
+                f"write each of the {section} as a `- ` item, or put them under `{section}:`",
             )
         )
         return []
     # Nested includes resolve relative to the included file.
     wrapper = ldict(loaded.pos, {section: loaded})
-    resolve_includes(wrapper, file.parent, problems, depth + 1)
+    resolve_includes(wrapper, file.parent, problems, depth + 1, (*chain, file))
     return list(wrapper[section])
 
 
@@ -118,6 +157,8 @@ class Renderer:
 
     def __init__(self, problems: list[Problem]):
         self.problems = problems
+        self.undefined: list[tuple[int, str]] = []
+        """(index in problems, variable name) of every undefined-variable problem."""
 
     def render(self, node: Any, variables: dict[str, Any], path: str, pos: Pos) -> Any:
         if isinstance(node, str):
@@ -140,7 +181,7 @@ class Renderer:
     def _string(self, text: str, variables: dict[str, Any], path: str, pos: Pos) -> Any:
         if "{{" not in text and "{%" not in text and "{#" not in text:
             return text
-        from jinja2 import TemplateError
+        from jinja2 import TemplateAssertionError, TemplateError, TemplateSyntaxError
         from jinja2.exceptions import SecurityError, UndefinedError
 
         env = _env()
@@ -156,19 +197,42 @@ class Renderer:
                 _problem(
                     pos,
                     path,
-                    f"template refused by the sandbox: {exc}",
+                    f"template refused by the sandbox: {str(exc).rstrip('.')}",
                     "templates may only use variables and filters",
                 )
             )
         except UndefinedError as exc:
             name = _undefined_name(str(exc))
+            self.undefined.append((len(self.problems), name))
             known = ", ".join(sorted(variables)) or "none"
+            close = did_you_mean(name, list(variables))
             self.problems.append(
                 _problem(
                     pos,
                     path,
-                    f"template uses undefined variable {name}",
-                    f"define it in vars or the case's matrix (defined: {known})",
+                    f"template uses undefined variable {name!r}",
+                    f"{close} " * bool(close)
+                    + f"define it in vars or the case's matrix (defined: {known})",
+                )
+            )
+        except TemplateAssertionError as exc:
+            name = re.search(r"filter named '([^']+)'", str(exc))
+            close = did_you_mean(name.group(1), list(env.filters)) if name else ""
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template error: {str(exc).rstrip('.')}",
+                    close or "use a built-in Jinja2 filter, like upper, lower, replace or default",
+                )
+            )
+        except TemplateSyntaxError as exc:
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template syntax error: {str(exc).rstrip('.')}",
+                    "write variables as {{ name }}: every {{ needs a closing }}",
                 )
             )
         except TemplateError as exc:
@@ -189,7 +253,7 @@ class Renderer:
 
 def _undefined_name(message: str) -> str:
     m = re.search(r"'([^']+)' is undefined", message)
-    return repr(m.group(1)) if m else message
+    return m.group(1) if m else message
 
 
 def _plain(value: Any) -> Any:
@@ -295,13 +359,20 @@ def expand_cases(
             variables = {**suite_vars, **dict(case_vars)}
             out.append((path, renderer.render(body, variables, path, case.pos)))
             continue
+        row_vars = {name for row in rows for name in row}
         for r, row in enumerate(rows):
             variables = {**suite_vars, **dict(case_vars), **row}
             before = len(problems)
+            renderer.undefined.clear()
             rendered = renderer.render(body, variables, path, case.pos)
+            undefined = {i - before: name for i, name in renderer.undefined}
             new = problems[before:]
             del problems[before:]
-            for p in new:
+            for i, p in enumerate(new):
+                name = undefined.get(i)
+                if name in row_vars:
+                    # Other rows define it: the mistake is this row's, so point at the row.
+                    p = _row_lacks(case, path, r, name, p)
                 # The same mistake in every row is one problem, reported for its first row.
                 key = (p.file, p.line, p.column, p.message)
                 if key not in reported:
@@ -312,9 +383,26 @@ def expand_cases(
                             p.line,
                             p.column,
                             p.path,
-                            f"{p.message} (matrix row {r + 1})",
+                            f"{p.message} (matrix row {r + 1})"
+                            if "matrix row" not in p.message
+                            else p.message,
                             p.hint,
                         )
                     )
-            out.append((f"{path}<row {r + 1}>", rendered))
+            out.append((f"{path} (matrix row {r + 1})", rendered))
     return out
+
+
+def _row_lacks(case: LDict, path: str, r: int, name: str, used: Problem) -> Problem:
+    """A matrix row without a variable that the other rows give and a template uses."""
+    matrix = case.get("matrix")
+    pos = matrix.item_pos[r] if isinstance(matrix, LList) and r < len(matrix.item_pos) else None
+    pos = pos or case.value_pos.get("matrix", case.pos)
+    return Problem(
+        pos.file,
+        pos.line,
+        pos.column,
+        f"{path}.matrix[{r}]",
+        f"matrix row {r + 1} has no variable {name!r}, which {used.path} uses",
+        f"add `{name}: ...` to this row, as the other rows have",
+    )

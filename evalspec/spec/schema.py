@@ -175,22 +175,8 @@ def _translate(root: LDict, error: Any) -> list[Problem]:
             )
         ]
     if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        word = {
-            "minimum": "at least",
-            "maximum": "at most",
-            "exclusiveMinimum": "more than",
-            "exclusiveMaximum": "less than",
-        }[v]
-        return [
-            Problem(
-                pos.file,
-                pos.line,
-                pos.column,
-                where,
-                f"{error.instance!r} is out of range: it must be {word} {error.validator_value}",
-                "change the number",
-            )
-        ]
+        message, hint = range_message(error.instance, error.schema)
+        return [Problem(pos.file, pos.line, pos.column, where, message, hint)]
     if v in ("minItems", "minProperties", "minLength"):
         return [
             Problem(
@@ -198,16 +184,7 @@ def _translate(root: LDict, error: Any) -> list[Problem]:
             )
         ]
     if v == "pattern":
-        return [
-            Problem(
-                pos.file,
-                pos.line,
-                pos.column,
-                where,
-                f"{error.instance!r} does not have the expected form",
-                f"it must match {error.validator_value}",
-            )
-        ]
+        return [_pattern_problem(pos, where, parts, error)]
     return [Problem(pos.file, pos.line, pos.column, where, error.message, _type_hint(error.schema))]
 
 
@@ -258,11 +235,62 @@ def _translate_any_of(root: LDict, error: Any) -> list[Problem]:
 
 
 def _what(schema: dict[str, Any]) -> str:
-    desc = schema.get("description", "")
-    for word in ("critic", "evaluator", "model"):
-        if word in desc.lower()[:40]:
-            return word
+    """What a choice of names is called: the schema definition it comes from, if any."""
+    for name, definition in suite_schema().get("$defs", {}).items():
+        if definition is schema or definition == schema:
+            return name.replace("_", " ")
     return "value"
+
+
+def _fmt(number: Any) -> str:
+    return f"{number:g}" if isinstance(number, float) else str(number)
+
+
+def range_message(value: Any, schema: dict[str, Any]) -> tuple[str, str]:
+    """A number outside its schema's bounds: the whole allowed range, and how to fix it."""
+    lo = schema.get("minimum", schema.get("exclusiveMinimum"))
+    hi = schema.get("maximum", schema.get("exclusiveMaximum"))
+    if "exclusiveMinimum" in schema and hi is None:
+        allowed = f"more than {_fmt(lo)}"
+    elif "exclusiveMaximum" in schema and lo is None:
+        allowed = f"less than {_fmt(hi)}"
+    elif lo is not None and hi is not None:
+        allowed = f"from {_fmt(lo)} to {_fmt(hi)}"
+    elif lo is not None:
+        allowed = f"{_fmt(lo)} or more"
+    else:
+        allowed = f"{_fmt(hi)} or less"
+    message = f"{_fmt(value)} is out of range: it must be {allowed}"
+    if lo == 0 and hi == 1 and isinstance(value, int) and 1 < value <= 100:
+        return message, f"scores are shares from 0 to 1: write {_fmt(value / 100)} for {value}%"
+    examples = schema.get("examples") or []
+    if examples and isinstance(examples[0], int | float):
+        return message, f"for example: {_fmt(examples[0])}"
+    if lo == 0 and hi is None:
+        return message, "use 0 or more (0 makes it not count)"
+    return message, f"use a number {allowed}"
+
+
+def _pattern_problem(pos: Pos, where: str, parts: list[Any], error: Any) -> Problem:
+    """Text of the wrong form; a secret put where its variable's name belongs is not echoed."""
+    schema = error.schema
+    desc = str(schema.get("description", "")).rstrip(".")
+    examples = schema.get("examples") or []
+    example = f"for example: {examples[0]}" if examples else f"it must match {schema['pattern']}"
+    if parts and parts[-1] == "api_key_env":
+        return Problem(
+            pos.file,
+            pos.line,
+            pos.column,
+            where,
+            "this must be the name of an environment variable, not the key itself",
+            "never put an API key in a suite; write `api_key_env: OPENAI_API_KEY` "
+            "and set that variable",
+        )
+    what = f"{error.instance!r} is not written the expected way"
+    if desc:
+        what += f": write {desc[0].lower()}{desc[1:]}"
+    return Problem(pos.file, pos.line, pos.column, where, what, example)
 
 
 def _types(branch: dict[str, Any]) -> list[str]:
@@ -303,3 +331,46 @@ def _type_hint(schema: dict[str, Any]) -> str:
         ex = examples[0]
         return f"for example: {ex if isinstance(ex, str) else json.dumps(ex)}"
     return ""
+
+
+def explain_value_error(error: Any) -> str:
+    """One jsonschema error about a value (not a suite key), in words a person reads."""
+    v = error.validator
+    if v == "type":
+        want = error.validator_value
+        wants = [want] if isinstance(want, str) else list(want)
+        words = " or ".join(_TYPE_WORDS.get(w, w) for w in wants)
+        return f"expected {words}, got {_type_name(error.instance)}"
+    if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        return range_message(error.instance, error.schema)[0].split(": ", 1)[-1]
+    if v == "enum":
+        return "it must be one of: " + ", ".join(str(c) for c in error.validator_value)
+    if v == "const":
+        return f"it must be {error.validator_value!r}"
+    if v in ("minLength", "maxLength", "minItems", "maxItems"):
+        return f"{v[:3]}imum {'length' if 'Length' in v else 'items'}: {error.validator_value}"
+    return str(error.message)
+
+
+JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
+_TYPE_ALIASES = {
+    "text": "string",
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "double": "number",
+    "bool": "boolean",
+    "list": "array",
+    "dict": "object",
+    "map": "object",
+    "mapping": "object",
+    "none": "null",
+}
+
+
+def suggest_json_type(name: Any) -> str:
+    """`text` → did you mean 'string'? (the JSON Schema word for it)."""
+    alias = _TYPE_ALIASES.get(str(name).lower())
+    if alias:
+        return f"did you mean {alias!r}?"
+    return did_you_mean(str(name), JSON_TYPES)

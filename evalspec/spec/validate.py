@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem, SpecError
-from evalspec.spec.load import LDict, LList, Pos, load_yaml
+from evalspec.spec.load import LDict, LList, Pos, load_yaml_at
 from evalspec.spec.model import (
     Case,
     CriticSpec,
@@ -30,7 +30,15 @@ from evalspec.spec.model import (
     Tool,
 )
 from evalspec.spec.render import Renderer, expand_cases, resolve_includes
-from evalspec.spec.schema import did_you_mean, schema_problems
+from evalspec.spec.schema import (
+    JSON_TYPES,
+    did_you_mean,
+    explain_value_error,
+    locate,
+    schema_problems,
+    suggest_json_type,
+    suite_schema,
+)
 
 CRITIC_KINDS = (
     "binary", "exact", "contains", "similarity", "numeric", "datetime", "regex", "one_of",
@@ -45,10 +53,9 @@ EVALUATOR_KINDS = (
 def load_suite(path: str | Path) -> Suite:
     """Load, expand and validate a suite file. Raises SpecError listing every problem."""
     path = Path(path)
-    doc = load_yaml(path)
-    file = getattr(doc, "pos", Pos(str(path), 1, 1)).file
+    doc, pos = load_yaml_at(path)
+    file = pos.file
     if not isinstance(doc, LDict):
-        pos = getattr(doc, "pos", Pos(file, 1, 1))
         raise SpecError(
             [
                 Problem(
@@ -62,7 +69,7 @@ def load_suite(path: str | Path) -> Suite:
             ]
         )
     problems: list[Problem] = []
-    resolve_includes(doc, path.resolve().parent, problems)
+    resolve_includes(doc, path.resolve().parent, problems, chain=(path.resolve(),))
     problems.extend(schema_problems(doc))
     if problems:
         raise SpecError(problems)
@@ -88,6 +95,8 @@ class _Builder:
         self.path = path
         self.problems = problems
         self.base = path.resolve().parent
+        self.critic_keys: dict[tuple[str, int, int], Pos] = {}
+        """Where each critic's argument name is written, by the position of its value."""
 
     def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
         self.problems.append(Problem(pos.file, pos.line, pos.column, path, message, hint))
@@ -111,6 +120,11 @@ class _Builder:
         rubric_raw = dict(top.get("rubric") or {})
         self.suite_rubric = self.rubric(rubric_raw, doc.get("rubric"), "rubric")
         self.suite_critics = self.critics(top.get("critics") or {}, doc.get("critics"), "critics")
+        all_props: dict[str, Any] = {}
+        for t in tools:
+            all_props.update(t.parameters.get("properties") or {})
+        for c in self.suite_critics if tools else ():
+            self.check_field(c, {"properties": all_props}, ["no tool of this suite"])
         models = self.models(top.get("models"))
         run = self.run_settings(top.get("run") or {})
         emb = top.get("embeddings") or {}
@@ -195,7 +209,7 @@ class _Builder:
         from jsonschema.exceptions import SchemaError
 
         out: list[Tool] = []
-        seen: set[str] = set()
+        seen: dict[str, Pos] = {}
         for i, item in enumerate(raw):
             path = f"tools[{i}]"
             pos = raw.item_pos[i]
@@ -206,22 +220,16 @@ class _Builder:
             if name in seen:
                 self.problem(
                     self.vpos(item, "name"),
-                    path,
-                    f"tool {name!r} is defined twice",
+                    f"{path}.name",
+                    f"tool {name!r} is defined twice (first on line {seen[name].line})",
                     "remove or rename one of them",
                 )
-            seen.add(name)
+            seen.setdefault(name, self.vpos(item, "name"))
             params = item.get("parameters") or {"type": "object", "properties": {}}
             try:
                 Draft202012Validator.check_schema(params)
             except SchemaError as exc:
-                where = ".".join(str(p) for p in exc.path)
-                self.problem(
-                    self.vpos(item, "parameters"),
-                    f"{path}.parameters",
-                    f"not a valid JSON Schema{f' at {where}' if where else ''}: {exc.message}",
-                    "see https://json-schema.org/understanding-json-schema",
-                )
+                self.bad_parameters(item, path, exc)
                 params = {"type": "object"}
             if params.get("type", "object") != "object":
                 self.problem(
@@ -245,8 +253,10 @@ class _Builder:
                 for k in when or {}:
                     if props and k not in props:
                         self.problem(
-                            r.key_pos.get("when", r.pos),
-                            f"{rpath}.when",
+                            when.key_pos.get(k, r.pos)
+                            if isinstance(when, LDict)
+                            else r.key_pos.get("when", r.pos),
+                            f"{rpath}.when.{k}",
                             f"{name!r} has no argument {k!r}",
                             did_you_mean(k, props) or f"arguments: {', '.join(sorted(props))}",
                         )
@@ -280,6 +290,30 @@ class _Builder:
             )
         return out
 
+    def bad_parameters(self, item: LDict, path: str, exc: Any) -> None:
+        """A tool's parameters that are not JSON Schema, pointed at the offending keyword."""
+        parts = list(exc.path)
+        node = item.get("parameters")
+        pos = locate(node, parts) if parts else self.vpos(item, "parameters")
+        where = f"{path}.parameters" + "".join(
+            f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts
+        )
+        if parts and parts[-1] == "type":
+            hint = suggest_json_type(exc.instance)
+            self.problem(
+                pos,
+                where,
+                f"{exc.instance!r} is not a JSON Schema type",
+                f"{hint} " * bool(hint) + f"types: {', '.join(JSON_TYPES)}",
+            )
+            return
+        self.problem(
+            pos,
+            where,
+            f"not valid JSON Schema: {exc.message}",
+            "see https://json-schema.org/understanding-json-schema",
+        )
+
     def _rel(self, p: str | None) -> str | None:
         return None if p is None else str((self.base / p).resolve())
 
@@ -288,16 +322,27 @@ class _Builder:
     def rubric(self, merged: dict[str, Any], node: Any, path: str) -> Rubric:
         rubric = Rubric(**merged)
         if rubric.fail_threshold > rubric.warn_threshold:
+            own = set(node) if isinstance(node, LDict) else set()
+            # Point at the key this rubric sets; name where the other value comes from.
+            key = "fail_threshold" if "fail_threshold" in own or not own else "warn_threshold"
             pos = (
-                node.value_pos.get("fail_threshold", node.pos)
+                node.value_pos.get(key, node.pos)
                 if isinstance(node, LDict)
                 else getattr(node, "pos", self.doc.pos)
             )
+            origin = {
+                k: "" if k in own or path == "rubric" else " (from the suite's rubric)"
+                for k in ("fail_threshold", "warn_threshold")
+            }
+            if "fail_threshold" not in merged and "warn_threshold" in own:
+                origin["fail_threshold"] = " (the default)"
+            if "warn_threshold" not in merged and "fail_threshold" in own:
+                origin["warn_threshold"] = " (the default)"
             self.problem(
                 pos,
-                path,
-                f"fail_threshold {rubric.fail_threshold} is above warn_threshold "
-                f"{rubric.warn_threshold}",
+                f"{path}.{key}",
+                f"fail_threshold {rubric.fail_threshold:g}{origin['fail_threshold']} is above "
+                f"warn_threshold {rubric.warn_threshold:g}{origin['warn_threshold']}",
                 "scores below fail_threshold fail and below warn_threshold warn, so "
                 "fail_threshold must be the lower one",
             )
@@ -307,6 +352,8 @@ class _Builder:
         out = []
         for field, value in raw.items():
             pos = node.value_pos.get(field, node.pos) if isinstance(node, LDict) else self.doc.pos
+            key_pos = node.key_pos.get(field, pos) if isinstance(node, LDict) else pos
+            self.critic_keys[(pos.file, pos.line, pos.column)] = key_pos
             spec = self.critic(field, value, pos, f"{path}.{field}")
             if spec:
                 out.append(spec)
@@ -315,27 +362,32 @@ class _Builder:
     def critic(self, field: str, value: Any, pos: Pos, path: str) -> CriticSpec | None:
         loc = _loc(pos, path)
         if isinstance(value, str):
-            return self._checked(CriticSpec(field, value, 1.0, {}, loc))
+            return self._checked(CriticSpec(field, value, 1.0, {}, loc), pos)
         weight = float(value.get("weight", 1.0))
         kinds = [k for k in value if k != "weight"]
         if len(kinds) != 1:
             self.problem(
                 pos,
                 path,
-                "a critic mapping names exactly one critic"
+                f"one critic mapping names {len(kinds)} critics ({', '.join(kinds)})"
                 if kinds
-                else "this critic mapping has only a weight",
-                f"for example: {{similarity: 0.8, weight: {weight:g}}}",
+                else "this critic mapping has only a weight, no critic",
+                f"keep exactly one critic, for example: {{similarity: 0.8, weight: {weight:g}}}",
             )
             return None
         kind = kinds[0]
         arg = value[kind]
+        opt_pos = value.value_pos.get(kind, pos) if isinstance(value, LDict) else pos
         if kind == "ignore" and arg is False:
-            self.problem(pos, path, "`ignore: false` has no meaning", "remove the critic instead")
+            self.problem(
+                opt_pos, f"{path}.ignore", "`ignore: false` has no meaning", "remove the critic"
+            )
             return None
-        return self._checked(CriticSpec(field, kind, weight, _critic_params(kind, arg), loc))
+        spec = CriticSpec(field, kind, weight, _critic_params(kind, arg), loc)
+        return self._checked(spec, opt_pos)
 
-    def _checked(self, spec: CriticSpec) -> CriticSpec | None:
+    def _checked(self, spec: CriticSpec, pos: Pos) -> CriticSpec | None:
+        """Build the critic once now, so a bad option is reported before anything runs."""
         try:
             from evalspec.scoring.critics import make_critic
         except ImportError:  # pragma: no cover - critics module always ships
@@ -343,11 +395,14 @@ class _Builder:
         try:
             make_critic(spec.kind, spec.params)
         except (ValueError, TypeError) as exc:
+            text = str(exc)
+            for prefix in (f"critic '{spec.kind}': ", f"critic '{spec.kind}' "):
+                text = text[len(prefix) :] if text.startswith(prefix) else text
             self.problem(
-                Pos(spec.loc.file, spec.loc.line, spec.loc.column),
-                spec.loc.path,
-                f"invalid {spec.kind} critic: {exc}",
-                "fix the critic's options",
+                pos,
+                f"{spec.loc.path}.{spec.kind}" if spec.params else spec.loc.path,
+                f"{spec.kind} critic: {text}",
+                _critic_hint(spec.kind),
             )
             return None
         return spec
@@ -430,7 +485,7 @@ class _Builder:
         if raw.get("no_tool_calls") and calls:
             self.problem(
                 self.vpos(raw, "no_tool_calls"),
-                epath,
+                f"{epath}.no_tool_calls",
                 "no_tool_calls is true but tool_calls lists calls",
                 "keep one of the two",
             )
@@ -539,8 +594,8 @@ class _Builder:
                 self.problem(
                     vpos,
                     f"{path}.{key}",
-                    f"expected value {value!r:.60} does not fit {tool.name}'s "
-                    f"parameter schema: {errors[0].message}",
+                    f"the expected {key} {value!r:.60} does not fit {tool.name}'s parameter: "
+                    + explain_value_error(errors[0]),
                     "fix the value, or the tool's `parameters`",
                 )
 
@@ -548,8 +603,9 @@ class _Builder:
         props = params.get("properties") or {}
         if props and critic.field not in props:
             p = critic.loc
+            pos = self.critic_keys.get((p.file, p.line, p.column), Pos(p.file, p.line, p.column))
             self.problem(
-                Pos(p.file, p.line, p.column),
+                pos,
                 p.path,
                 f"critic for {critic.field!r}, but {' / '.join(tools)} takes no such argument",
                 did_you_mean(critic.field, props) or f"arguments: {', '.join(sorted(props))}",
@@ -624,13 +680,17 @@ class _Builder:
             value = item[kind]
             params = dict(value) if isinstance(value, dict) else {}
             if kind == "tool_call_count":
-                for tool in params.get("counts", {}):
+                counts = value.get("counts") if isinstance(value, LDict) else None
+                for tool in counts or {}:
                     if tool not in self.tool_map:
                         self.problem(
-                            value.key_pos.get("counts", pos),
-                            f"{epath}.counts",
+                            counts.key_pos.get(tool, pos) if isinstance(counts, LDict) else pos,
+                            f"{epath}.{kind}.counts.{tool}",
                             f"{tool!r} is not a tool of this suite",
-                            did_you_mean(tool, self.tool_map),
+                            did_you_mean(tool, self.tool_map)
+                            or "tools of this suite: " + ", ".join(sorted(self.tool_map))
+                            if self.tool_map
+                            else "add it under `tools:`",
                         )
             out.append(
                 EvaluatorSpec(
@@ -642,6 +702,24 @@ class _Builder:
                 )
             )
         return tuple(out)
+
+
+def _critic_hint(kind: str) -> str:
+    """An example of the critic written correctly, from the schema's own examples."""
+    if kind == "regex":
+        return (
+            "write a valid regular expression; put \\ before ( ) [ ] . * + ? to match them as text"
+        )
+    try:
+        options = suite_schema()["$defs"]["critic"]["anyOf"][1]["properties"][kind]
+    except (KeyError, IndexError):
+        return "fix the critic's options"
+    examples = options.get("examples") or []
+    if not examples:
+        return "fix the critic's options"
+    import json
+
+    return f"for example: {{{kind}: {json.dumps(examples[0])}}}"
 
 
 def _critic_params(kind: str, arg: Any) -> dict[str, Any]:
