@@ -1,0 +1,293 @@
+"""BFCL importer: function docs as JSON Schema tools, suite generation, model results decoding."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from evalspec.api import load_suite, score
+from evalspec.errors import UsageError
+from evalspec.interop.bfcl import (
+    bfcl_suite_dict,
+    bfcl_suite_dicts,
+    bfcl_tools,
+    bfcl_transcripts,
+    decode_result,
+    param_schema,
+    read_records,
+    split_records,
+    write_suite_yaml,
+)
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bfcl"
+FILES = ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json", "BFCL_v4_parallel.json")
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="BFCL data not present")
+
+AREA = {
+    "name": "geometry.area",
+    "description": "Area of a shape.",
+    "parameters": {
+        "type": "dict",
+        "properties": {
+            "shape": {"type": "string", "enum": ["circle", "square"], "description": "Shape."},
+            "size": {"type": "float", "default": 1.0},
+            "units": {"type": "any"},
+            "corner": {"type": "tuple", "items": {"type": "integer"}},
+            "style": {
+                "type": "dict",
+                "properties": {"color": {"type": "string"}, "alpha": {"type": "float"}},
+                "required": ["color"],
+            },
+            "layers": {
+                "type": "array",
+                "items": {"type": "dict", "properties": {"z": {"type": "integer"}}},
+            },
+            "filled": {"type": "boolean", "optional": True},
+        },
+        "required": ["shape"],
+    },
+}
+AREA_TRUTH = {
+    "geometry.area": {
+        "shape": ["circle"],
+        "size": [2.0, 2],
+        "units": ["", "cm"],
+        "style": [{"color": ["red", "Red"], "alpha": ["", 0.5]}],
+        "layers": [[{"z": [1]}, {"z": [2]}]],
+        "filled": [True, ""],
+    }
+}
+
+
+def test_bfcl_types_become_json_schema() -> None:
+    (tool,) = bfcl_tools([AREA])
+    props = tool["parameters"]["properties"]
+    assert tool["name"] == "geometry.area"
+    assert tool["parameters"]["type"] == "object"
+    assert tool["parameters"]["required"] == ["shape"]
+    assert props["shape"] == {
+        "type": "string",
+        "description": "Shape.",
+        "enum": ["circle", "square"],
+    }
+    assert props["size"] == {"type": "number", "default": 1.0}
+    assert props["units"] == {}
+    assert props["corner"] == {"type": "array", "items": {"type": "integer"}}
+    assert props["style"]["type"] == "object"
+    assert props["style"]["properties"]["alpha"] == {"type": "number"}
+    assert props["style"]["required"] == ["color"]
+    assert props["layers"]["items"]["properties"]["z"] == {"type": "integer"}
+    assert props["filled"] == {"type": "boolean"}  # BFCL's "optional" is not JSON Schema
+
+
+JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
+
+
+def _types(schema: dict) -> set[str]:
+    found = {schema["type"]} if "type" in schema else set()
+    for sub in (schema.get("properties") or {}).values():
+        found |= _types(sub)
+    if isinstance(schema.get("items"), dict):
+        found |= _types(schema["items"])
+    return found
+
+
+@needs_data
+def test_every_bfcl_function_doc_is_a_valid_json_schema() -> None:
+    count = 0
+    for file in FILES:
+        for record in read_records(DATA / file):
+            for tool in bfcl_tools(record["function"]):
+                Draft202012Validator.check_schema(tool["parameters"])
+                assert _types(tool["parameters"]) <= JSON_TYPES
+                count += 1
+    assert count == 1157
+
+
+def test_nested_types_convert_everywhere() -> None:
+    schema = param_schema(
+        {"type": "array", "items": {"type": "dict", "properties": {"v": {"type": "float"}}}}
+    )
+    assert schema == {
+        "type": "array",
+        "items": {"type": "object", "properties": {"v": {"type": "number"}}},
+    }
+
+
+def _case(suite: dict) -> dict:
+    (case,) = suite["cases"]
+    return case
+
+
+def test_case_expects_first_acceptable_values_and_judges_every_argument() -> None:
+    record = {"id": "simple_python_7", "question": [[{"role": "user", "content": "Area?"}]]}
+    suite = bfcl_suite_dict(
+        [{**record, "function": [AREA]}],
+        [{"id": "simple_python_7", "ground_truth": [AREA_TRUTH]}],
+        name="t",
+    )
+    case = _case(suite)
+    (call,) = case["expect"]["tool_calls"]
+    assert case["name"] == "simple_python_7" and case["tags"] == ["simple_python"]
+    assert case["user"] == "Area?"
+    assert call["tool"] == "geometry.area"
+    # "" first means "may be left out": units is not expected, but still judged.
+    assert call["args"] == {
+        "shape": "circle",
+        "size": 2.0,
+        "style": {"color": "red"},
+        "layers": [{"z": 1}, {"z": 2}],
+        "filled": True,
+    }
+    assert call["critics"]["units"] == {"one_of": {"values": ["", "cm"], "normalize": True}}
+    assert call["critics"]["size"] == {"one_of": [2.0, 2]}
+    assert suite["rubric"] == {
+        "fail_threshold": 1.0,
+        "warn_threshold": 1.0,
+        "fail_on_tool_selection": True,
+        "fail_on_tool_call_quantity": True,
+        "extra_args": "penalize",
+    }
+    assert suite["run"] == {"mode": "single_turn"}
+
+
+def test_required_argument_stays_required_when_its_list_holds_empty() -> None:
+    fn = {
+        "name": "f",
+        "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]},
+    }
+    suite = bfcl_suite_dict(
+        [{"id": "s_1", "question": [[{"role": "user", "content": "q"}]], "function": [fn]}],
+        [{"id": "s_1", "ground_truth": [{"f": {"x": ["", 25.0]}}]}],
+        name="t",
+    )
+    (call,) = _case(suite)["expect"]["tool_calls"]
+    assert call["args"] == {"x": 25.0}
+    assert call["critics"]["x"] == {"one_of": [25.0]}
+
+
+def test_records_redefining_a_tool_name_go_to_separate_suites() -> None:
+    def record(rid: str, param: str) -> dict:
+        fn = {
+            "name": "f",
+            "parameters": {"type": "dict", "properties": {param: {"type": "integer"}}},
+        }
+        return {"id": rid, "question": [[{"role": "user", "content": rid}]], "function": [fn]}
+
+    questions = [record("a_0", "x"), record("a_1", "y"), record("a_2", "x")]
+    answers = [
+        {"id": "a_0", "ground_truth": [{"f": {"x": [1]}}]},
+        {"id": "a_1", "ground_truth": [{"f": {"y": [1]}}]},
+        {"id": "a_2", "ground_truth": [{"f": {"x": [2]}}]},
+    ]
+    assert [[q["id"] for q in g] for g in split_records(questions)] == [["a_0", "a_2"], ["a_1"]]
+    with pytest.raises(UsageError, match="defines 'f' differently"):
+        bfcl_suite_dict(questions, answers, name="t")
+    suites = bfcl_suite_dicts(questions, answers, name="t")
+    assert [s["suite"] for s in suites] == ["t", "t-2"]
+    assert [[c["name"] for c in s["cases"]] for s in suites] == [["a_0", "a_2"], ["a_1"]]
+
+
+def test_missing_possible_answer_is_a_usage_error() -> None:
+    q = {"id": "x_1", "question": [[{"role": "user", "content": "q"}]], "function": [AREA]}
+    with pytest.raises(UsageError, match="no possible answer"):
+        bfcl_suite_dict([q], [], name="t")
+
+
+def test_template_like_text_survives_rendering(tmp_path: Path) -> None:
+    fn = {
+        "name": "render",
+        "description": "Fills {{ name }} placeholders {% like this %}",
+        "parameters": {"type": "dict", "properties": {"t": {"type": "string"}}, "required": []},
+    }
+    text = "Hello {{ user }} {#1}"
+    q = {"id": "r_1", "question": [[{"role": "user", "content": f"Render '{text}'"}]]}
+    paths = write_suite_yaml(
+        [{**q, "function": [fn]}],
+        [{"id": "r_1", "ground_truth": [{"render": {"t": [text]}}]}],
+        tmp_path / "s.yaml",
+        name="t",
+    )
+    suite = load_suite(paths[0])
+    assert suite.tools[0].description == fn["description"]
+    case = suite.cases[0]
+    assert case.messages[-1].content == f"Render '{text}'"
+    assert case.expect.tool_calls[0].args == {"t": text}
+    (transcript,) = bfcl_transcripts([{"id": "r_1", "result": [{"render": {"t": text}}]}])
+    assert score(suite, [transcript]).results[0].status == "pass"
+
+
+@needs_data
+def test_generated_suites_hold_every_record_once(tmp_path: Path) -> None:
+    for file in FILES:
+        questions = read_records(DATA / file)
+        answers = read_records(DATA / "possible_answer" / file)
+        suites = bfcl_suite_dicts(questions, answers, name="x")
+        names = [c["name"] for s in suites for c in s["cases"]]
+        assert sorted(names) == sorted(q["id"] for q in questions)
+        for s in suites:
+            tool_names = [t["name"] for t in s["tools"]]
+            assert len(tool_names) == len(set(tool_names))
+
+
+# ------------------------------------------------------------------------ model results
+
+
+def test_python_call_text_decodes_without_running_anything(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    text = (
+        f"[math.hypot(x=3, y=-4.5, tags=('a', 'b'), opts={{'k': None}}, flag=True), "
+        f"g(path=__import__('os').system('touch {marker}'), unit=cm)]"
+    )
+    calls = decode_result(text)
+    assert calls[0] == (
+        "math.hypot",
+        {"x": 3, "y": -4.5, "tags": ["a", "b"], "opts": {"k": None}, "flag": True},
+    )
+    name, args = calls[1]
+    assert name == "g" and args["unit"] == "cm"  # a bare name is its text, as in BFCL
+    assert "__import__" in args["path"] and not marker.exists()
+
+
+def test_result_forms() -> None:
+    assert decode_result("```python\n[f(a=1)]\n```") == [("f", {"a": 1})]
+    assert decode_result("f(a='x')") == [("f", {"a": "x"})]
+    assert decode_result([{"f": '{"a": 1}'}, {"g": {"b": [1, 2]}}]) == [
+        ("f", {"a": 1}),
+        ("g", {"b": [1, 2]}),
+    ]
+    assert decode_result('[{"f": {"a": 1}}]') == [("f", {"a": 1})]
+    assert decode_result("[]") == []
+
+
+def test_undecodable_output_is_a_transcript_without_calls_that_fails(tmp_path: Path) -> None:
+    fn = {"name": "f", "parameters": {"type": "dict", "properties": {"a": {"type": "integer"}}}}
+    (path,) = write_suite_yaml(
+        [{"id": "s_1", "question": [[{"role": "user", "content": "q"}]], "function": [fn]}],
+        [{"id": "s_1", "ground_truth": [{"f": {"a": [1]}}]}],
+        tmp_path / "t.yaml",
+        name="t",
+    )
+    results = ["I think you should call f with a=1", "[f(a=1)]", "[f(a=2)]", "[f(a=1, b=2)]"]
+    transcripts = [
+        replace(t, trial=i)
+        for i, t in enumerate(bfcl_transcripts([{"id": "s_1", "result": r} for r in results]))
+    ]
+    assert transcripts[0].tool_calls == () and "call f" in (transcripts[0].final_answer or "")
+    assert [c.name for c in transcripts[1].tool_calls] == ["f"]
+    assert transcripts[1].source == "import:bfcl"
+    statuses = [r.status for r in score(load_suite(path), transcripts).results]
+    assert statuses == ["fail", "pass", "fail", "fail"]
+
+
+def test_results_file_needs_id_and_result(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text('{"id": "a"}\n', encoding="utf-8")
+    with pytest.raises(UsageError, match="'id' and 'result'"):
+        bfcl_transcripts(path)
+    path.write_text("{not json\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="neither JSON Lines"):
+        bfcl_transcripts(path)
