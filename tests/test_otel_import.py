@@ -1,0 +1,204 @@
+"""OpenTelemetry import: the tool-call-output seed's spans become transcripts that score as the
+seed says, in the simplified span form and in the OTLP JSON export form."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalspec.errors import UsageError
+from evalspec.interop.otel import otel_transcripts, read_spans
+from evalspec.scoring.evaluators import run_evaluator
+from evalspec.spec.model import EvaluatorSpec
+
+
+def span(name: str, output_value: str, start: int = 0, **attrs: Any) -> dict[str, Any]:
+    """A span as the seed writes it: ReadableSpan(name, start_time, end_time, attributes)."""
+    return {
+        "name": name,
+        "start_time": start,
+        "end_time": start + 1,
+        "attributes": {"tool.name": name, "output.value": output_value, **attrs},
+    }
+
+
+def otlp(spans: list[dict[str, Any]], trace_id: str = "t1") -> dict[str, Any]:
+    """The same spans as the OTLP JSON exporter writes them (typed attribute values)."""
+
+    def typed(value: Any) -> dict[str, Any]:
+        if isinstance(value, bool):
+            return {"boolValue": value}
+        if isinstance(value, int):
+            return {"intValue": str(value)}
+        return {"stringValue": value}
+
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": []},
+                "scopeSpans": [
+                    {
+                        "scope": {"name": "agent"},
+                        "spans": [
+                            {
+                                "traceId": trace_id,
+                                "spanId": f"s{i}",
+                                "name": s["name"],
+                                "startTimeUnixNano": str(s["start_time"] * 10**9),
+                                "attributes": [
+                                    {"key": k, "value": typed(v)}
+                                    for k, v in s["attributes"].items()
+                                ],
+                                "status": s.get("status", {}),
+                            }
+                            for i, s in enumerate(spans)
+                        ],
+                    }
+                ],
+            }
+        ]
+    }
+
+
+def envelope(value: dict[str, Any]) -> str:
+    return json.dumps({"content": json.dumps(value)})
+
+
+GET_USER = {"user_id": 123, "name": "John Doe", "email": "john@example.com", "status": "active"}
+FETCH = {"records": 150, "status": "success"}
+SAVE = {"saved": 150, "location": "/data/results.csv"}
+REPORT = {
+    "report_id": "RPT-001",
+    "summary": {"total_records": 1000, "processed": 950, "errors": 50},
+    "details": [
+        {"category": "A", "count": 400},
+        {"category": "B", "count": 350},
+        {"category": "C", "count": 200},
+    ],
+    "metadata": {"generated_at": "2024-01-01T12:00:00Z", "version": "1.0"},
+}
+
+
+def pipeline(errors: int) -> list[dict[str, Any]]:
+    return [
+        span("fetch_data", envelope(FETCH), 0),
+        span(
+            "process_data", envelope({"processed": 150 if not errors else 100, "errors": errors}), 1
+        ),
+        span("save_results", envelope(SAVE), 2),
+    ]
+
+
+# (spans, expected tool_outputs, strict, seed score)
+SEED_EXAMPLES = {
+    "basic": (
+        [span("get_user", envelope(GET_USER))],
+        [{"name": "get_user", "output": json.dumps(GET_USER)}],
+        False,
+        1.0,
+    ),
+    "strict": (
+        [span("calculate_total", envelope({"total": 99.99, "currency": "USD"}))],
+        [{"name": "calculate_total", "output": {"total": 99.99, "currency": "USD"}}],
+        True,
+        1.0,
+    ),
+    "proportional": (
+        pipeline(errors=5),
+        [
+            {"name": "fetch_data", "output": json.dumps(FETCH)},
+            {"name": "process_data", "output": '{"processed": 150, "errors": 0}'},
+            {"name": "save_results", "output": json.dumps(SAVE)},
+        ],
+        False,
+        2 / 3,
+    ),
+    "multiple": (
+        pipeline(errors=0),
+        [
+            {"name": "fetch_data", "output": FETCH},
+            {"name": "process_data", "output": {"processed": 150, "errors": 0}},
+            {"name": "save_results", "output": SAVE},
+        ],
+        False,
+        1.0,
+    ),
+    "nested": (
+        [span("generate_report", envelope(REPORT))],
+        [{"name": "generate_report", "output": REPORT}],
+        False,
+        1.0,
+    ),
+}
+
+
+@pytest.mark.parametrize("form", ["spans", "otlp"])
+@pytest.mark.parametrize("example", sorted(SEED_EXAMPLES))
+def test_seed_examples_import_and_score_as_the_seed_says(example: str, form: str) -> None:
+    spans, tool_outputs, strict, expected = SEED_EXAMPLES[example]
+    source = spans if form == "spans" else otlp(spans)
+    (t,) = otel_transcripts(source, case=example, model="agent")
+    assert (t.case, t.model, t.source) == (example, "agent", "import:otel")
+    assert [c.name for c in t.tool_calls] == [s["name"] for s in spans]
+    # Outputs are the span's JSON value: the {"content": "<json>"} envelope as UiPath writes it.
+    assert [c.output for c in t.tool_calls] == [
+        json.loads(s["attributes"]["output.value"]) for s in spans
+    ]
+    spec = EvaluatorSpec(
+        kind="tool_call_output", params={"strict": strict, "tool_outputs": tool_outputs}
+    )
+    assert run_evaluator(spec, t, []).score == pytest.approx(expected, abs=0.01)
+
+
+def test_calls_follow_start_time_and_carry_arguments_and_errors(tmp_path: Path) -> None:
+    spans = [
+        span("second", "done", 5, **{"input.value": '{"a": 1}'}),
+        span("first", "not json", 1, **{"input.value": "oops"}),
+        {
+            "name": "agent",
+            "start_time": 0,
+            "attributes": {"output.value": "All done."},
+        },
+        {
+            "name": "execute_tool lookup",
+            "start_time": 7,
+            "attributes": {
+                "gen_ai.tool.name": "lookup",
+                "gen_ai.tool.call.arguments": '{"q": "x"}',
+            },
+            "status": {"status_code": "ERROR", "description": "timeout"},
+        },
+    ]
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(spans), encoding="utf-8")
+    (t,) = otel_transcripts(path, case="c")
+    assert [c.name for c in t.tool_calls] == ["first", "second", "lookup"]
+    first, second, lookup = t.tool_calls
+    assert first.arguments is None and first.raw_arguments == "oops" and first.output == "not json"
+    assert second.arguments == {"a": 1} and second.output == "done"
+    assert lookup.arguments == {"q": "x"} and lookup.error == "timeout"
+    assert t.final_answer == "All done."
+
+
+def test_each_trace_is_a_trial() -> None:
+    data = [otlp([span("a", "1")], trace_id="t1"), otlp([span("b", "2")], trace_id="t2")]
+    transcripts = otel_transcripts(data, case="c")
+    assert [(t.trial, [c.name for c in t.tool_calls]) for t in transcripts] == [
+        (0, ["a"]),
+        (1, ["b"]),
+    ]
+    assert len({t.item_id for t in transcripts}) == 2
+
+
+def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text("{nope", encoding="utf-8")
+    with pytest.raises(UsageError, match="not JSON"):
+        read_spans(path)
+    with pytest.raises(UsageError, match="resourceSpans"):
+        read_spans([1, 2])
+    with pytest.raises(UsageError, match="no spans"):
+        otel_transcripts([], case="c")
