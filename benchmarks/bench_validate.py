@@ -1,0 +1,238 @@
+"""How fast `evalspec validate` starts and how it scales to a big suite.
+
+Run: ``.venv/bin/python benchmarks/bench_validate.py [--repeat 7] [--cases 5000]``
+
+Measured in one run:
+  (a) whole-process `evalspec validate suites/*.yaml` against `python -c "import yaml,
+      jsonschema"` (the floor any YAML + JSON Schema validator pays), alternated, median ratio;
+  (b) a generated suite of 5,000 cases (10 tools, expected calls, critics, matrix cases):
+      whole-process `evalspec validate` wall time and peak RSS, and in-process `load_suite`;
+  (c) which heavy libraries `validate` and `plan` import (none should be).
+For scale: promptfoo's `validate config` takes 2.6 s and 248 MiB on a 500-test config on the
+same 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import (
+    HEAVY,
+    PYTHON,
+    REPO,
+    byte_compile,
+    evalspec_cmd,
+    goal,
+    goal_flag,
+    interleave,
+    machine,
+    modules_after,
+    run_child,
+    summary,
+)
+
+TOOLS = [
+    ("send_dm_to_user", {"user_name": "string", "message": "string"}),
+    ("send_message_to_channel", {"channel_name": "string", "message": "string"}),
+    ("get_messages_in_channel", {"channel_name": "string", "limit": "integer"}),
+    ("get_current_weather", {"city": "string", "unit": "string"}),
+    ("get_forecast", {"city": "string", "date": "string"}),
+    ("add", {"a": "number", "b": "number"}),
+    ("multiply", {"a": "number", "b": "number"}),
+    ("book_table", {"restaurant": "string", "people": "integer", "time": "string"}),
+    ("search_flights", {"origin": "string", "destination": "string", "date": "string"}),
+    ("convert_currency", {"amount": "number", "from_currency": "string", "to_currency": "string"}),
+]
+NAMES = ["johndoe", "janedoe", "wei", "aisha", "carlos", "priya", "tom", "yuki", "olga", "ahmed"]
+CITIES = ["Paris", "Tokyo", "New York", "Nairobi", "Lima", "Berlin", "Sydney", "Toronto"]
+WORDS = [
+    "report",
+    "launch",
+    "migration",
+    "lunch",
+    "escalation",
+    "review",
+    "hiring",
+    "offsite",
+    "audit",
+    "budget",
+]
+
+
+def _q(text: str) -> str:
+    """A double-quoted YAML scalar."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _value(kind: str, rng: random.Random, i: int) -> str:
+    if kind == "integer":
+        return str(rng.randint(1, 100))
+    if kind == "number":
+        return str(round(rng.uniform(-1000, 1000), 2))
+    return _q(f"{rng.choice(WORDS)} {rng.choice(CITIES)} {rng.choice(NAMES)} {i}")
+
+
+def _tools_yaml() -> list[str]:
+    out = ["tools:"]
+    for name, params in TOOLS:
+        out.append(f"  - name: {name}")
+        out.append(f"    description: {_q('Benchmark tool ' + name.replace('_', ' ') + '.')}")
+        out.append("    parameters:")
+        out.append("      type: object")
+        out.append("      properties:")
+        for p, kind in params.items():
+            out.append(f"        {p}: {{type: {kind}, description: {_q('The ' + p + '.')}}}")
+        out.append(f"      required: [{', '.join(params)}]")
+        out.append("    responses:")
+        first = next(iter(params))
+        out.append(f"      - when: {{{first}: {_q('x')}}}")
+        out.append("        output: {ok: true}")
+        out.append("      - output: {ok: false, error: not_found}")
+    return out
+
+
+def make_suite(cases: int, seed: int = 7) -> str:
+    """A realistic suite YAML with `cases` cases once expanded; one in ten comes from a
+    10-row matrix, the rest are plain cases with one or two expected calls."""
+    rng = random.Random(seed)
+    lines = [
+        "suite: bench",
+        "system: You are a helpful assistant with tools.",
+        "models: [{name: m, model: fake-model, base_url: 'http://127.0.0.1:9/v1'}]",
+        "run: {mode: single_turn, concurrency: 32}",
+        "rubric: {fail_threshold: 0.85, warn_threshold: 0.95, fail_on_tool_selection: true}",
+        "critics:",
+        "  user_name: binary",
+        "  channel_name: binary",
+        "  message: {similarity: 0.75, weight: 0.5}",
+        "  a: binary",
+        "  b: binary",
+        "vars: {greeting: Hello}",
+        *_tools_yaml(),
+        "cases:",
+    ]
+    matrix_rows = 10
+    matrix_cases = cases // 10 // matrix_rows
+    plain = cases - matrix_cases * matrix_rows
+    for i in range(plain):
+        name, params = TOOLS[i % len(TOOLS)]
+        args = ", ".join(f"{p}: {_value(k, rng, i)}" for p, k in params.items())
+        lines.append(f"  - name: case {i}")
+        lines.append(f"    user: {_q(f'Please use {name} for request number {i}.')}")
+        if i % 7 == 0:
+            lines.append("    tags: [smoke]")
+        lines.append("    expect:")
+        lines.append("      tool_calls:")
+        lines.append(f"        - {name}: {{{args}}}")
+        if i % 5 == 0:
+            other, oparams = TOOLS[(i + 3) % len(TOOLS)]
+            oargs = ", ".join(f"{p}: {_value(k, rng, i)}" for p, k in oparams.items())
+            lines.append(f"        - {other}: {{{oargs}}}")
+        if i % 4 == 0:
+            first = next(iter(params))
+            lines.append(
+                f"    critics: {{{first}: {{similarity: {{metric: tfidf, threshold: 0.6}}}}}}"
+            )
+    for j in range(matrix_cases):
+        lines.append(f"  - name: 'matrix {j} to {{{{ channel }}}}'")
+        lines.append("    matrix:")
+        for r in range(matrix_rows):
+            lines.append(f"      - {{channel: c{j}_{r}, text: {_q(f'{rng.choice(WORDS)} {r}')}}}")
+        lines.append("    user: \"{{ greeting }}! Post '{{ text }}' in #{{ channel }}\"")
+        lines.append("    expect:")
+        lines.append("      tool_calls:")
+        lines.append(
+            "        - send_message_to_channel: "
+            '{channel_name: "{{ channel }}", message: "{{ text }}"}'
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="alternated runs of each command")
+    parser.add_argument("--cases", type=int, default=5000, help="cases in the generated suite")
+    args = parser.parse_args()
+
+    byte_compile()
+    print(f"machine: {machine()}")
+    cli = evalspec_cmd()
+    suites = sorted(glob.glob(str(REPO / "suites" / "*.yaml")))
+    baseline_cmd = [PYTHON, "-c", "import yaml, jsonschema"]
+    validate_cmd = [*cli, "validate", *suites]
+    print(f"baseline: {' '.join(baseline_cmd)}")
+    print(f"subject:  evalspec validate suites/*.yaml ({len(suites)} files)")
+
+    def timed(cmd: list[str]) -> float:
+        child = run_child(cmd)
+        if child.returncode != 0:
+            sys.exit(f"{cmd} failed ({child.returncode}): {child.stderr[-2000:]}")
+        return child.wall
+
+    # (a) start-up
+    times = interleave(
+        {"baseline": lambda: timed(baseline_cmd), "validate": lambda: timed(validate_cmd)},
+        args.repeat,
+    )
+    print(f"(a) import yaml, jsonschema: {summary(times['baseline'])}")
+    print(f"    evalspec validate suites/*.yaml: {summary(times['validate'])}")
+    ratios = [v / b for b, v in zip(times["baseline"], times["validate"], strict=True)]
+    ratio = statistics.median(times["validate"]) / statistics.median(times["baseline"])
+    print(f"    per-pair ratios: {', '.join(f'{r:.2f}' for r in ratios)}")
+    goal("validate_startup_ratio", ratio, "<=", 3.0, "{:.2f}")
+
+    # (b) a 5,000-case suite
+    with tempfile.TemporaryDirectory(prefix="bench-validate-") as tmp:
+        big = Path(tmp) / "big.yaml"
+        big.write_text(make_suite(args.cases), encoding="utf-8")
+        size_kib = big.stat().st_size / 1024
+        big_cmd = [*cli, "validate", str(big)]
+        first = run_child(big_cmd)
+        if first.returncode != 0:
+            sys.exit(f"generated suite is invalid: {first.stdout}{first.stderr[-3000:]}")
+        print(f"(b) generated suite: {size_kib:.0f} KiB, {first.stdout.strip()}")
+        walls, rss = [], []
+        for _ in range(max(3, args.repeat // 2)):
+            child = run_child(big_cmd)
+            walls.append(child.wall)
+            rss.append(child.maxrss_mb)
+        print(f"    evalspec validate big.yaml: {summary(walls)}; peak RSS {max(rss):.0f} MiB")
+        goal("validate_5000_cases_seconds", statistics.median(walls), "<", 2.0, "{:.2f}")
+        print(
+            f"    peak RSS of that validate: {max(rss):.0f} MiB (promptfoo: 248 MiB for 500 tests)"
+        )
+
+        sys.path.insert(0, str(REPO))
+        from evalspec.spec.validate import load_suite
+
+        loads = []
+        for _ in range(3):
+            start = time.perf_counter()
+            suite = load_suite(big)
+            loads.append(time.perf_counter() - start)
+        print(f"    in-process load_suite ({len(suite.cases)} cases): {summary(loads)}")
+
+        # (c) heavy imports
+        for label, argv in (
+            ("validate", ["validate", *suites]),
+            ("plan", ["plan", str(REPO / "suites" / "slack.yaml"), "--json"]),
+            ("plan_big", ["plan", str(big), "--json"]),
+        ):
+            loaded = sorted(modules_after(argv) & set(HEAVY))
+            goal_flag(
+                f"heavy_imports_{label}",
+                ", ".join(loaded) or "none",
+                not loaded,
+                f"none of {', '.join(HEAVY)}",
+            )
+
+
+if __name__ == "__main__":
+    main()
