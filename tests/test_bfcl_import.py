@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -150,6 +151,7 @@ def test_case_expects_first_acceptable_values_and_judges_every_argument() -> Non
         "fail_on_tool_selection": True,
         "fail_on_tool_call_quantity": True,
         "extra_args": "penalize",
+        "normalize_tool_names": True,
     }
     assert suite["run"] == {"mode": "single_turn"}
 
@@ -291,3 +293,137 @@ def test_results_file_needs_id_and_result(tmp_path: Path) -> None:
     path.write_text("{not json\n", encoding="utf-8")
     with pytest.raises(UsageError, match="neither JSON Lines"):
         bfcl_transcripts(path)
+
+
+# ------------------------------------------------------------------------ `evalspec import`
+
+STB = DATA.parent / "stabletoolbench"
+
+
+def _cli(*args: str):
+    import typer
+    from typer.testing import CliRunner
+
+    from evalspec.interop.cli import import_app
+
+    app = typer.Typer()
+    app.add_typer(import_app, name="import")
+
+    @app.callback()
+    def _root() -> None:
+        """Test root."""
+
+    return CliRunner().invoke(app, ["import", *args])
+
+
+@needs_data
+def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> None:
+    # A slice of the multiple file: 20 records, plus 2 that redefine a function of those.
+    file = "BFCL_v4_multiple.json"
+    groups = split_records(read_records(DATA / file))
+    chosen = {q["id"] for q in groups[0][:20] + groups[1][:2]}
+    for src, dst in (
+        (DATA / file, tmp_path / file),
+        (DATA / "possible_answer" / file, tmp_path / "a.json"),
+    ):
+        lines = src.read_text(encoding="utf-8").splitlines()
+        dst.write_text(
+            "\n".join(x for x in lines if json.loads(x)["id"] in chosen), encoding="utf-8"
+        )
+    out = tmp_path / "multiple.yaml"
+    res = _cli("bfcl", str(tmp_path / file), str(tmp_path / "a.json"), "--out", str(out))
+    assert res.exit_code == 0, res.output
+    paths = [out, *sorted(p for p in tmp_path.glob("multiple-*.yaml"))]
+    assert len(paths) == 2 and "22 cases in 2 suite(s)" in res.output
+    suites = [load_suite(p) for p in paths]
+    assert sum(len(s.cases) for s in suites) == 22
+    assert suites[0].name == "BFCL_v4_multiple" and suites[0].models[0].name == "gpt-4o-mini"
+
+    answers = {a["id"]: a["ground_truth"] for a in read_records(tmp_path / "a.json")}
+    results = tmp_path / "results.jsonl"
+    lines = []
+    for case in suites[0].cases[:3]:
+        ((name, params),) = answers[case.name][0].items()
+        args = ", ".join(f"{k}={v[0]!r}" for k, v in params.items() if v[0] != "")
+        lines.append(json.dumps({"id": case.name, "result": f"[{name}({args})]"}))
+    lines.append(json.dumps({"id": suites[0].cases[3].name, "result": "[unknown_tool(a=1)]"}))
+    lines.append(json.dumps({"id": "not_in_this_suite", "result": "[]"}))
+    results.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    transcripts = tmp_path / "t.jsonl"
+    res = _cli("bfcl-results", str(paths[0]), str(results), "--out", str(transcripts))
+    assert res.exit_code == 0, res.output
+    from evalspec.transcript import read_transcripts
+
+    loaded = read_transcripts(transcripts)
+    assert len(loaded) == 4 and {t.model for t in loaded} == {"gpt-4o-mini"}
+    statuses = [r.status for r in score(suites[0], loaded).results]
+    assert statuses == ["pass", "pass", "pass", "fail"]
+
+
+def test_import_errors_exit_2_without_traceback(tmp_path: Path) -> None:
+    res = _cli("bfcl", str(tmp_path / "none.json"), str(tmp_path / "a.json"), "--out", "x.yaml")
+    assert res.exit_code == 2 and "cannot read" in res.output and "Traceback" not in res.output
+    bad = tmp_path / "suite.yaml"
+    bad.write_text("suite: x\n", encoding="utf-8")
+    res = _cli("bfcl-results", str(bad), str(tmp_path / "r.json"), "--out", "t.jsonl")
+    assert res.exit_code == 2 and "suite.yaml:" in res.output
+    res = _cli("stabletoolbench", str(tmp_path / "none.json"), "--out", "x.yaml")
+    assert res.exit_code == 2 and "cannot read" in res.output
+    assert not (tmp_path / "x.yaml").exists()
+
+
+@needs_data
+def test_import_stabletoolbench_queries_and_answers(tmp_path: Path) -> None:
+    example = STB / "solvable_queries_example"
+    out = tmp_path / "stb.yaml"
+    res = _cli(
+        "stabletoolbench",
+        str(example / "test_instruction" / "G1_instruction.json"),
+        "--ids",
+        str(example / "test_query_ids" / "G1_instruction.json"),
+        "--out",
+        str(out),
+        "--name",
+        "stb",
+    )
+    assert res.exit_code == 0, res.output
+    suite = load_suite(out)
+    assert [c.name for c in suite.cases] == ["588", "608", "1073"]
+    assert all(c.evaluators[0].kind == "api_call_score" for c in suite.cases)
+
+    converted = STB / "data_example" / "model_predictions_converted" / "virtual_chatgpt_cot"
+    transcripts = tmp_path / "t.jsonl"
+    res = _cli(
+        "stabletoolbench-answers",
+        str(converted / "G1_instruction.json"),
+        "--out",
+        str(transcripts),
+        "--model",
+        "gpt-4o-mini",
+    )
+    assert res.exit_code == 0, res.output
+    from evalspec.transcript import read_transcripts
+
+    report = score(suite, read_transcripts(transcripts))
+    assert {r.case: r.evaluators["api_call_score"] for r in report.results} == {
+        "588": 1.0,
+        "608": 1.0,
+        "1073": 1.0,
+    }
+
+
+@needs_data
+@pytest.mark.slow  # 163 queries with ~800 tools: ~4 s to load and validate
+def test_import_stabletoolbench_g1_validates(tmp_path: Path) -> None:
+    res = _cli(
+        "stabletoolbench",
+        str(STB / "solvable_queries" / "test_instruction" / "G1_instruction.json"),
+        "--out",
+        str(tmp_path / "g1.yaml"),
+        "--judge",
+        "gpt-4o-mini",
+    )
+    assert res.exit_code == 0, res.output
+    suites = [load_suite(p) for p in sorted(tmp_path.glob("g1*.yaml"))]
+    assert sum(len(s.cases) for s in suites) == 163
+    assert all(c.expect.final_answer[0].kind == "judge" for s in suites for c in s.cases)

@@ -202,3 +202,32 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
         read_spans([1, 2])
     with pytest.raises(UsageError, match="no spans"):
         otel_transcripts([], case="c")
+
+
+def test_import_otel_command_writes_transcripts(tmp_path: Path) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from evalspec.interop.cli import import_app
+    from evalspec.transcript import read_transcripts
+
+    app = typer.Typer()
+    app.add_typer(import_app, name="import")
+
+    @app.callback()
+    def _root() -> None:
+        """Test root."""
+
+    spans = tmp_path / "spans.json"
+    spans.write_text(json.dumps(otlp(pipeline(errors=0))), encoding="utf-8")
+    out = tmp_path / "t.jsonl"
+    args = ["import", "otel", str(spans), "--case", "pipeline", "--model", "m", "--out", str(out)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    (t,) = read_transcripts(out)
+    assert (t.case, t.model) == ("pipeline", "m")
+    assert [c.name for c in t.tool_calls] == ["fetch_data", "process_data", "save_results"]
+    res = CliRunner().invoke(
+        app, ["import", "otel", str(tmp_path / "no.json"), "--case", "c", "--out", str(out)]
+    )
+    assert res.exit_code == 2 and "cannot read" in res.output

@@ -54,8 +54,13 @@ RUBRIC: dict[str, Any] = {
     "fail_on_tool_selection": True,
     "fail_on_tool_call_quantity": True,
     "extra_args": "penalize",
+    "normalize_tool_names": True,
 }
-"""BFCL's verdict is all or nothing: any wrong, missing or unexpected argument fails the call."""
+"""BFCL's verdict is all or nothing: any wrong, missing or unexpected argument fails the call.
+
+Tool names are normalised (evalspec's default, written out so a reader sees it): BFCL accepts
+`math_factorial` for `math.factorial` from models whose API forbids dots, and this accepts it
+from any model (and also case and `-` variants, which BFCL would not)."""
 
 
 # ------------------------------------------------------------------------------------ reading
@@ -286,7 +291,7 @@ def bfcl_suite_dict(
     suite["rubric"] = dict(RUBRIC)
     suite["tools"] = list(tools.values())
     suite["cases"] = cases
-    return _escape_templates(suite)
+    return escape_templates(suite)
 
 
 def bfcl_suite_dicts(
@@ -304,17 +309,17 @@ def bfcl_suite_dicts(
     ]
 
 
-def _escape_templates(node: Any) -> Any:
+def escape_templates(node: Any) -> Any:
     """Strings that look like Jinja2 templates are escaped, so they render to themselves."""
     if isinstance(node, str):
         if "{{" in node or "{%" in node or "{#" in node:
             return node.replace("{", "{{ '{' }}")
         return node
     if isinstance(node, dict):
-        out = {k: _escape_templates(v) for k, v in node.items()}
+        out = {k: escape_templates(v) for k, v in node.items()}
         return _Flow(out) if isinstance(node, _Flow) else out
     if isinstance(node, list):
-        return [_escape_templates(v) for v in node]
+        return [escape_templates(v) for v in node]
     return node
 
 
