@@ -295,6 +295,33 @@ def init(
     typer.echo(f"wrote {path}; next: evalspec validate {path}")
 
 
+@app.command()
+@reports_errors
+def merge(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Run directories of the shards.", show_default=False)
+    ],
+    out: Annotated[Path, typer.Option(help="Run directory to write the merged run to.")],
+    suite: Annotated[
+        Path | None, typer.Option(help="Suite file (default: the one named in the runs).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every row.")] = False,
+) -> None:
+    """Merge shard runs (`run --shard i/n`) into one run directory, then score it.
+
+    Transcripts are combined by item id (a later directory wins); runs of different suites are
+    refused. Writes transcripts.jsonl and results.json to --out; exit codes as for `run`.
+
+    Example:
+
+      evalspec merge runs/shard1 runs/shard2 --out runs/all
+    """
+    from evalspec.merge import merge_runs
+
+    raise typer.Exit(merge_runs(run_dirs, out, suite=suite, as_json=as_json, verbose=verbose))
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

@@ -31,9 +31,14 @@ class RunRequest:
 
 def execute(req: RunRequest) -> int:
     """Run a suite end to end; return the exit code."""
-    from evalspec.api import score
     from evalspec.plan import compile_plan, parse_shard
-    from evalspec.runner import RunOptions, default_run_dir, read_finished, run_plan
+    from evalspec.runner import (
+        RunOptions,
+        completed,
+        default_run_dir,
+        read_manifest,
+        run_plan,
+    )
     from evalspec.spec.validate import load_suite
 
     suite = load_suite(req.suite)
@@ -46,6 +51,13 @@ def execute(req: RunRequest) -> int:
     )
     if req.resume and not req.resume.is_dir():
         raise UsageError(f"--resume {req.resume}: no such run directory")
+    if req.resume:
+        manifest = read_manifest(req.resume) or {}
+        if manifest.get("suite") not in (None, suite.name):
+            raise UsageError(
+                f"--resume {req.resume}: that run is of suite {manifest['suite']!r} "
+                f"({manifest.get('path', '?')}), not {suite.name!r}; resume it with its own suite"
+            )
     run_dir = req.resume or req.out or default_run_dir(suite)
     options = RunOptions(
         record=req.record,
@@ -53,21 +65,30 @@ def execute(req: RunRequest) -> int:
         run_dir=run_dir,
         resume=bool(req.resume),
         recordings=req.recordings,
+        selection={
+            "cases": req.cases,
+            "models": req.models,
+            "trials": req.trials,
+            "shard": req.shard,
+        },
     )
-    progress = _Progress(len(plan.items), enabled=sys.stderr.isatty() and not req.as_json)
+    interactive = sys.stderr.isatty() and not req.as_json
+    progress = _Progress(
+        len(plan.items), enabled=interactive, tally=Tally(suite) if interactive else None
+    )
     started = time.perf_counter()
     try:
         with progress:
             outcome = run_plan(plan, options, on_done=progress.advance)
     except KeyboardInterrupt:
-        done = len(read_finished(run_dir))
+        done = len(completed(run_dir))
         sys.stderr.write(
             f"interrupted: {done} of {len(plan.items)} items finished and saved in {run_dir}\n"
             f"resume with: evalspec run {req.suite} --resume {run_dir}\n"
         )
         return 130
     except RunError as exc:
-        done = len(read_finished(run_dir))
+        done = len(completed(run_dir))
         raise RunError(
             f"{exc}\n{done} of {len(plan.items)} items finished and saved in "
             f"{run_dir}; fix the cause, then: evalspec run {req.suite} "
@@ -80,23 +101,55 @@ def execute(req: RunRequest) -> int:
             f"{len(outcome.missing)} request(s) have no recorded answer and --record "
             f"{req.record} may not call the model; run with --record auto and an API key"
         )
-    report = score(suite, outcome.transcripts)
-    _write_reports(report, run_dir, req.junit, req.markdown)
-    elapsed = time.perf_counter() - started
-    if req.as_json:
+    counts = outcome.counts
+    note = (
+        f"({counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
+        + (f", {outcome.resumed} resumed" if outcome.resumed else "")
+        + ")"
+    )
+    return finish_run(
+        suite,
+        outcome.transcripts,
+        run_dir,
+        as_json=req.as_json,
+        verbose=req.verbose,
+        junit=req.junit,
+        markdown=req.markdown,
+        started=started,
+        note=note,
+    )
+
+
+def finish_run(
+    suite,
+    transcripts,
+    run_dir: Path,
+    *,
+    as_json: bool = False,
+    verbose: bool = False,
+    junit: Path | None = None,
+    markdown: Path | None = None,
+    started: float | None = None,
+    note: str = "",
+) -> int:
+    """Score a run's transcripts, write results.json (and other reports), print, exit code."""
+    from evalspec.api import score
+
+    report = score(suite, transcripts)
+    _write_reports(report, run_dir, junit, markdown)
+    if as_json:
         sys.stdout.write(
             json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
         )
     else:
         from evalspec.report.console import print_report
 
-        print_report(report, verbose=req.verbose)
-        counts = outcome.counts
+        print_report(report, verbose=verbose)
+        took = f" in {time.perf_counter() - started:.2f}s" if started is not None else ""
         sys.stdout.write(
-            f"{len(outcome.transcripts)} items in {elapsed:.2f}s "
-            f"({counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
-            + (f", {outcome.resumed} resumed" if outcome.resumed else "")
-            + f") · results: {run_dir / 'results.json'}\n"
+            f"{len(transcripts)} items{took}"
+            + (f" {note}" if note else "")
+            + f" · results: {run_dir / 'results.json'}\n"
         )
     return report.exit_code
 
@@ -155,12 +208,56 @@ def _write_reports(report, run_dir: Path, junit: Path | None, markdown: Path | N
         write_markdown(report, markdown)
 
 
-class _Progress:
-    """A progress bar on stderr for interactive runs: done/total, errors so far, ETA."""
+class Tally:
+    """Pass/warn/fail so far, scoring each transcript as it finishes when that is cheap.
 
-    def __init__(self, total: int, enabled: bool):
+    A transcript whose scoring needs sentence embeddings or an LLM judge is counted as
+    `later` (scored with the whole batch at the end), so the event loop never waits for a
+    model to load or a judge to answer.
+    """
+
+    def __init__(self, suite) -> None:
+        from evalspec.scoring.scorer import Scorer
+
+        self.scorer = Scorer(suite)
+        self._judged = {
+            c.name
+            for c in suite.cases
+            if any(check.kind == "judge" for check in c.expect.final_answer)
+        }
+        self.counts = {"pass": 0, "warn": 0, "fail": 0, "error": 0, "later": 0}
+
+    def add(self, transcript) -> str:
+        """Count one finished transcript; return the bucket it went to."""
+        if transcript.error:
+            status = "error"
+        elif transcript.case in self._judged or self.scorer.needs_embeddings([transcript]):
+            status = "later"
+        else:
+            try:
+                status = self.scorer.score(transcript).status
+            except Exception:  # progress must never break a run; the final scoring reports it
+                status = "later"
+        self.counts[status] = self.counts.get(status, 0) + 1
+        return status
+
+    def summary(self) -> str:
+        c = self.counts
+        text = f"{c['pass']} pass · {c['warn']} warn · {c['fail']} fail"
+        if c["error"]:
+            text += f" · {c['error']} errors"
+        if c["later"]:
+            text += f" · {c['later']} scored at the end"
+        return text
+
+
+class _Progress:
+    """A progress bar on stderr for interactive runs: done/total, pass/warn/fail so far, ETA."""
+
+    def __init__(self, total: int, enabled: bool, tally: Tally | None = None):
         self.total = total
         self.enabled = enabled and total > 0
+        self.tally = tally
         self.errors = 0
         self._bar = None
 
@@ -191,10 +288,14 @@ class _Progress:
     def advance(self, transcript) -> None:
         if transcript.error:
             self.errors += 1
-        if self._bar is not None:
-            self._bar.update(
-                self._task, advance=1, status=f"{self.errors} errors" if self.errors else ""
-            )
+        if self._bar is None:
+            return
+        if self.tally is not None:
+            self.tally.add(transcript)
+            status = self.tally.summary()
+        else:
+            status = f"{self.errors} errors" if self.errors else ""
+        self._bar.update(self._task, advance=1, status=status)
 
     def __exit__(self, *exc) -> None:
         if self._bar is not None:

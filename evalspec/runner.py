@@ -3,7 +3,11 @@
 Items run concurrently under a limit. Each finished transcript is appended to the run
 directory's transcripts.jsonl and flushed at once, so a crash or kill -9 loses no finished item
 and `--resume` runs only what is missing. A `RunError` (no API key, endpoint down) stops the run;
-a `ProviderError` fails only its item, whose transcript then carries the error.
+a `ProviderError`, or any other failure of one item, fails only that item, whose transcript then
+carries the error. On resume an errored item counts as missing and runs again.
+
+The run directory also holds run.json (suite name and path, selection, shard), written before
+the first item, so shards of one run can be recognised and merged.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +27,7 @@ from evalspec.spec.model import ModelSpec, Suite
 from evalspec.transcript import ToolCall, Transcript, Usage
 
 TRANSCRIPTS_FILE = "transcripts.jsonl"
+MANIFEST_FILE = "run.json"
 
 
 @dataclass
@@ -33,6 +38,8 @@ class RunOptions:
     run_dir: Path | None = None
     resume: bool = False
     recordings: Path | None = None
+    selection: dict[str, Any] = field(default_factory=dict)
+    """What was selected (cases, models, trials, shard), kept in run.json for merging."""
 
 
 @dataclass
@@ -70,6 +77,47 @@ def read_finished(run_dir: Path) -> dict[str, Transcript]:
             continue  # a line torn by a crash: that item simply runs again
         done[t.item_id] = t
     return done
+
+
+def completed(run_dir: Path) -> dict[str, Transcript]:
+    """Transcripts that need no re-run on resume: finished without a run error."""
+    return {k: t for k, t in read_finished(run_dir).items() if not t.error}
+
+
+def write_manifest(run_dir: Path, suite: Suite, selection: dict[str, Any]) -> None:
+    """run.json: which suite and selection this run directory belongs to (atomic write)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    data = {
+        "suite": suite.name,
+        "path": str(Path(suite.path).resolve()),
+        "selection": selection,
+    }
+    tmp = run_dir / (MANIFEST_FILE + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(run_dir / MANIFEST_FILE)
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any] | None:
+    """The run.json of a run directory, or None when it has none (or an unreadable one)."""
+    try:
+        data = json.loads((run_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def secrets_of(suite: Suite) -> list[str]:
+    """The API key values this suite's models read from the environment (to keep out of text)."""
+    import os
+
+    values = {os.environ.get(m.api_key_env, "").strip() for m in suite.models}
+    return sorted((v for v in values if len(v) >= 4), key=len, reverse=True)
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
 
 
 class _Sink:
@@ -269,8 +317,11 @@ async def run_plan_async(
 
     options = options or RunOptions()
     suite = plan.suite
-    finished = read_finished(options.run_dir) if (options.resume and options.run_dir) else {}
+    finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
     todo = [it for it in plan.items if it.id not in finished]
+    if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
+        write_manifest(options.run_dir, suite, options.selection)
+    secrets = secrets_of(suite)
     own_providers = providers is None
     providers = providers or make_providers(suite, options)
     simulator = ToolSimulator(suite.tools, Path(suite.path).resolve().parent)
@@ -281,7 +332,27 @@ async def run_plan_async(
 
     async def one(item: PlanItem) -> None:
         async with limit:
-            t = await run_item(item, plan, providers[item.model.name], simulator)
+            try:
+                t = await run_item(item, plan, providers[item.model.name], simulator)
+            except (RunError, asyncio.CancelledError):
+                raise
+            except Exception as exc:  # one item's failure must not end the run
+                problem = redact(f"{type(exc).__name__}: {exc}", secrets)
+                t = _transcript(
+                    item,
+                    list(item.messages),
+                    [],
+                    None,
+                    "error",
+                    0,
+                    0,
+                    0.0,
+                    0,
+                    "live",
+                    error=f"{item.label}: unexpected failure ({problem})",
+                )
+        if t.error:
+            t = replace(t, error=redact(t.error, secrets))
         results[item.id] = t
         sink.write(t)
         if on_done:

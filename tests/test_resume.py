@@ -1,0 +1,192 @@
+"""A run killed half-way loses no finished item, and `--resume` runs only what is missing.
+
+The run happens in a child process against a fake server that answers the first few requests
+and holds the rest until the test releases them, so exactly those items can finish before the
+run is killed (SIGKILL) or interrupted (SIGINT). Every wait polls against a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeOpenAI
+from test_run_e2e import KEY_ENV, ROOT, results_of, scripted, write_suite
+
+from evalspec.run_command import RunRequest, execute
+
+ITEMS = 12  # 3 cases x 1 model x 4 trials, one request each (single_turn)
+DEADLINE_S = 30.0
+
+
+class Gate:
+    """Answers `free` requests at once; every later one waits until `open()`."""
+
+    def __init__(self, free: int) -> None:
+        self.free = free
+        self.count = 0
+        self.lock = threading.Lock()
+        self.event = threading.Event()
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        with self.lock:
+            self.count += 1
+            held = self.count > self.free
+        if held:
+            self.event.wait(DEADLINE_S)
+        return scripted(body)
+
+    def open(self) -> None:
+        self.event.set()
+
+
+@pytest.fixture
+def gated(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeOpenAI, Gate]]:
+    monkeypatch.setenv(KEY_ENV, "sk-test-resume-0000")
+    gate = Gate(free=3)
+    with FakeOpenAI(gate) as fake:
+        try:
+            yield fake, gate
+        finally:
+            gate.open()
+
+
+def suite_for(tmp_path: Path, url: str, run_label: str) -> Path:
+    """The suite, its requests tagged with an X-Run header (headers do not change item ids)."""
+    path = write_suite(tmp_path, url, mode="single_turn", timeout=DEADLINE_S)
+    text = path.read_text().replace(
+        "api_key_env: EVALSPEC_TEST_KEY}",
+        f'api_key_env: EVALSPEC_TEST_KEY, headers: {{X-Run: "{run_label}"}}}}',
+    )
+    path.write_text(text)
+    return path
+
+
+def start_run(suite: Path, run_dir: Path, *extra: str) -> subprocess.Popen[str]:
+    args = ["run", str(suite), "--model", "m1", "--trials", "4", "--concurrency", "2"]
+    return subprocess.Popen(
+        [sys.executable, "-m", "evalspec.cli", *args, "--record", "record", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+        cwd=ROOT,
+    )
+
+
+def wait_for(condition: Callable[[], bool], what: str, deadline_s: float = DEADLINE_S) -> None:
+    end = time.monotonic() + deadline_s
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def lines(run_dir: Path) -> list[str]:
+    path = run_dir / "transcripts.jsonl"
+    return path.read_text(encoding="utf-8").splitlines(keepends=True) if path.exists() else []
+
+
+def test_resume_after_kill_9_runs_only_the_missing_items(
+    gated: tuple[FakeOpenAI, Gate], tmp_path: Path
+) -> None:
+    server, gate = gated
+    run_dir = tmp_path / "run"
+    proc = start_run(suite_for(tmp_path, server.base_url, "first"), run_dir, "--out", str(run_dir))
+    try:
+        # The three answered items must reach the file while the run is still going.
+        wait_for(lambda: len(lines(run_dir)) >= 3 or proc.poll() is not None, "3 saved items")
+        wait_for(lambda: len(server.requests) >= 5, "two requests held in flight")
+        assert proc.poll() is None, "the run ended before it could be killed"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=DEADLINE_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    gate.open()
+    saved = lines(run_dir)
+    assert all(line.endswith("\n") for line in saved)
+    done = {json.loads(line)["item_id"] for line in saved}  # every line is complete JSON
+    assert len(done) == 3
+    assert not (run_dir / "results.json").exists()
+
+    suite = suite_for(tmp_path, server.base_url, "second")
+    resumed = start_run(suite, run_dir, "--resume", str(run_dir))
+    out, err = resumed.communicate(timeout=DEADLINE_S)
+    assert resumed.returncode == 0, err
+    second = [r for r in server.requests if r.headers.get("x-run") == "second"]
+    assert len(second) == ITEMS - len(done)
+    assert f"{len(done)} resumed" in out
+    results = results_of(run_dir)["results"]
+    assert len(results) == ITEMS
+    assert {json.loads(line)["item_id"] for line in lines(run_dir)} >= done
+    assert len({r["item_id"] for r in results}) == ITEMS
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(
+    gated: tuple[FakeOpenAI, Gate], tmp_path: Path
+) -> None:
+    server, _ = gated
+    run_dir = tmp_path / "run"
+    suite = suite_for(tmp_path, server.base_url, "first")
+    proc = start_run(suite, run_dir, "--out", str(run_dir))
+    try:
+        wait_for(lambda: len(lines(run_dir)) >= 3 or proc.poll() is not None, "3 saved items")
+        wait_for(lambda: len(server.requests) >= 5, "two requests held in flight")
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=DEADLINE_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert len(lines(run_dir)) == 3
+    assert f"interrupted: 3 of {ITEMS} items finished and saved in {run_dir}" in err
+    assert f"--resume {run_dir}" in err
+    assert "Traceback" not in err
+
+
+def test_resume_runs_errored_items_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from fake_openai import status_fault
+    from test_run_e2e import run_api, user_text
+
+    monkeypatch.setenv(KEY_ENV, "sk-test-resume-0000")
+    with FakeOpenAI(scripted) as server:
+        server.when(lambda b: "Add" in user_text(b), status_fault(503), times=1)
+        suite = write_suite(tmp_path, server.base_url, retries=0)
+        run_dir = tmp_path / "run"
+        _, first = run_api(suite, run_dir, models=["m1"])
+        assert [t.case for t in first if t.error] == ["add numbers"]
+        before = len(server.requests)
+        code = execute(RunRequest(suite=suite, models=["m1"], resume=run_dir))
+        assert code == 0
+        again = [user_text(r.body) for r in server.requests[before:]]
+    assert again == ["Add 2 and 3", "Add 2 and 3"]  # that item's two turns, nothing else
+    statuses = {r["case"]: r["status"] for r in results_of(run_dir)["results"]}
+    assert statuses == {
+        "weather paris": "pass",
+        "weather two cities": "pass",
+        "add numbers": "pass",
+    }
+
+
+def test_resume_refuses_a_run_directory_of_another_suite(tmp_path: Path) -> None:
+    from evalspec.errors import UsageError
+
+    suite = write_suite(tmp_path, "http://127.0.0.1:9/v1")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text(json.dumps({"suite": "weather", "path": "/x/weather.yaml"}))
+    with pytest.raises(UsageError, match="suite 'weather'"):
+        execute(RunRequest(suite=suite, resume=run_dir))

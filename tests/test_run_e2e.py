@@ -1,0 +1,486 @@
+"""End to end: suites in YAML, a real OpenAI-compatible HTTP server on loopback, the real runner.
+
+The fake server answers from a script keyed on the user's message and the model id, and injects
+the faults real endpoints produce. Most tests drive the Python API (fast, in process); the exit
+codes and command-line selection are checked through the real `evalspec` command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import (
+    FakeOpenAI,
+    delay_fault,
+    drop_fault,
+    status_fault,
+    text_reply,
+    tool_call_reply,
+    tool_calls_reply,
+)
+
+from evalspec import api
+from evalspec.runner import RunOptions, read_finished
+
+KEY_ENV = "EVALSPEC_TEST_KEY"
+ROOT = Path(__file__).resolve().parent.parent
+
+SUITE = """\
+suite: e2e
+models:
+  - {{name: m1, model: fake-1, base_url: "{url}", api_key_env: {key_env}}}
+  - {{name: m2, model: fake-2, base_url: "{url}", api_key_env: {key_env}}}
+run: {{timeout: {timeout}, retries: {retries}, concurrency: 4, max_turns: {max_turns}, \
+mode: {mode}}}
+critics: {{city: binary, a: binary, b: binary}}
+tools:
+  - name: get_weather
+    description: Current weather for a city.
+    parameters:
+      type: object
+      properties: {{city: {{type: string}}}}
+      required: [city]
+    responses:
+      - when: {{city: Paris}}
+        output: {{temp: 21}}
+      - output: {{temp: 5}}
+  - name: add
+    description: Add two numbers.
+    parameters:
+      type: object
+      properties: {{a: {{type: number}}, b: {{type: number}}}}
+      required: [a, b]
+    responses:
+      - output: {{sum: 5}}
+cases:
+  - name: weather paris
+    user: What is the weather in Paris?
+    expect:
+      tool_calls: [{{get_weather: {{city: Paris}}}}]
+  - name: weather two cities
+    user: Weather in Paris and Oslo?
+    expect:
+      tool_calls: [{{get_weather: {{city: Paris}}}}, {{get_weather: {{city: Oslo}}}}]
+  - name: add numbers
+    user: Add 2 and 3
+    expect:
+      tool_calls: [{{add: {{a: 2, b: 3}}}}]
+"""
+
+
+def write_suite(
+    directory: Path,
+    url: str,
+    *,
+    timeout: float = 0.5,
+    retries: int = 2,
+    max_turns: int = 4,
+    mode: str = "agent",
+    key_env: str = KEY_ENV,
+    extra: str = "",
+) -> Path:
+    """The test suite in `directory`, its models pointing at `url`."""
+    path = directory / "e2e.yaml"
+    text = SUITE.format(
+        url=url, key_env=key_env, timeout=timeout, retries=retries, max_turns=max_turns, mode=mode
+    )
+    path.write_text(text + extra, encoding="utf-8")
+    return path
+
+
+def user_text(body: dict[str, Any]) -> str:
+    return next(m["content"] for m in body["messages"] if m["role"] == "user")
+
+
+def tool_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in body["messages"] if m["role"] == "tool"]
+
+
+def scripted(body: dict[str, Any]) -> Any:
+    """A good model (fake-1) and a careless one (fake-2, adds the wrong numbers)."""
+    user = user_text(body)
+    if tool_messages(body):
+        return text_reply("Here you are: " + tool_messages(body)[-1]["content"])
+    if "two cities" in user or "Paris and Oslo" in user:
+        return tool_calls_reply(
+            ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})
+        )
+    if "Paris" in user:
+        return tool_call_reply("get_weather", {"city": "Paris"})
+    if body.get("model") == "fake-2":
+        return tool_call_reply("add", {"a": 2, "b": 4})
+    return tool_call_reply("add", {"a": 2, "b": 3})
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setenv(KEY_ENV, "sk-test-e2e-000000")
+    with FakeOpenAI(scripted) as fake:
+        yield fake
+
+
+def run_api(
+    suite_path: Path, run_dir: Path, *, cases: list[str] | None = None, **plan_kw: Any
+) -> tuple[api.Report, list[Any]]:
+    suite = api.load_suite(suite_path)
+    plan = api.compile_plan(suite, cases=cases, **plan_kw)
+    outcome = api.run_plan(plan, RunOptions(run_dir=run_dir))
+    return api.score(suite, outcome.transcripts), outcome.transcripts
+
+
+def cli(
+    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """The real command, in a child process."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("COLUMNS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "evalspec.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=ROOT,
+        timeout=timeout,
+    )
+
+
+def results_of(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- the agent loop ----------------------------------------------------------------------------
+
+
+def test_agent_loop_feeds_simulated_output_back(server: FakeOpenAI, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, server.base_url)
+    report, (t,) = run_api(suite, tmp_path / "run", cases=["weather paris"], models=["m1"])
+    assert len(server.requests) == 2
+    second = server.requests[1].body["messages"]
+    call_id = second[1]["tool_calls"][0]["id"]
+    assert second[2] == {"role": "tool", "tool_call_id": call_id, "content": '{"temp": 21}'}
+    assert t.final_answer == 'Here you are: {"temp": 21}'
+    assert (t.turns, t.finish_reason, t.error) == (2, "stop", None)
+    assert t.tool_calls[0].output == {"temp": 21}
+    assert t.usage.prompt_tokens == 20 and t.usage.completion_tokens == 10
+    assert t.latency_s > 0
+    assert [c.status for c in report.cases] == ["pass"]
+
+
+def test_several_calls_in_one_turn_each_get_their_output(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    suite = write_suite(tmp_path, server.base_url)
+    report, (t,) = run_api(suite, tmp_path / "run", cases=["two cities"], models=["m1"])
+    answers = tool_messages(server.requests[1].body)
+    assert [m["content"] for m in answers] == ['{"temp": 21}', '{"temp": 5}']
+    assert [(c.arguments, c.turn) for c in t.tool_calls] == [
+        ({"city": "Paris"}, 0),
+        ({"city": "Oslo"}, 0),
+    ]
+    assert [c.status for c in report.cases] == ["pass"]
+
+
+def test_max_turns_stops_a_model_that_never_answers(server: FakeOpenAI, tmp_path: Path) -> None:
+    server.responder = lambda body: tool_call_reply("get_weather", {"city": "Paris"})
+    suite = write_suite(tmp_path, server.base_url, max_turns=3)
+    _, (t,) = run_api(suite, tmp_path / "run", cases=["weather paris"], models=["m1"])
+    assert len(server.requests) == 3
+    assert (t.finish_reason, t.turns, len(t.tool_calls)) == ("max_turns", 3, 3)
+
+
+def test_single_turn_sends_exactly_one_request_per_item(server: FakeOpenAI, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, server.base_url, mode="single_turn")
+    report, transcripts = run_api(suite, tmp_path / "run")
+    assert len(transcripts) == 6
+    assert len(server.requests) == 6
+    assert not any(tool_messages(r.body) for r in server.requests)
+    statuses = {(c.case, c.model): c.status for c in report.cases}
+    assert statuses[("weather two cities", "m1")] == "pass"
+    assert statuses[("add numbers", "m2")] == "fail"
+
+
+def test_bad_calls_come_back_as_error_observations_and_the_run_goes_on(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    def respond(body: dict[str, Any]) -> Any:
+        seen = tool_messages(body)
+        if not seen:
+            return tool_calls_reply(("teleport", {"to": "Mars"}), ("get_weather", {"city": 5}))
+        if len(seen) == 2:
+            return tool_call_reply("get_weather", {"city": "Paris"})
+        return text_reply("21 degrees")
+
+    server.responder = respond
+    suite = write_suite(tmp_path, server.base_url)
+    _, (t,) = run_api(suite, tmp_path / "run", cases=["weather paris"], models=["m1"])
+    observations = [json.loads(m["content"]) for m in tool_messages(server.requests[1].body)]
+    assert "unknown tool 'teleport'" in observations[0]["error"]
+    assert "get_weather" in observations[0]["error"]  # the model is told what exists
+    assert "city" in observations[1]["error"]
+    assert (t.error, t.final_answer, t.turns) == (None, "21 degrees", 3)
+    assert [c.output for c in t.tool_calls] == [None, None, {"temp": 21}]
+
+
+def test_malformed_tool_call_json_is_kept_raw_and_fails_readably(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    server.when(lambda b: not tool_messages(b), tool_call_reply("get_weather", '{"city": "Par'))
+    suite = write_suite(tmp_path, server.base_url)
+    report, (t,) = run_api(suite, tmp_path / "run", cases=["weather paris"], models=["m1"])
+    call = t.tool_calls[0]
+    assert call.arguments is None
+    assert call.raw_arguments == '{"city": "Par'
+    assert "not valid JSON" in (call.error or "")
+    (case,) = report.cases
+    assert case.status == "fail"
+    assert "not valid JSON" in case.reason
+
+
+# --- faults ------------------------------------------------------------------------------------
+
+FAULTS = {
+    "429 with Retry-After": status_fault(429, retry_after=0.3),
+    "500": status_fault(500),
+    "answer slower than the timeout": delay_fault(1.5),
+    "dropped connection": drop_fault(),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS), ids=list(FAULTS))
+def test_transient_faults_are_retried_and_the_item_succeeds(
+    server: FakeOpenAI, tmp_path: Path, fault: str
+) -> None:
+    server.enqueue(FAULTS[fault])
+    suite = write_suite(tmp_path, server.base_url)
+    report, (t,) = run_api(suite, tmp_path / "run", cases=["weather paris"], models=["m1"])
+    assert t.error is None
+    assert len(server.requests) == 3  # the failed attempt, its retry, the second turn
+    assert [c.status for c in report.cases] == ["pass"]
+    if fault.startswith("429"):
+        gap = server.requests[1].at - server.requests[0].at
+        assert gap >= 0.3, f"Retry-After 0.3 s not honoured: retried after {gap:.3f} s"
+
+
+def test_exhausted_retries_make_that_item_an_error(server: FakeOpenAI, tmp_path: Path) -> None:
+    server.when(lambda b: "Paris?" in user_text(b), status_fault(503))
+    suite = write_suite(tmp_path, server.base_url, retries=1)
+    run_dir = tmp_path / "run"
+    proc = cli("run", suite, "--model", "m1", "--out", run_dir)
+    assert proc.returncode == 1, proc.stderr
+    by_case = {r["case"]: r for r in results_of(run_dir)["results"]}
+    assert by_case["weather paris"]["status"] == "error"
+    assert "gave up after 2 attempts" in by_case["weather paris"]["reason"]
+    assert "HTTP 503" in by_case["weather paris"]["reason"]
+    assert by_case["add numbers"]["status"] == "pass"
+    assert len(read_finished(run_dir)) == 3  # nothing lost
+
+
+def test_a_reply_the_provider_cannot_read_fails_only_its_item(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    garbled = {
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {"role": "assistant", "tool_calls": [{"id": "c1", "function": "?"}]},
+            }
+        ]
+    }
+    server.when(lambda b: "Paris?" in user_text(b), garbled)
+    suite = write_suite(tmp_path, server.base_url)
+    report, transcripts = run_api(suite, tmp_path / "run", models=["m1"])
+    by_case = {t.case: t for t in transcripts}
+    assert "case 'weather paris' on model 'm1'" in (by_case["weather paris"].error or "")
+    assert by_case["add numbers"].error is None
+    statuses = {c.case: c.status for c in report.cases}
+    assert statuses == {
+        "weather paris": "error",
+        "weather two cities": "pass",
+        "add numbers": "pass",
+    }
+    assert len(read_finished(tmp_path / "run")) == 3
+
+
+# --- exit codes and selection through the real command ------------------------------------------
+
+
+def test_exit_code_0_when_all_pass_and_1_when_one_fails(server: FakeOpenAI, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, server.base_url)
+    ok = cli("run", suite, "--model", "m1", "--out", tmp_path / "ok")
+    assert ok.returncode == 0, ok.stderr
+    assert "3 passed" in ok.stdout
+    bad = cli("run", suite, "--out", tmp_path / "bad")
+    assert bad.returncode == 1, bad.stderr
+    statuses = {(c["case"], c["model"]): c["status"] for c in results_of(tmp_path / "bad")["cases"]}
+    assert statuses[("add numbers", "m2")] == "fail"
+    assert statuses[("add numbers", "m1")] == "pass"
+
+
+def test_exit_code_3_when_the_endpoint_is_unreachable(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, f"http://127.0.0.1:{free_port()}/v1", retries=0)
+    proc = cli("run", suite, "--model", "m1", "--out", tmp_path / "run")
+    assert proc.returncode == 3, proc.stderr
+    assert "cannot reach the model endpoint" in proc.stderr
+    assert "--resume" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_exit_code_3_names_the_missing_key_variable(tmp_path: Path) -> None:
+    suite = write_suite(
+        tmp_path, "https://models.example.invalid/v1", key_env="EVALSPEC_NO_SUCH_KEY"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "EVALSPEC_NO_SUCH_KEY"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalspec.cli", "run", str(suite), "--out", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert "EVALSPEC_NO_SUCH_KEY" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_case_and_model_select_items(server: FakeOpenAI, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, server.base_url)
+    proc = cli("run", suite, "--case", "paris", "--model", "m2", "--out", tmp_path / "run")
+    assert proc.returncode == 0, proc.stderr
+    results = results_of(tmp_path / "run")["results"]
+    assert [(r["case"], r["model"]) for r in results] == [("weather paris", "m2")]
+    assert {r.body["model"] for r in server.requests} == {"fake-2"}
+
+
+def test_trials_run_each_case_n_times_under_its_pass_rule(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    lock = threading.Lock()
+    seen: dict[str, int] = {}
+
+    def one_wrong_in_three(body: dict[str, Any]) -> Any:
+        user = user_text(body)
+        with lock:
+            seen[user] = seen.get(user, 0) + 1
+            n = seen[user]
+        city = "Lyon" if n == 2 else "Paris"
+        return tool_call_reply("get_weather", {"city": city})
+
+    server.responder = one_wrong_in_three
+    extra = """\
+  - name: strict paris
+    user: Strict weather in Paris?
+    pass_rule: all
+    expect:
+      tool_calls: [{get_weather: {city: Paris}}]
+  - name: lenient paris
+    user: Lenient weather in Paris?
+    pass_rule: majority
+    expect:
+      tool_calls: [{get_weather: {city: Paris}}]
+"""
+    suite = write_suite(tmp_path, server.base_url, mode="single_turn", extra=extra)
+    proc = cli(
+        "run", suite, "--case", "strict", "--case", "lenient", "--model", "m1",
+        "--trials", "3", "--out", tmp_path / "run",
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    data = results_of(tmp_path / "run")
+    assert len(data["results"]) == 6
+    cases = {c["case"]: c for c in data["cases"]}
+    assert (cases["strict paris"]["trials"], cases["strict paris"]["passed"]) == (3, 2)
+    assert cases["strict paris"]["status"] == "fail"
+    assert cases["lenient paris"]["status"] == "pass"
+    assert "2/3 trials passed (rule: majority)" in cases["lenient paris"]["reason"]
+
+
+def test_shards_cover_every_item_exactly_once(server: FakeOpenAI, tmp_path: Path) -> None:
+    suite = api.load_suite(write_suite(tmp_path, server.base_url))
+    everything = {it.id for it in api.compile_plan(suite, trials=2).items}
+    one = {it.id for it in api.compile_plan(suite, trials=2, shard=(1, 2)).items}
+    two = {it.id for it in api.compile_plan(suite, trials=2, shard=(2, 2)).items}
+    assert one and two
+    assert one | two == everything and not one & two
+    assert one == {it.id for it in api.compile_plan(suite, trials=2, shard=(1, 2)).items}
+
+
+# --- recordings --------------------------------------------------------------------------------
+
+
+def test_offline_miss_exits_3_naming_case_and_model(server: FakeOpenAI, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, server.base_url)
+    proc = cli("run", suite, "--case", "add", "--record", "offline", "--out", tmp_path / "r")
+    assert proc.returncode == 3, proc.stderr
+    assert "case 'add numbers' on model 'm1'" in proc.stderr
+    assert "case 'add numbers' on model 'm2'" in proc.stderr
+    assert server.requests == []
+
+
+def test_recordings_are_written_and_a_second_run_replays_without_http(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    suite = write_suite(tmp_path, server.base_url)
+    first = cli("run", suite, "--out", tmp_path / "first")
+    assert first.returncode == 1, first.stderr
+    calls = len(server.requests)
+    recordings = tmp_path / "e2e.recordings.jsonl"
+    keys = [json.loads(line).get("key") for line in recordings.read_text().splitlines()]
+    assert len([k for k in keys if k]) == calls
+    second = cli("run", suite, "--out", tmp_path / "second")
+    assert second.returncode == 1, second.stderr
+    assert len(server.requests) == calls
+    assert f"{calls} replayed, 0 called" in second.stdout
+    first_scores = [
+        (r["case"], r["model"], r["score"]) for r in results_of(tmp_path / "first")["results"]
+    ]
+    second_scores = [
+        (r["case"], r["model"], r["score"]) for r in results_of(tmp_path / "second")["results"]
+    ]
+    assert first_scores == second_scores
+
+
+# --- progress counts ---------------------------------------------------------------------------
+
+
+def test_progress_counts_pass_warn_fail_so_far_without_loading_embeddings(tmp_path: Path) -> None:
+    from evalspec.run_command import Tally
+    from evalspec.transcript import ToolCall, Transcript
+
+    extra = """\
+  - name: fuzzy paris
+    user: Weather, roughly Paris?
+    critics: {city: similarity}
+    expect:
+      tool_calls: [{get_weather: {city: Paris}}]
+"""
+    suite = api.load_suite(write_suite(tmp_path, "http://127.0.0.1:9/v1", extra=extra))
+
+    def made(case: str, city: str, error: str | None = None) -> Transcript:
+        call = ToolCall("get_weather", {"city": city}, json.dumps({"city": city}))
+        return Transcript(f"id-{case}-{city}", case, "m1", tool_calls=(call,), error=error)
+
+    tally = Tally(suite)
+    assert tally.add(made("weather paris", "Paris")) == "pass"
+    assert tally.add(made("weather paris", "Lyon")) == "fail"
+    assert tally.add(made("weather paris", "Paris", error="HTTP 500")) == "error"
+    assert tally.add(made("fuzzy paris", "Paris, France")) == "later"
+    assert tally.counts == {"pass": 1, "warn": 0, "fail": 1, "error": 1, "later": 1}
+    assert tally.summary() == "1 pass · 0 warn · 1 fail · 1 errors · 1 scored at the end"
+    assert tally.scorer.embedder is None  # nothing heavy was loaded while counting
