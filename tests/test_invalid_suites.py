@@ -113,6 +113,9 @@ EXPECTED: dict[str, list[str]] = {
     "key_not_text": [
         "key_not_text.yaml:4:3: a key must be plain text, not a list or mapping; write keys as plain words, like `name:`",
     ],
+    "lone_surrogate": [
+        "lone_surrogate.yaml:5:11: cases[0].name: the text holds a lone surrogate escape \\ud800, which is not a character; write the character itself, or escape it as \\UXXXXXXXX",
+    ],
     "matrix_mapping_not_list": [
         'matrix_mapping_not_list.yaml:7:12: cases[0].matrix.who: expected a list, got text; for example: ["general", "random"]',
     ],

@@ -10,6 +10,7 @@ PyYAML composes a node graph with marks; we construct plain dicts, lists and sca
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ _SAFE_SCALAR_TAGS = {
     "tag:yaml.org,2002:timestamp",
 }
 _CORE = "tag:yaml.org,2002:"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MAP_TAG = "tag:yaml.org,2002:map"
 
@@ -374,6 +376,15 @@ class _Builder:
         if tag not in _SAFE_SCALAR_TAGS:
             raise self._bad_tag(node, path)
         if tag in ("tag:yaml.org,2002:str", "tag:yaml.org,2002:timestamp"):
+            bad = _SURROGATE.search(node.value)
+            if bad:
+                raise self.fail(
+                    node,
+                    f"the text holds a lone surrogate escape \\u{ord(bad.group()):04x}, "
+                    "which is not a character",
+                    "write the character itself, or escape it as \\UXXXXXXXX",
+                    path,
+                )
             # Dates stay text: critics and templates compare them as the user wrote them.
             return node.value
         loader = yaml.SafeLoader("")

@@ -44,26 +44,22 @@ def format_path(parts: list[Any] | tuple[Any, ...]) -> str:
     return out
 
 
-def _walk(root: Any, parts: list[Any]) -> tuple[Any, Any, Any]:
-    """Follow a path; return (parent, last key, node), stopping where the data ends."""
-    parent, key, node = None, None, root
-    for p in parts:
+def locate(root: Any, parts: list[Any], *, key: bool = False) -> Pos:
+    """Where a path points; past the last positioned node (data a template made), its place."""
+    best: Pos = getattr(root, "pos", Pos("<suite>", 1, 1))
+    node = root
+    for i, p in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, LDict) and isinstance(p, str):
+            table = node.key_pos if key and last else node.value_pos
+            best = table.get(p, best)
+        elif isinstance(node, LList) and isinstance(p, int) and 0 <= p < len(node.item_pos):
+            best = node.item_pos[p]
         try:
-            parent, key, node = node, p, node[p]
+            node = node[p]
         except (KeyError, IndexError, TypeError):
             break
-    return parent, key, node
-
-
-def locate(root: Any, parts: list[Any], *, key: bool = False) -> Pos:
-    parent, last, node = _walk(root, parts)
-    if isinstance(parent, LDict) and isinstance(last, str):
-        table = parent.key_pos if key else parent.value_pos
-        if last in table:
-            return table[last]
-    if isinstance(parent, LList) and isinstance(last, int) and last < len(parent.item_pos):
-        return parent.item_pos[last]
-    return getattr(node, "pos", getattr(root, "pos", Pos("<suite>", 1, 1)))
+    return best
 
 
 def _type_name(value: Any) -> str:

@@ -6,11 +6,12 @@ semantic checks (tools named exist, critics fit arguments, arguments fit the too
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem, SpecError
-from evalspec.spec.load import LDict, LList, Pos, load_yaml_at
+from evalspec.spec.load import LDict, LList, Pos, llist, load_yaml_at
 from evalspec.spec.model import (
     Case,
     CriticSpec,
@@ -115,6 +116,8 @@ class _Builder:
             for k, v in doc.items()
             if k not in ("cases", "vars")
         }
+        expanded = expand_cases(doc, suite_vars, self.problems)
+        self.check_rendered(top, expanded)
         tools = self.tools(top.get("tools") or LList())
         self.tool_map = {t.name: t for t in tools}
         rubric_raw = dict(top.get("rubric") or {})
@@ -124,13 +127,13 @@ class _Builder:
         for t in tools:
             all_props.update(t.parameters.get("properties") or {})
         for c in self.suite_critics if tools else ():
-            self.check_field(c, {"properties": all_props}, ["no tool of this suite"])
+            self.check_field(c, {"properties": all_props}, [], "no tool of this suite takes it")
         models = self.models(top.get("models"))
         run = self.run_settings(top.get("run") or {})
         emb = top.get("embeddings") or {}
         cases = []
         seen_names: dict[str, str] = {}
-        for path, raw in expand_cases(doc, suite_vars, self.problems):
+        for path, raw in expanded:
             case = self.case(raw, path, top, rubric_raw)
             if case is None:
                 continue
@@ -154,6 +157,44 @@ class _Builder:
             embeddings=EmbeddingSettings(model=emb.get("model"), cache_dir=emb.get("cache_dir")),
             description=str(top.get("description", "")),
         )
+
+    def check_rendered(self, top: dict[str, Any], expanded: list[tuple[str, LDict]]) -> None:
+        """Templates fill values in after the schema check: check what they produced too.
+
+        `models: ["{{ m }}"]` passes the schema as text but may render to a mapping; such a
+        value is reported here, at the template, instead of crashing the build.
+        """
+        doc = self.doc
+        rendered = LDict({**top, "cases": llist(doc.pos, [c for _, c in expanded])})
+        rendered.pos, rendered.key_pos, rendered.value_pos = doc.pos, doc.key_pos, doc.value_pos
+        if "vars" in doc:
+            rendered["vars"] = doc["vars"]
+        _numbers_to_text(rendered)
+        for k in top:
+            top[k] = rendered[k]
+        found = schema_problems(rendered)
+        if not found:
+            return
+        seen: set[tuple[str, int, int, str]] = set()
+        for p in found:
+            if (p.file, p.line, p.column, p.message) in seen:
+                continue  # the same template in every matrix row: one problem
+            seen.add((p.file, p.line, p.column, p.message))
+            path = p.path
+            m = re.match(r"cases\[(\d+)\]", path)
+            if m and int(m.group(1)) < len(expanded):
+                path = expanded[int(m.group(1))][0] + path[m.end() :]
+            self.problems.append(
+                Problem(
+                    p.file,
+                    p.line,
+                    p.column,
+                    path,
+                    f"{p.message} (after filling in the {{{{ }}}} templates)",
+                    p.hint,
+                )
+            )
+        raise SpecError(self.problems)
 
     def run_settings(self, raw: dict[str, Any]) -> RunSettings:
         return RunSettings(
@@ -315,7 +356,7 @@ class _Builder:
         )
 
     def _rel(self, p: str | None) -> str | None:
-        return None if p is None else str((self.base / p).resolve())
+        return None if p is None else str((self.base / str(p)).resolve())
 
     # ------------------------------------------------------------ rubric & critics
 
@@ -599,15 +640,18 @@ class _Builder:
                     "fix the value, or the tool's `parameters`",
                 )
 
-    def check_field(self, critic: CriticSpec, params: dict[str, Any], tools: list[str]) -> None:
+    def check_field(
+        self, critic: CriticSpec, params: dict[str, Any], tools: list[str], why: str = ""
+    ) -> None:
         props = params.get("properties") or {}
         if props and critic.field not in props:
             p = critic.loc
             pos = self.critic_keys.get((p.file, p.line, p.column), Pos(p.file, p.line, p.column))
+            why = why or f"{' / '.join(tools)} takes no such argument"
             self.problem(
                 pos,
                 p.path,
-                f"critic for {critic.field!r}, but {' / '.join(tools)} takes no such argument",
+                f"critic for {critic.field!r}, but {why}",
                 did_you_mean(critic.field, props) or f"arguments: {', '.join(sorted(props))}",
             )
 
@@ -702,6 +746,34 @@ class _Builder:
                 )
             )
         return tuple(out)
+
+
+def _numbers_to_text(doc: LDict) -> None:
+    """`"{{ n }}"` renders to the number n; where the schema wants text, it becomes text again."""
+    from jsonschema import Draft202012Validator
+
+    for error in Draft202012Validator(suite_schema()).iter_errors(doc):
+        value = error.instance
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, int | float):
+            text = str(value)
+        else:
+            continue
+        if error.validator == "type":
+            wants = error.validator_value
+        elif error.validator == "anyOf":
+            wants = [b.get("type") for b in error.validator_value]
+        else:
+            continue
+        if "string" not in ([wants] if isinstance(wants, str) else list(wants)):
+            continue
+        parts = list(error.absolute_path)
+        parent: Any = doc
+        for part in parts[:-1]:
+            parent = parent[part]
+        if parts:
+            parent[parts[-1]] = text
 
 
 def _critic_hint(kind: str) -> str:
