@@ -1,0 +1,109 @@
+"""The shipped examples, the starter suite and the published schema are all valid."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from evalspec.spec.validate import load_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITES = sorted((ROOT / "suites").glob("*.yaml"))
+MODELINE = "# yaml-language-server: $schema=../schemas/suite.schema.json"
+
+
+def _evalspec(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "evalspec.cli", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_there_are_example_suites() -> None:
+    assert len(SUITES) >= 3
+
+
+@pytest.mark.parametrize("path", SUITES, ids=lambda p: p.name)
+def test_every_example_suite_validates(path: Path) -> None:
+    suite = load_suite(path)
+    assert suite.cases and suite.models and suite.tools
+
+
+@pytest.mark.parametrize("path", SUITES, ids=lambda p: p.name)
+def test_example_suites_start_with_the_editor_modeline(path: Path) -> None:
+    assert path.read_text(encoding="utf-8").splitlines()[0] == MODELINE
+    assert (path.parent / MODELINE.split("=", 1)[1]).resolve().is_file()
+
+
+def test_init_writes_a_suite_that_validates(tmp_path: Path) -> None:
+    made = _evalspec("init", "suites/calendar.yaml", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    path = tmp_path / "suites" / "calendar.yaml"
+    assert load_suite(path).name == "calendar"
+    checked = _evalspec("validate", "suites/calendar.yaml", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.startswith("1 suite valid")
+
+
+def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text("suite: keep me\n", encoding="utf-8")
+    again = _evalspec("init", "mine.yaml", cwd=tmp_path)
+    assert again.returncode == 2
+    assert "exists" in again.stderr and "Traceback" not in again.stderr
+    assert (tmp_path / "mine.yaml").read_text(encoding="utf-8") == "suite: keep me\n"
+
+
+@pytest.fixture(scope="module")
+def printed_schema(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = _evalspec("schema", cwd=tmp_path_factory.mktemp("schema"))
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_schema_command_prints_a_valid_draft_2020_12_schema(printed_schema: dict) -> None:
+    assert printed_schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(printed_schema)
+    assert printed_schema == json.loads(
+        (ROOT / "schemas" / "suite.schema.json").read_text(encoding="utf-8")
+    )
+
+
+def test_the_schema_accepts_the_example_suites_as_plain_data(printed_schema: dict) -> None:
+    import yaml
+
+    validator = Draft202012Validator(printed_schema)
+    for path in SUITES:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        assert not list(validator.iter_errors(data)), path.name
+
+
+def _properties(node: Any, where: str = "#") -> list[tuple[str, dict[str, Any]]]:
+    """Every (path, schema) declared under a `properties` keyword, skipping example data."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(node, dict):
+        for name, sub in (node.get("properties") or {}).items():
+            if isinstance(sub, dict):
+                found.append((f"{where}/properties/{name}", sub))
+        for key, sub in node.items():
+            if key not in ("examples", "default", "const", "enum"):
+                found.extend(_properties(sub, f"{where}/{key}"))
+    elif isinstance(node, list):
+        for i, sub in enumerate(node):
+            found.extend(_properties(sub, f"{where}/{i}"))
+    return found
+
+
+def test_every_property_has_a_description_and_an_example(printed_schema: dict) -> None:
+    props = _properties(printed_schema)
+    assert len(props) > 100
+    missing = [
+        where
+        for where, sub in props
+        if "description" not in sub or not ("examples" in sub or "$ref" in sub)
+    ]
+    assert missing == []
