@@ -322,6 +322,27 @@ def merge(
     raise typer.Exit(merge_runs(run_dirs, out, suite=suite, as_json=as_json, verbose=verbose))
 
 
+def _register_review_commands() -> None:
+    """`diff` and `compare`: what a suite change does to recorded scores (evalspec.review)."""
+    from evalspec.review_cli import compare, diff
+
+    app.command(help=diff.__doc__)(diff)
+    app.command(help=compare.__doc__)(compare)
+
+
+_register_review_commands()
+
+
+def _register_import_commands() -> None:
+    """`evalspec import ...`: suites and transcripts from BFCL, StableToolBench, OpenTelemetry."""
+    from evalspec.interop.cli import import_app
+
+    app.add_typer(import_app, name="import")
+
+
+_register_import_commands()
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

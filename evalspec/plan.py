@@ -49,10 +49,12 @@ class PlanItem:
     trial: int
     messages: tuple[dict[str, Any], ...]
     """The opening messages sent to the model."""
+    trials: int = 1
+    """How many trials of this case the plan holds (the suite's, or --trials)."""
 
     @property
     def label(self) -> str:
-        trial = f" (trial {self.trial + 1})" if self.case.trials > 1 else ""
+        trial = f" (trial {self.trial + 1} of {self.trials})" if self.trials > 1 else ""
         return f"case {self.case.name!r} on model {self.model.name!r}{trial}"
 
 
@@ -98,12 +100,13 @@ def compile_plan(
             continue
         messages = [m.to_openai() for m in case.messages]
         for model in selected_models:
-            for trial in range(trials or case.trials):
+            n_trials = trials or case.trials
+            for trial in range(n_trials):
                 first = request_key(model, messages, tools, trial)
                 item_id = _digest(
                     {"first": first, "mode": suite.run.mode, "max_turns": suite.run.max_turns}
                 )
-                items.append(PlanItem(item_id, case, model, trial, tuple(messages)))
+                items.append(PlanItem(item_id, case, model, trial, tuple(messages), n_trials))
     if cases and not items:
         raise UsageError(
             f"no case matches {', '.join(cases)}; cases: {', '.join(c.name for c in suite.cases)}"

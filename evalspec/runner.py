@@ -146,21 +146,29 @@ class _Sink:
 
 
 def make_providers(suite: Suite, options: RunOptions) -> dict[str, Provider]:
-    """One provider per model, each answering from the suite's recordings where it can."""
+    """One provider per model, each answering from the suite's recordings where it can.
+
+    The models share one rate limiter, so `requests_per_minute` holds for the whole run.
+    """
     from evalspec.providers.recordings import RecordingProvider, Recordings
 
     recordings = Recordings(recordings_path(suite, options.recordings))
+    limiter = None
+    if suite.run.requests_per_minute:
+        from evalspec.providers.openai_chat import RateLimiter
+
+        limiter = RateLimiter(suite.run.requests_per_minute)
     providers: dict[str, Provider] = {}
     for model in suite.models:
         providers[model.name] = RecordingProvider(
             recordings,
-            _live_factory(suite, model),
+            _live_factory(suite, model, limiter),
             mode=options.record,  # type: ignore[arg-type]
         )
     return providers
 
 
-def _live_factory(suite: Suite, model: ModelSpec) -> Callable[[], Provider]:
+def _live_factory(suite: Suite, model: ModelSpec, limiter: Any) -> Callable[[], Provider]:
     def build() -> Provider:
         import os
 
@@ -173,6 +181,7 @@ def _live_factory(suite: Suite, model: ModelSpec) -> Callable[[], Provider]:
             timeout_s=suite.run.timeout_s,
             retries=suite.run.retries,
             requests_per_minute=suite.run.requests_per_minute,
+            limiter=limiter,
         )
 
     return build

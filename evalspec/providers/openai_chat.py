@@ -132,7 +132,9 @@ def normalise_message(message: dict[str, Any]) -> dict[str, Any]:
     for index, call in enumerate(raw_calls):
         if not isinstance(call, dict):
             continue
-        function = call.get("function") or {}
+        function = call.get("function")
+        if not isinstance(function, dict):
+            raise TypeError(f"tool call {index + 1} has no function object")
         arguments = function.get("arguments")
         if arguments is None:
             arguments = ""
@@ -180,6 +182,7 @@ class OpenAIChatProvider:
         backoff_cap_s: float = 20.0,
         retry_after_cap_s: float = 120.0,
         rng: random.Random | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         import openai
 
@@ -193,7 +196,10 @@ class OpenAIChatProvider:
         self._rng = rng or random.Random()
         self._api_key = resolve_api_key(api_key_env, base_url)
         self._key_from_env = self._api_key != DUMMY_API_KEY
-        self._limiter = RateLimiter(requests_per_minute) if requests_per_minute else None
+        # A limiter shared by every provider of a run makes requests_per_minute run-wide.
+        self._limiter = limiter or (
+            RateLimiter(requests_per_minute) if requests_per_minute else None
+        )
         self._semaphore = asyncio.Semaphore(concurrency) if concurrency else None
         self._reached = False
         self._openai = openai
@@ -296,7 +302,8 @@ class OpenAIChatProvider:
             message = choice["message"]
             if not isinstance(message, dict):
                 raise TypeError("message is not an object")
-        except (ValueError, KeyError, IndexError, TypeError):
+            message = normalise_message(message)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             snippet = self._redact(text[:200])
             raise ProviderError(
                 f"{request.describe()}: the endpoint's reply is not a chat completion: {snippet!r}",
@@ -306,7 +313,7 @@ class OpenAIChatProvider:
             ) from None
         usage = data.get("usage") or {}
         return ChatResponse(
-            message=normalise_message(message),
+            message=message,
             finish_reason=choice.get("finish_reason"),
             usage={
                 "prompt_tokens": int(usage.get("prompt_tokens") or 0),

@@ -313,9 +313,16 @@ class Scorer:
 
         question = next((m.content or "" for m in reversed(case.messages) if m.role == "user"), "")
         if check.kind == "judge":
-            return asyncio.run(
-                acheck_final_answer(check, t.final_answer, judge=self._judge, question=question)
-            )
+            coro = acheck_final_answer(check, t.final_answer, judge=self._judge, question=question)
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return asyncio.run(coro)
+            # Scoring called from inside an event loop: the judge gets a loop of its own.
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                return pool.submit(asyncio.run, coro).result()
         return check_final_answer(check, t.final_answer, embedder=self._embedder, question=question)
 
 
