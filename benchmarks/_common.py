@@ -102,6 +102,12 @@ def interleave(subjects: dict[str, Callable[[], float]], repeat: int) -> dict[st
     return times
 
 
+def paired_ratio(subject: list[float], baseline: list[float]) -> float:
+    """Median of subject/baseline over runs made back to back: each pair saw about the same
+    machine load, so this is steadier than a ratio of medians when other work comes and goes."""
+    return statistics.median(s / b for s, b in zip(subject, baseline, strict=True))
+
+
 def summary(values: list[float], unit: str = "s", scale: float = 1.0) -> str:
     """`best x, median y (runs: ...)`."""
     runs = ", ".join(f"{v * scale:.3f}" for v in values)

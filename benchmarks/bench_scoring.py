@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ from _common import (
     goal_flag,
     interleave,
     machine,
+    paired_ratio,
     run_child,
     summary,
 )
@@ -149,9 +149,11 @@ def plain_transcripts(cases: int) -> list[Transcript]:
     out = []
     for i in range(cases):
         if i % 2:
-            # One in ten answers is off by one: some fail, as in real runs.
-            b = i % 97 + (1 if i % 10 == 1 else 0)
-            out.append(_transcript(i, "add", {"a": i, "b": b}))
+            # One in ten answers has `a` off by one (a binary critic): some fail, as in real
+            # runs; `b` is judged by a numeric critic and sometimes off by a little.
+            a = i + (1 if i % 10 == 1 else 0)
+            b = i % 97 + (1 if i % 10 == 3 else 0)
+            out.append(_transcript(i, "add", {"a": a, "b": b}))
         else:
             channel = CHANNELS[i % len(CHANNELS)]
             out.append(
@@ -199,9 +201,12 @@ def bench_embeddings(args: argparse.Namespace, tmp: Path) -> None:
     model.encode(["warm up the model"], show_progress_bar=False)
     print(f"model load (not counted): {time.perf_counter() - start:.2f} s")
 
+    cpu: dict[str, list[float]] = {"baseline": [], "cold": []}
+
     def baseline() -> float:
-        start = time.perf_counter()
+        start, clock = time.perf_counter(), time.process_time()
         model.encode(distinct, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        cpu["baseline"].append(time.process_time() - clock)
         return time.perf_counter() - start
 
     runs = iter(range(1000))
@@ -211,9 +216,10 @@ def bench_embeddings(args: argparse.Namespace, tmp: Path) -> None:
     def cold() -> float:
         cache = tmp / f"cache{next(runs)}"
         store = EmbeddingStore(cache_dir=cache / "embeddings", encoder=model)
-        start = time.perf_counter()
+        start, clock = time.perf_counter(), time.process_time()
         reports.append(score(suite, transcripts, embedder=store))
         elapsed = time.perf_counter() - start
+        cpu["cold"].append(time.process_time() - clock)
         encoded.append(store.stats["encoded"])
         return elapsed
 
@@ -223,9 +229,11 @@ def bench_embeddings(args: argparse.Namespace, tmp: Path) -> None:
         f"    api.score, cold cache, {len(transcripts)} cases ({encoded[0]} strings encoded; "
         f"identical pairs need none): {summary(times['cold'])}"
     )
-    ratio = min(times["cold"]) / min(times["baseline"])
-    median = statistics.median(times["cold"]) / statistics.median(times["baseline"])
-    print(f"    median ratio: {median:.3f}")
+    print(
+        f"    best/best ratio {min(times['cold']) / min(times['baseline']):.3f}; cpu seconds "
+        f"encode {summary(cpu['baseline'])}; score {summary(cpu['cold'])}"
+    )
+    ratio = paired_ratio(times["cold"], times["baseline"])
     goal("scoring_cold_vs_encode_ratio", ratio, "<=", 1.25, "{:.3f}")
     passed = sum(r.status in ("pass", "warn") for r in reports[0].results)
 
