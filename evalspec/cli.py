@@ -90,7 +90,7 @@ def validate(
 
     problems = []
     cases = 0
-    paths = _expand(files)
+    paths = list(dict.fromkeys(_expand(files)))  # a file named twice is validated once
     for path in paths:
         try:
             cases += len(load_suite(path).cases)
@@ -99,7 +99,7 @@ def validate(
     if problems:
         raise SpecError(problems)
     n = len(paths)
-    typer.echo(f"{n} suite{'s' if n != 1 else ''} valid ({cases} cases)")
+    typer.echo(f"{n} suite{'s' if n != 1 else ''} valid ({cases} case{'s' if cases != 1 else ''})")
 
 
 @app.command()
