@@ -224,3 +224,21 @@ def test_score_command_rescores_without_a_model(write_suite, tmp_path):
     second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout)["results"][0]["status"] == "warn"
+
+
+def test_small_and_large_assignments_agree_with_the_hungarian_method():
+    """Small problems are solved by enumeration (no scipy import); the optimum is the same."""
+    import random
+
+    from scipy.optimize import linear_sum_assignment
+
+    rng = random.Random(7)
+    for n, m in [(1, 1), (1, 4), (4, 1), (2, 3), (3, 2), (3, 3), (5, 5), (6, 6), (7, 7), (8, 3)]:
+        for _ in range(20):
+            scores = [[rng.choice([0, 1, 2, 2.5, 3]) for _ in range(m)] for _ in range(n)]
+            ours = assign(scores, ordered=False)
+            rows, cols = linear_sum_assignment(scores, maximize=True)
+            best = sum(scores[i][j] for i, j in zip(rows, cols, strict=True))
+            assert sum(scores[i][j] for i, j in ours) == pytest.approx(best)
+            assert len(ours) == min(n, m)
+            assert len({i for i, _ in ours}) == len({j for _, j in ours}) == len(ours)

@@ -11,6 +11,9 @@ from rich.text import Text
 if TYPE_CHECKING:
     from evalspec.api import Report
 
+MAX_ROWS = 50
+"""Above this many cases per model, passing cases are summarised instead of listed."""
+
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
 
 
@@ -27,8 +30,13 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
         table.add_column("result")
         table.add_column("score", justify="right")
         table.add_column("why", overflow="fold")
-        for c in report.cases:
-            if c.model != m.model:
+        mine = [c for c in report.cases if c.model == m.model]
+        # Long runs show what needs attention; --verbose shows every case.
+        hide_passing = not verbose and len(mine) > MAX_ROWS
+        hidden = 0
+        for c in mine:
+            if hide_passing and c.status == "pass":
+                hidden += 1
                 continue
             score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
             result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
@@ -42,6 +50,8 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
                         f"{r.score:.2f}×{r.weight:g}",
                         r.reason,
                     )
+        if hidden:
+            table.caption = f"{hidden} passing cases not shown (--verbose shows every case)"
         console.print(table)
         console.print(
             f"[bold]{m.model}[/]: [green]{m.passed} passed[/], [yellow]{m.warned} warned[/], "

@@ -28,8 +28,7 @@ def write_json(report: Report, path: Path) -> None:
     """Write atomically: a reader never sees half a results file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(
-        json.dumps(report_to_dict(report), indent=2, ensure_ascii=False, default=str) + "\n",
-        encoding="utf-8",
-    )
+    with tmp.open("w", encoding="utf-8") as fh:  # streamed: no second copy as one big string
+        json.dump(report_to_dict(report), fh, indent=2, ensure_ascii=False, default=str)
+        fh.write("\n")
     tmp.replace(path)

@@ -8,6 +8,8 @@ stolen by a greedy earlier choice. Ordered expectations use an order-preserving 
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -203,11 +205,33 @@ def assign(scores: list[list[float]], ordered: bool) -> list[tuple[int, int]]:
         return []
     if ordered:
         return _align(scores, n, m)
+    if math.perm(max(n, m), min(n, m)) <= _EXHAUSTIVE_LIMIT:
+        return _best_by_enumeration(scores, n, m)
     import numpy as np
     from scipy.optimize import linear_sum_assignment
 
     rows, cols = linear_sum_assignment(np.asarray(scores, dtype=float), maximize=True)
     return [(int(i), int(j)) for i, j in zip(rows, cols, strict=True)]
+
+
+_EXHAUSTIVE_LIMIT = 720
+"""Up to this many candidate pairings (6 calls against 6) are tried one by one: importing scipy
+costs more than half a second per process, far more than scoring a few calls."""
+
+
+def _best_by_enumeration(scores: list[list[float]], n: int, m: int) -> list[tuple[int, int]]:
+    """The optimal assignment by trying every pairing (same optimum as the Hungarian method)."""
+    if n <= m:
+        best = max(
+            itertools.permutations(range(m), n),
+            key=lambda cols: sum(scores[i][j] for i, j in enumerate(cols)),
+        )
+        return list(enumerate(best))
+    best = max(
+        itertools.permutations(range(n), m),
+        key=lambda rows: sum(scores[i][j] for j, i in enumerate(rows)),
+    )
+    return sorted((i, j) for j, i in enumerate(best))
 
 
 def _align(scores: list[list[float]], n: int, m: int) -> list[tuple[int, int]]:

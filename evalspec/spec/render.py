@@ -29,6 +29,17 @@ def _env() -> Any:
     return ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
 
 
+@lru_cache(maxsize=4096)
+def _expression(source: str) -> Any:
+    """Compiled once per text: a matrix renders the same template for every row."""
+    return _env().compile_expression(source, undefined_to_none=False)
+
+
+@lru_cache(maxsize=4096)
+def _template(source: str) -> Any:
+    return _env().from_string(source)
+
+
 def _problem(pos: Pos, path: str, message: str, hint: str = "") -> Problem:
     return Problem(pos.file, pos.line, pos.column, path, message, hint)
 
@@ -184,14 +195,12 @@ class Renderer:
         from jinja2 import TemplateAssertionError, TemplateError, TemplateSyntaxError
         from jinja2.exceptions import SecurityError, UndefinedError
 
-        env = _env()
         try:
             whole = _WHOLE_EXPR.match(text)
             if whole:
                 # A string that is one expression keeps its type: "{{ n }}" with n: 5 gives 5.
-                value = env.compile_expression(whole["expr"], undefined_to_none=False)(**variables)
-                return _plain(value)
-            return env.from_string(text).render(**variables)
+                return _plain(_expression(whole["expr"])(**variables))
+            return _template(text).render(**variables)
         except SecurityError as exc:
             self.problems.append(
                 _problem(
@@ -217,7 +226,7 @@ class Renderer:
             )
         except TemplateAssertionError as exc:
             name = re.search(r"filter named '([^']+)'", str(exc))
-            close = did_you_mean(name.group(1), list(env.filters)) if name else ""
+            close = did_you_mean(name.group(1), list(_env().filters)) if name else ""
             self.problems.append(
                 _problem(
                     pos,
