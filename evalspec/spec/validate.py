@@ -36,6 +36,7 @@ from evalspec.spec.schema import (
     did_you_mean,
     explain_value_error,
     locate,
+    quickly_valid,
     schema_problems,
     suggest_json_type,
     suite_schema,
@@ -98,6 +99,8 @@ class _Builder:
         self.base = path.resolve().parent
         self.critic_keys: dict[tuple[str, int, int], Pos] = {}
         """Where each critic's argument name is written, by the position of its value."""
+        self._arg_validators: dict[tuple[str, str], Any] = {}
+        """One compiled validator per tool argument, shared by every case that uses it."""
 
     def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
         self.problems.append(Problem(pos.file, pos.line, pos.column, path, message, hint))
@@ -169,6 +172,8 @@ class _Builder:
         rendered.pos, rendered.key_pos, rendered.value_pos = doc.pos, doc.key_pos, doc.value_pos
         if "vars" in doc:
             rendered["vars"] = doc["vars"]
+        if quickly_valid(rendered):
+            return
         _numbers_to_text(rendered)
         for k in top:
             top[k] = rendered[k]
@@ -630,7 +635,13 @@ class _Builder:
                 continue
             if key in loose or (isinstance(value, str) and ("{{" in value)):
                 continue
-            errors = list(Draft202012Validator(props[key]).iter_errors(value))
+            validator = self._arg_validators.get((tool.name, key))
+            if validator is None:
+                validator = Draft202012Validator(props[key])
+                self._arg_validators[(tool.name, key)] = validator
+            if validator.is_valid(value):
+                continue
+            errors = list(validator.iter_errors(value))
             if errors:
                 self.problem(
                     vpos,
