@@ -8,7 +8,7 @@ number of times without paying for the model again.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +63,12 @@ class Transcript:
     """Where it came from: live, replay, import:<format>."""
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """JSON-ready, without copying messages (asdict's deep copy was a run's largest cost)."""
+        data = dict(vars(self))
         data["version"] = TRANSCRIPT_VERSION
         data["messages"] = list(self.messages)
-        data["tool_calls"] = [asdict(c) for c in self.tool_calls]
+        data["tool_calls"] = [dict(vars(c)) for c in self.tool_calls]
+        data["usage"] = dict(vars(self.usage))
         return data
 
     @classmethod

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,14 +13,21 @@ RESULTS_VERSION = 1
 
 
 def report_to_dict(report: Report) -> dict[str, Any]:
+    """JSON-ready data. Shallow: the values are already plain, and json.dump only reads them."""
     return {
         "version": RESULTS_VERSION,
         "suite": report.suite.name,
         "path": report.suite.path,
-        "models": [asdict(m) for m in report.models],
-        "cases": [{k: v for k, v in asdict(c).items() if k != "results"} for c in report.cases],
-        "results": [asdict(r) for r in report.results],
+        "models": [dict(vars(m)) for m in report.models],
+        "cases": [{k: v for k, v in vars(c).items() if k != "results"} for c in report.cases],
+        "results": [_result(r) for r in report.results],
     }
+
+
+def _result(result: Any) -> dict[str, Any]:
+    data = dict(vars(result))
+    data["rows"] = [dict(vars(row)) for row in result.rows]
+    return data
 
 
 def write_json(report: Report, path: Path) -> None:
