@@ -51,6 +51,8 @@ class PlanItem:
     """The opening messages sent to the model."""
     trials: int = 1
     """How many trials of this case the plan holds (the suite's, or --trials)."""
+    tools: tuple[dict[str, Any], ...] = ()
+    """Tool definitions (OpenAI format) offered in this item's requests."""
 
     @property
     def label(self) -> str:
@@ -93,20 +95,24 @@ def compile_plan(
 ) -> Plan:
     """Every (case, model, trial) to run, filtered by case patterns, model names and shard."""
     tools = [t.to_openai() for t in suite.tools]
+    by_name = {t.name: t.to_openai() for t in suite.tools}
     selected_models = _select_models(suite, models)
     items: list[PlanItem] = []
     for case in suite.cases:
         if cases and not _case_matches(case, cases):
             continue
         messages = [m.to_openai() for m in case.messages]
+        offered = [by_name[n] for n in case.tools] if case.tools is not None else tools
         for model in selected_models:
             n_trials = trials or case.trials
             for trial in range(n_trials):
-                first = request_key(model, messages, tools, trial)
+                first = request_key(model, messages, offered, trial)
                 item_id = _digest(
                     {"first": first, "mode": suite.run.mode, "max_turns": suite.run.max_turns}
                 )
-                items.append(PlanItem(item_id, case, model, trial, tuple(messages), n_trials))
+                items.append(
+                    PlanItem(item_id, case, model, trial, tuple(messages), n_trials, tuple(offered))
+                )
     if cases and not items:
         raise UsageError(
             f"no case matches {', '.join(cases)}; cases: {', '.join(c.name for c in suite.cases)}"

@@ -24,6 +24,7 @@ from evalspec.errors import RunError
 from evalspec.plan import Plan, PlanItem, request_key
 from evalspec.providers.base import ChatRequest, Provider, ProviderError
 from evalspec.spec.model import ModelSpec, Suite
+from evalspec.tools.simulated import ToolResult
 from evalspec.transcript import ToolCall, Transcript, Usage
 
 TRANSCRIPTS_FILE = "transcripts.jsonl"
@@ -191,7 +192,8 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
     """The agent loop: ask the model, answer its tool calls, repeat until it answers in text."""
     suite = plan.suite
     messages: list[dict[str, Any]] = [dict(m) for m in item.messages]
-    tools = list(plan.tools)
+    tools = list(item.tools or plan.tools)
+    offered = {t["function"]["name"] for t in tools}
     calls: list[ToolCall] = []
     prompt = completion = 0
     latency = 0.0
@@ -244,7 +246,15 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
             raw = raw if isinstance(raw, str) else json.dumps(raw)
             args = _parse_args(raw)
             call_id = tc.get("id") or f"call_{turn}_{i}"
-            result = await simulator.call(name, args, raw)
+            if name in offered:
+                result = await simulator.call(name, args, raw)
+            else:  # a suite tool this case does not offer is as unknown as any other name
+                available = ", ".join(sorted(offered))
+                result = ToolResult(
+                    None,
+                    f"unknown tool '{name}'; available tools: {available}",
+                    "error:unknown_tool",
+                )
             observation = result.observation()
             calls.append(
                 ToolCall(

@@ -31,6 +31,13 @@ EXPECTED: dict[str, list[str]] = {
     "binary_file": [
         "binary_file.yaml:1:12: is a binary file, not YAML text (it holds a NUL byte); name a .yaml suite file",
     ],
+    "case_tools_missing_expected": [
+        "case_tools_missing_expected.yaml:14:11: cases[0].expect.tool_calls[0]: the case expects a call to 'get_weather' but does not offer it; add get_weather to the case's `tools:` list",
+    ],
+    "case_tools_unknown": [
+        "case_tools_unknown.yaml:11:13: cases[0].tools[0]: 'get_wether' is not a tool of this suite; did you mean 'get_weather'?",
+        "case_tools_unknown.yaml:14:11: cases[0].expect.tool_calls[0]: the case expects a call to 'get_weather' but does not offer it; add get_weather to the case's `tools:` list",
+    ],
     "case_without_expect": [
         "case_without_expect.yaml:5:5: cases[0]: the case says nothing about what a good model does; add `expect: {tool_calls: [...]}` or `expect: {no_tool_calls: true}`",
     ],

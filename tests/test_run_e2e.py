@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -484,3 +485,36 @@ def test_progress_counts_pass_warn_fail_so_far_without_loading_embeddings(tmp_pa
     assert tally.counts == {"pass": 1, "warn": 0, "fail": 1, "error": 1, "later": 1}
     assert tally.summary() == "1 pass · 0 warn · 1 fail · 1 errors · 1 scored at the end"
     assert tally.scorer.embedder is None  # nothing heavy was loaded while counting
+
+
+def test_a_case_offers_only_its_own_tools(server: FakeOpenAI, tmp_path: Path) -> None:
+    """`tools:` on a case limits what the model sees; calling another suite tool is an error."""
+    suite = tmp_path / "offered.yaml"
+    suite.write_text(
+        textwrap.dedent(
+            f"""
+            suite: offered
+            models: [{{name: m1, model: fake-1, base_url: "{server.base_url}",
+                       api_key_env: {KEY_ENV}}}]
+            run: {{mode: agent, max_turns: 2, retries: 0, timeout: 5}}
+            tools:
+              - name: get_weather
+                parameters: {{type: object, properties: {{city: {{type: string}}}}}}
+                responses: [{{output: {{temp: 21}}}}]
+              - name: add
+                parameters: {{type: object, properties: {{a: {{type: number}}}}}}
+                responses: [{{output: 3}}]
+            cases:
+              - name: only weather
+                user: "Weather in Paris?"
+                tools: [get_weather]
+                expect: {{tool_calls: [{{get_weather: {{city: Paris}}}}]}}
+            """
+        )
+    )
+    server.enqueue(tool_call_reply("add", {"a": 1}), text_reply("done"))
+    _, transcripts = run_api(suite, tmp_path / "run")
+    first = server.requests[0].body
+    assert [t["function"]["name"] for t in first["tools"]] == ["get_weather"]
+    call = transcripts[0].tool_calls[0]
+    assert call.name == "add" and call.error == "unknown tool 'add'; available tools: get_weather"

@@ -160,6 +160,8 @@ class Case:
     pass_rule: PassRule = "all"
     tags: tuple[str, ...] = ()
     description: str = ""
+    tools: tuple[str, ...] | None = None
+    """Names of the tools offered to the model in this case; None offers every suite tool."""
     loc: Loc = field(default=Loc(), compare=False)
 
 

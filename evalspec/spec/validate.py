@@ -474,6 +474,7 @@ class _Builder:
             return None
         self.check_critic_fields(critics, expect, raw, path)
         evaluators = self.evaluators(raw.get("evaluators") or LList(), path)
+        offered = self.offered_tools(raw, expect, path)
         return Case(
             name=name,
             messages=messages,
@@ -485,8 +486,35 @@ class _Builder:
             pass_rule=raw.get("pass_rule", top.get("pass_rule", "all")),
             tags=tuple(raw.get("tags") or ()),
             description=str(raw.get("description", "")),
+            tools=offered,
             loc=_loc(raw.pos, path),
         )
+
+    def offered_tools(self, raw: LDict, expect: Expectation, path: str) -> tuple[str, ...] | None:
+        """A case's `tools:` must name suite tools, and include every tool it expects."""
+        names = raw.get("tools")
+        if names is None:
+            return None
+        node = names if isinstance(names, LList) else None
+        for i, name in enumerate(names):
+            if name not in self.tool_map:
+                pos = node.item_pos[i] if node is not None else raw.pos
+                hint = did_you_mean(name, self.tool_map) or (
+                    "tools of this suite: " + ", ".join(sorted(self.tool_map))
+                )
+                self.problem(
+                    pos, f"{path}.tools[{i}]", f"{name!r} is not a tool of this suite", hint
+                )
+        for call in expect.tool_calls:
+            if call.tool not in names:
+                p = call.loc
+                self.problem(
+                    Pos(p.file, p.line, p.column),
+                    p.path,
+                    f"the case expects a call to {call.tool!r} but does not offer it",
+                    f"add {call.tool} to the case's `tools:` list",
+                )
+        return tuple(dict.fromkeys(names))
 
     def messages(self, raw: LDict, path: str, top: dict[str, Any]) -> tuple[Message, ...]:
         out: list[Message] = []
