@@ -187,6 +187,7 @@ def run(
     markdown: Annotated[
         Path | None, typer.Option(help="Also write a Markdown report here.")
     ] = None,
+    html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every row.")] = False,
 ) -> None:
@@ -221,6 +222,7 @@ def run(
             resume=resume,
             junit=junit,
             markdown=markdown,
+            html=html,
             as_json=as_json,
             verbose=verbose,
         )
@@ -239,6 +241,9 @@ def score(
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
     out: Annotated[Path | None, typer.Option(help="Write results.json here.")] = None,
+    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Also write Markdown here.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every row.")] = False,
 ) -> None:
     """Re-score recorded transcripts under the suite as it is now, without calling any model.
@@ -254,7 +259,17 @@ def score(
     """
     from evalspec.run_command import rescore
 
-    raise typer.Exit(rescore(suite, transcripts, as_json=as_json, out=out, verbose=verbose))
+    code = rescore(
+        suite,
+        transcripts,
+        as_json=as_json,
+        out=out,
+        verbose=verbose,
+        junit=junit,
+        markdown=markdown,
+        html=html,
+    )
+    raise typer.Exit(code)
 
 
 @app.command()

@@ -7,6 +7,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evalspec.errors import RunError, UsageError
 
@@ -25,6 +26,7 @@ class RunRequest:
     resume: Path | None = None
     junit: Path | None = None
     markdown: Path | None = None
+    html: Path | None = None
     as_json: bool = False
     verbose: bool = False
 
@@ -115,6 +117,7 @@ def execute(req: RunRequest) -> int:
         verbose=req.verbose,
         junit=req.junit,
         markdown=req.markdown,
+        html=req.html,
         started=started,
         note=note,
     )
@@ -129,6 +132,7 @@ def finish_run(
     verbose: bool = False,
     junit: Path | None = None,
     markdown: Path | None = None,
+    html: Path | None = None,
     started: float | None = None,
     note: str = "",
 ) -> int:
@@ -136,7 +140,9 @@ def finish_run(
     from evalspec.api import score
 
     report = score(suite, transcripts)
-    _write_reports(report, run_dir, junit, markdown)
+    write_reports(
+        report, results=run_dir / "results.json", junit=junit, markdown=markdown, html=html
+    )
     if as_json:
         sys.stdout.write(
             json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
@@ -155,7 +161,15 @@ def finish_run(
 
 
 def rescore(
-    suite_path: Path, transcripts: Path, *, as_json: bool, out: Path | None, verbose: bool
+    suite_path: Path,
+    transcripts: Path,
+    *,
+    as_json: bool,
+    out: Path | None,
+    verbose: bool,
+    junit: Path | None = None,
+    markdown: Path | None = None,
+    html: Path | None = None,
 ) -> int:
     """Score recorded transcripts under the suite as it is now."""
     from evalspec.api import score
@@ -179,10 +193,7 @@ def rescore(
             f"skipped transcripts of cases no longer in the suite: {', '.join(dropped)}\n"
         )
     report = score(suite, kept)
-    if out:
-        from evalspec.report.json_report import write_json
-
-        write_json(report, out)
+    write_reports(report, results=out, junit=junit, markdown=markdown, html=html)
     if as_json:
         sys.stdout.write(
             json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
@@ -194,10 +205,19 @@ def rescore(
     return report.exit_code
 
 
-def _write_reports(report, run_dir: Path, junit: Path | None, markdown: Path | None) -> None:
-    from evalspec.report.json_report import write_json
+def write_reports(
+    report: Any,
+    *,
+    results: Path | None = None,
+    junit: Path | None = None,
+    markdown: Path | None = None,
+    html: Path | None = None,
+) -> None:
+    """Write each report asked for: results.json, JUnit XML, Markdown, HTML."""
+    if results:
+        from evalspec.report.json_report import write_json
 
-    write_json(report, run_dir / "results.json")
+        write_json(report, results)
     if junit:
         from evalspec.report.junit import write_junit
 
@@ -206,6 +226,10 @@ def _write_reports(report, run_dir: Path, junit: Path | None, markdown: Path | N
         from evalspec.report.markdown import write_markdown
 
         write_markdown(report, markdown)
+    if html:
+        from evalspec.report.html import write_html
+
+        write_html(report, html)
 
 
 class Tally:

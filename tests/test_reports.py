@@ -153,3 +153,54 @@ def test_run_writes_junit_and_markdown(tmp_path):
     root = ET.parse(junit).getroot()
     assert (root.get("tests"), root.get("failures")) == ("6", "2")
     assert "| now and tomorrow, in order | FAIL |" in md.read_text(encoding="utf-8")
+
+
+def test_score_writes_every_report_format(tmp_path: Path) -> None:
+    """`evalspec score` re-renders JUnit, Markdown and HTML from recorded transcripts."""
+    run_dir = tmp_path / "run"
+    first = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalspec.cli",
+            "run",
+            "suites/math.yaml",
+            "--record",
+            "offline",
+            "--out",
+            str(run_dir),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert first.returncode == 1, first.stderr  # the example recordings hold one failing case
+    out = {k: tmp_path / f"r.{k}" for k in ("xml", "md", "html")}
+    second = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalspec.cli",
+            "score",
+            "suites/math.yaml",
+            "-t",
+            str(run_dir),
+            "--junit",
+            str(out["xml"]),
+            "--markdown",
+            str(out["md"]),
+            "--html",
+            str(out["html"]),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert second.returncode == 1, second.stderr
+    suite = ET.parse(out["xml"]).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "1" and suite.get("tests") == "8"
+    assert "divide 81 by 9" in out["md"].read_text()
+    assert "<html" in out["html"].read_text().lower()
