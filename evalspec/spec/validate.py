@@ -11,45 +11,31 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem, SpecError
+from evalspec.spec.build_base import make_loc, plain
+from evalspec.spec.build_checks import ChecksPart
+from evalspec.spec.build_tools import ToolsPart
 from evalspec.spec.load import LDict, LList, Pos, llist, load_yaml_at
 from evalspec.spec.model import (
     Case,
     CriticSpec,
     EmbeddingSettings,
-    EvaluatorSpec,
     Expectation,
     ExpectedCall,
-    FinalAnswerCheck,
-    LLMSimulation,
-    Loc,
     Message,
     ModelSpec,
     Rubric,
     RunSettings,
-    SimulatedResponse,
     Suite,
     Tool,
 )
 from evalspec.spec.render import Renderer, expand_cases, resolve_includes
 from evalspec.spec.schema import (
-    JSON_TYPES,
     did_you_mean,
     explain_value_error,
-    locate,
     quickly_valid,
     schema_problems,
-    suggest_json_type,
     suite_schema,
 )
-
-CRITIC_KINDS = (
-    "binary", "exact", "contains", "similarity", "numeric", "datetime", "regex", "one_of",
-    "json_similarity", "ignore",
-)  # fmt: skip
-EVALUATOR_KINDS = (
-    "tool_call_order", "tool_call_count", "tool_call_args", "tool_call_output", "no_tool_calls",
-    "api_call_score",
-)  # fmt: skip
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -85,11 +71,7 @@ def _kind(value: Any) -> str:
     return "a list" if isinstance(value, list) else f"a single value ({value!r:.40})"
 
 
-def _loc(pos: Pos, path: str) -> Loc:
-    return Loc(pos.file, pos.line, pos.column, path)
-
-
-class _Builder:
+class _Builder(ToolsPart, ChecksPart):
     """Builds the typed Suite from a schema-valid document, collecting semantic problems."""
 
     def __init__(self, doc: LDict, path: Path, problems: list[Problem]):
@@ -101,14 +83,6 @@ class _Builder:
         """Where each critic's argument name is written, by the position of its value."""
         self._arg_validators: dict[tuple[str, str], Any] = {}
         """One compiled validator per tool argument, shared by every case that uses it."""
-
-    def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
-        self.problems.append(Problem(pos.file, pos.line, pos.column, path, message, hint))
-
-    def vpos(self, node: LDict, key: str) -> Pos:
-        return node.value_pos.get(key, node.pos)
-
-    # ------------------------------------------------------------ suite
 
     def build(self) -> Suite:
         doc = self.doc
@@ -226,7 +200,7 @@ class _Builder:
         for i, item in enumerate(raw):
             pos = raw.item_pos[i]
             if isinstance(item, str):
-                spec = ModelSpec(name=item, model=item, loc=_loc(pos, f"models[{i}]"))
+                spec = ModelSpec(name=item, model=item, loc=make_loc(pos, f"models[{i}]"))
             else:
                 spec = ModelSpec(
                     name=item.get("name", item["model"]),
@@ -235,7 +209,7 @@ class _Builder:
                     api_key_env=item.get("api_key_env", "OPENAI_API_KEY"),
                     headers=dict(item.get("headers") or {}),
                     params=dict(item.get("params") or {}),
-                    loc=_loc(pos, f"models[{i}]"),
+                    loc=make_loc(pos, f"models[{i}]"),
                 )
             if spec.name in names:
                 self.problem(
@@ -249,121 +223,6 @@ class _Builder:
         return out
 
     # ------------------------------------------------------------ tools
-
-    def tools(self, raw: LList) -> list[Tool]:
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
-        out: list[Tool] = []
-        seen: dict[str, Pos] = {}
-        for i, item in enumerate(raw):
-            path = f"tools[{i}]"
-            pos = raw.item_pos[i]
-            if "name" not in item:
-                self.problem(pos, path, "a tool needs a name", "name: get_weather")
-                continue
-            name = item["name"]
-            if name in seen:
-                self.problem(
-                    self.vpos(item, "name"),
-                    f"{path}.name",
-                    f"tool {name!r} is defined twice (first on line {seen[name].line})",
-                    "remove or rename one of them",
-                )
-            seen.setdefault(name, self.vpos(item, "name"))
-            params = item.get("parameters") or {"type": "object", "properties": {}}
-            try:
-                Draft202012Validator.check_schema(params)
-            except SchemaError as exc:
-                self.bad_parameters(item, path, exc)
-                params = {"type": "object"}
-            if params.get("type", "object") != "object":
-                self.problem(
-                    self.vpos(item, "parameters"),
-                    f"{path}.parameters",
-                    "tool parameters must be `type: object`",
-                    "wrap arguments in `properties:`",
-                )
-            props = set((params.get("properties") or {}).keys())
-            responses = []
-            for j, r in enumerate(item.get("responses") or ()):
-                rpath = f"{path}.responses[{j}]"
-                if "output" in r and "error" in r:
-                    self.problem(
-                        item["responses"].item_pos[j],
-                        rpath,
-                        "a response gives either `output` or `error`, not both",
-                        "split it into two rules",
-                    )
-                when = r.get("when")
-                for k in when or {}:
-                    if props and k not in props:
-                        self.problem(
-                            when.key_pos.get(k, r.pos)
-                            if isinstance(when, LDict)
-                            else r.key_pos.get("when", r.pos),
-                            f"{rpath}.when.{k}",
-                            f"{name!r} has no argument {k!r}",
-                            did_you_mean(k, props) or f"arguments: {', '.join(sorted(props))}",
-                        )
-                responses.append(
-                    SimulatedResponse(
-                        when=dict(when) if when is not None else None,
-                        output=_plain(r.get("output")),
-                        error=r.get("error"),
-                    )
-                )
-            cache = item.get("cache") or {}
-            sim = item.get("simulate")
-            out.append(
-                Tool(
-                    name=name,
-                    description=item.get("description", ""),
-                    parameters=_plain(params),
-                    responses=tuple(responses),
-                    cache_dir=self._rel(cache.get("dir")),
-                    cache_file=self._rel(cache.get("file")),
-                    simulate=LLMSimulation(
-                        model=sim["model"],
-                        base_url=sim.get("base_url"),
-                        api_key_env=sim.get("api_key_env", "OPENAI_API_KEY"),
-                        cache=self._rel(sim.get("cache")),
-                    )
-                    if sim
-                    else None,
-                    loc=_loc(pos, path),
-                )
-            )
-        return out
-
-    def bad_parameters(self, item: LDict, path: str, exc: Any) -> None:
-        """A tool's parameters that are not JSON Schema, pointed at the offending keyword."""
-        parts = list(exc.path)
-        node = item.get("parameters")
-        pos = locate(node, parts) if parts else self.vpos(item, "parameters")
-        where = f"{path}.parameters" + "".join(
-            f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts
-        )
-        if parts and parts[-1] == "type":
-            hint = suggest_json_type(exc.instance)
-            self.problem(
-                pos,
-                where,
-                f"{exc.instance!r} is not a JSON Schema type",
-                f"{hint} " * bool(hint) + f"types: {', '.join(JSON_TYPES)}",
-            )
-            return
-        self.problem(
-            pos,
-            where,
-            f"not valid JSON Schema: {exc.message}",
-            "see https://json-schema.org/understanding-json-schema",
-        )
-
-    def _rel(self, p: str | None) -> str | None:
-        return None if p is None else str((self.base / str(p)).resolve())
-
-    # ------------------------------------------------------------ rubric & critics
 
     def rubric(self, merged: dict[str, Any], node: Any, path: str) -> Rubric:
         rubric = Rubric(**merged)
@@ -393,67 +252,6 @@ class _Builder:
                 "fail_threshold must be the lower one",
             )
         return rubric
-
-    def critics(self, raw: dict[str, Any], node: Any, path: str) -> tuple[CriticSpec, ...]:
-        out = []
-        for field, value in raw.items():
-            pos = node.value_pos.get(field, node.pos) if isinstance(node, LDict) else self.doc.pos
-            key_pos = node.key_pos.get(field, pos) if isinstance(node, LDict) else pos
-            self.critic_keys[(pos.file, pos.line, pos.column)] = key_pos
-            spec = self.critic(field, value, pos, f"{path}.{field}")
-            if spec:
-                out.append(spec)
-        return tuple(out)
-
-    def critic(self, field: str, value: Any, pos: Pos, path: str) -> CriticSpec | None:
-        loc = _loc(pos, path)
-        if isinstance(value, str):
-            return self._checked(CriticSpec(field, value, 1.0, {}, loc), pos)
-        weight = float(value.get("weight", 1.0))
-        kinds = [k for k in value if k != "weight"]
-        if len(kinds) != 1:
-            self.problem(
-                pos,
-                path,
-                f"one critic mapping names {len(kinds)} critics ({', '.join(kinds)})"
-                if kinds
-                else "this critic mapping has only a weight, no critic",
-                f"keep exactly one critic, for example: {{similarity: 0.8, weight: {weight:g}}}",
-            )
-            return None
-        kind = kinds[0]
-        arg = value[kind]
-        opt_pos = value.value_pos.get(kind, pos) if isinstance(value, LDict) else pos
-        if kind == "ignore" and arg is False:
-            self.problem(
-                opt_pos, f"{path}.ignore", "`ignore: false` has no meaning", "remove the critic"
-            )
-            return None
-        spec = CriticSpec(field, kind, weight, _critic_params(kind, arg), loc)
-        return self._checked(spec, opt_pos)
-
-    def _checked(self, spec: CriticSpec, pos: Pos) -> CriticSpec | None:
-        """Build the critic once now, so a bad option is reported before anything runs."""
-        try:
-            from evalspec.scoring.critics import make_critic
-        except ImportError:  # pragma: no cover - critics module always ships
-            return spec
-        try:
-            make_critic(spec.kind, spec.params)
-        except (ValueError, TypeError) as exc:
-            text = str(exc)
-            for prefix in (f"critic '{spec.kind}': ", f"critic '{spec.kind}' "):
-                text = text[len(prefix) :] if text.startswith(prefix) else text
-            self.problem(
-                pos,
-                f"{spec.loc.path}.{spec.kind}" if spec.params else spec.loc.path,
-                f"{spec.kind} critic: {text}",
-                _critic_hint(spec.kind),
-            )
-            return None
-        return spec
-
-    # ------------------------------------------------------------ cases
 
     def case(
         self, raw: LDict, path: str, top: dict[str, Any], rubric_raw: dict[str, Any]
@@ -487,7 +285,7 @@ class _Builder:
             tags=tuple(raw.get("tags") or ()),
             description=str(raw.get("description", "")),
             tools=offered,
-            loc=_loc(raw.pos, path),
+            loc=make_loc(raw.pos, path),
         )
 
     def offered_tools(self, raw: LDict, expect: Expectation, path: str) -> tuple[str, ...] | None:
@@ -526,7 +324,7 @@ class _Builder:
                 Message(
                     role=h["role"],
                     content=h.get("content"),
-                    tool_calls=tuple(_plain(h.get("tool_calls") or ())),
+                    tool_calls=tuple(plain(h.get("tool_calls") or ())),
                     tool_call_id=h.get("tool_call_id"),
                     name=h.get("name"),
                 )
@@ -627,11 +425,11 @@ class _Builder:
             self.check_field(c, tool.parameters, [tool.name])
         return ExpectedCall(
             tool=name,
-            args=_plain(dict(args)),
+            args=plain(dict(args)),
             critics=critics,
-            output=_plain(item.get("output")),
+            output=plain(item.get("output")),
             has_output="output" in item,
-            loc=_loc(pos, path),
+            loc=make_loc(pos, path),
         )
 
     def check_args(
@@ -706,86 +504,6 @@ class _Builder:
         for c in critics:
             self.check_field(c, {"properties": props}, sorted({t.name for t in tools}))
 
-    def final_answer(self, raw: LDict | None, path: str) -> tuple[FinalAnswerCheck, ...]:
-        if not raw:
-            return ()
-        weight = float(raw.get("weight", 1.0))
-        out = []
-        for kind, value in raw.items():
-            if kind == "weight":
-                continue
-            loc = _loc(raw.value_pos.get(kind, raw.pos), f"{path}.{kind}")
-            if kind in ("contains", "not_contains"):
-                params = {"values": [value] if isinstance(value, str) else list(value)}
-            elif kind == "equals":
-                params = {"value": value}
-            elif kind == "regex":
-                params = {"pattern": value}
-                self._check_regex(value, loc)
-            elif kind == "similarity":
-                params = {"value": value} if isinstance(value, str) else dict(value)
-            else:
-                params = dict(value)
-            out.append(FinalAnswerCheck(kind, params, weight, loc))
-        return tuple(out)
-
-    def _check_regex(self, pattern: str, loc: Loc) -> None:
-        import re
-
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            self.problem(
-                Pos(loc.file, loc.line, loc.column),
-                loc.path,
-                f"invalid regular expression: {exc}",
-                "escape special characters with \\",
-            )
-
-    def evaluators(self, raw: LList, path: str) -> tuple[EvaluatorSpec, ...]:
-        out = []
-        for i, item in enumerate(raw):
-            pos = raw.item_pos[i]
-            epath = f"{path}.evaluators[{i}]"
-            if isinstance(item, str):
-                out.append(EvaluatorSpec(item, {}, loc=_loc(pos, epath)))
-                continue
-            kinds = [k for k in item if k not in ("weight", "required")]
-            if len(kinds) != 1:
-                self.problem(
-                    pos,
-                    epath,
-                    "an evaluator item names exactly one evaluator",
-                    "for example: - tool_call_order: {strict: true}",
-                )
-                continue
-            kind = kinds[0]
-            value = item[kind]
-            params = dict(value) if isinstance(value, dict) else {}
-            if kind == "tool_call_count":
-                counts = value.get("counts") if isinstance(value, LDict) else None
-                for tool in counts or {}:
-                    if tool not in self.tool_map:
-                        self.problem(
-                            counts.key_pos.get(tool, pos) if isinstance(counts, LDict) else pos,
-                            f"{epath}.{kind}.counts.{tool}",
-                            f"{tool!r} is not a tool of this suite",
-                            did_you_mean(tool, self.tool_map)
-                            or "tools of this suite: " + ", ".join(sorted(self.tool_map))
-                            if self.tool_map
-                            else "add it under `tools:`",
-                        )
-            out.append(
-                EvaluatorSpec(
-                    kind,
-                    _plain(params),
-                    float(item.get("weight", 1.0)),
-                    bool(item.get("required", False)),
-                    _loc(pos, epath),
-                )
-            )
-        return tuple(out)
-
 
 def _numbers_to_text(doc: LDict) -> None:
     """`"{{ n }}"` renders to the number n; where the schema wants text, it becomes text again."""
@@ -815,52 +533,8 @@ def _numbers_to_text(doc: LDict) -> None:
             parent[parts[-1]] = text
 
 
-def _critic_hint(kind: str) -> str:
-    """An example of the critic written correctly, from the schema's own examples."""
-    if kind == "regex":
-        return (
-            "write a valid regular expression; put \\ before ( ) [ ] . * + ? to match them as text"
-        )
-    try:
-        options = suite_schema()["$defs"]["critic"]["anyOf"][1]["properties"][kind]
-    except (KeyError, IndexError):
-        return "fix the critic's options"
-    examples = options.get("examples") or []
-    if not examples:
-        return "fix the critic's options"
-    import json
-
-    return f"for example: {{{kind}: {json.dumps(examples[0])}}}"
-
-
-def _critic_params(kind: str, arg: Any) -> dict[str, Any]:
-    """Short forms to full parameters: `similarity: 0.8` → {threshold: 0.8}, ..."""
-    if arg is True or arg is None:
-        return {}
-    if isinstance(arg, dict):
-        return _plain(arg)
-    if kind in ("similarity", "json_similarity"):
-        return {"threshold": arg}
-    if kind == "regex":
-        return {"pattern": arg}
-    if kind == "contains":
-        return {"values": [arg]}
-    if kind == "one_of":
-        return {"values": _plain(arg)}
-    return {}
-
-
 def _merge_critics(
     suite: tuple[CriticSpec, ...], case: tuple[CriticSpec, ...]
 ) -> tuple[CriticSpec, ...]:
     fields = {c.field for c in case}
     return tuple(c for c in suite if c.field not in fields) + case
-
-
-def _plain(value: Any) -> Any:
-    """LDict/LList to plain dict/list, so the model holds ordinary data."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
