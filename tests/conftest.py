@@ -22,12 +22,24 @@ def write_suite(tmp_path: Path):
     return write
 
 
-def transcript(case: str, *calls: tuple[str, dict | None], model: str = "m", trial: int = 0,
-               final: str | None = None, error: str | None = None) -> Transcript:
+def transcript(
+    case: str,
+    *calls: tuple[str, dict | None],
+    model: str = "m",
+    trial: int = 0,
+    final: str | None = None,
+    error: str | None = None,
+) -> Transcript:
     """A transcript whose model made `calls` (name, arguments) in order."""
     return Transcript(
-        item_id=f"{case}-{model}-{trial}", case=case, model=model, trial=trial,
-        tool_calls=tuple(ToolCall(name=n, arguments=a, raw_arguments="" if a is not None else "{bad")
-                         for n, a in calls),
-        final_answer=final, error=error,
+        item_id=f"{case}-{model}-{trial}",
+        case=case,
+        model=model,
+        trial=trial,
+        tool_calls=tuple(
+            ToolCall(name=n, arguments=a, raw_arguments="" if a is not None else "{bad")
+            for n, a in calls
+        ),
+        final_answer=final,
+        error=error,
     )

@@ -55,8 +55,15 @@ cases:
 
 
 def make(write_suite, **kw):
-    opts = dict(fail=0.8, warn=0.9, fos="true", foq="false", extra_calls="penalize",
-                extra_args="allow", norm="true")
+    opts = dict(
+        fail=0.8,
+        warn=0.9,
+        fos="true",
+        foq="false",
+        extra_calls="penalize",
+        extra_args="allow",
+        norm="true",
+    )
     opts.update(kw)
     return load_suite(write_suite(SUITE.format(**opts)))
 
@@ -83,8 +90,11 @@ def test_bands_follow_the_seed_not_the_inverted_comparison(write_suite):
 
 
 def test_optimal_assignment_pairs_calls_in_any_order(write_suite):
-    t = transcript("two", ("send_dm", {"user": "ann", "text": "hello ann"}),
-                   ("send_dm", {"user": "bob", "text": "hello bob"}))
+    t = transcript(
+        "two",
+        ("send_dm", {"user": "ann", "text": "hello ann"}),
+        ("send_dm", {"user": "bob", "text": "hello bob"}),
+    )
     r = result(make(write_suite), t)
     assert (r.status, r.score) == ("pass", 1.0)
 
@@ -125,8 +135,11 @@ def test_extra_calls_penalized_or_allowed(write_suite):
 
 
 def test_quantity_rule_fails_with_zero_like_arcade(write_suite):
-    t = transcript("one", ("send_dm", {"user": "bob", "text": "hi"}),
-                   ("send_dm", {"user": "bob", "text": "hi"}))
+    t = transcript(
+        "one",
+        ("send_dm", {"user": "bob", "text": "hi"}),
+        ("send_dm", {"user": "bob", "text": "hi"}),
+    )
     r = result(make(write_suite, foq="true", extra_calls="allow"), t)
     assert (r.status, r.score) == ("fail", 0.0)
     assert r.reason == "expected 1 call, the model made 2: send_dm, send_dm"
@@ -138,7 +151,8 @@ def test_extra_arguments_allowed_or_penalized(write_suite):
     r = result(make(write_suite, extra_args="penalize"), t)
     assert r.score == pytest.approx(3 / 4)
     assert [row.reason for row in r.rows if row.field == "urgent"] == [
-        "unexpected argument (extra_args: penalize)"]
+        "unexpected argument (extra_args: penalize)"
+    ]
 
 
 def test_tool_name_normalization_can_be_turned_off(write_suite):
@@ -148,10 +162,16 @@ def test_tool_name_normalization_can_be_turned_off(write_suite):
 
 
 def test_ordered_expectation_rejects_swapped_calls(write_suite):
-    right = transcript("ordered", ("post", {"channel": "general", "text": "x"}),
-                       ("send_dm", {"user": "bob", "text": "x"}))
-    swapped = transcript("ordered", ("send_dm", {"user": "bob", "text": "x"}),
-                         ("post", {"channel": "general", "text": "x"}))
+    right = transcript(
+        "ordered",
+        ("post", {"channel": "general", "text": "x"}),
+        ("send_dm", {"user": "bob", "text": "x"}),
+    )
+    swapped = transcript(
+        "ordered",
+        ("send_dm", {"user": "bob", "text": "x"}),
+        ("post", {"channel": "general", "text": "x"}),
+    )
     suite = make(write_suite)
     assert result(suite, right).status == "pass"
     r = result(suite, swapped)
@@ -176,16 +196,29 @@ def test_run_error_is_an_error_status(write_suite):
     assert r.status == "error" and "HTTP 500" in r.reason
 
 
-@pytest.mark.parametrize(("rule", "statuses", "expected"), [
-    ("all", ["pass", "pass", "fail"], "fail"),
-    ("any", ["fail", "fail", "pass"], "pass"),
-    ("majority", ["pass", "pass", "fail"], "pass"),
-    ("majority", ["pass", "fail", "fail"], "fail"),
-    ("mean", ["pass", "pass", "fail"], "fail"),  # mean of 1, 1, 0.667 = 0.889 < warn 0.9 ...
-])
+@pytest.mark.parametrize(
+    ("rule", "statuses", "expected"),
+    [
+        ("all", ["pass", "pass", "fail"], "fail"),
+        ("any", ["fail", "fail", "pass"], "pass"),
+        ("majority", ["pass", "pass", "fail"], "pass"),
+        ("majority", ["pass", "fail", "fail"], "fail"),
+        ("mean", ["pass", "pass", "fail"], "fail"),  # mean of 1, 1, 0.667 = 0.889 < warn 0.9 ...
+    ],
+)
 def test_pass_rules_over_trials(write_suite, rule, statuses, expected):
-    text = SUITE.format(fail=0.8, warn=0.9, fos="true", foq="false", extra_calls="penalize",
-                        extra_args="allow", norm="true") + f"trials: 3\npass_rule: {rule}\n"
+    text = (
+        SUITE.format(
+            fail=0.8,
+            warn=0.9,
+            fos="true",
+            foq="false",
+            extra_calls="penalize",
+            extra_args="allow",
+            norm="true",
+        )
+        + f"trials: 3\npass_rule: {rule}\n"
+    )
     suite = load_suite(write_suite(text))
     good = ("send_dm", {"user": "bob", "text": "hi"})
     bad = ("send_dm", {"user": "bob", "text": "bye"})
@@ -208,19 +241,36 @@ def test_pass_at_k_estimators():
 
 def test_score_command_rescores_without_a_model(write_suite, tmp_path):
     """Loosening a threshold changes the verdict of recorded transcripts; no model is called."""
-    suite_path = write_suite(SUITE.format(fail=0.8, warn=0.9, fos="true", foq="false",
-                                          extra_calls="penalize", extra_args="allow",
-                                          norm="true"))
+    suite_path = write_suite(
+        SUITE.format(
+            fail=0.8,
+            warn=0.9,
+            fos="true",
+            foq="false",
+            extra_calls="penalize",
+            extra_args="allow",
+            norm="true",
+        )
+    )
     t = transcript("one", ("send_dm", {"user": "bob", "text": "bye"}))
     tfile = tmp_path / "t.jsonl"
     tfile.write_text(json.dumps(t.to_dict()) + "\n")
-    cmd = [sys.executable, "-m", "evalspec.cli", "score", str(suite_path), "--transcripts",
-           str(tfile), "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "evalspec.cli",
+        "score",
+        str(suite_path),
+        "--transcripts",
+        str(tfile),
+        "--json",
+    ]
     first = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert first.returncode == 1, first.stderr
     assert json.loads(first.stdout)["results"][0]["status"] == "fail"
-    suite_path.write_text(suite_path.read_text().replace("fail_threshold: 0.8",
-                                                         "fail_threshold: 0.6"))
+    suite_path.write_text(
+        suite_path.read_text().replace("fail_threshold: 0.8", "fail_threshold: 0.6")
+    )
     second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout)["results"][0]["status"] == "warn"
