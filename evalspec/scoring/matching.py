@@ -14,7 +14,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from evalspec.scoring.critics import Critic, default_critic, make_critic
 from evalspec.scoring.types import Embedder, Row
@@ -255,8 +254,3 @@ def _align(scores: list[list[float]], n: int, m: int) -> list[tuple[int, int]]:
 
 def describe_calls(calls: Sequence[ToolCall]) -> str:
     return ", ".join(c.name for c in calls) or "no calls"
-
-
-def summarize_value(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -115,24 +115,18 @@ class Scorer:
         texts: list[str] = []
         for t in transcripts:
             prep = self._prepare(t)
-            if prep is None:
-                continue
-            for i, call in enumerate(prep.case.expect.tool_calls):
-                for a in prep.actual:
-                    if same_tool(call.tool, a.name, prep.case.rubric):
-                        texts.extend(texts_for_pair(prep.judges[i], call, a))
-            for check in prep.case.expect.final_answer:
-                if check.kind == "similarity" and t.final_answer:
-                    texts.extend([str(check.params.get("value", "")), t.final_answer])
+            if prep is not None:
+                texts.extend(_texts_of(prep))
         return texts
 
     def score_all(self, transcripts: Sequence[Transcript]) -> list[CaseResult]:
         """Score a batch: embed every needed text in one go, then judge each transcript."""
-        texts = self.needs_embeddings(transcripts)
+        preps = [self._prepare(t) for t in transcripts]
+        texts = [text for prep in preps if prep is not None for text in _texts_of(prep)]
         if texts:
             self._embedder = self._embedder or _default_embedder(self.suite)
             self._embedder.prefetch(texts)
-        return [self.score(t) for t in transcripts]
+        return [self._score(t, prep) for t, prep in zip(transcripts, preps, strict=True)]
 
     def _prepare(self, t: Transcript) -> _Prepared | None:
         case = self.cases.get(t.case)
@@ -148,7 +142,10 @@ class Scorer:
         return _Prepared(case, t, actual, judges)
 
     def score(self, t: Transcript) -> CaseResult:
-        prep = self._prepare(t)
+        """Score one transcript (texts it needs are embedded on demand)."""
+        return self._score(t, self._prepare(t))
+
+    def _score(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
         if prep is None:
             return _result(t, 0.0, "error", f"the suite has no case named {t.case!r}")
         if t.error:
@@ -324,6 +321,20 @@ class Scorer:
             with ThreadPoolExecutor(max_workers=1) as pool:
                 return pool.submit(asyncio.run, coro).result()
         return check_final_answer(check, t.final_answer, embedder=self._embedder, question=question)
+
+
+def _texts_of(prep: _Prepared) -> list[str]:
+    """Texts the transcript's similarity critics and checks will compare."""
+    texts: list[str] = []
+    for i, call in enumerate(prep.case.expect.tool_calls):
+        for a in prep.actual:
+            if same_tool(call.tool, a.name, prep.case.rubric):
+                texts.extend(texts_for_pair(prep.judges[i], call, a))
+    answer = prep.transcript.final_answer
+    for check in prep.case.expect.final_answer:
+        if check.kind == "similarity" and answer:
+            texts.extend([str(check.params.get("value", "")), answer])
+    return texts
 
 
 def _default_embedder(suite: Suite) -> Embedder:

@@ -33,10 +33,6 @@ __all__ = [
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
-def position_of(node: Any, default: Pos) -> Pos:
-    return getattr(node, "pos", default)
-
-
 def _display_name(path: Path) -> str:
     """Paths relative to the working directory read best in messages, absolute ones otherwise."""
     try:
