@@ -292,3 +292,35 @@ def test_small_and_large_assignments_agree_with_the_hungarian_method():
             assert sum(scores[i][j] for i, j in ours) == pytest.approx(best)
             assert len(ours) == min(n, m)
             assert len({i for i, _ in ours}) == len({j for _, j in ours}) == len(ours)
+
+
+def test_judge_verdicts_are_cached_beside_the_suite(write_suite, tmp_path, monkeypatch):
+    """Re-scoring a judged answer asks the judge once; the second score reads the cache."""
+    from fake_openai import FakeOpenAI, text_reply
+
+    verdict = text_reply('{"verdict": "Solved", "reason": "states the temperature"}')
+    with FakeOpenAI(lambda body: verdict) as judge_server:
+        suite = load_suite(
+            write_suite(f"""
+            suite: judged
+            models: [m]
+            tools:
+              - name: get_weather
+                parameters: {{type: object, properties: {{city: {{type: string}}}}}}
+            cases:
+              - name: weather
+                user: How warm is Paris?
+                expect:
+                  tool_calls: [{{get_weather: {{city: Paris}}}}]
+                  final_answer:
+                    judge: {{criteria: gives the temperature, model: judge-1,
+                             base_url: "{judge_server.base_url}"}}
+            """)
+        )
+        t = transcript("weather", ("get_weather", {"city": "Paris"}), final="It is 21 °C.")
+        first = score(suite, [t]).results[0]
+        second = score(suite, [t]).results[0]
+    assert first.status == second.status == "pass"
+    assert first.evaluators["final_answer.judge"] == 1.0
+    assert len(judge_server.requests) == 1
+    assert (tmp_path / ".evalspec-cache" / "judge.json").exists()

@@ -19,8 +19,10 @@ Rules (documented in the README reference):
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evalspec.scoring.matching import (
@@ -105,6 +107,7 @@ class Scorer:
         self.tools = {t.name: t for t in suite.tools}
         self._embedder = embedder
         self._judge = judge
+        self._judges: dict[str, Any] = {}
 
     @property
     def embedder(self) -> Embedder | None:
@@ -305,12 +308,23 @@ class Scorer:
         values = [[(big if ps.tool_ok else 0.0) + ps.earned for ps in row] for row in table]
         return [(i, j, table[i][j]) for i, j in assign(values, case.expect.ordered)]
 
+    def _cached_judge(self, check: FinalAnswerCheck) -> Any:
+        """One LLM judge per judge configuration, with verdicts cached on disk."""
+        from evalspec.scoring.final_answer import LLMJudge
+
+        params = {"cache": str(judge_cache_path(self.suite)), **check.params}
+        key = json.dumps(params, sort_keys=True)
+        if key not in self._judges:
+            self._judges[key] = LLMJudge.from_params(params)
+        return self._judges[key]
+
     def _final_answer(self, check: FinalAnswerCheck, t: Transcript, case: Case) -> Any:
         from evalspec.scoring.final_answer import acheck_final_answer, check_final_answer
 
         question = next((m.content or "" for m in reversed(case.messages) if m.role == "user"), "")
         if check.kind == "judge":
-            coro = acheck_final_answer(check, t.final_answer, judge=self._judge, question=question)
+            judge = self._judge or self._cached_judge(check)
+            coro = acheck_final_answer(check, t.final_answer, judge=judge, question=question)
             try:
                 asyncio.get_running_loop()
             except RuntimeError:
@@ -321,6 +335,11 @@ class Scorer:
             with ThreadPoolExecutor(max_workers=1) as pool:
                 return pool.submit(asyncio.run, coro).result()
         return check_final_answer(check, t.final_answer, embedder=self._embedder, question=question)
+
+
+def judge_cache_path(suite: Suite) -> Path:
+    """Judge verdicts live beside the suite, so re-scoring never pays for the same verdict."""
+    return Path(suite.path).resolve().parent / ".evalspec-cache" / "judge.json"
 
 
 def _texts_of(prep: _Prepared) -> list[str]:
@@ -338,8 +357,6 @@ def _texts_of(prep: _Prepared) -> list[str]:
 
 
 def _default_embedder(suite: Suite) -> Embedder:
-    from pathlib import Path
-
     from evalspec.scoring.embeddings import EmbeddingStore
 
     cache = Path(suite.embeddings.cache_dir) if suite.embeddings.cache_dir else None
