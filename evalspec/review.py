@@ -329,19 +329,6 @@ def diff_suites(
     )
 
 
-def load_transcripts(path: Path) -> list[Transcript]:
-    """Transcripts from a run directory or a .jsonl file; UsageError when unreadable."""
-    from evalspec.transcript import read_transcripts
-
-    file = path / "transcripts.jsonl" if path.is_dir() else path
-    if not file.exists():
-        raise UsageError(f"no transcripts at {file}; pass a run directory or a transcripts.jsonl")
-    try:
-        return read_transcripts(file)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UsageError(f"{file} is not a transcripts file: {exc}") from None
-
-
 # ---------------------------------------------------------------- base suite from git
 
 

@@ -173,18 +173,11 @@ def rescore(
 ) -> int:
     """Score recorded transcripts under the suite as it is now."""
     from evalspec.api import score
-    from evalspec.runner import TRANSCRIPTS_FILE
     from evalspec.spec.validate import load_suite
-    from evalspec.transcript import read_transcripts
+    from evalspec.transcript import load_transcripts
 
     suite = load_suite(suite_path)
-    path = transcripts / TRANSCRIPTS_FILE if transcripts.is_dir() else transcripts
-    if not path.exists():
-        raise UsageError(f"no transcripts at {path}")
-    try:
-        loaded = read_transcripts(path)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path} is not a transcripts file: {exc}") from None
+    loaded = load_transcripts(transcripts)
     known = {c.name for c in suite.cases}
     kept = [t for t in loaded if t.case in known]
     dropped = sorted({t.case for t in loaded if t.case not in known})

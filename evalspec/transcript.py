@@ -122,3 +122,16 @@ def read_transcripts(path: Path) -> list[Transcript]:
     if stripped.startswith("["):
         return [Transcript.from_dict(d) for d in json.loads(text)]
     return [Transcript.from_dict(json.loads(line)) for line in text.splitlines() if line.strip()]
+
+
+def load_transcripts(path: Path) -> list[Transcript]:
+    """Transcripts from a run directory (its transcripts.jsonl) or a file; UsageError if not."""
+    from evalspec.errors import UsageError
+
+    file = path / "transcripts.jsonl" if path.is_dir() else path
+    if not file.exists():
+        raise UsageError(f"no transcripts at {file}; pass a run directory or a transcripts.jsonl")
+    try:
+        return read_transcripts(file)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(f"{file} is not a transcripts file: {exc}") from None
