@@ -144,8 +144,9 @@ def diff(
       evalspec diff --base-ref origin/main suites/slack.yaml -t run/ --markdown diff.md
     """
     with _errors_as_messages():
-        from evalspec.review import diff_suites, load_transcripts, suite_from_git
+        from evalspec.review import diff_suites, suite_from_git
         from evalspec.spec.validate import load_suite
+        from evalspec.transcript import load_transcripts
 
         if base_ref is not None and len(suites) != 1:
             raise UsageError("with --base-ref, pass only the suite file (its base comes from git)")

@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
 from evalspec.report.json_report import write_json
 from evalspec.report.markdown import render_diff_markdown
-from evalspec.review import compare_results, diff_suites, load_results, load_transcripts
+from evalspec.review import compare_results, diff_suites, load_results
 from evalspec.review_cli import review_app
+from evalspec.transcript import load_transcripts
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "suites" / "weather.yaml"
