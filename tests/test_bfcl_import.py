@@ -427,3 +427,17 @@ def test_import_stabletoolbench_g1_validates(tmp_path: Path) -> None:
     suites = [load_suite(p) for p in sorted(tmp_path.glob("g1*.yaml"))]
     assert sum(len(s.cases) for s in suites) == 163
     assert all(c.expect.final_answer[0].kind == "judge" for s in suites for c in s.cases)
+
+
+def test_each_case_offers_only_its_records_functions(tmp_path: Path) -> None:
+    """A live run sends each record's own functions, as BFCL does, not the whole suite's."""
+    from evalspec.plan import compile_plan
+
+    questions = read_records(DATA / "BFCL_v4_multiple.json")[:20]
+    answers = read_records(DATA / "possible_answer" / "BFCL_v4_multiple.json")[:20]
+    [path] = write_suite_yaml(questions, answers, tmp_path / "multiple.yaml", name="multiple")
+    plan = compile_plan(load_suite(path))
+    for item, record in zip(plan.items, questions, strict=True):
+        sent = [t["function"]["name"] for t in item.tools]
+        assert sent == [fn["name"] for fn in record["function"]]
+    assert len(plan.tools) > max(len(item.tools) for item in plan.items)

@@ -277,6 +277,7 @@ def bfcl_suite_dict(
         calls = [_expected_call(entry, functions.get(next(iter(entry)))) for entry in ground_truth]
         case: dict[str, Any] = {"name": str(q["id"]), "tags": [_category(str(q["id"]))]}
         case.update(_messages(q))
+        case["tools"] = list(functions)  # the record's own functions, as BFCL offers them
         case["expect"] = {"tool_calls": calls} if calls else {"no_tool_calls": True}
         cases.append(case)
     if not cases:

@@ -140,6 +140,7 @@ def stabletoolbench_suites(
             "name": str(q["query_id"]),
             "tags": ["stabletoolbench"],
             "user": str(q["query"]),
+            "tools": list(tools),  # the query's own APIs, not the whole suite's
             "expect": {"tool_calls": []},
             "evaluators": [{"api_call_score": {"gold": gold}}],
         }
