@@ -358,8 +358,11 @@ def write_suite_yaml(
 
     Every file is written to a temporary name first, so a failure leaves nothing half-written.
     """
-    out = Path(out)
-    suites = bfcl_suite_dicts(questions, answers, name=name, models=models)
+    return write_suites(Path(out), bfcl_suite_dicts(questions, answers, name=name, models=models))
+
+
+def write_suites(out: Path, suites: Sequence[dict[str, Any]]) -> list[Path]:
+    """Write suites to `out`, `<stem>-2.yaml`, ...; all to temporary names first, then moved."""
     paths = [out] + [
         out.with_name(f"{out.stem}-{i + 1}{out.suffix or '.yaml'}") for i in range(1, len(suites))
     ]

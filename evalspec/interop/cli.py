@@ -184,23 +184,6 @@ def stabletoolbench_suites(
     return suites
 
 
-def _write_suites(out: Path, suites: list[dict[str, Any]]) -> list[Path]:
-    from evalspec.interop.bfcl import suite_yaml
-
-    paths = [out] + [
-        out.with_name(f"{out.stem}-{i + 1}{out.suffix or '.yaml'}") for i in range(1, len(suites))
-    ]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmps = []
-    for suite, path in zip(suites, paths, strict=True):
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(suite_yaml(suite), encoding="utf-8")
-        tmps.append((tmp, path))
-    for tmp, path in tmps:
-        tmp.replace(path)
-    return paths
-
-
 @import_app.command("stabletoolbench")
 @_reported
 def stabletoolbench(
@@ -242,7 +225,9 @@ def stabletoolbench(
         )
     except (KeyError, TypeError) as exc:
         raise UsageError(f"{queries}: a query lacks {exc}") from None
-    for p in _write_suites(out, suites):
+    from evalspec.interop.bfcl import write_suites
+
+    for p in write_suites(out, suites):
         typer.echo(f"wrote {p}")
     typer.echo(f"{len(loaded)} cases in {len(suites)} suite(s)")
 
