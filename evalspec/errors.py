@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,11 @@ class Problem:
     """Where in the document, e.g. ``cases[2].expect.tool_calls[0]``; empty for the whole file."""
     message: str
     hint: str = ""
+
+    @classmethod
+    def at(cls, pos: Any, path: str, message: str, hint: str = "") -> Problem:
+        """A problem at a position (anything with file, line and column)."""
+        return cls(pos.file, pos.line, pos.column, path, message, hint)
 
     def __str__(self) -> str:
         where = f"{self.path}: " if self.path else ""

@@ -34,7 +34,7 @@ class Reporter:
     base: Path
 
     def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
-        self.problems.append(Problem(pos.file, pos.line, pos.column, path, message, hint))
+        self.problems.append(Problem.at(pos, path, message, hint))
 
     def vpos(self, node: LDict, key: str) -> Pos:
         return node.value_pos.get(key, node.pos)

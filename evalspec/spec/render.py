@@ -41,7 +41,7 @@ def _template(source: str) -> Any:
 
 
 def _problem(pos: Pos, path: str, message: str, hint: str = "") -> Problem:
-    return Problem(pos.file, pos.line, pos.column, path, message, hint)
+    return Problem.at(pos, path, message, hint)
 
 
 # ---------------------------------------------------------------- includes
@@ -387,10 +387,8 @@ def expand_cases(
                 if key not in reported:
                     reported.add(key)
                     problems.append(
-                        Problem(
-                            p.file,
-                            p.line,
-                            p.column,
+                        Problem.at(
+                            p,
                             p.path,
                             f"{p.message} (matrix row {r + 1})"
                             if "matrix row" not in p.message
@@ -407,10 +405,8 @@ def _row_lacks(case: LDict, path: str, r: int, name: str, used: Problem) -> Prob
     matrix = case.get("matrix")
     pos = matrix.item_pos[r] if isinstance(matrix, LList) and r < len(matrix.item_pos) else None
     pos = pos or case.value_pos.get("matrix", case.pos)
-    return Problem(
-        pos.file,
-        pos.line,
-        pos.column,
+    return Problem.at(
+        pos,
         f"{path}.matrix[{r}]",
         f"matrix row {r + 1} has no variable {name!r}, which {used.path} uses",
         f"add `{name}: ...` to this row, as the other rows have",

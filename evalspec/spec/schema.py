@@ -145,10 +145,8 @@ def _translate(root: LDict, error: Any) -> list[Problem]:
             pos = locate(root, [*parts, k], key=True)
             hint = did_you_mean(k, allowed) or ("allowed keys: " + ", ".join(allowed))
             out.append(
-                Problem(
-                    pos.file,
-                    pos.line,
-                    pos.column,
+                Problem.at(
+                    pos,
                     path or "(top level)",
                     f"unknown key {k!r}",
                     hint,
@@ -161,10 +159,8 @@ def _translate(root: LDict, error: Any) -> list[Problem]:
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         example = _example_for(error.schema, missing)
         return [
-            Problem(
-                pos.file,
-                pos.line,
-                pos.column,
+            Problem.at(
+                pos,
                 where,
                 f"missing required key {missing!r}",
                 f"add `{missing}: {example}`",
@@ -175,10 +171,8 @@ def _translate(root: LDict, error: Any) -> list[Problem]:
         wants = [want] if isinstance(want, str) else list(want)
         words = " or ".join(_TYPE_WORDS.get(w, w) for w in wants)
         return [
-            Problem(
-                pos.file,
-                pos.line,
-                pos.column,
+            Problem.at(
+                pos,
                 where,
                 f"expected {words}, got {_type_name(error.instance)}",
                 _type_hint(error.schema),
@@ -189,10 +183,8 @@ def _translate(root: LDict, error: Any) -> list[Problem]:
         hint = did_you_mean(str(error.instance), choices)
         hint = f"{hint} " if hint else ""
         return [
-            Problem(
-                pos.file,
-                pos.line,
-                pos.column,
+            Problem.at(
+                pos,
                 where,
                 f"{error.instance!r} is not allowed here",
                 f"{hint}choose one of: {', '.join(choices)}",
@@ -200,16 +192,12 @@ def _translate(root: LDict, error: Any) -> list[Problem]:
         ]
     if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         message, hint = range_message(error.instance, error.schema)
-        return [Problem(pos.file, pos.line, pos.column, where, message, hint)]
+        return [Problem.at(pos, where, message, hint)]
     if v in ("minItems", "minProperties", "minLength"):
-        return [
-            Problem(
-                pos.file, pos.line, pos.column, where, "must not be empty", _type_hint(error.schema)
-            )
-        ]
+        return [Problem.at(pos, where, "must not be empty", _type_hint(error.schema))]
     if v == "pattern":
         return [_pattern_problem(pos, where, parts, error)]
-    return [Problem(pos.file, pos.line, pos.column, where, error.message, _type_hint(error.schema))]
+    return [Problem.at(pos, where, error.message, _type_hint(error.schema))]
 
 
 def _translate_any_of(root: LDict, error: Any) -> list[Problem]:
@@ -227,10 +215,8 @@ def _translate_any_of(root: LDict, error: Any) -> list[Problem]:
             hint = did_you_mean(instance, names)
             hint = f"{hint} " if hint else ""
             return [
-                Problem(
-                    pos.file,
-                    pos.line,
-                    pos.column,
+                Problem.at(
+                    pos,
                     path,
                     f"unknown {what} {instance!r}",
                     f"{hint}choose one of: {', '.join(names)}",
@@ -247,10 +233,8 @@ def _translate_any_of(root: LDict, error: Any) -> list[Problem]:
     examples = error.schema.get("examples", [])
     hint = f"for example: {json.dumps(examples[0])}" if examples else ""
     return [
-        Problem(
-            pos.file,
-            pos.line,
-            pos.column,
+        Problem.at(
+            pos,
             path,
             f"expected {kinds}, got {_type_name(instance)}",
             hint,
@@ -302,10 +286,8 @@ def _pattern_problem(pos: Pos, where: str, parts: list[Any], error: Any) -> Prob
     examples = schema.get("examples") or []
     example = f"for example: {examples[0]}" if examples else f"it must match {schema['pattern']}"
     if parts and parts[-1] == "api_key_env":
-        return Problem(
-            pos.file,
-            pos.line,
-            pos.column,
+        return Problem.at(
+            pos,
             where,
             "this must be the name of an environment variable, not the key itself",
             "never put an API key in a suite; write `api_key_env: OPENAI_API_KEY` "
@@ -314,7 +296,7 @@ def _pattern_problem(pos: Pos, where: str, parts: list[Any], error: Any) -> Prob
     what = f"{error.instance!r} is not written the expected way"
     if desc:
         what += f": write {desc[0].lower()}{desc[1:]}"
-    return Problem(pos.file, pos.line, pos.column, where, what, example)
+    return Problem.at(pos, where, what, example)
 
 
 def _types(branch: dict[str, Any]) -> list[str]:

@@ -164,10 +164,8 @@ class _Builder(ToolsPart, ChecksPart):
             if m and int(m.group(1)) < len(expanded):
                 path = expanded[int(m.group(1))][0] + path[m.end() :]
             self.problems.append(
-                Problem(
-                    p.file,
-                    p.line,
-                    p.column,
+                Problem.at(
+                    p,
                     path,
                     f"{p.message} (after filling in the {{{{ }}}} templates)",
                     p.hint,
