@@ -32,6 +32,18 @@ app = typer.Typer(
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# Options that several commands share, declared once.
+SuiteArg = Annotated[Path, typer.Argument(help="Suite file.", show_default=False, metavar="SUITE")]
+CaseOpt = Annotated[list[str] | None, typer.Option("--case", help="Case name pattern or tag.")]
+ModelOpt = Annotated[list[str] | None, typer.Option("--model", help="Model name.")]
+TrialsOpt = Annotated[int | None, typer.Option(min=1, help="Trials per case.")]
+ShardOpt = Annotated[str | None, typer.Option(help="Only shard i of n, as i/n.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print results as JSON.")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every row.")]
+JunitOpt = Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")]
+MarkdownOpt = Annotated[Path | None, typer.Option(help="Also write a Markdown report here.")]
+HtmlOpt = Annotated[Path | None, typer.Option(help="Also write an HTML report here.")]
+
 
 def _err(text: str) -> None:
     sys.stderr.write(text.rstrip("\n") + "\n")
@@ -105,13 +117,11 @@ def validate(
 @app.command()
 @reports_errors
 def plan(
-    suite: Annotated[Path, typer.Argument(help="Suite file.", show_default=False)],
-    case: Annotated[
-        list[str] | None, typer.Option("--case", help="Case name pattern or tag.")
-    ] = None,
-    model: Annotated[list[str] | None, typer.Option("--model", help="Model name.")] = None,
-    trials: Annotated[int | None, typer.Option(min=1, help="Trials per case.")] = None,
-    shard: Annotated[str | None, typer.Option(help="Only shard i of n, as i/n.")] = None,
+    suite: SuiteArg,
+    case: CaseOpt = None,
+    model: ModelOpt = None,
+    trials: TrialsOpt = None,
+    shard: ShardOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
     """Show what a run would do: one line per case × model × trial, with its content id.
@@ -161,14 +171,12 @@ class RecordMode(StrEnum):
 @app.command()
 @reports_errors
 def run(
-    suite: Annotated[Path, typer.Argument(help="Suite file.", show_default=False)],
-    case: Annotated[
-        list[str] | None, typer.Option("--case", help="Case name pattern or tag.")
-    ] = None,
-    model: Annotated[list[str] | None, typer.Option("--model", help="Model name.")] = None,
-    trials: Annotated[int | None, typer.Option(min=1, help="Trials per case.")] = None,
+    suite: SuiteArg,
+    case: CaseOpt = None,
+    model: ModelOpt = None,
+    trials: TrialsOpt = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Requests in flight.")] = None,
-    shard: Annotated[str | None, typer.Option(help="Only shard i of n, as i/n.")] = None,
+    shard: ShardOpt = None,
     record: Annotated[
         RecordMode,
         typer.Option(
@@ -183,13 +191,11 @@ def run(
     resume: Annotated[
         Path | None, typer.Option(help="Finish an interrupted run in this directory.")
     ] = None,
-    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
-    markdown: Annotated[
-        Path | None, typer.Option(help="Also write a Markdown report here.")
-    ] = None,
-    html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every row.")] = False,
+    junit: JunitOpt = None,
+    markdown: MarkdownOpt = None,
+    html: HtmlOpt = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Run a suite: validate, plan, call the models (or replay recordings), score, report.
 
@@ -239,12 +245,12 @@ def score(
     transcripts: Annotated[
         Path, typer.Option("--transcripts", "-t", help="transcripts.jsonl, or a run directory.")
     ],
-    as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
+    as_json: JsonOpt = False,
     out: Annotated[Path | None, typer.Option(help="Write results.json here.")] = None,
-    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
-    markdown: Annotated[Path | None, typer.Option(help="Also write Markdown here.")] = None,
-    html: Annotated[Path | None, typer.Option(help="Also write an HTML report here.")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every row.")] = False,
+    junit: JunitOpt = None,
+    markdown: MarkdownOpt = None,
+    html: HtmlOpt = None,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Re-score recorded transcripts under the suite as it is now, without calling any model.
 
@@ -320,8 +326,8 @@ def merge(
     suite: Annotated[
         Path | None, typer.Option(help="Suite file (default: the one named in the runs).")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print results as JSON.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show every row.")] = False,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Merge shard runs (`run --shard i/n`) into one run directory, then score it.
 
