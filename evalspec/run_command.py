@@ -143,14 +143,8 @@ def finish_run(
     write_reports(
         report, results=run_dir / "results.json", junit=junit, markdown=markdown, html=html
     )
-    if as_json:
-        sys.stdout.write(
-            json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
-        )
-    else:
-        from evalspec.report.console import print_report
-
-        print_report(report, verbose=verbose)
+    show(report, as_json=as_json, verbose=verbose)
+    if not as_json:
         took = f" in {time.perf_counter() - started:.2f}s" if started is not None else ""
         sys.stdout.write(
             f"{len(transcripts)} items{took}"
@@ -187,15 +181,20 @@ def rescore(
         )
     report = score(suite, kept)
     write_reports(report, results=out, junit=junit, markdown=markdown, html=html)
+    show(report, as_json=as_json, verbose=verbose)
+    return report.exit_code
+
+
+def show(report: Any, *, as_json: bool, verbose: bool) -> None:
+    """Results on stdout: JSON for tools, or the console tables for people."""
     if as_json:
         sys.stdout.write(
             json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
         )
-    else:
-        from evalspec.report.console import print_report
+        return
+    from evalspec.report.console import print_report
 
-        print_report(report, verbose=verbose)
-    return report.exit_code
+    print_report(report, verbose=verbose)
 
 
 def write_reports(
