@@ -29,7 +29,7 @@ def evalspec_cmd() -> list[str]:
     if script.exists():
         return [str(script)]
     found = shutil.which("evalspec")
-    return [found] if found else [PYTHON, "-m", "evalspec.cli"]
+    return [found] if found else [PYTHON, "-m", "evalspec"]
 
 
 def byte_compile() -> None:

@@ -40,7 +40,7 @@ from bench_embeddings import make_pairs, make_texts
 sys.path.insert(0, str(REPO))
 
 from evalspec.api import score
-from evalspec.spec.validate import load_suite
+from evalspec.suite.validate import load_suite
 from evalspec.transcript import ToolCall, Transcript, write_transcripts
 
 CHANNELS = ["general", "announcements", "random", "engineering", "design", "sales", "support"]
@@ -168,7 +168,7 @@ _WARM_CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
 from evalspec.api import score
-from evalspec.spec.validate import load_suite
+from evalspec.suite.validate import load_suite
 from evalspec.transcript import read_transcripts
 suite = load_suite(sys.argv[1])
 transcripts = read_transcripts(__import__("pathlib").Path(sys.argv[2]))

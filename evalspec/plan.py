@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalspec.errors import UsageError
-from evalspec.spec.model import Case, ModelSpec, Suite
+from evalspec.suite.model import Case, ModelSpec, Suite
 
 ID_VERSION = 1
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalspec.files import atomic_write
+
 TRANSCRIPT_VERSION = 1
 
 
@@ -108,11 +110,9 @@ class Transcript:
 
 def write_transcripts(path: Path, transcripts: list[Transcript]) -> None:
     """Write transcripts as JSONL, atomically (a reader never sees half a file)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
+    with atomic_write(path) as fh:
         for t in transcripts:
             fh.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
-    tmp.replace(path)
 
 
 def read_transcripts(path: Path) -> list[Transcript]:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
-from evalspec.review import diff_suites
+from evalspec.review.diff import diff_suites
 
 SUITE = Path(__file__).resolve().parent.parent / "suites" / "slack.yaml"
 

@@ -18,7 +18,8 @@ from typing import Any
 from evalspec.api import compile_plan, load_suite
 from evalspec.providers.base import ChatRequest, ChatResponse
 from evalspec.providers.recordings import RecordingProvider, Recordings
-from evalspec.runner import RunOptions, recordings_path, run_plan_async
+from evalspec.runner import RunOptions, run_plan_async
+from evalspec.runner.run_dir import recordings_path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_NOTE = (

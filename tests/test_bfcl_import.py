@@ -304,7 +304,7 @@ def _cli(*args: str):
     import typer
     from typer.testing import CliRunner
 
-    from evalspec.interop.cli import import_app
+    from evalspec.cli.interop import import_app
 
     app = typer.Typer()
     app.add_typer(import_app, name="import")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from evalspec.scoring.critics import make_critic, standardize_string
+from evalspec.critics import make_critic, standardize_string
 
 DATA = Path("/work/shared/data/bfcl")
 ANSWER_FILES = sorted((DATA / "possible_answer").glob("*.json"))

@@ -15,7 +15,7 @@ CORPUS = ROOT / "tests" / "invalid"
 
 def _validate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "evalspec.cli", "validate", *args],
+        [sys.executable, "-m", "evalspec", "validate", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -110,3 +110,13 @@ def test_a_glob_that_matches_nothing_is_an_error(tmp_path: Path) -> None:
     out = _validate("nothing/*.yaml", cwd=tmp_path)
     assert out.returncode == 2
     assert "no file matches" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_version_names_the_installed_version():
+    from importlib.metadata import version
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalspec", "--version"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"evalspec {version('evalspec-yaml')}"

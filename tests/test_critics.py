@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from evalspec.scoring.critics import (
+from evalspec.critics import (
     CRITIC_KINDS,
     EmbedderRequired,
     default_critic,
@@ -16,7 +16,7 @@ from evalspec.scoring.critics import (
     parse_duration,
     standardize_string,
 )
-from evalspec.scoring.types import CriticOutcome
+from evalspec.critics.base import CriticOutcome
 
 
 def judge(kind: str, expected: Any, actual: Any, params: dict[str, Any] | None = None, **kw: Any):

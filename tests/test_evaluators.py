@@ -25,7 +25,7 @@ from evalspec.scoring.final_answer import (
     parse_verdict,
 )
 from evalspec.scoring.json_values import json_equal, parse_json_value
-from evalspec.spec.model import EvaluatorSpec, ExpectedCall, FinalAnswerCheck, Loc
+from evalspec.suite.model import EvaluatorSpec, ExpectedCall, FinalAnswerCheck, Loc
 from evalspec.transcript import ToolCall, Transcript
 
 DATA = Path("/work/shared/data/stabletoolbench")

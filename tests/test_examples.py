@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from evalspec.spec.validate import load_suite
+from evalspec.suite.validate import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = sorted((ROOT / "suites").glob("*.yaml"))
@@ -20,7 +20,7 @@ MODELINE = "# yaml-language-server: $schema=../schemas/suite.schema.json"
 
 def _evalspec(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "evalspec.cli", *args], capture_output=True, text=True, cwd=cwd
+        [sys.executable, "-m", "evalspec", *args], capture_output=True, text=True, cwd=cwd
     )
 
 

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalspec.errors import SpecError
-from evalspec.spec.model import Suite
-from evalspec.spec.validate import load_suite
+from evalspec.suite.model import Suite
+from evalspec.suite.validate import load_suite
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 EXAMPLES = {p.name: p.read_text(encoding="utf-8") for p in sorted(SUITES.glob("*.yaml"))}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from evalspec.errors import SpecError
-from evalspec.spec.validate import load_suite
+from evalspec.suite.validate import load_suite
 
 CORPUS = Path(__file__).parent / "invalid"
 

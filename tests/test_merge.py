@@ -12,8 +12,8 @@ from test_run_e2e import KEY_ENV, cli, results_of, scripted, write_suite
 
 from evalspec import api
 from evalspec.errors import UsageError
-from evalspec.merge import combine, merge_runs
-from evalspec.runner import MANIFEST_FILE, read_finished, write_manifest
+from evalspec.runner.merge import combine, merge_runs
+from evalspec.runner.run_dir import MANIFEST_FILE, read_finished, write_manifest
 from evalspec.transcript import Transcript, write_transcripts
 
 
@@ -95,15 +95,18 @@ def test_shards_of_different_suites_are_refused(tmp_path: Path) -> None:
     assert "different suites" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_merge_without_run_json_needs_the_suite(tmp_path: Path, capsys) -> None:
+def test_merge_without_run_json_needs_the_suite(tmp_path: Path) -> None:
     suite = write_suite(tmp_path, "http://127.0.0.1:9/v1")
     ids = [it.id for it in api.compile_plan(api.load_suite(suite), models=["m1"]).items]
     fake_run(tmp_path / "a", suite, {ids[0]: "x"})
     (tmp_path / "a" / MANIFEST_FILE).unlink()
     with pytest.raises(UsageError, match="--suite"):
         merge_runs([tmp_path / "a"], tmp_path / "out")
-    code = merge_runs([tmp_path / "a"], tmp_path / "out", suite=suite)
-    assert code == 1  # the transcript made no call: that case fails
-    data = results_of(tmp_path / "out")
-    assert [r["item_id"] for r in data["results"]] == [ids[0]]
-    assert "5 of 6 planned items are in none of the run directories" in capsys.readouterr().err
+    merged = merge_runs([tmp_path / "a"], tmp_path / "out", suite=suite)
+    assert (merged.missing, merged.planned) == (5, 6)
+    assert [t.item_id for t in merged.transcripts] == [ids[0]]
+    assert api.score(merged.suite, merged.transcripts).exit_code == 1  # no call made: fails
+    proc = cli("merge", tmp_path / "a", "--out", tmp_path / "out2", "--suite", suite)
+    assert proc.returncode == 1, proc.stderr
+    assert [r["item_id"] for r in results_of(tmp_path / "out2")["results"]] == [ids[0]]
+    assert "5 of 6 planned items are in none of the run directories" in proc.stderr

@@ -12,7 +12,7 @@ import pytest
 from evalspec.errors import UsageError
 from evalspec.interop.otel import otel_transcripts, read_spans
 from evalspec.scoring.evaluators import run_evaluator
-from evalspec.spec.model import EvaluatorSpec
+from evalspec.suite.model import EvaluatorSpec
 
 
 def span(name: str, output_value: str, start: int = 0, **attrs: Any) -> dict[str, Any]:
@@ -208,7 +208,7 @@ def test_import_otel_command_writes_transcripts(tmp_path: Path) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from evalspec.interop.cli import import_app
+    from evalspec.cli.interop import import_app
     from evalspec.transcript import read_transcripts
 
     app = typer.Typer()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalspec.plan import compile_plan
-from evalspec.spec.validate import load_suite
+from evalspec.suite.validate import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SLACK = (ROOT / "suites" / "slack.yaml").read_text(encoding="utf-8")
@@ -67,7 +67,7 @@ def test_ids_are_the_same_in_another_process(tmp_path: Path, base: Ids) -> None:
     path = tmp_path / "a" / "slack.yaml"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run(
-        [sys.executable, "-m", "evalspec.cli", "plan", str(path), "--json"],
+        [sys.executable, "-m", "evalspec", "plan", str(path), "--json"],
         capture_output=True,
         text=True,
         env=env,

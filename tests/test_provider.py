@@ -291,3 +291,16 @@ def test_many_concurrent_requests_all_answered(monkeypatch: pytest.MonkeyPatch) 
 )
 def test_parse_retry_after(headers: dict[str, str], expected: float | None) -> None:
     assert parse_retry_after(headers) == expected
+
+
+def test_a_retry_is_logged_with_its_reason_and_wait(
+    server: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.fail_next(503, retry_after="0.05")
+    server.enqueue(tool_call_reply("send_dm_to_user", {"user_name": "johndoe"}))
+    with caplog.at_level("INFO", logger="evalspec"):
+        complete(provider(server.base_url))
+    (record,) = [r for r in caplog.records if r.name == "evalspec.providers.openai_chat"]
+    assert "HTTP 503" in record.getMessage()
+    assert "retry 1 of 3 in" in record.getMessage()
+    assert SECRET not in record.getMessage()

@@ -13,7 +13,7 @@ from evalspec.api import score
 from evalspec.report.html import render_html, write_html
 from evalspec.report.junit import write_junit
 from evalspec.report.markdown import render_markdown, write_markdown
-from evalspec.spec.validate import load_suite
+from evalspec.suite.validate import load_suite
 from tests.conftest import transcript
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,7 +132,7 @@ def test_run_writes_junit_and_markdown(tmp_path):
         [
             sys.executable,
             "-m",
-            "evalspec.cli",
+            "evalspec",
             "run",
             "suites/weather.yaml",
             "--record",
@@ -162,7 +162,7 @@ def test_score_writes_every_report_format(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "evalspec.cli",
+            "evalspec",
             "run",
             "suites/math.yaml",
             "--record",
@@ -182,7 +182,7 @@ def test_score_writes_every_report_format(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "evalspec.cli",
+            "evalspec",
             "score",
             "suites/math.yaml",
             "-t",

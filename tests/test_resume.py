@@ -22,7 +22,7 @@ import pytest
 from fake_openai import FakeOpenAI
 from test_run_e2e import KEY_ENV, ROOT, results_of, scripted, write_suite
 
-from evalspec.run_command import RunRequest, execute
+from evalspec.cli.run import RunRequest, execute
 
 ITEMS = 12  # 3 cases x 1 model x 4 trials, one request each (single_turn)
 DEADLINE_S = 30.0
@@ -74,7 +74,7 @@ def suite_for(tmp_path: Path, url: str, run_label: str) -> Path:
 def start_run(suite: Path, run_dir: Path, *extra: str) -> subprocess.Popen[str]:
     args = ["run", str(suite), "--model", "m1", "--trials", "4", "--concurrency", "2"]
     return subprocess.Popen(
-        [sys.executable, "-m", "evalspec.cli", *args, "--record", "record", *extra],
+        [sys.executable, "-m", "evalspec", *args, "--record", "record", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
+from evalspec.cli import app
 from evalspec.report.json_report import write_json
-from evalspec.report.markdown import render_diff_markdown
-from evalspec.review import compare_results, diff_suites, load_results
-from evalspec.review_cli import review_app
+from evalspec.review.diff import compare_results, diff_suites, load_results
+from evalspec.review.markdown import render_diff_markdown
 from evalspec.transcript import load_transcripts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,7 +159,7 @@ def test_added_and_removed_cases(tmp_path, run_dir):
 
 
 def cli(*args: str):
-    return CliRunner().invoke(review_app, list(args))
+    return CliRunner().invoke(app, list(args))
 
 
 def test_cli_diff_prints_the_change_and_writes_markdown(tmp_path, run_dir):

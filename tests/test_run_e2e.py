@@ -30,7 +30,8 @@ from fake_openai import (
 )
 
 from evalspec import api
-from evalspec.runner import RunOptions, read_finished
+from evalspec.runner import RunOptions
+from evalspec.runner.run_dir import read_finished
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,7 +146,7 @@ def cli(
     full_env = {**os.environ, **(env or {})}
     full_env.pop("COLUMNS", None)
     return subprocess.run(
-        [sys.executable, "-m", "evalspec.cli", *map(str, args)],
+        [sys.executable, "-m", "evalspec", *map(str, args)],
         capture_output=True,
         text=True,
         env=full_env,
@@ -278,6 +279,18 @@ def test_transient_faults_are_retried_and_the_item_succeeds(
         assert gap >= 0.3, f"Retry-After 0.3 s not honoured: retried after {gap:.3f} s"
 
 
+def test_verbose_shows_each_retry_and_quiet_does_not(server: FakeOpenAI, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, server.base_url)
+    server.fail_next(503)
+    quiet = cli("run", suite, "--case", "weather paris", "--model", "m1", "--out", tmp_path / "q")
+    assert "retry 1 of" not in quiet.stderr
+    server.fail_next(503)
+    args = ("run", suite, "--case", "weather paris", "--model", "m1", "--out", tmp_path / "v")
+    loud = cli(*args, "--record", "record", "-v")
+    assert loud.returncode == 0, loud.stderr
+    assert "HTTP 503" in loud.stderr and "retry 1 of" in loud.stderr
+
+
 def test_exhausted_retries_make_that_item_an_error(server: FakeOpenAI, tmp_path: Path) -> None:
     server.when(lambda b: "Paris?" in user_text(b), status_fault(503))
     suite = write_suite(tmp_path, server.base_url, retries=1)
@@ -349,7 +362,7 @@ def test_exit_code_3_names_the_missing_key_variable(tmp_path: Path) -> None:
     )
     env = {k: v for k, v in os.environ.items() if k != "EVALSPEC_NO_SUCH_KEY"}
     proc = subprocess.run(
-        [sys.executable, "-m", "evalspec.cli", "run", str(suite), "--out", str(tmp_path / "r")],
+        [sys.executable, "-m", "evalspec", "run", str(suite), "--out", str(tmp_path / "r")],
         capture_output=True,
         text=True,
         env=env,
@@ -461,7 +474,7 @@ def test_recordings_are_written_and_a_second_run_replays_without_http(
 
 
 def test_progress_counts_pass_warn_fail_so_far_without_loading_embeddings(tmp_path: Path) -> None:
-    from evalspec.run_command import Tally
+    from evalspec.cli.progress import LiveTally
     from evalspec.transcript import ToolCall, Transcript
 
     extra = """\
@@ -477,7 +490,7 @@ def test_progress_counts_pass_warn_fail_so_far_without_loading_embeddings(tmp_pa
         call = ToolCall("get_weather", {"city": city}, json.dumps({"city": city}))
         return Transcript(f"id-{case}-{city}", case, "m1", tool_calls=(call,), error=error)
 
-    tally = Tally(suite)
+    tally = LiveTally(suite)
     assert tally.add(made("weather paris", "Paris")) == "pass"
     assert tally.add(made("weather paris", "Lyon")) == "fail"
     assert tally.add(made("weather paris", "Paris", error="HTTP 500")) == "error"

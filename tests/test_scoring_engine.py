@@ -11,7 +11,7 @@ import pytest
 from evalspec.api import score
 from evalspec.scoring.matching import assign
 from evalspec.scoring.trials import pass_at_k, pass_hat_k
-from evalspec.spec.validate import load_suite
+from evalspec.suite.validate import load_suite
 from tests.conftest import transcript
 
 SUITE = """
@@ -258,7 +258,7 @@ def test_score_command_rescores_without_a_model(write_suite, tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "evalspec.cli",
+        "evalspec",
         "score",
         str(suite_path),
         "--transcripts",

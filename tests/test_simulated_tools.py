@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from evalspec.spec.model import LLMSimulation, SimulatedResponse, Tool
+from evalspec.suite.model import LLMSimulation, SimulatedResponse, Tool
 from evalspec.tools.llm_sim import LLMSimulatorBackend, parse_reply
-from evalspec.tools.simulated import ToolResult, ToolSimulator, values_match
+from evalspec.tools.result import ToolResult
+from evalspec.tools.simulated import ToolSimulator, values_match
 from evalspec.tools.stb_cache import ResponseCache, function_name, index_cache_dir
 
 SEND_DM = Tool(

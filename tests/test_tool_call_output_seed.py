@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from evalspec.scoring.evaluators import run_evaluator
-from evalspec.spec.model import EvaluatorSpec, ExpectedCall
+from evalspec.suite.model import EvaluatorSpec, ExpectedCall
 from evalspec.transcript import ToolCall, Transcript
 
 

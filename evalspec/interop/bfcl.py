@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import UsageError
+from evalspec.files import write_text_atomic
 from evalspec.transcript import ToolCall, Transcript
 
 _JSON_TYPES = {
@@ -366,14 +367,9 @@ def write_suites(out: Path, suites: Sequence[dict[str, Any]]) -> list[Path]:
     paths = [out] + [
         out.with_name(f"{out.stem}-{i + 1}{out.suffix or '.yaml'}") for i in range(1, len(suites))
     ]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmps = []
-    for suite, path in zip(suites, paths, strict=True):
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(suite_yaml(suite), encoding="utf-8")
-        tmps.append((tmp, path))
-    for tmp, path in tmps:
-        tmp.replace(path)
+    texts = [suite_yaml(suite) for suite in suites]  # every suite rendered before any is written
+    for text, path in zip(texts, paths, strict=True):
+        write_text_atomic(path, text)
     return paths
 
 

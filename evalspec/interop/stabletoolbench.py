@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalspec.spec.model import Tool
+from evalspec.suite.model import Tool
 from evalspec.tools.stb_cache import api_identifier, function_name, standardize
 from evalspec.transcript import ToolCall, Transcript
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import logging
 import os
 import random
 import re
@@ -20,6 +21,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from evalspec.errors import RunError
 from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec.schemas import DEFAULT_API_KEY_ENV
+
+_log = logging.getLogger(__name__)
 
 DUMMY_API_KEY = "not-needed-for-local-endpoints"
 """Sent to loopback endpoints when the key variable is unset: local servers rarely check it."""
@@ -171,7 +175,7 @@ class OpenAIChatProvider:
     def __init__(
         self,
         base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str = DEFAULT_API_KEY_ENV,
         headers: dict[str, str] | None = None,
         timeout_s: float = 60.0,
         retries: int = 4,
@@ -291,6 +295,14 @@ class OpenAIChatProvider:
             delay = backoff_delay(attempt, self.backoff_base_s, self.backoff_cap_s, self._rng)
             if wait_hint is not None:
                 delay = max(delay, min(wait_hint, self.retry_after_cap_s))
+            _log.info(
+                "%s: %s; retry %d of %d in %.2f s",
+                request.describe(),
+                problem,
+                attempt + 1,
+                self.retries,
+                delay,
+            )
             await asyncio.sleep(delay)
             attempt += 1
 

@@ -11,6 +11,7 @@ contain API keys or request headers: only the model id, messages, tools, params 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -18,7 +19,10 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from evalspec.errors import Problem, RunError, SpecError
+from evalspec.files import atomic_write
 from evalspec.providers.base import ChatRequest, ChatResponse, Provider, RecordingMissing
+
+_log = logging.getLogger(__name__)
 
 RecordMode = Literal["auto", "offline", "record"]
 RECORD_MODES: tuple[RecordMode, ...] = ("auto", "offline", "record")
@@ -169,13 +173,11 @@ class Recordings:
         self.close()
         if not self._superseded:
             return
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+        with atomic_write(self.path) as fh:
             for comment in self._comments or [HEADER_COMMENT]:
                 fh.write(_dumps({"_comment": comment}) + "\n")
             for entry in self._entries.values():
                 fh.write(_dumps(entry) + "\n")
-        tmp.replace(self.path)
         self._superseded = 0
         self._good_size = self.path.stat().st_size
         self._needs_newline = False
@@ -230,7 +232,9 @@ class RecordingProvider:
             hit = self.recordings.get(request.key)
             if hit is not None:
                 self.counts["replayed"] += 1
+                _log.debug("replayed %s from %s", request.describe(), self.recordings.path)
                 return hit
+            _log.info("no recording of %s in %s", request.describe(), self.recordings.path)
         live = None if self.mode == "offline" else self._live()
         if live is None:
             if self.mode == "record":

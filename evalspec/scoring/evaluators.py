@@ -19,10 +19,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalspec.critics.base import Embedder
 from evalspec.errors import Problem, SpecError
 from evalspec.scoring.json_values import json_equal, parse_json_value
-from evalspec.scoring.types import Embedder, Row
-from evalspec.spec.model import EvaluatorSpec, ExpectedCall
+from evalspec.scoring.types import Row
+from evalspec.suite.model import EvaluatorSpec, ExpectedCall
 from evalspec.transcript import ToolCall, Transcript
 
 

@@ -10,20 +10,25 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import os
 import re
 from pathlib import Path
 from typing import Any, Protocol
 
+from evalspec.critics.base import Embedder
 from evalspec.errors import Problem, RunError, SpecError
+from evalspec.files import write_text_atomic
+from evalspec.schemas import DEFAULT_API_KEY_ENV, DEFAULT_SIMILARITY_THRESHOLD
 from evalspec.scoring.evaluators import EvaluatorResult, ParamError
 from evalspec.scoring.json_values import json_equal, parse_json_value
-from evalspec.scoring.types import Embedder, Row
-from evalspec.spec.model import FinalAnswerCheck
+from evalspec.scoring.types import Row
+from evalspec.suite.model import FinalAnswerCheck
+
+_log = logging.getLogger(__name__)
 
 NO_ANSWER = "the model gave no final answer"
 VERDICT_SCORES = {"solved": 1.0, "unsure": 0.5, "unsolved": 0.0}
-DEFAULT_SIMILARITY_THRESHOLD = 0.75
 
 
 class JudgeError(RuntimeError):
@@ -302,7 +307,7 @@ class LLMJudge:
         model: str,
         *,
         base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str = DEFAULT_API_KEY_ENV,
         cache_path: str | Path | None = None,
         client: Any = None,
     ):
@@ -324,7 +329,7 @@ class LLMJudge:
         return cls(
             model,
             base_url=params.get("base_url"),
-            api_key_env=params.get("api_key_env", "OPENAI_API_KEY"),
+            api_key_env=params.get("api_key_env", DEFAULT_API_KEY_ENV),
             cache_path=params.get("cache"),
         )
 
@@ -334,7 +339,9 @@ class LLMJudge:
         cache = self._load_cache()
         if key in cache:
             hit = cache[key]
+            _log.debug("judge verdict from %s", self.cache_path)
             return float(hit["score"]), str(hit["reason"])
+        _log.info("judge verdict not cached; asking %s", self.model)
         text = await self._ask(prompt)
         parsed = parse_verdict(text)
         if parsed is None:
@@ -380,7 +387,4 @@ class LLMJudge:
     def _save_cache(self) -> None:
         if not self.cache_path or self._cache is None:
             return
-        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.cache_path.with_name(self.cache_path.name + ".tmp")
-        tmp.write_text(json.dumps(self._cache, indent=1, sort_keys=True), encoding="utf-8")
-        tmp.replace(self.cache_path)
+        write_text_atomic(self.cache_path, json.dumps(self._cache, indent=1, sort_keys=True))

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evalspec.scoring.critics import Critic, default_critic, make_critic
-from evalspec.scoring.types import Embedder, Row
-from evalspec.spec.model import CriticSpec, ExpectedCall, Rubric, Tool
+from evalspec.critics import Critic, default_critic, make_critic
+from evalspec.critics.base import Embedder
+from evalspec.scoring.types import Row
+from evalspec.suite.model import CriticSpec, ExpectedCall, Rubric, Tool
 from evalspec.transcript import ToolCall
 
 _SEPARATORS = re.compile(r"[_.\-\s]+")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalspec.critics.base import Embedder
 from evalspec.scoring.matching import (
     ArgJudge,
     PairScore,
@@ -35,8 +36,8 @@ from evalspec.scoring.matching import (
     score_pair,
     texts_for_pair,
 )
-from evalspec.scoring.types import CaseResult, Embedder, Row, Status
-from evalspec.spec.model import Case, FinalAnswerCheck, Rubric, Suite
+from evalspec.scoring.types import CaseResult, Row, Status
+from evalspec.suite.model import Case, FinalAnswerCheck, Rubric, Suite
 from evalspec.transcript import ToolCall, Transcript
 
 
@@ -50,7 +51,7 @@ def band(score: float, rubric: Rubric) -> Status:
 
 
 @dataclass
-class _Tally:
+class _Explanation:
     """Rows of one transcript's explanation, with the running weighted sum."""
 
     rows: list[Row] = field(default_factory=list)
@@ -73,9 +74,9 @@ class _Tally:
 
 
 def _result(
-    t: Transcript, score: float, status: Status, reason: str, tally: _Tally | None = None
+    t: Transcript, score: float, status: Status, reason: str, tally: _Explanation | None = None
 ) -> CaseResult:
-    tally = tally or _Tally()
+    tally = tally or _Explanation()
     return CaseResult(
         t.item_id,
         t.case,
@@ -153,12 +154,12 @@ class Scorer:
             return _result(t, 0.0, "error", f"the suite has no case named {t.case!r}")
         if t.error:
             return _result(t, 0.0, "error", f"the run failed: {t.error}")
-        tally = _Tally()
+        tally = _Explanation()
         self._tool_call_rows(prep, tally)
         self._evaluator_rows(prep, tally)
         return self._verdict(prep, tally)
 
-    def _tool_call_rows(self, prep: _Prepared, tally: _Tally) -> None:
+    def _tool_call_rows(self, prep: _Prepared, tally: _Explanation) -> None:
         """Rows for the expected calls: matched pairs, missing calls, extra calls."""
         case, actual, rubric = prep.case, prep.actual, prep.case.rubric
         expected = case.expect.tool_calls
@@ -222,7 +223,7 @@ class Scorer:
                         )
                     )
 
-    def _evaluator_rows(self, prep: _Prepared, tally: _Tally) -> None:
+    def _evaluator_rows(self, prep: _Prepared, tally: _Explanation) -> None:
         """Rows for the case's evaluators and final-answer checks, each with its weight."""
         from evalspec.scoring.evaluators import run_evaluator
 
@@ -272,7 +273,7 @@ class Scorer:
                 )
             )
 
-    def _verdict(self, prep: _Prepared, tally: _Tally) -> CaseResult:
+    def _verdict(self, prep: _Prepared, tally: _Explanation) -> CaseResult:
         """Outright failures first (quantity, selection, required evaluators), then the bands."""
         t, case, rubric = prep.transcript, prep.case, prep.case.rubric
         score = tally.score

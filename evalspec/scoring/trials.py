@@ -15,7 +15,7 @@ from math import comb
 
 from evalspec.scoring.scorer import band
 from evalspec.scoring.types import CaseResult, Status
-from evalspec.spec.model import Case, Suite
+from evalspec.suite.model import Case, Suite
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

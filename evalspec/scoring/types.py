@@ -3,18 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 Status = Literal["pass", "warn", "fail", "error"]
-
-
-@dataclass(frozen=True)
-class CriticOutcome:
-    """What one critic thinks of one value. `score` is unweighted, in [0, 1]."""
-
-    score: float
-    match: bool
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -47,13 +38,3 @@ class CaseResult:
     rows: tuple[Row, ...] = ()
     evaluators: dict[str, float] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
-
-
-class Embedder(Protocol):
-    """Text similarity for the similarity critic; batched and cached by the implementation."""
-
-    def prefetch(self, texts: list[str]) -> None:
-        """Embed every text not yet known, in as few batches as possible."""
-
-    def similarity(self, a: str, b: str) -> float:
-        """Cosine similarity of two texts' embeddings, in [-1, 1]."""

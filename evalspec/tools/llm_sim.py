@@ -11,14 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evalspec.spec.model import LLMSimulation, Tool
-from evalspec.tools.simulated import ToolResult
+from evalspec.suite.model import LLMSimulation, Tool
+from evalspec.tools.result import ToolResult
 from evalspec.tools.stb_cache import ResponseCache, cache_key, canonical_key
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_CACHE_DIR = Path(".evalspec-cache") / "sim"
 MAX_EXAMPLES = 5
@@ -163,7 +166,9 @@ class LLMSimulatorBackend:
         async with lock:
             entry = cache.get(arguments)
             if entry is not None:
+                _log.debug("simulated %s answered from %s", tool.name, cache.path)
                 return entry_to_result(entry)
+            _log.info("simulated %s: not in %s, asking %s", tool.name, cache.path, spec.model)
             try:
                 client = self._client(spec)
                 self.requests += 1

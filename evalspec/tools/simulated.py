@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalspec.spec.model import SimulatedResponse, Tool
+from evalspec.suite.model import SimulatedResponse, Tool
+from evalspec.tools.result import ToolResult
 from evalspec.tools.stb_cache import ResponseCache, index_cache_dir
 
 if TYPE_CHECKING:
@@ -27,23 +27,6 @@ if TYPE_CHECKING:
     from evalspec.tools.llm_sim import LLMSimulatorBackend
 
 MAX_SCHEMA_ERRORS = 3
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """What the simulated tool gave back, and which mechanism produced it."""
-
-    output: Any
-    """JSON value given back to the model (None when ``error`` is set)."""
-    error: str | None
-    """Error observation text."""
-    source: str
-    """rule, cache, llm, error:unknown_tool, error:schema (also for arguments that are not a JSON
-    object), error:no_response, error:simulator (the LLM simulator failed)."""
-
-    def observation(self) -> Any:
-        """The value to put in the tool message: the output, or ``{"error": ...}``."""
-        return {"error": self.error} if self.error is not None else self.output
 
 
 def values_match(pattern: Any, actual: Any) -> bool:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from evalspec.files import atomic_write
 
 _NON_WORD = re.compile(r"[^\u4e00-\u9fa5a-zA-Z0-9_]")
 _RESERVED = {"from", "class", "return", "false", "true", "id", "and"}
@@ -122,15 +122,8 @@ class ResponseCache:
         merged = self._read_disk()
         merged.update(self._load())
         merged[key] = entry
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(merged, fh, ensure_ascii=False, indent=2)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_write(self.path) as fh:
+            json.dump(merged, fh, ensure_ascii=False, indent=2)
         self._entries = merged
         for k in merged:
             self._index(k)

@@ -1,0 +1,69 @@
+"""The `evalspec` command: a thin shell over the Python API in evalspec.api.
+
+Each command group lives in its own module and is registered here; heavy libraries are imported
+only inside the commands that need them, so `validate` and `plan` start fast.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from evalspec.cli import interop, review, run, score, suite
+from evalspec.cli.common import print_error
+
+app = typer.Typer(
+    name="evalspec",
+    help="Declarative evaluation of LLM tool calling.\n\n"
+    "Write a suite in YAML, then: `evalspec run suites/slack.yaml`.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from evalspec import __version__
+
+        typer.echo(f"evalspec {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Declarative evaluation of LLM tool calling."""
+
+
+for command in (
+    suite.validate,
+    suite.plan,
+    run.run,
+    score.score,
+    review.diff,
+    review.compare,
+    run.merge,
+    suite.schema,
+    suite.init,
+):
+    app.command()(command)
+app.add_typer(interop.import_app, name="import")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:  # pragma: no cover - typer usually handles it first
+        print_error("interrupted")
+        raise SystemExit(130) from None

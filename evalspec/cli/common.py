@@ -1,0 +1,152 @@
+"""What every command shares: the error wrapper, options declared once, and result output.
+
+A command never shows a traceback for evalspec's own errors: `reports_errors` turns them into
+`file:line:col: ...` lines and a documented exit code.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from evalspec.errors import EvalspecError, SpecError, UsageError
+
+if TYPE_CHECKING:
+    from evalspec.report.records import Report
+    from evalspec.suite.model import Suite
+    from evalspec.transcript import Transcript
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+SuiteArg = Annotated[Path, typer.Argument(help="Suite file.", show_default=False, metavar="SUITE")]
+CaseOpt = Annotated[list[str] | None, typer.Option("--case", help="Case name pattern or tag.")]
+ModelOpt = Annotated[list[str] | None, typer.Option("--model", help="Model name.")]
+TrialsOpt = Annotated[int | None, typer.Option(min=1, help="Trials per case.")]
+ShardOpt = Annotated[str | None, typer.Option(help="Only shard i of n, as i/n.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print results as JSON.")]
+VerboseOpt = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Show every row, and log retries and cache use.")
+]
+JunitOpt = Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")]
+MarkdownOpt = Annotated[Path | None, typer.Option(help="Also write a Markdown report here.")]
+HtmlOpt = Annotated[Path | None, typer.Option(help="Also write an HTML report here.")]
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """How a command shows and writes its results: the options every scoring command takes."""
+
+    as_json: bool = False
+    verbose: bool = False
+    junit: Path | None = None
+    markdown: Path | None = None
+    html: Path | None = None
+
+
+def print_error(text: str) -> None:
+    sys.stderr.write(text.rstrip("\n") + "\n")
+
+
+def reports_errors(func: F) -> F:
+    """Run a command; evalspec errors become messages and exit codes, never tracebacks."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except SpecError as exc:
+            for p in exc.problems:
+                print_error(str(p))
+            n = len(exc.problems)
+            print_error(f"{n} problem{'s' if n != 1 else ''} found")
+            raise typer.Exit(2) from None
+        except EvalspecError as exc:
+            print_error(f"error: {exc}")
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            print_error("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def configure_logging(verbose: bool) -> None:
+    """`-v` shows evalspec's log: retries with their reason and wait, cache use, skipped input."""
+    if not verbose:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("evalspec")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def expand_globs(patterns: list[str]) -> list[Path]:
+    """Files named by patterns; a pattern that matches nothing is a usage error."""
+    files: list[Path] = []
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else []
+        if glob.has_magic(pattern) and not matches:
+            raise UsageError(f"no file matches {pattern!r}")
+        files.extend(Path(m) for m in matches) if matches else files.append(Path(pattern))
+    return files
+
+
+def show(report: Report, options: ReportOptions) -> None:
+    """Results on stdout: JSON for tools, or the console tables for people."""
+    if options.as_json:
+        sys.stdout.write(
+            json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+        )
+        return
+    from evalspec.report.console import print_report
+
+    print_report(report, verbose=options.verbose)
+
+
+def write_and_show(report: Report, options: ReportOptions, results: Path | None) -> None:
+    """Write results.json and every report file asked for, then print the results."""
+    from evalspec.report.files import ReportFiles, write_reports
+
+    write_reports(
+        report,
+        ReportFiles(
+            results=results, junit=options.junit, markdown=options.markdown, html=options.html
+        ),
+    )
+    show(report, options)
+
+
+def finish_run(
+    suite: Suite,
+    transcripts: list[Transcript],
+    run_dir: Path,
+    options: ReportOptions,
+    *,
+    started: float | None = None,
+    note: str = "",
+) -> int:
+    """Score a run's transcripts, write its results and reports, print; the exit code."""
+    import time
+
+    from evalspec.api import score
+
+    report = score(suite, transcripts)
+    write_and_show(report, options, run_dir / "results.json")
+    if not options.as_json:
+        took = f" in {time.perf_counter() - started:.2f}s" if started is not None else ""
+        sys.stdout.write(
+            f"{len(transcripts)} items{took}"
+            + (f" {note}" if note else "")
+            + f" · results: {run_dir / 'results.json'}\n"
+        )
+    return report.exit_code

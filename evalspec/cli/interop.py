@@ -1,0 +1,202 @@
+"""`evalspec import ...`: turn other systems' data into suites and transcripts.
+
+Suites come out as YAML in evalspec's language (they validate and can be edited like any
+other); transcripts come out as JSONL for `evalspec score SUITE -t transcripts.jsonl`. Errors
+are evalspec's UsageError/SpecError, which the main CLI prints with exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from evalspec.cli.common import reports_errors
+from evalspec.errors import UsageError
+
+import_app = typer.Typer(
+    help="Import other systems' data: BFCL, StableToolBench, OpenTelemetry traces.\n\n"
+    "Suites are written as YAML you can edit; transcripts as JSONL for `evalspec score`.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+Out = Annotated[Path, typer.Option("--out", "-o", help="File to write.")]
+
+
+def _write_transcripts(out: Path, transcripts: list[Any]) -> None:
+    from evalspec.transcript import write_transcripts
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_transcripts(out, transcripts)
+    typer.echo(f"wrote {len(transcripts)} transcripts to {out}")
+
+
+@import_app.command("bfcl")
+@reports_errors
+def bfcl(
+    questions: Annotated[Path, typer.Argument(help="BFCL question file (JSON Lines).")],
+    answers: Annotated[Path, typer.Argument(help="The matching possible-answer file.")],
+    out: Out,
+    name: Annotated[str | None, typer.Option(help="Suite name (default: the file's).")] = None,
+    model: Annotated[
+        list[str] | None, typer.Option("--model", "-m", help="Model(s) the suite names.")
+    ] = None,
+) -> None:
+    """Write a suite with one case per BFCL record, judged by BFCL's possible answers.
+
+    Records that define one function name differently go to extra suites beside OUT
+    (suite-2.yaml, ...), since a suite offers one definition per tool name.
+
+    Example:
+
+      evalspec import bfcl BFCL_v4_simple_python.json \
+        possible_answer/BFCL_v4_simple_python.json --out suites/bfcl_simple.yaml
+    """
+    from evalspec.interop.bfcl import DEFAULT_MODEL, read_records, write_suite_yaml
+
+    records = read_records(questions)
+    paths = write_suite_yaml(
+        records,
+        read_records(answers),
+        out,
+        name=name or questions.stem,
+        models=model or [DEFAULT_MODEL],
+    )
+    for p in paths:
+        typer.echo(f"wrote {p}")
+    typer.echo(f"{len(records)} cases in {len(paths)} suite(s); next: evalspec validate {paths[0]}")
+
+
+@import_app.command("bfcl-results")
+@reports_errors
+def bfcl_results(
+    suite: Annotated[Path, typer.Argument(help="A suite written by `evalspec import bfcl`.")],
+    results: Annotated[Path, typer.Argument(help="BFCL result file: {id, result} lines.")],
+    out: Out,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model label (default: the suite's first).")
+    ] = None,
+) -> None:
+    """Turn BFCL model results into transcripts for the suite's cases.
+
+    Results of records that are not cases of SUITE are skipped (BFCL files may be split over
+    several suites).
+
+    Example:
+
+      evalspec import bfcl-results suites/bfcl_simple.yaml \
+        BFCL_v4_simple_python_result.json --out transcripts.jsonl
+    """
+    from evalspec.interop.bfcl import bfcl_transcripts
+    from evalspec.suite.validate import load_suite
+
+    loaded = load_suite(suite)
+    label = model or (loaded.models[0].name if loaded.models else "bfcl")
+    transcripts = bfcl_transcripts(results, model=label)
+    names = {c.name for c in loaded.cases}
+    kept = [t for t in transcripts if t.case in names]
+    if not kept:
+        raise UsageError(f"no result in {results} has the id of a case of {suite}")
+    if len(kept) < len(transcripts):
+        sys.stderr.write(f"skipped {len(transcripts) - len(kept)} results of other records\n")
+    _write_transcripts(out, kept)
+
+
+@import_app.command("stabletoolbench")
+@reports_errors
+def stabletoolbench(
+    queries: Annotated[Path, typer.Argument(help="A test_instruction file (JSON list).")],
+    out: Out,
+    ids: Annotated[
+        Path | None, typer.Option(help="A test_query_ids file: keep only these queries.")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Suite name (default: the file's).")] = None,
+    model: Annotated[
+        list[str] | None, typer.Option("--model", "-m", help="Model(s) the suite names.")
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="Also judge the final answer with this model (LLM judge).")
+    ] = None,
+) -> None:
+    """Write a suite with one case per StableToolBench query, expecting its gold APIs.
+
+    Example:
+
+      evalspec import stabletoolbench test_instruction/G1_instruction.json \
+        --ids test_query_ids/G1_instruction.json --out suites/stb_g1.yaml
+    """
+    from evalspec.interop.bfcl import DEFAULT_MODEL
+    from evalspec.interop.stabletoolbench import load_queries
+    from evalspec.interop.stabletoolbench_suites import stabletoolbench_suites
+
+    try:
+        loaded = load_queries(queries, ids)
+    except OSError as exc:
+        raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UsageError(f"not a StableToolBench query file: {exc}") from None
+    try:
+        suites = stabletoolbench_suites(
+            loaded,
+            name=name or f"stabletoolbench-{queries.stem}",
+            models=model or [DEFAULT_MODEL],
+            judge=judge,
+        )
+    except (KeyError, TypeError) as exc:
+        raise UsageError(f"{queries}: a query lacks {exc}") from None
+    from evalspec.interop.bfcl import write_suites
+
+    for p in write_suites(out, suites):
+        typer.echo(f"wrote {p}")
+    typer.echo(f"{len(loaded)} cases in {len(suites)} suite(s)")
+
+
+@import_app.command("stabletoolbench-answers")
+@reports_errors
+def stabletoolbench_answers(
+    converted: Annotated[Path, typer.Argument(help="A model_predictions_converted file.")],
+    out: Out,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model label (default: the folder name).")
+    ] = None,
+) -> None:
+    """Turn StableToolBench converted answers into transcripts (one per query).
+
+    Example:
+
+      evalspec import stabletoolbench-answers \
+        virtual_chatgpt_cot/G1_instruction.json --out transcripts.jsonl
+    """
+    from evalspec.interop.stabletoolbench import transcripts_from_converted
+
+    try:
+        transcripts = transcripts_from_converted(converted, model)
+    except OSError as exc:
+        raise UsageError(f"cannot read {converted}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(f"{converted} is not a converted answer file: {exc}") from None
+    _write_transcripts(out, transcripts)
+
+
+@import_app.command("otel")
+@reports_errors
+def otel(
+    spans: Annotated[Path, typer.Argument(help="OTLP JSON export, or a JSON list of spans.")],
+    case: Annotated[str, typer.Option(help="The case these traces ran.")],
+    out: Out,
+    model: Annotated[str, typer.Option("--model", "-m", help="Model label.")] = "otel",
+) -> None:
+    """Turn OpenTelemetry traces into transcripts of one case (one per trace).
+
+    Example:
+
+      evalspec import otel traces.json --case "direct message" --model gpt-4o-mini --out t.jsonl
+    """
+    from evalspec.interop.otel import otel_transcripts
+
+    _write_transcripts(out, otel_transcripts(spans, case=case, model=model))

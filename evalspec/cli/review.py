@@ -1,0 +1,193 @@
+"""`evalspec diff` and `evalspec compare`: review what a change does to the scores."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from evalspec.cli.common import reports_errors
+from evalspec.errors import UsageError
+
+if TYPE_CHECKING:
+    from evalspec.review.diff import Comparison
+
+STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
+KIND_STYLES = {
+    "regression": "bold red",
+    "worse": "red",
+    "better": "green",
+    "added": "cyan",
+    "missing": "cyan",
+    "removed": "dim",
+}
+
+
+def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
+    """One line per case that changed (before → after), then the rows that explain it."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from evalspec.review.diff import change_text, row_text, shown_changes, side_text
+
+    console = Console(highlight=False)
+    console.print(
+        Text(comparison.title, style="bold")
+        + Text(f"  {comparison.before_label} → {comparison.after_label}", style="dim")
+    )
+    shown = shown_changes(comparison, show_unchanged=show_unchanged)
+    multi = len({c.model for c in comparison.changes}) > 1
+    for c in shown:
+        line = Text()
+        line.append(f"{c.kind.upper():<10} ", style=KIND_STYLES.get(c.kind, "dim"))
+        line.append(c.case + (f" · {c.model}" if multi else ""), style="bold")
+        line.append("  ")
+        for i, s in enumerate((c.before, c.after)):
+            if i:
+                line.append(" → ")
+            line.append(side_text(s), style=STYLES.get(s.status, "") if s else "dim")
+        extra = change_text(c, comparison).partition(" (")[2]
+        if extra:
+            line.append(f"  ({extra}", style="yellow")
+        console.print(line)
+        if c.before and c.after and c.before.reason != c.after.reason:
+            console.print(Text(f"    now: {c.after.reason}", style="dim"))
+        for r in c.rows:
+            console.print(Text(f"    {row_text(r)}", style="dim"))
+    if not shown:
+        console.print("no case changed")
+    console.print(Text(comparison.summary(), style="bold"))
+    for note in comparison.notes:
+        console.print(Text(note, style="dim"))
+
+
+def _emit(
+    comparison: Comparison, *, markdown: Path | None, as_json: bool, show_unchanged: bool
+) -> None:
+    if markdown:
+        from evalspec.review.markdown import write_diff_markdown
+
+        write_diff_markdown(comparison, markdown, show_unchanged=show_unchanged)
+    if as_json:
+        sys.stdout.write(
+            json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+        )
+    else:
+        print_comparison(comparison, show_unchanged=show_unchanged)
+
+
+@reports_errors
+def diff(
+    suites: Annotated[
+        list[Path],
+        typer.Argument(
+            help="BASE_SUITE HEAD_SUITE; or only HEAD_SUITE with --base-ref.",
+            show_default=False,
+            metavar="[BASE_SUITE] HEAD_SUITE",
+        ),
+    ],
+    transcripts: Annotated[
+        Path,
+        typer.Option("--transcripts", "-t", help="transcripts.jsonl, or a run directory."),
+    ],
+    base_ref: Annotated[
+        str | None,
+        typer.Option(
+            "--base-ref", help="Read the base suite (and its includes) from this git ref."
+        ),
+    ] = None,
+    markdown: Annotated[
+        Path | None, typer.Option(help="Also write the diff as Markdown (a PR comment) here.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
+    show_all: Annotated[bool, typer.Option("--all", help="Also list unchanged cases.")] = False,
+) -> None:
+    """Show what a suite change does to the scores, re-scoring recorded transcripts.
+
+    Scores the same transcripts under the base and the head version of a suite, without
+    calling any model, and lists per case and model: score and status before → after, the rows
+    that explain the change, cases added (needs a run), removed, and cases whose request to the
+    model changed (re-run needed: the recording answers the old question).
+
+    Exit codes: 0 no passing case fails now, 1 a passing case fails now (cases needing a re-run
+    excepted), 2 invalid suite or usage.
+
+    Examples:
+
+      evalspec diff old/weather.yaml suites/weather.yaml -t runs/weather/1121-1015
+
+      evalspec diff --base-ref origin/main suites/weather.yaml -t runs/weather/1121-1015
+
+      evalspec diff --base-ref origin/main suites/slack.yaml -t run/ --markdown diff.md
+    """
+    from evalspec.review.diff import diff_suites, suite_from_git
+    from evalspec.suite.validate import load_suite
+    from evalspec.transcript import load_transcripts
+
+    if base_ref is not None and len(suites) != 1:
+        raise UsageError("with --base-ref, pass only the suite file (its base comes from git)")
+    if base_ref is None and len(suites) != 2:
+        raise UsageError("pass BASE_SUITE HEAD_SUITE, or HEAD_SUITE with --base-ref REF")
+    head_path = suites[-1]
+    recorded = load_transcripts(transcripts)
+    head = load_suite(head_path)
+    if base_ref is not None:
+        base = suite_from_git(base_ref, head_path)
+        base_label = f"{base_ref}:{head_path.as_posix()}"
+    else:
+        base = load_suite(suites[0])
+        base_label = suites[0].as_posix()
+    comparison = diff_suites(
+        base,
+        head,
+        recorded,
+        base_label=base_label,
+        head_label=head_path.as_posix(),
+        source=transcripts.as_posix(),
+    )
+    _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
+    raise typer.Exit(comparison.exit_code)
+
+
+@reports_errors
+def compare(
+    results_a: Annotated[
+        Path,
+        typer.Argument(
+            help="results.json or run directory (before).", show_default=False, metavar="A"
+        ),
+    ],
+    results_b: Annotated[
+        Path,
+        typer.Argument(
+            help="results.json or run directory (after).", show_default=False, metavar="B"
+        ),
+    ],
+    markdown: Annotated[
+        Path | None, typer.Option(help="Also write the comparison as Markdown here.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+) -> None:
+    """Put two runs side by side: per case and model, scores and statuses, regressions first.
+
+    Use it to compare two models' runs, or a run today with last week's.
+
+    Exit codes: 0 no case that passed in A fails in B, 1 some do, 2 unreadable input.
+
+    Example:
+
+      evalspec compare runs/slack/20261120-090000 runs/slack/20261121-101500
+    """
+    from evalspec.review.diff import compare_results, load_results
+
+    comparison = compare_results(
+        load_results(results_a),
+        load_results(results_b),
+        a_label=results_a.as_posix(),
+        b_label=results_b.as_posix(),
+    )
+    _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=True)
+    raise typer.Exit(comparison.exit_code)

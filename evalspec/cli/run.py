@@ -1,0 +1,227 @@
+"""`evalspec run` and `evalspec merge`: execute a plan (or combine shards), then score it."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalspec.cli.common import (
+    CaseOpt,
+    HtmlOpt,
+    JsonOpt,
+    JunitOpt,
+    MarkdownOpt,
+    ModelOpt,
+    ReportOptions,
+    ShardOpt,
+    SuiteArg,
+    TrialsOpt,
+    VerboseOpt,
+    configure_logging,
+    finish_run,
+    print_error,
+    reports_errors,
+)
+from evalspec.cli.progress import LiveTally, ProgressBar
+from evalspec.errors import RunError, UsageError
+from evalspec.providers.recordings import RECORD_MODES
+
+RecordMode = StrEnum("RecordMode", {mode: mode for mode in RECORD_MODES})  # type: ignore[misc]
+"""The CLI's choices for --record, from the one list the recordings provider accepts."""
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What to run: the suite, the selection, and how to use recordings."""
+
+    suite: Path
+    cases: list[str] | None = None
+    models: list[str] | None = None
+    trials: int | None = None
+    concurrency: int | None = None
+    shard: str | None = None
+    record: str = "auto"
+    recordings: Path | None = None
+    out: Path | None = None
+    resume: Path | None = None
+
+
+@reports_errors
+def run(
+    suite: SuiteArg,
+    case: CaseOpt = None,
+    model: ModelOpt = None,
+    trials: TrialsOpt = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Requests in flight.")] = None,
+    shard: ShardOpt = None,
+    record: Annotated[
+        RecordMode,
+        typer.Option(
+            help="auto: replay recordings, call the model for the rest; offline: replay only; "
+            "record: call the model for everything."
+        ),
+    ] = RecordMode.auto,  # type: ignore[attr-defined]
+    recordings: Annotated[Path | None, typer.Option(help="Recordings file to use.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Run directory (default runs/<suite>/<time>).")
+    ] = None,
+    resume: Annotated[
+        Path | None, typer.Option(help="Finish an interrupted run in this directory.")
+    ] = None,
+    junit: JunitOpt = None,
+    markdown: MarkdownOpt = None,
+    html: HtmlOpt = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Run a suite: validate, plan, call the models (or replay recordings), score, report.
+
+    Exit codes: 0 all passed (warnings allowed), 1 some failed, 2 invalid suite or usage,
+    3 could not run (endpoint unreachable, missing API key, missing recordings offline).
+
+    Examples:
+
+      evalspec run suites/slack.yaml
+
+      evalspec run suites/slack.yaml --case 'post to*' --trials 3 --verbose
+
+      evalspec run suites/slack.yaml --record offline --junit results.xml
+
+      evalspec run suites/weather.yaml --resume runs/weather/20261121-101500
+    """
+    configure_logging(verbose)
+    options = ReportOptions(as_json, verbose, junit, markdown, html)
+    raise typer.Exit(
+        execute(
+            RunRequest(
+                suite=suite,
+                cases=case,
+                models=model,
+                trials=trials,
+                concurrency=concurrency,
+                shard=shard,
+                record=record.value,
+                recordings=recordings,
+                out=out,
+                resume=resume,
+            ),
+            options,
+        )
+    )
+
+
+def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
+    """Run a suite end to end; return the exit code."""
+    report = report or ReportOptions()
+    from evalspec.plan import compile_plan, parse_shard
+    from evalspec.runner import RunOptions, run_plan
+    from evalspec.runner.run_dir import completed, default_run_dir, read_manifest
+    from evalspec.suite.validate import load_suite
+
+    suite = load_suite(req.suite)
+    plan = compile_plan(
+        suite,
+        cases=req.cases,
+        models=req.models,
+        trials=req.trials,
+        shard=parse_shard(req.shard) if req.shard else None,
+    )
+    if req.resume and not req.resume.is_dir():
+        raise UsageError(f"--resume {req.resume}: no such run directory")
+    if req.resume:
+        manifest = read_manifest(req.resume) or {}
+        if manifest.get("suite") not in (None, suite.name):
+            raise UsageError(
+                f"--resume {req.resume}: that run is of suite {manifest['suite']!r} "
+                f"({manifest.get('path', '?')}), not {suite.name!r}; resume it with its own suite"
+            )
+    run_dir = req.resume or req.out or default_run_dir(suite)
+    options = RunOptions(
+        record=req.record,
+        concurrency=req.concurrency,
+        run_dir=run_dir,
+        resume=bool(req.resume),
+        recordings=req.recordings,
+        selection={
+            "cases": req.cases,
+            "models": req.models,
+            "trials": req.trials,
+            "shard": req.shard,
+        },
+    )
+    interactive = sys.stderr.isatty() and not report.as_json
+    progress = ProgressBar(
+        len(plan.items), enabled=interactive, tally=LiveTally(suite) if interactive else None
+    )
+    started = time.perf_counter()
+    try:
+        with progress:
+            outcome = run_plan(plan, options, on_done=progress.advance)
+    except KeyboardInterrupt:
+        done = len(completed(run_dir))
+        sys.stderr.write(
+            f"interrupted: {done} of {len(plan.items)} items finished and saved in {run_dir}\n"
+            f"resume with: evalspec run {req.suite} --resume {run_dir}\n"
+        )
+        return 130
+    except RunError as exc:
+        done = len(completed(run_dir))
+        raise RunError(
+            f"{exc}\n{done} of {len(plan.items)} items finished and saved in "
+            f"{run_dir}; fix the cause, then: evalspec run {req.suite} "
+            f"--resume {run_dir}"
+        ) from None
+    if outcome.missing:
+        for label in outcome.missing:
+            sys.stderr.write(f"no recorded answer: {label}\n")
+        raise RunError(
+            f"{len(outcome.missing)} request(s) have no recorded answer and --record "
+            f"{req.record} may not call the model; run with --record auto and an API key"
+        )
+    counts = outcome.counts
+    note = (
+        f"({counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
+        + (f", {outcome.resumed} resumed" if outcome.resumed else "")
+        + ")"
+    )
+    return finish_run(suite, outcome.transcripts, run_dir, report, started=started, note=note)
+
+
+@reports_errors
+def merge(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Run directories of the shards.", show_default=False)
+    ],
+    out: Annotated[Path, typer.Option(help="Run directory to write the merged run to.")],
+    suite: Annotated[
+        Path | None, typer.Option(help="Suite file (default: the one named in the runs).")
+    ] = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Merge shard runs (`run --shard i/n`) into one run directory, then score it.
+
+    Transcripts are combined by item id (a later directory wins); runs of different suites are
+    refused. Writes transcripts.jsonl and results.json to --out; exit codes as for `run`.
+
+    Example:
+
+      evalspec merge runs/shard1 runs/shard2 --out runs/all
+    """
+    from evalspec.runner.merge import merge_runs
+
+    configure_logging(verbose)
+    merged = merge_runs(run_dirs, out, suite=suite)
+    if merged.missing:
+        print_error(
+            f"warning: {merged.missing} of {merged.planned} planned items are in none of the run "
+            "directories (a shard not run or not finished?)"
+        )
+    options = ReportOptions(as_json=as_json, verbose=verbose)
+    raise typer.Exit(finish_run(merged.suite, merged.transcripts, out, options, note=merged.note))

@@ -1,0 +1,133 @@
+"""Commands about the suite itself: validate, plan, schema, init. None of them runs a model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalspec.cli.common import (
+    CaseOpt,
+    ModelOpt,
+    ShardOpt,
+    SuiteArg,
+    TrialsOpt,
+    expand_globs,
+    reports_errors,
+)
+from evalspec.errors import SpecError, UsageError
+
+
+@reports_errors
+def validate(
+    files: Annotated[list[str], typer.Argument(help="Suite files or globs.", show_default=False)],
+) -> None:
+    """Check suites without running anything.
+
+    Reports every problem at once as file:line:col: where: what; how to fix. Quiet on success
+    apart from a one-line count. Exit code 2 when any suite is invalid.
+
+    Examples:
+
+      evalspec validate suites/slack.yaml
+
+      evalspec validate 'suites/*.yaml'
+    """
+    from evalspec.suite.validate import load_suite
+
+    problems = []
+    cases = 0
+    paths = list(dict.fromkeys(expand_globs(files)))  # a file named twice is validated once
+    for path in paths:
+        try:
+            cases += len(load_suite(path).cases)
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise SpecError(problems)
+    n = len(paths)
+    typer.echo(f"{n} suite{'s' if n != 1 else ''} valid ({cases} case{'s' if cases != 1 else ''})")
+
+
+@reports_errors
+def plan(
+    suite: SuiteArg,
+    case: CaseOpt = None,
+    model: ModelOpt = None,
+    trials: TrialsOpt = None,
+    shard: ShardOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """Show what a run would do: one line per case × model × trial, with its content id.
+
+    The id changes only when the request to the model changes (messages, tools, model,
+    parameters, trial); editing critics or thresholds keeps every id.
+
+    Examples:
+
+      evalspec plan suites/slack.yaml
+
+      evalspec plan suites/slack.yaml --case 'post to*' --json
+    """
+    from evalspec.plan import compile_plan, parse_shard
+    from evalspec.suite.validate import load_suite
+
+    compiled = compile_plan(
+        load_suite(suite),
+        cases=case,
+        models=model,
+        trials=trials,
+        shard=parse_shard(shard) if shard else None,
+    )
+    if as_json:
+        typer.echo(json.dumps(compiled.to_dict(), indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{compiled.suite.name}: {len(compiled.items)} items", title_justify="left")
+    for col in ("id", "case", "model", "trial", "expected calls"):
+        table.add_column(col)
+    for it in compiled.items:
+        calls = ", ".join(c.tool for c in it.case.expect.tool_calls) or (
+            "(none)" if it.case.expect.no_tool_calls else "-"
+        )
+        table.add_row(it.id[:12], it.case.name, it.model.name, str(it.trial + 1), calls)
+    Console().print(table)
+
+
+@reports_errors
+def schema() -> None:
+    """Print the suite JSON Schema (for editors and other tools).
+
+    Example:
+
+      evalspec schema > suite.schema.json
+    """
+    from evalspec.suite.schema import suite_schema
+
+    typer.echo(json.dumps(suite_schema(), indent=2, ensure_ascii=False))
+
+
+@reports_errors
+def init(
+    path: Annotated[Path, typer.Argument(help="Where to write the starter suite.")] = Path(
+        "suites/my_suite.yaml"
+    ),
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter suite that validates, to copy and adapt.
+
+    Example:
+
+      evalspec init suites/calendar.yaml
+    """
+    from evalspec.files import write_text_atomic
+    from evalspec.suite.starter import starter_suite
+
+    if path.exists() and not force:
+        raise UsageError(f"{path} exists; pass --force to overwrite it")
+    write_text_atomic(path, starter_suite(path))
+    typer.echo(f"wrote {path}; next: evalspec validate {path}")

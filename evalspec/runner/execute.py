@@ -1,0 +1,341 @@
+"""Execute a plan: each item is a conversation between a model and the simulated tools.
+
+Items run concurrently under a limit. Each finished transcript is appended to the run
+directory's transcripts.jsonl and flushed at once, so a crash or kill -9 loses no finished item
+and `--resume` runs only what is missing. A `RunError` (no API key, endpoint down) stops the run;
+a `ProviderError`, or any other failure of one item, fails only that item, whose transcript then
+carries the error. On resume an errored item counts as missing and runs again.
+
+The run directory also holds run.json (suite name and path, selection, shard), written before
+the first item, so shards of one run can be recognised and merged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from evalspec.errors import RunError
+from evalspec.plan import Plan, PlanItem, request_key
+from evalspec.providers.base import ChatRequest, Provider, ProviderError
+from evalspec.redaction import redact, secrets_from_env
+from evalspec.runner.run_dir import (
+    TRANSCRIPTS_FILE,
+    completed,
+    read_manifest,
+    recordings_path,
+    write_manifest,
+)
+from evalspec.suite.model import ModelSpec, Suite
+from evalspec.tools.result import ToolResult
+from evalspec.transcript import ToolCall, Transcript, Usage
+
+
+@dataclass
+class RunOptions:
+    record: str = "auto"
+    """auto: replay recorded answers, call for the rest; offline: replay only; record: refresh."""
+    concurrency: int | None = None
+    run_dir: Path | None = None
+    resume: bool = False
+    recordings: Path | None = None
+    selection: dict[str, Any] = field(default_factory=dict)
+    """What was selected (cases, models, trials, shard), kept in run.json for merging."""
+
+
+@dataclass
+class RunOutcome:
+    transcripts: list[Transcript]
+    run_dir: Path | None
+    resumed: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+
+class _Sink:
+    """Appends transcripts to the run directory, one flushed line each."""
+
+    def __init__(self, run_dir: Path | None):
+        self.fh = None
+        if run_dir is not None:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            path = run_dir / TRANSCRIPTS_FILE
+            if path.exists() and path.stat().st_size:
+                with path.open("rb+") as fh:  # drop a torn last line before appending
+                    data = fh.read()
+                    if not data.endswith(b"\n"):
+                        fh.truncate(data.rfind(b"\n") + 1)
+            self.fh = path.open("a", encoding="utf-8")
+
+    def write(self, t: Transcript) -> None:
+        if self.fh is not None:
+            self.fh.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+            self.fh.flush()
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+
+
+def make_providers(suite: Suite, options: RunOptions) -> dict[str, Provider]:
+    """One provider per model, each answering from the suite's recordings where it can.
+
+    The models share one rate limiter, so `requests_per_minute` holds for the whole run.
+    """
+    from evalspec.providers.recordings import RecordingProvider, Recordings
+
+    recordings = Recordings(recordings_path(suite, options.recordings))
+    limiter = None
+    if suite.run.requests_per_minute:
+        from evalspec.providers.openai_chat import RateLimiter
+
+        limiter = RateLimiter(suite.run.requests_per_minute)
+    providers: dict[str, Provider] = {}
+    for model in suite.models:
+        providers[model.name] = RecordingProvider(
+            recordings,
+            _live_factory(suite, model, limiter),
+            mode=options.record,  # type: ignore[arg-type]
+        )
+    return providers
+
+
+def _live_factory(suite: Suite, model: ModelSpec, limiter: Any) -> Callable[[], Provider]:
+    def build() -> Provider:
+        import os
+
+        from evalspec.providers.openai_chat import OpenAIChatProvider
+
+        return OpenAIChatProvider(
+            base_url=model.base_url or os.environ.get("OPENAI_BASE_URL"),
+            api_key_env=model.api_key_env,
+            headers=model.headers,
+            timeout_s=suite.run.timeout_s,
+            retries=suite.run.retries,
+            requests_per_minute=suite.run.requests_per_minute,
+            limiter=limiter,
+        )
+
+    return build
+
+
+async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: Any) -> Transcript:
+    """The agent loop: ask the model, answer its tool calls, repeat until it answers in text."""
+    suite = plan.suite
+    messages: list[dict[str, Any]] = [dict(m) for m in item.messages]
+    tools = list(item.tools or plan.tools)
+    offered = {t["function"]["name"] for t in tools}
+    calls: list[ToolCall] = []
+    prompt = completion = 0
+    latency = 0.0
+    final: str | None = None
+    finish: str | None = None
+    turns = 0
+    source = "live"
+    max_turns = 1 if suite.run.mode == "single_turn" else suite.run.max_turns
+    for turn in range(max_turns):
+        request = ChatRequest(
+            key=request_key(item.model, messages, tools, item.trial),
+            model=item.model.model,
+            messages=tuple(messages),
+            tools=tuple(tools),
+            params=dict(item.model.params),
+            label=item.label,
+        )
+        try:
+            response = await provider.complete(request)
+        except ProviderError as exc:
+            return _transcript(
+                item,
+                messages,
+                calls,
+                final,
+                "error",
+                prompt,
+                completion,
+                latency,
+                turns,
+                source,
+                error=str(exc),
+            )
+        turns += 1
+        source = "replay" if response.from_recording else "live"
+        prompt += int(response.usage.get("prompt_tokens", 0) or 0)
+        completion += int(response.usage.get("completion_tokens", 0) or 0)
+        latency += response.latency_s
+        message = dict(response.message)
+        messages.append(message)
+        finish = response.finish_reason
+        tool_calls = message.get("tool_calls") or []
+        if not tool_calls:
+            final = message.get("content")
+            break
+        for i, tc in enumerate(tool_calls):
+            fn = tc.get("function") or {}
+            name = str(fn.get("name", ""))
+            raw = fn.get("arguments") or ""
+            raw = raw if isinstance(raw, str) else json.dumps(raw)
+            args = _parse_args(raw)
+            call_id = tc.get("id") or f"call_{turn}_{i}"
+            if name in offered:
+                result = await simulator.call(name, args, raw)
+            else:  # a suite tool this case does not offer is as unknown as any other name
+                available = ", ".join(sorted(offered))
+                result = ToolResult(
+                    None,
+                    f"unknown tool '{name}'; available tools: {available}",
+                    "error:unknown_tool",
+                )
+            observation = result.observation()
+            calls.append(
+                ToolCall(
+                    name=name,
+                    arguments=args,
+                    raw_arguments=raw,
+                    id=call_id,
+                    output=result.output,
+                    error=result.error,
+                    turn=turn,
+                )
+            )
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "content": json.dumps(observation, ensure_ascii=False),
+                }
+            )
+        if suite.run.mode == "single_turn":
+            finish = finish or "tool_calls"
+            break
+    else:
+        finish = "max_turns"
+    return _transcript(
+        item, messages, calls, final, finish, prompt, completion, latency, turns, source
+    )
+
+
+def _parse_args(raw: str) -> dict[str, Any] | None:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _transcript(
+    item: PlanItem,
+    messages: list[dict[str, Any]],
+    calls: list[ToolCall],
+    final: str | None,
+    finish: str | None,
+    prompt: int,
+    completion: int,
+    latency: float,
+    turns: int,
+    source: str,
+    error: str | None = None,
+) -> Transcript:
+    return Transcript(
+        item_id=item.id,
+        case=item.case.name,
+        model=item.model.name,
+        trial=item.trial,
+        messages=tuple(messages),
+        tool_calls=tuple(calls),
+        final_answer=final,
+        finish_reason=finish,
+        usage=Usage(prompt, completion),
+        latency_s=round(latency, 4),
+        turns=turns,
+        error=error,
+        source=source,
+    )
+
+
+async def run_plan_async(
+    plan: Plan,
+    options: RunOptions | None = None,
+    *,
+    providers: dict[str, Provider] | None = None,
+    on_done: Callable[[Transcript], None] | None = None,
+) -> RunOutcome:
+    """Run every item not yet finished in the run directory; return all transcripts."""
+    from evalspec.tools.simulated import ToolSimulator
+
+    options = options or RunOptions()
+    suite = plan.suite
+    finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
+    todo = [it for it in plan.items if it.id not in finished]
+    if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
+        write_manifest(options.run_dir, suite, options.selection)
+    secrets = secrets_from_env(m.api_key_env for m in suite.models)
+    own_providers = providers is None
+    providers = providers or make_providers(suite, options)
+    simulator = ToolSimulator(suite.tools, Path(suite.path).resolve().parent)
+    sink = _Sink(options.run_dir)
+    limit = asyncio.Semaphore(options.concurrency or suite.run.concurrency)
+    results: dict[str, Transcript] = dict(finished)
+    outcome = RunOutcome([], options.run_dir, resumed=len(finished))
+
+    async def one(item: PlanItem) -> None:
+        async with limit:
+            try:
+                t = await run_item(item, plan, providers[item.model.name], simulator)
+            except (RunError, asyncio.CancelledError):
+                raise
+            except Exception as exc:  # one item's failure must not end the run
+                problem = redact(f"{type(exc).__name__}: {exc}", secrets)
+                t = _transcript(
+                    item,
+                    list(item.messages),
+                    [],
+                    None,
+                    "error",
+                    0,
+                    0,
+                    0.0,
+                    0,
+                    "live",
+                    error=f"{item.label}: unexpected failure ({problem})",
+                )
+        if t.error:
+            t = replace(t, error=redact(t.error, secrets))
+        results[item.id] = t
+        sink.write(t)
+        if on_done:
+            on_done(t)
+
+    tasks = [asyncio.create_task(one(it)) for it in todo]
+    try:
+        if tasks:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                exc = task.exception()
+                if exc is not None:
+                    raise exc
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        sink.close()
+        if own_providers:
+            for p in providers.values():
+                await p.aclose()
+        for p in providers.values():
+            for k, v in getattr(p, "counts", {}).items():
+                outcome.counts[k] = outcome.counts.get(k, 0) + v
+            outcome.missing.extend(getattr(p, "missing", []))
+    outcome.transcripts = [results[it.id] for it in plan.items if it.id in results]
+    return outcome
+
+
+def run_plan(plan: Plan, options: RunOptions | None = None, **kwargs: Any) -> RunOutcome:
+    """Synchronous wrapper for scripts and the CLI."""
+    return asyncio.run(run_plan_async(plan, options, **kwargs))

@@ -1,0 +1,40 @@
+"""The shared base of the suite builder's parts: problem reporting and plain-data helpers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalspec.errors import Problem
+from evalspec.suite.load import LDict, Pos
+from evalspec.suite.model import (
+    Loc,
+    Tool,
+)
+
+
+def make_loc(pos: Pos, path: str) -> Loc:
+    return Loc(pos.file, pos.line, pos.column, path)
+
+
+def plain(value: Any) -> Any:
+    """LDict/LList to plain dict/list, so the model holds ordinary data."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+class Reporter:
+    """What the builder parts share: the problems found so far, and the suite's tools."""
+
+    problems: list[Problem]
+    tool_map: dict[str, Tool]
+    base: Path
+
+    def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
+        self.problems.append(Problem.at(pos, path, message, hint))
+
+    def vpos(self, node: LDict, key: str) -> Pos:
+        return node.value_pos.get(key, node.pos)

@@ -1,0 +1,139 @@
+"""Tools of a suite: OpenAI function definitions plus how evalspec simulates them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalspec.schemas import DEFAULT_API_KEY_ENV
+from evalspec.suite.build_base import Reporter, make_loc, plain
+from evalspec.suite.load import LDict, LList, Pos
+from evalspec.suite.model import (
+    LLMSimulation,
+    SimulatedResponse,
+    Tool,
+)
+from evalspec.suite.schema import (
+    JSON_TYPES,
+    did_you_mean,
+    locate,
+    suggest_json_type,
+)
+
+
+class ToolsPart(Reporter):
+    """Builds `tools:` entries into Tool objects, checking their schemas and rules."""
+
+    def tools(self, raw: LList) -> list[Tool]:
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        out: list[Tool] = []
+        seen: dict[str, Pos] = {}
+        for i, item in enumerate(raw):
+            path = f"tools[{i}]"
+            pos = raw.item_pos[i]
+            if "name" not in item:
+                self.problem(pos, path, "a tool needs a name", "name: get_weather")
+                continue
+            name = item["name"]
+            if name in seen:
+                self.problem(
+                    self.vpos(item, "name"),
+                    f"{path}.name",
+                    f"tool {name!r} is defined twice (first on line {seen[name].line})",
+                    "remove or rename one of them",
+                )
+            seen.setdefault(name, self.vpos(item, "name"))
+            params = item.get("parameters") or {"type": "object", "properties": {}}
+            try:
+                Draft202012Validator.check_schema(params)
+            except SchemaError as exc:
+                self.bad_parameters(item, path, exc)
+                params = {"type": "object"}
+            if params.get("type", "object") != "object":
+                self.problem(
+                    self.vpos(item, "parameters"),
+                    f"{path}.parameters",
+                    "tool parameters must be `type: object`",
+                    "wrap arguments in `properties:`",
+                )
+            props = set((params.get("properties") or {}).keys())
+            responses = []
+            for j, r in enumerate(item.get("responses") or ()):
+                rpath = f"{path}.responses[{j}]"
+                if "output" in r and "error" in r:
+                    self.problem(
+                        item["responses"].item_pos[j],
+                        rpath,
+                        "a response gives either `output` or `error`, not both",
+                        "split it into two rules",
+                    )
+                when = r.get("when")
+                for k in when or {}:
+                    if props and k not in props:
+                        self.problem(
+                            when.key_pos.get(k, r.pos)
+                            if isinstance(when, LDict)
+                            else r.key_pos.get("when", r.pos),
+                            f"{rpath}.when.{k}",
+                            f"{name!r} has no argument {k!r}",
+                            did_you_mean(k, props) or f"arguments: {', '.join(sorted(props))}",
+                        )
+                responses.append(
+                    SimulatedResponse(
+                        when=dict(when) if when is not None else None,
+                        output=plain(r.get("output")),
+                        error=r.get("error"),
+                    )
+                )
+            cache = item.get("cache") or {}
+            sim = item.get("simulate")
+            out.append(
+                Tool(
+                    name=name,
+                    description=item.get("description", ""),
+                    parameters=plain(params),
+                    responses=tuple(responses),
+                    cache_dir=self._rel(cache.get("dir")),
+                    cache_file=self._rel(cache.get("file")),
+                    simulate=LLMSimulation(
+                        model=sim["model"],
+                        base_url=sim.get("base_url"),
+                        api_key_env=sim.get("api_key_env", DEFAULT_API_KEY_ENV),
+                        cache=self._rel(sim.get("cache")),
+                    )
+                    if sim
+                    else None,
+                    loc=make_loc(pos, path),
+                )
+            )
+        return out
+
+    def bad_parameters(self, item: LDict, path: str, exc: Any) -> None:
+        """A tool's parameters that are not JSON Schema, pointed at the offending keyword."""
+        parts = list(exc.path)
+        node = item.get("parameters")
+        pos = locate(node, parts) if parts else self.vpos(item, "parameters")
+        where = f"{path}.parameters" + "".join(
+            f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts
+        )
+        if parts and parts[-1] == "type":
+            hint = suggest_json_type(exc.instance)
+            self.problem(
+                pos,
+                where,
+                f"{exc.instance!r} is not a JSON Schema type",
+                f"{hint} " * bool(hint) + f"types: {', '.join(JSON_TYPES)}",
+            )
+            return
+        self.problem(
+            pos,
+            where,
+            f"not valid JSON Schema: {exc.message}",
+            "see https://json-schema.org/understanding-json-schema",
+        )
+
+    def _rel(self, p: str | None) -> str | None:
+        return None if p is None else str((self.base / str(p)).resolve())
+
+    # ------------------------------------------------------------ rubric & critics

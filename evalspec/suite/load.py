@@ -1,0 +1,200 @@
+"""Read suite files into plain data that remembers where every value came from.
+
+Every way a file can be unreadable (missing, a directory, binary, not UTF-8, too large, a YAML
+syntax error) becomes a Problem with a position. The tree itself is built by yaml_tree.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+import yaml.cyaml
+
+from evalspec.errors import Problem, SpecError
+from evalspec.suite.tree import LDict, LList, Pos, ldict, llist
+from evalspec.suite.yaml_tree import MAX_DEPTH, MAX_NODES, TreeBuilder
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_NODES",
+    "LDict",
+    "LList",
+    "Pos",
+    "ldict",
+    "llist",
+    "load_yaml",
+    "load_yaml_at",
+    "read_text",
+]
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
+def _display_name(path: Path) -> str:
+    """Paths relative to the working directory read best in messages, absolute ones otherwise."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def read_text(path: Path, display: str | None = None) -> str:
+    """Read a suite file, turning every way it can be unreadable into a Problem."""
+    name = display or _display_name(path)
+    fail = lambda msg, hint: SpecError([Problem(name, 1, 1, "", msg, hint)])  # noqa: E731
+    if not path.exists():
+        raise fail("file not found", "check the path; run `evalspec init` to create a suite")
+    if path.is_dir():
+        raise fail("is a directory, not a YAML file", "name a .yaml file inside it")
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise fail(f"file is {size} bytes; suites are limited to {MAX_FILE_BYTES}", "split it")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise fail(
+            f"cannot read the file: {exc.strerror or exc}", "check its permissions"
+        ) from None
+    if b"\x00" in raw:
+        line, col = _byte_position(raw, raw.index(b"\x00"))
+        raise SpecError(
+            [
+                Problem(
+                    name,
+                    line,
+                    col,
+                    "",
+                    "is a binary file, not YAML text (it holds a NUL byte)",
+                    "name a .yaml suite file",
+                )
+            ]
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, col = _byte_position(raw, exc.start)
+        raise SpecError(
+            [
+                Problem(
+                    name,
+                    line,
+                    col,
+                    "",
+                    f"is not valid UTF-8 text (byte 0x{raw[exc.start]:02x})",
+                    "save the file as UTF-8",
+                )
+            ]
+        ) from None
+
+
+def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column of a byte offset (columns count characters where they decode)."""
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    before = raw[line_start:offset].decode("utf-8", errors="replace")
+    return raw.count(b"\n", 0, offset) + 1, len(before) + 1
+
+
+def load_yaml(path: Path, text: str | None = None, display: str | None = None) -> Any:
+    """Parse one YAML file into LDict/LList/scalars. Raises SpecError with positions."""
+    return load_yaml_at(path, text, display)[0]
+
+
+def load_yaml_at(
+    path: Path, text: str | None = None, display: str | None = None
+) -> tuple[Any, Pos]:
+    """Like `load_yaml`, also returning where the document starts (scalars carry no position)."""
+    name = display or _display_name(path)
+    if text is None:
+        text = read_text(path, name)
+    try:
+        try:
+            built = _build(_fast_parser, text, name)
+        except yaml.YAMLError:
+            # libyaml words some syntax errors tersely: read the file again with PyYAML's
+            # parser for its messages (only ever for a file that is invalid anyway).
+            built = _build(yaml.SafeLoader, text, name)
+    except yaml.MarkedYAMLError as exc:
+        raise SpecError([_syntax_problem(name, exc)]) from None
+    except yaml.YAMLError as exc:
+        raise SpecError([Problem(name, 1, 1, "", f"YAML error: {exc}", "")]) from None
+    if built is None:
+        blank = not any(
+            line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()
+        )
+        what = "the file holds only comments" if text.strip() and blank else "the file is empty"
+        raise SpecError(
+            [
+                Problem(
+                    name, 1, 1, "", what, "a suite needs `suite:` and `cases:`; see `evalspec init`"
+                )
+            ]
+        )
+    return built
+
+
+def _build(parser_class: Any, text: str, name: str) -> tuple[Any, Pos] | None:
+    parser = parser_class(text)
+    try:
+        return TreeBuilder(parser, name).build()
+    finally:
+        parser.dispose()
+
+
+_fast_parser: Any = (
+    yaml.cyaml.CParser if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
+)
+"""libyaml parses four times faster than PyYAML's Python parser; both feed the same builder."""
+
+
+def _syntax_problem(name: str, exc: yaml.MarkedYAMLError) -> Problem:
+    """A YAML syntax error, pointed at the character that causes it, in plain words."""
+    problem = exc.problem or ""
+    context = exc.context or ""
+    mark = exc.problem_mark or exc.context_mark
+    ctx = exc.context_mark
+    if "'\\t'" in problem or "\t" in problem:
+        return Problem(
+            name,
+            mark.line + 1,
+            mark.column + 1,
+            "",
+            "YAML syntax error: a tab character is used for indentation",
+            "indent with spaces, not tabs",
+        )
+    if ctx is not None and "quoted scalar" in context:
+        quote = exc.context_mark.buffer[ctx.pointer] if ctx.buffer else '"'
+        return Problem(
+            name,
+            ctx.line + 1,
+            ctx.column + 1,
+            "",
+            f"YAML syntax error: the quote {quote} opened here is never closed",
+            f"end the text with {quote}",
+        )
+    if ctx is not None and ("flow sequence" in context or "flow mapping" in context):
+        opener, closer = ("[", "]") if "sequence" in context else ("{", "}")
+        found = problem.split("but got ")[-1] if "but got " in problem else "something else"
+        where = f"line {mark.line + 1}" if mark else "the end"
+        return Problem(
+            name,
+            ctx.line + 1,
+            ctx.column + 1,
+            "",
+            f"YAML syntax error: the {opener} opened here is not closed "
+            f"(found {found} on {where} first)",
+            f"close it with {closer}, or separate items with commas",
+        )
+    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    what = problem or context or "invalid YAML"
+    return Problem(name, line, col, "", f"YAML syntax error: {what}", _syntax_hint(what))
+
+
+def _syntax_hint(what: str) -> str:
+    if "mapping values are not allowed" in what:
+        return "put quotes around text that contains ': '"
+    if "found character '@'" in what or "found character '`'" in what:
+        return "quote values that start with @ or `"
+    return "check indentation and quoting near this position"

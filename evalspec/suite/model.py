@@ -1,0 +1,230 @@
+"""The typed, immutable suite: what the validator produces and every later stage reads.
+
+Plain frozen dataclasses, so a Suite can be hashed into plan ids, passed between stages and
+built by hand from Python without YAML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evalspec.schemas import (
+    CRITIC,
+    DEFAULT_API_KEY_ENV,
+    EVALUATOR,
+    EXPECT,
+    FINAL_ANSWER,
+    RUBRIC,
+    RUN,
+    schema_default,
+)
+
+Mode = Literal["agent", "single_turn"]
+PassRule = Literal["all", "any", "majority", "mean"]
+
+
+@dataclass(frozen=True)
+class Loc:
+    """Where a node came from, for messages that point back into the YAML."""
+
+    file: str = "<python>"
+    line: int = 0
+    column: int = 0
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class SimulatedResponse:
+    """One rule of a simulated tool: if the call's arguments match `when`, answer this."""
+
+    when: dict[str, Any] | None = None
+    """Arguments that must equal the call's (a subset); None matches every call."""
+    output: Any = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class LLMSimulation:
+    """Answer calls no rule matches with a model that pretends to be the API (cached)."""
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    cache: str | None = None
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    responses: tuple[SimulatedResponse, ...] = ()
+    cache_dir: str | None = None
+    """A StableToolBench-layout response cache: <dir>/<category>/<tool>/<api>.json."""
+    cache_file: str | None = None
+    """One StableToolBench cache file for this tool (keyed by stringified arguments)."""
+    simulate: LLMSimulation | None = None
+    loc: Loc = field(default=Loc(), compare=False)
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class CriticSpec:
+    """How to judge one argument: the critic kind, its weight and its own parameters."""
+
+    field: str
+    kind: str
+    weight: float = float(schema_default(CRITIC + "weight"))
+    params: dict[str, Any] = field(default_factory=dict)
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True)
+class ExpectedCall:
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+    critics: tuple[CriticSpec, ...] = ()
+    """Critics for this call only; they take precedence over the case's critics."""
+    output: Any = None
+    """Expected tool output (for the tool_call_output evaluator); None means not checked."""
+    has_output: bool = False
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True)
+class EvaluatorSpec:
+    kind: str
+    params: dict[str, Any] = field(default_factory=dict)
+    weight: float = float(schema_default(EVALUATOR + "weight"))
+    required: bool = schema_default(EVALUATOR + "required")
+    """When true, the case fails unless this evaluator scores 1, whatever the total."""
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True)
+class FinalAnswerCheck:
+    kind: Literal["contains", "not_contains", "regex", "similarity", "judge", "equals"]
+    params: dict[str, Any] = field(default_factory=dict)
+    weight: float = float(schema_default(FINAL_ANSWER + "weight"))
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True)
+class Rubric:
+    fail_threshold: float = float(schema_default(RUBRIC + "fail_threshold"))
+    warn_threshold: float = float(schema_default(RUBRIC + "warn_threshold"))
+    fail_on_tool_selection: bool = schema_default(RUBRIC + "fail_on_tool_selection")
+    fail_on_tool_call_quantity: bool = schema_default(RUBRIC + "fail_on_tool_call_quantity")
+    tool_selection_weight: float = float(schema_default(RUBRIC + "tool_selection_weight"))
+    extra_args: Literal["allow", "penalize"] = schema_default(RUBRIC + "extra_args")
+    extra_calls: Literal["allow", "penalize"] = schema_default(RUBRIC + "extra_calls")
+    normalize_tool_names: bool = schema_default(RUBRIC + "normalize_tool_names")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    tool_calls: tuple[ExpectedCall, ...] = ()
+    ordered: bool = schema_default(EXPECT + "ordered")
+    no_tool_calls: bool = schema_default(EXPECT + "no_tool_calls")
+    final_answer: tuple[FinalAnswerCheck, ...] = ()
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str | None = None
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        msg: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            msg["tool_calls"] = list(self.tool_calls)
+        if self.tool_call_id is not None:
+            msg["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            msg["name"] = self.name
+        return msg
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    messages: tuple[Message, ...]
+    """Everything sent before the model's first answer: system, earlier turns, the user."""
+    expect: Expectation
+    critics: tuple[CriticSpec, ...] = ()
+    evaluators: tuple[EvaluatorSpec, ...] = ()
+    rubric: Rubric = Rubric()
+    trials: int = schema_default("/properties/trials")
+    pass_rule: PassRule = schema_default("/properties/pass_rule")
+    tags: tuple[str, ...] = ()
+    description: str = ""
+    tools: tuple[str, ...] | None = None
+    """Names of the tools offered to the model in this case; None offers every suite tool."""
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model under test, on any OpenAI-compatible endpoint."""
+
+    name: str
+    """Label shown in reports; unique in a suite."""
+    model: str
+    """Model id sent to the endpoint."""
+    base_url: str | None = None
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    headers: dict[str, str] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    """temperature, seed, tool_choice, parallel_tool_calls, max_tokens, ..."""
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    mode: Mode = schema_default(RUN + "mode")
+    max_turns: int = schema_default(RUN + "max_turns")
+    concurrency: int = schema_default(RUN + "concurrency")
+    timeout_s: float = float(schema_default(RUN + "timeout"))
+    retries: int = schema_default(RUN + "retries")
+    requests_per_minute: float | None = None
+    recordings: str | None = None
+    """JSONL file of recorded model answers, relative to the suite file."""
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    model: str | None = None
+    """Any sentence-transformers model name or path; None = bundled all-MiniLM-L6-v2."""
+    cache_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    path: str
+    tools: tuple[Tool, ...]
+    cases: tuple[Case, ...]
+    models: tuple[ModelSpec, ...]
+    rubric: Rubric = Rubric()
+    run: RunSettings = RunSettings()
+    embeddings: EmbeddingSettings = EmbeddingSettings()
+    description: str = ""
+
+    def tool(self, name: str) -> Tool | None:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        return None

@@ -1,0 +1,413 @@
+"""Expand a loaded suite: includes, {{ templates }} and case matrices.
+
+Templates run in Jinja2's immutable sandbox with undefined variables as errors, so a spec can
+neither reach Python internals nor silently render an empty string for a typo.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from evalspec.errors import Problem, SpecError
+from evalspec.suite.load import LDict, LList, Pos, ldict, llist, load_yaml
+from evalspec.suite.schema import did_you_mean
+
+MAX_INCLUDE_DEPTH = 8
+MAX_MATRIX_ROWS = 10_000
+_WHOLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
+
+
+@lru_cache(maxsize=1)
+def _env() -> Any:
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    return ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+
+
+@lru_cache(maxsize=4096)
+def _expression(source: str) -> Any:
+    """Compiled once per text: a matrix renders the same template for every row."""
+    return _env().compile_expression(source, undefined_to_none=False)
+
+
+@lru_cache(maxsize=4096)
+def _template(source: str) -> Any:
+    return _env().from_string(source)
+
+
+def _problem(pos: Pos, path: str, message: str, hint: str = "") -> Problem:
+    return Problem.at(pos, path, message, hint)
+
+
+# ---------------------------------------------------------------- includes
+
+
+def resolve_includes(
+    doc: LDict,
+    base: Path,
+    problems: list[Problem],
+    depth: int = 0,
+    chain: tuple[Path, ...] = (),
+) -> None:
+    """Replace `{include: file}` items of `tools` and `cases` with the file's items, in place.
+
+    `chain` holds the files being included, outermost first, to report include cycles.
+    """
+    for section in ("tools", "cases"):
+        items = doc.get(section)
+        if not isinstance(items, LList):
+            continue
+        out: list[Any] = []
+        out_pos: list[Pos] = []
+        for i, item in enumerate(items):
+            if isinstance(item, LDict) and "include" in item:
+                out_items = _include(item, section, i, base, problems, depth, chain)
+                out.extend(out_items)
+                out_pos.extend(getattr(x, "pos", item.pos) for x in out_items)
+            else:
+                out.append(item)
+                out_pos.append(items.item_pos[i])
+        items[:] = out
+        items.item_pos = out_pos
+
+
+def _include(
+    item: LDict,
+    section: str,
+    index: int,
+    base: Path,
+    problems: list[Problem],
+    depth: int,
+    chain: tuple[Path, ...],
+) -> list[Any]:
+    path = f"{section}[{index}].include"
+    pos = item.value_pos.get("include", item.pos)
+    target = item["include"]
+    if len(item) != 1:
+        extra = sorted(k for k in item if k != "include")
+        problems.append(
+            _problem(
+                item.pos,
+                f"{section}[{index}]",
+                f"an include item cannot also have {extra}",
+                "put those keys in the included file",
+            )
+        )
+        return []
+    if not isinstance(target, str) or not target:
+        problems.append(_problem(pos, path, "include needs a file path", "include: tools.yaml"))
+        return []
+    if depth >= MAX_INCLUDE_DEPTH:
+        problems.append(
+            _problem(
+                pos,
+                path,
+                f"includes nest deeper than {MAX_INCLUDE_DEPTH} levels",
+                "check for a file that includes itself",
+            )
+        )
+        return []
+    file = (base / target).resolve()
+    if file in chain:
+        loop = " -> ".join(f.name for f in (*chain[chain.index(file) :], file))
+        problems.append(
+            _problem(
+                pos,
+                path,
+                f"include cycle: {loop}",
+                "remove the include that leads back to a file already being included",
+            )
+        )
+        return []
+    if not file.is_file():
+        what = "is a directory" if file.is_dir() else "does not exist"
+        problems.append(
+            _problem(
+                pos,
+                path,
+                f"the included file {target!r} {what}",
+                "check the path; it is relative to the file that includes it",
+            )
+        )
+        return []
+    try:
+        loaded = load_yaml(file)
+    except SpecError as exc:
+        problems.extend(exc.problems)
+        return []
+    if isinstance(loaded, LDict) and section in loaded:
+        loaded = loaded[section]
+    if not isinstance(loaded, LList):
+        lp = getattr(loaded, "pos", Pos(str(target), 1, 1))
+        problems.append(
+            _problem(
+                lp,
+                "",
+                f"an included {section} file must hold a list of {section} "
+                f"(it is included from {pos.file}, line {pos.line})",
+                f"write each of the {section} as a `- ` item, or put them under `{section}:`",
+            )
+        )
+        return []
+    # Nested includes resolve relative to the included file.
+    wrapper = ldict(loaded.pos, {section: loaded})
+    resolve_includes(wrapper, file.parent, problems, depth + 1, (*chain, file))
+    return list(wrapper[section])
+
+
+# ---------------------------------------------------------------- templates
+
+
+class Renderer:
+    """Renders every string of a subtree with a set of variables, collecting problems."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        self.undefined: list[tuple[int, str]] = []
+        """(index in problems, variable name) of every undefined-variable problem."""
+
+    def render(self, node: Any, variables: dict[str, Any], path: str, pos: Pos) -> Any:
+        if isinstance(node, str):
+            return self._string(node, variables, path, pos)
+        if isinstance(node, LDict):
+            out = LDict()
+            out.pos, out.key_pos, out.value_pos = node.pos, node.key_pos, node.value_pos
+            for key, value in node.items():
+                vpos = node.value_pos.get(key, node.pos)
+                out[key] = self.render(value, variables, f"{path}.{key}" if path else key, vpos)
+            return out
+        if isinstance(node, LList):
+            items = [
+                self.render(v, variables, f"{path}[{i}]", node.item_pos[i])
+                for i, v in enumerate(node)
+            ]
+            return llist(node.pos, items, list(node.item_pos))
+        return node
+
+    def _string(self, text: str, variables: dict[str, Any], path: str, pos: Pos) -> Any:
+        if "{{" not in text and "{%" not in text and "{#" not in text:
+            return text
+        from jinja2 import TemplateAssertionError, TemplateError, TemplateSyntaxError
+        from jinja2.exceptions import SecurityError, UndefinedError
+
+        try:
+            whole = _WHOLE_EXPR.match(text)
+            if whole:
+                # A string that is one expression keeps its type: "{{ n }}" with n: 5 gives 5.
+                return _plain(_expression(whole["expr"])(**variables))
+            return _template(text).render(**variables)
+        except SecurityError as exc:
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template refused by the sandbox: {str(exc).rstrip('.')}",
+                    "templates may only use variables and filters",
+                )
+            )
+        except UndefinedError as exc:
+            name = _undefined_name(str(exc))
+            self.undefined.append((len(self.problems), name))
+            known = ", ".join(sorted(variables)) or "none"
+            close = did_you_mean(name, list(variables))
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template uses undefined variable {name!r}",
+                    f"{close} " * bool(close)
+                    + f"define it in vars or the case's matrix (defined: {known})",
+                )
+            )
+        except TemplateAssertionError as exc:
+            name = re.search(r"filter named '([^']+)'", str(exc))
+            close = did_you_mean(name.group(1), list(_env().filters)) if name else ""
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template error: {str(exc).rstrip('.')}",
+                    close or "use a built-in Jinja2 filter, like upper, lower, replace or default",
+                )
+            )
+        except TemplateSyntaxError as exc:
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template syntax error: {str(exc).rstrip('.')}",
+                    "write variables as {{ name }}: every {{ needs a closing }}",
+                )
+            )
+        except TemplateError as exc:
+            self.problems.append(
+                _problem(pos, path, f"template error: {exc}", "check the {{ }} expression")
+            )
+        except Exception as exc:  # a template's filter can raise anything (e.g. 1/0)
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template failed: {type(exc).__name__}: {exc}",
+                    "check the {{ }} expression",
+                )
+            )
+        return text
+
+
+def _undefined_name(message: str) -> str:
+    m = re.search(r"'([^']+)' is undefined", message)
+    return m.group(1) if m else message
+
+
+def _plain(value: Any) -> Any:
+    """Template results become plain JSON-like data (no Jinja objects leak into the suite)."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+# ---------------------------------------------------------------- matrix
+
+
+def matrix_rows(case: LDict, path: str, problems: list[Problem]) -> list[dict[str, Any]] | None:
+    """The variable rows a case runs with: None when it has no matrix."""
+    matrix = case.get("matrix")
+    if matrix is None:
+        return None
+    pos = case.value_pos.get("matrix", case.pos)
+    if isinstance(matrix, LList):
+        rows = []
+        for i, row in enumerate(matrix):
+            if not isinstance(row, dict):
+                problems.append(
+                    _problem(
+                        matrix.item_pos[i],
+                        f"{path}.matrix[{i}]",
+                        "a matrix row must be a mapping of variables",
+                        "- {city: Paris}",
+                    )
+                )
+                continue
+            rows.append(dict(row))
+        if not rows:
+            problems.append(_problem(pos, f"{path}.matrix", "the matrix has no rows", ""))
+        return rows
+    if isinstance(matrix, LDict):
+        names = list(matrix)
+        values = []
+        for name in names:
+            vals = matrix[name]
+            if not isinstance(vals, list) or not vals:
+                problems.append(
+                    _problem(
+                        matrix.value_pos[name],
+                        f"{path}.matrix.{name}",
+                        "each matrix variable needs a non-empty list of values",
+                        f"{name}: [a, b]",
+                    )
+                )
+                return []
+            values.append(vals)
+        total = 1
+        for v in values:
+            total *= len(v)
+        if total > MAX_MATRIX_ROWS:
+            problems.append(
+                _problem(
+                    pos,
+                    f"{path}.matrix",
+                    f"the matrix makes {total} combinations",
+                    f"keep it under {MAX_MATRIX_ROWS}",
+                )
+            )
+            return []
+        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
+    problems.append(
+        _problem(
+            pos,
+            f"{path}.matrix",
+            "matrix must be a list of rows or a mapping",
+            "matrix: [{city: Paris}, {city: Rome}]",
+        )
+    )
+    return []
+
+
+def expand_cases(
+    doc: LDict, suite_vars: dict[str, Any], problems: list[Problem]
+) -> list[tuple[str, LDict]]:
+    """Every case after matrix expansion and rendering, with its display path."""
+    renderer = Renderer(problems)
+    out: list[tuple[str, LDict]] = []
+    cases = doc.get("cases")
+    if not isinstance(cases, LList):
+        return out
+    for i, case in enumerate(cases):
+        path = f"cases[{i}]"
+        if not isinstance(case, LDict):
+            continue
+        case_vars = case.get("vars") if isinstance(case.get("vars"), dict) else {}
+        body = LDict()
+        body.pos, body.key_pos, body.value_pos = case.pos, case.key_pos, case.value_pos
+        for k, v in case.items():
+            if k not in ("matrix", "vars"):
+                body[k] = v
+        rows = matrix_rows(case, path, problems)
+        reported: set[tuple[Any, ...]] = set()
+        if rows is None:
+            variables = {**suite_vars, **dict(case_vars)}
+            out.append((path, renderer.render(body, variables, path, case.pos)))
+            continue
+        row_vars = {name for row in rows for name in row}
+        for r, row in enumerate(rows):
+            variables = {**suite_vars, **dict(case_vars), **row}
+            before = len(problems)
+            renderer.undefined.clear()
+            rendered = renderer.render(body, variables, path, case.pos)
+            undefined = {i - before: name for i, name in renderer.undefined}
+            new = problems[before:]
+            del problems[before:]
+            for i, p in enumerate(new):
+                name = undefined.get(i)
+                if name in row_vars:
+                    # Other rows define it: the mistake is this row's, so point at the row.
+                    p = _row_lacks(case, path, r, name, p)
+                # The same mistake in every row is one problem, reported for its first row.
+                key = (p.file, p.line, p.column, p.message)
+                if key not in reported:
+                    reported.add(key)
+                    problems.append(
+                        Problem.at(
+                            p,
+                            p.path,
+                            f"{p.message} (matrix row {r + 1})"
+                            if "matrix row" not in p.message
+                            else p.message,
+                            p.hint,
+                        )
+                    )
+            out.append((f"{path} (matrix row {r + 1})", rendered))
+    return out
+
+
+def _row_lacks(case: LDict, path: str, r: int, name: str, used: Problem) -> Problem:
+    """A matrix row without a variable that the other rows give and a template uses."""
+    matrix = case.get("matrix")
+    pos = matrix.item_pos[r] if isinstance(matrix, LList) and r < len(matrix.item_pos) else None
+    pos = pos or case.value_pos.get("matrix", case.pos)
+    return Problem.at(
+        pos,
+        f"{path}.matrix[{r}]",
+        f"matrix row {r + 1} has no variable {name!r}, which {used.path} uses",
+        f"add `{name}: ...` to this row, as the other rows have",
+    )

@@ -1,0 +1,148 @@
+"""The package reads as the pipeline: no import cycles, and no stage importing one above it.
+
+Every import counts, including those inside functions and under TYPE_CHECKING: a lazy import
+hides a cycle from Python's loader, not from a reader.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "evalspec"
+
+# Lowest first. A module may import modules of its own layer or of layers below it.
+LAYERS: list[tuple[str, ...]] = [
+    ("evalspec.errors", "evalspec.files", "evalspec.redaction", "evalspec.schemas"),
+    ("evalspec.critics",),
+    ("evalspec.suite",),
+    ("evalspec.plan", "evalspec.transcript"),
+    ("evalspec.providers", "evalspec.tools"),
+    ("evalspec.runner",),
+    ("evalspec.scoring",),
+    ("evalspec.report",),
+    ("evalspec.review", "evalspec.interop"),
+    ("evalspec.api",),
+    ("evalspec.cli", "evalspec.__main__"),
+]
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """evalspec modules that `name` imports anywhere in its source."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                if target in modules:
+                    found.add(target)
+                elif base in modules:
+                    found.add(base)
+    found.discard(name)
+    return found
+
+
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def _layer(module: str) -> int | None:
+    best: tuple[int, int] | None = None
+    for rank, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            inside = module == prefix or module.startswith(prefix + ".")
+            if inside and (best is None or len(prefix) > best[1]):
+                best = (rank, len(prefix))
+    return None if best is None else best[0]
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    components.append(sorted(component))
+    return components
+
+
+def test_the_checker_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles():
+    cycles = _cycles(_graph())
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted(m for m in _graph() if m != "evalspec" and _layer(m) is None)
+    assert not unplaced, f"add these modules to LAYERS: {unplaced}"
+
+
+@pytest.mark.parametrize("module", sorted(_graph()))
+def test_no_module_imports_from_a_layer_above_it(module):
+    graph = _graph()
+    rank = _layer(module)
+    if rank is None:
+        return
+    upward = sorted(t for t in graph[module] if (_layer(t) or 0) > rank)
+    assert not upward, f"{module} (layer {rank}) imports from a layer above it: {upward}"

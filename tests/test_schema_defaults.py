@@ -1,0 +1,73 @@
+"""Defaults live in the schema: a suite that leaves a key out gets the schema's `default`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalspec.api import load_suite
+from evalspec.schemas import RUBRIC, RUN, schema_default, suite_schema
+
+
+def _defaults(node, path=""):
+    """Every (pointer, default) the schema declares."""
+    if isinstance(node, dict):
+        if "default" in node:
+            yield path, node["default"]
+        for key, value in node.items():
+            yield from _defaults(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _defaults(value, f"{path}/{i}")
+
+
+MINIMAL = """
+suite: minimal
+models: [m]
+tools:
+  - name: t
+    parameters: {type: object, properties: {a: {type: string}}}
+cases:
+  - name: c
+    user: hi
+    expect:
+      tool_calls: [{t: {a: x}}]
+    critics: {a: binary}
+    evaluators: [no_tool_calls]
+"""
+
+
+def test_the_schema_declares_the_defaults_that_matter():
+    declared = dict(_defaults(suite_schema()))
+    for key in ("fail_threshold", "warn_threshold", "extra_calls", "normalize_tool_names"):
+        assert f"/$defs/rubric/properties/{key}" in declared
+    for key in ("mode", "max_turns", "concurrency", "timeout", "retries"):
+        assert f"/properties/run/properties/{key}" in declared
+
+
+def test_a_suite_that_leaves_keys_out_gets_the_schema_defaults(tmp_path: Path):
+    path = tmp_path / "minimal.yaml"
+    path.write_text(MINIMAL, encoding="utf-8")
+    suite = load_suite(path)
+    case = suite.cases[0]
+    for key in ("fail_threshold", "warn_threshold", "fail_on_tool_selection", "extra_calls"):
+        assert getattr(suite.rubric, key) == schema_default(RUBRIC + key)
+        assert getattr(case.rubric, key) == schema_default(RUBRIC + key)
+    assert suite.run.max_turns == schema_default(RUN + "max_turns")
+    assert suite.run.timeout_s == schema_default(RUN + "timeout")
+    assert suite.run.mode == schema_default(RUN + "mode")
+    assert case.trials == schema_default("/properties/trials")
+    assert case.pass_rule == schema_default("/properties/pass_rule")
+    assert suite.models[0].api_key_env == schema_default(
+        "/$defs/model/anyOf/1/properties/api_key_env"
+    )
+    assert case.critics[0].weight == schema_default("/$defs/critic/anyOf/1/properties/weight")
+    assert case.evaluators[0].required is schema_default(
+        "/$defs/evaluator/anyOf/1/properties/required"
+    )
+
+
+def test_a_default_that_code_relies_on_must_be_in_the_schema():
+    import pytest
+
+    with pytest.raises(KeyError):
+        schema_default("/$defs/rubric/properties/no_such_key")
