@@ -190,7 +190,15 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         + (f", {outcome.resumed} resumed" if outcome.resumed else "")
         + ")"
     )
-    return finish_run(suite, outcome.transcripts, run_dir, report, started=started, note=note)
+    return finish_run(
+        suite,
+        outcome.transcripts,
+        run_dir,
+        report,
+        started=started,
+        note=note,
+        calls=outcome.calls,
+    )
 
 
 @reports_errors
