@@ -121,7 +121,12 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     report = report or ReportOptions()
     from evalspec.plan import compile_plan, parse_shard
     from evalspec.runner import RunOptions, run_plan
-    from evalspec.runner.run_dir import completed, default_run_dir, read_manifest
+    from evalspec.runner.run_dir import (
+        completed,
+        default_run_dir,
+        read_manifest,
+        refuse_used_out,
+    )
     from evalspec.suite.validate import load_suite
 
     suite = load_suite(req.suite)
@@ -141,6 +146,8 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
                 f"--resume {req.resume}: that run is of suite {manifest['suite']!r} "
                 f"({manifest.get('path', '?')}), not {suite.name!r}; resume it with its own suite"
             )
+    if req.out and not req.resume:
+        refuse_used_out(req.out)
     run_dir = req.resume or req.out or default_run_dir(suite)
     options = RunOptions(
         record=req.record,
