@@ -40,7 +40,11 @@ def atomic_write(path: Path, *, binary: bool = False) -> Iterator[IO]:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.chmod(tmp, FILE_MODE)
-        text_args = {} if binary else {"encoding": "utf-8", "newline": "\n"}
+        # A lone surrogate (an emoji cut in half in a model's answer) is written as its \uXXXX
+        # escape, which in JSON text reads back as the same character: never an encode error.
+        text_args = (
+            {} if binary else {"encoding": "utf-8", "newline": "\n", "errors": "backslashreplace"}
+        )
         with os.fdopen(fd, "wb" if binary else "w", **text_args) as fh:
             # Text written whole goes through redaction: no writer can put a secret on disk.
             yield fh if binary or not redaction.registered() else redaction.ScrubbingStream(fh)

@@ -129,7 +129,12 @@ class ScrubbingStream:
         self._inner = inner
 
     def write(self, text: str) -> int:
-        self._inner.write(scrub(text))
+        text = scrub(text)
+        try:
+            self._inner.write(text)
+        except UnicodeEncodeError:  # a lone surrogate, or a character the terminal lacks
+            encoding = getattr(self._inner, "encoding", None) or "utf-8"
+            self._inner.write(text.encode(encoding, "backslashreplace").decode(encoding))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:

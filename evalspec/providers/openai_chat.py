@@ -64,6 +64,25 @@ class _ReplyTooLarge(Exception):
     """The reply went past MAX_REPLY_BYTES."""
 
 
+class _BodyBroken(Exception):
+    """The connection broke while the reply's body was being read (cut short, reset)."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(value: Any) -> Any:
+    """A JSON value whose strings have lone surrogates (an emoji cut by a token limit, kept
+    from an earlier answer) replaced by U+FFFD, so the request can be encoded at all."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {k: _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_surrogates(v) for v in value]
+    return value
+
+
 def is_loopback(base_url: str | None) -> bool:
     """True for http(s)://localhost, 127.x.x.x and [::1] endpoints."""
     if not base_url:
@@ -289,7 +308,11 @@ class OpenAIChatProvider:
                 # One deadline for the whole attempt, body included: a server that sends one
                 # byte a second cannot keep a request alive past the run's timeout.
                 async with asyncio.timeout(self.timeout_s):
-                    text = await self._send(body)
+                    try:
+                        text = await self._send(body)
+                    except UnicodeEncodeError:
+                        body = _without_surrogates(body)
+                        text = await self._send(body)
                 latency = time.monotonic() - started
                 self._reached = True
                 return self._parse(text, latency, request, attempt + 1)
@@ -320,6 +343,9 @@ class OpenAIChatProvider:
                 last_status = status
             except (TimeoutError, openai.APITimeoutError):
                 problem = f"no answer within the {self.timeout_s:g} s timeout"
+            except _BodyBroken as exc:
+                self._reached = True
+                problem = f"the answer was cut off ({self._redact(str(exc.__cause__))[:200]})"
             except openai.APIConnectionError as exc:
                 refused = _has_cause(exc, "ConnectError")
                 problem = "could not connect" if refused else "connection dropped"
@@ -369,11 +395,16 @@ class OpenAIChatProvider:
                 raise _ReplyTooLarge
             chunks: list[bytes] = []
             size = 0
-            async for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > self.max_reply_bytes:
-                    raise _ReplyTooLarge
-                chunks.append(chunk)
+            try:
+                async for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > self.max_reply_bytes:
+                        raise _ReplyTooLarge
+                    chunks.append(chunk)
+            except (_ReplyTooLarge, asyncio.CancelledError):
+                raise
+            except Exception as exc:  # the transport's own error types; all mean "cut off"
+                raise _BodyBroken from exc
         return b"".join(chunks).decode("utf-8", errors="replace")
 
     def _parse(

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any, Protocol
 
+from evalspec import redaction
 from evalspec.critics.base import Embedder
 from evalspec.errors import Problem, RunError, SpecError
 from evalspec.files import read_json_object, update_json_object
@@ -398,6 +399,9 @@ class LLMJudge:
             )
         except (ProviderError, RunError) as exc:
             raise JudgeUnavailable(f"the judge failed: {exc}", needs_run=False) from None
+        except Exception as exc:  # anything else the transport raises is still one failure
+            problem = redaction.scrub(f"{type(exc).__name__}: {exc}")
+            raise JudgeUnavailable(f"the judge failed: {problem}", needs_run=False) from None
         content = reply.message.get("content")
         return content if isinstance(content, str) else ""
 

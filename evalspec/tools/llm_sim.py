@@ -14,6 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from evalspec import redaction
 from evalspec.errors import RunError, SpecError
 from evalspec.providers.base import ProviderError, RecordingMissing
 from evalspec.providers.calls import Endpoint, ModelCalls
@@ -186,6 +187,9 @@ class LLMSimulatorBackend:
                 text = reply.message.get("content")
             except (ProviderError, RunError) as exc:  # any failure is this call's observation
                 return ToolResult(None, f"tool simulator failed: {exc}", "error:simulator")
+            except Exception as exc:  # whatever else the transport raises, still one failure
+                problem = redaction.scrub(f"{type(exc).__name__}: {exc}")
+                return ToolResult(None, f"tool simulator failed: {problem}", "error:simulator")
             entry = parse_reply(text if isinstance(text, str) else None)
             if entry is None:
                 shown = _truncate(text or "", 200)
