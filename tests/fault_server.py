@@ -174,19 +174,13 @@ class FaultServer:
             self._send(h, 502, page, "text/html")
         elif mode == "cut":
             full = completion("this answer is cut halfway through")
-            h.send_response(200)
-            h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(full)))
-            h.end_headers()
+            self._start(h, len(full))
             h.wfile.write(full[: len(full) // 2])
             h.wfile.flush()
             h.close_connection = True
         elif mode == "drip":
             full = completion("slowly")
-            h.send_response(200)
-            h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(full)))
-            h.end_headers()
+            self._start(h, len(full))
             for i in range(len(full)):
                 h.wfile.write(full[i : i + 1])
                 h.wfile.flush()
@@ -201,6 +195,13 @@ class FaultServer:
             content, calls = good_content(body, "MARK")
             bad = b"\xff\xfe\xc3" if mode == "invalid_utf8" else b"\\ud83d"
             self._send(h, 200, completion(content, calls).replace(b"MARK", bad), "application/json")
+
+    def _start(self, h: BaseHTTPRequestHandler, length: int) -> None:
+        """Status and headers of a 200 that promises `length` bytes of JSON."""
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(length))
+        h.end_headers()
 
     def _send_huge(self, h: BaseHTTPRequestHandler) -> None:
         head = completion("HUGE").split(b"HUGE")

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fault_server import FaultServer
+from fault_server import MODES, FaultServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,18 +58,7 @@ cases:
                  api_key_env: FAULT_JUDGE_KEY}}
 """
 
-FAULTS = (
-    "echo",
-    "echo_error",
-    "garbage",
-    "html",
-    "cut",
-    "drip",
-    "storm",
-    "huge",
-    "invalid_utf8",
-    "surrogate",
-)
+FAULTS = tuple(mode for mode in MODES if mode not in ("ok", "tripwire"))
 
 
 def with_userinfo(url: str) -> str:

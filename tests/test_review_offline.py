@@ -76,6 +76,7 @@ def test_cache_misses_are_needs_a_run_never_a_call(recorded) -> None:
     [result] = json.loads(scored.stdout)["results"]
     assert result["status"] == "error" and "needs a run" in result["reason"]
     assert scored.returncode == 1
+    assert json.loads(diffed.stdout)["counts"]["needs_run"] == 1, diffed.stdout
     [merged_result] = json.loads(merged.stdout)["results"]
     assert merged_result["status"] == "error" and "needs a run" in merged_result["reason"]
     for proc in (offline, scored, diffed, merged, compared):

@@ -51,8 +51,6 @@ class ModelCalls:
 
             limiter = RateLimiter(requests_per_minute)
         self.limiter = limiter
-        self.sent = 0
-        """Requests handed to an endpoint through `ask` (judge and simulator)."""
 
     @classmethod
     def for_run(cls, run: RunSettings) -> ModelCalls:
@@ -92,7 +90,6 @@ class ModelCalls:
         )
         provider = self.provider(endpoint)
         try:
-            self.sent += 1
             return await provider.complete(request)
         finally:
             await provider.aclose()
@@ -112,7 +109,7 @@ def register_suite_secrets(suite: Suite) -> None:
     """
     import os
 
-    from evalspec.providers.openai_chat import expand_header_values
+    from evalspec.providers.openai_chat import header_secrets
 
     endpoints = [Endpoint(m.base_url, m.api_key_env, dict(m.headers)) for m in suite.models]
     endpoints += [
@@ -132,4 +129,4 @@ def register_suite_secrets(suite: Suite) -> None:
         redaction.register_forms(redaction.url_secrets(url))
     redaction.register(*(os.environ.get(e.api_key_env, "") for e in endpoints))
     for e in endpoints:
-        expand_header_values(e.headers)
+        redaction.register(*header_secrets(e.headers))

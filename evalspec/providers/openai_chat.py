@@ -50,13 +50,24 @@ RETRY_AFTER_CAP_S = 60.0
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+def header_secrets(headers: dict[str, str] | None) -> list[str]:
+    """Values of the environment variables that header values name as ``${VAR}``."""
+    names = [name for value in (headers or {}).values() for name in _ENV_REF.findall(value)]
+    return [os.environ[name] for name in names if os.environ.get(name)]
+
+
 def expand_header_values(headers: dict[str, str] | None) -> dict[str, str]:
     """Header values with ``${VAR}`` replaced from the environment; those values are secrets."""
     out: dict[str, str] = {}
     for name, value in (headers or {}).items():
-        found = [os.environ.get(var, "") for var in _ENV_REF.findall(value)]
-        redaction.register(*found)
-        out[name] = _ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), value)
+        for var in _ENV_REF.findall(value):
+            if not os.environ.get(var):
+                raise RunError(
+                    f"header {name} takes environment variable {var}, which is not set; "
+                    "export it, or replay recorded answers with --record offline"
+                )
+        out[name] = _ENV_REF.sub(lambda m: os.environ[m.group(1)], value)
+    redaction.register(*header_secrets(headers))
     return out
 
 
@@ -358,16 +369,13 @@ class OpenAIChatProvider:
             delay = backoff_delay(attempt, self.backoff_base_s, self.backoff_cap_s, self._rng)
             if wait_hint is not None:
                 delay = max(delay, min(wait_hint, self.retry_after_cap_s))
-            left = budget_ends - time.monotonic()
-            if attempt < self.retries and delay > left:
+            past_budget = delay > budget_ends - time.monotonic()
+            if past_budget and attempt < self.retries:
                 problem += (
                     f"; the next try would wait {delay:.1f} s, past the request's budget of "
                     f"{self.budget_s:g} s (timeout x attempts)"
                 )
-                attempt_limit_reached = True
-            else:
-                attempt_limit_reached = attempt >= self.retries
-            if attempt_limit_reached:
+            if past_budget or attempt >= self.retries:
                 raise ProviderError(
                     f"{request.describe()}: gave up after {attempt + 1} attempts, "
                     f"last error: {problem}",

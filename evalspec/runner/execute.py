@@ -285,6 +285,11 @@ def _transcript(
     )
 
 
+def _failed(item: PlanItem, error: str, source: str) -> Transcript:
+    """The transcript of an item that failed before its conversation could be kept."""
+    return _transcript(item, list(item.messages), [], None, "error", 0, 0, 0.0, 0, source, error)
+
+
 async def run_plan_async(
     plan: Plan,
     options: RunOptions | None = None,
@@ -322,34 +327,10 @@ async def run_plan_async(
                 raise
             except SimulatorMissing as exc:  # needs a run that may call the simulator
                 outcome.missing.append(f"{item.label}: {exc}")
-                t = _transcript(
-                    item,
-                    list(item.messages),
-                    [],
-                    None,
-                    "error",
-                    0,
-                    0,
-                    0.0,
-                    0,
-                    "replay",
-                    error=str(exc),
-                )
+                t = _failed(item, str(exc), "replay")
             except Exception as exc:  # one item's failure must not end the run
                 problem = redact(f"{type(exc).__name__}: {exc}", secrets)
-                t = _transcript(
-                    item,
-                    list(item.messages),
-                    [],
-                    None,
-                    "error",
-                    0,
-                    0,
-                    0.0,
-                    0,
-                    "live",
-                    error=f"{item.label}: unexpected failure ({problem})",
-                )
+                t = _failed(item, f"{item.label}: unexpected failure ({problem})", "live")
         if t.error:
             t = replace(t, error=redact(t.error, secrets))
         results[item.id] = t

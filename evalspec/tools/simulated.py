@@ -1,4 +1,5 @@
-"""Answer a model's tool calls with simulated outputs, never with an exception.
+"""Answer a model's tool calls with simulated outputs, never with an exception (but one: where
+no model may be called, an LLM-simulated answer missing from its cache is `SimulatorMissing`).
 
 Everything that can go wrong with a call (unknown tool, bad JSON, arguments that break the
 schema, nothing to answer with) becomes an error observation the model sees, because how a model
