@@ -43,3 +43,12 @@ def transcript(
         final_answer=final,
         error=error,
     )
+
+
+@pytest.fixture(autouse=True)
+def _forget_registered_secrets():
+    """Secrets one test's run registered must not scrub another test's output."""
+    from evalspec import redaction
+
+    yield
+    redaction.forget_all()

@@ -143,7 +143,10 @@ def test_model_endpoint_faults_are_item_errors(fault: str, tmp_path: Path) -> No
 def test_judge_faults_are_that_cases_error(fault: str, tmp_path: Path) -> None:
     with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
         suite = write_suite(tmp_path, good.url, with_userinfo(bad.url), good.url)
+        started = time.monotonic()
         proc = evalspec("run", suite, "--out", tmp_path / "run")
+        took = time.monotonic() - started
+    assert took < 20, f"{fault}: the run took {took:.0f} s"  # the run's timeout holds
     results = assert_handled(proc, tmp_path / "run")
     [result] = results["results"]
     if fault in ("echo", "surrogate", "invalid_utf8"):
@@ -158,7 +161,10 @@ def test_judge_faults_are_that_cases_error(fault: str, tmp_path: Path) -> None:
 def test_simulator_faults_are_that_calls_error(fault: str, tmp_path: Path) -> None:
     with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
         suite = write_suite(tmp_path, good.url, good.url, with_userinfo(bad.url))
+        started = time.monotonic()
         proc = evalspec("run", suite, "--out", tmp_path / "run")
+        took = time.monotonic() - started
+    assert took < 20, f"{fault}: the run took {took:.0f} s"  # the run's timeout holds
     assert_handled(proc, tmp_path / "run")
     [line] = (tmp_path / "run" / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
     [call] = json.loads(line)["tool_calls"]
