@@ -28,7 +28,7 @@ from evalspec.scoring.json_values import json_equal, parse_json_value
 from evalspec.suite.model import EvaluatorSpec, ExpectedCall, FinalAnswerCheck, Loc
 from evalspec.transcript import ToolCall, Transcript
 
-DATA = Path("/work/shared/data/stabletoolbench")
+DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
 
 
 def transcript(*calls: tuple[str, dict[str, Any] | None] | str, answer: str | None = None):
@@ -318,7 +318,7 @@ def test_toolbench_names_reproduce_stabletoolbench_tool_names():
     )
     results = json.loads((DATA / rel).read_text())
     queries = json.loads(
-        (DATA / "solvable_queries/test_instruction/G1_instruction.json").read_text()
+        (DATA / "solvable_queries_example/test_instruction/G1_instruction.json").read_text()
     )
     by_id = {str(q["query_id"]): q for q in queries}
     for qid, res in results.items():
@@ -331,7 +331,7 @@ def test_toolbench_names_reproduce_stabletoolbench_tool_names():
 @pytest.mark.parametrize(("qid", "score"), [("588", 1.0), ("608", 1.0), ("1073", 1.0)])
 def test_api_call_score_on_stabletoolbench_cot_answers(qid, score):
     queries = json.loads(
-        (DATA / "solvable_queries/test_instruction/G1_instruction.json").read_text()
+        (DATA / "solvable_queries_example/test_instruction/G1_instruction.json").read_text()
     )
     gold = next(q["relevant APIs"] for q in queries if str(q["query_id"]) == qid)
     answer = json.loads(
