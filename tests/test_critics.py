@@ -450,6 +450,20 @@ def test_json_similarity_reads_json_text_and_ignores_extra_keys():
     assert judge("json_similarity", {"a": 1}, {"a": float("nan")}).score == 0.0
 
 
+def test_json_similarity_edit_distance_is_exact_on_long_text():
+    """Two unrelated 12k-character texts are far apart; no estimate inflates them."""
+    import random
+
+    rng = random.Random(7)
+    a = "".join(rng.choice("abcdefghij") for _ in range(12_000))
+    b = "".join(rng.choice("abcdefghij") for _ in range(12_000))
+    score = judge("json_similarity", {"t": a}, {"t": b}).score
+    assert 0.0 < score < 0.4
+    # One edit in 12,000 characters costs exactly 1/12,000.
+    edited = a[:6000] + ("x" if a[6000] != "x" else "y") + a[6001:]
+    assert judge("json_similarity", {"t": a}, {"t": edited}).score == pytest.approx(1 - 1 / 12_000)
+
+
 # ----------------------------------------------------------------------------- robustness
 
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from evalspec.errors import SpecError
+from evalspec.json_values import json_equal, parse_json_value
 from evalspec.scoring.evaluators import (
     EVALUATOR_KINDS,
     parse_count_condition,
     run_evaluator,
-    toolbench_function_name,
 )
 from evalspec.scoring.final_answer import (
     NO_ANSWER,
@@ -24,8 +24,8 @@ from evalspec.scoring.final_answer import (
     check_final_answer,
     parse_verdict,
 )
-from evalspec.scoring.json_values import json_equal, parse_json_value
 from evalspec.suite.model import EvaluatorSpec, ExpectedCall, FinalAnswerCheck, Loc
+from evalspec.tools.toolbench_names import function_name as toolbench_function_name
 from evalspec.transcript import ToolCall, Transcript
 
 DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
@@ -120,6 +120,24 @@ def test_order_names_normalized_unless_disabled():
     exp = expect("slack_senddm", "Slack_Post")
     assert run_evaluator(spec, t, exp).score == 1.0
     assert run_evaluator(spec, t, exp, normalize_names=False).score == 0.0
+
+
+def test_evaluators_and_argument_matching_share_one_name_rule():
+    """`SendDM` is `send_dm` for the case's calls and for its evaluators alike."""
+    from evalspec.scoring.matching import same_tool
+    from evalspec.suite.model import Rubric
+
+    t = transcript("SendDM", "send.dm")
+    assert run("tool_call_count", t, expect("send_dm"), counts={"send_dm": 2}).score == 1.0
+    assert same_tool("send_dm", "SendDM", Rubric())
+
+
+def test_older_toolbench_names_read_in_current_form():
+    from evalspec.tools.toolbench_names import current_form
+
+    assert current_form("4_get_list_of_rewards_for_x") == "get_4_list_of_rewards_for_x"
+    assert current_form("get_4_list_of_rewards_for_x") == "get_4_list_of_rewards_for_x"
+    assert current_form("list_for_4chan") == "list_for_4chan"
 
 
 def test_order_with_nothing_expected_wants_no_calls():

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.suite.model import Tool
-from evalspec.tools.stb_cache import api_identifier, function_name, standardize
+from evalspec.tools.toolbench_names import api_identifier, function_name, standardize
 from evalspec.transcript import ToolCall, Transcript
 
 FINISH = "Finish"

@@ -21,9 +21,11 @@ from typing import Any
 
 from evalspec.critics.base import Embedder
 from evalspec.errors import Problem, SpecError
-from evalspec.scoring.json_values import json_equal, parse_json_value
+from evalspec.json_values import json_equal, parse_json_value
+from evalspec.scoring.tool_names import tool_name_key
 from evalspec.scoring.types import Row
 from evalspec.suite.model import EvaluatorSpec, ExpectedCall
+from evalspec.tools.toolbench_names import function_name as toolbench_function_name
 from evalspec.transcript import ToolCall, Transcript
 
 
@@ -60,8 +62,8 @@ def run_evaluator(
 ) -> EvaluatorResult:
     """Run one case evaluator on a transcript.
 
-    `normalize_names` compares tool names case-insensitively with ``.``/``-``/spaces equal to
-    ``_`` (the rubric's ``normalize_tool_names``). `embedder` is accepted for evaluators that
+    `normalize_names` compares tool names by `tool_names.normalize_tool_name` (the rubric's
+    ``normalize_tool_names``). `embedder` is accepted for evaluators that
     need text similarity; none of the built-in kinds does today.
     """
     del embedder  # no built-in evaluator needs embeddings yet
@@ -87,11 +89,6 @@ def run_evaluator(
         justification=justification,
         rows=tuple(rows),
     )
-
-
-def normalize_tool_name(name: str) -> str:
-    """`Slack.SendDM`, `slack-send-dm` and `slack_send_dm` are one tool."""
-    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
 
 
 def parse_count_condition(value: Any) -> tuple[str, int]:
@@ -136,7 +133,7 @@ class _Context:
         return self.spec.weight
 
     def key(self, name: str) -> str:
-        return normalize_tool_name(name) if self.normalize_names else name
+        return tool_name_key(name, self.normalize_names)
 
     def strict(self) -> bool:
         return _bool(self.params, "strict", False)
@@ -543,23 +540,6 @@ def _gold_name(entry: Any) -> str:
     ):
         return toolbench_function_name(entry[0], entry[1])
     raise ParamError(f"each of `gold` must be a tool name or a [tool, api] pair, not {entry!r}")
-
-
-def toolbench_function_name(tool: str, api: str) -> str:
-    """The function name ToolBench gives an API, e.g. ``transfermarkt_details_for_theclique``."""
-    reserved = {"from", "class", "return", "false", "true", "id", "and"}
-    api_name = _toolbench_standardize(api)
-    if api_name in reserved:
-        api_name = "is_" + api_name
-    return f"{api_name}_for_{_toolbench_standardize(tool)}"[-64:]
-
-
-def _toolbench_standardize(text: str) -> str:
-    text = re.sub(r"[^\u4e00-\u9fa5a-zA-Z0-9_]", "_", text)
-    text = re.sub(r"_+", "_", text).lower().strip("_")
-    if text and text[0].isdigit():
-        text = "get_" + text
-    return text
 
 
 _EVALUATORS: dict[str, Callable[[_Context], _Outcome]] = {

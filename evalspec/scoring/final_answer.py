@@ -19,9 +19,9 @@ from typing import Any, Protocol
 from evalspec.critics.base import Embedder
 from evalspec.errors import Problem, RunError, SpecError
 from evalspec.files import write_text_atomic
+from evalspec.json_values import json_equal, parse_json_value
 from evalspec.schemas import DEFAULT_API_KEY_ENV, DEFAULT_SIMILARITY_THRESHOLD
 from evalspec.scoring.evaluators import EvaluatorResult, ParamError
-from evalspec.scoring.json_values import json_equal, parse_json_value
 from evalspec.scoring.types import Row
 from evalspec.suite.model import FinalAnswerCheck
 
