@@ -26,7 +26,7 @@ EXPECTED: dict[str, list[str]] = {
         "api_key_in_suite.yaml:5:18: models[0].api_key_env: this must be the name of an environment variable, not the key itself; never put an API key in a suite; write `api_key_env: OPENAI_API_KEY` and set that variable",
     ],
     "bad_count_condition": [
-        "bad_count_condition.yaml:15:33: cases[0].evaluators[0].tool_call_count.counts.get_weather: 'about 2' is not written the expected way: write a number, or an operator (==, !=, <, <=, >, >=) followed by a number; for example: >=1",
+        "bad_count_condition.yaml:15:33: cases[0].evaluators[0].tool_call_count.counts.get_weather: 'about 2' is not written the expected way: write a number, or an operator (==, = as in UiPath, !=, <, <=, >, >=) followed by a number; for example: >=1",
     ],
     "binary_file": [
         "binary_file.yaml:1:12: is a binary file, not YAML text (it holds a NUL byte); name a .yaml suite file",

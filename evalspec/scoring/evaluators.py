@@ -109,7 +109,7 @@ def parse_count_condition(value: Any) -> tuple[str, int]:
             return ("==" if op == "=" else op), int(m.group(2))
     raise ParamError(
         f"count condition {value!r} is not understood; write a number or an operator "
-        "(==, !=, <, <=, >, >=) followed by a number, e.g. '>=1'"
+        "(==, = as in UiPath, !=, <, <=, >, >=) followed by a number, e.g. '>=1'"
     )
 
 
