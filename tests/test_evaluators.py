@@ -132,12 +132,16 @@ def test_evaluators_and_argument_matching_share_one_name_rule():
     assert same_tool("send_dm", "SendDM", Rubric())
 
 
-def test_older_toolbench_names_read_in_current_form():
-    from evalspec.tools.toolbench_names import current_form
-
-    assert current_form("4_get_list_of_rewards_for_x") == "get_4_list_of_rewards_for_x"
-    assert current_form("get_4_list_of_rewards_for_x") == "get_4_list_of_rewards_for_x"
-    assert current_form("list_for_4chan") == "list_for_4chan"
+def test_older_toolbench_names_count_as_the_current_ones():
+    """StableToolBench's published G2 answers name `4_get_list_of_rewards_for_...` (older rule);
+    the current rule gives the API "4. Get list of rewards" `get_4_get_list_of_rewards_...`."""
+    gold = [["Rewards as a Service", "4. Get list of rewards"], ["Ski", "5 day forecast"]]
+    assert toolbench_function_name(*gold[0]) == (
+        "get_4_get_list_of_rewards_for_rewards_as_a_service"
+    )
+    older = transcript("4_get_list_of_rewards_for_rewards_as_a_service", "5_day_forecast_for_ski")
+    assert run("api_call_score", older, gold=gold).score == 1.0
+    assert run("api_call_score", transcript("4_list_for_x"), gold=gold).score == 0.0
 
 
 def test_order_with_nothing_expected_wants_no_calls():

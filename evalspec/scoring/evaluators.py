@@ -26,6 +26,7 @@ from evalspec.scoring.tool_names import tool_name_key
 from evalspec.scoring.types import Row
 from evalspec.suite.model import EvaluatorSpec, ExpectedCall
 from evalspec.tools.toolbench_names import function_name as toolbench_function_name
+from evalspec.tools.toolbench_names import name_key
 from evalspec.transcript import ToolCall, Transcript
 
 
@@ -497,6 +498,7 @@ def _api_call_score(ctx: _Context) -> _Outcome:
     `gold` lists tool names, or StableToolBench ``[tool, api]`` pairs, which become ToolBench's
     function names (``<api>_for_<tool>``, standardized). The default gold is the case's expected
     tool names. The ``Finish`` pseudo-call is not an API. An empty gold scores 0.0, as there.
+    Older ToolBench names (``4_get_x``) equal their current form (``get_4_get_x``).
     """
     raw = _list_param(ctx.params, "gold")
     gold_names = (
@@ -504,8 +506,10 @@ def _api_call_score(ctx: _Context) -> _Outcome:
     )
     gold: dict[str, str] = {}
     for name in gold_names:
-        gold.setdefault(ctx.key(name), name)
-    called = {ctx.key(c.name) for c in ctx.transcript.tool_calls if c.name.lower() != "finish"}
+        gold.setdefault(ctx.key(name_key(name)), name)
+    called = {
+        ctx.key(name_key(c.name)) for c in ctx.transcript.tool_calls if c.name.lower() != "finish"
+    }
     matched = [shown for key, shown in gold.items() if key in called]
     score = len(matched) / len(gold) if gold else 0.0
     rows = [

@@ -4,8 +4,8 @@ the StableToolBench importer and the `api_call_score` evaluator.
 The rule (ToolBench `toolbench/inference/Downstream_tasks/rapidapi.py`, `standardize` and
 `change_name`): non-word runs become one `_`, lower case, trimmed; a name starting with a digit
 gets `get_` in front; Python keywords get `is_`; the function is `<api>_for_<tool>`, last 64
-characters kept. Older ToolBench runs put the digit fix-up after the number
-(`4_get_rewards` where the current rule gives `get_4_rewards`): `same_function` accepts both.
+characters kept. Older ToolBench runs left out the `get_` before a digit (`4_get_rewards`
+where the current rule gives `get_4_get_rewards`): `name_key` reads both alike.
 """
 
 from __future__ import annotations
@@ -37,15 +37,14 @@ def function_name(tool_name: str, api_name: str) -> str:
     return f"{api_identifier(api_name)}_for_{standardize(tool_name)}"[-MAX_FUNCTION_NAME:]
 
 
-_OLD_DIGIT_START = re.compile(r"^(\d+)_get_")
+_GET_BEFORE_DIGIT = re.compile(r"(^|_for_)get_(?=\d)")
 
 
-def current_form(name: str) -> str:
-    """An older run's name in the current form: ``4_get_x_for_t`` -> ``get_4_x_for_t``.
+def name_key(name: str) -> str:
+    """The form both ToolBench naming rules share, for comparing names across them.
 
-    Older ToolBench code prefixed ``get_`` after the leading number's first word
-    (StableToolBench's published answers for G1/G2 carry such names); the current code puts
-    ``get_`` first. Names already in the current form are returned unchanged.
+    Older ToolBench code did not prefix ``get_`` to a part starting with a digit (StableToolBench's
+    published G2/G3 answers name ``4_get_list_of_rewards_for_rewards_as_a_service`` where the
+    current rule gives ``get_4_get_list_of_rewards_for_...``): the key drops that ``get_``.
     """
-    m = _OLD_DIGIT_START.match(name)
-    return f"get_{m.group(1)}_{name[m.end() :]}" if m else name
+    return _GET_BEFORE_DIGIT.sub(r"\1", name)
