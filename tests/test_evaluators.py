@@ -418,6 +418,16 @@ def test_equals_text_and_json():
     assert fa("equals", '{"b": 2, "a": 1.0}', value={"a": 1, "b": 2}).score == 1.0
 
 
+def test_json_similarity_final_answer_scores_expected_leaves():
+    check = FinalAnswerCheck(kind="json_similarity", params={"value": {"a": "hello", "b": 10}})
+    full = check_final_answer(check, '{"b": 10, "a": "hello", "extra": 1}')
+    assert (full.score, full.passed) == (1.0, True)
+    partial = check_final_answer(check, '{"a": "hallo", "b": 9}')  # 0.8 and 0.9 of 2 leaves
+    assert partial.score == pytest.approx(0.85) and partial.passed
+    strict = FinalAnswerCheck(kind="json_similarity", params={"value": {"a": 1}, "threshold": 0.9})
+    assert not check_final_answer(strict, "not json").passed
+
+
 def test_regex():
     assert fa("regex", "Order #12345 shipped", pattern=r"#\d{5}\b").score == 1.0
     assert fa("regex", "order shipped", pattern=r"Order").score == 0.0

@@ -153,7 +153,7 @@ EXPECTED: dict[str, list[str]] = {
         "misspelt_tool_key.yaml:6:5: tools[0]: unknown key 'parameter'; did you mean 'parameters'?",
     ],
     "negative_critic_weight": [
-        "negative_critic_weight.yaml:8:32: critics.city.weight: -1 is out of range: it must be 0 or more; for example: 0.5",
+        "negative_critic_weight.yaml:8:32: critics.city.weight: -1 is out of range: it must be 0 or more; use 0 or more (0 makes it not count)",
     ],
     "negative_evaluator_weight": [
         "negative_evaluator_weight.yaml:10:17: cases[0].evaluators[0].weight: -2 is out of range: it must be 0 or more; for example: 0.5",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalspec.critics.base import Embedder
+from evalspec.critics.json_similarity import JsonSimilarityCritic, json_similarity
 from evalspec.errors import Problem, RunError, SpecError
 from evalspec.files import write_text_atomic
 from evalspec.json_values import json_equal, parse_json_value
@@ -26,6 +27,8 @@ from evalspec.scoring.types import Row
 from evalspec.suite.model import FinalAnswerCheck
 
 _log = logging.getLogger(__name__)
+
+JSON_SIMILARITY_THRESHOLD = JsonSimilarityCritic.threshold
 
 NO_ANSWER = "the model gave no final answer"
 VERDICT_SCORES = {"solved": 1.0, "unsure": 0.5, "unsolved": 0.0}
@@ -187,8 +190,25 @@ def _similarity(check: FinalAnswerCheck, answer: str, embedder: Embedder | None)
     )
 
 
+def _json_similarity(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    """UiPath's JSON-similarity evaluator over the answer: the share of expected leaves matched
+    (text by edit distance, numbers by relative difference); passes at `threshold`."""
+    if "value" not in check.params:
+        raise ParamError("`json_similarity` needs a `value` (the expected JSON)")
+    want = check.params["value"]
+    threshold = check.params.get("threshold", JSON_SIMILARITY_THRESHOLD)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise ParamError(f"`threshold` must be a number, not {threshold!r}")
+    score, matched, total = json_similarity(want, parse_json_value(answer))
+    ok = score >= threshold
+    reason = f"{matched:.2g} of {total:g} expected values match: {score:.3f}"
+    justification = {"matched": matched, "total": total, "threshold": threshold}
+    return _result(check, score, ok, justification, want, answer, reason)
+
+
 _CHECKS = {
     "contains": _contains,
+    "json_similarity": _json_similarity,
     "not_contains": _not_contains,
     "equals": _equals,
     "regex": _regex,
