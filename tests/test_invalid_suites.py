@@ -16,6 +16,8 @@ import pytest
 from evalspec.errors import SpecError
 from evalspec.suite.validate import load_suite
 
+pytestmark = pytest.mark.usefixtures("no_plugins")
+
 CORPUS = Path(__file__).parent / "invalid"
 
 EXPECTED: dict[str, list[str]] = {

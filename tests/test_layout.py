@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
         "evalspec.errors",
         "evalspec.files",
         "evalspec.json_values",
+        "evalspec.plugins",
         "evalspec.redaction",
         "evalspec.schemas",
     ),

@@ -22,6 +22,7 @@ from typing import Any
 from evalspec.critics.base import Embedder
 from evalspec.errors import Problem, SpecError
 from evalspec.json_values import json_equal, parse_json_value
+from evalspec.plugins import registered
 from evalspec.scoring.tool_names import tool_name_key
 from evalspec.scoring.types import Row
 from evalspec.suite.model import EvaluatorSpec, ExpectedCall
@@ -70,11 +71,13 @@ def run_evaluator(
     del embedder  # no built-in evaluator needs embeddings yet
     impl = _EVALUATORS.get(spec.kind)
     if impl is None:
-        raise _spec_error(
-            spec,
-            f"unknown evaluator {spec.kind!r}",
-            "use one of: " + ", ".join(sorted(EVALUATOR_KINDS)),
-        )
+        plugin = registered("evaluator").get(spec.kind)
+        if plugin is None:
+            known = sorted(EVALUATOR_KINDS | set(registered("evaluator")))
+            raise _spec_error(
+                spec, f"unknown evaluator {spec.kind!r}", "use one of: " + ", ".join(known)
+            )
+        impl = _plugin_evaluator(plugin.impl)
     ctx = _Context(spec, transcript, expected_calls, normalize_names)
     try:
         score, justification, rows = impl(ctx)
@@ -90,6 +93,27 @@ def run_evaluator(
         justification=justification,
         rows=tuple(rows),
     )
+
+
+_RESERVED_PARAMS = ("name", "threshold")
+"""Options evalspec reads for every evaluator; a plugin gets the rest."""
+
+
+def _plugin_evaluator(fn: Callable[..., Any]) -> Callable[[_Context], _Outcome]:
+    """A plugin's ``fn(transcript, expected_calls, params)`` as a built-in evaluator."""
+
+    def run(ctx: _Context) -> _Outcome:
+        params = {k: v for k, v in ctx.params.items() if k not in _RESERVED_PARAMS}
+        try:
+            result = fn(ctx.transcript, list(ctx.expected_calls), params)
+        except ValueError as exc:
+            raise ParamError(str(exc)) from None
+        score, details = result if isinstance(result, tuple) else (result, {})
+        score = float(score)
+        reason = str(details.get("reason", "")) if isinstance(details, dict) else ""
+        return score, dict(details or {}), [_row(ctx, "", params, None, score, 1, reason)]
+
+    return run
 
 
 def parse_count_condition(value: Any) -> tuple[str, int]:

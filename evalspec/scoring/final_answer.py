@@ -21,6 +21,7 @@ from evalspec.critics.json_similarity import JsonSimilarityCritic, json_similari
 from evalspec.errors import Problem, RunError, SpecError
 from evalspec.files import write_text_atomic
 from evalspec.json_values import json_equal, parse_json_value
+from evalspec.plugins import registered
 from evalspec.schemas import DEFAULT_API_KEY_ENV, DEFAULT_SIMILARITY_THRESHOLD
 from evalspec.scoring.evaluators import EvaluatorResult, ParamError
 from evalspec.scoring.types import Row
@@ -107,7 +108,10 @@ def _check_sync(
     try:
         impl = _CHECKS.get(check.kind)
         if impl is None:
-            raise ParamError(f"unknown final-answer check {check.kind!r}")
+            plugin = registered("final_answer").get(check.kind)
+            if plugin is None:
+                raise ParamError(f"unknown final-answer check {check.kind!r}")
+            return _plugin_check(plugin.impl, check, answer)
         return impl(check, answer, embedder)
     except ParamError as exc:
         raise _spec_error(check, str(exc)) from None
@@ -204,6 +208,21 @@ def _json_similarity(check: FinalAnswerCheck, answer: str, _: Embedder | None) -
     reason = f"{matched:.2g} of {total:g} expected values match: {score:.3f}"
     justification = {"matched": matched, "total": total, "threshold": threshold}
     return _result(check, score, ok, justification, want, answer, reason)
+
+
+def _plugin_check(fn: Any, check: FinalAnswerCheck, answer: str) -> EvaluatorResult:
+    """A plugin's ``fn(answer, params) -> score | (score, reason)``; passes at 1.0 or at the
+    check's `threshold`."""
+    params = {k: v for k, v in check.params.items() if k not in ("name", "threshold")}
+    try:
+        result = fn(answer, params)
+    except ValueError as exc:
+        raise ParamError(str(exc)) from None
+    score, reason = result if isinstance(result, tuple) else (result, "")
+    score = min(1.0, max(0.0, float(score)))
+    threshold = check.params.get("threshold")
+    passed = score >= threshold if isinstance(threshold, int | float) else score == 1.0
+    return _result(check, score, passed, {}, params, answer, str(reason) or f"score {score:.2f}")
 
 
 _CHECKS = {

@@ -124,8 +124,10 @@ class ChecksPart(Reporter):
                 self._check_regex(value, loc)
             elif kind == "similarity":
                 params = {"value": value} if isinstance(value, str) else dict(value)
-            else:
+            elif isinstance(value, dict):
                 params = dict(value)
+            else:  # a plugin's short form: `max_words: 50` or `max_words: true`
+                params = {} if value is True else {"value": value}
             out.append(FinalAnswerCheck(kind, params, weight, loc))
         return tuple(out)
 

@@ -7,16 +7,59 @@ import json
 from functools import lru_cache
 from typing import Any
 
+from evalspec import plugins
 from evalspec.errors import Problem
-from evalspec.schemas import suite_schema
+from evalspec.schemas import suite_schema as _language_schema
 from evalspec.suite.load import LDict, LList, Pos
 
 
-@lru_cache(maxsize=1)
+def _plugin_names() -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(sorted(plugins.registered(kind))) for kind in plugins.KINDS)
+
+
+def suite_schema() -> dict[str, Any]:
+    """The suite language's schema with every registered plugin's name and options in it, so
+    editors, `validate` and did-you-mean know installed critics, evaluators and checks."""
+    return _schema_for(_plugin_names())
+
+
+@lru_cache(maxsize=4)
+def _schema_for(names: tuple[tuple[str, ...], ...]) -> dict[str, Any]:
+    base = _language_schema()
+    if not any(names):
+        return base
+    schema = json.loads(json.dumps(base))
+    defs = schema["$defs"]
+    places = {
+        "critic": (defs["critic"]["anyOf"][0]["enum"], defs["critic"]["anyOf"][1]["properties"]),
+        "evaluator": (
+            defs["evaluator"]["anyOf"][0]["enum"],
+            defs["evaluator"]["anyOf"][1]["properties"],
+        ),
+        "final_answer": (None, defs["final_answer"]["properties"]),
+    }
+    for kind, (enum, properties) in places.items():
+        for name, plugin in plugins.registered(kind).items():
+            if name in properties:
+                continue  # a built-in name cannot be replaced
+            if enum is not None:
+                enum.append(name)
+            properties[name] = {
+                "anyOf": [{"type": "boolean"}, plugin.options],
+                "description": plugin.description or f"{kind} from a plugin",
+            }
+    return schema
+
+
 def _validator() -> Any:
+    return _validator_for(_plugin_names())
+
+
+@lru_cache(maxsize=4)
+def _validator_for(names: tuple[tuple[str, ...], ...]) -> Any:
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(suite_schema())
+    return Draft202012Validator(_schema_for(names))
 
 
 def did_you_mean(word: str, choices: list[str] | set[str] | tuple[str, ...]) -> str:
@@ -80,11 +123,15 @@ FAST_CHECK_MIN_CASES = 100
 produces every message when something is wrong."""
 
 
-@lru_cache(maxsize=1)
 def _compiled() -> Any:
+    return _compiled_for(_plugin_names())
+
+
+@lru_cache(maxsize=4)
+def _compiled_for(names: tuple[tuple[str, ...], ...]) -> Any:
     import fastjsonschema
 
-    return fastjsonschema.compile(suite_schema())
+    return fastjsonschema.compile(_schema_for(names))
 
 
 def quickly_valid(root: Any) -> bool:
