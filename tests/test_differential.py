@@ -156,6 +156,163 @@ def test_arcade_critics_agree() -> None:
     assert differences == []
 
 
+FIELDS = ("user", "count", "text", "when")
+
+
+def _arcade_case(rng: random.Random, index: int) -> tuple[dict, Any, list, bool]:
+    """One case as evalspec YAML data and as an Arcade EvalCase, plus the model's calls.
+
+    Inside Arcade's domain: as many calls as expected (Arcade ignores the quantity otherwise,
+    a documented difference), each expected call holds exactly the criticised fields (Arcade
+    judges only those; evalspec judges every expected argument)."""
+    from arcade_evals import (
+        BinaryCritic,
+        DatetimeCritic,
+        EvalRubric,
+        FuzzyWeight,
+        NumericCritic,
+        SimilarityCritic,
+    )
+    from arcade_evals._evalsuite._types import NamedExpectedToolCall
+    from arcade_evals.eval import EvalCase
+
+    fields = rng.sample(FIELDS, rng.randint(1, 4))
+    fuzzy = rng.random() < 0.4
+    ours_critics, seed_critics = {}, []
+    for field in fields:
+        if fuzzy:
+            bucket = rng.choice(list(FuzzyWeight))
+            weight, seed_weight = bucket.name, bucket
+        else:
+            weight = seed_weight = round(rng.uniform(0.1, 1.0), 2)
+        threshold = round(rng.uniform(0.3, 0.95), 2)
+        if field == "user":
+            ours_critics[field] = {"binary": True, "weight": weight}
+            seed_critics.append(BinaryCritic(critic_field=field, weight=seed_weight))
+        elif field == "count":
+            ours_critics[field] = {
+                "numeric": {"min": 0, "max": 10, "threshold": threshold},
+                "weight": weight,
+            }
+            seed_critics.append(
+                NumericCritic(field, seed_weight, value_range=(0, 10), match_threshold=threshold)
+            )
+        elif field == "text":
+            ours_critics[field] = {
+                "similarity": {"metric": "tfidf", "threshold": threshold},
+                "weight": weight,
+            }
+            seed_critics.append(SimilarityCritic(field, seed_weight, threshold))
+        else:
+            tol, top = rng.choice([60, 500, 1800]), rng.choice([3600, 7200, 86400])
+            options = {"tolerance": tol, "max_difference": top}
+            options |= {"falloff": "from_zero", "parse": "dateutil"}
+            ours_critics[field] = {"datetime": options, "weight": weight}
+            seed_critics.append(
+                DatetimeCritic(
+                    critic_field=field,
+                    weight=seed_weight,
+                    tolerance=timedelta(seconds=tol),
+                    max_difference=timedelta(seconds=top),
+                )
+            )
+
+    def args() -> dict[str, Any]:
+        base = datetime(2024, 3, 5, 12, 0, 0)
+        values = {
+            "user": rng.choice(["ann", "bob", "cy"]),
+            "count": rng.randint(0, 10),
+            "text": _sentence(rng) or "hello",
+            "when": _when(rng, base, 10_000)[1],
+        }
+        return {f: values[f] for f in fields}
+
+    names = [rng.choice(["send_dm", "post"]) for _ in range(rng.randint(1, 3))]
+    expected = [(n, args()) for n in names]
+    made = [(n, dict(a)) for n, a in expected]
+    for _, a in made:
+        for f in fields:
+            if rng.random() < 0.5:
+                a[f] = args()[f]
+    rng.shuffle(made)
+    wrong_tool = rng.random() < 0.15
+    if wrong_tool:
+        n, a = made[0]
+        made[0] = ("post" if n == "send_dm" else "send_dm", a)
+        wrong_tool = sorted(n for n, _ in made) != sorted(names)
+    fail = round(rng.uniform(0.5, 0.9), 2)
+    rubric = {
+        "fail_threshold": fail,
+        "warn_threshold": round(rng.uniform(fail, 1.0), 2),
+        "tool_selection_weight": round(rng.uniform(0.2, 1.0), 2),
+    }
+    case = {
+        "name": f"case{index}",
+        "user": "do it",
+        "rubric": rubric,
+        "critics": ours_critics,
+        "expect": {"tool_calls": [{n: a} for n, a in expected]},
+    }
+    seed = EvalCase(
+        name=f"case{index}",
+        system_message="",
+        user_message="do it",
+        expected_tool_calls=[NamedExpectedToolCall(name=n, args=a) for n, a in expected],
+        critics=seed_critics,
+        rubric=EvalRubric(**rubric),
+    )
+    return case, seed, made, wrong_tool
+
+
+@_needs("arcade_evals", "arcade-mcp[evals]")
+def test_arcade_cases_agree(write_suite) -> None:
+    import yaml
+
+    from evalspec.api import load_suite, score
+
+    rng = random.Random(SEED)
+    built = [_arcade_case(rng, i) for i in range(300)]
+    schema = {"type": "object", "properties": {f: {"type": "string"} for f in FIELDS}}
+    schema["properties"]["count"] = {"type": "integer"}
+    suite = load_suite(
+        write_suite(
+            yaml.safe_dump(
+                {
+                    "suite": "arcade",
+                    "models": ["m"],
+                    "tools": [{"name": n, "parameters": schema} for n in ("send_dm", "post")],
+                    "cases": [case for case, _, _, _ in built],
+                },
+                sort_keys=False,
+            )
+        )
+    )
+    transcripts = [
+        Transcript(
+            item_id=case["name"],
+            case=case["name"],
+            model="m",
+            tool_calls=tuple(
+                ToolCall(name=n, arguments=a, raw_arguments=json.dumps(a)) for n, a in made
+            ),
+        )
+        for case, _, made, _ in built
+    ]
+    ours = {r.case: r for r in score(suite, transcripts).results}
+    results, differences = [], []
+    for case, seed, made, wrong_tool in built:
+        theirs = seed.evaluate(made)
+        mine = ours[case["name"]]
+        same = theirs.passed == (mine.status in ("pass", "warn"))
+        if not wrong_tool:  # on a wrong tool Arcade reports 0; evalspec fails with its score
+            same = same and abs(theirs.score - mine.score) < 1e-9
+        results.append(("wrong tool" if wrong_tool else "scored", same))
+        if not same:
+            differences.append((case["name"], theirs.score, theirs.passed, mine.score, mine.status))
+    _report("Arcade cases", results)
+    assert differences == []
+
+
 # ------------------------------------------------------------------------------------- UiPath
 
 TOOLS = ["search", "send", "read", "delete"]
