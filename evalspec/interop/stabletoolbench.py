@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.interop.stabletoolbench_nodes import FINISH, finished, read_tool_node, walk
+from evalspec.json_values import parse_json_value
 from evalspec.suite.model import Tool
 from evalspec.tools.toolbench_names import (
     api_identifier,
@@ -137,15 +138,6 @@ def gold_apis(query: Mapping[str, Any]) -> set[tuple[str, str]]:
 # Answer files -> transcripts
 
 
-def _loads(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
 def _tool_call(
     name: str, raw_args: Any, observation: Any, index: int, *, readable: bool = True
 ) -> ToolCall:
@@ -154,8 +146,8 @@ def _tool_call(
     Cut-off argument text (`readable` false) is kept as the raw arguments, never parsed.
     """
     raw = raw_args if isinstance(raw_args, str) else json.dumps(raw_args, ensure_ascii=False)
-    args = _loads(raw_args) if readable else None
-    obs = _loads(observation) if observation not in (None, "") else None
+    args = parse_json_value(raw_args) if readable else None
+    obs = parse_json_value(observation) if observation not in (None, "") else None
     output: Any = observation if observation not in (None, "") else None
     error: str | None = None
     if isinstance(obs, dict) and ({"error", "response"} & obs.keys()):
@@ -178,7 +170,7 @@ def final_answer_text(final: Any) -> str | None:
     """The user-visible answer in a Finish payload (``{"return_type","final_answer"}``)."""
     if final in (None, ""):
         return None
-    parsed = _loads(final)
+    parsed = parse_json_value(final)
     if isinstance(parsed, dict):
         answer = parsed.get("final_answer")
         return str(answer) if answer not in (None, "") else None

@@ -51,8 +51,9 @@ def _schema_for(names: tuple[tuple[str, ...], ...]) -> dict[str, Any]:
     return schema
 
 
-def _validator() -> Any:
-    return _validator_for(_plugin_names())
+def language_validator() -> Any:
+    """The validator of the language alone; loads no plugin."""
+    return _validator_for(())
 
 
 @lru_cache(maxsize=4)
@@ -123,15 +124,12 @@ FAST_CHECK_MIN_CASES = 100
 produces every message when something is wrong."""
 
 
+@lru_cache(maxsize=1)
 def _compiled() -> Any:
-    return _compiled_for(_plugin_names())
-
-
-@lru_cache(maxsize=4)
-def _compiled_for(names: tuple[tuple[str, ...], ...]) -> Any:
+    """The language alone: a suite that fits it names no plugin."""
     import fastjsonschema
 
-    return fastjsonschema.compile(_schema_for(names))
+    return fastjsonschema.compile(_language_schema())
 
 
 def quickly_valid(root: Any) -> bool:
@@ -147,13 +145,22 @@ def quickly_valid(root: Any) -> bool:
     return True
 
 
+def _problems(root: LDict, validator: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    for error in validator.iter_errors(root):
+        problems.extend(_translate(root, error))
+    return problems
+
+
 def schema_problems(root: LDict) -> list[Problem]:
     """Every schema violation in the document, each with a position and a fix."""
     if quickly_valid(root):
         return []
-    problems: list[Problem] = []
-    for error in _validator().iter_errors(root):
-        problems.extend(_translate(root, error))
+    # Installed plugins are looked up (an entry-point scan) only for a suite the language alone
+    # rejects: one that fits it names no plugin.
+    problems = _problems(root, language_validator())
+    if problems and any(_plugin_names()):
+        problems = _problems(root, _validator_for(_plugin_names()))
     # One message per place is enough: keep the first per (position, path).
     seen: set[tuple[Any, ...]] = set()
     unique = []
