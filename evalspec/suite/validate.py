@@ -94,7 +94,7 @@ class _Builder(ToolsPart, ChecksPart):
             for k, v in doc.items()
             if k not in ("cases", "vars")
         }
-        expanded = expand_cases(doc, suite_vars, self.problems)
+        expanded = expand_cases(doc, suite_vars, self.problems, renderer.budget)
         self.check_rendered(top, expanded)
         tools = self.tools(top.get("tools") or LList())
         self.tool_map = {t.name: t for t in tools}
