@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "evalspec.errors",
         "evalspec.files",
+        "evalspec.paths",
         "evalspec.reading",
         "evalspec.redaction",
         "evalspec.schemas",

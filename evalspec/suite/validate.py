@@ -181,7 +181,7 @@ class _Builder(ToolsPart, ChecksPart):
         return RunSettings(
             **given,
             requests_per_minute=raw.get("requests_per_minute"),
-            recordings=raw.get("recordings"),
+            recordings=self.written_path(raw, "recordings", "run"),
         )
 
     def models(self, raw: LList | None) -> list[ModelSpec]:
