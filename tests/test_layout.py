@@ -19,10 +19,12 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "evalspec.errors",
         "evalspec.files",
+        "evalspec.globbing",
         "evalspec.paths",
         "evalspec.reading",
         "evalspec.redaction",
         "evalspec.schemas",
+        "evalspec.terminal",
     ),
     ("evalspec.critics",),
     ("evalspec.suite",),

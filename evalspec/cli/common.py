@@ -6,7 +6,6 @@ A command never shows a traceback for evalspec's own errors: `reports_errors` tu
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
 import sys
@@ -53,7 +52,10 @@ class ReportOptions:
 
 
 def print_error(text: str) -> None:
-    sys.stderr.write(text.rstrip("\n") + "\n")
+    """One message on stderr; control characters from the data in it are shown, not sent."""
+    from evalspec.terminal import plain
+
+    sys.stderr.write(plain(text).rstrip("\n") + "\n")
 
 
 def reports_errors(func: F) -> F:
@@ -92,10 +94,15 @@ def configure_logging(verbose: bool) -> None:
 
 def expand_globs(patterns: list[str]) -> list[Path]:
     """Files named by patterns; a pattern that matches nothing is a usage error."""
+    from evalspec.globbing import TooManyMatches, expand, has_magic
+
     files: list[Path] = []
     for pattern in patterns:
-        matches = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else []
-        if glob.has_magic(pattern) and not matches:
+        try:
+            matches = expand(pattern) if has_magic(pattern) else []
+        except TooManyMatches as exc:
+            raise UsageError(f"{exc}; name fewer files") from None
+        if has_magic(pattern) and not matches:
             raise UsageError(f"no file matches {pattern!r}")
         files.extend(Path(m) for m in matches) if matches else files.append(Path(pattern))
     return files

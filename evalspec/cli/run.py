@@ -179,7 +179,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         ) from None
     if outcome.missing:
         for label in outcome.missing:
-            sys.stderr.write(f"no recorded answer: {label}\n")
+            print_error(f"no recorded answer: {label}")
         raise RunError(
             f"{len(outcome.missing)} request(s) have no recorded answer and --record "
             f"{req.record} may not call the model; run with --record auto and an API key"

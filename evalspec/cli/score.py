@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +16,7 @@ from evalspec.cli.common import (
     ReportOptions,
     VerboseOpt,
     configure_logging,
+    print_error,
     reports_errors,
     write_and_show,
 )
@@ -68,9 +68,7 @@ def rescore(suite_path: Path, transcripts: Path, options: ReportOptions, out: Pa
     for name in dropped:
         _log.info("skipped transcripts of case %r: not in %s", name, suite_path)
     if dropped:
-        sys.stderr.write(
-            f"skipped transcripts of cases no longer in the suite: {', '.join(dropped)}\n"
-        )
+        print_error(f"skipped transcripts of cases no longer in the suite: {', '.join(dropped)}")
     report = score(suite, kept)
     write_and_show(report, options, out)
     return report.exit_code
