@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
         "evalspec.errors",
         "evalspec.files",
         "evalspec.globbing",
+        "evalspec.json_shapes",
         "evalspec.paths",
         "evalspec.reading",
         "evalspec.redaction",

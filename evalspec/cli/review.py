@@ -182,7 +182,8 @@ def compare(
 
       evalspec compare runs/slack/20261120-090000 runs/slack/20261121-101500
     """
-    from evalspec.review.diff import compare_results, load_results
+    from evalspec.review.diff import compare_results
+    from evalspec.review.results_file import load_results
 
     comparison = compare_results(
         load_results(results_a),
