@@ -81,6 +81,47 @@ def reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _blocking_ancestor(path: Path) -> Path | None:
+    """The nearest existing ancestor of `path` when it is not a directory (nothing fits inside)."""
+    for parent in path.absolute().parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def check_output_file(path: Path | None, option: str) -> None:
+    """Refuse, before any work, a file option that cannot be written as a regular file."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(
+            f"{option} {path} is a directory; name a file to write (in it or elsewhere)"
+        )
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{option} {path} is not a regular file; name a file to write")
+    blocking = _blocking_ancestor(path)
+    if blocking is not None:
+        raise UsageError(f"{option} {path}: {blocking} is a file, so nothing can be written in it")
+
+
+def check_output_dir(path: Path | None, option: str) -> None:
+    """Refuse, before any work, a directory option that names an existing file."""
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {path} is a file, not a directory; name a directory")
+    blocking = _blocking_ancestor(path)
+    if blocking is not None:
+        raise UsageError(f"{option} {path}: {blocking} is a file, so nothing can be written in it")
+
+
+def check_report_files(options: ReportOptions) -> None:
+    """Every report file asked for can be written (checked before a run spends anything)."""
+    check_output_file(options.junit, "--junit")
+    check_output_file(options.markdown, "--markdown")
+    check_output_file(options.html, "--html")
+
+
 def configure_logging(verbose: bool) -> None:
     """`-v` shows evalspec's log: retries with their reason and wait, cache use, skipped input."""
     if not verbose:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalspec.cli.common import reports_errors
+from evalspec.cli.common import check_output_file, reports_errors
 from evalspec.errors import UsageError
 
 if TYPE_CHECKING:
@@ -128,6 +128,7 @@ def diff(
     from evalspec.suite.validate import load_suite
     from evalspec.transcript import load_transcripts
 
+    check_output_file(markdown, "--markdown")
     if base_ref is not None and len(suites) != 1:
         raise UsageError("with --base-ref, pass only the suite file (its base comes from git)")
     if base_ref is None and len(suites) != 2:
@@ -185,6 +186,7 @@ def compare(
     from evalspec.review.diff import compare_results
     from evalspec.review.results_file import load_results
 
+    check_output_file(markdown, "--markdown")
     comparison = compare_results(
         load_results(results_a),
         load_results(results_b),

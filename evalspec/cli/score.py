@@ -15,6 +15,8 @@ from evalspec.cli.common import (
     MarkdownOpt,
     ReportOptions,
     VerboseOpt,
+    check_output_file,
+    check_report_files,
     configure_logging,
     print_error,
     reports_errors,
@@ -58,6 +60,8 @@ def score(
 
 def rescore(suite_path: Path, transcripts: Path, options: ReportOptions, out: Path | None) -> int:
     """Score recorded transcripts under the suite as it is now; the exit code."""
+    check_report_files(options)
+    check_output_file(out, "--out")
     from evalspec.api import load_suite, load_transcripts, score
 
     suite = load_suite(suite_path)
