@@ -12,6 +12,7 @@ import errno
 import json
 import math
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -177,7 +178,7 @@ def parse_json(text: str, name: str, line: int = 1) -> Any:
             column,
         )
     try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise input_error(
             name,
@@ -188,6 +189,22 @@ def parse_json(text: str, name: str, line: int = 1) -> Any:
         ) from None
     except (ValueError, RecursionError) as exc:
         raise input_error(name, f"invalid JSON: {exc}", "write a finite number", line) from None
+    return _without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """`\\ud800` escapes decode to half a character, which no UTF-8 file can hold: U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _finite_float(text: str) -> float:

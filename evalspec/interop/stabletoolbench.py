@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evalspec.reading import read_json
 from evalspec.suite.model import Tool
 from evalspec.tools.stb_cache import api_identifier, function_name, standardize
 from evalspec.transcript import ToolCall, Transcript
@@ -50,12 +51,12 @@ def load_queries(path: str | Path, ids_path: str | Path | None = None) -> list[d
 
     The id file may be a list of ids or a dict keyed by id; ids compare as strings.
     """
-    queries = json.loads(Path(path).read_text(encoding="utf-8"))
+    queries = read_json(Path(path))
     if isinstance(queries, dict):
         queries = list(queries.values())
     if ids_path is None:
         return list(queries)
-    ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
+    ids = read_json(Path(ids_path))
     wanted = {str(i) for i in (ids.keys() if isinstance(ids, dict) else ids)}
     return [q for q in queries if str(q.get("query_id")) in wanted]
 
@@ -235,7 +236,7 @@ def transcripts_from_converted(path: str | Path, model: str | None = None) -> li
     """
     path = Path(path)
     label = model or path.parent.name
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json(path)
     out: list[Transcript] = []
     for query_id, record in data.items():
         answer = record.get("answer") or {}
@@ -321,7 +322,7 @@ def transcripts_from_answer_dir(
     out: list[Transcript] = []
     for path in sorted(directory.glob("*.json")):
         query_id, _, method = path.stem.partition("_")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
         generation = data.get("answer_generation") or {}
         train = generation.get("train_messages") or []
         if train:
@@ -407,7 +408,7 @@ def sopr_from_pass_rate_results(path: str | Path) -> dict[str, dict[str, Any]]:
     the mean of the votes' values (Solved 1, Unsure 0.5, Unsolved 0), the per-query share of
     StableToolEval's pass rate, and ``status`` the majority vote (ties toward the lower status).
     """
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = read_json(Path(path))
     out: dict[str, dict[str, Any]] = {}
     for query_id, record in data.items():
         raw = record.get("is_solved") or {}
