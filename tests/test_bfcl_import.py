@@ -291,7 +291,7 @@ def test_results_file_needs_id_and_result(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="'id' and 'result'"):
         bfcl_transcripts(path)
     path.write_text("{not json\n", encoding="utf-8")
-    with pytest.raises(InputError, match="r.json:1:2: invalid JSON"):
+    with pytest.raises(InputError, match=r"r\.json:1:2: invalid JSON"):
         bfcl_transcripts(path)
 
 

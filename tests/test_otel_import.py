@@ -196,7 +196,7 @@ def test_each_trace_is_a_trial() -> None:
 def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     path = tmp_path / "x.json"
     path.write_text("{nope", encoding="utf-8")
-    with pytest.raises(InputError, match="x.json:1:2: invalid JSON"):
+    with pytest.raises(InputError, match=r"x\.json:1:2: invalid JSON"):
         read_spans(path)
     with pytest.raises(UsageError, match="resourceSpans"):
         read_spans([1, 2])
