@@ -83,7 +83,7 @@ def reports_errors(func: F) -> F:
 
 def _blocking_ancestor(path: Path) -> Path | None:
     """The nearest existing ancestor of `path` when it is not a directory (nothing fits inside)."""
-    for parent in path.absolute().parents:
+    for parent in path.parents:
         if parent.exists():
             return None if parent.is_dir() else parent
     return None

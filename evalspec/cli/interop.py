@@ -46,6 +46,8 @@ def importing(source: Path, what: str) -> Iterator[None]:
     except _MALFORMED as exc:
         if isinstance(exc, KeyError):
             why = f"a record lacks the key {exc.args[0]!r}" if exc.args else "a key is missing"
+        elif isinstance(exc, TypeError | AttributeError):
+            why = f"a value has the wrong type ({exc})"
         else:
             why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise UsageError(

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalspec.reading import read_json
+from evalspec.reading import display_name, input_error, read_json
 from evalspec.suite.model import Tool
 from evalspec.tools.stb_cache import api_identifier, function_name, standardize
 from evalspec.transcript import ToolCall, Transcript
@@ -46,6 +46,16 @@ _TYPE_MAP: dict[str, dict[str, Any]] = {
 # Queries and tools
 
 
+def _objects(items: Any, path: Path, what: str) -> None:
+    """InputError unless `items` is a list of JSON objects."""
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise input_error(
+            display_name(path),
+            f"the {what} must be JSON objects in a list (or in an object by id)",
+            "name a StableToolBench file",
+        )
+
+
 def load_queries(path: str | Path, ids_path: str | Path | None = None) -> list[dict[str, Any]]:
     """Read a ``test_instruction`` file, keeping only the ids in ``ids_path`` when given.
 
@@ -54,6 +64,7 @@ def load_queries(path: str | Path, ids_path: str | Path | None = None) -> list[d
     queries = read_json(Path(path))
     if isinstance(queries, dict):
         queries = list(queries.values())
+    _objects(queries, Path(path), "queries")
     if ids_path is None:
         return list(queries)
     ids = read_json(Path(ids_path))
@@ -237,6 +248,13 @@ def transcripts_from_converted(path: str | Path, model: str | None = None) -> li
     path = Path(path)
     label = model or path.parent.name
     data = read_json(path)
+    if not isinstance(data, dict):
+        raise input_error(
+            display_name(path),
+            "a converted answer file must be a JSON object of answers by query id",
+            "name a model_predictions_converted file",
+        )
+    _objects(list(data.values()), path, "answers")
     out: list[Transcript] = []
     for query_id, record in data.items():
         answer = record.get("answer") or {}

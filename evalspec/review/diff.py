@@ -391,7 +391,7 @@ def _materialise(root: Path, ref: str, rel: str, dest: Path, done: set[str]) -> 
         raise UsageError(
             f"--base-ref {ref}: the suite includes more than {MAX_INCLUDES} files in all"
         )
-    kind = _git(root, "cat-file", "-t", f"{ref}:{rel}")
+    kind = _git(root, "cat-file", "-t", f"{ref}:{rel}" if rel != "." else f"{ref}^{{tree}}")
     if kind.returncode == 0 and kind.stdout.strip() != b"blob":
         raise UsageError(
             f"--base-ref {ref}: {rel} is included but is a directory at {ref}, not a file; "
