@@ -12,8 +12,6 @@ import re
 from functools import lru_cache
 from typing import Any
 
-import re2
-
 
 class PatternError(ValueError):
     """A pattern that cannot be used; the message says why, in words."""
@@ -26,6 +24,8 @@ def compile_pattern(pattern: str, ignore_case: bool = False) -> Any:
         re.compile(pattern)  # Python's messages name the position of a syntax mistake
     except re.error as exc:
         raise PatternError(str(exc)) from None
+    import re2  # only suites with patterns pay for loading it
+
     options = re2.Options()
     options.case_sensitive = not ignore_case
     options.log_errors = False
