@@ -284,6 +284,9 @@ EXPECTED: dict[str, list[str]] = {
     "wrong_type_user_list": [
         "wrong_type_user_list.yaml:6:11: cases[0].user: expected text, got a list; for example: Send a direct message to johndoe saying 'Hello'",
     ],
+    "hostile_embeddings_cache_escape": [
+        "hostile_embeddings_cache_escape.yaml:4:25: embeddings.cache_dir: '~/.ssh' cannot be written: it starts with ~ (a home directory); give a path relative to the suite file that stays beside it or below it, for example: recordings/answers.jsonl",
+    ],
     "hostile_final_answer_lookahead": [
         "hostile_final_answer_lookahead.yaml:9:29: cases[0].expect.final_answer.regex: invalid regular expression: it uses a feature that cannot run in linear time (invalid perl operator: (?=); backreferences such as \\1 and lookarounds such as (?=...) are not supported; escape special characters with \\",
     ],

@@ -132,7 +132,10 @@ class _Builder(ToolsPart, ChecksPart):
             models=tuple(models),
             rubric=self.suite_rubric,
             run=run,
-            embeddings=EmbeddingSettings(model=emb.get("model"), cache_dir=emb.get("cache_dir")),
+            embeddings=EmbeddingSettings(
+                model=emb.get("model"),
+                cache_dir=self.written_path(emb, "cache_dir", "embeddings"),
+            ),
             description=str(top.get("description", "")),
         )
 
