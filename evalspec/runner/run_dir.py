@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.files import write_text_atomic
+from evalspec.paths import safe_name
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
 
@@ -75,4 +76,4 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
 
 def default_run_dir(suite: Suite) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return Path("runs") / suite.name / stamp
+    return Path("runs") / safe_name(suite.name) / stamp

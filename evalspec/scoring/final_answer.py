@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from evalspec.critics.base import Embedder
 from evalspec.critics.json_similarity import JsonSimilarityCritic, json_similarity
+from evalspec.critics.patterns import PatternError, compile_pattern
 from evalspec.errors import Problem, RunError, SpecError
 from evalspec.files import write_text_atomic
 from evalspec.json_values import json_equal, parse_json_value
@@ -157,10 +158,9 @@ def _equals(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> Evaluat
 
 def _regex(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
     pattern = _str_param(check, "pattern", None)
-    flags = 0 if check.params.get("case_sensitive", True) else re.IGNORECASE
     try:
-        m = re.search(pattern, answer, flags)
-    except re.error as exc:
+        m = compile_pattern(pattern, not check.params.get("case_sensitive", True)).search(answer)
+    except PatternError as exc:
         raise ParamError(
             f"`pattern` {pattern!r} is not a valid regular expression: {exc}"
         ) from None
