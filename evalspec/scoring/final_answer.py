@@ -20,10 +20,9 @@ from evalspec.critics.base import Embedder
 from evalspec.critics.json_similarity import JsonSimilarityCritic, json_similarity
 from evalspec.critics.patterns import PatternError, compile_pattern
 from evalspec.errors import Problem, RunError, SpecError
-from evalspec.files import write_text_atomic
+from evalspec.files import read_json_object, update_json_object
 from evalspec.json_values import json_equal, parse_json_value
 from evalspec.plugins import registered
-from evalspec.files import read_json_object, update_json_object
 from evalspec.providers.base import ProviderError
 from evalspec.providers.calls import Endpoint, ModelCalls
 from evalspec.schemas import DEFAULT_API_KEY_ENV, DEFAULT_SIMILARITY_THRESHOLD

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import SpecError
-from evalspec.files import atomic_write, read_json_object, update_json_object
+from evalspec.files import read_json_object, update_json_object
 from evalspec.tools.toolbench_names import function_name, standardize
 
 CACHE_WHAT = "a tool response cache (one JSON object of call -> answer)"
