@@ -325,3 +325,31 @@ def test_judge_verdicts_are_cached_beside_the_suite(write_suite, tmp_path, monke
     assert first.evaluators["final_answer.judge"] == 1.0
     assert len(judge_server.requests) == 1
     assert (tmp_path / ".evalspec-cache" / "judge.json").exists()
+
+
+def test_fuzzy_weight_names_are_normalised_like_arcade(write_suite):
+    """HIGH and LOW in one critics mapping weigh 5/8 and 3/8, beside tool selection's 1."""
+    suite = load_suite(
+        write_suite(
+            """
+            suite: s
+            models: [m]
+            tools:
+              - name: send_dm
+                parameters: {type: object, properties: {user: {type: string}, text: {type: string}}}
+            cases:
+              - name: one
+                user: tell bob hi
+                critics:
+                  user: {binary: true, weight: HIGH}
+                  text: {binary: true, weight: low}
+                expect:
+                  tool_calls:
+                    - send_dm: {user: bob, text: hi}
+            """
+        )
+    )
+    [case] = suite.cases
+    assert [c.weight for c in case.critics] == [5 / 8, 3 / 8]
+    r = result(suite, transcript("one", ("send_dm", {"user": "bob", "text": "bye"})))
+    assert r.score == pytest.approx((1 + 5 / 8) / 2)

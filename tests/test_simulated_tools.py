@@ -17,7 +17,8 @@ from evalspec.suite.model import LLMSimulation, SimulatedResponse, Tool
 from evalspec.tools.llm_sim import LLMSimulatorBackend, parse_reply
 from evalspec.tools.result import ToolResult
 from evalspec.tools.simulated import ToolSimulator, values_match
-from evalspec.tools.stb_cache import ResponseCache, function_name, index_cache_dir
+from evalspec.tools.stb_cache import ResponseCache, index_cache_dir
+from evalspec.tools.toolbench_names import function_name
 
 CALLS = ModelCalls(timeout_s=10, retries=0)
 """The LLM simulator may call its model (as in `evalspec run`), through the provider layer."""

@@ -23,6 +23,9 @@ from evalspec.cli.common import (
     SuiteArg,
     TrialsOpt,
     VerboseOpt,
+    check_output_dir,
+    check_output_file,
+    check_report_files,
     configure_logging,
     finish_run,
     print_error,
@@ -119,6 +122,9 @@ def run(
 def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     """Run a suite end to end; return the exit code."""
     report = report or ReportOptions()
+    check_report_files(report)
+    check_output_dir(req.out, "--out")
+    check_output_file(req.recordings, "--recordings")
     from evalspec.plan import compile_plan, parse_shard
     from evalspec.runner import RunOptions, run_plan
     from evalspec.runner.run_dir import (
@@ -186,7 +192,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         ) from None
     if outcome.missing:
         for label in outcome.missing:
-            sys.stderr.write(f"no recorded answer: {label}\n")
+            print_error(f"no recorded answer: {label}")
         raise RunError(
             f"{len(outcome.missing)} request(s) have no recorded answer and --record "
             f"{req.record} may not call the model; run with --record auto and an API key"
@@ -232,6 +238,7 @@ def merge(
     from evalspec.runner.merge import merge_runs
 
     configure_logging(verbose)
+    check_output_dir(out, "--out")
     merged = merge_runs(run_dirs, out, suite=suite)
     if merged.missing:
         print_error(

@@ -14,6 +14,7 @@ from typing import Any
 
 from evalspec.errors import UsageError
 from evalspec.files import write_text_atomic
+from evalspec.paths import safe_name
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
 
@@ -92,7 +93,7 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
 
 def default_run_dir(suite: Suite) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return claim_new_dir(Path("runs") / suite.name / stamp)
+    return claim_new_dir(Path("runs") / safe_name(suite.name) / stamp)
 
 
 def claim_new_dir(wanted: Path) -> Path:

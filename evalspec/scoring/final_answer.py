@@ -17,17 +17,22 @@ from typing import Any, Protocol
 
 from evalspec import redaction
 from evalspec.critics.base import Embedder
+from evalspec.critics.json_similarity import JsonSimilarityCritic, json_similarity
+from evalspec.critics.patterns import PatternError, compile_pattern
 from evalspec.errors import Problem, RunError, SpecError
 from evalspec.files import read_json_object, update_json_object
+from evalspec.json_values import json_equal, parse_json_value
+from evalspec.plugins import registered
 from evalspec.providers.base import ProviderError
 from evalspec.providers.calls import Endpoint, ModelCalls
 from evalspec.schemas import DEFAULT_API_KEY_ENV, DEFAULT_SIMILARITY_THRESHOLD
 from evalspec.scoring.evaluators import EvaluatorResult, ParamError
-from evalspec.scoring.json_values import json_equal, parse_json_value
 from evalspec.scoring.types import Row
 from evalspec.suite.model import FinalAnswerCheck
 
 _log = logging.getLogger(__name__)
+
+JSON_SIMILARITY_THRESHOLD = JsonSimilarityCritic.threshold
 
 NO_ANSWER = "the model gave no final answer"
 VERDICT_SCORES = {"solved": 1.0, "unsure": 0.5, "unsolved": 0.0}
@@ -106,7 +111,10 @@ def _check_sync(
     try:
         impl = _CHECKS.get(check.kind)
         if impl is None:
-            raise ParamError(f"unknown final-answer check {check.kind!r}")
+            plugin = registered("final_answer").get(check.kind)
+            if plugin is None:
+                raise ParamError(f"unknown final-answer check {check.kind!r}")
+            return _plugin_check(plugin.impl, check, answer)
         return impl(check, answer, embedder)
     except ParamError as exc:
         raise _spec_error(check, str(exc)) from None
@@ -152,10 +160,9 @@ def _equals(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> Evaluat
 
 def _regex(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
     pattern = _str_param(check, "pattern", None)
-    flags = 0 if check.params.get("case_sensitive", True) else re.IGNORECASE
     try:
-        m = re.search(pattern, answer, flags)
-    except re.error as exc:
+        m = compile_pattern(pattern, not check.params.get("case_sensitive", True)).search(answer)
+    except PatternError as exc:
         raise ParamError(
             f"`pattern` {pattern!r} is not a valid regular expression: {exc}"
         ) from None
@@ -189,8 +196,40 @@ def _similarity(check: FinalAnswerCheck, answer: str, embedder: Embedder | None)
     )
 
 
+def _json_similarity(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    """UiPath's JSON-similarity evaluator over the answer: the share of expected leaves matched
+    (text by edit distance, numbers by relative difference); passes at `threshold`."""
+    if "value" not in check.params:
+        raise ParamError("`json_similarity` needs a `value` (the expected JSON)")
+    want = check.params["value"]
+    threshold = check.params.get("threshold", JSON_SIMILARITY_THRESHOLD)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise ParamError(f"`threshold` must be a number, not {threshold!r}")
+    score, matched, total = json_similarity(want, parse_json_value(answer))
+    ok = score >= threshold
+    reason = f"{matched:.2g} of {total:g} expected values match: {score:.3f}"
+    justification = {"matched": matched, "total": total, "threshold": threshold}
+    return _result(check, score, ok, justification, want, answer, reason)
+
+
+def _plugin_check(fn: Any, check: FinalAnswerCheck, answer: str) -> EvaluatorResult:
+    """A plugin's ``fn(answer, params) -> score | (score, reason)``; passes at 1.0 or at the
+    check's `threshold`."""
+    params = {k: v for k, v in check.params.items() if k not in ("name", "threshold")}
+    try:
+        result = fn(answer, params)
+    except ValueError as exc:
+        raise ParamError(str(exc)) from None
+    score, reason = result if isinstance(result, tuple) else (result, "")
+    score = min(1.0, max(0.0, float(score)))
+    threshold = check.params.get("threshold")
+    passed = score >= threshold if isinstance(threshold, int | float) else score == 1.0
+    return _result(check, score, passed, {}, params, answer, str(reason) or f"score {score:.2f}")
+
+
 _CHECKS = {
     "contains": _contains,
+    "json_similarity": _json_similarity,
     "not_contains": _not_contains,
     "equals": _equals,
     "regex": _regex,

@@ -13,38 +13,14 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from evalspec.errors import SpecError
 from evalspec.files import read_json_object, update_json_object
+from evalspec.tools.toolbench_names import function_name, standardize
 
 CACHE_WHAT = "a tool response cache (one JSON object of call -> answer)"
-
-_NON_WORD = re.compile(r"[^\u4e00-\u9fa5a-zA-Z0-9_]")
-_RESERVED = {"from", "class", "return", "false", "true", "id", "and"}
-MAX_FUNCTION_NAME = 64
-"""ToolBench keeps the last 64 characters of a function name (OpenAI's old limit)."""
-
-
-def standardize(name: str) -> str:
-    """ToolBench's identifier rule: non-word runs -> one '_', trimmed, lowercase, no digit start."""
-    out = re.sub(r"_+", "_", _NON_WORD.sub("_", name)).lower().strip("_")
-    if out and out[0].isdigit():
-        out = "get_" + out
-    return out
-
-
-def api_identifier(api_name: str) -> str:
-    """The API part of a function name; Python keywords get an ``is_`` prefix as in ToolBench."""
-    pure = standardize(api_name)
-    return "is_" + pure if pure in _RESERVED else pure
-
-
-def function_name(tool_name: str, api_name: str) -> str:
-    """StableToolBench's function name for an API: ``<api>_for_<tool>``, last 64 characters."""
-    return f"{api_identifier(api_name)}_for_{standardize(tool_name)}"[-MAX_FUNCTION_NAME:]
 
 
 def standardize_category(category: str) -> str:
