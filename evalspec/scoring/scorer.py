@@ -354,6 +354,19 @@ class Scorer:
         return check_final_answer(check, t.final_answer, embedder=self._embedder, question=question)
 
 
+def check_judge_caches(suite: Suite) -> None:
+    """Refuse, before a run calls anything, a judge cache that names a file of another kind
+    (so a run never ends without results.json because of it)."""
+    from evalspec.files import read_json_object
+    from evalspec.scoring.final_answer import JUDGE_CACHE_WHAT
+
+    for case in suite.cases:
+        for check in case.expect.final_answer:
+            if check.kind == "judge":
+                path = Path(check.params.get("cache") or judge_cache_path(suite))
+                read_json_object(path, JUDGE_CACHE_WHAT)
+
+
 def judge_cache_path(suite: Suite) -> Path:
     """Judge verdicts live beside the suite, so re-scoring never pays for the same verdict."""
     return Path(suite.path).resolve().parent / ".evalspec-cache" / "judge.json"
