@@ -178,7 +178,7 @@ def stabletoolbench_answers(
         answers = read_converted_answers(converted, model)
     except OSError as exc:
         raise UsageError(f"cannot read {converted}: {exc.strerror}") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise UsageError(f"{converted} is not a converted answer file: {exc}") from None
     if answers.nodes_dropped:
         shown = "; ".join(answers.nodes_dropped[:3])
