@@ -12,6 +12,7 @@ import pytest
 
 from evalspec.errors import SpecError
 from evalspec.json_values import json_equal, parse_json_value
+from evalspec.providers.calls import ModelCalls
 from evalspec.scoring.evaluators import (
     EVALUATOR_KINDS,
     parse_count_condition,
@@ -549,6 +550,11 @@ def judge_server():
     server.close()
 
 
+def live(check: FinalAnswerCheck) -> LLMJudge:
+    """A judge allowed to call its model (as in `evalspec run`), through the provider layer."""
+    return LLMJudge.from_params(check.params, ModelCalls(timeout_s=10, retries=0))
+
+
 def judge_check(server: JudgeServer, cache: Path | None = None) -> FinalAnswerCheck:
     params = {"criteria": "Must name the capital of France.", "model": "judge-1",
               "base_url": server.url, "api_key_env": "EVALSPEC_TEST_JUDGE_KEY"}  # fmt: skip
@@ -563,7 +569,8 @@ def judge_check(server: JudgeServer, cache: Path | None = None) -> FinalAnswerCh
 )
 def test_judge_verdicts_map_like_sopr(judge_server, monkeypatch, answer, score, verdict):
     monkeypatch.setenv("EVALSPEC_TEST_JUDGE_KEY", "sk-secret-123")
-    r = check_final_answer(judge_check(judge_server), answer, question="Capital of France?")
+    check = judge_check(judge_server)
+    r = check_final_answer(check, answer, question="Capital of France?", judge=live(check))
     assert (r.score, r.justification["verdict"]) == (score, verdict)
     assert r.passed is (score == 1.0)
     sent = judge_server.requests[0]
@@ -574,13 +581,15 @@ def test_judge_verdicts_map_like_sopr(judge_server, monkeypatch, answer, score, 
 
 
 def test_judge_unparseable_reply_scores_zero(judge_server):
-    r = check_final_answer(judge_check(judge_server), "gibberish")
+    check = judge_check(judge_server)
+    r = check_final_answer(check, "gibberish", judge=live(check))
     assert (r.score, r.justification["verdict"]) == (0.0, "")
     assert "no verdict" in r.rows[0].reason
 
 
 def test_judge_missing_answer_never_calls_the_server(judge_server):
-    r = check_final_answer(judge_check(judge_server), None)
+    check = judge_check(judge_server)
+    r = check_final_answer(check, None, judge=live(check))
     assert r.score == 0.0
     assert judge_server.requests == []
 
@@ -589,26 +598,30 @@ def test_judge_verdicts_are_cached_on_disk(judge_server, tmp_path, monkeypatch):
     monkeypatch.setenv("EVALSPEC_TEST_JUDGE_KEY", "sk-secret-123")
     cache = tmp_path / "judge-cache.json"
     check = judge_check(judge_server, cache)
-    first = check_final_answer(check, "It is Paris.", question="Capital of France?")
-    again = check_final_answer(check, "It is Paris.", question="Capital of France?")
+    first = check_final_answer(
+        check, "It is Paris.", question="Capital of France?", judge=live(check)
+    )
+    again = check_final_answer(
+        check, "It is Paris.", question="Capital of France?", judge=live(check)
+    )
     assert len(judge_server.requests) == 1
     assert (first.score, again.score) == (1.0, 1.0)
     assert again.justification["reason"] == "names the capital"
     assert "sk-secret-123" not in cache.read_text()
     # A different answer is a different prompt, so a new request.
-    check_final_answer(check, "Berlin", question="Capital of France?")
+    check_final_answer(check, "Berlin", question="Capital of France?", judge=live(check))
     assert len(judge_server.requests) == 2
     # Unparseable replies are not cached: they are asked again next time.
-    check_final_answer(check, "gibberish")
-    check_final_answer(check, "gibberish")
+    check_final_answer(check, "gibberish", judge=live(check))
+    check_final_answer(check, "gibberish", judge=live(check))
     assert len(judge_server.requests) == 4
 
 
 async def _judge_async(server: JudgeServer, answers: list[str]) -> list[float]:
     import asyncio
 
-    judge = LLMJudge("judge-1", base_url=server.url, api_key_env="EVALSPEC_TEST_JUDGE_KEY")
     check = judge_check(server)
+    judge = live(check)
     results = await asyncio.gather(*(acheck_final_answer(check, a, judge=judge) for a in answers))
     return [r.score for r in results]
 

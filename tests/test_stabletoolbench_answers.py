@@ -107,5 +107,5 @@ def test_a_tree_too_deep_to_read_is_a_clear_error(tmp_path: Path) -> None:
     res = CliRunner().invoke(
         app, ["import", "stabletoolbench-answers", str(path), "--out", str(out)]
     )
-    assert res.exit_code == 2 and "is not a converted answer file" in res.output
+    assert res.exit_code == 2 and "nests deeper" in res.output
     assert not out.exists()

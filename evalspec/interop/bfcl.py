@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from evalspec.errors import UsageError
 from evalspec.files import write_text_atomic
+from evalspec.reading import display_name, input_error, parse_json, read_text
 from evalspec.transcript import ToolCall, Transcript
 
 _JSON_TYPES = {
@@ -70,19 +72,25 @@ from any model (and also case and `-` variants, which BFCL would not)."""
 def read_records(path: str | Path) -> list[dict[str, Any]]:
     """Read a BFCL file: JSON Lines (its usual form despite the .json suffix) or a JSON list."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        if text.lstrip().startswith("["):
-            data = json.loads(text)
-        else:
-            data = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except ValueError as exc:
-        raise UsageError(f"{path} is neither JSON Lines nor a JSON list: {exc}") from None
-    if not all(isinstance(r, dict) and "id" in r for r in data):
-        raise UsageError(f"{path}: every record must be an object with an 'id'")
+    name = display_name(path)
+    text = read_text(path, name)
+    if text.lstrip().startswith("["):
+        data = parse_json(text, name)
+        lines = [1] * len(data) if isinstance(data, list) else []
+    else:
+        numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        data = [parse_json(line, name, n) for n, line in numbered]
+        lines = [n for n, _ in numbered]
+    if not data:
+        raise input_error(name, "the file holds no BFCL records", "name a BFCL .json file")
+    for line, record in zip(lines, data, strict=False):
+        if not isinstance(record, dict) or "id" not in record:
+            raise input_error(
+                name,
+                "every record must be a JSON object with an 'id'",
+                "name a BFCL question, answer or result file",
+                line,
+            )
     return data
 
 
@@ -421,13 +429,16 @@ def _literal(node: ast.AST) -> Any:
 
 
 def _jsonable(value: Any) -> Any:
+    """A Python literal as JSON data: what JSON has no word for (`...`, 1j, b'x') as text."""
     if isinstance(value, tuple | list | set | frozenset):
         return [_jsonable(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, complex | bytes):
+    if isinstance(value, float) and not math.isfinite(value):
         return str(value)
-    return value
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return "..." if value is Ellipsis else str(value)
 
 
 def _call_name(node: ast.AST) -> str:
@@ -453,7 +464,7 @@ def parse_python_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
         raise DecodeError("output too long to decode")
     try:
         tree = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+    except (SyntaxError, ValueError, MemoryError, RecursionError, UnicodeError) as exc:
         raise DecodeError(f"not python function calls: {exc}") from None
     nodes = tree.elts if isinstance(tree, ast.List | ast.Tuple) else [tree]
     calls = []

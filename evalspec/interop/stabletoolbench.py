@@ -24,6 +24,7 @@ from typing import Any
 
 from evalspec.interop.stabletoolbench_nodes import FINISH, finished, read_tool_node, walk
 from evalspec.json_values import parse_json_value
+from evalspec.reading import display_name, input_error, read_json
 from evalspec.suite.model import Tool
 from evalspec.tools.toolbench_names import (
     api_identifier,
@@ -52,17 +53,28 @@ _TYPE_MAP: dict[str, dict[str, Any]] = {
 # Queries and tools
 
 
+def _objects(items: Any, path: Path, what: str) -> None:
+    """InputError unless `items` is a list of JSON objects."""
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise input_error(
+            display_name(path),
+            f"the {what} must be JSON objects in a list (or in an object by id)",
+            "name a StableToolBench file",
+        )
+
+
 def load_queries(path: str | Path, ids_path: str | Path | None = None) -> list[dict[str, Any]]:
     """Read a ``test_instruction`` file, keeping only the ids in ``ids_path`` when given.
 
     The id file may be a list of ids or a dict keyed by id; ids compare as strings.
     """
-    queries = json.loads(Path(path).read_text(encoding="utf-8"))
+    queries = read_json(Path(path))
     if isinstance(queries, dict):
         queries = list(queries.values())
+    _objects(queries, Path(path), "queries")
     if ids_path is None:
         return list(queries)
-    ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
+    ids = read_json(Path(ids_path))
     wanted = {str(i) for i in (ids.keys() if isinstance(ids, dict) else ids)}
     return [q for q in queries if str(q.get("query_id")) in wanted]
 
@@ -263,7 +275,14 @@ def read_converted_answers(path: str | Path, model: str | None = None) -> Conver
     """
     path = Path(path)
     label = model or path.parent.name
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise input_error(
+            display_name(path),
+            "a converted answer file must be a JSON object of answers by query id",
+            "name a model_predictions_converted file",
+        )
+    _objects(list(data.values()), path, "answers")
     out: list[Transcript] = []
     read = cut = 0
     dropped: list[str] = []
@@ -369,7 +388,7 @@ def transcripts_from_answer_dir(
     out: list[Transcript] = []
     for path in sorted(directory.glob("*.json")):
         query_id, _, method = path.stem.partition("_")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
         generation = data.get("answer_generation") or {}
         train = generation.get("train_messages") or []
         if train:
@@ -463,7 +482,7 @@ def sopr_from_pass_rate_results(path: str | Path) -> dict[str, dict[str, Any]]:
     the mean of the votes' values (Solved 1, Unsure 0.5, Unsolved 0), the per-query share of
     StableToolEval's pass rate, and ``status`` the majority vote (ties toward the lower status).
     """
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = read_json(Path(path))
     out: dict[str, dict[str, Any]] = {}
     for query_id, record in data.items():
         raw = record.get("is_solved") or {}

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
+from evalspec.critics.patterns import PatternError, compile_pattern
 from evalspec.suite.build_base import Reporter, make_loc, plain
 from evalspec.suite.load import LDict, LList, Pos
 from evalspec.suite.model import (
@@ -134,8 +134,8 @@ class ChecksPart(Reporter):
     def _check_regex(self, pattern: str, loc: Loc) -> None:
 
         try:
-            re.compile(pattern)
-        except re.error as exc:
+            compile_pattern(pattern)
+        except PatternError as exc:
             self.problem(
                 Pos(loc.file, loc.line, loc.column),
                 loc.path,

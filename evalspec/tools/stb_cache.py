@@ -16,8 +16,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalspec.files import atomic_write
+from evalspec.errors import SpecError
+from evalspec.files import read_json_object, update_json_object
 from evalspec.tools.toolbench_names import function_name, standardize
+
+CACHE_WHAT = "a tool response cache (one JSON object of call -> answer)"
 
 
 def standardize_category(category: str) -> str:
@@ -66,13 +69,15 @@ class ResponseCache:
         return self._entries
 
     def _read_disk(self) -> dict[str, Any]:
+        """What the file holds; a file that is not a cache reads as empty (see `check`)."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+            return read_json_object(self.path, CACHE_WHAT)
+        except (OSError, SpecError):
             return {}
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+
+    def check(self) -> None:
+        """A SpecError if the file exists but is not a cache, so a run refuses it up front."""
+        read_json_object(self.path, CACHE_WHAT)
 
     def _index(self, key: str) -> None:
         parsed = _parse_key(key)
@@ -93,13 +98,11 @@ class ResponseCache:
         return entry if isinstance(entry, dict) else None
 
     def put(self, arguments: dict[str, Any], entry: dict[str, Any]) -> None:
-        """Store an entry; merges with what is on disk now and replaces the file atomically."""
+        """Store an entry: merged, under a lock, with what is on disk now (other writers'
+        entries stay), and the file replaced atomically. A file that is not a cache is refused."""
         key = cache_key(arguments)
-        merged = self._read_disk()
-        merged.update(self._load())
-        merged[key] = entry
-        with atomic_write(self.path) as fh:
-            json.dump(merged, fh, ensure_ascii=False, indent=2)
+        merged = update_json_object(self.path, {key: entry}, CACHE_WHAT, indent=2, sort_keys=False)
+        merged = {**self._load(), **merged}
         self._entries = merged
         for k in merged:
             self._index(k)
