@@ -772,6 +772,25 @@ PATHS: dict[str, Hostile] = {
 }
 
 
+BIG_PLAN = SUITE.replace("cases:\n", "trials: 1000\ncases:\n").replace(
+    "  - name: weather\n",
+    "  - name: 'weather {{ n }}'\n    matrix: {n: [" + ", ".join(map(str, range(2000))) + "]}\n",
+)
+
+LIMITS: dict[str, Hostile] = {
+    "plan of 2,000,000 requests": Hostile(
+        write("s.yaml", BIG_PLAN),
+        ["plan", "s.yaml"],
+        "error: the plan has 2000000 items (cases × models × trials); the limit is 1000000: run fewer trials or models, or split the suite",
+    ),
+    "run of 2,000,000 requests": Hostile(
+        write("s.yaml", BIG_PLAN),
+        ["run", "s.yaml", "--record", "offline"],
+        "error: the plan has 2000000 items (cases × models × trials); the limit is 1000000: run fewer trials or models, or split the suite",
+    ),
+}
+
+
 def run_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: Hostile) -> tuple[int, str]:
     case.make(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -894,3 +913,9 @@ def test_base_ref(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     lines = [line for line in output.splitlines() if line.strip()]
     shown = lines[-1] if not lines[-1].endswith(" found") else lines[0]
     assert (code, shown) == (2, expected), output
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_cli_limits(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    check(tmp_path, monkeypatch, LIMITS[name])
+    assert not (tmp_path / "runs").exists(), "a refused command started a run"
