@@ -167,10 +167,11 @@ def _loads(text: str) -> Any:
 
     The C parser counts nesting against the recursion limit; lowering the limit to just above
     the current stack while it runs makes deeper JSON fail at once. The limit is shared by all
-    threads, so with other threads running the text is scanned first instead.
+    threads (and from Python 3.12 on no longer governs C code), so with other threads running,
+    or on 3.12 and later, the text is scanned first instead.
     """
     kwargs: dict[str, Any] = {"parse_constant": _refuse_constant, "parse_float": _finite_float}
-    if threading.active_count() > 1:
+    if threading.active_count() > 1 or sys.version_info >= (3, 12):
         if json_depth_error(text) is not None:
             raise RecursionError("too deep")
         return json.loads(text, **kwargs)
