@@ -271,6 +271,13 @@ IMPORTERS: dict[str, Hostile] = {
         ["import", "bfcl", "q.json", "a.json", "--out", "out"],
         "error: --out out is a directory; name a file to write (in it or elsewhere)",
     ),
+    "bfcl answer entry empty": Hostile(
+        files(
+            write("q.json", BFCL_Q), write("a.json", '{"id": "simple_0", "ground_truth": [{}]}\n')
+        ),
+        ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
+        "error: q.json is not a valid BFCL file: an entry that must name something is empty; check that it is BFCL output",
+    ),
     # BFCL results
     "bfcl-results lone surrogate in a call": Hostile(
         files(
@@ -496,6 +503,16 @@ TRANSCRIPTS: dict[str, Hostile] = {
         ),
         SCORE,
         "t.jsonl:1:1: not a transcript: tool_calls[0].arguments: must be a JSON object, got text ('city=Paris'); each line must be one transcript, as `evalspec run` writes it",
+    ),
+    "messages null": Hostile(
+        files(SUITE_FILE, write("t.jsonl", jsonl(transcript(messages=None)))),
+        SCORE,
+        "t.jsonl:1:1: not a transcript: messages: must be a list, got null; each line must be one transcript, as `evalspec run` writes it",
+    ),
+    "tool_calls null": Hostile(
+        files(SUITE_FILE, write("t.jsonl", jsonl(transcript(tool_calls=None)))),
+        SCORE,
+        "t.jsonl:1:1: not a transcript: tool_calls: must be a list, got null; each line must be one transcript, as `evalspec run` writes it",
     ),
     "message a number": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(messages=[5])))),
