@@ -137,10 +137,14 @@ def test_edited_user_message_needs_a_rerun_and_does_not_gate(tmp_path, run_dir):
         run_dir,
         ("user: Will it rain in Paris tomorrow?", "user: Does it rain in Paris tomorrow?"),
     )
-    assert changed(comparison) == {"forecast for tomorrow": "unchanged"}
+    assert changed(comparison) == {"forecast for tomorrow": "changed"}
     (c,) = [c for c in comparison.changes if c.rerun]
     assert c.case == "forecast for tomorrow"
-    assert comparison.exit_code == 0
+    assert c.named == (
+        'user message: "Will it rain in Paris tomorrow?" -> "Does it rain in Paris tomorrow?"',
+    )
+    assert comparison.exit_code == 3  # stale evidence gates by default
+    assert comparison.accepting_stale().exit_code == 0
 
 
 def test_added_and_removed_cases(tmp_path, run_dir):
@@ -155,7 +159,8 @@ def test_added_and_removed_cases(tmp_path, run_dir):
     }
     added = next(c for c in comparison.changes if c.kind == "added")
     assert added.needs_run and added.after is None
-    assert comparison.exit_code == 0
+    assert comparison.exit_code == 3  # a case with no evidence gates by default
+    assert comparison.accepting_stale().exit_code == 0
 
 
 def cli(*args: str):
@@ -286,9 +291,14 @@ def test_base_ref_takes_includes_from_the_same_ref(repo, run_dir):
         str(run_dir),
         "--json",
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     # The tool definitions are part of every request: every case now needs a re-run.
-    assert json.loads(result.stdout)["counts"]["rerun"] == 6
+    data = json.loads(result.stdout)
+    assert data["counts"]["rerun"] == 6
+    assert data["suite_wide"] == [
+        'tool get_current_weather description: "Current weather for a city." -> '
+        '"Current weather for one city."'
+    ]
 
 
 def test_base_ref_missing_include_is_reported(repo, run_dir):
@@ -304,9 +314,17 @@ def test_base_ref_missing_include_is_reported(repo, run_dir):
 def test_base_ref_new_suite_counts_every_case_as_added(repo, run_dir):
     new = repo / "suites" / "weather2.yaml"
     shutil.copy(repo / "suites" / "weather.yaml", new)
-    result = cli("diff", "--base-ref", "HEAD", str(new), "-t", str(run_dir), "--json")
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["counts"]["added"] == 6
+    result = cli(
+        "diff", "--base-ref", "HEAD", str(new), "-t", str(run_dir), "--json", "--allow-stale"
+    )
+    # A new suite is a new place keys go: its endpoints are listed and the review stops (4).
+    assert result.exit_code == 4, result.output
+    data = json.loads(result.stdout)
+    assert data["counts"]["added"] == 6
+    assert data["security"] == [
+        "new suite: model gpt-4o-mini sends to the provider's default (OPENAI_BASE_URL or "
+        "OpenAI) with the key in $OPENAI_API_KEY"
+    ]
 
 
 def test_base_ref_unknown_ref_exits_2(repo, run_dir):

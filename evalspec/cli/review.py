@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -15,53 +16,86 @@ from evalspec.errors import UsageError
 if TYPE_CHECKING:
     from evalspec.review.diff import Comparison
 
+AllowStaleOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-stale",
+        help="Accept cases that need a run or a re-run, and transcripts that match no case "
+        "(exit 0 instead of 3 for them).",
+    ),
+]
+
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
 KIND_STYLES = {
     "regression": "bold red",
     "worse": "red",
     "better": "green",
+    "changed": "yellow",
     "added": "cyan",
     "missing": "cyan",
     "removed": "dim",
 }
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Untrusted text (case names, model answers, tool outputs) without terminal control codes."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
-    """One line per case that changed (before → after), then the rows that explain it."""
+    """Security-relevant changes first, then one line per case that changed (before → after),
+    the suite changes that affect it, why its evidence is stale, and the rows that explain it."""
     from rich.console import Console
     from rich.text import Text
 
-    from evalspec.review.diff import change_text, row_text, shown_changes, side_text
+    from evalspec.review.diff import evidence_text, row_text, shown_changes, side_text
 
     console = Console(highlight=False)
+
+    def say(text: str, style: str = "") -> None:
+        console.print(Text(printable(text), style=style))
+
     console.print(
-        Text(comparison.title, style="bold")
-        + Text(f"  {comparison.before_label} → {comparison.after_label}", style="dim")
+        Text(printable(comparison.title), style="bold")
+        + Text(printable(f"  {comparison.before_label} → {comparison.after_label}"), style="dim")
     )
+    for item in comparison.security:
+        say(f"SECURITY   {item}", "bold red")
+    for item in comparison.skipped:
+        say(f"SKIPPED    {item}", "bold yellow")
+    for item in comparison.suite_wide:
+        say(f"every case: {item}", "yellow")
     shown = shown_changes(comparison, show_unchanged=show_unchanged)
     multi = len({c.model for c in comparison.changes}) > 1
     for c in shown:
         line = Text()
         line.append(f"{c.kind.upper():<10} ", style=KIND_STYLES.get(c.kind, "dim"))
-        line.append(c.case + (f" · {c.model}" if multi else ""), style="bold")
+        line.append(printable(c.case + (f" · {c.model}" if multi else "")), style="bold")
         line.append("  ")
         for i, s in enumerate((c.before, c.after)):
             if i:
                 line.append(" → ")
             line.append(side_text(s), style=STYLES.get(s.status, "") if s else "dim")
-        extra = change_text(c, comparison).partition(" (")[2]
+        extra = evidence_text(c)
         if extra:
-            line.append(f"  ({extra}", style="yellow")
+            line.append(f"  ({extra})", style="yellow")
         console.print(line)
+        for item in c.named:
+            say(f"    changed: {item}", "yellow")
+        for item in c.stale:
+            say(f"    stale: {item}", "yellow")
         if c.before and c.after and c.before.reason != c.after.reason:
-            console.print(Text(f"    now: {c.after.reason}", style="dim"))
+            say(f"    now: {c.after.reason}", "dim")
         for r in c.rows:
-            console.print(Text(f"    {row_text(r)}", style="dim"))
+            say(f"    {row_text(r)}", "dim")
     if not shown:
         console.print("no case changed")
-    console.print(Text(comparison.summary(), style="bold"))
+    console.print(Text(printable(comparison.summary()), style="bold"))
     for note in comparison.notes:
-        console.print(Text(note, style="dim"))
+        say(note, "dim")
 
 
 def _emit(
@@ -104,6 +138,7 @@ def diff(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help="Also list unchanged cases.")] = False,
+    allow_stale: AllowStaleOpt = False,
 ) -> None:
     """Show what a suite change does to the scores, re-scoring recorded transcripts.
 
@@ -112,8 +147,13 @@ def diff(
     that explain the change, cases added (needs a run), removed, and cases whose request to the
     model changed (re-run needed: the recording answers the old question).
 
-    Exit codes: 0 no passing case fails now, 1 a passing case fails now (cases needing a re-run
-    excepted), 2 invalid suite or usage.
+    A recorded transcript counts for the head suite only if it answers the head's requests:
+    the same opening request and, for every tool call, the output the head's tools give now.
+
+    Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
+    3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
+    model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
+    change (an endpoint, API-key variable or header differs). 4 wins over 1, 1 over 3.
 
     Examples:
 
@@ -123,7 +163,8 @@ def diff(
 
       evalspec diff --base-ref origin/main suites/slack.yaml -t run/ --markdown diff.md
     """
-    from evalspec.review.diff import diff_suites, suite_from_git
+    from evalspec.review.diff import diff_suites
+    from evalspec.review.git_base import suite_from_git
     from evalspec.suite.validate import load_suite
     from evalspec.transcript import load_transcripts
 
@@ -147,6 +188,7 @@ def diff(
         base_label=base_label,
         head_label=head_path.as_posix(),
         source=transcripts.as_posix(),
+        allow_stale=allow_stale,
     )
     _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)

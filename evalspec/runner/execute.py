@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +31,7 @@ from evalspec.runner.run_dir import (
     recordings_path,
     write_manifest,
 )
+from evalspec.suite.endpoints import refuse_keys_in_clear
 from evalspec.suite.model import ModelSpec, Suite
 from evalspec.tools.result import ToolResult
 from evalspec.transcript import ToolCall, Transcript, Usage
@@ -106,8 +108,6 @@ def make_providers(suite: Suite, options: RunOptions) -> dict[str, Provider]:
 
 def _live_factory(suite: Suite, model: ModelSpec, limiter: Any) -> Callable[[], Provider]:
     def build() -> Provider:
-        import os
-
         from evalspec.providers.openai_chat import OpenAIChatProvider
 
         return OpenAIChatProvider(
@@ -271,6 +271,8 @@ async def run_plan_async(
 
     options = options or RunOptions()
     suite = plan.suite
+    if options.record != "offline":
+        refuse_keys_in_clear(suite, os.environ)
     finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
     todo = [it for it in plan.items if it.id not in finished]
     if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
