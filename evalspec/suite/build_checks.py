@@ -38,7 +38,7 @@ class ChecksPart(Reporter):
         if isinstance(value, str):
             return self._checked(CriticSpec(field, value, loc=loc), pos)
         weight = float(value.get("weight", CriticSpec.weight))
-        kinds = [k for k in value if k != "weight"]
+        kinds = [k for k in value if k not in ("weight", "required")]
         if len(kinds) != 1:
             self.problem(
                 pos,
@@ -57,7 +57,14 @@ class ChecksPart(Reporter):
                 opt_pos, f"{path}.ignore", "`ignore: false` has no meaning", "remove the critic"
             )
             return None
-        spec = CriticSpec(field, kind, weight, critic_params(kind, arg), loc)
+        spec = CriticSpec(
+            field,
+            kind,
+            weight,
+            critic_params(kind, arg),
+            loc,
+            required=bool(value.get("required", CriticSpec.required)),
+        )
         return self._checked(spec, opt_pos)
 
     def _checked(self, spec: CriticSpec, pos: Pos) -> CriticSpec | None:
