@@ -233,3 +233,66 @@ def compare(
     )
     _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=True)
     raise typer.Exit(comparison.exit_code)
+
+
+@reports_errors
+def review(
+    patterns: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Suite files or globs, relative to the repository (default: suites/*.yaml).",
+            show_default=False,
+            metavar="[SUITE_GLOB]...",
+        ),
+    ] = None,
+    base_ref: Annotated[
+        str,
+        typer.Option("--base-ref", help="The git ref to compare with, e.g. origin/main."),
+    ] = "origin/main",
+    markdown: Annotated[
+        Path | None, typer.Option(help="Write the pull-request comment (Markdown) here.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the review as JSON.")] = False,
+    allow_stale: AllowStaleOpt = False,
+) -> None:
+    """Review every suite of a pull request against the base branch, in one verdict.
+
+    For each suite: read its base version and the base's recordings from git, replay both
+    versions on their recordings (offline: no model, judge or simulator is called), check that
+    the recorded answers still answer the head's requests, and diff. Writes one Markdown
+    comment, most severe first across suites.
+
+    Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
+    3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
+    model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
+    change (an endpoint, API-key variable or header differs). 4 wins over 1, 1 over 3.
+
+    Examples:
+
+      evalspec review --base-ref origin/main --markdown comment.md
+
+      evalspec review 'suites/**/*.yaml' --base-ref "$BASE_SHA" --json
+    """
+    from evalspec.review.repo import DEFAULT_PATTERNS, review_repository
+
+    result = review_repository(
+        patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale
+    )
+    if markdown:
+        from evalspec.review.markdown import write_review_markdown
+
+        write_review_markdown(result, markdown)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        for suite in result.suites:
+            if suite.comparison is None:
+                print(printable(f"removed: {suite.path}"))
+            elif not suite.untouched:
+                print_comparison(suite.comparison, show_unchanged=False)
+                print()
+        untouched = [s.path for s in result.suites if s.untouched]
+        if untouched:
+            print(printable(f"untouched: {', '.join(untouched)}"))
+        print(f"exit code {result.exit_code}")
+    raise typer.Exit(result.exit_code)

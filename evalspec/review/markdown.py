@@ -23,9 +23,11 @@ from evalspec.review.diff import (
     RowChange,
     change_text,
     row_text,
+    severity,
     shown_changes,
     side_text,
 )
+from evalspec.review.repo import Review
 
 EXIT_MEANING = {
     EXIT_OK: "",
@@ -157,3 +159,82 @@ def render_diff_markdown(
 
 def write_diff_markdown(comparison: Comparison, path: Path, **kwargs: Any) -> None:
     write_text_atomic(path, render_diff_markdown(comparison, **kwargs))
+
+
+# ---------------------------------------------------------------- a whole repository
+
+
+REVIEW_MARKER = "<!-- evalspec-review -->"
+"""First line of the comment: the action finds and updates its own comment by it."""
+
+
+def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    """One PR comment for every suite, most severe first across suites.
+
+    Security-relevant changes lead, then one table of every case that moved or lacks evidence
+    (regressions, re-run needed, needs a run, then other movements), then suite-wide changes;
+    suites with nothing to say share one line; per-case explanations come last, folded.
+    """
+    present = [s for s in review.suites if s.comparison is not None]
+    meaning = EXIT_MEANING.get(review.exit_code, f"exit code {review.exit_code}")
+    out = [
+        REVIEW_MARKER,
+        "## evalspec review",
+        "",
+        f"Base `{cell(review.base_ref)}` · {len(review.suites)} suite"
+        f"{'s' if len(review.suites) != 1 else ''}"
+        + (f" · **{meaning}**" if meaning else " · nothing to stop for"),
+        "",
+    ]
+    security = [(s.path, item) for s in present for item in s.comparison.security]  # type: ignore[union-attr]
+    if security:
+        out += ["### :rotating_light: Security-relevant changes: where API keys go", ""]
+        out += [f"- `{cell(path)}`: {cell(item, 400)}" for path, item in security]
+        out += [
+            "",
+            "Do not run the head suites with secrets until the owner of those secrets has "
+            "checked these endpoints.",
+            "",
+        ]
+    alerts_ = [line for s in present for line in alerts(s.comparison, s.path) if "skipped" in line]
+    out += [*alerts_, ""] if alerts_ else []
+    rows = [(s, c) for s in present for c in shown_changes(s.comparison, show_unchanged=False)]
+    rows.sort(key=lambda sc: severity(sc[1]))
+    if rows:
+        out += ["### Cases", ""]
+        out += markdown_table(
+            ["suite", "case", "model", "before", "after", "change"],
+            [
+                [
+                    f"`{cell(s.path)}`",
+                    cell(c.case),
+                    cell(c.model),
+                    side_text(c.before),
+                    side_text(c.after),
+                    cell(change_text(c, s.comparison)),
+                ]
+                for s, c in rows
+            ],
+        )
+        out.append("")
+    wide = [(s.path, item) for s in present for item in s.comparison.suite_wide]
+    if wide:
+        out += ["### Changes to every case of a suite", ""]
+        out += [f"- `{cell(path)}`: {cell(item, 300)}" for path, item in wide]
+        out.append("")
+    for s in review.suites:
+        if s.comparison is not None and not s.untouched:
+            out.append(f"- `{cell(s.path)}`: {cell(s.comparison.summary(), 300)}")
+    untouched = [f"`{cell(s.path)}`" for s in review.suites if s.untouched]
+    if untouched:
+        out.append(f"- Untouched: {', '.join(untouched)} (no case changed).")
+    removed = [f"`{cell(s.path)}`" for s in review.suites if s.comparison is None]
+    if removed:
+        out.append(f"- Removed in this change: {', '.join(removed)}.")
+    out += ["", "_No model or endpoint was called: recorded answers were re-scored._", ""]
+    details = [d for s, c in rows if (d := case_details(c, s.path)) is not None]
+    return fit("\n".join(out), details, limit)
+
+
+def write_review_markdown(review: Review, path: Path, **kwargs: Any) -> None:
+    write_text_atomic(path, render_review_markdown(review, **kwargs))
