@@ -4,6 +4,7 @@ destinations are reviewed, and the change itself is named."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -302,3 +303,59 @@ def test_every_kind_of_change_is_named_above_the_scores(tmp_path, weather_run):
     assert 'changed: expected call 2 (get_current_weather) city: "London" -> "Berlin"' in out
     # the change is above the rows that explain the movement
     assert out.index('city: "London" -> "Berlin"') < out.index("city (call 2)")
+
+
+def test_critic_evaluator_and_tool_changes_are_named(tmp_path):
+    base = load_suite(SUITES / "weather.yaml")
+    head = load_suite(
+        edited(
+            tmp_path,
+            "weather",
+            ("unit: binary", "unit: {exact: {case_sensitive: false}, required: true}"),
+            ("tool_call_order: {strict: true}", "tool_call_order: {strict: false}"),
+            ("description: Weather forecast for a city on a date.", "description: Forecast."),
+            (
+                '        similarity: {value: "Showers are expected in Paris tomorrow.", '
+                "threshold: 0.6}",
+                '        similarity: {value: "Showers are expected in Paris tomorrow.", '
+                "threshold: 0.8}",
+            ),
+        )
+    )
+    comparison = diff_suites(base, head, [])
+    assert 'unit: binary -> exact {"case_sensitive": false} (required)' in comparison.suite_wide
+    order = next(c for c in comparison.changes if c.case == "now and tomorrow, in order")
+    assert 'evaluator tool_call_order: {"strict": true} -> {"strict": false}' in order.named
+    assert "tool get_forecast description: " in " ".join(comparison.suite_wide)
+    forecast = next(c for c in comparison.changes if c.case == "forecast for tomorrow")
+    assert any(n.startswith("final_answer.similarity: ") for n in forecast.named)
+    assert all(c.needs_run for c in comparison.changes)  # no transcripts: every case
+    assert comparison.exit_code == 3  # scored nothing
+
+
+def test_console_output_carries_no_terminal_control_codes(tmp_path, weather_run):
+    head = edited(
+        tmp_path,
+        "weather",
+        ("  - name: compare two cities", '  - name: "compare \\e[2J\\e]0;x\\a two cities"'),
+    )
+    result = cli("diff", SUITES / "weather.yaml", head, "-t", weather_run, "--allow-stale")
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "compare \\x1b[2J" in result.output
+
+
+def test_review_json_lists_every_suite(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    (repo / "suites").mkdir(parents=True)
+    for name in ("weather.yaml", "weather.recordings.jsonl"):
+        (repo / "suites" / name).write_bytes((SUITES / name).read_bytes())
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "b"]):
+        subprocess.run(
+            ["git", "-c", "user.email=t@e.com", "-c", "user.name=t", *args], cwd=repo, check=True
+        )
+    monkeypatch.chdir(repo)
+    result = cli("review", "--base-ref", "main", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [s["path"] for s in data["suites"]] == ["suites/weather.yaml"]
+    assert data["suites"][0]["counts"]["unchanged"] == 6
