@@ -137,6 +137,27 @@ def test_untouched_suites_fold_into_one_line_and_exit_0(repo, tmp_path):
     assert "### Cases" not in comment
 
 
+def test_new_suite_is_scored_on_its_own_recordings_and_known_endpoints_pass(repo, tmp_path):
+    for ext in ("yaml", "recordings.jsonl"):
+        shutil.copy(repo / "suites" / f"math.{ext}", repo / "suites" / f"math2.{ext}")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "a new suite, same endpoints")
+    _, output, comment, _ = run_review(repo, tmp_path)
+    assert "exit-code=0" in output, comment
+    assert "| `suites/math2.yaml` |" in comment and "Security" not in comment
+    math2 = repo / "suites" / "math2.yaml"
+    edit(
+        math2,
+        "    params: {temperature: 0, seed: 7}\n",
+        "    params: {temperature: 0, seed: 7}\n    api_key_env: OTHER_KEY\n",
+    )
+    git(repo, "commit", "-q", "-am", "a new key variable")
+    (tmp_path / "b").mkdir()
+    _, output, comment, _ = run_review(repo, tmp_path / "b")
+    assert "exit-code=4" in output
+    assert "new suite: model gpt-4o-mini sends to" in comment and "$OTHER_KEY" in comment
+
+
 ROME_BERLIN = (
     "        - get_current_weather: {city: Paris}\n        - get_current_weather: {city: London}",
     "        - get_current_weather: {city: Rome}\n        - get_current_weather: {city: Berlin}",

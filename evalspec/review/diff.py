@@ -462,6 +462,7 @@ def diff_suites(
     embedder: Any = None,
     judge: Any = None,
     allow_stale: bool = False,
+    known_endpoints: frozenset[tuple[object, ...]] = frozenset(),
 ) -> Comparison:
     """Score `transcripts` under `base` and `head`; one CaseChange per (case, model).
 
@@ -469,6 +470,8 @@ def diff_suites(
     only when it answers the head's requests (content id and every tool output, see
     evidence.py); when one does not, the head's own recordings (`head_transcripts`, a replay of
     the head suite) stand in if they answer it, else the case is "re-run needed".
+    `known_endpoints` are endpoints a new suite may use without a security-relevant change
+    (those the base's other suites already use).
     """
     from evalspec.review.changes import case_changes, suite_wide_changes
     from evalspec.review.security import security_changes
@@ -530,7 +533,7 @@ def diff_suites(
         after_label=head_label or head.path,
         changes=_ordered(changes),
         notes=tuple(notes),
-        security=tuple(security_changes(base, head)),
+        security=tuple(security_changes(base, head, known_endpoints)),
         skipped=tuple(skipped),
         suite_wide=tuple(suite_wide),
         scored=len(used),

@@ -26,6 +26,7 @@ from evalspec.review.diff import (
     diff_suites,
 )
 from evalspec.review.git_base import export_tree, repo_root, resolve_commit
+from evalspec.suite.endpoints import endpoints
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
 
@@ -139,10 +140,14 @@ def review_repository(
         base_paths = find_suites(base_root, patterns)
         if not head_paths and not base_paths:
             raise UsageError(f"no suite matches {' '.join(patterns)} in {root.name}")
+        bases = {rel: load_suite(base_root / rel) for rel in base_paths}
+        known = frozenset(
+            e.settings() for suite in bases.values() for e in endpoints(suite).values()
+        )
         reviews = []
         for rel in head_paths:
             head = load_suite(root / rel)
-            base = load_suite(base_root / rel) if rel in base_paths else None
+            base = bases.get(rel)
             base_tx = _replay(base, base_root) if base is not None else []
             head_tx = _replay(head, root)
             comparison = diff_suites(
@@ -154,6 +159,7 @@ def review_repository(
                 head_label=rel,
                 source=f"the recordings of {base_ref}" if base is not None else "its recordings",
                 allow_stale=allow_stale,
+                known_endpoints=known,
             )
             reviews.append(SuiteReview(rel, comparison))
         reviews += [SuiteReview(rel, None) for rel in base_paths if rel not in head_paths]

@@ -20,14 +20,21 @@ def _where(e: Endpoint) -> str:
     return e.describe() + clear
 
 
-def security_changes(base: Suite | None, head: Suite) -> list[str]:
+def security_changes(
+    base: Suite | None, head: Suite, known: frozenset[tuple[object, ...]] = frozenset()
+) -> list[str]:
     """One line per endpoint, key variable or header that differs; empty when none does.
 
-    A suite new in this change lists every endpoint it would call: each is a new place keys go.
+    A suite new in this change lists every endpoint it would call, except those `known` (the
+    `Endpoint.settings()` other suites of the base already use): each is a new place keys go.
     """
     after = endpoints(head)
     if base is None:
-        return [f"new suite: {name} sends to {_where(e)}" for name, e in after.items()]
+        return [
+            f"new suite: {name} sends to {_where(e)}"
+            for name, e in after.items()
+            if e.settings() not in known
+        ]
     before = endpoints(base)
     out: list[str] = []
     for name in list(after) + [n for n in before if n not in after]:
