@@ -8,6 +8,7 @@ the error policy). ``openai`` is imported lazily: loading a suite must not pay f
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import os
@@ -21,7 +22,6 @@ from urllib.parse import urlsplit, urlunsplit
 from evalspec.errors import RunError
 from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
 from evalspec.schemas import DEFAULT_API_KEY_ENV
-from evalspec.suite.endpoints import is_loopback
 
 _log = logging.getLogger(__name__)
 
@@ -38,6 +38,19 @@ _DROPPED_PARAMS = ("stream",)
 """Streaming is not supported: the provider reads one JSON body per request."""
 
 _KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-*.]{3,}|Bearer\s+\S+)")
+
+
+def is_loopback(base_url: str | None) -> bool:
+    """True for http(s)://localhost, 127.x.x.x and [::1] endpoints."""
+    if not base_url:
+        return False
+    host = urlsplit(base_url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def display_url(base_url: str | None) -> str:

@@ -504,7 +504,14 @@ def diff_suites(
         ev = evidence.get(key, _Evidence([], []))
         flags = {
             "rerun": bool(ev.stale),
-            "needs_run": in_head and (a is None or ev.missing_trials > 0),
+            # No transcript, a trial missing, or a judge verdict / simulated answer missing
+            # from its cache.
+            "needs_run": in_head
+            and (
+                a is None
+                or ev.missing_trials > 0
+                or any(r.details.get("needs_run") for r in a.results)
+            ),
             "stale": tuple(ev.stale),
             "named": tuple(named.get(key[0], ())) if in_head else (),
             "rerecorded": ev.rerecorded,

@@ -108,6 +108,8 @@ def make_providers(suite: Suite, options: RunOptions) -> dict[str, Provider]:
 
 def _live_factory(suite: Suite, model: ModelSpec, limiter: Any) -> Callable[[], Provider]:
     def build() -> Provider:
+        import os
+
         from evalspec.providers.openai_chat import OpenAIChatProvider
 
         return OpenAIChatProvider(
