@@ -257,3 +257,18 @@ def test_comment_script_updates_the_marked_comment(tmp_path):
     assert log.read_text(encoding="utf-8").splitlines()[-1] == (
         f"api -X POST repos/o/r/issues/7/comments -F body=@{body}"
     )
+
+
+def test_action_installs_the_cpu_torch_and_runs_these_scripts():
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    steps = action["runs"]["steps"]
+    assert action["runs"]["using"] == "composite"
+    assert action["inputs"]["torch-index-url"]["default"] == "https://download.pytorch.org/whl/cpu"
+    assert steps[0]["with"]["cache"] == "pip"
+    scripts = " ".join(step.get("run", "") for step in steps)
+    assert '--index-url "$TORCH_INDEX" torch' in scripts
+    assert "action/review.sh" in scripts and "action/comment.sh" in scripts
+    workflow = (ROOT / "examples" / "ci" / "github-workflow.yml").read_text(encoding="utf-8")
+    assert len(workflow.splitlines()) <= 20
