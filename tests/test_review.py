@@ -175,7 +175,11 @@ def test_cli_diff_prints_the_change_and_writes_markdown(tmp_path, run_dir):
     assert "REGRESSION compare two cities  PASS 1.000 → FAIL" in result.output
     assert "city (call 2): 1.00×1 → 0.00×1" in result.output
     text = md.read_text(encoding="utf-8")
-    assert "| compare two cities | PASS 1.000 | FAIL" in text
+    assert (
+        '| compare two cities | expected call 1 (get_current_weather) city: "Paris" -&gt; "Rome"; '
+        'expected call 2 (get_current_weather) city: "London" -&gt; "Berlin" | PASS 1.000 | FAIL'
+        in text
+    )
     assert "| forecast for tomorrow |" not in text  # unchanged cases stay out of the comment
 
 
@@ -224,7 +228,7 @@ def test_markdown_diff_escapes_names_and_lists_rows(tmp_path, run_dir):
     text = render_diff_markdown(comparison, show_unchanged=True)
     assert "<script>" not in text
     assert "compare &lt;script&gt;x&lt;/script&gt; \\| cities" in text
-    assert "| compare two cities | PASS 1.000 | - | removed |" in text
+    assert "| compare two cities | - | PASS 1.000 | - | removed |" in text
 
 
 def test_markdown_diff_respects_the_comment_size_limit(tmp_path, run_dir):
@@ -233,7 +237,7 @@ def test_markdown_diff_respects_the_comment_size_limit(tmp_path, run_dir):
     assert "<details>" in full
     short = render_diff_markdown(comparison, limit=len(full) - 10)
     assert "<details>" not in short and "left out" in short
-    assert "| compare two cities | PASS 1.000 |" in short
+    assert "| compare two cities | expected call 1" in short
 
 
 # ---------------------------------------------------------------- --base-ref

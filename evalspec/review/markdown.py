@@ -51,21 +51,24 @@ def alerts(c0: Comparison, suite: str = "") -> list[str]:
     return out
 
 
-def case_table(c0: Comparison, shown: list[CaseChange], suite: str = "") -> list[str]:
+def named_text(c: CaseChange) -> str:
+    """The suite changes of one case, for a table cell: what was changed, before what moved."""
+    return cell("; ".join(c.named), 200) if c.named else "-"
+
+
+def case_table(c0: Comparison, shown: list[CaseChange]) -> list[str]:
     models = {c.model for c in c0.changes}
     header = (
-        (["suite"] if suite else [])
-        + ["case"]
+        ["case"]
         + (["model"] if len(models) > 1 else [])
-        + ["before", "after", "change"]
+        + ["suite change", "before", "after", "outcome"]
     )
     return markdown_table(
         header,
         [
-            ([cell(suite)] if suite else [])
-            + [cell(c.case)]
+            [cell(c.case)]
             + ([cell(c.model)] if len(models) > 1 else [])
-            + [side_text(c.before), side_text(c.after), cell(change_text(c, c0))]
+            + [named_text(c), side_text(c.before), side_text(c.after), cell(change_text(c, c0))]
             for c in shown
         ],
     )
@@ -203,12 +206,13 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
     if rows:
         out += ["### Cases", ""]
         out += markdown_table(
-            ["suite", "case", "model", "before", "after", "change"],
+            ["suite", "case", "model", "suite change", "before", "after", "outcome"],
             [
                 [
                     f"`{cell(s.path)}`",
                     cell(c.case),
                     cell(c.model),
+                    named_text(c),
                     side_text(c.before),
                     side_text(c.after),
                     cell(change_text(c, s.comparison)),
