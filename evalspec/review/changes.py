@@ -33,6 +33,20 @@ def short(value: Any, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def difference(before: Any, after: Any, limit: int = MAX_TEXT) -> str:
+    """`temperature 21 -> 30` for two mappings that differ in a few keys; else both whole."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        keys = list(after) + [k for k in before if k not in after]
+        moved = [k for k in keys if (k in before, before.get(k)) != (k in after, after.get(k))]
+        if moved and len(moved) <= 3:
+            return "; ".join(
+                f"{k} {short(before[k], limit) if k in before else '(none)'} -> "
+                f"{short(after[k], limit) if k in after else '(none)'}"
+                for k in moved
+            )
+    return f"{short(before, limit)} -> {short(after, limit)}"
+
+
 def critic_text(spec: CriticSpec | None) -> str:
     """`similarity 0.75`, `exact {"case_sensitive": false}`, `regex "^P" (weight 2, required)`."""
     if spec is None:
@@ -174,7 +188,11 @@ def _tool_answers(before: Tool | None, after: Tool | None) -> list[str]:
         if rb == ra:
             continue
         when = "fallback" if key == "null" else f"when {key}"
-        out.append(f"tool {after.name} response {when}: {_rule_text(rb)} -> {_rule_text(ra)}")
+        if rb is not None and ra is not None and rb.error is None and ra.error is None:
+            what = difference(rb.output, ra.output)
+        else:
+            what = f"{_rule_text(rb)} -> {_rule_text(ra)}"
+        out.append(f"tool {after.name} response {when}: {what}")
     for name in ("cache_dir", "cache_file", "simulate"):
         if getattr(before, name) != getattr(after, name):
             out.append(f"tool {after.name} {name} changed")

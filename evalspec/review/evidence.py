@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.plan import compile_plan
+from evalspec.review.changes import difference
 from evalspec.suite.model import Suite, Tool
 from evalspec.tools.result import ToolResult
 from evalspec.transcript import ToolCall, Transcript
@@ -92,8 +93,8 @@ class EvidenceCheck:
         current = _observation(now.output, now.error)
         if recorded == current:
             return None
-        now_text, saw_text = _shown(json.loads(current)), _shown(json.loads(recorded))
-        return f"{label}: the tool now answers {now_text} (the model saw {saw_text})"
+        change = difference(json.loads(recorded), json.loads(current))
+        return f"{label}: the tool answers differently from what the model saw: {change}"
 
     def _answer(self, call: ToolCall, offered: frozenset[str]) -> ToolResult | None:
         """The tool's answer under this suite, as the runner would give it, without requests."""

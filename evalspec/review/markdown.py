@@ -51,9 +51,11 @@ def alerts(c0: Comparison, suite: str = "") -> list[str]:
     return out
 
 
-def named_text(c: CaseChange) -> str:
+def named_text(c: CaseChange, c0: Comparison) -> str:
     """The suite changes of one case, for a table cell: what was changed, before what moved."""
-    return cell("; ".join(c.named), 200) if c.named else "-"
+    if c.named:
+        return cell("; ".join(c.named), 200)
+    return "every case's (below)" if c0.suite_wide else "-"
 
 
 def case_table(c0: Comparison, shown: list[CaseChange]) -> list[str]:
@@ -68,7 +70,7 @@ def case_table(c0: Comparison, shown: list[CaseChange]) -> list[str]:
         [
             [cell(c.case)]
             + ([cell(c.model)] if len(models) > 1 else [])
-            + [named_text(c), side_text(c.before), side_text(c.after), cell(change_text(c, c0))]
+            + [named_text(c, c0), side_text(c.before), side_text(c.after), cell(change_text(c, c0))]
             for c in shown
         ],
     )
@@ -212,7 +214,7 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
                     f"`{cell(s.path)}`",
                     cell(c.case),
                     cell(c.model),
-                    named_text(c),
+                    named_text(c, s.comparison),
                     side_text(c.before),
                     side_text(c.after),
                     cell(change_text(c, s.comparison)),
