@@ -359,3 +359,17 @@ def test_review_json_lists_every_suite(tmp_path, monkeypatch):
     data = json.loads(result.stdout)
     assert [s["path"] for s in data["suites"]] == ["suites/weather.yaml"]
     assert data["suites"][0]["counts"]["unchanged"] == 6
+
+
+def test_diff_names_transcripts_of_an_unknown_model_label(tmp_path, weather_run):
+    lines = (weather_run / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
+    data = [json.loads(line) for line in lines]
+    for d in data[:2]:
+        d["model"] = "gpt-5"
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(d) for d in data) + "\n", encoding="utf-8")
+    result = cli("diff", SUITES / "weather.yaml", SUITES / "weather.yaml", "-t", path)
+    assert result.exit_code == 3, result.output
+    out = " ".join(result.output.split())
+    assert "SKIPPED 2 transcripts have a model label that the suite does not name" in out
+    assert "2 need a run" in out  # the cases those transcripts were of have no evidence now
