@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
 from evalspec.cli import app
 from evalspec.report.json_report import write_json
-from evalspec.review.diff import compare_results, diff_suites, load_results
+from evalspec.review.diff import compare_results, diff_suites
 from evalspec.review.markdown import render_diff_markdown
+from evalspec.review.results_file import load_results
 from evalspec.transcript import load_transcripts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -176,9 +177,9 @@ def test_cli_diff_prints_the_change_and_writes_markdown(tmp_path, run_dir):
     assert "city (call 2): 1.00×1 → 0.00×1" in result.output
     text = md.read_text(encoding="utf-8")
     assert (
-        '| compare two cities | expected call 1 (get_current_weather) city: "Paris" -&gt; "Rome"; '
-        'expected call 2 (get_current_weather) city: "London" -&gt; "Berlin" | PASS 1.000 | FAIL'
-        in text
+        '| compare two cities | expected call 1 (get\\_current\\_weather) city: "Paris" -&gt; '
+        '"Rome"; expected call 2 (get\\_current\\_weather) city: "London" -&gt; "Berlin" | '
+        "PASS 1.000 | FAIL" in text
     )
     assert "| forecast for tomorrow |" not in text  # unchanged cases stay out of the comment
 

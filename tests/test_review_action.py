@@ -4,6 +4,7 @@ and a head branch, `evalspec review` across its suites, one comment, the exit co
 from __future__ import annotations
 
 import asyncio
+import html
 import os
 import shutil
 import subprocess
@@ -102,17 +103,23 @@ def run_review(repo: Path, tmp_path: Path, base: str = "main", **env: str):
     return done, output, text, summary
 
 
+def rendered(markdown: str) -> str:
+    """The comment's text as GitHub shows it: Markdown escapes and HTML entities undone."""
+    return html.unescape(markdown.replace("\\", "")).replace("\u200b", "")
+
+
 def test_sample_pull_request_is_reviewed_in_one_comment(repo, tmp_path):
     sample_pull_request(repo)
-    done, output, comment, summary = run_review(repo, tmp_path)
+    done, output, markdown, summary = run_review(repo, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "exit-code=4" in output  # the endpoint change wins over everything else
-    assert comment.startswith("<!-- evalspec-review -->\n")
-    assert summary.read_text(encoding="utf-8") == comment
+    assert markdown.startswith("<!-- evalspec-review -->\n")
+    assert summary.read_text(encoding="utf-8") == markdown
+    comment = rendered(markdown)
     # Severity order: security first, then the cases, then what every case shares.
     security = comment.index("Security-relevant changes")
     cases = comment.index("### Cases")
-    assert security < cases < comment.index("fail_threshold 0.85 -&gt; 0.9")
+    assert security < cases < comment.index("fail_threshold 0.85 -> 0.9")
     assert "$CI_DEPLOY_TOKEN (plain http to another host" in comment
     # The Paris change: exactly the two cases that saw Paris's weather.
     rows = [line for line in comment.splitlines() if line.startswith("| `suites/weather.yaml`")]
@@ -121,10 +128,10 @@ def test_sample_pull_request_is_reviewed_in_one_comment(repo, tmp_path):
         "current weather in Paris",
     ]
     assert "similarity 0.91 now not matched" in comment
-    assert "user message: &quot;Great" in comment or 'user message: "Great' in comment
+    assert 'user message: "Great, DM her that the report is ready." -> "Great' in comment
     assert "Untouched: `suites/math.yaml`" in comment
     # Repository-relative paths only.
-    assert str(tmp_path) not in comment and "/tmp/" not in comment
+    assert str(tmp_path) not in markdown and "/tmp/" not in markdown
 
 
 def test_untouched_suites_fold_into_one_line_and_exit_0(repo, tmp_path):
@@ -153,7 +160,8 @@ def test_new_suite_is_scored_on_its_own_recordings_and_known_endpoints_pass(repo
     )
     git(repo, "commit", "-q", "-am", "a new key variable")
     (tmp_path / "b").mkdir()
-    _, output, comment, _ = run_review(repo, tmp_path / "b")
+    _, output, markdown, _ = run_review(repo, tmp_path / "b")
+    comment = rendered(markdown)
     assert "exit-code=4" in output
     assert "new suite: model gpt-4o-mini sends to" in comment and "$OTHER_KEY" in comment
 
@@ -167,11 +175,12 @@ ROME_BERLIN = (
 def test_regression_exits_1(repo, tmp_path):
     edit(repo / "suites" / "weather.yaml", *ROME_BERLIN)
     git(repo, "commit", "-q", "-am", "regression")
-    _, output, comment, _ = run_review(repo, tmp_path)
+    _, output, markdown, _ = run_review(repo, tmp_path)
+    comment = rendered(markdown)
     assert "exit-code=1" in output
     row = next(r for r in comment.splitlines() if r.startswith("| `suites/weather.yaml`"))
     assert row.startswith("| `suites/weather.yaml` | compare two cities | gpt-4o-mini | ")
-    assert '| expected call 1 (get_current_weather) city: "Paris" -&gt; "Rome"; ' in row
+    assert '| expected call 1 (get_current_weather) city: "Paris" -> "Rome"; ' in row
     assert row.endswith("| PASS 1.000 | FAIL 0.667 | REGRESSION |")
 
 

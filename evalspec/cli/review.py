@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalspec.cli.common import reports_errors
+from evalspec.cli.common import check_output_file, reports_errors
 from evalspec.errors import UsageError
 
 if TYPE_CHECKING:
@@ -37,14 +36,6 @@ KIND_STYLES = {
 }
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Untrusted text (case names, model answers, tool outputs) without terminal control codes."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
 def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
     """Security-relevant changes first, then one line per case that changed (before → after),
     the suite changes that affect it, why its evidence is stale, and the rows that explain it."""
@@ -52,15 +43,16 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
     from rich.text import Text
 
     from evalspec.review.diff import evidence_text, row_text, shown_changes, side_text
+    from evalspec.terminal import text
 
     console = Console(highlight=False)
 
-    def say(text: str, style: str = "") -> None:
-        console.print(Text(printable(text), style=style))
+    def say(value: str, style: str = "") -> None:
+        console.print(text(value, style))
 
     console.print(
-        Text(printable(comparison.title), style="bold")
-        + Text(printable(f"  {comparison.before_label} → {comparison.after_label}"), style="dim")
+        text(comparison.title, "bold", single_line=True)
+        + text(f"  {comparison.before_label} → {comparison.after_label}", "dim", single_line=True)
     )
     for item in comparison.security:
         say(f"SECURITY   {item}", "bold red")
@@ -73,15 +65,15 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
     for c in shown:
         line = Text()
         line.append(f"{c.kind.upper():<10} ", style=KIND_STYLES.get(c.kind, "dim"))
-        line.append(printable(c.case + (f" · {c.model}" if multi else "")), style="bold")
+        line.append(text(c.case + (f" · {c.model}" if multi else ""), "bold", single_line=True))
         line.append("  ")
         for i, s in enumerate((c.before, c.after)):
             if i:
                 line.append(" → ")
-            line.append(side_text(s), style=STYLES.get(s.status, "") if s else "dim")
+            line.append(text(side_text(s), STYLES.get(s.status, "") if s else "dim"))
         extra = evidence_text(c)
         if extra:
-            line.append(f"  ({extra})", style="yellow")
+            line.append(text(f"  ({extra})", "yellow", single_line=True))
         console.print(line)
         for item in c.named:
             say(f"    changed: {item}", "yellow")
@@ -93,7 +85,7 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
             say(f"    {row_text(r)}", "dim")
     if not shown:
         console.print("no case changed")
-    console.print(Text(printable(comparison.summary()), style="bold"))
+    say(comparison.summary(), "bold")
     for note in comparison.notes:
         say(note, "dim")
 
@@ -168,6 +160,7 @@ def diff(
     from evalspec.suite.validate import load_suite
     from evalspec.transcript import load_transcripts
 
+    check_output_file(markdown, "--markdown")
     if base_ref is not None and len(suites) != 1:
         raise UsageError("with --base-ref, pass only the suite file (its base comes from git)")
     if base_ref is None and len(suites) != 2:
@@ -223,8 +216,10 @@ def compare(
 
       evalspec compare runs/slack/20261120-090000 runs/slack/20261121-101500
     """
-    from evalspec.review.diff import compare_results, load_results
+    from evalspec.review.diff import compare_results
+    from evalspec.review.results_file import load_results
 
+    check_output_file(markdown, "--markdown")
     comparison = compare_results(
         load_results(results_a),
         load_results(results_b),
@@ -274,6 +269,7 @@ def review(
       evalspec review 'suites/**/*.yaml' --base-ref "$BASE_SHA" --json
     """
     from evalspec.review.repo import DEFAULT_PATTERNS, review_repository
+    from evalspec.terminal import plain
 
     result = review_repository(
         patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale
@@ -287,12 +283,12 @@ def review(
     else:
         for suite in result.suites:
             if suite.comparison is None:
-                print(printable(f"removed: {suite.path}"))
+                print(plain(f"removed: {suite.path}"))
             elif not suite.untouched:
                 print_comparison(suite.comparison, show_unchanged=False)
                 print()
         untouched = [s.path for s in result.suites if s.untouched]
         if untouched:
-            print(printable(f"untouched: {', '.join(untouched)}"))
+            print(plain(f"untouched: {', '.join(untouched)}"))
         print(f"exit code {result.exit_code}")
     raise typer.Exit(result.exit_code)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +15,10 @@ from evalspec.cli.common import (
     MarkdownOpt,
     ReportOptions,
     VerboseOpt,
+    check_output_file,
+    check_report_files,
     configure_logging,
+    print_error,
     reports_errors,
     write_and_show,
 )
@@ -80,6 +82,8 @@ def rescore(
     Transcripts of cases or model labels the suite does not have are named on stderr and make
     the exit code 3 (unless allowed); when none is left, nothing is scored and the code is 3.
     """
+    check_report_files(options)
+    check_output_file(out, "--out")
     from evalspec.api import load_suite, load_transcripts, score
     from evalspec.review.diff import EXIT_UNVERIFIED, unmatched_transcripts
 
@@ -92,11 +96,11 @@ def rescore(
     level = "warning" if allow_skipped and kept else "error"
     for problem in skipped:
         _log.info("skipped transcripts: %s", problem)
-        sys.stderr.write(f"{level}: skipped: {problem}\n")
+        print_error(f"{level}: skipped: {problem}")
     if not kept:
-        sys.stderr.write(
+        print_error(
             f"error: nothing to score: none of the {len(loaded)} transcripts in {transcripts} "
-            f"is of a case and model of {suite_path}\n"
+            f"is of a case and model of {suite_path}"
         )
         return EXIT_UNVERIFIED
     report = score(suite, kept)

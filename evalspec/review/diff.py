@@ -12,7 +12,6 @@ like regressions unless the caller accepts them.
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -549,20 +548,6 @@ def diff_suites(
 
 
 # ---------------------------------------------------------------- compare two results files
-
-
-def load_results(path: Path) -> dict[str, Any]:
-    """A results.json (or a run directory holding one); UsageError when it is not one."""
-    file = path / "results.json" if path.is_dir() else path
-    if not file.exists():
-        raise UsageError(f"no results at {file}; pass a run directory or a results.json")
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{file} is not JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
-        raise UsageError(f"{file} is not an evalspec results.json (no `cases` list)")
-    return data
 
 
 def _result_from_dict(d: dict[str, Any]) -> CaseResult:

@@ -9,7 +9,6 @@ anywhere: replays are offline. Paths in the result are relative to the repositor
 
 from __future__ import annotations
 
-import glob
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import UsageError
+from evalspec.globbing import TooManyMatches, expand
 from evalspec.review.diff import (
     EXIT_OK,
     EXIT_REGRESSION,
@@ -97,8 +97,12 @@ def find_suites(root: Path, patterns: Sequence[str]) -> list[str]:
     for pattern in patterns:
         if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
             raise UsageError(f"{pattern}: suite patterns are relative to the repository")
-        for match in glob.glob(pattern, root_dir=root, recursive=True):
-            path = (root / match).resolve()
+        try:
+            matches = expand(str(root / pattern))
+        except TooManyMatches as exc:
+            raise UsageError(str(exc)) from None
+        for match in matches:
+            path = Path(match).resolve()
             if path.is_file() and path.is_relative_to(root):
                 found.add(path.relative_to(root).as_posix())
     return sorted(found)
