@@ -130,8 +130,9 @@ def test_sample_pull_request_is_reviewed_in_one_comment(repo, tmp_path):
     assert "similarity 0.91 now not matched" in comment
     assert 'user message: "Great, DM her that the report is ready." -> "Great' in comment
     assert "Untouched: `suites/math.yaml`" in comment
-    # Repository-relative paths only.
+    # Repository-relative paths only, and the checkout is left as it was.
     assert str(tmp_path) not in markdown and "/tmp/" not in markdown
+    assert git(repo, "status", "--porcelain") == ""
 
 
 def test_untouched_suites_fold_into_one_line_and_exit_0(repo, tmp_path):
