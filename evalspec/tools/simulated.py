@@ -116,6 +116,19 @@ class ToolSimulator:
     ) -> ToolResult:
         """Answer one call; errors come back as observations, never raised, except
         :class:`SimulatorMissing` when only the cache may answer and it has nothing."""
+        result = self.answer_without_llm(name, arguments, raw_arguments)
+        if result is not None:
+            return result
+        return await self._llm_backend().simulate(self._tools[name], arguments or {})
+
+    def answer_without_llm(
+        self, name: str, arguments: dict[str, Any] | None, raw_arguments: str
+    ) -> ToolResult | None:
+        """What `call` answers, when something other than the LLM simulator answers it.
+
+        None means only the LLM simulator (`simulate:`) can answer these arguments; review uses
+        this to re-derive recorded tool outputs without any request.
+        """
         tool = self._tools.get(name)
         if tool is None:
             available = ", ".join(sorted(self._tools)) or "(none)"
@@ -141,7 +154,7 @@ class ToolSimulator:
             return _cache_entry_result(entry)
 
         if tool.simulate is not None:
-            return await self._llm_backend().simulate(tool, arguments)
+            return None
 
         return ToolResult(None, "no simulated response for these arguments", "error:no_response")
 
