@@ -53,10 +53,10 @@ def is_loopback(base_url: str | None) -> bool:
         return False
 
 
-def display_url(base_url: str | None) -> str:
+def display_url(base_url: str | None, default: str = "https://api.openai.com/v1") -> str:
     """The endpoint for messages, without any user:password part."""
     if not base_url:
-        return "https://api.openai.com/v1"
+        return default
     parts = urlsplit(base_url)
     host = parts.hostname or ""
     if parts.port:
@@ -64,7 +64,9 @@ def display_url(base_url: str | None) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-def resolve_api_key(api_key_env: str, base_url: str | None) -> str:
+def resolve_api_key(
+    api_key_env: str, base_url: str | None, default_url: str = "https://api.openai.com/v1"
+) -> str:
     """The key from the named variable; a dummy for loopback endpoints; else a RunError."""
     value = os.environ.get(api_key_env, "").strip()
     if value:
@@ -73,7 +75,8 @@ def resolve_api_key(api_key_env: str, base_url: str | None) -> str:
         return DUMMY_API_KEY
     raise RunError(
         f"environment variable {api_key_env} is not set; it must hold the API key for "
-        f"{display_url(base_url)}. Export it, or replay recorded answers with --record offline"
+        f"{display_url(base_url, default_url)}. Export it, or replay recorded answers with "
+        "--record offline"
     )
 
 
@@ -170,7 +173,14 @@ def _has_cause(exc: BaseException, class_name: str) -> bool:
 
 
 class OpenAIChatProvider:
-    """Calls one OpenAI-compatible endpoint, with retries, a timeout and an optional RPM limit."""
+    """Calls one OpenAI-compatible endpoint, with retries, a timeout and an optional RPM limit.
+
+    Another protocol whose client shares the openai client's error classes (``anthropic``)
+    reuses the retry loop by overriding the hooks ``_make_client``, ``_body``, ``_send`` and
+    ``_parse`` (see ``providers/anthropic_messages.py``).
+    """
+
+    default_url = "https://api.openai.com/v1"
 
     def __init__(
         self,
@@ -188,8 +198,6 @@ class OpenAIChatProvider:
         rng: random.Random | None = None,
         limiter: RateLimiter | None = None,
     ) -> None:
-        import openai
-
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
@@ -198,7 +206,7 @@ class OpenAIChatProvider:
         self.backoff_cap_s = backoff_cap_s
         self.retry_after_cap_s = retry_after_cap_s
         self._rng = rng or random.Random()
-        self._api_key = resolve_api_key(api_key_env, base_url)
+        self._api_key = resolve_api_key(api_key_env, base_url, self.default_url)
         self._key_from_env = self._api_key != DUMMY_API_KEY
         # A limiter shared by every provider of a run makes requests_per_minute run-wide.
         self._limiter = limiter or (
@@ -206,19 +214,24 @@ class OpenAIChatProvider:
         )
         self._semaphore = asyncio.Semaphore(concurrency) if concurrency else None
         self._reached = False
-        self._openai = openai
-        self._client = openai.AsyncOpenAI(
+        self._openai, self._client = self._make_client(dict(headers or {}))
+
+    def _make_client(self, headers: dict[str, str]) -> tuple[Any, Any]:
+        """The client library (whose error classes the retry loop catches) and a client."""
+        import openai
+
+        client = openai.AsyncOpenAI(
             api_key=self._api_key,
-            base_url=base_url,
-            timeout=timeout_s,
+            base_url=self.base_url,
+            timeout=self.timeout_s,
             max_retries=0,
-            default_headers=dict(headers or {}),
+            default_headers=headers,
         )
+        return openai, client
 
     def __repr__(self) -> str:
         return (
-            f"OpenAIChatProvider(base_url={display_url(self.base_url)!r}, "
-            f"api_key_env={self.api_key_env!r})"
+            f"{type(self).__name__}(base_url={self._where()!r}, api_key_env={self.api_key_env!r})"
         )
 
     async def aclose(self) -> None:
@@ -243,6 +256,14 @@ class OpenAIChatProvider:
         # messages and tools (the largest client-side cost of a run) is skipped.
         return {"model": request.model, "messages": [], "extra_body": params}
 
+    async def _send(self, body: dict[str, Any]) -> str:
+        """One attempt: the reply's body text; the client's errors propagate to the loop."""
+        raw = await self._client.chat.completions.with_raw_response.create(**body)
+        return raw.http_response.text
+
+    def _where(self) -> str:
+        return display_url(self.base_url, self.default_url)
+
     async def _complete(self, request: ChatRequest) -> ChatResponse:
         openai = self._openai
         body = self._body(request)
@@ -254,10 +275,10 @@ class OpenAIChatProvider:
             wait_hint: float | None = None
             last_status: int | None = None
             try:
-                raw = await self._client.chat.completions.with_raw_response.create(**body)
+                text = await self._send(body)
                 latency = time.monotonic() - started
                 self._reached = True
-                return self._parse(raw.http_response.text, latency, request, attempt + 1)
+                return self._parse(text, latency, request, attempt + 1)
             except openai.APIStatusError as exc:
                 self._reached = True
                 status = exc.status_code
@@ -280,7 +301,7 @@ class OpenAIChatProvider:
                 problem = "could not connect" if refused else "connection dropped"
                 if attempt >= self.retries and refused and not self._reached:
                     raise RunError(
-                        f"cannot reach the model endpoint {display_url(self.base_url)} "
+                        f"cannot reach the model endpoint {self._where()} "
                         f"({self._redact(str(exc.__cause__ or exc))}); is the server running "
                         "and the base_url right?"
                     ) from None
@@ -346,7 +367,7 @@ class OpenAIChatProvider:
         return self._redact(str(message))[:300]
 
     def _auth_message(self, problem: str) -> str:
-        where = display_url(self.base_url)
+        where = self._where()
         if self._key_from_env:
             return (
                 f"{where} rejected the API key in environment variable {self.api_key_env} "

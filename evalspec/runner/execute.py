@@ -106,19 +106,9 @@ def make_providers(suite: Suite, options: RunOptions) -> dict[str, Provider]:
 
 def _live_factory(suite: Suite, model: ModelSpec, limiter: Any) -> Callable[[], Provider]:
     def build() -> Provider:
-        import os
+        from evalspec.providers.live import live_provider
 
-        from evalspec.providers.openai_chat import OpenAIChatProvider
-
-        return OpenAIChatProvider(
-            base_url=model.base_url or os.environ.get("OPENAI_BASE_URL"),
-            api_key_env=model.api_key_env,
-            headers=model.headers,
-            timeout_s=suite.run.timeout_s,
-            retries=suite.run.retries,
-            requests_per_minute=suite.run.requests_per_minute,
-            limiter=limiter,
-        )
+        return live_provider(model, suite.run, limiter)
 
     return build
 
