@@ -257,6 +257,7 @@ async def run_plan_async(
     on_done: Callable[[Transcript], None] | None = None,
 ) -> RunOutcome:
     """Run every item not yet finished in the run directory; return all transcripts."""
+    from evalspec.tools.mcp_exec import live_executor
     from evalspec.tools.simulated import ToolSimulator
 
     options = options or RunOptions()
@@ -268,7 +269,9 @@ async def run_plan_async(
     secrets = secrets_from_env(m.api_key_env for m in suite.models)
     own_providers = providers is None
     providers = providers or make_providers(suite, options)
-    simulator = ToolSimulator(suite.tools, Path(suite.path).resolve().parent)
+    simulator = ToolSimulator(
+        suite.tools, Path(suite.path).resolve().parent, mcp=live_executor(suite, options.record)
+    )
     sink = _Sink(options.run_dir)
     limit = asyncio.Semaphore(options.concurrency or suite.run.concurrency)
     results: dict[str, Transcript] = dict(finished)
@@ -315,6 +318,7 @@ async def run_plan_async(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         sink.close()
+        await simulator.aclose()
         if own_providers:
             for p in providers.values():
                 await p.aclose()
