@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("evalspec-test-tools")
 _log: Path | None = None
@@ -45,7 +46,7 @@ def upper(text: str) -> dict[str, str]:
 @server.tool(name="Files.Delete", description="Delete a file (always refused).")
 def delete(path: str) -> str:
     _note("Files.Delete", path=path)
-    raise ValueError(f"permission denied: {path}")
+    raise ToolError(f"permission denied: {path}")
 
 
 def main() -> None:
