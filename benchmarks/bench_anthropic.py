@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -37,6 +35,7 @@ from _common import (
     run_child,
     summary,
 )
+from bench_run import Server
 
 SYSTEM = "You are a calculator assistant. Always use the math tools."
 TOOL = {
@@ -123,34 +122,8 @@ asyncio.run(main())
 """
 
 
-class Server:
-    """The fake Messages server in its own process, so it does not share a GIL with the client."""
-
-    def __init__(self, latency_s: float):
-        self.proc = subprocess.Popen(
-            [PYTHON, "-c", _SERVER, str(REPO), str(latency_s)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-        )
-        assert self.proc.stdout is not None
-        self.base_url = self.proc.stdout.readline().strip()
-        if not self.base_url.startswith("http"):
-            raise RuntimeError("the fake server did not start")
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
 def bench_provider(args: argparse.Namespace, tmp: Path) -> None:
-    server = Server(latency_s=0.05)
+    server = Server(latency_s=0.05, script=_SERVER)
     try:
         spec = tmp / "spec.json"
         users = [f"What is {i} plus {i * 7 % 101}?" for i in range(args.requests)]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fake_anthropic import FakeAnthropic, MessagesReply, text_reply, tool_use_reply
+from test_provider import complete as complete_with
 
 from evalspec.errors import RunError
 from evalspec.providers.anthropic_messages import AnthropicMessagesProvider
@@ -69,6 +69,10 @@ def request(messages: tuple[dict[str, Any], ...] = HISTORY[:2], **params: Any) -
     )
 
 
+def complete(p: Any, req: ChatRequest | None = None) -> ChatResponse:
+    return complete_with(p, req or request())
+
+
 def provider(base_url: str, **options: Any) -> AnthropicMessagesProvider:
     settings: dict[str, Any] = {
         "api_key_env": KEY_ENV,
@@ -79,16 +83,6 @@ def provider(base_url: str, **options: Any) -> AnthropicMessagesProvider:
     }
     settings.update(options)
     return AnthropicMessagesProvider(base_url, **settings)
-
-
-def complete(p: Any, req: ChatRequest | None = None) -> ChatResponse:
-    async def go() -> ChatResponse:
-        try:
-            return await p.complete(req or request())
-        finally:
-            await p.aclose()
-
-    return asyncio.run(go())
 
 
 def test_request_is_in_anthropic_format(server: FakeAnthropic) -> None:
