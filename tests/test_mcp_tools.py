@@ -339,3 +339,39 @@ def test_header_values_are_filled_from_the_environment(monkeypatch) -> None:
     headers = {"Authorization": "Bearer ${EVALSPEC_TEST_MCP_TOKEN}", "X": "${EVALSPEC_TEST_UNSET}"}
     assert expand_headers(headers) == {"Authorization": "Bearer tok-SECRET-2", "X": ""}
     assert header_secrets(McpServer(key="k", url="http://x", headers=headers)) == ["tok-SECRET-2"]
+
+
+def _locked_suite(tmp_path: Path, tools: list[dict[str, Any]]) -> Path:
+    """A suite whose lock lists `tools` for a server that is never started."""
+    from evalspec.suite.mcp_lock import lock_path, write_lock
+
+    path = tmp_path / "reach.yaml"
+    path.write_text(
+        "suite: locked\nmodels: [m]\ntools: [{mcp: {command: [never-started-server]}}]\n"
+        "cases: [{name: c, user: hi, expect: {no_tool_calls: true}}]\n"
+    )
+    write_lock(lock_path(path), {"never-started-server": tools})
+    return path
+
+
+def test_a_broken_lock_file_is_a_clear_suite_error(tmp_path) -> None:
+    path = _locked_suite(tmp_path, [])
+    (tmp_path / "reach.tools.lock.json").write_text('{"servers": {"never-started-server": {}}}')
+    with pytest.raises(SpecError, match="the tool lock file is broken: server .* no list"):
+        api.load_suite(path)
+    (tmp_path / "reach.tools.lock.json").write_text("{not json")
+    with pytest.raises(SpecError, match="the tool lock file is broken: not readable JSON"):
+        api.load_suite(path)
+
+
+def test_hostile_tool_names_in_a_lock_stay_inside_the_cache(tmp_path) -> None:
+    schema = {"type": "object", "properties": {}}
+    path = _locked_suite(
+        tmp_path,
+        [{"name": "../../escape", "inputSchema": schema}, {"name": "..", "inputSchema": schema}],
+    )
+    suite = api.load_suite(path)
+    cache = (tmp_path / "reach.mcp_cache" / "mcp").resolve()
+    for tool in suite.tools:
+        assert Path(tool.cache_file).resolve().parent.parent == cache
+    assert [Path(t.cache_file).name for t in suite.tools] == ["_.._escape.json", "_.json"]

@@ -19,7 +19,7 @@ import json
 import os
 import re
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, TextIO
 
 from evalspec.errors import RunError
 from evalspec.suite.model import McpServer
@@ -51,14 +51,16 @@ def header_secrets(server: McpServer) -> list[str]:
     return [os.environ[n] for n in names if len(os.environ.get(n, "")) >= 4]
 
 
-def _transport(server: McpServer, timeout_s: float) -> AbstractAsyncContextManager[Any]:
+def _transport(
+    server: McpServer, timeout_s: float, errlog: TextIO
+) -> AbstractAsyncContextManager[Any]:
     if server.command:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         params = StdioServerParameters(
             command=server.command[0], args=list(server.command[1:]), cwd=server.cwd
         )
-        return stdio_client(params, errlog=open(os.devnull, "w"))
+        return stdio_client(params, errlog=errlog)
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -109,21 +111,25 @@ class McpConnection:
         self._lock = asyncio.Lock()
 
     async def _hold(self) -> None:
-        from mcp import ClientSession
-
         try:
-            async with (
-                _transport(self.server, self.timeout_s) as streams,
-                ClientSession(streams[0], streams[1]) as session,
-            ):
-                await session.initialize()
-                self._session = session
-                self._ready.set()
-                await self._stop.wait()
+            with open(os.devnull, "w") as errlog:  # the server's stderr
+                await self._serve(errlog)
         except Exception as exc:  # reported to the caller waiting for the session
             self._error = exc
         finally:
             self._ready.set()
+
+    async def _serve(self, errlog: TextIO) -> None:
+        from mcp import ClientSession
+
+        async with (
+            _transport(self.server, self.timeout_s, errlog) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            self._session = session
+            self._ready.set()
+            await self._stop.wait()
 
     async def session(self) -> Any:
         async with self._lock:
