@@ -357,7 +357,7 @@ def _locked_suite(tmp_path: Path, tools: list[dict[str, Any]]) -> Path:
 def test_a_broken_lock_file_is_a_clear_suite_error(tmp_path) -> None:
     path = _locked_suite(tmp_path, [])
     (tmp_path / "reach.tools.lock.json").write_text('{"servers": {"never-started-server": {}}}')
-    with pytest.raises(SpecError, match="the tool lock file is broken: server .* no list"):
+    with pytest.raises(SpecError, match=r"the tool lock file is broken: server .* no list"):
         api.load_suite(path)
     (tmp_path / "reach.tools.lock.json").write_text("{not json")
     with pytest.raises(SpecError, match="the tool lock file is broken: not readable JSON"):
