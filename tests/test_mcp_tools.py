@@ -375,3 +375,34 @@ def test_hostile_tool_names_in_a_lock_stay_inside_the_cache(tmp_path) -> None:
     for tool in suite.tools:
         assert Path(tool.cache_file).resolve().parent.parent == cache
     assert [Path(t.cache_file).name for t in suite.tools] == ["_.._escape.json", "_.json"]
+
+
+def test_diff_against_git_reads_the_base_lock_and_shows_a_changed_definition(tmp_path) -> None:
+    import shutil
+
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    for name in ("calc.yaml", "calc.tools.lock.json", "calc.recordings.jsonl"):
+        shutil.copy(ROOT / "suites" / name, suites / name)
+    shutil.copytree(ROOT / "suites" / "calc.mcp_cache", suites / "calc.mcp_cache")
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "base"]):
+        subprocess.run([*git, *args], cwd=tmp_path, check=True, capture_output=True)
+
+    def evalspec(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "evalspec", *args], capture_output=True, text=True, cwd=tmp_path
+        )
+
+    ran = evalspec("run", "suites/calc.yaml", "--record", "offline", "--out", "run")
+    assert ran.returncode == 0, ran.stderr
+    unchanged = evalspec("diff", "--base-ref", "HEAD", "suites/calc.yaml", "-t", "run", "--json")
+    assert unchanged.returncode == 0, unchanged.stderr
+    assert json.loads(unchanged.stdout)["counts"].get("rerun", 0) == 0
+
+    lock = suites / "calc.tools.lock.json"
+    lock.write_text(lock.read_text().replace("Add two numbers: a + b.", "Adds."))
+    changed = evalspec("diff", "--base-ref", "HEAD", "suites/calc.yaml", "-t", "run", "--json")
+    assert changed.returncode == 0, changed.stderr
+    # a tool definition is part of every request: every recorded answer is now stale
+    assert json.loads(changed.stdout)["counts"]["rerun"] == 6

@@ -365,7 +365,18 @@ def suite_from_git(ref: str, path: Path) -> Suite | None:
         return None
     with tempfile.TemporaryDirectory(prefix="evalspec-base-") as tmp:
         _materialise(root, ref, rel, Path(tmp), set())
+        _materialise_tool_lock(root, ref, rel, Path(tmp))
         return load_suite(Path(tmp) / rel)
+
+
+def _materialise_tool_lock(root: Path, ref: str, rel: str, dest: Path) -> None:
+    """The suite's MCP tool lock file as it is at `ref`, when it has one there."""
+    from evalspec.suite.mcp_lock import lock_path
+
+    lock_rel = lock_path(rel).as_posix()
+    shown = _git(root, "show", f"{ref}:{lock_rel}")
+    if shown.returncode == 0:
+        (dest / lock_rel).write_bytes(shown.stdout)
 
 
 def _materialise(root: Path, ref: str, rel: str, dest: Path, done: set[str]) -> None:
