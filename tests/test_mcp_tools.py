@@ -406,3 +406,21 @@ def test_diff_against_git_reads_the_base_lock_and_shows_a_changed_definition(tmp
     assert changed.returncode == 0, changed.stderr
     # a tool definition is part of every request: every recorded answer is now stale
     assert json.loads(changed.stdout)["counts"]["rerun"] == 6
+
+
+def test_a_server_that_never_answers_times_out_and_is_abandoned(tmp_path) -> None:
+    import asyncio
+
+    from evalspec.errors import RunError
+    from evalspec.suite.model import McpServer
+    from evalspec.tools.mcp_client import list_server_tools
+
+    silent = McpServer(
+        key="silent",
+        command=(sys.executable, "-c", "import time; time.sleep(60)"),
+        cwd=str(tmp_path),
+    )
+    started = time.monotonic()
+    with pytest.raises(RunError, match=r"cannot start or reach the MCP server 'silent'.*1 s"):
+        asyncio.run(list_server_tools(silent, timeout_s=1.0))
+    assert time.monotonic() - started < 10

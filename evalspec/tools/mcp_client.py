@@ -25,6 +25,8 @@ from evalspec.errors import RunError
 from evalspec.suite.model import McpServer
 
 MAX_OUTPUT_CHARS = 100_000
+CLOSE_GRACE_S = 10.0
+"""How long a server may take to shut down before its connection is cancelled."""
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -173,8 +175,14 @@ class McpConnection:
         return (*result_to_output(result), True)
 
     async def close(self) -> None:
+        """Leave the session; a server that never finished starting is abandoned at once."""
         self._stop.set()
-        if self._task is not None:
+        if self._task is None:
+            return
+        grace = CLOSE_GRACE_S if self._session is not None else 0
+        done, _ = await asyncio.wait({self._task}, timeout=grace)
+        if not done:
+            self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
 
 
