@@ -341,13 +341,14 @@ def test_header_values_are_filled_from_the_environment(monkeypatch) -> None:
     assert header_secrets(McpServer(key="k", url="http://x", headers=headers)) == ["tok-SECRET-2"]
 
 
-def _locked_suite(tmp_path: Path, tools: list[dict[str, Any]]) -> Path:
+def _locked_suite(tmp_path: Path, tools: list[dict[str, Any]], extra: str = "") -> Path:
     """A suite whose lock lists `tools` for a server that is never started."""
     from evalspec.suite.mcp_lock import lock_path, write_lock
 
     path = tmp_path / "reach.yaml"
     path.write_text(
-        "suite: locked\nmodels: [m]\ntools: [{mcp: {command: [never-started-server]}}]\n"
+        "suite: locked\nmodels: [m]\n"
+        f"tools: [{{mcp: {{command: [never-started-server]{extra}}}}}]\n"
         "cases: [{name: c, user: hi, expect: {no_tool_calls: true}}]\n"
     )
     write_lock(lock_path(path), {"never-started-server": tools})
@@ -424,3 +425,9 @@ def test_a_server_that_never_answers_times_out_and_is_abandoned(tmp_path) -> Non
     with pytest.raises(RunError, match=r"cannot start or reach the MCP server 'silent'.*1 s"):
         asyncio.run(list_server_tools(silent, timeout_s=1.0))
     assert time.monotonic() - started < 10
+
+
+def test_a_response_cache_outside_the_suite_folder_is_refused(tmp_path) -> None:
+    path = _locked_suite(tmp_path, [], extra=", cache: ../../elsewhere")
+    with pytest.raises(SpecError, match="must be inside the suite's folder"):
+        api.load_suite(path)

@@ -90,7 +90,7 @@ class McpPart(Reporter):
         lock_file = lock_path(self.path)
         if self._lock is False:
             self._lock = read_lock(lock_file)
-        listed = (self._lock or {}).get(key) if isinstance(self._lock, dict) else None
+        listed = self._lock.get(key) if isinstance(self._lock, dict) else None
         if listed is None:
             self.problem(
                 spos,
@@ -102,36 +102,15 @@ class McpPart(Reporter):
             return []
         include = [str(p) for p in source.get("include") or ()]
         exclude = [str(p) for p in source.get("exclude") or ()]
-        for field_name, patterns in (("include", include), ("exclude", exclude)):
-            for j, pattern in enumerate(patterns):
-                if not any(matches(t["name"], [pattern]) for t in listed):
-                    node = source[field_name]
-                    self.problem(
-                        node.item_pos[j] if isinstance(node, LList) else spos,
-                        f"{where}.{field_name}[{j}]",
-                        f"{pattern!r} matches no tool the server listed",
-                        "tools: " + ", ".join(t["name"] for t in listed),
-                    )
-        cache = self.base / str(source.get("cache") or (self.path.stem + CACHE_SUFFIX))
-        folder = (
-            cache
-            / CACHE_CATEGORY
-            / file_slug(source.get("name") or default_server_name(list(server.command), server.url))
-        )
+        self._check_patterns(source, where, spos, listed)
+        folder = self._cache_folder(source, server, where, spos)
         rules = source.get("responses") or {}
         chosen = [
             t
             for t in listed
             if (not include or matches(t["name"], include)) and not matches(t["name"], exclude)
         ]
-        for name in rules:
-            if name not in {t["name"] for t in chosen}:
-                self.problem(
-                    rules.key_pos.get(name, spos) if isinstance(rules, LDict) else spos,
-                    f"{where}.responses.{name}",
-                    f"the server offers no tool {name!r} here",
-                    "tools: " + ", ".join(t["name"] for t in chosen),
-                )
+        self._check_rules(rules, chosen, where, spos)
         out = []
         for definition in chosen:
             name = definition["name"]
@@ -145,6 +124,45 @@ class McpPart(Reporter):
             seen.setdefault(name, spos)
             out.append(self._mcp_tool(definition, server, folder, rules.get(name), where, spos))
         return out
+
+    def _check_patterns(
+        self, source: LDict, where: str, pos: Pos, listed: list[dict[str, Any]]
+    ) -> None:
+        """An include or exclude pattern that matches nothing is most likely a typo."""
+        for field_name in ("include", "exclude"):
+            node = source.get(field_name) or ()
+            for j, pattern in enumerate(node):
+                if not any(matches(t["name"], [str(pattern)]) for t in listed):
+                    self.problem(
+                        node.item_pos[j] if isinstance(node, LList) else pos,
+                        f"{where}.{field_name}[{j}]",
+                        f"{str(pattern)!r} matches no tool the server listed",
+                        "tools: " + ", ".join(t["name"] for t in listed),
+                    )
+
+    def _check_rules(self, rules: Any, chosen: list[dict[str, Any]], where: str, pos: Pos) -> None:
+        names = [t["name"] for t in chosen]
+        for name in rules:
+            if name not in names:
+                self.problem(
+                    rules.key_pos.get(name, pos) if isinstance(rules, LDict) else pos,
+                    f"{where}.responses.{name}",
+                    f"the server offers no tool {name!r} here",
+                    "tools: " + ", ".join(names),
+                )
+
+    def _cache_folder(self, source: LDict, server: McpServer, where: str, pos: Pos) -> Path:
+        """<cache>/mcp/<server>/, kept inside the suite's folder: a run writes there."""
+        cache = (self.base / str(source.get("cache") or (self.path.stem + CACHE_SUFFIX))).resolve()
+        if not cache.is_relative_to(self.base.resolve()):
+            self.problem(
+                source.value_pos.get("cache", pos),
+                f"{where}.cache",
+                "the response cache must be inside the suite's folder (live runs write to it)",
+                "use a relative path without `..`, e.g. `cache: mcp_cache/`",
+            )
+        name = source.get("name") or default_server_name(list(server.command), server.url)
+        return cache / CACHE_CATEGORY / file_slug(name)
 
     def _mcp_tool(
         self,
