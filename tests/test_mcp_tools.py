@@ -231,6 +231,13 @@ def test_two_models_run_live_on_the_server_then_offline_identically(tmp_path, mo
     assert _observed(offline) == _observed(live)
     assert len(gpt.requests) + len(claude.requests) == asked
     assert len(_calls(tmp_path)) == 2  # the server was not started again
+    suite = api.load_suite(path)
+    scored = [
+        sorted((c.model, c.case, c.status, c.score) for c in api.score(suite, ts).cases)
+        for ts in (live, offline)
+    ]
+    assert scored[0] == scored[1]
+    assert {m for m, *_ in scored[0]} == {"gpt", "claude"}
 
 
 def _free_port() -> int:
