@@ -240,3 +240,47 @@ def test_unset_key_for_a_remote_endpoint_is_a_run_error(monkeypatch: pytest.Monk
     monkeypatch.delenv(KEY_ENV, raising=False)
     with pytest.raises(RunError, match=f"{KEY_ENV} is not set.*api.anthropic.com"):
         provider(None)
+
+
+def test_conversation_shapes_anthropic_requires() -> None:
+    from evalspec.providers.anthropic_format import to_body
+
+    body = to_body(
+        [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": [{"type": "text", "text": "first"}]},
+            {"role": "user", "content": "second"},  # two user turns in a row are merged
+            {"role": "assistant", "content": ""},  # an empty answer sends no empty block
+            {"role": "developer", "content": "Use metric units."},
+            {"role": "user", "content": "third"},
+        ],
+        [],
+        {"tool_choice": "required", "seed": 3, "extra_body": {"top_k": 5}},
+    )
+    assert body["system"] == "Be brief.\n\nUse metric units."
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "first"},
+                {"type": "text", "text": "second"},
+                {"type": "text", "text": "third"},
+            ],
+        }
+    ]
+    assert "tool_choice" not in body and "tools" not in body  # no tools offered
+    assert body["top_k"] == 5 and "seed" not in body
+
+
+def test_a_named_tool_choice_becomes_anthropic_tool_choice() -> None:
+    from evalspec.providers.anthropic_format import to_body
+
+    tools = [TOOL]
+    named = {"type": "function", "function": {"name": "Math.Add"}}
+    assert to_body([], tools, {"tool_choice": named})["tool_choice"] == {
+        "type": "tool",
+        "name": "Math.Add",
+    }
+    assert to_body([], tools, {"tool_choice": "none", "parallel_tool_calls": False})[
+        "tool_choice"
+    ] == {"type": "none"}
