@@ -438,3 +438,10 @@ def test_a_response_cache_outside_the_suite_folder_is_refused(tmp_path) -> None:
     path = _locked_suite(tmp_path, [], extra=", cache: ../../elsewhere")
     with pytest.raises(SpecError, match="must be inside the suite's folder"):
         api.load_suite(path)
+
+
+def test_a_source_names_its_server_with_command_or_url(tmp_path) -> None:
+    path = _locked_suite(tmp_path, [], extra=', url: "http://127.0.0.1:9/mcp"')
+    with pytest.raises(SpecError, match=r"exactly one of `command` .* or `url`") as caught:
+        api.load_suite(path)
+    assert caught.value.problems[0].path == "tools[0].mcp"

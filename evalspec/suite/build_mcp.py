@@ -43,6 +43,16 @@ def default_server_name(command: list[str] | None, url: str | None) -> str:
     return file_slug(f"{parts.hostname or 'server'}_{parts.port or ''}".rstrip("_"))[:64]
 
 
+def source_problem(source: dict[str, Any]) -> str | None:
+    """What is wrong with how an `mcp:` tool source names its server, if anything."""
+    if ("command" in source) == ("url" in source):
+        return (
+            "an mcp tool source names its server with exactly one of `command` (stdio) "
+            "or `url` (HTTP)"
+        )
+    return None
+
+
 def server_of(source: dict[str, Any], base: Path) -> McpServer:
     """The server an `mcp:` tool source names (schema-valid), commands run in `base`."""
     command = list(source["command"]) if "command" in source else None
@@ -85,6 +95,10 @@ class McpPart(Reporter):
                 f"an mcp tool source cannot also have {extra}",
                 "give simulated answers under `mcp: {responses: {tool name: [...]}}`",
             )
+        problem = source_problem(source)
+        if problem:
+            self.problem(spos, where, problem, "command: [python, -m, my_server]")
+            return []
         server = server_of(source, self.base)
         key = server.key
         lock_file = lock_path(self.path)

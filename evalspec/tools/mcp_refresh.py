@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem, SpecError
-from evalspec.suite.build_mcp import server_of
+from evalspec.suite.build_mcp import server_of, source_problem
 from evalspec.suite.load import LDict, LList, load_yaml_at
 from evalspec.suite.mcp_lock import LockedTools, lock_path, read_lock, write_lock
 from evalspec.suite.model import McpServer
@@ -41,10 +41,17 @@ def mcp_servers(suite_path: Path) -> list[McpServer]:
     if problems:
         raise SpecError(problems)
     found: dict[str, McpServer] = {}
-    for item in doc.get("tools") or LList():
+    for i, item in enumerate(doc.get("tools") or LList()):
         if isinstance(item, LDict) and "mcp" in item:
+            problem = source_problem(item["mcp"])
+            if problem:
+                where = item.value_pos.get("mcp", item.pos)
+                problems.append(Problem.at(where, f"tools[{i}].mcp", problem))
+                continue
             server = server_of(item["mcp"], suite_path.resolve().parent)
             found.setdefault(server.key, server)
+    if problems:
+        raise SpecError(problems)
     return list(found.values())
 
 
