@@ -6,8 +6,9 @@ Measured in one run:
   (a) a local Messages API server (tests/fake_anthropic.py, in its own process) answering every
       request after 50 ms with a tool_use block; 500 single-turn requests at concurrency 32, each
       in a fresh process: evalspec's provider (AnthropicMessagesProvider behind the tool-name
-      mapping, as a run builds it: neutral request in, neutral message out) against a plain
-      script making the same requests with `AsyncAnthropic` and a Semaphore(32), alternated;
+      mapping, as ModelCalls.provider builds it for a run: neutral request in, neutral message
+      out) against a plain script making the same requests with `AsyncAnthropic` and a
+      Semaphore(32), alternated;
   (b) whole-process `evalspec validate` of a suite taking its tools from an MCP server through
       its lock file, against the same suite with those tools written out in YAML, alternated;
       and the modules `validate` of the MCP suite loads (`mcp` must not be one).
@@ -91,25 +92,23 @@ asyncio.run(main())
 _PROVIDER = """
 import asyncio, json, os, sys
 from evalspec.providers.base import ChatRequest
-from evalspec.providers.live import live_provider
-from evalspec.suite.model import ModelSpec, RunSettings
+from evalspec.providers.calls import Endpoint, ModelCalls
 
 async def main():
     spec = json.load(open(sys.argv[1]))
-    model = ModelSpec(name="m", model="fake-claude", provider="anthropic",
-                      base_url=spec["base_url"], api_key_env="BENCH_API_KEY",
-                      params={"max_tokens": 1024})
-    provider = live_provider(model, RunSettings(retries=0))
+    params = {"max_tokens": 1024}
+    endpoint = Endpoint(spec["base_url"], "BENCH_API_KEY", provider="anthropic")
+    provider = ModelCalls(retries=0).provider(endpoint)
     gate = asyncio.Semaphore(32)
     tool = {"type": "function", "function": {"name": "add",
             "description": spec["tool"]["description"],
             "parameters": spec["tool"]["input_schema"]}}
 
     async def one(i, user):
-        request = ChatRequest(key=str(i), model=model.model,
+        request = ChatRequest(key=str(i), model="fake-claude",
                               messages=({"role": "system", "content": spec["system"]},
                                         {"role": "user", "content": user}),
-                              tools=(tool,), params=model.params)
+                              tools=(tool,), params=params)
         async with gate:
             response = await provider.complete(request)
             return response.message["tool_calls"][0]["function"]["arguments"]

@@ -337,17 +337,6 @@ def test_refresh_cli_prints_what_changed(tmp_path, models) -> None:
     assert textwrap.dedent(checked.stdout).startswith("1 suite valid (3 cases)")
 
 
-def test_header_values_are_filled_from_the_environment(monkeypatch) -> None:
-    from evalspec.suite.model import McpServer
-    from evalspec.tools.mcp_client import expand_headers, header_secrets
-
-    monkeypatch.setenv("EVALSPEC_TEST_MCP_TOKEN", "tok-SECRET-2")
-    monkeypatch.delenv("EVALSPEC_TEST_UNSET", raising=False)
-    headers = {"Authorization": "Bearer ${EVALSPEC_TEST_MCP_TOKEN}", "X": "${EVALSPEC_TEST_UNSET}"}
-    assert expand_headers(headers) == {"Authorization": "Bearer tok-SECRET-2", "X": ""}
-    assert header_secrets(McpServer(key="k", url="http://x", headers=headers)) == ["tok-SECRET-2"]
-
-
 def _locked_suite(tmp_path: Path, tools: list[dict[str, Any]], extra: str = "") -> Path:
     """A suite whose lock lists `tools` for a server that is never started."""
     from evalspec.suite.mcp_lock import lock_path, write_lock
@@ -436,7 +425,7 @@ def test_a_server_that_never_answers_times_out_and_is_abandoned(tmp_path) -> Non
 
 def test_a_response_cache_outside_the_suite_folder_is_refused(tmp_path) -> None:
     path = _locked_suite(tmp_path, [], extra=", cache: ../../elsewhere")
-    with pytest.raises(SpecError, match="must be inside the suite's folder"):
+    with pytest.raises(SpecError, match=r"'\.\./\.\./elsewhere' cannot be written"):
         api.load_suite(path)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from evalspec import redaction
 from evalspec.providers.anthropic_format import NotAMessagesReply, from_reply, to_body
 from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
 from evalspec.providers.openai_chat import OpenAIChatProvider
@@ -46,16 +47,17 @@ class AnthropicMessagesProvider(OpenAIChatProvider):
             "extra_body": body,
         }
 
-    async def _send(self, body: dict[str, Any]) -> str:
-        raw = await self._client.messages.with_raw_response.create(**body)
-        return raw.http_response.text
+    def _create(self) -> Any:
+        return self._client.messages.with_streaming_response.create
 
     def _parse(
         self, text: str, latency: float, request: ChatRequest, attempts: int
     ) -> ChatResponse:
         try:
             message, finish, usage = from_reply(json.loads(text))
-        except (ValueError, TypeError, AttributeError, NotAMessagesReply):
+            # A server that echoes the request (its headers, the key) must not get it stored.
+            message = redaction.scrub_value(message)
+        except (ValueError, TypeError, AttributeError, RecursionError, NotAMessagesReply):
             raise ProviderError(
                 f"{request.describe()}: the endpoint's reply is not a Messages API message: "
                 f"{self._redact(text[:200])!r}",

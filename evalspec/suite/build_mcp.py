@@ -117,7 +117,7 @@ class McpPart(Reporter):
         include = [str(p) for p in source.get("include") or ()]
         exclude = [str(p) for p in source.get("exclude") or ()]
         self._check_patterns(source, where, spos, listed)
-        folder = self._cache_folder(source, server, where, spos)
+        folder = self._cache_folder(source, server, where)
         rules = source.get("responses") or {}
         chosen = [
             t
@@ -165,16 +165,10 @@ class McpPart(Reporter):
                     "tools: " + ", ".join(names),
                 )
 
-    def _cache_folder(self, source: LDict, server: McpServer, where: str, pos: Pos) -> Path:
-        """<cache>/mcp/<server>/, kept inside the suite's folder: a run writes there."""
-        cache = (self.base / str(source.get("cache") or (self.path.stem + CACHE_SUFFIX))).resolve()
-        if not cache.is_relative_to(self.base.resolve()):
-            self.problem(
-                source.value_pos.get("cache", pos),
-                f"{where}.cache",
-                "the response cache must be inside the suite's folder (live runs write to it)",
-                "use a relative path without `..`, e.g. `cache: mcp_cache/`",
-            )
+    def _cache_folder(self, source: LDict, server: McpServer, where: str) -> Path:
+        """<cache>/mcp/<server>/, inside the suite's folder: live runs write there."""
+        given = self.written_path(source, "cache", where)
+        cache = Path(given) if given else (self.base / (self.path.stem + CACHE_SUFFIX)).resolve()
         name = source.get("name") or default_server_name(list(server.command), server.url)
         return cache / CACHE_CATEGORY / file_slug(name)
 

@@ -71,13 +71,13 @@ class ToolsPart(McpPart):
                     description=item.get("description", ""),
                     parameters=plain(params),
                     responses=responses,
-                    cache_dir=self._rel(cache.get("dir")),
-                    cache_file=self._rel(cache.get("file")),
+                    cache_dir=self.written_path(cache, "dir", f"{path}.cache"),
+                    cache_file=self.written_path(cache, "file", f"{path}.cache"),
                     simulate=LLMSimulation(
                         model=sim["model"],
                         base_url=sim.get("base_url"),
                         api_key_env=sim.get("api_key_env", DEFAULT_API_KEY_ENV),
-                        cache=self._rel(sim.get("cache")),
+                        cache=self.written_path(sim, "cache", f"{path}.simulate"),
                     )
                     if sim
                     else None,
@@ -144,8 +144,5 @@ class ToolsPart(McpPart):
             f"not valid JSON Schema: {exc.message}",
             "see https://json-schema.org/understanding-json-schema",
         )
-
-    def _rel(self, p: str | None) -> str | None:
-        return None if p is None else str((self.base / str(p)).resolve())
 
     # ------------------------------------------------------------ rubric & critics

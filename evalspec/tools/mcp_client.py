@@ -17,17 +17,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TextIO
 
+from evalspec import redaction
 from evalspec.errors import RunError
+from evalspec.providers.openai_chat import expand_header_values, header_secrets
+from evalspec.redaction import redact
 from evalspec.suite.model import McpServer
 
 MAX_OUTPUT_CHARS = 100_000
 CLOSE_GRACE_S = 10.0
 """How long a server may take to shut down before its connection is cancelled."""
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def require_mcp() -> None:
@@ -38,19 +39,6 @@ def require_mcp() -> None:
         raise RunError(
             "talking to MCP servers needs the `mcp` package: pip install 'evalspec-yaml[mcp]'"
         ) from None
-
-
-def expand_headers(headers: dict[str, str]) -> dict[str, str]:
-    """Header values with ``${NAME}`` replaced by environment variable NAME (unset: empty)."""
-    return {
-        k: _ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), v) for k, v in headers.items()
-    }
-
-
-def header_secrets(server: McpServer) -> list[str]:
-    """Values filled in from the environment, to keep out of every message."""
-    names = {m for v in server.headers.values() for m in _ENV_REF.findall(v)}
-    return [os.environ[n] for n in names if len(os.environ.get(n, "")) >= 4]
 
 
 def _transport(
@@ -68,7 +56,7 @@ def _transport(
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     client = create_mcp_http_client(
-        headers=expand_headers(server.headers), timeout=httpx2.Timeout(timeout_s)
+        headers=expand_header_values(server.headers), timeout=httpx2.Timeout(timeout_s)
     )
     return streamable_http_client(str(server.url), http_client=client)
 
@@ -190,9 +178,7 @@ def _describe(exc: BaseException | None, server: McpServer) -> str:
     text = f"{type(exc).__name__}: {exc}" if exc is not None else "unknown error"
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         text = _describe(exc.exceptions[0], server)
-    for secret in header_secrets(server):
-        text = text.replace(secret, "***")
-    return text[:300]
+    return redaction.scrub(redact(text, header_secrets(server.headers)))[:300]
 
 
 async def list_server_tools(server: McpServer, timeout_s: float = 30.0) -> list[dict[str, Any]]:

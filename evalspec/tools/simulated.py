@@ -1,4 +1,5 @@
-"""Answer a model's tool calls with simulated outputs, never with an exception.
+"""Answer a model's tool calls with simulated outputs, never with an exception (but one: where
+no model may be called, an LLM-simulated answer missing from its cache is `SimulatorMissing`).
 
 Everything that can go wrong with a call (unknown tool, bad JSON, arguments that break the
 schema, nothing to answer with) becomes an error observation the model sees, because how a model
@@ -26,6 +27,7 @@ from evalspec.tools.stb_cache import ResponseCache, canonical_key, index_cache_d
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
+    from evalspec.providers.calls import ModelCalls
     from evalspec.tools.llm_sim import LLMSimulatorBackend
     from evalspec.tools.mcp_exec import McpExecutor
 
@@ -101,11 +103,14 @@ class ToolSimulator:
         tools: Sequence[Tool],
         base_dir: Path,
         llm: LLMSimulatorBackend | None = None,
+        *,
+        calls: ModelCalls | None = None,
         mcp: McpExecutor | None = None,
     ):
         self._tools = {tool.name: tool for tool in tools}
         self._base_dir = Path(base_dir)
         self._llm = llm
+        self._calls = calls
         self._mcp = mcp
         """Live MCP calls; None in offline runs, where only recorded outputs answer."""
         self._running: dict[tuple[str, str], asyncio.Future[ToolResult]] = {}
@@ -116,7 +121,8 @@ class ToolSimulator:
     async def call(
         self, name: str, arguments: dict[str, Any] | None, raw_arguments: str
     ) -> ToolResult:
-        """Answer one call; errors come back as observations, never raised."""
+        """Answer one call; errors come back as observations, never raised, except
+        :class:`SimulatorMissing` when only the cache may answer and it has nothing."""
         tool = self._tools.get(name)
         if tool is None:
             available = ", ".join(sorted(self._tools)) or "(none)"
@@ -182,7 +188,7 @@ class ToolSimulator:
         if self._llm is None:
             from evalspec.tools.llm_sim import LLMSimulatorBackend
 
-            self._llm = LLMSimulatorBackend(self._base_dir)
+            self._llm = LLMSimulatorBackend(self._base_dir, self._calls)
         return self._llm
 
     def _validator(self, tool: Tool) -> Validator | None:
