@@ -357,7 +357,7 @@ def test_a_broken_lock_file_is_a_clear_suite_error(tmp_path) -> None:
     with pytest.raises(SpecError, match=r"the tool lock file is broken: server .* no list"):
         api.load_suite(path)
     (tmp_path / "reach.tools.lock.json").write_text("{not json")
-    with pytest.raises(SpecError, match="the tool lock file is broken: not readable JSON"):
+    with pytest.raises(SpecError, match=r"reach\.tools\.lock\.json.*JSON"):
         api.load_suite(path)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from evalspec.errors import Problem, SpecError
 from evalspec.files import atomic_write
+from evalspec.reading import read_json
 
 LOCK_SUFFIX = ".tools.lock.json"
 COMMENT = (
@@ -41,12 +42,9 @@ def server_key(command: list[str] | tuple[str, ...] | None, url: str | None) -> 
 
 def read_lock(path: Path) -> LockedTools | None:
     """The locked definitions, None when there is no lock file; a broken one is a SpecError."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         return None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise _broken(path, f"not readable JSON ({exc})") from None
+    data = read_json(path)  # a file that is not a regular, sized, UTF-8 JSON file: InputError
     servers = data.get("servers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise _broken(path, 'no "servers" object')
