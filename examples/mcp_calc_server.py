@@ -10,8 +10,16 @@ from __future__ import annotations
 import argparse
 import math
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    SDK_1 = False
+except ImportError:  # mcp 1.x: the same server under its old name
+    from mcp.server.fastmcp import FastMCP as MCPServer
+    from mcp.server.fastmcp.exceptions import ToolError
+
+    SDK_1 = True
 
 server = MCPServer("calc")
 
@@ -38,11 +46,20 @@ def sqrt(a: float) -> float:
     return math.sqrt(a)
 
 
+def serve_http(port: int) -> None:
+    """Streamable HTTP on 127.0.0.1:port (1.x takes host and port as settings)."""
+    if SDK_1:
+        server.settings.host, server.settings.port = "127.0.0.1", port
+        server.run("streamable-http")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=port)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--http", type=int, help="serve streamable HTTP on 127.0.0.1:PORT")
     port = parser.parse_args().http
     if port:
-        server.run("streamable-http", host="127.0.0.1", port=port)
+        serve_http(port)
     else:
         server.run()

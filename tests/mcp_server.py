@@ -12,8 +12,16 @@ import argparse
 import json
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    SDK_1 = False
+except ImportError:  # mcp 1.x: the same server under its old name
+    from mcp.server.fastmcp import FastMCP as MCPServer
+    from mcp.server.fastmcp.exceptions import ToolError
+
+    SDK_1 = True
 
 server = MCPServer("evalspec-test-tools")
 _log: Path | None = None
@@ -57,9 +65,18 @@ def main() -> None:
     args = parser.parse_args()
     _log = Path(args.log) if args.log else None
     if args.http:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
+        serve_http(args.http)
     else:
         server.run()
+
+
+def serve_http(port: int) -> None:
+    """Streamable HTTP on 127.0.0.1:port (1.x takes host and port as settings)."""
+    if SDK_1:
+        server.settings.host, server.settings.port = "127.0.0.1", port
+        server.run("streamable-http")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=port)
 
 
 if __name__ == "__main__":

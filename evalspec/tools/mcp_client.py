@@ -41,6 +41,18 @@ def require_mcp() -> None:
         ) from None
 
 
+def _sdk_major() -> int:
+    """The installed SDK's major version: 1.x and 2.x differ in names and argument types."""
+    from importlib.metadata import version
+
+    return int(version("mcp").split(".")[0])
+
+
+def _field(obj: Any, snake: str, camel: str) -> Any:
+    """A result field under its 2.x name or its 1.x name."""
+    return getattr(obj, snake, getattr(obj, camel, None))
+
+
 def _transport(
     server: McpServer, timeout_s: float, errlog: TextIO
 ) -> AbstractAsyncContextManager[Any]:
@@ -51,12 +63,15 @@ def _transport(
             command=server.command[0], args=list(server.command[1:]), cwd=server.cwd
         )
         return stdio_client(params, errlog=errlog)
-    import httpx2
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
+    if _sdk_major() >= 2:
+        import httpx2 as http
+    else:
+        import httpx as http
     client = create_mcp_http_client(
-        headers=expand_header_values(server.headers), timeout=httpx2.Timeout(timeout_s)
+        headers=expand_header_values(server.headers), timeout=http.Timeout(timeout_s)
     )
     return streamable_http_client(str(server.url), http_client=client)
 
@@ -66,15 +81,16 @@ def result_to_output(result: Any) -> tuple[Any, str | None]:
     else the text itself; ``isError`` results give their text as the error."""
     texts = [getattr(block, "text", "") for block in result.content or ()]
     text = "".join(t for t in texts if isinstance(t, str))[:MAX_OUTPUT_CHARS]
-    if result.is_error:
+    if _field(result, "is_error", "isError"):
         return None, text or "the tool reported an error"
     if len(texts) == 1:
         try:
             return json.loads(text), None
         except ValueError:
             pass
-    if result.structured_content is not None:
-        return result.structured_content, None
+    structured = _field(result, "structured_content", "structuredContent")
+    if structured is not None:
+        return structured, None
     return text, None
 
 
@@ -83,7 +99,7 @@ def tool_definition(tool: Any) -> dict[str, Any]:
     return {
         "name": tool.name,
         "description": tool.description or "",
-        "inputSchema": tool.input_schema or {"type": "object"},
+        "inputSchema": _field(tool, "input_schema", "inputSchema") or {"type": "object"},
     }
 
 
@@ -147,7 +163,7 @@ class McpConnection:
             params = PaginatedRequestParams(cursor=cursor) if cursor else None
             listed = await asyncio.wait_for(session.list_tools(params=params), self.timeout_s)
             out.extend(tool_definition(t) for t in listed.tools)
-            cursor = listed.next_cursor
+            cursor = _field(listed, "next_cursor", "nextCursor")
             if not cursor:
                 break
         return out
@@ -156,8 +172,13 @@ class McpConnection:
         """(output, error, answered) of one call. A tool's own error is answered; a protocol
         failure or timeout is not (the caller must not record it as the tool's output)."""
         session = await self.session()
+        limit: Any = self.timeout_s
+        if _sdk_major() < 2:
+            from datetime import timedelta
+
+            limit = timedelta(seconds=self.timeout_s)
         try:
-            result = await session.call_tool(name, arguments, read_timeout_seconds=self.timeout_s)
+            result = await session.call_tool(name, arguments, read_timeout_seconds=limit)
         except Exception as exc:  # the server's failure is the model's observation
             return None, f"the MCP server failed: {_describe(exc, self.server)}", False
         return (*result_to_output(result), True)
