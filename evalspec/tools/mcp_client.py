@@ -15,6 +15,7 @@ outputs longer than :data:`MAX_OUTPUT_CHARS` are cut.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from contextlib import AbstractAsyncContextManager
@@ -41,6 +42,7 @@ def require_mcp() -> None:
         ) from None
 
 
+@functools.cache
 def _sdk_major() -> int:
     """The installed SDK's major version: 1.x and 2.x differ in names and argument types."""
     from importlib.metadata import version
