@@ -28,17 +28,23 @@ def _digest(payload: dict[str, Any]) -> str:
 def request_key(
     model: ModelSpec, messages: list[dict[str, Any]], tools: list[dict[str, Any]], trial: int
 ) -> str:
-    """Content id of one model request: same request, same key, across runs and machines."""
-    return _digest(
-        {
-            "v": ID_VERSION,
-            "model": model.model,
-            "params": model.params,
-            "messages": messages,
-            "tools": tools,
-            "trial": trial,
-        }
-    )
+    """Content id of one model request: same request, same key, across runs and machines.
+
+    The provider joins the key only when it is not the default, so ids recorded before
+    providers existed stay valid and an OpenAI and an Anthropic model with the same id do not
+    share answers.
+    """
+    payload = {
+        "v": ID_VERSION,
+        "model": model.model,
+        "params": model.params,
+        "messages": messages,
+        "tools": tools,
+        "trial": trial,
+    }
+    if model.provider != "openai":
+        payload["provider"] = model.provider
+    return _digest(payload)
 
 
 @dataclass(frozen=True)

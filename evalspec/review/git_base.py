@@ -83,11 +83,22 @@ def suite_from_git(ref: str, path: Path) -> Suite | None:
         return None
     with tempfile.TemporaryDirectory(prefix="evalspec-base-") as tmp:
         _materialise(root, commit, rel, Path(tmp), set(), ref)
+        _materialise_tool_lock(root, commit, rel, Path(tmp))
         try:
             return load_suite(Path(tmp) / rel)
         except SpecError as exc:
             # Problems name the files as they are at the ref, not the temporary copy.
             raise SpecError([_at_ref(p, Path(tmp), ref) for p in exc.problems]) from None
+
+
+def _materialise_tool_lock(root: Path, commit: str, rel: str, dest: Path) -> None:
+    """The suite's MCP tool lock file as it is at `commit`, when it has one there."""
+    from evalspec.suite.mcp_lock import lock_path
+
+    lock_rel = lock_path(rel).as_posix()
+    shown = _git(root, "show", f"{commit}:{lock_rel}")
+    if shown.returncode == 0:
+        (dest / lock_rel).write_bytes(shown.stdout)
 
 
 def _at_ref(problem: Problem, tmp: Path, ref: str) -> Problem:
