@@ -106,7 +106,10 @@ class EvidenceCheck:
         result = self._simulator.answer_without_llm(call.name, call.arguments, call.raw_arguments)
         if result is not None:
             return result
-        return self._simulator_cache(self._tools[call.name], call.arguments or {})
+        tool = self._tools[call.name]
+        if tool.simulate is None:  # a live MCP tool whose output is not in its cache
+            return None
+        return self._simulator_cache(tool, call.arguments or {})
 
     def _simulator_cache(self, tool: Tool, arguments: dict[str, Any]) -> ToolResult | None:
         from evalspec.tools.llm_sim import LLMSimulatorBackend, entry_to_result
