@@ -55,7 +55,7 @@ def named_text(c: CaseChange, c0: Comparison) -> str:
     """The suite changes of one case, for a table cell: what was changed, before what moved."""
     if c.named:
         return cell("; ".join(c.named), 200)
-    return "every case's (below)" if c0.suite_wide else "-"
+    return "shared by every case (below)" if c0.suite_wide else "-"
 
 
 def case_table(c0: Comparison, shown: list[CaseChange]) -> list[str]:
@@ -228,6 +228,7 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
         out += ["### Changes to every case of a suite", ""]
         out += [f"- `{cell(path)}`: {cell(item, 300)}" for path, item in wide]
         out.append("")
+    out += ["### Suites", ""]
     for s in review.suites:
         if s.comparison is not None and not s.untouched:
             out.append(f"- `{cell(s.path)}`: {cell(s.comparison.summary(), 300)}")
