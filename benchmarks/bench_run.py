@@ -100,12 +100,15 @@ asyncio.run(main())
 
 
 class Server:
-    """The fake server in its own process, so it does not share a GIL with the client."""
+    """The fake server in its own process, so it does not share a GIL with the client.
 
-    def __init__(self, latency_s: float):
+    `script` starts a server and prints its base url (argv: repo root, latency in seconds).
+    """
+
+    def __init__(self, latency_s: float, script: str = _SERVER):
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         self.proc = subprocess.Popen(
-            [PYTHON, "-c", _SERVER, str(REPO), str(latency_s)],
+            [PYTHON, "-c", script, str(REPO), str(latency_s)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

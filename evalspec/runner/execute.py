@@ -34,6 +34,7 @@ from evalspec.runner.run_dir import (
     recordings_path,
     write_manifest,
 )
+from evalspec.suite.endpoints import refuse_keys_in_clear
 from evalspec.suite.model import ModelSpec, Suite
 from evalspec.tools.llm_sim import SimulatorMissing
 from evalspec.tools.result import ToolResult
@@ -144,7 +145,8 @@ def make_providers(
 
 def _live_factory(model: ModelSpec, calls: ModelCalls) -> Callable[[], Provider]:
     def build() -> Provider:
-        return calls.provider(Endpoint(model.base_url, model.api_key_env, dict(model.headers)))
+        endpoint = Endpoint(model.base_url, model.api_key_env, dict(model.headers), model.provider)
+        return calls.provider(endpoint)
 
     return build
 
@@ -298,10 +300,13 @@ async def run_plan_async(
     on_done: Callable[[Transcript], None] | None = None,
 ) -> RunOutcome:
     """Run every item not yet finished in the run directory; return all transcripts."""
+    from evalspec.tools.mcp_exec import live_executor
     from evalspec.tools.simulated import ToolSimulator
 
     options = options or RunOptions()
     suite = plan.suite
+    if options.record != "offline":
+        refuse_keys_in_clear(suite, os.environ)
     finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
     todo = [it for it in plan.items if it.id not in finished]
     if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
@@ -313,7 +318,9 @@ async def run_plan_async(
     _check_simulator_caches(suite, base_dir)
     own_providers = providers is None
     providers = providers or make_providers(suite, options, calls)
-    simulator = ToolSimulator(suite.tools, base_dir, calls=calls)
+    simulator = ToolSimulator(
+        suite.tools, base_dir, calls=calls, mcp=live_executor(suite, options.record)
+    )
     sink = _Sink(options.run_dir)
     limit = asyncio.Semaphore(options.concurrency or suite.run.concurrency)
     results: dict[str, Transcript] = dict(finished)
@@ -351,6 +358,7 @@ async def run_plan_async(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         sink.close()
+        await simulator.aclose()
         if own_providers:
             for p in providers.values():
                 await p.aclose()
