@@ -91,6 +91,10 @@ class Plan:
         }
 
 
+MAX_PLAN_ITEMS = 1_000_000
+"""Requests one plan may hold: counted before any is built, so a typo cannot exhaust memory."""
+
+
 def compile_plan(
     suite: Suite,
     *,
@@ -103,6 +107,13 @@ def compile_plan(
     tools = [t.to_openai() for t in suite.tools]
     by_name = {t.name: t.to_openai() for t in suite.tools}
     selected_models = _select_models(suite, models)
+    chosen = [c for c in suite.cases if not cases or _case_matches(c, cases)]
+    total = sum(len(selected_models) * (trials or c.trials) for c in chosen)
+    if total > MAX_PLAN_ITEMS:
+        raise UsageError(
+            f"the plan has {total} items (cases × models × trials); the limit is "
+            f"{MAX_PLAN_ITEMS}: run fewer trials or models, or split the suite"
+        )
     items: list[PlanItem] = []
     for case in suite.cases:
         if cases and not _case_matches(case, cases):

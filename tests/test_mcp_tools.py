@@ -21,6 +21,7 @@ from fake_openai import FakeOpenAI, text_reply, tool_calls_reply
 
 from evalspec import api
 from evalspec.errors import SpecError
+from evalspec.review.diff import EXIT_UNVERIFIED
 from evalspec.runner import RunOptions
 
 pytestmark = pytest.mark.slow
@@ -400,8 +401,9 @@ def test_diff_against_git_reads_the_base_lock_and_shows_a_changed_definition(tmp
     lock = suites / "calc.tools.lock.json"
     lock.write_text(lock.read_text().replace("Add two numbers: a + b.", "Adds."))
     changed = evalspec("diff", "--base-ref", "HEAD", "suites/calc.yaml", "-t", "run", "--json")
-    assert changed.returncode == 0, changed.stderr
-    # a tool definition is part of every request: every recorded answer is now stale
+    # a tool definition is part of every request: every recorded answer is now stale, and stale
+    # evidence gates the review (exit 3) unless --allow-stale accepts it
+    assert changed.returncode == EXIT_UNVERIFIED, changed.stderr
     assert json.loads(changed.stdout)["counts"]["rerun"] == 6
 
 

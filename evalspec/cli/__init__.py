@@ -65,6 +65,7 @@ for command in (
     score.score,
     review.diff,
     review.compare,
+    review.review,
     run.merge,
     suite.schema,
     suite.init,

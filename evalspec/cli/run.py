@@ -133,9 +133,11 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         read_manifest,
         refuse_used_out,
     )
+    from evalspec.scoring.scorer import check_judge_caches
     from evalspec.suite.validate import load_suite
 
     suite = load_suite(req.suite)
+    check_judge_caches(suite)
     plan = compile_plan(
         suite,
         cases=req.cases,

@@ -263,7 +263,7 @@ class OpenAIChatProvider:
         self._rng = rng or random.Random()
         self.max_reply_bytes = max_reply_bytes
         self.budget_s = timeout_s * (self.retries + 1)
-        """A request (all attempts, with their waits) never runs longer than this."""
+        """The request's budget (timeout x attempts): no retry waits past its end."""
         self._api_key = resolve_api_key(api_key_env, base_url, self.default_url)
         self._key_from_env = self._api_key != DUMMY_API_KEY
         if self._key_from_env:

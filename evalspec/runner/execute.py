@@ -34,6 +34,7 @@ from evalspec.runner.run_dir import (
     recordings_path,
     write_manifest,
 )
+from evalspec.suite.endpoints import refuse_keys_in_clear
 from evalspec.suite.model import ModelSpec, Suite
 from evalspec.tools.llm_sim import SimulatorMissing
 from evalspec.tools.result import ToolResult
@@ -304,6 +305,8 @@ async def run_plan_async(
 
     options = options or RunOptions()
     suite = plan.suite
+    if options.record != "offline":
+        refuse_keys_in_clear(suite, os.environ)
     finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
     todo = [it for it in plan.items if it.id not in finished]
     if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):

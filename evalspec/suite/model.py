@@ -106,6 +106,8 @@ class CriticSpec:
     weight: float = float(schema_default(CRITIC + "weight"))
     params: dict[str, Any] = field(default_factory=dict)
     loc: Loc = field(default=Loc(), compare=False)
+    required: bool = schema_default(CRITIC + "required")
+    """When true, the case fails unless this critic matches, whatever the total score."""
 
 
 @dataclass(frozen=True)

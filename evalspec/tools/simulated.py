@@ -123,6 +123,22 @@ class ToolSimulator:
     ) -> ToolResult:
         """Answer one call; errors come back as observations, never raised, except
         :class:`SimulatorMissing` when only the cache may answer and it has nothing."""
+        result = self.answer_without_llm(name, arguments, raw_arguments)
+        if result is not None:
+            return result
+        tool = self._tools[name]
+        if tool.mcp is not None and tool.mcp.execute:
+            return await self._execute(tool, arguments or {})
+        return await self._llm_backend().simulate(tool, arguments or {})
+
+    def answer_without_llm(
+        self, name: str, arguments: dict[str, Any] | None, raw_arguments: str
+    ) -> ToolResult | None:
+        """What `call` answers, when something other than the LLM simulator answers it.
+
+        None means only a request can answer these arguments (the LLM simulator, or a live MCP
+        server); review uses this to re-derive recorded tool outputs without any request.
+        """
         tool = self._tools.get(name)
         if tool is None:
             available = ", ".join(sorted(self._tools)) or "(none)"
@@ -147,11 +163,8 @@ class ToolSimulator:
         if entry is not None:
             return _cache_entry_result(entry)
 
-        if tool.mcp is not None and tool.mcp.execute:
-            return await self._execute(tool, arguments)
-
-        if tool.simulate is not None:
-            return await self._llm_backend().simulate(tool, arguments)
+        if tool.simulate is not None or (tool.mcp is not None and tool.mcp.execute):
+            return None
 
         return ToolResult(None, "no simulated response for these arguments", "error:no_response")
 
