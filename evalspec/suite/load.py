@@ -6,6 +6,7 @@ syntax error) becomes a Problem with a position. The tree itself is built by yam
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,15 @@ __all__ = [
 ]
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_FILE_BYTES_ENV = "EVALSPEC_MAX_SUITE_BYTES"
+
+
+def max_file_bytes() -> int:
+    """The largest suite file read: 16 MiB unless EVALSPEC_MAX_SUITE_BYTES says otherwise."""
+    try:
+        return max(1, int(os.environ.get(MAX_FILE_BYTES_ENV, MAX_FILE_BYTES)))
+    except ValueError:
+        return MAX_FILE_BYTES
 
 
 def _display_name(path: Path) -> str:
@@ -51,8 +61,12 @@ def read_text(path: Path, display: str | None = None) -> str:
         raise fail("is a directory, not a YAML file", "name a .yaml file inside it")
     try:
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise fail(f"file is {size} bytes; suites are limited to {MAX_FILE_BYTES}", "split it")
+        limit = max_file_bytes()
+        if size > limit:
+            raise fail(
+                f"file is {size} bytes; suites are limited to {limit}",
+                f"split it, or raise the limit with {MAX_FILE_BYTES_ENV}",
+            )
         raw = path.read_bytes()
     except OSError as exc:
         raise fail(

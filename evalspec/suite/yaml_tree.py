@@ -5,13 +5,16 @@ time and no nesting depth can exhaust a stack (libyaml's own composer crashes th
 ~100,000 levels). On the way it enforces what a suite may hold:
 - only the safe core tags (nothing is ever constructed from a tag);
 - duplicate keys are errors, keys are text;
-- at most MAX_DEPTH levels, and at most MAX_NODES values once aliases are expanded: an alias
+- at most MAX_DEPTH levels, and at most MAX_NODES values added by expanding aliases: an alias
   reuses the anchored value (no copy), so a "billion laughs" document is refused at the first
-  collection whose expanded size is too large, having allocated almost nothing.
+  collection whose expanded size is too large, having allocated almost nothing;
+- at most `max_values()` values written out (2,000,000 unless EVALSPEC_MAX_SUITE_VALUES says
+  otherwise), so a 50,000-case suite loads while memory stays bounded by the file.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -22,6 +25,17 @@ from evalspec.suite.tree import LDict, LList, Pos
 
 MAX_DEPTH = 64
 MAX_NODES = 200_000
+DEFAULT_MAX_VALUES = 2_000_000
+MAX_VALUES_ENV = "EVALSPEC_MAX_SUITE_VALUES"
+
+
+def max_values() -> int:
+    """How many values a suite may write out: the default, or the environment's setting."""
+    try:
+        return max(1, int(os.environ.get(MAX_VALUES_ENV, DEFAULT_MAX_VALUES)))
+    except ValueError:
+        return DEFAULT_MAX_VALUES
+
 
 _CORE = "tag:yaml.org,2002:"
 _SEQ_TAG = _CORE + "seq"
@@ -89,6 +103,7 @@ class TreeBuilder:
         self.parser = parser
         self.file = file
         self.count = 0
+        self.limit = max_values()
         self.anchors: dict[str, tuple[Any, int, Pos]] = {}
 
     def pos(self, mark: Any) -> Pos:
@@ -175,11 +190,11 @@ class TreeBuilder:
 
     def _count(self, mark: Any, path: DocPath | None) -> None:
         self.count += 1
-        if self.count > MAX_NODES:
+        if self.count > self.limit:
             raise self.fail(
                 mark,
-                f"the document holds more than {MAX_NODES} values",
-                "split it into several suites",
+                f"the document holds more than {self.limit} values",
+                f"split it into several suites, or raise the limit with {MAX_VALUES_ENV}",
                 path,
             )
 
@@ -216,7 +231,7 @@ class TreeBuilder:
         value = frame.value
         if frame.merges:
             self._merge(frame)
-        if frame.size > MAX_NODES:
+        if frame.size > MAX_NODES + self.count:  # more than what was written out
             raise self.fail(
                 frame.mark,
                 "this value repeats *aliases so often that it expands to more than "
