@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -32,6 +32,13 @@ from evalspec.cli.progress import LiveTally, ProgressBar
 from evalspec.errors import RunError, UsageError
 from evalspec.providers.recordings import RECORD_MODES
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from evalspec.plan import Plan
+    from evalspec.runner.execute import RunOptions, RunOutcome
+    from evalspec.transcript import Transcript
+
 RecordMode = StrEnum("RecordMode", {mode: mode for mode in RECORD_MODES})  # type: ignore[misc]
 """The CLI's choices for --record, from the one list the recordings provider accepts."""
 
@@ -50,6 +57,10 @@ class RunRequest:
     recordings: Path | None = None
     out: Path | None = None
     resume: Path | None = None
+    ray: str | None = None
+    """Run on a Ray cluster: `auto` or its address."""
+    ray_batch: int = 32
+    """Items per batch sent to a Ray worker."""
 
 
 @reports_errors
@@ -74,6 +85,17 @@ def run(
     resume: Annotated[
         Path | None, typer.Option(help="Finish an interrupted run in this directory.")
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the items on a Ray cluster: auto (the cluster of this machine) or its "
+            "address. Needs the ray extra.",
+            metavar="auto|ADDRESS",
+        ),
+    ] = None,
+    ray_batch: Annotated[
+        int, typer.Option(min=1, help="Items per batch sent to one Ray worker.")
+    ] = 32,
     junit: JunitOpt = None,
     markdown: MarkdownOpt = None,
     html: HtmlOpt = None,
@@ -110,6 +132,8 @@ def run(
                 recordings=recordings,
                 out=out,
                 resume=resume,
+                ray=ray,
+                ray_batch=ray_batch,
             ),
             options,
         )
@@ -162,7 +186,10 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     started = time.perf_counter()
     try:
         with progress:
-            outcome = run_plan(plan, options, on_done=progress.advance)
+            if req.ray:
+                outcome = _run_on_ray(plan, options, req, progress.advance)
+            else:
+                outcome = run_plan(plan, options, on_done=progress.advance)
     except KeyboardInterrupt:
         done = len(completed(run_dir))
         sys.stderr.write(
@@ -191,6 +218,20 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         + ")"
     )
     return finish_run(suite, outcome.transcripts, run_dir, report, started=started, note=note)
+
+
+def _run_on_ray(
+    plan: Plan, options: RunOptions, req: RunRequest, on_done: Callable[[Transcript], None]
+) -> RunOutcome:
+    """The run on a Ray cluster; a clear usage error when the ray extra is not installed."""
+    try:
+        from evalspec.runner.ray_cluster import ClusterOptions, run_plan_on_ray
+    except ImportError:
+        raise UsageError(
+            "--ray needs Ray: pip install 'evalspec-yaml[ray]' (or run without --ray)"
+        ) from None
+    cluster = ClusterOptions(address=req.ray or "auto", batch_size=req.ray_batch)
+    return run_plan_on_ray(plan, options, cluster, on_done=on_done)
 
 
 @reports_errors

@@ -56,7 +56,7 @@ class RunOutcome:
     missing: list[str] = field(default_factory=list)
 
 
-class _Sink:
+class Sink:
     """Appends transcripts to the run directory, one flushed line each."""
 
     def __init__(self, run_dir: Path | None):
@@ -98,13 +98,13 @@ def make_providers(suite: Suite, options: RunOptions) -> dict[str, Provider]:
     for model in suite.models:
         providers[model.name] = RecordingProvider(
             recordings,
-            _live_factory(suite, model, limiter),
+            live_factory(suite, model, limiter),
             mode=options.record,  # type: ignore[arg-type]
         )
     return providers
 
 
-def _live_factory(suite: Suite, model: ModelSpec, limiter: Any) -> Callable[[], Provider]:
+def live_factory(suite: Suite, model: ModelSpec, limiter: Any) -> Callable[[], Provider]:
     def build() -> Provider:
         import os
 
@@ -259,6 +259,37 @@ def _transcript(
     )
 
 
+async def run_one(
+    item: PlanItem, plan: Plan, provider: Provider, simulator: Any, secrets: Any
+) -> Transcript:
+    """One item, never raising for its own failure: the error is in its transcript, redacted.
+
+    The one item runner of every engine (this process, or a worker of a Ray cluster).
+    """
+    try:
+        t = await run_item(item, plan, provider, simulator)
+    except (RunError, asyncio.CancelledError):
+        raise
+    except Exception as exc:  # one item's failure must not end the run
+        problem = redact(f"{type(exc).__name__}: {exc}", secrets)
+        t = _transcript(
+            item,
+            list(item.messages),
+            [],
+            None,
+            "error",
+            0,
+            0,
+            0.0,
+            0,
+            "live",
+            error=f"{item.label}: unexpected failure ({problem})",
+        )
+    if t.error:
+        t = replace(t, error=redact(t.error, secrets))
+    return t
+
+
 async def run_plan_async(
     plan: Plan,
     options: RunOptions | None = None,
@@ -279,34 +310,14 @@ async def run_plan_async(
     own_providers = providers is None
     providers = providers or make_providers(suite, options)
     simulator = ToolSimulator(suite.tools, Path(suite.path).resolve().parent)
-    sink = _Sink(options.run_dir)
+    sink = Sink(options.run_dir)
     limit = asyncio.Semaphore(options.concurrency or suite.run.concurrency)
     results: dict[str, Transcript] = dict(finished)
     outcome = RunOutcome([], options.run_dir, resumed=len(finished))
 
     async def one(item: PlanItem) -> None:
         async with limit:
-            try:
-                t = await run_item(item, plan, providers[item.model.name], simulator)
-            except (RunError, asyncio.CancelledError):
-                raise
-            except Exception as exc:  # one item's failure must not end the run
-                problem = redact(f"{type(exc).__name__}: {exc}", secrets)
-                t = _transcript(
-                    item,
-                    list(item.messages),
-                    [],
-                    None,
-                    "error",
-                    0,
-                    0,
-                    0.0,
-                    0,
-                    "live",
-                    error=f"{item.label}: unexpected failure ({problem})",
-                )
-        if t.error:
-            t = replace(t, error=redact(t.error, secrets))
+            t = await run_one(item, plan, providers[item.model.name], simulator, secrets)
         results[item.id] = t
         sink.write(t)
         if on_done:
