@@ -1,13 +1,21 @@
-"""Large suites: the value and file-size limits allow 50,000 cases and are configurable."""
+"""Large suites: limits that allow 50,000 cases, and reports that stay fast at that size."""
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from rich.console import Console
 
+from evalspec.api import score
 from evalspec.errors import SpecError
+from evalspec.report.console import MAX_PROBLEM_ROWS, print_report
+from evalspec.report.json_report import write_json
 from evalspec.suite.validate import load_suite
+from tests.conftest import transcript
 
 
 def _suite(cases: int) -> str:
@@ -60,3 +68,32 @@ def test_the_file_size_limit_is_configurable(
     assert "EVALSPEC_MAX_SUITE_BYTES" in str(info.value.problems[0])
     monkeypatch.delenv("EVALSPEC_MAX_SUITE_BYTES")
     assert len(load_suite(path).cases) == 20
+
+
+def _scored(tmp_path: Path, cases: int) -> Any:
+    path = tmp_path / "many.yaml"
+    path.write_text(_suite(cases), encoding="utf-8")
+    suite = load_suite(path)
+    # Every third case calls the tool with the wrong id, and fails.
+    made = [transcript(f"c{i}", ("t", {"id": f"r{i}" if i % 3 else "wrong"})) for i in range(cases)]
+    return score(suite, made)
+
+
+def test_results_json_is_streamed_yet_the_same_json(tmp_path: Path) -> None:
+    report = _scored(tmp_path, 30)
+    write_json(report, tmp_path / "results.json")
+    text = (tmp_path / "results.json").read_text(encoding="utf-8")
+    assert json.loads(text) == json.loads(json.dumps(report.to_dict(), default=str))
+    # One result per line, so a diff of two results files shows the cases that changed.
+    assert sum(1 for line in text.splitlines() if line.startswith('    {"item_id"')) == 30
+
+
+def test_the_console_lists_a_bounded_number_of_failing_cases(tmp_path: Path) -> None:
+    report = _scored(tmp_path, 3 * MAX_PROBLEM_ROWS + 30)
+    console = Console(record=True, width=200, file=io.StringIO())
+    print_report(report, console)
+    text = console.export_text()
+    failing = MAX_PROBLEM_ROWS + 10
+    assert text.count("FAIL") == MAX_PROBLEM_ROWS
+    assert f"{failing - MAX_PROBLEM_ROWS} more that did not pass are in results.json" in text
+    assert "passing cases not shown" in text
