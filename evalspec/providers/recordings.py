@@ -42,7 +42,9 @@ class Recordings:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._entries: dict[str, dict[str, Any]] = {}
+        self._entries: dict[str, str] = {}
+        """Each key's line as written (JSON text): a third of the memory of the parsed entry,
+        which is rebuilt only for the answers a run asks for."""
         self._comments: list[str] = []
         self._superseded = 0
         self._good_size = 0
@@ -106,15 +108,15 @@ class Recordings:
             ) from None
         if entry["key"] in self._entries:
             self._superseded += 1
-        self._entries[entry["key"]] = entry
+        self._entries[entry["key"]] = raw.decode("utf-8").strip()
         return True
 
     def get(self, key: str) -> ChatResponse | None:
         """The recorded answer for a request content id, or None."""
-        entry = self._entries.get(key)
-        if entry is None:
+        line = self._entries.get(key)
+        if line is None:
             return None
-        response = entry["response"]
+        response = json.loads(line)["response"]
         return ChatResponse(
             message=response["message"],
             finish_reason=response.get("finish_reason"),
@@ -148,7 +150,7 @@ class Recordings:
         fh.flush()
         if request.key in self._entries:
             self._superseded += 1
-        self._entries[request.key] = entry
+        self._entries[request.key] = line
 
     def _open_for_append(self) -> IO[str]:
         if self._fh is not None:
@@ -176,8 +178,8 @@ class Recordings:
         with atomic_write(self.path) as fh:
             for comment in self._comments or [HEADER_COMMENT]:
                 fh.write(_dumps({"_comment": comment}) + "\n")
-            for entry in self._entries.values():
-                fh.write(_dumps(entry) + "\n")
+            for line in self._entries.values():
+                fh.write(line + "\n")
         self._superseded = 0
         self._good_size = self.path.stat().st_size
         self._needs_newline = False

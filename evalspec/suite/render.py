@@ -343,6 +343,21 @@ def matrix_rows(case: LDict, path: str, problems: list[Problem]) -> list[dict[st
     return []
 
 
+def has_template(node: Any) -> bool:
+    """Whether any text in this value holds template syntax (an iterative scan, no copies)."""
+    stack = [node]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if "{{" in value or "{%" in value or "{#" in value:
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
 def expand_cases(
     doc: LDict, suite_vars: dict[str, Any], problems: list[Problem]
 ) -> list[tuple[str, LDict]]:
@@ -365,6 +380,9 @@ def expand_cases(
         rows = matrix_rows(case, path, problems)
         reported: set[tuple[Any, ...]] = set()
         if rows is None:
+            if not has_template(body):  # most cases: nothing to render, nothing to copy
+                out.append((path, body))
+                continue
             variables = {**suite_vars, **dict(case_vars)}
             out.append((path, renderer.render(body, variables, path, case.pos)))
             continue
