@@ -303,7 +303,7 @@ async def run_plan_async(
     options = options or RunOptions()
     suite = plan.suite
     finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
-    todo = [it for it in plan.items if it.id not in finished]
+    todo = (it for it in plan.items if it.id not in finished)  # taken lazily by the workers
     if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
         write_manifest(options.run_dir, suite, options.selection)
     secrets = secrets_from_env(m.api_key_env for m in suite.models)
@@ -311,19 +311,22 @@ async def run_plan_async(
     providers = providers or make_providers(suite, options)
     simulator = ToolSimulator(suite.tools, Path(suite.path).resolve().parent)
     sink = Sink(options.run_dir)
-    limit = asyncio.Semaphore(options.concurrency or suite.run.concurrency)
+    left = sum(1 for it in plan.items if it.id not in finished)
+    width = min(options.concurrency or suite.run.concurrency, left)
     results: dict[str, Transcript] = dict(finished)
     outcome = RunOutcome([], options.run_dir, resumed=len(finished))
 
-    async def one(item: PlanItem) -> None:
-        async with limit:
+    async def worker() -> None:
+        """Runs items one after another: `width` workers, not one task per item, so a
+        50,000-item plan costs `width` coroutines, not 50,000."""
+        for item in todo:
             t = await run_one(item, plan, providers[item.model.name], simulator, secrets)
-        results[item.id] = t
-        sink.write(t)
-        if on_done:
-            on_done(t)
+            results[item.id] = t
+            sink.write(t)
+            if on_done:
+                on_done(t)
 
-    tasks = [asyncio.create_task(one(it)) for it in todo]
+    tasks = [asyncio.create_task(worker()) for _ in range(width)]
     try:
         if tasks:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
