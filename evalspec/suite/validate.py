@@ -29,7 +29,7 @@ from evalspec.suite.model import (
     Suite,
     Tool,
 )
-from evalspec.suite.render import Renderer, expand_cases, resolve_includes
+from evalspec.suite.render import Renderer, expand_cases, has_template, resolve_includes
 from evalspec.suite.schema import (
     did_you_mean,
     explain_value_error,
@@ -95,7 +95,11 @@ class _Builder(ToolsPart, ChecksPart):
             if k not in ("cases", "vars")
         }
         expanded = expand_cases(doc, suite_vars, self.problems)
-        self.check_rendered(top, expanded)
+        if has_template(doc):  # otherwise the schema check already saw exactly this data
+            self.check_rendered(top, expanded)
+        if isinstance(doc.get("cases"), list):
+            doc["cases"].clear()  # each case's tree is freed once its Case is built (below)
+        expanded.reverse()
         tools = self.tools(top.get("tools") or LList())
         self.tool_map = {t.name: t for t in tools}
         rubric_raw = dict(top.get("rubric") or {})
@@ -111,7 +115,8 @@ class _Builder(ToolsPart, ChecksPart):
         emb = top.get("embeddings") or {}
         cases = []
         seen_names: dict[str, str] = {}
-        for path, raw in expanded:
+        while expanded:
+            path, raw = expanded.pop()
             case = self.case(raw, path, top, rubric_raw)
             if case is None:
                 continue
