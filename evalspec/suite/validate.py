@@ -6,6 +6,7 @@ semantic checks (tools named exist, critics fit arguments, arguments fit the too
 
 from __future__ import annotations
 
+import gc
 import re
 from pathlib import Path
 from typing import Any
@@ -40,8 +41,21 @@ from evalspec.suite.schema import (
 
 
 def load_suite(path: str | Path) -> Suite:
-    """Load, expand and validate a suite file. Raises SpecError listing every problem."""
-    path = Path(path)
+    """Load, expand and validate a suite file. Raises SpecError listing every problem.
+
+    The garbage collector is paused meanwhile: the tree holds no cycles, and its collections
+    rescanning hundreds of thousands of new containers cost 15% of a 50,000-case load.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_suite(Path(path))
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load_suite(path: Path) -> Suite:
     doc, pos = load_yaml_at(path)
     file = pos.file
     if not isinstance(doc, LDict):
