@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -234,3 +235,15 @@ def test_resume_after_the_driver_is_killed(cluster: str, tmp_path: Path) -> None
     got = comparable(run_dir)
     assert len(got["scores"]) == 60
     assert len(got["transcripts"]) == 60
+
+
+def test_an_unreachable_cluster_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    suite = write_suite(tmp_path, "http://127.0.0.1:9/v1", 2)
+    address = f"127.0.0.1:{port}"
+    done = run_cli("run", suite, "--ray", address, "--out", tmp_path / "run", timeout=60)
+    assert done.returncode == 3
+    assert f"--ray 127.0.0.1:{port}: nothing answers there" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from evalspec.errors import RunError, UsageError
+from evalspec.errors import RunError
 from evalspec.plan import Plan, request_key
 from evalspec.providers.base import ChatRequest, ChatResponse
 from evalspec.providers.recordings import RecordingProvider, Recordings
@@ -230,10 +231,26 @@ def _limiter_for(model: Any, limiters: dict[str, Any]) -> ClusterRateLimiter | N
     return ClusterRateLimiter(actor) if actor is not None else None
 
 
+def _check_reachable(address: str) -> None:
+    """Fail in seconds when HOST:PORT does not answer (Ray itself retries for minutes)."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise RunError(
+            f"--ray {address}: nothing answers there ({exc.strerror or exc}); start a cluster "
+            "with `ray start --head`, or give its address"
+        ) from None
+
+
 def connect(address: str, env_names: list[str]) -> None:
     """Join the cluster; workers get the suite's API key variables (and nothing else)."""
     env = {n: os.environ[n] for n in env_names if n in os.environ}
     if not ray.is_initialized():
+        if address != "auto":
+            _check_reachable(address)
         try:
             ray.init(
                 address=address,
@@ -242,7 +259,7 @@ def connect(address: str, env_names: list[str]) -> None:
                 logging_level="ERROR",
             )
         except ConnectionError as exc:
-            raise UsageError(
+            raise RunError(
                 f"--ray {address}: cannot reach a Ray cluster ({exc}); start one with "
                 "`ray start --head`, or give its address"
             ) from None

@@ -88,11 +88,24 @@ class _Frame:
         self.merges: list[tuple[LDict, int]] = []
 
 
+_RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
+"""Tags of short plain texts already resolved: keys like `name:` recur in every case."""
+
+
 def _tag_of(event: Any) -> str:
     """The scalar's tag as written, or the one its plain text implies (5 → int, yes → str)."""
     tag = event.tag
     if tag is None or tag == "!":
-        return _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
+        value, implicit = event.value, event.implicit
+        if len(value) > 24:
+            return _RESOLVER.resolve(yaml.ScalarNode, value, implicit)
+        key = (value, implicit)
+        found = _RESOLVED.get(key)
+        if found is None:
+            found = _RESOLVER.resolve(yaml.ScalarNode, value, implicit)
+            if len(_RESOLVED) < 4096:
+                _RESOLVED[key] = found
+        return found
     return tag
 
 
