@@ -14,6 +14,8 @@ from evalspec.api import score
 from evalspec.errors import SpecError
 from evalspec.report.console import MAX_PROBLEM_ROWS, print_report
 from evalspec.report.json_report import write_json
+from evalspec.report.records import report_from_results
+from evalspec.scoring.stream import StreamingScorer
 from evalspec.suite.validate import load_suite
 from tests.conftest import transcript
 
@@ -97,3 +99,19 @@ def test_the_console_lists_a_bounded_number_of_failing_cases(tmp_path: Path) -> 
     assert text.count("FAIL") == MAX_PROBLEM_ROWS
     assert f"{failing - MAX_PROBLEM_ROWS} more that did not pass are in results.json" in text
     assert "passing cases not shown" in text
+
+
+def test_scoring_as_transcripts_finish_reports_what_scoring_at_the_end_does(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "many.yaml"
+    path.write_text(_suite(50), encoding="utf-8")
+    suite = load_suite(path)
+    made = [transcript(f"c{i}", ("t", {"id": f"r{i}" if i % 3 else "x"})) for i in range(50)]
+    at_end = score(suite, made)
+    streamed = StreamingScorer(suite, order={t.item_id: i for i, t in enumerate(made)}, chunk=7)
+    for t in reversed(made):  # finished in another order than planned
+        streamed.add(t)
+    report = report_from_results(suite, streamed.finish(), streamed.usage)
+    assert report.to_dict() == at_end.to_dict()
+    assert report.exit_code == at_end.exit_code == 1

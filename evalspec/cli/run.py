@@ -25,6 +25,7 @@ from evalspec.cli.common import (
     TrialsOpt,
     VerboseOpt,
     configure_logging,
+    finish_report,
     finish_run,
     print_error,
     reports_errors,
@@ -145,8 +146,10 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     """Run a suite end to end; return the exit code."""
     report = report or ReportOptions()
     from evalspec.plan import compile_plan, parse_shard
+    from evalspec.report.records import report_from_results
     from evalspec.runner import RunOptions, run_plan
     from evalspec.runner.run_dir import completed, default_run_dir, read_manifest
+    from evalspec.scoring.stream import StreamingScorer
     from evalspec.suite.validate import load_suite
 
     suite = load_suite(req.suite)
@@ -182,18 +185,29 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
             "trials": req.trials,
             "shard": req.shard,
         },
+        keep_transcripts=False,  # scored as they finish (below), then forgotten
     )
     interactive = sys.stderr.isatty() and not report.as_json
     progress = ProgressBar(
         len(plan.items), enabled=interactive, tally=LiveTally(suite) if interactive else None
     )
+    scoring = StreamingScorer(suite, order={it.id: i for i, it in enumerate(plan.items)})
+    if req.resume:
+        for t in completed(run_dir).values():
+            if t.item_id in scoring.order:
+                scoring.add(t)
+
+    def finished(t: Transcript) -> None:
+        progress.advance(t)
+        scoring.add(t)
+
     started = time.perf_counter()
     try:
         with progress:
             if req.ray:
-                outcome = _run_on_ray(plan, options, req, progress.advance)
+                outcome = _run_on_ray(plan, options, req, finished)
             else:
-                outcome = run_plan(plan, options, on_done=progress.advance)
+                outcome = run_plan(plan, options, on_done=finished)
     except KeyboardInterrupt:
         done = len(completed(run_dir))
         sys.stderr.write(
@@ -221,7 +235,8 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         + (f", {outcome.resumed} resumed" if outcome.resumed else "")
         + ")"
     )
-    return finish_run(suite, outcome.transcripts, run_dir, report, started=started, note=note)
+    results = report_from_results(suite, scoring.finish(), scoring.usage)
+    return finish_report(results, run_dir, report, started=started, note=note)
 
 
 def _run_on_ray(

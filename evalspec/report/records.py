@@ -70,12 +70,20 @@ def build_report(
 ) -> Report:
     """Score transcripts and summarise them: the one way every command makes a Report."""
     from evalspec.scoring.scorer import Scorer
-    from evalspec.scoring.trials import summarize
 
     results = Scorer(suite, embedder=embedder, judge=judge).score_all(list(transcripts))
     usage: dict[str, tuple[int, float]] = {}
     for t in transcripts:
         tok, lat = usage.get(t.model, (0, 0.0))
         usage[t.model] = (tok + t.usage.total_tokens, lat + t.latency_s)
+    return report_from_results(suite, results, usage)
+
+
+def report_from_results(
+    suite: Suite, results: Sequence[CaseResult], usage: dict[str, tuple[int, float]]
+) -> Report:
+    """Summarise results already scored (as a streamed run scores them)."""
+    from evalspec.scoring.trials import summarize
+
     cases, models = summarize(suite, results, usage)
     return Report(suite, tuple(results), tuple(cases), tuple(models))

@@ -45,6 +45,9 @@ class RunOptions:
     recordings: Path | None = None
     selection: dict[str, Any] = field(default_factory=dict)
     """What was selected (cases, models, trials, shard), kept in run.json for merging."""
+    keep_transcripts: bool = True
+    """False: the outcome lists no transcripts (a caller that scores them as they finish,
+    through `on_done`, then never holds a whole run in memory)."""
 
 
 @dataclass
@@ -303,7 +306,8 @@ async def run_plan_async(
     options = options or RunOptions()
     suite = plan.suite
     finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
-    todo = (it for it in plan.items if it.id not in finished)  # taken lazily by the workers
+    done_ids = set(finished)
+    todo = (it for it in plan.items if it.id not in done_ids)  # taken lazily by the workers
     if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
         write_manifest(options.run_dir, suite, options.selection)
     secrets = secrets_from_env(m.api_key_env for m in suite.models)
@@ -311,17 +315,20 @@ async def run_plan_async(
     providers = providers or make_providers(suite, options)
     simulator = ToolSimulator(suite.tools, Path(suite.path).resolve().parent)
     sink = Sink(options.run_dir)
-    left = sum(1 for it in plan.items if it.id not in finished)
+    left = sum(1 for it in plan.items if it.id not in done_ids)
     width = min(options.concurrency or suite.run.concurrency, left)
-    results: dict[str, Transcript] = dict(finished)
+    keep = options.keep_transcripts
+    results: dict[str, Transcript] = dict(finished) if keep else {}
     outcome = RunOutcome([], options.run_dir, resumed=len(finished))
+    del finished  # without keep_transcripts, resumed transcripts are not held either
 
     async def worker() -> None:
         """Runs items one after another: `width` workers, not one task per item, so a
         50,000-item plan costs `width` coroutines, not 50,000."""
         for item in todo:
             t = await run_one(item, plan, providers[item.model.name], simulator, secrets)
-            results[item.id] = t
+            if keep:
+                results[item.id] = t
             sink.write(t)
             if on_done:
                 on_done(t)

@@ -301,7 +301,8 @@ def run_plan_on_ray(
     plan_ref = ray.put(plan)
     sink = Sink(options.run_dir)
     outcome = RunOutcome([], options.run_dir, resumed=len(finished))
-    results: dict[str, Transcript] = dict(finished)
+    keep = options.keep_transcripts
+    results: dict[str, Transcript] = dict(finished) if keep else {}
     pending: list[Any] = []
     batches = _batches(todo, max(1, cluster.batch_size))
     try:
@@ -327,7 +328,8 @@ def run_plan_on_ray(
             result: BatchResult = _unwrap(ready[0])
             for data in result.transcripts:
                 t = Transcript.from_dict(data)
-                results[t.item_id] = t
+                if keep:
+                    results[t.item_id] = t
                 sink.write(t)
                 if on_done:
                     on_done(t)
