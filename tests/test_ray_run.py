@@ -142,10 +142,10 @@ def test_requests_per_minute_holds_across_workers(cluster: str, tmp_path: Path) 
     assert done.returncode == 1, done.stderr[-3000:]
     assert len(comparable(tmp_path / "r")["scores"]) == 16
     assert len(arrivals) == 16
-    # 16 requests with slots 0.1 s apart span at least 1.5 s, however the machine's load
-    # delays or bunches their arrival; a limiter per worker (or per batch) would let the two
-    # workers finish in half that.
-    assert arrivals[-1] - arrivals[0] >= 1.4
+    # 16 requests in slots 0.1 s apart span 1.5 s, less what delays the first one's arrival
+    # (connection set-up on a loaded machine); a limiter per worker would let the two
+    # workers finish in half that, one per batch in a fifth.
+    assert arrivals[-1] - arrivals[0] >= 1.2
 
 
 def _batch_workers() -> list[int]:
