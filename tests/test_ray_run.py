@@ -184,7 +184,7 @@ def test_a_worker_killed_mid_run_loses_no_item(cluster: str, tmp_path: Path) -> 
     with FakeOpenAI(answer, latency_s=0.15) as fake:
         suite = write_suite(tmp_path, fake.base_url, 40)
         driver = subprocess.Popen(
-            evalspec("run", suite, "--ray", cluster, "--out", tmp_path / "run"),
+            evalspec("run", suite, "--ray", cluster, "--ray-batch", "8", "--out", tmp_path / "run"),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -213,7 +213,7 @@ def test_resume_after_the_driver_is_killed(cluster: str, tmp_path: Path) -> None
         suite = write_suite(tmp_path, fake.base_url, 60)
         run_dir = tmp_path / "run"
         driver = subprocess.Popen(
-            evalspec("run", suite, "--ray", cluster, "--out", run_dir),
+            evalspec("run", suite, "--ray", cluster, "--ray-batch", "4", "--out", run_dir),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd=ROOT,

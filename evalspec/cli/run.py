@@ -61,7 +61,7 @@ class RunRequest:
     resume: Path | None = None
     ray: str | None = None
     """Run on a Ray cluster: `auto` or its address."""
-    ray_batch: int = 32
+    ray_batch: int = 64
     """Items per batch sent to a Ray worker."""
 
 
@@ -97,7 +97,7 @@ def run(
     ] = None,
     ray_batch: Annotated[
         int, typer.Option(min=1, help="Items per batch sent to one Ray worker.")
-    ] = 32,
+    ] = 64,
     junit: JunitOpt = None,
     markdown: MarkdownOpt = None,
     html: HtmlOpt = None,
