@@ -35,9 +35,15 @@ def _suite(cases: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_a_suite_of_more_than_200000_values_loads(tmp_path: Path) -> None:
+def test_a_suite_of_more_than_200000_values_loads_when_its_cases_are_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "many.yaml"
     path.write_text(_suite(20_000), encoding="utf-8")  # ~220,000 values
+    with pytest.raises(SpecError) as info:  # 10,000 cases unless the operator says otherwise
+        load_suite(path)
+    assert "raise the limit with EVALSPEC_MAX_CASES" in str(info.value.problems[0])
+    monkeypatch.setenv("EVALSPEC_MAX_CASES", "20000")
     suite = load_suite(path)
     assert len(suite.cases) == 20_000
 
@@ -67,7 +73,7 @@ def test_the_file_size_limit_is_configurable(
     monkeypatch.setenv("EVALSPEC_MAX_SUITE_BYTES", "500")
     with pytest.raises(SpecError) as info:
         load_suite(path)
-    assert "EVALSPEC_MAX_SUITE_BYTES" in str(info.value.problems[0])
+    assert "the limit is 500 bytes" in str(info.value.problems[0])
     monkeypatch.delenv("EVALSPEC_MAX_SUITE_BYTES")
     assert len(load_suite(path).cases) == 20
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalspec.cli.common import reports_errors
+from evalspec.cli.common import check_output_file, reports_errors
 from evalspec.errors import UsageError
 
 if TYPE_CHECKING:
@@ -32,36 +32,37 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
     from rich.text import Text
 
     from evalspec.review.diff import change_text, row_text, shown_changes, side_text
+    from evalspec.terminal import text
 
     console = Console(highlight=False)
     console.print(
-        Text(comparison.title, style="bold")
-        + Text(f"  {comparison.before_label} → {comparison.after_label}", style="dim")
+        text(comparison.title, "bold", single_line=True)
+        + text(f"  {comparison.before_label} → {comparison.after_label}", "dim", single_line=True)
     )
     shown = shown_changes(comparison, show_unchanged=show_unchanged)
     multi = len({c.model for c in comparison.changes}) > 1
     for c in shown:
         line = Text()
         line.append(f"{c.kind.upper():<10} ", style=KIND_STYLES.get(c.kind, "dim"))
-        line.append(c.case + (f" · {c.model}" if multi else ""), style="bold")
+        line.append(text(c.case + (f" · {c.model}" if multi else ""), "bold", single_line=True))
         line.append("  ")
         for i, s in enumerate((c.before, c.after)):
             if i:
                 line.append(" → ")
-            line.append(side_text(s), style=STYLES.get(s.status, "") if s else "dim")
+            line.append(text(side_text(s), STYLES.get(s.status, "") if s else "dim"))
         extra = change_text(c, comparison).partition(" (")[2]
         if extra:
-            line.append(f"  ({extra}", style="yellow")
+            line.append(text(f"  ({extra}", "yellow", single_line=True))
         console.print(line)
         if c.before and c.after and c.before.reason != c.after.reason:
-            console.print(Text(f"    now: {c.after.reason}", style="dim"))
+            console.print(text(f"    now: {c.after.reason}", "dim"))
         for r in c.rows:
-            console.print(Text(f"    {row_text(r)}", style="dim"))
+            console.print(text(f"    {row_text(r)}", "dim"))
     if not shown:
         console.print("no case changed")
-    console.print(Text(comparison.summary(), style="bold"))
+    console.print(text(comparison.summary(), "bold"))
     for note in comparison.notes:
-        console.print(Text(note, style="dim"))
+        console.print(text(note, "dim"))
 
 
 def _emit(
@@ -127,6 +128,7 @@ def diff(
     from evalspec.suite.validate import load_suite
     from evalspec.transcript import load_transcripts
 
+    check_output_file(markdown, "--markdown")
     if base_ref is not None and len(suites) != 1:
         raise UsageError("with --base-ref, pass only the suite file (its base comes from git)")
     if base_ref is None and len(suites) != 2:
@@ -181,8 +183,10 @@ def compare(
 
       evalspec compare runs/slack/20261120-090000 runs/slack/20261121-101500
     """
-    from evalspec.review.diff import compare_results, load_results
+    from evalspec.review.diff import compare_results
+    from evalspec.review.results_file import load_results
 
+    check_output_file(markdown, "--markdown")
     comparison = compare_results(
         load_results(results_a),
         load_results(results_b),

@@ -24,6 +24,9 @@ from evalspec.cli.common import (
     SuiteArg,
     TrialsOpt,
     VerboseOpt,
+    check_output_dir,
+    check_output_file,
+    check_report_files,
     configure_logging,
     finish_report,
     finish_run,
@@ -145,10 +148,19 @@ def run(
 def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     """Run a suite end to end; return the exit code."""
     report = report or ReportOptions()
+    check_report_files(report)
+    check_output_dir(req.out, "--out")
+    check_output_file(req.recordings, "--recordings")
     from evalspec.plan import compile_plan, parse_shard
     from evalspec.report.records import report_from_results
     from evalspec.runner import RunOptions, run_plan
-    from evalspec.runner.run_dir import completed, default_run_dir, read_manifest
+    from evalspec.runner.execute import model_calls
+    from evalspec.runner.run_dir import (
+        completed,
+        default_run_dir,
+        read_manifest,
+        refuse_used_out,
+    )
     from evalspec.scoring.stream import StreamingScorer
     from evalspec.suite.validate import load_suite
 
@@ -172,6 +184,8 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
                 f"--resume {req.resume}: that run is of suite {manifest['suite']!r} "
                 f"({manifest.get('path', '?')}), not {suite.name!r}; resume it with its own suite"
             )
+    if req.out and not req.resume:
+        refuse_used_out(req.out)
     run_dir = req.resume or req.out or default_run_dir(suite)
     options = RunOptions(
         record=req.record,
@@ -191,7 +205,9 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     progress = ProgressBar(
         len(plan.items), enabled=interactive, tally=LiveTally(suite) if interactive else None
     )
-    scoring = StreamingScorer(suite, order={it.id: i for i, it in enumerate(plan.items)})
+    calls = model_calls(suite, options)  # one call policy (and rate limit) for run and judge
+    order = {it.id: i for i, it in enumerate(plan.items)}
+    scoring = StreamingScorer(suite, order=order, calls=calls)
     if req.resume:
         for t in completed(run_dir).values():
             if t.item_id in scoring.order:
@@ -207,7 +223,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
             if req.ray:
                 outcome = _run_on_ray(plan, options, req, finished)
             else:
-                outcome = run_plan(plan, options, on_done=finished)
+                outcome = run_plan(plan, options, on_done=finished, calls=calls)
     except KeyboardInterrupt:
         done = len(completed(run_dir))
         sys.stderr.write(
@@ -224,7 +240,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         ) from None
     if outcome.missing:
         for label in outcome.missing:
-            sys.stderr.write(f"no recorded answer: {label}\n")
+            print_error(f"no recorded answer: {label}")
         raise RunError(
             f"{len(outcome.missing)} request(s) have no recorded answer and --record "
             f"{req.record} may not call the model; run with --record auto and an API key"
@@ -277,6 +293,7 @@ def merge(
     from evalspec.runner.merge import merge_runs
 
     configure_logging(verbose)
+    check_output_dir(out, "--out")
     merged = merge_runs(run_dirs, out, suite=suite)
     if merged.missing:
         print_error(

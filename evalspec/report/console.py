@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from evalspec.terminal import text
+
 if TYPE_CHECKING:
     from evalspec.report.records import Report
 
@@ -24,7 +26,7 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
     console = console or Console()
     for m in report.models:
         table = Table(
-            title=f"{report.suite.name} · {m.model}",
+            title=text(f"{report.suite.name} · {m.model}", "italic", single_line=True),
             title_justify="left",
             show_lines=False,
             expand=False,
@@ -48,14 +50,19 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
             score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
             result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
             why = "" if (c.status == "pass" and not verbose) else c.reason
-            table.add_row(c.case, Text(result, style=STYLES[c.status]), score, why)
+            table.add_row(
+                text(c.case, single_line=True),
+                Text(result, style=STYLES[c.status]),
+                score,
+                text(why),
+            )
             if verbose:
                 for r in c.results[0].rows if c.results else ():
                     table.add_row(
-                        f"  {r.field}",
+                        text(f"  {r.field}", single_line=True),
                         Text("ok" if r.match else "x", style="green" if r.match else "red"),
                         f"{r.score:.2f}×{r.weight:g}",
-                        r.reason,
+                        text(r.reason),
                     )
         notes = [f"{hidden} passing cases not shown"] if hidden else []
         if cut:
@@ -64,9 +71,16 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
             table.caption = "; ".join(notes) + " (--verbose shows every case)"
         console.print(table)
         console.print(
-            f"[bold]{m.model}[/]: [green]{m.passed} passed[/], [yellow]{m.warned} warned[/], "
-            f"[red]{m.failed} failed[/]"
-            + (f", [magenta]{m.errors} errors[/]" if m.errors else "")
-            + f" · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
-            + (f" · {m.tokens} tokens" if m.tokens else "")
+            Text.assemble(
+                text(m.model, "bold", single_line=True),
+                ": ",
+                (f"{m.passed} passed", "green"),
+                ", ",
+                (f"{m.warned} warned", "yellow"),
+                ", ",
+                (f"{m.failed} failed", "red"),
+                *((", ", (f"{m.errors} errors", "magenta")) if m.errors else ()),
+                f" · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
+                + (f" · {m.tokens} tokens" if m.tokens else ""),
+            )
         )

@@ -8,19 +8,21 @@ is that a reviewer sees the effect of a spec change without paying for the answe
 
 from __future__ import annotations
 
-import json
+import os
 import posixpath
 import subprocess
 import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from evalspec.errors import UsageError
+from evalspec.errors import Problem, SpecError, UsageError
 from evalspec.scoring.types import CaseResult, Row, Status
+from evalspec.suite.load import MAX_FILE_BYTES
 from evalspec.suite.model import Suite
+from evalspec.suite.render import MAX_INCLUDES
 from evalspec.transcript import Transcript
 
 Kind = Literal["regression", "worse", "better", "added", "removed", "missing", "unchanged"]
@@ -303,7 +305,8 @@ def diff_suites(
             and any(recorded[key].get(t) != i for t, i in head_ids[key].items())
             and a is not None
         )
-        needs_run = in_head and a is None
+        # No transcript, or a judge verdict / simulated answer missing from its cache.
+        needs_run = in_head and (a is None or any(r.details.get("needs_run") for r in a.results))
         if a is None and b is None:
             kind: Kind = "added" if not in_base else "removed" if not in_head else "missing"
             change = CaseChange(key[0], key[1], kind, None, None, needs_run=needs_run)
@@ -365,7 +368,19 @@ def suite_from_git(ref: str, path: Path) -> Suite | None:
         return None
     with tempfile.TemporaryDirectory(prefix="evalspec-base-") as tmp:
         _materialise(root, ref, rel, Path(tmp), set())
-        return load_suite(Path(tmp) / rel)
+        try:
+            return load_suite(Path(tmp) / rel)
+        except SpecError as exc:
+            # Problems name the files as they are at the ref, not the temporary copy.
+            raise SpecError([_at_ref(p, Path(tmp), ref) for p in exc.problems]) from None
+
+
+def _at_ref(problem: Problem, tmp: Path, ref: str) -> Problem:
+    for base in {str(tmp), str(tmp.resolve())}:
+        if problem.file.startswith(base + os.sep):
+            name = f"{ref}:{Path(problem.file[len(base) + 1 :]).as_posix()}"
+            return replace(problem, file=name, message=problem.message.replace(base + os.sep, ""))
+    return problem
 
 
 def _materialise(root: Path, ref: str, rel: str, dest: Path, done: set[str]) -> None:
@@ -373,6 +388,19 @@ def _materialise(root: Path, ref: str, rel: str, dest: Path, done: set[str]) -> 
     if rel in done:
         return
     done.add(rel)
+    if len(done) > MAX_INCLUDES + 1:
+        raise UsageError(
+            f"--base-ref {ref}: the suite includes more than {MAX_INCLUDES} files in all"
+        )
+    kind = _git(root, "cat-file", "-t", f"{ref}:{rel}" if rel != "." else f"{ref}^{{tree}}")
+    if kind.returncode == 0 and kind.stdout.strip() != b"blob":
+        raise UsageError(
+            f"--base-ref {ref}: {rel} is included but is a directory at {ref}, not a file; "
+            "an include names a .yaml file"
+        )
+    size = _git(root, "cat-file", "-s", f"{ref}:{rel}")
+    if size.returncode == 0 and int(size.stdout.strip() or 0) > MAX_FILE_BYTES:
+        raise UsageError(f"--base-ref {ref}: {rel} is larger than {MAX_FILE_BYTES} bytes at {ref}")
     shown = _git(root, "show", f"{ref}:{rel}")
     if shown.returncode != 0:
         raise UsageError(
@@ -383,6 +411,8 @@ def _materialise(root: Path, ref: str, rel: str, dest: Path, done: set[str]) -> 
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(shown.stdout)
     for inc in _includes(shown.stdout):
+        if not inc.strip() or "\x00" in inc:
+            continue  # load_suite reports an empty include at its place
         if posixpath.isabs(inc):
             raise UsageError(
                 f"--base-ref {ref}: {rel} includes the absolute path {inc}, which cannot be "
@@ -403,8 +433,8 @@ def _includes(text: bytes) -> list[str]:
 
     try:
         doc = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return []  # load_suite reports the syntax error with its position
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return []  # load_suite reports the mistake with its position
     lists: list[Any] = []
     if isinstance(doc, dict):
         lists = [doc.get("tools"), doc.get("cases")]
@@ -419,20 +449,6 @@ def _includes(text: bytes) -> list[str]:
 
 
 # ---------------------------------------------------------------- compare two results files
-
-
-def load_results(path: Path) -> dict[str, Any]:
-    """A results.json (or a run directory holding one); UsageError when it is not one."""
-    file = path / "results.json" if path.is_dir() else path
-    if not file.exists():
-        raise UsageError(f"no results at {file}; pass a run directory or a results.json")
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{file} is not JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
-        raise UsageError(f"{file} is not an evalspec results.json (no `cases` list)")
-    return data
 
 
 def _result_from_dict(d: dict[str, Any]) -> CaseResult:

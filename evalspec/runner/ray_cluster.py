@@ -9,8 +9,9 @@ a time.
 Shared state lives in actors on the driver's node:
 - recordings: one actor owns the recordings file; workers ask it for answers (the first
   request of every item of a batch in one call) and send it the answers they record;
-- rate limits: one actor per model endpoint hands out request slots `60/rpm` seconds apart,
-  so `requests_per_minute` holds across every worker of the cluster.
+- the rate limit: one actor hands out request slots `60/rpm` seconds apart to every call of
+  the run (models, judge, simulator), as the one limiter of a local run does, so
+  `requests_per_minute` holds across every worker of the cluster.
 
 A worker that dies (killed, out of memory, node lost) takes its batch with it; Ray runs the
 batch again on another worker, so its items are not lost, and answers it had recorded are
@@ -34,9 +35,17 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from evalspec.errors import RunError
 from evalspec.plan import Plan, request_key
 from evalspec.providers.base import ChatRequest, ChatResponse, Provider
+from evalspec.providers.calls import ModelCalls, register_suite_secrets
 from evalspec.providers.recordings import RecordingProvider, Recordings
 from evalspec.redaction import secrets_from_env
-from evalspec.runner.execute import RunOptions, RunOutcome, Sink, live_factory, run_one
+from evalspec.runner.execute import (
+    RunOptions,
+    RunOutcome,
+    Sink,
+    live_factory,
+    model_calls,
+    run_one,
+)
 from evalspec.runner.run_dir import completed, read_manifest, recordings_path, write_manifest
 from evalspec.transcript import Transcript
 
@@ -89,7 +98,7 @@ class RecordingsActor:
 
 @ray.remote(num_cpus=0)
 class RateLimitActor:
-    """Request slots for one model endpoint, at least 60/rpm seconds apart, cluster-wide."""
+    """Request slots of one run, at least 60/rpm seconds apart, cluster-wide."""
 
     def __init__(self, requests_per_minute: float) -> None:
         self.interval_s = 60.0 / requests_per_minute
@@ -163,16 +172,17 @@ def run_batch(
     concurrency: int,
     recordings: Any,
     recordings_file: str,
-    limiters: dict[str, Any],
+    limiter: Any,
 ) -> BatchResult:
     """Run some of the plan's items on this worker; transcripts come back as plain dicts."""
     return _worker_loop().run_until_complete(
-        _run_batch(plan, indices, record, concurrency, recordings, recordings_file, limiters)
+        _run_batch(plan, indices, record, concurrency, recordings, recordings_file, limiter)
     )
 
 
 _LOOP: asyncio.AbstractEventLoop | None = None
 _CLIENTS: dict[tuple[str, ...], Provider] = {}
+_CALLS: dict[tuple[str, ...], ModelCalls] = {}
 """Per worker process: one event loop and one HTTP client per model for every batch it runs
 (a client per batch cost milliseconds per item in connection and client set-up)."""
 
@@ -198,13 +208,28 @@ class _Kept:
         return None
 
 
-def _shared_live(suite: Any, model: Any, limiter: Any) -> Callable[[], Provider]:
-    actor = repr(limiter.actor) if limiter is not None else ""  # names the actor's id
-    key = (suite.path, repr(model), repr(suite.run), endpoint_of(model), actor)
+def _worker_calls(suite: Any, record: str, limiter: Any) -> ModelCalls | None:
+    """The run's call policy on this worker, its rate limit kept by the cluster's actor."""
+    if record == "offline":
+        return None
+    key = (suite.path, repr(suite.run), repr(limiter))  # an actor's repr names its id
+    if key not in _CALLS:
+        shared = ClusterRateLimiter(limiter) if limiter is not None else None
+        run = suite.run
+        _CALLS[key] = ModelCalls(run.timeout_s, run.retries, None, limiter=shared)  # type: ignore[arg-type]
+    return _CALLS[key]
+
+
+def _shared_live(
+    suite: Any, model: Any, calls: ModelCalls | None, limiter: Any
+) -> Callable[[], Provider] | None:
+    if calls is None:
+        return None
+    key = (suite.path, repr(model), repr(suite.run), repr(limiter))
 
     def build() -> Provider:
         if key not in _CLIENTS:
-            _CLIENTS[key] = live_factory(suite, model, limiter)()
+            _CLIENTS[key] = live_factory(model, calls)()
         return _Kept(_CLIENTS[key])  # type: ignore[return-value]
 
     return build
@@ -217,7 +242,7 @@ async def _run_batch(
     concurrency: int,
     recordings: Any,
     recordings_file: str,
-    limiters: dict[str, Any],
+    limiter: Any,
 ) -> BatchResult:
     from evalspec.tools.simulated import ToolSimulator
 
@@ -229,22 +254,26 @@ async def _run_batch(
     ]
     prefetched = ray.get(recordings.get_many.remote(keys)) if record != "record" else {}
     store = RemoteRecordings(recordings, recordings_file, prefetched)
+    register_suite_secrets(suite)
+    calls = _worker_calls(suite, record, limiter)
     providers = {
         model.name: RecordingProvider(
             store,  # type: ignore[arg-type]
-            _shared_live(suite, model, _limiter_for(model, limiters)),
+            _shared_live(suite, model, calls, limiter),
             mode=record,  # type: ignore[arg-type]
         )
         for model in suite.models
     }
-    simulator = ToolSimulator(suite.tools, Path(suite.path).resolve().parent)
+    simulator = ToolSimulator(suite.tools, Path(suite.path).resolve().parent, calls=calls)
     secrets = secrets_from_env(m.api_key_env for m in suite.models)
     gate = asyncio.Semaphore(concurrency)
+    missing: list[str] = []
 
     async def one(index: int) -> Transcript:
         item = items[index]
         async with gate:
-            return await run_one(item, plan, providers[item.model.name], simulator, secrets)
+            provider = providers[item.model.name]
+            return await run_one(item, plan, provider, simulator, secrets, missing)
 
     try:
         done = await asyncio.gather(*(one(i) for i in range(len(items))))
@@ -252,22 +281,11 @@ async def _run_batch(
         for provider in providers.values():
             await provider.aclose()
     counts: dict[str, int] = {}
-    missing: list[str] = []
     for provider in providers.values():
         for k, v in provider.counts.items():
             counts[k] = counts.get(k, 0) + v
         missing.extend(provider.missing)
     return BatchResult([t.to_dict() for t in done], counts, missing)
-
-
-def endpoint_of(model: Any) -> str:
-    """The endpoint a model's requests go to: what a rate limit is kept per."""
-    return model.base_url or os.environ.get("OPENAI_BASE_URL") or "default"
-
-
-def _limiter_for(model: Any, limiters: dict[str, Any]) -> ClusterRateLimiter | None:
-    actor = limiters.get(endpoint_of(model))
-    return ClusterRateLimiter(actor) if actor is not None else None
 
 
 def _check_reachable(address: str) -> None:
@@ -327,19 +345,18 @@ def run_plan_on_ray(
     here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
     rec_file = str(recordings_path(suite, options.recordings))
     recordings = RecordingsActor.options(scheduling_strategy=here).remote(rec_file, options.record)
-    limiters = {}
+    limiter = None
     if suite.run.requests_per_minute:
-        for model in suite.models:
-            endpoint = endpoint_of(model)
-            if endpoint not in limiters:
-                limiters[endpoint] = RateLimitActor.options(scheduling_strategy=here).remote(
-                    suite.run.requests_per_minute
-                )
+        limiter = RateLimitActor.options(scheduling_strategy=here).remote(
+            suite.run.requests_per_minute
+        )
     concurrency = options.concurrency or suite.run.concurrency
     in_flight = cluster.in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     plan_ref = ray.put(plan)
     sink = Sink(options.run_dir)
-    outcome = RunOutcome([], options.run_dir, resumed=len(finished))
+    outcome = RunOutcome(
+        [], options.run_dir, resumed=len(finished), calls=model_calls(suite, options)
+    )
     keep = options.keep_transcripts
     results: dict[str, Transcript] = dict(finished) if keep else {}
     pending: list[Any] = []
@@ -358,7 +375,7 @@ def run_plan_on_ray(
                         concurrency,
                         recordings,
                         rec_file,
-                        limiters,
+                        limiter,
                     )
                 )
             if not pending:

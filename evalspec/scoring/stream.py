@@ -29,9 +29,11 @@ class StreamingScorer:
         order: dict[str, int] | None = None,
         embedder: Embedder | None = None,
         judge: Any = None,
+        calls: Any = None,
         chunk: int = CHUNK,
     ) -> None:
-        self.scorer = Scorer(suite, embedder=embedder, judge=judge)
+        """`calls` (the run's ModelCalls) lets an LLM judge ask on a cache miss."""
+        self.scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
         self.order = order or {}
         """Item id -> position in the plan: results are reported in plan order."""
         self.chunk = chunk
