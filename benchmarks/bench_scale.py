@@ -112,6 +112,20 @@ def write_recordings(suite_path: Path, out: Path) -> int:
     return n
 
 
+def replay_args(suite: Path, recordings: Path, out: Path) -> list[str]:
+    """`evalspec run` replaying only (no model is called)."""
+    return [
+        "run",
+        str(suite),
+        "--record",
+        "offline",
+        "--recordings",
+        str(recordings),
+        "--out",
+        str(out),
+    ]
+
+
 def _measure(cmd: list[str], repeat: int, env: dict[str, str]) -> tuple[float, float, str]:
     walls, rss, last = [], [], ""
     for _ in range(repeat):
@@ -129,19 +143,7 @@ def _profile(suite: Path, recordings: Path, out_dir: Path, tmp: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, argv in (
         ("validate", ["validate", str(suite)]),
-        (
-            "replay",
-            [
-                "run",
-                str(suite),
-                "--record",
-                "offline",
-                "--recordings",
-                str(recordings),
-                "--out",
-                str(tmp / "profile-run"),
-            ],
-        ),
+        ("replay", replay_args(suite, recordings, tmp / "profile-run")),
     ):
         dump = out_dir / f"{name}.prof"
         code = (
@@ -189,21 +191,8 @@ def main() -> None:
             recordings = tmp / f"scale{n}.recordings.jsonl"
             write_recordings(suite, recordings)
             v_wall, v_rss, _ = _measure([*cli, "validate", str(suite)], args.repeat, env)
-            r_wall, r_rss, said = _measure(
-                [
-                    *cli,
-                    "run",
-                    str(suite),
-                    "--record",
-                    "offline",
-                    "--recordings",
-                    str(recordings),
-                    "--out",
-                    str(tmp / f"run{n}"),
-                ],
-                args.repeat,
-                env,
-            )
+            replay = [*cli, *replay_args(suite, recordings, tmp / f"run{n}")]
+            r_wall, r_rss, said = _measure(replay, args.repeat, env)
             curve[n] = {"v_wall": v_wall, "v_rss": v_rss, "r_wall": r_wall, "r_rss": r_rss}
             print(
                 f"{n:>8} {v_wall:>11.2f} {v_rss:>6.0f} {v_rss * 1024 / n:>9.1f} "

@@ -164,20 +164,23 @@ class BatchResult:
     missing: list[str]
 
 
+@dataclass(frozen=True)
+class RunShared:
+    """What every batch of a run shares: its settings and the driver's actors."""
+
+    record: str
+    concurrency: int
+    recordings: Any
+    """The RecordingsActor."""
+    recordings_file: str
+    limiter: Any
+    """The RateLimitActor, or None without requests_per_minute."""
+
+
 @ray.remote(max_retries=TASK_RETRIES)
-def run_batch(
-    plan: Plan,
-    indices: list[int],
-    record: str,
-    concurrency: int,
-    recordings: Any,
-    recordings_file: str,
-    limiter: Any,
-) -> BatchResult:
+def run_batch(plan: Plan, indices: list[int], shared: RunShared) -> BatchResult:
     """Run some of the plan's items on this worker; transcripts come back as plain dicts."""
-    return _worker_loop().run_until_complete(
-        _run_batch(plan, indices, record, concurrency, recordings, recordings_file, limiter)
-    )
+    return _worker_loop().run_until_complete(_run_batch(plan, indices, shared))
 
 
 _LOOP: asyncio.AbstractEventLoop | None = None
@@ -235,16 +238,10 @@ def _shared_live(
     return build
 
 
-async def _run_batch(
-    plan: Plan,
-    indices: list[int],
-    record: str,
-    concurrency: int,
-    recordings: Any,
-    recordings_file: str,
-    limiter: Any,
-) -> BatchResult:
+async def _run_batch(plan: Plan, indices: list[int], shared: RunShared) -> BatchResult:
     from evalspec.tools.simulated import ToolSimulator
+
+    record, limiter, recordings = shared.record, shared.limiter, shared.recordings
 
     suite = plan.suite
     items = [plan.items[i] for i in indices]
@@ -253,7 +250,7 @@ async def _run_batch(
         for it in items
     ]
     prefetched = ray.get(recordings.get_many.remote(keys)) if record != "record" else {}
-    store = RemoteRecordings(recordings, recordings_file, prefetched)
+    store = RemoteRecordings(recordings, shared.recordings_file, prefetched)
     register_suite_secrets(suite)
     calls = _worker_calls(suite, record, limiter)
     providers = {
@@ -266,7 +263,7 @@ async def _run_batch(
     }
     simulator = ToolSimulator(suite.tools, Path(suite.path).resolve().parent, calls=calls)
     secrets = secrets_from_env(m.api_key_env for m in suite.models)
-    gate = asyncio.Semaphore(concurrency)
+    gate = asyncio.Semaphore(shared.concurrency)
     missing: list[str] = []
 
     async def one(index: int) -> Transcript:
@@ -353,6 +350,7 @@ def run_plan_on_ray(
     concurrency = options.concurrency or suite.run.concurrency
     in_flight = cluster.in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     plan_ref = ray.put(plan)
+    shared = RunShared(options.record, concurrency, recordings, rec_file, limiter)
     sink = Sink(options.run_dir)
     outcome = RunOutcome(
         [], options.run_dir, resumed=len(finished), calls=model_calls(suite, options)
@@ -367,17 +365,7 @@ def run_plan_on_ray(
                 batch = next(batches, None)
                 if batch is None:
                     break
-                pending.append(
-                    run_batch.remote(
-                        plan_ref,
-                        batch,
-                        options.record,
-                        concurrency,
-                        recordings,
-                        rec_file,
-                        limiter,
-                    )
-                )
+                pending.append(run_batch.remote(plan_ref, batch, shared))
             if not pending:
                 break
             ready, pending = ray.wait(pending, num_returns=1)
