@@ -168,7 +168,7 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
     max_turns = 1 if suite.run.mode == "single_turn" else suite.run.max_turns
     for turn in range(max_turns):
         request = ChatRequest(
-            key=request_key(item.model, messages, tools, item.trial),
+            key=_request_key(item, turn, messages, tools),
             model=item.model.model,
             messages=tuple(messages),
             tools=tuple(tools),
@@ -246,6 +246,16 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
     return _transcript(
         item, messages, calls, final, finish, prompt, completion, latency, turns, source
     )
+
+
+def _request_key(
+    item: PlanItem, turn: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> str:
+    """The request's content id; the plan computed the first one already (when it offered
+    exactly these tools), which saves encoding every tool schema again."""
+    if turn == 0 and item.first_key and item.tools:
+        return item.first_key
+    return request_key(item.model, messages, tools, item.trial)
 
 
 def _parse_args(raw: str) -> dict[str, Any] | None:
