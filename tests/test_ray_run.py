@@ -41,6 +41,7 @@ def cluster() -> Iterator[str]:
         yield ray.get_runtime_context().gcs_address
     finally:
         ray.shutdown()
+        os.environ.pop(KEY_ENV, None)
 
 
 def answer(body: dict[str, Any]) -> Any:
