@@ -458,7 +458,7 @@ def has_template(node: Any) -> bool:
     while stack:
         value = stack.pop()
         if isinstance(value, str):
-            if "{{" in value or "{%" in value or "{#" in value:
+            if "{" in value and ("{{" in value or "{%" in value or "{#" in value):
                 return True
         elif isinstance(value, dict):
             stack.extend(value.values())
@@ -472,8 +472,13 @@ def expand_cases(
     suite_vars: dict[str, Any],
     problems: list[Problem],
     budget: SuiteBudget | None = None,
+    *,
+    templated: bool = True,
 ) -> list[tuple[str, LDict]]:
-    """Every case after matrix expansion and rendering, with its display path."""
+    """Every case after matrix expansion and rendering, with its display path.
+
+    `templated=False` says the caller found no template anywhere in the cases, so no case is
+    scanned for one again."""
     renderer = Renderer(problems, budget)
     out: list[tuple[str, LDict]] = []
     cases = doc.get("cases")
@@ -506,7 +511,7 @@ def expand_cases(
         rows = matrix_rows(case, path, problems)
         reported: set[tuple[Any, ...]] = set()
         if rows is None:
-            if not has_template(body):  # most cases: nothing to render, nothing to copy
+            if not templated or not has_template(body):  # most cases: nothing to render
                 out.append((path, body))
                 continue
             variables = {**suite_vars, **dict(case_vars)}

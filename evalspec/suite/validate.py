@@ -108,8 +108,11 @@ class _Builder(ToolsPart, ChecksPart):
             for k, v in doc.items()
             if k not in ("cases", "vars")
         }
-        expanded = expand_cases(doc, suite_vars, self.problems, renderer.budget)
-        if has_template(doc):  # otherwise the schema check already saw exactly this data
+        templated = has_template(doc)
+        expanded = expand_cases(
+            doc, suite_vars, self.problems, renderer.budget, templated=templated
+        )
+        if templated:  # otherwise the schema check already saw exactly this data
             self.check_rendered(top, expanded)
         if isinstance(doc.get("cases"), list):
             doc["cases"].clear()  # each case's tree is freed once its Case is built (below)
