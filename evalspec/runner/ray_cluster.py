@@ -25,7 +25,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from evalspec.errors import RunError
-from evalspec.plan import Plan, request_key
+from evalspec.plan import Plan, PlanItem, request_key
 from evalspec.providers.base import ChatRequest, ChatResponse, Provider
 from evalspec.providers.calls import ModelCalls, register_suite_secrets
 from evalspec.providers.recordings import RecordingProvider, Recordings
@@ -178,9 +178,13 @@ class RunShared:
 
 
 @ray.remote(max_retries=TASK_RETRIES)
-def run_batch(plan: Plan, indices: list[int], shared: RunShared) -> BatchResult:
-    """Run some of the plan's items on this worker; transcripts come back as plain dicts."""
-    return _worker_loop().run_until_complete(_run_batch(plan, indices, shared))
+def run_batch(base: Plan, items: list[PlanItem], shared: RunShared) -> BatchResult:
+    """Run some of the plan's items on this worker; transcripts come back as plain dicts.
+
+    `base` is the plan without items and its suite without cases (each item brings its own
+    case), so a batch of a 50,000-item plan ships its own items, not the whole plan."""
+    plan = replace(base, items=tuple(items))
+    return _worker_loop().run_until_complete(_run_batch(plan, shared))
 
 
 _LOOP: asyncio.AbstractEventLoop | None = None
@@ -238,20 +242,21 @@ def _shared_live(
     return build
 
 
-async def _run_batch(plan: Plan, indices: list[int], shared: RunShared) -> BatchResult:
+async def _run_batch(plan: Plan, shared: RunShared) -> BatchResult:
     from evalspec.tools.simulated import ToolSimulator
 
     record, limiter, recordings = shared.record, shared.limiter, shared.recordings
 
     suite = plan.suite
-    items = [plan.items[i] for i in indices]
+    items = plan.items
     keys = [
         request_key(it.model, list(it.messages), list(it.tools or plan.tools), it.trial)
         for it in items
     ]
     prefetched = ray.get(recordings.get_many.remote(keys)) if record != "record" else {}
     store = RemoteRecordings(recordings, shared.recordings_file, prefetched)
-    register_suite_secrets(suite)
+    cases = {id(it.case): it.case for it in items}  # the suite shipped without its cases
+    register_suite_secrets(replace(suite, cases=tuple(cases.values())))
     calls = _worker_calls(suite, record, limiter)
     providers = {
         model.name: RecordingProvider(
@@ -319,9 +324,9 @@ def connect(address: str, env_names: list[str]) -> None:
             ) from None
 
 
-def _batches(indices: list[int], size: int) -> Iterator[list[int]]:
-    for start in range(0, len(indices), size):
-        yield indices[start : start + size]
+def _batches(items: list[PlanItem], size: int) -> Iterator[list[PlanItem]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 def run_plan_on_ray(
@@ -336,7 +341,8 @@ def run_plan_on_ray(
     env_names = sorted({m.api_key_env for m in suite.models if m.api_key_env} | {"OPENAI_BASE_URL"})
     connect(cluster.address, env_names)
     finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
-    todo = [i for i, it in enumerate(plan.items) if it.id not in finished]
+    todo = [it for it in plan.items if it.id not in finished]
+    register_suite_secrets(suite)  # the driver's writers scrub them too
     if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
         write_manifest(options.run_dir, suite, options.selection)
     here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
@@ -349,7 +355,7 @@ def run_plan_on_ray(
         )
     concurrency = options.concurrency or suite.run.concurrency
     in_flight = cluster.in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
-    plan_ref = ray.put(plan)
+    base = ray.put(replace(plan, suite=replace(suite, cases=()), items=()))
     shared = RunShared(options.record, concurrency, recordings, rec_file, limiter)
     sink = Sink(options.run_dir)
     outcome = RunOutcome(
@@ -365,7 +371,7 @@ def run_plan_on_ray(
                 batch = next(batches, None)
                 if batch is None:
                     break
-                pending.append(run_batch.remote(plan_ref, batch, shared))
+                pending.append(run_batch.remote(base, batch, shared))
             if not pending:
                 break
             ready, pending = ray.wait(pending, num_returns=1)
