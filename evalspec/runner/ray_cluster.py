@@ -131,19 +131,25 @@ class RemoteRecordings:
     turns (agent mode) ask one at a time. Answers recorded here are sent to the actor.
     """
 
-    def __init__(self, actor: Any, path: str, prefetched: dict[str, ChatResponse]) -> None:
+    def __init__(
+        self, actor: Any, path: str, asked: list[str], prefetched: dict[str, ChatResponse]
+    ) -> None:
         self.actor = actor
         self.path = Path(path)
+        self.asked = set(asked)
+        """Keys looked up beforehand: one not among `prefetched` is not recorded."""
         self.cache = prefetched
         self.pending: list[Any] = []
 
     def get(self, key: str) -> ChatResponse | None:
-        if key in self.cache:
-            return self.cache[key]
-        return ray.get(self.actor.get.remote(key))
+        if key in self.asked:
+            return self.cache.get(key)
+        return ray.get(self.actor.get.remote(key))  # a later turn: asked on its own
 
     def put(self, request: ChatRequest, response: ChatResponse) -> None:
         self.pending.append(self.actor.put.remote(request, response))
+        self.asked.add(request.key)
+        self.cache[request.key] = replace(response, from_recording=True)
 
     def flush(self) -> None:
         """Wait until the actor has every answer recorded here."""
@@ -254,7 +260,7 @@ async def _run_batch(plan: Plan, shared: RunShared) -> BatchResult:
         for it in items
     ]
     prefetched = ray.get(recordings.get_many.remote(keys)) if record != "record" else {}
-    store = RemoteRecordings(recordings, shared.recordings_file, prefetched)
+    store = RemoteRecordings(recordings, shared.recordings_file, keys, prefetched)
     cases = {id(it.case): it.case for it in items}  # the suite shipped without its cases
     register_suite_secrets(replace(suite, cases=tuple(cases.values())))
     calls = _worker_calls(suite, record, limiter)
