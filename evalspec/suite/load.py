@@ -16,6 +16,7 @@ import yaml.cyaml
 
 from evalspec.errors import Problem, SpecError
 from evalspec.reading import byte_position, decode_utf8, display_name, read_bytes
+from evalspec.suite.limits import env_limit
 from evalspec.suite.tree import LDict, LList, Pos, ldict, llist
 from evalspec.suite.yaml_tree import MAX_DEPTH, MAX_NODES, TreeBuilder
 
@@ -39,10 +40,7 @@ MAX_FILE_BYTES_ENV = "EVALSPEC_MAX_SUITE_BYTES"
 
 def max_file_bytes() -> int:
     """The largest suite file read: 16 MiB unless EVALSPEC_MAX_SUITE_BYTES says otherwise."""
-    try:
-        return max(1, int(os.environ.get(MAX_FILE_BYTES_ENV, MAX_FILE_BYTES)))
-    except ValueError:
-        return MAX_FILE_BYTES
+    return env_limit(MAX_FILE_BYTES_ENV, MAX_FILE_BYTES)
 
 
 def _display_name(path: Path) -> str:

@@ -25,6 +25,7 @@ from evalspec.suite.budget import (
     TemplateBudgetError,
     rendering,
 )
+from evalspec.suite.limits import env_limit
 from evalspec.suite.load import LDict, LList, Pos, ldict, llist, load_yaml
 from evalspec.suite.schema import did_you_mean
 
@@ -40,10 +41,7 @@ def max_cases() -> int:
     """Cases a suite may hold after matrix expansion: 10,000 unless EVALSPEC_MAX_CASES says
     otherwise (the machine's operator decides, not the suite: a suite in a pull request cannot
     raise it)."""
-    try:
-        return max(1, int(os.environ.get(MAX_CASES_ENV, MAX_CASES)))
-    except ValueError:
-        return MAX_CASES
+    return env_limit(MAX_CASES_ENV, MAX_CASES)
 
 
 """Cases per suite after matrix expansion."""

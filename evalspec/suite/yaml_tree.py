@@ -15,13 +15,13 @@ time and no nesting depth can exhaust a stack (libyaml's own composer crashes th
 from __future__ import annotations
 
 import math
-import os
 import re
 from typing import Any
 
 import yaml
 
 from evalspec.errors import Problem, SpecError
+from evalspec.suite.limits import env_limit
 from evalspec.suite.tree import LDict, LList, Pos
 
 MAX_DEPTH = 64
@@ -32,10 +32,7 @@ MAX_VALUES_ENV = "EVALSPEC_MAX_SUITE_VALUES"
 
 def max_values() -> int:
     """How many values a suite may write out: the default, or the environment's setting."""
-    try:
-        return max(1, int(os.environ.get(MAX_VALUES_ENV, DEFAULT_MAX_VALUES)))
-    except ValueError:
-        return DEFAULT_MAX_VALUES
+    return env_limit(MAX_VALUES_ENV, DEFAULT_MAX_VALUES)
 
 
 _CORE = "tag:yaml.org,2002:"
