@@ -102,12 +102,16 @@ asyncio.run(main())
 
 
 class Server:
-    """The fake server in its own process, so it does not share a GIL with the client."""
+    """The fake server in its own process, so it does not share a GIL with the client.
 
-    def __init__(self, latency_s: float, note: bool = False):
+    `script` starts a server and prints its base url (argv: repo root, latency in seconds,
+    then "note" to add a text argument to the answer for a similarity critic, or "-").
+    """
+
+    def __init__(self, latency_s: float, script: str = _SERVER, note: bool = False):
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         self.proc = subprocess.Popen(
-            [PYTHON, "-c", _SERVER, str(REPO), str(latency_s), "note" if note else "-"],
+            [PYTHON, "-c", script, str(REPO), str(latency_s), "note" if note else "-"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

@@ -14,6 +14,8 @@ import math
 import os
 import re
 import stat
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -133,32 +135,52 @@ def _refuse_constant(token: str) -> Any:
     raise ValueError(f"{token} is not a number JSON allows")
 
 
-def json_depth_error(text: str, limit: int = MAX_JSON_DEPTH) -> int | None:
-    """The offset where `text` nests deeper than `limit`, or None.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
-    A linear scan that skips strings: cheaper than letting the parser recurse and fail.
+
+def json_depth_error(text: str, limit: int = MAX_JSON_DEPTH) -> int | None:
+    """The offset of the first bracket of `text` nested deeper than `limit`, or None.
+
+    Only called once the parser has refused the text as too deep, to point at the place.
     """
-    if text.count("[") + text.count("{") <= limit:
-        return None
     depth = 0
-    in_string = escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
             depth += 1
             if depth > limit:
-                return i
-        elif ch in "]}":
+                return match.start()
+        elif token in "]}":
             depth -= 1
     return None
+
+
+def _stack_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def _loads(text: str) -> Any:
+    """json.loads that stops at MAX_JSON_DEPTH levels with RecursionError, at no extra cost.
+
+    The C parser counts nesting against the recursion limit; lowering the limit to just above
+    the current stack while it runs makes deeper JSON fail at once. The limit is shared by all
+    threads (and from Python 3.12 on no longer governs C code), so with other threads running,
+    or on 3.12 and later, the text is scanned first instead.
+    """
+    kwargs: dict[str, Any] = {"parse_constant": _refuse_constant, "parse_float": _finite_float}
+    if threading.active_count() > 1 or sys.version_info >= (3, 12):
+        if json_depth_error(text) is not None:
+            raise RecursionError("too deep")
+        return json.loads(text, **kwargs)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(_stack_depth() + MAX_JSON_DEPTH + 3)
+    try:
+        return json.loads(text, **kwargs)
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def parse_json(text: str, name: str, line: int = 1) -> Any:
@@ -166,8 +188,10 @@ def parse_json(text: str, name: str, line: int = 1) -> Any:
 
     `line` is the line the text starts on (for JSON Lines).
     """
-    deep = json_depth_error(text)
-    if deep is not None:
+    try:
+        data = _loads(text)
+    except RecursionError:
+        deep = json_depth_error(text) or 0
         at_line = line + text.count("\n", 0, deep)
         column = deep - text.rfind("\n", 0, deep)
         raise input_error(
@@ -176,9 +200,7 @@ def parse_json(text: str, name: str, line: int = 1) -> Any:
             "flatten it: evalspec's files never need this much nesting",
             at_line,
             column,
-        )
-    try:
-        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        ) from None
     except json.JSONDecodeError as exc:
         raise input_error(
             name,
@@ -187,7 +209,7 @@ def parse_json(text: str, name: str, line: int = 1) -> Any:
             line + exc.lineno - 1,
             exc.colno,
         ) from None
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
         raise input_error(name, f"invalid JSON: {exc}", "write a finite number", line) from None
     return _without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
 

@@ -361,6 +361,18 @@ EXPECTED: dict[str, list[str]] = {
     "hostile_tool_cache_absolute": [
         "hostile_tool_cache_absolute.yaml:7:19: tools[0].cache.file: '/etc/passwd' cannot be written: it is an absolute path; give a path relative to the suite file that stays beside it or below it, for example: recordings/answers.jsonl",
     ],
+    "hostile_template_indent_bomb": [
+        "hostile_template_indent_bomb.yaml:6:11: cases[0].user: template stopped: the filter indent would build more than 1000000 characters; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_join_bomb": [
+        "hostile_template_join_bomb.yaml:6:11: cases[0].user: template stopped: the filter join would build more than 1000000 characters; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_replace_bomb": [
+        "hostile_template_replace_bomb.yaml:6:11: cases[0].user: template stopped: the filter replace would build more than 1000000 characters; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_tojson_indent": [
+        "hostile_template_tojson_indent.yaml:6:11: cases[0].user: template stopped: the filter tojson is given an indent above 16; templates are for filling in values; write large or repeated data out",
+    ],
 }
 
 

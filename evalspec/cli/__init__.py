@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from evalspec.cli import interop, review, run, score, suite
+from evalspec.cli import interop, review, run, score, suite, tools
 from evalspec.cli.common import print_error
 
 app = typer.Typer(
@@ -65,12 +65,14 @@ for command in (
     score.score,
     review.diff,
     review.compare,
+    review.review,
     run.merge,
     suite.schema,
     suite.init,
 ):
     app.command()(command)
 app.add_typer(interop.import_app, name="import")
+app.add_typer(tools.tools_app, name="tools")
 
 
 def main() -> None:

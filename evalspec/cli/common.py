@@ -126,12 +126,21 @@ def check_report_files(options: ReportOptions) -> None:
     check_output_file(options.html, "--html")
 
 
+class _InertFormatter(logging.Formatter):
+    """Log lines quote servers and models: their control characters are shown, not sent."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from evalspec.terminal import plain
+
+        return plain(super().format(record))
+
+
 def configure_logging(verbose: bool) -> None:
     """`-v` shows evalspec's log: retries with their reason and wait, cache use, skipped input."""
     if not verbose:
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_InertFormatter("%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("evalspec")
     root.addHandler(handler)
     root.setLevel(logging.INFO)

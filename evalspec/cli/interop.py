@@ -30,7 +30,15 @@ import_app = typer.Typer(
 Out = Annotated[Path, typer.Option("--out", "-o", help="File to write.")]
 
 
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError)
+_MALFORMED = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    RecursionError,
+    StopIteration,
+)
 """What converting a file of the right syntax but the wrong content raises."""
 
 
@@ -46,6 +54,8 @@ def importing(source: Path, what: str) -> Iterator[None]:
     except _MALFORMED as exc:
         if isinstance(exc, KeyError):
             why = f"a record lacks the key {exc.args[0]!r}" if exc.args else "a key is missing"
+        elif isinstance(exc, StopIteration):
+            why = "an entry that must name something is empty"
         elif isinstance(exc, TypeError | AttributeError):
             why = f"a value has the wrong type ({exc})"
         else:

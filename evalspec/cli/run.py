@@ -161,10 +161,12 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         read_manifest,
         refuse_used_out,
     )
+    from evalspec.scoring.scorer import check_judge_caches
     from evalspec.scoring.stream import StreamingScorer
     from evalspec.suite.validate import load_suite
 
     suite = load_suite(req.suite)
+    check_judge_caches(suite)
     plan = compile_plan(
         suite,
         cases=req.cases,

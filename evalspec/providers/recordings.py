@@ -15,7 +15,6 @@ params and the answer, with any echoed secret scrubbed.
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import os
@@ -67,12 +66,13 @@ def _parse_line(raw: bytes) -> dict[str, Any] | str:
 
 
 class _Parsed:
-    """What a recordings file holds: entries by key (last wins), comments, and its state."""
+    """What a recordings file holds: each key's line (last wins), comments, and its state.
 
-    def __init__(self, path: Path, data: bytes, *, answers_only: bool = False) -> None:
-        """`answers_only` keeps just each entry's response: what a replay reads, a fraction of
-        the memory of the whole entry (whose request repeats the messages and tools)."""
-        self.entries: dict[str, dict[str, Any]] = {}
+    Lines are kept as the JSON text they were read as: a third of the memory of the parsed
+    entry, which is rebuilt only for the answers a run asks for."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.entries: dict[str, str] = {}
         self.comments: list[str] = []
         self.lines = 0
         self.torn_at: int | None = None
@@ -117,25 +117,16 @@ class _Parsed:
                     self.comments.append(str(parsed["_comment"]))
                 else:
                     self.lines += 1
-                    key = parsed["key"]
-                    self.entries[key] = {"response": parsed["response"]} if answers_only else parsed
+                    self.entries[parsed["key"]] = raw.decode("utf-8").strip()
             offset += len(raw) + 1
 
 
-def _read(path: Path, *, answers_only: bool = False) -> _Parsed:
+def _read(path: Path) -> _Parsed:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         data = b""
-    # No collection while tens of thousands of parsed entries pile up: none holds a cycle, and
-    # collections rescanning them made loading 50,000 answers five times slower.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _Parsed(path, data, answers_only=answers_only)
-    finally:
-        if enabled:
-            gc.enable()
+    return _Parsed(path, data)
 
 
 class Recordings:
@@ -147,9 +138,8 @@ class Recordings:
             raise not_this_kind(
                 self.path, WHAT, "it is a directory or device", "name a file for the recordings"
             )
-        parsed = _read(self.path, answers_only=True)
+        parsed = _read(self.path)
         self._entries = parsed.entries
-        """Each key's recorded response only (compaction reads whole entries from the file)."""
         self._comments = parsed.comments
         self._appended = 0
 
@@ -164,10 +154,10 @@ class Recordings:
 
     def get(self, key: str) -> ChatResponse | None:
         """The recorded answer for a request content id, or None."""
-        entry = self._entries.get(key)
-        if entry is None:
+        line = self._entries.get(key)
+        if line is None:
             return None
-        response = entry["response"]
+        response = json.loads(line)["response"]
         usage = response.get("usage")
         return ChatResponse(
             message=response["message"],
@@ -213,7 +203,7 @@ class Recordings:
                 "every answer recorded before is intact"
             ) from None
         self._appended += 1
-        self._entries[request.key] = {"response": entry["response"]}
+        self._entries[request.key] = line.rstrip("\n")
 
     def _mend_tail(self, fd: int) -> str:
         """Under the lock: cut a torn last line (read now, never from a stale length), or end
@@ -239,11 +229,11 @@ class Recordings:
                         for comment in parsed.comments or [HEADER_COMMENT]:
                             fh.write(_dumps({"_comment": comment}) + "\n")
                         for entry in parsed.entries.values():
-                            fh.write(_dumps(entry) + "\n")
+                            fh.write(entry + "\n")
         except OSError as exc:
             _log.warning("could not compact %s (%s); it stays as written", self.path, exc)
             return
-        self._entries = {k: {"response": e["response"]} for k, e in parsed.entries.items()}
+        self._entries = parsed.entries
         self._appended = 0
 
     def close(self) -> None:

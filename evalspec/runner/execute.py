@@ -34,6 +34,7 @@ from evalspec.runner.run_dir import (
     recordings_path,
     write_manifest,
 )
+from evalspec.suite.endpoints import refuse_keys_in_clear
 from evalspec.suite.model import ModelSpec, Suite
 from evalspec.tools.llm_sim import SimulatorMissing
 from evalspec.tools.result import ToolResult
@@ -147,7 +148,8 @@ def make_providers(
 
 def live_factory(model: ModelSpec, calls: ModelCalls) -> Callable[[], Provider]:
     def build() -> Provider:
-        return calls.provider(Endpoint(model.base_url, model.api_key_env, dict(model.headers)))
+        endpoint = Endpoint(model.base_url, model.api_key_env, dict(model.headers), model.provider)
+        return calls.provider(endpoint)
 
     return build
 
@@ -343,10 +345,13 @@ async def run_plan_async(
 
     `calls` is the run's call policy when the caller made it (to score with the same one);
     by default it is made here from the suite (none with --record offline)."""
+    from evalspec.tools.mcp_exec import live_executor
     from evalspec.tools.simulated import ToolSimulator
 
     options = options or RunOptions()
     suite = plan.suite
+    if options.record != "offline":
+        refuse_keys_in_clear(suite, os.environ)
     finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
     done_ids = set(finished)
     todo = (it for it in plan.items if it.id not in done_ids)  # taken lazily by the workers
@@ -359,7 +364,9 @@ async def run_plan_async(
     _check_simulator_caches(suite, base_dir)
     own_providers = providers is None
     providers = providers or make_providers(suite, options, calls)
-    simulator = ToolSimulator(suite.tools, base_dir, calls=calls)
+    simulator = ToolSimulator(
+        suite.tools, base_dir, calls=calls, mcp=live_executor(suite, options.record)
+    )
     sink = Sink(options.run_dir)
     left = sum(1 for it in plan.items if it.id not in done_ids)
     width = min(options.concurrency or suite.run.concurrency, left)
@@ -393,6 +400,7 @@ async def run_plan_async(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         sink.close()
+        await simulator.aclose()
         if own_providers:
             for p in providers.values():
                 await p.aclose()

@@ -47,6 +47,7 @@ from evalspec.runner.execute import (
     run_one,
 )
 from evalspec.runner.run_dir import completed, read_manifest, recordings_path, write_manifest
+from evalspec.suite.endpoints import refuse_keys_in_clear
 from evalspec.transcript import Transcript
 
 DEFAULT_BATCH = 64
@@ -249,6 +250,7 @@ def _shared_live(
 
 
 async def _run_batch(plan: Plan, shared: RunShared) -> BatchResult:
+    from evalspec.tools.mcp_exec import live_executor
     from evalspec.tools.simulated import ToolSimulator
 
     record, limiter, recordings = shared.record, shared.limiter, shared.recordings
@@ -272,7 +274,8 @@ async def _run_batch(plan: Plan, shared: RunShared) -> BatchResult:
         )
         for model in suite.models
     }
-    simulator = ToolSimulator(suite.tools, Path(suite.path).resolve().parent, calls=calls)
+    base_dir = Path(suite.path).resolve().parent
+    simulator = ToolSimulator(suite.tools, base_dir, calls=calls, mcp=live_executor(suite, record))
     secrets = secrets_from_env(m.api_key_env for m in suite.models)
     gate = asyncio.Semaphore(shared.concurrency)
     missing: list[str] = []
@@ -286,6 +289,7 @@ async def _run_batch(plan: Plan, shared: RunShared) -> BatchResult:
     try:
         done = await asyncio.gather(*(one(i) for i in range(len(items))))
     finally:
+        await simulator.aclose()
         for provider in providers.values():
             await provider.aclose()
     counts: dict[str, int] = {}
@@ -348,6 +352,8 @@ def run_plan_on_ray(
     connect(cluster.address, env_names)
     finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
     todo = [it for it in plan.items if it.id not in finished]
+    if options.record != "offline":
+        refuse_keys_in_clear(suite, os.environ)
     register_suite_secrets(suite)  # the driver's writers scrub them too
     if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
         write_manifest(options.run_dir, suite, options.selection)

@@ -514,6 +514,8 @@ def expand_cases(
                 continue
             variables = {**suite_vars, **dict(case_vars)}
             out.append((path, renderer.render(body, variables, path, case.pos)))
+            if renderer.budget.spent:
+                return out
             continue
         row_vars = {name for row in rows for name in row}
         for r, row in enumerate(rows):
@@ -544,6 +546,8 @@ def expand_cases(
                         )
                     )
             out.append((f"{path} (matrix row {r + 1})", rendered))
+            if renderer.budget.spent:
+                return out  # the budget's problem is reported; the rest would only repeat it
     return out
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem, SpecError
-from evalspec.schemas import DEFAULT_API_KEY_ENV
+from evalspec.schemas import default_api_key_env
 from evalspec.suite.build_base import make_loc, plain
 from evalspec.suite.build_checks import ChecksPart
 from evalspec.suite.build_tools import ToolsPart
@@ -225,11 +225,13 @@ class _Builder(ToolsPart, ChecksPart):
             if isinstance(item, str):
                 spec = ModelSpec(name=item, model=item, loc=make_loc(pos, f"models[{i}]"))
             else:
+                provider = item.get("provider", ModelSpec.provider)
                 spec = ModelSpec(
                     name=item.get("name", item["model"]),
                     model=item["model"],
+                    provider=provider,
                     base_url=item.get("base_url"),
-                    api_key_env=item.get("api_key_env", DEFAULT_API_KEY_ENV),
+                    api_key_env=item.get("api_key_env", default_api_key_env(provider)),
                     headers=dict(item.get("headers") or {}),
                     params=dict(item.get("params") or {}),
                     loc=make_loc(pos, f"models[{i}]"),
