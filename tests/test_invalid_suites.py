@@ -16,6 +16,8 @@ import pytest
 from evalspec.errors import SpecError
 from evalspec.suite.validate import load_suite
 
+pytestmark = pytest.mark.usefixtures("no_plugins")
+
 CORPUS = Path(__file__).parent / "invalid"
 
 EXPECTED: dict[str, list[str]] = {
@@ -26,7 +28,7 @@ EXPECTED: dict[str, list[str]] = {
         "api_key_in_suite.yaml:5:18: models[0].api_key_env: this must be the name of an environment variable, not the key itself; never put an API key in a suite; write `api_key_env: OPENAI_API_KEY` and set that variable",
     ],
     "bad_count_condition": [
-        "bad_count_condition.yaml:15:33: cases[0].evaluators[0].tool_call_count.counts.get_weather: 'about 2' is not written the expected way: write a number, or an operator (==, !=, <, <=, >, >=) followed by a number; for example: >=1",
+        "bad_count_condition.yaml:15:33: cases[0].evaluators[0].tool_call_count.counts.get_weather: 'about 2' is not written the expected way: write a number, or an operator (==, = as in UiPath, !=, <, <=, >, >=) followed by a number; for example: >=1",
     ],
     "binary_file": [
         "binary_file.yaml:1:12: is a binary file, not YAML text (it holds a NUL byte); name a .yaml suite file",
@@ -153,7 +155,7 @@ EXPECTED: dict[str, list[str]] = {
         "misspelt_tool_key.yaml:6:5: tools[0]: unknown key 'parameter'; did you mean 'parameters'?",
     ],
     "negative_critic_weight": [
-        "negative_critic_weight.yaml:8:32: critics.city.weight: -1 is out of range: it must be 0 or more; for example: 0.5",
+        "negative_critic_weight.yaml:8:32: critics.city.weight: -1 is out of range: it must be 0 or more; use 0 or more (0 makes it not count)",
     ],
     "negative_evaluator_weight": [
         "negative_evaluator_weight.yaml:10:17: cases[0].evaluators[0].weight: -2 is out of range: it must be 0 or more; for example: 0.5",

@@ -77,6 +77,10 @@ def reports_errors(func: F) -> F:
         except KeyboardInterrupt:
             print_error("interrupted")
             raise typer.Exit(130) from None
+        except OSError as exc:  # a full disk, a read-only directory: a message, not a traceback
+            where = f" {exc.filename}" if exc.filename else ""
+            print_error(f"error: cannot write or read{where}: {exc.strerror or exc}")
+            raise typer.Exit(3) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -191,13 +195,17 @@ def finish_run(
     *,
     started: float | None = None,
     note: str = "",
+    calls: Any = None,
 ) -> int:
-    """Score a run's transcripts, write its results and reports, print; the exit code."""
+    """Score a run's transcripts, write its results and reports, print; the exit code.
+
+    `calls` (the run's ModelCalls) lets an LLM judge ask on a cache miss; without it the judge
+    only reads its cache."""
     import time
 
     from evalspec.api import score
 
-    report = score(suite, transcripts)
+    report = score(suite, transcripts, calls=calls)
     write_and_show(report, options, run_dir / "results.json")
     if not options.as_json:
         took = f" in {time.perf_counter() - started:.2f}s" if started is not None else ""

@@ -213,15 +213,23 @@ def stabletoolbench_answers(
       evalspec import stabletoolbench-answers \
         virtual_chatgpt_cot/G1_instruction.json --out transcripts.jsonl
     """
-    from evalspec.interop.stabletoolbench import transcripts_from_converted
+    from evalspec.interop.stabletoolbench import read_converted_answers
 
     try:
-        transcripts = transcripts_from_converted(converted, model)
+        answers = read_converted_answers(converted, model)
     except OSError as exc:
         raise UsageError(f"cannot read {converted}: {exc.strerror}") from None
     except _MALFORMED as exc:
         raise UsageError(f"{converted} is not a converted answer file: {exc}") from None
-    _write_transcripts(out, transcripts)
+    if answers.nodes_dropped:
+        shown = "; ".join(answers.nodes_dropped[:3])
+        raise UsageError(
+            f"{converted}: {len(answers.nodes_dropped)} tool node(s) name no call ({shown}); "
+            "nothing written, since scores without those calls would be wrong. "
+            "Check the file is a model_predictions_converted answer file."
+        )
+    _write_transcripts(out, answers.transcripts)
+    typer.echo(answers.summary())
 
 
 @import_app.command("otel")

@@ -127,7 +127,12 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     check_output_file(req.recordings, "--recordings")
     from evalspec.plan import compile_plan, parse_shard
     from evalspec.runner import RunOptions, run_plan
-    from evalspec.runner.run_dir import completed, default_run_dir, read_manifest
+    from evalspec.runner.run_dir import (
+        completed,
+        default_run_dir,
+        read_manifest,
+        refuse_used_out,
+    )
     from evalspec.suite.validate import load_suite
 
     suite = load_suite(req.suite)
@@ -147,6 +152,8 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
                 f"--resume {req.resume}: that run is of suite {manifest['suite']!r} "
                 f"({manifest.get('path', '?')}), not {suite.name!r}; resume it with its own suite"
             )
+    if req.out and not req.resume:
+        refuse_used_out(req.out)
     run_dir = req.resume or req.out or default_run_dir(suite)
     options = RunOptions(
         record=req.record,
@@ -196,7 +203,15 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         + (f", {outcome.resumed} resumed" if outcome.resumed else "")
         + ")"
     )
-    return finish_run(suite, outcome.transcripts, run_dir, report, started=started, note=note)
+    return finish_run(
+        suite,
+        outcome.transcripts,
+        run_dir,
+        report,
+        started=started,
+        note=note,
+        calls=outcome.calls,
+    )
 
 
 @reports_errors

@@ -162,26 +162,49 @@ def _concrete(value: Any, schema: Mapping[str, Any]) -> Any:
     return value
 
 
-def _expected_call(entry: Mapping[str, Any], fn: Mapping[str, Any] | None) -> dict[str, Any]:
+INVALID_TAG = "bfcl-invalid-answer"
+"""Tag of a record whose possible answer names a parameter its function does not define."""
+
+
+def _expected_call(
+    entry: Mapping[str, Any], fn: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], bool, bool]:
+    """(expected call, the answer names an undefined parameter, no call can pass).
+
+    BFCL rejects any argument the function doc does not define, so an undefined parameter in
+    a possible answer can only be left out: it leaves the suite (it would not validate), and
+    when its list lacks "" (or a required parameter is undefined) no answer passes in BFCL.
+    """
     ((name, answers),) = entry.items()
-    props = ((fn or {}).get("parameters") or {}).get("properties") or {}
-    required = set(((fn or {}).get("parameters") or {}).get("required") or ())
+    params = (fn or {}).get("parameters") or {}
+    props = params.get("properties") or {}
+    required = set(params.get("required") or ())
     args: dict[str, Any] = {}
     critics: dict[str, Any] = {}
+    undefined = [p for p in answers if p not in props]
+    unpassable = any(r not in props for r in required)
     for param, choices in answers.items():
         choices = list(choices) if isinstance(choices, list) else [choices]
+        if param not in props:
+            unpassable = unpassable or "" not in choices
+            continue
         if param in required:
             # BFCL checks required arguments first: "" cannot make one optional.
             choices = [c for c in choices if c != ""]
         if choices and choices[0] != "":
             args[param] = first_value(choices, props.get(param))
-        # BFCL compares text after standardize_string, hence normalize. The critic could also
-        # take the declared BFCL type, but the suite language does not accept `type` yet.
-        # Without text anywhere in the choices, normalisation changes nothing: short form.
-        critics[param] = _Flow(
-            one_of={"values": choices, "normalize": True} if _has_text(choices) else choices
-        )
-    return {"tool": name, "args": args, "critics": critics}
+        # BFCL compares text after standardize_string (hence normalize) and type-checks first.
+        spec: dict[str, Any] = {"values": choices}
+        if _has_text(choices):
+            spec["normalize"] = True
+        declared = (props.get(param) or {}).get("type")
+        if declared in _ONE_OF_TYPES:
+            spec["type"] = declared
+        critics[param] = _Flow(one_of=spec if len(spec) > 1 else choices)
+    return {"tool": name, "args": args, "critics": critics}, bool(undefined), unpassable
+
+
+_ONE_OF_TYPES = ("string", "integer", "float", "boolean", "array", "tuple", "dict", "any")
 
 
 def _has_text(value: Any) -> bool:
@@ -283,11 +306,17 @@ def bfcl_suite_dict(
             if fn["name"] not in tools:
                 tools[fn["name"]] = bfcl_tools([fn])[0]
         ground_truth = a.get("ground_truth") or []
-        calls = [_expected_call(entry, functions.get(next(iter(entry)))) for entry in ground_truth]
+        built = [_expected_call(e, functions.get(next(iter(e)))) for e in ground_truth]
+        calls = [call for call, _, _ in built]
         case: dict[str, Any] = {"name": str(q["id"]), "tags": [_category(str(q["id"]))]}
+        if any(undefined for _, undefined, _ in built):
+            case["tags"].append(INVALID_TAG)
         case.update(_messages(q))
         case["tools"] = list(functions)  # the record's own functions, as BFCL offers them
         case["expect"] = {"tool_calls": calls} if calls else {"no_tool_calls": True}
+        if any(unpassable for _, _, unpassable in built):
+            # No call passes in BFCL; with the expected calls above, this fails the rest too.
+            case["evaluators"] = ["no_tool_calls"]
         cases.append(case)
     if not cases:
         raise UsageError("no BFCL records to turn into cases")

@@ -305,7 +305,8 @@ def diff_suites(
             and any(recorded[key].get(t) != i for t, i in head_ids[key].items())
             and a is not None
         )
-        needs_run = in_head and a is None
+        # No transcript, or a judge verdict / simulated answer missing from its cache.
+        needs_run = in_head and (a is None or any(r.details.get("needs_run") for r in a.results))
         if a is None and b is None:
             kind: Kind = "added" if not in_base else "removed" if not in_head else "missing"
             change = CaseChange(key[0], key[1], kind, None, None, needs_run=needs_run)

@@ -33,9 +33,9 @@ from evalspec.suite.render import Renderer, expand_cases, resolve_includes
 from evalspec.suite.schema import (
     did_you_mean,
     explain_value_error,
+    language_validator,
     quickly_valid,
     schema_problems,
-    suite_schema,
 )
 
 
@@ -508,9 +508,7 @@ class _Builder(ToolsPart, ChecksPart):
 
 def _numbers_to_text(doc: LDict) -> None:
     """`"{{ n }}"` renders to the number n; where the schema wants text, it becomes text again."""
-    from jsonschema import Draft202012Validator
-
-    for error in Draft202012Validator(suite_schema()).iter_errors(doc):
+    for error in language_validator().iter_errors(doc):
         value = error.instance
         if isinstance(value, bool):
             text = "true" if value else "false"
