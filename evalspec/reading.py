@@ -211,21 +211,22 @@ def parse_json(text: str, name: str, line: int = 1) -> Any:
         ) from None
     except ValueError as exc:
         raise input_error(name, f"invalid JSON: {exc}", "write a finite number", line) from None
-    return _without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
+    return without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _without_lone_surrogates(value: Any) -> Any:
-    """`\\ud800` escapes decode to half a character, which no UTF-8 file can hold: U+FFFD."""
+def without_lone_surrogates(value: Any) -> Any:
+    """A JSON value with every lone surrogate (half a character: an emoji cut in two, or a
+    `\\ud800` escape) replaced by U+FFFD, so that it can be encoded as UTF-8."""
     if isinstance(value, str):
         return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, list | tuple):
+        return [without_lone_surrogates(v) for v in value]
     if isinstance(value, dict):
-        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
     return value
 
 
