@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from evalspec import redaction
 from evalspec.errors import Problem, SpecError
+from evalspec.reading import read_existing
 
 
 def _umask() -> int:
@@ -118,11 +119,8 @@ def not_this_kind(path: Path, what: str, why: str, hint: str) -> SpecError:
 
 def read_json_object(path: Path, what: str) -> dict[str, Any]:
     """A cache file holding one JSON object ({} when missing or empty), else a SpecError."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        return {}
-    if not data.strip():
+    data = read_existing(Path(path))
+    if data is None or not data.strip():
         return {}
     try:
         value = json.loads(data.decode("utf-8"))

@@ -24,6 +24,9 @@ from evalspec.errors import InputError, Problem
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest file evalspec reads whole (imports, transcripts, results); suites have less."""
 
+MAX_LOG_BYTES = 1024 * 1024 * 1024
+"""The largest append-only file a run reads back whole (recordings, a run's transcripts)."""
+
 MAX_JSON_DEPTH = 200
 """Deeper JSON is refused before parsing: Python's parser would hit its recursion limit."""
 
@@ -101,6 +104,15 @@ def read_bytes(path: Path, name: str | None = None, *, limit: int = MAX_FILE_BYT
     if len(data) > limit:
         raise input_error(name, f"the file is larger than the limit of {limit} bytes", "split it")
     return data
+
+
+def read_existing(path: Path, *, limit: int = MAX_FILE_BYTES) -> bytes | None:
+    """The bytes of a file evalspec keeps (a cache, recordings, a run's transcripts), or None
+    when there is none yet; an InputError when the path holds a FIFO, a device, a directory or
+    a file over `limit`, which would otherwise hang or exhaust memory."""
+    if not os.path.lexists(path):
+        return None
+    return read_bytes(path, limit=limit)
 
 
 def byte_position(raw: bytes, offset: int) -> tuple[int, int]:
