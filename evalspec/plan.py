@@ -59,6 +59,8 @@ class PlanItem:
     """How many trials of this case the plan holds (the suite's, or --trials)."""
     tools: tuple[dict[str, Any], ...] = ()
     """Tool definitions (OpenAI format) offered in this item's requests."""
+    first_key: str = ""
+    """`request_key` of the item's first request, computed once with its id."""
 
     @property
     def label(self) -> str:
@@ -128,7 +130,16 @@ def compile_plan(
                     {"first": first, "mode": suite.run.mode, "max_turns": suite.run.max_turns}
                 )
                 items.append(
-                    PlanItem(item_id, case, model, trial, tuple(messages), n_trials, tuple(offered))
+                    PlanItem(
+                        item_id,
+                        case,
+                        model,
+                        trial,
+                        tuple(messages),
+                        n_trials,
+                        tuple(offered),
+                        first,
+                    )
                 )
     if cases and not items:
         raise UsageError(

@@ -305,7 +305,7 @@ EXPECTED: dict[str, list[str]] = {
         "hostile_inf_weight.yaml:8:32: critics.city.weight: .inf is not a finite number (NaN and infinities are refused); write a finite number, or quote it if it is meant as text",
     ],
     "hostile_matrix_too_many_cases": [
-        "hostile_matrix_too_many_cases.yaml:10:13: cases[1]: with this case the suite has more than 10000 cases after matrix expansion; keep the suite under 10000 cases: split it into several suites",
+        "hostile_matrix_too_many_cases.yaml:10:13: cases[1]: with this case the suite has more than 10000 cases after matrix expansion; keep the suite under 10000 cases: split it into several suites, or raise the limit with EVALSPEC_MAX_CASES",
     ],
     "hostile_nan_threshold": [
         "hostile_nan_threshold.yaml:5:19: rubric.fail_threshold: .nan is not a finite number (NaN and infinities are refused); write a finite number, or quote it if it is meant as text",

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 MAX_ROWS = 50
 """Above this many cases per model, passing cases are summarised instead of listed."""
+MAX_PROBLEM_ROWS = 200
+"""Failing, warning and errored cases listed per model (all with --verbose); results.json has
+every one, and tens of thousands of table rows would take longer to print than to run."""
 
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
 
@@ -35,11 +38,15 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
         mine = [c for c in report.cases if c.model == m.model]
         # Long runs show what needs attention; --verbose shows every case.
         hide_passing = not verbose and len(mine) > MAX_ROWS
-        hidden = 0
+        hidden = shown = cut = 0
         for c in mine:
             if hide_passing and c.status == "pass":
                 hidden += 1
                 continue
+            if hide_passing and shown >= MAX_PROBLEM_ROWS:
+                cut += 1
+                continue
+            shown += 1
             score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
             result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
             why = "" if (c.status == "pass" and not verbose) else c.reason
@@ -57,8 +64,11 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
                         f"{r.score:.2f}×{r.weight:g}",
                         text(r.reason),
                     )
-        if hidden:
-            table.caption = f"{hidden} passing cases not shown (--verbose shows every case)"
+        notes = [f"{hidden} passing cases not shown"] if hidden else []
+        if cut:
+            notes.append(f"{cut} more that did not pass are in results.json")
+        if notes:
+            table.caption = "; ".join(notes) + " (--verbose shows every case)"
         console.print(table)
         console.print(
             Text.assemble(

@@ -32,19 +32,30 @@ class Report:
         """0 when every case passed (warnings allowed), 1 when any failed or errored."""
         return 0 if all(c.status in ("pass", "warn") for c in self.cases) else 1
 
-    def to_dict(self) -> dict[str, Any]:
-        """results.json's content. Shallow: the values are already plain, and json only reads."""
-        return {
+    def to_dict(self, *, summaries_only: bool = False) -> dict[str, Any]:
+        """results.json's content. Shallow: the values are already plain, and json only reads.
+
+        `summaries_only` leaves out the per-case lists, for writers that stream them.
+        """
+        data: dict[str, Any] = {
             "version": RESULTS_VERSION,
             "suite": self.suite.name,
             "path": self.suite.path,
             "models": [dict(vars(m)) for m in self.models],
-            "cases": [{k: v for k, v in vars(c).items() if k != "results"} for c in self.cases],
-            "results": [_result_dict(r) for r in self.results],
         }
+        if not summaries_only:
+            data["cases"] = [case_dict(c) for c in self.cases]
+            data["results"] = [result_dict(r) for r in self.results]
+        return data
 
 
-def _result_dict(result: CaseResult) -> dict[str, Any]:
+def case_dict(case: CaseSummary) -> dict[str, Any]:
+    """One case summary as results.json holds it (its results are listed separately)."""
+    return {k: v for k, v in vars(case).items() if k != "results"}
+
+
+def result_dict(result: CaseResult) -> dict[str, Any]:
+    """One result with its explanation rows, as results.json holds it."""
     data = dict(vars(result))
     data["rows"] = [dict(vars(row)) for row in result.rows]
     return data
@@ -62,7 +73,6 @@ def build_report(
 
     Without `calls` (a run's ModelCalls) an LLM judge only reads its cache."""
     from evalspec.scoring.scorer import Scorer
-    from evalspec.scoring.trials import summarize
 
     scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
     results = scorer.score_all(list(transcripts))
@@ -70,5 +80,14 @@ def build_report(
     for t in transcripts:
         tok, lat = usage.get(t.model, (0, 0.0))
         usage[t.model] = (tok + t.usage.total_tokens, lat + t.latency_s)
+    return report_from_results(suite, results, usage)
+
+
+def report_from_results(
+    suite: Suite, results: Sequence[CaseResult], usage: dict[str, tuple[int, float]]
+) -> Report:
+    """Summarise results already scored (as a streamed run scores them)."""
+    from evalspec.scoring.trials import summarize
+
     cases, models = summarize(suite, results, usage)
     return Report(suite, tuple(results), tuple(cases), tuple(models))
