@@ -24,6 +24,9 @@ from evalspec.errors import InputError, Problem
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest file evalspec reads whole (imports, transcripts, results); suites have less."""
 
+MAX_LOG_BYTES = 1024 * 1024 * 1024
+"""The largest append-only file a run reads back whole (recordings, a run's transcripts)."""
+
 MAX_JSON_DEPTH = 200
 """Deeper JSON is refused before parsing: Python's parser would hit its recursion limit."""
 
@@ -101,6 +104,15 @@ def read_bytes(path: Path, name: str | None = None, *, limit: int = MAX_FILE_BYT
     if len(data) > limit:
         raise input_error(name, f"the file is larger than the limit of {limit} bytes", "split it")
     return data
+
+
+def read_existing(path: Path, *, limit: int = MAX_FILE_BYTES) -> bytes | None:
+    """The bytes of a file evalspec keeps (a cache, recordings, a run's transcripts), or None
+    when there is none yet; an InputError when the path holds a FIFO, a device, a directory or
+    a file over `limit`, which would otherwise hang or exhaust memory."""
+    if not os.path.lexists(path):
+        return None
+    return read_bytes(path, limit=limit)
 
 
 def byte_position(raw: bytes, offset: int) -> tuple[int, int]:
@@ -211,21 +223,22 @@ def parse_json(text: str, name: str, line: int = 1) -> Any:
         ) from None
     except ValueError as exc:
         raise input_error(name, f"invalid JSON: {exc}", "write a finite number", line) from None
-    return _without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
+    return without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _without_lone_surrogates(value: Any) -> Any:
-    """`\\ud800` escapes decode to half a character, which no UTF-8 file can hold: U+FFFD."""
+def without_lone_surrogates(value: Any) -> Any:
+    """A JSON value with every lone surrogate (half a character: an emoji cut in two, or a
+    `\\ud800` escape) replaced by U+FFFD, so that it can be encoded as UTF-8."""
     if isinstance(value, str):
         return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, list | tuple):
+        return [without_lone_surrogates(v) for v in value]
     if isinstance(value, dict):
-        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
     return value
 
 

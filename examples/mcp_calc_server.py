@@ -46,13 +46,13 @@ def sqrt(a: float) -> float:
     return math.sqrt(a)
 
 
-def serve_http(port: int) -> None:
-    """Streamable HTTP on 127.0.0.1:port (1.x takes host and port as settings)."""
+def serve_http(app: MCPServer, port: int) -> None:
+    """Serve `app` over streamable HTTP on 127.0.0.1:port (1.x takes them as settings)."""
     if SDK_1:
-        server.settings.host, server.settings.port = "127.0.0.1", port
-        server.run("streamable-http")
+        app.settings.host, app.settings.port = "127.0.0.1", port
+        app.run("streamable-http")
     else:
-        server.run("streamable-http", host="127.0.0.1", port=port)
+        app.run("streamable-http", host="127.0.0.1", port=port)
 
 
 if __name__ == "__main__":
@@ -60,6 +60,6 @@ if __name__ == "__main__":
     parser.add_argument("--http", type=int, help="serve streamable HTTP on 127.0.0.1:PORT")
     port = parser.parse_args().http
     if port:
-        serve_http(port)
+        serve_http(server, port)
     else:
         server.run()

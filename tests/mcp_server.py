@@ -10,18 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-try:
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    SDK_1 = False
-except ImportError:  # mcp 1.x: the same server under its old name
-    from mcp.server.fastmcp import FastMCP as MCPServer
-    from mcp.server.fastmcp.exceptions import ToolError
-
-    SDK_1 = True
+# The example server's SDK 1.x/2.x compatibility, shared.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from mcp_calc_server import MCPServer, ToolError, serve_http
 
 server = MCPServer("evalspec-test-tools")
 _log: Path | None = None
@@ -65,18 +59,9 @@ def main() -> None:
     args = parser.parse_args()
     _log = Path(args.log) if args.log else None
     if args.http:
-        serve_http(args.http)
+        serve_http(server, args.http)
     else:
         server.run()
-
-
-def serve_http(port: int) -> None:
-    """Streamable HTTP on 127.0.0.1:port (1.x takes host and port as settings)."""
-    if SDK_1:
-        server.settings.host, server.settings.port = "127.0.0.1", port
-        server.run("streamable-http")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=port)
 
 
 if __name__ == "__main__":

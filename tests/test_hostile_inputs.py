@@ -740,6 +740,16 @@ PATHS: dict[str, Hostile] = {
         ["merge", "r1", "--out", "out"],
         "error: --out out is a file, not a directory; name a directory",
     ),
+    "run --resume with transcripts a FIFO": Hostile(
+        files(SUITE_FILE, mkdir("r1"), fifo("r1/transcripts.jsonl")),
+        ["run", "s.yaml", "--record", "offline", "--resume", "r1"],
+        "r1/transcripts.jsonl:1:1: is a named pipe (FIFO), not a regular file; name a regular file",
+    ),
+    "run --resume with run.json a FIFO": Hostile(
+        files(SUITE_FILE, mkdir("r1"), fifo("r1/run.json")),
+        ["run", "s.yaml", "--record", "offline", "--resume", "r1"],
+        "r1/run.json:1:1: is a named pipe (FIFO), not a regular file; name a regular file",
+    ),
     "validate a directory": Hostile(
         mkdir("suites"),
         ["validate", "suites"],

@@ -128,7 +128,7 @@ def test_llm_simulated_output_is_checked_against_its_cache_only(tmp_path):
     # No cache: nothing can say what the simulator answers now, and nothing is asked.
     comparison = diff_suites(suite, suite, [t])
     (c,) = comparison.changes
-    assert c.rerun and "cache has no answer" in c.stale[0]
+    assert c.rerun and "no cache holds its answer" in c.stale[0]
     cache = tmp_path / ".evalspec-cache" / "sim" / "lookup.json"
     cache.parent.mkdir(parents=True)
     cache.write_text(json.dumps({"{'q': 'x'}": {"error": "", "response": {"answer": 1}}}))

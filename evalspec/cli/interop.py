@@ -94,20 +94,32 @@ def bfcl(
       evalspec import bfcl BFCL_v4_simple_python.json \
         possible_answer/BFCL_v4_simple_python.json --out suites/bfcl_simple.yaml
     """
-    from evalspec.interop.bfcl import DEFAULT_MODEL, read_records, write_suite_yaml
+    from evalspec.interop.bfcl import (
+        DEFAULT_MODEL,
+        INVALID_TAG,
+        bfcl_suite_dicts,
+        read_records,
+        write_suites,
+    )
 
     check_output_file(out, "--out")
     with importing(questions, "BFCL"):
         records = read_records(questions)
-        paths = write_suite_yaml(
+        suites = bfcl_suite_dicts(
             records,
             read_records(answers),
-            out,
             name=name or questions.stem,
             models=model or [DEFAULT_MODEL],
         )
+        paths = write_suites(out, suites)
     for p in paths:
         typer.echo(f"wrote {p}")
+    invalid = sum(INVALID_TAG in c["tags"] for s in suites for c in s["cases"])
+    if invalid:
+        typer.echo(
+            f"{invalid} record(s) tagged {INVALID_TAG}: a possible answer names a parameter "
+            "its function does not define (scored as BFCL scores them)"
+        )
     typer.echo(f"{len(records)} cases in {len(paths)} suite(s); next: evalspec validate {paths[0]}")
 
 

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from evalspec import redaction
 from evalspec.errors import RunError
 from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec.reading import without_lone_surrogates
 from evalspec.schemas import DEFAULT_API_KEY_ENV
 
 _log = logging.getLogger(__name__)
@@ -77,21 +78,6 @@ class _ReplyTooLarge(Exception):
 
 class _BodyBroken(Exception):
     """The connection broke while the reply's body was being read (cut short, reset)."""
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _without_surrogates(value: Any) -> Any:
-    """A JSON value whose strings have lone surrogates (an emoji cut by a token limit, kept
-    from an earlier answer) replaced by U+FFFD, so the request can be encoded at all."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {k: _without_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_without_surrogates(v) for v in value]
-    return value
 
 
 def is_loopback(base_url: str | None) -> bool:
@@ -342,7 +328,7 @@ class OpenAIChatProvider:
                     try:
                         text = await self._send(body)
                     except UnicodeEncodeError:
-                        body = _without_surrogates(body)
+                        body = without_lone_surrogates(body)  # so the request can be encoded at all
                         text = await self._send(body)
                 latency = time.monotonic() - started
                 self._reached = True

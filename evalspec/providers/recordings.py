@@ -27,6 +27,7 @@ from evalspec import redaction
 from evalspec.errors import Problem, RunError, SpecError
 from evalspec.files import atomic_write, dumps_line, locked, not_this_kind
 from evalspec.providers.base import ChatRequest, ChatResponse, Provider, RecordingMissing
+from evalspec.reading import MAX_LOG_BYTES, read_existing
 
 _log = logging.getLogger(__name__)
 
@@ -122,11 +123,7 @@ class _Parsed:
 
 
 def _read(path: Path) -> _Parsed:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        data = b""
-    return _Parsed(path, data)
+    return _Parsed(path, read_existing(path, limit=MAX_LOG_BYTES) or b"")
 
 
 class Recordings:

@@ -86,8 +86,8 @@ class EvidenceCheck:
         label = f"{call.name} {_shown(args)}"
         if now is None:
             return (
-                f"{label}: only the LLM simulator answers these arguments and its cache has no "
-                "answer; re-run to see what the model does with one"
+                f"{label}: only a live tool (the LLM simulator or an MCP server) answers these "
+                "arguments and no cache holds its answer; re-run to see what the model does"
             )
         recorded = _observation(call.output, call.error)
         current = _observation(now.output, now.error)
