@@ -80,15 +80,19 @@ def check_regular(path: Path, name: str | None = None, *, what: str = "file") ->
     return info
 
 
-def read_bytes(path: Path, name: str | None = None, *, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of a regular file no larger than `limit`."""
+def read_bytes(
+    path: Path,
+    name: str | None = None,
+    *,
+    limit: int = MAX_FILE_BYTES,
+    too_big: str = "split it into smaller files",
+) -> bytes:
+    """The bytes of a regular file no larger than `limit` (`too_big`: the fix to suggest)."""
     name = name or display_name(path)
     info = check_regular(path, name)
     if info.st_size > limit:
         raise input_error(
-            name,
-            f"the file is {info.st_size} bytes; the limit is {limit} bytes",
-            "split it into smaller files",
+            name, f"the file is {info.st_size} bytes; the limit is {limit} bytes", too_big
         )
     try:
         # O_NONBLOCK: should the file be swapped for a FIFO after the check, open cannot block.
@@ -102,7 +106,7 @@ def read_bytes(path: Path, name: str | None = None, *, limit: int = MAX_FILE_BYT
             name, f"cannot read the file: {exc.strerror or exc}", "check its permissions"
         ) from None
     if len(data) > limit:
-        raise input_error(name, f"the file is larger than the limit of {limit} bytes", "split it")
+        raise input_error(name, f"the file is larger than the limit of {limit} bytes", too_big)
     return data
 
 

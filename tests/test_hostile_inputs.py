@@ -773,7 +773,7 @@ PATHS: dict[str, Hostile] = {
     "validate a 17 MB file": Hostile(
         sparse("s.yaml", 17 * 1024 * 1024),
         ["validate", "s.yaml"],
-        "s.yaml:1:1: the file is 17825792 bytes; the limit is 16777216 bytes; split it into smaller files",
+        "s.yaml:1:1: the file is 17825792 bytes; the limit is 16777216 bytes; split it into several suites, or raise the limit with EVALSPEC_MAX_SUITE_BYTES",
     ),
     "validate ** beside symlinks to .": Hostile(
         files(

@@ -59,7 +59,12 @@ def read_text(path: Path, display: str | None = None) -> str:
         raise fail("file not found", "check the path; run `evalspec init` to create a suite")
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise fail("is a directory, not a YAML file", "name a .yaml file inside it")
-    raw = read_bytes(path, name, limit=max_file_bytes())
+    raw = read_bytes(
+        path,
+        name,
+        limit=max_file_bytes(),
+        too_big=f"split it into several suites, or raise the limit with {MAX_FILE_BYTES_ENV}",
+    )
     if b"\x00" in raw:
         line, col = byte_position(raw, raw.index(b"\x00"))
         raise SpecError(
