@@ -88,13 +88,13 @@ def plan(
     from rich.table import Table
 
     table = Table(title=f"{compiled.suite.name}: {len(compiled.items)} items", title_justify="left")
-    for col in ("id", "case", "model", "trial", "expected calls"):
+    for col in ("id", "case", "model", "trial (from 0)", "expected calls"):
         table.add_column(col)
     for it in compiled.items:
         calls = ", ".join(c.tool for c in it.case.expect.tool_calls) or (
             "(none)" if it.case.expect.no_tool_calls else "-"
         )
-        table.add_row(it.id[:12], it.case.name, it.model.name, str(it.trial + 1), calls)
+        table.add_row(it.id[:12], it.case.name, it.model.name, str(it.trial), calls)
     Console().print(table)
 
 

@@ -31,6 +31,8 @@ def render_diff_markdown(
         "",
     ]
     head += [f"_{cell(n, 300)}_" for n in c0.notes] + [""]
+    if c0.columns:
+        head += _matrix_markdown(c0, show_unchanged=show_unchanged)
     shown = shown_changes(c0, show_unchanged=show_unchanged)
     models = {c.model for c in c0.changes}
     header = ["case"] + (["model"] if len(models) > 1 else []) + ["before", "after", "change"]
@@ -70,7 +72,7 @@ def render_diff_markdown(
                 [
                     [
                         cell(r.field + (f" (call {r.call + 1})" if r.call is not None else ""))
-                        + (f" · trial {r.trial + 1}" if r.trial else ""),
+                        + (f" · trial {r.trial}" if r.trial else ""),
                         cell((r.after or r.before).expected, 60),
                         cell((r.after or r.before).actual, 60),
                         f"{r.before.score:.2f}×{r.before.weight:g}" if r.before else "-",
@@ -88,6 +90,19 @@ def render_diff_markdown(
             return body + note
         body += block + "\n"
     return body
+
+
+def _matrix_markdown(comparison: Comparison, *, show_unchanged: bool) -> list[str]:
+    """The model × case matrix: a column per (run, model); unchanged cases only when asked."""
+    from evalspec.review.diff import matrix_rows, side_text
+
+    rows = [
+        [cell(case), *(side_text(s) for s in cells), kind]
+        for case, kind, cells in matrix_rows(comparison)
+        if show_unchanged or kind != "unchanged"
+    ]
+    header = ["case", *(cell(c.label) for c in comparison.columns), "change"]
+    return [*markdown_table(header, rows), ""] if rows else []
 
 
 def write_diff_markdown(comparison: Comparison, path: Path, **kwargs: Any) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from evalspec.critics.base import Embedder
 from evalspec.errors import Problem, SpecError
 from evalspec.scoring.json_values import json_equal, parse_json_value
+from evalspec.scoring.reasons import join_reasons
 from evalspec.scoring.types import Row
 from evalspec.suite.model import EvaluatorSpec, ExpectedCall
 from evalspec.transcript import ToolCall, Transcript
@@ -402,7 +403,7 @@ def _args_mismatch(call: ToolCall, expected: Mapping[str, Any], subset: bool) ->
         parts.append(f"different values for {wrong}")
     if extra and not subset:
         parts.append(f"unexpected arguments {extra} (set subset: true to allow them)")
-    return "; ".join(parts) or "arguments differ"
+    return join_reasons(parts) or "arguments differ"
 
 
 # ---------------------------------------------------------------------------------------------
