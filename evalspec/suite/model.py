@@ -177,6 +177,17 @@ class Case:
 
 
 @dataclass(frozen=True)
+class Price:
+    """What a million tokens cost, in the suite's currency."""
+
+    input: float
+    output: float
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     """One model under test, on any OpenAI-compatible endpoint."""
 
@@ -189,6 +200,8 @@ class ModelSpec:
     headers: dict[str, str] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     """temperature, seed, tool_choice, parallel_tool_calls, max_tokens, ..."""
+    price: Price | None = None
+    """Per million tokens, for the cost in reports; not part of the request."""
     loc: Loc = field(default=Loc(), compare=False)
 
 
