@@ -217,7 +217,8 @@ def compare(
       evalspec compare runs/slack/20261120-090000 runs/slack/20261121-101500
     """
     from evalspec.report.columns import RunData
-    from evalspec.review.diff import compare_runs, load_results
+    from evalspec.report.runs import load_results
+    from evalspec.review.diff import compare_runs
 
     comparison = compare_runs([RunData(p.as_posix(), load_results(p)) for p in runs])
     if len(comparison.columns) < 2:

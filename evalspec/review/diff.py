@@ -8,7 +8,6 @@ is that a reviewer sees the effect of a spec change without paying for the answe
 
 from __future__ import annotations
 
-import json
 import posixpath
 import subprocess
 import tempfile
@@ -389,20 +388,6 @@ def _includes(text: bytes) -> list[str]:
 
 
 # ---------------------------------------------------------------- compare two results files
-
-
-def load_results(path: Path) -> dict[str, Any]:
-    """A results.json (or a run directory holding one); UsageError when it is not one."""
-    file = path / "results.json" if path.is_dir() else path
-    if not file.exists():
-        raise UsageError(f"no results at {file}; pass a run directory or a results.json")
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{file} is not JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
-        raise UsageError(f"{file} is not an evalspec results.json (no `cases` list)")
-    return data
 
 
 def compare_results(

@@ -1,0 +1,180 @@
+"""The data an HTML report carries: columns, cases, explanation rows and conversations, compact.
+
+The page renders rows lazily from this payload, so its size is what matters at scale: cells are
+short lists, and long texts that repeat (a system prompt, a tool's answer) are stored once and
+referred to by index. Every value is a string or a number: the page shows it as text, never as
+markup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalspec.report.columns import (
+    Column,
+    RunData,
+    Side,
+    build_columns,
+    case_changes,
+    case_order,
+)
+
+MAX_TEXT = 4000
+"""Longest text kept per value; a model's 1 MB answer would make the page slow to open."""
+
+INTERN_MIN = 48
+"""Texts at least this long are stored once when they repeat."""
+
+
+@dataclass(frozen=True)
+class HtmlRun:
+    """One run to show: its results.json content and its transcripts (plain dicts, by item id)."""
+
+    label: str
+    results: dict[str, Any]
+    transcripts: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class _Strings:
+    """Interns long texts: the first use is stored in the table, every use is its index."""
+
+    def __init__(self) -> None:
+        self.table: list[str] = []
+        self.index: dict[str, int] = {}
+
+    def __call__(self, value: Any) -> str | int:
+        text = shown(value)
+        if len(text) < INTERN_MIN:
+            return text
+        if text not in self.index:
+            self.index[text] = len(self.table)
+            self.table.append(text)
+        return self.index[text]
+
+
+def shown(value: Any) -> str:
+    """A value as the page shows it: strings as they are, anything else as JSON; capped."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def _messages(t: dict[str, Any], s: _Strings) -> list[list[Any]]:
+    """[role, content, [[tool, arguments], ...]] per message, as the model saw the conversation."""
+    out: list[list[Any]] = []
+    for m in t.get("messages") or ():
+        if not isinstance(m, dict):
+            continue
+        calls = []
+        for c in m.get("tool_calls") or ():
+            fn = c.get("function", {}) if isinstance(c, dict) else {}
+            if isinstance(fn, dict):
+                calls.append([shown(fn.get("name")), s(_pretty(fn.get("arguments")))])
+        role = shown(m.get("role"))
+        if role == "tool" and m.get("name"):
+            role = f"tool · {shown(m.get('name'))}"
+        out.append([role, s(m.get("content")), calls])
+    return out
+
+
+def _pretty(arguments: Any) -> str:
+    """Tool-call arguments indented, when they are JSON; as they came otherwise."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return arguments
+    return json.dumps(arguments, ensure_ascii=False, indent=1, default=str)
+
+
+def _where(row: dict[str, Any]) -> str:
+    call = row.get("call")
+    return shown(row.get("field")) + (f" (call {call + 1})" if isinstance(call, int) else "")
+
+
+def _trial(r: dict[str, Any], t: dict[str, Any] | None, s: _Strings) -> dict[str, Any]:
+    rows = [
+        [
+            _where(row),
+            s(row.get("expected")),
+            s(row.get("actual")),
+            round(float(row.get("score", 0.0)), 3),
+            row.get("weight", 1),
+            s(row.get("reason")),
+            1 if row.get("match", True) else 0,
+        ]
+        for row in r.get("rows") or ()
+    ]
+    out: dict[str, Any] = {
+        "i": r.get("trial", 0),
+        "s": r.get("status", "error"),
+        "x": round(float(r.get("score", 0.0)), 4),
+        "r": s(r.get("reason")),
+        "rows": rows,
+    }
+    if t is not None:
+        usage = t.get("usage") or {}
+        out["m"] = _messages(t, s)
+        out["f"] = s(t.get("final_answer"))
+        out["e"] = s(t.get("error"))
+        out["tok"] = int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
+        out["lat"] = round(float(t.get("latency_s", 0.0)), 3)
+    return out
+
+
+def _cell(side: Side, summary: dict[str, Any], transcripts: dict[str, dict], s: _Strings) -> list:
+    """[status, score, reason, passed/trials text, trials]."""
+    trials = [
+        _trial(_result_dict(r), transcripts.get(r.item_id), s)
+        for r in sorted(side.results, key=lambda r: r.trial)
+    ]
+    n = summary.get("trials", len(trials)) or len(trials)
+    passed = summary.get("passed", sum(t["s"] in ("pass", "warn") for t in trials))
+    tally = f"{passed}/{n}" if n > 1 else ""
+    return [side.status, round(side.score, 4), s(side.reason), tally, trials]
+
+
+def _result_dict(r: Any) -> dict[str, Any]:
+    data = dict(vars(r))
+    data["rows"] = [dict(vars(row)) for row in r.rows]
+    return data
+
+
+def build_payload(runs: Sequence[HtmlRun]) -> tuple[dict[str, Any], list[Column]]:
+    """The page's JSON, and the columns (for the parts rendered as HTML: charts, summaries)."""
+    data = [RunData(r.label, r.results) for r in runs]
+    columns = build_columns(data)
+    changes = case_changes(data, columns) if len(columns) > 1 else {}
+    s = _Strings()
+    tags: dict[str, list[str]] = {}
+    summaries: dict[tuple[int, str, str], dict[str, Any]] = {}
+    for index, run in enumerate(runs):
+        for c in run.results.get("cases", ()):
+            if isinstance(c, dict):
+                tags.setdefault(c.get("case", ""), [shown(t) for t in c.get("tags") or ()])
+                summaries[(index, c.get("case", ""), c.get("model", ""))] = c
+    cases = []
+    for name in case_order(columns):
+        cells = []
+        for col in columns:
+            side = col.cells.get(name)
+            summary = summaries.get((col.run_index, name, col.model), {})
+            transcripts = runs[col.run_index].transcripts
+            cells.append(None if side is None else _cell(side, summary, transcripts, s))
+        cases.append({"n": name, "t": tags.get(name, []), "k": changes.get(name, ""), "c": cells})
+    payload = {
+        "columns": [c.label for c in columns],
+        "strings": s.table,
+        "cases": cases,
+    }
+    return payload, columns
+
+
+def script_json(payload: Any) -> str:
+    """JSON safe inside <script type="application/json">: no `<`, `>` or `&` can end the block."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
