@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from evalspec.cli import interop, review, run, score, suite
+from evalspec.cli import interop, review, run, score, suite, view
 from evalspec.cli.common import print_error
 
 app = typer.Typer(
@@ -52,6 +52,7 @@ for command in (
     score.score,
     review.diff,
     review.compare,
+    view.view,
     run.merge,
     suite.schema,
     suite.init,

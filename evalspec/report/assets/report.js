@@ -33,9 +33,16 @@
     return m === Infinity ? -1 : m;
   }
   function delta(c) {
-    var a = c.c[0], b = c.c[c.c.length - 1];
-    return a && b ? b[1] - a[1] : 0;
+    // The largest drop (or smallest gain) of any column against the first.
+    var a = c.c[0], d = null;
+    if (!a) return 0;
+    for (var j = 1; j < c.c.length; j++) {
+      var b = c.c[j];
+      if (b && (d === null || b[1] - a[1] < d)) d = b[1] - a[1];
+    }
+    return d || 0;
   }
+  var hasTags = cases.some(function (c) { return c.t.length > 0; });
 
   function apply() {
     shownCols = visibleCols();
@@ -62,12 +69,12 @@
         return (KIND_RANK[x.k] - KIND_RANK[y.k]) || (delta(x) - delta(y)) || a - b;
       });
     }
-    template = "minmax(12rem,2fr) minmax(5rem,1fr)" + " minmax(9rem,11rem)".repeat(shownCols.length) +
-      (cols.length > 1 ? " 9rem" : "");
+    template = "minmax(12rem,2fr)" + (hasTags ? " minmax(5rem,1fr)" : "") +
+      " minmax(9rem,11rem)".repeat(shownCols.length) + (cols.length > 1 ? " 11rem" : "");
     head.textContent = "";
     head.style.gridTemplateColumns = template;
     head.appendChild(el("span", null, "case"));
-    head.appendChild(el("span", null, "tags"));
+    if (hasTags) head.appendChild(el("span", null, "tags"));
     shownCols.forEach(function (i) { head.appendChild(el("span", null, cols[i])); });
     if (cols.length > 1) head.appendChild(el("span", null, "change"));
     count.textContent = order.length + " of " + cases.length + " cases";
@@ -92,7 +99,7 @@
     var name = el("span", "case", c.n);
     name.title = c.n;
     r.appendChild(name);
-    r.appendChild(el("span", "tags", c.t.join(", ")));
+    if (hasTags) r.appendChild(el("span", "tags", c.t.join(", ")));
     shownCols.forEach(function (j) {
       var cell = c.c[j], s = el("span", "cell");
       if (cell) {
