@@ -97,11 +97,17 @@ def result_from_dict(d: dict[str, Any]) -> CaseResult:
     )
 
 
-def sides_from_results(data: dict[str, Any], label: str) -> dict[tuple[str, str], Side]:
-    """Side per (case, model) of a results.json; UsageError when its content is not one."""
+def sides_from_results(
+    data: dict[str, Any], label: str, *, with_results: bool = True
+) -> dict[tuple[str, str], Side]:
+    """Side per (case, model) of a results.json; UsageError when its content is not one.
+
+    `with_results` False leaves each side's trial results out (the HTML report reads them as
+    plain dicts, and building 10,000 of them twice was most of its time).
+    """
     try:
         results: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
-        for d in data.get("results", ()):
+        for d in data.get("results", ()) if with_results else ():
             r = result_from_dict(d)
             results[(r.case, r.model)].append(r)
         return {
@@ -131,11 +137,11 @@ def model_order(data: dict[str, Any], sides: dict[tuple[str, str], Side]) -> lis
     return names
 
 
-def build_columns(runs: Sequence[RunData]) -> list[Column]:
+def build_columns(runs: Sequence[RunData], *, with_results: bool = True) -> list[Column]:
     """A column per (run, model), labelled by model when that is unambiguous."""
     raw: list[tuple[int, RunData, str, dict[str, Side]]] = []
     for index, run in enumerate(runs):
-        sides = sides_from_results(run.data, run.label)
+        sides = sides_from_results(run.data, run.label, with_results=with_results)
         for model in model_order(run.data, sides):
             cells = {case: side for (case, m), side in sides.items() if m == model}
             raw.append((index, run, model, cells))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from evalspec.files import write_text_atomic
-from evalspec.report.html_data import HtmlRun, build_payload, script_json, shown
+from evalspec.report.html_data import HtmlRun, build_payload, gc_paused, script_json, shown
 
 if TYPE_CHECKING:
     from evalspec.report.columns import Column
@@ -124,7 +124,8 @@ def _run_meta(run: HtmlRun) -> dict[str, Any]:
 def render_runs(runs: Sequence[HtmlRun]) -> str:
     """The report page for one run or several side by side."""
     template, js, css = _assets()
-    payload, columns = build_payload(runs)
+    with gc_paused():
+        payload, columns = build_payload(runs)
     suites = list(dict.fromkeys(shown(r.results.get("suite")) for r in runs))
     tags = sorted({t for c in payload["cases"] for t in c["t"]})
     descriptions = [shown(r.results.get("description")) for r in runs]
@@ -152,7 +153,8 @@ def report_run(report: Report, label: str = "") -> HtmlRun:
 
 
 def render_html(report: Report) -> str:
-    return render_runs([report_run(report)])
+    with gc_paused():
+        return render_runs([report_run(report)])
 
 
 def write_html(report: Report, path: Path) -> None:

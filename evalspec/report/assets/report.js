@@ -130,6 +130,11 @@
     rowsEl.appendChild(frag);
   }
 
+  function pretty(args) {
+    // Arguments indented when they are JSON; as the model wrote them otherwise.
+    try { return JSON.stringify(JSON.parse(args), null, 1); } catch (e) { return args; }
+  }
+
   function marked(parent, text, other) {
     // The part of `text` that differs from `other` (common start and end left plain).
     if (!other || text === other) { parent.textContent = text; return; }
@@ -173,7 +178,7 @@
       m[2].forEach(function (call) {
         var c = el("div", "call");
         c.appendChild(el("span", "name", "→ " + call[0]));
-        c.appendChild(el("pre", "args", txt(call[1])));
+        c.appendChild(el("pre", "args", pretty(txt(call[1]))));
         msg.appendChild(c);
       });
       box.appendChild(msg);
