@@ -147,7 +147,6 @@ def render_runs(runs: Sequence[HtmlRun]) -> str:
 def report_run(report: Report, label: str = "") -> HtmlRun:
     """A Report as the page reads a run (the same content as results.json)."""
     results = report.to_dict()
-    results["description"] = report.suite.description
     transcripts = {t.item_id: t.to_dict() for t in report.transcripts}
     return HtmlRun(label or report.suite.path or report.suite.name, results, transcripts)
 

@@ -51,6 +51,7 @@ class Report:
             "version": RESULTS_VERSION,
             "suite": self.suite.name,
             "path": self.suite.path,
+            "description": self.suite.description,
             "created": self.created,
             "model_specs": model_specs(self.suite),
             "models": [dict(vars(m)) for m in self.models],
