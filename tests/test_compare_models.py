@@ -111,12 +111,13 @@ def test_compare_needs_two_columns(tmp_path, results):
     assert "nothing to compare" in out.output
 
 
-def test_compare_markdown_has_the_matrix(tmp_path, results):
+def test_compare_markdown_has_the_matrix_and_html_the_models(tmp_path, results):
     case = results["cases"][0]["case"]
     a = write(tmp_path, "a", renamed(results, "mock"))
     b = write(tmp_path, "b", renamed(results, "mock-b", fail_case=case))
-    md = tmp_path / "cmp.md"
-    cli("compare", a, b, "--markdown", str(md))
+    md, page = tmp_path / "cmp.md", tmp_path / "cmp.html"
+    cli("compare", a, b, "--markdown", str(md), "--html", str(page))
+    assert '<option value="1">mock-b</option>' in page.read_text(encoding="utf-8")
     text = md.read_text(encoding="utf-8")
     assert "| case | mock | mock-b | change |" in text
     assert f"| {case} | PASS" in text and "| regression |" in text

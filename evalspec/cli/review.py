@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalspec.cli.common import reports_errors
+from evalspec.cli.common import HtmlOpt, reports_errors
 from evalspec.errors import UsageError
 
 if TYPE_CHECKING:
@@ -200,6 +200,7 @@ def compare(
     show_all: Annotated[
         bool, typer.Option("--all", help="Also list cases that are the same in every column.")
     ] = False,
+    html: HtmlOpt = None,
 ) -> None:
     """Put models side by side: a model × case matrix, and what changed, regressions first.
 
@@ -223,5 +224,10 @@ def compare(
     comparison = compare_runs([RunData(p.as_posix(), load_results(p)) for p in runs])
     if len(comparison.columns) < 2:
         raise UsageError("nothing to compare: pass a run with several models, or two or more runs")
+    if html:
+        from evalspec.report.html import write_runs_html
+        from evalspec.report.runs import load_run
+
+        write_runs_html([load_run(p) for p in runs], html)
     _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)
