@@ -110,6 +110,12 @@ def sides_from_results(
         for d in data.get("results", ()) if with_results else ():
             r = result_from_dict(d)
             results[(r.case, r.model)].append(r)
+        for c in data["cases"]:
+            if c["status"] not in STATUS_RANK:
+                raise UsageError(
+                    f"{label}: case {c['case']!r} has status {c['status']!r}; "
+                    "a results.json status is pass, warn, fail or error"
+                )
         return {
             (c["case"], c["model"]): Side(
                 c["status"],

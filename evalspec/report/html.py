@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from evalspec.files import write_text_atomic
-from evalspec.report.html_data import HtmlRun, build_payload, gc_paused, script_json, shown
+from evalspec.report.html_data import (
+    HtmlRun,
+    build_payload,
+    gc_paused,
+    number,
+    script_json,
+    shown,
+)
 
 if TYPE_CHECKING:
     from evalspec.report.columns import Column
@@ -83,22 +90,27 @@ def _bars(column: Column) -> list[dict[str, Any]]:
 
 def _summary(column: Column) -> dict[str, Any]:
     m = column.summary
-    cases = m.get("cases") or len(column.cells)
     passing = sum(s.status in ("pass", "warn") for s in column.cells.values())
-    k = m.get("k", 1)
     cost = m.get("cost")
     return {
         "label": column.label,
-        "cases": cases,
+        "cases": len(column.cells),
         "pass_rate": f"{passing / len(column.cells):.0%}" if column.cells else "-",
-        "mean": f"{m['mean_score']:.3f}" if "mean_score" in m else "-",
-        "pass_at_k": f"{m['pass_at_k']:.2f} (k={k})" if "pass_at_k" in m else "-",
-        "pass_hat_k": f"{m['pass_hat_k']:.2f}" if "pass_hat_k" in m else "-",
-        "tokens": f"{m.get('tokens', 0):,}",
-        "latency": f"{m.get('latency_s', 0.0):.1f} s",
-        "cost": f"{cost:.4f}" if isinstance(cost, int | float) else "-",
+        "mean": _figure(m.get("mean_score"), "{:.3f}"),
+        "pass_at_k": _figure(m.get("pass_at_k"), "{:.2f}") + f" (k={int(number(m.get('k'), 1.0))})",
+        "pass_hat_k": _figure(m.get("pass_hat_k"), "{:.2f}"),
+        "tokens": f"{int(number(m.get('tokens'))):,}",
+        "latency": f"{number(m.get('latency_s')):.1f} s",
+        "cost": _figure(cost, "{:.4f}"),
         "bars": _bars(column),
     }
+
+
+def _figure(value: Any, fmt: str) -> str:
+    """A summary figure, or `-` when the run does not have it (older results.json)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "-"
+    return fmt.format(value)
 
 
 def _run_meta(run: HtmlRun) -> dict[str, Any]:
@@ -134,7 +146,7 @@ def render_runs(runs: Sequence[HtmlRun]) -> str:
         description=next((d for d in descriptions if d), ""),
         runs=[_run_meta(r) for r in runs],
         summaries=[_summary(c) for c in columns],
-        priced=any(isinstance(c.summary.get("cost"), int | float) for c in columns),
+        priced=any(_figure(c.summary.get("cost"), "{}") != "-" for c in columns),
         chart=CHART,
         tags=tags,
         csp=content_security_policy(js, css),

@@ -68,14 +68,32 @@ def shown(value: Any) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
+STATUSES = ("pass", "warn", "fail", "error")
+
+
+def number(value: Any, default: float = 0.0) -> float:
+    """A number from a results or transcripts file, which may have been edited by hand."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    return float(value)
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list | tuple) else []
+
+
+def _status(value: Any) -> str:
+    return value if value in STATUSES else "error"
+
+
 def _messages(t: dict[str, Any], s: _Strings) -> list[list[Any]]:
     """[role, content, [[tool, arguments], ...]] per message, as the model saw the conversation."""
     out: list[list[Any]] = []
-    for m in t.get("messages") or ():
+    for m in _items(t.get("messages")):
         if not isinstance(m, dict):
             continue
         calls = []
-        for c in m.get("tool_calls") or ():
+        for c in _items(m.get("tool_calls")):
             fn = c.get("function", {}) if isinstance(c, dict) else {}
             if isinstance(fn, dict):
                 calls.append([shown(fn.get("name")), s(fn.get("arguments"))])
@@ -97,27 +115,29 @@ def _trial(r: dict[str, Any], t: dict[str, Any] | None, s: _Strings) -> dict[str
             _where(row),
             s(row.get("expected")),
             s(row.get("actual")),
-            round(float(row.get("score", 0.0)), 3),
-            row.get("weight", 1),
+            round(number(row.get("score")), 3),
+            number(row.get("weight"), 1.0),
             s(row.get("reason")),
             1 if row.get("match", True) else 0,
         ]
-        for row in r.get("rows") or ()
+        for row in _items(r.get("rows"))
+        if isinstance(row, dict)
     ]
     out: dict[str, Any] = {
-        "i": r.get("trial", 0),
-        "s": r.get("status", "error"),
-        "x": round(float(r.get("score", 0.0)), 4),
+        "i": int(number(r.get("trial"))),
+        "s": _status(r.get("status")),
+        "x": round(number(r.get("score")), 4),
         "r": s(r.get("reason")),
         "rows": rows,
     }
     if t is not None:
-        usage = t.get("usage") or {}
+        usage = t.get("usage") if isinstance(t.get("usage"), dict) else {}
         out["m"] = _messages(t, s)
         out["f"] = s(t.get("final_answer"))
         out["e"] = s(t.get("error"))
-        out["tok"] = int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
-        out["lat"] = round(float(t.get("latency_s", 0.0)), 3)
+        tokens = number(usage.get("prompt_tokens")) + number(usage.get("completion_tokens"))
+        out["tok"] = int(tokens)
+        out["lat"] = round(number(t.get("latency_s")), 3)
     return out
 
 
@@ -131,12 +151,12 @@ def _cell(
     """[status, score, reason, passed/trials text, trials]."""
     trials = [
         _trial(r, transcripts.get(r.get("item_id", "")), s)
-        for r in sorted(results, key=lambda r: r.get("trial", 0))
+        for r in sorted(results, key=lambda r: number(r.get("trial")))
     ]
-    n = summary.get("trials", len(trials)) or len(trials)
-    passed = summary.get("passed", sum(t["s"] in ("pass", "warn") for t in trials))
+    n = int(number(summary.get("trials"), len(trials)))
+    passed = int(number(summary.get("passed"), sum(t["s"] in ("pass", "warn") for t in trials)))
     tally = f"{passed}/{n}" if n > 1 else ""
-    return [side.status, round(side.score, 4), s(side.reason), tally, trials]
+    return [_status(side.status), round(number(side.score), 4), s(side.reason), tally, trials]
 
 
 @contextmanager
@@ -170,7 +190,7 @@ def build_payload(runs: Sequence[HtmlRun]) -> tuple[dict[str, Any], list[Column]
                 results[(index, r.get("case", ""), r.get("model", ""))].append(r)
         for c in run.results.get("cases", ()):
             if isinstance(c, dict):
-                tags.setdefault(c.get("case", ""), [shown(t) for t in c.get("tags") or ()])
+                tags.setdefault(c.get("case", ""), [shown(t) for t in _items(c.get("tags"))])
                 summaries[(index, c.get("case", ""), c.get("model", ""))] = c
     cases = []
     for name in case_order(columns):
