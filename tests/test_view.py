@@ -50,6 +50,8 @@ def test_view_of_several_runs_labels_columns_by_run(run, tmp_path, monkeypatch):
     assert "no browser found" not in result.output
     columns = page_data(out)["columns"]
     assert len(columns) == 6 and columns[0] == f"gpt-4o-mini @ {run.as_posix()}"
+    # Before and after: the page opens sorted by change, regressions first.
+    assert '<option value="change" selected>' in out.read_text(encoding="utf-8")
 
 
 def test_view_of_something_that_is_not_a_run(tmp_path):
