@@ -68,8 +68,10 @@ def _summary_table(report: Report) -> Table:
     priced = any(m.cost is not None for m in report.models)
     table = Table(title="models", title_justify="left", expand=False)
     columns = ["model", "pass rate", "mean score", f"pass@{k}", f"pass^{k}", "tokens", "latency"]
-    for name in columns + (["cost"] if priced else []):
-        table.add_column(name, justify="left" if name == "model" else "right")
+    longest = max(len(m.model) for m in report.models)
+    table.add_column("model", no_wrap=True, min_width=min(longest, 40))
+    for name in columns[1:] + (["cost"] if priced else []):
+        table.add_column(name, justify="right")
     for m in report.models:
         row = [
             m.model,
