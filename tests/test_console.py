@@ -87,3 +87,24 @@ def test_summary_row_per_model_with_pass_at_k_tokens_latency_and_cost(write_suit
         "price": {"input": 1.0, "output": 2.0},
     }
     assert [m["cost"] for m in data["models"]] == [0.004, 0.05, None]
+
+
+def test_names_that_look_like_markup_are_printed_as_written(write_suite):
+    suite = load_suite(
+        write_suite(
+            SUITE.replace("name: greet ann", "name: '[bold]ann[/] [/x]'").replace(
+                "{name: free, model: free-1}", "{name: '[red]free', model: free-1}"
+            )
+        )
+    )
+    ts = [
+        transcript("[bold]ann[/] [/x]", ("send_dm", {"user": "ann"}), model=m)
+        for m in ("cheap", "smart", "[red]free")
+    ]
+    text = _text(score(suite, ts))
+    assert "[bold]ann[/] [/x]" in text and "[red]free" in text
+    single = load_suite(write_suite(SUITE.replace("name: greet ann", "name: '[bold]ann[/]'")))
+    one = score(
+        replace(single, models=single.models[:1]), [transcript("[bold]ann[/]", model="cheap")]
+    )
+    assert "[bold]ann[/]" in _text(one)

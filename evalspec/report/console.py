@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -46,17 +47,17 @@ def _side_by_side(report: Report, *, verbose: bool) -> Table:
     by_case: dict[str, dict[str, CaseSummary]] = {}
     for c in report.cases:
         by_case.setdefault(c.case, {})[c.model] = c
-    table = Table(title=f"{report.suite.name}", title_justify="left", expand=False)
+    table = Table(title=Text(report.suite.name), title_justify="left", expand=False)
     table.add_column("case", overflow="fold")
     for name in names:
-        table.add_column(name, justify="right", no_wrap=True)
+        table.add_column(Text(name), justify="right", no_wrap=True)
     hide_passing = not verbose and len(by_case) > MAX_ROWS
     hidden = 0
     for case, cells in by_case.items():
         if hide_passing and all(c.status == "pass" for c in cells.values()):
             hidden += 1
             continue
-        table.add_row(case, *(_cell(cells[n]) if n in cells else Text("-") for n in names))
+        table.add_row(Text(case), *(_cell(cells[n]) if n in cells else Text("-") for n in names))
     if hidden:
         table.caption = f"{hidden} cases every model passed not shown (--verbose shows them)"
     return table
@@ -84,12 +85,13 @@ def _summary_table(report: Report) -> Table:
         ]
         if priced:
             row.append(f"{m.cost:.4f}" if m.cost is not None else "-")
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))
     return table
 
 
 def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
-    table = Table(title=f"{report.suite.name} · {m.model}", title_justify="left", expand=False)
+    title = Text(f"{report.suite.name} · {m.model}")
+    table = Table(title=title, title_justify="left", expand=False)
     table.add_column("case")
     table.add_column("result")
     table.add_column("score", justify="right")
@@ -105,14 +107,14 @@ def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
         score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
         result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
         why = "" if (c.status == "pass" and not verbose) else c.reason
-        table.add_row(c.case, Text(result, style=STYLES[c.status]), score, why)
+        table.add_row(Text(c.case), Text(result, style=STYLES[c.status]), Text(score), Text(why))
         if verbose:
             for r in c.results[0].rows if c.results else ():
                 table.add_row(
-                    f"  {r.field}",
+                    Text(f"  {r.field}"),
                     Text("ok" if r.match else "x", style="green" if r.match else "red"),
-                    f"{r.score:.2f}×{r.weight:g}",
-                    r.reason,
+                    Text(f"{r.score:.2f}×{r.weight:g}"),
+                    Text(r.reason),
                 )
     if hidden:
         table.caption = f"{hidden} passing cases not shown (--verbose shows every case)"
@@ -121,7 +123,7 @@ def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
 
 def _summary_line(m: ModelSummary) -> str:
     return (
-        f"[bold]{m.model}[/]: [green]{m.passed} passed[/], [yellow]{m.warned} warned[/], "
+        f"[bold]{escape(m.model)}[/]: [green]{m.passed} passed[/], [yellow]{m.warned} warned[/], "
         f"[red]{m.failed} failed[/]"
         + (f", [magenta]{m.errors} errors[/]" if m.errors else "")
         + f" · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
