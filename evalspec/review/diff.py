@@ -1,8 +1,9 @@
 """What a change does to the scores: re-score recorded transcripts under two suite versions.
 
 `diff_suites` scores the same transcripts under a base and a head suite and pairs the results by
-(case, model); `compare_results` pairs two results.json files the same way. Both produce a
-`Comparison`, which the console, Markdown and JSON renderers read. No model is called: the point
+(case, model); `compare_runs` pairs results.json files by case, whatever their models are
+called (see `evalspec.report.columns`). Both produce a `Comparison`, which the console,
+Markdown and JSON renderers read. No model is called: the point
 is that a reviewer sees the effect of a spec change without paying for the answers again.
 """
 
