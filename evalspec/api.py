@@ -39,6 +39,9 @@ def score(
     *,
     embedder: Embedder | None = None,
     judge: Any = None,
+    calls: Any = None,
 ) -> Report:
-    """Score transcripts against a suite: no model is called (an LLM judge check excepted)."""
-    return build_report(suite, transcripts, embedder=embedder, judge=judge)
+    """Score transcripts against a suite. No model is called: an LLM judge reads its verdicts
+    from its cache (a miss is that case's "needs a run"), unless `calls` (a ModelCalls) allows
+    it to ask."""
+    return build_report(suite, transcripts, embedder=embedder, judge=judge, calls=calls)

@@ -51,3 +51,9 @@ class RunError(EvalspecError):
     """The run could not proceed: endpoint unreachable, API key missing, recording missing."""
 
     exit_code = 3
+
+
+class InputError(SpecError):
+    """A file evalspec was asked to read is not what it should be: not a regular file, too
+    large, not UTF-8, not JSON, nested too deeply, or holding NaN. Same exit code and format as
+    a suite mistake, since the fix is the same kind: change the file or the path."""

@@ -9,11 +9,17 @@ the rename itself survives a power cut. Two writers never share a temporary name
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+
+from evalspec import redaction
+from evalspec.errors import Problem, SpecError
 
 
 def _umask() -> int:
@@ -34,9 +40,14 @@ def atomic_write(path: Path, *, binary: bool = False) -> Iterator[IO]:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.chmod(tmp, FILE_MODE)
-        text_args = {} if binary else {"encoding": "utf-8", "newline": "\n"}
+        # A lone surrogate (an emoji cut in half in a model's answer) is written as its \uXXXX
+        # escape, which in JSON text reads back as the same character: never an encode error.
+        text_args = (
+            {} if binary else {"encoding": "utf-8", "newline": "\n", "errors": "backslashreplace"}
+        )
         with os.fdopen(fd, "wb" if binary else "w", **text_args) as fh:
-            yield fh
+            # Text written whole goes through redaction: no writer can put a secret on disk.
+            yield fh if binary or not redaction.registered() else redaction.ScrubbingStream(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -65,3 +76,100 @@ def fsync_directory(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[int]:
+    """Hold an exclusive lock on `path` (created empty if missing), shared by every process.
+
+    Yields a descriptor open for appending. A writer that replaces the file (`atomic_write`)
+    while others wait is safe: a waiter that wakes up holding the old file's lock notices the
+    path now names another file and locks that one instead.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                now = os.stat(path)
+            except FileNotFoundError:
+                now = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if now is not None and (now.st_ino, now.st_dev) == (held.st_ino, held.st_dev):
+            break
+        os.close(fd)
+    try:
+        yield fd
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def not_this_kind(path: Path, what: str, why: str, hint: str) -> SpecError:
+    """The error for a file that is not what evalspec expected there: it is never rewritten."""
+    return SpecError(
+        [Problem(str(path), 1, 1, "", f"not {what}: {why}; evalspec will not overwrite it", hint)]
+    )
+
+
+def read_json_object(path: Path, what: str) -> dict[str, Any]:
+    """A cache file holding one JSON object ({} when missing or empty), else a SpecError."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return {}
+    if not data.strip():
+        return {}
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise not_this_kind(
+            path, what, f"it is not JSON ({exc})", "point the setting at another file"
+        ) from None
+    if not isinstance(value, dict):
+        raise not_this_kind(
+            path,
+            what,
+            f"it holds a JSON {type(value).__name__}, not an object",
+            "point the setting at another file",
+        )
+    return value
+
+
+def update_json_object(
+    path: Path, changes: dict[str, Any], what: str, *, indent: int = 1, sort_keys: bool = True
+) -> dict[str, Any]:
+    """Merge `changes` into a JSON-object cache file under a lock; other writers' keys stay."""
+    with locked(path):
+        merged = read_json_object(path, what)
+        merged.update(changes)
+        with atomic_write(path) as fh:
+            fh.write(
+                escape_surrogates(
+                    json.dumps(merged, ensure_ascii=False, indent=indent, sort_keys=sort_keys)
+                )
+            )
+    return merged
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with lone surrogates (an emoji cut in half) written as \\uXXXX escapes.
+
+    Only valid on JSON text made with ensure_ascii=False: a lone surrogate can only sit inside
+    a string there, and the escape reads back as the same character.
+    """
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def dumps_line(value: Any) -> str:
+    """One JSON line (sorted keys, UTF-8 text kept readable), always encodable."""
+    return escape_surrogates(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))

@@ -22,7 +22,7 @@ ID_VERSION = 1
 
 def _digest(payload: dict[str, Any]) -> str:
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
 def request_key(

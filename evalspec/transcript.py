@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalspec import json_shapes as shape
 from evalspec.files import atomic_write
+from evalspec.json_shapes import ShapeError
+from evalspec.reading import display_name, input_error, parse_json, read_text
 
 TRANSCRIPT_VERSION = 1
 
@@ -115,13 +118,67 @@ def write_transcripts(path: Path, transcripts: list[Transcript]) -> None:
             fh.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
 
 
+MAX_TRANSCRIPTS_BYTES = 256 * 1024 * 1024
+"""The largest transcripts file read: a few thousand items with long conversations."""
+
+_HOW = "each line must be one transcript, as `evalspec run` writes it"
+
+
 def read_transcripts(path: Path) -> list[Transcript]:
-    """Read a JSONL transcript file, or a JSON list of transcripts."""
-    text = path.read_text(encoding="utf-8")
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        return [Transcript.from_dict(d) for d in json.loads(text)]
-    return [Transcript.from_dict(json.loads(line)) for line in text.splitlines() if line.strip()]
+    """Read a JSONL transcript file, or a JSON list of transcripts; InputError with the line of
+    the first value that is not a transcript."""
+    name = display_name(path)
+    text = read_text(path, name, limit=MAX_TRANSCRIPTS_BYTES)
+    if text.lstrip().startswith("["):
+        data = parse_json(text, name)
+        if not isinstance(data, list):
+            raise input_error(name, "expected a list of transcripts", _HOW)
+        return [_checked(d, name, 1, f"[{i}]") for i, d in enumerate(data)]
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            out.append(_checked(parse_json(line, name, number), name, number, ""))
+    return out
+
+
+def _checked(data: Any, name: str, line: int, where: str) -> Transcript:
+    try:
+        check_transcript(data, where)
+    except ShapeError as exc:
+        raise input_error(name, f"not a transcript: {exc}", _HOW, line) from None
+    return Transcript.from_dict(data)
+
+
+def check_transcript(data: Any, where: str = "") -> None:
+    """ShapeError naming the first field of `data` that a transcript cannot hold."""
+    shape.obj(data, where or "the line")
+    for key in ("item_id", "case", "model"):
+        shape.text(data, key, where, required=True)
+    for key in ("trial", "turns"):
+        shape.count(data, key, where)
+    shape.number(data, "latency_s", where)
+    for key in ("final_answer", "finish_reason", "error"):
+        shape.optional_text(data, key, where)
+    shape.text(data, "source", where)
+    for i, message in enumerate(shape.items(data, "messages", where)):
+        shape.obj(message, _field(where, f"messages[{i}]"))
+    for i, call in enumerate(shape.items(data, "tool_calls", where)):
+        at = _field(where, f"tool_calls[{i}]")
+        shape.obj(call, at)
+        shape.text(call, "name", at, required=True)
+        if call.get("arguments") is not None:
+            shape.obj(call["arguments"], f"{at}.arguments")
+        shape.text(call, "raw_arguments", at)
+        shape.text(call, "id", at)
+        shape.optional_text(call, "error", at)
+        shape.count(call, "turn", at)
+    usage = shape.mapping(data, "usage", where)
+    for key in ("prompt_tokens", "completion_tokens"):
+        shape.count(usage, key, _field(where, "usage"))
+
+
+def _field(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
 
 
 def load_transcripts(path: Path) -> list[Transcript]:
@@ -129,9 +186,6 @@ def load_transcripts(path: Path) -> list[Transcript]:
     from evalspec.errors import UsageError
 
     file = path / "transcripts.jsonl" if path.is_dir() else path
-    if not file.exists():
+    if not file.exists() and not file.is_symlink():
         raise UsageError(f"no transcripts at {file}; pass a run directory or a transcripts.jsonl")
-    try:
-        return read_transcripts(file)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UsageError(f"{file} is not a transcripts file: {exc}") from None
+    return read_transcripts(file)

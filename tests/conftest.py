@@ -43,3 +43,13 @@ def transcript(
         final_answer=final,
         error=error,
     )
+
+
+@pytest.fixture
+def no_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only evalspec's own critics and checks, whatever plugins are installed (exact messages
+    list every known name)."""
+    from evalspec import plugins
+
+    monkeypatch.setattr(plugins, "_entry_points_loaded", True)
+    monkeypatch.setattr(plugins, "_REGISTRY", {kind: {} for kind in plugins.KINDS})

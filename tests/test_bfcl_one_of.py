@@ -1,7 +1,7 @@
 """one_of against every BFCL possible answer: the listed answer passes, a wrong one fails.
 
 Runs over every record of the simple, multiple and parallel possible-answer files in
-/work/shared/data/bfcl, for every parameter of every ground-truth call, with and without
+tests/data/bfcl, for every parameter of every ground-truth call, with and without
 BFCL's string normalization and with and without the parameter type from the question file.
 """
 
@@ -16,10 +16,8 @@ import pytest
 
 from evalspec.critics import make_critic, standardize_string
 
-DATA = Path("/work/shared/data/bfcl")
+DATA = Path(__file__).resolve().parent / "data" / "bfcl"
 ANSWER_FILES = sorted((DATA / "possible_answer").glob("*.json"))
-
-pytestmark = pytest.mark.skipif(not ANSWER_FILES, reason="BFCL data not present")
 
 _KIND_OF_TYPE = {
     "string": "str",

@@ -41,7 +41,7 @@ from evalspec.api import load_suite, score
 from evalspec.interop.bfcl import first_value, read_records, write_suite_yaml
 from evalspec.transcript import ToolCall, Transcript
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bfcl"
+DATA = Path(__file__).resolve().parent / "data" / "bfcl"
 FILES = {
     "simple": "BFCL_v4_simple_python.json",
     "multiple": "BFCL_v4_multiple.json",
@@ -51,7 +51,6 @@ SIZES = {"simple": 400, "multiple": 200, "parallel": 200}
 MODEL = "bfcl-test"
 
 pytestmark = [
-    pytest.mark.skipif(not DATA.is_dir(), reason="BFCL data not present"),
     # Loading ten generated suites (1.1 MB of YAML, ~1,200 tool schemas) takes ~10 s in the
     # pure-Python loader; scoring the ~8,000 transcripts takes ~3 s.
     pytest.mark.slow,

@@ -173,6 +173,13 @@ def test_tfidf_matches_a_hand_computation_of_sklearns_default_vectorizer():
     assert judge("similarity", "A Cat", "cat", {"metric": "tfidf"}).score == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize(
+    ("expected", "actual", "score"), [("  ", "", 1.0), ("", "\n", 1.0), ("  ", "word", 0.0)]
+)
+def test_tfidf_blank_text_matches_only_blank_text_as_arcade(expected, actual, score):
+    assert judge("similarity", expected, actual, {"metric": "tfidf"}).score == score
+
+
 def test_tfidf_is_in_a_sensible_range():
     same_meaning = judge(
         "similarity",
@@ -272,6 +279,23 @@ def test_datetime_partial_credit_between_tolerance_and_max_difference():
     assert judge("datetime", "2024-03-10T15:00:00", "2024-03-10T15:09:00", params).match
     far = judge("datetime", "2024-03-10T15:00:00", "2024-03-10T17:00:00", params)
     assert far.score == 0.0
+
+
+def test_datetime_from_zero_falloff_is_arcades_formula():
+    """Naive times 1h17m06s apart, tolerance 500 s, max 7200 s: Arcade scores 1 - d/max."""
+    args = ("2024-03-05T10:00:00", "2024-03-05T11:17:06")
+    apart = 3600 + 17 * 60 + 6
+    assert judge("datetime", *args).score == pytest.approx(1 - (apart - 500) / (7200 - 500))
+    arcade = judge("datetime", *args, {"falloff": "from_zero"}).score
+    assert arcade == pytest.approx(1 - apart / 7200) == pytest.approx(0.3575, abs=1e-4)
+
+
+def test_datetime_dateutil_parsing_reads_free_text_as_arcade():
+    params = {"parse": "dateutil"}
+    assert judge("datetime", "2024-03-05T15:00:00", "March 5, 2024 3pm", params).score == 1.0
+    assert judge("datetime", "2024-03-05T15:00:00", "March 5, 2024 3pm").score == 0.0
+    assert judge("datetime", "2024-03-05", "not a date at all", params).score == 0.0
+    assert judge("datetime", "2024-03-05", "5 " * 500, params).score == 0.0  # too long to read
 
 
 def test_datetime_naive_value_is_read_in_the_other_values_zone():
@@ -448,6 +472,20 @@ def test_json_similarity_reads_json_text_and_ignores_extra_keys():
     assert judge("json_similarity", {"a": 1}, "not json").score == 0.0
     assert judge("json_similarity", {"a": 0}, {"a": 0.5}).score == 0.0  # zero must stay zero
     assert judge("json_similarity", {"a": 1}, {"a": float("nan")}).score == 0.0
+
+
+def test_json_similarity_edit_distance_is_exact_on_long_text():
+    """Two unrelated 12k-character texts are far apart; no estimate inflates them."""
+    import random
+
+    rng = random.Random(7)
+    a = "".join(rng.choice("abcdefghij") for _ in range(12_000))
+    b = "".join(rng.choice("abcdefghij") for _ in range(12_000))
+    score = judge("json_similarity", {"t": a}, {"t": b}).score
+    assert 0.0 < score < 0.4
+    # One edit in 12,000 characters costs exactly 1/12,000.
+    edited = a[:6000] + ("x" if a[6000] != "x" else "y") + a[6001:]
+    assert judge("json_similarity", {"t": a}, {"t": edited}).score == pytest.approx(1 - 1 / 12_000)
 
 
 # ----------------------------------------------------------------------------- robustness

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from evalspec.errors import SpecError
+from evalspec.json_values import json_equal, parse_json_value
+from evalspec.providers.calls import ModelCalls
 from evalspec.scoring.evaluators import (
     EVALUATOR_KINDS,
     parse_count_condition,
     run_evaluator,
-    toolbench_function_name,
 )
 from evalspec.scoring.final_answer import (
     NO_ANSWER,
@@ -24,11 +25,11 @@ from evalspec.scoring.final_answer import (
     check_final_answer,
     parse_verdict,
 )
-from evalspec.scoring.json_values import json_equal, parse_json_value
 from evalspec.suite.model import EvaluatorSpec, ExpectedCall, FinalAnswerCheck, Loc
+from evalspec.tools.toolbench_names import function_name as toolbench_function_name
 from evalspec.transcript import ToolCall, Transcript
 
-DATA = Path("/work/shared/data/stabletoolbench")
+DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
 
 
 def transcript(*calls: tuple[str, dict[str, Any] | None] | str, answer: str | None = None):
@@ -120,6 +121,28 @@ def test_order_names_normalized_unless_disabled():
     exp = expect("slack_senddm", "Slack_Post")
     assert run_evaluator(spec, t, exp).score == 1.0
     assert run_evaluator(spec, t, exp, normalize_names=False).score == 0.0
+
+
+def test_evaluators_and_argument_matching_share_one_name_rule():
+    """`SendDM` is `send_dm` for the case's calls and for its evaluators alike."""
+    from evalspec.scoring.matching import same_tool
+    from evalspec.suite.model import Rubric
+
+    t = transcript("SendDM", "send.dm")
+    assert run("tool_call_count", t, expect("send_dm"), counts={"send_dm": 2}).score == 1.0
+    assert same_tool("send_dm", "SendDM", Rubric())
+
+
+def test_older_toolbench_names_count_as_the_current_ones():
+    """StableToolBench's published G2 answers name `4_get_list_of_rewards_for_...` (older rule);
+    the current rule gives the API "4. Get list of rewards" `get_4_get_list_of_rewards_...`."""
+    gold = [["Rewards as a Service", "4. Get list of rewards"], ["Ski", "5 day forecast"]]
+    assert toolbench_function_name(*gold[0]) == (
+        "get_4_get_list_of_rewards_for_rewards_as_a_service"
+    )
+    older = transcript("4_get_list_of_rewards_for_rewards_as_a_service", "5_day_forecast_for_ski")
+    assert run("api_call_score", older, gold=gold).score == 1.0
+    assert run("api_call_score", transcript("4_list_for_x"), gold=gold).score == 0.0
 
 
 def test_order_with_nothing_expected_wants_no_calls():
@@ -318,7 +341,7 @@ def test_toolbench_names_reproduce_stabletoolbench_tool_names():
     )
     results = json.loads((DATA / rel).read_text())
     queries = json.loads(
-        (DATA / "solvable_queries/test_instruction/G1_instruction.json").read_text()
+        (DATA / "solvable_queries_example/test_instruction/G1_instruction.json").read_text()
     )
     by_id = {str(q["query_id"]): q for q in queries}
     for qid, res in results.items():
@@ -331,7 +354,7 @@ def test_toolbench_names_reproduce_stabletoolbench_tool_names():
 @pytest.mark.parametrize(("qid", "score"), [("588", 1.0), ("608", 1.0), ("1073", 1.0)])
 def test_api_call_score_on_stabletoolbench_cot_answers(qid, score):
     queries = json.loads(
-        (DATA / "solvable_queries/test_instruction/G1_instruction.json").read_text()
+        (DATA / "solvable_queries_example/test_instruction/G1_instruction.json").read_text()
     )
     gold = next(q["relevant APIs"] for q in queries if str(q["query_id"]) == qid)
     answer = json.loads(
@@ -394,6 +417,16 @@ def test_equals_text_and_json():
     assert fa("equals", "  Done \n", value="done").passed
     assert not fa("equals", "Done!", value="done").passed
     assert fa("equals", '{"b": 2, "a": 1.0}', value={"a": 1, "b": 2}).score == 1.0
+
+
+def test_json_similarity_final_answer_scores_expected_leaves():
+    check = FinalAnswerCheck(kind="json_similarity", params={"value": {"a": "hello", "b": 10}})
+    full = check_final_answer(check, '{"b": 10, "a": "hello", "extra": 1}')
+    assert (full.score, full.passed) == (1.0, True)
+    partial = check_final_answer(check, '{"a": "hallo", "b": 9}')  # 0.8 and 0.9 of 2 leaves
+    assert partial.score == pytest.approx(0.85) and partial.passed
+    strict = FinalAnswerCheck(kind="json_similarity", params={"value": {"a": 1}, "threshold": 0.9})
+    assert not check_final_answer(strict, "not json").passed
 
 
 def test_regex():
@@ -517,6 +550,11 @@ def judge_server():
     server.close()
 
 
+def live(check: FinalAnswerCheck) -> LLMJudge:
+    """A judge allowed to call its model (as in `evalspec run`), through the provider layer."""
+    return LLMJudge.from_params(check.params, ModelCalls(timeout_s=10, retries=0))
+
+
 def judge_check(server: JudgeServer, cache: Path | None = None) -> FinalAnswerCheck:
     params = {"criteria": "Must name the capital of France.", "model": "judge-1",
               "base_url": server.url, "api_key_env": "EVALSPEC_TEST_JUDGE_KEY"}  # fmt: skip
@@ -531,7 +569,8 @@ def judge_check(server: JudgeServer, cache: Path | None = None) -> FinalAnswerCh
 )
 def test_judge_verdicts_map_like_sopr(judge_server, monkeypatch, answer, score, verdict):
     monkeypatch.setenv("EVALSPEC_TEST_JUDGE_KEY", "sk-secret-123")
-    r = check_final_answer(judge_check(judge_server), answer, question="Capital of France?")
+    check = judge_check(judge_server)
+    r = check_final_answer(check, answer, question="Capital of France?", judge=live(check))
     assert (r.score, r.justification["verdict"]) == (score, verdict)
     assert r.passed is (score == 1.0)
     sent = judge_server.requests[0]
@@ -542,13 +581,15 @@ def test_judge_verdicts_map_like_sopr(judge_server, monkeypatch, answer, score, 
 
 
 def test_judge_unparseable_reply_scores_zero(judge_server):
-    r = check_final_answer(judge_check(judge_server), "gibberish")
+    check = judge_check(judge_server)
+    r = check_final_answer(check, "gibberish", judge=live(check))
     assert (r.score, r.justification["verdict"]) == (0.0, "")
     assert "no verdict" in r.rows[0].reason
 
 
 def test_judge_missing_answer_never_calls_the_server(judge_server):
-    r = check_final_answer(judge_check(judge_server), None)
+    check = judge_check(judge_server)
+    r = check_final_answer(check, None, judge=live(check))
     assert r.score == 0.0
     assert judge_server.requests == []
 
@@ -557,26 +598,30 @@ def test_judge_verdicts_are_cached_on_disk(judge_server, tmp_path, monkeypatch):
     monkeypatch.setenv("EVALSPEC_TEST_JUDGE_KEY", "sk-secret-123")
     cache = tmp_path / "judge-cache.json"
     check = judge_check(judge_server, cache)
-    first = check_final_answer(check, "It is Paris.", question="Capital of France?")
-    again = check_final_answer(check, "It is Paris.", question="Capital of France?")
+    first = check_final_answer(
+        check, "It is Paris.", question="Capital of France?", judge=live(check)
+    )
+    again = check_final_answer(
+        check, "It is Paris.", question="Capital of France?", judge=live(check)
+    )
     assert len(judge_server.requests) == 1
     assert (first.score, again.score) == (1.0, 1.0)
     assert again.justification["reason"] == "names the capital"
     assert "sk-secret-123" not in cache.read_text()
     # A different answer is a different prompt, so a new request.
-    check_final_answer(check, "Berlin", question="Capital of France?")
+    check_final_answer(check, "Berlin", question="Capital of France?", judge=live(check))
     assert len(judge_server.requests) == 2
     # Unparseable replies are not cached: they are asked again next time.
-    check_final_answer(check, "gibberish")
-    check_final_answer(check, "gibberish")
+    check_final_answer(check, "gibberish", judge=live(check))
+    check_final_answer(check, "gibberish", judge=live(check))
     assert len(judge_server.requests) == 4
 
 
 async def _judge_async(server: JudgeServer, answers: list[str]) -> list[float]:
     import asyncio
 
-    judge = LLMJudge("judge-1", base_url=server.url, api_key_env="EVALSPEC_TEST_JUDGE_KEY")
     check = judge_check(server)
+    judge = live(check)
     results = await asyncio.gather(*(acheck_final_answer(check, a, judge=judge) for a in answers))
     return [r.score for r in results]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +20,10 @@ MODELINE = "# yaml-language-server: $schema=../schemas/suite.schema.json"
 
 
 def _evalspec(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """evalspec without installed plugins: the schema compared here is the language's own."""
+    env = {**os.environ, "EVALSPEC_NO_PLUGINS": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "evalspec", *args], capture_output=True, text=True, cwd=cwd
+        [sys.executable, "-m", "evalspec", *args], capture_output=True, text=True, cwd=cwd, env=env
     )
 
 

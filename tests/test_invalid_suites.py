@@ -16,6 +16,8 @@ import pytest
 from evalspec.errors import SpecError
 from evalspec.suite.validate import load_suite
 
+pytestmark = pytest.mark.usefixtures("no_plugins")
+
 CORPUS = Path(__file__).parent / "invalid"
 
 EXPECTED: dict[str, list[str]] = {
@@ -26,7 +28,7 @@ EXPECTED: dict[str, list[str]] = {
         "api_key_in_suite.yaml:5:18: models[0].api_key_env: this must be the name of an environment variable, not the key itself; never put an API key in a suite; write `api_key_env: OPENAI_API_KEY` and set that variable",
     ],
     "bad_count_condition": [
-        "bad_count_condition.yaml:15:33: cases[0].evaluators[0].tool_call_count.counts.get_weather: 'about 2' is not written the expected way: write a number, or an operator (==, !=, <, <=, >, >=) followed by a number; for example: >=1",
+        "bad_count_condition.yaml:15:33: cases[0].evaluators[0].tool_call_count.counts.get_weather: 'about 2' is not written the expected way: write a number, or an operator (==, = as in UiPath, !=, <, <=, >, >=) followed by a number; for example: >=1",
     ],
     "binary_file": [
         "binary_file.yaml:1:12: is a binary file, not YAML text (it holds a NUL byte); name a .yaml suite file",
@@ -153,7 +155,7 @@ EXPECTED: dict[str, list[str]] = {
         "misspelt_tool_key.yaml:6:5: tools[0]: unknown key 'parameter'; did you mean 'parameters'?",
     ],
     "negative_critic_weight": [
-        "negative_critic_weight.yaml:8:32: critics.city.weight: -1 is out of range: it must be 0 or more; for example: 0.5",
+        "negative_critic_weight.yaml:8:32: critics.city.weight: -1 is out of range: it must be 0 or more; use 0 or more (0 makes it not count)",
     ],
     "negative_evaluator_weight": [
         "negative_evaluator_weight.yaml:10:17: cases[0].evaluators[0].weight: -2 is out of range: it must be 0 or more; for example: 0.5",
@@ -283,6 +285,81 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "wrong_type_user_list": [
         "wrong_type_user_list.yaml:6:11: cases[0].user: expected text, got a list; for example: Send a direct message to johndoe saying 'Hello'",
+    ],
+    "hostile_embeddings_cache_escape": [
+        "hostile_embeddings_cache_escape.yaml:4:25: embeddings.cache_dir: '~/.ssh' cannot be written: it starts with ~ (a home directory); give a path relative to the suite file that stays beside it or below it, for example: recordings/answers.jsonl",
+    ],
+    "hostile_final_answer_lookahead": [
+        "hostile_final_answer_lookahead.yaml:9:29: cases[0].expect.final_answer.regex: invalid regular expression: it uses a feature that cannot run in linear time (invalid perl operator: (?=); backreferences such as \\1 and lookarounds such as (?=...) are not supported; escape special characters with \\",
+    ],
+    "hostile_include_device": [
+        "hostile_include_device.yaml:5:14: tools[0].include: the included file '/dev/zero' is a character device; check the path; it is relative to the file that includes it",
+    ],
+    "hostile_include_directory": [
+        "hostile_include_directory.yaml:5:14: tools[0].include: the included file 'included' is a directory; check the path; it is relative to the file that includes it",
+    ],
+    "hostile_include_symlink_loop": [
+        "hostile_include_symlink_loop.yaml:5:14: tools[0].include: the included file 'included/loop_a.yaml' is a symbolic link that loops back on itself; check the path; it is relative to the file that includes it",
+    ],
+    "hostile_inf_weight": [
+        "hostile_inf_weight.yaml:8:32: critics.city.weight: .inf is not a finite number (NaN and infinities are refused); write a finite number, or quote it if it is meant as text",
+    ],
+    "hostile_matrix_too_many_cases": [
+        "hostile_matrix_too_many_cases.yaml:10:13: cases[1]: with this case the suite has more than 10000 cases after matrix expansion; keep the suite under 10000 cases: split it into several suites",
+    ],
+    "hostile_nan_threshold": [
+        "hostile_nan_threshold.yaml:5:19: rubric.fail_threshold: .nan is not a finite number (NaN and infinities are refused); write a finite number, or quote it if it is meant as text",
+    ],
+    "hostile_negative_inf_threshold": [
+        "hostile_negative_inf_threshold.yaml:5:19: rubric.warn_threshold: -.Inf is not a finite number (NaN and infinities are refused); write a finite number, or quote it if it is meant as text",
+    ],
+    "hostile_recordings_absolute": [
+        "hostile_recordings_absolute.yaml:4:19: run.recordings: '/tmp/evalspec-recordings.jsonl' cannot be written: it is an absolute path; give a path relative to the suite file that stays beside it or below it, for example: recordings/answers.jsonl",
+    ],
+    "hostile_recordings_home": [
+        "hostile_recordings_home.yaml:4:19: run.recordings: '~/.bashrc' cannot be written: it starts with ~ (a home directory); give a path relative to the suite file that stays beside it or below it, for example: recordings/answers.jsonl",
+    ],
+    "hostile_recordings_parent": [
+        "hostile_recordings_parent.yaml:4:19: run.recordings: '../../outside.jsonl' cannot be written: it leads outside the suite's directory; give a path relative to the suite file that stays beside it or below it, for example: recordings/answers.jsonl",
+    ],
+    "hostile_regex_backreference": [
+        "hostile_regex_backreference.yaml:14:24: cases[0].critics.message.regex: regex critic: the pattern '(a+)\\\\1' is invalid: it uses a feature that cannot run in linear time (invalid escape sequence: \\1); backreferences such as \\1 and lookarounds such as (?=...) are not supported; write a valid regular expression; put \\ before ( ) [ ] . * + ? to match them as text",
+    ],
+    "hostile_simulate_cache_escape": [
+        "hostile_simulate_cache_escape.yaml:7:43: tools[0].simulate.cache: '../../../etc/cron.d/evalspec' cannot be written: it leads outside the suite's directory; give a path relative to the suite file that stays beside it or below it, for example: recordings/answers.jsonl",
+    ],
+    "hostile_template_concat": [
+        "hostile_template_concat.yaml:6:11: cases[0].user: template stopped: the template builds a text longer than 1000000 characters; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_doubling": [
+        "hostile_template_doubling.yaml:6:11: cases[0].user: template stopped: the template builds a value longer than 1000000 characters or items; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_format_width": [
+        "hostile_template_format_width.yaml:6:11: cases[0].user: template stopped: the template formats with a width of a million or more; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_huge_power": [
+        "hostile_template_huge_power.yaml:6:11: cases[0].user: template stopped: the template computes a number larger than 100000 bits; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_huge_repeat": [
+        "hostile_template_huge_repeat.yaml:6:11: cases[0].user: template stopped: the template repeats a value to more than 1000000 characters or items; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_macro_recursion": [
+        "hostile_template_macro_recursion.yaml:6:11: cases[0].user: template stopped: the template takes longer than 2 seconds to render; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_nan": [
+        "hostile_template_nan.yaml:13:31: cases[0].expect.tool_calls[0].get_weather.days: the template produces NaN or an infinite number; make it produce a finite number",
+    ],
+    "hostile_template_nested_loops": [
+        "hostile_template_nested_loops.yaml:6:11: cases[0].user: template stopped: the template makes more than 1000000 loop iterations or calls; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_padding_filter": [
+        "hostile_template_padding_filter.yaml:6:11: cases[0].user: template stopped: the filter center is given 300000000; sizes above 1000000 are refused; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_too_many_includes": [
+        "hostile_too_many_includes.yaml:105:14: tools[100].include: the suite includes more than 100 files in all; include fewer, larger files",
+    ],
+    "hostile_tool_cache_absolute": [
+        "hostile_tool_cache_absolute.yaml:7:19: tools[0].cache.file: '/etc/passwd' cannot be written: it is an absolute path; give a path relative to the suite file that stays beside it or below it, for example: recordings/answers.jsonl",
     ],
 }
 

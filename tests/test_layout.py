@@ -16,7 +16,19 @@ PACKAGE = Path(__file__).resolve().parents[1] / "evalspec"
 
 # Lowest first. A module may import modules of its own layer or of layers below it.
 LAYERS: list[tuple[str, ...]] = [
-    ("evalspec.errors", "evalspec.files", "evalspec.redaction", "evalspec.schemas"),
+    (
+        "evalspec.errors",
+        "evalspec.files",
+        "evalspec.json_values",
+        "evalspec.plugins",
+        "evalspec.redaction",
+        "evalspec.schemas",
+        "evalspec.globbing",
+        "evalspec.json_shapes",
+        "evalspec.paths",
+        "evalspec.reading",
+        "evalspec.terminal",
+    ),
     ("evalspec.critics",),
     ("evalspec.suite",),
     ("evalspec.plan", "evalspec.transcript"),

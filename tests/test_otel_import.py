@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evalspec.errors import UsageError
+from evalspec.errors import InputError, UsageError
 from evalspec.interop.otel import otel_transcripts, read_spans
 from evalspec.scoring.evaluators import run_evaluator
 from evalspec.suite.model import EvaluatorSpec
@@ -196,7 +196,7 @@ def test_each_trace_is_a_trial() -> None:
 def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     path = tmp_path / "x.json"
     path.write_text("{nope", encoding="utf-8")
-    with pytest.raises(UsageError, match="not JSON"):
+    with pytest.raises(InputError, match=r"x\.json:1:2: invalid JSON"):
         read_spans(path)
     with pytest.raises(UsageError, match="resourceSpans"):
         read_spans([1, 2])
@@ -230,4 +230,4 @@ def test_import_otel_command_writes_transcripts(tmp_path: Path) -> None:
     res = CliRunner().invoke(
         app, ["import", "otel", str(tmp_path / "no.json"), "--case", "c", "--out", str(out)]
     )
-    assert res.exit_code == 2 and "cannot read" in res.output
+    assert res.exit_code == 2 and "no.json:1:1: file not found" in res.output

@@ -304,3 +304,25 @@ def test_a_retry_is_logged_with_its_reason_and_wait(
     assert "HTTP 503" in record.getMessage()
     assert "retry 1 of 3 in" in record.getMessage()
     assert SECRET not in record.getMessage()
+
+
+def test_header_values_from_the_environment_are_sent_and_scrubbed(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalspec import redaction
+
+    monkeypatch.setenv("EVALSPEC_TEST_HDR", "hdr-SECRET-987654")
+    p = provider(server.base_url, headers={"X-Token": "Token ${EVALSPEC_TEST_HDR}"})
+    server.enqueue(text_reply("you sent hdr-SECRET-987654"))
+    answer = complete(p)
+    assert server.requests[0].headers["x-token"] == "Token hdr-SECRET-987654"
+    assert answer.message["content"] == "you sent ***"
+    assert redaction.scrub("x hdr-SECRET-987654") == "x ***"
+
+
+def test_a_header_naming_an_unset_variable_is_a_run_error(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EVALSPEC_TEST_UNSET", raising=False)
+    with pytest.raises(RunError, match="header X-Token takes environment variable"):
+        provider(server.base_url, headers={"X-Token": "${EVALSPEC_TEST_UNSET}"})

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
 from evalspec.cli import app
 from evalspec.report.json_report import write_json
-from evalspec.report.runs import load_results
 from evalspec.review.diff import compare_results, diff_suites
 from evalspec.review.markdown import render_diff_markdown
+from evalspec.review.results_file import load_results
 from evalspec.transcript import load_transcripts
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from evalspec.api import score
+from evalspec.providers.calls import ModelCalls
 from evalspec.scoring.matching import assign
 from evalspec.scoring.trials import pass_at_k, pass_hat_k
 from evalspec.suite.validate import load_suite
@@ -318,9 +319,37 @@ def test_judge_verdicts_are_cached_beside_the_suite(write_suite, tmp_path, monke
             """)
         )
         t = transcript("weather", ("get_weather", {"city": "Paris"}), final="It is 21 °C.")
-        first = score(suite, [t]).results[0]
-        second = score(suite, [t]).results[0]
+        first = score(suite, [t], calls=ModelCalls(timeout_s=10, retries=0)).results[0]
+        second = score(suite, [t]).results[0]  # from the cache: no call needed
     assert first.status == second.status == "pass"
     assert first.evaluators["final_answer.judge"] == 1.0
     assert len(judge_server.requests) == 1
     assert (tmp_path / ".evalspec-cache" / "judge.json").exists()
+
+
+def test_fuzzy_weight_names_are_normalised_like_arcade(write_suite):
+    """HIGH and LOW in one critics mapping weigh 5/8 and 3/8, beside tool selection's 1."""
+    suite = load_suite(
+        write_suite(
+            """
+            suite: s
+            models: [m]
+            tools:
+              - name: send_dm
+                parameters: {type: object, properties: {user: {type: string}, text: {type: string}}}
+            cases:
+              - name: one
+                user: tell bob hi
+                critics:
+                  user: {binary: true, weight: HIGH}
+                  text: {binary: true, weight: low}
+                expect:
+                  tool_calls:
+                    - send_dm: {user: bob, text: hi}
+            """
+        )
+    )
+    [case] = suite.cases
+    assert [c.weight for c in case.critics] == [5 / 8, 3 / 8]
+    r = result(suite, transcript("one", ("send_dm", {"user": "bob", "text": "bye"})))
+    assert r.score == pytest.approx((1 + 5 / 8) / 2)

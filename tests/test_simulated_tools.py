@@ -12,11 +12,16 @@ from typing import Any
 
 import pytest
 
+from evalspec.providers.calls import ModelCalls
 from evalspec.suite.model import LLMSimulation, SimulatedResponse, Tool
 from evalspec.tools.llm_sim import LLMSimulatorBackend, parse_reply
 from evalspec.tools.result import ToolResult
 from evalspec.tools.simulated import ToolSimulator, values_match
-from evalspec.tools.stb_cache import ResponseCache, function_name, index_cache_dir
+from evalspec.tools.stb_cache import ResponseCache, index_cache_dir
+from evalspec.tools.toolbench_names import function_name
+
+CALLS = ModelCalls(timeout_s=10, retries=0)
+"""The LLM simulator may call its model (as in `evalspec run`), through the provider layer."""
 
 SEND_DM = Tool(
     name="send_dm_to_user",
@@ -314,7 +319,7 @@ def test_llm_simulator_answers_then_serves_from_cache(
     chat_server: ChatServer, tmp_path: Path
 ) -> None:
     tool = keyword_tool(chat_server.base_url)
-    sim = ToolSimulator([tool], tmp_path)
+    sim = ToolSimulator([tool], tmp_path, calls=CALLS)
 
     async def scenario() -> list[ToolResult]:
         first = await sim.call(tool.name, {"q": "birthday", "n": 3}, "")
@@ -351,10 +356,10 @@ def test_llm_cache_survives_a_new_run_without_the_server(
     chat_server: ChatServer, tmp_path: Path
 ) -> None:
     tool = keyword_tool(chat_server.base_url, cache="sim-cache/keywords.json")
-    run(ToolSimulator([tool], tmp_path).call(tool.name, {"q": "tea"}, ""))
+    run(ToolSimulator([tool], tmp_path, calls=CALLS).call(tool.name, {"q": "tea"}, ""))
     assert (tmp_path / "sim-cache" / "keywords.json").exists()
     chat_server.close()
-    again = run(ToolSimulator([tool], tmp_path).call(tool.name, {"q": "tea"}, ""))
+    again = run(ToolSimulator([tool], tmp_path, calls=CALLS).call(tool.name, {"q": "tea"}, ""))
     assert again == ToolResult({"sites": ["tea.example.com"]}, None, "llm")
     assert len(chat_server.requests) == 1
 
@@ -363,7 +368,7 @@ def test_concurrent_identical_calls_send_one_request(
     chat_server: ChatServer, tmp_path: Path
 ) -> None:
     tool = keyword_tool(chat_server.base_url)
-    sim = ToolSimulator([tool], tmp_path)
+    sim = ToolSimulator([tool], tmp_path, calls=CALLS)
 
     async def scenario() -> list[ToolResult]:
         return await asyncio.gather(*(sim.call(tool.name, {"q": "x"}, "") for _ in range(5)))
@@ -377,7 +382,7 @@ def test_unparseable_reply_is_an_error_and_not_cached(tmp_path: Path) -> None:
     server = ChatServer(lambda body: "Sure! Here is the weather: sunny.")
     try:
         tool = keyword_tool(server.base_url)
-        backend = LLMSimulatorBackend(tmp_path)
+        backend = LLMSimulatorBackend(tmp_path, CALLS)
         sim = ToolSimulator([tool], tmp_path, llm=backend)
 
         async def scenario() -> list[ToolResult]:
@@ -396,22 +401,17 @@ def test_simulated_api_errors_are_observations(tmp_path: Path) -> None:
     server = ChatServer(lambda body: '```json\n{"error": "invalid query id", "response": ""}\n```')
     try:
         tool = keyword_tool(server.base_url)
-        result = run(ToolSimulator([tool], tmp_path).call(tool.name, {"q": "z"}, ""))
+        result = run(ToolSimulator([tool], tmp_path, calls=CALLS).call(tool.name, {"q": "z"}, ""))
     finally:
         server.close()
     assert result == ToolResult(None, "invalid query id", "llm")
 
 
 def test_unreachable_simulator_is_an_observation(tmp_path: Path) -> None:
-    from openai import AsyncOpenAI
-
     server = ChatServer(lambda body: "{}")
     base_url = server.base_url
     server.close()  # nothing listens on this port any more
-    backend = LLMSimulatorBackend(
-        tmp_path,
-        client_factory=lambda spec: AsyncOpenAI(base_url=spec.base_url, api_key="x", max_retries=0),
-    )
+    backend = LLMSimulatorBackend(tmp_path, ModelCalls(timeout_s=5, retries=0))
     tool = keyword_tool(base_url)
     result = run(ToolSimulator([tool], tmp_path, llm=backend).call(tool.name, {"q": "w"}, ""))
     assert result.source == "error:simulator"

@@ -25,7 +25,7 @@ from evalspec.interop.stabletoolbench import (
     transcripts_from_answer_dir,
     transcripts_from_converted,
 )
-from evalspec.tools.stb_cache import function_name
+from evalspec.tools.toolbench_names import function_name
 from evalspec.transcript import ToolCall, Transcript
 
 DATA = Path("/work/shared/data/stabletoolbench")

@@ -61,12 +61,11 @@ def test_view_of_something_that_is_not_a_run(tmp_path):
     assert not (tmp_path / "report.html").exists()
 
 
-def test_view_of_a_hand_edited_run_still_opens(run, tmp_path, monkeypatch):
-    """Odd values in results.json and transcripts.jsonl show as `-` or `error`, never a crash."""
+def test_view_of_a_hand_edited_run(run, tmp_path):
+    """Odd summary figures show as `-` and junk in transcripts.jsonl is passed over; a results
+    file whose cases are not what scoring writes is refused with the place (exit 2)."""
     data = json.loads((run / "results.json").read_text(encoding="utf-8"))
     data["models"][0].update(mean_score="high", cost=True, tokens=None)
-    data["cases"][0].update(score="1")
-    data["results"][0].update(rows="none", trial="x", score=None)
     edited = tmp_path / "edited"
     edited.mkdir()
     (edited / "results.json").write_text(json.dumps(data), encoding="utf-8")
@@ -78,16 +77,13 @@ def test_view_of_a_hand_edited_run_still_opens(run, tmp_path, monkeypatch):
     )
     result = CliRunner().invoke(app, ["view", str(edited), "--no-open"])
     assert result.exit_code == 0, result.output
-    cells = page_data(edited / "report.html")["cases"][0]["c"]
-    assert cells[0][:2] == ["pass", 1.0]
-    assert cells[0][4][0]["rows"] == [] and cells[0][4][0]["x"] == 0.0
     page = (edited / "report.html").read_text(encoding="utf-8")
     assert '<td class="num">-</td>' in page  # the mean score that is not a number
+    trial = page_data(edited / "report.html")["cases"][0]["c"][0][4][0]
+    assert trial["m"] == [["user", "", []]] and trial["tok"] == 0 and trial["lat"] == 0
 
     data["cases"][0]["status"] = "<b>odd</b>"
     (edited / "results.json").write_text(json.dumps(data), encoding="utf-8")
     result = CliRunner().invoke(app, ["view", str(edited), "--no-open"])
     assert result.exit_code == 2
-    assert "has status '<b>odd</b>'; a results.json status is pass, warn, fail or error" in (
-        result.output
-    )
+    assert "cases[0].status: must be one of" in result.output

@@ -43,6 +43,19 @@ def _options(
     ] = False,
 ) -> None:
     """Declarative evaluation of LLM tool calling."""
+    _scrub_output()
+
+
+def _scrub_output() -> None:
+    """Every secret a command sends is scrubbed from what it prints, whoever prints it."""
+    import sys
+
+    from evalspec.redaction import ScrubbingStream
+
+    if not isinstance(sys.stdout, ScrubbingStream):
+        sys.stdout = ScrubbingStream(sys.stdout)  # type: ignore[assignment]
+    if not isinstance(sys.stderr, ScrubbingStream):
+        sys.stderr = ScrubbingStream(sys.stderr)  # type: ignore[assignment]
 
 
 for command in (

@@ -6,7 +6,6 @@ A command never shows a traceback for evalspec's own errors: `reports_errors` tu
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
 import sys
@@ -53,7 +52,10 @@ class ReportOptions:
 
 
 def print_error(text: str) -> None:
-    sys.stderr.write(text.rstrip("\n") + "\n")
+    """One message on stderr; control characters from the data in it are shown, not sent."""
+    from evalspec.terminal import plain
+
+    sys.stderr.write(plain(text).rstrip("\n") + "\n")
 
 
 def reports_errors(func: F) -> F:
@@ -75,8 +77,53 @@ def reports_errors(func: F) -> F:
         except KeyboardInterrupt:
             print_error("interrupted")
             raise typer.Exit(130) from None
+        except OSError as exc:  # a full disk, a read-only directory: a message, not a traceback
+            where = f" {exc.filename}" if exc.filename else ""
+            print_error(f"error: cannot write or read{where}: {exc.strerror or exc}")
+            raise typer.Exit(3) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _blocking_ancestor(path: Path) -> Path | None:
+    """The nearest existing ancestor of `path` when it is not a directory (nothing fits inside)."""
+    for parent in path.parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def check_output_file(path: Path | None, option: str) -> None:
+    """Refuse, before any work, a file option that cannot be written as a regular file."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(
+            f"{option} {path} is a directory; name a file to write (in it or elsewhere)"
+        )
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{option} {path} is not a regular file; name a file to write")
+    blocking = _blocking_ancestor(path)
+    if blocking is not None:
+        raise UsageError(f"{option} {path}: {blocking} is a file, so nothing can be written in it")
+
+
+def check_output_dir(path: Path | None, option: str) -> None:
+    """Refuse, before any work, a directory option that names an existing file."""
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {path} is a file, not a directory; name a directory")
+    blocking = _blocking_ancestor(path)
+    if blocking is not None:
+        raise UsageError(f"{option} {path}: {blocking} is a file, so nothing can be written in it")
+
+
+def check_report_files(options: ReportOptions) -> None:
+    """Every report file asked for can be written (checked before a run spends anything)."""
+    check_output_file(options.junit, "--junit")
+    check_output_file(options.markdown, "--markdown")
+    check_output_file(options.html, "--html")
 
 
 def configure_logging(verbose: bool) -> None:
@@ -92,10 +139,15 @@ def configure_logging(verbose: bool) -> None:
 
 def expand_globs(patterns: list[str]) -> list[Path]:
     """Files named by patterns; a pattern that matches nothing is a usage error."""
+    from evalspec.globbing import TooManyMatches, expand, has_magic
+
     files: list[Path] = []
     for pattern in patterns:
-        matches = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else []
-        if glob.has_magic(pattern) and not matches:
+        try:
+            matches = expand(pattern) if has_magic(pattern) else []
+        except TooManyMatches as exc:
+            raise UsageError(f"{exc}; name fewer files") from None
+        if has_magic(pattern) and not matches:
             raise UsageError(f"no file matches {pattern!r}")
         files.extend(Path(m) for m in matches) if matches else files.append(Path(pattern))
     return files
@@ -134,13 +186,17 @@ def finish_run(
     *,
     started: float | None = None,
     note: str = "",
+    calls: Any = None,
 ) -> int:
-    """Score a run's transcripts, write its results and reports, print; the exit code."""
+    """Score a run's transcripts, write its results and reports, print; the exit code.
+
+    `calls` (the run's ModelCalls) lets an LLM judge ask on a cache miss; without it the judge
+    only reads its cache."""
     import time
 
     from evalspec.api import score
 
-    report = score(suite, transcripts)
+    report = score(suite, transcripts, calls=calls)
     write_and_show(report, options, run_dir / "results.json")
     if not options.as_json:
         took = f" in {time.perf_counter() - started:.2f}s" if started is not None else ""

@@ -7,13 +7,15 @@ are evalspec's UsageError/SpecError, which the main CLI prints with exit code 2.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from evalspec.cli.common import reports_errors
+from evalspec.cli.common import check_output_file, reports_errors
 from evalspec.errors import UsageError
 
 import_app = typer.Typer(
@@ -26,6 +28,31 @@ import_app = typer.Typer(
 
 
 Out = Annotated[Path, typer.Option("--out", "-o", help="File to write.")]
+
+
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError)
+"""What converting a file of the right syntax but the wrong content raises."""
+
+
+@contextlib.contextmanager
+def importing(source: Path, what: str) -> Iterator[None]:
+    """Reading and converting `source`: content that does not fit becomes one clear line.
+
+    Files are read through evalspec.reading (size, type, UTF-8, depth and NaN checked there);
+    this catches what the converters find later, such as a record missing a key.
+    """
+    try:
+        yield
+    except _MALFORMED as exc:
+        if isinstance(exc, KeyError):
+            why = f"a record lacks the key {exc.args[0]!r}" if exc.args else "a key is missing"
+        elif isinstance(exc, TypeError | AttributeError):
+            why = f"a value has the wrong type ({exc})"
+        else:
+            why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise UsageError(
+            f"{source} is not a valid {what} file: {why}; check that it is {what} output"
+        ) from None
 
 
 def _write_transcripts(out: Path, transcripts: list[Any]) -> None:
@@ -59,14 +86,16 @@ def bfcl(
     """
     from evalspec.interop.bfcl import DEFAULT_MODEL, read_records, write_suite_yaml
 
-    records = read_records(questions)
-    paths = write_suite_yaml(
-        records,
-        read_records(answers),
-        out,
-        name=name or questions.stem,
-        models=model or [DEFAULT_MODEL],
-    )
+    check_output_file(out, "--out")
+    with importing(questions, "BFCL"):
+        records = read_records(questions)
+        paths = write_suite_yaml(
+            records,
+            read_records(answers),
+            out,
+            name=name or questions.stem,
+            models=model or [DEFAULT_MODEL],
+        )
     for p in paths:
         typer.echo(f"wrote {p}")
     typer.echo(f"{len(records)} cases in {len(paths)} suite(s); next: evalspec validate {paths[0]}")
@@ -95,9 +124,11 @@ def bfcl_results(
     from evalspec.interop.bfcl import bfcl_transcripts
     from evalspec.suite.validate import load_suite
 
+    check_output_file(out, "--out")
     loaded = load_suite(suite)
     label = model or (loaded.models[0].name if loaded.models else "bfcl")
-    transcripts = bfcl_transcripts(results, model=label)
+    with importing(results, "BFCL result"):
+        transcripts = bfcl_transcripts(results, model=label)
     names = {c.name for c in loaded.cases}
     kept = [t for t in transcripts if t.case in names]
     if not kept:
@@ -147,7 +178,7 @@ def stabletoolbench(
             models=model or [DEFAULT_MODEL],
             judge=judge,
         )
-    except (KeyError, TypeError) as exc:
+    except _MALFORMED as exc:
         raise UsageError(f"{queries}: a query lacks {exc}") from None
     from evalspec.interop.bfcl import write_suites
 
@@ -172,15 +203,23 @@ def stabletoolbench_answers(
       evalspec import stabletoolbench-answers \
         virtual_chatgpt_cot/G1_instruction.json --out transcripts.jsonl
     """
-    from evalspec.interop.stabletoolbench import transcripts_from_converted
+    from evalspec.interop.stabletoolbench import read_converted_answers
 
     try:
-        transcripts = transcripts_from_converted(converted, model)
+        answers = read_converted_answers(converted, model)
     except OSError as exc:
         raise UsageError(f"cannot read {converted}: {exc.strerror}") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except _MALFORMED as exc:
         raise UsageError(f"{converted} is not a converted answer file: {exc}") from None
-    _write_transcripts(out, transcripts)
+    if answers.nodes_dropped:
+        shown = "; ".join(answers.nodes_dropped[:3])
+        raise UsageError(
+            f"{converted}: {len(answers.nodes_dropped)} tool node(s) name no call ({shown}); "
+            "nothing written, since scores without those calls would be wrong. "
+            "Check the file is a model_predictions_converted answer file."
+        )
+    _write_transcripts(out, answers.transcripts)
+    typer.echo(answers.summary())
 
 
 @import_app.command("otel")
@@ -199,4 +238,7 @@ def otel(
     """
     from evalspec.interop.otel import otel_transcripts
 
-    _write_transcripts(out, otel_transcripts(spans, case=case, model=model))
+    check_output_file(out, "--out")
+    with importing(spans, "OpenTelemetry JSON"):
+        transcripts = otel_transcripts(spans, case=case, model=model)
+    _write_transcripts(out, transcripts)

@@ -77,7 +77,7 @@ class ProgressBar:
                 TextColumn("running"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[status]}"),
+                TextColumn("{task.fields[status]}", markup=False),
                 TimeRemainingColumn(),
                 console=Console(stderr=True),
                 transient=True,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalspec.cli.common import HtmlOpt, reports_errors
+from evalspec.cli.common import HtmlOpt, check_output_file, reports_errors
 from evalspec.errors import UsageError
 
 if TYPE_CHECKING:
@@ -34,11 +34,12 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
     from rich.text import Text
 
     from evalspec.review.diff import change_text, row_text, shown_changes, side_text
+    from evalspec.terminal import text
 
     console = Console(highlight=False)
     console.print(
-        Text(comparison.title, style="bold")
-        + Text(f"  {comparison.before_label} → {comparison.after_label}", style="dim")
+        text(comparison.title, "bold", single_line=True)
+        + text(f"  {comparison.before_label} → {comparison.after_label}", "dim", single_line=True)
     )
     if comparison.columns:
         print_matrix(comparison, console, show_unchanged=show_unchanged)
@@ -47,25 +48,25 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
     for c in shown:
         line = Text()
         line.append(f"{c.kind.upper():<10} ", style=KIND_STYLES.get(c.kind, "dim"))
-        line.append(c.case + (f" · {c.model}" if multi else ""), style="bold")
+        line.append(text(c.case + (f" · {c.model}" if multi else ""), "bold", single_line=True))
         line.append("  ")
         for i, s in enumerate((c.before, c.after)):
             if i:
                 line.append(" → ")
-            line.append(side_text(s), style=STYLES.get(s.status, "") if s else "dim")
+            line.append(text(side_text(s), STYLES.get(s.status, "") if s else "dim"))
         extra = change_text(c, comparison).partition(" (")[2]
         if extra:
-            line.append(f"  ({extra}", style="yellow")
+            line.append(text(f"  ({extra}", "yellow", single_line=True))
         console.print(line)
         if c.before and c.after and c.before.reason != c.after.reason:
-            console.print(Text(f"    now: {c.after.reason}", style="dim"))
+            console.print(text(f"    now: {c.after.reason}", "dim"))
         for r in c.rows:
-            console.print(Text(f"    {row_text(r)}", style="dim"))
+            console.print(text(f"    {row_text(r)}", "dim"))
     if not shown:
         console.print("no case changed")
-    console.print(Text(comparison.summary(), style="bold"))
+    console.print(text(comparison.summary(), "bold"))
     for note in comparison.notes:
-        console.print(Text(note, style="dim"))
+        console.print(text(note, "dim"))
 
 
 def print_matrix(comparison: Comparison, console: Console, *, show_unchanged: bool) -> None:
@@ -74,11 +75,12 @@ def print_matrix(comparison: Comparison, console: Console, *, show_unchanged: bo
     from rich.text import Text
 
     from evalspec.review.diff import matrix_rows, side_text
+    from evalspec.terminal import text
 
     table = Table(show_lines=False, title_justify="left")
     table.add_column("case", overflow="fold")
     for col in comparison.columns:
-        table.add_column(col.label, justify="right", overflow="fold")
+        table.add_column(text(col.label, single_line=True), justify="right", overflow="fold")
     table.add_column("change")
     same = 0
     for case, kind, cells in matrix_rows(comparison):
@@ -86,7 +88,7 @@ def print_matrix(comparison: Comparison, console: Console, *, show_unchanged: bo
             same += 1
             continue
         table.add_row(
-            case,
+            text(case, single_line=True),
             *(Text(side_text(s), style=STYLES.get(s.status, "") if s else "dim") for s in cells),
             Text(kind.upper(), style=KIND_STYLES.get(kind, "dim")),
         )
@@ -158,6 +160,7 @@ def diff(
     from evalspec.suite.validate import load_suite
     from evalspec.transcript import load_transcripts
 
+    check_output_file(markdown, "--markdown")
     if base_ref is not None and len(suites) != 1:
         raise UsageError("with --base-ref, pass only the suite file (its base comes from git)")
     if base_ref is None and len(suites) != 2:
@@ -218,16 +221,19 @@ def compare(
       evalspec compare runs/slack/20261120-090000 runs/slack/20261121-101500
     """
     from evalspec.report.columns import RunData
-    from evalspec.report.runs import load_results
     from evalspec.review.diff import compare_runs
+    from evalspec.review.results_file import load_results
 
-    comparison = compare_runs([RunData(p.as_posix(), load_results(p)) for p in runs])
+    check_output_file(markdown, "--markdown")
+    check_output_file(html, "--html")
+    loaded = [RunData(p.as_posix(), load_results(p)) for p in runs]
+    comparison = compare_runs(loaded)
     if len(comparison.columns) < 2:
         raise UsageError("nothing to compare: pass a run with several models, or two or more runs")
     if html:
         from evalspec.report.html import write_runs_html
-        from evalspec.report.runs import load_run
+        from evalspec.report.runs import html_run
 
-        write_runs_html([load_run(p) for p in runs], html)
+        write_runs_html([html_run(r.label, r.data, Path(r.label)) for r in loaded], html)
     _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)

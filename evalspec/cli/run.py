@@ -23,6 +23,9 @@ from evalspec.cli.common import (
     SuiteArg,
     TrialsOpt,
     VerboseOpt,
+    check_output_dir,
+    check_output_file,
+    check_report_files,
     configure_logging,
     finish_run,
     print_error,
@@ -119,9 +122,17 @@ def run(
 def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     """Run a suite end to end; return the exit code."""
     report = report or ReportOptions()
+    check_report_files(report)
+    check_output_dir(req.out, "--out")
+    check_output_file(req.recordings, "--recordings")
     from evalspec.plan import compile_plan, parse_shard
     from evalspec.runner import RunOptions, run_plan
-    from evalspec.runner.run_dir import completed, default_run_dir, read_manifest
+    from evalspec.runner.run_dir import (
+        completed,
+        default_run_dir,
+        read_manifest,
+        refuse_used_out,
+    )
     from evalspec.suite.validate import load_suite
 
     suite = load_suite(req.suite)
@@ -141,6 +152,8 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
                 f"--resume {req.resume}: that run is of suite {manifest['suite']!r} "
                 f"({manifest.get('path', '?')}), not {suite.name!r}; resume it with its own suite"
             )
+    if req.out and not req.resume:
+        refuse_used_out(req.out)
     run_dir = req.resume or req.out or default_run_dir(suite)
     options = RunOptions(
         record=req.record,
@@ -179,7 +192,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         ) from None
     if outcome.missing:
         for label in outcome.missing:
-            sys.stderr.write(f"no recorded answer: {label}\n")
+            print_error(f"no recorded answer: {label}")
         raise RunError(
             f"{len(outcome.missing)} request(s) have no recorded answer and --record "
             f"{req.record} may not call the model; run with --record auto and an API key"
@@ -190,7 +203,15 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         + (f", {outcome.resumed} resumed" if outcome.resumed else "")
         + ")"
     )
-    return finish_run(suite, outcome.transcripts, run_dir, report, started=started, note=note)
+    return finish_run(
+        suite,
+        outcome.transcripts,
+        run_dir,
+        report,
+        started=started,
+        note=note,
+        calls=outcome.calls,
+    )
 
 
 @reports_errors
@@ -217,6 +238,7 @@ def merge(
     from evalspec.runner.merge import merge_runs
 
     configure_logging(verbose)
+    check_output_dir(out, "--out")
     merged = merge_runs(run_dirs, out, suite=suite)
     if merged.missing:
         print_error(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +15,10 @@ from evalspec.cli.common import (
     MarkdownOpt,
     ReportOptions,
     VerboseOpt,
+    check_output_file,
+    check_report_files,
     configure_logging,
+    print_error,
     reports_errors,
     write_and_show,
 )
@@ -58,6 +60,8 @@ def score(
 
 def rescore(suite_path: Path, transcripts: Path, options: ReportOptions, out: Path | None) -> int:
     """Score recorded transcripts under the suite as it is now; the exit code."""
+    check_report_files(options)
+    check_output_file(out, "--out")
     from evalspec.api import load_suite, load_transcripts, score
 
     suite = load_suite(suite_path)
@@ -68,9 +72,7 @@ def rescore(suite_path: Path, transcripts: Path, options: ReportOptions, out: Pa
     for name in dropped:
         _log.info("skipped transcripts of case %r: not in %s", name, suite_path)
     if dropped:
-        sys.stderr.write(
-            f"skipped transcripts of cases no longer in the suite: {', '.join(dropped)}\n"
-        )
+        print_error(f"skipped transcripts of cases no longer in the suite: {', '.join(dropped)}")
     report = score(suite, kept)
     write_and_show(report, options, out)
     return report.exit_code

@@ -87,14 +87,23 @@ def plan(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{compiled.suite.name}: {len(compiled.items)} items", title_justify="left")
+    from evalspec.terminal import text
+
+    title = text(f"{compiled.suite.name}: {len(compiled.items)} items", "italic", single_line=True)
+    table = Table(title=title, title_justify="left")
     for col in ("id", "case", "model", "trial (from 0)", "expected calls"):
         table.add_column(col)
     for it in compiled.items:
         calls = ", ".join(c.tool for c in it.case.expect.tool_calls) or (
             "(none)" if it.case.expect.no_tool_calls else "-"
         )
-        table.add_row(it.id[:12], it.case.name, it.model.name, str(it.trial), calls)
+        table.add_row(
+            it.id[:12],
+            text(it.case.name, single_line=True),
+            text(it.model.name, single_line=True),
+            str(it.trial),
+            text(calls, single_line=True),
+        )
     Console().print(table)
 
 

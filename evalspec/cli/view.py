@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evalspec.cli.common import reports_errors
+from evalspec.cli.common import check_output_file, reports_errors
 
 
 def default_output(first: Path, several: bool) -> Path:
@@ -51,10 +51,12 @@ def view(
     import webbrowser
 
     from evalspec.report.html import write_runs_html
-    from evalspec.report.runs import load_run
+    from evalspec.report.runs import html_run
+    from evalspec.review.results_file import load_results
 
-    loaded = [load_run(p) for p in runs]
     target = out or default_output(runs[0], len(runs) > 1)
+    check_output_file(target, "--out")
+    loaded = [html_run(p.as_posix(), load_results(p), p) for p in runs]
     write_runs_html(loaded, target)
     typer.echo(f"report: {target}")
     if open_browser and not webbrowser.open(target.resolve().as_uri()):

@@ -29,6 +29,7 @@ from evalspec.critics.numeric import NumericCritic
 from evalspec.critics.one_of import OneOfCritic, standardize_string
 from evalspec.critics.similarity import SimilarityCritic, tfidf_similarity
 from evalspec.critics.text import ContainsCritic, ExactCritic, IgnoreCritic, RegexCritic
+from evalspec.plugins import registered
 
 __all__ = [
     "CRITIC_KINDS",
@@ -63,12 +64,16 @@ CRITIC_KINDS: frozenset[str] = frozenset(_CRITICS)
 
 
 def make_critic(kind: str, params: dict[str, Any]) -> Critic:
-    """Build a critic from its YAML name and parameters; ValueError says what to fix."""
+    """Build a critic from its YAML name and parameters; ValueError says what to fix.
+
+    Names not built in are looked up among registered plugins (`evalspec.plugins`)."""
     cls = _CRITICS.get(kind)
     if cls is None:
-        raise ValueError(
-            f"unknown critic {show(kind)}; use one of: {', '.join(sorted(CRITIC_KINDS))}"
-        )
+        plugin = registered("critic").get(kind)
+        if plugin is None:
+            known = sorted(CRITIC_KINDS | set(registered("critic")))
+            raise ValueError(f"unknown critic {show(kind)}; use one of: {', '.join(known)}")
+        cls = plugin.impl
     return cls.from_params(params or {})
 
 

@@ -120,16 +120,6 @@ def as_text(value: Any) -> str:
         return str(value)
 
 
-def maybe_json(value: Any) -> Any:
-    """Parse a string holding a JSON object or array; anything else is returned unchanged."""
-    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
 class Params:
     """Reads a critic's parameters and rejects unknown ones, with messages for YAML authors."""
 

@@ -12,11 +12,11 @@ from evalspec.critics.base import (
     Embedder,
     Params,
     kind_of,
-    maybe_json,
     number_from_text,
     outcome,
     show,
 )
+from evalspec.json_values import parse_json_value
 
 
 def _binary_equal(expected: Any, actual: Any, cast: bool) -> bool:
@@ -48,7 +48,10 @@ def _binary_equal(expected: Any, actual: Any, cast: bool) -> bool:
             _binary_equal(expected[k], actual[k], cast) for k in expected
         )
     if cast and {ke, ka} & {"list", "dict"} and "str" in {ke, ka}:
-        e2, a2 = maybe_json(expected), maybe_json(actual)
+        e2, a2 = (
+            parse_json_value(expected, containers_only=True),
+            parse_json_value(actual, containers_only=True),
+        )
         if kind_of(e2) == kind_of(a2) and (e2 is not expected or a2 is not actual):
             return _binary_equal(e2, a2, cast)
         return False

@@ -1,6 +1,10 @@
 """datetime: dates and times within a tolerance, falling to 0 at a maximum difference.
 
-Arcade's DatetimeCritic semantics.
+Arcade's DatetimeCritic semantics. Two of Arcade's choices are options rather than defaults:
+`falloff: from_zero` (Arcade's partial score `1 - d/max`; evalspec's default falls from the
+tolerance, so the score has no jump there) and `parse: dateutil` (Arcade reads values with
+`dateutil.parser`, so "March 5, 2024 3pm" is a time; evalspec's default reads ISO 8601 only,
+so "03/04/2024" is never guessed as March or April).
 """
 
 from __future__ import annotations
@@ -89,6 +93,24 @@ def _parse_when(value: Any) -> date | datetime | None:
         return None
 
 
+_DATEUTIL_MAX_CHARS = 200
+"""Longer text is not a date; keeps dateutil's tokenizer away from megabyte inputs."""
+
+
+def _parse_dateutil(value: Any) -> datetime | None:
+    """Arcade's reading: `dateutil.parser.parse` on text (missing parts from today); else None."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or len(value) > _DATEUTIL_MAX_CHARS:
+        return None
+    from dateutil import parser
+
+    try:
+        return parser.parse(value)
+    except (ValueError, OverflowError, TypeError):
+        return None
+
+
 def _seconds_apart(a: date | datetime, b: date | datetime) -> float:
     if not isinstance(a, datetime) or not isinstance(b, datetime):
         da = a.date() if isinstance(a, datetime) else a
@@ -107,6 +129,8 @@ class DatetimeCritic(Critic):
     kind: ClassVar[str] = "datetime"
     tolerance: float = 500.0
     max_difference: float = 7200.0
+    falloff: str = "from_tolerance"
+    parse: str = "iso"
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> DatetimeCritic:
@@ -116,16 +140,19 @@ class DatetimeCritic(Critic):
             max_difference = parse_duration(p.raw("max_difference", max(tolerance, 7200)))
         except ValueError as exc:
             raise ValueError(f"critic 'datetime': {exc}") from None
+        falloff = p.choice("falloff", "from_tolerance", ("from_tolerance", "from_zero"))
+        parse = p.choice("parse", "iso", ("iso", "dateutil"))
         p.finish()
         if max_difference < tolerance:
             raise ValueError(
                 "critic 'datetime': max_difference must be at least the tolerance "
                 f"({_fmt_duration(max_difference)} < {_fmt_duration(tolerance)})"
             )
-        return cls(tolerance=tolerance, max_difference=max_difference)
+        return cls(tolerance=tolerance, max_difference=max_difference, falloff=falloff, parse=parse)
 
     def _judge(self, expected: Any, actual: Any, embedder: Embedder | None) -> CriticOutcome:
-        exp, act = _parse_when(expected), _parse_when(actual)
+        read = _parse_dateutil if self.parse == "dateutil" else _parse_when
+        exp, act = read(expected), read(actual)
         if exp is None:
             return outcome(0.0, False, f"The expected value {show(expected)} is not a date.")
         if act is None:
@@ -142,7 +169,10 @@ class DatetimeCritic(Critic):
             return outcome(
                 0.0, False, f"{head}, at least the maximum {_fmt_duration(self.max_difference)}."
             )
-        score = 1.0 - (apart - self.tolerance) / (self.max_difference - self.tolerance)
+        if self.falloff == "from_zero":
+            score = 1.0 - apart / self.max_difference
+        else:
+            score = 1.0 - (apart - self.tolerance) / (self.max_difference - self.tolerance)
         return outcome(
             score,
             False,

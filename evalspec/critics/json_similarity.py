@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rapidfuzz.distance import Levenshtein
+
 from evalspec.critics.base import (
     Critic,
     CriticOutcome,
@@ -15,69 +17,18 @@ from evalspec.critics.base import (
     Params,
     is_number,
     kind_of,
-    maybe_json,
     outcome,
     show,
 )
+from evalspec.json_values import parse_json_value
 
 
 def _string_similarity(a: str, b: str) -> float:
-    """1 - Levenshtein distance / longer length (UiPath's string leaf score)."""
+    """1 - Levenshtein distance / longer length: UiPath's leaf score, exact at any length."""
     longest = max(len(a), len(b))
     if longest == 0:
         return 1.0
-    distance = _levenshtein(a, b)
-    if distance is None:  # too big for an exact edit distance: character-overlap estimate
-        from difflib import SequenceMatcher
-
-        return SequenceMatcher(None, a, b, autojunk=False).quick_ratio()
-    return max(0.0, 1.0 - distance / longest)
-
-
-_LEVENSHTEIN_CELLS = 100_000_000
-"""Above this many character pairs (after trimming the common ends) the edit table is skipped."""
-
-
-def _levenshtein(a: str, b: str) -> int | None:
-    """Edit distance; row by row with numpy for long texts; None when the table is too big."""
-    prefix = 0
-    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
-        prefix += 1
-    a, b = a[prefix:], b[prefix:]
-    suffix = 0
-    while suffix < min(len(a), len(b)) and a[-1 - suffix] == b[-1 - suffix]:
-        suffix += 1
-    if suffix:
-        a, b = a[:-suffix], b[:-suffix]
-    if len(a) < len(b):
-        a, b = b, a
-    if not b:
-        return len(a)
-    if len(a) * len(b) > _LEVENSHTEIN_CELLS:
-        return None
-    if len(a) * len(b) <= 10_000:
-        previous = list(range(len(b) + 1))
-        for i, ca in enumerate(a, 1):
-            current = [i]
-            for j, cb in enumerate(b, 1):
-                current.append(
-                    min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
-                )
-            previous = current
-        return previous[-1]
-    import numpy as np
-
-    # Rows run over the shorter text; the insertion step is a running minimum of (row - index).
-    row_chars = np.frombuffer(a.encode("utf-32-le"), dtype=np.uint32)
-    index = np.arange(len(a) + 1)
-    row = index.copy()
-    for i, ch in enumerate(b, 1):
-        cost = row_chars != ord(ch)
-        step = np.empty_like(row)
-        step[0] = i
-        np.minimum(row[1:] + 1, row[:-1] + cost, out=step[1:])
-        row = np.minimum.accumulate(step - index) + index
-    return int(row[-1])
+    return max(0.0, 1.0 - Levenshtein.distance(a, b) / longest)
 
 
 def _count_leaves(node: Any) -> float:
@@ -127,7 +78,10 @@ def _compare_tokens(expected: Any, actual: Any) -> tuple[float, float]:
 
 def json_similarity(expected: Any, actual: Any) -> tuple[float, float, float]:
     """(score, matched leaves, total leaves); JSON text holding an object/array is parsed first."""
-    expected, actual = maybe_json(expected), maybe_json(actual)
+    expected, actual = (
+        parse_json_value(expected, containers_only=True),
+        parse_json_value(actual, containers_only=True),
+    )
     matched, total = _compare_tokens(expected, actual)
     if total == 0:
         return 1.0, 0.0, 0.0

@@ -111,7 +111,15 @@ def _choices_ok(
     if not present:
         return None if optional else MISSING
     if optional and actual == "" and isinstance(actual, str):
-        return None
+        # BFCL type-checks before it looks at acceptable values: "" passes as text only when
+        # text is the declared type or the listed answers' type; else it is a type error.
+        types = {declared} if declared else set()
+        if candidates:
+            types.add(kind_of(candidates[0]))
+        if not types or "str" in types:
+            return None
+        want = declared or kind_of(candidates[0])
+        return f"expected {KIND_WORDS[want]} but got {show(actual)}, which is text"
     if not candidates:
         return f"should be left out, but got {show(actual)}"
     # BFCL type_checker: a value of the listed answers' type is accepted even when the declared

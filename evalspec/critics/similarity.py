@@ -71,6 +71,14 @@ class SimilarityCritic(Critic):
         if exp == act:
             return outcome(1.0, True, f"Got {show(actual)}, exactly as expected.")
         if self.metric == "tfidf":
+            if not exp.strip() or not act.strip():  # as Arcade: blank matches only blank
+                same = exp.strip() == act.strip()
+                return outcome(
+                    float(same),
+                    same,
+                    f"Got {show(actual)}, expected {show(expected)}: "
+                    + ("both blank." if same else "one of them is blank."),
+                )
             try:
                 sim = tfidf_similarity(exp, act)
             except ValueError:  # no word in either text: nothing to compare

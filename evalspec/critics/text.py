@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -18,6 +17,7 @@ from evalspec.critics.base import (
     outcome,
     show,
 )
+from evalspec.critics.patterns import PatternError, compile_pattern
 
 
 def _scalar_text(value: Any) -> str | None:
@@ -47,8 +47,8 @@ class RegexCritic(Critic):
         if not isinstance(pattern, str):
             raise ValueError("critic 'regex' needs a 'pattern' (a regular expression as text)")
         try:
-            re.compile(pattern)
-        except re.error as exc:
+            compile_pattern(pattern, ignore_case)
+        except PatternError as exc:
             raise ValueError(f"critic 'regex': the pattern {pattern!r} is invalid: {exc}") from None
         return cls(pattern=pattern, full=full, ignore_case=ignore_case)
 
@@ -61,8 +61,8 @@ class RegexCritic(Critic):
                 f"Expected text matching /{self.pattern}/ but got "
                 f"{show(actual)} ({KIND_WORDS[kind_of(actual)]}).",
             )
-        flags = re.IGNORECASE if self.ignore_case else 0
-        found = (re.fullmatch if self.full else re.search)(self.pattern, text, flags)
+        compiled = compile_pattern(self.pattern, self.ignore_case)
+        found = (compiled.fullmatch if self.full else compiled.search)(text)
         how = "wholly " if self.full else ""
         if found:
             return outcome(1.0, True, f"Got {show(actual)}, which {how}matches /{self.pattern}/.")

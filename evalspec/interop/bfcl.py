@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from evalspec.errors import UsageError
 from evalspec.files import write_text_atomic
+from evalspec.reading import display_name, input_error, parse_json, read_text
 from evalspec.transcript import ToolCall, Transcript
 
 _JSON_TYPES = {
@@ -70,19 +72,25 @@ from any model (and also case and `-` variants, which BFCL would not)."""
 def read_records(path: str | Path) -> list[dict[str, Any]]:
     """Read a BFCL file: JSON Lines (its usual form despite the .json suffix) or a JSON list."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        if text.lstrip().startswith("["):
-            data = json.loads(text)
-        else:
-            data = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except ValueError as exc:
-        raise UsageError(f"{path} is neither JSON Lines nor a JSON list: {exc}") from None
-    if not all(isinstance(r, dict) and "id" in r for r in data):
-        raise UsageError(f"{path}: every record must be an object with an 'id'")
+    name = display_name(path)
+    text = read_text(path, name)
+    if text.lstrip().startswith("["):
+        data = parse_json(text, name)
+        lines = [1] * len(data) if isinstance(data, list) else []
+    else:
+        numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        data = [parse_json(line, name, n) for n, line in numbered]
+        lines = [n for n, _ in numbered]
+    if not data:
+        raise input_error(name, "the file holds no BFCL records", "name a BFCL .json file")
+    for line, record in zip(lines, data, strict=False):
+        if not isinstance(record, dict) or "id" not in record:
+            raise input_error(
+                name,
+                "every record must be a JSON object with an 'id'",
+                "name a BFCL question, answer or result file",
+                line,
+            )
     return data
 
 
@@ -154,26 +162,49 @@ def _concrete(value: Any, schema: Mapping[str, Any]) -> Any:
     return value
 
 
-def _expected_call(entry: Mapping[str, Any], fn: Mapping[str, Any] | None) -> dict[str, Any]:
+INVALID_TAG = "bfcl-invalid-answer"
+"""Tag of a record whose possible answer names a parameter its function does not define."""
+
+
+def _expected_call(
+    entry: Mapping[str, Any], fn: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], bool, bool]:
+    """(expected call, the answer names an undefined parameter, no call can pass).
+
+    BFCL rejects any argument the function doc does not define, so an undefined parameter in
+    a possible answer can only be left out: it leaves the suite (it would not validate), and
+    when its list lacks "" (or a required parameter is undefined) no answer passes in BFCL.
+    """
     ((name, answers),) = entry.items()
-    props = ((fn or {}).get("parameters") or {}).get("properties") or {}
-    required = set(((fn or {}).get("parameters") or {}).get("required") or ())
+    params = (fn or {}).get("parameters") or {}
+    props = params.get("properties") or {}
+    required = set(params.get("required") or ())
     args: dict[str, Any] = {}
     critics: dict[str, Any] = {}
+    undefined = [p for p in answers if p not in props]
+    unpassable = any(r not in props for r in required)
     for param, choices in answers.items():
         choices = list(choices) if isinstance(choices, list) else [choices]
+        if param not in props:
+            unpassable = unpassable or "" not in choices
+            continue
         if param in required:
             # BFCL checks required arguments first: "" cannot make one optional.
             choices = [c for c in choices if c != ""]
         if choices and choices[0] != "":
             args[param] = first_value(choices, props.get(param))
-        # BFCL compares text after standardize_string, hence normalize. The critic could also
-        # take the declared BFCL type, but the suite language does not accept `type` yet.
-        # Without text anywhere in the choices, normalisation changes nothing: short form.
-        critics[param] = _Flow(
-            one_of={"values": choices, "normalize": True} if _has_text(choices) else choices
-        )
-    return {"tool": name, "args": args, "critics": critics}
+        # BFCL compares text after standardize_string (hence normalize) and type-checks first.
+        spec: dict[str, Any] = {"values": choices}
+        if _has_text(choices):
+            spec["normalize"] = True
+        declared = (props.get(param) or {}).get("type")
+        if declared in _ONE_OF_TYPES:
+            spec["type"] = declared
+        critics[param] = _Flow(one_of=spec if len(spec) > 1 else choices)
+    return {"tool": name, "args": args, "critics": critics}, bool(undefined), unpassable
+
+
+_ONE_OF_TYPES = ("string", "integer", "float", "boolean", "array", "tuple", "dict", "any")
 
 
 def _has_text(value: Any) -> bool:
@@ -275,11 +306,17 @@ def bfcl_suite_dict(
             if fn["name"] not in tools:
                 tools[fn["name"]] = bfcl_tools([fn])[0]
         ground_truth = a.get("ground_truth") or []
-        calls = [_expected_call(entry, functions.get(next(iter(entry)))) for entry in ground_truth]
+        built = [_expected_call(e, functions.get(next(iter(e)))) for e in ground_truth]
+        calls = [call for call, _, _ in built]
         case: dict[str, Any] = {"name": str(q["id"]), "tags": [_category(str(q["id"]))]}
+        if any(undefined for _, undefined, _ in built):
+            case["tags"].append(INVALID_TAG)
         case.update(_messages(q))
         case["tools"] = list(functions)  # the record's own functions, as BFCL offers them
         case["expect"] = {"tool_calls": calls} if calls else {"no_tool_calls": True}
+        if any(unpassable for _, _, unpassable in built):
+            # No call passes in BFCL; with the expected calls above, this fails the rest too.
+            case["evaluators"] = ["no_tool_calls"]
         cases.append(case)
     if not cases:
         raise UsageError("no BFCL records to turn into cases")
@@ -392,13 +429,16 @@ def _literal(node: ast.AST) -> Any:
 
 
 def _jsonable(value: Any) -> Any:
+    """A Python literal as JSON data: what JSON has no word for (`...`, 1j, b'x') as text."""
     if isinstance(value, tuple | list | set | frozenset):
         return [_jsonable(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, complex | bytes):
+    if isinstance(value, float) and not math.isfinite(value):
         return str(value)
-    return value
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return "..." if value is Ellipsis else str(value)
 
 
 def _call_name(node: ast.AST) -> str:
@@ -424,7 +464,7 @@ def parse_python_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
         raise DecodeError("output too long to decode")
     try:
         tree = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+    except (SyntaxError, ValueError, MemoryError, RecursionError, UnicodeError) as exc:
         raise DecodeError(f"not python function calls: {exc}") from None
     nodes = tree.elts if isinstance(tree, ast.List | ast.Tuple) else [tree]
     calls = []

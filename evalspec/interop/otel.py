@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from evalspec.errors import UsageError
+from evalspec.reading import read_json
 from evalspec.transcript import ToolCall, Transcript
 
 TOOL_NAME_KEYS = ("tool.name", "gen_ai.tool.name")
@@ -36,13 +38,18 @@ CALL_ID_KEYS = ("tool_call.id", "gen_ai.tool.call.id")
 
 
 def _otlp_value(value: Mapping[str, Any]) -> Any:
-    """A typed OTLP attribute value (`{"stringValue": ...}`, ...) as a plain value."""
+    """A typed OTLP attribute value (`{"stringValue": ...}`, ...) as a plain value.
+
+    ValueError, in words, for a value that does not hold what its type says.
+    """
+    if not isinstance(value, Mapping):
+        raise ValueError(f"an attribute value must be an object, got {value!r:.40}")
     if "stringValue" in value:
         return value["stringValue"]
     if "intValue" in value:
-        return int(value["intValue"])
+        return _number(value["intValue"], int, "intValue")
     if "doubleValue" in value:
-        return float(value["doubleValue"])
+        return _number(value["doubleValue"], float, "doubleValue")
     if "boolValue" in value:
         return bool(value["boolValue"])
     if "arrayValue" in value:
@@ -52,6 +59,16 @@ def _otlp_value(value: Mapping[str, Any]) -> Any:
     if "bytesValue" in value:
         return base64.b64decode(value["bytesValue"]).decode("utf-8", errors="replace")
     return None
+
+
+def _number(raw: Any, kind: type, key: str) -> Any:
+    try:
+        number = kind(raw)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{key} {raw!r:.40} is not a number") from None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ValueError(f"{key} {raw!r:.40} is not a finite number")
+    return number
 
 
 def _attributes(raw: Any) -> dict[str, Any]:
@@ -113,13 +130,7 @@ def read_spans(source: str | Path | Any) -> list[dict[str, Any]]:
     """Spans from a file or parsed JSON, flattened to one shape (see the module docstring)."""
     data = source
     if isinstance(source, str | Path):
-        path = Path(source)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-        except ValueError as exc:
-            raise UsageError(f"{path} is not JSON: {exc}") from None
+        data = read_json(Path(source))
     spans: list[Mapping[str, Any]] = []
     batches = data if isinstance(data, list) else [data]
     for item in batches:

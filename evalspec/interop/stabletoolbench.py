@@ -18,14 +18,22 @@ import itertools
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalspec.interop.stabletoolbench_nodes import FINISH, finished, read_tool_node, walk
+from evalspec.json_values import parse_json_value
+from evalspec.reading import display_name, input_error, read_json
 from evalspec.suite.model import Tool
-from evalspec.tools.stb_cache import api_identifier, function_name, standardize
+from evalspec.tools.toolbench_names import (
+    api_identifier,
+    function_name,
+    name_key,
+    standardize,
+)
 from evalspec.transcript import ToolCall, Transcript
 
-FINISH = "Finish"
 SOPR_VALUES = {"Solved": 1.0, "Unsure": 0.5, "Unsolved": 0.0}
 DESCRIPTION_MAX = 256
 
@@ -45,17 +53,28 @@ _TYPE_MAP: dict[str, dict[str, Any]] = {
 # Queries and tools
 
 
+def _objects(items: Any, path: Path, what: str) -> None:
+    """InputError unless `items` is a list of JSON objects."""
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise input_error(
+            display_name(path),
+            f"the {what} must be JSON objects in a list (or in an object by id)",
+            "name a StableToolBench file",
+        )
+
+
 def load_queries(path: str | Path, ids_path: str | Path | None = None) -> list[dict[str, Any]]:
     """Read a ``test_instruction`` file, keeping only the ids in ``ids_path`` when given.
 
     The id file may be a list of ids or a dict keyed by id; ids compare as strings.
     """
-    queries = json.loads(Path(path).read_text(encoding="utf-8"))
+    queries = read_json(Path(path))
     if isinstance(queries, dict):
         queries = list(queries.values())
+    _objects(queries, Path(path), "queries")
     if ids_path is None:
         return list(queries)
-    ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
+    ids = read_json(Path(ids_path))
     wanted = {str(i) for i in (ids.keys() if isinstance(ids, dict) else ids)}
     return [q for q in queries if str(q.get("query_id")) in wanted]
 
@@ -118,6 +137,7 @@ def api_names(queries: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, str]
         for api in query.get("api_list") or ():
             pair = (api["tool_name"], api["api_name"])
             found.setdefault(function_name(*pair), pair)
+            found.setdefault(name_key(function_name(*pair)), pair)
             found.setdefault(f"{pair[0]}_{pair[1]}", pair)
     return found
 
@@ -130,20 +150,16 @@ def gold_apis(query: Mapping[str, Any]) -> set[tuple[str, str]]:
 # Answer files -> transcripts
 
 
-def _loads(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
+def _tool_call(
+    name: str, raw_args: Any, observation: Any, index: int, *, readable: bool = True
+) -> ToolCall:
+    """A ToolCall from a StableToolBench step; the observation is ``{"error","response"}``.
 
-
-def _tool_call(name: str, raw_args: Any, observation: Any, index: int) -> ToolCall:
-    """A ToolCall from a StableToolBench step; the observation is ``{"error","response"}``."""
+    Cut-off argument text (`readable` false) is kept as the raw arguments, never parsed.
+    """
     raw = raw_args if isinstance(raw_args, str) else json.dumps(raw_args, ensure_ascii=False)
-    args = _loads(raw_args)
-    obs = _loads(observation) if observation not in (None, "") else None
+    args = parse_json_value(raw_args) if readable else None
+    obs = parse_json_value(observation) if observation not in (None, "") else None
     output: Any = observation if observation not in (None, "") else None
     error: str | None = None
     if isinstance(obs, dict) and ({"error", "response"} & obs.keys()):
@@ -166,7 +182,7 @@ def final_answer_text(final: Any) -> str | None:
     """The user-visible answer in a Finish payload (``{"return_type","final_answer"}``)."""
     if final in (None, ""):
         return None
-    parsed = _loads(final)
+    parsed = parse_json_value(final)
     if isinstance(parsed, dict):
         answer = parsed.get("final_answer")
         return str(answer) if answer not in (None, "") else None
@@ -202,16 +218,19 @@ def _messages(query: str, calls: Sequence[ToolCall], final: str | None) -> tuple
     return tuple(messages)
 
 
-def _walk_details(nodes: Iterable[Mapping[str, Any]]) -> Iterable[Mapping[str, Any]]:
-    """Every node of an ``answer_details`` tree, depth first, in file order."""
-    for node in nodes:
-        yield node
-        yield from _walk_details(node.get("next") or ())
-
-
 def _transcript(
-    query_id: str, query: str, model: str, calls: list[ToolCall], final: Any, method: str
+    query_id: str,
+    query: str,
+    model: str,
+    calls: list[ToolCall],
+    final: Any,
+    method: str,
+    *,
+    finish: bool | None = None,
 ) -> Transcript:
+    """One run; `finish` is StableToolBench's Finish verdict when the source tree gives one."""
+    if finish is None:
+        finish = any(c.name == FINISH for c in calls)
     answer = final_answer_text(final)
     return Transcript(
         item_id=f"{model}:{query_id}",
@@ -220,14 +239,35 @@ def _transcript(
         messages=_messages(query, calls, answer),
         tool_calls=tuple(calls),
         final_answer=answer,
-        finish_reason="finish" if any(c.name == FINISH for c in calls) else "incomplete",
+        finish_reason="finish" if finish else "incomplete",
         turns=len(calls),
         source=f"import:stabletoolbench:{method}" if method else "import:stabletoolbench",
     )
 
 
-def transcripts_from_converted(path: str | Path, model: str | None = None) -> list[Transcript]:
-    """Read a ``model_predictions_converted`` file (``{query_id: {query, answer, ...}}``).
+@dataclass(frozen=True)
+class ConvertedAnswers:
+    """Transcripts of a converted answer file, and what happened to its tool nodes."""
+
+    transcripts: list[Transcript]
+    nodes_read: int
+    calls_kept: int
+    arguments_cut_off: int
+    nodes_dropped: tuple[str, ...]
+    finished: int
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.transcripts)} transcripts: {self.nodes_read} tool nodes read, "
+            f"{self.calls_kept} calls kept ({self.arguments_cut_off} with cut-off arguments, "
+            f"kept as unreadable), {len(self.nodes_dropped)} dropped; "
+            f"{self.finished} runs end with Finish"
+        )
+
+
+def read_converted_answers(path: str | Path, model: str | None = None) -> ConvertedAnswers:
+    """Read a converted answer file (``{query_id: {query, answer, ...}}``), in any form
+    StableToolBench publishes (see `stabletoolbench_nodes`).
 
     Every tool node of the ``answer_details`` tree becomes a call, depth first; for a DFS tree
     that includes abandoned branches, as StableToolBench's own API scorer counts them. ``model``
@@ -235,23 +275,37 @@ def transcripts_from_converted(path: str | Path, model: str | None = None) -> li
     """
     path = Path(path)
     label = model or path.parent.name
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise input_error(
+            display_name(path),
+            "a converted answer file must be a JSON object of answers by query id",
+            "name a model_predictions_converted file",
+        )
+    _objects(list(data.values()), path, "answers")
     out: list[Transcript] = []
+    read = cut = 0
+    dropped: list[str] = []
     for query_id, record in data.items():
         answer = record.get("answer") or {}
+        details = answer.get("answer_details") or ()
         calls: list[ToolCall] = []
-        for node in _walk_details(answer.get("answer_details") or ()):
+        for node in walk(details):
             if node.get("role") != "tool":
                 continue
-            message = _loads(node.get("message"))
-            if not isinstance(message, dict) or "name" not in message:
+            read += 1
+            call = read_tool_node(node.get("message"))
+            if call is None:
+                dropped.append(f"query {query_id}: {str(node.get('message'))[:60]!r}")
                 continue
+            cut += not call.arguments_complete
             calls.append(
                 _tool_call(
-                    str(message["name"]),
-                    message.get("arguments", ""),
-                    message.get("response"),
+                    call.name,
+                    call.arguments,
+                    call.response,
                     len(calls),
+                    readable=call.arguments_complete,
                 )
             )
         out.append(
@@ -262,9 +316,22 @@ def transcripts_from_converted(path: str | Path, model: str | None = None) -> li
                 calls,
                 answer.get("final_answer"),
                 str(answer.get("method", "")),
+                finish=finished(details),
             )
         )
-    return out
+    return ConvertedAnswers(
+        transcripts=out,
+        nodes_read=read,
+        calls_kept=sum(len(t.tool_calls) for t in out),
+        arguments_cut_off=cut,
+        nodes_dropped=tuple(dropped),
+        finished=sum(t.finish_reason == "finish" for t in out),
+    )
+
+
+def transcripts_from_converted(path: str | Path, model: str | None = None) -> list[Transcript]:
+    """The transcripts of `read_converted_answers`."""
+    return read_converted_answers(path, model).transcripts
 
 
 def _calls_from_train_messages(messages: Sequence[Mapping[str, Any]]) -> list[ToolCall]:
@@ -321,7 +388,7 @@ def transcripts_from_answer_dir(
     out: list[Transcript] = []
     for path in sorted(directory.glob("*.json")):
         query_id, _, method = path.stem.partition("_")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
         generation = data.get("answer_generation") or {}
         train = generation.get("train_messages") or []
         if train:
@@ -348,7 +415,13 @@ def transcripts_from_answer_dir(
 
 
 def has_finish(transcript: Transcript) -> bool:
-    """Did the run end its reasoning with a Finish call (any return_type)?"""
+    """Did the run end its reasoning with a Finish call (any return_type)?
+
+    An imported run carries StableToolBench's own verdict (see `stabletoolbench_nodes.finished`);
+    any other run finished when it called Finish.
+    """
+    if transcript.source.startswith("import:stabletoolbench"):
+        return transcript.finish_reason == "finish"
     return any(call.name == FINISH for call in transcript.tool_calls)
 
 
@@ -359,14 +432,16 @@ def called_apis(
 
     Names are mapped back through the queries' api lists, accepting StableToolBench function
     names (``transfermarkt_details_for_theclique``) and ``<tool>_<api>`` names. A name no API
-    of these queries has is ignored: it cannot be in the gold set anyway.
+    of these queries has is ignored: it cannot be in the gold set anyway. Older ToolBench
+    names (``4_get_x`` for ``get_4_get_x``) are read too.
     """
     names = api_names(queries)
-    return {
-        names[call.name]
+    found = (
+        names.get(call.name) or names.get(name_key(call.name))
         for call in transcript.tool_calls
-        if call.name != FINISH and call.name in names
-    }
+        if call.name != FINISH
+    )
+    return {pair for pair in found if pair is not None}
 
 
 def api_call_score(called: set[tuple[str, str]], gold: set[tuple[str, str]]) -> float:
@@ -407,7 +482,7 @@ def sopr_from_pass_rate_results(path: str | Path) -> dict[str, dict[str, Any]]:
     the mean of the votes' values (Solved 1, Unsure 0.5, Unsolved 0), the per-query share of
     StableToolEval's pass rate, and ``status`` the majority vote (ties toward the lower status).
     """
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = read_json(Path(path))
     out: dict[str, dict[str, Any]] = {}
     for query_id, record in data.items():
         raw = record.get("is_solved") or {}

@@ -19,6 +19,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from evalspec import redaction
 from evalspec.errors import RunError
 from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
 from evalspec.schemas import DEFAULT_API_KEY_ENV
@@ -37,7 +38,60 @@ _TOOL_ONLY_PARAMS = ("tool_choice", "parallel_tool_calls")
 _DROPPED_PARAMS = ("stream",)
 """Streaming is not supported: the provider reads one JSON body per request."""
 
-_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-*.]{3,}|Bearer\s+\S+)")
+_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-*.]{3,}|Bearer\s+\S+|Basic\s+[A-Za-z0-9+/=]{6,})")
+
+MAX_REPLY_BYTES = 16 * 1024 * 1024
+"""The most of one reply evalspec reads: a larger answer is that item's error, not stored, so a
+runaway server cannot take the run's memory or fill the recordings."""
+
+RETRY_AFTER_CAP_S = 60.0
+"""The longest a server may make one retry wait (Retry-After), however long it asks for."""
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def header_secrets(headers: dict[str, str] | None) -> list[str]:
+    """Values of the environment variables that header values name as ``${VAR}``."""
+    names = [name for value in (headers or {}).values() for name in _ENV_REF.findall(value)]
+    return [os.environ[name] for name in names if os.environ.get(name)]
+
+
+def expand_header_values(headers: dict[str, str] | None) -> dict[str, str]:
+    """Header values with ``${VAR}`` replaced from the environment; those values are secrets."""
+    out: dict[str, str] = {}
+    for name, value in (headers or {}).items():
+        for var in _ENV_REF.findall(value):
+            if not os.environ.get(var):
+                raise RunError(
+                    f"header {name} takes environment variable {var}, which is not set; "
+                    "export it, or replay recorded answers with --record offline"
+                )
+        out[name] = _ENV_REF.sub(lambda m: os.environ[m.group(1)], value)
+    redaction.register(*header_secrets(headers))
+    return out
+
+
+class _ReplyTooLarge(Exception):
+    """The reply went past MAX_REPLY_BYTES."""
+
+
+class _BodyBroken(Exception):
+    """The connection broke while the reply's body was being read (cut short, reset)."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(value: Any) -> Any:
+    """A JSON value whose strings have lone surrogates (an emoji cut by a token limit, kept
+    from an earlier answer) replaced by U+FFFD, so the request can be encoded at all."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {k: _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_surrogates(v) for v in value]
+    return value
 
 
 def is_loopback(base_url: str | None) -> bool:
@@ -184,7 +238,8 @@ class OpenAIChatProvider:
         *,
         backoff_base_s: float = 0.5,
         backoff_cap_s: float = 20.0,
-        retry_after_cap_s: float = 120.0,
+        retry_after_cap_s: float = RETRY_AFTER_CAP_S,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
         rng: random.Random | None = None,
         limiter: RateLimiter | None = None,
     ) -> None:
@@ -198,8 +253,14 @@ class OpenAIChatProvider:
         self.backoff_cap_s = backoff_cap_s
         self.retry_after_cap_s = retry_after_cap_s
         self._rng = rng or random.Random()
+        self.max_reply_bytes = max_reply_bytes
+        self.budget_s = timeout_s * (self.retries + 1)
+        """A request (all attempts, with their waits) never runs longer than this."""
         self._api_key = resolve_api_key(api_key_env, base_url)
         self._key_from_env = self._api_key != DUMMY_API_KEY
+        if self._key_from_env:
+            redaction.register(self._api_key)
+        redaction.register_forms(redaction.url_secrets(base_url))
         # A limiter shared by every provider of a run makes requests_per_minute run-wide.
         self._limiter = limiter or (
             RateLimiter(requests_per_minute) if requests_per_minute else None
@@ -212,7 +273,7 @@ class OpenAIChatProvider:
             base_url=base_url,
             timeout=timeout_s,
             max_retries=0,
-            default_headers=dict(headers or {}),
+            default_headers=expand_header_values(headers),
         )
 
     def __repr__(self) -> str:
@@ -247,6 +308,7 @@ class OpenAIChatProvider:
         openai = self._openai
         body = self._body(request)
         attempt = 0
+        budget_ends = time.monotonic() + self.budget_s
         while True:
             if self._limiter is not None:
                 await self._limiter.acquire()
@@ -254,10 +316,27 @@ class OpenAIChatProvider:
             wait_hint: float | None = None
             last_status: int | None = None
             try:
-                raw = await self._client.chat.completions.with_raw_response.create(**body)
+                # One deadline for the whole attempt, body included: a server that sends one
+                # byte a second cannot keep a request alive past the run's timeout.
+                async with asyncio.timeout(self.timeout_s):
+                    try:
+                        text = await self._send(body)
+                    except UnicodeEncodeError:
+                        body = _without_surrogates(body)
+                        text = await self._send(body)
                 latency = time.monotonic() - started
                 self._reached = True
-                return self._parse(raw.http_response.text, latency, request, attempt + 1)
+                return self._parse(text, latency, request, attempt + 1)
+            except _ReplyTooLarge:
+                self._reached = True
+                raise ProviderError(
+                    f"{request.describe()}: the endpoint's reply is larger than "
+                    f"{self.max_reply_bytes // (1024 * 1024)} MiB, the most evalspec reads; "
+                    "it was not stored (ask for a shorter answer, e.g. max_tokens)",
+                    label=request.label,
+                    status=200,
+                    attempts=attempt + 1,
+                ) from None
             except openai.APIStatusError as exc:
                 self._reached = True
                 status = exc.status_code
@@ -273,8 +352,11 @@ class OpenAIChatProvider:
                     ) from None
                 wait_hint = parse_retry_after(exc.response.headers)
                 last_status = status
-            except openai.APITimeoutError:
+            except (TimeoutError, openai.APITimeoutError):
                 problem = f"no answer within the {self.timeout_s:g} s timeout"
+            except _BodyBroken as exc:
+                self._reached = True
+                problem = f"the answer was cut off ({self._redact(str(exc.__cause__))[:200]})"
             except openai.APIConnectionError as exc:
                 refused = _has_cause(exc, "ConnectError")
                 problem = "could not connect" if refused else "connection dropped"
@@ -284,7 +366,16 @@ class OpenAIChatProvider:
                         f"({self._redact(str(exc.__cause__ or exc))}); is the server running "
                         "and the base_url right?"
                     ) from None
-            if attempt >= self.retries:
+            delay = backoff_delay(attempt, self.backoff_base_s, self.backoff_cap_s, self._rng)
+            if wait_hint is not None:
+                delay = max(delay, min(wait_hint, self.retry_after_cap_s))
+            past_budget = delay > budget_ends - time.monotonic()
+            if past_budget and attempt < self.retries:
+                problem += (
+                    f"; the next try would wait {delay:.1f} s, past the request's budget of "
+                    f"{self.budget_s:g} s (timeout x attempts)"
+                )
+            if past_budget or attempt >= self.retries:
                 raise ProviderError(
                     f"{request.describe()}: gave up after {attempt + 1} attempts, "
                     f"last error: {problem}",
@@ -292,9 +383,6 @@ class OpenAIChatProvider:
                     status=last_status,
                     attempts=attempt + 1,
                 ) from None
-            delay = backoff_delay(attempt, self.backoff_base_s, self.backoff_cap_s, self._rng)
-            if wait_hint is not None:
-                delay = max(delay, min(wait_hint, self.retry_after_cap_s))
             _log.info(
                 "%s: %s; retry %d of %d in %.2f s",
                 request.describe(),
@@ -306,6 +394,27 @@ class OpenAIChatProvider:
             await asyncio.sleep(delay)
             attempt += 1
 
+    async def _send(self, body: dict[str, Any]) -> str:
+        """POST one request and read its reply, at most max_reply_bytes of it."""
+        create = self._client.chat.completions.with_streaming_response.create
+        async with create(**body) as response:
+            declared = response.http_response.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > self.max_reply_bytes:
+                raise _ReplyTooLarge
+            chunks: list[bytes] = []
+            size = 0
+            try:
+                async for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > self.max_reply_bytes:
+                        raise _ReplyTooLarge
+                    chunks.append(chunk)
+            except (_ReplyTooLarge, asyncio.CancelledError):
+                raise
+            except Exception as exc:  # the transport's own error types; all mean "cut off"
+                raise _BodyBroken from exc
+        return b"".join(chunks).decode("utf-8", errors="replace")
+
     def _parse(
         self, text: str, latency: float, request: ChatRequest, attempts: int
     ) -> ChatResponse:
@@ -315,8 +424,15 @@ class OpenAIChatProvider:
             message = choice["message"]
             if not isinstance(message, dict):
                 raise TypeError("message is not an object")
-            message = normalise_message(message)
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            # A server that echoes the request (its headers, the key) must not get it stored.
+            message = redaction.scrub_value(normalise_message(message))
+            usage = data.get("usage") or {}
+            finish = choice.get("finish_reason")
+            counted = {
+                "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+                "completion_tokens": int(usage.get("completion_tokens") or 0),
+            }
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             snippet = self._redact(text[:200])
             raise ProviderError(
                 f"{request.describe()}: the endpoint's reply is not a chat completion: {snippet!r}",
@@ -324,14 +440,10 @@ class OpenAIChatProvider:
                 status=200,
                 attempts=attempts,
             ) from None
-        usage = data.get("usage") or {}
         return ChatResponse(
             message=message,
-            finish_reason=choice.get("finish_reason"),
-            usage={
-                "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-                "completion_tokens": int(usage.get("completion_tokens") or 0),
-            },
+            finish_reason=finish if isinstance(finish, str) else None,
+            usage=counted,
             latency_s=latency,
         )
 
@@ -361,4 +473,4 @@ class OpenAIChatProvider:
         """Remove the key, and anything shaped like one, from text shown to users."""
         if self._api_key:
             text = text.replace(self._api_key, "***")
-        return _KEY_LIKE.sub("***", text)
+        return _KEY_LIKE.sub("***", redaction.scrub(text))

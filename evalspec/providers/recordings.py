@@ -1,11 +1,16 @@
 """Recorded model answers: a reviewable JSONL file beside the suite, keyed by content id.
 
 One JSON object per line, keys sorted, so a pull request that re-records shows a readable diff.
-Each answer is appended and flushed as soon as it arrives, so a crash loses nothing finished;
-a line cut short by a crash is ignored and cut off before the next write. When a key appears
-more than once the last line wins, and closing the provider rewrites the file with one line per
-key. Lines holding only ``_comment`` are notes for readers and are skipped. Recordings never
-contain API keys or request headers: only the model id, messages, tools, params and the answer.
+Each answer is appended and flushed as soon as it arrives, so a crash loses nothing finished.
+Several processes may record into one file at once: every append and the final compaction
+hold a lock on the file (``flock``), and compaction rewrites from what is on disk at that
+moment, so no writer drops another's lines. A line cut short by a crash or a full disk is
+skipped with a note and cut off, under the lock, before the next write. When a key appears more
+than once the last line wins, and closing the provider rewrites the file with one line per key.
+Lines holding only ``_comment`` are notes for readers and are skipped. A file that is not a
+recordings file (its first line is no recorded answer) is refused, never rewritten.
+Recordings never contain API keys or request headers: only the model id, messages, tools,
+params and the answer, with any echoed secret scrubbed.
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
+from evalspec import redaction
 from evalspec.errors import Problem, RunError, SpecError
-from evalspec.files import atomic_write
+from evalspec.files import atomic_write, dumps_line, locked, not_this_kind
 from evalspec.providers.base import ChatRequest, ChatResponse, Provider, RecordingMissing
 
 _log = logging.getLogger(__name__)
@@ -32,9 +38,92 @@ HEADER_COMMENT = (
     "Review like code; holds no API keys."
 )
 
+WHAT = "a recordings file (JSON lines of recorded answers)"
+
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True, default=str)
+    return redaction.scrub(dumps_line(obj))
+
+
+def _parse_line(raw: bytes) -> dict[str, Any] | str:
+    """The recorded entry (or ``{"_comment": ...}``) on one line, or why it is not one."""
+    try:
+        entry = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    except (ValueError, RecursionError) as exc:
+        return f"not JSON ({exc})"
+    if not isinstance(entry, dict):
+        return "a line must be a JSON object"
+    if set(entry) == {"_comment"}:
+        return entry
+    if not isinstance(entry.get("key"), str):
+        return 'missing "key"'
+    response = entry.get("response")
+    if not isinstance(response, dict) or not isinstance(response.get("message"), dict):
+        return 'missing "response.message"'
+    return entry
+
+
+class _Parsed:
+    """What a recordings file holds: entries by key (last wins), comments, and its state."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.comments: list[str] = []
+        self.lines = 0
+        self.torn_at: int | None = None
+        """Byte offset of a last line cut short (a crash, a full disk), if there is one."""
+        *lines, tail = data.split(b"\n")
+        offset = 0
+        for number, raw in enumerate([*lines, tail], start=1):
+            is_tail = number == len(lines) + 1
+            if raw.strip():
+                parsed = _parse_line(raw)
+                if isinstance(parsed, str):
+                    if not self.lines and not self.comments:
+                        raise not_this_kind(
+                            path,
+                            WHAT,
+                            f"line {number} is {parsed}",
+                            "point run.recordings (or --recordings) at a new file",
+                        )
+                    if is_tail or (number == len(lines) and not tail.strip()):
+                        self.torn_at = offset
+                        _log.warning(
+                            "%s:%d: skipped a line cut short (%s); it is removed before the "
+                            "next answer is recorded",
+                            path,
+                            number,
+                            parsed,
+                        )
+                    else:
+                        raise SpecError(
+                            [
+                                Problem(
+                                    str(path),
+                                    number,
+                                    1,
+                                    "",
+                                    f"not a recorded answer: {parsed}",
+                                    "fix or delete this line, or re-record with --record record",
+                                )
+                            ]
+                        )
+                elif set(parsed) == {"_comment"}:
+                    self.comments.append(str(parsed["_comment"]))
+                else:
+                    self.lines += 1
+                    self.entries[parsed["key"]] = parsed
+            offset += len(raw) + 1
+
+
+def _read(path: Path) -> _Parsed:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        data = b""
+    return _Parsed(path, data)
 
 
 class Recordings:
@@ -42,14 +131,14 @@ class Recordings:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._entries: dict[str, dict[str, Any]] = {}
-        self._comments: list[str] = []
-        self._superseded = 0
-        self._good_size = 0
-        """Byte length of the file up to its last intact line."""
-        self._needs_newline = False
-        self._fh: IO[str] | None = None
-        self._load()
+        if self.path.exists() and not self.path.is_file():
+            raise not_this_kind(
+                self.path, WHAT, "it is a directory or device", "name a file for the recordings"
+            )
+        parsed = _read(self.path)
+        self._entries = parsed.entries
+        self._comments = parsed.comments
+        self._appended = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -60,71 +149,23 @@ class Recordings:
     def keys(self) -> list[str]:
         return list(self._entries)
 
-    def _load(self) -> None:
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        *lines, tail = data.split(b"\n")
-        self._good_size = len(data) - len(tail)
-        for number, raw in enumerate(lines, start=1):
-            self._take(raw, number, strict=True)
-        if tail.strip() and self._take(tail, len(lines) + 1, strict=False):
-            # A complete last line without its newline (e.g. saved by an editor): keep it.
-            self._good_size = len(data)
-            self._needs_newline = True
-
-    def _take(self, raw: bytes, number: int, *, strict: bool) -> bool:
-        """Index one line; a bad line is an error unless it is the unfinished last one."""
-        if not raw.strip():
-            return True
-        try:
-            entry = json.loads(raw)
-            if not isinstance(entry, dict):
-                raise ValueError("a line must be a JSON object")
-            if set(entry) == {"_comment"}:
-                self._comments.append(str(entry["_comment"]))
-                return True
-            if not isinstance(entry.get("key"), str):
-                raise ValueError('missing "key"')
-            response = entry.get("response")
-            if not isinstance(response, dict) or not isinstance(response.get("message"), dict):
-                raise ValueError('missing "response.message"')
-        except ValueError as exc:
-            if not strict:
-                return False
-            raise SpecError(
-                [
-                    Problem(
-                        file=str(self.path),
-                        line=number,
-                        column=1,
-                        path="",
-                        message=f"not a recorded answer: {exc}",
-                        hint="fix or delete this line, or re-record with --record record",
-                    )
-                ]
-            ) from None
-        if entry["key"] in self._entries:
-            self._superseded += 1
-        self._entries[entry["key"]] = entry
-        return True
-
     def get(self, key: str) -> ChatResponse | None:
         """The recorded answer for a request content id, or None."""
         entry = self._entries.get(key)
         if entry is None:
             return None
         response = entry["response"]
+        usage = response.get("usage")
         return ChatResponse(
             message=response["message"],
             finish_reason=response.get("finish_reason"),
-            usage=dict(response.get("usage") or {}),
-            latency_s=float(response.get("latency_s") or 0.0),
+            usage=dict(usage) if isinstance(usage, dict) else {},
+            latency_s=_number(response.get("latency_s")),
             from_recording=True,
         )
 
     def put(self, request: ChatRequest, response: ChatResponse) -> None:
-        """Record an answer: appended and flushed now, replacing any earlier one for that key."""
+        """Record an answer: appended under the file lock and flushed now."""
         entry = {
             "key": request.key,
             "model": request.model,
@@ -142,50 +183,68 @@ class Recordings:
             },
             "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        line = _dumps(entry)
-        fh = self._open_for_append()
-        fh.write(line + "\n")
-        fh.flush()
-        if request.key in self._entries:
-            self._superseded += 1
+        line = _dumps(entry) + "\n"
+        try:
+            with locked(self.path) as fd:
+                size = os.fstat(fd).st_size
+                prefix = ""
+                if size == 0:
+                    comments = self._comments or [HEADER_COMMENT]
+                    prefix = "".join(_dumps({"_comment": c}) + "\n" for c in comments)
+                elif os.pread(fd, 1, size - 1) != b"\n":
+                    prefix = self._mend_tail(fd)
+                _write_all(fd, (prefix + line).encode("utf-8"))
+        except OSError as exc:
+            raise RunError(
+                f"cannot save a recorded answer to {self.path} ({exc.strerror or exc}); "
+                "every answer recorded before is intact"
+            ) from None
+        self._appended += 1
         self._entries[request.key] = entry
 
-    def _open_for_append(self) -> IO[str]:
-        if self._fh is not None:
-            return self._fh
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        exists = self.path.exists()
-        if exists and self.path.stat().st_size > self._good_size:
-            with self.path.open("r+b") as raw:  # drop a line cut short by a crash
-                raw.truncate(self._good_size)
-        self._fh = self.path.open("a", encoding="utf-8", newline="\n")
-        if self._needs_newline:
-            self._fh.write("\n")
-            self._needs_newline = False
-        if self._good_size == 0:
-            self._comments = self._comments or [HEADER_COMMENT]
-            for comment in self._comments:
-                self._fh.write(_dumps({"_comment": comment}) + "\n")
-        return self._fh
+    def _mend_tail(self, fd: int) -> str:
+        """Under the lock: cut a torn last line (read now, never from a stale length), or end
+        a complete one that lacks its newline. Returns what to write before the next line."""
+        parsed = _Parsed(self.path, self.path.read_bytes())
+        if parsed.torn_at is not None:
+            os.ftruncate(fd, parsed.torn_at)
+            return ""
+        return "\n"
 
     def compact(self) -> None:
-        """Rewrite the file atomically with one line per key (the latest), comments first."""
-        self.close()
-        if not self._superseded:
+        """Rewrite the file with one line per key (the latest), comments first.
+
+        Done under the lock from what is on disk now, so answers other processes appended
+        since this one loaded the file are kept."""
+        if not self._appended:
             return
-        with atomic_write(self.path) as fh:
-            for comment in self._comments or [HEADER_COMMENT]:
-                fh.write(_dumps({"_comment": comment}) + "\n")
-            for entry in self._entries.values():
-                fh.write(_dumps(entry) + "\n")
-        self._superseded = 0
-        self._good_size = self.path.stat().st_size
-        self._needs_newline = False
+        try:
+            with locked(self.path):
+                parsed = _read(self.path)
+                if parsed.lines > len(parsed.entries) or parsed.torn_at is not None:
+                    with atomic_write(self.path) as fh:
+                        for comment in parsed.comments or [HEADER_COMMENT]:
+                            fh.write(_dumps({"_comment": comment}) + "\n")
+                        for entry in parsed.entries.values():
+                            fh.write(_dumps(entry) + "\n")
+        except OSError as exc:
+            _log.warning("could not compact %s (%s); it stays as written", self.path, exc)
+            return
+        self._entries = parsed.entries
+        self._appended = 0
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        """Nothing stays open between writes; kept for callers that close explicitly."""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    written = os.write(fd, data)
+    while written < len(data):
+        written += os.write(fd, data[written:])
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
 ProviderSource = Provider | Callable[[], Provider] | None

@@ -2,7 +2,8 @@
 
 One model keeps the reason column (there is room for it); several models share one table, so a
 reader compares them case by case, and the summary table puts their pass rates, pass@k, tokens,
-latency and cost side by side.
+latency and cost side by side. Names and reasons from the data go through evalspec.terminal:
+never read as markup, never a control sequence.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
+
+from evalspec.terminal import text
 
 if TYPE_CHECKING:
     from evalspec.report.records import Report
@@ -47,17 +49,21 @@ def _side_by_side(report: Report, *, verbose: bool) -> Table:
     by_case: dict[str, dict[str, CaseSummary]] = {}
     for c in report.cases:
         by_case.setdefault(c.case, {})[c.model] = c
-    table = Table(title=Text(report.suite.name), title_justify="left", expand=False)
+    title = text(report.suite.name, "italic", single_line=True)
+    table = Table(title=title, title_justify="left", expand=False)
     table.add_column("case", overflow="fold")
     for name in names:
-        table.add_column(Text(name), justify="right", no_wrap=True)
+        table.add_column(text(name, single_line=True), justify="right", no_wrap=True)
     hide_passing = not verbose and len(by_case) > MAX_ROWS
     hidden = 0
     for case, cells in by_case.items():
         if hide_passing and all(c.status == "pass" for c in cells.values()):
             hidden += 1
             continue
-        table.add_row(Text(case), *(_cell(cells[n]) if n in cells else Text("-") for n in names))
+        table.add_row(
+            text(case, single_line=True),
+            *(_cell(cells[n]) if n in cells else Text("-") for n in names),
+        )
     if hidden:
         table.caption = f"{hidden} cases every model passed not shown (--verbose shows them)"
     return table
@@ -68,14 +74,13 @@ def _summary_table(report: Report) -> Table:
     k = max(m.k for m in report.models)
     priced = any(m.cost is not None for m in report.models)
     table = Table(title="models", title_justify="left", expand=False)
-    columns = ["model", "pass rate", "mean score", f"pass@{k}", f"pass^{k}", "tokens", "latency"]
     longest = max(len(m.model) for m in report.models)
     table.add_column("model", no_wrap=True, min_width=min(longest, 40))
-    for name in columns[1:] + (["cost"] if priced else []):
+    figures = ["pass rate", "mean score", f"pass@{k}", f"pass^{k}", "tokens", "latency"]
+    for name in figures + (["cost"] if priced else []):
         table.add_column(name, justify="right")
     for m in report.models:
         row = [
-            m.model,
             f"{(m.passed + m.warned) / m.cases:.0%}" if m.cases else "-",
             f"{m.mean_score:.3f}",
             f"{m.pass_at_k:.2f}",
@@ -85,13 +90,16 @@ def _summary_table(report: Report) -> Table:
         ]
         if priced:
             row.append(f"{m.cost:.4f}" if m.cost is not None else "-")
-        table.add_row(*(Text(cell) for cell in row))
+        table.add_row(text(m.model, single_line=True), *(Text(cell) for cell in row))
     return table
 
 
 def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
-    title = Text(f"{report.suite.name} · {m.model}")
-    table = Table(title=title, title_justify="left", expand=False)
+    table = Table(
+        title=text(f"{report.suite.name} · {m.model}", "italic", single_line=True),
+        title_justify="left",
+        expand=False,
+    )
     table.add_column("case")
     table.add_column("result")
     table.add_column("score", justify="right")
@@ -107,28 +115,38 @@ def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
         score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
         result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
         why = "" if (c.status == "pass" and not verbose) else c.reason
-        table.add_row(Text(c.case), Text(result, style=STYLES[c.status]), Text(score), Text(why))
+        table.add_row(
+            text(c.case, single_line=True),
+            Text(result, style=STYLES[c.status]),
+            Text(score),
+            text(why),
+        )
         if verbose:
             for r in c.results[0].rows if c.results else ():
                 table.add_row(
-                    Text(f"  {r.field}"),
+                    text(f"  {r.field}", single_line=True),
                     Text("ok" if r.match else "x", style="green" if r.match else "red"),
                     Text(f"{r.score:.2f}×{r.weight:g}"),
-                    Text(r.reason),
+                    text(r.reason),
                 )
     if hidden:
         table.caption = f"{hidden} passing cases not shown (--verbose shows every case)"
     return table
 
 
-def _summary_line(m: ModelSummary) -> str:
-    return (
-        f"[bold]{escape(m.model)}[/]: [green]{m.passed} passed[/], [yellow]{m.warned} warned[/], "
-        f"[red]{m.failed} failed[/]"
-        + (f", [magenta]{m.errors} errors[/]" if m.errors else "")
-        + f" · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
+def _summary_line(m: ModelSummary) -> Text:
+    return Text.assemble(
+        text(m.model, "bold", single_line=True),
+        ": ",
+        (f"{m.passed} passed", "green"),
+        ", ",
+        (f"{m.warned} warned", "yellow"),
+        ", ",
+        (f"{m.failed} failed", "red"),
+        *((", ", (f"{m.errors} errors", "magenta")) if m.errors else ()),
+        f" · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
         + (f" · pass@{m.k} {m.pass_at_k:.2f} · pass^{m.k} {m.pass_hat_k:.2f}" if m.k > 1 else "")
         + (f" · {m.tokens} tokens" if m.tokens else "")
         + (f" · {m.latency_s:.1f}s" if m.latency_s else "")
-        + (f" · cost {m.cost:.4f}" if m.cost is not None else "")
+        + (f" · cost {m.cost:.4f}" if m.cost is not None else ""),
     )

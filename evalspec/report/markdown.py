@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec.files import write_text_atomic
+from evalspec.terminal import plain
 
 if TYPE_CHECKING:
     from evalspec.report.records import Report
@@ -21,15 +23,29 @@ GITHUB_COMMENT_LIMIT = 65_000
 """GitHub rejects comments over 65,536 characters; keep a margin."""
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]#!~|])")
+"""Characters that make links, images, emphasis, code or table cells: shown, not obeyed."""
+
+_ACTIVE = re.compile(r"@(?=\w)|:(?=//)|\bwww(?=\.)", re.IGNORECASE)
+"""Where GitHub would make a mention (`@user`) or an autolink (`https://`, `www.`)."""
+
+
 def cell(value: Any, limit: int = 120) -> str:
-    """One table cell: a single line, HTML-escaped, pipes escaped, long text shortened."""
+    """One table cell from untrusted text: a single line that renders as the text it is.
+
+    HTML, links, images, mentions and autolinks are neutralised (a zero-width space keeps
+    `@team` from notifying anyone and `https://` from becoming a link); control characters are
+    shown as escapes; long text is shortened.
+    """
     if value is None:
         return "-"
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
+    text = " ".join(plain(text, single_line=True).split())
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    return html.escape(text, quote=False).replace("|", "\\|")
+    text = html.escape(text, quote=False)
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    return _ACTIVE.sub(lambda m: m.group() + "&#8203;", text)
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:

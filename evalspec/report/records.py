@@ -91,12 +91,16 @@ def build_report(
     *,
     embedder: Embedder | None = None,
     judge: Any = None,
+    calls: Any = None,
 ) -> Report:
-    """Score transcripts and summarise them: the one way every command makes a Report."""
+    """Score transcripts and summarise them: the one way every command makes a Report.
+
+    Without `calls` (a run's ModelCalls) an LLM judge only reads its cache."""
     from evalspec.scoring.scorer import Scorer
     from evalspec.scoring.trials import summarize
 
-    results = Scorer(suite, embedder=embedder, judge=judge).score_all(list(transcripts))
+    scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
+    results = scorer.score_all(list(transcripts))
     usage: dict[str, tuple[int, float]] = {}
     split: dict[str, tuple[int, int]] = {}
     for t in transcripts:

@@ -1,4 +1,7 @@
-"""Read a finished run back: its results.json, and the transcripts the report shows."""
+"""Read a finished run's transcripts back, for the conversations the HTML report shows.
+
+results.json is read and checked by evalspec.review.results_file (the CLI passes it in).
+"""
 
 from __future__ import annotations
 
@@ -6,22 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalspec.errors import UsageError
 from evalspec.report.html_data import HtmlRun
-
-
-def load_results(path: Path) -> dict[str, Any]:
-    """A results.json (or a run directory holding one); UsageError when it is not one."""
-    file = path / "results.json" if path.is_dir() else path
-    if not file.exists():
-        raise UsageError(f"no results at {file}; pass a run directory or a results.json")
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{file} is not JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
-        raise UsageError(f"{file} is not an evalspec results.json (no `cases` list)")
-    return data
 
 
 def load_transcript_dicts(path: Path) -> dict[str, dict[str, Any]]:
@@ -45,6 +33,7 @@ def load_transcript_dicts(path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def load_run(path: Path) -> HtmlRun:
-    """A run directory (or results.json) as the HTML report reads it."""
-    return HtmlRun(path.as_posix(), load_results(path), load_transcript_dicts(path))
+def html_run(label: str, results: dict[str, Any], path: Path) -> HtmlRun:
+    """A run as the HTML report reads it: results already loaded (and checked), transcripts
+    from beside them."""
+    return HtmlRun(label, results, load_transcript_dicts(path))

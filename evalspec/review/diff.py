@@ -9,16 +9,17 @@ is that a reviewer sees the effect of a spec change without paying for the answe
 
 from __future__ import annotations
 
+import os
 import posixpath
 import subprocess
 import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from evalspec.errors import UsageError
+from evalspec.errors import Problem, SpecError, UsageError
 from evalspec.report.columns import (
     KIND_ORDER,
     Column,
@@ -31,7 +32,9 @@ from evalspec.report.columns import (
     classify,
 )
 from evalspec.scoring.types import CaseResult, Row
+from evalspec.suite.load import MAX_FILE_BYTES
 from evalspec.suite.model import Suite
+from evalspec.suite.render import MAX_INCLUDES
 from evalspec.transcript import Transcript
 
 
@@ -273,7 +276,8 @@ def diff_suites(
             and any(recorded[key].get(t) != i for t, i in head_ids[key].items())
             and a is not None
         )
-        needs_run = in_head and a is None
+        # No transcript, or a judge verdict / simulated answer missing from its cache.
+        needs_run = in_head and (a is None or any(r.details.get("needs_run") for r in a.results))
         if a is None and b is None:
             kind: Kind = "added" if not in_base else "removed" if not in_head else "missing"
             change = CaseChange(key[0], key[1], kind, None, None, needs_run=needs_run)
@@ -335,7 +339,19 @@ def suite_from_git(ref: str, path: Path) -> Suite | None:
         return None
     with tempfile.TemporaryDirectory(prefix="evalspec-base-") as tmp:
         _materialise(root, ref, rel, Path(tmp), set())
-        return load_suite(Path(tmp) / rel)
+        try:
+            return load_suite(Path(tmp) / rel)
+        except SpecError as exc:
+            # Problems name the files as they are at the ref, not the temporary copy.
+            raise SpecError([_at_ref(p, Path(tmp), ref) for p in exc.problems]) from None
+
+
+def _at_ref(problem: Problem, tmp: Path, ref: str) -> Problem:
+    for base in {str(tmp), str(tmp.resolve())}:
+        if problem.file.startswith(base + os.sep):
+            name = f"{ref}:{Path(problem.file[len(base) + 1 :]).as_posix()}"
+            return replace(problem, file=name, message=problem.message.replace(base + os.sep, ""))
+    return problem
 
 
 def _materialise(root: Path, ref: str, rel: str, dest: Path, done: set[str]) -> None:
@@ -343,6 +359,19 @@ def _materialise(root: Path, ref: str, rel: str, dest: Path, done: set[str]) -> 
     if rel in done:
         return
     done.add(rel)
+    if len(done) > MAX_INCLUDES + 1:
+        raise UsageError(
+            f"--base-ref {ref}: the suite includes more than {MAX_INCLUDES} files in all"
+        )
+    kind = _git(root, "cat-file", "-t", f"{ref}:{rel}" if rel != "." else f"{ref}^{{tree}}")
+    if kind.returncode == 0 and kind.stdout.strip() != b"blob":
+        raise UsageError(
+            f"--base-ref {ref}: {rel} is included but is a directory at {ref}, not a file; "
+            "an include names a .yaml file"
+        )
+    size = _git(root, "cat-file", "-s", f"{ref}:{rel}")
+    if size.returncode == 0 and int(size.stdout.strip() or 0) > MAX_FILE_BYTES:
+        raise UsageError(f"--base-ref {ref}: {rel} is larger than {MAX_FILE_BYTES} bytes at {ref}")
     shown = _git(root, "show", f"{ref}:{rel}")
     if shown.returncode != 0:
         raise UsageError(
@@ -353,6 +382,8 @@ def _materialise(root: Path, ref: str, rel: str, dest: Path, done: set[str]) -> 
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(shown.stdout)
     for inc in _includes(shown.stdout):
+        if not inc.strip() or "\x00" in inc:
+            continue  # load_suite reports an empty include at its place
         if posixpath.isabs(inc):
             raise UsageError(
                 f"--base-ref {ref}: {rel} includes the absolute path {inc}, which cannot be "
@@ -373,8 +404,8 @@ def _includes(text: bytes) -> list[str]:
 
     try:
         doc = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return []  # load_suite reports the syntax error with its position
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return []  # load_suite reports the mistake with its position
     lists: list[Any] = []
     if isinstance(doc, dict):
         lists = [doc.get("tools"), doc.get("cases")]

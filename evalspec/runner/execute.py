@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from evalspec import redaction
 from evalspec.errors import RunError
+from evalspec.files import FILE_MODE, dumps_line
 from evalspec.plan import Plan, PlanItem, request_key
 from evalspec.providers.base import ChatRequest, Provider, ProviderError
+from evalspec.providers.calls import Endpoint, ModelCalls, register_suite_secrets
 from evalspec.redaction import redact, secrets_from_env
 from evalspec.runner.run_dir import (
     TRANSCRIPTS_FILE,
@@ -31,7 +35,9 @@ from evalspec.runner.run_dir import (
     write_manifest,
 )
 from evalspec.suite.model import ModelSpec, Suite
+from evalspec.tools.llm_sim import SimulatorMissing
 from evalspec.tools.result import ToolResult
+from evalspec.tools.stb_cache import ResponseCache
 from evalspec.transcript import ToolCall, Transcript, Usage
 
 
@@ -54,71 +60,91 @@ class RunOutcome:
     resumed: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    calls: ModelCalls | None = None
+    """The run's call policy, for scoring (an LLM judge); None when it may call nothing."""
 
 
 class _Sink:
-    """Appends transcripts to the run directory, one flushed line each."""
+    """Appends transcripts to the run directory, one flushed line each.
+
+    Each line is written with one `write` on an O_APPEND descriptor, secrets scrubbed and lone
+    surrogates escaped. A torn last line (a crash, a full disk) stays where it is: on resume it
+    is skipped with a note, and the next line starts on a line of its own.
+    """
 
     def __init__(self, run_dir: Path | None):
-        self.fh = None
+        self.fd: int | None = None
         if run_dir is not None:
             run_dir.mkdir(parents=True, exist_ok=True)
             path = run_dir / TRANSCRIPTS_FILE
-            if path.exists() and path.stat().st_size:
-                with path.open("rb+") as fh:  # drop a torn last line before appending
-                    data = fh.read()
-                    if not data.endswith(b"\n"):
-                        fh.truncate(data.rfind(b"\n") + 1)
-            self.fh = path.open("a", encoding="utf-8")
+            self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+            self._torn = _ends_torn(path)
 
     def write(self, t: Transcript) -> None:
-        if self.fh is not None:
-            self.fh.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
-            self.fh.flush()
+        if self.fd is None:
+            return
+        line = redaction.scrub(dumps_line(t.to_dict())) + "\n"
+        if self._torn:
+            line = "\n" + line
+        data = line.encode("utf-8")
+        try:
+            written = os.write(self.fd, data)
+            while written < len(data):
+                written += os.write(self.fd, data[written:])
+        except OSError as exc:
+            self._torn = True
+            raise RunError(
+                f"cannot save the transcript of {t.case!r} ({exc.strerror or exc}); "
+                "every transcript saved before is intact"
+            ) from None
+        self._torn = False
 
     def close(self) -> None:
-        if self.fh is not None:
-            self.fh.close()
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
-def make_providers(suite: Suite, options: RunOptions) -> dict[str, Provider]:
+def _ends_torn(path: Path) -> bool:
+    """Whether the file's last byte is not a newline (a line cut by a crash)."""
+    size = path.stat().st_size
+    if not size:
+        return False
+    with path.open("rb") as fh:
+        fh.seek(size - 1)
+        return fh.read(1) != b"\n"
+
+
+def model_calls(suite: Suite, options: RunOptions) -> ModelCalls | None:
+    """The run's call policy, or None when this run may call no model (--record offline)."""
+    return None if options.record == "offline" else ModelCalls.for_run(suite.run)
+
+
+def make_providers(
+    suite: Suite, options: RunOptions, calls: ModelCalls | None = None
+) -> dict[str, Provider]:
     """One provider per model, each answering from the suite's recordings where it can.
 
-    The models share one rate limiter, so `requests_per_minute` holds for the whole run.
+    Every live call, the judge's and the simulator's included, goes through `calls`: one rate
+    limiter, so `requests_per_minute` holds for the whole run.
     """
     from evalspec.providers.recordings import RecordingProvider, Recordings
 
     recordings = Recordings(recordings_path(suite, options.recordings))
-    limiter = None
-    if suite.run.requests_per_minute:
-        from evalspec.providers.openai_chat import RateLimiter
-
-        limiter = RateLimiter(suite.run.requests_per_minute)
+    calls = calls or ModelCalls.for_run(suite.run)
     providers: dict[str, Provider] = {}
     for model in suite.models:
         providers[model.name] = RecordingProvider(
             recordings,
-            _live_factory(suite, model, limiter),
+            _live_factory(model, calls),
             mode=options.record,  # type: ignore[arg-type]
         )
     return providers
 
 
-def _live_factory(suite: Suite, model: ModelSpec, limiter: Any) -> Callable[[], Provider]:
+def _live_factory(model: ModelSpec, calls: ModelCalls) -> Callable[[], Provider]:
     def build() -> Provider:
-        import os
-
-        from evalspec.providers.openai_chat import OpenAIChatProvider
-
-        return OpenAIChatProvider(
-            base_url=model.base_url or os.environ.get("OPENAI_BASE_URL"),
-            api_key_env=model.api_key_env,
-            headers=model.headers,
-            timeout_s=suite.run.timeout_s,
-            retries=suite.run.retries,
-            requests_per_minute=suite.run.requests_per_minute,
-            limiter=limiter,
-        )
+        return calls.provider(Endpoint(model.base_url, model.api_key_env, dict(model.headers)))
 
     return build
 
@@ -182,7 +208,7 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
             args = _parse_args(raw)
             call_id = tc.get("id") or f"call_{turn}_{i}"
             if name in offered:
-                result = await simulator.call(name, args, raw)
+                result = await simulator.call(name, args, raw)  # SimulatorMissing passes up
             else:  # a suite tool this case does not offer is as unknown as any other name
                 available = ", ".join(sorted(offered))
                 result = ToolResult(
@@ -259,6 +285,11 @@ def _transcript(
     )
 
 
+def _failed(item: PlanItem, error: str, source: str) -> Transcript:
+    """The transcript of an item that failed before its conversation could be kept."""
+    return _transcript(item, list(item.messages), [], None, "error", 0, 0, 0.0, 0, source, error)
+
+
 async def run_plan_async(
     plan: Plan,
     options: RunOptions | None = None,
@@ -275,14 +306,18 @@ async def run_plan_async(
     todo = [it for it in plan.items if it.id not in finished]
     if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
         write_manifest(options.run_dir, suite, options.selection)
+    register_suite_secrets(suite)
     secrets = secrets_from_env(m.api_key_env for m in suite.models)
+    calls = model_calls(suite, options)
+    base_dir = Path(suite.path).resolve().parent
+    _check_simulator_caches(suite, base_dir)
     own_providers = providers is None
-    providers = providers or make_providers(suite, options)
-    simulator = ToolSimulator(suite.tools, Path(suite.path).resolve().parent)
+    providers = providers or make_providers(suite, options, calls)
+    simulator = ToolSimulator(suite.tools, base_dir, calls=calls)
     sink = _Sink(options.run_dir)
     limit = asyncio.Semaphore(options.concurrency or suite.run.concurrency)
     results: dict[str, Transcript] = dict(finished)
-    outcome = RunOutcome([], options.run_dir, resumed=len(finished))
+    outcome = RunOutcome([], options.run_dir, resumed=len(finished), calls=calls)
 
     async def one(item: PlanItem) -> None:
         async with limit:
@@ -290,21 +325,12 @@ async def run_plan_async(
                 t = await run_item(item, plan, providers[item.model.name], simulator)
             except (RunError, asyncio.CancelledError):
                 raise
+            except SimulatorMissing as exc:  # needs a run that may call the simulator
+                outcome.missing.append(f"{item.label}: {exc}")
+                t = _failed(item, str(exc), "replay")
             except Exception as exc:  # one item's failure must not end the run
                 problem = redact(f"{type(exc).__name__}: {exc}", secrets)
-                t = _transcript(
-                    item,
-                    list(item.messages),
-                    [],
-                    None,
-                    "error",
-                    0,
-                    0,
-                    0.0,
-                    0,
-                    "live",
-                    error=f"{item.label}: unexpected failure ({problem})",
-                )
+                t = _failed(item, f"{item.label}: unexpected failure ({problem})", "live")
         if t.error:
             t = replace(t, error=redact(t.error, secrets))
         results[item.id] = t
@@ -334,6 +360,16 @@ async def run_plan_async(
             outcome.missing.extend(getattr(p, "missing", []))
     outcome.transcripts = [results[it.id] for it in plan.items if it.id in results]
     return outcome
+
+
+def _check_simulator_caches(suite: Suite, base_dir: Path) -> None:
+    """Refuse, before any call, a simulator cache setting that names a file of another kind."""
+    from evalspec.tools.llm_sim import LLMSimulatorBackend
+
+    backend = LLMSimulatorBackend(base_dir)
+    for tool in suite.tools:
+        if tool.simulate is not None:
+            ResponseCache(backend.cache_path(tool)).check()
 
 
 def run_plan(plan: Plan, options: RunOptions | None = None, **kwargs: Any) -> RunOutcome:

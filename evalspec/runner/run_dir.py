@@ -7,16 +7,21 @@ run.json lets shards of one run be recognised and merged.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
 
+from evalspec.errors import UsageError
 from evalspec.files import write_text_atomic
+from evalspec.paths import safe_name
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
 
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 MANIFEST_FILE = "run.json"
+
+_log = logging.getLogger(__name__)
 
 
 def recordings_path(suite: Suite, override: Path | None = None) -> Path:
@@ -30,18 +35,31 @@ def recordings_path(suite: Suite, override: Path | None = None) -> Path:
 
 
 def read_finished(run_dir: Path) -> dict[str, Transcript]:
-    """Transcripts already in a run directory, by item id (a torn last line is ignored)."""
+    """Transcripts already in a run directory, by item id.
+
+    A line that cannot be read (cut by a crash or a full disk, even inside a UTF-8 character) is
+    skipped with a note: that item simply runs again."""
     path = run_dir / TRANSCRIPTS_FILE
     done: dict[str, Transcript] = {}
-    if not path.exists():
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
         return done
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
             continue
         try:
-            t = Transcript.from_dict(json.loads(line))
-        except (ValueError, KeyError, TypeError):
-            continue  # a line torn by a crash: that item simply runs again
+            t = Transcript.from_dict(json.loads(raw.decode("utf-8")))
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            why = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "not a transcript"
+            _log.warning(
+                "note: %s:%d: skipped an unreadable line (%s, e.g. cut by a crash); "
+                "that item runs again",
+                path,
+                number,
+                why,
+            )
+            continue
         done[t.item_id] = t
     return done
 
@@ -75,4 +93,29 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
 
 def default_run_dir(suite: Suite) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return Path("runs") / suite.name / stamp
+    return claim_new_dir(Path("runs") / safe_name(suite.name) / stamp)
+
+
+def claim_new_dir(wanted: Path) -> Path:
+    """Create and return a directory no other run uses: `wanted`, else `wanted-2`, `-3`, ...
+
+    `mkdir` fails when the directory exists, so two runs started in the same second never
+    share one, even in parallel processes."""
+    wanted.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        candidate = wanted if n == 1 else wanted.with_name(f"{wanted.name}-{n}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise FileExistsError(f"no free run directory name beside {wanted}")
+
+
+def refuse_used_out(out: Path) -> None:
+    """An --out that already holds files belongs to another run: refused (use --resume)."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        what = "is not a directory" if not out.is_dir() else "already holds files of a run"
+        raise UsageError(
+            f"--out {out} {what}; give a new directory, or finish that run with --resume {out}"
+        )

@@ -21,10 +21,14 @@ from typing import Any
 
 from evalspec.critics.base import Embedder
 from evalspec.errors import Problem, SpecError
-from evalspec.scoring.json_values import json_equal, parse_json_value
+from evalspec.json_values import json_equal, parse_json_value
+from evalspec.plugins import registered
 from evalspec.scoring.reasons import join_reasons
+from evalspec.scoring.tool_names import tool_name_key
 from evalspec.scoring.types import Row
 from evalspec.suite.model import EvaluatorSpec, ExpectedCall
+from evalspec.tools.toolbench_names import function_name as toolbench_function_name
+from evalspec.tools.toolbench_names import name_key
 from evalspec.transcript import ToolCall, Transcript
 
 
@@ -61,18 +65,20 @@ def run_evaluator(
 ) -> EvaluatorResult:
     """Run one case evaluator on a transcript.
 
-    `normalize_names` compares tool names case-insensitively with ``.``/``-``/spaces equal to
-    ``_`` (the rubric's ``normalize_tool_names``). `embedder` is accepted for evaluators that
+    `normalize_names` compares tool names by `tool_names.normalize_tool_name` (the rubric's
+    ``normalize_tool_names``). `embedder` is accepted for evaluators that
     need text similarity; none of the built-in kinds does today.
     """
     del embedder  # no built-in evaluator needs embeddings yet
     impl = _EVALUATORS.get(spec.kind)
     if impl is None:
-        raise _spec_error(
-            spec,
-            f"unknown evaluator {spec.kind!r}",
-            "use one of: " + ", ".join(sorted(EVALUATOR_KINDS)),
-        )
+        plugin = registered("evaluator").get(spec.kind)
+        if plugin is None:
+            known = sorted(EVALUATOR_KINDS | set(registered("evaluator")))
+            raise _spec_error(
+                spec, f"unknown evaluator {spec.kind!r}", "use one of: " + ", ".join(known)
+            )
+        impl = _plugin_evaluator(plugin.impl)
     ctx = _Context(spec, transcript, expected_calls, normalize_names)
     try:
         score, justification, rows = impl(ctx)
@@ -90,9 +96,25 @@ def run_evaluator(
     )
 
 
-def normalize_tool_name(name: str) -> str:
-    """`Slack.SendDM`, `slack-send-dm` and `slack_send_dm` are one tool."""
-    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
+_RESERVED_PARAMS = ("name", "threshold")
+"""Options evalspec reads for every evaluator; a plugin gets the rest."""
+
+
+def _plugin_evaluator(fn: Callable[..., Any]) -> Callable[[_Context], _Outcome]:
+    """A plugin's ``fn(transcript, expected_calls, params)`` as a built-in evaluator."""
+
+    def run(ctx: _Context) -> _Outcome:
+        params = {k: v for k, v in ctx.params.items() if k not in _RESERVED_PARAMS}
+        try:
+            result = fn(ctx.transcript, list(ctx.expected_calls), params)
+        except ValueError as exc:
+            raise ParamError(str(exc)) from None
+        score, details = result if isinstance(result, tuple) else (result, {})
+        score = float(score)
+        reason = str(details.get("reason", "")) if isinstance(details, dict) else ""
+        return score, dict(details or {}), [_row(ctx, "", params, None, score, 1, reason)]
+
+    return run
 
 
 def parse_count_condition(value: Any) -> tuple[str, int]:
@@ -113,7 +135,7 @@ def parse_count_condition(value: Any) -> tuple[str, int]:
             return ("==" if op == "=" else op), int(m.group(2))
     raise ParamError(
         f"count condition {value!r} is not understood; write a number or an operator "
-        "(==, !=, <, <=, >, >=) followed by a number, e.g. '>=1'"
+        "(==, = as in UiPath, !=, <, <=, >, >=) followed by a number, e.g. '>=1'"
     )
 
 
@@ -137,7 +159,7 @@ class _Context:
         return self.spec.weight
 
     def key(self, name: str) -> str:
-        return normalize_tool_name(name) if self.normalize_names else name
+        return tool_name_key(name, self.normalize_names)
 
     def strict(self) -> bool:
         return _bool(self.params, "strict", False)
@@ -501,6 +523,7 @@ def _api_call_score(ctx: _Context) -> _Outcome:
     `gold` lists tool names, or StableToolBench ``[tool, api]`` pairs, which become ToolBench's
     function names (``<api>_for_<tool>``, standardized). The default gold is the case's expected
     tool names. The ``Finish`` pseudo-call is not an API. An empty gold scores 0.0, as there.
+    Older ToolBench names (``4_get_x``) equal their current form (``get_4_get_x``).
     """
     raw = _list_param(ctx.params, "gold")
     gold_names = (
@@ -508,8 +531,10 @@ def _api_call_score(ctx: _Context) -> _Outcome:
     )
     gold: dict[str, str] = {}
     for name in gold_names:
-        gold.setdefault(ctx.key(name), name)
-    called = {ctx.key(c.name) for c in ctx.transcript.tool_calls if c.name.lower() != "finish"}
+        gold.setdefault(ctx.key(name_key(name)), name)
+    called = {
+        ctx.key(name_key(c.name)) for c in ctx.transcript.tool_calls if c.name.lower() != "finish"
+    }
     matched = [shown for key, shown in gold.items() if key in called]
     score = len(matched) / len(gold) if gold else 0.0
     rows = [
@@ -544,23 +569,6 @@ def _gold_name(entry: Any) -> str:
     ):
         return toolbench_function_name(entry[0], entry[1])
     raise ParamError(f"each of `gold` must be a tool name or a [tool, api] pair, not {entry!r}")
-
-
-def toolbench_function_name(tool: str, api: str) -> str:
-    """The function name ToolBench gives an API, e.g. ``transfermarkt_details_for_theclique``."""
-    reserved = {"from", "class", "return", "false", "true", "id", "and"}
-    api_name = _toolbench_standardize(api)
-    if api_name in reserved:
-        api_name = "is_" + api_name
-    return f"{api_name}_for_{_toolbench_standardize(tool)}"[-64:]
-
-
-def _toolbench_standardize(text: str) -> str:
-    text = re.sub(r"[^\u4e00-\u9fa5a-zA-Z0-9_]", "_", text)
-    text = re.sub(r"_+", "_", text).lower().strip("_")
-    if text and text[0].isdigit():
-        text = "get_" + text
-    return text
 
 
 _EVALUATORS: dict[str, Callable[[_Context], _Outcome]] = {

@@ -11,21 +11,28 @@ import asyncio
 import hashlib
 import json
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Any, Protocol
 
+from evalspec import redaction
 from evalspec.critics.base import Embedder
+from evalspec.critics.json_similarity import JsonSimilarityCritic, json_similarity
+from evalspec.critics.patterns import PatternError, compile_pattern
 from evalspec.errors import Problem, RunError, SpecError
-from evalspec.files import write_text_atomic
+from evalspec.files import read_json_object, update_json_object
+from evalspec.json_values import json_equal, parse_json_value
+from evalspec.plugins import registered
+from evalspec.providers.base import ProviderError
+from evalspec.providers.calls import Endpoint, ModelCalls
 from evalspec.schemas import DEFAULT_API_KEY_ENV, DEFAULT_SIMILARITY_THRESHOLD
 from evalspec.scoring.evaluators import EvaluatorResult, ParamError
-from evalspec.scoring.json_values import json_equal, parse_json_value
 from evalspec.scoring.types import Row
 from evalspec.suite.model import FinalAnswerCheck
 
 _log = logging.getLogger(__name__)
+
+JSON_SIMILARITY_THRESHOLD = JsonSimilarityCritic.threshold
 
 NO_ANSWER = "the model gave no final answer"
 VERDICT_SCORES = {"solved": 1.0, "unsure": 0.5, "unsolved": 0.0}
@@ -104,7 +111,10 @@ def _check_sync(
     try:
         impl = _CHECKS.get(check.kind)
         if impl is None:
-            raise ParamError(f"unknown final-answer check {check.kind!r}")
+            plugin = registered("final_answer").get(check.kind)
+            if plugin is None:
+                raise ParamError(f"unknown final-answer check {check.kind!r}")
+            return _plugin_check(plugin.impl, check, answer)
         return impl(check, answer, embedder)
     except ParamError as exc:
         raise _spec_error(check, str(exc)) from None
@@ -150,10 +160,9 @@ def _equals(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> Evaluat
 
 def _regex(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
     pattern = _str_param(check, "pattern", None)
-    flags = 0 if check.params.get("case_sensitive", True) else re.IGNORECASE
     try:
-        m = re.search(pattern, answer, flags)
-    except re.error as exc:
+        m = compile_pattern(pattern, not check.params.get("case_sensitive", True)).search(answer)
+    except PatternError as exc:
         raise ParamError(
             f"`pattern` {pattern!r} is not a valid regular expression: {exc}"
         ) from None
@@ -187,8 +196,40 @@ def _similarity(check: FinalAnswerCheck, answer: str, embedder: Embedder | None)
     )
 
 
+def _json_similarity(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    """UiPath's JSON-similarity evaluator over the answer: the share of expected leaves matched
+    (text by edit distance, numbers by relative difference); passes at `threshold`."""
+    if "value" not in check.params:
+        raise ParamError("`json_similarity` needs a `value` (the expected JSON)")
+    want = check.params["value"]
+    threshold = check.params.get("threshold", JSON_SIMILARITY_THRESHOLD)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise ParamError(f"`threshold` must be a number, not {threshold!r}")
+    score, matched, total = json_similarity(want, parse_json_value(answer))
+    ok = score >= threshold
+    reason = f"{matched:.2g} of {total:g} expected values match: {score:.3f}"
+    justification = {"matched": matched, "total": total, "threshold": threshold}
+    return _result(check, score, ok, justification, want, answer, reason)
+
+
+def _plugin_check(fn: Any, check: FinalAnswerCheck, answer: str) -> EvaluatorResult:
+    """A plugin's ``fn(answer, params) -> score | (score, reason)``; passes at 1.0 or at the
+    check's `threshold`."""
+    params = {k: v for k, v in check.params.items() if k not in ("name", "threshold")}
+    try:
+        result = fn(answer, params)
+    except ValueError as exc:
+        raise ParamError(str(exc)) from None
+    score, reason = result if isinstance(result, tuple) else (result, "")
+    score = min(1.0, max(0.0, float(score)))
+    threshold = check.params.get("threshold")
+    passed = score >= threshold if isinstance(threshold, int | float) else score == 1.0
+    return _result(check, score, passed, {}, params, answer, str(reason) or f"score {score:.2f}")
+
+
 _CHECKS = {
     "contains": _contains,
+    "json_similarity": _json_similarity,
     "not_contains": _not_contains,
     "equals": _equals,
     "regex": _regex,
@@ -299,8 +340,27 @@ def parse_verdict(text: str) -> tuple[float, str] | None:
     return None
 
 
+class JudgeUnavailable(RuntimeError):
+    """No verdict could be had: not cached where no call is allowed, or the call failed.
+
+    The scorer makes it the case's error (``needs_run`` when only a run can fill the cache);
+    it is never a silent 0.0."""
+
+    def __init__(self, message: str, *, needs_run: bool) -> None:
+        super().__init__(message)
+        self.needs_run = needs_run
+
+
+JUDGE_CACHE_WHAT = "a judge verdict cache (one JSON object of prompt hash -> verdict)"
+
+
 class LLMJudge:
-    """Grades answers through any OpenAI-compatible chat endpoint, caching every verdict."""
+    """Grades answers through any OpenAI-compatible chat endpoint, caching every verdict.
+
+    Calls go through the run's :class:`ModelCalls` (its timeout, retries, rate limit and
+    redaction). Without one (``score``, ``diff``, ``compare``, ``merge``, offline runs) the
+    cache is the only source and a miss is :class:`JudgeUnavailable` with ``needs_run``.
+    """
 
     def __init__(
         self,
@@ -309,20 +369,20 @@ class LLMJudge:
         base_url: str | None = None,
         api_key_env: str = DEFAULT_API_KEY_ENV,
         cache_path: str | Path | None = None,
-        client: Any = None,
+        calls: ModelCalls | None = None,
     ):
         self.model = model
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.cache_path = Path(cache_path) if cache_path else None
-        self._client = client
+        self._calls = calls
         self._cache: dict[str, dict[str, Any]] | None = None
         self._lock = asyncio.Lock()
         self.calls = 0
         """Requests actually sent (cache hits excluded)."""
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> LLMJudge:
+    def from_params(cls, params: dict[str, Any], calls: ModelCalls | None = None) -> LLMJudge:
         model = params.get("model")
         if not isinstance(model, str) or not model:
             raise ParamError("`judge` needs `model`, the judge model's id")
@@ -331,16 +391,26 @@ class LLMJudge:
             base_url=params.get("base_url"),
             api_key_env=params.get("api_key_env", DEFAULT_API_KEY_ENV),
             cache_path=params.get("cache"),
+            calls=calls,
         )
 
     async def judge(self, question: str, answer: str, criteria: str) -> tuple[float, str]:
         prompt = judge_prompt(question, answer, criteria)
-        key = hashlib.sha256(json.dumps([self.model, JUDGE_SYSTEM, prompt]).encode()).hexdigest()
+        key = hashlib.sha256(
+            json.dumps([self.model, JUDGE_SYSTEM, prompt]).encode("utf-8", "surrogatepass")
+        ).hexdigest()
         cache = self._load_cache()
-        if key in cache:
-            hit = cache[key]
+        hit = cache.get(key)
+        if isinstance(hit, dict) and "score" in hit:
             _log.debug("judge verdict from %s", self.cache_path)
-            return float(hit["score"]), str(hit["reason"])
+            return float(hit["score"]), str(hit.get("reason", ""))
+        if self._calls is None:
+            raise JudgeUnavailable(
+                f"the judge's verdict on this answer is not in {self.cache_path or 'the cache'}"
+                " and this command calls no model; it needs a run (evalspec run, with the "
+                f"judge's key in {self.api_key_env}) to fill the cache",
+                needs_run=True,
+            )
         _log.info("judge verdict not cached; asking %s", self.model)
         text = await self._ask(prompt)
         parsed = parse_verdict(text)
@@ -348,43 +418,35 @@ class LLMJudge:
             raise JudgeError(f"the judge's reply holds no verdict: {text[:200]!r}")
         async with self._lock:
             cache[key] = {"score": parsed[0], "reason": parsed[1]}
-            self._save_cache()
+            if self.cache_path:
+                update_json_object(self.cache_path, {key: cache[key]}, JUDGE_CACHE_WHAT)
         return parsed
 
     async def _ask(self, prompt: str) -> str:
-        client = self._client or self._make_client()
+        assert self._calls is not None
         self.calls += 1
-        response = await client.chat.completions.create(
-            model=self.model,
-            temperature=0,
-            messages=[
-                {"role": "system", "content": JUDGE_SYSTEM},
-                {"role": "user", "content": prompt},
-            ],
-        )
-        return response.choices[0].message.content or ""
-
-    def _make_client(self) -> Any:
-        from openai import AsyncOpenAI
-
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            if self.base_url is None:
-                raise RunError(f"the judge needs an API key: set {self.api_key_env}")
-            key = "unused"  # local OpenAI-compatible servers often need none
-        self._client = AsyncOpenAI(api_key=key, base_url=self.base_url)
-        return self._client
+        try:
+            reply = await self._calls.ask(
+                Endpoint(self.base_url, self.api_key_env),
+                self.model,
+                [
+                    {"role": "system", "content": JUDGE_SYSTEM},
+                    {"role": "user", "content": prompt},
+                ],
+                params={"temperature": 0},
+                label=f"judge '{self.model}'",
+            )
+        except (ProviderError, RunError) as exc:
+            raise JudgeUnavailable(f"the judge failed: {exc}", needs_run=False) from None
+        except Exception as exc:  # anything else the transport raises is still one failure
+            problem = redaction.scrub(f"{type(exc).__name__}: {exc}")
+            raise JudgeUnavailable(f"the judge failed: {problem}", needs_run=False) from None
+        content = reply.message.get("content")
+        return content if isinstance(content, str) else ""
 
     def _load_cache(self) -> dict[str, dict[str, Any]]:
         if self._cache is None:
             self._cache = {}
-            if self.cache_path and self.cache_path.exists():
-                data = json.loads(self.cache_path.read_text(encoding="utf-8") or "{}")
-                if isinstance(data, dict):
-                    self._cache = data
+            if self.cache_path:
+                self._cache = read_json_object(self.cache_path, JUDGE_CACHE_WHAT)
         return self._cache
-
-    def _save_cache(self) -> None:
-        if not self.cache_path or self._cache is None:
-            return
-        write_text_atomic(self.cache_path, json.dumps(self._cache, indent=1, sort_keys=True))

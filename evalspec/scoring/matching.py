@@ -10,30 +10,23 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from evalspec.critics import Critic, default_critic, make_critic
 from evalspec.critics.base import Embedder
+from evalspec.scoring.tool_names import tool_name_key
 from evalspec.scoring.types import Row
 from evalspec.suite.model import CriticSpec, ExpectedCall, Rubric, Tool
 from evalspec.transcript import ToolCall
 
-_SEPARATORS = re.compile(r"[_.\-\s]+")
 _NEEDS_NO_EXPECTED = {"regex", "ignore"}
 
 
-def normalize_name(name: str) -> str:
-    """`Send-DM`, `send_dm` and `send.dm` are the same tool when names are normalised."""
-    return _SEPARATORS.sub("", name).lower()
-
-
 def same_tool(expected: str, actual: str, rubric: Rubric) -> bool:
-    if rubric.normalize_tool_names:
-        return normalize_name(expected) == normalize_name(actual)
-    return expected == actual
+    normalize = rubric.normalize_tool_names
+    return tool_name_key(expected, normalize) == tool_name_key(actual, normalize)
 
 
 @lru_cache(maxsize=4096)

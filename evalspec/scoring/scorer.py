@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.critics.base import Embedder
+from evalspec.providers.calls import ModelCalls
+from evalspec.scoring.final_answer import JudgeUnavailable
 from evalspec.scoring.matching import (
     ArgJudge,
     PairScore,
@@ -103,8 +105,18 @@ class _Prepared:
 class Scorer:
     """Scores many transcripts of one suite, embedding all texts of the batch together."""
 
-    def __init__(self, suite: Suite, embedder: Embedder | None = None, judge: object = None):
+    def __init__(
+        self,
+        suite: Suite,
+        embedder: Embedder | None = None,
+        judge: object = None,
+        *,
+        calls: ModelCalls | None = None,
+    ):
+        """`calls` lets an LLM judge ask its model on a cache miss; without it (the default,
+        and always in review) verdicts come only from the judge cache."""
         self.suite = suite
+        self._calls = calls
         self.cases = {c.name: c for c in suite.cases}
         self.tools = {t.name: t for t in suite.tools}
         self._embedder = embedder
@@ -157,7 +169,11 @@ class Scorer:
             return _result(t, 0.0, "error", f"the run failed: {t.error}")
         tally = _Explanation()
         self._tool_call_rows(prep, tally)
-        self._evaluator_rows(prep, tally)
+        try:
+            self._evaluator_rows(prep, tally)
+        except JudgeUnavailable as exc:
+            tally.details["needs_run"] = exc.needs_run
+            return _result(t, 0.0, "error", str(exc), tally)
         return self._verdict(prep, tally)
 
     def _tool_call_rows(self, prep: _Prepared, tally: _Explanation) -> None:
@@ -317,7 +333,7 @@ class Scorer:
         params = {"cache": str(judge_cache_path(self.suite)), **check.params}
         key = json.dumps(params, sort_keys=True)
         if key not in self._judges:
-            self._judges[key] = LLMJudge.from_params(params)
+            self._judges[key] = LLMJudge.from_params(params, self._calls)
         return self._judges[key]
 
     def _final_answer(self, check: FinalAnswerCheck, t: Transcript, case: Case) -> Any:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem
+from evalspec.paths import escape_reason
 from evalspec.suite.load import LDict, Pos
 from evalspec.suite.model import (
     Loc,
@@ -38,3 +39,24 @@ class Reporter:
 
     def vpos(self, node: LDict, key: str) -> Pos:
         return node.value_pos.get(key, node.pos)
+
+    def written_path(self, node: Any, key: str, path: str) -> str | None:
+        """`node[key]`, a path the run writes to, resolved inside the suite's directory.
+
+        A path leading elsewhere (absolute, `../`, through a link) is a problem at its place.
+        """
+        value = node.get(key) if isinstance(node, dict) else None
+        if value is None:
+            return None
+        why = escape_reason(self.base, str(value))
+        if why:
+            pos = self.vpos(node, key) if isinstance(node, LDict) else Pos("", 1, 1)
+            self.problem(
+                pos,
+                f"{path}.{key}",
+                f"{str(value)!r} cannot be written: {why}",
+                "give a path relative to the suite file that stays beside it or below it, "
+                "for example: recordings/answers.jsonl",
+            )
+            return None
+        return str((self.base / str(value)).resolve())

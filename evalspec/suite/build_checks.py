@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import re
+from dataclasses import replace
 from typing import Any
 
+from evalspec.critics.patterns import PatternError, compile_pattern
 from evalspec.suite.build_base import Reporter, make_loc, plain
 from evalspec.suite.load import LDict, LList, Pos
 from evalspec.suite.model import (
@@ -18,26 +19,48 @@ from evalspec.suite.schema import (
     suite_schema,
 )
 
+FUZZY_WEIGHTS = {
+    "minimal": 1,
+    "very_low": 2,
+    "low": 3,
+    "medium": 4,
+    "high": 5,
+    "very_high": 6,
+    "critical": 7,
+}
+"""Arcade's FuzzyWeight buckets. A `critics:` mapping that names one has its weights normalised
+to sum to 1, as Arcade normalises a case's critics (HIGH and LOW: 5/8 and 3/8)."""
+
+
+def _named_weight(value: Any) -> int | None:
+    return FUZZY_WEIGHTS.get(value.lower()) if isinstance(value, str) else None
+
 
 class ChecksPart(Reporter):
     """Builds critics, evaluators and final-answer checks, checking their options."""
 
     def critics(self, raw: dict[str, Any], node: Any, path: str) -> tuple[CriticSpec, ...]:
         out = []
+        named = False
         for field, value in raw.items():
             pos = node.value_pos.get(field, node.pos) if isinstance(node, LDict) else self.doc.pos
             key_pos = node.key_pos.get(field, pos) if isinstance(node, LDict) else pos
             self.critic_keys[(pos.file, pos.line, pos.column)] = key_pos
+            named = named or (isinstance(value, dict) and isinstance(value.get("weight"), str))
             spec = self.critic(field, value, pos, f"{path}.{field}")
             if spec:
                 out.append(spec)
+        total = sum(c.weight for c in out)
+        if named and total > 0:
+            out = [replace(c, weight=c.weight / total) for c in out]
         return tuple(out)
 
     def critic(self, field: str, value: Any, pos: Pos, path: str) -> CriticSpec | None:
         loc = make_loc(pos, path)
         if isinstance(value, str):
             return self._checked(CriticSpec(field, value, loc=loc), pos)
-        weight = float(value.get("weight", CriticSpec.weight))
+        raw_weight = value.get("weight", CriticSpec.weight)
+        weight = float(_named_weight(raw_weight) or raw_weight)
         kinds = [k for k in value if k != "weight"]
         if len(kinds) != 1:
             self.problem(
@@ -101,16 +124,18 @@ class ChecksPart(Reporter):
                 self._check_regex(value, loc)
             elif kind == "similarity":
                 params = {"value": value} if isinstance(value, str) else dict(value)
-            else:
+            elif isinstance(value, dict):
                 params = dict(value)
+            else:  # a plugin's short form: `max_words: 50` or `max_words: true`
+                params = {} if value is True else {"value": value}
             out.append(FinalAnswerCheck(kind, params, weight, loc))
         return tuple(out)
 
     def _check_regex(self, pattern: str, loc: Loc) -> None:
 
         try:
-            re.compile(pattern)
-        except re.error as exc:
+            compile_pattern(pattern)
+        except PatternError as exc:
             self.problem(
                 Pos(loc.file, loc.line, loc.column),
                 loc.path,

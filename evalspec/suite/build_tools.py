@@ -94,13 +94,13 @@ class ToolsPart(Reporter):
                     description=item.get("description", ""),
                     parameters=plain(params),
                     responses=tuple(responses),
-                    cache_dir=self._rel(cache.get("dir")),
-                    cache_file=self._rel(cache.get("file")),
+                    cache_dir=self.written_path(cache, "dir", f"{path}.cache"),
+                    cache_file=self.written_path(cache, "file", f"{path}.cache"),
                     simulate=LLMSimulation(
                         model=sim["model"],
                         base_url=sim.get("base_url"),
                         api_key_env=sim.get("api_key_env", DEFAULT_API_KEY_ENV),
-                        cache=self._rel(sim.get("cache")),
+                        cache=self.written_path(sim, "cache", f"{path}.simulate"),
                     )
                     if sim
                     else None,
@@ -132,8 +132,5 @@ class ToolsPart(Reporter):
             f"not valid JSON Schema: {exc.message}",
             "see https://json-schema.org/understanding-json-schema",
         )
-
-    def _rel(self, p: str | None) -> str | None:
-        return None if p is None else str((self.base / str(p)).resolve())
 
     # ------------------------------------------------------------ rubric & critics

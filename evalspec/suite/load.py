@@ -6,6 +6,8 @@ syntax error) becomes a Problem with a position. The tree itself is built by yam
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import yaml
 import yaml.cyaml
 
 from evalspec.errors import Problem, SpecError
+from evalspec.reading import byte_position, decode_utf8, display_name, read_bytes
 from evalspec.suite.tree import LDict, LList, Pos, ldict, llist
 from evalspec.suite.yaml_tree import MAX_DEPTH, MAX_NODES, TreeBuilder
 
@@ -34,32 +37,24 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
 def _display_name(path: Path) -> str:
-    """Paths relative to the working directory read best in messages, absolute ones otherwise."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+    return display_name(path)
 
 
 def read_text(path: Path, display: str | None = None) -> str:
     """Read a suite file, turning every way it can be unreadable into a Problem."""
     name = display or _display_name(path)
     fail = lambda msg, hint: SpecError([Problem(name, 1, 1, "", msg, hint)])  # noqa: E731
-    if not path.exists():
-        raise fail("file not found", "check the path; run `evalspec init` to create a suite")
-    if path.is_dir():
-        raise fail("is a directory, not a YAML file", "name a .yaml file inside it")
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise fail(f"file is {size} bytes; suites are limited to {MAX_FILE_BYTES}", "split it")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise fail(
-            f"cannot read the file: {exc.strerror or exc}", "check its permissions"
-        ) from None
+        info = os.stat(path)
+    except OSError:
+        info = None
+    if info is None and not path.is_symlink():
+        raise fail("file not found", "check the path; run `evalspec init` to create a suite")
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise fail("is a directory, not a YAML file", "name a .yaml file inside it")
+    raw = read_bytes(path, name, limit=MAX_FILE_BYTES)
     if b"\x00" in raw:
-        line, col = _byte_position(raw, raw.index(b"\x00"))
+        line, col = byte_position(raw, raw.index(b"\x00"))
         raise SpecError(
             [
                 Problem(
@@ -72,29 +67,7 @@ def read_text(path: Path, display: str | None = None) -> str:
                 )
             ]
         )
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line, col = _byte_position(raw, exc.start)
-        raise SpecError(
-            [
-                Problem(
-                    name,
-                    line,
-                    col,
-                    "",
-                    f"is not valid UTF-8 text (byte 0x{raw[exc.start]:02x})",
-                    "save the file as UTF-8",
-                )
-            ]
-        ) from None
-
-
-def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
-    """1-based line and column of a byte offset (columns count characters where they decode)."""
-    line_start = raw.rfind(b"\n", 0, offset) + 1
-    before = raw[line_start:offset].decode("utf-8", errors="replace")
-    return raw.count(b"\n", 0, offset) + 1, len(before) + 1
+    return decode_utf8(raw, name)
 
 
 def load_yaml(path: Path, text: str | None = None, display: str | None = None) -> Any:

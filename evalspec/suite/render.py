@@ -6,27 +6,41 @@ neither reach Python internals nor silently render an empty string for a typo.
 
 from __future__ import annotations
 
+import errno
 import itertools
+import math
+import os
 import re
+import stat
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem, SpecError
+from evalspec.reading import file_kind
+from evalspec.suite.budget import (
+    MAX_TEMPLATE_TEXT,
+    RenderBudget,
+    SuiteBudget,
+    TemplateBudgetError,
+    rendering,
+)
 from evalspec.suite.load import LDict, LList, Pos, ldict, llist, load_yaml
 from evalspec.suite.schema import did_you_mean
 
 MAX_INCLUDE_DEPTH = 8
+MAX_INCLUDES = 100
+"""Included files per suite, counting every file of the include tree."""
 MAX_MATRIX_ROWS = 10_000
+MAX_CASES = 10_000
+"""Cases per suite after matrix expansion."""
 _WHOLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
 
 
-@lru_cache(maxsize=1)
 def _env() -> Any:
-    from jinja2 import StrictUndefined
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from evalspec.suite.sandbox import sandbox
 
-    return ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+    return sandbox()
 
 
 @lru_cache(maxsize=4096)
@@ -53,11 +67,14 @@ def resolve_includes(
     problems: list[Problem],
     depth: int = 0,
     chain: tuple[Path, ...] = (),
+    included: list[int] | None = None,
 ) -> None:
     """Replace `{include: file}` items of `tools` and `cases` with the file's items, in place.
 
-    `chain` holds the files being included, outermost first, to report include cycles.
+    `chain` holds the files being included, outermost first, to report include cycles;
+    `included` counts the files included so far in the whole tree (one shared cell).
     """
+    included = included if included is not None else [0]
     for section in ("tools", "cases"):
         items = doc.get(section)
         if not isinstance(items, LList):
@@ -66,7 +83,7 @@ def resolve_includes(
         out_pos: list[Pos] = []
         for i, item in enumerate(items):
             if isinstance(item, LDict) and "include" in item:
-                out_items = _include(item, section, i, base, problems, depth, chain)
+                out_items = _include(item, section, i, base, problems, depth, chain, included)
                 out.extend(out_items)
                 out_pos.extend(getattr(x, "pos", item.pos) for x in out_items)
             else:
@@ -84,6 +101,7 @@ def _include(
     problems: list[Problem],
     depth: int,
     chain: tuple[Path, ...],
+    included: list[int],
 ) -> list[Any]:
     path = f"{section}[{index}].include"
     pos = item.value_pos.get("include", item.pos)
@@ -112,8 +130,23 @@ def _include(
             )
         )
         return []
-    file = (base / target).resolve()
-    if file in chain:
+    included[0] += 1
+    if included[0] > MAX_INCLUDES:
+        if included[0] == MAX_INCLUDES + 1:
+            problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"the suite includes more than {MAX_INCLUDES} files in all",
+                    "include fewer, larger files",
+                )
+            )
+        return []
+    try:
+        file = (base / target).resolve()
+    except (OSError, RuntimeError):  # Python reports a symlink loop as RuntimeError
+        file = None
+    if file is not None and file in chain:
         loop = " -> ".join(f.name for f in (*chain[chain.index(file) :], file))
         problems.append(
             _problem(
@@ -124,13 +157,13 @@ def _include(
             )
         )
         return []
-    if not file.is_file():
-        what = "is a directory" if file.is_dir() else "does not exist"
+    what = _not_a_file(base / target)
+    if what or file is None:
         problems.append(
             _problem(
                 pos,
                 path,
-                f"the included file {target!r} {what}",
+                f"the included file {target!r} {what or 'cannot be resolved'}",
                 "check the path; it is relative to the file that includes it",
             )
         )
@@ -156,8 +189,19 @@ def _include(
         return []
     # Nested includes resolve relative to the included file.
     wrapper = ldict(loaded.pos, {section: loaded})
-    resolve_includes(wrapper, file.parent, problems, depth + 1, (*chain, file))
+    resolve_includes(wrapper, file.parent, problems, depth + 1, (*chain, file), included)
     return list(wrapper[section])
+
+
+def _not_a_file(path: Path) -> str:
+    """Why `path` cannot be included, in words ("" when it is a regular file)."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link that loops back on itself"
+        return "does not exist"
+    return "" if stat.S_ISREG(info.st_mode) else f"is {file_kind(info.st_mode)}"
 
 
 # ---------------------------------------------------------------- templates
@@ -166,8 +210,10 @@ def _include(
 class Renderer:
     """Renders every string of a subtree with a set of variables, collecting problems."""
 
-    def __init__(self, problems: list[Problem]):
+    def __init__(self, problems: list[Problem], budget: SuiteBudget | None = None):
         self.problems = problems
+        self.budget = budget or SuiteBudget()
+        """Template time left for the whole suite, shared by every renderer of one load."""
         self.undefined: list[tuple[int, str]] = []
         """(index in problems, variable name) of every undefined-variable problem."""
 
@@ -196,11 +242,30 @@ class Renderer:
         from jinja2.exceptions import SecurityError, UndefinedError
 
         try:
-            whole = _WHOLE_EXPR.match(text)
-            if whole:
-                # A string that is one expression keeps its type: "{{ n }}" with n: 5 gives 5.
-                return _plain(_expression(whole["expr"])(**variables))
-            return _template(text).render(**variables)
+            with rendering(self.budget) as budget:
+                whole = _WHOLE_EXPR.match(text)
+                if whole:
+                    # A string that is one expression keeps its type: "{{ n }}" with n: 5 gives 5.
+                    return _finite(_plain(_expression(whole["expr"])(**variables)))
+                return _bounded_render(_template(text), variables, budget)
+        except TemplateBudgetError as exc:
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template stopped: {exc}",
+                    "templates are for filling in values; write large or repeated data out",
+                )
+            )
+        except _NotFinite:
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    "the template produces NaN or an infinite number",
+                    "make it produce a finite number",
+                )
+            )
         except SecurityError as exc:
             self.problems.append(
                 _problem(
@@ -258,6 +323,37 @@ class Renderer:
                 )
             )
         return text
+
+
+class _NotFinite(Exception):
+    """A template produced NaN or an infinity, which no number of a suite may be."""
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _NotFinite
+    if isinstance(value, dict):
+        for v in value.values():
+            _finite(v)
+    elif isinstance(value, list):
+        for v in value:
+            _finite(v)
+    return value
+
+
+def _bounded_render(template: Any, variables: dict[str, Any], budget: RenderBudget) -> str:
+    """Render chunk by chunk, stopping as soon as the text passes the size limit."""
+    out: list[str] = []
+    size = 0
+    for chunk in template.generate(**variables):
+        size += len(chunk)
+        if size > MAX_TEMPLATE_TEXT:
+            raise TemplateBudgetError(
+                f"the template renders more than {MAX_TEMPLATE_TEXT} characters"
+            )
+        budget.step()
+        out.append(chunk)
+    return "".join(out)
 
 
 def _undefined_name(message: str) -> str:
@@ -344,18 +440,34 @@ def matrix_rows(case: LDict, path: str, problems: list[Problem]) -> list[dict[st
 
 
 def expand_cases(
-    doc: LDict, suite_vars: dict[str, Any], problems: list[Problem]
+    doc: LDict,
+    suite_vars: dict[str, Any],
+    problems: list[Problem],
+    budget: SuiteBudget | None = None,
 ) -> list[tuple[str, LDict]]:
     """Every case after matrix expansion and rendering, with its display path."""
-    renderer = Renderer(problems)
+    renderer = Renderer(problems, budget)
     out: list[tuple[str, LDict]] = []
     cases = doc.get("cases")
     if not isinstance(cases, LList):
         return out
+    total = 0
     for i, case in enumerate(cases):
         path = f"cases[{i}]"
         if not isinstance(case, LDict):
             continue
+        total += _case_count(case)
+        if total > MAX_CASES:
+            problems.append(
+                _problem(
+                    case.value_pos.get("matrix", case.pos),
+                    path,
+                    f"with this case the suite has more than {MAX_CASES} cases after "
+                    "matrix expansion",
+                    f"keep the suite under {MAX_CASES} cases: split it into several suites",
+                )
+            )
+            return out
         case_vars = case.get("vars") if isinstance(case.get("vars"), dict) else {}
         body = LDict()
         body.pos, body.key_pos, body.value_pos = case.pos, case.key_pos, case.value_pos
@@ -398,6 +510,16 @@ def expand_cases(
                     )
             out.append((f"{path} (matrix row {r + 1})", rendered))
     return out
+
+
+def _case_count(case: LDict) -> int:
+    """How many cases a case becomes, counted before anything is expanded."""
+    matrix = case.get("matrix")
+    if isinstance(matrix, LList):
+        return max(len(matrix), 1)
+    if isinstance(matrix, LDict):
+        return math.prod(len(v) if isinstance(v, list) else 1 for v in matrix.values())
+    return 1
 
 
 def _row_lacks(case: LDict, path: str, r: int, name: str, used: Problem) -> Problem:

@@ -7,16 +7,60 @@ import json
 from functools import lru_cache
 from typing import Any
 
+from evalspec import plugins
 from evalspec.errors import Problem
-from evalspec.schemas import suite_schema
+from evalspec.schemas import suite_schema as _language_schema
 from evalspec.suite.load import LDict, LList, Pos
 
 
-@lru_cache(maxsize=1)
-def _validator() -> Any:
+def _plugin_names() -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(sorted(plugins.registered(kind))) for kind in plugins.KINDS)
+
+
+def suite_schema() -> dict[str, Any]:
+    """The suite language's schema with every registered plugin's name and options in it, so
+    editors, `validate` and did-you-mean know installed critics, evaluators and checks."""
+    return _schema_for(_plugin_names())
+
+
+@lru_cache(maxsize=4)
+def _schema_for(names: tuple[tuple[str, ...], ...]) -> dict[str, Any]:
+    base = _language_schema()
+    if not any(names):
+        return base
+    schema = json.loads(json.dumps(base))
+    defs = schema["$defs"]
+    places = {
+        "critic": (defs["critic"]["anyOf"][0]["enum"], defs["critic"]["anyOf"][1]["properties"]),
+        "evaluator": (
+            defs["evaluator"]["anyOf"][0]["enum"],
+            defs["evaluator"]["anyOf"][1]["properties"],
+        ),
+        "final_answer": (None, defs["final_answer"]["properties"]),
+    }
+    for kind, (enum, properties) in places.items():
+        for name, plugin in plugins.registered(kind).items():
+            if name in properties:
+                continue  # a built-in name cannot be replaced
+            if enum is not None:
+                enum.append(name)
+            properties[name] = {
+                "anyOf": [{"type": "boolean"}, plugin.options],
+                "description": plugin.description or f"{kind} from a plugin",
+            }
+    return schema
+
+
+def language_validator() -> Any:
+    """The validator of the language alone; loads no plugin."""
+    return _validator_for(())
+
+
+@lru_cache(maxsize=4)
+def _validator_for(names: tuple[tuple[str, ...], ...]) -> Any:
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(suite_schema())
+    return Draft202012Validator(_schema_for(names))
 
 
 def did_you_mean(word: str, choices: list[str] | set[str] | tuple[str, ...]) -> str:
@@ -82,9 +126,10 @@ produces every message when something is wrong."""
 
 @lru_cache(maxsize=1)
 def _compiled() -> Any:
+    """The language alone: a suite that fits it names no plugin."""
     import fastjsonschema
 
-    return fastjsonschema.compile(suite_schema())
+    return fastjsonschema.compile(_language_schema())
 
 
 def quickly_valid(root: Any) -> bool:
@@ -100,13 +145,22 @@ def quickly_valid(root: Any) -> bool:
     return True
 
 
+def _problems(root: LDict, validator: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    for error in validator.iter_errors(root):
+        problems.extend(_translate(root, error))
+    return problems
+
+
 def schema_problems(root: LDict) -> list[Problem]:
     """Every schema violation in the document, each with a position and a fix."""
     if quickly_valid(root):
         return []
-    problems: list[Problem] = []
-    for error in _validator().iter_errors(root):
-        problems.extend(_translate(root, error))
+    # Installed plugins are looked up (an entry-point scan) only for a suite the language alone
+    # rejects: one that fits it names no plugin.
+    problems = _problems(root, language_validator())
+    if problems and any(_plugin_names()):
+        problems = _problems(root, _validator_for(_plugin_names()))
     # One message per place is enough: keep the first per (position, path).
     seen: set[tuple[Any, ...]] = set()
     unique = []

@@ -34,9 +34,9 @@ from evalspec.suite.render import Renderer, expand_cases, resolve_includes
 from evalspec.suite.schema import (
     did_you_mean,
     explain_value_error,
+    language_validator,
     quickly_valid,
     schema_problems,
-    suite_schema,
 )
 
 
@@ -95,7 +95,7 @@ class _Builder(ToolsPart, ChecksPart):
             for k, v in doc.items()
             if k not in ("cases", "vars")
         }
-        expanded = expand_cases(doc, suite_vars, self.problems)
+        expanded = expand_cases(doc, suite_vars, self.problems, renderer.budget)
         self.check_rendered(top, expanded)
         tools = self.tools(top.get("tools") or LList())
         self.tool_map = {t.name: t for t in tools}
@@ -133,7 +133,10 @@ class _Builder(ToolsPart, ChecksPart):
             models=tuple(models),
             rubric=self.suite_rubric,
             run=run,
-            embeddings=EmbeddingSettings(model=emb.get("model"), cache_dir=emb.get("cache_dir")),
+            embeddings=EmbeddingSettings(
+                model=emb.get("model"),
+                cache_dir=self.written_path(emb, "cache_dir", "embeddings"),
+            ),
             description=str(top.get("description", "")),
         )
 
@@ -182,7 +185,7 @@ class _Builder(ToolsPart, ChecksPart):
         return RunSettings(
             **given,
             requests_per_minute=raw.get("requests_per_minute"),
-            recordings=raw.get("recordings"),
+            recordings=self.written_path(raw, "recordings", "run"),
         )
 
     def models(self, raw: LList | None) -> list[ModelSpec]:
@@ -507,9 +510,7 @@ class _Builder(ToolsPart, ChecksPart):
 
 def _numbers_to_text(doc: LDict) -> None:
     """`"{{ n }}"` renders to the number n; where the schema wants text, it becomes text again."""
-    from jsonschema import Draft202012Validator
-
-    for error in Draft202012Validator(suite_schema()).iter_errors(doc):
+    for error in language_validator().iter_errors(doc):
         value = error.instance
         if isinstance(value, bool):
             text = "true" if value else "false"

@@ -12,6 +12,7 @@ time and no nesting depth can exhaust a stack (libyaml's own composer crashes th
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -279,11 +280,19 @@ class TreeBuilder:
         if construct is None:
             raise self._bad_tag(mark, tag, path)
         try:
-            return construct(_CONSTRUCTOR, yaml.ScalarNode(tag, event.value, mark, mark))
+            value = construct(_CONSTRUCTOR, yaml.ScalarNode(tag, event.value, mark, mark))
         except (yaml.YAMLError, ValueError, OverflowError) as exc:
             raise self.fail(
                 mark, f"cannot read the value {event.value!r}: {exc}", "quote it as text", path
             ) from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(
+                mark,
+                f"{event.value} is not a finite number (NaN and infinities are refused)",
+                "write a finite number, or quote it if it is meant as text",
+                path,
+            )
+        return value
 
     def _key(self, frame: _Frame, event: Any) -> None:
         mark = event.start_mark

@@ -9,15 +9,16 @@ format, so the same call always gets the same answer, offline, in later runs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evalspec.suite.model import LLMSimulation, Tool
+from evalspec import redaction
+from evalspec.errors import RunError, SpecError
+from evalspec.providers.base import ProviderError, RecordingMissing
+from evalspec.providers.calls import Endpoint, ModelCalls
+from evalspec.suite.model import Tool
 from evalspec.tools.result import ToolResult
 from evalspec.tools.stb_cache import ResponseCache, cache_key, canonical_key
 
@@ -110,17 +111,21 @@ def entry_to_result(entry: dict[str, Any]) -> ToolResult:
     return ToolResult(output=entry.get("response"), error=None, source="llm")
 
 
-class LLMSimulatorBackend:
-    """Simulates calls with any OpenAI-compatible chat model; one instance per run."""
+class SimulatorMissing(RecordingMissing):
+    """No cached answer for a simulated call, and this run may not call the simulator."""
 
-    def __init__(
-        self,
-        base_dir: Path,
-        client_factory: Callable[[LLMSimulation], Any] | None = None,
-    ):
+
+class LLMSimulatorBackend:
+    """Simulates calls with any OpenAI-compatible chat model; one instance per run.
+
+    With ``calls`` (the run's :class:`ModelCalls`) a cache miss asks the model through the same
+    provider layer as the models under test. Without it (review, ``run --record offline``) the
+    cache is the only source, and a miss is :class:`SimulatorMissing`: the item needs a run.
+    """
+
+    def __init__(self, base_dir: Path, calls: ModelCalls | None = None):
         self._base_dir = Path(base_dir)
-        self._client_factory = client_factory or _openai_client
-        self._clients: dict[tuple[str | None, str], Any] = {}
+        self._calls = calls
         self._caches: dict[Path, ResponseCache] = {}
         self._locks: dict[tuple[Path, str], asyncio.Lock] = {}
         self.requests = 0
@@ -148,12 +153,6 @@ class LLMSimulatorBackend:
         examples += [(key, entry) for key, entry in cache.entries().items()]
         return examples
 
-    def _client(self, spec: LLMSimulation) -> Any:
-        key = (spec.base_url, spec.api_key_env)
-        if key not in self._clients:
-            self._clients[key] = self._client_factory(spec)
-        return self._clients[key]
-
     async def simulate(self, tool: Tool, arguments: dict[str, Any]) -> ToolResult:
         """Answer from the cache, or ask the model once and cache what it says."""
         spec = tool.simulate
@@ -168,22 +167,30 @@ class LLMSimulatorBackend:
             if entry is not None:
                 _log.debug("simulated %s answered from %s", tool.name, cache.path)
                 return entry_to_result(entry)
+            if self._calls is None:
+                raise SimulatorMissing(
+                    f"simulated tool '{tool.name}': no cached answer for {canonical_key(arguments)}"
+                    f" in {cache.path}, and this command calls no model; it needs a run "
+                    "(evalspec run, with the simulator's key) to fill the cache",
+                    attempts=0,
+                )
             _log.info("simulated %s: not in %s, asking %s", tool.name, cache.path, spec.model)
             try:
-                client = self._client(spec)
                 self.requests += 1
-                reply = await client.chat.completions.create(
-                    model=spec.model,
-                    messages=build_messages(tool, arguments, self._examples(tool, cache)),
-                    temperature=0,
-                    max_tokens=MAX_TOKENS,
+                reply = await self._calls.ask(
+                    Endpoint(spec.base_url, spec.api_key_env),
+                    spec.model,
+                    build_messages(tool, arguments, self._examples(tool, cache)),
+                    params={"temperature": 0, "max_tokens": MAX_TOKENS},
+                    label=f"simulated tool '{tool.name}'",
                 )
-                text = reply.choices[0].message.content if reply.choices else None
-            except Exception as exc:  # any transport or API failure is an observation
-                return ToolResult(
-                    None, f"tool simulator failed: {type(exc).__name__}: {exc}", "error:simulator"
-                )
-            entry = parse_reply(text)
+                text = reply.message.get("content")
+            except (ProviderError, RunError) as exc:  # any failure is this call's observation
+                return ToolResult(None, f"tool simulator failed: {exc}", "error:simulator")
+            except Exception as exc:  # whatever else the transport raises, still one failure
+                problem = redaction.scrub(f"{type(exc).__name__}: {exc}")
+                return ToolResult(None, f"tool simulator failed: {problem}", "error:simulator")
+            entry = parse_reply(text if isinstance(text, str) else None)
             if entry is None:
                 shown = _truncate(text or "", 200)
                 return ToolResult(
@@ -191,18 +198,8 @@ class LLMSimulatorBackend:
                     f"tool simulator returned no JSON object with error/response: {shown!r}",
                     "error:simulator",
                 )
-            # An unwritable cache only costs a repeat request later.
-            with contextlib.suppress(OSError):
+            try:
                 cache.put(arguments, entry)
+            except (OSError, SpecError) as exc:  # an unwritable cache costs a repeat request
+                _log.warning("could not save the simulated answer to %s: %s", cache.path, exc)
             return entry_to_result(entry)
-
-
-def _openai_client(spec: LLMSimulation) -> Any:
-    from openai import AsyncOpenAI
-
-    api_key = os.environ.get(spec.api_key_env)
-    if not api_key:
-        if spec.base_url is None:
-            raise RuntimeError(f"environment variable {spec.api_key_env} is not set")
-        api_key = "not-needed"  # local OpenAI-compatible servers usually ignore the key
-    return AsyncOpenAI(base_url=spec.base_url, api_key=api_key)

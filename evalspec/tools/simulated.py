@@ -1,4 +1,5 @@
-"""Answer a model's tool calls with simulated outputs, never with an exception.
+"""Answer a model's tool calls with simulated outputs, never with an exception (but one: where
+no model may be called, an LLM-simulated answer missing from its cache is `SimulatorMissing`).
 
 Everything that can go wrong with a call (unknown tool, bad JSON, arguments that break the
 schema, nothing to answer with) becomes an error observation the model sees, because how a model
@@ -24,6 +25,7 @@ from evalspec.tools.stb_cache import ResponseCache, index_cache_dir
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
+    from evalspec.providers.calls import ModelCalls
     from evalspec.tools.llm_sim import LLMSimulatorBackend
 
 MAX_SCHEMA_ERRORS = 3
@@ -94,11 +96,17 @@ class ToolSimulator:
     """Answers tool calls for one suite; safe to share between concurrent calls."""
 
     def __init__(
-        self, tools: Sequence[Tool], base_dir: Path, llm: LLMSimulatorBackend | None = None
+        self,
+        tools: Sequence[Tool],
+        base_dir: Path,
+        llm: LLMSimulatorBackend | None = None,
+        *,
+        calls: ModelCalls | None = None,
     ):
         self._tools = {tool.name: tool for tool in tools}
         self._base_dir = Path(base_dir)
         self._llm = llm
+        self._calls = calls
         self._validators: dict[str, Validator | None] = {}
         self._caches: dict[Path, ResponseCache] = {}
         self._dir_index: dict[Path, dict[str, Path]] = {}
@@ -106,7 +114,8 @@ class ToolSimulator:
     async def call(
         self, name: str, arguments: dict[str, Any] | None, raw_arguments: str
     ) -> ToolResult:
-        """Answer one call; errors come back as observations, never raised."""
+        """Answer one call; errors come back as observations, never raised, except
+        :class:`SimulatorMissing` when only the cache may answer and it has nothing."""
         tool = self._tools.get(name)
         if tool is None:
             available = ", ".join(sorted(self._tools)) or "(none)"
@@ -140,7 +149,7 @@ class ToolSimulator:
         if self._llm is None:
             from evalspec.tools.llm_sim import LLMSimulatorBackend
 
-            self._llm = LLMSimulatorBackend(self._base_dir)
+            self._llm = LLMSimulatorBackend(self._base_dir, self._calls)
         return self._llm
 
     def _validator(self, tool: Tool) -> Validator | None:

@@ -13,35 +13,14 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from pathlib import Path
 from typing import Any
 
-from evalspec.files import atomic_write
+from evalspec.errors import SpecError
+from evalspec.files import read_json_object, update_json_object
+from evalspec.tools.toolbench_names import function_name, standardize
 
-_NON_WORD = re.compile(r"[^\u4e00-\u9fa5a-zA-Z0-9_]")
-_RESERVED = {"from", "class", "return", "false", "true", "id", "and"}
-MAX_FUNCTION_NAME = 64
-"""ToolBench keeps the last 64 characters of a function name (OpenAI's old limit)."""
-
-
-def standardize(name: str) -> str:
-    """ToolBench's identifier rule: non-word runs -> one '_', trimmed, lowercase, no digit start."""
-    out = re.sub(r"_+", "_", _NON_WORD.sub("_", name)).lower().strip("_")
-    if out and out[0].isdigit():
-        out = "get_" + out
-    return out
-
-
-def api_identifier(api_name: str) -> str:
-    """The API part of a function name; Python keywords get an ``is_`` prefix as in ToolBench."""
-    pure = standardize(api_name)
-    return "is_" + pure if pure in _RESERVED else pure
-
-
-def function_name(tool_name: str, api_name: str) -> str:
-    """StableToolBench's function name for an API: ``<api>_for_<tool>``, last 64 characters."""
-    return f"{api_identifier(api_name)}_for_{standardize(tool_name)}"[-MAX_FUNCTION_NAME:]
+CACHE_WHAT = "a tool response cache (one JSON object of call -> answer)"
 
 
 def standardize_category(category: str) -> str:
@@ -90,13 +69,15 @@ class ResponseCache:
         return self._entries
 
     def _read_disk(self) -> dict[str, Any]:
+        """What the file holds; a file that is not a cache reads as empty (see `check`)."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+            return read_json_object(self.path, CACHE_WHAT)
+        except (OSError, SpecError):
             return {}
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+
+    def check(self) -> None:
+        """A SpecError if the file exists but is not a cache, so a run refuses it up front."""
+        read_json_object(self.path, CACHE_WHAT)
 
     def _index(self, key: str) -> None:
         parsed = _parse_key(key)
@@ -117,13 +98,11 @@ class ResponseCache:
         return entry if isinstance(entry, dict) else None
 
     def put(self, arguments: dict[str, Any], entry: dict[str, Any]) -> None:
-        """Store an entry; merges with what is on disk now and replaces the file atomically."""
+        """Store an entry: merged, under a lock, with what is on disk now (other writers'
+        entries stay), and the file replaced atomically. A file that is not a cache is refused."""
         key = cache_key(arguments)
-        merged = self._read_disk()
-        merged.update(self._load())
-        merged[key] = entry
-        with atomic_write(self.path) as fh:
-            json.dump(merged, fh, ensure_ascii=False, indent=2)
+        merged = update_json_object(self.path, {key: entry}, CACHE_WHAT, indent=2, sort_keys=False)
+        merged = {**self._load(), **merged}
         self._entries = merged
         for k in merged:
             self._index(k)

@@ -17,16 +17,17 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_json_value(value: Any) -> Any:
+def parse_json_value(value: Any, *, containers_only: bool = False) -> Any:
     """Return the JSON value a string holds, or `value` unchanged.
 
     Only strings are parsed, and only when the whole (stripped) string is a JSON document;
-    `NaN` and `Infinity` are not JSON and stay strings.
+    `NaN` and `Infinity` are not JSON and stay strings. `containers_only` parses objects and
+    arrays only, so the text `"5"` stays text (critics compare `"5"` and `5` as different).
     """
     if not isinstance(value, str):
         return value
     text = value.strip()
-    if not text:
+    if not text or (containers_only and text[0] not in "{["):
         return value
     try:
         return json.loads(text, parse_constant=_reject_constant)

@@ -1,0 +1,51 @@
+"""Names and paths from untrusted text: made safe before they touch the file system.
+
+A suite from a pull request names its run directory (through `suite:`) and the files it writes
+(recordings, caches). Names become a single safe path component; paths must stay inside the
+suite's own directory tree, so no suite can write to `/tmp/x`, `~/.ssh` or `../../elsewhere`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+MAX_NAME_LENGTH = 80
+"""Characters kept of a name used as a directory name (file systems allow 255 bytes)."""
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(name: str, fallback: str = "suite") -> str:
+    """`name` as one path component: letters, digits, `.`, `_`, `-`; never `.`, `..` or empty.
+
+    `../../X` becomes `X`, `/tmp/x` becomes `tmp-x`, `x [/nope]` becomes `x-nope`.
+    """
+    text = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode("ascii")
+    text = _UNSAFE.sub("-", text).strip("-.")
+    text = re.sub(r"\.{2,}", ".", text)[:MAX_NAME_LENGTH].strip("-.")
+    return text or fallback
+
+
+def escape_reason(base: Path, value: str) -> str:
+    """Why the relative path `value` would leave `base` ("" when it stays inside)."""
+    text = str(value)
+    if not text.strip():
+        return "the path is empty"
+    if "\x00" in text:
+        return "the path holds a NUL character"
+    if text[:1] == "~":
+        return "it starts with ~ (a home directory)"
+    if PurePosixPath(text).is_absolute() or PureWindowsPath(text).is_absolute():
+        return "it is an absolute path"
+    if PureWindowsPath(text).drive:
+        return "it names a drive"
+    root = base.resolve()
+    try:
+        target = (root / text).resolve()
+    except (OSError, RuntimeError):
+        return "it goes through a symbolic link that loops"
+    if target != root and root not in target.parents:
+        return "it leads outside the suite's directory"
+    return ""

@@ -1,0 +1,132 @@
+"""The one way evalspec calls a model: models under test, the LLM judge and the tool simulator.
+
+Every call gets the run's settings: its timeout as a total deadline per attempt, its retry
+policy (server-requested waits capped, never past the request's budget), its rate limit shared
+by all callers, and redaction of every secret it sends. A `ModelCalls` is only made where calls
+are allowed: review commands (`score`, `diff`, `compare`, `merge`) and `run --record offline`
+have none, so the judge and simulator can only read their caches there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evalspec import redaction
+from evalspec.providers.base import ChatRequest, ChatResponse, Provider
+from evalspec.schemas import DEFAULT_API_KEY_ENV
+
+if TYPE_CHECKING:
+    from evalspec.providers.openai_chat import RateLimiter
+    from evalspec.suite.model import RunSettings, Suite
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a call goes and which secrets it carries."""
+
+    base_url: str | None = None
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class ModelCalls:
+    """The run's call policy; hands out providers that follow it."""
+
+    def __init__(
+        self,
+        timeout_s: float = 60.0,
+        retries: int = 4,
+        requests_per_minute: float | None = None,
+        *,
+        limiter: RateLimiter | None = None,
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.requests_per_minute = requests_per_minute
+        if limiter is None and requests_per_minute:
+            from evalspec.providers.openai_chat import RateLimiter
+
+            limiter = RateLimiter(requests_per_minute)
+        self.limiter = limiter
+
+    @classmethod
+    def for_run(cls, run: RunSettings) -> ModelCalls:
+        return cls(run.timeout_s, run.retries, run.requests_per_minute)
+
+    def provider(self, endpoint: Endpoint) -> Provider:
+        """A live provider for this endpoint under the run's policy (a RunError if no key)."""
+        import os
+
+        from evalspec.providers.openai_chat import OpenAIChatProvider
+
+        return OpenAIChatProvider(
+            base_url=endpoint.base_url or os.environ.get("OPENAI_BASE_URL"),
+            api_key_env=endpoint.api_key_env,
+            headers=endpoint.headers,
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            limiter=self.limiter,
+        )
+
+    async def ask(
+        self,
+        endpoint: Endpoint,
+        model: str,
+        messages: list[dict[str, Any]],
+        *,
+        params: dict[str, Any] | None = None,
+        label: str = "",
+    ) -> ChatResponse:
+        """One chat request through a provider opened for it and closed after."""
+        request = ChatRequest(
+            key=request_digest(model, messages, params or {}),
+            model=model,
+            messages=tuple(messages),
+            params=dict(params or {}),
+            label=label,
+        )
+        provider = self.provider(endpoint)
+        try:
+            return await provider.complete(request)
+        finally:
+            await provider.aclose()
+
+
+def request_digest(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    """A content id for a one-off request (judge, simulator)."""
+    text = json.dumps([model, messages, params], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def register_suite_secrets(suite: Suite) -> None:
+    """Register every secret this suite's calls may send, so no writer can output it.
+
+    Models, the judge and simulated tools: the value of each `api_key_env` that is set, header
+    values taken from the environment, and any user:password in a `base_url`.
+    """
+    import os
+
+    from evalspec.providers.openai_chat import header_secrets
+
+    endpoints = [Endpoint(m.base_url, m.api_key_env, dict(m.headers)) for m in suite.models]
+    endpoints += [
+        Endpoint(t.simulate.base_url, t.simulate.api_key_env)
+        for t in suite.tools
+        if t.simulate is not None
+    ]
+    for case in suite.cases:
+        for check in case.expect.final_answer:
+            if check.kind == "judge":
+                params = check.params
+                endpoints.append(
+                    Endpoint(params.get("base_url"), params.get("api_key_env", DEFAULT_API_KEY_ENV))
+                )
+    urls = {e.base_url for e in endpoints} | {os.environ.get("OPENAI_BASE_URL")}
+    for url in urls:
+        redaction.register_forms(redaction.url_secrets(url))
+    redaction.register(*(os.environ.get(e.api_key_env, "") for e in endpoints))
+    for e in endpoints:
+        redaction.register(*header_secrets(e.headers))

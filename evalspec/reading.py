@@ -1,0 +1,220 @@
+"""Reading files that may be hostile: regular files only, a size cap, JSON without NaN.
+
+Suites, included files, imported files, transcripts and results all arrive from someone else (a
+pull request, a benchmark download, a model's answers). Every read goes through here, so that
+`/dev/zero`, a FIFO, a directory, a symlink loop, a 10 GB file or JSON nested 5,000 levels deep
+becomes one clear `file:line:col: what; how to fix` line instead of a hang or a traceback.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from evalspec.errors import InputError, Problem
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The largest file evalspec reads whole (imports, transcripts, results); suites have less."""
+
+MAX_JSON_DEPTH = 200
+"""Deeper JSON is refused before parsing: Python's parser would hit its recursion limit."""
+
+
+def display_name(path: Path) -> str:
+    """Paths relative to the working directory read best in messages, absolute ones otherwise."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError, RuntimeError):
+        return str(path)
+
+
+def input_error(name: str, message: str, hint: str, line: int = 1, column: int = 1) -> InputError:
+    return InputError([Problem(name, line, column, "", message, hint)])
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words a user recognises."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def check_regular(path: Path, name: str | None = None, *, what: str = "file") -> os.stat_result:
+    """The file's stat if it is a regular file; an InputError saying what it is otherwise."""
+    name = name or display_name(path)
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise input_error(
+                name, "is a symbolic link that loops back on itself", "point the link at a file"
+            ) from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise input_error(name, f"{what} not found", "check the path") from None
+        raise input_error(
+            name, f"cannot read the {what}: {exc.strerror or exc}", "check its permissions"
+        ) from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = file_kind(info.st_mode)
+        hint = "name a file inside it" if kind == "a directory" else f"name a regular {what}"
+        raise input_error(name, f"is {kind}, not a regular file", hint)
+    return info
+
+
+def read_bytes(path: Path, name: str | None = None, *, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file no larger than `limit`."""
+    name = name or display_name(path)
+    info = check_regular(path, name)
+    if info.st_size > limit:
+        raise input_error(
+            name,
+            f"the file is {info.st_size} bytes; the limit is {limit} bytes",
+            "split it into smaller files",
+        )
+    try:
+        # O_NONBLOCK: should the file be swapped for a FIFO after the check, open cannot block.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise input_error(name, "is not a regular file", "name a regular file")
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise input_error(
+            name, f"cannot read the file: {exc.strerror or exc}", "check its permissions"
+        ) from None
+    if len(data) > limit:
+        raise input_error(name, f"the file is larger than the limit of {limit} bytes", "split it")
+    return data
+
+
+def byte_position(raw: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column of a byte offset (columns count characters where they decode)."""
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    before = raw[line_start:offset].decode("utf-8", errors="replace")
+    return raw.count(b"\n", 0, offset) + 1, len(before) + 1
+
+
+def decode_utf8(raw: bytes, name: str) -> str:
+    """UTF-8 text (a byte-order mark is dropped); an InputError at the first bad byte."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, col = byte_position(raw, exc.start)
+        raise input_error(
+            name,
+            f"is not valid UTF-8 text (byte 0x{raw[exc.start]:02x})",
+            "save the file as UTF-8",
+            line,
+            col,
+        ) from None
+
+
+def read_text(path: Path, name: str | None = None, *, limit: int = MAX_FILE_BYTES) -> str:
+    """A regular UTF-8 text file no larger than `limit`."""
+    name = name or display_name(path)
+    return decode_utf8(read_bytes(path, name, limit=limit), name)
+
+
+def _refuse_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not a number JSON allows")
+
+
+def json_depth_error(text: str, limit: int = MAX_JSON_DEPTH) -> int | None:
+    """The offset where `text` nests deeper than `limit`, or None.
+
+    A linear scan that skips strings: cheaper than letting the parser recurse and fail.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    depth = 0
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return i
+        elif ch in "]}":
+            depth -= 1
+    return None
+
+
+def parse_json(text: str, name: str, line: int = 1) -> Any:
+    """JSON from untrusted text: depth-limited, NaN and Infinity refused; InputError otherwise.
+
+    `line` is the line the text starts on (for JSON Lines).
+    """
+    deep = json_depth_error(text)
+    if deep is not None:
+        at_line = line + text.count("\n", 0, deep)
+        column = deep - text.rfind("\n", 0, deep)
+        raise input_error(
+            name,
+            f"the JSON nests deeper than {MAX_JSON_DEPTH} levels",
+            "flatten it: evalspec's files never need this much nesting",
+            at_line,
+            column,
+        )
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise input_error(
+            name,
+            f"invalid JSON: {exc.msg}",
+            "check the file is JSON",
+            line + exc.lineno - 1,
+            exc.colno,
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise input_error(name, f"invalid JSON: {exc}", "write a finite number", line) from None
+    return _without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """`\\ud800` escapes decode to half a character, which no UTF-8 file can hold: U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is too large for a number")
+    return value
+
+
+def read_json(path: Path, name: str | None = None, *, limit: int = MAX_FILE_BYTES) -> Any:
+    """A JSON file read with every check of `read_text` and `parse_json`."""
+    name = name or display_name(path)
+    return parse_json(read_text(path, name, limit=limit), name)

@@ -1,0 +1,256 @@
+"""Every model call (model under test, LLM judge, LLM tool simulator) against a hostile server.
+
+Each fault of tests/fault_server.py is sent by each of the three endpoints in turn, through the
+real `evalspec run` command. Handled cleanly means: no traceback, results.json written and valid
+JSON, every transcript line readable, the run within its time budget, and no secret anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fault_server import MODES, FaultServer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+KEY = "sk-fault-MODEL-key-1234567"
+SIM_KEY = "sim-SECRET-key-7654321"
+JUDGE_KEY = "judge-SECRET-key-999999"
+HEADER_SECRET = "hdr-SECRET-value-424242"
+URL_USER, URL_PASSWORD = "svc", "pw-SECRET-31337"
+ENV = {
+    "FAULT_KEY": KEY,
+    "FAULT_SIM_KEY": SIM_KEY,
+    "FAULT_JUDGE_KEY": JUDGE_KEY,
+    "FAULT_HDR": HEADER_SECRET,
+}
+
+SUITE = """\
+suite: faults
+models:
+  - name: m
+    model: fault-model
+    base_url: "{model_url}"
+    api_key_env: FAULT_KEY
+    headers: {{X-Team: search, X-Token: "${{FAULT_HDR}}"}}
+run: {{timeout: {timeout}, retries: 1, concurrency: 2, max_turns: 3}}
+tools:
+  - name: get_weather
+    description: Current weather for a city.
+    parameters:
+      type: object
+      properties: {{city: {{type: string}}, note: {{type: string}}}}
+      required: [city]
+    simulate: {{model: sim-model, base_url: "{sim_url}", api_key_env: FAULT_SIM_KEY}}
+cases:
+  - name: paris
+    user: What is the weather in Paris?
+    expect:
+      tool_calls: [{{get_weather: {{city: Paris}}}}]
+      final_answer:
+        judge: {{criteria: says the weather, model: judge-model, base_url: "{judge_url}",
+                 api_key_env: FAULT_JUDGE_KEY}}
+"""
+
+FAULTS = tuple(mode for mode in MODES if mode not in ("ok", "tripwire"))
+
+
+def with_userinfo(url: str) -> str:
+    return url.replace("http://", f"http://{URL_USER}:{URL_PASSWORD}@")
+
+
+def write_suite(directory: Path, model: str, judge: str, sim: str, timeout: float = 2) -> Path:
+    path = directory / "faults.yaml"
+    path.write_text(
+        SUITE.format(model_url=model, judge_url=judge, sim_url=sim, timeout=timeout),
+        encoding="utf-8",
+    )
+    return path
+
+
+def evalspec(*args: object, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "evalspec", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV},
+        cwd=ROOT,
+        timeout=timeout,
+    )
+
+
+def secret_forms() -> list[str]:
+    import base64
+
+    forms = [KEY, SIM_KEY, JUDGE_KEY, HEADER_SECRET, URL_PASSWORD]
+    forms.append(base64.b64encode(f"{URL_USER}:{URL_PASSWORD}".encode()).decode())
+    return forms
+
+
+def assert_no_secret(directory: Path, *streams: str, skip: tuple[Path, ...] = ()) -> int:
+    """No form of any secret in any file under `directory` or any stream; files scanned."""
+    scanned = 0
+    for path in directory.rglob("*"):
+        if not path.is_file() or path in skip:
+            continue
+        data = path.read_bytes()
+        scanned += 1
+        for secret in secret_forms():
+            assert secret.encode() not in data, f"{secret!r} leaked into {path.name}"
+    for text in streams:
+        for secret in secret_forms():
+            assert secret not in text, f"{secret!r} leaked into the output"
+    return scanned
+
+
+def assert_handled(proc: subprocess.CompletedProcess[str], run_dir: Path) -> dict:
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode in (0, 1), proc.stderr
+    results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    for line in (run_dir / "transcripts.jsonl").read_bytes().splitlines():
+        json.loads(line.decode("utf-8"))
+    return results
+
+
+def statuses(results: dict) -> list[str]:
+    return [r["status"] for r in results["results"]]
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_model_endpoint_faults_are_item_errors(fault: str, tmp_path: Path) -> None:
+    with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
+        suite = write_suite(tmp_path, with_userinfo(bad.url), good.url, good.url)
+        started = time.monotonic()
+        proc = evalspec("run", suite, "--out", tmp_path / "run", "-v")
+        took = time.monotonic() - started
+    results = assert_handled(proc, tmp_path / "run")
+    # timeout 2 s, 1 retry: the budget is 4 s a request; a drip or a storm cannot stretch it
+    assert took < 20, f"{fault}: the run took {took:.0f} s"
+    if fault in ("echo", "surrogate", "invalid_utf8"):
+        assert statuses(results) == ["pass"], results
+    else:
+        assert statuses(results) == ["error"], results
+    assert_no_secret(tmp_path, proc.stdout, proc.stderr, skip=(suite,))
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_judge_faults_are_that_cases_error(fault: str, tmp_path: Path) -> None:
+    with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
+        suite = write_suite(tmp_path, good.url, with_userinfo(bad.url), good.url)
+        proc = evalspec("run", suite, "--out", tmp_path / "run")
+    results = assert_handled(proc, tmp_path / "run")
+    [result] = results["results"]
+    if fault in ("echo", "surrogate", "invalid_utf8"):
+        assert result["status"] == "pass" or "no verdict" in json.dumps(result), result
+    else:
+        assert result["status"] in ("error", "fail"), result
+        assert "judge" in result["reason"], result
+    assert_no_secret(tmp_path, proc.stdout, proc.stderr, skip=(suite,))
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_simulator_faults_are_that_calls_error(fault: str, tmp_path: Path) -> None:
+    with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
+        suite = write_suite(tmp_path, good.url, good.url, with_userinfo(bad.url))
+        proc = evalspec("run", suite, "--out", tmp_path / "run")
+    assert_handled(proc, tmp_path / "run")
+    [line] = (tmp_path / "run" / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
+    [call] = json.loads(line)["tool_calls"]
+    if fault in ("echo", "surrogate", "invalid_utf8"):
+        assert call["error"] is None or "no JSON object" in call["error"], call
+    else:
+        assert call["error"].startswith("tool simulator"), call
+    assert_no_secret(tmp_path, proc.stdout, proc.stderr, skip=(suite,))
+
+
+def test_echoed_secrets_reach_no_file_and_no_stream(tmp_path: Path) -> None:
+    """Every secret, sent to endpoints that echo headers into 200 answers and into errors."""
+    with FaultServer("echo") as echo:
+        suite = write_suite(tmp_path, with_userinfo(echo.url), echo.url, echo.url)
+        run = evalspec(
+            "run", suite, "--out", tmp_path / "run", "-v",
+            "--junit", tmp_path / "j.xml", "--html", tmp_path / "r.html",
+            "--markdown", tmp_path / "r.md",
+        )  # fmt: skip
+        echo.mode = "echo_error"  # now the userinfo is the judge's, the model sends its key
+        write_suite(tmp_path, echo.url, with_userinfo(echo.url), echo.url)
+        failed = evalspec("run", suite, "--record", "record", "--out", tmp_path / "run2", "-v")
+        sent = [r["headers"] for r in echo.requests]
+    rescored = evalspec("score", suite, "-t", tmp_path / "run", "-v", "--json")
+    assert run.returncode == 0, run.stderr
+    assert failed.returncode == 1, failed.stderr
+    # The secrets were really sent, and really echoed back ...
+    basic = "Basic " + secret_forms()[-1]
+    assert any(h.get("authorization") == basic for h in sent)  # user:password in base_url
+    assert any(h.get("authorization") == f"Bearer {KEY}" for h in sent)
+    assert any(h.get("authorization") == f"Bearer {JUDGE_KEY}" for h in sent)
+    assert any(h.get("authorization") == f"Bearer {SIM_KEY}" for h in sent)
+    assert any(h.get("x-token") == HEADER_SECRET for h in sent)
+    assert "***" in (tmp_path / "faults.recordings.jsonl").read_text(encoding="utf-8")
+    # ... and are nowhere: transcripts, recordings, caches, results, reports, output.
+    streams = (run.stdout, run.stderr, failed.stdout, failed.stderr, rescored.stdout)
+    scanned = assert_no_secret(tmp_path, *streams, rescored.stderr, skip=(suite,))
+    assert scanned >= 10
+
+
+def test_a_slow_drip_cannot_outlive_the_timeout(tmp_path: Path) -> None:
+    """One byte a second: each attempt ends at the 1 s timeout, so 2 attempts end in ~2 s."""
+    with FaultServer("drip", drip_s=1.0) as drip:
+        suite = write_suite(tmp_path, drip.url, drip.url, drip.url, timeout=1)
+        started = time.monotonic()
+        proc = evalspec("run", suite, "--out", tmp_path / "run")
+        took = time.monotonic() - started
+    assert_handled(proc, tmp_path / "run")
+    assert took < 12, f"took {took:.1f} s"
+    assert "1 s timeout" in (tmp_path / "run" / "results.json").read_text(encoding="utf-8")
+
+
+def test_retry_after_storm_gives_up_within_the_budget(tmp_path: Path) -> None:
+    with FaultServer("storm") as storm:
+        suite = write_suite(tmp_path, storm.url, storm.url, storm.url)
+        started = time.monotonic()
+        proc = evalspec("run", suite, "--out", tmp_path / "run")
+        took = time.monotonic() - started
+    results = assert_handled(proc, tmp_path / "run")
+    assert took < 15, f"a Retry-After of 120 s held the run for {took:.0f} s"
+    assert "past the request's budget" in json.dumps(results)
+
+
+def test_huge_answer_is_refused_with_bounded_memory(tmp_path: Path) -> None:
+    with FaultServer("huge", huge_mb=200) as huge:
+        suite = write_suite(tmp_path, huge.url, huge.url, huge.url)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import resource, subprocess, sys; "
+                "p = subprocess.run(sys.argv[1:]); "
+                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+                "sys.exit(p.returncode)",
+                sys.executable, "-m", "evalspec", "run", str(suite), "--out", str(tmp_path / "run"),
+            ],
+            capture_output=True, text=True, env={**os.environ, **ENV}, cwd=ROOT, timeout=120,
+        )  # fmt: skip
+    peak_mb = int(proc.stdout.strip().splitlines()[-1]) / 1024
+    results = assert_handled(proc, tmp_path / "run")
+    assert statuses(results) == ["error"]
+    assert "larger than 16 MiB" in json.dumps(results)
+    assert peak_mb < 400, f"peak RSS {peak_mb:.0f} MiB for a 200 MB answer"
+    assert (tmp_path / "run" / "transcripts.jsonl").stat().st_size < 100_000
+
+
+def test_lone_surrogate_is_stored_escaped_and_resumes(tmp_path: Path) -> None:
+    with FaultServer("surrogate") as server:
+        suite = write_suite(tmp_path, server.url, server.url, server.url)
+        proc = evalspec("run", suite, "--out", tmp_path / "run")
+        again = evalspec("run", suite, "--resume", tmp_path / "run")
+    assert_handled(proc, tmp_path / "run")
+    assert again.returncode == 0, again.stderr
+    assert "\\ud83d" in (tmp_path / "run" / "transcripts.jsonl").read_text(encoding="utf-8")
+    assert "\\ud83d" in (tmp_path / "faults.recordings.jsonl").read_text(encoding="utf-8")

@@ -1,0 +1,91 @@
+"""StableToolBench's published converted answers (tool nodes as cut-off `str(dict)` text)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from evalspec.interop.stabletoolbench import has_finish, transcripts_from_converted
+
+PUBLISHED = (
+    Path(__file__).resolve().parent
+    / "data/stabletoolbench/toolbench/tooleval/results/default_evalset/gpt-3.5-turbo_CoT"
+    / "G2_instruction.json"
+)
+
+
+def _stb_finish_rule(record: dict) -> bool:
+    """StableToolBench's own test (tooleval/utils.py get_steps + eval_pass_rate.py)."""
+    node, final = record["answer"]["answer_details"][0], ""
+    while "next" in node:
+        if node["message"] and node["role"] == "tool":
+            final = f"Final step: {node['message']}"
+        if not node["next"]:
+            break
+        node = node["next"][0]
+    return "'name': 'Finish'" in final
+
+
+def test_published_text_nodes_keep_every_call(tmp_path: Path) -> None:
+    """Tool nodes as cut-off `str(dict)` text: every call kept, cut-off arguments unreadable."""
+    from typer.testing import CliRunner
+
+    from evalspec.cli import app
+
+    raw = json.loads(PUBLISHED.read_text(encoding="utf-8"))
+    nodes = [
+        n["message"]
+        for r in raw.values()
+        for n in _walk(r["answer"]["answer_details"])
+        if n["role"] == "tool"
+    ]
+    out = tmp_path / "t.jsonl"
+    res = CliRunner().invoke(
+        app, ["import", "stabletoolbench-answers", str(PUBLISHED), "--out", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    transcripts = transcripts_from_converted(PUBLISHED)
+    calls = [c for t in transcripts for c in t.tool_calls]
+    assert len(calls) == len(nodes) > 30
+    assert [c.name for c in calls] == [re.search(r"'name': '(.*?)'", m).group(1) for m in nodes]
+    cut = [c for c in calls if c.arguments is None]
+    assert cut and all(
+        c.raw_arguments and c.raw_arguments.replace("\n", "\\n") in m
+        for c, m in zip(calls, nodes, strict=True)
+        if c in cut
+    )
+    finished = sum(_stb_finish_rule(r) for r in raw.values())
+    assert [has_finish(t) for t in transcripts] == [_stb_finish_rule(r) for r in raw.values()]
+    assert (
+        f"{len(nodes)} tool nodes read, {len(calls)} calls kept ({len(cut)} with cut-off "
+        f"arguments, kept as unreadable), 0 dropped; {finished} runs end with Finish"
+    ) in res.output
+
+
+def _walk(nodes: list[dict]):
+    for n in nodes:
+        yield n
+        yield from _walk(n.get("next") or [])
+
+
+def test_node_text_is_never_run_and_unreadable_nodes_stop_the_import(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalspec.cli import app
+
+    marker = tmp_path / "ran"
+    evil = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')"
+    tree = [
+        {"role": "system", "message": "", "next": [{"role": "tool", "message": evil, "next": []}]}
+    ]
+    path = tmp_path / "run" / "G1.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"1": {"query": "q", "answer": {"answer_details": tree}}}))
+    out = tmp_path / "t.jsonl"
+    res = CliRunner().invoke(
+        app, ["import", "stabletoolbench-answers", str(path), "--out", str(out)]
+    )
+    assert res.exit_code == 2 and "1 tool node(s) name no call" in res.output
+    assert "Traceback" not in res.output
+    assert not out.exists() and not marker.exists()
