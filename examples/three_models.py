@@ -97,12 +97,13 @@ def three_model_run(suite_name: str, out: Path) -> Path:
 
 def main() -> None:
     from evalspec.report.html import write_runs_html
-    from evalspec.report.runs import load_run
+    from evalspec.report.runs import html_run
+    from evalspec.review.results_file import load_results
 
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "runs" / "three-models"
     for name in SUITES:
         run = three_model_run(name, out / name)
-        write_runs_html([load_run(run)], run / "report.html")
+        write_runs_html([html_run(str(run), load_results(run), run)], run / "report.html")
         print(f"{name}: {run / 'report.html'}  (evalspec view {run})")
 
 

@@ -87,3 +87,16 @@ def test_view_of_a_hand_edited_run(run, tmp_path):
     result = CliRunner().invoke(app, ["view", str(edited), "--no-open"])
     assert result.exit_code == 2
     assert "cases[0].status: must be one of" in result.output
+
+
+def test_the_three_model_example_writes_a_page_per_suite(tmp_path, monkeypatch):
+    from examples import three_models
+
+    monkeypatch.setattr("sys.argv", ["three_models.py", str(tmp_path)])
+    three_models.main()
+    for suite in three_models.SUITES:
+        assert page_data(tmp_path / suite / "report.html")["columns"] == [
+            "gpt-4o-mini",
+            "variant-typos",
+            "variant-no-tools",
+        ]

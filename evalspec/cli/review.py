@@ -80,7 +80,7 @@ def print_matrix(comparison: Comparison, console: Console, *, show_unchanged: bo
     table = Table(show_lines=False, title_justify="left")
     table.add_column("case", overflow="fold")
     for col in comparison.columns:
-        table.add_column(text(col.label, single_line=True), justify="right", overflow="fold")
+        table.add_column(text(col.label, single_line=True), justify="right", no_wrap=True)
     table.add_column("change")
     same = 0
     for case, kind, cells in matrix_rows(comparison):
