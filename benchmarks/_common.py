@@ -143,11 +143,13 @@ with open(sys.argv[1], "w") as fh:
 """
 
 
-def modules_after(args: Sequence[str], *, env: dict[str, str] | None = None) -> set[str]:
+def modules_after(
+    args: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path = REPO
+) -> set[str]:
     """Top-level module names loaded by `evalspec ARGS` (run in a fresh child process)."""
     with tempfile.TemporaryDirectory(prefix="bench-modules-") as tmp:
         dump = Path(tmp) / "modules.json"
-        child = run_child([PYTHON, "-c", _MODULES_PROBE, str(dump), *args], env=env)
+        child = run_child([PYTHON, "-c", _MODULES_PROBE, str(dump), *args], env=env, cwd=cwd)
         if not dump.exists():
             raise RuntimeError(f"probe failed: {child.stderr[-2000:]}")
         names = json.loads(dump.read_text())

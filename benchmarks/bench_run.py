@@ -64,6 +64,8 @@ def respond(body):
     # Answers "What is A plus B?" with add(A, B): the call every case expects.
     user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
     a, b = (int(x) for x in re.findall(r"-?[0-9]+", user)[:2])
+    if sys.argv[3] == "note":  # a text argument for a similarity critic to judge
+        return tool_call_reply("add", {"a": a, "b": b, "note": f"the sum of {a} and {b}"})
     return tool_call_reply("add", {"a": a, "b": b})
 
 server = FakeOpenAI(respond, latency_s=float(sys.argv[2])).start()
@@ -100,12 +102,16 @@ asyncio.run(main())
 
 
 class Server:
-    """The fake server in its own process, so it does not share a GIL with the client."""
+    """The fake server in its own process, so it does not share a GIL with the client.
 
-    def __init__(self, latency_s: float):
+    `script` starts a server and prints its base url (argv: repo root, latency in seconds,
+    then "note" to add a text argument to the answer for a similarity critic, or "-").
+    """
+
+    def __init__(self, latency_s: float, script: str = _SERVER, note: bool = False):
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         self.proc = subprocess.Popen(
-            [PYTHON, "-c", _SERVER, str(REPO), str(latency_s)],
+            [PYTHON, "-c", script, str(REPO), str(latency_s), "note" if note else "-"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -130,22 +136,35 @@ def users(cases: int) -> list[str]:
     return [f"What is {i} plus {i * 7 % 101}?" for i in range(cases)]
 
 
-def suite_yaml(base_url: str, cases: int, concurrency: int) -> str:
+NOTE = {"note": {"type": "string", "description": "What the call does, in words."}}
+
+
+def tools(similarity: bool) -> list[dict]:
+    """The tools; with `similarity`, `add` also takes a `note` that a similarity critic judges."""
+    if not similarity:
+        return TOOLS
+    add = {**TOOLS[0], "parameters": {**TOOLS[0]["parameters"]}}
+    add["parameters"]["properties"] = {**add["parameters"]["properties"], **NOTE}
+    return [add, *TOOLS[1:]]
+
+
+def suite_yaml(base_url: str, cases: int, concurrency: int, similarity: bool = False) -> str:
     lines = [
         "suite: bench-run",
         f"system: {json.dumps(SYSTEM)}",
         f"models: [{{name: m, model: fake-model, base_url: {json.dumps(base_url)}, "
         "api_key_env: BENCH_API_KEY}]",
         f"run: {{mode: single_turn, concurrency: {concurrency}, retries: 0}}",
-        "critics: {a: binary, b: binary}",
-        f"tools: {json.dumps(TOOLS)}",
+        "critics: {a: binary, b: binary" + (", note: similarity}" if similarity else "}"),
+        f"tools: {json.dumps(tools(similarity))}",
         "cases:",
     ]
     for i, user in enumerate(users(cases)):
         a, b = i, i * 7 % 101
+        note = f", note: {json.dumps(f'adding {a} and {b}')}" if similarity else ""
         lines.append(
             f"  - {{name: c{i}, user: {json.dumps(user)}, "
-            f"expect: {{tool_calls: [{{add: {{a: {a}, b: {b}}}}}]}}}}"
+            f"expect: {{tool_calls: [{{add: {{a: {a}, b: {b}{note}}}}}]}}}}"
         )
     return "\n".join(lines) + "\n"
 
@@ -154,17 +173,19 @@ ENV = {"BENCH_API_KEY": "sk-bench"}
 
 
 def bench_overhead(args: argparse.Namespace, tmp: Path) -> None:
-    server = Server(latency_s=0.05)
+    server = Server(latency_s=0.05, note=args.similarity)
     try:
         suite = tmp / "run500.yaml"
-        suite.write_text(suite_yaml(server.base_url, args.cases, 32), encoding="utf-8")
+        suite.write_text(
+            suite_yaml(server.base_url, args.cases, 32, args.similarity), encoding="utf-8"
+        )
         spec = tmp / "plain.json"
         spec.write_text(
             json.dumps(
                 {
                     "base_url": server.base_url,
                     "system": SYSTEM,
-                    "tools": TOOLS,
+                    "tools": tools(args.similarity),
                     "users": users(args.cases),
                 }
             )
@@ -199,6 +220,10 @@ def bench_overhead(args: argparse.Namespace, tmp: Path) -> None:
             return child.wall
 
         print(f"(a) {args.cases} single-turn cases, concurrency 32, server latency 50 ms")
+        if args.similarity:
+            # One untimed run fills the embedding cache: the timed runs read it warm.
+            warm = evalspec()
+            print(f"    similarity critic on a text argument; warm-up run {warm:.2f} s")
         times = interleave({"plain": plain, "evalspec": evalspec}, args.repeat)
         print(f"    plain AsyncOpenAI script: {summary(times['plain'])}")
         print(f"    evalspec run:             {summary(times['evalspec'])}")
@@ -207,7 +232,8 @@ def bench_overhead(args: argparse.Namespace, tmp: Path) -> None:
         print(f"    floor ({args.cases}/32 rounds x 50 ms): {floor:.2f} s")
         ratio = paired_ratio(times["evalspec"], times["plain"])
         print(f"    best/best ratio: {min(times['evalspec']) / min(times['plain']):.3f}")
-        goal("run_vs_plain_asyncopenai_ratio", ratio, "<=", 1.25, "{:.3f}")
+        name = "run_vs_plain_asyncopenai_ratio" + ("_similarity" if args.similarity else "")
+        goal(name, ratio, "<=", 1.15, "{:.3f}")
     finally:
         server.close()
 
@@ -263,6 +289,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--big", type=int, default=10000, help="cases of the memory run")
     parser.add_argument("--only", choices=("overhead", "replay", "memory"), action="append")
+    parser.add_argument(
+        "--similarity",
+        action="store_true",
+        help="(a) with a similarity critic on a text argument, its embeddings cached warm",
+    )
     args = parser.parse_args()
     byte_compile()
     print(f"machine: {machine()}")

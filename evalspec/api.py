@@ -10,7 +10,8 @@ print(report.exit_code, report.models)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from evalspec.critics.base import Embedder
 from evalspec.plan import Plan, compile_plan
@@ -20,6 +21,9 @@ from evalspec.suite.model import Suite
 from evalspec.suite.validate import load_suite
 from evalspec.transcript import Transcript, load_transcripts
 
+if TYPE_CHECKING:
+    from evalspec.tools.mcp_refresh import RefreshOutcome
+
 __all__ = [
     "Plan",
     "Report",
@@ -28,6 +32,7 @@ __all__ = [
     "compile_plan",
     "load_suite",
     "load_transcripts",
+    "refresh_tools",
     "run_plan",
     "score",
 ]
@@ -45,3 +50,10 @@ def score(
     from its cache (a miss is that case's "needs a run"), unless `calls` (a ModelCalls) allows
     it to ask."""
     return build_report(suite, transcripts, embedder=embedder, judge=judge, calls=calls)
+
+
+def refresh_tools(suite_path: str | Path) -> RefreshOutcome:
+    """List the tools of the suite's MCP servers into its lock file (starts the servers)."""
+    from evalspec.tools.mcp_refresh import refresh_lock
+
+    return refresh_lock(suite_path)

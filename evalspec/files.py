@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from evalspec import redaction
-from evalspec.errors import Problem, SpecError
+from evalspec.errors import InputError, Problem, SpecError
+from evalspec.reading import display_name, parse_json, read_text
 
 
 def _umask() -> int:
@@ -117,18 +118,18 @@ def not_this_kind(path: Path, what: str, why: str, hint: str) -> SpecError:
 
 
 def read_json_object(path: Path, what: str) -> dict[str, Any]:
-    """A cache file holding one JSON object ({} when missing or empty), else a SpecError."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
+    """A cache file holding one JSON object ({} when missing or empty), else a SpecError.
+
+    Read like any untrusted file (a regular file, a size cap, a depth limit, no NaN)."""
+    if not os.path.lexists(path):
         return {}
-    if not data.strip():
-        return {}
+    name = display_name(Path(path))
     try:
-        value = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        text = read_text(Path(path), name)
+        value = parse_json(text, name) if text.strip() else {}
+    except InputError as exc:
         raise not_this_kind(
-            path, what, f"it is not JSON ({exc})", "point the setting at another file"
+            path, what, exc.problems[0].message, "point the setting at another file"
         ) from None
     if not isinstance(value, dict):
         raise not_this_kind(

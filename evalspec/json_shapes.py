@@ -89,8 +89,6 @@ def one_of(data: dict[str, Any], key: str, where: str, allowed: Collection[str])
 def items(data: dict[str, Any], key: str, where: str) -> list[Any]:
     """The list at `key` (empty when absent)."""
     value = data.get(key, [])
-    if value is None:
-        return []
     if not isinstance(value, list):
         raise ShapeError(_at(where, key), f"must be a list, got {kind(value)}")
     return value

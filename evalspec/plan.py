@@ -28,17 +28,23 @@ def _digest(payload: dict[str, Any]) -> str:
 def request_key(
     model: ModelSpec, messages: list[dict[str, Any]], tools: list[dict[str, Any]], trial: int
 ) -> str:
-    """Content id of one model request: same request, same key, across runs and machines."""
-    return _digest(
-        {
-            "v": ID_VERSION,
-            "model": model.model,
-            "params": model.params,
-            "messages": messages,
-            "tools": tools,
-            "trial": trial,
-        }
-    )
+    """Content id of one model request: same request, same key, across runs and machines.
+
+    The provider joins the key only when it is not the default, so ids recorded before
+    providers existed stay valid and an OpenAI and an Anthropic model with the same id do not
+    share answers.
+    """
+    payload = {
+        "v": ID_VERSION,
+        "model": model.model,
+        "params": model.params,
+        "messages": messages,
+        "tools": tools,
+        "trial": trial,
+    }
+    if model.provider != "openai":
+        payload["provider"] = model.provider
+    return _digest(payload)
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,8 @@ class PlanItem:
     """How many trials of this case the plan holds (the suite's, or --trials)."""
     tools: tuple[dict[str, Any], ...] = ()
     """Tool definitions (OpenAI format) offered in this item's requests."""
+    first_key: str = ""
+    """`request_key` of the item's first request, computed once with its id."""
 
     @property
     def label(self) -> str:
@@ -85,6 +93,10 @@ class Plan:
         }
 
 
+MAX_PLAN_ITEMS = 1_000_000
+"""Requests one plan may hold: counted before any is built, so a typo cannot exhaust memory."""
+
+
 def compile_plan(
     suite: Suite,
     *,
@@ -97,6 +109,13 @@ def compile_plan(
     tools = [t.to_openai() for t in suite.tools]
     by_name = {t.name: t.to_openai() for t in suite.tools}
     selected_models = _select_models(suite, models)
+    chosen = [c for c in suite.cases if not cases or _case_matches(c, cases)]
+    total = sum(len(selected_models) * (trials or c.trials) for c in chosen)
+    if total > MAX_PLAN_ITEMS:
+        raise UsageError(
+            f"the plan has {total} items (cases × models × trials); the limit is "
+            f"{MAX_PLAN_ITEMS}: run fewer trials or models, or split the suite"
+        )
     items: list[PlanItem] = []
     for case in suite.cases:
         if cases and not _case_matches(case, cases):
@@ -111,7 +130,16 @@ def compile_plan(
                     {"first": first, "mode": suite.run.mode, "max_turns": suite.run.max_turns}
                 )
                 items.append(
-                    PlanItem(item_id, case, model, trial, tuple(messages), n_trials, tuple(offered))
+                    PlanItem(
+                        item_id,
+                        case,
+                        model,
+                        trial,
+                        tuple(messages),
+                        n_trials,
+                        tuple(offered),
+                        first,
+                    )
                 )
     if cases and not items:
         raise UsageError(

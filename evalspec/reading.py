@@ -14,6 +14,8 @@ import math
 import os
 import re
 import stat
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,9 @@ from evalspec.errors import InputError, Problem
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest file evalspec reads whole (imports, transcripts, results); suites have less."""
+
+MAX_LOG_BYTES = 1024 * 1024 * 1024
+"""The largest append-only file a run reads back whole (recordings, a run's transcripts)."""
 
 MAX_JSON_DEPTH = 200
 """Deeper JSON is refused before parsing: Python's parser would hit its recursion limit."""
@@ -101,6 +106,15 @@ def read_bytes(path: Path, name: str | None = None, *, limit: int = MAX_FILE_BYT
     return data
 
 
+def read_existing(path: Path, *, limit: int = MAX_FILE_BYTES) -> bytes | None:
+    """The bytes of a file evalspec keeps (a cache, recordings, a run's transcripts), or None
+    when there is none yet; an InputError when the path holds a FIFO, a device, a directory or
+    a file over `limit`, which would otherwise hang or exhaust memory."""
+    if not os.path.lexists(path):
+        return None
+    return read_bytes(path, limit=limit)
+
+
 def byte_position(raw: bytes, offset: int) -> tuple[int, int]:
     """1-based line and column of a byte offset (columns count characters where they decode)."""
     line_start = raw.rfind(b"\n", 0, offset) + 1
@@ -133,32 +147,52 @@ def _refuse_constant(token: str) -> Any:
     raise ValueError(f"{token} is not a number JSON allows")
 
 
-def json_depth_error(text: str, limit: int = MAX_JSON_DEPTH) -> int | None:
-    """The offset where `text` nests deeper than `limit`, or None.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
-    A linear scan that skips strings: cheaper than letting the parser recurse and fail.
+
+def json_depth_error(text: str, limit: int = MAX_JSON_DEPTH) -> int | None:
+    """The offset of the first bracket of `text` nested deeper than `limit`, or None.
+
+    Only called once the parser has refused the text as too deep, to point at the place.
     """
-    if text.count("[") + text.count("{") <= limit:
-        return None
     depth = 0
-    in_string = escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
             depth += 1
             if depth > limit:
-                return i
-        elif ch in "]}":
+                return match.start()
+        elif token in "]}":
             depth -= 1
     return None
+
+
+def _stack_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def _loads(text: str) -> Any:
+    """json.loads that stops at MAX_JSON_DEPTH levels with RecursionError, at no extra cost.
+
+    The C parser counts nesting against the recursion limit; lowering the limit to just above
+    the current stack while it runs makes deeper JSON fail at once. The limit is shared by all
+    threads (and from Python 3.12 on no longer governs C code), so with other threads running,
+    or on 3.12 and later, the text is scanned first instead.
+    """
+    kwargs: dict[str, Any] = {"parse_constant": _refuse_constant, "parse_float": _finite_float}
+    if threading.active_count() > 1 or sys.version_info >= (3, 12):
+        if json_depth_error(text) is not None:
+            raise RecursionError("too deep")
+        return json.loads(text, **kwargs)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(_stack_depth() + MAX_JSON_DEPTH + 3)
+    try:
+        return json.loads(text, **kwargs)
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def parse_json(text: str, name: str, line: int = 1) -> Any:
@@ -166,8 +200,10 @@ def parse_json(text: str, name: str, line: int = 1) -> Any:
 
     `line` is the line the text starts on (for JSON Lines).
     """
-    deep = json_depth_error(text)
-    if deep is not None:
+    try:
+        data = _loads(text)
+    except RecursionError:
+        deep = json_depth_error(text) or 0
         at_line = line + text.count("\n", 0, deep)
         column = deep - text.rfind("\n", 0, deep)
         raise input_error(
@@ -176,9 +212,7 @@ def parse_json(text: str, name: str, line: int = 1) -> Any:
             "flatten it: evalspec's files never need this much nesting",
             at_line,
             column,
-        )
-    try:
-        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        ) from None
     except json.JSONDecodeError as exc:
         raise input_error(
             name,
@@ -187,23 +221,24 @@ def parse_json(text: str, name: str, line: int = 1) -> Any:
             line + exc.lineno - 1,
             exc.colno,
         ) from None
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
         raise input_error(name, f"invalid JSON: {exc}", "write a finite number", line) from None
-    return _without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
+    return without_lone_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _without_lone_surrogates(value: Any) -> Any:
-    """`\\ud800` escapes decode to half a character, which no UTF-8 file can hold: U+FFFD."""
+def without_lone_surrogates(value: Any) -> Any:
+    """A JSON value with every lone surrogate (half a character: an emoji cut in two, or a
+    `\\ud800` escape) replaced by U+FFFD, so that it can be encoded as UTF-8."""
     if isinstance(value, str):
         return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, list | tuple):
+        return [without_lone_surrogates(v) for v in value]
     if isinstance(value, dict):
-        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
     return value
 
 

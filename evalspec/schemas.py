@@ -51,6 +51,14 @@ FINAL_ANSWER = "/$defs/final_answer/properties/"
 
 DEFAULT_API_KEY_ENV: str = schema_default(MODEL + "api_key_env")
 """Where a model's (or judge's, or simulator's) key is read from when the suite does not say."""
+ANTHROPIC_API_KEY_ENV = "ANTHROPIC_API_KEY"
+
+
+def default_api_key_env(provider: str) -> str:
+    """Where a model's key is read from when the suite does not say: its provider's usual one."""
+    return ANTHROPIC_API_KEY_ENV if provider == "anthropic" else DEFAULT_API_KEY_ENV
+
+
 DEFAULT_SIMILARITY_THRESHOLD: float = schema_default(
     CRITIC + "similarity/anyOf/2/properties/threshold"
 )

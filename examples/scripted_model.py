@@ -6,6 +6,7 @@ written by people, not a real model's output: record your own with
 `evalspec run suites/slack.yaml --record record` and an API key.
 
 Regenerate the example recordings:  python examples/scripted_model.py
+(suites/calc.yaml's tools run on examples/mcp_calc_server.py, so `python` must import `mcp`.)
 """
 
 from __future__ import annotations
@@ -137,6 +138,21 @@ SCRIPTS: dict[str, dict[str, list[Turn]]] = {
                 ]
             },
             {"text": "London: 15 °C with rain now; the forecast says cloudy, 12 to 20 °C."},
+        ],
+    },
+    "calc": {
+        "add": [
+            {"calls": [["Math.Add", {"a": 1234, "b": 5678}]]},
+            {"text": "1234 + 5678 = 6912."},
+        ],
+        "two steps in order": [
+            {"calls": [["Math.Add", {"a": 3, "b": 4}]]},
+            {"calls": [["Math.Multiply", {"a": 7, "b": 5}]]},
+            {"text": "(3 + 4) * 5 = 35."},
+        ],
+        "divide by zero": [
+            {"calls": [["Math.Divide", {"a": 10, "b": 0}]]},
+            {"text": "I cannot: the calculator refuses to divide by zero."},
         ],
     },
 }

@@ -160,7 +160,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         headers = {k.lower(): v for k, v in self.headers.items()}
         fake._received(Received(self.path, body, headers, time.monotonic()))
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        if not self.path.rstrip("/").endswith(fake.route):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         action = fake._action_for(body)
@@ -188,11 +188,10 @@ class _Handler(BaseHTTPRequestHandler):
             if action.retry_after_ms is not None:
                 headers["retry-after-ms"] = str(action.retry_after_ms)
             message = action.message or f"injected HTTP {action.status}"
-            error = {"message": message, "type": "fake_error", "code": str(action.status)}
-            self._json(action.status, {"error": error}, headers)
+            self._json(action.status, fake.error_body(action.status, message), headers)
             return
-        if isinstance(action, Reply):
-            action = completion(action, body.get("model", "fake-model"))
+        if not isinstance(action, dict):
+            action = fake.render(action, body)
         self._json(200, action)
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
@@ -233,6 +232,16 @@ def completion(reply: Reply, model: str) -> dict[str, Any]:
 
 class FakeOpenAI:
     """The server, started on 127.0.0.1 with an ephemeral port by ``with FakeOpenAI() as s``."""
+
+    route = "/chat/completions"
+    """Path suffix of the one POST endpoint served."""
+
+    def render(self, reply: Any, body: dict[str, Any]) -> dict[str, Any]:
+        """The response body for a scripted reply."""
+        return completion(reply, body.get("model", "fake-model"))
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        return {"error": {"message": message, "type": "fake_error", "code": str(status)}}
 
     def __init__(self, responder: Responder | None = None, *, latency_s: float = 0.0) -> None:
         self.responder: Responder = responder or (lambda body: text_reply("ok"))

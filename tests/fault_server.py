@@ -119,7 +119,14 @@ class FaultServer:
                     body = {}
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 with owner._lock:
-                    owner.requests.append({"path": self.path, "headers": headers, "body": body})
+                    owner.requests.append(
+                        {
+                            "path": self.path,
+                            "headers": headers,
+                            "body": body,
+                            "at": time.monotonic(),
+                        }
+                    )
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     owner._answer(self, body, headers)
 

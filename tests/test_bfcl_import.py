@@ -508,3 +508,21 @@ def test_each_case_offers_only_its_records_functions(tmp_path: Path) -> None:
         sent = [t["function"]["name"] for t in item.tools]
         assert sent == [fn["name"] for fn in record["function"]]
     assert len(plan.tools) > max(len(item.tools) for item in plan.items)
+
+
+def test_import_reports_records_with_undefined_parameters(tmp_path: Path) -> None:
+    question = {
+        "id": "x_1",
+        "question": [[{"role": "user", "content": "q"}]],
+        "function": [VOLTAGE],
+    }
+    truth = {VOLTAGE["name"]: {"electric_field": [5.0], "distance": [2.0], "permeability": [0.1]}}
+    (tmp_path / "q.json").write_text(json.dumps(question) + "\n", encoding="utf-8")
+    (tmp_path / "a.json").write_text(
+        json.dumps({"id": "x_1", "ground_truth": [truth]}) + "\n", encoding="utf-8"
+    )
+    out = tmp_path / "s.yaml"
+    res = _cli("bfcl", str(tmp_path / "q.json"), str(tmp_path / "a.json"), "--out", str(out))
+    assert res.exit_code == 0, res.output
+    assert f"1 record(s) tagged {INVALID_TAG}" in res.output
+    assert load_suite(out).cases[0].tags == ("x", INVALID_TAG)

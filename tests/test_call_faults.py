@@ -7,6 +7,7 @@ JSON, every transcript line readable, the run within its time budget, and no sec
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -39,7 +40,7 @@ models:
     base_url: "{model_url}"
     api_key_env: FAULT_KEY
     headers: {{X-Team: search, X-Token: "${{FAULT_HDR}}"}}
-run: {{timeout: {timeout}, retries: 1, concurrency: 2, max_turns: 3}}
+run: {{timeout: {timeout}, retries: 1, concurrency: 2, max_turns: 3{run_extra}}}
 tools:
   - name: get_weather
     description: Current weather for a city.
@@ -65,10 +66,14 @@ def with_userinfo(url: str) -> str:
     return url.replace("http://", f"http://{URL_USER}:{URL_PASSWORD}@")
 
 
-def write_suite(directory: Path, model: str, judge: str, sim: str, timeout: float = 2) -> Path:
+def write_suite(
+    directory: Path, model: str, judge: str, sim: str, timeout: float = 2, run_extra: str = ""
+) -> Path:
     path = directory / "faults.yaml"
     path.write_text(
-        SUITE.format(model_url=model, judge_url=judge, sim_url=sim, timeout=timeout),
+        SUITE.format(
+            model_url=model, judge_url=judge, sim_url=sim, timeout=timeout, run_extra=run_extra
+        ),
         encoding="utf-8",
     )
     return path
@@ -143,7 +148,10 @@ def test_model_endpoint_faults_are_item_errors(fault: str, tmp_path: Path) -> No
 def test_judge_faults_are_that_cases_error(fault: str, tmp_path: Path) -> None:
     with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
         suite = write_suite(tmp_path, good.url, with_userinfo(bad.url), good.url)
+        started = time.monotonic()
         proc = evalspec("run", suite, "--out", tmp_path / "run")
+        took = time.monotonic() - started
+    assert took < 20, f"{fault}: the run took {took:.0f} s"  # the run's timeout holds
     results = assert_handled(proc, tmp_path / "run")
     [result] = results["results"]
     if fault in ("echo", "surrogate", "invalid_utf8"):
@@ -158,7 +166,10 @@ def test_judge_faults_are_that_cases_error(fault: str, tmp_path: Path) -> None:
 def test_simulator_faults_are_that_calls_error(fault: str, tmp_path: Path) -> None:
     with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
         suite = write_suite(tmp_path, good.url, good.url, with_userinfo(bad.url))
+        started = time.monotonic()
         proc = evalspec("run", suite, "--out", tmp_path / "run")
+        took = time.monotonic() - started
+    assert took < 20, f"{fault}: the run took {took:.0f} s"  # the run's timeout holds
     assert_handled(proc, tmp_path / "run")
     [line] = (tmp_path / "run" / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
     [call] = json.loads(line)["tool_calls"]
@@ -254,3 +265,19 @@ def test_lone_surrogate_is_stored_escaped_and_resumes(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert "\\ud83d" in (tmp_path / "run" / "transcripts.jsonl").read_text(encoding="utf-8")
     assert "\\ud83d" in (tmp_path / "faults.recordings.jsonl").read_text(encoding="utf-8")
+
+
+def test_judge_and_simulator_share_the_runs_rate_limit(tmp_path: Path) -> None:
+    """requests_per_minute 150: the model's two turns, the simulator and the judge, 0.4 s apart."""
+    with FaultServer("ok") as server:
+        suite = write_suite(
+            tmp_path, server.url, server.url, server.url, run_extra=", requests_per_minute: 150"
+        )
+        proc = evalspec("run", suite, "--out", tmp_path / "run")
+        arrivals = sorted(r["at"] for r in server.requests)
+        systems = [r["body"]["messages"][0]["content"][:10] for r in server.requests]
+    assert proc.returncode == 0, proc.stderr
+    assert len(arrivals) == 4, systems  # model, simulator, model, judge
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    # Starts are spaced 0.4 s; arrivals also carry the first connection's set-up time.
+    assert all(gap >= 0.2 for gap in gaps) and arrivals[-1] - arrivals[0] >= 1.0, gaps

@@ -1,7 +1,8 @@
 """evalspec against the seed systems' own packages, on inputs generated here.
 
 Each comparison runs the real implementation (`arcade-mcp[evals]` 1.16.3, `uipath` 2.14.44,
-`bfcl-eval` 2026.3.23: the `diff` extra plus `pip install --no-deps bfcl-eval`, as .ci/run does)
+`bfcl-eval` 2026.3.23: the `diff` extra plus `pip install --no-deps bfcl-eval`, in a separate
+environment since arcade pins an older openai and typer; .ci/run builds it as .venv-diff)
 on random inputs inside that system's documented domain, and evalspec on the same inputs. The
 README's "deliberately differs" table lists where evalspec chose otherwise on purpose; those
 inputs are left out here. Run with `-s` to see the agreement per family.
@@ -32,7 +33,7 @@ SEED = 20240305
 def _needs(module: str, extra: str):
     return pytest.mark.skipif(
         importlib.util.find_spec(module) is None,
-        reason=f"{extra} is not installed (pip install -e '.[diff]'; .ci/run does)",
+        reason=f"{extra} is not installed (the `diff` extra; .ci/run runs this in .venv-diff)",
     )
 
 

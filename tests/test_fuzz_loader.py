@@ -8,6 +8,7 @@ Derandomized, so a run is reproducible and a failure stays found.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -32,6 +33,15 @@ FUZZ = settings(
 )
 
 _DIR = tempfile.mkdtemp(prefix="evalspec-fuzz-")
+# Examples taking tools from MCP servers read them from their lock file: one lock beside the
+# fuzzed file holds every example's servers.
+_LOCKED = {
+    key: entry
+    for lock in sorted(SUITES.glob("*.tools.lock.json"))
+    for key, entry in json.loads(lock.read_text(encoding="utf-8"))["servers"].items()
+}
+for _name in ("fuzz", "regression"):
+    (Path(_DIR) / f"{_name}.tools.lock.json").write_text(json.dumps({"servers": _LOCKED}))
 
 
 def _load(data: bytes | str, name: str = "fuzz.yaml") -> Suite | None:

@@ -271,6 +271,13 @@ IMPORTERS: dict[str, Hostile] = {
         ["import", "bfcl", "q.json", "a.json", "--out", "out"],
         "error: --out out is a directory; name a file to write (in it or elsewhere)",
     ),
+    "bfcl answer entry empty": Hostile(
+        files(
+            write("q.json", BFCL_Q), write("a.json", '{"id": "simple_0", "ground_truth": [{}]}\n')
+        ),
+        ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
+        "error: q.json is not a valid BFCL file: an entry that must name something is empty; check that it is BFCL output",
+    ),
     # BFCL results
     "bfcl-results lone surrogate in a call": Hostile(
         files(
@@ -496,6 +503,16 @@ TRANSCRIPTS: dict[str, Hostile] = {
         ),
         SCORE,
         "t.jsonl:1:1: not a transcript: tool_calls[0].arguments: must be a JSON object, got text ('city=Paris'); each line must be one transcript, as `evalspec run` writes it",
+    ),
+    "messages null": Hostile(
+        files(SUITE_FILE, write("t.jsonl", jsonl(transcript(messages=None)))),
+        SCORE,
+        "t.jsonl:1:1: not a transcript: messages: must be a list, got null; each line must be one transcript, as `evalspec run` writes it",
+    ),
+    "tool_calls null": Hostile(
+        files(SUITE_FILE, write("t.jsonl", jsonl(transcript(tool_calls=None)))),
+        SCORE,
+        "t.jsonl:1:1: not a transcript: tool_calls: must be a list, got null; each line must be one transcript, as `evalspec run` writes it",
     ),
     "message a number": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(messages=[5])))),
@@ -723,6 +740,16 @@ PATHS: dict[str, Hostile] = {
         ["merge", "r1", "--out", "out"],
         "error: --out out is a file, not a directory; name a directory",
     ),
+    "run --resume with transcripts a FIFO": Hostile(
+        files(SUITE_FILE, mkdir("r1"), fifo("r1/transcripts.jsonl")),
+        ["run", "s.yaml", "--record", "offline", "--resume", "r1"],
+        "r1/transcripts.jsonl:1:1: is a named pipe (FIFO), not a regular file; name a regular file",
+    ),
+    "run --resume with run.json a FIFO": Hostile(
+        files(SUITE_FILE, mkdir("r1"), fifo("r1/run.json")),
+        ["run", "s.yaml", "--record", "offline", "--resume", "r1"],
+        "r1/run.json:1:1: is a named pipe (FIFO), not a regular file; name a regular file",
+    ),
     "validate a directory": Hostile(
         mkdir("suites"),
         ["validate", "suites"],
@@ -768,6 +795,25 @@ PATHS: dict[str, Hostile] = {
         files(GOOD_RESULTS, mkdir("run")),
         ["compare", "a.json", "run"],
         "error: no results at run/results.json; pass a run directory or a results.json",
+    ),
+}
+
+
+BIG_PLAN = SUITE.replace("cases:\n", "trials: 1000\ncases:\n").replace(
+    "  - name: weather\n",
+    "  - name: 'weather {{ n }}'\n    matrix: {n: [" + ", ".join(map(str, range(2000))) + "]}\n",
+)
+
+LIMITS: dict[str, Hostile] = {
+    "plan of 2,000,000 requests": Hostile(
+        write("s.yaml", BIG_PLAN),
+        ["plan", "s.yaml"],
+        "error: the plan has 2000000 items (cases × models × trials); the limit is 1000000: run fewer trials or models, or split the suite",
+    ),
+    "run of 2,000,000 requests": Hostile(
+        write("s.yaml", BIG_PLAN),
+        ["run", "s.yaml", "--record", "offline"],
+        "error: the plan has 2000000 items (cases × models × trials); the limit is 1000000: run fewer trials or models, or split the suite",
     ),
 }
 
@@ -894,3 +940,9 @@ def test_base_ref(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     lines = [line for line in output.splitlines() if line.strip()]
     shown = lines[-1] if not lines[-1].endswith(" found") else lines[0]
     assert (code, shown) == (2, expected), output
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_cli_limits(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    check(tmp_path, monkeypatch, LIMITS[name])
+    assert not (tmp_path / "runs").exists(), "a refused command started a run"

@@ -305,7 +305,7 @@ EXPECTED: dict[str, list[str]] = {
         "hostile_inf_weight.yaml:8:32: critics.city.weight: .inf is not a finite number (NaN and infinities are refused); write a finite number, or quote it if it is meant as text",
     ],
     "hostile_matrix_too_many_cases": [
-        "hostile_matrix_too_many_cases.yaml:10:13: cases[1]: with this case the suite has more than 10000 cases after matrix expansion; keep the suite under 10000 cases: split it into several suites",
+        "hostile_matrix_too_many_cases.yaml:10:13: cases[1]: with this case the suite has more than 10000 cases after matrix expansion; keep the suite under 10000 cases: split it into several suites, or raise the limit with EVALSPEC_MAX_CASES",
     ],
     "hostile_nan_threshold": [
         "hostile_nan_threshold.yaml:5:19: rubric.fail_threshold: .nan is not a finite number (NaN and infinities are refused); write a finite number, or quote it if it is meant as text",
@@ -360,6 +360,18 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "hostile_tool_cache_absolute": [
         "hostile_tool_cache_absolute.yaml:7:19: tools[0].cache.file: '/etc/passwd' cannot be written: it is an absolute path; give a path relative to the suite file that stays beside it or below it, for example: recordings/answers.jsonl",
+    ],
+    "hostile_template_indent_bomb": [
+        "hostile_template_indent_bomb.yaml:6:11: cases[0].user: template stopped: the filter indent would build more than 1000000 characters; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_join_bomb": [
+        "hostile_template_join_bomb.yaml:6:11: cases[0].user: template stopped: the filter join would build more than 1000000 characters; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_replace_bomb": [
+        "hostile_template_replace_bomb.yaml:6:11: cases[0].user: template stopped: the filter replace would build more than 1000000 characters; templates are for filling in values; write large or repeated data out",
+    ],
+    "hostile_template_tojson_indent": [
+        "hostile_template_tojson_indent.yaml:6:11: cases[0].user: template stopped: the filter tojson is given an indent above 16; templates are for filling in values; write large or repeated data out",
     ],
 }
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from fault_server import FaultServer
 from test_call_faults import ENV, ROOT, evalspec
+from test_call_faults import write_suite as write_fault_suite
 
 from evalspec.providers.recordings import Recordings
 from evalspec.runner.run_dir import default_run_dir
@@ -119,6 +120,22 @@ def test_a_simulator_cache_that_is_no_cache_is_refused(tmp_path: Path, content: 
     assert proc.returncode == 2, proc.stderr
     assert f"{cache}:1:1: not a tool response cache" in proc.stderr
     assert cache.read_text(encoding="utf-8") == content
+
+
+def test_a_judge_cache_that_is_no_cache_is_refused_before_any_call(tmp_path: Path) -> None:
+    cache = tmp_path / ".evalspec-cache" / "judge.json"
+    cache.parent.mkdir()
+    cache.write_text("[1, 2]", encoding="utf-8")
+    with FaultServer("ok") as server:
+        suite = write_fault_suite(tmp_path, server.url, server.url, server.url)
+        proc = evalspec("run", suite, "--out", tmp_path / "run")
+        assert server.connections == 0
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        f"{cache}:1:1: not a judge verdict cache (one JSON object of prompt hash -> verdict): "
+        "it holds a JSON list, not an object; evalspec will not overwrite it" in proc.stderr
+    )
+    assert cache.read_text(encoding="utf-8") == "[1, 2]"
 
 
 def test_runs_started_in_the_same_second_get_their_own_directory(

@@ -138,10 +138,14 @@ def test_edited_user_message_needs_a_rerun_and_does_not_gate(tmp_path, run_dir):
         run_dir,
         ("user: Will it rain in Paris tomorrow?", "user: Does it rain in Paris tomorrow?"),
     )
-    assert changed(comparison) == {"forecast for tomorrow": "unchanged"}
+    assert changed(comparison) == {"forecast for tomorrow": "changed"}
     (c,) = [c for c in comparison.changes if c.rerun]
     assert c.case == "forecast for tomorrow"
-    assert comparison.exit_code == 0
+    assert c.named == (
+        'user message: "Will it rain in Paris tomorrow?" -> "Does it rain in Paris tomorrow?"',
+    )
+    assert comparison.exit_code == 3  # stale evidence gates by default
+    assert comparison.accepting_stale().exit_code == 0
 
 
 def test_added_and_removed_cases(tmp_path, run_dir):
@@ -156,7 +160,8 @@ def test_added_and_removed_cases(tmp_path, run_dir):
     }
     added = next(c for c in comparison.changes if c.kind == "added")
     assert added.needs_run and added.after is None
-    assert comparison.exit_code == 0
+    assert comparison.exit_code == 3  # a case with no evidence gates by default
+    assert comparison.accepting_stale().exit_code == 0
 
 
 def cli(*args: str):
@@ -171,7 +176,11 @@ def test_cli_diff_prints_the_change_and_writes_markdown(tmp_path, run_dir):
     assert "REGRESSION compare two cities  PASS 1.000 → FAIL" in result.output
     assert "city (call 2): 1.00×1 → 0.00×1" in result.output
     text = md.read_text(encoding="utf-8")
-    assert "| compare two cities | PASS 1.000 | FAIL" in text
+    assert (
+        '| compare two cities | expected call 1 (get\\_current\\_weather) city: "Paris" -&gt; '
+        '"Rome"; expected call 2 (get\\_current\\_weather) city: "London" -&gt; "Berlin" | '
+        "PASS 1.000 | FAIL" in text
+    )
     assert "| forecast for tomorrow |" not in text  # unchanged cases stay out of the comment
 
 
@@ -220,7 +229,7 @@ def test_markdown_diff_escapes_names_and_lists_rows(tmp_path, run_dir):
     text = render_diff_markdown(comparison, show_unchanged=True)
     assert "<script>" not in text
     assert "compare &lt;script&gt;x&lt;/script&gt; \\| cities" in text
-    assert "| compare two cities | PASS 1.000 | - | removed |" in text
+    assert "| compare two cities | - | PASS 1.000 | - | removed |" in text
 
 
 def test_markdown_diff_respects_the_comment_size_limit(tmp_path, run_dir):
@@ -229,7 +238,7 @@ def test_markdown_diff_respects_the_comment_size_limit(tmp_path, run_dir):
     assert "<details>" in full
     short = render_diff_markdown(comparison, limit=len(full) - 10)
     assert "<details>" not in short and "left out" in short
-    assert "| compare two cities | PASS 1.000 |" in short
+    assert "| compare two cities | expected call 1" in short
 
 
 # ---------------------------------------------------------------- --base-ref
@@ -287,9 +296,14 @@ def test_base_ref_takes_includes_from_the_same_ref(repo, run_dir):
         str(run_dir),
         "--json",
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     # The tool definitions are part of every request: every case now needs a re-run.
-    assert json.loads(result.stdout)["counts"]["rerun"] == 6
+    data = json.loads(result.stdout)
+    assert data["counts"]["rerun"] == 6
+    assert data["suite_wide"] == [
+        'tool get_current_weather description: "Current weather for a city." -> '
+        '"Current weather for one city."'
+    ]
 
 
 def test_base_ref_missing_include_is_reported(repo, run_dir):
@@ -305,9 +319,17 @@ def test_base_ref_missing_include_is_reported(repo, run_dir):
 def test_base_ref_new_suite_counts_every_case_as_added(repo, run_dir):
     new = repo / "suites" / "weather2.yaml"
     shutil.copy(repo / "suites" / "weather.yaml", new)
-    result = cli("diff", "--base-ref", "HEAD", str(new), "-t", str(run_dir), "--json")
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["counts"]["added"] == 6
+    result = cli(
+        "diff", "--base-ref", "HEAD", str(new), "-t", str(run_dir), "--json", "--allow-stale"
+    )
+    # A new suite is a new place keys go: its endpoints are listed and the review stops (4).
+    assert result.exit_code == 4, result.output
+    data = json.loads(result.stdout)
+    assert data["counts"]["added"] == 6
+    assert data["security"] == [
+        "new suite: model gpt-4o-mini sends to the provider's default (OPENAI_BASE_URL or "
+        "OpenAI) with the key in $OPENAI_API_KEY"
+    ]
 
 
 def test_base_ref_unknown_ref_exits_2(repo, run_dir):

@@ -89,3 +89,23 @@ def test_node_text_is_never_run_and_unreadable_nodes_stop_the_import(tmp_path: P
     assert res.exit_code == 2 and "1 tool node(s) name no call" in res.output
     assert "Traceback" not in res.output
     assert not out.exists() and not marker.exists()
+
+
+def test_a_tree_too_deep_to_read_is_a_clear_error(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalspec.cli import app
+
+    node: dict = {"role": "tool", "message": "{'name': 'f', 'arguments': '{}'}", "next": []}
+    text = json.dumps(node)
+    for _ in range(5000):  # nested deeper than any JSON reader recurses
+        text = '{"role": "tool", "message": "{\'name\': \'f\'}", "next": [' + text + "]}"
+    path = tmp_path / "run" / "G1.json"
+    path.parent.mkdir()
+    path.write_text('{"1": {"query": "q", "answer": {"answer_details": [' + text + "]}}}")
+    out = tmp_path / "t.jsonl"
+    res = CliRunner().invoke(
+        app, ["import", "stabletoolbench-answers", str(path), "--out", str(out)]
+    )
+    assert res.exit_code == 2 and "nests deeper" in res.output
+    assert not out.exists()

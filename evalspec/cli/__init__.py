@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from evalspec.cli import interop, review, run, score, suite, view
+from evalspec.cli import interop, review, run, score, suite, tools, view
 from evalspec.cli.common import print_error
 
 app = typer.Typer(
@@ -65,6 +65,7 @@ for command in (
     score.score,
     review.diff,
     review.compare,
+    review.review,
     view.view,
     run.merge,
     suite.schema,
@@ -72,6 +73,7 @@ for command in (
 ):
     app.command()(command)
 app.add_typer(interop.import_app, name="import")
+app.add_typer(tools.tools_app, name="tools")
 
 
 def main() -> None:

@@ -126,12 +126,21 @@ def check_report_files(options: ReportOptions) -> None:
     check_output_file(options.html, "--html")
 
 
+class _InertFormatter(logging.Formatter):
+    """Log lines quote servers and models: their control characters are shown, not sent."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from evalspec.terminal import plain
+
+        return plain(super().format(record))
+
+
 def configure_logging(verbose: bool) -> None:
     """`-v` shows evalspec's log: retries with their reason and wait, cache use, skipped input."""
     if not verbose:
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_InertFormatter("%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("evalspec")
     root.addHandler(handler)
     root.setLevel(logging.INFO)
@@ -192,16 +201,28 @@ def finish_run(
 
     `calls` (the run's ModelCalls) lets an LLM judge ask on a cache miss; without it the judge
     only reads its cache."""
-    import time
-
     from evalspec.api import score
 
     report = score(suite, transcripts, calls=calls)
+    return finish_report(report, run_dir, options, started=started, note=note)
+
+
+def finish_report(
+    report: Report,
+    run_dir: Path,
+    options: ReportOptions,
+    *,
+    started: float | None = None,
+    note: str = "",
+) -> int:
+    """Write a scored run's results and reports, print them; the exit code."""
+    import time
+
     write_and_show(report, options, run_dir / "results.json")
     if not options.as_json:
         took = f" in {time.perf_counter() - started:.2f}s" if started is not None else ""
         sys.stdout.write(
-            f"{len(transcripts)} items{took}"
+            f"{len(report.results)} items{took}"
             + (f" {note}" if note else "")
             + f" · results: {run_dir / 'results.json'}\n"
         )

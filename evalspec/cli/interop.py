@@ -30,7 +30,15 @@ import_app = typer.Typer(
 Out = Annotated[Path, typer.Option("--out", "-o", help="File to write.")]
 
 
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError)
+_MALFORMED = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    RecursionError,
+    StopIteration,
+)
 """What converting a file of the right syntax but the wrong content raises."""
 
 
@@ -46,6 +54,8 @@ def importing(source: Path, what: str) -> Iterator[None]:
     except _MALFORMED as exc:
         if isinstance(exc, KeyError):
             why = f"a record lacks the key {exc.args[0]!r}" if exc.args else "a key is missing"
+        elif isinstance(exc, StopIteration):
+            why = "an entry that must name something is empty"
         elif isinstance(exc, TypeError | AttributeError):
             why = f"a value has the wrong type ({exc})"
         else:
@@ -84,20 +94,32 @@ def bfcl(
       evalspec import bfcl BFCL_v4_simple_python.json \
         possible_answer/BFCL_v4_simple_python.json --out suites/bfcl_simple.yaml
     """
-    from evalspec.interop.bfcl import DEFAULT_MODEL, read_records, write_suite_yaml
+    from evalspec.interop.bfcl import (
+        DEFAULT_MODEL,
+        INVALID_TAG,
+        bfcl_suite_dicts,
+        read_records,
+        write_suites,
+    )
 
     check_output_file(out, "--out")
     with importing(questions, "BFCL"):
         records = read_records(questions)
-        paths = write_suite_yaml(
+        suites = bfcl_suite_dicts(
             records,
             read_records(answers),
-            out,
             name=name or questions.stem,
             models=model or [DEFAULT_MODEL],
         )
+        paths = write_suites(out, suites)
     for p in paths:
         typer.echo(f"wrote {p}")
+    invalid = sum(INVALID_TAG in c["tags"] for s in suites for c in s["cases"])
+    if invalid:
+        typer.echo(
+            f"{invalid} record(s) tagged {INVALID_TAG}: a possible answer names a parameter "
+            "its function does not define (scored as BFCL scores them)"
+        )
     typer.echo(f"{len(records)} cases in {len(paths)} suite(s); next: evalspec validate {paths[0]}")
 
 

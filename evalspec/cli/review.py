@@ -17,11 +17,21 @@ if TYPE_CHECKING:
 
     from evalspec.review.diff import Comparison
 
+AllowStaleOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-stale",
+        help="Accept cases that need a run or a re-run, and transcripts that match no case "
+        "(exit 0 instead of 3 for them).",
+    ),
+]
+
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
 KIND_STYLES = {
     "regression": "bold red",
     "worse": "red",
     "better": "green",
+    "changed": "yellow",
     "added": "cyan",
     "missing": "cyan",
     "removed": "dim",
@@ -29,18 +39,29 @@ KIND_STYLES = {
 
 
 def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
-    """One line per case that changed (before → after), then the rows that explain it."""
+    """Security-relevant changes first, then one line per case that changed (before → after),
+    the suite changes that affect it, why its evidence is stale, and the rows that explain it."""
     from rich.console import Console
     from rich.text import Text
 
-    from evalspec.review.diff import change_text, row_text, shown_changes, side_text
+    from evalspec.review.diff import evidence_text, row_text, shown_changes, side_text
     from evalspec.terminal import text
 
     console = Console(highlight=False)
+
+    def say(value: str, style: str = "") -> None:
+        console.print(text(value, style))
+
     console.print(
         text(comparison.title, "bold", single_line=True)
         + text(f"  {comparison.before_label} → {comparison.after_label}", "dim", single_line=True)
     )
+    for item in comparison.security:
+        say(f"SECURITY   {item}", "bold red")
+    for item in comparison.skipped:
+        say(f"SKIPPED    {item}", "bold yellow")
+    for item in comparison.suite_wide:
+        say(f"every case: {item}", "yellow")
     if comparison.columns:
         print_matrix(comparison, console, show_unchanged=show_unchanged)
     shown = shown_changes(comparison, show_unchanged=show_unchanged and not comparison.columns)
@@ -54,19 +75,23 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
             if i:
                 line.append(" → ")
             line.append(text(side_text(s), STYLES.get(s.status, "") if s else "dim"))
-        extra = change_text(c, comparison).partition(" (")[2]
+        extra = evidence_text(c)
         if extra:
-            line.append(text(f"  ({extra}", "yellow", single_line=True))
+            line.append(text(f"  ({extra})", "yellow", single_line=True))
         console.print(line)
+        for item in c.named:
+            say(f"    changed: {item}", "yellow")
+        for item in c.stale:
+            say(f"    stale: {item}", "yellow")
         if c.before and c.after and c.before.reason != c.after.reason:
-            console.print(text(f"    now: {c.after.reason}", "dim"))
+            say(f"    now: {c.after.reason}", "dim")
         for r in c.rows:
-            console.print(text(f"    {row_text(r)}", "dim"))
+            say(f"    {row_text(r)}", "dim")
     if not shown:
         console.print("no case changed")
-    console.print(text(comparison.summary(), "bold"))
+    say(comparison.summary(), "bold")
     for note in comparison.notes:
-        console.print(text(note, "dim"))
+        say(note, "dim")
 
 
 def print_matrix(comparison: Comparison, console: Console, *, show_unchanged: bool) -> None:
@@ -78,10 +103,10 @@ def print_matrix(comparison: Comparison, console: Console, *, show_unchanged: bo
     from evalspec.terminal import text
 
     table = Table(show_lines=False, title_justify="left")
-    table.add_column("case", overflow="fold")
+    table.add_column("case", overflow="fold", min_width=12)
     for col in comparison.columns:
-        table.add_column(text(col.label, single_line=True), justify="right", no_wrap=True)
-    table.add_column("change")
+        table.add_column(text(col.label, single_line=True), justify="right", overflow="fold")
+    table.add_column("change", no_wrap=True, min_width=10)
     same = 0
     for case, kind, cells in matrix_rows(comparison):
         if kind == "unchanged" and not show_unchanged:
@@ -137,6 +162,7 @@ def diff(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help="Also list unchanged cases.")] = False,
+    allow_stale: AllowStaleOpt = False,
 ) -> None:
     """Show what a suite change does to the scores, re-scoring recorded transcripts.
 
@@ -145,8 +171,13 @@ def diff(
     that explain the change, cases added (needs a run), removed, and cases whose request to the
     model changed (re-run needed: the recording answers the old question).
 
-    Exit codes: 0 no passing case fails now, 1 a passing case fails now (cases needing a re-run
-    excepted), 2 invalid suite or usage.
+    A recorded transcript counts for the head suite only if it answers the head's requests:
+    the same opening request and, for every tool call, the output the head's tools give now.
+
+    Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
+    3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
+    model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
+    change (an endpoint, API-key variable or header differs). 4 wins over 1, 1 over 3.
 
     Examples:
 
@@ -156,7 +187,8 @@ def diff(
 
       evalspec diff --base-ref origin/main suites/slack.yaml -t run/ --markdown diff.md
     """
-    from evalspec.review.diff import diff_suites, suite_from_git
+    from evalspec.review.diff import diff_suites
+    from evalspec.review.git_base import suite_from_git
     from evalspec.suite.validate import load_suite
     from evalspec.transcript import load_transcripts
 
@@ -181,6 +213,7 @@ def diff(
         base_label=base_label,
         head_label=head_path.as_posix(),
         source=transcripts.as_posix(),
+        allow_stale=allow_stale,
     )
     _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)
@@ -237,3 +270,67 @@ def compare(
         write_runs_html([html_run(r.label, r.data, Path(r.label)) for r in loaded], html)
     _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)
+
+
+@reports_errors
+def review(
+    patterns: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Suite files or globs, relative to the repository (default: suites/*.yaml).",
+            show_default=False,
+            metavar="[SUITE_GLOB]...",
+        ),
+    ] = None,
+    base_ref: Annotated[
+        str,
+        typer.Option("--base-ref", help="The git ref to compare with, e.g. origin/main."),
+    ] = "origin/main",
+    markdown: Annotated[
+        Path | None, typer.Option(help="Write the pull-request comment (Markdown) here.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the review as JSON.")] = False,
+    allow_stale: AllowStaleOpt = False,
+) -> None:
+    """Review every suite of a pull request against the base branch, in one verdict.
+
+    For each suite: read its base version and the base's recordings from git, replay both
+    versions on their recordings (offline: no model, judge or simulator is called), check that
+    the recorded answers still answer the head's requests, and diff. Writes one Markdown
+    comment, most severe first across suites.
+
+    Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
+    3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
+    model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
+    change (an endpoint, API-key variable or header differs). 4 wins over 1, 1 over 3.
+
+    Examples:
+
+      evalspec review --base-ref origin/main --markdown comment.md
+
+      evalspec review 'suites/**/*.yaml' --base-ref "$BASE_SHA" --json
+    """
+    from evalspec.review.repo import DEFAULT_PATTERNS, review_repository
+    from evalspec.terminal import plain
+
+    result = review_repository(
+        patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale
+    )
+    if markdown:
+        from evalspec.review.markdown import write_review_markdown
+
+        write_review_markdown(result, markdown)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        for suite in result.suites:
+            if suite.comparison is None:
+                print(plain(f"removed: {suite.path}"))
+            elif not suite.untouched:
+                print_comparison(suite.comparison, show_unchanged=False)
+                print()
+        untouched = [s.path for s in result.suites if s.untouched]
+        if untouched:
+            print(plain(f"untouched: {', '.join(untouched)}"))
+        print(f"exit code {result.exit_code}")
+    raise typer.Exit(result.exit_code)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,6 +28,7 @@ from evalspec.cli.common import (
     check_output_file,
     check_report_files,
     configure_logging,
+    finish_report,
     finish_run,
     print_error,
     reports_errors,
@@ -34,6 +36,13 @@ from evalspec.cli.common import (
 from evalspec.cli.progress import LiveTally, ProgressBar
 from evalspec.errors import RunError, UsageError
 from evalspec.providers.recordings import RECORD_MODES
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from evalspec.plan import Plan
+    from evalspec.runner.execute import RunOptions, RunOutcome
+    from evalspec.transcript import Transcript
 
 RecordMode = StrEnum("RecordMode", {mode: mode for mode in RECORD_MODES})  # type: ignore[misc]
 """The CLI's choices for --record, from the one list the recordings provider accepts."""
@@ -53,6 +62,10 @@ class RunRequest:
     recordings: Path | None = None
     out: Path | None = None
     resume: Path | None = None
+    ray: str | None = None
+    """Run on a Ray cluster: `auto` or its address."""
+    ray_batch: int = 64
+    """Items per batch sent to a Ray worker."""
 
 
 @reports_errors
@@ -77,6 +90,17 @@ def run(
     resume: Annotated[
         Path | None, typer.Option(help="Finish an interrupted run in this directory.")
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the items on a Ray cluster: auto (the cluster of this machine) or its "
+            "address. Needs the ray extra.",
+            metavar="auto|ADDRESS",
+        ),
+    ] = None,
+    ray_batch: Annotated[
+        int, typer.Option(min=1, help="Items per batch sent to one Ray worker.")
+    ] = 64,
     junit: JunitOpt = None,
     markdown: MarkdownOpt = None,
     html: HtmlOpt = None,
@@ -113,6 +137,8 @@ def run(
                 recordings=recordings,
                 out=out,
                 resume=resume,
+                ray=ray,
+                ray_batch=ray_batch,
             ),
             options,
         )
@@ -126,16 +152,21 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     check_output_dir(req.out, "--out")
     check_output_file(req.recordings, "--recordings")
     from evalspec.plan import compile_plan, parse_shard
+    from evalspec.report.records import report_from_results
     from evalspec.runner import RunOptions, run_plan
+    from evalspec.runner.execute import model_calls
     from evalspec.runner.run_dir import (
         completed,
         default_run_dir,
         read_manifest,
         refuse_used_out,
     )
+    from evalspec.scoring.scorer import check_judge_caches
+    from evalspec.scoring.stream import StreamingScorer
     from evalspec.suite.validate import load_suite
 
     suite = load_suite(req.suite)
+    check_judge_caches(suite)
     plan = compile_plan(
         suite,
         cases=req.cases,
@@ -143,6 +174,9 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         trials=req.trials,
         shard=parse_shard(req.shard) if req.shard else None,
     )
+    # The suite and plan live until the process ends: keep the collector from rescanning them
+    # at every collection while the run makes transcripts (a 50,000-item run spent seconds so).
+    gc.freeze()
     if req.resume and not req.resume.is_dir():
         raise UsageError(f"--resume {req.resume}: no such run directory")
     if req.resume:
@@ -167,15 +201,31 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
             "trials": req.trials,
             "shard": req.shard,
         },
+        keep_transcripts=False,  # scored as they finish (below), then forgotten
     )
     interactive = sys.stderr.isatty() and not report.as_json
     progress = ProgressBar(
         len(plan.items), enabled=interactive, tally=LiveTally(suite) if interactive else None
     )
+    calls = model_calls(suite, options)  # one call policy (and rate limit) for run and judge
+    order = {it.id: i for i, it in enumerate(plan.items)}
+    scoring = StreamingScorer(suite, order=order, calls=calls)
+    if req.resume:
+        for t in completed(run_dir).values():
+            if t.item_id in scoring.order:
+                scoring.add(t)
+
+    def finished(t: Transcript) -> None:
+        progress.advance(t)
+        scoring.add(t)
+
     started = time.perf_counter()
     try:
         with progress:
-            outcome = run_plan(plan, options, on_done=progress.advance)
+            if req.ray:
+                outcome = _run_on_ray(plan, options, req, finished)
+            else:
+                outcome = run_plan(plan, options, on_done=finished, calls=calls)
     except KeyboardInterrupt:
         done = len(completed(run_dir))
         sys.stderr.write(
@@ -203,15 +253,22 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         + (f", {outcome.resumed} resumed" if outcome.resumed else "")
         + ")"
     )
-    return finish_run(
-        suite,
-        outcome.transcripts,
-        run_dir,
-        report,
-        started=started,
-        note=note,
-        calls=outcome.calls,
-    )
+    results = report_from_results(suite, scoring.finish(), scoring.tally)
+    return finish_report(results, run_dir, report, started=started, note=note)
+
+
+def _run_on_ray(
+    plan: Plan, options: RunOptions, req: RunRequest, on_done: Callable[[Transcript], None]
+) -> RunOutcome:
+    """The run on a Ray cluster; a clear usage error when the ray extra is not installed."""
+    try:
+        from evalspec.runner.ray_cluster import ClusterOptions, run_plan_on_ray
+    except ImportError:
+        raise UsageError(
+            "--ray needs Ray: pip install 'evalspec-yaml[ray]' (or run without --ray)"
+        ) from None
+    cluster = ClusterOptions(address=req.ray or "auto", batch_size=req.ray_batch)
+    return run_plan_on_ray(plan, options, cluster, on_done=on_done)
 
 
 @reports_errors

@@ -40,11 +40,23 @@ def score(
     markdown: MarkdownOpt = None,
     html: HtmlOpt = None,
     verbose: VerboseOpt = False,
+    allow_skipped: Annotated[
+        bool,
+        typer.Option(
+            "--allow-stale",
+            help="Accept transcripts that match no case or model of the suite (they are left "
+            "out); scoring nothing still exits 3.",
+        ),
+    ] = False,
 ) -> None:
     """Re-score recorded transcripts under the suite as it is now, without calling any model.
 
     Transcripts are matched to cases by name, so editing critics, weights or thresholds and
     scoring again costs nothing.
+
+    Exit codes: 0 every case passed; 1 some case failed; 2 invalid suite or usage; 3 some
+    transcripts match no case or model of the suite (each named; --allow-stale accepts them),
+    or none does (never accepted).
 
     Examples:
 
@@ -53,26 +65,46 @@ def score(
       evalspec score suites/slack.yaml -t transcripts.jsonl --json
     """
     configure_logging(verbose)
-    raise typer.Exit(
-        rescore(suite, transcripts, ReportOptions(as_json, verbose, junit, markdown, html), out)
-    )
+    options = ReportOptions(as_json, verbose, junit, markdown, html)
+    raise typer.Exit(rescore(suite, transcripts, options, out, allow_skipped=allow_skipped))
 
 
-def rescore(suite_path: Path, transcripts: Path, options: ReportOptions, out: Path | None) -> int:
-    """Score recorded transcripts under the suite as it is now; the exit code."""
+def rescore(
+    suite_path: Path,
+    transcripts: Path,
+    options: ReportOptions,
+    out: Path | None,
+    *,
+    allow_skipped: bool = False,
+) -> int:
+    """Score recorded transcripts under the suite as it is now; the exit code.
+
+    Transcripts of cases or model labels the suite does not have are named on stderr and make
+    the exit code 3 (unless allowed); when none is left, nothing is scored and the code is 3.
+    """
     check_report_files(options)
     check_output_file(out, "--out")
     from evalspec.api import load_suite, load_transcripts, score
+    from evalspec.review.diff import EXIT_UNVERIFIED, unmatched_transcripts
 
     suite = load_suite(suite_path)
     loaded = load_transcripts(transcripts)
-    known = {c.name for c in suite.cases}
-    kept = [t for t in loaded if t.case in known]
-    dropped = sorted({t.case for t in loaded if t.case not in known})
-    for name in dropped:
-        _log.info("skipped transcripts of case %r: not in %s", name, suite_path)
-    if dropped:
-        print_error(f"skipped transcripts of cases no longer in the suite: {', '.join(dropped)}")
+    cases = {c.name for c in suite.cases}
+    models = {m.name for m in suite.models}
+    kept = [t for t in loaded if t.case in cases and t.model in models]
+    skipped = unmatched_transcripts(loaded, [suite], suite_path.as_posix())
+    level = "warning" if allow_skipped and kept else "error"
+    for problem in skipped:
+        _log.info("skipped transcripts: %s", problem)
+        print_error(f"{level}: skipped: {problem}")
+    if not kept:
+        print_error(
+            f"error: nothing to score: none of the {len(loaded)} transcripts in {transcripts} "
+            f"is of a case and model of {suite_path}"
+        )
+        return EXIT_UNVERIFIED
     report = score(suite, kept)
     write_and_show(report, options, out)
+    if skipped and not allow_skipped:
+        return EXIT_UNVERIFIED
     return report.exit_code

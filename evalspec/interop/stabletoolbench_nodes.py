@@ -127,10 +127,16 @@ def read_tool_node(message: Any) -> ToolNode | None:
 
 
 def walk(nodes: Iterable[Mapping[str, Any]]) -> Iterable[Mapping[str, Any]]:
-    """Every node of an ``answer_details`` tree, depth first, in file order."""
-    for node in nodes:
+    """Every node of an ``answer_details`` tree, depth first, in file order (no recursion, so
+    a deep tree in an untrusted file cannot exhaust the stack)."""
+    stack = [iter(nodes)]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
         yield node
-        yield from walk(node.get("next") or ())
+        stack.append(iter(node.get("next") or ()))
 
 
 def finished(answer_details: Any) -> bool:

@@ -30,6 +30,8 @@ class Endpoint:
     base_url: str | None = None
     api_key_env: str = DEFAULT_API_KEY_ENV
     headers: dict[str, str] = field(default_factory=dict)
+    provider: str = "openai"
+    """Wire protocol: ``openai`` (chat completions) or ``anthropic`` (Messages API)."""
 
 
 class ModelCalls:
@@ -57,18 +59,32 @@ class ModelCalls:
         return cls(run.timeout_s, run.retries, run.requests_per_minute)
 
     def provider(self, endpoint: Endpoint) -> Provider:
-        """A live provider for this endpoint under the run's policy (a RunError if no key)."""
+        """A live provider for this endpoint under the run's policy (a RunError if no key).
+
+        It sends provider-safe tool names (``Math.Add`` as ``Math_Add``) and answers with the
+        suite's names.
+        """
         import os
 
-        from evalspec.providers.openai_chat import OpenAIChatProvider
+        from evalspec.providers.tool_names import WireToolNames
 
-        return OpenAIChatProvider(
-            base_url=endpoint.base_url or os.environ.get("OPENAI_BASE_URL"),
-            api_key_env=endpoint.api_key_env,
-            headers=endpoint.headers,
-            timeout_s=self.timeout_s,
-            retries=self.retries,
-            limiter=self.limiter,
+        if endpoint.provider == "anthropic":
+            from evalspec.providers.anthropic_messages import AnthropicMessagesProvider as cls
+
+            base_url = endpoint.base_url or os.environ.get("ANTHROPIC_BASE_URL")
+        else:
+            from evalspec.providers.openai_chat import OpenAIChatProvider as cls
+
+            base_url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL")
+        return WireToolNames(
+            cls(
+                base_url=base_url,
+                api_key_env=endpoint.api_key_env,
+                headers=endpoint.headers,
+                timeout_s=self.timeout_s,
+                retries=self.retries,
+                limiter=self.limiter,
+            )
         )
 
     async def ask(
@@ -111,7 +127,9 @@ def register_suite_secrets(suite: Suite) -> None:
 
     from evalspec.providers.openai_chat import header_secrets
 
-    endpoints = [Endpoint(m.base_url, m.api_key_env, dict(m.headers)) for m in suite.models]
+    endpoints = [
+        Endpoint(m.base_url, m.api_key_env, dict(m.headers), m.provider) for m in suite.models
+    ]
     endpoints += [
         Endpoint(t.simulate.base_url, t.simulate.api_key_env)
         for t in suite.tools
@@ -124,9 +142,15 @@ def register_suite_secrets(suite: Suite) -> None:
                 endpoints.append(
                     Endpoint(params.get("base_url"), params.get("api_key_env", DEFAULT_API_KEY_ENV))
                 )
-    urls = {e.base_url for e in endpoints} | {os.environ.get("OPENAI_BASE_URL")}
+    urls = {e.base_url for e in endpoints} | {
+        os.environ.get("OPENAI_BASE_URL"),
+        os.environ.get("ANTHROPIC_BASE_URL"),
+    }
     for url in urls:
         redaction.register_forms(redaction.url_secrets(url))
     redaction.register(*(os.environ.get(e.api_key_env, "") for e in endpoints))
     for e in endpoints:
         redaction.register(*header_secrets(e.headers))
+    for tool in suite.tools:
+        if tool.mcp is not None:
+            redaction.register(*header_secrets(tool.mcp.headers))

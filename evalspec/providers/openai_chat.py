@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from evalspec import redaction
 from evalspec.errors import RunError
 from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec.reading import without_lone_surrogates
 from evalspec.schemas import DEFAULT_API_KEY_ENV
 
 _log = logging.getLogger(__name__)
@@ -79,21 +80,6 @@ class _BodyBroken(Exception):
     """The connection broke while the reply's body was being read (cut short, reset)."""
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _without_surrogates(value: Any) -> Any:
-    """A JSON value whose strings have lone surrogates (an emoji cut by a token limit, kept
-    from an earlier answer) replaced by U+FFFD, so the request can be encoded at all."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {k: _without_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_without_surrogates(v) for v in value]
-    return value
-
-
 def is_loopback(base_url: str | None) -> bool:
     """True for http(s)://localhost, 127.x.x.x and [::1] endpoints."""
     if not base_url:
@@ -107,10 +93,10 @@ def is_loopback(base_url: str | None) -> bool:
         return False
 
 
-def display_url(base_url: str | None) -> str:
+def display_url(base_url: str | None, default: str = "https://api.openai.com/v1") -> str:
     """The endpoint for messages, without any user:password part."""
     if not base_url:
-        return "https://api.openai.com/v1"
+        return default
     parts = urlsplit(base_url)
     host = parts.hostname or ""
     if parts.port:
@@ -118,7 +104,9 @@ def display_url(base_url: str | None) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-def resolve_api_key(api_key_env: str, base_url: str | None) -> str:
+def resolve_api_key(
+    api_key_env: str, base_url: str | None, default_url: str = "https://api.openai.com/v1"
+) -> str:
     """The key from the named variable; a dummy for loopback endpoints; else a RunError."""
     value = os.environ.get(api_key_env, "").strip()
     if value:
@@ -127,7 +115,8 @@ def resolve_api_key(api_key_env: str, base_url: str | None) -> str:
         return DUMMY_API_KEY
     raise RunError(
         f"environment variable {api_key_env} is not set; it must hold the API key for "
-        f"{display_url(base_url)}. Export it, or replay recorded answers with --record offline"
+        f"{display_url(base_url, default_url)}. Export it, or replay recorded answers with "
+        "--record offline"
     )
 
 
@@ -224,7 +213,14 @@ def _has_cause(exc: BaseException, class_name: str) -> bool:
 
 
 class OpenAIChatProvider:
-    """Calls one OpenAI-compatible endpoint, with retries, a timeout and an optional RPM limit."""
+    """Calls one OpenAI-compatible endpoint, with retries, a timeout and an optional RPM limit.
+
+    Another protocol whose client shares the openai client's error classes (``anthropic``)
+    reuses the retry loop by overriding the hooks ``_make_client``, ``_body``, ``_create`` and
+    ``_parse`` (see ``providers/anthropic_messages.py``).
+    """
+
+    default_url = "https://api.openai.com/v1"
 
     def __init__(
         self,
@@ -243,8 +239,6 @@ class OpenAIChatProvider:
         rng: random.Random | None = None,
         limiter: RateLimiter | None = None,
     ) -> None:
-        import openai
-
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
@@ -255,8 +249,8 @@ class OpenAIChatProvider:
         self._rng = rng or random.Random()
         self.max_reply_bytes = max_reply_bytes
         self.budget_s = timeout_s * (self.retries + 1)
-        """A request (all attempts, with their waits) never runs longer than this."""
-        self._api_key = resolve_api_key(api_key_env, base_url)
+        """The request's budget (timeout x attempts): no retry waits past its end."""
+        self._api_key = resolve_api_key(api_key_env, base_url, self.default_url)
         self._key_from_env = self._api_key != DUMMY_API_KEY
         if self._key_from_env:
             redaction.register(self._api_key)
@@ -267,19 +261,24 @@ class OpenAIChatProvider:
         )
         self._semaphore = asyncio.Semaphore(concurrency) if concurrency else None
         self._reached = False
-        self._openai = openai
-        self._client = openai.AsyncOpenAI(
+        self._openai, self._client = self._make_client(dict(headers or {}))
+
+    def _make_client(self, headers: dict[str, str]) -> tuple[Any, Any]:
+        """The client library (whose error classes the retry loop catches) and a client."""
+        import openai
+
+        client = openai.AsyncOpenAI(
             api_key=self._api_key,
-            base_url=base_url,
-            timeout=timeout_s,
+            base_url=self.base_url,
+            timeout=self.timeout_s,
             max_retries=0,
             default_headers=expand_header_values(headers),
         )
+        return openai, client
 
     def __repr__(self) -> str:
         return (
-            f"OpenAIChatProvider(base_url={display_url(self.base_url)!r}, "
-            f"api_key_env={self.api_key_env!r})"
+            f"{type(self).__name__}(base_url={self._where()!r}, api_key_env={self.api_key_env!r})"
         )
 
     async def aclose(self) -> None:
@@ -304,6 +303,13 @@ class OpenAIChatProvider:
         # messages and tools (the largest client-side cost of a run) is skipped.
         return {"model": request.model, "messages": [], "extra_body": params}
 
+    def _create(self) -> Any:
+        """The client's call for one request, answering with a streamed raw response."""
+        return self._client.chat.completions.with_streaming_response.create
+
+    def _where(self) -> str:
+        return display_url(self.base_url, self.default_url)
+
     async def _complete(self, request: ChatRequest) -> ChatResponse:
         openai = self._openai
         body = self._body(request)
@@ -322,7 +328,7 @@ class OpenAIChatProvider:
                     try:
                         text = await self._send(body)
                     except UnicodeEncodeError:
-                        body = _without_surrogates(body)
+                        body = without_lone_surrogates(body)  # so the request can be encoded at all
                         text = await self._send(body)
                 latency = time.monotonic() - started
                 self._reached = True
@@ -362,7 +368,7 @@ class OpenAIChatProvider:
                 problem = "could not connect" if refused else "connection dropped"
                 if attempt >= self.retries and refused and not self._reached:
                     raise RunError(
-                        f"cannot reach the model endpoint {display_url(self.base_url)} "
+                        f"cannot reach the model endpoint {self._where()} "
                         f"({self._redact(str(exc.__cause__ or exc))}); is the server running "
                         "and the base_url right?"
                     ) from None
@@ -396,8 +402,7 @@ class OpenAIChatProvider:
 
     async def _send(self, body: dict[str, Any]) -> str:
         """POST one request and read its reply, at most max_reply_bytes of it."""
-        create = self._client.chat.completions.with_streaming_response.create
-        async with create(**body) as response:
+        async with self._create()(**body) as response:
             declared = response.http_response.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > self.max_reply_bytes:
                 raise _ReplyTooLarge
@@ -458,7 +463,7 @@ class OpenAIChatProvider:
         return self._redact(str(message))[:300]
 
     def _auth_message(self, problem: str) -> str:
-        where = display_url(self.base_url)
+        where = self._where()
         if self._key_from_env:
             return (
                 f"{where} rejected the API key in environment variable {self.api_key_env} "

@@ -27,6 +27,7 @@ from evalspec import redaction
 from evalspec.errors import Problem, RunError, SpecError
 from evalspec.files import atomic_write, dumps_line, locked, not_this_kind
 from evalspec.providers.base import ChatRequest, ChatResponse, Provider, RecordingMissing
+from evalspec.reading import MAX_LOG_BYTES, read_existing
 
 _log = logging.getLogger(__name__)
 
@@ -66,10 +67,13 @@ def _parse_line(raw: bytes) -> dict[str, Any] | str:
 
 
 class _Parsed:
-    """What a recordings file holds: entries by key (last wins), comments, and its state."""
+    """What a recordings file holds: each key's line (last wins), comments, and its state.
+
+    Lines are kept as the JSON text they were read as: a third of the memory of the parsed
+    entry, which is rebuilt only for the answers a run asks for."""
 
     def __init__(self, path: Path, data: bytes) -> None:
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.entries: dict[str, str] = {}
         self.comments: list[str] = []
         self.lines = 0
         self.torn_at: int | None = None
@@ -114,16 +118,12 @@ class _Parsed:
                     self.comments.append(str(parsed["_comment"]))
                 else:
                     self.lines += 1
-                    self.entries[parsed["key"]] = parsed
+                    self.entries[parsed["key"]] = raw.decode("utf-8").strip()
             offset += len(raw) + 1
 
 
 def _read(path: Path) -> _Parsed:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        data = b""
-    return _Parsed(path, data)
+    return _Parsed(path, read_existing(path, limit=MAX_LOG_BYTES) or b"")
 
 
 class Recordings:
@@ -151,10 +151,10 @@ class Recordings:
 
     def get(self, key: str) -> ChatResponse | None:
         """The recorded answer for a request content id, or None."""
-        entry = self._entries.get(key)
-        if entry is None:
+        line = self._entries.get(key)
+        if line is None:
             return None
-        response = entry["response"]
+        response = json.loads(line)["response"]
         usage = response.get("usage")
         return ChatResponse(
             message=response["message"],
@@ -200,7 +200,7 @@ class Recordings:
                 "every answer recorded before is intact"
             ) from None
         self._appended += 1
-        self._entries[request.key] = entry
+        self._entries[request.key] = line.rstrip("\n")
 
     def _mend_tail(self, fd: int) -> str:
         """Under the lock: cut a torn last line (read now, never from a stale length), or end
@@ -226,7 +226,7 @@ class Recordings:
                         for comment in parsed.comments or [HEADER_COMMENT]:
                             fh.write(_dumps({"_comment": comment}) + "\n")
                         for entry in parsed.entries.values():
-                            fh.write(_dumps(entry) + "\n")
+                            fh.write(entry + "\n")
         except OSError as exc:
             _log.warning("could not compact %s (%s); it stays as written", self.path, exc)
             return

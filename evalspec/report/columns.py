@@ -15,11 +15,14 @@ from typing import Any, Literal
 from evalspec.errors import UsageError
 from evalspec.scoring.types import CaseResult, Row, Status
 
-Kind = Literal["regression", "worse", "better", "added", "removed", "missing", "unchanged"]
+Kind = Literal[
+    "regression", "worse", "better", "changed", "added", "removed", "missing", "unchanged"
+]
 KIND_ORDER: tuple[Kind, ...] = (
     "regression",
     "worse",
     "better",
+    "changed",
     "added",
     "missing",
     "removed",

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 MAX_ROWS = 50
 """Above this many cases, cases every model passes are summarised instead of listed."""
+MAX_PROBLEM_ROWS = 200
+"""Failing, warning and errored cases listed (all with --verbose); results.json has every one,
+and tens of thousands of table rows would take longer to print than to run."""
 
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
 
@@ -55,17 +58,24 @@ def _side_by_side(report: Report, *, verbose: bool) -> Table:
     for name in names:
         table.add_column(text(name, single_line=True), justify="right", no_wrap=True)
     hide_passing = not verbose and len(by_case) > MAX_ROWS
-    hidden = 0
+    hidden = shown = cut = 0
     for case, cells in by_case.items():
         if hide_passing and all(c.status == "pass" for c in cells.values()):
             hidden += 1
             continue
+        if hide_passing and shown >= MAX_PROBLEM_ROWS:
+            cut += 1
+            continue
+        shown += 1
         table.add_row(
             text(case, single_line=True),
             *(_cell(cells[n]) if n in cells else Text("-") for n in names),
         )
-    if hidden:
-        table.caption = f"{hidden} cases every model passed not shown (--verbose shows them)"
+    notes = [f"{hidden} cases every model passed not shown"] if hidden else []
+    if cut:
+        notes.append(f"{cut} more that some model did not pass are in results.json")
+    if notes:
+        table.caption = "; ".join(notes) + " (--verbose shows every case)"
     return table
 
 
@@ -107,11 +117,15 @@ def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
     mine = [c for c in report.cases if c.model == m.model]
     # Long runs show what needs attention; --verbose shows every case.
     hide_passing = not verbose and len(mine) > MAX_ROWS
-    hidden = 0
+    hidden = shown = cut = 0
     for c in mine:
         if hide_passing and c.status == "pass":
             hidden += 1
             continue
+        if hide_passing and shown >= MAX_PROBLEM_ROWS:
+            cut += 1
+            continue
+        shown += 1
         score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
         result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
         why = "" if (c.status == "pass" and not verbose) else c.reason
@@ -129,8 +143,11 @@ def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
                     Text(f"{r.score:.2f}×{r.weight:g}"),
                     text(r.reason),
                 )
-    if hidden:
-        table.caption = f"{hidden} passing cases not shown (--verbose shows every case)"
+    notes = [f"{hidden} passing cases not shown"] if hidden else []
+    if cut:
+        notes.append(f"{cut} more that did not pass are in results.json")
+    if notes:
+        table.caption = "; ".join(notes) + " (--verbose shows every case)"
     return table
 
 

@@ -156,21 +156,26 @@ def render_runs(runs: Sequence[HtmlRun]) -> str:
     )
 
 
-def report_run(report: Report, label: str = "") -> HtmlRun:
-    """A Report as the page reads a run (the same content as results.json)."""
+def report_run(report: Report, label: str = "", run_dir: Path | None = None) -> HtmlRun:
+    """A Report as the page reads a run (the same content as results.json); the conversations
+    from the report, or from `run_dir`'s transcripts.jsonl when a streamed run kept none."""
+    from evalspec.report.runs import load_transcript_dicts
+
     results = report.to_dict()
     transcripts = {t.item_id: t.to_dict() for t in report.transcripts}
+    if not transcripts and run_dir is not None:
+        transcripts = load_transcript_dicts(run_dir)
     return HtmlRun(label or report.suite.path or report.suite.name, results, transcripts)
 
 
-def render_html(report: Report) -> str:
+def render_html(report: Report, run_dir: Path | None = None) -> str:
     with gc_paused():
-        return render_runs([report_run(report)])
+        return render_runs([report_run(report, run_dir=run_dir)])
 
 
-def write_html(report: Report, path: Path) -> None:
+def write_html(report: Report, path: Path, run_dir: Path | None = None) -> None:
     """Write atomically, so a reader never sees half a page."""
-    write_text_atomic(path, render_html(report))
+    write_text_atomic(path, render_html(report, run_dir))
 
 
 def write_runs_html(runs: Sequence[HtmlRun], path: Path) -> None:

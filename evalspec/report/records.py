@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from evalspec.critics.base import Embedder
 from evalspec.scoring.trials import CaseSummary, ModelSummary
 from evalspec.scoring.types import CaseResult
+from evalspec.scoring.usage import UsageTally
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
 
@@ -26,28 +27,30 @@ class Report:
     cases: tuple[CaseSummary, ...]
     """Per (case, model): trials combined by the case's pass rule."""
     models: tuple[ModelSummary, ...]
-    """Per model: pass rate, pass@k, tokens, latency."""
+    """Per model: pass rate, pass@k, tokens, latency, cost."""
     transcripts: tuple[Transcript, ...] = ()
-    """What the models did: the conversations the HTML report shows, latency per case."""
+    """What the models did, when kept (a streamed run keeps none: the HTML report then reads
+    the run directory's transcripts.jsonl)."""
     created: str = ""
     """When it was scored, ISO 8601 in UTC."""
-
-    def case_latency(self) -> dict[tuple[str, str], float]:
-        """Seconds per (case, model), all trials together."""
-        out: dict[tuple[str, str], float] = {}
-        for t in self.transcripts:
-            out[(t.case, t.model)] = out.get((t.case, t.model), 0.0) + t.latency_s
-        return out
+    latency: dict[tuple[str, str], float] = field(default_factory=dict)
+    """Seconds per (case, model), all trials together."""
 
     @property
     def exit_code(self) -> int:
         """0 when every case passed (warnings allowed), 1 when any failed or errored."""
         return 0 if all(c.status in ("pass", "warn") for c in self.cases) else 1
 
-    def to_dict(self) -> dict[str, Any]:
-        """results.json's content. Shallow: the values are already plain, and json only reads."""
-        tags = {c.name: list(c.tags) for c in self.suite.cases}
-        return {
+    def case_latency(self) -> dict[tuple[str, str], float]:
+        """Seconds per (case, model), all trials together."""
+        return self.latency
+
+    def to_dict(self, *, summaries_only: bool = False) -> dict[str, Any]:
+        """results.json's content. Shallow: the values are already plain, and json only reads.
+
+        `summaries_only` leaves out the per-case lists, for writers that stream them.
+        """
+        data: dict[str, Any] = {
             "version": RESULTS_VERSION,
             "suite": self.suite.name,
             "path": self.suite.path,
@@ -55,15 +58,16 @@ class Report:
             "created": self.created,
             "model_specs": model_specs(self.suite),
             "models": [dict(vars(m)) for m in self.models],
-            "cases": [self._case_dict(c, tags) for c in self.cases],
-            "results": [_result_dict(r) for r in self.results],
         }
-
-    @staticmethod
-    def _case_dict(c: CaseSummary, tags: dict[str, list[str]]) -> dict[str, Any]:
-        data = {k: v for k, v in vars(c).items() if k != "results"}
-        data["tags"] = tags.get(c.case, [])
+        if not summaries_only:
+            tags = case_tags(self.suite)
+            data["cases"] = [case_dict(c, tags) for c in self.cases]
+            data["results"] = [result_dict(r) for r in self.results]
         return data
+
+
+def case_tags(suite: Suite) -> dict[str, list[str]]:
+    return {c.name: list(c.tags) for c in suite.cases}
 
 
 def model_specs(suite: Suite) -> list[dict[str, Any]]:
@@ -79,7 +83,15 @@ def model_specs(suite: Suite) -> list[dict[str, Any]]:
     ]
 
 
-def _result_dict(result: CaseResult) -> dict[str, Any]:
+def case_dict(case: CaseSummary, tags: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """One case summary as results.json holds it (its results are listed separately)."""
+    data = {k: v for k, v in vars(case).items() if k != "results"}
+    data["tags"] = (tags or {}).get(case.case, [])
+    return data
+
+
+def result_dict(result: CaseResult) -> dict[str, Any]:
+    """One result with its explanation rows, as results.json holds it."""
     data = dict(vars(result))
     data["rows"] = [dict(vars(row)) for row in result.rows]
     return data
@@ -97,24 +109,41 @@ def build_report(
 
     Without `calls` (a run's ModelCalls) an LLM judge only reads its cache."""
     from evalspec.scoring.scorer import Scorer
-    from evalspec.scoring.trials import summarize
 
     scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
     results = scorer.score_all(list(transcripts))
-    usage: dict[str, tuple[int, float]] = {}
-    split: dict[str, tuple[int, int]] = {}
+    tally = UsageTally()
     for t in transcripts:
-        tok, lat = usage.get(t.model, (0, 0.0))
-        usage[t.model] = (tok + t.usage.total_tokens, lat + t.latency_s)
-        p, c = split.get(t.model, (0, 0))
-        split[t.model] = (p + t.usage.prompt_tokens, c + t.usage.completion_tokens)
-    cases, models = summarize(suite, results, usage)
+        tally.add(t)
+    return report_from_results(suite, results, tally, transcripts=transcripts)
+
+
+def report_from_results(
+    suite: Suite,
+    results: Sequence[CaseResult],
+    usage: UsageTally | dict[str, tuple[int, float]],
+    *,
+    transcripts: Sequence[Transcript] = (),
+) -> Report:
+    """Summarise results already scored (as a streamed run scores them)."""
+    from evalspec.scoring.trials import summarize
+
+    tally = usage if isinstance(usage, UsageTally) else UsageTally(usage=dict(usage))
+    cases, models = summarize(suite, results, tally.usage)
     prices = {m.name: m.price for m in suite.models}
     priced = []
     for m in models:
-        p, c = split.get(m.model, (0, 0))
+        p, c = tally.split.get(m.model, (0, 0))
         price = prices.get(m.model)
-        cost = price.cost(p, c) if price else None
+        cost = price.cost(p, c) if price and m.model in tally.split else None
         priced.append(replace(m, prompt_tokens=p, completion_tokens=c, cost=cost))
     created = datetime.now(UTC).isoformat(timespec="seconds")
-    return Report(suite, tuple(results), tuple(cases), tuple(priced), tuple(transcripts), created)
+    return Report(
+        suite,
+        tuple(results),
+        tuple(cases),
+        tuple(priced),
+        tuple(transcripts),
+        created,
+        tally.latency,
+    )

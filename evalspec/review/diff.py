@@ -5,22 +5,22 @@
 called (see `evalspec.report.columns`). Both produce a `Comparison`, which the console,
 Markdown and JSON renderers read. No model is called: the point
 is that a reviewer sees the effect of a spec change without paying for the answers again.
+
+A transcript counts for the head suite only when it answers the head's requests (see
+evidence.py); cases without such evidence are "re-run needed" or "needs a run", and those gate
+like regressions unless the caller accepts them.
 """
 
 from __future__ import annotations
 
-import os
-import posixpath
-import subprocess
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evalspec.errors import Problem, SpecError, UsageError
 from evalspec.report.columns import (
+    EPS,
     KIND_ORDER,
     Column,
     Kind,
@@ -32,10 +32,22 @@ from evalspec.report.columns import (
     classify,
 )
 from evalspec.scoring.types import CaseResult, Row
-from evalspec.suite.load import MAX_FILE_BYTES
 from evalspec.suite.model import Suite
-from evalspec.suite.render import MAX_INCLUDES
 from evalspec.transcript import Transcript
+
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+"""A case that passed now fails, on evidence that still answers the head's requests."""
+EXIT_UNVERIFIED = 3
+"""Some case needs a run or a re-run, transcripts matched nothing, or nothing was scored."""
+EXIT_SECURITY = 4
+"""An endpoint, API-key variable or header changed: where keys go is different."""
+EXIT_CODES_TEXT = (
+    "Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage; "
+    "3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or "
+    "model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant "
+    "change (an endpoint, API-key variable or header differs). 4 wins over 1, 1 over 3."
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,25 @@ class RowChange:
     before: Row | None
     after: Row | None
 
+    @property
+    def flipped(self) -> bool:
+        """The critic's verdict (matched or not) changed."""
+        return (
+            self.before is not None
+            and self.after is not None
+            and self.before.match != self.after.match
+        )
+
+    @property
+    def verdict_only(self) -> bool:
+        """The verdict flipped while the score stayed: a stricter threshold, for example."""
+        return (
+            self.flipped
+            and self.before is not None
+            and self.after is not None
+            and abs(self.before.score - self.after.score) <= EPS
+        )
+
 
 @dataclass(frozen=True)
 class CaseChange:
@@ -58,14 +89,25 @@ class CaseChange:
     after: Side | None
     rows: tuple[RowChange, ...] = ()
     rerun: bool = False
-    """The request to the model changed and the recorded answer belongs to the old request."""
+    """The head's requests differ from the ones the recorded transcript answered."""
     needs_run: bool = False
-    """No recorded transcript answers this case yet."""
+    """No recorded transcript answers this case (or one of its trials) yet."""
+    stale: tuple[str, ...] = ()
+    """Why the recorded evidence no longer answers the head's requests."""
+    named: tuple[str, ...] = ()
+    """The suite differences that affect this case: `fail_threshold 0.85 -> 0.97`, ..."""
+    rerecorded: bool = False
+    """The head side is scored on the head's own recordings (the base's were stale)."""
 
     @property
     def gating(self) -> bool:
         """A pass became a fail on evidence that still answers the question asked."""
         return self.kind == "regression" and not self.rerun
+
+    @property
+    def unverified(self) -> bool:
+        """The head side has no evidence that answers its requests."""
+        return self.rerun or self.needs_run
 
 
 @dataclass(frozen=True)
@@ -79,17 +121,43 @@ class Comparison:
     removed_label: str = "removed"
     columns: tuple[Column, ...] = ()
     """compare: every (run, model) column, for the model × case matrix."""
+    security: tuple[str, ...] = ()
+    """Security-relevant changes: endpoints, API-key variables, headers."""
+    skipped: tuple[str, ...] = ()
+    """Transcripts that matched no case and model, grouped with what did not match."""
+    suite_wide: tuple[str, ...] = ()
+    """Changes that touch every case (run settings, models)."""
+    scored: int | None = None
+    """How many transcripts were scored (None: not a re-scoring, as in `compare`)."""
+    allow_stale: bool = False
+    """Accept unverified cases and skipped transcripts (exit 0 instead of 3 for them)."""
+
+    @property
+    def unverified(self) -> int:
+        return sum(c.unverified for c in self.changes)
 
     @property
     def exit_code(self) -> int:
-        """1 when any case that passed now fails (re-run-needed cases excepted), else 0."""
-        return 1 if any(c.gating for c in self.changes) else 0
+        """See EXIT_CODES_TEXT: security first, then regressions, then missing evidence."""
+        if self.security:
+            return EXIT_SECURITY
+        if any(c.gating for c in self.changes):
+            return EXIT_REGRESSION
+        if self.scored == 0:
+            return EXIT_UNVERIFIED
+        if not self.allow_stale and (self.unverified or self.skipped):
+            return EXIT_UNVERIFIED
+        return EXIT_OK
+
+    def accepting_stale(self, allow: bool = True) -> Comparison:
+        return replace(self, allow_stale=allow)
 
     def counts(self) -> dict[str, int]:
         counts = Counter(c.kind for c in self.changes)
         out = {k: counts.get(k, 0) for k in KIND_ORDER}
         out["rerun"] = sum(c.rerun for c in self.changes)
         out["needs_run"] = sum(c.needs_run for c in self.changes)
+        out["security"] = len(self.security)
         return out
 
     def summary(self) -> str:
@@ -99,16 +167,23 @@ class Comparison:
             "regression": ("regression", "regressions"),
             "worse": ("worse", "worse"),
             "better": ("better", "better"),
+            "changed": ("changed", "changed"),
             "added": (self.added_label, self.added_label),
             "missing": ("not run", "not run"),
             "removed": (self.removed_label, self.removed_label),
             "unchanged": ("unchanged", "unchanged"),
         }
-        parts = [f"{n[k]} {labels[k][n[k] != 1]}" for k in KIND_ORDER if n[k]]
+        parts = []
+        if n["security"]:
+            s = n["security"]
+            parts.append(f"{s} security-relevant change{'s' if s != 1 else ''}")
+        parts += [f"{n[k]} {labels[k][n[k] != 1]}" for k in KIND_ORDER if n[k]]
         if n["needs_run"]:
             parts.append(f"{n['needs_run']} need{'s' if n['needs_run'] == 1 else ''} a run")
         if n["rerun"]:
             parts.append(f"{n['rerun']} re-run needed")
+        if self.skipped:
+            parts.append("transcripts skipped")
         return ", ".join(parts) or "nothing to compare"
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,6 +193,10 @@ class Comparison:
             "after": self.after_label,
             "exit_code": self.exit_code,
             "counts": self.counts(),
+            "security": list(self.security),
+            "skipped": list(self.skipped),
+            "suite_wide": list(self.suite_wide),
+            "scored": self.scored,
             "notes": list(self.notes),
             "changes": [_change_dict(c) for c in self.changes],
             **({"matrix": matrix_dict(self)} if self.columns else {}),
@@ -139,6 +218,9 @@ def _change_dict(c: CaseChange) -> dict[str, Any]:
         "after": _side_dict(c.after),
         "rerun_needed": c.rerun,
         "needs_run": c.needs_run,
+        "stale": list(c.stale),
+        "named": list(c.named),
+        "rerecorded": c.rerecorded,
         "rows": [
             {
                 "trial": r.trial,
@@ -191,19 +273,28 @@ def _keyed(rows: Sequence[Row]) -> dict[tuple[int | None, str, int], Row]:
 
 
 def _change(
-    case: str, model: str, before: Side | None, after: Side | None, **flags: bool
+    case: str, model: str, before: Side | None, after: Side | None, **flags: Any
 ) -> CaseChange:
+    """Classify one pair; an unmoved score whose rows or suite definition changed is `changed`."""
     kind = classify(before, after)
     rows: tuple[RowChange, ...] = ()
-    if before is not None and after is not None and kind != "unchanged":
+    if before is not None and after is not None:
         rows = tuple(row_changes(before.results, after.results))
+        if kind == "unchanged" and (rows or flags.get("named")):
+            kind = "changed"
     return CaseChange(case, model, kind, before, after, rows, **flags)
 
 
 def _ordered(changes: list[CaseChange]) -> tuple[CaseChange, ...]:
-    rank = {k: i for i, k in enumerate(KIND_ORDER)}
-    indexed = sorted(enumerate(changes), key=lambda ic: (rank[ic[1].kind], ic[0]))
+    """By severity: gating regressions, then cases without evidence, then by kind."""
+    indexed = sorted(enumerate(changes), key=lambda ic: (severity(ic[1]), ic[0]))
     return tuple(c for _, c in indexed)
+
+
+def severity(c: CaseChange) -> tuple[int, int]:
+    """Sort key, lower first: what a reviewer must act on comes first."""
+    group = 0 if c.gating else 1 if c.unverified else 2
+    return group, KIND_ORDER.index(c.kind)
 
 
 # ---------------------------------------------------------------- diff of two suites
@@ -216,6 +307,8 @@ def _sides(suite: Suite, transcripts: Sequence[Transcript], embedder: Any, judge
     cases = {c.name for c in suite.cases}
     models = {m.name for m in suite.models}
     kept = [t for t in transcripts if t.case in cases and t.model in models]
+    if not kept:
+        return {}
     report = build_report(suite, kept, embedder=embedder, judge=judge)
     return {
         (c.case, c.model): Side(c.status, c.score, c.reason, tuple(c.results)) for c in report.cases
@@ -231,37 +324,143 @@ def _plan_ids(suite: Suite) -> dict[tuple[str, str], dict[int, str]]:
     return ids
 
 
+@dataclass
+class _Evidence:
+    """The transcripts chosen for the head side of one (case, model), and what is wrong."""
+
+    transcripts: list[Transcript]
+    stale: list[str]
+    missing_trials: int = 0
+    rerecorded: bool = False
+    tools: set[str] = field(default_factory=set)
+    """Tools whose recorded outputs differ from what they answer now."""
+
+
+def _head_evidence(
+    head: Suite,
+    head_ids: dict[tuple[str, str], dict[int, str]],
+    transcripts: Sequence[Transcript],
+    head_transcripts: Sequence[Transcript],
+) -> dict[tuple[str, str], _Evidence]:
+    """Per head (case, model): the recorded transcripts when they answer the head's requests,
+    else the head's own recordings when those do, else the stale ones (flagged)."""
+    from evalspec.review.evidence import EvidenceCheck
+
+    check = EvidenceCheck(head)
+    recorded = {(t.case, t.model, t.trial): t for t in transcripts}
+    fresh = {
+        (t.case, t.model, t.trial): t
+        for t in head_transcripts
+        if not t.error and not check.problems(t)
+    }
+    out: dict[tuple[str, str], _Evidence] = {}
+    for key, trials in head_ids.items():
+        ev = _Evidence([], [])
+        for trial in sorted(trials):
+            t = recorded.get((*key, trial))
+            problems = check.problems_by_tool(t) if t is not None else []
+            if (t is None or problems) and (*key, trial) in fresh:
+                t, problems, ev.rerecorded = fresh[(*key, trial)], [], True
+            if t is None:
+                ev.missing_trials += 1
+                continue
+            prefix = f"trial {trial + 1}: " if len(trials) > 1 else ""
+            ev.stale += [prefix + p for _, p in problems if prefix + p not in ev.stale]
+            ev.tools.update(tool for tool, _ in problems if tool is not None)
+            ev.transcripts.append(t)
+        out[key] = ev
+    return out
+
+
+def unmatched_transcripts(
+    transcripts: Sequence[Transcript], suites: Sequence[Suite], where: str
+) -> list[str]:
+    """What did not match, for transcripts whose (case, model) is in none of `suites`."""
+    cases = {c.name for s in suites for c in s.cases}
+    models = {m.name for s in suites for m in s.models}
+    by_model: Counter[str] = Counter()
+    by_case: Counter[str] = Counter()
+    for t in transcripts:
+        if t.model not in models:
+            by_model[t.model] += 1
+        elif t.case not in cases:
+            by_case[t.case] += 1
+    out = []
+    if by_model:
+        shown = ", ".join(f"{n} of model {m!r}" for m, n in by_model.most_common(5))
+        out.append(
+            f"{sum(by_model.values())} transcripts have a model label that {where} does not "
+            f"name ({shown}); its models: {', '.join(sorted(models)) or '(none)'}"
+        )
+    if by_case:
+        shown = ", ".join(f"{c!r}" for c, _ in by_case.most_common(5))
+        more = f" and {len(by_case) - 5} more" if len(by_case) > 5 else ""
+        out.append(
+            f"{sum(by_case.values())} transcripts are of cases {where} does not have: {shown}{more}"
+        )
+    if out and (sum(by_model.values()) + sum(by_case.values())) == len(transcripts):
+        out.append(f"no transcript matches {where}: are they a run of another suite?")
+    return out
+
+
+def _common_to_all(named: dict[str, list[str]]) -> list[str]:
+    """Changes every case shares (a suite rubric, a suite critic): said once, not per case.
+
+    Removes them from each case's list in place.
+    """
+    lists = list(named.values())
+    if len(lists) < 2:
+        return []
+    common = [item for item in lists[0] if all(item in other for other in lists[1:])]
+    for name, items in named.items():
+        named[name] = [item for item in items if item not in common]
+    return common
+
+
 def diff_suites(
     base: Suite | None,
     head: Suite,
     transcripts: Sequence[Transcript],
     *,
+    head_transcripts: Sequence[Transcript] = (),
     base_label: str | None = None,
     head_label: str | None = None,
     source: str = "",
     embedder: Any = None,
     judge: Any = None,
+    allow_stale: bool = False,
+    known_endpoints: frozenset[tuple[object, ...]] = frozenset(),
 ) -> Comparison:
     """Score `transcripts` under `base` and `head`; one CaseChange per (case, model).
 
-    `base` None means the suite is new (every case is added). A case is `rerun` when the
-    request to the model differs between the versions (plan ids by case, model and trial) and
-    the recorded transcript does not carry the head's id: its score compares an old answer
-    with a new question.
+    `base` None means the suite is new (every case is added). The head side uses a transcript
+    only when it answers the head's requests (content id and every tool output, see
+    evidence.py); when one does not, the head's own recordings (`head_transcripts`, a replay of
+    the head suite) stand in if they answer it, else the case is "re-run needed".
+    `known_endpoints` are endpoints a new suite may use without a security-relevant change
+    (those the base's other suites already use).
     """
+    from evalspec.review.changes import case_changes, suite_wide_changes
+    from evalspec.review.security import security_changes
+
     if embedder is None and (base is None or base.embeddings == head.embeddings):
         from evalspec.scoring.embeddings import EmbeddingStore
 
         settings = head.embeddings
         cache = Path(settings.cache_dir) if settings.cache_dir else None
         embedder = EmbeddingStore(model=settings.model, cache_dir=cache)
-    after = _sides(head, transcripts, embedder, judge)
-    before = _sides(base, transcripts, embedder, judge) if base is not None else {}
     head_ids = _plan_ids(head)
     base_ids = _plan_ids(base) if base is not None else {}
-    recorded: dict[tuple[str, str], dict[int, str]] = defaultdict(dict)
-    for t in transcripts:
-        recorded[(t.case, t.model)][t.trial] = t.item_id
+    evidence = _head_evidence(head, head_ids, transcripts, head_transcripts)
+    chosen = [t for ev in evidence.values() for t in ev.transcripts]
+    after = _sides(head, chosen, embedder, judge)
+    before = _sides(base, transcripts, embedder, judge) if base is not None else {}
+    stale_tools: dict[str, set[str]] = defaultdict(set)
+    for (case, _model), ev in evidence.items():
+        stale_tools[case].update(ev.tools)
+    named = case_changes(base, head, stale_tools) if base is not None else {}
+    suite_wide = suite_wide_changes(base, head) if base is not None else []
+    suite_wide += _common_to_all(named)
 
     keys = list(head_ids) + [k for k in base_ids if k not in head_ids]
     changes: list[CaseChange] = []
@@ -269,154 +468,51 @@ def diff_suites(
         in_base, in_head = key in base_ids, key in head_ids
         b = before.get(key) if in_base else None
         a = after.get(key) if in_head else None
-        rerun = (
-            in_base
-            and in_head
-            and base_ids[key] != head_ids[key]
-            and any(recorded[key].get(t) != i for t, i in head_ids[key].items())
-            and a is not None
-        )
-        # No transcript, or a judge verdict / simulated answer missing from its cache.
-        needs_run = in_head and (a is None or any(r.details.get("needs_run") for r in a.results))
+        ev = evidence.get(key, _Evidence([], []))
+        flags = {
+            "rerun": bool(ev.stale),
+            # No transcript, a trial missing, or a judge verdict / simulated answer missing
+            # from its cache.
+            "needs_run": in_head
+            and (
+                a is None
+                or ev.missing_trials > 0
+                or any(r.details.get("needs_run") for r in a.results)
+            ),
+            "stale": tuple(ev.stale),
+            "named": tuple(named.get(key[0], ())) if in_head else (),
+            "rerecorded": ev.rerecorded,
+        }
         if a is None and b is None:
             kind: Kind = "added" if not in_base else "removed" if not in_head else "missing"
-            change = CaseChange(key[0], key[1], kind, None, None, needs_run=needs_run)
+            changes.append(CaseChange(key[0], key[1], kind, None, None, **flags))  # type: ignore[arg-type]
         else:
-            change = _change(key[0], key[1], b, a, rerun=bool(rerun), needs_run=needs_run)
-        changes.append(change)
-    used = sum(
-        1 for t in transcripts if (t.case, t.model) in head_ids or (t.case, t.model) in base_ids
+            changes.append(_change(key[0], key[1], b, a, **flags))
+    used = {id(t) for t in transcripts if (t.case, t.model) in base_ids} | {id(t) for t in chosen}
+    skipped = unmatched_transcripts(
+        transcripts, [s for s in (base, head) if s is not None], "the suite"
     )
     notes = [
-        f"scored {used} recorded transcript{'s' if used != 1 else ''}"
+        f"scored {len(used)} recorded transcript{'s' if len(used) != 1 else ''}"
         + (f" from {source}" if source else "")
         + "; no model was called"
     ]
     if base is None:
         notes.append("the suite does not exist in the base version: every case is new")
+    if not used:
+        notes.append("nothing was scored: no transcript answers a case of either version")
     return Comparison(
         title=f"evalspec diff: {head.name}",
         before_label=base_label or (base.path if base is not None else "(none)"),
         after_label=head_label or head.path,
         changes=_ordered(changes),
         notes=tuple(notes),
+        security=tuple(security_changes(base, head, known_endpoints)),
+        skipped=tuple(skipped),
+        suite_wide=tuple(suite_wide),
+        scored=len(used),
+        allow_stale=allow_stale,
     )
-
-
-# ---------------------------------------------------------------- base suite from git
-
-
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    try:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
-    except FileNotFoundError:
-        raise UsageError("--base-ref needs git, and git is not installed") from None
-
-
-def suite_from_git(ref: str, path: Path) -> Suite | None:
-    """Load the suite at `path` as it is at git `ref`, with its includes from the same ref.
-
-    The file and every file it includes are copied from the ref into a temporary tree that
-    mirrors the repository, so relative includes resolve as they would in a checkout. Returns
-    None when the file does not exist at that ref (a new suite).
-    """
-    from evalspec.suite.validate import load_suite
-
-    start = path.resolve().parent
-    while not start.exists():
-        start = start.parent
-    top = _git(start, "rev-parse", "--show-toplevel")
-    if top.returncode != 0:
-        raise UsageError(f"--base-ref: {path} is not inside a git repository")
-    root = Path(top.stdout.decode().strip()).resolve()
-    if _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
-        raise UsageError(f"--base-ref {ref}: no such commit; fetch it first (git fetch origin)")
-    try:
-        rel = path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        raise UsageError(f"--base-ref: {path} is outside the repository at {root}") from None
-    if _git(root, "cat-file", "-e", f"{ref}:{rel}").returncode != 0:
-        return None
-    with tempfile.TemporaryDirectory(prefix="evalspec-base-") as tmp:
-        _materialise(root, ref, rel, Path(tmp), set())
-        try:
-            return load_suite(Path(tmp) / rel)
-        except SpecError as exc:
-            # Problems name the files as they are at the ref, not the temporary copy.
-            raise SpecError([_at_ref(p, Path(tmp), ref) for p in exc.problems]) from None
-
-
-def _at_ref(problem: Problem, tmp: Path, ref: str) -> Problem:
-    for base in {str(tmp), str(tmp.resolve())}:
-        if problem.file.startswith(base + os.sep):
-            name = f"{ref}:{Path(problem.file[len(base) + 1 :]).as_posix()}"
-            return replace(problem, file=name, message=problem.message.replace(base + os.sep, ""))
-    return problem
-
-
-def _materialise(root: Path, ref: str, rel: str, dest: Path, done: set[str]) -> None:
-    """Copy `ref:rel` into `dest/rel`, then every file it includes, recursively."""
-    if rel in done:
-        return
-    done.add(rel)
-    if len(done) > MAX_INCLUDES + 1:
-        raise UsageError(
-            f"--base-ref {ref}: the suite includes more than {MAX_INCLUDES} files in all"
-        )
-    kind = _git(root, "cat-file", "-t", f"{ref}:{rel}" if rel != "." else f"{ref}^{{tree}}")
-    if kind.returncode == 0 and kind.stdout.strip() != b"blob":
-        raise UsageError(
-            f"--base-ref {ref}: {rel} is included but is a directory at {ref}, not a file; "
-            "an include names a .yaml file"
-        )
-    size = _git(root, "cat-file", "-s", f"{ref}:{rel}")
-    if size.returncode == 0 and int(size.stdout.strip() or 0) > MAX_FILE_BYTES:
-        raise UsageError(f"--base-ref {ref}: {rel} is larger than {MAX_FILE_BYTES} bytes at {ref}")
-    shown = _git(root, "show", f"{ref}:{rel}")
-    if shown.returncode != 0:
-        raise UsageError(
-            f"--base-ref {ref}: {rel} is included but does not exist at {ref}; "
-            f"check out {ref} and pass both suite files instead"
-        )
-    target = dest / rel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(shown.stdout)
-    for inc in _includes(shown.stdout):
-        if not inc.strip() or "\x00" in inc:
-            continue  # load_suite reports an empty include at its place
-        if posixpath.isabs(inc):
-            raise UsageError(
-                f"--base-ref {ref}: {rel} includes the absolute path {inc}, which cannot be "
-                f"read from git; check out {ref} and pass both suite files instead"
-            )
-        inc_rel = posixpath.normpath(posixpath.join(posixpath.dirname(rel), inc))
-        if inc_rel.startswith("../"):
-            raise UsageError(
-                f"--base-ref {ref}: {rel} includes {inc}, outside the repository; "
-                f"check out {ref} and pass both suite files instead"
-            )
-        _materialise(root, ref, inc_rel, dest, done)
-
-
-def _includes(text: bytes) -> list[str]:
-    """`include:` targets in a suite or an included file (tools and cases lists)."""
-    import yaml
-
-    try:
-        doc = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError, ValueError):
-        return []  # load_suite reports the mistake with its position
-    lists: list[Any] = []
-    if isinstance(doc, dict):
-        lists = [doc.get("tools"), doc.get("cases")]
-    elif isinstance(doc, list):
-        lists = [doc]
-    out: list[str] = []
-    for items in lists:
-        for item in items if isinstance(items, list) else ():
-            if isinstance(item, dict) and isinstance(item.get("include"), str):
-                out.append(item["include"])
-    return out
 
 
 # ---------------------------------------------------------------- compare two results files
@@ -504,11 +600,11 @@ def matrix_dict(comparison: Comparison) -> dict[str, Any]:
 
 
 def shown_changes(comparison: Comparison, *, show_unchanged: bool) -> list[CaseChange]:
-    """Changes worth a line: anything but unchanged, and unchanged ones that need a run."""
+    """Changes worth a line: anything but unchanged, and unchanged ones without evidence."""
     return [
         c
         for c in comparison.changes
-        if show_unchanged or c.kind != "unchanged" or c.rerun or c.needs_run
+        if show_unchanged or c.kind != "unchanged" or c.unverified or c.named
     ]
 
 
@@ -516,28 +612,49 @@ def side_text(side: Side | None) -> str:
     return "-" if side is None else f"{side.status.upper()} {side.score:.3f}"
 
 
-def change_text(c: CaseChange, comparison: Comparison) -> str:
-    """The change column: what happened, and what to do about it."""
-    label = {
+def kind_label(c: CaseChange, comparison: Comparison) -> str:
+    return {
         "regression": "REGRESSION",
         "worse": "worse",
         "better": "better",
+        "changed": "changed",
         "added": comparison.added_label,
         "removed": comparison.removed_label,
         "missing": "not run",
         "unchanged": "unchanged",
     }[c.kind]
+
+
+def evidence_text(c: CaseChange) -> str:
+    """`re-run needed`, `needs a run`, `re-recorded`, or empty: the state of the evidence."""
+    parts = []
     if c.needs_run:
-        label += " (needs a run)"
+        parts.append("needs a run")
     if c.rerun:
-        label += " (re-run needed: the request changed)"
-    return label
+        parts.append("re-run needed: the recording answers other requests")
+    if c.rerecorded and not c.rerun:
+        parts.append("scored on the head's own recordings")
+    return "; ".join(parts)
+
+
+def change_text(c: CaseChange, comparison: Comparison) -> str:
+    """The change column: what happened, and what to do about it."""
+    label = kind_label(c, comparison)
+    extra = evidence_text(c)
+    return f"{label} ({extra})" if extra else label
 
 
 def row_text(r: RowChange) -> str:
-    """`city: 1.00 → 0.00 (Got 'Paris', expected 'Lyon' ...)`."""
+    """`city: 1.00 → 0.00 (Got 'Paris', expected 'Lyon' ...)`; a flipped verdict says so even
+    when the score did not move."""
     where = r.field + (f" (call {r.call + 1})" if r.call is not None else "")
+    row = r.after or r.before
+    why = row.reason if row else ""
+    if r.verdict_only and r.after is not None:
+        verdict = "matched" if r.after.match else "not matched"
+        return f"{where}: {r.after.critic} {r.after.score:.2f} now {verdict}" + (
+            f": {why}" if why else ""
+        )
     b = f"{r.before.score:.2f}×{r.before.weight:g}" if r.before else "-"
     a = f"{r.after.score:.2f}×{r.after.weight:g}" if r.after else "-"
-    why = (r.after or r.before).reason if (r.after or r.before) else ""
     return f"{where}: {b} → {a}" + (f": {why}" if why else "")

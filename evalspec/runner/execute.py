@@ -34,6 +34,7 @@ from evalspec.runner.run_dir import (
     recordings_path,
     write_manifest,
 )
+from evalspec.suite.endpoints import refuse_keys_in_clear
 from evalspec.suite.model import ModelSpec, Suite
 from evalspec.tools.llm_sim import SimulatorMissing
 from evalspec.tools.result import ToolResult
@@ -51,6 +52,9 @@ class RunOptions:
     recordings: Path | None = None
     selection: dict[str, Any] = field(default_factory=dict)
     """What was selected (cases, models, trials, shard), kept in run.json for merging."""
+    keep_transcripts: bool = True
+    """False: the outcome lists no transcripts (a caller that scores them as they finish,
+    through `on_done`, then never holds a whole run in memory)."""
 
 
 @dataclass
@@ -64,7 +68,7 @@ class RunOutcome:
     """The run's call policy, for scoring (an LLM judge); None when it may call nothing."""
 
 
-class _Sink:
+class Sink:
     """Appends transcripts to the run directory, one flushed line each.
 
     Each line is written with one `write` on an O_APPEND descriptor, secrets scrubbed and lone
@@ -136,15 +140,16 @@ def make_providers(
     for model in suite.models:
         providers[model.name] = RecordingProvider(
             recordings,
-            _live_factory(model, calls),
+            live_factory(model, calls),
             mode=options.record,  # type: ignore[arg-type]
         )
     return providers
 
 
-def _live_factory(model: ModelSpec, calls: ModelCalls) -> Callable[[], Provider]:
+def live_factory(model: ModelSpec, calls: ModelCalls) -> Callable[[], Provider]:
     def build() -> Provider:
-        return calls.provider(Endpoint(model.base_url, model.api_key_env, dict(model.headers)))
+        endpoint = Endpoint(model.base_url, model.api_key_env, dict(model.headers), model.provider)
+        return calls.provider(endpoint)
 
     return build
 
@@ -165,7 +170,7 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
     max_turns = 1 if suite.run.mode == "single_turn" else suite.run.max_turns
     for turn in range(max_turns):
         request = ChatRequest(
-            key=request_key(item.model, messages, tools, item.trial),
+            key=_request_key(item, turn, messages, tools),
             model=item.model.model,
             messages=tuple(messages),
             tools=tuple(tools),
@@ -245,6 +250,16 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
     )
 
 
+def _request_key(
+    item: PlanItem, turn: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> str:
+    """The request's content id; the plan computed the first one already (when it offered
+    exactly these tools), which saves encoding every tool schema again."""
+    if turn == 0 and item.first_key and item.tools:
+        return item.first_key
+    return request_key(item.model, messages, tools, item.trial)
+
+
 def _parse_args(raw: str) -> dict[str, Any] | None:
     if not raw.strip():
         return {}
@@ -290,55 +305,89 @@ def _failed(item: PlanItem, error: str, source: str) -> Transcript:
     return _transcript(item, list(item.messages), [], None, "error", 0, 0, 0.0, 0, source, error)
 
 
+async def run_one(
+    item: PlanItem,
+    plan: Plan,
+    provider: Provider,
+    simulator: Any,
+    secrets: list[str],
+    missing: list[str],
+) -> Transcript:
+    """One item, never raising for its own failure: the error is in its transcript, redacted.
+
+    The one item runner of every engine (this process, or a worker of a Ray cluster); an item
+    that needs a simulator answer the run may not ask for is added to `missing`.
+    """
+    try:
+        t = await run_item(item, plan, provider, simulator)
+    except (RunError, asyncio.CancelledError):
+        raise
+    except SimulatorMissing as exc:  # needs a run that may call the simulator
+        missing.append(f"{item.label}: {exc}")
+        t = _failed(item, str(exc), "replay")
+    except Exception as exc:  # one item's failure must not end the run
+        problem = redact(f"{type(exc).__name__}: {exc}", secrets)
+        t = _failed(item, f"{item.label}: unexpected failure ({problem})", "live")
+    if t.error:
+        t = replace(t, error=redact(t.error, secrets))
+    return t
+
+
 async def run_plan_async(
     plan: Plan,
     options: RunOptions | None = None,
     *,
     providers: dict[str, Provider] | None = None,
     on_done: Callable[[Transcript], None] | None = None,
+    calls: ModelCalls | None = None,
 ) -> RunOutcome:
-    """Run every item not yet finished in the run directory; return all transcripts."""
+    """Run every item not yet finished in the run directory; return all transcripts.
+
+    `calls` is the run's call policy when the caller made it (to score with the same one);
+    by default it is made here from the suite (none with --record offline)."""
+    from evalspec.tools.mcp_exec import live_executor
     from evalspec.tools.simulated import ToolSimulator
 
     options = options or RunOptions()
     suite = plan.suite
+    if options.record != "offline":
+        refuse_keys_in_clear(suite, os.environ)
     finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
-    todo = [it for it in plan.items if it.id not in finished]
+    done_ids = set(finished)
+    todo = (it for it in plan.items if it.id not in done_ids)  # taken lazily by the workers
     if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
         write_manifest(options.run_dir, suite, options.selection)
     register_suite_secrets(suite)
     secrets = secrets_from_env(m.api_key_env for m in suite.models)
-    calls = model_calls(suite, options)
+    calls = calls or model_calls(suite, options)
     base_dir = Path(suite.path).resolve().parent
     _check_simulator_caches(suite, base_dir)
     own_providers = providers is None
     providers = providers or make_providers(suite, options, calls)
-    simulator = ToolSimulator(suite.tools, base_dir, calls=calls)
-    sink = _Sink(options.run_dir)
-    limit = asyncio.Semaphore(options.concurrency or suite.run.concurrency)
-    results: dict[str, Transcript] = dict(finished)
+    simulator = ToolSimulator(
+        suite.tools, base_dir, calls=calls, mcp=live_executor(suite, options.record)
+    )
+    sink = Sink(options.run_dir)
+    left = sum(1 for it in plan.items if it.id not in done_ids)
+    width = min(options.concurrency or suite.run.concurrency, left)
+    keep = options.keep_transcripts
+    results: dict[str, Transcript] = dict(finished) if keep else {}
     outcome = RunOutcome([], options.run_dir, resumed=len(finished), calls=calls)
+    del finished  # without keep_transcripts, resumed transcripts are not held either
 
-    async def one(item: PlanItem) -> None:
-        async with limit:
-            try:
-                t = await run_item(item, plan, providers[item.model.name], simulator)
-            except (RunError, asyncio.CancelledError):
-                raise
-            except SimulatorMissing as exc:  # needs a run that may call the simulator
-                outcome.missing.append(f"{item.label}: {exc}")
-                t = _failed(item, str(exc), "replay")
-            except Exception as exc:  # one item's failure must not end the run
-                problem = redact(f"{type(exc).__name__}: {exc}", secrets)
-                t = _failed(item, f"{item.label}: unexpected failure ({problem})", "live")
-        if t.error:
-            t = replace(t, error=redact(t.error, secrets))
-        results[item.id] = t
-        sink.write(t)
-        if on_done:
-            on_done(t)
+    async def worker() -> None:
+        """Runs items one after another: `width` workers, not one task per item, so a
+        50,000-item plan costs `width` coroutines, not 50,000."""
+        for item in todo:
+            provider = providers[item.model.name]
+            t = await run_one(item, plan, provider, simulator, secrets, outcome.missing)
+            if keep:
+                results[item.id] = t
+            sink.write(t)
+            if on_done:
+                on_done(t)
 
-    tasks = [asyncio.create_task(one(it)) for it in todo]
+    tasks = [asyncio.create_task(worker()) for _ in range(width)]
     try:
         if tasks:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
@@ -351,6 +400,7 @@ async def run_plan_async(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         sink.close()
+        await simulator.aclose()
         if own_providers:
             for p in providers.values():
                 await p.aclose()

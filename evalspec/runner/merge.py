@@ -29,15 +29,15 @@ class Merged:
 
 def suite_of(run_dir: Path) -> tuple[str, str] | None:
     """(suite name, suite path) a run directory belongs to, from run.json or results.json."""
-    import json
-
+    from evalspec.errors import InputError
+    from evalspec.reading import read_json
     from evalspec.runner.run_dir import read_manifest
 
     manifest = read_manifest(run_dir)
     if manifest is None:
         try:
-            manifest = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            manifest = read_json(run_dir / "results.json")
+        except InputError:
             return None
     if not isinstance(manifest, dict) or "suite" not in manifest:
         return None

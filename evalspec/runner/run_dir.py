@@ -15,6 +15,7 @@ from typing import Any
 from evalspec.errors import UsageError
 from evalspec.files import write_text_atomic
 from evalspec.paths import safe_name
+from evalspec.reading import MAX_LOG_BYTES, read_existing
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
 
@@ -41,9 +42,8 @@ def read_finished(run_dir: Path) -> dict[str, Transcript]:
     skipped with a note: that item simply runs again."""
     path = run_dir / TRANSCRIPTS_FILE
     done: dict[str, Transcript] = {}
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    data = read_existing(path, limit=MAX_LOG_BYTES)
+    if data is None:
         return done
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
@@ -85,7 +85,7 @@ def write_manifest(run_dir: Path, suite: Suite, selection: dict[str, Any]) -> No
 def read_manifest(run_dir: Path) -> dict[str, Any] | None:
     """The run.json of a run directory, or None when it has none (or an unreadable one)."""
     try:
-        data = json.loads((run_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+        data = json.loads(read_existing(run_dir / MANIFEST_FILE) or b"")
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

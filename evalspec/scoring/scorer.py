@@ -11,7 +11,8 @@ Rules (documented in the README reference):
 - a case with nothing to weigh scores 1.0.
 - fail outright: `fail_on_tool_call_quantity` and a different number of calls (score 0, as
   Arcade does); `fail_on_tool_selection` and an expected call unmatched or paired with another
-  tool; a `required` evaluator below 1; a transcript that carries a run error (status error).
+  tool; a `required` evaluator below 1; a `required` critic that does not match (or whose call
+  is missing); a transcript that carries a run error (status error).
 - otherwise: below fail_threshold fails; from fail_threshold up to warn_threshold warns
   (passes, with a warning); at or above warn_threshold passes.
 """
@@ -203,11 +204,17 @@ class Scorer:
             if not ok:
                 tally.selection_failures.append(why)
         pairs = self._pairs(prep)
-        for _i, _j, ps in pairs:
+        for i, _j, ps in pairs:
             for row in ps.rows:
                 tally.add(row)
             if not ps.tool_ok:
                 tally.selection_failures.append(ps.rows[0].reason)
+            # Argument rows follow the tool-selection row, one per judge, in judge order.
+            for judge, row in zip(prep.judges[i], ps.rows[1:], strict=False):
+                if judge.spec.required and not row.match:
+                    tally.required_failures.append(
+                        f"required critic {judge.field} (call {i + 1}) did not match: {row.reason}"
+                    )
         matched = {i for i, _, _ in pairs}
         for i, call in enumerate(expected):
             if i in matched:
@@ -222,6 +229,11 @@ class Scorer:
             w = rubric.tool_selection_weight + sum(j.spec.weight for j in prep.judges[i])
             tally.add(Row("missing_call", call.tool, None, 0.0, w, why, "tool_selection", i, False))
             tally.selection_failures.append(why)
+            tally.required_failures += [
+                f"required critic {j.field} (call {i + 1}) did not match: {why}"
+                for j in prep.judges[i]
+                if j.spec.required
+            ]
         if rubric.extra_calls == "penalize" and not case.expect.no_tool_calls:
             used = {j for _, j, _ in pairs}
             for j, a in enumerate(actual):
@@ -353,6 +365,19 @@ class Scorer:
             with ThreadPoolExecutor(max_workers=1) as pool:
                 return pool.submit(asyncio.run, coro).result()
         return check_final_answer(check, t.final_answer, embedder=self._embedder, question=question)
+
+
+def check_judge_caches(suite: Suite) -> None:
+    """Refuse, before a run calls anything, a judge cache that names a file of another kind
+    (so a run never ends without results.json because of it)."""
+    from evalspec.files import read_json_object
+    from evalspec.scoring.final_answer import JUDGE_CACHE_WHAT
+
+    for case in suite.cases:
+        for check in case.expect.final_answer:
+            if check.kind == "judge":
+                path = Path(check.params.get("cache") or judge_cache_path(suite))
+                read_json_object(path, JUDGE_CACHE_WHAT)
 
 
 def judge_cache_path(suite: Suite) -> Path:

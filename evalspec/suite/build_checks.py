@@ -61,7 +61,7 @@ class ChecksPart(Reporter):
             return self._checked(CriticSpec(field, value, loc=loc), pos)
         raw_weight = value.get("weight", CriticSpec.weight)
         weight = float(_named_weight(raw_weight) or raw_weight)
-        kinds = [k for k in value if k != "weight"]
+        kinds = [k for k in value if k not in ("weight", "required")]
         if len(kinds) != 1:
             self.problem(
                 pos,
@@ -80,7 +80,14 @@ class ChecksPart(Reporter):
                 opt_pos, f"{path}.ignore", "`ignore: false` has no meaning", "remove the critic"
             )
             return None
-        spec = CriticSpec(field, kind, weight, critic_params(kind, arg), loc)
+        spec = CriticSpec(
+            field,
+            kind,
+            weight,
+            critic_params(kind, arg),
+            loc,
+            required=bool(value.get("required", CriticSpec.required)),
+        )
         return self._checked(spec, opt_pos)
 
     def _checked(self, spec: CriticSpec, pos: Pos) -> CriticSpec | None:

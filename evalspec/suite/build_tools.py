@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from evalspec.schemas import DEFAULT_API_KEY_ENV
-from evalspec.suite.build_base import Reporter, make_loc, plain
+from evalspec.suite.build_base import make_loc, plain
+from evalspec.suite.build_mcp import McpPart
 from evalspec.suite.load import LDict, LList, Pos
 from evalspec.suite.model import (
     LLMSimulation,
@@ -20,7 +21,7 @@ from evalspec.suite.schema import (
 )
 
 
-class ToolsPart(Reporter):
+class ToolsPart(McpPart):
     """Builds `tools:` entries into Tool objects, checking their schemas and rules."""
 
     def tools(self, raw: LList) -> list[Tool]:
@@ -32,6 +33,9 @@ class ToolsPart(Reporter):
         for i, item in enumerate(raw):
             path = f"tools[{i}]"
             pos = raw.item_pos[i]
+            if "mcp" in item:
+                out.extend(self.mcp_tools(item, path, pos, seen))
+                continue
             if "name" not in item:
                 self.problem(pos, path, "a tool needs a name", "name: get_weather")
                 continue
@@ -58,34 +62,7 @@ class ToolsPart(Reporter):
                     "wrap arguments in `properties:`",
                 )
             props = set((params.get("properties") or {}).keys())
-            responses = []
-            for j, r in enumerate(item.get("responses") or ()):
-                rpath = f"{path}.responses[{j}]"
-                if "output" in r and "error" in r:
-                    self.problem(
-                        item["responses"].item_pos[j],
-                        rpath,
-                        "a response gives either `output` or `error`, not both",
-                        "split it into two rules",
-                    )
-                when = r.get("when")
-                for k in when or {}:
-                    if props and k not in props:
-                        self.problem(
-                            when.key_pos.get(k, r.pos)
-                            if isinstance(when, LDict)
-                            else r.key_pos.get("when", r.pos),
-                            f"{rpath}.when.{k}",
-                            f"{name!r} has no argument {k!r}",
-                            did_you_mean(k, props) or f"arguments: {', '.join(sorted(props))}",
-                        )
-                responses.append(
-                    SimulatedResponse(
-                        when=dict(when) if when is not None else None,
-                        output=plain(r.get("output")),
-                        error=r.get("error"),
-                    )
-                )
+            responses = self.responses(item.get("responses") or LList(), path, name, props)
             cache = item.get("cache") or {}
             sim = item.get("simulate")
             out.append(
@@ -93,7 +70,7 @@ class ToolsPart(Reporter):
                     name=name,
                     description=item.get("description", ""),
                     parameters=plain(params),
-                    responses=tuple(responses),
+                    responses=responses,
                     cache_dir=self.written_path(cache, "dir", f"{path}.cache"),
                     cache_file=self.written_path(cache, "file", f"{path}.cache"),
                     simulate=LLMSimulation(
@@ -107,7 +84,42 @@ class ToolsPart(Reporter):
                     loc=make_loc(pos, path),
                 )
             )
+        self.stop_if_unlocked()
         return out
+
+    def responses(
+        self, rules: LList, path: str, name: str, props: set[str]
+    ) -> tuple[SimulatedResponse, ...]:
+        """A tool's simulated answers, each `when` checked against its arguments."""
+        out = []
+        for j, r in enumerate(rules):
+            rpath = f"{path}.responses[{j}]"
+            if "output" in r and "error" in r:
+                self.problem(
+                    rules.item_pos[j],
+                    rpath,
+                    "a response gives either `output` or `error`, not both",
+                    "split it into two rules",
+                )
+            when = r.get("when")
+            for k in when or {}:
+                if props and k not in props:
+                    self.problem(
+                        when.key_pos.get(k, r.pos)
+                        if isinstance(when, LDict)
+                        else r.key_pos.get("when", r.pos),
+                        f"{rpath}.when.{k}",
+                        f"{name!r} has no argument {k!r}",
+                        did_you_mean(k, props) or f"arguments: {', '.join(sorted(props))}",
+                    )
+            out.append(
+                SimulatedResponse(
+                    when=dict(when) if when is not None else None,
+                    output=plain(r.get("output")),
+                    error=r.get("error"),
+                )
+            )
+        return tuple(out)
 
     def bad_parameters(self, item: LDict, path: str, exc: Any) -> None:
         """A tool's parameters that are not JSON Schema, pointed at the offending keyword."""

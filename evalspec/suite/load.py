@@ -16,6 +16,7 @@ import yaml.cyaml
 
 from evalspec.errors import Problem, SpecError
 from evalspec.reading import byte_position, decode_utf8, display_name, read_bytes
+from evalspec.suite.limits import env_limit
 from evalspec.suite.tree import LDict, LList, Pos, ldict, llist
 from evalspec.suite.yaml_tree import MAX_DEPTH, MAX_NODES, TreeBuilder
 
@@ -34,6 +35,12 @@ __all__ = [
 ]
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_FILE_BYTES_ENV = "EVALSPEC_MAX_SUITE_BYTES"
+
+
+def max_file_bytes() -> int:
+    """The largest suite file read: 16 MiB unless EVALSPEC_MAX_SUITE_BYTES says otherwise."""
+    return env_limit(MAX_FILE_BYTES_ENV, MAX_FILE_BYTES)
 
 
 def _display_name(path: Path) -> str:
@@ -52,7 +59,7 @@ def read_text(path: Path, display: str | None = None) -> str:
         raise fail("file not found", "check the path; run `evalspec init` to create a suite")
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise fail("is a directory, not a YAML file", "name a .yaml file inside it")
-    raw = read_bytes(path, name, limit=MAX_FILE_BYTES)
+    raw = read_bytes(path, name, limit=max_file_bytes())
     if b"\x00" in raw:
         line, col = byte_position(raw, raw.index(b"\x00"))
         raise SpecError(

@@ -15,6 +15,7 @@ from evalspec.schemas import (
     EVALUATOR,
     EXPECT,
     FINAL_ANSWER,
+    MODEL,
     RUBRIC,
     RUN,
     schema_default,
@@ -55,6 +56,22 @@ class LLMSimulation:
 
 
 @dataclass(frozen=True)
+class McpServer:
+    """An MCP server a suite takes tools from; started only by `tools refresh` and live calls."""
+
+    key: str
+    """How the lock file names this server: its command line, or its url."""
+    command: tuple[str, ...] = ()
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    """Header values may hold `${NAME}`, filled from the environment when connecting."""
+    cwd: str = "."
+    """Folder a command server starts in (the suite's)."""
+    execute: bool = False
+    """Run the model's calls on the server in live runs, recording outputs in the cache."""
+
+
+@dataclass(frozen=True)
 class Tool:
     name: str
     description: str = ""
@@ -65,6 +82,8 @@ class Tool:
     cache_file: str | None = None
     """One StableToolBench cache file for this tool (keyed by stringified arguments)."""
     simulate: LLMSimulation | None = None
+    mcp: McpServer | None = None
+    """The MCP server this tool's definition came from (via the suite's lock file)."""
     loc: Loc = field(default=Loc(), compare=False)
 
     def to_openai(self) -> dict[str, Any]:
@@ -87,6 +106,8 @@ class CriticSpec:
     weight: float = float(schema_default(CRITIC + "weight"))
     params: dict[str, Any] = field(default_factory=dict)
     loc: Loc = field(default=Loc(), compare=False)
+    required: bool = schema_default(CRITIC + "required")
+    """When true, the case fails unless this critic matches, whatever the total score."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +221,8 @@ class ModelSpec:
     headers: dict[str, str] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     """temperature, seed, tool_choice, parallel_tool_calls, max_tokens, ..."""
+    provider: Literal["openai", "anthropic"] = schema_default(MODEL + "provider")
+    """Wire protocol: OpenAI chat completions, or Anthropic's Messages API."""
     price: Price | None = None
     """Per million tokens, for the cost in reports; not part of the request."""
     loc: Loc = field(default=Loc(), compare=False)

@@ -25,6 +25,7 @@ from evalspec.suite.budget import (
     TemplateBudgetError,
     rendering,
 )
+from evalspec.suite.limits import env_limit
 from evalspec.suite.load import LDict, LList, Pos, ldict, llist, load_yaml
 from evalspec.suite.schema import did_you_mean
 
@@ -33,6 +34,16 @@ MAX_INCLUDES = 100
 """Included files per suite, counting every file of the include tree."""
 MAX_MATRIX_ROWS = 10_000
 MAX_CASES = 10_000
+MAX_CASES_ENV = "EVALSPEC_MAX_CASES"
+
+
+def max_cases() -> int:
+    """Cases a suite may hold after matrix expansion: 10,000 unless EVALSPEC_MAX_CASES says
+    otherwise (the machine's operator decides, not the suite: a suite in a pull request cannot
+    raise it)."""
+    return env_limit(MAX_CASES_ENV, MAX_CASES)
+
+
 """Cases per suite after matrix expansion."""
 _WHOLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
 
@@ -439,32 +450,53 @@ def matrix_rows(case: LDict, path: str, problems: list[Problem]) -> list[dict[st
     return []
 
 
+def has_template(node: Any) -> bool:
+    """Whether any text in this value holds template syntax (an iterative scan, no copies)."""
+    stack = [node]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if "{" in value and ("{{" in value or "{%" in value or "{#" in value):
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
 def expand_cases(
     doc: LDict,
     suite_vars: dict[str, Any],
     problems: list[Problem],
     budget: SuiteBudget | None = None,
+    *,
+    templated: bool = True,
 ) -> list[tuple[str, LDict]]:
-    """Every case after matrix expansion and rendering, with its display path."""
+    """Every case after matrix expansion and rendering, with its display path.
+
+    `templated=False` says the caller found no template anywhere in the cases, so no case is
+    scanned for one again."""
     renderer = Renderer(problems, budget)
     out: list[tuple[str, LDict]] = []
     cases = doc.get("cases")
     if not isinstance(cases, LList):
         return out
     total = 0
+    limit = max_cases()
     for i, case in enumerate(cases):
         path = f"cases[{i}]"
         if not isinstance(case, LDict):
             continue
         total += _case_count(case)
-        if total > MAX_CASES:
+        if total > limit:
             problems.append(
                 _problem(
                     case.value_pos.get("matrix", case.pos),
                     path,
-                    f"with this case the suite has more than {MAX_CASES} cases after "
-                    "matrix expansion",
-                    f"keep the suite under {MAX_CASES} cases: split it into several suites",
+                    f"with this case the suite has more than {limit} cases after matrix expansion",
+                    f"keep the suite under {limit} cases: split it into several suites, "
+                    f"or raise the limit with {MAX_CASES_ENV}",
                 )
             )
             return out
@@ -477,8 +509,13 @@ def expand_cases(
         rows = matrix_rows(case, path, problems)
         reported: set[tuple[Any, ...]] = set()
         if rows is None:
+            if not templated or not has_template(body):  # most cases: nothing to render
+                out.append((path, body))
+                continue
             variables = {**suite_vars, **dict(case_vars)}
             out.append((path, renderer.render(body, variables, path, case.pos)))
+            if renderer.budget.spent:
+                return out
             continue
         row_vars = {name for row in rows for name in row}
         for r, row in enumerate(rows):
@@ -509,6 +546,8 @@ def expand_cases(
                         )
                     )
             out.append((f"{path} (matrix row {r + 1})", rendered))
+            if renderer.budget.spent:
+                return out  # the budget's problem is reported; the rest would only repeat it
     return out
 
 

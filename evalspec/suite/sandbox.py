@@ -9,7 +9,7 @@ they run, so a hostile template fails fast with a clear message instead of hangi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from functools import lru_cache
 from typing import Any
 
@@ -89,8 +89,7 @@ def _bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
                         f"{MAX_TEMPLATE_TEXT} are refused"
                     )
                 _check_format(value)
-        if name == "replace":
-            _check_replace(args)
+        _check_amplifying(name, [a for a in args if not _is_context(a)], kwargs)
         return check_size(func(*args, **kwargs))
 
     for attr in ("jinja_pass_arg",):
@@ -99,16 +98,41 @@ def _bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     return bounded
 
 
-def _check_replace(args: tuple[Any, ...]) -> None:
-    """`'a'*1000000 | replace('a', 'b'*1000000)` would build a terabyte: refuse it first."""
-    texts = [a for a in args if isinstance(a, str)]
-    if len(texts) >= 3:
-        text, old, new = texts[-3:]
-        grows = len(new) - len(old)
-        if grows > 0 and old and len(text) + text.count(old) * grows > MAX_TEMPLATE_TEXT:
-            raise _too_big(
-                f"the template's replace builds more than {MAX_TEMPLATE_TEXT} characters"
-            )
+def _is_context(value: Any) -> bool:
+    """The environment or evaluation context Jinja passes some filters first."""
+    return type(value).__name__ in ("EvalContext", "BudgetedSandbox", "Context")
+
+
+def _check_amplifying(name: str, args: list[Any], kwargs: dict[str, Any]) -> None:
+    """Refuse, before it runs, a filter whose result would be far larger than its input.
+
+    `'a'*999999 | replace('a', 'b'*999999)`, `| join('x'*999999)` on a long list, `| indent`
+    with a huge prefix, or `| wordwrap(1, wrapstring=...)` would each build terabytes in one
+    call, which no check afterwards could stop.
+    """
+    estimate = 0
+    if name == "replace" and len(args) >= 3 and all(isinstance(a, str) for a in args[:3]):
+        text, old, new = args[:3]
+        estimate = len(text) + text.count(old) * max(len(new) - len(old), 0)
+    elif name == "join" and args and isinstance(args[0], Sized):
+        separator = kwargs.get("d", args[1] if len(args) > 1 else "")
+        estimate = len(str(separator)) * len(args[0])
+    elif name == "indent" and args and isinstance(args[0], str):
+        width = kwargs.get("width", args[1] if len(args) > 1 else 4)
+        prefix = len(width) if isinstance(width, str) else int(width)
+        estimate = (args[0].count("\n") + 1) * prefix
+    elif name == "wordwrap" and args and isinstance(args[0], str):
+        wrap = kwargs.get("wrapstring", args[4] if len(args) > 4 else None)
+        estimate = len(args[0]) * len(wrap) if isinstance(wrap, str) else 0
+    elif name == "tojson":
+        indent = kwargs.get("indent", args[1] if len(args) > 1 else None)
+        if isinstance(indent, int) and indent > MAX_JSON_INDENT:
+            raise _too_big(f"the filter tojson is given an indent above {MAX_JSON_INDENT}")
+    if estimate > MAX_TEMPLATE_TEXT:
+        raise _too_big(f"the filter {name} would build more than {MAX_TEMPLATE_TEXT} characters")
+
+
+MAX_JSON_INDENT = 16
 
 
 def _counted(items: Iterable[Any]) -> Iterator[Any]:

@@ -47,7 +47,7 @@ cases:
       tool_calls:
         - get_weather: {{city: Paris}}
     critics:
-      city: binary              # the city must be exactly right
+      city: {{binary: true, required: true}}   # exactly right, or the case fails
 
   - name: small talk needs no tool
     user: Thanks, that's all!

@@ -7,12 +7,14 @@ recovers from a bad call is part of what an evaluation measures.
 
 Order of answers for a valid call: the tool's ``responses`` rules with a ``when`` (first match in
 file order), then its fallback rule (the first rule without ``when``), then its StableToolBench
-cache (``cache_file``, then ``cache_dir``), then the LLM simulator (``simulate``), else the
-observation "no simulated response for these arguments".
+cache (``cache_file``, then ``cache_dir``), then the tool's MCP server when its source says
+``execute: true`` (the answer is recorded in the cache, so the next run replays it), then the LLM
+simulator (``simulate``), else the observation "no simulated response for these arguments".
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,13 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from evalspec.suite.model import SimulatedResponse, Tool
 from evalspec.tools.result import ToolResult
-from evalspec.tools.stb_cache import ResponseCache, index_cache_dir
+from evalspec.tools.stb_cache import ResponseCache, canonical_key, index_cache_dir
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
     from evalspec.providers.calls import ModelCalls
     from evalspec.tools.llm_sim import LLMSimulatorBackend
+    from evalspec.tools.mcp_exec import McpExecutor
 
 MAX_SCHEMA_ERRORS = 3
 
@@ -102,11 +105,15 @@ class ToolSimulator:
         llm: LLMSimulatorBackend | None = None,
         *,
         calls: ModelCalls | None = None,
+        mcp: McpExecutor | None = None,
     ):
         self._tools = {tool.name: tool for tool in tools}
         self._base_dir = Path(base_dir)
         self._llm = llm
         self._calls = calls
+        self._mcp = mcp
+        """Live MCP calls; None in offline runs, where only recorded outputs answer."""
+        self._running: dict[tuple[str, str], asyncio.Future[ToolResult]] = {}
         self._validators: dict[str, Validator | None] = {}
         self._caches: dict[Path, ResponseCache] = {}
         self._dir_index: dict[Path, dict[str, Path]] = {}
@@ -116,6 +123,22 @@ class ToolSimulator:
     ) -> ToolResult:
         """Answer one call; errors come back as observations, never raised, except
         :class:`SimulatorMissing` when only the cache may answer and it has nothing."""
+        result = self.answer_without_llm(name, arguments, raw_arguments)
+        if result is not None:
+            return result
+        tool = self._tools[name]
+        if tool.mcp is not None and tool.mcp.execute:
+            return await self._execute(tool, arguments or {})
+        return await self._llm_backend().simulate(tool, arguments or {})
+
+    def answer_without_llm(
+        self, name: str, arguments: dict[str, Any] | None, raw_arguments: str
+    ) -> ToolResult | None:
+        """What `call` answers, when something other than the LLM simulator answers it.
+
+        None means only a request can answer these arguments (the LLM simulator, or a live MCP
+        server); review uses this to re-derive recorded tool outputs without any request.
+        """
         tool = self._tools.get(name)
         if tool is None:
             available = ", ".join(sorted(self._tools)) or "(none)"
@@ -140,10 +163,39 @@ class ToolSimulator:
         if entry is not None:
             return _cache_entry_result(entry)
 
-        if tool.simulate is not None:
-            return await self._llm_backend().simulate(tool, arguments)
+        if tool.simulate is not None or (tool.mcp is not None and tool.mcp.execute):
+            return None
 
         return ToolResult(None, "no simulated response for these arguments", "error:no_response")
+
+    async def _execute(self, tool: Tool, arguments: dict[str, Any]) -> ToolResult:
+        if self._mcp is None:
+            return ToolResult(
+                None,
+                "no recorded output of this MCP tool for these arguments (offline run)",
+                "error:no_response",
+            )
+        # Concurrent items making the same call share one execution, so each distinct call
+        # reaches the server once per run and its recorded output is the one every item saw.
+        key = (tool.name, canonical_key(arguments))
+        running = self._running.get(key)
+        if running is None:
+            running = asyncio.ensure_future(self._mcp.call(tool, arguments))
+            self._running[key] = running
+        try:
+            result = await asyncio.shield(running)
+        finally:
+            if running.done():
+                self._running.pop(key, None)
+        if result.source == "mcp" and tool.cache_file:
+            entry = {"error": result.error or "", "response": result.output}
+            self._cache(self._base_dir / tool.cache_file).put(arguments, entry)
+        return result
+
+    async def aclose(self) -> None:
+        """Close the MCP connections this run opened."""
+        if self._mcp is not None:
+            await self._mcp.aclose()
 
     def _llm_backend(self) -> LLMSimulatorBackend:
         if self._llm is None:

@@ -4,7 +4,7 @@
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var S = data.strings, cols = data.columns, cases = data.cases;
   var ROW_H = 32, OVERSCAN = 12;
-  var KIND_RANK = {regression: 0, worse: 1, better: 2, added: 3, missing: 4, removed: 5, unchanged: 6, "": 7};
+  var KIND_RANK = {regression: 0, worse: 1, better: 2, changed: 3, added: 4, missing: 5, removed: 6, unchanged: 7, "": 8};
   var state = {statuses: {pass: 1, warn: 1, fail: 1, error: 1}, model: "", tag: "", q: "", selected: -1,
     sort: document.getElementById("sort").value};
   var viewport = document.getElementById("viewport"), spacer = document.getElementById("spacer");

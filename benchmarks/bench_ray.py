@@ -1,0 +1,110 @@
+"""Items per second of a run on a local Ray cluster against one process, and the overhead.
+
+Run: ``.venv/bin/python benchmarks/bench_ray.py [--cases 640] [--repeat 3] [--batch 32]``
+(needs the ray extra: ``pip install -c constraints.txt -e ".[ray]"``).
+
+One fake OpenAI-compatible server in its own process answers every request after 50 ms. The
+same single-turn plan (fresh recordings each time, so every item calls the server) runs:
+  - in this process with `run_plan`, concurrency 16 and concurrency 32;
+  - on a local Ray cluster of 1 and then 2 CPUs (so 1 and 2 worker processes), each worker
+    running batches at concurrency 16 (`run_plan_on_ray`).
+Suite loading and scoring are left out: this is the run stage only. Each Ray cluster gets a
+warm-up run first, so worker start-up is not counted. On a 2-core machine shared with the
+server the point is correctness and overhead, not speed-up; the overhead per item is
+(ray seconds - local seconds at the same total concurrency) / items.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import REPO, machine
+from bench_run import ENV, Server, suite_yaml
+
+sys.path.insert(0, str(REPO))
+
+
+def _timed(fn, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=640)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=32, help="items per Ray batch")
+    args = parser.parse_args()
+    try:
+        import ray
+    except ImportError:
+        sys.exit('ray is not installed: pip install -c constraints.txt -e ".[ray]"')
+    import os
+
+    from evalspec.plan import compile_plan
+    from evalspec.runner.execute import RunOptions, run_plan
+    from evalspec.runner.ray_cluster import ClusterOptions, run_plan_on_ray
+    from evalspec.suite.validate import load_suite
+
+    os.environ.update(ENV)
+    print(f"machine: {machine()}; {args.cases} single-turn items, server latency 50 ms")
+    server = Server(latency_s=0.05)
+    rows: list[tuple[str, float]] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-ray-") as tmp_name:
+            tmp = Path(tmp_name)
+            path = tmp / "suite.yaml"
+            path.write_text(suite_yaml(server.base_url, args.cases, 16), encoding="utf-8")
+            plan = compile_plan(load_suite(path))
+            counter = iter(range(10_000))
+
+            def options(concurrency: int) -> RunOptions:
+                n = next(counter)
+                return RunOptions(
+                    concurrency=concurrency,
+                    run_dir=tmp / f"run{n}",
+                    recordings=tmp / f"rec{n}.jsonl",
+                )
+
+            for concurrency in (16, 32):
+                times = _timed(lambda c=concurrency: run_plan(plan, options(c)), args.repeat)
+                rows.append((f"one process, concurrency {concurrency}", statistics.median(times)))
+            for cpus in (1, 2):
+                ray.init(num_cpus=cpus, include_dashboard=False, logging_level="ERROR")
+                cluster = ClusterOptions(address="auto", batch_size=args.batch)
+                warm = compile_plan(load_suite(path), cases=["c1"])
+                run_plan_on_ray(warm, options(16), cluster)
+                times = _timed(lambda c=cluster: run_plan_on_ray(plan, options(16), c), args.repeat)
+                rows.append(
+                    (
+                        f"Ray, {cpus} worker process{'es' if cpus > 1 else ''} x 16",
+                        statistics.median(times),
+                    )
+                )
+                ray.shutdown()
+    finally:
+        server.close()
+    floor = {16: args.cases / 16 * 0.05, 32: args.cases / 32 * 0.05}
+    print(f"floor at concurrency 16: {floor[16]:.2f} s; at 32: {floor[32]:.2f} s")
+    for label, seconds in rows:
+        print(f"  {label:<36} {seconds:6.2f} s  {args.cases / seconds:7.1f} items/s")
+    local = dict(rows)
+    one = local["Ray, 1 worker process x 16"] - local["one process, concurrency 16"]
+    two = local["Ray, 2 worker processes x 16"] - local["one process, concurrency 32"]
+    print(
+        f"overhead per item: 1 worker vs one process at 16: {one / args.cases * 1000:.2f} ms; "
+        f"2 workers vs one process at 32: {two / args.cases * 1000:.2f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""Is a recorded transcript still evidence for a suite? Checked, never assumed.
+
+A transcript answers a chain of requests: the opening request (messages, tools offered, model
+and parameters: the plan item's content id) and, after each tool call, the same conversation
+with the tool's output appended. It counts for a suite only if every one of those requests is
+the suite's: the content id must be the suite's, and each tool output the model saw must be
+what the suite's tools answer now (simulated response rules, StableToolBench caches, the LLM
+simulator's cache). Nothing here sends a request: an answer only the LLM simulator could give,
+and its cache lacks, cannot be checked and makes the case "re-run needed".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from evalspec.plan import compile_plan
+from evalspec.review.changes import difference
+from evalspec.suite.model import Suite, Tool
+from evalspec.tools.result import ToolResult
+from evalspec.transcript import ToolCall, Transcript
+
+MAX_SHOWN = 120
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+
+
+def _observation(output: Any, error: str | None) -> str:
+    """What the model read in the tool message, in a form two versions can compare."""
+    value = {"error": error} if error is not None else output
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+class EvidenceCheck:
+    """Checks transcripts against one suite version, offline."""
+
+    def __init__(self, suite: Suite):
+        from evalspec.tools.simulated import ToolSimulator
+
+        self.suite = suite
+        self._base_dir = Path(suite.path).resolve().parent
+        self._simulator = ToolSimulator(suite.tools, self._base_dir)
+        self._tools = {t.name: t for t in suite.tools}
+        self._ids: dict[tuple[str, str, int], str] = {}
+        self._offered: dict[str, frozenset[str]] = {}
+        for it in compile_plan(suite).items:
+            self._ids[(it.case.name, it.model.name, it.trial)] = it.id
+            self._offered[it.case.name] = frozenset(t["function"]["name"] for t in it.tools)
+
+    def problems(self, t: Transcript) -> list[str]:
+        """Why `t` is not evidence for this suite; empty when it is."""
+        return [text for _, text in self.problems_by_tool(t)]
+
+    def problems_by_tool(self, t: Transcript) -> list[tuple[str | None, str]]:
+        """(tool whose output differs, or None for the opening request; why), in call order.
+
+        Imported transcripts (`source: import:...`) carry no content id, so only their tool
+        outputs are checked.
+        """
+        head_id = self._ids.get((t.case, t.model, t.trial))
+        if head_id is None:
+            return []
+        out: list[tuple[str | None, str]] = []
+        if not t.source.startswith("import:") and t.item_id != head_id:
+            out.append(
+                (
+                    None,
+                    "the request to the model changed (messages, tools offered, model, "
+                    "parameters or run settings)",
+                )
+            )
+        offered = self._offered.get(t.case, frozenset())
+        for call in t.tool_calls:
+            problem = self._call_problem(call, offered)
+            if problem:
+                out.append((call.name, problem))
+        return out
+
+    def _call_problem(self, call: ToolCall, offered: frozenset[str]) -> str | None:
+        now = self._answer(call, offered)
+        args = call.arguments if call.arguments is not None else call.raw_arguments
+        label = f"{call.name} {_shown(args)}"
+        if now is None:
+            return (
+                f"{label}: only a live tool (the LLM simulator or an MCP server) answers these "
+                "arguments and no cache holds its answer; re-run to see what the model does"
+            )
+        recorded = _observation(call.output, call.error)
+        current = _observation(now.output, now.error)
+        if recorded == current:
+            return None
+        change = difference(json.loads(recorded), json.loads(current))
+        return f"{label}: the tool answers differently from what the model saw: {change}"
+
+    def _answer(self, call: ToolCall, offered: frozenset[str]) -> ToolResult | None:
+        """The tool's answer under this suite, as the runner would give it, without requests."""
+        if call.name not in offered:
+            available = ", ".join(sorted(offered))
+            return ToolResult(
+                None, f"unknown tool '{call.name}'; available tools: {available}", "error"
+            )
+        result = self._simulator.answer_without_llm(call.name, call.arguments, call.raw_arguments)
+        if result is not None:
+            return result
+        tool = self._tools[call.name]
+        if tool.simulate is None:  # a live MCP tool whose output is not in its cache
+            return None
+        return self._simulator_cache(tool, call.arguments or {})
+
+    def _simulator_cache(self, tool: Tool, arguments: dict[str, Any]) -> ToolResult | None:
+        from evalspec.tools.llm_sim import LLMSimulatorBackend, entry_to_result
+        from evalspec.tools.stb_cache import ResponseCache
+
+        path = LLMSimulatorBackend(self._base_dir).cache_path(tool)
+        if not path.is_file():
+            return None
+        entry = ResponseCache(path).get(arguments)
+        return entry_to_result(entry) if entry is not None else None

@@ -1,0 +1,123 @@
+"""Large suites: limits that allow 50,000 cases, and reports that stay fast at that size."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from evalspec.api import score
+from evalspec.errors import SpecError
+from evalspec.report.console import MAX_PROBLEM_ROWS, print_report
+from evalspec.report.json_report import write_json
+from evalspec.report.records import report_from_results
+from evalspec.scoring.stream import StreamingScorer
+from evalspec.suite.validate import load_suite
+from tests.conftest import transcript
+
+
+def _suite(cases: int) -> str:
+    lines = [
+        "suite: many",
+        "models: [{name: m, model: x}]",
+        "critics: {id: binary}",
+        "tools: [{name: t, parameters: {type: object, properties: {id: {type: string}}}}]",
+        "cases:",
+    ]
+    lines += [
+        f"  - {{name: c{i}, user: 'q {i}', expect: {{tool_calls: [{{t: {{id: r{i}}}}}]}}}}"
+        for i in range(cases)
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_suite_of_more_than_200000_values_loads_when_its_cases_are_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "many.yaml"
+    path.write_text(_suite(20_000), encoding="utf-8")  # ~220,000 values
+    with pytest.raises(SpecError) as info:  # 10,000 cases unless the operator says otherwise
+        load_suite(path)
+    assert "raise the limit with EVALSPEC_MAX_CASES" in str(info.value.problems[0])
+    monkeypatch.setenv("EVALSPEC_MAX_CASES", "20000")
+    suite = load_suite(path)
+    assert len(suite.cases) == 20_000
+
+
+def test_the_value_limit_is_configurable_and_named_in_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "many.yaml"
+    path.write_text(_suite(20), encoding="utf-8")
+    monkeypatch.setenv("EVALSPEC_MAX_SUITE_VALUES", "100")
+    with pytest.raises(SpecError) as info:
+        load_suite(path)
+    (problem,) = info.value.problems
+    text = str(problem)
+    assert "more than 100 values" in text
+    assert "EVALSPEC_MAX_SUITE_VALUES" in text
+    assert text.startswith(f"{path}:") or "many.yaml:" in text
+    monkeypatch.setenv("EVALSPEC_MAX_SUITE_VALUES", "1000")
+    assert len(load_suite(path).cases) == 20
+
+
+def test_the_file_size_limit_is_configurable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "many.yaml"
+    path.write_text(_suite(20), encoding="utf-8")
+    monkeypatch.setenv("EVALSPEC_MAX_SUITE_BYTES", "500")
+    with pytest.raises(SpecError) as info:
+        load_suite(path)
+    assert "the limit is 500 bytes" in str(info.value.problems[0])
+    monkeypatch.delenv("EVALSPEC_MAX_SUITE_BYTES")
+    assert len(load_suite(path).cases) == 20
+
+
+def _scored(tmp_path: Path, cases: int) -> Any:
+    path = tmp_path / "many.yaml"
+    path.write_text(_suite(cases), encoding="utf-8")
+    suite = load_suite(path)
+    # Every third case calls the tool with the wrong id, and fails.
+    made = [transcript(f"c{i}", ("t", {"id": f"r{i}" if i % 3 else "wrong"})) for i in range(cases)]
+    return score(suite, made)
+
+
+def test_results_json_is_streamed_yet_the_same_json(tmp_path: Path) -> None:
+    report = _scored(tmp_path, 30)
+    write_json(report, tmp_path / "results.json")
+    text = (tmp_path / "results.json").read_text(encoding="utf-8")
+    assert json.loads(text) == json.loads(json.dumps(report.to_dict(), default=str))
+    # One result per line, so a diff of two results files shows the cases that changed.
+    assert sum(1 for line in text.splitlines() if line.startswith('    {"item_id"')) == 30
+
+
+def test_the_console_lists_a_bounded_number_of_failing_cases(tmp_path: Path) -> None:
+    report = _scored(tmp_path, 3 * MAX_PROBLEM_ROWS + 30)
+    console = Console(record=True, width=200, file=io.StringIO())
+    print_report(report, console)
+    text = console.export_text()
+    failing = MAX_PROBLEM_ROWS + 10
+    assert text.count("FAIL") == MAX_PROBLEM_ROWS
+    assert f"{failing - MAX_PROBLEM_ROWS} more that did not pass are in results.json" in text
+    assert "passing cases not shown" in text
+
+
+def test_scoring_as_transcripts_finish_reports_what_scoring_at_the_end_does(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "many.yaml"
+    path.write_text(_suite(50), encoding="utf-8")
+    suite = load_suite(path)
+    made = [transcript(f"c{i}", ("t", {"id": f"r{i}" if i % 3 else "x"})) for i in range(50)]
+    at_end = score(suite, made)
+    streamed = StreamingScorer(suite, order={t.item_id: i for i, t in enumerate(made)}, chunk=7)
+    for t in reversed(made):  # finished in another order than planned
+        streamed.add(t)
+    report = report_from_results(suite, streamed.finish(), streamed.usage)
+    assert report.to_dict() == at_end.to_dict()
+    assert report.exit_code == at_end.exit_code == 1

@@ -1,0 +1,48 @@
+"""Secret forms: what evalspec registers for each secret it sends, and how writers scrub."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+from evalspec import redaction
+from evalspec.files import write_text_atomic
+
+
+def test_url_userinfo_is_registered_plain_and_as_basic_auth() -> None:
+    redaction.register_forms(redaction.url_secrets("http://svc:p%40ss-word@host:8000/v1"))
+    basic = base64.b64encode(b"svc:p@ss-word").decode()
+    text = f"Authorization: Basic {basic}; url http://svc:p%40ss-word@host; pw p@ss-word"
+    scrubbed = redaction.scrub(text)
+    assert "p@ss-word" not in scrubbed and "p%40ss-word" not in scrubbed
+    assert basic not in scrubbed
+
+
+def test_short_values_are_not_secrets() -> None:
+    redaction.register("abc", "", None)
+    assert redaction.registered() == ()
+    assert redaction.scrub("abc") == "abc"
+
+
+def test_scrub_value_reaches_keys_and_nested_strings() -> None:
+    redaction.register("tok-SECRET-1")
+    value = {"tok-SECRET-1": ["x tok-SECRET-1", {"n": 1, "s": "tok-SECRET-1"}]}
+    assert redaction.scrub_value(value) == {"***": ["x ***", {"n": 1, "s": "***"}]}
+
+
+def test_files_written_whole_are_scrubbed(tmp_path) -> None:
+    redaction.register("tok-SECRET-2")
+    path = tmp_path / "results.json"
+    write_text_atomic(path, json.dumps({"reason": "echo tok-SECRET-2"}))
+    assert json.loads(path.read_text()) == {"reason": "echo ***"}
+
+
+def test_scrubbing_stream_survives_a_lone_surrogate() -> None:
+    redaction.register("tok-SECRET-3")
+    raw = io.BytesIO()
+    inner = io.TextIOWrapper(raw, encoding="utf-8")
+    stream = redaction.ScrubbingStream(inner)
+    stream.write("tok-SECRET-3 cut \ud83d emoji\n")
+    inner.flush()
+    assert raw.getvalue() == b"*** cut \\ud83d emoji\n"

@@ -1,0 +1,288 @@
+"""The script the GitHub Action runs (action/review.sh), end to end: a git repository with a base
+and a head branch, `evalspec review` across its suites, one comment, the exit code as output."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalspec.api import compile_plan, load_suite
+from evalspec.providers.recordings import RecordingProvider, Recordings
+from evalspec.runner import RunOptions, run_plan_async
+from evalspec.runner.run_dir import recordings_path
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITES = ROOT / "suites"
+REVIEW_SH = ROOT / "action" / "review.sh"
+COMMENT_SH = ROOT / "action" / "comment.sh"
+BIN = Path(sys.executable).parent
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """The three example suites and their recordings committed on `main`; `pr` checked out."""
+    repo = tmp_path / "repo"
+    shutil.copytree(SUITES, repo / "suites")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo
+
+
+def sample_pull_request(repo: Path) -> None:
+    """A threshold, a critic, a simulated response, an endpoint and one user message."""
+    slack, weather = repo / "suites" / "slack.yaml", repo / "suites" / "weather.yaml"
+    edit(slack, "fail_threshold: 0.85", "fail_threshold: 0.9")
+    edit(
+        slack,
+        "message: {similarity: 0.75, weight: 0.5}",
+        "message: {similarity: 0.99, weight: 0.5}",
+    )
+    edit(
+        slack,
+        "user: Great, DM her that the report is ready.",
+        "user: Great, DM her that the report is done.",
+    )
+    edit(
+        weather,
+        "output: {city: Paris, temperature: 21, unit: celsius, sky: sunny}",
+        "output: {city: Paris, temperature: 30, unit: celsius, sky: sunny}",
+    )
+    edit(
+        weather,
+        "    params: {temperature: 0, seed: 7, parallel_tool_calls: true}\n",
+        "    params: {temperature: 0, seed: 7, parallel_tool_calls: true}\n"
+        "    base_url: http://203.0.113.7/v1\n    api_key_env: CI_DEPLOY_TOKEN\n",
+    )
+    git(repo, "commit", "-q", "-am", "sample change")
+
+
+def run_review(repo: Path, tmp_path: Path, base: str = "main", **env: str):
+    out, summary, comment = tmp_path / "out", tmp_path / "summary.md", tmp_path / "comment.md"
+    environ = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "EVALSPEC_BASE_REF": base,
+        "EVALSPEC_COMMENT_FILE": str(comment),
+        "GITHUB_OUTPUT": str(out),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        **env,
+    }
+    done = subprocess.run(
+        ["bash", str(REVIEW_SH)], cwd=repo, env=environ, capture_output=True, text=True
+    )
+    output = out.read_text(encoding="utf-8") if out.exists() else ""
+    text = comment.read_text(encoding="utf-8") if comment.exists() else ""
+    return done, output, text, summary
+
+
+def rendered(markdown: str) -> str:
+    """The comment's text as GitHub shows it: Markdown escapes and HTML entities undone."""
+    return html.unescape(markdown.replace("\\", "")).replace("\u200b", "")
+
+
+def test_sample_pull_request_is_reviewed_in_one_comment(repo, tmp_path):
+    sample_pull_request(repo)
+    done, output, markdown, summary = run_review(repo, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "exit-code=4" in output  # the endpoint change wins over everything else
+    assert markdown.startswith("<!-- evalspec-review -->\n")
+    assert summary.read_text(encoding="utf-8") == markdown
+    comment = rendered(markdown)
+    # Severity order: security first, then the cases, then what every case shares.
+    security = comment.index("Security-relevant changes")
+    cases = comment.index("### Cases")
+    assert security < cases < comment.index("fail_threshold 0.85 -> 0.9")
+    assert "$CI_DEPLOY_TOKEN (plain http to another host" in comment
+    # The Paris change: exactly the two cases that saw Paris's weather.
+    rows = [line for line in comment.splitlines() if line.startswith("| `suites/weather.yaml`")]
+    assert [row.split(" | ")[1] for row in rows if "re-run needed" in row] == [
+        "compare two cities",
+        "current weather in Paris",
+    ]
+    assert "similarity 0.91 now not matched" in comment
+    assert 'user message: "Great, DM her that the report is ready." -> "Great' in comment
+    assert "Untouched: `suites/calc.yaml`, `suites/math.yaml`" in comment
+    # Repository-relative paths only, and the checkout is left as it was.
+    assert str(tmp_path) not in markdown and "/tmp/" not in markdown
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_untouched_suites_fold_into_one_line_and_exit_0(repo, tmp_path):
+    edit(repo / "suites" / "math.yaml", "suite: math", "suite: math  # renamed nothing")
+    git(repo, "commit", "-q", "-am", "comment only")
+    done, output, comment, _ = run_review(repo, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "exit-code=0" in output
+    assert (
+        "Untouched: `suites/calc.yaml`, `suites/math.yaml`, `suites/slack.yaml`, "
+        "`suites/weather.yaml`" in comment
+    )
+    assert "### Cases" not in comment
+
+
+def test_new_suite_is_scored_on_its_own_recordings_and_known_endpoints_pass(repo, tmp_path):
+    for ext in ("yaml", "recordings.jsonl"):
+        shutil.copy(repo / "suites" / f"math.{ext}", repo / "suites" / f"math2.{ext}")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "a new suite, same endpoints")
+    _, output, comment, _ = run_review(repo, tmp_path)
+    assert "exit-code=0" in output, comment
+    assert "| `suites/math2.yaml` |" in comment and "Security" not in comment
+    math2 = repo / "suites" / "math2.yaml"
+    edit(
+        math2,
+        "    params: {temperature: 0, seed: 7}\n",
+        "    params: {temperature: 0, seed: 7}\n    api_key_env: OTHER_KEY\n",
+    )
+    git(repo, "commit", "-q", "-am", "a new key variable")
+    (tmp_path / "b").mkdir()
+    _, output, markdown, _ = run_review(repo, tmp_path / "b")
+    comment = rendered(markdown)
+    assert "exit-code=4" in output
+    assert "new suite: model gpt-4o-mini sends to" in comment and "$OTHER_KEY" in comment
+
+
+ROME_BERLIN = (
+    "        - get_current_weather: {city: Paris}\n        - get_current_weather: {city: London}",
+    "        - get_current_weather: {city: Rome}\n        - get_current_weather: {city: Berlin}",
+)
+
+
+def test_regression_exits_1(repo, tmp_path):
+    edit(repo / "suites" / "weather.yaml", *ROME_BERLIN)
+    git(repo, "commit", "-q", "-am", "regression")
+    _, output, markdown, _ = run_review(repo, tmp_path)
+    comment = rendered(markdown)
+    assert "exit-code=1" in output
+    row = next(r for r in comment.splitlines() if r.startswith("| `suites/weather.yaml`"))
+    assert row.startswith("| `suites/weather.yaml` | compare two cities | gpt-4o-mini | ")
+    assert '| expected call 1 (get_current_weather) city: "Paris" -> "Rome"; ' in row
+    assert row.endswith("| PASS 1.000 | FAIL 0.667 | REGRESSION |")
+
+
+def test_stale_evidence_exits_3_unless_accepted(repo, tmp_path):
+    edit(repo / "suites" / "weather.yaml", "temperature: 21, unit", "temperature: 22, unit")
+    git(repo, "commit", "-q", "-am", "stale evidence")
+    assert "exit-code=3" in run_review(repo, tmp_path)[1]
+    accepted = tmp_path / "accepted"
+    accepted.mkdir()
+    assert "exit-code=0" in run_review(repo, accepted, EVALSPEC_ALLOW_STALE="true")[1]
+
+
+def test_answers_re_recorded_in_the_pr_stand_in_for_stale_ones(repo, tmp_path):
+    edit(repo / "suites" / "slack.yaml", "that the report is ready.", "that the report is done.")
+    rerecord(repo / "suites" / "slack.yaml")
+    git(repo, "commit", "-q", "-am", "edited message, re-recorded")
+    _, output, comment, _ = run_review(repo, tmp_path)
+    assert "exit-code=0" in output, comment
+    assert "follow-up to an earlier request" in comment
+    assert "scored on the head" in comment
+
+
+def rerecord(suite_path: Path) -> None:
+    """Record the missing answers with the scripted model the example recordings come from."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    from scripted_model import SCRIPTS, ScriptedProvider
+
+    suite = load_suite(suite_path)
+    recordings = Recordings(recordings_path(suite))
+    providers = {
+        m.name: RecordingProvider(recordings, ScriptedProvider(SCRIPTS["slack"]), mode="auto")
+        for m in suite.models
+    }
+    outcome = asyncio.run(run_plan_async(compile_plan(suite), RunOptions(), providers=providers))
+    assert not outcome.missing
+
+
+@pytest.mark.parametrize("ref", ["--upload-pack=touch pwned", "main;touch pwned", "-h", "a..b"])
+def test_hostile_base_refs_are_refused(repo, tmp_path, ref):
+    done, _, comment, _ = run_review(repo, tmp_path, base=ref)
+    assert done.returncode == 2
+    assert not (repo / "pwned").exists() and not comment
+
+
+def test_cli_refuses_an_option_like_base_ref(repo):
+    done = subprocess.run(
+        [str(BIN / "evalspec"), "review", "--base-ref=--output=x"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert "not a git ref name" in done.stderr
+    assert not (repo / "x").exists()
+
+
+def test_comment_script_updates_the_marked_comment(tmp_path):
+    """One comment per pull request: the script edits the one that starts with the marker."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    log = tmp_path / "gh.log"
+    (fake / "gh").write_text(
+        "#!/usr/bin/env bash\n"
+        f'echo "$*" >> "{log}"\n'
+        'if [[ "$*" == *--paginate* ]]; then echo 4242; fi\n',
+        encoding="utf-8",
+    )
+    (fake / "gh").chmod(0o755)
+    body = tmp_path / "c.md"
+    body.write_text("<!-- evalspec-review -->\nhello\n", encoding="utf-8")
+    env = {
+        **os.environ,
+        "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}",
+        "GITHUB_REPOSITORY": "o/r",
+        "PR": "7",
+        "EVALSPEC_COMMENT_FILE": str(body),
+        "GH_TOKEN": "x",
+    }
+    subprocess.run(["bash", str(COMMENT_SH)], env=env, check=True)
+    calls = log.read_text(encoding="utf-8").splitlines()
+    assert calls[-1] == f"api -X PATCH repos/o/r/issues/comments/4242 -F body=@{body}"
+    (fake / "gh").write_text(f'#!/usr/bin/env bash\necho "$*" >> "{log}"\n', encoding="utf-8")
+    subprocess.run(["bash", str(COMMENT_SH)], env=env, check=True)
+    assert log.read_text(encoding="utf-8").splitlines()[-1] == (
+        f"api -X POST repos/o/r/issues/7/comments -F body=@{body}"
+    )
+
+
+def test_action_installs_the_cpu_torch_and_runs_these_scripts():
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    steps = action["runs"]["steps"]
+    assert action["runs"]["using"] == "composite"
+    assert action["inputs"]["torch-index-url"]["default"] == "https://download.pytorch.org/whl/cpu"
+    assert steps[0]["with"]["cache"] == "pip"
+    scripts = " ".join(step.get("run", "") for step in steps)
+    assert '--index-url "$TORCH_INDEX" torch' in scripts
+    assert "action/review.sh" in scripts and "action/comment.sh" in scripts
+    workflow = (ROOT / "examples" / "ci" / "github-workflow.yml").read_text(encoding="utf-8")
+    assert len(workflow.splitlines()) <= 20
