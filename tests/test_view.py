@@ -100,3 +100,25 @@ def test_the_three_model_example_writes_a_page_per_suite(tmp_path, monkeypatch):
             "variant-typos",
             "variant-no-tools",
         ]
+
+
+def test_run_html_shows_conversations_of_a_streamed_run(tmp_path):
+    """`run` keeps no transcripts in memory; its page reads them from the run directory."""
+    root = Path(__file__).resolve().parent.parent
+    page = tmp_path / "r.html"
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(root / "suites" / "weather.yaml"),
+            "--record",
+            "offline",
+            "--out",
+            str(tmp_path / "run"),
+            "--html",
+            str(page),
+        ],
+    )
+    assert result.exit_code == 1, result.output  # two example answers fail on purpose
+    trials = [t for c in page_data(page)["cases"] for cell in c["c"] for t in cell[4]]
+    assert len(trials) == 6 and all(t["m"] and t["m"][0][0] == "system" for t in trials)
