@@ -64,7 +64,7 @@ class PlanItem:
 
     @property
     def label(self) -> str:
-        trial = f" (trial {self.trial + 1} of {self.trials})" if self.trials > 1 else ""
+        trial = f" (trial {self.trial}, trials 0-{self.trials - 1})" if self.trials > 1 else ""
         return f"case {self.case.name!r} on model {self.model.name!r}{trial}"
 
 

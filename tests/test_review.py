@@ -355,7 +355,7 @@ def test_compare_puts_regressions_first(tmp_path, run_dir):
     kinds = [c.kind for c in comparison.changes]
     assert kinds == sorted(kinds, key=["regression", "worse", "better", "unchanged"].index)
     assert kinds.count("regression") == 1 and comparison.exit_code == 1
-    result = cli("compare", str(run_dir), str(tmp_path / "b"))
+    result = cli("compare", str(run_dir), str(tmp_path / "b"), "--all")
     assert result.exit_code == 1
     assert result.output.index("REGRESSION") < result.output.index("UNCHANGED")
 

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from evalspec.cli import interop, review, run, score, suite, tools
+from evalspec.cli import interop, review, run, score, suite, tools, view
 from evalspec.cli.common import print_error
 
 app = typer.Typer(
@@ -66,6 +66,7 @@ for command in (
     review.diff,
     review.compare,
     review.review,
+    view.view,
     run.merge,
     suite.schema,
     suite.init,

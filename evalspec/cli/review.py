@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalspec.cli.common import check_output_file, reports_errors
+from evalspec.cli.common import HtmlOpt, check_output_file, reports_errors
 from evalspec.errors import UsageError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from evalspec.review.diff import Comparison
 
 AllowStaleOpt = Annotated[
@@ -60,7 +62,9 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
         say(f"SKIPPED    {item}", "bold yellow")
     for item in comparison.suite_wide:
         say(f"every case: {item}", "yellow")
-    shown = shown_changes(comparison, show_unchanged=show_unchanged)
+    if comparison.columns:
+        print_matrix(comparison, console, show_unchanged=show_unchanged)
+    shown = shown_changes(comparison, show_unchanged=show_unchanged and not comparison.columns)
     multi = len({c.model for c in comparison.changes}) > 1
     for c in shown:
         line = Text()
@@ -88,6 +92,34 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
     say(comparison.summary(), "bold")
     for note in comparison.notes:
         say(note, "dim")
+
+
+def print_matrix(comparison: Comparison, console: Console, *, show_unchanged: bool) -> None:
+    """Cases down, a column per (run, model): status and score; the change kind last."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from evalspec.review.diff import matrix_rows, side_text
+    from evalspec.terminal import text
+
+    table = Table(show_lines=False, title_justify="left")
+    table.add_column("case", overflow="fold", min_width=12)
+    for col in comparison.columns:
+        table.add_column(text(col.label, single_line=True), justify="right", overflow="fold")
+    table.add_column("change", no_wrap=True, min_width=10)
+    same = 0
+    for case, kind, cells in matrix_rows(comparison):
+        if kind == "unchanged" and not show_unchanged:
+            same += 1
+            continue
+        table.add_row(
+            text(case, single_line=True),
+            *(Text(side_text(s), style=STYLES.get(s.status, "") if s else "dim") for s in cells),
+            Text(kind.upper(), style=KIND_STYLES.get(kind, "dim")),
+        )
+    if same:
+        table.caption = f"{same} unchanged cases not shown (--all shows them)"
+    console.print(table)
 
 
 def _emit(
@@ -189,44 +221,54 @@ def diff(
 
 @reports_errors
 def compare(
-    results_a: Annotated[
-        Path,
+    runs: Annotated[
+        list[Path],
         typer.Argument(
-            help="results.json or run directory (before).", show_default=False, metavar="A"
-        ),
-    ],
-    results_b: Annotated[
-        Path,
-        typer.Argument(
-            help="results.json or run directory (after).", show_default=False, metavar="B"
+            help="Run directories or results.json files, the earliest first.",
+            show_default=False,
+            metavar="RUN...",
         ),
     ],
     markdown: Annotated[
         Path | None, typer.Option(help="Also write the comparison as Markdown here.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also list cases that are the same in every column.")
+    ] = False,
+    html: HtmlOpt = None,
 ) -> None:
-    """Put two runs side by side: per case and model, scores and statuses, regressions first.
+    """Put models side by side: a model × case matrix, and what changed, regressions first.
 
-    Use it to compare two models' runs, or a run today with last week's.
+    Cases pair by name whatever the models are called: pass one run to compare its models
+    (each against the first), two runs to compare before and after (model by model when both
+    ran the same models, otherwise column by column), or more runs for the matrix (the first
+    run against the last).
 
-    Exit codes: 0 no case that passed in A fails in B, 1 some do, 2 unreadable input.
+    Exit codes: 0 no case that passed before fails after, 1 some do, 2 unreadable input.
 
-    Example:
+    Examples:
+
+      evalspec compare runs/slack/20261121-101500          # the models of one run
 
       evalspec compare runs/slack/20261120-090000 runs/slack/20261121-101500
     """
-    from evalspec.review.diff import compare_results
+    from evalspec.report.columns import RunData
+    from evalspec.review.diff import compare_runs
     from evalspec.review.results_file import load_results
 
     check_output_file(markdown, "--markdown")
-    comparison = compare_results(
-        load_results(results_a),
-        load_results(results_b),
-        a_label=results_a.as_posix(),
-        b_label=results_b.as_posix(),
-    )
-    _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=True)
+    check_output_file(html, "--html")
+    loaded = [RunData(p.as_posix(), load_results(p)) for p in runs]
+    comparison = compare_runs(loaded)
+    if len(comparison.columns) < 2:
+        raise UsageError("nothing to compare: pass a run with several models, or two or more runs")
+    if html:
+        from evalspec.report.html import write_runs_html
+        from evalspec.report.runs import html_run
+
+        write_runs_html([html_run(r.label, r.data, Path(r.label)) for r in loaded], html)
+    _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)
 
 

@@ -253,7 +253,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         + (f", {outcome.resumed} resumed" if outcome.resumed else "")
         + ")"
     )
-    results = report_from_results(suite, scoring.finish(), scoring.usage)
+    results = report_from_results(suite, scoring.finish(), scoring.tally)
     return finish_report(results, run_dir, report, started=started, note=note)
 
 

@@ -91,7 +91,7 @@ def plan(
 
     title = text(f"{compiled.suite.name}: {len(compiled.items)} items", "italic", single_line=True)
     table = Table(title=title, title_justify="left")
-    for col in ("id", "case", "model", "trial", "expected calls"):
+    for col in ("id", "case", "model", "trial (from 0)", "expected calls"):
         table.add_column(col)
     for it in compiled.items:
         calls = ", ".join(c.tool for c in it.case.expect.tool_calls) or (
@@ -101,7 +101,7 @@ def plan(
             it.id[:12],
             text(it.case.name, single_line=True),
             text(it.model.name, single_line=True),
-            str(it.trial + 1),
+            str(it.trial),
             text(calls, single_line=True),
         )
     Console().print(table)

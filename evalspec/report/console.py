@@ -1,4 +1,10 @@
-"""The terminal report: one table per model, then the summary line per model."""
+"""The terminal report: the cases with a column per model, then a summary row per model.
+
+One model keeps the reason column (there is room for it); several models share one table, so a
+reader compares them case by case, and the summary table puts their pass rates, pass@k, tokens,
+latency and cost side by side. Names and reasons from the data go through evalspec.terminal:
+never read as markup, never a control sequence.
+"""
 
 from __future__ import annotations
 
@@ -12,75 +18,152 @@ from evalspec.terminal import text
 
 if TYPE_CHECKING:
     from evalspec.report.records import Report
+    from evalspec.scoring.trials import CaseSummary, ModelSummary
 
 MAX_ROWS = 50
-"""Above this many cases per model, passing cases are summarised instead of listed."""
+"""Above this many cases, cases every model passes are summarised instead of listed."""
 MAX_PROBLEM_ROWS = 200
-"""Failing, warning and errored cases listed per model (all with --verbose); results.json has
-every one, and tens of thousands of table rows would take longer to print than to run."""
+"""Failing, warning and errored cases listed (all with --verbose); results.json has every one,
+and tens of thousands of table rows would take longer to print than to run."""
 
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
 
 
 def print_report(report: Report, console: Console | None = None, *, verbose: bool = False) -> None:
     console = console or Console()
+    if len(report.models) > 1:
+        console.print(_side_by_side(report, verbose=verbose))
+        console.print(_summary_table(report))
+        return
     for m in report.models:
-        table = Table(
-            title=text(f"{report.suite.name} · {m.model}", "italic", single_line=True),
-            title_justify="left",
-            show_lines=False,
-            expand=False,
+        console.print(_one_model(report, m, verbose=verbose))
+        console.print(_summary_line(m))
+
+
+def _cell(c: CaseSummary) -> Text:
+    result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
+    score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
+    return Text(f"{result} {score}", style=STYLES.get(c.status, ""))
+
+
+def _side_by_side(report: Report, *, verbose: bool) -> Table:
+    """A row per case, a column per model: status and score."""
+    names = [m.model for m in report.models]
+    by_case: dict[str, dict[str, CaseSummary]] = {}
+    for c in report.cases:
+        by_case.setdefault(c.case, {})[c.model] = c
+    title = text(report.suite.name, "italic", single_line=True)
+    table = Table(title=title, title_justify="left", expand=False)
+    table.add_column("case", overflow="fold")
+    for name in names:
+        table.add_column(text(name, single_line=True), justify="right", no_wrap=True)
+    hide_passing = not verbose and len(by_case) > MAX_ROWS
+    hidden = shown = cut = 0
+    for case, cells in by_case.items():
+        if hide_passing and all(c.status == "pass" for c in cells.values()):
+            hidden += 1
+            continue
+        if hide_passing and shown >= MAX_PROBLEM_ROWS:
+            cut += 1
+            continue
+        shown += 1
+        table.add_row(
+            text(case, single_line=True),
+            *(_cell(cells[n]) if n in cells else Text("-") for n in names),
         )
-        table.add_column("case")
-        table.add_column("result")
-        table.add_column("score", justify="right")
-        table.add_column("why", overflow="fold")
-        mine = [c for c in report.cases if c.model == m.model]
-        # Long runs show what needs attention; --verbose shows every case.
-        hide_passing = not verbose and len(mine) > MAX_ROWS
-        hidden = shown = cut = 0
-        for c in mine:
-            if hide_passing and c.status == "pass":
-                hidden += 1
-                continue
-            if hide_passing and shown >= MAX_PROBLEM_ROWS:
-                cut += 1
-                continue
-            shown += 1
-            score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
-            result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
-            why = "" if (c.status == "pass" and not verbose) else c.reason
-            table.add_row(
-                text(c.case, single_line=True),
-                Text(result, style=STYLES[c.status]),
-                score,
-                text(why),
-            )
-            if verbose:
-                for r in c.results[0].rows if c.results else ():
-                    table.add_row(
-                        text(f"  {r.field}", single_line=True),
-                        Text("ok" if r.match else "x", style="green" if r.match else "red"),
-                        f"{r.score:.2f}×{r.weight:g}",
-                        text(r.reason),
-                    )
-        notes = [f"{hidden} passing cases not shown"] if hidden else []
-        if cut:
-            notes.append(f"{cut} more that did not pass are in results.json")
-        if notes:
-            table.caption = "; ".join(notes) + " (--verbose shows every case)"
-        console.print(table)
-        console.print(
-            Text.assemble(
-                text(m.model, "bold", single_line=True),
-                ": ",
-                (f"{m.passed} passed", "green"),
-                ", ",
-                (f"{m.warned} warned", "yellow"),
-                ", ",
-                (f"{m.failed} failed", "red"),
-                *((", ", (f"{m.errors} errors", "magenta")) if m.errors else ()),
-                f" · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
-                + (f" · {m.tokens} tokens" if m.tokens else ""),
-            )
+    notes = [f"{hidden} cases every model passed not shown"] if hidden else []
+    if cut:
+        notes.append(f"{cut} more that some model did not pass are in results.json")
+    if notes:
+        table.caption = "; ".join(notes) + " (--verbose shows every case)"
+    return table
+
+
+def _summary_table(report: Report) -> Table:
+    """A row per model: what choosing between them comes down to."""
+    k = max(m.k for m in report.models)
+    priced = any(m.cost is not None for m in report.models)
+    table = Table(title="models", title_justify="left", expand=False)
+    longest = max(len(m.model) for m in report.models)
+    table.add_column("model", no_wrap=True, min_width=min(longest, 40))
+    figures = ["pass rate", "mean score", f"pass@{k}", f"pass^{k}", "tokens", "latency"]
+    for name in figures + (["cost"] if priced else []):
+        table.add_column(name, justify="right")
+    for m in report.models:
+        row = [
+            f"{(m.passed + m.warned) / m.cases:.0%}" if m.cases else "-",
+            f"{m.mean_score:.3f}",
+            f"{m.pass_at_k:.2f}",
+            f"{m.pass_hat_k:.2f}",
+            f"{m.tokens:,}",
+            f"{m.latency_s:.1f}s",
+        ]
+        if priced:
+            row.append(f"{m.cost:.4f}" if m.cost is not None else "-")
+        table.add_row(text(m.model, single_line=True), *(Text(cell) for cell in row))
+    return table
+
+
+def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
+    table = Table(
+        title=text(f"{report.suite.name} · {m.model}", "italic", single_line=True),
+        title_justify="left",
+        expand=False,
+    )
+    table.add_column("case")
+    table.add_column("result")
+    table.add_column("score", justify="right")
+    table.add_column("why", overflow="fold")
+    mine = [c for c in report.cases if c.model == m.model]
+    # Long runs show what needs attention; --verbose shows every case.
+    hide_passing = not verbose and len(mine) > MAX_ROWS
+    hidden = shown = cut = 0
+    for c in mine:
+        if hide_passing and c.status == "pass":
+            hidden += 1
+            continue
+        if hide_passing and shown >= MAX_PROBLEM_ROWS:
+            cut += 1
+            continue
+        shown += 1
+        score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
+        result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
+        why = "" if (c.status == "pass" and not verbose) else c.reason
+        table.add_row(
+            text(c.case, single_line=True),
+            Text(result, style=STYLES[c.status]),
+            Text(score),
+            text(why),
         )
+        if verbose:
+            for r in c.results[0].rows if c.results else ():
+                table.add_row(
+                    text(f"  {r.field}", single_line=True),
+                    Text("ok" if r.match else "x", style="green" if r.match else "red"),
+                    Text(f"{r.score:.2f}×{r.weight:g}"),
+                    text(r.reason),
+                )
+    notes = [f"{hidden} passing cases not shown"] if hidden else []
+    if cut:
+        notes.append(f"{cut} more that did not pass are in results.json")
+    if notes:
+        table.caption = "; ".join(notes) + " (--verbose shows every case)"
+    return table
+
+
+def _summary_line(m: ModelSummary) -> Text:
+    return Text.assemble(
+        text(m.model, "bold", single_line=True),
+        ": ",
+        (f"{m.passed} passed", "green"),
+        ", ",
+        (f"{m.warned} warned", "yellow"),
+        ", ",
+        (f"{m.failed} failed", "red"),
+        *((", ", (f"{m.errors} errors", "magenta")) if m.errors else ()),
+        f" · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
+        + (f" · pass@{m.k} {m.pass_at_k:.2f} · pass^{m.k} {m.pass_hat_k:.2f}" if m.k > 1 else "")
+        + (f" · {m.tokens} tokens" if m.tokens else "")
+        + (f" · {m.latency_s:.1f}s" if m.latency_s else "")
+        + (f" · cost {m.cost:.4f}" if m.cost is not None else ""),
+    )

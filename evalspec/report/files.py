@@ -35,4 +35,5 @@ def write_reports(report: Report, files: ReportFiles) -> None:
     if files.html:
         from evalspec.report.html import write_html
 
-        write_html(report, files.html)
+        # A streamed run keeps no transcripts: the page reads them from the run directory.
+        write_html(report, files.html, files.results.parent if files.results else None)

@@ -1,113 +1,182 @@
-"""A single static HTML file: per-model tables coloured by status, rows that expand to explain.
+"""A single-file HTML report: models side by side, filters, search, sort, conversations.
 
-No scripts, fonts or stylesheets from elsewhere: the file opens from a CI artifact, offline.
-Expanding uses <details>, so it works without JavaScript. Every text goes through html.escape.
+Offline and self-contained (no CDN, font or request): it opens from a CI artifact. The page is
+inert to its data: the markup is rendered by jinja2 with autoescape, the cases travel as JSON in
+a <script type="application/json"> block with `<` escaped, the page's script only ever sets
+text (never markup), and a Content-Security-Policy allows the page's own script and style (by
+hash) and nothing else. Rows are drawn as they scroll into view, so a 10,000-case run opens and
+filters at once.
 """
 
 from __future__ import annotations
 
-import json
-from html import escape
+import base64
+import hashlib
+from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from markupsafe import Markup
+
 from evalspec.files import write_text_atomic
+from evalspec.report.html_data import (
+    HtmlRun,
+    build_payload,
+    gc_paused,
+    number,
+    script_json,
+    shown,
+)
 
 if TYPE_CHECKING:
+    from evalspec.report.columns import Column
     from evalspec.report.records import Report
-    from evalspec.scoring.trials import CaseSummary
 
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1f2328}
-h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem}
-table{border-collapse:collapse;width:100%;margin:.5rem 0}
-th,td{border-bottom:1px solid #d0d7de;padding:.35rem .5rem;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.badge{display:inline-block;padding:0 .45rem;border-radius:.6rem;font-weight:600;color:#fff}
-.pass .badge{background:#1a7f37}.warn .badge{background:#9a6700}
-.fail .badge{background:#cf222e}.error .badge{background:#8250df}
-tr.warn{background:#fff8c5}tr.fail{background:#ffebe9}tr.error{background:#fbefff}
-details summary{cursor:pointer}table.rows{font-size:.9em;background:#fff}
-table.rows td.bad{color:#cf222e;font-weight:600}
-code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap}
-.summary{color:#57606a}
-""".strip()
+ASSETS = Path(__file__).with_name("assets")
+BINS = 10
+CHART = {"width": 200, "height": 56, "base": 44}
 
 
-def _text(value: Any) -> str:
-    if value is None:
+@cache
+def _assets() -> tuple[Any, str, str]:
+    """The template, script and stylesheet, read once."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(ASSETS), autoescape=True, keep_trailing_newline=True
+    )
+    js = (ASSETS / "report.js").read_text(encoding="utf-8")
+    css = (ASSETS / "report.css").read_text(encoding="utf-8")
+    return env.get_template("report.html.j2"), js, css
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def content_security_policy(js: str, css: str) -> str:
+    """Only this page's own script and style run; nothing is fetched, framed or submitted."""
+    return (
+        f"default-src 'none'; script-src {_sha256(js)}; style-src {_sha256(css)}; "
+        "img-src 'none'; connect-src 'none'; base-uri 'none'; form-action 'none'"
+    )
+
+
+def _bars(column: Column) -> list[dict[str, Any]]:
+    """A histogram of the column's case scores in ten bands, as SVG rectangles."""
+    counts = [0] * BINS
+    for side in column.cells.values():
+        counts[min(BINS - 1, max(0, int(side.score * BINS)))] += 1
+    top = max(counts) or 1
+    width = CHART["width"] / BINS
+    height = CHART["base"] - 2
+    bars = []
+    for i, n in enumerate(counts):
+        h = round(height * n / top, 1)
+        bars.append(
+            {
+                "x": round(i * width + 1, 1),
+                "y": round(CHART["base"] - h, 1),
+                "w": round(width - 2, 1),
+                "h": h,
+                "count": n,
+                "label": f"score {i / BINS:.1f}–{(i + 1) / BINS:.1f}",
+                "band": "low" if i < 5 else "mid" if i < 9 else "high",
+            }
+        )
+    return bars
+
+
+def _summary(column: Column) -> dict[str, Any]:
+    m = column.summary
+    passing = sum(s.status in ("pass", "warn") for s in column.cells.values())
+    cost = m.get("cost")
+    return {
+        "label": column.label,
+        "cases": len(column.cells),
+        "pass_rate": f"{passing / len(column.cells):.0%}" if column.cells else "-",
+        "mean": _figure(m.get("mean_score"), "{:.3f}"),
+        "pass_at_k": _figure(m.get("pass_at_k"), "{:.2f}") + f" (k={int(number(m.get('k'), 1.0))})",
+        "pass_hat_k": _figure(m.get("pass_hat_k"), "{:.2f}"),
+        "tokens": f"{int(number(m.get('tokens'))):,}",
+        "latency": f"{number(m.get('latency_s')):.1f} s",
+        "cost": _figure(cost, "{:.4f}"),
+        "bars": _bars(column),
+    }
+
+
+def _figure(value: Any, fmt: str) -> str:
+    """A summary figure, or `-` when the run does not have it (older results.json)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return "-"
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return escape(text)
+    return fmt.format(value)
 
 
-def _rows_html(c: CaseSummary) -> str:
-    parts: list[str] = []
-    for r in c.results:
-        if c.trials > 1:
-            parts.append(
-                f"<p>Trial {r.trial + 1}: {escape(r.status.upper())} {r.score:.3f}: "
-                f"{escape(r.reason)}</p>"
-            )
-        if not r.rows:
-            continue
-        parts.append(
-            '<table class="rows"><tr><th>field</th><th>expected</th><th>actual</th>'
-            "<th>score</th><th>weight</th><th>why</th></tr>"
-        )
-        for row in r.rows:
-            where = row.field + (f" (call {row.call + 1})" if row.call is not None else "")
-            bad = "" if row.match else ' class="bad"'
-            parts.append(
-                f"<tr><td{bad}>{escape(where)}</td><td><code>{_text(row.expected)}</code></td>"
-                f"<td><code>{_text(row.actual)}</code></td>"
-                f'<td class="num">{row.score:.2f}</td><td class="num">{row.weight:g}</td>'
-                f"<td>{escape(row.reason)}</td></tr>"
-            )
-        parts.append("</table>")
-    return "".join(parts)
+def _run_meta(run: HtmlRun) -> dict[str, Any]:
+    r = run.results
+    specs = [s for s in r.get("model_specs") or () if isinstance(s, dict)]
+    return {
+        "label": run.label,
+        "suite": shown(r.get("suite")),
+        "path": shown(r.get("path")),
+        "created": shown(r.get("created")),
+        "models": [
+            {
+                "name": shown(s.get("name")),
+                "model": shown(s.get("model")),
+                "params": shown(s.get("params")) if s.get("params") else "",
+                "price": shown(s.get("price")) if s.get("price") else "",
+            }
+            for s in specs
+        ],
+    }
 
 
-def render_html(report: Report) -> str:
-    name = escape(report.suite.name)
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width,initial-scale=1">',
-        f"<title>evalspec: {name}</title><style>{_CSS}</style></head><body>",
-        f"<h1>evalspec: {name}</h1>",
-    ]
-    if report.suite.description:
-        out.append(f'<p class="summary">{escape(report.suite.description)}</p>')
-    for m in report.models:
-        out.append(f"<h2>{escape(m.model)}</h2>")
-        out.append(
-            f'<p class="summary">{m.passed} passed, {m.warned} warned, {m.failed} failed'
-            + (f", {m.errors} errors" if m.errors else "")
-            + f" of {m.cases} cases · mean score {m.mean_score:.2f} · "
-            f"pass@1 {m.pass_at_1:.2f}</p>"
-        )
-        out.append(
-            '<table><tr><th>case</th><th>result</th><th class="num">score</th>'
-            "<th>why (click to expand)</th></tr>"
-        )
-        for c in report.cases:
-            if c.model != m.model:
-                continue
-            status = c.status if c.status in ("pass", "warn", "fail", "error") else "error"
-            result = escape(c.status.upper()) + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
-            out.append(
-                f'<tr class="{status}"><td>{escape(c.case)}</td>'
-                f'<td><span class="badge">{result}</span></td>'
-                f'<td class="num">{c.score:.3f}</td>'
-                f"<td><details{' open' if status in ('fail', 'error') else ''}>"
-                f"<summary>{escape(c.reason)}</summary>{_rows_html(c)}</details></td></tr>"
-            )
-        out.append("</table>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+def render_runs(runs: Sequence[HtmlRun]) -> str:
+    """The report page for one run or several side by side."""
+    template, js, css = _assets()
+    with gc_paused():
+        payload, columns = build_payload(runs)
+    suites = list(dict.fromkeys(shown(r.results.get("suite")) for r in runs))
+    tags = sorted({t for c in payload["cases"] for t in c["t"]})
+    descriptions = [shown(r.results.get("description")) for r in runs]
+    return template.render(
+        title=" vs ".join(suites) or "report",
+        description=next((d for d in descriptions if d), ""),
+        runs=[_run_meta(r) for r in runs],
+        summaries=[_summary(c) for c in columns],
+        priced=any(_figure(c.summary.get("cost"), "{}") != "-" for c in columns),
+        chart=CHART,
+        tags=tags,
+        csp=content_security_policy(js, css),
+        css=Markup(css),
+        js=Markup(js),
+        data_json=Markup(script_json(payload)),
+    )
 
 
-def write_html(report: Report, path: Path) -> None:
+def report_run(report: Report, label: str = "", run_dir: Path | None = None) -> HtmlRun:
+    """A Report as the page reads a run (the same content as results.json); the conversations
+    from the report, or from `run_dir`'s transcripts.jsonl when a streamed run kept none."""
+    from evalspec.report.runs import load_transcript_dicts
+
+    results = report.to_dict()
+    transcripts = {t.item_id: t.to_dict() for t in report.transcripts}
+    if not transcripts and run_dir is not None:
+        transcripts = load_transcript_dicts(run_dir)
+    return HtmlRun(label or report.suite.path or report.suite.name, results, transcripts)
+
+
+def render_html(report: Report, run_dir: Path | None = None) -> str:
+    with gc_paused():
+        return render_runs([report_run(report, run_dir=run_dir)])
+
+
+def write_html(report: Report, path: Path, run_dir: Path | None = None) -> None:
     """Write atomically, so a reader never sees half a page."""
-    write_text_atomic(path, render_html(report))
+    write_text_atomic(path, render_html(report, run_dir))
+
+
+def write_runs_html(runs: Sequence[HtmlRun], path: Path) -> None:
+    write_text_atomic(path, render_runs(runs))

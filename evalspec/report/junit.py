@@ -32,7 +32,7 @@ def _rows_text(summary: CaseSummary, only_failing: bool) -> str:
     lines: list[str] = []
     for r in summary.results:
         if summary.trials > 1:
-            lines.append(f"trial {r.trial + 1}: {r.status.upper()} {r.score:.3f}: {r.reason}")
+            lines.append(f"trial {r.trial}: {r.status.upper()} {r.score:.3f}: {r.reason}")
         for row in r.rows:
             if only_failing and row.match:
                 continue
@@ -48,6 +48,7 @@ def build_junit(report: Report) -> ET.Element:
     suite_name = report.suite.name
     root = ET.Element("testsuites", name=_clean(suite_name))
     totals = {"tests": 0, "failures": 0, "errors": 0}
+    latency = report.case_latency()
     for m in report.models:
         mine = [c for c in report.cases if c.model == m.model]
         failures = sum(c.status == "fail" for c in mine)
@@ -77,7 +78,7 @@ def build_junit(report: Report) -> ET.Element:
                 "testcase",
                 name=_clean(c.case),
                 classname=_clean(f"{suite_name}.{m.model}"),
-                time="0",
+                time=f"{latency.get((c.case, c.model), 0.0):.3f}",
             )
             if c.status in ("fail", "error"):
                 el = ET.SubElement(

@@ -108,7 +108,7 @@ def render_markdown(report: Report) -> str:
                 if r.status == "pass":
                     continue
                 if c.trials > 1:
-                    out += [f"Trial {r.trial + 1}: {r.status.upper()} {r.score:.3f}", ""]
+                    out += [f"Trial {r.trial}: {r.status.upper()} {r.score:.3f}", ""]
                 out += [cell(r.reason, 400), ""]
                 if r.rows:
                     out += [*_rows_table(r), ""]

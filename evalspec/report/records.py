@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from evalspec.critics.base import Embedder
 from evalspec.scoring.trials import CaseSummary, ModelSummary
 from evalspec.scoring.types import CaseResult
+from evalspec.scoring.usage import UsageTally
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
 
@@ -25,12 +27,23 @@ class Report:
     cases: tuple[CaseSummary, ...]
     """Per (case, model): trials combined by the case's pass rule."""
     models: tuple[ModelSummary, ...]
-    """Per model: pass rate, pass@k, tokens, latency."""
+    """Per model: pass rate, pass@k, tokens, latency, cost."""
+    transcripts: tuple[Transcript, ...] = ()
+    """What the models did, when kept (a streamed run keeps none: the HTML report then reads
+    the run directory's transcripts.jsonl)."""
+    created: str = ""
+    """When it was scored, ISO 8601 in UTC."""
+    latency: dict[tuple[str, str], float] = field(default_factory=dict)
+    """Seconds per (case, model), all trials together."""
 
     @property
     def exit_code(self) -> int:
         """0 when every case passed (warnings allowed), 1 when any failed or errored."""
         return 0 if all(c.status in ("pass", "warn") for c in self.cases) else 1
+
+    def case_latency(self) -> dict[tuple[str, str], float]:
+        """Seconds per (case, model), all trials together."""
+        return self.latency
 
     def to_dict(self, *, summaries_only: bool = False) -> dict[str, Any]:
         """results.json's content. Shallow: the values are already plain, and json only reads.
@@ -41,17 +54,40 @@ class Report:
             "version": RESULTS_VERSION,
             "suite": self.suite.name,
             "path": self.suite.path,
+            "description": self.suite.description,
+            "created": self.created,
+            "model_specs": model_specs(self.suite),
             "models": [dict(vars(m)) for m in self.models],
         }
         if not summaries_only:
-            data["cases"] = [case_dict(c) for c in self.cases]
+            tags = case_tags(self.suite)
+            data["cases"] = [case_dict(c, tags) for c in self.cases]
             data["results"] = [result_dict(r) for r in self.results]
         return data
 
 
-def case_dict(case: CaseSummary) -> dict[str, Any]:
+def case_tags(suite: Suite) -> dict[str, list[str]]:
+    return {c.name: list(c.tags) for c in suite.cases}
+
+
+def model_specs(suite: Suite) -> list[dict[str, Any]]:
+    """What each model was run with, for reports: never its endpoint, headers or key variable."""
+    return [
+        {
+            "name": m.name,
+            "model": m.model,
+            "params": m.params,
+            "price": dict(vars(m.price)) if m.price else None,
+        }
+        for m in suite.models
+    ]
+
+
+def case_dict(case: CaseSummary, tags: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """One case summary as results.json holds it (its results are listed separately)."""
-    return {k: v for k, v in vars(case).items() if k != "results"}
+    data = {k: v for k, v in vars(case).items() if k != "results"}
+    data["tags"] = (tags or {}).get(case.case, [])
+    return data
 
 
 def result_dict(result: CaseResult) -> dict[str, Any]:
@@ -76,18 +112,38 @@ def build_report(
 
     scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
     results = scorer.score_all(list(transcripts))
-    usage: dict[str, tuple[int, float]] = {}
+    tally = UsageTally()
     for t in transcripts:
-        tok, lat = usage.get(t.model, (0, 0.0))
-        usage[t.model] = (tok + t.usage.total_tokens, lat + t.latency_s)
-    return report_from_results(suite, results, usage)
+        tally.add(t)
+    return report_from_results(suite, results, tally, transcripts=transcripts)
 
 
 def report_from_results(
-    suite: Suite, results: Sequence[CaseResult], usage: dict[str, tuple[int, float]]
+    suite: Suite,
+    results: Sequence[CaseResult],
+    usage: UsageTally | dict[str, tuple[int, float]],
+    *,
+    transcripts: Sequence[Transcript] = (),
 ) -> Report:
     """Summarise results already scored (as a streamed run scores them)."""
     from evalspec.scoring.trials import summarize
 
-    cases, models = summarize(suite, results, usage)
-    return Report(suite, tuple(results), tuple(cases), tuple(models))
+    tally = usage if isinstance(usage, UsageTally) else UsageTally(usage=dict(usage))
+    cases, models = summarize(suite, results, tally.usage)
+    prices = {m.name: m.price for m in suite.models}
+    priced = []
+    for m in models:
+        p, c = tally.split.get(m.model, (0, 0))
+        price = prices.get(m.model)
+        cost = price.cost(p, c) if price and m.model in tally.split else None
+        priced.append(replace(m, prompt_tokens=p, completion_tokens=c, cost=cost))
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    return Report(
+        suite,
+        tuple(results),
+        tuple(cases),
+        tuple(priced),
+        tuple(transcripts),
+        created,
+        tally.latency,
+    )

@@ -1,8 +1,9 @@
 """What a change does to the scores: re-score recorded transcripts under two suite versions.
 
 `diff_suites` scores the same transcripts under a base and a head suite and pairs the results by
-(case, model); `compare_results` pairs two results.json files the same way. Both produce a
-`Comparison`, which the console, Markdown and JSON renderers read. No model is called: the point
+(case, model); `compare_runs` pairs results.json files by case, whatever their models are
+called (see `evalspec.report.columns`). Both produce a `Comparison`, which the console,
+Markdown and JSON renderers read. No model is called: the point
 is that a reviewer sees the effect of a spec change without paying for the answers again.
 
 A transcript counts for the head suite only when it answers the head's requests (see
@@ -16,31 +17,23 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from evalspec.errors import UsageError
-from evalspec.scoring.types import CaseResult, Row, Status
+from evalspec.report.columns import (
+    EPS,
+    KIND_ORDER,
+    Column,
+    Kind,
+    RunData,
+    Side,
+    before_after_pairs,
+    build_columns,
+    case_order,
+    classify,
+)
+from evalspec.scoring.types import CaseResult, Row
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
-
-Kind = Literal[
-    "regression", "worse", "better", "changed", "added", "removed", "missing", "unchanged"
-]
-KIND_ORDER: tuple[Kind, ...] = (
-    "regression",
-    "worse",
-    "better",
-    "changed",
-    "added",
-    "missing",
-    "removed",
-    "unchanged",
-)
-"""Display order: what a reviewer must look at first comes first."""
-
-STATUS_RANK: dict[str, int] = {"error": 0, "fail": 1, "warn": 2, "pass": 3}
-PASSING = ("pass", "warn")
-EPS = 1e-9
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -55,16 +48,6 @@ EXIT_CODES_TEXT = (
     "model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant "
     "change (an endpoint, API-key variable or header differs). 4 wins over 1, 1 over 3."
 )
-
-
-@dataclass(frozen=True)
-class Side:
-    """One case × model on one side of a comparison: trials already combined."""
-
-    status: Status
-    score: float
-    reason: str
-    results: tuple[CaseResult, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,6 +119,8 @@ class Comparison:
     notes: tuple[str, ...] = ()
     added_label: str = "added"
     removed_label: str = "removed"
+    columns: tuple[Column, ...] = ()
+    """compare: every (run, model) column, for the model × case matrix."""
     security: tuple[str, ...] = ()
     """Security-relevant changes: endpoints, API-key variables, headers."""
     skipped: tuple[str, ...] = ()
@@ -214,6 +199,7 @@ class Comparison:
             "scored": self.scored,
             "notes": list(self.notes),
             "changes": [_change_dict(c) for c in self.changes],
+            **({"matrix": matrix_dict(self)} if self.columns else {}),
         }
 
 
@@ -249,24 +235,6 @@ def _change_dict(c: CaseChange) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- classification
-
-
-def classify(before: Side | None, after: Side | None) -> Kind:
-    """How the after side compares with the before side, from a reviewer's point of view."""
-    if before is None and after is None:
-        return "missing"
-    if before is None:
-        return "added"
-    if after is None:
-        return "removed"
-    if before.status in PASSING and after.status not in PASSING:
-        return "regression"
-    rank = STATUS_RANK[after.status] - STATUS_RANK[before.status]
-    if rank < 0 or (rank == 0 and after.score < before.score - EPS):
-        return "worse"
-    if rank > 0 or after.score > before.score + EPS:
-        return "better"
-    return "unchanged"
 
 
 def row_changes(before: Sequence[CaseResult], after: Sequence[CaseResult]) -> list[RowChange]:
@@ -550,62 +518,82 @@ def diff_suites(
 # ---------------------------------------------------------------- compare two results files
 
 
-def _result_from_dict(d: dict[str, Any]) -> CaseResult:
-    rows = tuple(Row(**r) for r in d.get("rows", ()))
-    return CaseResult(
-        item_id=d.get("item_id", ""),
-        case=d["case"],
-        model=d["model"],
-        trial=d.get("trial", 0),
-        score=d["score"],
-        status=d["status"],
-        reason=d.get("reason", ""),
-        rows=rows,
-        evaluators=d.get("evaluators", {}),
-        details=d.get("details", {}),
-    )
-
-
-def _sides_from_results(data: dict[str, Any], label: str) -> dict[tuple[str, str], Side]:
-    try:
-        results: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
-        for d in data.get("results", ()):
-            r = _result_from_dict(d)
-            results[(r.case, r.model)].append(r)
-        return {
-            (c["case"], c["model"]): Side(
-                c["status"],
-                float(c["score"]),
-                c.get("reason", ""),
-                tuple(results.get((c["case"], c["model"]), ())),
-            )
-            for c in data["cases"]
-        }
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"{label}: unexpected results.json content: {exc!r}") from None
-
-
 def compare_results(
     a: dict[str, Any], b: dict[str, Any], *, a_label: str = "A", b_label: str = "B"
 ) -> Comparison:
-    """Pair two results files by (case, model): B's score and status against A's."""
-    sa, sb = _sides_from_results(a, a_label), _sides_from_results(b, b_label)
-    keys = list(sa) + [k for k in sb if k not in sa]
-    changes = [
-        _change(case, model, sa.get((case, model)), sb.get((case, model))) for case, model in keys
-    ]
+    """Two results files, A before and B after."""
+    return compare_runs([RunData(a_label, a), RunData(b_label, b)])
+
+
+def compare_runs(runs: Sequence[RunData]) -> Comparison:
+    """Pair runs by case, whatever the models are called; the matrix of every column.
+
+    Which columns are before and after: see `before_after_pairs`. A change's `model` is the
+    model both sides share, or `before → after` when their labels differ.
+    """
+    columns = build_columns(runs)
+    pairs = before_after_pairs(runs, columns)
+    cases = case_order(columns)
+    changes: list[CaseChange] = []
+    for i, j in pairs:
+        b_col, a_col = columns[i], columns[j]
+        label = a_col.label if b_col.label == a_col.label else f"{b_col.label} → {a_col.label}"
+        if b_col.model == a_col.model and len(runs) > 1:
+            label = a_col.model
+        for case in cases:
+            before, after = b_col.cells.get(case), a_col.cells.get(case)
+            if before is not None or after is not None:
+                changes.append(_change(case, label, before, after))
+    suites = list(dict.fromkeys(str(r.data.get("suite") or "") for r in runs))
     notes = []
-    if a.get("suite") != b.get("suite"):
-        notes.append(f"different suites: {a.get('suite')} and {b.get('suite')}")
+    if len(suites) > 1:
+        notes.append(f"different suites: {', '.join(suites)}")
+    if pairs:
+        shown = "; ".join(f"{columns[i].label} → {columns[j].label}" for i, j in pairs)
+        notes.append(f"compared {shown}")
+    before_label = runs[0].label if runs else ""
+    after_label = runs[-1].label if runs else ""
+    if len(runs) == 1 and len(columns) > 1:
+        before_label, after_label = columns[0].label, ", ".join(c.label for c in columns[1:])
     return Comparison(
-        title=f"evalspec compare: {b.get('suite') or a.get('suite') or ''}".rstrip(": "),
-        before_label=a_label,
-        after_label=b_label,
+        title=f"evalspec compare: {suites[-1] if suites else ''}".rstrip(": "),
+        before_label=before_label,
+        after_label=after_label,
         changes=_ordered(changes),
         notes=tuple(notes),
-        added_label=f"only in {b_label}",
-        removed_label=f"only in {a_label}",
+        added_label=f"only in {after_label}",
+        removed_label=f"only in {before_label}",
+        columns=tuple(columns),
     )
+
+
+def matrix_rows(comparison: Comparison) -> list[tuple[str, Kind, list[Side | None]]]:
+    """The model × case matrix: (case, its most pressing change, a cell per column).
+
+    Ordered as the changes are: regressions first.
+    """
+    rank = {k: i for i, k in enumerate(KIND_ORDER)}
+    kind_of: dict[str, Kind] = {}
+    for c in comparison.changes:
+        if c.case not in kind_of or rank[c.kind] < rank[kind_of[c.case]]:
+            kind_of[c.case] = c.kind
+    cases = case_order(comparison.columns)
+    order = {case: i for i, case in enumerate(cases)}
+    cases.sort(key=lambda case: (rank[kind_of.get(case, "unchanged")], order[case]))
+    return [
+        (case, kind_of.get(case, "unchanged"), [col.cells.get(case) for col in comparison.columns])
+        for case in cases
+    ]
+
+
+def matrix_dict(comparison: Comparison) -> dict[str, Any]:
+    return {
+        "columns": [{"label": c.label, "run": c.run, "model": c.model} for c in comparison.columns],
+        "rows": [
+            {"case": case, "change": kind, "cells": [_side_dict(s) for s in cells]}
+            for case, kind, cells in matrix_rows(comparison)
+        ],
+    }
 
 
 # ---------------------------------------------------------------- rendering helpers

@@ -103,7 +103,7 @@ def case_details(c: CaseChange, suite: str = "") -> str | None:
                 [
                     [
                         cell(r.field + (f" (call {r.call + 1})" if r.call is not None else ""))
-                        + (f" · trial {r.trial + 1}" if r.trial else ""),
+                        + (f" · trial {r.trial}" if r.trial else ""),
                         cell((r.after or r.before).expected, 60),  # type: ignore[union-attr]
                         cell((r.after or r.before).actual, 60),  # type: ignore[union-attr]
                         f"{r.before.score:.2f}×{r.before.weight:g}" if r.before else "-",
@@ -135,6 +135,19 @@ def fit(body: str, details: list[str], limit: int) -> str:
     return body
 
 
+def _matrix_markdown(comparison: Comparison, *, show_unchanged: bool) -> list[str]:
+    """The model × case matrix: a column per (run, model); unchanged cases only when asked."""
+    from evalspec.review.diff import matrix_rows
+
+    rows = [
+        [cell(case), *(side_text(s) for s in cells), kind]
+        for case, kind, cells in matrix_rows(comparison)
+        if show_unchanged or kind != "unchanged"
+    ]
+    header = ["case", *(cell(c.label) for c in comparison.columns), "change"]
+    return [*markdown_table(header, rows), ""] if rows else []
+
+
 def render_diff_markdown(
     comparison: Comparison, *, show_unchanged: bool = False, limit: int = GITHUB_COMMENT_LIMIT
 ) -> str:
@@ -155,6 +168,8 @@ def render_diff_markdown(
     head += alerts(c0)
     head += [f"- every case: {cell(item, 300)}" for item in c0.suite_wide]
     head += [""] + [f"_{cell(n, 300)}_" for n in c0.notes] + [""]
+    if c0.columns:
+        head += _matrix_markdown(c0, show_unchanged=show_unchanged)
     shown = shown_changes(c0, show_unchanged=show_unchanged)
     table = case_table(c0, shown) if shown else ["No case changed."]
     body = "\n".join(head + table) + "\n"

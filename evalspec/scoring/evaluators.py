@@ -23,6 +23,7 @@ from evalspec.critics.base import Embedder
 from evalspec.errors import Problem, SpecError
 from evalspec.json_values import json_equal, parse_json_value
 from evalspec.plugins import registered
+from evalspec.scoring.reasons import join_reasons
 from evalspec.scoring.tool_names import tool_name_key
 from evalspec.scoring.types import Row
 from evalspec.suite.model import EvaluatorSpec, ExpectedCall
@@ -424,7 +425,7 @@ def _args_mismatch(call: ToolCall, expected: Mapping[str, Any], subset: bool) ->
         parts.append(f"different values for {wrong}")
     if extra and not subset:
         parts.append(f"unexpected arguments {extra} (set subset: true to allow them)")
-    return "; ".join(parts) or "arguments differ"
+    return join_reasons(parts) or "arguments differ"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from evalspec.scoring.matching import (
     score_pair,
     texts_for_pair,
 )
+from evalspec.scoring.reasons import clause, join_reasons, with_detail
 from evalspec.scoring.types import CaseResult, Row, Status
 from evalspec.suite.model import Case, FinalAnswerCheck, Rubric, Suite
 from evalspec.transcript import ToolCall, Transcript
@@ -314,9 +315,9 @@ class Scorer:
             tally.details["score_before_quantity_rule"] = score
             return _result(t, 0.0, "fail", reason, tally)
         if rubric.fail_on_tool_selection and tally.selection_failures:
-            return _result(t, score, "fail", "; ".join(tally.selection_failures), tally)
+            return _result(t, score, "fail", join_reasons(tally.selection_failures), tally)
         if tally.required_failures:
-            return _result(t, score, "fail", "; ".join(tally.required_failures), tally)
+            return _result(t, score, "fail", join_reasons(tally.required_failures), tally)
         status = band(score, rubric)
         return _result(t, score, status, _band_reason(score, status, rubric, tally.rows), tally)
 
@@ -418,15 +419,19 @@ def _check_expected(check) -> object:
 
 
 def _band_reason(score: float, status: Status, rubric: Rubric, rows: list[Row]) -> str:
-    worst = sorted(
-        (r for r in rows if not r.match and r.weight > 0),
-        key=lambda r: r.score * r.weight - r.weight,
-    )[:2]
-    why = "; ".join(f"{r.field}: {r.reason}" for r in worst)
+    # The rows that cost the most; below a threshold with every row matching, the partial ones.
+    weighted = [r for r in rows if r.weight > 0]
+    failed = [r for r in weighted if not r.match]
+    if not failed and status != "pass":
+        failed = [r for r in weighted if r.score < 1.0]
+    worst = sorted(failed, key=lambda r: r.score * r.weight - r.weight)[:2]
+    why = join_reasons(f"{r.field}: {clause(r.reason)}" for r in worst)
     if status == "pass":
         return f"score {score:.3f} ≥ warn threshold {rubric.warn_threshold:g}" + (
             f" ({why})" if why else ""
         )
     if status == "warn":
-        return f"score {score:.3f} is below the warn threshold {rubric.warn_threshold:g}: {why}"
-    return f"score {score:.3f} is below the fail threshold {rubric.fail_threshold:g}: {why}"
+        head = f"score {score:.3f} is below the warn threshold {rubric.warn_threshold:g}"
+    else:
+        head = f"score {score:.3f} is below the fail threshold {rubric.fail_threshold:g}"
+    return with_detail(head, why)

@@ -12,6 +12,7 @@ from typing import Any
 from evalspec.critics.base import Embedder
 from evalspec.scoring.scorer import Scorer
 from evalspec.scoring.types import CaseResult
+from evalspec.scoring.usage import UsageTally
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
 
@@ -39,19 +40,21 @@ class StreamingScorer:
         self.chunk = chunk
         self.pending: list[Transcript] = []
         self.results: list[CaseResult] = []
-        self.usage: dict[str, tuple[int, float]] = {}
+        self.tally = UsageTally()
+        """Tokens and seconds per model, seconds per case: what reports add up."""
         self.count = 0
 
     def add(self, transcript: Transcript) -> None:
         self.pending.append(transcript)
         self.count += 1
-        tok, lat = self.usage.get(transcript.model, (0, 0.0))
-        self.usage[transcript.model] = (
-            tok + transcript.usage.total_tokens,
-            lat + transcript.latency_s,
-        )
+        self.tally.add(transcript)
         if len(self.pending) >= self.chunk:
             self.flush()
+
+    @property
+    def usage(self) -> dict[str, tuple[int, float]]:
+        """Model -> (tokens, seconds)."""
+        return self.tally.usage
 
     def flush(self) -> None:
         if self.pending:

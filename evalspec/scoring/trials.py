@@ -105,6 +105,16 @@ class ModelSummary:
     pass_at_1: float
     tokens: int
     latency_s: float
+    k: int = 1
+    """Trials per case (the most any case had)."""
+    pass_at_k: float = 0.0
+    """Mean over cases of P(at least one of k trials passes)."""
+    pass_hat_k: float = 0.0
+    """Mean over cases of P(all k trials pass)."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    """From the model's `price:`; None when the suite gives none."""
 
 
 def summarize(
@@ -141,6 +151,9 @@ def summarize(
                 pass_at_1=sum(_passed(r) for r in trials) / len(trials),
                 tokens=tok,
                 latency_s=lat,
+                k=max(c.trials for c in mine),
+                pass_at_k=statistics.fmean(c.pass_at_k for c in mine),
+                pass_hat_k=statistics.fmean(c.pass_hat_k for c in mine),
             )
         )
     return cases, models

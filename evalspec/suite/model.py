@@ -198,6 +198,17 @@ class Case:
 
 
 @dataclass(frozen=True)
+class Price:
+    """What a million tokens cost, in the suite's currency."""
+
+    input: float
+    output: float
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     """One model under test, on any OpenAI-compatible endpoint."""
 
@@ -212,6 +223,8 @@ class ModelSpec:
     """temperature, seed, tool_choice, parallel_tool_calls, max_tokens, ..."""
     provider: Literal["openai", "anthropic"] = schema_default(MODEL + "provider")
     """Wire protocol: OpenAI chat completions, or Anthropic's Messages API."""
+    price: Price | None = None
+    """Per million tokens, for the cost in reports; not part of the request."""
     loc: Loc = field(default=Loc(), compare=False)
 
 

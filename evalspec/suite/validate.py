@@ -25,6 +25,7 @@ from evalspec.suite.model import (
     ExpectedCall,
     Message,
     ModelSpec,
+    Price,
     Rubric,
     RunSettings,
     Suite,
@@ -234,6 +235,7 @@ class _Builder(ToolsPart, ChecksPart):
                     api_key_env=item.get("api_key_env", default_api_key_env(provider)),
                     headers=dict(item.get("headers") or {}),
                     params=dict(item.get("params") or {}),
+                    price=_price(item.get("price")),
                     loc=make_loc(pos, f"models[{i}]"),
                 )
             if spec.name in names:
@@ -561,3 +563,8 @@ def _merge_critics(
 ) -> tuple[CriticSpec, ...]:
     fields = {c.field for c in case}
     return tuple(c for c in suite if c.field not in fields) + case
+
+
+def _price(raw: Any) -> Price | None:
+    """A model's `price:` (the schema has checked both numbers are there)."""
+    return Price(float(raw["input"]), float(raw["output"])) if raw else None

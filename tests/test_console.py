@@ -1,0 +1,110 @@
+"""The terminal report: several models share one table, and a summary row per model."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from rich.console import Console
+
+from evalspec.api import score
+from evalspec.report.console import print_report
+from evalspec.suite.validate import load_suite
+from evalspec.transcript import Usage
+from tests.conftest import transcript
+
+SUITE = """
+suite: side-by-side
+models:
+  - {name: cheap, model: cheap-1, price: {input: 1.0, output: 2.0}}
+  - {name: smart, model: smart-1, price: {input: 10, output: 30}}
+  - {name: free, model: free-1}
+critics: {user: binary}
+tools:
+  - name: send_dm
+    parameters: {type: object, properties: {user: {type: string}}}
+cases:
+  - name: greet bob
+    user: tell bob hi
+    trials: 2
+    expect: {tool_calls: [{send_dm: {user: bob}}]}
+  - name: greet ann
+    user: tell ann hi
+    expect: {tool_calls: [{send_dm: {user: ann}}]}
+"""
+
+
+def _report(write_suite):
+    suite = load_suite(write_suite(SUITE))
+    ts = []
+    for model, user in (("cheap", "bob"), ("smart", "bob"), ("free", "zed")):
+        for trial in (0, 1):
+            t = transcript("greet bob", ("send_dm", {"user": user}), model=model, trial=trial)
+            # cheap fails its second trial: pass@2 1.0, pass^2 0.0 for that case.
+            if model == "cheap" and trial == 1:
+                t = transcript("greet bob", ("send_dm", {"user": "x"}), model=model, trial=1)
+            ts.append(
+                replace(t, usage=Usage(prompt_tokens=1000, completion_tokens=500), latency_s=0.5)
+            )
+        ts.append(transcript("greet ann", ("send_dm", {"user": "ann"}), model=model))
+    return score(suite, ts)
+
+
+def _text(report) -> str:
+    console = Console(width=160, record=True, color_system=None)
+    print_report(report, console)
+    return console.export_text()
+
+
+def test_models_share_one_table_with_a_column_each(write_suite):
+    lines = _text(_report(write_suite)).splitlines()
+    header = next(line for line in lines if "cheap" in line and "smart" in line)
+    assert "free" in header
+    bob = next(line for line in lines if "greet bob" in line)
+    # One row, three cells: cheap 1 of 2, smart 2 of 2, free 0 of 2.
+    assert "FAIL 1/2" in bob and "PASS 2/2" in bob and "FAIL 0/2" in bob
+    assert sum("greet bob" in line for line in lines) == 1
+
+
+def test_summary_row_per_model_with_pass_at_k_tokens_latency_and_cost(write_suite):
+    report = _report(write_suite)
+    text = _text(report)
+    assert "pass@2" in text and "pass^2" in text and "cost" in text
+    rows = {line.split()[1]: line.split()[2:] for line in text.splitlines() if "│" in line}
+    rows = {k: [c for c in v if c != "│"] for k, v in rows.items()}
+    # model | pass rate | mean | pass@2 | pass^2 | tokens | latency | cost
+    assert rows["cheap"][0] == "50%"
+    assert rows["cheap"][2:4] == ["1.00", "0.50"]  # bob: pass@2 1, pass^2 0; ann: 1 and 1
+    assert rows["cheap"][4] == "3,000" and rows["cheap"][5] == "1.0s"
+    assert rows["cheap"][6] == "0.0040"  # 2000 in x 1 + 1000 out x 2, per million
+    assert rows["smart"][6] == "0.0500"
+    assert rows["free"][6] == "-"
+    data = json.loads(json.dumps(report.to_dict(), default=str))
+    assert data["model_specs"][0] == {
+        "name": "cheap",
+        "model": "cheap-1",
+        "params": {},
+        "price": {"input": 1.0, "output": 2.0},
+    }
+    assert [m["cost"] for m in data["models"]] == [0.004, 0.05, None]
+
+
+def test_names_that_look_like_markup_are_printed_as_written(write_suite):
+    suite = load_suite(
+        write_suite(
+            SUITE.replace("name: greet ann", "name: '[bold]ann[/] [/x]'").replace(
+                "{name: free, model: free-1}", "{name: '[red]free', model: free-1}"
+            )
+        )
+    )
+    ts = [
+        transcript("[bold]ann[/] [/x]", ("send_dm", {"user": "ann"}), model=m)
+        for m in ("cheap", "smart", "[red]free")
+    ]
+    text = _text(score(suite, ts))
+    assert "[bold]ann[/] [/x]" in text and "[red]free" in text
+    single = load_suite(write_suite(SUITE.replace("name: greet ann", "name: '[bold]ann[/]'")))
+    one = score(
+        replace(single, models=single.models[:1]), [transcript("[bold]ann[/]", model="cheap")]
+    )
+    assert "[bold]ann[/]" in _text(one)
