@@ -71,11 +71,10 @@ def _side_by_side(report: Report, *, verbose: bool) -> Table:
             text(case, single_line=True),
             *(_cell(cells[n]) if n in cells else Text("-") for n in names),
         )
-    notes = [f"{hidden} cases every model passed not shown"] if hidden else []
-    if cut:
-        notes.append(f"{cut} more that some model did not pass are in results.json")
-    if notes:
-        table.caption = "; ".join(notes) + " (--verbose shows every case)"
+    table.caption = _left_out(
+        f"{hidden} cases every model passed not shown" if hidden else "",
+        f"{cut} more that some model did not pass are in results.json" if cut else "",
+    )
     return table
 
 
@@ -143,12 +142,17 @@ def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
                     Text(f"{r.score:.2f}×{r.weight:g}"),
                     text(r.reason),
                 )
-    notes = [f"{hidden} passing cases not shown"] if hidden else []
-    if cut:
-        notes.append(f"{cut} more that did not pass are in results.json")
-    if notes:
-        table.caption = "; ".join(notes) + " (--verbose shows every case)"
+    table.caption = _left_out(
+        f"{hidden} passing cases not shown" if hidden else "",
+        f"{cut} more that did not pass are in results.json" if cut else "",
+    )
     return table
+
+
+def _left_out(*notes: str) -> str | None:
+    """The caption saying which rows a long table left out, or None when it shows them all."""
+    said = [n for n in notes if n]
+    return "; ".join(said) + " (--verbose shows every case)" if said else None
 
 
 def _summary_line(m: ModelSummary) -> Text:
