@@ -110,3 +110,18 @@ def test_merge_without_run_json_needs_the_suite(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr
     assert [r["item_id"] for r in results_of(tmp_path / "out2")["results"]] == [ids[0]]
     assert "5 of 6 planned items are in none of the run directories" in proc.stderr
+
+
+def test_merge_refuses_an_out_that_holds_another_run(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, "http://127.0.0.1:9/v1", mode="single_turn")
+    plan = api.compile_plan(api.load_suite(suite), models=["m1"])
+    fake_run(tmp_path / "shard", suite, {plan.items[0].id: "4"})
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "transcripts.jsonl").write_text('{"kept": true}\n', encoding="utf-8")
+    proc = cli("merge", tmp_path / "shard", "--out", used)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"error: --out {used} already holds files of a run; choose a new directory"
+    )
+    assert (used / "transcripts.jsonl").read_text(encoding="utf-8") == '{"kept": true}\n'

@@ -103,6 +103,9 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, suite: Path | None = None
 
     if out.resolve() in {d.resolve() for d in run_dirs}:
         raise UsageError(f"--out {out} is one of the run directories; choose a new directory")
+    if out.is_dir() and any(out.iterdir()):
+        # Merging into another run's directory would mix its transcripts with the shards'.
+        raise UsageError(f"--out {out} already holds files of a run; choose a new directory")
     merged = combine(run_dirs, suite)
     loaded = load_suite(merged.suite_path)
     names = {o[0] for o in map(suite_of, run_dirs) if o}
