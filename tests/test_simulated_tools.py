@@ -89,6 +89,48 @@ def test_schema_violations_say_what_is_wrong(tmp_path: Path) -> None:
     assert "user_name" in wrong_type.error and "not of type 'string'" in wrong_type.error
 
 
+PLAIN = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "minLength": 2, "description": "the id"},
+        "n": {"type": "integer", "minimum": 0, "exclusiveMaximum": 5},
+        "tags": {"type": "array", "items": {"type": ["string", "null"]}, "maxItems": 2},
+    },
+    "required": ["id"],
+    "additionalProperties": False,
+}
+NOT_PLAIN = {  # keywords the compiled check would judge differently, or would fill in
+    "type": "object",
+    "properties": {
+        "flag": {"enum": [1]},
+        "mail": {"type": "string", "format": "email"},
+        "mode": {"type": "string", "default": "fast"},
+    },
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("schema", [PLAIN, NOT_PLAIN], ids=["plain", "not-plain"])
+def test_schema_verdicts_are_jsonschemas_for_every_kind_of_value(
+    schema: dict[str, Any], tmp_path: Path
+) -> None:
+    from jsonschema import Draft202012Validator
+
+    tool = Tool(name="t", parameters=schema, responses=(SimulatedResponse(output="ok"),))
+    sim = ToolSimulator([tool], tmp_path)
+    reference = Draft202012Validator(schema)
+    values = [None, True, 1, 1.0, 1.5, 5, -1, "", "a", "ab", "😀😀", [], ["a", None], [1], {}]
+    arguments = [{}, {"id": "ab", "extra": 1}, {"mail": "not an email"}, {"mode": "x"}]
+    arguments += [{"id": "ab", key: v} for key in ("id", "n", "tags", "flag") for v in values]
+    for args in arguments:
+        sent = json.loads(json.dumps(args))
+        result = sim.answer_without_llm("t", sent, json.dumps(args))
+        assert (result.source == "error:schema") == (not reference.is_valid(args)), args
+        assert sent == args  # nothing filled in
+        if result.source == "error:schema":
+            assert result.error.startswith("arguments do not match the parameters of 't': ")
+
+
 # ------------------------------------------------------------------------------------------
 # Rules
 
