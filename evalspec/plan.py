@@ -20,9 +20,16 @@ from evalspec.suite.model import Case, ModelSpec, Suite
 ID_VERSION = 1
 
 
-def _digest(payload: dict[str, Any]) -> str:
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+def _encode(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+def _digest(payload: dict[str, Any]) -> str:
+    return _hash(_encode(payload))
 
 
 def request_key(
@@ -34,17 +41,28 @@ def request_key(
     providers existed stay valid and an OpenAI and an Anthropic model with the same id do not
     share answers.
     """
-    payload = {
-        "v": ID_VERSION,
-        "model": model.model,
-        "params": model.params,
-        "messages": messages,
-        "tools": tools,
-        "trial": trial,
+    return _request_key_of_encoded(model, _encode(messages), _encode(tools), trial)
+
+
+def _request_key_of_encoded(
+    model: ModelSpec, messages_json: str, tools_json: str, trial: int
+) -> str:
+    """`request_key` from messages and tools already encoded: a plan encodes each case's
+    messages once and each set of offered tools once, not once per item.
+
+    The text is exactly what `_encode` makes of the whole payload: its keys sorted, each
+    value encoded the same way."""
+    parts = {
+        "v": _encode(ID_VERSION),
+        "model": _encode(model.model),
+        "params": _encode(model.params),
+        "messages": messages_json,
+        "tools": tools_json,
+        "trial": _encode(trial),
     }
     if model.provider != "openai":
-        payload["provider"] = model.provider
-    return _digest(payload)
+        parts["provider"] = _encode(model.provider)
+    return _hash("{" + ",".join(f"{_encode(k)}:{v}" for k, v in sorted(parts.items())) + "}")
 
 
 @dataclass(frozen=True)
@@ -117,15 +135,22 @@ def compile_plan(
             f"{MAX_PLAN_ITEMS}: run fewer trials or models, or split the suite"
         )
     items: list[PlanItem] = []
+    tools_json: dict[tuple[str, ...] | None, str] = {}
     for case in suite.cases:
         if cases and not _case_matches(case, cases):
             continue
         messages = [m.to_openai() for m in case.messages]
+        messages_json = _encode(messages)
         offered = [by_name[n] for n in case.tools] if case.tools is not None else tools
+        offered_key = tuple(case.tools) if case.tools is not None else None
+        if offered_key not in tools_json:
+            tools_json[offered_key] = _encode(offered)
         for model in selected_models:
             n_trials = trials or case.trials
             for trial in range(n_trials):
-                first = request_key(model, messages, offered, trial)
+                first = _request_key_of_encoded(
+                    model, messages_json, tools_json[offered_key], trial
+                )
                 item_id = _digest(
                     {"first": first, "mode": suite.run.mode, "max_turns": suite.run.max_turns}
                 )

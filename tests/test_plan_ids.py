@@ -158,3 +158,40 @@ def test_trial_index_changes_ids_and_first_trial_keeps_its_id(tmp_path: Path, ba
     assert len(set(three.values())) == len(three) == 18
     for (case, model, trial), item_id in base.items():
         assert three[(case, model, trial)] == item_id
+
+
+def _whole_payload_key(model, messages: list, tools: list, trial: int) -> str:
+    """The key as documented: sha256 of the whole request payload, keys sorted."""
+    import hashlib
+
+    payload = {"v": 1, "model": model.model, "params": model.params, "messages": messages}
+    payload |= {"tools": tools, "trial": trial}
+    if model.provider != "openai":
+        payload["provider"] = model.provider
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_request_keys_are_the_hash_of_the_whole_payload(tmp_path: Path, provider: str) -> None:
+    import dataclasses
+
+    from evalspec.plan import request_key
+
+    text = _edit("saying 'Hello, can we meet at 3 PM?'", "saying 'Hello — ünïcode \\u00e9 \"x\"?'")
+    where = tmp_path / "slack.yaml"
+    where.write_text(text, encoding="utf-8")
+    suite = load_suite(where)
+    suite = dataclasses.replace(
+        suite,
+        models=tuple(
+            dataclasses.replace(m, provider=provider, params={"temperature": 0.5, "é": [1, None]})
+            for m in suite.models
+        ),
+    )
+    plan = compile_plan(suite, trials=2)
+    assert len({it.first_key for it in plan.items}) == len(plan.items)
+    for it in plan.items:
+        expected = _whole_payload_key(it.model, list(it.messages), list(it.tools), it.trial)
+        assert it.first_key == expected
+        assert request_key(it.model, list(it.messages), list(it.tools), it.trial) == expected
