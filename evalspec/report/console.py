@@ -8,7 +8,8 @@ never read as markup, never a control sequence.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console
 from rich.table import Table
@@ -28,6 +29,8 @@ and tens of thousands of table rows would take longer to print than to run."""
 
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
 
+Row = TypeVar("Row")
+
 
 def print_report(report: Report, console: Console | None = None, *, verbose: bool = False) -> None:
     console = console or Console()
@@ -40,10 +43,30 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
         console.print(_summary_line(m))
 
 
-def _cell(c: CaseSummary) -> Text:
+def _result_and_score(c: CaseSummary) -> tuple[str, str]:
+    """`PASS 2/3` and `0.950 ±0.020` with trials; `PASS` and `0.950` without."""
     result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
     score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
+    return result, score
+
+
+def _cell(c: CaseSummary) -> Text:
+    result, score = _result_and_score(c)
     return Text(f"{result} {score}", style=STYLES.get(c.status, ""))
+
+
+def _rows_to_show(
+    rows: Sequence[Row], passing: Callable[[Row], bool], *, verbose: bool
+) -> tuple[list[Row], int, int]:
+    """Long runs show what needs attention; --verbose shows every row.
+
+    Returns the rows to print, how many passing rows were hidden, and how many others were cut
+    after MAX_PROBLEM_ROWS."""
+    if verbose or len(rows) <= MAX_ROWS:
+        return list(rows), 0, 0
+    problems = [r for r in rows if not passing(r)]
+    shown = problems[:MAX_PROBLEM_ROWS]
+    return shown, len(rows) - len(problems), len(problems) - len(shown)
 
 
 def _side_by_side(report: Report, *, verbose: bool) -> Table:
@@ -57,16 +80,12 @@ def _side_by_side(report: Report, *, verbose: bool) -> Table:
     table.add_column("case", overflow="fold")
     for name in names:
         table.add_column(text(name, single_line=True), justify="right", no_wrap=True)
-    hide_passing = not verbose and len(by_case) > MAX_ROWS
-    hidden = shown = cut = 0
-    for case, cells in by_case.items():
-        if hide_passing and all(c.status == "pass" for c in cells.values()):
-            hidden += 1
-            continue
-        if hide_passing and shown >= MAX_PROBLEM_ROWS:
-            cut += 1
-            continue
-        shown += 1
+    shown, hidden, cut = _rows_to_show(
+        list(by_case.items()),
+        lambda row: all(c.status == "pass" for c in row[1].values()),
+        verbose=verbose,
+    )
+    for case, cells in shown:
         table.add_row(
             text(case, single_line=True),
             *(_cell(cells[n]) if n in cells else Text("-") for n in names),
@@ -114,19 +133,9 @@ def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
     table.add_column("score", justify="right")
     table.add_column("why", overflow="fold")
     mine = [c for c in report.cases if c.model == m.model]
-    # Long runs show what needs attention; --verbose shows every case.
-    hide_passing = not verbose and len(mine) > MAX_ROWS
-    hidden = shown = cut = 0
-    for c in mine:
-        if hide_passing and c.status == "pass":
-            hidden += 1
-            continue
-        if hide_passing and shown >= MAX_PROBLEM_ROWS:
-            cut += 1
-            continue
-        shown += 1
-        score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
-        result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
+    shown, hidden, cut = _rows_to_show(mine, lambda c: c.status == "pass", verbose=verbose)
+    for c in shown:
+        result, score = _result_and_score(c)
         why = "" if (c.status == "pass" and not verbose) else c.reason
         table.add_row(
             text(c.case, single_line=True),
