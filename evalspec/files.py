@@ -171,6 +171,10 @@ def escape_surrogates(text: str) -> str:
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+_LINE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+"""One encoder for every line (`json.dumps` with options builds one per call)."""
+
+
 def dumps_line(value: Any) -> str:
     """One JSON line (sorted keys, UTF-8 text kept readable), always encodable."""
-    return escape_surrogates(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+    return escape_surrogates(_LINE.encode(value))
