@@ -166,7 +166,7 @@ def escape_surrogates(text: str) -> str:
     Only valid on JSON text made with ensure_ascii=False: a lone surrogate can only sit inside
     a string there, and the escape reads back as the same character.
     """
-    if not _LONE_SURROGATE.search(text):
+    if text.isascii() or not _LONE_SURROGATE.search(text):
         return text
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 

@@ -335,3 +335,29 @@ def test_an_answer_recorded_in_this_process_wins_over_the_file(tmp_path: Path) -
     recordings.compact()
     assert recordings.get("k1").message["content"] == "newer"  # type: ignore[union-attr]
     assert Recordings(path).get("k1").message["content"] == "newer"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # as evalspec writes them: keys sorted, "response" last
+        '{"key": "k1", "request": {}, "response": {"message": {"content": "a"}, "usage": {}}}',
+        # a "response" key nested in the answer itself, and in the request
+        '{"key": "k1", "request": {"x": 1, "response": {"message": {}}}, "response": '
+        '{"message": {"content": "b", "response": {"message": {"content": "no"}}}}}',
+        # written by hand: "response" not last, or twice (the last one counts), odd spacing
+        '{"response": {"message": {"content": "c"}}, "key": "k1", "z": {"a": 1, "response": 2}}',
+        '{"key": "k1", "response": {"message": {"content": "old"}}, "response": '
+        '{"message": {"content": "d"}}}',
+        '{"key":"k1","response":{"message":{"content":"e, \\"response\\": {}"}}}',
+    ],
+)
+def test_a_replayed_answer_is_the_lines_response_however_it_is_written(
+    tmp_path: Path, line: str
+) -> None:
+    path = tmp_path / "rec.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    expected = json.loads(line)["response"]
+    replayed = Recordings(path).get("k1")
+    assert replayed is not None
+    assert replayed.message == expected["message"]

@@ -216,7 +216,7 @@ class Recordings:
                 self._index = _Index(self.path)
                 return self.get(key)
             line = self._index.line(place)
-        response = json.loads(line)["response"]
+        response = _response_of(line)
         usage = response.get("usage")
         return ChatResponse(
             message=response["message"],
@@ -301,6 +301,29 @@ class Recordings:
     def close(self) -> None:
         """Let go of the file read at load; an answer asked for later indexes it again."""
         self._index.close()
+
+
+_LAST_KEY = ', "response": '
+_DECODER = json.JSONDecoder()
+
+
+def _response_of(line: str) -> dict[str, Any]:
+    """The "response" of a line that was checked whole when the file was indexed.
+
+    Lines evalspec writes have their keys sorted, so "response" comes last: only its value is
+    decoded, a quarter of the line (the request's messages and tools are the rest). The value
+    found counts only if the line's closing brace follows it at once, which no "response" key
+    nested deeper can satisfy (nor text inside a string, where every quote is escaped); any
+    other line is decoded whole."""
+    start = line.rfind(_LAST_KEY)
+    if start >= 0:
+        try:
+            value, end = _DECODER.raw_decode(line, start + len(_LAST_KEY))
+        except ValueError:
+            end = -1
+        if end == len(line) - 1 and line.endswith("}") and isinstance(value, dict):
+            return value
+    return json.loads(line)["response"]
 
 
 def _write_all(fd: int, data: bytes) -> None:
