@@ -20,8 +20,12 @@ from evalspec.suite.model import Case, ModelSpec, Suite
 ID_VERSION = 1
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+"""The one text of a value that ids hash (one encoder, not one per call)."""
+
+
 def _encode(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _CANONICAL.encode(value)
 
 
 def _encode_int(value: int) -> str:

@@ -58,7 +58,7 @@ def _parse_line(raw: bytes) -> dict[str, Any] | str:
         return f"not JSON ({exc})"
     if not isinstance(entry, dict):
         return "a line must be a JSON object"
-    if set(entry) == {"_comment"}:
+    if len(entry) == 1 and "_comment" in entry:
         return entry
     if not isinstance(entry.get("key"), str):
         return 'missing "key"'
@@ -105,10 +105,10 @@ class _Index:
             ended = line.endswith(b"\n")
             raw = line[:-1] if ended else line
             if suspect is not None:
-                if ended or raw.strip():
+                if ended or (raw and not raw.isspace()):
                     raise _corrupt(path, suspect[0], suspect[2])
                 break  # only blanks after it: it was the last line, cut short
-            if raw.strip():
+            if raw and not raw.isspace():
                 parsed = _parse_line(raw)
                 if isinstance(parsed, str):
                     if not self.lines and not self.comments:
@@ -122,7 +122,7 @@ class _Index:
                         suspect = (number, offset, parsed)
                         break
                     suspect = (number, offset, parsed)
-                elif set(parsed) == {"_comment"}:
+                elif "key" not in parsed:  # a comment: lines holding only _comment
                     self.comments.append(str(parsed["_comment"]))
                 else:
                     self.lines += 1
