@@ -40,7 +40,8 @@ _PARAMS_KEY = json.JSONEncoder(sort_keys=True, default=str)
 
 
 def build_critic(spec: CriticSpec) -> Critic:
-    return _critic(spec.kind, _PARAMS_KEY.encode(spec.params))
+    # Most critics take no parameters: their key needs no encoding.
+    return _critic(spec.kind, _PARAMS_KEY.encode(spec.params) if spec.params else "{}")
 
 
 @dataclass(frozen=True)
