@@ -10,13 +10,16 @@ time and no nesting depth can exhaust a stack (libyaml's own composer crashes th
   collection whose expanded size is too large, having allocated almost nothing;
 - at most `max_values()` values written out (2,000,000 unless EVALSPEC_MAX_SUITE_VALUES says
   otherwise), so a 50,000-case suite loads while memory stays bounded by the file.
+
+Given a `CaseSink`, the builder hands each item of the top-level `cases:` list to it as soon as
+the item is complete instead of keeping it, so a large suite is checked one case at a time.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -55,6 +58,19 @@ _NO_KEY = object()
 _MERGE = object()
 
 
+class CaseSink(Protocol):
+    """Takes the top-level `cases:` items one at a time, as the parser completes them."""
+
+    def start(self, root: LDict) -> None:
+        """`cases:` begins; `root` holds every top-level key written before it."""
+
+    def case(self, item: Any, pos: Pos, index: int) -> None:
+        """One complete item of `cases:` (the builder keeps no reference to it)."""
+
+    def key_after_cases(self, key: str) -> None:
+        """A top-level key written after `cases:` (the sink may refuse to go on)."""
+
+
 class DocPath:
     """A document path, turned into text only when an error needs it."""
 
@@ -74,7 +90,17 @@ class DocPath:
 class _Frame:
     """A mapping or sequence under construction."""
 
-    __slots__ = ("anchor", "key", "key_pos", "mark", "merges", "path", "size", "value")
+    __slots__ = (
+        "anchor",
+        "key",
+        "key_pos",
+        "mark",
+        "merges",
+        "path",
+        "size",
+        "streamed",
+        "value",
+    )
 
     def __init__(self, value: LDict | LList, mark: Any, anchor: str | None, path: DocPath | None):
         self.value = value
@@ -85,6 +111,8 @@ class _Frame:
         self.key: Any = _NO_KEY
         self.key_pos: Pos | None = None
         self.merges: list[tuple[LDict, int]] = []
+        self.streamed = -1
+        """-1, or (for the `cases:` list handed to a sink) how many items went to the sink."""
 
 
 _RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
@@ -111,12 +139,14 @@ def _tag_of(event: Any) -> str:
 class TreeBuilder:
     """Consumes the events of one YAML stream (from libyaml's or PyYAML's parser)."""
 
-    def __init__(self, parser: Any, file: str):
+    def __init__(self, parser: Any, file: str, sink: CaseSink | None = None):
         self.parser = parser
         self.file = file
         self.count = 0
         self.limit = max_values()
         self.anchors: dict[str, tuple[Any, int, Pos]] = {}
+        self.sink = sink
+        self.cases_done = False
 
     def pos(self, mark: Any) -> Pos:
         # tuple.__new__ skips the NamedTuple's Python-level __new__: 2.4x faster, and a
@@ -202,15 +232,13 @@ class TreeBuilder:
                 return value, self.pos(mark)
             self._attach(stack[-1], value, size, mark)
 
-    def _count(self, mark: Any, path: DocPath | None) -> None:
-        self.count += 1
-        if self.count > self.limit:
-            raise self.fail(
-                mark,
-                f"the document holds more than {self.limit} values",
-                f"split it into several suites, or raise the limit with {MAX_VALUES_ENV}",
-                path,
-            )
+    def _too_many(self, mark: Any, path: DocPath | None) -> SpecError:
+        return self.fail(
+            mark,
+            f"the document holds more than {self.limit} values",
+            f"split it into several suites, or raise the limit with {MAX_VALUES_ENV}",
+            path,
+        )
 
     def _open(self, event: Any, stack: list[_Frame]) -> _Frame:
         mark = event.start_mark
@@ -225,7 +253,9 @@ class TreeBuilder:
             )
         if len(stack) >= MAX_DEPTH:
             raise self._too_deep(mark)
-        self._count(mark, path)
+        self.count += 1
+        if self.count > self.limit:
+            raise self._too_many(mark, path)
         is_seq = isinstance(event, yaml.SequenceStartEvent)
         tag = event.tag
         if tag is not None and tag != "!" and tag != (_SEQ_TAG if is_seq else _MAP_TAG):
@@ -239,10 +269,23 @@ class TreeBuilder:
             value.key_pos = {}
             value.value_pos = {}
         value.pos = self.pos(mark)
-        return _Frame(value, mark, event.anchor, path)
+        frame = _Frame(value, mark, event.anchor, path)
+        if (
+            self.sink is not None
+            and is_seq
+            and len(stack) == 1
+            and parent is not None
+            and parent.key == "cases"
+            and not parent.merges  # `<<:` keys arrive only when the root closes
+        ):
+            self.sink.start(parent.value)  # type: ignore[arg-type]
+            frame.streamed = 0
+        return frame
 
     def _close(self, frame: _Frame) -> Any:
         value = frame.value
+        if frame.streamed >= 0:
+            self.cases_done = True
         if frame.merges:
             self._merge(frame)
         if frame.size > MAX_NODES + self.count:  # more than what was written out
@@ -261,13 +304,16 @@ class TreeBuilder:
         if parent is None:
             return None
         if isinstance(parent.value, LList):
-            return DocPath(parent.path, len(parent.value))
+            return DocPath(parent.path, len(parent.value) + max(parent.streamed, 0))
         key = parent.key
         return DocPath(parent.path, key) if isinstance(key, str) else parent.path
 
     def _attach(self, parent: _Frame, value: Any, size: int, mark: Any) -> None:
         container = parent.value
         if isinstance(container, LList):
+            if parent.streamed >= 0:
+                self._stream(parent, value, size, mark)
+                return
             container.append(value)
             container.item_pos.append(self.pos(mark))
             parent.size += size
@@ -283,14 +329,31 @@ class TreeBuilder:
             parent.size += size
         parent.key = _NO_KEY
 
+    def _stream(self, frame: _Frame, value: Any, size: int, mark: Any) -> None:
+        """Hand one `cases:` item to the sink, keeping the alias-expansion bound of the list."""
+        frame.size += size
+        if frame.size > MAX_NODES + self.count:
+            raise self.fail(
+                frame.mark,
+                "this value repeats *aliases so often that it expands to more than "
+                f"{MAX_NODES} values",
+                "write the data out, or repeat an &anchor only a few times",
+            )
+        index = frame.streamed
+        frame.streamed += 1
+        self.sink.case(value, self.pos(mark), index)  # type: ignore[union-attr]
+
     # ------------------------------------------------------------------ scalars and keys
 
     def _scalar(self, event: Any, parent: _Frame | None) -> Any:
-        path = self._child_path(parent)
-        self._count(event.start_mark, path)
-        return self._value(event, _tag_of(event), path)
+        # The value's document path is worked out only if it is wrong (it is rarely needed).
+        self.count += 1
+        if self.count > self.limit:
+            raise self._too_many(event.start_mark, self._child_path(parent))
+        return self._value(event, _tag_of(event), parent, False)
 
-    def _value(self, event: Any, tag: str, path: DocPath | None) -> Any:
+    def _value(self, event: Any, tag: str, parent: _Frame | None, is_key: bool) -> Any:
+        """A scalar's value; `parent` and `is_key` say where it stands, for error messages."""
         mark = event.start_mark
         if tag in _TEXT_TAGS:
             bad = _SURROGATE.search(event.value)
@@ -300,35 +363,40 @@ class TreeBuilder:
                     f"the text holds a lone surrogate escape \\u{ord(bad.group()):04x}, "
                     "which is not a character",
                     "write the character itself, or escape it as \\UXXXXXXXX",
-                    path,
+                    self._where(parent, is_key),
                 )
             # Dates stay text: critics and templates compare them as the user wrote them.
             return event.value
         construct = _SCALARS.get(tag)
         if construct is None:
-            raise self._bad_tag(mark, tag, path)
+            raise self._bad_tag(mark, tag, self._where(parent, is_key))
         try:
             value = construct(_CONSTRUCTOR, yaml.ScalarNode(tag, event.value, mark, mark))
         except (yaml.YAMLError, ValueError, OverflowError) as exc:
             raise self.fail(
-                mark, f"cannot read the value {event.value!r}: {exc}", "quote it as text", path
+                mark,
+                f"cannot read the value {event.value!r}: {exc}",
+                "quote it as text",
+                self._where(parent, is_key),
             ) from None
         if isinstance(value, float) and not math.isfinite(value):
             raise self.fail(
                 mark,
                 f"{event.value} is not a finite number (NaN and infinities are refused)",
                 "write a finite number, or quote it if it is meant as text",
-                path,
+                self._where(parent, is_key),
             )
         return value
 
     def _key(self, frame: _Frame, event: Any) -> None:
         mark = event.start_mark
+        if self.cases_done and frame.path is None and self.sink is not None:
+            self.sink.key_after_cases(str(event.value))
         tag = _tag_of(event)
         if tag == _MERGE_TAG:
             frame.key = _MERGE
             return
-        key = self._value(event, tag, frame.path)
+        key = self._value(event, tag, frame, True)
         if key is None or isinstance(key, bool | float):
             raise self.fail(
                 mark,
@@ -348,6 +416,11 @@ class TreeBuilder:
             )
         frame.key = key
         frame.key_pos = self.pos(mark)
+
+    def _where(self, parent: _Frame | None, is_key: bool) -> DocPath | None:
+        if is_key:
+            return parent.path if parent is not None else None
+        return self._child_path(parent)
 
     def _too_deep(self, mark: Any) -> SpecError:
         return self.fail(
