@@ -30,7 +30,8 @@ def _whole(path: Path, monkeypatch: pytest.MonkeyPatch) -> Suite:
 
 
 def _streamed(path: Path) -> Suite | None:
-    return load_streaming(path, path.read_text(encoding="utf-8"), _Builder)
+    loaded = load_streaming(path, path.read_text(encoding="utf-8"), _Builder)
+    return None if loaded is None else loaded[0]
 
 
 def _grown(source: Path, out: Path) -> Path:
@@ -162,3 +163,19 @@ def test_streaming_holds_far_less_memory_than_the_whole_document(
     streamed = peak(lambda: load_suite(path))
     whole = peak(lambda: _whole(path, monkeypatch))
     assert streamed < whole * 0.6, (streamed, whole)
+
+
+def test_validate_counts_the_cases_of_a_large_suite_without_keeping_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalspec.suite.validate import check_suite
+
+    path = tmp_path / "gen.yaml"
+    path.write_text(_generated(1000), encoding="utf-8")
+    assert check_suite(path) == len(load_suite(path).cases) == 1000 + 143  # 143 two-row matrices
+    monkeypatch.setattr(stream, "STREAM_MIN_CHARS", 10**12)
+    assert check_suite(path) == 1143  # the whole-document path counts the same
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_generated(1000, bad_case=999), encoding="utf-8")
+    with pytest.raises(SpecError, match="not a number"):
+        check_suite(bad)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -49,18 +50,32 @@ def load_suite(path: str | Path) -> Suite:
     The garbage collector is paused meanwhile: the tree holds no cycles, and its collections
     rescanning hundreds of thousands of new containers cost 15% of a 50,000-case load.
     """
+    return _paused_gc(Path(path), keep_cases=True)[0]
+
+
+def check_suite(path: str | Path) -> int:
+    """Validate a suite exactly as `load_suite` does, keeping no case: its number of cases.
+
+    What `evalspec validate` needs; a large suite is checked in the memory of a few hundred
+    cases (and the names seen), however many it holds."""
+    return _paused_gc(Path(path), keep_cases=False)[1]
+
+
+def _paused_gc(path: Path, *, keep_cases: bool) -> tuple[Suite, int]:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_suite(Path(path))
+        return _load_suite(path, keep_cases)
     finally:
         if enabled:
             gc.enable()
 
 
-def _load_suite(path: Path) -> Suite:
+def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:
+    """The suite (without its cases unless `keep_cases`) and its number of cases."""
+    builder = partial(_Builder, keep_cases=keep_cases)
     text = read_text(path)
-    streamed = load_streaming(path, text, _Builder)
+    streamed = load_streaming(path, text, builder)
     if streamed is not None:
         return streamed
     doc, pos = load_yaml_at(path, text)
@@ -83,10 +98,11 @@ def _load_suite(path: Path) -> Suite:
     problems.extend(schema_problems(doc))
     if problems:
         raise SpecError(problems)
-    suite = _Builder(doc, path, problems).build()
+    built = builder(doc, path, problems)
+    suite = built.build()
     if problems:
         raise SpecError(problems)
-    return suite
+    return suite, built.case_count
 
 
 def _kind(value: Any) -> str:
@@ -96,8 +112,11 @@ def _kind(value: Any) -> str:
 class _Builder(ToolsPart, ChecksPart):
     """Builds the typed Suite from a schema-valid document, collecting semantic problems."""
 
-    def __init__(self, doc: LDict, path: Path, problems: list[Problem]):
+    def __init__(self, doc: LDict, path: Path, problems: list[Problem], *, keep_cases: bool = True):
         self.doc = doc
+        self.keep_cases = keep_cases
+        """False: each Case is checked and counted, then dropped (`check_suite`)."""
+        self.case_count = 0
         self.path = path
         self.problems = problems
         self.base = path.resolve().parent
@@ -170,7 +189,9 @@ class _Builder(ToolsPart, ChecksPart):
                 "give every case a unique name; with a matrix, use {{ variables }}",
             )
         self.seen_names.setdefault(case.name, path)
-        self.built_cases.append(case)
+        self.case_count += 1
+        if self.keep_cases:
+            self.built_cases.append(case)
 
     def finish(self) -> Suite:
         top = self.top

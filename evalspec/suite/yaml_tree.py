@@ -64,8 +64,9 @@ class CaseSink(Protocol):
     def start(self, root: LDict) -> None:
         """`cases:` begins; `root` holds every top-level key written before it."""
 
-    def case(self, item: Any, pos: Pos, index: int) -> None:
-        """One complete item of `cases:` (the builder keeps no reference to it)."""
+    def case(self, item: Any, pos: Pos, index: int, braces: bool) -> None:
+        """One complete item of `cases:` (the builder keeps no reference to it). `braces` is
+        False when no text in it holds a `{` and it uses no *alias: it has no template."""
 
     def key_after_cases(self, key: str) -> None:
         """A top-level key written after `cases:` (the sink may refuse to go on)."""
@@ -147,6 +148,10 @@ class TreeBuilder:
         self.anchors: dict[str, tuple[Any, int, Pos]] = {}
         self.sink = sink
         self.cases_done = False
+        self.braces = 0
+        """Texts holding `{`, and aliases, seen so far: a case during which it did not grow
+        holds no template, and nobody needs to look for one."""
+        self.braces_before = 0
 
     def pos(self, mark: Any) -> Pos:
         # tuple.__new__ skips the NamedTuple's Python-level __new__: 2.4x faster, and a
@@ -222,6 +227,7 @@ class TreeBuilder:
                     )
                 value, size, _ = self.anchors[event.anchor]
                 mark = event.start_mark
+                self.braces += 1
             elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
                 stack.append(self._open(event, stack))
                 continue
@@ -280,6 +286,7 @@ class TreeBuilder:
         ):
             self.sink.start(parent.value)  # type: ignore[arg-type]
             frame.streamed = 0
+            self.braces_before = self.braces
         return frame
 
     def _close(self, frame: _Frame) -> Any:
@@ -341,7 +348,8 @@ class TreeBuilder:
             )
         index = frame.streamed
         frame.streamed += 1
-        self.sink.case(value, self.pos(mark), index)  # type: ignore[union-attr]
+        braces, self.braces_before = self.braces != self.braces_before, self.braces
+        self.sink.case(value, self.pos(mark), index, braces)  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ scalars and keys
 
@@ -356,7 +364,10 @@ class TreeBuilder:
         """A scalar's value; `parent` and `is_key` say where it stands, for error messages."""
         mark = event.start_mark
         if tag in _TEXT_TAGS:
-            bad = _SURROGATE.search(event.value)
+            text = event.value
+            if "{" in text:
+                self.braces += 1
+            bad = None if text.isascii() else _SURROGATE.search(text)
             if bad:
                 raise self.fail(
                     mark,
@@ -366,7 +377,7 @@ class TreeBuilder:
                     self._where(parent, is_key),
                 )
             # Dates stay text: critics and templates compare them as the user wrote them.
-            return event.value
+            return text
         construct = _SCALARS.get(tag)
         if construct is None:
             raise self._bad_tag(mark, tag, self._where(parent, is_key))
