@@ -32,6 +32,7 @@ from evalspec.suite.model import (
     RunSettings,
     Suite,
     Tool,
+    default,
 )
 from evalspec.suite.render import Renderer, expand_cases, has_template, resolve_includes
 from evalspec.suite.schema import (
@@ -42,6 +43,11 @@ from evalspec.suite.schema import (
     schema_problems,
 )
 from evalspec.suite.stream import load_streaming
+
+_CASE_TRIALS = default(Case, "trials")
+_CASE_PASS_RULE = default(Case, "pass_rule")
+_ORDERED = default(Expectation, "ordered")
+_NO_TOOL_CALLS = default(Expectation, "no_tool_calls")
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -356,8 +362,8 @@ class _Builder(ToolsPart, ChecksPart):
             critics=_merge_critics(self.suite_critics, critics),
             evaluators=evaluators,
             rubric=rubric,
-            trials=int(raw.get("trials", top.get("trials", Case.trials))),
-            pass_rule=raw.get("pass_rule", top.get("pass_rule", Case.pass_rule)),
+            trials=int(raw.get("trials", top.get("trials", _CASE_TRIALS))),
+            pass_rule=raw.get("pass_rule", top.get("pass_rule", _CASE_PASS_RULE)),
             tags=tuple(raw.get("tags") or ()),
             description=str(raw.get("description", "")),
             tools=offered,
@@ -447,8 +453,8 @@ class _Builder(ToolsPart, ChecksPart):
             )
         return Expectation(
             tool_calls=tuple(calls),
-            ordered=bool(raw.get("ordered", Expectation.ordered)),
-            no_tool_calls=bool(raw.get("no_tool_calls", Expectation.no_tool_calls)),
+            ordered=bool(raw.get("ordered", _ORDERED)),
+            no_tool_calls=bool(raw.get("no_tool_calls", _NO_TOOL_CALLS)),
             final_answer=checks,
         )
 
