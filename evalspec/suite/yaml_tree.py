@@ -53,6 +53,8 @@ _SCALARS = {
     _CORE + "null": yaml.constructor.SafeConstructor.construct_yaml_null,
 }
 _RESOLVER = yaml.resolver.Resolver()
+_ScalarEvent, _AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
+_SequenceStartEvent, _MappingStartEvent = yaml.SequenceStartEvent, yaml.MappingStartEvent
 _new_tuple = tuple.__new__
 _NO_KEY = object()
 _MERGE = object()
@@ -191,27 +193,55 @@ class TreeBuilder:
         return result
 
     def _document(self) -> tuple[Any, Pos]:
-        p = self.parser
+        get_event = self.parser.get_event
         stack: list[_Frame] = []
+        file = self.file
         while True:
-            event = p.get_event()
+            event = get_event()
+            kind = type(event)
             parent = stack[-1] if stack else None
-            wants_key = (
-                parent is not None and parent.key is _NO_KEY and isinstance(parent.value, LDict)
-            )
-            if isinstance(event, yaml.ScalarEvent):
+            if kind is _ScalarEvent:
                 if len(stack) >= MAX_DEPTH:
                     raise self._too_deep(event.start_mark)
-                if wants_key:
-                    self._key(parent, event)  # type: ignore[arg-type]
+                if parent is not None and parent.key is _NO_KEY and type(parent.value) is LDict:
+                    self._key(parent, event)
                     continue
-                value = self._scalar(event, parent)
-                size = 1
+                self.count += 1
+                if self.count > self.limit:
+                    raise self._too_many(event.start_mark, self._child_path(parent))
+                tag = _tag_of(event)
+                text = event.value
                 mark = event.start_mark
+                if tag in _TEXT_TAGS and text.isascii() and parent is not None:
+                    # The common case, inline: plain ASCII text into a mapping or a list.
+                    if "{" in text:
+                        self.braces += 1
+                    if event.anchor:
+                        self.anchors[event.anchor] = (text, 1, self.pos(mark))
+                    container = parent.value
+                    where = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
+                    if type(container) is LList:
+                        if parent.streamed >= 0:
+                            self._stream(parent, text, 1, mark)
+                        else:
+                            container.append(text)
+                            container.item_pos.append(where)
+                            parent.size += 1
+                        continue
+                    key = parent.key
+                    if key is not _MERGE:
+                        container[key] = text
+                        container.key_pos[key] = parent.key_pos  # type: ignore[index]
+                        container.value_pos[key] = where
+                        parent.size += 1
+                        parent.key = _NO_KEY
+                        continue
+                value = self._value(event, tag, parent, False)
+                size = 1
                 if event.anchor:
                     self.anchors[event.anchor] = (value, 1, self.pos(mark))
-            elif isinstance(event, yaml.AliasEvent):
-                if wants_key:
+            elif kind is _AliasEvent:
+                if parent is not None and parent.key is _NO_KEY and type(parent.value) is LDict:
                     raise self.fail(
                         event.start_mark,
                         "a key must be plain text, not an *alias",
@@ -228,7 +258,7 @@ class TreeBuilder:
                 value, size, _ = self.anchors[event.anchor]
                 mark = event.start_mark
                 self.braces += 1
-            elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+            elif kind is _SequenceStartEvent or kind is _MappingStartEvent:
                 stack.append(self._open(event, stack))
                 continue
             else:  # the end of a sequence or mapping
