@@ -41,6 +41,9 @@ from evalspec.tools.result import ToolResult
 from evalspec.tools.stb_cache import ResponseCache
 from evalspec.transcript import ToolCall, Transcript, Usage
 
+_OBSERVATION = json.JSONEncoder(ensure_ascii=False)
+"""What a tool answered, as the text of its tool message (one encoder for every call)."""
+
 
 @dataclass
 class RunOptions:
@@ -237,7 +240,7 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
                 {
                     "role": "tool",
                     "tool_call_id": call_id,
-                    "content": json.dumps(observation, ensure_ascii=False),
+                    "content": _OBSERVATION.encode(observation),
                 }
             )
         if suite.run.mode == "single_turn":
