@@ -149,6 +149,25 @@ def test_requests_per_minute_holds_across_workers(cluster: str, tmp_path: Path) 
     assert arrivals[-1] - arrivals[0] >= 2.4
 
 
+def test_each_models_own_limit_holds_across_workers(cluster: str, tmp_path: Path) -> None:
+    import test_model_rate_limits as limits
+
+    with FakeOpenAI(limits.answer) as fast, FakeOpenAI(limits.answer) as slow:
+        suite = limits.write_two_model_suite(tmp_path, fast.base_url, slow.base_url)
+        # Batches of 2 items: eight batches, over both worker processes.
+        done = subprocess.run(
+            evalspec("run", suite, "--ray", cluster, "--ray-batch", "2", "--out", tmp_path / "r"),
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_S,
+            cwd=ROOT,
+            env={**os.environ, limits.KEY_ENV: KEY},
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    limits.assert_each_held_to_its_own_rate(fast, slow)
+
+
 def _batch_workers() -> list[int]:
     """Pids of Ray worker processes running a batch (their title is ray::run_batch)."""
     pids = []
