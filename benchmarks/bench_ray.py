@@ -17,7 +17,7 @@ server the point is correctness and overhead, not speed-up; the overhead per ite
 Then the embedding step of a `--ray` run's scoring: `--embed-texts` distinct texts into an empty
 cache, (a) by the local store in this process (the model loaded first, as a local run does once)
 and (b) by Ray Data on a local cluster of 2 CPUs (`ClusterEmbedder`, whose replicas load the
-model in every step: a step runs per thousand scored transcripts). Both end with every vector
+model in every step: a step runs per 10,000 scored transcripts). Both end with every vector
 in the cache; the figure is the Ray step's overhead over the local one, not a speed-up.
 """
 

@@ -175,7 +175,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         refuse_used_out,
     )
     from evalspec.scoring.scorer import check_judge_caches
-    from evalspec.scoring.stream import StreamingScorer
+    from evalspec.scoring.stream import CHUNK, StreamingScorer
     from evalspec.suite.validate import load_suite
 
     suite = load_suite(req.suite)
@@ -222,8 +222,8 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     )
     calls = model_calls(suite, options)  # one call policy (and rate limit) for run and judge
     order = {it.id: i for i, it in enumerate(plan.items)}
-    embedder = _cluster_embedder(suite, req) if req.ray else None
-    scoring = StreamingScorer(suite, order=order, calls=calls, embedder=embedder)
+    embedder, chunk = _cluster_embedder(suite, req) if req.ray else (None, CHUNK)
+    scoring = StreamingScorer(suite, order=order, calls=calls, embedder=embedder, chunk=chunk)
     if req.resume:
         for t in completed(run_dir).values():
             if t.item_id in scoring.order:
@@ -283,14 +283,19 @@ def _run_on_ray(
     return run_plan_on_ray(plan, options, cluster, on_done=on_done)
 
 
-def _cluster_embedder(suite: Suite, req: RunRequest) -> Embedder:
-    """Scoring's embedder for a Ray run: texts the cache lacks are embedded on the cluster."""
+def _cluster_embedder(suite: Suite, req: RunRequest) -> tuple[Embedder, int]:
+    """Scoring's embedder for a Ray run (texts the cache lacks are embedded on the cluster),
+    and how many transcripts to score together."""
     try:
-        from evalspec.scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
+        from evalspec.scoring.ray_embeddings import (
+            SCORING_CHUNK,
+            ClusterEmbedder,
+            ClusterEmbedOptions,
+        )
     except ImportError:
         raise UsageError(_NO_RAY) from None
     options = ClusterEmbedOptions(batch_size=req.ray_embed_batch)
-    return ClusterEmbedder.for_suite(suite, req.ray or "auto", options)
+    return ClusterEmbedder.for_suite(suite, req.ray or "auto", options), SCORING_CHUNK
 
 
 _NO_RAY = "--ray needs Ray: pip install 'evalspec-yaml[ray]' (or run without --ray)"

@@ -29,6 +29,10 @@ from evalspec.suite.model import Suite
 
 DEFAULT_BATCH = 256
 """Texts per `map_batches` batch: large enough to keep a GPU busy, small enough for a CPU."""
+SCORING_CHUNK = 10_000
+"""Transcripts a Ray run scores together: the texts one chunk lacks are one Ray Data step, whose
+replicas each load the model (seconds), so a Ray run scores in fewer, larger chunks than a local
+one (1,000); the driver holds up to this many transcripts."""
 STEP_RETRIES = 3
 """How often an embedding step runs again after the process driving it died."""
 
