@@ -40,8 +40,10 @@ from evalspec.providers.recordings import RECORD_MODES
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from evalspec.critics.base import Embedder
     from evalspec.plan import Plan
     from evalspec.runner.execute import RunOptions, RunOutcome
+    from evalspec.suite.model import Suite
     from evalspec.transcript import Transcript
 
 FREEZE_EVERY = 2000
@@ -69,6 +71,8 @@ class RunRequest:
     """Run on a Ray cluster: `auto` or its address."""
     ray_batch: int = 64
     """Items per batch sent to a Ray worker."""
+    ray_embed_batch: int = 256
+    """Texts per batch of the cluster's embedding step (Ray Data map_batches)."""
 
 
 @reports_errors
@@ -104,6 +108,14 @@ def run(
     ray_batch: Annotated[
         int, typer.Option(min=1, help="Items per batch sent to one Ray worker.")
     ] = 64,
+    ray_embed_batch: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Texts per batch when a Ray run embeds texts for similarity critics on the "
+            "cluster (one model replica per GPU, else per CPU).",
+        ),
+    ] = 256,
     junit: JunitOpt = None,
     markdown: MarkdownOpt = None,
     html: HtmlOpt = None,
@@ -142,6 +154,7 @@ def run(
                 resume=resume,
                 ray=ray,
                 ray_batch=ray_batch,
+                ray_embed_batch=ray_embed_batch,
             ),
             options,
         )
@@ -166,7 +179,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         refuse_used_out,
     )
     from evalspec.scoring.scorer import check_judge_caches
-    from evalspec.scoring.stream import StreamingScorer
+    from evalspec.scoring.stream import CHUNK, StreamingScorer
     from evalspec.suite.validate import load_suite
 
     suite = load_suite(req.suite)
@@ -215,7 +228,8 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     )
     calls = model_calls(suite, options)  # one call policy (and rate limit) for run and judge
     order = {it.id: i for i, it in enumerate(plan.items)}
-    scoring = StreamingScorer(suite, order=order, calls=calls)
+    embedder, chunk = _cluster_embedder(suite, req) if req.ray else (None, CHUNK)
+    scoring = StreamingScorer(suite, order=order, calls=calls, embedder=embedder, chunk=chunk)
     if req.resume:
         for t in completed(run_dir).values():
             if t.item_id in scoring.order:
@@ -277,11 +291,27 @@ def _run_on_ray(
     try:
         from evalspec.runner.ray_cluster import ClusterOptions, run_plan_on_ray
     except ImportError:
-        raise UsageError(
-            "--ray needs Ray: pip install 'evalspec-yaml[ray]' (or run without --ray)"
-        ) from None
+        raise UsageError(_NO_RAY) from None
     cluster = ClusterOptions(address=req.ray or "auto", batch_size=req.ray_batch)
     return run_plan_on_ray(plan, options, cluster, on_done=on_done)
+
+
+def _cluster_embedder(suite: Suite, req: RunRequest) -> tuple[Embedder, int]:
+    """Scoring's embedder for a Ray run (texts the cache lacks are embedded on the cluster),
+    and how many transcripts to score together."""
+    try:
+        from evalspec.scoring.ray_embeddings import (
+            SCORING_CHUNK,
+            ClusterEmbedder,
+            ClusterEmbedOptions,
+        )
+    except ImportError:
+        raise UsageError(_NO_RAY) from None
+    options = ClusterEmbedOptions(batch_size=req.ray_embed_batch)
+    return ClusterEmbedder.for_suite(suite, req.ray or "auto", options), SCORING_CHUNK
+
+
+_NO_RAY = "--ray needs Ray: pip install 'evalspec-yaml[ray]' (or run without --ray)"
 
 
 @reports_errors
