@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import sys
 import time
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from evalspec.cli.collector import RunCollector, paused_until_run
 from evalspec.cli.common import (
     CaseOpt,
     HtmlOpt,
@@ -147,7 +147,11 @@ def run(
 
 def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     """Run a suite end to end; return the exit code."""
-    report = report or ReportOptions()
+    with paused_until_run() as collector:
+        return _execute(req, report or ReportOptions(), collector)
+
+
+def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) -> int:
     check_report_files(report)
     check_output_dir(req.out, "--out")
     check_output_file(req.recordings, "--recordings")
@@ -176,7 +180,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     )
     # The suite and plan live until the process ends: keep the collector from rescanning them
     # at every collection while the run makes transcripts (a 50,000-item run spent seconds so).
-    gc.freeze()
+    collector.start_run()
     if req.resume and not req.resume.is_dir():
         raise UsageError(f"--resume {req.resume}: no such run directory")
     if req.resume:
