@@ -147,3 +147,69 @@ def test_a_run_gives_the_collector_back_as_it_found_it(server: FakeOpenAI, tmp_p
         execute(RunRequest(suite=suite, resume=tmp_path / "no-such-run"))
     assert gc.isenabled()
     assert gc.get_threshold() == before
+
+
+_ENDING = """
+import atexit, sys
+from evalspec.cli.teardown import skipped_on_exit
+
+class Noisy:
+    def __del__(self):
+        print("torn down", flush=True)
+
+kept = Noisy()  # freed only when the interpreter tears its modules down
+with skipped_on_exit():
+    atexit.register(print, "handler ran")
+    print("output", end="")  # unflushed: must still reach the pipe
+    how = sys.argv[1]
+    if how == "status":
+        raise SystemExit(3)
+    if how == "message":
+        raise SystemExit("stopped: a message")
+    raise RuntimeError("boom")
+"""
+
+
+@pytest.mark.parametrize(
+    ("how", "code", "torn_down"),
+    [("status", 3, False), ("message", 1, True), ("crash", 1, True)],
+)
+def test_the_console_script_skips_teardown_only_after_an_exit_status(
+    how: str, code: int, torn_down: bool
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _ENDING, how],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == code
+    assert done.stdout.startswith("output")
+    assert "handler ran" in done.stdout  # at-exit handlers run either way
+    assert ("torn down" in done.stdout) is torn_down
+    if how == "message":
+        assert "stopped: a message" in done.stderr
+    if how == "crash":
+        assert "RuntimeError: boom" in done.stderr
+
+
+def test_a_piped_run_exits_with_its_status_and_whole_report(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text(SUITE.format(url=server.base_url).replace("note: similarity", "note: ignore"))
+    env = {**os.environ, KEY_ENV: "sk-test-warm-000000", "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "evalspec", "run", str(suite), "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.rstrip().endswith(str(tmp_path / "run" / "results.json"))
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["models"][0]["passed"] == 3
