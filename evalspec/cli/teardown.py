@@ -12,6 +12,7 @@ that calls `evalspec.cli.app` or the Python API.
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -40,6 +41,8 @@ def skipped_on_exit() -> Iterator[None]:
 def _end_now(outcome: _Outcome) -> None:
     if outcome.code is None:
         return  # a text exit message or an uncaught error: the interpreter reports it as usual
+    # Handlers registered before this one (logging's, at import) would run after it: do theirs.
+    logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
