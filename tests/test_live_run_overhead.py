@@ -213,3 +213,42 @@ def test_a_piped_run_exits_with_its_status_and_whole_report(
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.rstrip().endswith(str(tmp_path / "run" / "results.json"))
     assert json.loads((tmp_path / "run" / "results.json").read_text())["models"][0]["passed"] == 3
+
+
+_THREADS = """
+import json, os, sys
+if sys.argv[1] == "store":
+    import evalspec.scoring.embeddings
+else:
+    import numpy
+print(json.dumps({
+    "threads": len(os.listdir("/proc/self/task")),
+    "env": os.environ.get("OPENBLAS_NUM_THREADS"),
+}))
+"""
+
+
+def threads_after_import(what: str, **env: str) -> dict[str, Any]:
+    clean = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run(
+        [sys.executable, "-c", _THREADS, what],
+        capture_output=True,
+        text=True,
+        env={**clean, "PYTHONPATH": str(REPO), **env},
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+def test_the_embedding_store_starts_numpy_with_one_blas_thread() -> None:
+    ours = threads_after_import("store")
+    assert ours == {"threads": 1, "env": None}  # and the variable is not left for children
+    if (os.cpu_count() or 1) > 1:
+        assert threads_after_import("numpy")["threads"] > 1  # what numpy alone would start
+        # A number the user chose is kept.
+        assert threads_after_import("store", OPENBLAS_NUM_THREADS="2") == {
+            "threads": 2,
+            "env": "2",
+        }
