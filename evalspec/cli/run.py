@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import sys
 import time
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from evalspec.cli.collector import RunCollector, paused_until_run
 from evalspec.cli.common import (
     CaseOpt,
     HtmlOpt,
@@ -163,7 +163,11 @@ def run(
 
 def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     """Run a suite end to end; return the exit code."""
-    report = report or ReportOptions()
+    with paused_until_run() as collector:
+        return _execute(req, report or ReportOptions(), collector)
+
+
+def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) -> int:
     check_report_files(report)
     check_output_dir(req.out, "--out")
     check_output_file(req.recordings, "--recordings")
@@ -182,11 +186,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     from evalspec.scoring.stream import CHUNK, StreamingScorer
     from evalspec.suite.validate import load_suite
 
-    suite = load_suite(req.suite)
-    # The suite and then the plan live until the process ends: keep the collector from
-    # rescanning them at every collection while the plan is built and the run makes
-    # transcripts (a 50,000-item run spent a third of its time so).
-    gc.freeze()
+    suite = load_suite(req.suite)  # the collector is off until the run starts (below)
     check_judge_caches(suite)
     plan = compile_plan(
         suite,
@@ -195,7 +195,9 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         trials=req.trials,
         shard=parse_shard(req.shard) if req.shard else None,
     )
-    gc.freeze()
+    # The suite and plan live until the process ends: keep the collector from rescanning them
+    # at every collection while the run makes transcripts (a 50,000-item run spent seconds so).
+    collector.start_run()
     if req.resume and not req.resume.is_dir():
         raise UsageError(f"--resume {req.resume}: no such run directory")
     if req.resume:
@@ -242,8 +244,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
             # Results are kept for the report: collect what the last items left, then take
             # the rest out of later collections, which would otherwise rescan every result
             # kept so far (about 20 full passes over a growing list in a 50,000-item run).
-            gc.collect()
-            gc.freeze()
+            collector.set_aside()
 
     started = time.perf_counter()
     try:

