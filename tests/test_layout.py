@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
         "evalspec.paths",
         "evalspec.reading",
         "evalspec.terminal",
+        "evalspec.numpy_import",
     ),
     ("evalspec.critics",),
     ("evalspec.suite",),

@@ -118,10 +118,12 @@ _TYPE_WORDS = {
 }
 
 
-FAST_CHECK_MIN_CASES = 100
-"""From this many cases on, a compiled validator answers "valid?" first (compiling costs
-~0.1 s once; checking 5,000 cases then takes 0.04 s instead of 0.6 s). jsonschema still
-produces every message when something is wrong."""
+FAST_CHECK_MIN_CASES = 2000
+"""From this many cases on, a compiled validator answers "valid?" first. Compiling it costs
+~0.1 s of CPU once (plus its first use); jsonschema takes ~0.1 ms a case, so the two break
+even at about 2,000 cases (measured: 500 cases 0.20 s compiled vs 0.11 s jsonschema, 2,000 cases
+0.33 s both; 5,000 cases 0.04 s to check instead of 0.6 s). jsonschema still produces every
+message when something is wrong."""
 
 
 @lru_cache(maxsize=1)
