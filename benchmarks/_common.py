@@ -52,6 +52,8 @@ class Child:
     returncode: int
     stdout: str
     stderr: str
+    cpu_s: float = 0.0
+    """CPU seconds (user + system) of this child: steadier than wall time on a busy machine."""
 
 
 _LAUNCHER = """
@@ -62,7 +64,8 @@ pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - start
 with open(out, "w") as fh:
-    fh.write(f"{wall} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+    fh.write(f"{wall} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)} "
+             f"{usage.ru_utime + usage.ru_stime}")
 """
 """Spawns the measured command from a small process: on Linux a child's ru_maxrss starts at
 the memory of the process it was spawned from, so spawning straight from a benchmark that holds
@@ -88,9 +91,9 @@ def run_child(cmd: Sequence[str], *, env: dict[str, str] | None = None, cwd: Pat
         stderr = err.read_text(errors="replace")
         if not stats.exists():
             raise RuntimeError(f"could not run {cmd}: {stderr[-2000:]}")
-        wall, maxrss_kib, code = stats.read_text().split()
+        wall, maxrss_kib, code, cpu = stats.read_text().split()
     # Linux reports ru_maxrss in KiB.
-    return Child(float(wall), int(maxrss_kib) / 1024, int(code), stdout, stderr)
+    return Child(float(wall), int(maxrss_kib) / 1024, int(code), stdout, stderr, float(cpu))
 
 
 def interleave(subjects: dict[str, Callable[[], float]], repeat: int) -> dict[str, list[float]]:

