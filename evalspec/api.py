@@ -1,6 +1,6 @@
 """The Python API: the same stages the CLI runs, for programmers.
 
-suite = load_suite("suites/slack.yaml")
+suite = load_suite("suites/slack.yaml")   # check_suite(path) validates, keeping no case
 plan = compile_plan(suite)
 outcome = run_plan(plan)                  # replays recordings, calls the model for the rest
 report = score(suite, outcome.transcripts)
@@ -18,7 +18,7 @@ from evalspec.plan import Plan, compile_plan
 from evalspec.report.records import Report, build_report
 from evalspec.runner.execute import RunOptions, RunOutcome, run_plan
 from evalspec.suite.model import Suite
-from evalspec.suite.validate import load_suite
+from evalspec.suite.validate import check_suite, load_suite
 from evalspec.transcript import Transcript, load_transcripts
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ __all__ = [
     "Report",
     "RunOptions",
     "RunOutcome",
+    "check_suite",
     "compile_plan",
     "load_suite",
     "load_transcripts",

@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
         "evalspec.schemas",
         "evalspec.globbing",
         "evalspec.json_shapes",
+        "evalspec.fast_schema",
         "evalspec.paths",
         "evalspec.reading",
         "evalspec.terminal",

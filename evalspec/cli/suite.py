@@ -35,14 +35,14 @@ def validate(
 
       evalspec validate 'suites/*.yaml'
     """
-    from evalspec.suite.validate import load_suite
+    from evalspec.suite.validate import check_suite
 
     problems = []
     cases = 0
     paths = list(dict.fromkeys(expand_globs(files)))  # a file named twice is validated once
     for path in paths:
         try:
-            cases += len(load_suite(path).cases)
+            cases += check_suite(path)
         except SpecError as exc:
             problems.extend(exc.problems)
     if problems:

@@ -13,6 +13,7 @@ from evalspec.suite.model import (
     EvaluatorSpec,
     FinalAnswerCheck,
     Loc,
+    default,
 )
 from evalspec.suite.schema import (
     did_you_mean,
@@ -30,6 +31,12 @@ FUZZY_WEIGHTS = {
 }
 """Arcade's FuzzyWeight buckets. A `critics:` mapping that names one has its weights normalised
 to sum to 1, as Arcade normalises a case's critics (HIGH and LOW: 5/8 and 3/8)."""
+
+_CRITIC_WEIGHT = default(CriticSpec, "weight")
+_CRITIC_REQUIRED = default(CriticSpec, "required")
+_ANSWER_WEIGHT = default(FinalAnswerCheck, "weight")
+_EVALUATOR_WEIGHT = default(EvaluatorSpec, "weight")
+_EVALUATOR_REQUIRED = default(EvaluatorSpec, "required")
 
 
 def _named_weight(value: Any) -> int | None:
@@ -59,7 +66,7 @@ class ChecksPart(Reporter):
         loc = make_loc(pos, path)
         if isinstance(value, str):
             return self._checked(CriticSpec(field, value, loc=loc), pos)
-        raw_weight = value.get("weight", CriticSpec.weight)
+        raw_weight = value.get("weight", _CRITIC_WEIGHT)
         weight = float(_named_weight(raw_weight) or raw_weight)
         kinds = [k for k in value if k not in ("weight", "required")]
         if len(kinds) != 1:
@@ -86,7 +93,7 @@ class ChecksPart(Reporter):
             weight,
             critic_params(kind, arg),
             loc,
-            required=bool(value.get("required", CriticSpec.required)),
+            required=bool(value.get("required", _CRITIC_REQUIRED)),
         )
         return self._checked(spec, opt_pos)
 
@@ -116,7 +123,7 @@ class ChecksPart(Reporter):
     def final_answer(self, raw: LDict | None, path: str) -> tuple[FinalAnswerCheck, ...]:
         if not raw:
             return ()
-        weight = float(raw.get("weight", FinalAnswerCheck.weight))
+        weight = float(raw.get("weight", _ANSWER_WEIGHT))
         out = []
         for kind, value in raw.items():
             if kind == "weight":
@@ -187,8 +194,8 @@ class ChecksPart(Reporter):
                 EvaluatorSpec(
                     kind,
                     plain(params),
-                    float(item.get("weight", EvaluatorSpec.weight)),
-                    bool(item.get("required", EvaluatorSpec.required)),
+                    float(item.get("weight", _EVALUATOR_WEIGHT)),
+                    bool(item.get("required", _EVALUATOR_REQUIRED)),
                     make_loc(pos, epath),
                 )
             )

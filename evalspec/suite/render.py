@@ -482,73 +482,102 @@ def expand_cases(
     cases = doc.get("cases")
     if not isinstance(cases, LList):
         return out
-    total = 0
-    limit = max_cases()
+    counter = CaseCounter()
     for i, case in enumerate(cases):
         path = f"cases[{i}]"
         if not isinstance(case, LDict):
             continue
-        total += _case_count(case)
-        if total > limit:
-            problems.append(
-                _problem(
-                    case.value_pos.get("matrix", case.pos),
-                    path,
-                    f"with this case the suite has more than {limit} cases after matrix expansion",
-                    f"keep the suite under {limit} cases: split it into several suites, "
-                    f"or raise the limit with {MAX_CASES_ENV}",
-                )
-            )
+        if not counter.add(case, path, problems):
             return out
-        case_vars = case.get("vars") if isinstance(case.get("vars"), dict) else {}
-        body = LDict()
-        body.pos, body.key_pos, body.value_pos = case.pos, case.key_pos, case.value_pos
-        for k, v in case.items():
-            if k not in ("matrix", "vars"):
-                body[k] = v
-        rows = matrix_rows(case, path, problems)
-        reported: set[tuple[Any, ...]] = set()
-        if rows is None:
-            if not templated or not has_template(body):  # most cases: nothing to render
-                out.append((path, body))
-                continue
-            variables = {**suite_vars, **dict(case_vars)}
-            out.append((path, renderer.render(body, variables, path, case.pos)))
-            if renderer.budget.spent:
-                return out
-            continue
-        row_vars = {name for row in rows for name in row}
-        for r, row in enumerate(rows):
-            variables = {**suite_vars, **dict(case_vars), **row}
-            before = len(problems)
-            renderer.undefined.clear()
-            rendered = renderer.render(body, variables, path, case.pos)
-            undefined = {i - before: name for i, name in renderer.undefined}
-            new = problems[before:]
-            del problems[before:]
-            for i, p in enumerate(new):
-                name = undefined.get(i)
-                if name in row_vars:
-                    # Other rows define it: the mistake is this row's, so point at the row.
-                    p = _row_lacks(case, path, r, name, p)
-                # The same mistake in every row is one problem, reported for its first row.
-                key = (p.file, p.line, p.column, p.message)
-                if key not in reported:
-                    reported.add(key)
-                    problems.append(
-                        Problem.at(
-                            p,
-                            p.path,
-                            f"{p.message} (matrix row {r + 1})"
-                            if "matrix row" not in p.message
-                            else p.message,
-                            p.hint,
-                        )
-                    )
-            out.append((f"{path} (matrix row {r + 1})", rendered))
-            if renderer.budget.spent:
-                return out  # the budget's problem is reported; the rest would only repeat it
+        if not expand_case(case, path, suite_vars, renderer, problems, out, templated=templated):
+            return out
     return out
+
+
+class CaseCounter:
+    """Counts cases as matrices will expand them, and says when the suite has too many."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.limit = max_cases()
+
+    def add(self, case: LDict, path: str, problems: list[Problem]) -> bool:
+        """False (with the problem reported) once this case takes the suite over the limit."""
+        self.total += _case_count(case)
+        if self.total <= self.limit:
+            return True
+        problems.append(
+            _problem(
+                case.value_pos.get("matrix", case.pos),
+                path,
+                f"with this case the suite has more than {self.limit} cases after matrix expansion",
+                f"keep the suite under {self.limit} cases: split it into several suites, "
+                f"or raise the limit with {MAX_CASES_ENV}",
+            )
+        )
+        return False
+
+
+def expand_case(
+    case: LDict,
+    path: str,
+    suite_vars: dict[str, Any],
+    renderer: Renderer,
+    problems: list[Problem],
+    out: list[tuple[str, LDict]],
+    *,
+    templated: bool = True,
+) -> bool:
+    """Append one case's expansions (a matrix row each) to `out`, rendered, with their paths.
+
+    False once the template budget is spent: its problem is reported, the rest would repeat it."""
+    case_vars = case.get("vars") if isinstance(case.get("vars"), dict) else {}
+    body = LDict()
+    body.pos, body.key_pos, body.value_pos = case.pos, case.key_pos, case.value_pos
+    for k, v in case.items():
+        if k not in ("matrix", "vars"):
+            body[k] = v
+    rows = matrix_rows(case, path, problems)
+    reported: set[tuple[Any, ...]] = set()
+    if rows is None:
+        if not templated or not has_template(body):  # most cases: nothing to render
+            out.append((path, body))
+            return True
+        variables = {**suite_vars, **dict(case_vars)}
+        out.append((path, renderer.render(body, variables, path, case.pos)))
+        return not renderer.budget.spent
+    row_vars = {name for row in rows for name in row}
+    for r, row in enumerate(rows):
+        variables = {**suite_vars, **dict(case_vars), **row}
+        before = len(problems)
+        renderer.undefined.clear()
+        rendered = renderer.render(body, variables, path, case.pos)
+        undefined = {i - before: name for i, name in renderer.undefined}
+        new = problems[before:]
+        del problems[before:]
+        for i, p in enumerate(new):
+            name = undefined.get(i)
+            if name in row_vars:
+                # Other rows define it: the mistake is this row's, so point at the row.
+                p = _row_lacks(case, path, r, name, p)
+            # The same mistake in every row is one problem, reported for its first row.
+            key = (p.file, p.line, p.column, p.message)
+            if key not in reported:
+                reported.add(key)
+                problems.append(
+                    Problem.at(
+                        p,
+                        p.path,
+                        f"{p.message} (matrix row {r + 1})"
+                        if "matrix row" not in p.message
+                        else p.message,
+                        p.hint,
+                    )
+                )
+        out.append((f"{path} (matrix row {r + 1})", rendered))
+        if renderer.budget.spent:
+            return False
+    return True
 
 
 def _case_count(case: LDict) -> int:

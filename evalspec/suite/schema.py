@@ -129,22 +129,52 @@ message when something is wrong."""
 @lru_cache(maxsize=1)
 def _compiled() -> Any:
     """The language alone: a suite that fits it names no plugin."""
+    return _compile(_language_schema())
+
+
+def _compile(schema: dict[str, Any]) -> Any:
+    """A yes/no validator. It never writes the schema's defaults into the document: a case's
+    partial `rubric:` must not gain a default that hides the suite's own setting."""
     import fastjsonschema
 
-    return fastjsonschema.compile(_language_schema())
+    return fastjsonschema.compile(schema, use_default=False)
+
+
+@lru_cache(maxsize=1)
+def _compiled_parts() -> tuple[Any, Any]:
+    """Validators for the parts of a suite read one case at a time: the top-level keys with
+    `cases` left out, and one case."""
+    base = _language_schema()
+    head = {**base, "properties": {**base["properties"], "cases": {"type": "array"}}}
+    one_case = {k: base[k] for k in ("$schema", "$id", "$defs") if k in base}
+    return _compile(head), _compile({**one_case, "$ref": "#/$defs/case"})
+
+
+def _passes(check: Any, value: Any) -> bool:
+    import fastjsonschema
+
+    try:
+        check(value)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
+
+
+def head_quickly_valid(top: dict[str, Any]) -> bool:
+    """True when every top-level key but `cases` certainly fits the language."""
+    return _passes(_compiled_parts()[0], {**top, "cases": []})
+
+
+def case_quickly_valid(case: Any) -> bool:
+    """True when one case certainly fits the language; False means "look closer"."""
+    return _passes(_compiled_parts()[1], case)
 
 
 def quickly_valid(root: Any) -> bool:
     """True when a large document is certainly valid; False means "look closer"."""
     if not isinstance(root, dict) or len(root.get("cases") or ()) < FAST_CHECK_MIN_CASES:
         return False
-    import fastjsonschema
-
-    try:
-        _compiled()(root)
-    except fastjsonschema.JsonSchemaException:
-        return False
-    return True
+    return _passes(_compiled(), root)
 
 
 def _problems(root: LDict, validator: Any) -> list[Problem]:

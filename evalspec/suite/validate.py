@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import gc
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem, SpecError
+from evalspec.fast_schema import compiled_check
 from evalspec.schemas import default_api_key_env
 from evalspec.suite.build_base import make_loc, plain
 from evalspec.suite.build_checks import ChecksPart
 from evalspec.suite.build_tools import ToolsPart
-from evalspec.suite.load import LDict, LList, Pos, llist, load_yaml_at
+from evalspec.suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
 from evalspec.suite.model import (
     Case,
     CriticSpec,
@@ -30,6 +32,7 @@ from evalspec.suite.model import (
     RunSettings,
     Suite,
     Tool,
+    default,
 )
 from evalspec.suite.render import Renderer, expand_cases, has_template, resolve_includes
 from evalspec.suite.schema import (
@@ -39,6 +42,12 @@ from evalspec.suite.schema import (
     quickly_valid,
     schema_problems,
 )
+from evalspec.suite.stream import load_streaming
+
+_CASE_TRIALS = default(Case, "trials")
+_CASE_PASS_RULE = default(Case, "pass_rule")
+_ORDERED = default(Expectation, "ordered")
+_NO_TOOL_CALLS = default(Expectation, "no_tool_calls")
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -47,17 +56,35 @@ def load_suite(path: str | Path) -> Suite:
     The garbage collector is paused meanwhile: the tree holds no cycles, and its collections
     rescanning hundreds of thousands of new containers cost 15% of a 50,000-case load.
     """
+    return _paused_gc(Path(path), keep_cases=True)[0]
+
+
+def check_suite(path: str | Path) -> int:
+    """Validate a suite exactly as `load_suite` does, keeping no case: its number of cases.
+
+    What `evalspec validate` needs; a large suite is checked in the memory of a few hundred
+    cases (and the names seen), however many it holds."""
+    return _paused_gc(Path(path), keep_cases=False)[1]
+
+
+def _paused_gc(path: Path, *, keep_cases: bool) -> tuple[Suite, int]:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_suite(Path(path))
+        return _load_suite(path, keep_cases)
     finally:
         if enabled:
             gc.enable()
 
 
-def _load_suite(path: Path) -> Suite:
-    doc, pos = load_yaml_at(path)
+def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:
+    """The suite (without its cases unless `keep_cases`) and its number of cases."""
+    builder = partial(_Builder, keep_cases=keep_cases)
+    text = read_text(path)
+    streamed = load_streaming(path, text, builder)
+    if streamed is not None:
+        return streamed
+    doc, pos = load_yaml_at(path, text)
     file = pos.file
     if not isinstance(doc, LDict):
         raise SpecError(
@@ -77,10 +104,11 @@ def _load_suite(path: Path) -> Suite:
     problems.extend(schema_problems(doc))
     if problems:
         raise SpecError(problems)
-    suite = _Builder(doc, path, problems).build()
+    built = builder(doc, path, problems)
+    suite = built.build()
     if problems:
         raise SpecError(problems)
-    return suite
+    return suite, built.case_count
 
 
 def _kind(value: Any) -> str:
@@ -90,71 +118,98 @@ def _kind(value: Any) -> str:
 class _Builder(ToolsPart, ChecksPart):
     """Builds the typed Suite from a schema-valid document, collecting semantic problems."""
 
-    def __init__(self, doc: LDict, path: Path, problems: list[Problem]):
+    def __init__(self, doc: LDict, path: Path, problems: list[Problem], *, keep_cases: bool = True):
         self.doc = doc
+        self.keep_cases = keep_cases
+        """False: each Case is checked and counted, then dropped (`check_suite`)."""
+        self.case_count = 0
         self.path = path
         self.problems = problems
         self.base = path.resolve().parent
         self.critic_keys: dict[tuple[str, int, int], Pos] = {}
         """Where each critic's argument name is written, by the position of its value."""
         self._arg_validators: dict[tuple[str, str], Any] = {}
-        """One compiled validator per tool argument, shared by every case that uses it."""
+        """Per tool argument, jsonschema's validator and a compiled check when the argument's
+        schema is plain: shared by every case that uses it."""
 
     def build(self) -> Suite:
+        """The whole document at once: every case is expanded before any is built."""
         doc = self.doc
-        suite_vars = dict(doc.get("vars") or {})
-        renderer = Renderer(self.problems)
-        top = {
-            k: renderer.render(v, suite_vars, k, self.vpos(doc, k))
-            for k, v in doc.items()
-            if k not in ("cases", "vars")
-        }
+        self.render_top()
         templated = has_template(doc)
         expanded = expand_cases(
-            doc, suite_vars, self.problems, renderer.budget, templated=templated
+            doc, self.suite_vars, self.problems, self.renderer.budget, templated=templated
         )
         if templated:  # otherwise the schema check already saw exactly this data
-            self.check_rendered(top, expanded)
+            self.check_rendered(self.top, expanded)
         if isinstance(doc.get("cases"), list):
             doc["cases"].clear()  # each case's tree is freed once its Case is built (below)
         expanded.reverse()
+        self.build_head()
+        while expanded:
+            self.add_case(*expanded.pop())
+        return self.finish()
+
+    def render_top(self) -> None:
+        """Fill the templates of every top-level value except `cases` and `vars`."""
+        doc = self.doc
+        self.suite_vars = dict(doc.get("vars") or {})
+        self.renderer = Renderer(self.problems)
+        self.top = {
+            k: self.renderer.render(v, self.suite_vars, k, self.vpos(doc, k))
+            for k, v in doc.items()
+            if k not in ("cases", "vars")
+        }
+
+    def build_head(self) -> None:
+        """Everything but the cases: tools, rubric, suite critics, models, run settings."""
+        top = self.top
         tools = self.tools(top.get("tools") or LList())
         self.tool_map = {t.name: t for t in tools}
-        rubric_raw = dict(top.get("rubric") or {})
-        self.suite_rubric = self.rubric(rubric_raw, doc.get("rubric"), "rubric")
-        self.suite_critics = self.critics(top.get("critics") or {}, doc.get("critics"), "critics")
+        self.rubric_raw = dict(top.get("rubric") or {})
+        self.suite_rubric = self.rubric(self.rubric_raw, self.doc.get("rubric"), "rubric")
+        self.suite_critics = self.critics(
+            top.get("critics") or {}, self.doc.get("critics"), "critics"
+        )
         all_props: dict[str, Any] = {}
         for t in tools:
             all_props.update(t.parameters.get("properties") or {})
         for c in self.suite_critics if tools else ():
             self.check_field(c, {"properties": all_props}, [], "no tool of this suite takes it")
-        models = self.models(top.get("models"))
-        run = self.run_settings(top.get("run") or {})
+        self.built_tools = tuple(tools)
+        self.built_models = tuple(self.models(top.get("models")))
+        self.built_run = self.run_settings(top.get("run") or {})
+        self.built_cases: list[Case] = []
+        self.seen_names: dict[str, str] = {}
+
+    def add_case(self, path: str, raw: LDict) -> None:
+        """Build one expanded case; a second case of the same name is a problem."""
+        case = self.case(raw, path, self.top, self.rubric_raw)
+        if case is None:
+            return
+        if case.name in self.seen_names:
+            self.problem(
+                self.vpos(raw, "name"),
+                path,
+                f"two cases are named {case.name!r} (the other is {self.seen_names[case.name]})",
+                "give every case a unique name; with a matrix, use {{ variables }}",
+            )
+        self.seen_names.setdefault(case.name, path)
+        self.case_count += 1
+        if self.keep_cases:
+            self.built_cases.append(case)
+
+    def finish(self) -> Suite:
+        top = self.top
         emb = top.get("embeddings") or {}
-        cases = []
-        seen_names: dict[str, str] = {}
-        while expanded:
-            path, raw = expanded.pop()
-            case = self.case(raw, path, top, rubric_raw)
-            if case is None:
-                continue
-            if case.name in seen_names:
-                self.problem(
-                    self.vpos(raw, "name"),
-                    path,
-                    f"two cases are named {case.name!r} (the other is {seen_names[case.name]})",
-                    "give every case a unique name; with a matrix, use {{ variables }}",
-                )
-            seen_names.setdefault(case.name, path)
-            cases.append(case)
         return Suite(
             name=str(top["suite"]),
             path=str(self.path),
-            tools=tuple(tools),
-            cases=tuple(cases),
-            models=tuple(models),
+            tools=self.built_tools,
+            cases=tuple(self.built_cases),
+            models=self.built_models,
             rubric=self.suite_rubric,
-            run=run,
+            run=self.built_run,
             embeddings=EmbeddingSettings(
                 model=emb.get("model"),
                 cache_dir=self.written_path(emb, "cache_dir", "embeddings"),
@@ -307,8 +362,8 @@ class _Builder(ToolsPart, ChecksPart):
             critics=_merge_critics(self.suite_critics, critics),
             evaluators=evaluators,
             rubric=rubric,
-            trials=int(raw.get("trials", top.get("trials", Case.trials))),
-            pass_rule=raw.get("pass_rule", top.get("pass_rule", Case.pass_rule)),
+            trials=int(raw.get("trials", top.get("trials", _CASE_TRIALS))),
+            pass_rule=raw.get("pass_rule", top.get("pass_rule", _CASE_PASS_RULE)),
             tags=tuple(raw.get("tags") or ()),
             description=str(raw.get("description", "")),
             tools=offered,
@@ -398,8 +453,8 @@ class _Builder(ToolsPart, ChecksPart):
             )
         return Expectation(
             tool_calls=tuple(calls),
-            ordered=bool(raw.get("ordered", Expectation.ordered)),
-            no_tool_calls=bool(raw.get("no_tool_calls", Expectation.no_tool_calls)),
+            ordered=bool(raw.get("ordered", _ORDERED)),
+            no_tool_calls=bool(raw.get("no_tool_calls", _NO_TOOL_CALLS)),
             final_answer=checks,
         )
 
@@ -488,11 +543,12 @@ class _Builder(ToolsPart, ChecksPart):
                 continue
             if key in loose or (isinstance(value, str) and ("{{" in value)):
                 continue
-            validator = self._arg_validators.get((tool.name, key))
-            if validator is None:
-                validator = Draft202012Validator(props[key])
-                self._arg_validators[(tool.name, key)] = validator
-            if validator.is_valid(value):
+            checks = self._arg_validators.get((tool.name, key))
+            if checks is None:
+                checks = (Draft202012Validator(props[key]), compiled_check(props[key]))
+                self._arg_validators[(tool.name, key)] = checks
+            validator, fast = checks
+            if fast(value) if fast is not None else validator.is_valid(value):
                 continue
             errors = list(validator.iter_errors(value))
             if errors:

@@ -10,13 +10,16 @@ time and no nesting depth can exhaust a stack (libyaml's own composer crashes th
   collection whose expanded size is too large, having allocated almost nothing;
 - at most `max_values()` values written out (2,000,000 unless EVALSPEC_MAX_SUITE_VALUES says
   otherwise), so a 50,000-case suite loads while memory stays bounded by the file.
+
+Given a `CaseSink`, the builder hands each item of the top-level `cases:` list to it as soon as
+the item is complete instead of keeping it, so a large suite is checked one case at a time.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -50,9 +53,25 @@ _SCALARS = {
     _CORE + "null": yaml.constructor.SafeConstructor.construct_yaml_null,
 }
 _RESOLVER = yaml.resolver.Resolver()
+_ScalarEvent, _AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
+_SequenceStartEvent, _MappingStartEvent = yaml.SequenceStartEvent, yaml.MappingStartEvent
 _new_tuple = tuple.__new__
 _NO_KEY = object()
 _MERGE = object()
+
+
+class CaseSink(Protocol):
+    """Takes the top-level `cases:` items one at a time, as the parser completes them."""
+
+    def start(self, root: LDict) -> None:
+        """`cases:` begins; `root` holds every top-level key written before it."""
+
+    def case(self, item: Any, pos: Pos, index: int, braces: bool) -> None:
+        """One complete item of `cases:` (the builder keeps no reference to it). `braces` is
+        False when no text in it holds a `{` and it uses no *alias: it has no template."""
+
+    def key_after_cases(self, key: str) -> None:
+        """A top-level key written after `cases:` (the sink may refuse to go on)."""
 
 
 class DocPath:
@@ -74,7 +93,17 @@ class DocPath:
 class _Frame:
     """A mapping or sequence under construction."""
 
-    __slots__ = ("anchor", "key", "key_pos", "mark", "merges", "path", "size", "value")
+    __slots__ = (
+        "anchor",
+        "key",
+        "key_pos",
+        "mark",
+        "merges",
+        "path",
+        "size",
+        "streamed",
+        "value",
+    )
 
     def __init__(self, value: LDict | LList, mark: Any, anchor: str | None, path: DocPath | None):
         self.value = value
@@ -85,6 +114,8 @@ class _Frame:
         self.key: Any = _NO_KEY
         self.key_pos: Pos | None = None
         self.merges: list[tuple[LDict, int]] = []
+        self.streamed = -1
+        """-1, or (for the `cases:` list handed to a sink) how many items went to the sink."""
 
 
 _RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
@@ -111,12 +142,18 @@ def _tag_of(event: Any) -> str:
 class TreeBuilder:
     """Consumes the events of one YAML stream (from libyaml's or PyYAML's parser)."""
 
-    def __init__(self, parser: Any, file: str):
+    def __init__(self, parser: Any, file: str, sink: CaseSink | None = None):
         self.parser = parser
         self.file = file
         self.count = 0
         self.limit = max_values()
         self.anchors: dict[str, tuple[Any, int, Pos]] = {}
+        self.sink = sink
+        self.cases_done = False
+        self.braces = 0
+        """Texts holding `{`, and aliases, seen so far: a case during which it did not grow
+        holds no template, and nobody needs to look for one."""
+        self.braces_before = 0
 
     def pos(self, mark: Any) -> Pos:
         # tuple.__new__ skips the NamedTuple's Python-level __new__: 2.4x faster, and a
@@ -156,27 +193,55 @@ class TreeBuilder:
         return result
 
     def _document(self) -> tuple[Any, Pos]:
-        p = self.parser
+        get_event = self.parser.get_event
         stack: list[_Frame] = []
+        file = self.file
         while True:
-            event = p.get_event()
+            event = get_event()
+            kind = type(event)
             parent = stack[-1] if stack else None
-            wants_key = (
-                parent is not None and parent.key is _NO_KEY and isinstance(parent.value, LDict)
-            )
-            if isinstance(event, yaml.ScalarEvent):
+            if kind is _ScalarEvent:
                 if len(stack) >= MAX_DEPTH:
                     raise self._too_deep(event.start_mark)
-                if wants_key:
-                    self._key(parent, event)  # type: ignore[arg-type]
+                if parent is not None and parent.key is _NO_KEY and type(parent.value) is LDict:
+                    self._key(parent, event)
                     continue
-                value = self._scalar(event, parent)
-                size = 1
+                self.count += 1
+                if self.count > self.limit:
+                    raise self._too_many(event.start_mark, self._child_path(parent))
+                tag = _tag_of(event)
+                text = event.value
                 mark = event.start_mark
+                if tag in _TEXT_TAGS and text.isascii() and parent is not None:
+                    # The common case, inline: plain ASCII text into a mapping or a list.
+                    if "{" in text:
+                        self.braces += 1
+                    if event.anchor:
+                        self.anchors[event.anchor] = (text, 1, self.pos(mark))
+                    container = parent.value
+                    where = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
+                    if type(container) is LList:
+                        if parent.streamed >= 0:
+                            self._stream(parent, text, 1, mark)
+                        else:
+                            container.append(text)
+                            container.item_pos.append(where)
+                            parent.size += 1
+                        continue
+                    key = parent.key
+                    if key is not _MERGE:
+                        container[key] = text
+                        container.key_pos[key] = parent.key_pos  # type: ignore[index]
+                        container.value_pos[key] = where
+                        parent.size += 1
+                        parent.key = _NO_KEY
+                        continue
+                value = self._value(event, tag, parent, False)
+                size = 1
                 if event.anchor:
                     self.anchors[event.anchor] = (value, 1, self.pos(mark))
-            elif isinstance(event, yaml.AliasEvent):
-                if wants_key:
+            elif kind is _AliasEvent:
+                if parent is not None and parent.key is _NO_KEY and type(parent.value) is LDict:
                     raise self.fail(
                         event.start_mark,
                         "a key must be plain text, not an *alias",
@@ -192,7 +257,8 @@ class TreeBuilder:
                     )
                 value, size, _ = self.anchors[event.anchor]
                 mark = event.start_mark
-            elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+                self.braces += 1
+            elif kind is _SequenceStartEvent or kind is _MappingStartEvent:
                 stack.append(self._open(event, stack))
                 continue
             else:  # the end of a sequence or mapping
@@ -202,15 +268,13 @@ class TreeBuilder:
                 return value, self.pos(mark)
             self._attach(stack[-1], value, size, mark)
 
-    def _count(self, mark: Any, path: DocPath | None) -> None:
-        self.count += 1
-        if self.count > self.limit:
-            raise self.fail(
-                mark,
-                f"the document holds more than {self.limit} values",
-                f"split it into several suites, or raise the limit with {MAX_VALUES_ENV}",
-                path,
-            )
+    def _too_many(self, mark: Any, path: DocPath | None) -> SpecError:
+        return self.fail(
+            mark,
+            f"the document holds more than {self.limit} values",
+            f"split it into several suites, or raise the limit with {MAX_VALUES_ENV}",
+            path,
+        )
 
     def _open(self, event: Any, stack: list[_Frame]) -> _Frame:
         mark = event.start_mark
@@ -225,7 +289,9 @@ class TreeBuilder:
             )
         if len(stack) >= MAX_DEPTH:
             raise self._too_deep(mark)
-        self._count(mark, path)
+        self.count += 1
+        if self.count > self.limit:
+            raise self._too_many(mark, path)
         is_seq = isinstance(event, yaml.SequenceStartEvent)
         tag = event.tag
         if tag is not None and tag != "!" and tag != (_SEQ_TAG if is_seq else _MAP_TAG):
@@ -239,10 +305,24 @@ class TreeBuilder:
             value.key_pos = {}
             value.value_pos = {}
         value.pos = self.pos(mark)
-        return _Frame(value, mark, event.anchor, path)
+        frame = _Frame(value, mark, event.anchor, path)
+        if (
+            self.sink is not None
+            and is_seq
+            and len(stack) == 1
+            and parent is not None
+            and parent.key == "cases"
+            and not parent.merges  # `<<:` keys arrive only when the root closes
+        ):
+            self.sink.start(parent.value)  # type: ignore[arg-type]
+            frame.streamed = 0
+            self.braces_before = self.braces
+        return frame
 
     def _close(self, frame: _Frame) -> Any:
         value = frame.value
+        if frame.streamed >= 0:
+            self.cases_done = True
         if frame.merges:
             self._merge(frame)
         if frame.size > MAX_NODES + self.count:  # more than what was written out
@@ -261,13 +341,16 @@ class TreeBuilder:
         if parent is None:
             return None
         if isinstance(parent.value, LList):
-            return DocPath(parent.path, len(parent.value))
+            return DocPath(parent.path, len(parent.value) + max(parent.streamed, 0))
         key = parent.key
         return DocPath(parent.path, key) if isinstance(key, str) else parent.path
 
     def _attach(self, parent: _Frame, value: Any, size: int, mark: Any) -> None:
         container = parent.value
         if isinstance(container, LList):
+            if parent.streamed >= 0:
+                self._stream(parent, value, size, mark)
+                return
             container.append(value)
             container.item_pos.append(self.pos(mark))
             parent.size += size
@@ -283,52 +366,78 @@ class TreeBuilder:
             parent.size += size
         parent.key = _NO_KEY
 
+    def _stream(self, frame: _Frame, value: Any, size: int, mark: Any) -> None:
+        """Hand one `cases:` item to the sink, keeping the alias-expansion bound of the list."""
+        frame.size += size
+        if frame.size > MAX_NODES + self.count:
+            raise self.fail(
+                frame.mark,
+                "this value repeats *aliases so often that it expands to more than "
+                f"{MAX_NODES} values",
+                "write the data out, or repeat an &anchor only a few times",
+            )
+        index = frame.streamed
+        frame.streamed += 1
+        braces, self.braces_before = self.braces != self.braces_before, self.braces
+        self.sink.case(value, self.pos(mark), index, braces)  # type: ignore[union-attr]
+
     # ------------------------------------------------------------------ scalars and keys
 
     def _scalar(self, event: Any, parent: _Frame | None) -> Any:
-        path = self._child_path(parent)
-        self._count(event.start_mark, path)
-        return self._value(event, _tag_of(event), path)
+        # The value's document path is worked out only if it is wrong (it is rarely needed).
+        self.count += 1
+        if self.count > self.limit:
+            raise self._too_many(event.start_mark, self._child_path(parent))
+        return self._value(event, _tag_of(event), parent, False)
 
-    def _value(self, event: Any, tag: str, path: DocPath | None) -> Any:
+    def _value(self, event: Any, tag: str, parent: _Frame | None, is_key: bool) -> Any:
+        """A scalar's value; `parent` and `is_key` say where it stands, for error messages."""
         mark = event.start_mark
         if tag in _TEXT_TAGS:
-            bad = _SURROGATE.search(event.value)
+            text = event.value
+            if "{" in text:
+                self.braces += 1
+            bad = None if text.isascii() else _SURROGATE.search(text)
             if bad:
                 raise self.fail(
                     mark,
                     f"the text holds a lone surrogate escape \\u{ord(bad.group()):04x}, "
                     "which is not a character",
                     "write the character itself, or escape it as \\UXXXXXXXX",
-                    path,
+                    self._where(parent, is_key),
                 )
             # Dates stay text: critics and templates compare them as the user wrote them.
-            return event.value
+            return text
         construct = _SCALARS.get(tag)
         if construct is None:
-            raise self._bad_tag(mark, tag, path)
+            raise self._bad_tag(mark, tag, self._where(parent, is_key))
         try:
             value = construct(_CONSTRUCTOR, yaml.ScalarNode(tag, event.value, mark, mark))
         except (yaml.YAMLError, ValueError, OverflowError) as exc:
             raise self.fail(
-                mark, f"cannot read the value {event.value!r}: {exc}", "quote it as text", path
+                mark,
+                f"cannot read the value {event.value!r}: {exc}",
+                "quote it as text",
+                self._where(parent, is_key),
             ) from None
         if isinstance(value, float) and not math.isfinite(value):
             raise self.fail(
                 mark,
                 f"{event.value} is not a finite number (NaN and infinities are refused)",
                 "write a finite number, or quote it if it is meant as text",
-                path,
+                self._where(parent, is_key),
             )
         return value
 
     def _key(self, frame: _Frame, event: Any) -> None:
         mark = event.start_mark
+        if self.cases_done and frame.path is None and self.sink is not None:
+            self.sink.key_after_cases(str(event.value))
         tag = _tag_of(event)
         if tag == _MERGE_TAG:
             frame.key = _MERGE
             return
-        key = self._value(event, tag, frame.path)
+        key = self._value(event, tag, frame, True)
         if key is None or isinstance(key, bool | float):
             raise self.fail(
                 mark,
@@ -348,6 +457,11 @@ class TreeBuilder:
             )
         frame.key = key
         frame.key_pos = self.pos(mark)
+
+    def _where(self, parent: _Frame | None, is_key: bool) -> DocPath | None:
+        if is_key:
+            return parent.path if parent is not None else None
+        return self._child_path(parent)
 
     def _too_deep(self, mark: Any) -> SpecError:
         return self.fail(

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalspec.fast_schema import plain_schema
 from evalspec.suite.model import SimulatedResponse, Tool
 from evalspec.tools.result import ToolResult
 from evalspec.tools.stb_cache import ResponseCache, canonical_key, index_cache_dir
@@ -32,32 +33,6 @@ if TYPE_CHECKING:
     from evalspec.tools.mcp_exec import McpExecutor
 
 MAX_SCHEMA_ERRORS = 3
-
-_FAST_KEYWORDS = frozenset(
-    {
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "minProperties",
-        "maxProperties",
-        "description",
-        "title",
-        "examples",
-    }
-)
-"""Keywords a compiled (draft-07) validator judges exactly as jsonschema's 2020-12 one does.
-Left out on purpose: `enum`/`const` (there 1 equals true), `format` (asserted there, not
-here), `default` (filled into the data there), `pattern`, `$ref` and everything newer."""
 
 
 def values_match(pattern: Any, actual: Any) -> bool:
@@ -107,23 +82,6 @@ def _arguments_problem(raw_arguments: str) -> str:
         return "arguments are not valid JSON: no arguments were given"
     kind = type(value).__name__ if value is not None else "null"
     return f"arguments are not valid JSON: expected an object, got {kind}"
-
-
-def _plain_schema(schema: Any) -> bool:
-    """Does this schema use only `_FAST_KEYWORDS`, at every depth?"""
-    if not isinstance(schema, dict) or not _FAST_KEYWORDS.issuperset(schema):
-        return False
-    props = schema.get("properties", {})
-    extra = schema.get("additionalProperties", True)
-    kinds = schema.get("type", [])
-    return (
-        isinstance(props, dict)
-        and all(_plain_schema(sub) for sub in props.values())
-        and (isinstance(extra, bool) or _plain_schema(extra))
-        and ("items" not in schema or _plain_schema(schema["items"]))
-        and all(isinstance(name, str) for name in schema.get("required", []))
-        and all(isinstance(kind, str) for kind in ([kinds] if isinstance(kinds, str) else kinds))
-    )
 
 
 def _error_path(error: Any) -> str:
@@ -267,7 +225,7 @@ class ToolSimulator:
         if tool.name not in self._fast_checks:
             check = None
             # jsonschema's own schema check first: a plain schema is then well formed.
-            if self._validator(tool) is not None and _plain_schema(tool.parameters):
+            if self._validator(tool) is not None and plain_schema(tool.parameters):
                 import fastjsonschema
 
                 try:

@@ -1,0 +1,181 @@
+"""A large suite is built one case at a time, and the result is exactly the whole-document one.
+
+The stream is a fast path: whatever it cannot vouch for (a problem, a key after `cases:`) goes
+to the whole-document path, so errors keep their words and positions.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from evalspec.errors import SpecError
+from evalspec.suite import stream
+from evalspec.suite.model import Suite
+from evalspec.suite.stream import load_streaming
+from evalspec.suite.validate import _Builder, load_suite
+
+SUITES = Path(__file__).resolve().parent.parent / "suites"
+
+
+def _whole(path: Path, monkeypatch: pytest.MonkeyPatch) -> Suite:
+    with monkeypatch.context() as m:
+        m.setattr(stream, "STREAM_MIN_CHARS", 10**12)
+        return load_suite(path)
+
+
+def _streamed(path: Path) -> Suite | None:
+    loaded = load_streaming(path, path.read_text(encoding="utf-8"), _Builder)
+    return None if loaded is None else loaded[0]
+
+
+def _grown(source: Path, out: Path) -> Path:
+    """The suite with its cases repeated under new names until it is large enough to stream."""
+    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    original, copies = data["cases"], 1
+    while True:
+        data["cases"] = [
+            {**case, "name": f"{case['name']} #{k}"} for k in range(copies) for case in original
+        ]
+        if len(yaml.safe_dump(data, sort_keys=False, width=120)) > stream.STREAM_MIN_CHARS:
+            break
+        copies *= 2
+    out.write_text(yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("name", ["slack", "weather", "calc", "math"])
+def test_every_example_suite_grown_large_streams_to_the_same_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    here = tmp_path / "suites"
+    shutil.copytree(SUITES, here)  # includes, lock files and caches stay beside the suite
+    path = _grown(here / f"{name}.yaml", here / f"{name}-large.yaml")
+    lock = here / f"{name}.tools.lock.json"  # MCP tool definitions, named after the suite
+    if lock.exists():
+        shutil.copy(lock, here / f"{name}-large.tools.lock.json")
+    streamed = _streamed(path)
+    assert streamed is not None, "the stream gave up on a valid suite"
+    assert streamed == _whole(path, monkeypatch)
+    assert streamed == load_suite(path)
+    assert len(streamed.cases) >= 300
+
+
+def _generated(cases: int, *, head_after: str = "", bad_case: int = -1) -> str:
+    lines = [
+        "suite: generated",
+        "vars: {greeting: Hello}",
+        "system: '{{ greeting }}, you have tools.'",
+        "models: [{name: m, model: x}]",
+        "rubric: {fail_threshold: 0.5}",
+        "critics: {id: binary, note: similarity}",
+        "tools:",
+        "  - {name: t, description: d, parameters: {type: object, "
+        "properties: {id: {type: string}, note: {type: string}, n: {type: integer}}}}",
+        "cases:",
+    ]
+    for i in range(cases):
+        args = f"id: r{i}, note: 'n {i}', n: {i}"
+        if i == bad_case:
+            args = f"id: r{i}, n: 'not a number'"
+        expect = "{tool_calls: [{t: {" + args + "}}]}"
+        if i % 7 == 0:
+            lines.append(
+                f"  - {{name: 'c{i} {{{{ city }}}}', user: 'weather in {{{{ city }}}}', "
+                f"matrix: [{{city: Paris}}, {{city: Rome}}], expect: {expect}}}"
+            )
+        elif i % 5 == 0:
+            lines.append(
+                f"  - {{name: c{i}, user: q{i}, rubric: {{warn_threshold: 0.95}}, "
+                f"critics: {{note: {{similarity: {{threshold: 0.6}}}}}}, tags: [t{i % 3}], "
+                f"expect: {expect}}}"
+            )
+        else:
+            lines.append(f"  - {{name: c{i}, user: 'q {i}', expect: {expect}}}")
+    return "\n".join(lines) + "\n" + head_after
+
+
+def test_a_generated_suite_with_matrices_templates_and_case_settings_streams_identically(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "gen.yaml"
+    path.write_text(_generated(3000), encoding="utf-8")
+    streamed = _streamed(path)
+    assert streamed is not None
+    assert streamed == _whole(path, monkeypatch)
+    by_name = {c.name: c for c in streamed.cases}
+    assert by_name["c0 Rome"].messages[0].content == "Hello, you have tools."
+    # A case's partial rubric keeps the suite's fail_threshold (the schema's default must not
+    # be written into it by the compiled check).
+    assert by_name["c5"].rubric.fail_threshold == 0.5
+    assert by_name["c5"].rubric.warn_threshold == 0.95
+
+
+def test_keys_after_the_cases_are_seen_by_every_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "late.yaml"
+    path.write_text(_generated(3000, head_after="trials: 3\n"), encoding="utf-8")
+    assert _streamed(path) is None  # the stream cannot build cases before it knows `trials`
+    suite = load_suite(path)
+    assert {c.trials for c in suite.cases} == {3}
+    assert suite == _whole(path, monkeypatch)
+
+
+def test_a_mistake_deep_in_a_large_suite_is_reported_as_the_whole_document_reports_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(_generated(3000, bad_case=2001), encoding="utf-8")
+    with pytest.raises(SpecError) as streamed:
+        load_suite(path)
+    with pytest.raises(SpecError) as whole:
+        _whole(path, monkeypatch)
+    assert str(streamed.value) == str(whole.value)
+    first = streamed.value.problems[0]
+    assert first.line == 10 + 2001 and "cases[" in first.path and "n" in first.path
+    assert "not a number" in first.message
+
+
+def test_streaming_holds_far_less_memory_than_the_whole_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "gen.yaml"
+    path.write_text(_generated(1000), encoding="utf-8")
+    monkeypatch.setattr(stream, "STREAM_MIN_CHARS", 0)
+    # Reading allocates a buffer as large as the size limit: keep it out of the comparison.
+    monkeypatch.setenv("EVALSPEC_MAX_SUITE_BYTES", str(path.stat().st_size + 1))
+
+    def peak(load: Any) -> int:
+        tracemalloc.start()
+        try:
+            load()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    load_suite(path)  # imports and compiled checks are made once, outside the measurement
+    streamed = peak(lambda: load_suite(path))
+    whole = peak(lambda: _whole(path, monkeypatch))
+    assert streamed < whole * 0.6, (streamed, whole)
+
+
+def test_validate_counts_the_cases_of_a_large_suite_without_keeping_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalspec.suite.validate import check_suite
+
+    path = tmp_path / "gen.yaml"
+    path.write_text(_generated(1000), encoding="utf-8")
+    assert check_suite(path) == len(load_suite(path).cases) == 1000 + 143  # 143 two-row matrices
+    monkeypatch.setattr(stream, "STREAM_MIN_CHARS", 10**12)
+    assert check_suite(path) == 1143  # the whole-document path counts the same
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_generated(1000, bad_case=999), encoding="utf-8")
+    with pytest.raises(SpecError, match="not a number"):
+        check_suite(bad)
