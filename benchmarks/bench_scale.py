@@ -164,6 +164,7 @@ def main() -> None:
     # Suites this large are refused unless the machine's operator allows them.
     os.environ.setdefault("EVALSPEC_MAX_CASES", "1000000")
     os.environ.setdefault("EVALSPEC_MAX_SUITE_BYTES", str(256 * 1024 * 1024))
+    os.environ.setdefault("EVALSPEC_MAX_SUITE_VALUES", str(100_000_000))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="500,5000,50000", help="case counts, comma-separated")
     parser.add_argument("--big", action="store_true", help="add 200,000 cases")

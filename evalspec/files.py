@@ -166,11 +166,15 @@ def escape_surrogates(text: str) -> str:
     Only valid on JSON text made with ensure_ascii=False: a lone surrogate can only sit inside
     a string there, and the escape reads back as the same character.
     """
-    if not _LONE_SURROGATE.search(text):
+    if text.isascii() or not _LONE_SURROGATE.search(text):
         return text
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+_LINE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+"""One encoder for every line (`json.dumps` with options builds one per call)."""
+
+
 def dumps_line(value: Any) -> str:
     """One JSON line (sorted keys, UTF-8 text kept readable), always encodable."""
-    return escape_surrogates(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+    return escape_surrogates(_LINE.encode(value))

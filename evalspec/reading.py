@@ -17,7 +17,7 @@ import stat
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from evalspec.errors import InputError, Problem
 
@@ -89,6 +89,26 @@ def read_bytes(
 ) -> bytes:
     """The bytes of a regular file no larger than `limit` (`too_big`: the fix to suggest)."""
     name = name or display_name(path)
+    with open_regular(path, name, limit=limit, too_big=too_big) as fh:
+        try:
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            raise _unreadable(name, exc) from None
+    if len(data) > limit:
+        raise input_error(name, f"the file is larger than the limit of {limit} bytes", too_big)
+    return data
+
+
+def open_regular(
+    path: Path,
+    name: str | None = None,
+    *,
+    limit: int = MAX_FILE_BYTES,
+    too_big: str = "split it into smaller files",
+) -> BinaryIO:
+    """A regular file no larger than `limit`, open for reading in binary (for a caller that
+    reads it piece by piece instead of whole); the errors of `read_bytes`."""
+    name = name or display_name(path)
     info = check_regular(path, name)
     if info.st_size > limit:
         raise input_error(
@@ -97,17 +117,22 @@ def read_bytes(
     try:
         # O_NONBLOCK: should the file be swapped for a FIFO after the check, open cannot block.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise input_error(name, "is not a regular file", "name a regular file")
-            data = fh.read(limit + 1)
     except OSError as exc:
-        raise input_error(
-            name, f"cannot read the file: {exc.strerror or exc}", "check its permissions"
-        ) from None
-    if len(data) > limit:
-        raise input_error(name, f"the file is larger than the limit of {limit} bytes", too_big)
-    return data
+        raise _unreadable(name, exc) from None
+    fh = os.fdopen(fd, "rb")
+    try:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise input_error(name, "is not a regular file", "name a regular file")
+    except BaseException:
+        fh.close()
+        raise
+    return fh
+
+
+def _unreadable(name: str, exc: OSError) -> InputError:
+    return input_error(
+        name, f"cannot read the file: {exc.strerror or exc}", "check its permissions"
+    )
 
 
 def read_existing(path: Path, *, limit: int = MAX_FILE_BYTES) -> bytes | None:

@@ -149,8 +149,32 @@ def test_requests_per_minute_holds_across_workers(cluster: str, tmp_path: Path) 
     assert arrivals[-1] - arrivals[0] >= 2.4
 
 
+def test_each_models_own_limit_holds_across_workers(cluster: str, tmp_path: Path) -> None:
+    import test_model_rate_limits as limits
+
+    with FakeOpenAI(limits.answer) as fast, FakeOpenAI(limits.answer) as slow:
+        suite = limits.write_two_model_suite(tmp_path, fast.base_url, slow.base_url)
+        # Batches of 2 items: eight batches, over both worker processes.
+        done = subprocess.run(
+            evalspec("run", suite, "--ray", cluster, "--ray-batch", "2", "--out", tmp_path / "r"),
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_S,
+            cwd=ROOT,
+            env={**os.environ, limits.KEY_ENV: KEY},
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    limits.assert_each_held_to_its_own_rate(fast, slow)
+
+
 def _batch_workers() -> list[int]:
     """Pids of Ray worker processes running a batch (their title is ray::run_batch)."""
+    return _processes(b"ray::run_batch")
+
+
+def _processes(title: bytes) -> list[int]:
+    """Pids of processes whose command line starts with `title`."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -159,7 +183,7 @@ def _batch_workers() -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if cmdline.startswith(b"ray::run_batch"):
+        if cmdline.startswith(title):
             pids.append(int(entry.name))
     return pids
 
@@ -248,3 +272,208 @@ def test_an_unreachable_cluster_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 3
     assert f"--ray 127.0.0.1:{port}: nothing answers there" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+NOTES = [
+    "meeting moved to Friday at 3pm",
+    "the quarterly report is ready for review",
+    "lunch with the design team tomorrow",
+    "server maintenance tonight from 10 to 11",
+]
+PARAPHRASES = [
+    "the meeting is now on Friday, 3 pm",
+    "the Q3 report can be reviewed now",
+    "bananas are yellow",
+    "maintenance window for the servers this evening",
+]
+
+
+def write_similarity_suite(directory: Path, url: str, cases: int) -> Path:
+    lines = [
+        "suite: ray-embed",
+        f"models: [{{name: m, model: fake-model, base_url: {json.dumps(url)}, "
+        f"api_key_env: {KEY_ENV}}}]",
+        "run: {mode: single_turn, concurrency: 4, retries: 0}",
+        "critics: {text: {similarity: {threshold: 0.7}}}",
+        "tools: [{name: note, parameters: {type: object, properties: {text: {type: string}}}}]",
+        "cases:",
+    ]
+    for i in range(cases):
+        lines.append(
+            f"  - {{name: c{i}, user: 'note {i}', "
+            f"expect: {{tool_calls: [{{note: {{text: {json.dumps(f'{NOTES[i % 4]} ({i})')}}}}}]}}}}"
+        )
+    path = directory / "embed.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def paraphrase(body: dict[str, Any]) -> Any:
+    """Answers case i with a paraphrase of its note (an unrelated text for every fourth)."""
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    i = int(user.removeprefix("note "))
+    return tool_call_reply("note", {"text": f"{PARAPHRASES[i % 4]} ({i})"})
+
+
+def test_a_ray_run_embeds_on_the_cluster_and_scores_as_a_local_run(
+    cluster: str, tmp_path: Path
+) -> None:
+    def scored(run_dir: Path) -> dict[str, tuple[float, str]]:
+        results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+        return {r["case"]: (r["score"], r["status"]) for r in results["results"]}
+
+    def run(*args: str | Path, cache: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            evalspec("run", suite, "--recordings", tmp_path / "rec.jsonl", "-v", *args),
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_S * 2,
+            cwd=ROOT,
+            env={**os.environ, KEY_ENV: KEY, "EVALSPEC_CACHE_DIR": str(cache)},
+            check=False,
+        )
+
+    with FakeOpenAI(paraphrase) as fake:
+        suite = write_similarity_suite(tmp_path, fake.base_url, 12)
+        local = run("--out", tmp_path / "local", cache=tmp_path / "local-cache")
+        on_ray = run(
+            "--ray", cluster, "--ray-embed-batch", "8", "--out", tmp_path / "ray",
+            cache=tmp_path / "ray-cache",
+        )  # fmt: skip
+        again = run("--ray", cluster, "--out", tmp_path / "again", cache=tmp_path / "ray-cache")
+    for done in (local, on_ray, again):
+        assert done.returncode == 1, done.stderr[-3000:]  # the unrelated answers fail
+    a, b = scored(tmp_path / "local"), scored(tmp_path / "ray")
+    assert a.keys() == b.keys() and len(a) == 12
+    for item, (score, status) in a.items():
+        assert b[item][1] == status
+        assert b[item][0] == pytest.approx(score, abs=1e-5)
+    failed = {case for case, (_, status) in b.items() if status == "fail"}
+    assert {"c2", "c6", "c10"} <= failed < set(b)  # the unrelated answers fail, not all
+    # 12 expected and 12 actual texts, none alike: embedded by Ray Data replicas, in batches
+    # of 8 (two CPU replicas for three batches), into the cache the local scorer reads.
+    assert "embedded 24 texts on the Ray cluster" in on_ray.stderr
+    assert "2 CPU replica(s), batch 8" in on_ray.stderr
+    assert "embedded" not in local.stderr
+    assert list((tmp_path / "ray-cache" / "embeddings").rglob("*.npz"))
+    # A second run finds every text in the cache: nothing is embedded again.
+    assert "texts on the Ray cluster" not in again.stderr
+    assert scored(tmp_path / "again") == b
+
+
+def test_cluster_embedding_fills_the_local_cache_with_the_local_vectors(
+    cluster: str, tmp_path: Path
+) -> None:
+    import numpy as np
+
+    from evalspec.scoring.embeddings import EmbeddingStore
+    from evalspec.scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
+
+    texts = [f"{note} #{i}" for i in range(40) for note in NOTES[i % 4 : i % 4 + 1]]
+    store = EmbeddingStore(cache_dir=tmp_path / "cache")
+    embedder = ClusterEmbedder(store, ClusterEmbedOptions(batch_size=16))
+    embedder.prefetch(texts + texts[:5])
+    assert embedder.embedded == 40 and embedder.jobs == 1
+    assert store.stats["encoded"] == 0  # the driver never ran the model
+    embedder.prefetch(texts)
+    assert embedder.jobs == 1  # all cached now
+    local = EmbeddingStore(cache_dir=tmp_path / "local")
+    local.prefetch(texts)
+    got = np.stack([store.vector(t) for t in texts])
+    want = np.stack([local.vector(t) for t in texts])
+    assert np.allclose(got, want, atol=1e-5)
+    # Another store on the same cache (the next run's scorer) embeds nothing.
+    reader = EmbeddingStore(cache_dir=tmp_path / "cache")
+    assert reader.uncached(texts) == []
+    assert reader.similarity(texts[0], texts[1]) == pytest.approx(
+        float(want[0] @ want[1]), abs=1e-5
+    )
+    assert reader.stats["encoded"] == 0
+
+
+def _replicas() -> list[int]:
+    """Pids of Ray Data's embedding replicas."""
+    return _processes(b"ray::MapWorker(MapBatches(SentenceEmbedder))")
+
+
+def test_a_replica_killed_mid_embedding_loses_no_text(cluster: str, tmp_path: Path) -> None:
+    import numpy as np
+
+    from evalspec.scoring.embeddings import EmbeddingStore
+    from evalspec.scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
+
+    texts = [f"{NOTES[i % 4]}, take {i}" for i in range(4000)]
+    store = EmbeddingStore(cache_dir=tmp_path / "cache")
+    embedder = ClusterEmbedder(store, ClusterEmbedOptions(batch_size=32))
+    failure: list[BaseException] = []
+
+    def embed() -> None:
+        try:
+            embedder.prefetch(texts)
+        except BaseException as exc:
+            failure.append(exc)
+
+    worker = threading.Thread(target=embed)
+    worker.start()
+    victim = _wait_for(_replicas, "an embedding replica")[0]
+    time.sleep(2)  # loading its model, or embedding its first batches
+    os.kill(victim, signal.SIGKILL)
+    seen = {victim}
+    deadline = time.monotonic() + DEADLINE_S * 2
+    while worker.is_alive() and time.monotonic() < deadline:
+        seen.update(_replicas())
+        time.sleep(0.1)
+    worker.join(1)
+    assert not worker.is_alive() and not failure, failure
+    assert embedder.embedded == len(texts) and store.stats["encoded"] == 0
+    assert len(seen) > 2  # two replicas (two CPUs), and one that took the dead one's place
+    check = [texts[0], texts[777], texts[-1]]
+    local = EmbeddingStore(cache_dir=tmp_path / "local")
+    local.prefetch(check)
+    for text in check:
+        assert np.allclose(store.vector(text), local.vector(text), atol=1e-5)
+
+
+def test_replicas_take_a_gpu_each_when_the_cluster_has_gpus() -> None:
+    from evalspec.scoring.ray_embeddings import ClusterEmbedOptions, Replicas, replicas_for
+
+    options = ClusterEmbedOptions(batch_size=100)
+    assert replicas_for(1000, options, {"CPU": 16, "GPU": 4}) == Replicas(4, "GPU")
+    assert replicas_for(150, options, {"CPU": 16, "GPU": 4}) == Replicas(2, "GPU")
+    assert replicas_for(1000, options, {"CPU": 2}) == Replicas(2, "CPU")
+    assert replicas_for(10, options, {"CPU": 2}) == Replicas(1, "CPU")
+    fixed = ClusterEmbedOptions(batch_size=100, replicas=3)
+    assert replicas_for(10, fixed, {"CPU": 2, "GPU": 8}) == Replicas(3, "GPU")
+
+
+GPU_CLUSTER = """
+import logging, sys, tempfile
+import ray
+from evalspec.scoring.embeddings import EmbeddingStore
+from evalspec.scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
+
+logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
+# A cluster that says it has a GPU: the replica is scheduled on it (num_gpus=1) and, as torch
+# finds no CUDA device on this machine, runs on the CPU.
+ray.init(address="local", num_cpus=1, num_gpus=1, include_dashboard=False,
+         log_to_driver=False, logging_level="ERROR")
+store = EmbeddingStore(cache_dir=tempfile.mkdtemp())
+embedder = ClusterEmbedder(store, ClusterEmbedOptions(batch_size=4))
+embedder.prefetch(["lunch at noon", "a meeting on Friday", "the report is ready"])
+print("encoded on the driver:", store.stats["encoded"])
+"""
+
+
+def test_a_cluster_with_gpus_embeds_on_them(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", GPU_CLUSTER],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "embedded 3 texts on the Ray cluster" in done.stdout
+    assert "1 GPU replica(s), batch 4" in done.stdout
+    assert "encoded on the driver: 0" in done.stdout

@@ -255,3 +255,109 @@ def test_record_mode_without_a_live_provider_cannot_run(tmp_path: Path) -> None:
 def test_unknown_mode_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="auto, offline, record"):
         RecordingProvider(Recordings(tmp_path / "rec.jsonl"), None, "replay")  # type: ignore[arg-type]
+
+
+def _two_answers(path: Path) -> list[str]:
+    recordings = Recordings(path)
+    recordings.put(request("k1"), answer("first"))
+    recordings.put(request("k2"), answer("second"))
+    recordings.close()
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.parametrize(
+    ("after", "keys", "error"),
+    [
+        ('{"key": "k3", "resp', ["k1", "k2"], None),  # cut short, no newline
+        ('{"key": "k3", "resp\n', ["k1", "k2"], None),  # cut short at its newline
+        ('{"key": "k3", "resp\n  ', ["k1", "k2"], None),  # then only blanks
+        ('{"key": "k3", "resp\n\n', None, r"rec\.jsonl:4:1: not a recorded answer"),
+        ("not json\n{}\n", None, r"rec\.jsonl:4:1: not a recorded answer"),
+    ],
+)
+def test_a_bad_line_is_skipped_only_when_it_is_the_last(
+    tmp_path: Path, after: str, keys: list[str] | None, error: str | None
+) -> None:
+    """Answers are read lazily, but every line is still checked when the file is opened."""
+    path = tmp_path / "rec.jsonl"
+    lines = _two_answers(path)
+    path.write_text("\n".join(lines) + "\n" + after, encoding="utf-8")
+    if error:
+        with pytest.raises(SpecError, match=error):
+            Recordings(path)
+        return
+    recordings = Recordings(path)
+    assert recordings.keys() == keys
+    assert recordings.get("k2").message["content"] == "second"  # type: ignore[union-attr]
+    assert recordings.get("k3") is None
+
+
+def test_a_file_that_is_no_recordings_is_refused_even_when_its_only_line_is_cut(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "rec.jsonl"
+    path.write_text('{"key": "k1", "resp', encoding="utf-8")
+    with pytest.raises(SpecError, match="not a recordings file"):
+        Recordings(path)
+
+
+def test_answers_come_from_the_file_as_it_was_read(tmp_path: Path) -> None:
+    """Another process compacting (replacing) the file mid-run moves every line; this run
+    still replays the answers of the file it read."""
+    path = tmp_path / "rec.jsonl"
+    lines = _two_answers(path)
+    recordings = Recordings(path)
+    replacement = tmp_path / "other.jsonl"
+    replacement.write_text(lines[0] + "\n" + lines[2] + "\n", encoding="utf-8")  # no k1
+    replacement.replace(path)
+    assert recordings.get("k1").message["content"] == "first"  # type: ignore[union-attr]
+    assert recordings.get("k2").message["content"] == "second"  # type: ignore[union-attr]
+
+
+def test_answers_asked_for_after_close_are_read_again(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    _two_answers(path)
+    recordings = Recordings(path)
+    recordings.close()
+    assert recordings.get("k2").message["content"] == "second"  # type: ignore[union-attr]
+    recordings.put(request("k1"), answer("again"))
+    assert recordings.get("k1").message["content"] == "again"  # type: ignore[union-attr]
+    assert len(recordings) == 2
+
+
+def test_an_answer_recorded_in_this_process_wins_over_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    _two_answers(path)
+    recordings = Recordings(path)
+    recordings.put(request("k1"), answer("newer"))
+    assert recordings.get("k1").message["content"] == "newer"  # type: ignore[union-attr]
+    assert recordings.keys() == ["k1", "k2"]
+    recordings.compact()
+    assert recordings.get("k1").message["content"] == "newer"  # type: ignore[union-attr]
+    assert Recordings(path).get("k1").message["content"] == "newer"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # as evalspec writes them: keys sorted, "response" last
+        '{"key": "k1", "request": {}, "response": {"message": {"content": "a"}, "usage": {}}}',
+        # a "response" key nested in the answer itself, and in the request
+        '{"key": "k1", "request": {"x": 1, "response": {"message": {}}}, "response": '
+        '{"message": {"content": "b", "response": {"message": {"content": "no"}}}}}',
+        # written by hand: "response" not last, or twice (the last one counts), odd spacing
+        '{"response": {"message": {"content": "c"}}, "key": "k1", "z": {"a": 1, "response": 2}}',
+        '{"key": "k1", "response": {"message": {"content": "old"}}, "response": '
+        '{"message": {"content": "d"}}}',
+        '{"key":"k1","response":{"message":{"content":"e, \\"response\\": {}"}}}',
+    ],
+)
+def test_a_replayed_answer_is_the_lines_response_however_it_is_written(
+    tmp_path: Path, line: str
+) -> None:
+    path = tmp_path / "rec.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    expected = json.loads(line)["response"]
+    replayed = Recordings(path).get("k1")
+    assert replayed is not None
+    assert replayed.message == expected["message"]

@@ -42,7 +42,8 @@ def _grown(source: Path, out: Path) -> Path:
         data["cases"] = [
             {**case, "name": f"{case['name']} #{k}"} for k in range(copies) for case in original
         ]
-        if len(yaml.safe_dump(data, sort_keys=False, width=120)) > stream.STREAM_MIN_CHARS:
+        large = len(yaml.safe_dump(data, sort_keys=False, width=120)) > stream.STREAM_MIN_CHARS
+        if large and len(data["cases"]) >= stream.FAST_CHECK_MIN_CASES:
             break
         copies *= 2
     out.write_text(yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")
@@ -63,7 +64,7 @@ def test_every_example_suite_grown_large_streams_to_the_same_suite(
     assert streamed is not None, "the stream gave up on a valid suite"
     assert streamed == _whole(path, monkeypatch)
     assert streamed == load_suite(path)
-    assert len(streamed.cases) >= 300
+    assert len(streamed.cases) >= stream.FAST_CHECK_MIN_CASES
 
 
 def _generated(cases: int, *, head_after: str = "", bad_case: int = -1) -> str:
@@ -148,6 +149,7 @@ def test_streaming_holds_far_less_memory_than_the_whole_document(
     path = tmp_path / "gen.yaml"
     path.write_text(_generated(1000), encoding="utf-8")
     monkeypatch.setattr(stream, "STREAM_MIN_CHARS", 0)
+    monkeypatch.setattr(stream, "FAST_CHECK_MIN_CASES", 0)
     # Reading allocates a buffer as large as the size limit: keep it out of the comparison.
     monkeypatch.setenv("EVALSPEC_MAX_SUITE_BYTES", str(path.stat().st_size + 1))
 
@@ -171,11 +173,13 @@ def test_validate_counts_the_cases_of_a_large_suite_without_keeping_them(
     from evalspec.suite.validate import check_suite
 
     path = tmp_path / "gen.yaml"
-    path.write_text(_generated(1000), encoding="utf-8")
-    assert check_suite(path) == len(load_suite(path).cases) == 1000 + 143  # 143 two-row matrices
+    path.write_text(_generated(3000), encoding="utf-8")
+    assert _streamed(path) is not None
+    expanded = 3000 + len(range(0, 3000, 7))  # every seventh case is a two-row matrix
+    assert check_suite(path) == len(load_suite(path).cases) == expanded
     monkeypatch.setattr(stream, "STREAM_MIN_CHARS", 10**12)
-    assert check_suite(path) == 1143  # the whole-document path counts the same
+    assert check_suite(path) == expanded  # the whole-document path counts the same
     bad = tmp_path / "bad.yaml"
-    bad.write_text(_generated(1000, bad_case=999), encoding="utf-8")
+    bad.write_text(_generated(3000, bad_case=2999), encoding="utf-8")
     with pytest.raises(SpecError, match="not a number"):
         check_suite(bad)

@@ -31,6 +31,10 @@ class Embedder(Protocol):
 
 MISSING = "argument missing"
 
+_READABLE = json.JSONEncoder(ensure_ascii=False, default=str)
+"""`json.dumps(value, ensure_ascii=False, default=str)`, without building an encoder per call
+(critics write a reason for every argument they judge)."""
+
 
 class EmbedderRequired(RuntimeError):
     """The embedding similarity critic was asked to judge without an embedder."""
@@ -42,7 +46,7 @@ class EmbedderRequired(RuntimeError):
 def show(value: Any, limit: int = 60) -> str:
     """A short, readable rendering of a value for reasons: JSON-like, truncated."""
     try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
+        text = _READABLE.encode(value)
     except (TypeError, ValueError, RecursionError):
         text = repr(value)
     if isinstance(value, str):
@@ -115,7 +119,7 @@ def as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return _READABLE.encode(value)
     except (TypeError, ValueError, RecursionError):
         return str(value)
 

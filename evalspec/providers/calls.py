@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +22,7 @@ from evalspec.schemas import DEFAULT_API_KEY_ENV
 
 if TYPE_CHECKING:
     from evalspec.providers.openai_chat import RateLimiter
-    from evalspec.suite.model import RunSettings, Suite
+    from evalspec.suite.model import ModelSpec, RunSettings, Suite
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,31 @@ class Endpoint:
     """Wire protocol: ``openai`` (chat completions) or ``anthropic`` (Messages API)."""
 
 
+def model_endpoint(model: ModelSpec) -> Endpoint:
+    return Endpoint(model.base_url, model.api_key_env, dict(model.headers), model.provider)
+
+
+def rate_key(endpoint: Endpoint, model: str) -> str:
+    """Which requests share a model's own `requests_per_minute`: those for one model id at one
+    endpoint with one API key variable, as a provider counts its quota, whatever the suite's
+    label or parameters for them. A digest, so a URL's credentials never name anything."""
+    env = "ANTHROPIC_BASE_URL" if endpoint.provider == "anthropic" else "OPENAI_BASE_URL"
+    where = endpoint.base_url or os.environ.get(env) or ""
+    text = json.dumps([endpoint.provider, where, endpoint.api_key_env, model])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def own_rate_limits(models: Iterable[ModelSpec]) -> dict[str, float]:
+    """Rate key -> requests per minute, for models with their own `requests_per_minute`; models
+    that share a key (one model id at two temperatures) share the strictest of their limits."""
+    limits: dict[str, float] = {}
+    for m in models:
+        if m.requests_per_minute:
+            key = rate_key(model_endpoint(m), m.model)
+            limits[key] = min(limits.get(key, m.requests_per_minute), m.requests_per_minute)
+    return limits
+
+
 class ModelCalls:
     """The run's call policy; hands out providers that follow it."""
 
@@ -44,7 +71,10 @@ class ModelCalls:
         requests_per_minute: float | None = None,
         *,
         limiter: RateLimiter | None = None,
+        own_limiters: dict[str, RateLimiter] | None = None,
     ) -> None:
+        """`limiter` spaces every call (run.requests_per_minute) except those of a model with
+        its own limit, which `own_limiters` (by `rate_key`) spaces instead."""
         self.timeout_s = timeout_s
         self.retries = retries
         self.requests_per_minute = requests_per_minute
@@ -53,20 +83,29 @@ class ModelCalls:
 
             limiter = RateLimiter(requests_per_minute)
         self.limiter = limiter
+        self.own_limiters = own_limiters or {}
 
     @classmethod
-    def for_run(cls, run: RunSettings) -> ModelCalls:
-        return cls(run.timeout_s, run.retries, run.requests_per_minute)
+    def for_run(cls, run: RunSettings, models: Iterable[ModelSpec] = ()) -> ModelCalls:
+        """The policy of a run of these models: one limiter for the run's requests_per_minute,
+        and one per endpoint of the models with their own."""
+        from evalspec.providers.openai_chat import RateLimiter
 
-    def provider(self, endpoint: Endpoint) -> Provider:
+        own = {key: RateLimiter(rpm) for key, rpm in own_rate_limits(models).items()}
+        return cls(run.timeout_s, run.retries, run.requests_per_minute, own_limiters=own)
+
+    def provider(self, endpoint: Endpoint, model: str | None = None) -> Provider:
         """A live provider for this endpoint under the run's policy (a RunError if no key).
 
-        It sends provider-safe tool names (``Math.Add`` as ``Math_Add``) and answers with the
-        suite's names.
+        With `model` (the id its requests ask for), a model with its own requests_per_minute
+        is held to that limit instead of the run's. It sends provider-safe tool names
+        (``Math.Add`` as ``Math_Add``) and answers with the suite's names.
         """
-        import os
-
         from evalspec.providers.tool_names import WireToolNames
+
+        limiter = self.limiter
+        if model is not None and self.own_limiters:
+            limiter = self.own_limiters.get(rate_key(endpoint, model), limiter)
 
         if endpoint.provider == "anthropic":
             from evalspec.providers.anthropic_messages import AnthropicMessagesProvider as cls
@@ -83,7 +122,7 @@ class ModelCalls:
                 headers=endpoint.headers,
                 timeout_s=self.timeout_s,
                 retries=self.retries,
-                limiter=self.limiter,
+                limiter=limiter,
             )
         )
 
@@ -123,13 +162,9 @@ def register_suite_secrets(suite: Suite) -> None:
     Models, the judge and simulated tools: the value of each `api_key_env` that is set, header
     values taken from the environment, and any user:password in a `base_url`.
     """
-    import os
-
     from evalspec.providers.openai_chat import header_secrets
 
-    endpoints = [
-        Endpoint(m.base_url, m.api_key_env, dict(m.headers), m.provider) for m in suite.models
-    ]
+    endpoints = [model_endpoint(m) for m in suite.models]
     endpoints += [
         Endpoint(t.simulate.base_url, t.simulate.api_key_env)
         for t in suite.tools

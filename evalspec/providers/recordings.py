@@ -15,19 +15,21 @@ params and the answer, with any echoed secret scrubbed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from evalspec import redaction
 from evalspec.errors import Problem, RunError, SpecError
 from evalspec.files import atomic_write, dumps_line, locked, not_this_kind
 from evalspec.providers.base import ChatRequest, ChatResponse, Provider, RecordingMissing
-from evalspec.reading import MAX_LOG_BYTES, read_existing
+from evalspec.reading import MAX_LOG_BYTES, input_error, open_regular
 
 _log = logging.getLogger(__name__)
 
@@ -56,7 +58,7 @@ def _parse_line(raw: bytes) -> dict[str, Any] | str:
         return f"not JSON ({exc})"
     if not isinstance(entry, dict):
         return "a line must be a JSON object"
-    if set(entry) == {"_comment"}:
+    if len(entry) == 1 and "_comment" in entry:
         return entry
     if not isinstance(entry.get("key"), str):
         return 'missing "key"'
@@ -66,23 +68,47 @@ def _parse_line(raw: bytes) -> dict[str, Any] | str:
     return entry
 
 
-class _Parsed:
-    """What a recordings file holds: each key's line (last wins), comments, and its state.
+class _Index:
+    """Where each key's answer is in a recordings file: its line's offset and length (the last
+    line of a key wins), the comments, the file's state, and the file itself, kept open.
 
-    Lines are kept as the JSON text they were read as: a third of the memory of the parsed
-    entry, which is rebuilt only for the answers a run asks for."""
+    The file is read line by line and every line is parsed as before, so a file that is not
+    recordings or a corrupt line in the middle is refused at once and a torn last line is
+    skipped; but only the place of each line is kept, not its text: a 50,000-answer file is
+    80 MB of JSON, its index a few MB. An answer is read again (one `pread` of its line, from
+    this very file even if another process has since compacted the path) when a run asks for
+    it."""
 
-    def __init__(self, path: Path, data: bytes) -> None:
-        self.entries: dict[str, str] = {}
+    def __init__(self, path: Path) -> None:
+        self.entries: dict[str, tuple[int, int]] = {}
         self.comments: list[str] = []
         self.lines = 0
         self.torn_at: int | None = None
         """Byte offset of a last line cut short (a crash, a full disk), if there is one."""
-        *lines, tail = data.split(b"\n")
+        self.fd: int | None = None
+        if not os.path.lexists(path):
+            return
+        with open_regular(path, limit=MAX_LOG_BYTES) as fh:
+            self.fd = os.dup(fh.fileno())
+            self._release = weakref.finalize(self, _close_quietly, self.fd)
+            try:
+                self._scan(path, fh)
+            except BaseException:
+                self.close()
+                raise
+
+    def _scan(self, path: Path, fh: BinaryIO) -> None:
         offset = 0
-        for number, raw in enumerate([*lines, tail], start=1):
-            is_tail = number == len(lines) + 1
-            if raw.strip():
+        suspect: tuple[int, int, str] | None = None
+        """A complete line that is no recorded answer: torn if only blanks follow it."""
+        for number, line in enumerate(fh, start=1):
+            ended = line.endswith(b"\n")
+            raw = line[:-1] if ended else line
+            if suspect is not None:
+                if ended or (raw and not raw.isspace()):
+                    raise _corrupt(path, suspect[0], suspect[2])
+                break  # only blanks after it: it was the last line, cut short
+            if raw and not raw.isspace():
                 parsed = _parse_line(raw)
                 if isinstance(parsed, str):
                     if not self.lines and not self.comments:
@@ -92,42 +118,72 @@ class _Parsed:
                             f"line {number} is {parsed}",
                             "point run.recordings (or --recordings) at a new file",
                         )
-                    if is_tail or (number == len(lines) and not tail.strip()):
-                        self.torn_at = offset
-                        _log.warning(
-                            "%s:%d: skipped a line cut short (%s); it is removed before the "
-                            "next answer is recorded",
-                            path,
-                            number,
-                            parsed,
-                        )
-                    else:
-                        raise SpecError(
-                            [
-                                Problem(
-                                    str(path),
-                                    number,
-                                    1,
-                                    "",
-                                    f"not a recorded answer: {parsed}",
-                                    "fix or delete this line, or re-record with --record record",
-                                )
-                            ]
-                        )
-                elif set(parsed) == {"_comment"}:
+                    if not ended:  # the last line, without its newline: cut short
+                        suspect = (number, offset, parsed)
+                        break
+                    suspect = (number, offset, parsed)
+                elif "key" not in parsed:  # a comment: lines holding only _comment
                     self.comments.append(str(parsed["_comment"]))
                 else:
                     self.lines += 1
-                    self.entries[parsed["key"]] = raw.decode("utf-8").strip()
-            offset += len(raw) + 1
+                    self.entries[parsed["key"]] = (offset, len(raw))
+            offset += len(line)
+            if offset > MAX_LOG_BYTES:  # grown by another writer since it was opened
+                raise input_error(
+                    str(path),
+                    f"the file is larger than the limit of {MAX_LOG_BYTES} bytes",
+                    "split it into smaller files",
+                )
+        if suspect is not None:
+            number, self.torn_at, parsed = suspect
+            _log.warning(
+                "%s:%d: skipped a line cut short (%s); it is removed before the next answer "
+                "is recorded",
+                path,
+                number,
+                parsed,
+            )
+
+    def line(self, place: tuple[int, int]) -> str:
+        """The text of the line at `place` (offset, length), read from the file indexed."""
+        assert self.fd is not None, "an index with entries has its file open"
+        offset, length = place
+        raw = os.pread(self.fd, length, offset)
+        if len(raw) != length:
+            raise RunError("the recordings file was cut short while this run read it; run again")
+        return raw.decode("utf-8").strip()
+
+    def close(self) -> None:
+        if self.fd is not None:
+            self._release()  # closes the descriptor once: never a number reused since
+            self.fd = None
 
 
-def _read(path: Path) -> _Parsed:
-    return _Parsed(path, read_existing(path, limit=MAX_LOG_BYTES) or b"")
+def _corrupt(path: Path, number: int, why: str) -> SpecError:
+    return SpecError(
+        [
+            Problem(
+                str(path),
+                number,
+                1,
+                "",
+                f"not a recorded answer: {why}",
+                "fix or delete this line, or re-record with --record record",
+            )
+        ]
+    )
+
+
+def _close_quietly(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 class Recordings:
-    """The answers recorded in one JSONL file, loaded at once and appended to as they come."""
+    """The answers recorded in one JSONL file, indexed at once and appended to as they come.
+
+    Answers on disk are parsed when asked for; answers recorded by this process stay in memory
+    as their line's text."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -135,26 +191,32 @@ class Recordings:
             raise not_this_kind(
                 self.path, WHAT, "it is a directory or device", "name a file for the recordings"
             )
-        parsed = _read(self.path)
-        self._entries = parsed.entries
-        self._comments = parsed.comments
+        self._index = _Index(self.path)
+        self._recorded: dict[str, str] = {}
+        """Lines this process appended, by key: they win over the index."""
         self._appended = 0
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._index.entries.keys() | self._recorded.keys())
 
     def __contains__(self, key: object) -> bool:
-        return key in self._entries
+        return key in self._recorded or key in self._index.entries
 
     def keys(self) -> list[str]:
-        return list(self._entries)
+        return list({**self._index.entries, **self._recorded})
 
     def get(self, key: str) -> ChatResponse | None:
         """The recorded answer for a request content id, or None."""
-        line = self._entries.get(key)
+        line = self._recorded.get(key)
         if line is None:
-            return None
-        response = json.loads(line)["response"]
+            place = self._index.entries.get(key)
+            if place is None:
+                return None
+            if self._index.fd is None:  # closed, then asked again: read the file as it is now
+                self._index = _Index(self.path)
+                return self.get(key)
+            line = self._index.line(place)
+        response = _response_of(line)
         usage = response.get("usage")
         return ChatResponse(
             message=response["message"],
@@ -189,7 +251,7 @@ class Recordings:
                 size = os.fstat(fd).st_size
                 prefix = ""
                 if size == 0:
-                    comments = self._comments or [HEADER_COMMENT]
+                    comments = self._index.comments or [HEADER_COMMENT]
                     prefix = "".join(_dumps({"_comment": c}) + "\n" for c in comments)
                 elif os.pread(fd, 1, size - 1) != b"\n":
                     prefix = self._mend_tail(fd)
@@ -200,14 +262,15 @@ class Recordings:
                 "every answer recorded before is intact"
             ) from None
         self._appended += 1
-        self._entries[request.key] = line.rstrip("\n")
+        self._recorded[request.key] = line.rstrip("\n")
 
     def _mend_tail(self, fd: int) -> str:
         """Under the lock: cut a torn last line (read now, never from a stale length), or end
         a complete one that lacks its newline. Returns what to write before the next line."""
-        parsed = _Parsed(self.path, self.path.read_bytes())
-        if parsed.torn_at is not None:
-            os.ftruncate(fd, parsed.torn_at)
+        index = _Index(self.path)
+        index.close()
+        if index.torn_at is not None:
+            os.ftruncate(fd, index.torn_at)
             return ""
         return "\n"
 
@@ -220,21 +283,47 @@ class Recordings:
             return
         try:
             with locked(self.path):
-                parsed = _read(self.path)
-                if parsed.lines > len(parsed.entries) or parsed.torn_at is not None:
+                index = _Index(self.path)
+                if index.lines > len(index.entries) or index.torn_at is not None:
                     with atomic_write(self.path) as fh:
-                        for comment in parsed.comments or [HEADER_COMMENT]:
+                        for comment in index.comments or [HEADER_COMMENT]:
                             fh.write(_dumps({"_comment": comment}) + "\n")
-                        for entry in parsed.entries.values():
-                            fh.write(entry + "\n")
+                        for place in index.entries.values():
+                            fh.write(index.line(place) + "\n")
         except OSError as exc:
             _log.warning("could not compact %s (%s); it stays as written", self.path, exc)
             return
-        self._entries = parsed.entries
+        self._index.close()
+        self._index = index  # the file it read stays open: its offsets hold even if replaced
+        self._recorded = {}
         self._appended = 0
 
     def close(self) -> None:
-        """Nothing stays open between writes; kept for callers that close explicitly."""
+        """Let go of the file read at load; an answer asked for later indexes it again."""
+        self._index.close()
+
+
+_LAST_KEY = ', "response": '
+_DECODER = json.JSONDecoder()
+
+
+def _response_of(line: str) -> dict[str, Any]:
+    """The "response" of a line that was checked whole when the file was indexed.
+
+    Lines evalspec writes have their keys sorted, so "response" comes last: only its value is
+    decoded, a quarter of the line (the request's messages and tools are the rest). The value
+    found counts only if the line's closing brace follows it at once, which no "response" key
+    nested deeper can satisfy (nor text inside a string, where every quote is escaped); any
+    other line is decoded whole."""
+    start = line.rfind(_LAST_KEY)
+    if start >= 0:
+        try:
+            value, end = _DECODER.raw_decode(line, start + len(_LAST_KEY))
+        except ValueError:
+            end = -1
+        if end == len(line) - 1 and line.endswith("}") and isinstance(value, dict):
+            return value
+    return json.loads(line)["response"]
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -25,7 +25,7 @@ from evalspec.errors import RunError
 from evalspec.files import FILE_MODE, dumps_line
 from evalspec.plan import Plan, PlanItem, request_key
 from evalspec.providers.base import ChatRequest, Provider, ProviderError
-from evalspec.providers.calls import Endpoint, ModelCalls, register_suite_secrets
+from evalspec.providers.calls import ModelCalls, model_endpoint, register_suite_secrets
 from evalspec.redaction import redact, secrets_from_env
 from evalspec.runner.run_dir import (
     TRANSCRIPTS_FILE,
@@ -40,6 +40,9 @@ from evalspec.tools.llm_sim import SimulatorMissing
 from evalspec.tools.result import ToolResult
 from evalspec.tools.stb_cache import ResponseCache
 from evalspec.transcript import ToolCall, Transcript, Usage
+
+_OBSERVATION = json.JSONEncoder(ensure_ascii=False)
+"""What a tool answered, as the text of its tool message (one encoder for every call)."""
 
 
 @dataclass
@@ -121,7 +124,7 @@ def _ends_torn(path: Path) -> bool:
 
 def model_calls(suite: Suite, options: RunOptions) -> ModelCalls | None:
     """The run's call policy, or None when this run may call no model (--record offline)."""
-    return None if options.record == "offline" else ModelCalls.for_run(suite.run)
+    return None if options.record == "offline" else ModelCalls.for_run(suite.run, suite.models)
 
 
 def make_providers(
@@ -130,12 +133,13 @@ def make_providers(
     """One provider per model, each answering from the suite's recordings where it can.
 
     Every live call, the judge's and the simulator's included, goes through `calls`: one rate
-    limiter, so `requests_per_minute` holds for the whole run.
+    limiter, so `requests_per_minute` holds for the whole run, except that a model with its own
+    `requests_per_minute` is held to that by its endpoint's limiter.
     """
     from evalspec.providers.recordings import RecordingProvider, Recordings
 
     recordings = Recordings(recordings_path(suite, options.recordings))
-    calls = calls or ModelCalls.for_run(suite.run)
+    calls = calls or ModelCalls.for_run(suite.run, suite.models)
     providers: dict[str, Provider] = {}
     for model in suite.models:
         providers[model.name] = RecordingProvider(
@@ -148,8 +152,7 @@ def make_providers(
 
 def live_factory(model: ModelSpec, calls: ModelCalls) -> Callable[[], Provider]:
     def build() -> Provider:
-        endpoint = Endpoint(model.base_url, model.api_key_env, dict(model.headers), model.provider)
-        return calls.provider(endpoint)
+        return calls.provider(model_endpoint(model), model.model)
 
     return build
 
@@ -237,7 +240,7 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
                 {
                     "role": "tool",
                     "tool_call_id": call_id,
-                    "content": json.dumps(observation, ensure_ascii=False),
+                    "content": _OBSERVATION.encode(observation),
                 }
             )
         if suite.run.mode == "single_turn":

@@ -9,9 +9,12 @@ a time.
 Shared state lives in actors on the driver's node:
 - recordings: one actor owns the recordings file; workers ask it for answers (the first
   request of every item of a batch in one call) and send it the answers they record;
-- the rate limit: one actor hands out request slots `60/rpm` seconds apart to every call of
-  the run (models, judge, simulator), as the one limiter of a local run does, so
-  `requests_per_minute` holds across every worker of the cluster.
+- rate limits: one actor per limit hands out request slots `60/rpm` seconds apart, as the
+  limiters of a local run do, so `requests_per_minute` holds across every worker of the
+  cluster: one for the run's limit (every call: models, judge, simulator), and one per
+  endpoint of the models with their own `requests_per_minute` (their calls only). An endpoint
+  is a model id at one base URL with one API key variable (`rate_key`), since that is what a
+  provider's quota counts: two suite entries of one model (two temperatures) share its actor.
 
 A worker that dies (killed, out of memory, node lost) takes its batch with it; Ray runs the
 batch again on another worker, so its items are not lost, and answers it had recorded are
@@ -24,6 +27,7 @@ import asyncio
 import os
 import socket
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,7 +39,13 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from evalspec.errors import RunError
 from evalspec.plan import Plan, PlanItem, request_key
 from evalspec.providers.base import ChatRequest, ChatResponse, Provider
-from evalspec.providers.calls import ModelCalls, register_suite_secrets
+from evalspec.providers.calls import (
+    ModelCalls,
+    model_endpoint,
+    own_rate_limits,
+    rate_key,
+    register_suite_secrets,
+)
 from evalspec.providers.recordings import RecordingProvider, Recordings
 from evalspec.redaction import secrets_from_env
 from evalspec.runner.execute import (
@@ -182,6 +192,8 @@ class RunShared:
     recordings_file: str
     limiter: Any
     """The RateLimitActor, or None without requests_per_minute."""
+    own_limiters: dict[str, Any]
+    """Model name -> the RateLimitActor of its endpoint, for models with their own limit."""
 
 
 @ray.remote(max_retries=TASK_RETRIES)
@@ -222,24 +234,41 @@ class _Kept:
         return None
 
 
-def _worker_calls(suite: Any, record: str, limiter: Any) -> ModelCalls | None:
-    """The run's call policy on this worker, its rate limit kept by the cluster's actor."""
-    if record == "offline":
+def _limiters_key(shared: RunShared) -> str:
+    """Names the run's rate-limit actors (an actor's repr holds its id)."""
+    return repr((shared.limiter, sorted(shared.own_limiters.items())))
+
+
+def _worker_calls(suite: Any, shared: RunShared) -> ModelCalls | None:
+    """The run's call policy on this worker, its rate limits kept by the cluster's actors."""
+    if shared.record == "offline":
         return None
-    key = (suite.path, repr(suite.run), repr(limiter))  # an actor's repr names its id
+    key = (suite.path, repr(suite.run), _limiters_key(shared))
     if key not in _CALLS:
-        shared = ClusterRateLimiter(limiter) if limiter is not None else None
+        limiter = ClusterRateLimiter(shared.limiter) if shared.limiter is not None else None
+        # Keyed here as the provider will look them up, on this worker's environment.
+        own = {
+            rate_key(model_endpoint(m), m.model): ClusterRateLimiter(shared.own_limiters[m.name])
+            for m in suite.models
+            if m.name in shared.own_limiters
+        }
         run = suite.run
-        _CALLS[key] = ModelCalls(run.timeout_s, run.retries, None, limiter=shared)  # type: ignore[arg-type]
+        _CALLS[key] = ModelCalls(
+            run.timeout_s,
+            run.retries,
+            None,
+            limiter=limiter,  # type: ignore[arg-type]
+            own_limiters=own,  # type: ignore[arg-type]
+        )
     return _CALLS[key]
 
 
 def _shared_live(
-    suite: Any, model: Any, calls: ModelCalls | None, limiter: Any
+    suite: Any, model: Any, calls: ModelCalls | None, shared: RunShared
 ) -> Callable[[], Provider] | None:
     if calls is None:
         return None
-    key = (suite.path, repr(model), repr(suite.run), repr(limiter))
+    key = (suite.path, repr(model), repr(suite.run), _limiters_key(shared))
 
     def build() -> Provider:
         if key not in _CLIENTS:
@@ -253,7 +282,7 @@ async def _run_batch(plan: Plan, shared: RunShared) -> BatchResult:
     from evalspec.tools.mcp_exec import live_executor
     from evalspec.tools.simulated import ToolSimulator
 
-    record, limiter, recordings = shared.record, shared.limiter, shared.recordings
+    record, recordings = shared.record, shared.recordings
 
     suite = plan.suite
     items = plan.items
@@ -265,11 +294,11 @@ async def _run_batch(plan: Plan, shared: RunShared) -> BatchResult:
     store = RemoteRecordings(recordings, shared.recordings_file, keys, prefetched)
     cases = {id(it.case): it.case for it in items}  # the suite shipped without its cases
     register_suite_secrets(replace(suite, cases=tuple(cases.values())))
-    calls = _worker_calls(suite, record, limiter)
+    calls = _worker_calls(suite, shared)
     providers = {
         model.name: RecordingProvider(
             store,  # type: ignore[arg-type]
-            _shared_live(suite, model, calls, limiter),
+            _shared_live(suite, model, calls, shared),
             mode=record,  # type: ignore[arg-type]
         )
         for model in suite.models
@@ -334,6 +363,37 @@ def connect(address: str, env_names: list[str]) -> None:
             ) from None
 
 
+def join(suite: Any, address: str) -> None:
+    """Connect to the cluster for a run of this suite (no-op when connected)."""
+    keys = {m.api_key_env for m in suite.models if m.api_key_env}
+    connect(address, sorted(keys | {"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"}))
+
+
+def _rate_limit_actors(suite: Any, here: Any) -> tuple[Any, dict[str, Any]]:
+    """The run's limit's actor (None without one), and each model's own limit's actor.
+
+    Each is named for the run and its endpoint's key (`ray list actors` shows them) and lives
+    as long as this driver: a killed driver leaves no limiter behind on the cluster."""
+    token = uuid.uuid4().hex[:8]
+    limiter = None
+    if suite.run.requests_per_minute:
+        limiter = RateLimitActor.options(
+            name=f"evalspec-rpm-{token}-run", scheduling_strategy=here
+        ).remote(suite.run.requests_per_minute)
+    by_key = {
+        key: RateLimitActor.options(
+            name=f"evalspec-rpm-{token}-{key}", scheduling_strategy=here
+        ).remote(rpm)
+        for key, rpm in own_rate_limits(suite.models).items()
+    }
+    own = {
+        m.name: by_key[rate_key(model_endpoint(m), m.model)]
+        for m in suite.models
+        if m.requests_per_minute
+    }
+    return limiter, own
+
+
 def _batches(items: list[PlanItem], size: int) -> Iterator[list[PlanItem]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -348,8 +408,7 @@ def run_plan_on_ray(
 ) -> RunOutcome:
     """Run every item not yet finished in the run directory on the cluster."""
     suite = plan.suite
-    env_names = sorted({m.api_key_env for m in suite.models if m.api_key_env} | {"OPENAI_BASE_URL"})
-    connect(cluster.address, env_names)
+    join(suite, cluster.address)
     finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
     todo = [it for it in plan.items if it.id not in finished]
     if options.record != "offline":
@@ -360,15 +419,11 @@ def run_plan_on_ray(
     here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
     rec_file = str(recordings_path(suite, options.recordings))
     recordings = RecordingsActor.options(scheduling_strategy=here).remote(rec_file, options.record)
-    limiter = None
-    if suite.run.requests_per_minute:
-        limiter = RateLimitActor.options(scheduling_strategy=here).remote(
-            suite.run.requests_per_minute
-        )
+    limiter, own_limiters = _rate_limit_actors(suite, here)
     concurrency = options.concurrency or suite.run.concurrency
     in_flight = cluster.in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     base = ray.put(replace(plan, suite=replace(suite, cases=()), items=()))
-    shared = RunShared(options.record, concurrency, recordings, rec_file, limiter)
+    shared = RunShared(options.record, concurrency, recordings, rec_file, limiter, own_limiters)
     sink = Sink(options.run_dir)
     outcome = RunOutcome(
         [], options.run_dir, resumed=len(finished), calls=model_calls(suite, options)

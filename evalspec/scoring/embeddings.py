@@ -292,6 +292,24 @@ class EmbeddingStore:
         right = np.stack([self._memo[b] for _, b in pairs])
         return np.clip(np.einsum("ij,ij->i", left, right), -1.0, 1.0)
 
+    def uncached(self, texts: Iterable[str]) -> list[str]:
+        """The distinct texts with no vector in memory or on disk, without loading the model
+        (so another engine, such as a Ray cluster, can embed them and `add` the vectors)."""
+        with self._lock:
+            pending = [t for t in dict.fromkeys(texts) if t not in self._memo]
+            if not pending:
+                return []
+            self._loaded = True
+            self._absorb(self._disk.read_new())
+            return self._resolve({t: text_key(t) for t in pending})
+
+    def add(self, texts: list[str], vectors: np.ndarray) -> None:
+        """Keep and cache vectors of `texts` embedded elsewhere by this store's model (rows
+        L2-normalised, as `encode` returns them): later lookups of these texts are cache hits."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+        with self._lock:
+            self._store(texts, [text_key(t) for t in texts], vectors)
+
     # -- internals -------------------------------------------------------------------------
 
     def _ensure(self, texts: list[str]) -> None:
@@ -349,6 +367,9 @@ class EmbeddingStore:
         )
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(texts), -1)
         self._stats["encoded"] += len(texts)
+        self._store(texts, keys, vectors)
+
+    def _store(self, texts: list[str], keys: list[bytes], vectors: np.ndarray) -> None:
         if self._blocks and vectors.shape[1] != self._blocks[0].shape[1]:
             # The cache holds vectors of another shape: it cannot belong to this model.
             self._where.clear()

@@ -9,6 +9,7 @@ stolen by a greedy earlier choice. Ordered expectations use an order-preserving 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,15 +32,15 @@ def same_tool(expected: str, actual: str, rubric: Rubric) -> bool:
 
 @lru_cache(maxsize=4096)
 def _critic(kind: str, params_key: str) -> Critic:
-    import json
-
     return make_critic(kind, json.loads(params_key))
 
 
-def build_critic(spec: CriticSpec) -> Critic:
-    import json
+_PARAMS_KEY = json.JSONEncoder(sort_keys=True, default=str)
+"""The cache key of a critic's parameters; one encoder, not one per judged argument."""
 
-    return _critic(spec.kind, json.dumps(spec.params, sort_keys=True, default=str))
+
+def build_critic(spec: CriticSpec) -> Critic:
+    return _critic(spec.kind, _PARAMS_KEY.encode(spec.params))
 
 
 @dataclass(frozen=True)

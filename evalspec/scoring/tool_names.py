@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _SEPARATORS = re.compile(r"[_.\-\s]+")
 
 
+@lru_cache(maxsize=1024)
 def normalize_tool_name(name: str) -> str:
     """`SendDM`, `Send-DM`, `send_dm` and `send.dm` are one tool: case and `_ . -` ignored."""
     return _SEPARATORS.sub("", name).lower()

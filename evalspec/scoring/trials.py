@@ -34,8 +34,11 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return comb(c, k) / comb(n, k)
 
 
+_PASSING = ("pass", "warn")
+
+
 def _passed(r: CaseResult) -> bool:
-    return r.status in ("pass", "warn")
+    return r.status in _PASSING
 
 
 @dataclass(frozen=True)
@@ -57,9 +60,10 @@ class CaseSummary:
 def combine_trials(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
     """Apply the case's pass rule (all, any, majority, mean) to its trials."""
     n = len(results)
-    c = sum(_passed(r) for r in results)
+    c = sum(1 for r in results if r.status in _PASSING)
     scores = [r.score for r in results]
-    mean = statistics.fmean(scores) if scores else 0.0
+    # One trial (most cases): its score is the mean, as fmean would say, at a tenth the cost.
+    mean = float(scores[0]) if n == 1 else statistics.fmean(scores) if scores else 0.0
     std = statistics.pstdev(scores) if n > 1 else 0.0
     errors = [r for r in results if r.status == "error"]
     if errors and len(errors) == n:

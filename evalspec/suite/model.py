@@ -229,6 +229,8 @@ class ModelSpec:
     """Wire protocol: OpenAI chat completions, or Anthropic's Messages API."""
     price: Price | None = None
     """Per million tokens, for the cost in reports; not part of the request."""
+    requests_per_minute: float | None = None
+    """This model's own rate limit, in place of the run's, shared by models of one endpoint."""
     loc: Loc = field(default=Loc(), compare=False)
 
 

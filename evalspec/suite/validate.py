@@ -291,6 +291,7 @@ class _Builder(ToolsPart, ChecksPart):
                     headers=dict(item.get("headers") or {}),
                     params=dict(item.get("params") or {}),
                     price=_price(item.get("price")),
+                    requests_per_minute=item.get("requests_per_minute"),
                     loc=make_loc(pos, f"models[{i}]"),
                 )
             if spec.name in names:
