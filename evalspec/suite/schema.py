@@ -118,16 +118,12 @@ _TYPE_WORDS = {
 }
 
 
-FAST_CHECK_MIN_CASES = 100
-"""From this many cases on, a compiled validator answers "valid?" first (compiling costs
-~0.1 s once; checking 5,000 cases then takes 0.04 s instead of 0.6 s). jsonschema still
-produces every message when something is wrong."""
-
-WHOLE_FAST_CHECK_MIN_CASES = 2000
-"""The same for a suite checked as one document: compiling the whole language's validator
-(716 KB of generated Python) costs ~0.1 s of CPU once plus its first use, and jsonschema takes
-~0.1 ms a case, so the two break even at about 2,000 cases (500 cases: 0.20 s compiled against
-0.11 s for jsonschema; 2,000: 0.33 s both)."""
+FAST_CHECK_MIN_CASES = 2000
+"""From this many cases on, a compiled validator answers "valid?" first. Compiling it costs
+~0.1 s of CPU once (plus its first use); jsonschema takes ~0.1 ms a case, so the two break
+even at about 2,000 cases (measured: 500 cases 0.20 s compiled vs 0.11 s jsonschema, 2,000 cases
+0.33 s both; 5,000 cases 0.04 s to check instead of 0.6 s). jsonschema still produces every
+message when something is wrong."""
 
 
 @lru_cache(maxsize=1)
@@ -176,7 +172,7 @@ def case_quickly_valid(case: Any) -> bool:
 
 def quickly_valid(root: Any) -> bool:
     """True when a large document is certainly valid; False means "look closer"."""
-    if not isinstance(root, dict) or len(root.get("cases") or ()) < WHOLE_FAST_CHECK_MIN_CASES:
+    if not isinstance(root, dict) or len(root.get("cases") or ()) < FAST_CHECK_MIN_CASES:
         return False
     return _passes(_compiled(), root)
 
