@@ -183,3 +183,30 @@ def test_validate_counts_the_cases_of_a_large_suite_without_keeping_them(
     bad.write_text(_generated(3000, bad_case=2999), encoding="utf-8")
     with pytest.raises(SpecError, match="not a number"):
         check_suite(bad)
+
+
+def test_an_alias_bomb_spread_over_many_cases_is_refused_while_streaming(tmp_path: Path) -> None:
+    """Each case alone stays under the expansion bound; together they are refused, as the
+    whole-document path refuses them, before anything is built from them."""
+    lines = [
+        "suite: bomb",
+        "models: [{name: m, model: x}]",
+        "tools: [{name: t, parameters: {type: object, properties: {id: {type: string}}}}]",
+        "cases:",
+    ]
+    pad = "padding " * 8
+    big = "[" + ", ".join(["x"] * 5000) + "]"
+    lines.append(f"  - {{name: c0, user: q, tags: &a {big}, expect: {{no_tool_calls: true}}}}")
+    lines += [
+        f"  - {{name: c{i}, user: q, description: {pad}, tags: *a, "
+        "expect: {no_tool_calls: true}}"
+        for i in range(1, 4000)
+    ]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert path.stat().st_size > stream.STREAM_MIN_CHARS
+    with pytest.raises(SpecError) as info:
+        load_suite(path)
+    problem = info.value.problems[0]
+    assert (problem.line, problem.column) == (5, 3)
+    assert "expands to more than 200000 values" in problem.message
