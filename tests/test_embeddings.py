@@ -275,3 +275,12 @@ def test_importing_the_module_stays_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_a_text_with_a_lone_surrogate_is_embedded_and_kept_apart(store: EmbeddingStore) -> None:
+    """A model's broken escape reaches a similarity critic as it came: it is compared (as
+    U+FFFD to the tokenizer), not a crash, and its cache entry is not the repaired text's."""
+    broken, repaired = "Paris \ud83d", "Paris \ufffd"
+    assert store.similarity(broken, repaired) == pytest.approx(1.0, abs=1e-5)
+    assert store.similarity(broken, "Paris") > 0.5
+    assert store.stats["encoded"] >= 2  # the two texts have keys of their own

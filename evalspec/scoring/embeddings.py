@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import re
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -51,6 +52,15 @@ def default_cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "evalspec" / "embeddings"
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def model_text(text: str) -> str:
+    """What the model reads for `text`: a lone surrogate (a model's broken escape, kept as
+    it came) is U+FFFD to the tokenizer, which refuses it; the cache key stays the text's own."""
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def text_key(text: str) -> bytes:
@@ -359,7 +369,7 @@ class EmbeddingStore:
     def _encode_and_store(self, texts: list[str], keys: list[bytes]) -> None:
         model = self.load_model()
         vectors = model.encode(
-            texts,
+            [model_text(t) for t in texts],
             batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,

@@ -24,7 +24,7 @@ import ray
 
 from evalspec.errors import RunError
 from evalspec.runner.ray_cluster import join
-from evalspec.scoring.embeddings import EmbeddingStore, load_sentence_transformer
+from evalspec.scoring.embeddings import EmbeddingStore, load_sentence_transformer, model_text
 from evalspec.suite.model import Suite
 
 DEFAULT_BATCH = 256
@@ -56,7 +56,7 @@ class SentenceEmbedder:
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         # Texts travel as UTF-8 bytes (surrogatepass): Arrow refuses lone surrogates, which a
         # model's answer may hold, and the local scorer embeds those texts as they are.
-        texts = [bytes(b).decode("utf-8", "surrogatepass") for b in batch["text"]]
+        texts = [model_text(bytes(b).decode("utf-8", "surrogatepass")) for b in batch["text"]]
         vectors = self.model.encode(
             texts,
             batch_size=self.batch_size,
