@@ -79,22 +79,9 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 def run_probed(suite: Path, run_dir: Path, cache: Path) -> dict[str, Any]:
-    env = {
-        **os.environ,
-        KEY_ENV: "sk-test-warm-000000",
-        "EVALSPEC_CACHE_DIR": str(cache),
-        "PYTHONPATH": str(REPO),
-    }
+    env = {KEY_ENV: "sk-test-warm-000000", "EVALSPEC_CACHE_DIR": str(cache)}
     args = [str(suite), "--recordings", str(run_dir) + ".rec.jsonl", "--out", str(run_dir)]
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, ",".join(HEAVY), "run", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=240,
-        check=False,
-    )
+    done = python("-c", _PROBE, ",".join(HEAVY), "run", *args, env=env, timeout=240)
     probe = json.loads(done.stdout.strip().splitlines()[-1])
     assert probe["code"] in (0, 1), done.stderr[-2000:]
     return probe
@@ -106,6 +93,22 @@ def scores(run_dir: Path) -> dict[str, tuple[str, float, list[Any]]]:
         r["case"]: (r["status"], r["score"], [(row["field"], row["score"]) for row in r["rows"]])
         for r in results
     }
+
+
+def python(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = REPO, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """This interpreter in a child process with this checkout importable; output captured."""
+    base = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        env={**base, "PYTHONPATH": str(REPO), **(env or {})},
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
 
 
 @pytest.mark.slow
@@ -177,14 +180,7 @@ with skipped_on_exit():
 def test_the_console_script_skips_teardown_only_after_an_exit_status(
     how: str, code: int, torn_down: bool
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _ENDING, how],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        timeout=60,
-        check=False,
-    )
+    done = python("-c", _ENDING, how)
     assert done.returncode == code
     assert done.stdout.startswith("output")
     assert "handler ran" in done.stdout  # at-exit handlers run either way
@@ -200,19 +196,12 @@ def test_a_piped_run_exits_with_its_status_and_whole_report(
 ) -> None:
     suite = tmp_path / "s.yaml"
     suite.write_text(SUITE.format(url=server.base_url).replace("note: similarity", "note: ignore"))
-    env = {**os.environ, KEY_ENV: "sk-test-warm-000000", "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-m", "evalspec", "run", str(suite), "--out", str(tmp_path / "run")],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
+    run_dir = tmp_path / "run"
+    env = {KEY_ENV: "sk-test-warm-000000"}
+    done = python("-m", "evalspec", "run", str(suite), "--out", str(run_dir), env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.rstrip().endswith(str(tmp_path / "run" / "results.json"))
-    assert json.loads((tmp_path / "run" / "results.json").read_text())["models"][0]["passed"] == 3
+    assert done.stdout.rstrip().endswith(str(run_dir / "results.json"))
+    assert json.loads((run_dir / "results.json").read_text())["models"][0]["passed"] == 3
 
 
 _THREADS = """
@@ -229,15 +218,8 @@ print(json.dumps({
 
 
 def threads_after_import(what: str, **env: str) -> dict[str, Any]:
-    clean = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    done = subprocess.run(
-        [sys.executable, "-c", _THREADS, what],
-        capture_output=True,
-        text=True,
-        env={**clean, "PYTHONPATH": str(REPO), **env},
-        timeout=60,
-        check=True,
-    )
+    done = python("-c", _THREADS, what, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
 
 
