@@ -42,7 +42,8 @@ _CORE = "tag:yaml.org,2002:"
 _SEQ_TAG = _CORE + "seq"
 _MAP_TAG = _CORE + "map"
 _MERGE_TAG = _CORE + "merge"
-_TEXT_TAGS = {_CORE + "str", _CORE + "timestamp"}
+_STR_TAG = _CORE + "str"
+_TEXT_TAGS = {_STR_TAG, _CORE + "timestamp"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
@@ -204,6 +205,21 @@ class TreeBuilder:
                 if len(stack) >= MAX_DEPTH:
                     raise self._too_deep(event.start_mark)
                 if parent is not None and parent.key is _NO_KEY and type(parent.value) is LDict:
+                    key = event.value
+                    if (
+                        event.tag is None
+                        and not self.cases_done
+                        and _RESOLVED.get((key, event.implicit)) == _STR_TAG
+                        and key.isascii()
+                        and key not in parent.value.key_pos  # type: ignore[union-attr]
+                    ):
+                        # The common key, inline: plain ASCII text, seen before, not repeated.
+                        if "{" in key:
+                            self.braces += 1
+                        mark = event.start_mark
+                        parent.key = key
+                        parent.key_pos = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
+                        continue
                     self._key(parent, event)
                     continue
                 self.count += 1
