@@ -55,7 +55,7 @@ class SentenceEmbedder:
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         # Texts travel as UTF-8 bytes (surrogatepass): Arrow refuses lone surrogates, which a
-        # model's answer may hold, and the local scorer embeds those texts as they are.
+        # model's answer may hold; the model reads them as the local store's model does.
         texts = [model_text(bytes(b).decode("utf-8", "surrogatepass")) for b in batch["text"]]
         vectors = self.model.encode(
             texts,
