@@ -82,7 +82,7 @@ class CaseStream:
         self._no_problems()
         self.builder = builder
 
-    def case(self, item: Any, pos: Pos, index: int, braces: bool) -> None:
+    def case(self, item: Any, pos: Pos, braces: bool) -> None:
         self.pending.append((item, pos, braces))
         if len(self.pending) >= BATCH:
             self.flush()

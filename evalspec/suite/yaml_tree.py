@@ -67,7 +67,7 @@ class CaseSink(Protocol):
     def start(self, root: LDict) -> None:
         """`cases:` begins; `root` holds every top-level key written before it."""
 
-    def case(self, item: Any, pos: Pos, index: int, braces: bool) -> None:
+    def case(self, item: Any, pos: Pos, braces: bool) -> None:
         """One complete item of `cases:` (the builder keeps no reference to it). `braces` is
         False when no text in it holds a `{` and it uses no *alias: it has no template."""
 
@@ -392,10 +392,9 @@ class TreeBuilder:
                 f"{MAX_NODES} values",
                 "write the data out, or repeat an &anchor only a few times",
             )
-        index = frame.streamed
         frame.streamed += 1
         braces, self.braces_before = self.braces != self.braces_before, self.braces
-        self.sink.case(value, self.pos(mark), index, braces)  # type: ignore[union-attr]
+        self.sink.case(value, self.pos(mark), braces)  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ scalars and keys
 
