@@ -91,7 +91,12 @@ def read_bytes(
     name = name or display_name(path)
     with open_regular(path, name, limit=limit, too_big=too_big) as fh:
         try:
-            data = fh.read(limit + 1)
+            # Ask for the file's size (and one byte more, to see it grew), not the limit:
+            # reading asks for a buffer of the requested size, up to 1 GiB for transcripts.
+            size = os.fstat(fh.fileno()).st_size
+            data = fh.read(min(limit, size) + 1)
+            if size < len(data) <= limit:  # it grew since: read on, up to the limit
+                data += fh.read(limit + 1 - len(data))
         except OSError as exc:
             raise _unreadable(name, exc) from None
     if len(data) > limit:
