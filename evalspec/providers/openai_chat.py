@@ -8,7 +8,6 @@ the error policy). ``openai`` is imported lazily: loading a suite must not pay f
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
 import os
@@ -22,8 +21,10 @@ from urllib.parse import urlsplit, urlunsplit
 from evalspec import redaction
 from evalspec.errors import RunError
 from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec.providers.http_policy import redirect_message, refuse_clear_text, sdk_http_client
 from evalspec.reading import without_lone_surrogates
 from evalspec.schemas import DEFAULT_API_KEY_ENV
+from evalspec.suite.endpoints import is_loopback
 
 _log = logging.getLogger(__name__)
 
@@ -78,19 +79,6 @@ class _ReplyTooLarge(Exception):
 
 class _BodyBroken(Exception):
     """The connection broke while the reply's body was being read (cut short, reset)."""
-
-
-def is_loopback(base_url: str | None) -> bool:
-    """True for http(s)://localhost, 127.x.x.x and [::1] endpoints."""
-    if not base_url:
-        return False
-    host = urlsplit(base_url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def display_url(base_url: str | None, default: str = "https://api.openai.com/v1") -> str:
@@ -261,10 +249,16 @@ class OpenAIChatProvider:
         )
         self._semaphore = asyncio.Semaphore(concurrency) if concurrency else None
         self._reached = False
-        self._openai, self._client = self._make_client(dict(headers or {}))
+        refuse_clear_text(
+            base_url,
+            ([self._api_key] if self._key_from_env else []) + header_secrets(headers),
+            f"the model endpoint {self._where()}",
+        )
+        self._openai, self._client = self._make_client(expand_header_values(headers))
 
     def _make_client(self, headers: dict[str, str]) -> tuple[Any, Any]:
-        """The client library (whose error classes the retry loop catches) and a client."""
+        """The client library (whose error classes the retry loop catches) and a client that
+        follows no redirect (see providers/http_policy.py); `headers` are filled in."""
         import openai
 
         client = openai.AsyncOpenAI(
@@ -272,9 +266,14 @@ class OpenAIChatProvider:
             base_url=self.base_url,
             timeout=self.timeout_s,
             max_retries=0,
-            default_headers=expand_header_values(headers),
+            default_headers=headers,
+            http_client=sdk_http_client(openai.DefaultAsyncHttpxClient, self._url()),
         )
         return openai, client
+
+    def _url(self) -> str:
+        """Where requests go: base_url, else the client's default (its own env variable)."""
+        return self.base_url or self.default_url
 
     def __repr__(self) -> str:
         return (
@@ -349,6 +348,9 @@ class OpenAIChatProvider:
                 problem = f"HTTP {status}: {self._server_message(exc)}"
                 if status == 401:
                     raise RunError(self._auth_message(problem)) from None
+                if 300 <= status < 400:
+                    where = f"the model endpoint {self._where()}"
+                    raise RunError(redirect_message(status, exc.response.headers, where)) from None
                 if status not in RETRYABLE_STATUS:
                     raise ProviderError(
                         f"{request.describe()}: the endpoint refused the request ({problem})",
