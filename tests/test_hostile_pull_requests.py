@@ -29,6 +29,7 @@ from evalspec.providers.base import ChatRequest
 from evalspec.providers.calls import Endpoint, ModelCalls
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_openai import FakeOpenAI
+from tests.test_mcp_tools import http_server  # noqa: F401  (a fixture, used by name)
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"
@@ -228,6 +229,26 @@ def test_mcp_redirect_to_another_origin_gets_no_header(capture, monkeypatch):
     assert SECRET not in str(err.value)
 
 
+def test_http_proxy_does_not_see_a_loopback_mcp_servers_headers(capture, monkeypatch, request):
+    """A real MCP server over streamable HTTP on 127.0.0.1, HTTP_PROXY set: the tools are
+    listed directly, the proxy sees nothing."""
+    pytest.importorskip("mcp")
+    from evalspec.suite.model import McpServer
+    from evalspec.tools.mcp_client import list_server_tools
+
+    proxy = capture(502)
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY"):
+        monkeypatch.setenv(name, proxy.url)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.setenv("CI_DEPLOY_TOKEN", SECRET)
+    url = request.getfixturevalue("http_server")
+    server = McpServer(key=url, url=url, headers={"X-Deploy": "${CI_DEPLOY_TOKEN}"})
+    tools = asyncio.run(list_server_tools(server, timeout_s=20))
+    assert "Math.Add" in [t["name"] for t in tools]
+    assert proxy.seen == []
+
+
 # ---------------------------------------------------------------- review of a hostile PR
 
 
@@ -308,10 +329,10 @@ def test_review_loads_no_embedding_model_the_pull_request_ships(repo, tmp_path, 
     assert not marker.exists(), "review imported the pull request's module"
     assert done.returncode == 4, done.stderr
     (suite,) = json.loads(done.stdout)["suites"]
-    assert suite["security"][0] == (
+    assert suite["security"] == [
         "embeddings (new) embedding model evil_model (review scored with the base's model; "
         "loading a model directory can run its code)"
-    ) or suite["security"][0].startswith("embeddings")
+    ]
     assert "embedding settings changed" not in suite["suite_wide"]
 
 
@@ -419,10 +440,15 @@ def test_changed_mcp_server_is_a_security_change(repo, name):
     change, expected = MCP_ATTACKS[name]
     _calc_suite(repo / "suites", **change)
     git(repo, "commit", "-q", "-am", "tweak the server")
-    done = review(repo, "suites/calc.yaml")
+    comment = repo.parent / "comment.md"
+    done = review(repo, "suites/calc.yaml", "--markdown", str(comment))
     assert done.returncode == 4, done.stdout + done.stderr
     (suite,) = json.loads(done.stdout)["suites"]
     assert suite["security"] == [expected]
+    # First in the comment, before anything about the scores.
+    text = comment.read_text(encoding="utf-8")
+    first = next(line for line in text.splitlines() if line.startswith("- "))
+    assert first.startswith("- :warning: **security**") and "MCP server of tool Math" in first
 
 
 def test_an_edited_server_script_is_a_security_change(repo):
@@ -437,6 +463,8 @@ def test_an_edited_server_script_is_a_security_change(repo):
 
 
 def test_execute_switched_on_and_provider_switched_are_security_changes(tmp_path):
+    """Switching protocol under one key variable sends that key to another provider's host;
+    `execute: true` runs the model's calls on the server."""
     from evalspec.api import load_suite
     from evalspec.review.security import security_changes
 
@@ -444,17 +472,20 @@ def test_execute_switched_on_and_provider_switched_are_security_changes(tmp_path
     shutil.copytree(SUITES, where)
     (tmp_path / "examples").mkdir()
     shutil.copy(ROOT / "examples" / "mcp_calc_server.py", tmp_path / "examples")
-    base = load_suite(where / "calc.yaml")
+    shared = "    provider: anthropic          # Messages API; key from ANTHROPIC_API_KEY\n"
+    edit(where / "calc.yaml", shared, shared + "    api_key_env: SHARED_KEY\n")
     edit(where / "calc.yaml", "      execute: true ", "      execute: false ")
+    base = load_suite(where / "calc.yaml")
     edit(where / "calc.yaml", "    provider: anthropic ", "    provider: openai ")
+    edit(where / "calc.yaml", "      execute: false ", "      execute: true ")
     head = load_suite(where / "calc.yaml")
-    changes = security_changes(head, base)
-    assert [c.split(":")[0] for c in changes] == [
-        "model claude-sonnet",
-        "MCP server of tool Math.Add",
+    assert security_changes(base, head) == [
+        "model claude-sonnet: the provider's default (ANTHROPIC_BASE_URL or Anthropic) "
+        "(anthropic protocol) with the key in $SHARED_KEY -> the provider's default "
+        "(OPENAI_BASE_URL or OpenAI) with the key in $SHARED_KEY",
+        "MCP server of tool Math.Add: runs `python ../examples/mcp_calc_server.py` -> runs "
+        "`python ../examples/mcp_calc_server.py`; executes the model's calls in live runs",
     ]
-    assert changes[0].endswith("with the key in $ANTHROPIC_API_KEY")
-    assert "(anthropic protocol)" in changes[0]
 
 
 # ---------------------------------------------------------------- the review comment
@@ -587,4 +618,19 @@ def test_comment_script_imports_nothing_from_the_checkout(tmp_path):
     finally:
         github.close()
     assert done.returncode == 0, done.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.slow
+def test_a_model_directory_naming_its_own_code_runs_none_of_it(tmp_path, monkeypatch):
+    """Outside review too (`evalspec run` on such a suite, the module importable from the
+    working directory): sentence-transformers 6.2, the minimum, refuses the module class."""
+    from evalspec.scoring.embeddings import load_sentence_transformer
+
+    marker = tmp_path / "model-code-ran"
+    _evil_model(tmp_path, marker)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RunError, match="Importing it executes third-party code"):
+        load_sentence_transformer("evil_model")
     assert not marker.exists()

@@ -170,15 +170,16 @@ def security_changes(
     for name, a in after.items():
         b = before.get(name)
         if b is None:
-            out.append(a.new_text())
+            out.append(a.new_text() + _note(None, a))
         elif b.settings != a.settings:
             out.append(f"{name}: {b.text} -> {a.text}{_note(b, a)}")
     return out
 
 
-def _note(b: Surface, a: Surface) -> str:
-    """What a change that reads the same in text did: a command's file was edited."""
-    if b.text == a.text and a.settings[:1] == ("mcp",):
+def _note(b: Surface | None, a: Surface) -> str:
+    """What a change that reads the same in text did (a command's file was edited), or why an
+    embedding model is here."""
+    if b is not None and b.text == a.text and a.settings[:1] == ("mcp",):
         return " (a file its command runs was changed)"
     if a.settings[:1] == ("embeddings",):
         return " (review scored with the base's model; loading a model directory can run its code)"
