@@ -55,6 +55,8 @@ class _UrlCollector(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._in_style = tag == "style"
+        if tag == "link" and "canonical" in (dict(attrs).get("rel") or "").split():
+            return  # the page's own address (`mkdocs serve` sets one): named, never fetched
         for name, value in attrs:
             if value is None:
                 continue

@@ -178,6 +178,7 @@ def test_external_resources_in_a_built_site_are_found(tmp_path: Path) -> None:
     (tmp_path / "index.html").write_text(
         '<link rel="stylesheet" href="assets/main.css">'
         '<link rel="preconnect" href="https://fonts.gstatic.com">'
+        '<link rel="canonical" href="https://docs.example.org/page/">'
         '<script src="//cdn.example.org/x.js"></script>'
         '<img srcset="a.png 1x, https://img.example.org/b.png 2x" src="a.png">'
         '<a href="#top">top</a><a href="../other/">other</a>'
