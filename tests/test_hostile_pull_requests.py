@@ -481,7 +481,7 @@ def test_execute_switched_on_and_provider_switched_are_security_changes(tmp_path
     head = load_suite(where / "calc.yaml")
     assert security_changes(base, head) == [
         "model claude-sonnet: the provider's default (ANTHROPIC_BASE_URL or Anthropic) "
-        "(anthropic protocol) with the key in $SHARED_KEY -> the provider's default "
+        "with the key in $SHARED_KEY -> the provider's default "
         "(OPENAI_BASE_URL or OpenAI) with the key in $SHARED_KEY",
         "MCP server of tool Math.Add: runs `python ../examples/mcp_calc_server.py` -> runs "
         "`python ../examples/mcp_calc_server.py`; executes the model's calls in live runs",

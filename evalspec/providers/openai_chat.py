@@ -24,7 +24,7 @@ from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
 from evalspec.providers.http_policy import redirect_message, refuse_clear_text, sdk_http_client
 from evalspec.reading import without_lone_surrogates
 from evalspec.schemas import DEFAULT_API_KEY_ENV
-from evalspec.suite.endpoints import is_loopback
+from evalspec.suite.endpoints import ENV_REF, is_loopback
 
 _log = logging.getLogger(__name__)
 
@@ -49,12 +49,10 @@ runaway server cannot take the run's memory or fill the recordings."""
 RETRY_AFTER_CAP_S = 60.0
 """The longest a server may make one retry wait (Retry-After), however long it asks for."""
 
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
 
 def header_secrets(headers: dict[str, str] | None) -> list[str]:
     """Values of the environment variables that header values name as ``${VAR}``."""
-    names = [name for value in (headers or {}).values() for name in _ENV_REF.findall(value)]
+    names = [name for value in (headers or {}).values() for name in ENV_REF.findall(value)]
     return [os.environ[name] for name in names if os.environ.get(name)]
 
 
@@ -62,13 +60,13 @@ def expand_header_values(headers: dict[str, str] | None) -> dict[str, str]:
     """Header values with ``${VAR}`` replaced from the environment; those values are secrets."""
     out: dict[str, str] = {}
     for name, value in (headers or {}).items():
-        for var in _ENV_REF.findall(value):
+        for var in ENV_REF.findall(value):
             if not os.environ.get(var):
                 raise RunError(
                     f"header {name} takes environment variable {var}, which is not set; "
                     "export it, or replay recorded answers with --record offline"
                 )
-        out[name] = _ENV_REF.sub(lambda m: os.environ[m.group(1)], value)
+        out[name] = ENV_REF.sub(lambda m: os.environ[m.group(1)], value)
     redaction.register(*header_secrets(headers))
     return out
 

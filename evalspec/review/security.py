@@ -13,16 +13,14 @@ Each place is a `Surface`: what uses it, how a reviewer reads it, and the settin
 from __future__ import annotations
 
 import hashlib
-import re
 import shlex
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalspec.suite.endpoints import Endpoint, endpoints, sends_key_in_clear
+from evalspec.suite.endpoints import ENV_REF, Endpoint, endpoints, sends_key_in_clear
 from evalspec.suite.model import McpServer, Suite
 
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MAX_DIGESTED_BYTES = 16 * 1024 * 1024
 """A command argument naming a larger file is compared by size, not content."""
 
@@ -96,7 +94,7 @@ def _server_text(server: McpServer) -> str:
     if server.headers:
         shown = []
         for name in sorted(server.headers):
-            refs = _ENV_REF.findall(server.headers[name])
+            refs = ENV_REF.findall(server.headers[name])
             shown.append(name + (f" from {', '.join('$' + r for r in refs)}" if refs else ""))
         what += f" with headers {', '.join(shown)}"
     if server.execute:

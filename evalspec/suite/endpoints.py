@@ -22,7 +22,8 @@ DEFAULT_ENDPOINTS = {
     "openai": DEFAULT_ENDPOINT,
     "anthropic": "the provider's default (ANTHROPIC_BASE_URL or Anthropic)",
 }
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""`${NAME}` in a header value: filled from the environment when sending."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Endpoint:
 
     def describe(self) -> str:
         url = self.base_url or DEFAULT_ENDPOINTS.get(self.provider, DEFAULT_ENDPOINT)
-        via = f" ({self.provider} protocol)" if self.provider != "openai" else ""
+        via = f" ({self.provider} protocol)" if self.base_url and self.provider != "openai" else ""
         headers = f", headers {', '.join(self.header_names)}" if self.header_names else ""
         return f"{url}{via} with the key in ${self.api_key_env}{headers}"
 
@@ -58,7 +59,7 @@ class Endpoint:
 
     def secret_variables(self) -> list[str]:
         """The environment variables this endpoint sends: its key's and its headers' `${VAR}`."""
-        return [self.api_key_env] + [v for h in self.header_values for v in _ENV_REF.findall(h)]
+        return [self.api_key_env] + [v for h in self.header_values for v in ENV_REF.findall(h)]
 
 
 def endpoints(suite: Suite) -> dict[str, Endpoint]:
@@ -108,7 +109,7 @@ def sends_key_in_clear(base_url: str | None) -> bool:
     return urlsplit(base_url).scheme.lower() == "http" and not is_loopback(base_url)
 
 
-def clear_text_problem(
+def _clear_text_problem(
     where: str, url: str | None, variables: list[str], environ: Mapping[str, str]
 ) -> str | None:
     """Why sending these set variables to `url` is refused (plain http off this machine)."""
@@ -134,12 +135,12 @@ def refuse_keys_in_clear(suite: Suite, environ: Mapping[str, str]) -> None:
         (
             f"MCP server {t.mcp.url}",
             t.mcp.url,
-            [v for h in t.mcp.headers.values() for v in _ENV_REF.findall(h)],
+            [v for h in t.mcp.headers.values() for v in ENV_REF.findall(h)],
         )
         for t in suite.tools
         if t.mcp is not None and t.mcp.url
     ]
     for where, url, variables in checks:
-        problem = clear_text_problem(where, url, variables, environ)
+        problem = _clear_text_problem(where, url, variables, environ)
         if problem:
             raise UsageError(problem)
