@@ -634,3 +634,34 @@ def test_a_model_directory_naming_its_own_code_runs_none_of_it(tmp_path, monkeyp
     with pytest.raises(RunError, match="Importing it executes third-party code"):
         load_sentence_transformer("evil_model")
     assert not marker.exists()
+
+
+def test_action_passes_only_the_named_plugins(tmp_path):
+    """The action's `plugins` input reaches `evalspec review` as one --plugin per name."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    log = tmp_path / "args"
+    (fake / "evalspec").write_text(
+        f'#!/usr/bin/env bash\nprintf "%s\\n" "$@" > "{log}"\necho x > "$EVALSPEC_COMMENT_FILE"\n',
+        encoding="utf-8",
+    )
+    (fake / "evalspec").chmod(0o755)
+    env = {
+        "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}",
+        "EVALSPEC_BASE_REF": "HEAD",
+        "EVALSPEC_COMMENT_FILE": str(tmp_path / "c.md"),
+    }
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "x")
+    for plugins, expected in (("", []), ("my_checks other", ["my_checks", "other"])):
+        done = subprocess.run(
+            ["bash", str(ROOT / "action" / "review.sh")],
+            cwd=tmp_path,
+            env={**env, "EVALSPEC_PLUGINS": plugins},
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        args = log.read_text(encoding="utf-8").splitlines()
+        named = [args[i + 1] for i, a in enumerate(args) if a == "--plugin"]
+        assert named == expected
