@@ -1,9 +1,9 @@
 """The diff as Markdown: the pull-request comment a reviewer reads.
 
-Order is severity: security-relevant changes (where API keys go), then transcripts that matched
-nothing, then the suite changes every case shares, then a table of cases (gating regressions,
-cases without evidence, other movements), then per case what changed in the suite, why its
-evidence is stale and the rows that explain the score.
+Order is severity: security-relevant changes (where keys go, what runs), then transcripts that
+matched nothing, then the suite changes every case shares, then a table of cases (gating
+regressions, cases without evidence, other movements), then per case what changed in the suite,
+why its evidence is stale and the rows that explain the score.
 """
 
 from __future__ import annotations
@@ -208,12 +208,12 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
     ]
     security = [(s.path, item) for s in present for item in s.comparison.security]  # type: ignore[union-attr]
     if security:
-        out += ["### :rotating_light: Security-relevant changes: where API keys go", ""]
+        out += ["### :rotating_light: Security-relevant changes: where keys go, what runs", ""]
         out += [f"- `{cell(path)}`: {cell(item, 400)}" for path, item in security]
         out += [
             "",
             "Do not run the head suites with secrets until the owner of those secrets has "
-            "checked these endpoints.",
+            "checked these endpoints, servers and models.",
             "",
         ]
     alerts_ = [line for s in present for line in alerts(s.comparison, s.path) if "skipped" in line]
