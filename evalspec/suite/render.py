@@ -472,11 +472,12 @@ def expand_cases(
     budget: SuiteBudget | None = None,
     *,
     templated: bool = True,
+    skip: frozenset[int] = frozenset(),
 ) -> list[tuple[str, LDict]]:
     """Every case after matrix expansion and rendering, with its display path.
 
     `templated=False` says the caller found no template anywhere in the cases, so no case is
-    scanned for one again."""
+    scanned for one again. Cases whose index is in `skip` are left out."""
     renderer = Renderer(problems, budget)
     out: list[tuple[str, LDict]] = []
     cases = doc.get("cases")
@@ -485,7 +486,7 @@ def expand_cases(
     counter = CaseCounter()
     for i, case in enumerate(cases):
         path = f"cases[{i}]"
-        if not isinstance(case, LDict):
+        if not isinstance(case, LDict) or i in skip:
             continue
         if not counter.add(case, path, problems):
             return out
