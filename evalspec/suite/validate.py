@@ -205,9 +205,10 @@ class _Builder(ToolsPart, ChecksPart):
             templated=templated,
             skip=self.skip,
         )
-        if not expanded and len(self.problems) > before:
-            # Expansion stopped (too many cases, a spent template budget): no case is left to
-            # check, and "cases: must not be empty" would only be a consequence.
+        if not expanded and (self.skip or len(self.problems) > before):
+            # Every case was refused already, or expansion stopped (too many cases, a spent
+            # template budget): no case is left to check, and "cases: must not be empty"
+            # would only be a consequence.
             raise SpecError(self.problems)
         if templated:  # otherwise the schema check already saw exactly this data
             self.check_rendered(self.top, expanded)
