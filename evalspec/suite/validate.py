@@ -7,7 +7,6 @@ semantic checks (tools named exist, critics fit arguments, arguments fit the too
 from __future__ import annotations
 
 import gc
-import json
 import re
 from functools import partial
 from pathlib import Path
@@ -45,7 +44,7 @@ from evalspec.suite.schema import (
     schema_problems,
 )
 from evalspec.suite.stream import load_streaming
-from evalspec.suite.yaml_hints import cut_texts, implicit_reading, may_cut_text
+from evalspec.suite.yaml_hints import cut_text_problems, implicit_reading, may_cut_text
 
 _CASE_TRIALS = default(Case, "trials")
 _CASE_PASS_RULE = default(Case, "pass_rule")
@@ -109,7 +108,7 @@ def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:
     problems.extend(schema_problems(doc))
     broken = None if included else _broken_cases(problems)
     if cut:
-        problems.extend(_cut_text_problems(doc, text, file))
+        problems.extend(cut_text_problems(doc, text, file))
     if broken is None:
         raise SpecError(problems)
     # One pass: cases the schema refused are left out, and every other case is still checked
@@ -137,28 +136,6 @@ def _broken_cases(problems: list[Problem]) -> frozenset[int] | None:
     return frozenset(broken)
 
 
-def _cut_text_problems(doc: LDict, text: str, file: str) -> list[Problem]:
-    """Text that a ` #` cut short without a word: the rest of the line became a comment."""
-    return [
-        Problem(
-            file,
-            line,
-            column,
-            path,
-            f"the text ends at ` #`: YAML reads {value!r:.60} and takes the rest of the line "
-            "for a comment",
-            "put the whole text in quotes: "
-            + json.dumps(value + " " + _line_rest(text, line, column), ensure_ascii=False)
-            + " (or, for a comment, write `# ` with a space after the #)",
-        )
-        for line, column, path, value in cut_texts(doc, text, file)
-    ]
-
-
-def _line_rest(text: str, line: int, column: int) -> str:
-    return text.splitlines()[line - 1][column - 1 :].rstrip()
-
-
 def _kind(value: Any) -> str:
     return "a list" if isinstance(value, list) else f"a single value ({value!r:.40})"
 
@@ -177,10 +154,11 @@ class _Builder(ToolsPart, ChecksPart):
     ):
         self.doc = doc
         self.keep_cases = keep_cases
+        """False: each Case is checked and counted, then dropped (`check_suite`)."""
         self.skip = skip
         """Indices of cases not to build: the schema refused them (reported already)."""
         self.case_critics: tuple[CriticSpec, ...] = ()
-        """False: each Case is checked and counted, then dropped (`check_suite`)."""
+        """The critics of the case being built (`check_date` looks for its argument's)."""
         self.case_count = 0
         self.path = path
         self.problems = problems

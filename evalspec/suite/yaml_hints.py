@@ -13,11 +13,15 @@ And, where text is wanted, unquoted values that YAML reads as something else (`n
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+from evalspec.errors import Problem
+from evalspec.suite.tree import LDict, LList
 
 _BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*\s*(#.*)?$")
 _KEY_OR_ITEM = re.compile(r"(-\s|[^\s#'\"][^:#]*:(\s|$)|['\"][^'\"]*['\"]\s*:(\s|$))")
@@ -205,6 +209,25 @@ def may_cut_text(text: str) -> bool:
     return _CUT.search(text) is not None
 
 
+def cut_text_problems(doc: Any, text: str, file: str) -> list[Problem]:
+    """Text that a ` #` cut short without a word: the rest of the line became a comment."""
+    lines = text.splitlines()
+    return [
+        Problem(
+            file,
+            line,
+            column,
+            path,
+            f"the text ends at ` #`: YAML reads {value!r:.60} and takes the rest of the line "
+            "for a comment",
+            "put the whole text in quotes: "
+            + json.dumps(f"{value} {lines[line - 1][column - 1 :].rstrip()}", ensure_ascii=False)
+            + " (or, for a comment, write `# ` with a space after the #)",
+        )
+        for line, column, path, value in cut_texts(doc, text, file)
+    ]
+
+
 def cut_texts(doc: Any, text: str, file: str) -> list[tuple[int, int, str, str]]:
     """Unquoted text values that a ` #` cut short: (line, column of the #, document path, the
     text as YAML read it). Only text meant for the model or for comparing with its answers
@@ -228,8 +251,6 @@ def cut_texts(doc: Any, text: str, file: str) -> list[tuple[int, int, str, str]]
 
 def _text_values(node: Any, path: str, wanted: bool = False) -> Any:
     """(path, text, position) of every text value under `node` that is meant as text."""
-    from evalspec.suite.tree import LDict, LList
-
     if isinstance(node, LDict):
         for key, value in node.items():
             where = f"{path}.{key}" if path else key
