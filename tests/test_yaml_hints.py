@@ -140,3 +140,16 @@ def test_true_written_as_true_is_not_explained(tmp_path: Path) -> None:
         tmp_path, HEAD + "  - name: a\n    user: true\n    expect: {no_tool_calls: true}\n"
     )
     assert "expected text, got true/false" in found and "YAML reads" not in found
+
+
+def test_a_cut_in_an_included_file_is_found_there(tmp_path: Path) -> None:
+    (tmp_path / "more.yaml").write_text(
+        "- name: a\n  user: Read #general\n  expect: {no_tool_calls: true}\n", encoding="utf-8"
+    )
+    path = tmp_path / "s.yaml"
+    path.write_text(HEAD + "  - include: more.yaml\n", encoding="utf-8")
+    with pytest.raises(SpecError) as info:
+        load_suite(path)
+    (found,) = info.value.problems
+    assert found.file.endswith("more.yaml") and (found.line, found.column) == (2, 14)
+    assert 'put the whole text in quotes: "Read #general"' in found.hint
