@@ -21,7 +21,6 @@ from evalspec.runner.run_dir import recordings_path
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"
 REVIEW_SH = ROOT / "action" / "review.sh"
-COMMENT_SH = ROOT / "action" / "comment.sh"
 BIN = Path(sys.executable).parent
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -239,38 +238,6 @@ def test_cli_refuses_an_option_like_base_ref(repo):
     assert done.returncode == 2
     assert "not a git ref name" in done.stderr
     assert not (repo / "x").exists()
-
-
-def test_comment_script_updates_the_marked_comment(tmp_path):
-    """One comment per pull request: the script edits the one that starts with the marker."""
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    log = tmp_path / "gh.log"
-    (fake / "gh").write_text(
-        "#!/usr/bin/env bash\n"
-        f'echo "$*" >> "{log}"\n'
-        'if [[ "$*" == *--paginate* ]]; then echo 4242; fi\n',
-        encoding="utf-8",
-    )
-    (fake / "gh").chmod(0o755)
-    body = tmp_path / "c.md"
-    body.write_text("<!-- evalspec-review -->\nhello\n", encoding="utf-8")
-    env = {
-        **os.environ,
-        "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}",
-        "GITHUB_REPOSITORY": "o/r",
-        "PR": "7",
-        "EVALSPEC_COMMENT_FILE": str(body),
-        "GH_TOKEN": "x",
-    }
-    subprocess.run(["bash", str(COMMENT_SH)], env=env, check=True)
-    calls = log.read_text(encoding="utf-8").splitlines()
-    assert calls[-1] == f"api -X PATCH repos/o/r/issues/comments/4242 -F body=@{body}"
-    (fake / "gh").write_text(f'#!/usr/bin/env bash\necho "$*" >> "{log}"\n', encoding="utf-8")
-    subprocess.run(["bash", str(COMMENT_SH)], env=env, check=True)
-    assert log.read_text(encoding="utf-8").splitlines()[-1] == (
-        f"api -X POST repos/o/r/issues/7/comments -F body=@{body}"
-    )
 
 
 def test_action_installs_the_cpu_torch_and_runs_these_scripts():
