@@ -68,12 +68,9 @@ def main() -> None:
         without.append(child(args.cases, args.trials, stats=False))
         with_stats.append(child(args.cases, args.trials, stats=True))
     base, new = statistics.median(without), statistics.median(with_stats)
-    print(
-        f"summarize without statistics: median {base:.3f} s  ({', '.join(f'{x:.3f}' for x in without)})"
-    )
-    print(
-        f"summarize with statistics:    median {new:.3f} s  ({', '.join(f'{x:.3f}' for x in with_stats)})"
-    )
+    for name, runs, median in (("without", without, base), ("with", with_stats, new)):
+        each = ", ".join(f"{x:.3f}" for x in runs)
+        print(f"summarize {name} statistics: median {median:.3f} s ({each})")
     print(f"ratio {new / base:.2f}x")
     goal("statistics add to score at 50,000 x 5 (s)", new - base, "<=", 0.5)
 

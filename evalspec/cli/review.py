@@ -263,7 +263,7 @@ def diff(
         head_label=head_path.as_posix(),
         source=transcripts.as_posix(),
         allow_stale=allow_stale,
-        gate=gate_override(gate, base.gate),
+        gate=gate_override(gate, (base or head).gate),
     )
     _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)

@@ -22,7 +22,7 @@ def interval_text(interval: Interval | dict[str, Any] | None, *, percent: bool) 
     level = f"{get('confidence'):.0%}"
     if percent:
         return f"({level} CI {get('low'):.0%}–{get('high'):.0%})"
-    return f"({level} CI {get('low'):.3f}–{get('high'):.3f})"
+    return f"({level} CI {get('low'):.2f}–{get('high'):.2f})"
 
 
 def rate_with_interval(m: ModelSummary) -> str:
@@ -36,7 +36,7 @@ def score_with_interval(m: ModelSummary) -> str:
 
 
 def pass_at_1_with_interval(m: ModelSummary) -> str:
-    return f"{m.pass_at_1:.2f} {interval_text(m.pass_at_1_ci, percent=True)}".rstrip()
+    return f"{m.pass_at_1:.2f} {interval_text(m.pass_at_1_ci, percent=False)}".rstrip()
 
 
 def flaky_cases(cases: Iterable[CaseSummary], model: str) -> list[CaseSummary]:

@@ -12,15 +12,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from evalspec.report.columns import PASSING, Side
 from evalspec.stats import Interval, PairedResult, is_flaky, paired_compare, within_variance
 from evalspec.stats.intervals import mean_interval
 from evalspec.suite.model import Gate
 
-if TYPE_CHECKING:
-    from evalspec.review.diff import CaseChange
+
+class CaseChange(Protocol):
+    """What this module reads of a diff's CaseChange (diff.py imports this module)."""
+
+    case: str
+    before: Side | None
+    after: Side | None
+
+    @property
+    def unverified(self) -> bool: ...
+
+    @property
+    def gating(self) -> bool: ...
 
 
 @dataclass(frozen=True)

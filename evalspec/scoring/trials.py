@@ -184,7 +184,7 @@ def summarize(
                 pass_at_1_ci=clustered_rate(
                     [c.passed for c in mine], [c.trials for c in mine], confidence
                 ),
-                mean_score_ci=mean_interval(scores, confidence),
+                mean_score_ci=mean_interval(scores, confidence, (0.0, 1.0)),
                 flaky=sum(c.flaky for c in mine),
             )
         )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from math import fsum, sqrt
+from math import fsum, inf, sqrt
 from statistics import NormalDist
 
 DEFAULT_CONFIDENCE = 0.95
@@ -115,14 +115,17 @@ def clustered_rate(
 
 
 def mean_interval(
-    values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
+    values: Sequence[float],
+    confidence: float = DEFAULT_CONFIDENCE,
+    bounds: tuple[float, float] = (-inf, inf),
 ) -> Interval | None:
-    """The mean of per-case values with Student's t interval (cases − 1 degrees of freedom);
-    None below two cases (no spread to measure)."""
+    """The mean of per-case values with Student's t interval (cases − 1 degrees of freedom),
+    cut to `bounds` (a score cannot leave [0, 1]); None below two cases (no spread)."""
     n = len(values)
     if n < 2:
         return None
     mean = fsum(values) / n
     sd = sqrt(fsum((x - mean) ** 2 for x in values) / (n - 1))
     half = t_quantile(confidence, n - 1) * sd / sqrt(n)
-    return Interval(mean, mean - half, mean + half, confidence, "t over case means")
+    low, high = max(bounds[0], mean - half), min(bounds[1], mean + half)
+    return Interval(mean, low, high, confidence, "t over case means")
