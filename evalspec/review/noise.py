@@ -175,7 +175,11 @@ def p_text(p: float) -> str:
 
 
 def _signed(x: float, fmt: str) -> str:
-    return ("+" if x > 0 else "−" if x < 0 else "±") + format(abs(x), fmt)
+    """`+4.1%`, `−0.020`; `±0.0%` when the value rounds to zero."""
+    shown = format(abs(x), fmt)
+    if float(shown.rstrip("%")) == 0:
+        return "±" + shown
+    return ("+" if x > 0 else "−") + shown
 
 
 def noise_lines(m: ModelNoise) -> list[str]:
