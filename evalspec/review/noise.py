@@ -155,7 +155,7 @@ def gate_failures(
         if gate.mode == "significant_drop" and pr.drop:
             out.append(
                 f"{m.model}: pass rate {pr.before:.1%} → {pr.after:.1%}, a significant drop "
-                f"(p = {p_text(pr.p_value)})"
+                f"({p_text(pr.p_value)})"
             )
         if gate.min_pass_rate is not None and pr.after < gate.min_pass_rate:
             out.append(
@@ -171,7 +171,8 @@ def gate_failures(
 
 
 def p_text(p: float) -> str:
-    return f"{p:.2g}" if p >= 0.001 else "< 0.001"
+    """`p = 0.031`, `p = 1`, `p < 0.001`."""
+    return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001"
 
 
 def _signed(x: float, fmt: str) -> str:
@@ -197,7 +198,7 @@ def noise_lines(m: ModelNoise) -> list[str]:
     line = (
         f"{m.model}: pass rate {pr.before:.1%} → {pr.after:.1%} "
         f"(Δ {_signed(pr.after - pr.before, '.1%')}{ci}; {pr.cases} cases{trials}; "
-        f"{pr.improved} improved, {pr.regressed} regressed; {pr.test}, p = {p_text(pr.p_value)}): "
+        f"{pr.improved} improved, {pr.regressed} regressed; {pr.test}, {p_text(pr.p_value)}): "
         f"{pr.verdict}"
     )
     lines = [line]
