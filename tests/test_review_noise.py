@@ -58,7 +58,6 @@ class Counts:
     def __init__(self) -> None:
         self.right: dict[str, int] = {}
         self.seen: dict[str, int] = {}
-        self.runs = 0
 
     def respond(self, body: dict) -> object:
         user = next(m["content"] for m in body["messages"] if m["role"] == "user")
@@ -70,8 +69,8 @@ class Counts:
     def record(self, repo: Path, right: dict[int, int]) -> None:
         self.right = {f"city{i:02d}": c for i, c in right.items()}
         self.seen = {}
-        self.runs += 1
-        out = f"run/{self.runs}"
+        runs = repo / "run"
+        out = f"run/{len(list(runs.iterdir())) + 1 if runs.is_dir() else 1}"
         proc = evalspec(repo, "run", "suites/noisy.yaml", "--record", "record", "--out", out)
         assert proc.returncode in (0, 1), proc.stderr
 
@@ -229,3 +228,31 @@ def test_plan_estimates_the_cost_of_a_live_run_from_recordings(repo):
     printed = evalspec(repo, "plan", "suites/noisy.yaml")
     said = " ".join(printed.stdout.split())
     assert "not recorded (a --record auto run calls these): 150 items" in said
+
+
+def test_compare_pairs_two_runs_and_the_html_shows_intervals_and_flaky_cases(repo, server):
+    _, counts = server
+    head = dict(BASE)
+    at_three = [i for i, c in BASE.items() if c == 3]
+    for i in at_three[:4]:
+        head[i] = 2
+    for i in at_three[4:8]:
+        head[i] = 4
+    counts.record(repo, head)
+    proc = evalspec(repo, "compare", "run/1", "run/2", "--json", "--gate", "significant_drop")
+    assert proc.returncode == 0, proc.stderr
+    [noise] = json.loads(proc.stdout)["noise"]
+    assert noise["pass_rate"]["verdict"] == "within noise"
+    assert (noise["pass_rate"]["improved"], noise["pass_rate"]["regressed"]) == (4, 4)
+    assert evalspec(repo, "compare", "run/1", "run/2").returncode == 1  # any_regression
+    wrong = evalspec(repo, "compare", "run/1", "run/2", "--gate", "sometimes")
+    assert wrong.returncode == 2 and "--gate 'sometimes'" in wrong.stderr
+    assert "Traceback" not in wrong.stderr
+    page = repo / "page.html"
+    assert evalspec(repo, "view", "run/2", "-o", str(page)).returncode == 0
+    html = page.read_text(encoding="utf-8")
+    assert "95% CI" in html and "flaky: case 03 2/5" in html
+    results = json.loads((repo / "run" / "2" / "results.json").read_text(encoding="utf-8"))
+    [model] = results["models"]
+    assert model["flaky"] == 9 and model["pass_at_1_ci"]["method"] == "Wilson, clustered by case"
+    assert {c["case"] for c in results["cases"] if c["flaky"]} >= {"case 03", "case 15"}
