@@ -59,11 +59,8 @@ def noise_markdown(c0: Comparison, suite: str = "") -> list[str]:
     out = []
     for m in c0.noise:
         lines = noise_lines(m)
-        verdict = m.pass_rate.verdict if m.pass_rate.cases else ""
         mark = ":small_red_triangle_down: " if m.pass_rate.drop else ""
-        out.append(
-            f"- {mark}{where}{cell(lines[0], 600)}" + (f" · **{verdict}**" if verdict else "")
-        )
+        out.append(f"- {mark}{where}{cell(lines[0], 600)}")
         out += [f"  - {cell(line, 600)}" for line in lines[1:]]
     failures = c0.gate_failures
     gate = f"gate `{c0.gate.mode}`"
