@@ -223,10 +223,12 @@ def diff(
     A recorded transcript counts for the head suite only if it answers the head's requests:
     the same opening request and, for every tool call, the output the head's tools give now.
 
-    Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
-    3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
-    model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
-    change (an endpoint, API-key variable or header differs). 4 wins over 1, 1 over 3.
+    Exit codes: 0 nothing to stop for; 1 the gate failed (by default: a passing case now
+    fails); 2 invalid suite or usage; 3 evidence missing or stale (a case needs a run or a
+    re-run, transcripts match no case or model, or nothing was scored; --allow-stale accepts
+    the first two); 4 a security-relevant change (an endpoint, key variable, header, MCP
+    server or embedding model differs). 4 wins
+    over 1, 1 over 3.
 
     Examples:
 
@@ -343,6 +345,14 @@ def review(
     as_json: Annotated[bool, typer.Option("--json", help="Print the review as JSON.")] = False,
     allow_stale: AllowStaleOpt = False,
     gate: GateOpt = None,
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plugin",
+            help="Load this installed plugin (its entry-point name); repeatable. None loads by "
+            "default: name only plugins the base branch's workflow installs and trusts.",
+        ),
+    ] = None,
 ) -> None:
     """Review every suite of a pull request against the base branch, in one verdict.
 
@@ -351,10 +361,16 @@ def review(
     the recorded answers still answer the head's requests, and diff. Writes one Markdown
     comment, most severe first across suites.
 
-    Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
-    3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
-    model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
-    change (an endpoint, API-key variable or header differs). 4 wins over 1, 1 over 3.
+    Nothing the pull request names or ships runs: similarity is scored with the base's
+    embedding model, no MCP server starts, and installed plugins load only when named with
+    --plugin.
+
+    Exit codes: 0 nothing to stop for; 1 the gate failed (by default: a passing case now
+    fails); 2 invalid suite or usage; 3 evidence missing or stale (a case needs a run or a
+    re-run, transcripts match no case or model, or nothing was scored; --allow-stale accepts
+    the first two); 4 a security-relevant change (an endpoint, key variable, header, MCP
+    server or embedding model differs). 4 wins
+    over 1, 1 over 3.
 
     Examples:
 
@@ -362,10 +378,12 @@ def review(
 
       evalspec review 'suites/**/*.yaml' --base-ref "$BASE_SHA" --json
     """
+    from evalspec import plugins
     from evalspec.review.repo import DEFAULT_PATTERNS, review_repository
     from evalspec.terminal import plain
 
     gate_override(gate)  # an unknown name is refused before anything is read
+    plugins.allow_only(plugin or ())
     result = review_repository(
         patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale, gate=gate
     )
