@@ -17,6 +17,7 @@ from evalspec.suite.build_base import Reporter, make_loc, plain
 from evalspec.suite.load import LDict, LList, Pos
 from evalspec.suite.mcp_lock import LockedTools, lock_path, read_lock, server_key
 from evalspec.suite.model import McpServer, SimulatedResponse, Tool
+from evalspec.tool_schema import pattern_problems
 
 _UNSAFE_FILE = re.compile(r"[^A-Za-z0-9_.-]")
 CACHE_SUFFIX = ".mcp_cache"
@@ -190,6 +191,9 @@ class McpPart(Reporter):
                 f"the locked inputSchema of {name!r} is not a JSON Schema object",
                 "fix the server, then `evalspec tools refresh`",
             )
+            params = {"type": "object"}
+        for why in pattern_problems(params):
+            self.problem(pos, where, f"the locked inputSchema of {name!r}: {why}", "fix the server")
             params = {"type": "object"}
         props = set((params.get("properties") or {}).keys())
         responses: tuple[SimulatedResponse, ...] = ()

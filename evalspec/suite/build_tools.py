@@ -19,6 +19,7 @@ from evalspec.suite.schema import (
     locate,
     suggest_json_type,
 )
+from evalspec.tool_schema import pattern_problems
 
 
 class ToolsPart(McpPart):
@@ -53,6 +54,14 @@ class ToolsPart(McpPart):
                 Draft202012Validator.check_schema(params)
             except SchemaError as exc:
                 self.bad_parameters(item, path, exc)
+                params = {"type": "object"}
+            for why in pattern_problems(params):
+                self.problem(
+                    self.vpos(item, "parameters"),
+                    f"{path}.parameters",
+                    why,
+                    "write the pattern without backreferences or lookarounds",
+                )
                 params = {"type": "object"}
             if params.get("type", "object") != "object":
                 self.problem(

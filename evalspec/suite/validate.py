@@ -43,6 +43,7 @@ from evalspec.suite.schema import (
     schema_problems,
 )
 from evalspec.suite.stream import load_streaming
+from evalspec.tool_schema import tool_validator
 
 _CASE_TRIALS = default(Case, "trials")
 _CASE_PASS_RULE = default(Case, "pass_rule")
@@ -525,8 +526,6 @@ class _Builder(ToolsPart, ChecksPart):
         pos: Pos,
     ) -> None:
         """Expected arguments must be ones the tool takes, of the types its schema allows."""
-        from jsonschema import Draft202012Validator
-
         props = tool.parameters.get("properties") or {}
         loose = {c.field for c in critics if c.kind in ("one_of", "regex", "ignore", "contains")}
         for key, value in args.items():
@@ -546,7 +545,7 @@ class _Builder(ToolsPart, ChecksPart):
                 continue
             checks = self._arg_validators.get((tool.name, key))
             if checks is None:
-                checks = (Draft202012Validator(props[key]), compiled_check(props[key]))
+                checks = (tool_validator(props[key]), compiled_check(props[key]))
                 self._arg_validators[(tool.name, key)] = checks
             validator, fast = checks
             if fast(value) if fast is not None else validator.is_valid(value):
