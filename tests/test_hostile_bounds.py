@@ -4,6 +4,8 @@ codes, never by a clock (benchmarks/bench_bounds.py measures the time and memory
 from __future__ import annotations
 
 import asyncio
+import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,13 +13,26 @@ from typer.testing import CliRunner
 
 from evalspec.cli import app
 from evalspec.fast_schema import compiled_check
-from evalspec.suite.model import Tool
+from evalspec.plan import compile_plan
+from evalspec.providers.base import ChatRequest, ChatResponse
+from evalspec.runner.execute import TOO_MANY_CALLS, run_item
+from evalspec.scoring.scorer import Scorer
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
+from evalspec.suite.model import Suite, Tool
+from evalspec.suite.validate import load_suite
 from evalspec.tool_schema import pattern_problems, tool_validator
 from evalspec.tools.simulated import ToolSimulator
+from evalspec.transcript import Transcript
 
 EVIL = "^(a+)+$"
 """Exponential under a backtracking engine: 34 a's and a `!` take minutes in Python's `re`."""
 EVIL_TEXT = "a" * 34 + "!"
+
+
+def load_suite_text(text: str) -> Suite:
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "s.yaml").write_text(text, encoding="utf-8")
+        return load_suite(Path(tmp) / "s.yaml")
 
 
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
@@ -104,3 +119,112 @@ def test_a_running_simulated_tool_checks_a_hostile_argument_on_re2(tmp_path: Pat
     simulator = ToolSimulator([tool], tmp_path)
     result = asyncio.run(simulator.call("get_weather", {"city": EVIL_TEXT}, ""))
     assert result.error is not None and "does not match '^(a+)+$'" in result.error
+
+
+# ------------------------------------------------------------------ tool calls per case
+
+
+def many_calls_suite(n: int) -> str:
+    calls = "".join(f"        - get_weather: {{city: 'City {i}'}}\n" for i in range(n))
+    return f"""\
+suite: mini
+models: [gpt-4o-mini]
+tools:
+  - name: get_weather
+    parameters: {{type: object, properties: {{city: {{type: string}}}}}}
+cases:
+  - name: weather
+    user: Weather everywhere?
+    expect:
+      tool_calls:
+{calls}"""
+
+
+def test_a_case_expecting_more_calls_than_the_cap_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ok.yaml").write_text(many_calls_suite(MAX_CALLS_PER_CASE), encoding="utf-8")
+    (tmp_path / "s.yaml").write_text(many_calls_suite(2000), encoding="utf-8")
+    assert cli(tmp_path, monkeypatch, "validate", "ok.yaml")[0] == 0
+    code, output = cli(tmp_path, monkeypatch, "validate", "s.yaml")
+    assert code == 2
+    assert output.splitlines()[0] == (
+        "s.yaml:11:9: cases[0].expect.tool_calls: the case expects 2000 tool calls; the limit "
+        "is 100 per case; split it into several cases"
+    )
+
+
+def transcript_with_calls(n: int) -> dict:
+    call = {"name": "get_weather", "arguments": {"city": "Paris"}, "raw_arguments": "", "id": "c"}
+    return {
+        "item_id": "i1",
+        "case": "weather",
+        "model": "gpt-4o-mini",
+        "trial": 0,
+        "messages": [],
+        "tool_calls": [{**call, "turn": 0}] * n,
+        "final_answer": None,
+        "usage": {"prompt_tokens": 3, "completion_tokens": 4},
+        "latency_s": 0.1,
+        "turns": 1,
+        "source": "live",
+    }
+
+
+def test_a_transcript_with_more_calls_than_the_cap_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "s.yaml").write_text(many_calls_suite(3), encoding="utf-8")
+    (tmp_path / "t.jsonl").write_text(json.dumps(transcript_with_calls(2000)) + "\n")
+    code, output = cli(tmp_path, monkeypatch, "score", "s.yaml", "-t", "t.jsonl")
+    assert (code, output.strip().splitlines()[0]) == (
+        2,
+        "t.jsonl:1:1: not a transcript: tool_calls: 2000 calls; evalspec scores at most 100 in "
+        "one case; each line must be one transcript, as `evalspec run` writes it",
+    )
+
+
+class _Chatty:
+    """A provider whose every answer asks for `n` tool calls."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.requests = 0
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.requests += 1
+        calls = [
+            {"id": f"c{i}", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+            for i in range(self.n)
+        ]
+        return ChatResponse({"role": "assistant", "content": None, "tool_calls": calls})
+
+
+def test_a_model_asking_for_more_calls_than_the_cap_stops_its_case(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(many_calls_suite(3), encoding="utf-8")
+    suite = load_suite(tmp_path / "s.yaml")
+    plan = compile_plan(suite)
+    simulator = ToolSimulator(suite.tools, tmp_path)
+    provider = _Chatty(30)  # 30 a turn: the fourth turn would pass the cap of 100
+    t = asyncio.run(run_item(plan.items[0], plan, provider, simulator))
+    assert (provider.requests, len(t.tool_calls), t.finish_reason) == (4, 90, TOO_MANY_CALLS)
+    assert t.error == (
+        "the model asked for 120 tool calls in one case; evalspec scores at most 100, so the "
+        "case stopped there"
+    )
+    assert Scorer(suite).score(t).status == "error"
+
+
+def test_matching_at_the_cap_scores_each_pair_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """100 expected x 100 actual calls of one tool: 10,000 pair scores, one assignment."""
+    from evalspec.scoring import scorer
+
+    suite_text = many_calls_suite(MAX_CALLS_PER_CASE)
+    suite = load_suite_text(suite_text)
+    t = Transcript.from_dict(transcript_with_calls(MAX_CALLS_PER_CASE))
+    scored = []
+    real = scorer.score_pair
+    monkeypatch.setattr(scorer, "score_pair", lambda *a: scored.append(1) or real(*a))
+    result = Scorer(suite).score(t)
+    assert len(scored) == MAX_CALLS_PER_CASE**2
+    assert result.status == "fail" and len(result.rows) == 2 * MAX_CALLS_PER_CASE

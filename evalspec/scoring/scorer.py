@@ -41,6 +41,7 @@ from evalspec.scoring.matching import (
 )
 from evalspec.scoring.reasons import clause, join_reasons, with_detail
 from evalspec.scoring.types import CaseResult, Row, Status
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.suite.model import Case, FinalAnswerCheck, Rubric, Suite
 from evalspec.transcript import ToolCall, Transcript
 
@@ -168,6 +169,9 @@ class Scorer:
             return _result(t, 0.0, "error", f"the suite has no case named {t.case!r}")
         if t.error:
             return _result(t, 0.0, "error", f"the run failed: {t.error}")
+        if len(prep.actual) > MAX_CALLS_PER_CASE:
+            why = f"the model made {len(prep.actual)} tool calls; at most {MAX_CALLS_PER_CASE} are scored"
+            return _result(t, 0.0, "error", why)
         tally = _Explanation()
         self._tool_call_rows(prep, tally)
         try:

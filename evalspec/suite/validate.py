@@ -18,6 +18,7 @@ from evalspec.schemas import default_api_key_env
 from evalspec.suite.build_base import make_loc, plain
 from evalspec.suite.build_checks import ChecksPart
 from evalspec.suite.build_tools import ToolsPart
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
 from evalspec.suite.model import (
     Case,
@@ -434,6 +435,15 @@ class _Builder(ToolsPart, ChecksPart):
             return None
         calls = []
         raw_calls = raw.get("tool_calls") or LList()
+        if len(raw_calls) > MAX_CALLS_PER_CASE:
+            self.problem(
+                self.vpos(raw, "tool_calls"),
+                f"{epath}.tool_calls",
+                f"the case expects {len(raw_calls)} tool calls; the limit is "
+                f"{MAX_CALLS_PER_CASE} per case",
+                "split it into several cases",
+            )
+            raw_calls = LList()
         for i, item in enumerate(raw_calls):
             call = self.expected_call(item, raw_calls.item_pos[i], f"{epath}.tool_calls[{i}]")
             if call:
