@@ -15,8 +15,8 @@ from typing import Any
 from evalspec import json_shapes as shape
 from evalspec.files import atomic_write
 from evalspec.json_shapes import ShapeError
-from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.reading import display_name, input_error, parse_json, read_text
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
 
 TRANSCRIPT_VERSION = 1
 

@@ -193,10 +193,8 @@ class _Chatty:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         self.requests += 1
-        calls = [
-            {"id": f"c{i}", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
-            for i in range(self.n)
-        ]
+        call = {"name": "get_weather", "arguments": "{}"}
+        calls = [{"id": f"c{i}", "type": "function", "function": call} for i in range(self.n)]
         return ChatResponse({"role": "assistant", "content": None, "tool_calls": calls})
 
 
@@ -228,3 +226,32 @@ def test_matching_at_the_cap_scores_each_pair_once(monkeypatch: pytest.MonkeyPat
     result = Scorer(suite).score(t)
     assert len(scored) == MAX_CALLS_PER_CASE**2
     assert result.status == "fail" and len(result.rows) == 2 * MAX_CALLS_PER_CASE
+
+
+# ------------------------------------------------------------------ aliases, counted in characters
+
+
+def test_one_long_text_aliased_across_a_matrix_is_refused_by_its_characters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1 MB anchored once, aliased 10,000 times: 10,000 values (under the value cap), 10 GB."""
+    rows = ", ".join(["*b"] * 10_000)
+    text = (
+        many_calls_suite(1)
+        .replace("cases:\n", f'vars:\n  big: &b "{"x" * 1_000_000}"\ncases:\n')
+        .replace(
+            "  - name: weather\n",
+            "  - name: 'weather {{ n }}'\n    matrix:\n      t: [" + rows + "]\n      n: [1, 2]\n",
+        )
+    )
+    (tmp_path / "s.yaml").write_text(text, encoding="utf-8")
+    code, output = cli(tmp_path, monkeypatch, "validate", "s.yaml")
+    assert (code, output.splitlines()[0]) == (
+        2,
+        "s.yaml:11:10: this value repeats *aliases so often that it expands to 9998999947 more "
+        "characters of text than the file writes out; the limit is 16777216; repeat a long text "
+        "through a template variable in fewer places, or write it out once per use",
+    )
+    # The same megabyte used once is within the bound.
+    (tmp_path / "s.yaml").write_text(text.replace(rows, ", ".join(["*b"] * 1)), encoding="utf-8")
+    assert cli(tmp_path, monkeypatch, "validate", "s.yaml")[0] == 0

@@ -170,7 +170,8 @@ class Scorer:
         if t.error:
             return _result(t, 0.0, "error", f"the run failed: {t.error}")
         if len(prep.actual) > MAX_CALLS_PER_CASE:
-            why = f"the model made {len(prep.actual)} tool calls; at most {MAX_CALLS_PER_CASE} are scored"
+            n, cap = len(prep.actual), MAX_CALLS_PER_CASE
+            why = f"the model made {n} tool calls; at most {cap} are scored in one case"
             return _result(t, 0.0, "error", why)
         tally = _Explanation()
         self._tool_call_rows(prep, tally)
