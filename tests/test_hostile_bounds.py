@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -255,3 +256,76 @@ def test_one_long_text_aliased_across_a_matrix_is_refused_by_its_characters(
     # The same megabyte used once is within the bound.
     (tmp_path / "s.yaml").write_text(text.replace(rows, ", ".join(["*b"] * 1)), encoding="utf-8")
     assert cli(tmp_path, monkeypatch, "validate", "s.yaml")[0] == 0
+
+
+# ------------------------------------------------------------------ the base tree of a review
+
+SUITES = Path(__file__).resolve().parents[1] / "suites"
+
+
+def weather_repo(tmp_path: Path, *extra: tuple[str, str | None]) -> Path:
+    """suites/weather.yaml and its recordings committed on `main`, plus `extra` (path, link
+    target) symbolic links: None makes a 1 MiB file of that name instead."""
+    repo = tmp_path / "repo"
+    (repo / "suites").mkdir(parents=True)
+    for name in ("weather.yaml", "weather.recordings.jsonl"):
+        (repo / "suites" / name).write_bytes((SUITES / name).read_bytes())
+    for name, target in extra:
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if target is None:
+            path.write_bytes(b"\0" * 1024 * 1024)
+        else:
+            path.symlink_to(target)
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "b"]):
+        subprocess.run(
+            ["git", "-c", "user.email=t@e.com", "-c", "user.name=t", *args], cwd=repo, check=True
+        )
+    return repo
+
+
+def test_links_in_the_base_are_never_created_nor_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: one absolute link anywhere made review trace back (AbsoluteLinkError), exit 1."""
+    repo = weather_repo(
+        tmp_path,
+        ("etc", "/etc"),
+        ("assets/up", "../../../.."),
+        ("suites/passwd.yaml", "/etc/passwd"),
+    )
+    code, output = cli(repo, monkeypatch, "review", "--base-ref", "main", "--json")
+    assert code == 0, output
+    assert [s["path"] for s in json.loads(output)["suites"]] == ["suites/weather.yaml"]
+
+
+def test_the_base_is_streamed_and_its_size_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalspec.review import git_base
+
+    repo = weather_repo(tmp_path, *((f"assets/a{i}.bin", None) for i in range(3)))
+    written: list[int] = []
+    monkeypatch.setattr(git_base, "_CHUNK", 64 * 1024)
+    real_open = open
+
+    def counting_open(path, mode="r", *args, **kwargs):  # type: ignore[no-untyped-def]
+        fh = real_open(path, mode, *args, **kwargs)
+        if mode == "wb" and str(path).endswith(".bin"):
+            real_write = fh.write
+            fh.write = lambda chunk: written.append(len(chunk)) or real_write(chunk)
+        return fh
+
+    monkeypatch.setattr(git_base, "open", counting_open, raising=False)
+    assert cli(repo, monkeypatch, "review", "--base-ref", "main")[0] == 0
+    assert len(written) == 3 * 16 and max(written) == 64 * 1024  # one chunk at a time
+    monkeypatch.setattr(git_base, "MAX_BASE_FILE_BYTES", 512 * 1024)
+    written.clear()
+    assert cli(repo, monkeypatch, "review", "--base-ref", "main")[0] == 0
+    assert written == []  # larger than any file evalspec reads: left out
+    monkeypatch.setattr(git_base, "MAX_BASE_FILE_BYTES", 2 * 1024 * 1024)
+    monkeypatch.setattr(git_base, "MAX_BASE_TREE_BYTES", 2 * 1024 * 1024)
+    code, output = cli(repo, monkeypatch, "review", "--base-ref", "main")
+    assert code == 2
+    assert output.strip().splitlines()[-1].startswith("error: the base ")
+    assert "holds more than 2097152 bytes of files; review reads the base tree" in output
