@@ -16,6 +16,8 @@ from evalspec.cli import app
 from evalspec.fast_schema import compiled_check
 from evalspec.plan import compile_plan
 from evalspec.providers.base import ChatRequest, ChatResponse
+from evalspec.report.markdown import GITHUB_COMMENT_LIMIT, code
+from evalspec.review.markdown import FULL_REVIEW_NOTE, fit_comment
 from evalspec.runner.execute import TOO_MANY_CALLS, run_item
 from evalspec.scoring.scorer import Scorer
 from evalspec.suite.limits import MAX_CALLS_PER_CASE
@@ -329,3 +331,63 @@ def test_the_base_is_streamed_and_its_size_is_bounded(
     assert code == 2
     assert output.strip().splitlines()[-1].startswith("error: the base ")
     assert "holds more than 2097152 bytes of files; review reads the base tree" in output
+
+
+# ------------------------------------------------------------------ the comment fits GitHub
+
+
+def test_a_pull_request_adding_2000_cases_gets_a_comment_github_accepts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: 261,319 characters, which GitHub refuses (at most 65,536): nothing was posted."""
+    repo = weather_repo(tmp_path)
+    cases = "".join(
+        f"  - name: case {i} with a name long enough to fill a table row\n"
+        f"    user: Weather in city {i}?\n"
+        "    expect: {tool_calls: [{get_weather: {city: Paris}}]}\n"
+        for i in range(2000)
+    )
+    (repo / "suites" / "my_math.yaml").write_text(
+        many_calls_suite(1).split("cases:")[0] + "cases:\n" + cases, encoding="utf-8"
+    )
+    code, _ = cli(
+        repo, monkeypatch, "review", "--base-ref", "main", "--markdown", "c.md",
+        "--full-markdown", "full.md",
+    )  # fmt: skip
+    assert code == 3  # every new case needs a run
+    comment = (repo / "c.md").read_text(encoding="utf-8")
+    full = (repo / "full.md").read_text(encoding="utf-8")
+    assert len(comment) <= GITHUB_COMMENT_LIMIT < 65_536 < len(full)
+    assert comment.endswith(FULL_REVIEW_NOTE)
+    shown = comment.count("| `suites/my_math.yaml` | case ")
+    assert 100 < shown < 2000 and full.count("| `suites/my_math.yaml` | case ") == 2000
+    assert f"_{2000 - shown} more case rows are in the full review._" in comment
+    assert "my\\_math" not in comment  # a code span shows its text as it is
+
+
+def test_summarise_then_fold_then_cut() -> None:
+    table = ["| a | b |", "|---|---|", *(f"| row {i} | x |" for i in range(100))]
+    details = ["<details>d</details>"] * 3
+    whole = fit_comment("head", table, "tail", details, 100_000)
+    assert whole.count("| row ") == 100 and whole.count("<details>") == 3
+    folded = fit_comment("head", table, "tail", details, len(whole) - 10)
+    assert folded.count("| row ") == 100 and "<details>" not in folded
+    summarised = fit_comment("head", table, "tail", details, 1000)
+    assert len(summarised) <= 1000 and 0 < summarised.count("| row ") < 100
+    assert summarised.endswith(FULL_REVIEW_NOTE)
+    cut = fit_comment("head\n" * 500, table, "tail", details, 1000)
+    assert len(cut) <= 1000 and cut.endswith(FULL_REVIEW_NOTE) and "| row " not in cut
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("suites/my_math.yaml", "`suites/my_math.yaml`"),
+        ("a`b", "``a`b``"),
+        ("`x`", "`` `x` ``"),
+        ("a|b", "`a|b`"),
+    ],
+)
+def test_code_spans_show_their_text_as_it_is(text: str, shown: str) -> None:
+    assert code(text) == shown
+    assert code("a|b", in_table=True) == "`a\\|b`"

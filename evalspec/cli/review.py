@@ -289,6 +289,13 @@ def review(
     markdown: Annotated[
         Path | None, typer.Option(help="Write the pull-request comment (Markdown) here.")
     ] = None,
+    full_markdown: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write the whole review here: the comment is shortened to GitHub's "
+            "65,536-character limit when it would be longer."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the review as JSON.")] = False,
     allow_stale: AllowStaleOpt = False,
 ) -> None:
@@ -310,16 +317,19 @@ def review(
 
       evalspec review 'suites/**/*.yaml' --base-ref "$BASE_SHA" --json
     """
+    from evalspec.review.markdown import write_review_markdown
     from evalspec.review.repo import DEFAULT_PATTERNS, review_repository
     from evalspec.terminal import plain
 
+    check_output_file(markdown, "--markdown")
+    check_output_file(full_markdown, "--full-markdown")
     result = review_repository(
         patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale
     )
     if markdown:
-        from evalspec.review.markdown import write_review_markdown
-
         write_review_markdown(result, markdown)
+    if full_markdown:
+        write_review_markdown(result, full_markdown, limit=sys.maxsize)
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
