@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -391,3 +392,90 @@ def test_summarise_then_fold_then_cut() -> None:
 def test_code_spans_show_their_text_as_it_is(text: str, shown: str) -> None:
     assert code(text) == shown
     assert code("a|b", in_table=True) == "`a\\|b`"
+
+
+# ------------------------------------------------------------------ smaller holes
+
+
+def test_the_default_recordings_path_never_writes_through_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a committed `s.recordings.jsonl -> /elsewhere` had a run append outside."""
+    outside = tmp_path / "outside.jsonl"
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "s.yaml").write_text(many_calls_suite(1), encoding="utf-8")
+    (tmp_path / "repo" / "s.recordings.jsonl").symlink_to(outside)
+    code, output = cli(tmp_path / "repo", monkeypatch, "run", "s.yaml", "--record", "offline")
+    assert code == 2
+    assert output.strip().splitlines()[-1] == (
+        f"error: s.recordings.jsonl beside the suite is a link to {outside}, outside the "
+        "suite's folder; evalspec does not write through it: remove the link, or name a file "
+        "with --recordings"
+    )
+    assert not outside.exists()
+
+
+def test_one_run_directory_is_written_by_one_run_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: two `--resume` of one directory at once each ran (and paid for) every item."""
+    from evalspec.runner.run_dir import run_dir_lock
+
+    (tmp_path / "s.yaml").write_text(many_calls_suite(1), encoding="utf-8")
+    run = tmp_path / "run"
+    with run_dir_lock(run):  # another run holds it
+        code, output = cli(tmp_path, monkeypatch, "run", "s.yaml", "--resume", "run")
+    assert (code, output.strip().splitlines()[-1]) == (
+        2,
+        "error: run is being written by another evalspec run; wait for it to end (or stop "
+        "it), then resume",
+    )
+    assert sorted(p.name for p in run.iterdir()) == [".lock"]  # nothing ran
+    with run_dir_lock(run):  # released when the holder is done: the next one takes it
+        pass
+
+
+@pytest.mark.parametrize(
+    ("schema", "why"),
+    [
+        ({"properties": [1]}, "properties: [1] is not of type 'object'"),
+        ({"type": "object", "properties": {"a": 5}}, "properties/a: 5 is not of type"),
+        ({"type": "object", "required": "a"}, "required: 'a' is not of type 'array'"),
+        ({"type": "object", "properties": {"a": {"pattern": "(a)\\1"}}}, "cannot be used"),
+    ],
+)
+def test_a_malformed_locked_schema_is_a_suite_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema: dict, why: str
+) -> None:
+    """Before: AttributeError / SchemaError tracebacks from `validate`."""
+    from evalspec.suite.mcp_lock import lock_path, write_lock
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "suite: locked\nmodels: [m]\ntools: [{mcp: {command: [never-started]}}]\n"
+        "cases: [{name: c, user: hi, expect: {no_tool_calls: true}}]\n",
+        encoding="utf-8",
+    )
+    write_lock(lock_path(path), {"never-started": [{"name": "t", "inputSchema": schema}]})
+    code, output = cli(tmp_path, monkeypatch, "validate", "s.yaml")
+    assert code == 2
+    assert "s.yaml:3:15: tools[0].mcp: the locked inputSchema of 't' is not usable: " in output
+    assert why in output
+
+
+def test_tools_refresh_waits_as_long_as_the_suite_says(tmp_path: Path) -> None:
+    """Before: a fixed 30 s, whatever `run.timeout` said."""
+    from evalspec.errors import RunError
+    from evalspec.tools.mcp_refresh import refresh_lock
+
+    path = tmp_path / "s.yaml"
+    sleeper = json.dumps([sys.executable, "-c", "import time; time.sleep(60)"])
+    path.write_text(
+        "suite: hung\nmodels: [m]\nrun: {timeout: 0.25}\n"
+        f"tools: [{{mcp: {{command: {sleeper}}}}}]\n"
+        "cases: [{name: c, user: hi, expect: {no_tool_calls: true}}]\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(RunError, match=r"no answer within 0\.25 s"):
+        refresh_lock(path)
+    assert not (tmp_path / "s.tools.lock.json").exists()

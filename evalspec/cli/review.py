@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -189,6 +190,7 @@ def diff(
     """
     from evalspec.review.diff import diff_suites
     from evalspec.review.git_base import suite_from_git
+    from evalspec.suite.limits import review_budget, untrusted
     from evalspec.suite.validate import load_suite
     from evalspec.transcript import load_transcripts
 
@@ -198,23 +200,29 @@ def diff(
     if base_ref is None and len(suites) != 2:
         raise UsageError("pass BASE_SUITE HEAD_SUITE, or HEAD_SUITE with --base-ref REF")
     head_path = suites[-1]
-    recorded = load_transcripts(transcripts)
-    head = load_suite(head_path)
-    if base_ref is not None:
-        base = suite_from_git(base_ref, head_path)
-        base_label = f"{base_ref}:{head_path.as_posix()}"
-    else:
-        base = load_suite(suites[0])
-        base_label = suites[0].as_posix()
-    comparison = diff_suites(
-        base,
-        head,
-        recorded,
-        base_label=base_label,
-        head_label=head_path.as_posix(),
-        source=transcripts.as_posix(),
-        allow_stale=allow_stale,
-    )
+    # With --base-ref this is a pull request's change: review's limits and time budget.
+    pull_request = base_ref is not None
+    with (
+        untrusted() if pull_request else nullcontext(),
+        review_budget("diff --base-ref") if pull_request else nullcontext(),
+    ):
+        recorded = load_transcripts(transcripts)
+        head = load_suite(head_path)
+        if base_ref is not None:
+            base = suite_from_git(base_ref, head_path)
+            base_label = f"{base_ref}:{head_path.as_posix()}"
+        else:
+            base = load_suite(suites[0])
+            base_label = suites[0].as_posix()
+        comparison = diff_suites(
+            base,
+            head,
+            recorded,
+            base_label=base_label,
+            head_label=head_path.as_posix(),
+            source=transcripts.as_posix(),
+            allow_stale=allow_stale,
+        )
     _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)
 
@@ -319,13 +327,15 @@ def review(
     """
     from evalspec.review.markdown import write_review_markdown
     from evalspec.review.repo import DEFAULT_PATTERNS, review_repository
+    from evalspec.suite.limits import review_budget, untrusted
     from evalspec.terminal import plain
 
     check_output_file(markdown, "--markdown")
     check_output_file(full_markdown, "--full-markdown")
-    result = review_repository(
-        patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale
-    )
+    with untrusted(), review_budget("review"):
+        result = review_repository(
+            patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale
+        )
     if markdown:
         write_review_markdown(result, markdown)
     if full_markdown:

@@ -109,6 +109,10 @@ def _extract_regular_files(stream: Any, dest: Path, commit: str) -> None:
                 with open(target, "wb") as out:
                     while chunk := source.read(_CHUNK):
                         out.write(chunk)
+    except tarfile.ReadError as exc:
+        if str(exc) == "end of file header" and total == 0:
+            return  # an empty tree: git writes only the end-of-archive blocks
+        raise UsageError(f"git archive {commit[:12]}: unreadable output ({exc})") from None
     except tarfile.TarError as exc:
         raise UsageError(f"git archive {commit[:12]}: unreadable output ({exc})") from None
 

@@ -173,6 +173,19 @@ class McpPart(Reporter):
         name = source.get("name") or default_server_name(list(server.command), server.url)
         return cache / CACHE_CATEGORY / file_slug(name)
 
+    @staticmethod
+    def _schema_problems(params: dict[str, Any]) -> list[str]:
+        """Why a locked schema cannot be used: not JSON Schema, or a pattern RE2 refuses."""
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            Draft202012Validator.check_schema(params)
+        except SchemaError as exc:
+            where = "/".join(str(p) for p in exc.path)
+            return [f"{where or 'the schema'}: {exc.message}"]
+        return pattern_problems(params)
+
     def _mcp_tool(
         self,
         definition: dict[str, Any],
@@ -192,8 +205,13 @@ class McpPart(Reporter):
                 "fix the server, then `evalspec tools refresh`",
             )
             params = {"type": "object"}
-        for why in pattern_problems(params):
-            self.problem(pos, where, f"the locked inputSchema of {name!r}: {why}", "fix the server")
+        for why in self._schema_problems(params):
+            self.problem(
+                pos,
+                where,
+                f"the locked inputSchema of {name!r} is not usable: {why}",
+                "fix the server, then `evalspec tools refresh`",
+            )
             params = {"type": "object"}
         props = set((params.get("properties") or {}).keys())
         responses: tuple[SimulatedResponse, ...] = ()
