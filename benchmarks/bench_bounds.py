@@ -72,7 +72,8 @@ def own_suite(cases: int, parts: int, tmp: Path) -> None:
         )
     (v, r), (v0, r0) = rows["includes"], rows["one file"]
     goal(f"validate_{cases}_cases_over_includes_exit", v.returncode, "<=", 0, "{:.0f}")
-    goal(f"replay_{cases}_cases_over_includes_exit", r.returncode, "<=", 0, "{:.0f}")
+    # Exit 1: one answer in ten is wrong, so some cases fail; 2 would be a refusal.
+    goal(f"replay_{cases}_cases_over_includes_exit", r.returncode, "<=", 1, "{:.0f}")
     goal("validate_includes_vs_one_file_time", v.wall / v0.wall, "<=", 1.5, "{:.2f}")
     goal("validate_includes_vs_one_file_rss", v.maxrss_mb / v0.maxrss_mb, "<=", 1.5, "{:.2f}")
     goal("replay_includes_vs_one_file_rss", r.maxrss_mb / r0.maxrss_mb, "<=", 1.5, "{:.2f}")

@@ -21,7 +21,7 @@ from evalspec.report.markdown import GITHUB_COMMENT_LIMIT, code
 from evalspec.review.markdown import FULL_REVIEW_NOTE, fit_comment
 from evalspec.runner.execute import TOO_MANY_CALLS, run_item
 from evalspec.scoring.scorer import Scorer
-from evalspec.suite.limits import MAX_CALLS_PER_CASE
+from evalspec.suite.limits import MAX_CALLS_PER_CASE, max_plan_items, untrusted
 from evalspec.suite.model import Suite, Tool
 from evalspec.suite.validate import load_suite
 from evalspec.tool_schema import pattern_problems, tool_validator
@@ -479,3 +479,100 @@ def test_tools_refresh_waits_as_long_as_the_suite_says(tmp_path: Path) -> None:
     with pytest.raises(RunError, match=r"no answer within 0\.25 s"):
         refresh_lock(path)
     assert not (tmp_path / "s.tools.lock.json").exists()
+
+
+# ------------------------------------------------------------------ review's limits and budget
+
+
+def pull_request(tmp_path: Path, suite_text: str) -> Path:
+    """A repository whose pull request (the working tree) adds suites/p.yaml."""
+    repo = weather_repo(tmp_path)
+    (repo / "suites" / "p.yaml").write_text(suite_text, encoding="utf-8")
+    return repo
+
+
+def rows_suite(rows: int, trials: int) -> str:
+    return (
+        many_calls_suite(1)
+        .replace("cases:\n", f"trials: {trials}\ncases:\n")
+        .replace(
+            "  - name: weather\n",
+            "  - name: 'weather {{ n }}'\n    matrix: {n: ["
+            + ", ".join(map(str, range(rows)))
+            + "]}\n",
+        )
+    )
+
+
+def test_review_refuses_a_plan_over_its_cap_that_a_run_accepts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: 10,000 rows x `trials: 100` (99 KB) took review 41-71 s and 1.7 GB."""
+    repo = pull_request(tmp_path, rows_suite(1001, 100))  # 100,100 requests
+    code, output = cli(repo, monkeypatch, "review", "--base-ref", "main")
+    assert (code, output.strip().splitlines()[-1]) == (
+        2,
+        "error: the plan has 100100 items (cases × models × trials); the limit is 100000: run "
+        "fewer trials or models, or split the suite",
+    )
+    assert max_plan_items() == 1_000_000  # the author's own run of it would be fine
+    with untrusted():
+        assert max_plan_items() == 100_000
+
+
+def test_review_refuses_more_tools_than_its_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: 100,000 tools took 151 s and 1 GB to validate."""
+    tools = "".join(
+        f"  - {{name: t{i}, parameters: {{type: object, properties: {{a: {{type: string}}}}}}}}\n"
+        for i in range(1001)
+    )
+    text = many_calls_suite(1).replace("tools:\n", "tools:\n" + tools)
+    repo = pull_request(tmp_path, text)
+    code, output = cli(repo, monkeypatch, "review", "--base-ref", "main")
+    assert code == 2
+    assert output.splitlines()[0] == (
+        "suites/p.yaml:4:3: tools: the suite defines 1002 tools; the limit is 1000; split the "
+        "suite, or raise the limit with EVALSPEC_MAX_TOOLS"
+    )
+    assert cli(repo, monkeypatch, "validate", "suites/p.yaml")[0] == 0  # own: up to 10,000
+
+
+def test_review_stops_at_its_time_budget_with_a_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = pull_request(tmp_path, rows_suite(3, 1))
+    monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.001")  # no review is this fast
+    code, output = cli(repo, monkeypatch, "review", "--base-ref", "main")
+    assert (code, output.strip().splitlines()[-1]) == (
+        2,
+        "error: review stopped after its time budget of 0.001 s; a pull request may not make "
+        "review take longer (whoever runs it may raise EVALSPEC_REVIEW_SECONDS)",
+    )
+    import signal
+
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no timer left behind
+    monkeypatch.delenv("EVALSPEC_REVIEW_SECONDS")
+    assert cli(repo, monkeypatch, "review", "--base-ref", "main")[0] == 3  # new cases: no evidence
+
+
+def test_a_short_suite_including_many_cases_is_read_a_case_at_a_time(tmp_path: Path) -> None:
+    """Before: the streaming reader skipped files under 256 KiB, so a short head including
+    50,000 cases was read whole (407 MiB to validate instead of 78 MiB)."""
+    from evalspec.suite.stream import load_streaming
+    from evalspec.suite.validate import _Builder
+
+    lines = "".join(
+        f"- {{name: c{i}, user: 'q {i}', expect: {{tool_calls: [{{get_weather: {{city: x}}}}]}}}}\n"
+        for i in range(2500)
+    )
+    for part in range(2):
+        (tmp_path / f"cases{part}.yaml").write_text(lines.replace("name: c", f"name: p{part}c"))
+    head = many_calls_suite(1).split("cases:")[0] + (
+        "cases:\n  - include: cases0.yaml\n  - include: cases1.yaml\n"
+    )
+    (tmp_path / "s.yaml").write_text(head, encoding="utf-8")
+    streamed = load_streaming(tmp_path / "s.yaml", head, _Builder)
+    assert streamed is not None and streamed[1] == 5000
+    assert len(load_suite(tmp_path / "s.yaml").cases) == 5000
