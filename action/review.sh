@@ -9,7 +9,8 @@
 # review ran, so the comment can be posted before the gate step fails the job.
 #
 # Environment: EVALSPEC_BASE_REF (required; a ref or commit id), EVALSPEC_SUITES (globs,
-# space-separated, default suites/*.yaml), EVALSPEC_ALLOW_STALE (true|false),
+# space-separated, default suites/*.yaml), EVALSPEC_ALLOW_STALE (true|false), EVALSPEC_PLUGINS
+# (installed plugins review may load, space-separated; default none),
 # EVALSPEC_COMMENT_FILE (default $RUNNER_TEMP/evalspec-review.md), EVALSPEC_FULL_REVIEW_FILE (the
 # whole review when the comment had to be shortened; default the comment's name + -full.md).
 set -uo pipefail
@@ -33,6 +34,8 @@ fi
 full="${EVALSPEC_FULL_REVIEW_FILE:-${comment%.md}-full.md}"
 args=(review --base-ref "$base" --markdown "$comment" --full-markdown "$full")
 if [[ "${EVALSPEC_ALLOW_STALE:-false}" == "true" ]]; then args+=(--allow-stale); fi
+read -r -a plugins <<< "${EVALSPEC_PLUGINS:-}"
+for name in "${plugins[@]}"; do args+=(--plugin "$name"); done
 set -f  # globs are evalspec's to expand, relative to the repository
 read -r -a suites <<< "${EVALSPEC_SUITES:-suites/*.yaml}"
 set +f
