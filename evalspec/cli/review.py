@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -240,6 +241,7 @@ def diff(
     """
     from evalspec.review.diff import diff_suites
     from evalspec.review.git_base import suite_from_git
+    from evalspec.suite.limits import review_budget, untrusted
     from evalspec.suite.validate import load_suite
     from evalspec.transcript import load_transcripts
 
@@ -249,24 +251,30 @@ def diff(
     if base_ref is None and len(suites) != 2:
         raise UsageError("pass BASE_SUITE HEAD_SUITE, or HEAD_SUITE with --base-ref REF")
     head_path = suites[-1]
-    recorded = load_transcripts(transcripts)
-    head = load_suite(head_path)
-    if base_ref is not None:
-        base = suite_from_git(base_ref, head_path)
-        base_label = f"{base_ref}:{head_path.as_posix()}"
-    else:
-        base = load_suite(suites[0])
-        base_label = suites[0].as_posix()
-    comparison = diff_suites(
-        base,
-        head,
-        recorded,
-        base_label=base_label,
-        head_label=head_path.as_posix(),
-        source=transcripts.as_posix(),
-        allow_stale=allow_stale,
-        gate=gate_override(gate, (base or head).gate),
-    )
+    # With --base-ref this is a pull request's change: review's limits and time budget.
+    pull_request = base_ref is not None
+    with (
+        untrusted() if pull_request else nullcontext(),
+        review_budget("diff --base-ref") if pull_request else nullcontext(),
+    ):
+        recorded = load_transcripts(transcripts)
+        head = load_suite(head_path)
+        if base_ref is not None:
+            base = suite_from_git(base_ref, head_path)
+            base_label = f"{base_ref}:{head_path.as_posix()}"
+        else:
+            base = load_suite(suites[0])
+            base_label = suites[0].as_posix()
+        comparison = diff_suites(
+            base,
+            head,
+            recorded,
+            base_label=base_label,
+            head_label=head_path.as_posix(),
+            source=transcripts.as_posix(),
+            allow_stale=allow_stale,
+            gate=gate_override(gate, (base or head).gate),
+        )
     _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)
 
@@ -342,6 +350,13 @@ def review(
     markdown: Annotated[
         Path | None, typer.Option(help="Write the pull-request comment (Markdown) here.")
     ] = None,
+    full_markdown: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write the whole review here: the comment is shortened to GitHub's "
+            "65,536-character limit when it would be longer."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the review as JSON.")] = False,
     allow_stale: AllowStaleOpt = False,
     gate: GateOpt = None,
@@ -379,18 +394,23 @@ def review(
       evalspec review 'suites/**/*.yaml' --base-ref "$BASE_SHA" --json
     """
     from evalspec import plugins
+    from evalspec.review.markdown import write_review_markdown
     from evalspec.review.repo import DEFAULT_PATTERNS, review_repository
+    from evalspec.suite.limits import review_budget, untrusted
     from evalspec.terminal import plain
 
     gate_override(gate)  # an unknown name is refused before anything is read
+    check_output_file(markdown, "--markdown")
+    check_output_file(full_markdown, "--full-markdown")
     plugins.allow_only(plugin or ())
-    result = review_repository(
-        patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale, gate=gate
-    )
+    with untrusted(), review_budget("review"):
+        result = review_repository(
+            patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale, gate=gate
+        )
     if markdown:
-        from evalspec.review.markdown import write_review_markdown
-
         write_review_markdown(result, markdown)
+    if full_markdown:
+        write_review_markdown(result, full_markdown, limit=sys.maxsize)
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:

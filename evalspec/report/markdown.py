@@ -55,6 +55,21 @@ def cell(value: Any, limit: int = 120) -> str:
     return _ACTIVE.sub(lambda m: m.group() + "&#8203;", text)
 
 
+def code(value: Any, limit: int = 120, *, in_table: bool = False) -> str:
+    """Untrusted text as an inline code span: shown literally, so nothing in it is escaped
+    (`suites/my_math.yaml`, not `suites/my\\_math.yaml`). The fence is longer than any run of
+    backticks inside; a table cell's `|` is escaped, which GitHub removes before it renders."""
+    text = value if isinstance(value, str) else str(value)
+    text = " ".join(plain(text, single_line=True).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    if in_table:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]

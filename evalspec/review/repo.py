@@ -111,7 +111,7 @@ def find_suites(root: Path, patterns: Sequence[str]) -> list[str]:
 def _replay(suite: Suite, root: Path) -> list[Transcript]:
     """The suite's recorded answers, replayed offline; items with no recording are left out."""
     from evalspec.plan import compile_plan
-    from evalspec.runner.execute import RunOptions, run_plan
+    from evalspec.runner.execute import TOO_MANY_CALLS, RunOptions, run_plan
     from evalspec.runner.run_dir import recordings_path
 
     recordings = recordings_path(suite).resolve()
@@ -122,6 +122,9 @@ def _replay(suite: Suite, root: Path) -> list[Transcript]:
     if not recordings.is_file():
         return []
     outcome = run_plan(compile_plan(suite), RunOptions(record="offline"))
+    for t in outcome.transcripts:
+        if t.finish_reason == TOO_MANY_CALLS:
+            raise UsageError(f"{suite.path}: its recordings for case {t.case!r}: {t.error}")
     return [t for t in outcome.transcripts if not t.error]
 
 

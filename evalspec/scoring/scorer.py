@@ -42,6 +42,7 @@ from evalspec.scoring.matching import (
 )
 from evalspec.scoring.reasons import clause, join_reasons, with_detail
 from evalspec.scoring.types import CaseResult, Row, Status
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.suite.model import Case, FinalAnswerCheck, Rubric, Suite
 from evalspec.transcript import ToolCall, Transcript
 
@@ -170,6 +171,10 @@ class Scorer:
             return _result(t, 0.0, "error", f"the suite has no case named {t.case!r}")
         if t.error:
             return _result(t, 0.0, "error", f"the run failed: {t.error}")
+        if len(prep.actual) > MAX_CALLS_PER_CASE:
+            n, cap = len(prep.actual), MAX_CALLS_PER_CASE
+            why = f"the model made {n} tool calls; at most {cap} are scored in one case"
+            return _result(t, 0.0, "error", why)
         tally = _Explanation()
         self._tool_call_rows(prep, tally)
         try:

@@ -19,6 +19,7 @@ from evalspec.schemas import default_api_key_env
 from evalspec.suite.build_base import make_loc, plain
 from evalspec.suite.build_checks import ChecksPart
 from evalspec.suite.build_tools import ToolsPart
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
 from evalspec.suite.model import (
     Budget,
@@ -47,6 +48,7 @@ from evalspec.suite.schema import (
 )
 from evalspec.suite.stream import load_streaming
 from evalspec.suite.yaml_hints import cut_text_problems, implicit_reading, may_cut_text
+from evalspec.tool_schema import tool_validator
 
 _CASE_TRIALS = default(Case, "trials")
 _CASE_PASS_RULE = default(Case, "pass_rule")
@@ -490,6 +492,15 @@ class _Builder(ToolsPart, ChecksPart):
             return None
         calls = []
         raw_calls = raw.get("tool_calls") or LList()
+        if len(raw_calls) > MAX_CALLS_PER_CASE:
+            self.problem(
+                self.vpos(raw, "tool_calls"),
+                f"{epath}.tool_calls",
+                f"the case expects {len(raw_calls)} tool calls; the limit is "
+                f"{MAX_CALLS_PER_CASE} per case",
+                "split it into several cases",
+            )
+            raw_calls = LList()
         for i, item in enumerate(raw_calls):
             call = self.expected_call(item, raw_calls.item_pos[i], f"{epath}.tool_calls[{i}]")
             if call:
@@ -582,8 +593,6 @@ class _Builder(ToolsPart, ChecksPart):
         pos: Pos,
     ) -> None:
         """Expected arguments must be ones the tool takes, of the types its schema allows."""
-        from jsonschema import Draft202012Validator
-
         props = tool.parameters.get("properties") or {}
         loose = {c.field for c in critics if c.kind in ("one_of", "regex", "ignore", "contains")}
         for key, value in args.items():
@@ -604,7 +613,7 @@ class _Builder(ToolsPart, ChecksPart):
             self.check_date(tool, key, value, critics, vpos, f"{path}.{key}")
             checks = self._arg_validators.get((tool.name, key))
             if checks is None:
-                checks = (Draft202012Validator(props[key]), compiled_check(props[key]))
+                checks = (tool_validator(props[key]), compiled_check(props[key]))
                 self._arg_validators[(tool.name, key)] = checks
             validator, fast = checks
             if fast(value) if fast is not None else validator.is_valid(value):
