@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import random
 import sys
 import types
@@ -470,3 +471,135 @@ def test_bfcl_ast_checker_agrees(tmp_path: Path) -> None:
     _report("BFCL ast_checker", results)
     # Deliberate (README): evalspec pairs parallel calls optimally, BFCL greedily.
     assert [d[0] for d in differences] == ["parallel_178:parallel_reordered"]
+
+
+# ------------------------------------------------------------ BFCL, real models' published results
+
+REAL_RESULTS = Path(__file__).parent / "data" / "bfcl_results"
+"""Published generation results of real models, a subset (see its README.md and models.json).
+EVALSPEC_BFCL_RESULTS names a directory of the same layout to measure on instead (the whole
+published files)."""
+
+BFCL_DEFERENCES: dict[str, str] = {}
+"""Records on which evalspec differs from BFCL on purpose (README, "deliberately differs"),
+by `model/record id`, with the reason; every other record must agree."""
+
+
+class _Absent(types.ModuleType):
+    """A dependency of bfcl-eval that the decoders and checker never call (tree-sitter for Java
+    and JavaScript, model clients): any name it is asked for is a placeholder class."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return type(name, (), {})
+
+
+def _import_bfcl(module: str) -> Any:
+    """Import a bfcl-eval module, standing in for the dependencies `--no-deps` left out."""
+    for _ in range(50):
+        try:
+            return importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if not exc.name or exc.name.startswith("bfcl_eval"):
+                raise
+            sys.modules[exc.name] = _Absent(exc.name)
+    raise ImportError(module)
+
+
+def _bfcl_decode(result: Any, kind: str) -> Any:
+    """BFCL's decoders: its prompting decoder; its function-calling handlers' loop (the same in
+    the OpenAI, Claude and Mistral handlers, copied here since building a handler needs their
+    clients)."""
+    from bfcl_eval.constants.enums import ReturnFormat
+
+    default_decode_ast_prompting = _import_bfcl(
+        "bfcl_eval.model_handler.utils"
+    ).default_decode_ast_prompting
+
+    if kind == "prompting":
+        return default_decode_ast_prompting(result, ReturnFormat.PYTHON, False)
+    decoded = []
+    for invoked in result:
+        name = next(iter(invoked))
+        decoded.append({name: json.loads(invoked[name])})
+    return decoded
+
+
+def _bfcl_real_verdict(record, result, truth, category: str, kind: str, names: str) -> bool:
+    """BFCL's verdict on one result, by its eval_runner's rules for AST and irrelevance."""
+    checker, python = _bfcl_checker()
+    bfcl_utils = _import_bfcl("bfcl_eval.utils")
+    is_empty_output = bfcl_utils.is_empty_output
+    is_function_calling_format_output = bfcl_utils.is_function_calling_format_output
+    registry = sys.modules["bfcl_eval.constants.model_config"].MODEL_CONFIG_MAPPING
+    model = f"real-{names}"
+    registry[model] = types.SimpleNamespace(underscore_to_dot=names == "underscored")
+    try:
+        decoded = _bfcl_decode(result, kind)
+    except Exception:  # BFCL: a decoding error is no call
+        return "irrelevance" in category
+    if "irrelevance" in category:
+        return is_empty_output(decoded)
+    if not is_function_calling_format_output(decoded):
+        return False
+    return bool(checker(record["function"], decoded, truth, python, category, model)["valid"])
+
+
+def _real_result_files() -> list[tuple[str, dict[str, Any], Path]]:
+    root = Path(os.environ.get("EVALSPEC_BFCL_RESULTS") or REAL_RESULTS)
+    models = json.loads((root / "models.json").read_text(encoding="utf-8"))
+    return [
+        (model, info, path)
+        for model, info in sorted(models.items())
+        for path in sorted((root / model).glob("BFCL_v4_*_result.json"))
+    ]
+
+
+@pytest.mark.slow
+@_needs("bfcl_eval", "bfcl-eval")
+def test_bfcl_agrees_on_real_models_results(tmp_path: Path) -> None:
+    """`evalspec import bfcl` + `import bfcl-results` + score, against BFCL's checker, on the
+    published results of real prompting and function-calling models."""
+    import bfcl_eval
+
+    from evalspec.api import load_suite, score
+    from evalspec.interop.bfcl import bfcl_transcripts, read_records, write_suite_yaml
+
+    data = Path(bfcl_eval.__file__).parent / "data"
+    per_model: dict[str, Counter] = defaultdict(Counter)
+    results, differences = [], []
+    for model, info, path in _real_result_files():
+        category = path.name[len("BFCL_v4_") : -len("_result.json")]
+        questions = {q["id"]: q for q in read_records(data / f"BFCL_v4_{category}.json")}
+        published = read_records(path)
+        result_of = {r["id"]: r["result"] for r in published}
+        records = [questions[r["id"]] for r in published]
+        answer_file = data / "possible_answer" / f"BFCL_v4_{category}.json"
+        answers = read_records(answer_file) if answer_file.exists() else None
+        truth = {a["id"]: a["ground_truth"] for a in answers or ()}
+        out = tmp_path / model / f"{category}.yaml"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        paths = write_suite_yaml(records, answers, out, name=category, names=info["names"])
+        transcripts = {
+            t.case: t for t in bfcl_transcripts(published, model=model, kind=info["kind"])
+        }
+        for suite in map(load_suite, paths):
+            batch = [transcripts[c.name] for c in suite.cases]
+            for r in score(suite, batch).results:
+                ours = r.status in ("pass", "warn")
+                rid, result = r.case, result_of[r.case]
+                theirs = _bfcl_real_verdict(
+                    questions[rid], result, truth.get(rid), category, info["kind"], info["names"]
+                )
+                same = ours == theirs or f"{model}/{rid}" in BFCL_DEFERENCES
+                results.append((category, same))
+                per_model[model][same] += 1
+                if not same:
+                    differences.append((model, rid, theirs, ours, r.reason, str(result)[:160]))
+    _report("BFCL on real results", results)
+    for model, counts in sorted(per_model.items()):
+        print(f"  {model}: {counts[True]}/{counts[True] + counts[False]} agree")
+    for d in differences:
+        print("  DIFF", *d)
+    assert differences == []
