@@ -207,3 +207,34 @@ def test_function_calling_results_are_decoded_by_bfcls_fc_rule(tmp_path: Path) -
     for bad in ("[f(a=1)]", [{"f": "[1, 2]"}], [{"f": "{not json"}], [{}], {"f": "{}"}):
         with pytest.raises(DecodeError):
             decode(bad, "fc")
+
+
+def test_a_case_offering_no_tool_sends_none(tmp_path: Path) -> None:
+    """`tools: []` is not "every tool of the suite": a live run offers the model nothing."""
+    from evalspec.plan import compile_plan
+
+    records = [_record("live_irrelevance_1"), _record("live_irrelevance_2", FACTORIAL)]
+    (path,) = write_suite_yaml(records, None, tmp_path / "s.yaml", name="s")
+    first, second = compile_plan(load_suite(path)).items
+    assert first.tools == ()
+    assert [t["function"]["name"] for t in second.tools] == ["math.factorial"]
+
+
+def test_names_equal_once_dots_are_underscores_go_to_separate_suites(tmp_path: Path) -> None:
+    dotted = {**FACTORIAL, "name": "car.rental"}
+    plain = {**FACTORIAL, "name": "car_rental", "description": "another"}
+    records = [_record("m_1", dotted), _record("m_2", plain)]
+    assert len(write_suite_yaml(records, None, tmp_path / "d.yaml", name="d")) == 1
+    paths = write_suite_yaml(records, None, tmp_path / "u.yaml", name="u", names="underscored")
+    assert [[t.name for t in load_suite(p).tools] for p in paths] == [["car_rental"]] * 2
+
+
+def test_an_empty_list_counts_as_leaving_out_an_array_argument(tmp_path: Path) -> None:
+    """BFCL reads a "" answer as an empty list, so `deck=[]` passes where only leaving `deck`
+    out is listed (Llama-3-70B on simple_python_335); text in its place is still wrong."""
+    deck = {"type": "array", "items": {"type": "string"}}
+    params = {**FACTORIAL["parameters"], "properties": {"number": {"type": "integer"}, "deck": deck}}
+    fn = {**FACTORIAL, "parameters": params}
+    truth = _truth("s_1", ("math.factorial", {"number": [5], "deck": [""]}))
+    results = ["[math.factorial(number=5, deck=[])]", "[math.factorial(number=5, deck=['x'])]"]
+    assert _verdicts(tmp_path, [_record("s_1", fn)], truth, results) == ["pass", "fail"]

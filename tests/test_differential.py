@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import random
+import re
 import sys
 import types
 from collections import Counter, defaultdict
@@ -480,9 +481,29 @@ REAL_RESULTS = Path(__file__).parent / "data" / "bfcl_results"
 EVALSPEC_BFCL_RESULTS names a directory of the same layout to measure on instead (the whole
 published files)."""
 
-BFCL_DEFERENCES: dict[str, str] = {}
-"""Records on which evalspec differs from BFCL on purpose (README, "deliberately differs"),
-by `model/record id`, with the reason; every other record must agree."""
+NESTED_NUMBER = re.compile(r"Key '[^']*':.* expected a (whole|decimal) number but got")
+
+
+def _deliberate(theirs: bool, ours: bool, reason: str) -> bool:
+    """A difference of a class the README lists as deliberate: inside a dict, `one_of` keeps
+    its typing rules (300000.0 is not the integer 300000), where BFCL compares with `==`."""
+    return theirs and not ours and bool(NESTED_NUMBER.search(reason))
+
+
+class _Placeholder:
+    """Whatever a module-level line of bfcl-eval does with an absent dependency (build a parser
+    language, subclass a client) succeeds and yields another placeholder."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _Placeholder:
+        return _Placeholder()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Placeholder()
 
 
 class _Absent(types.ModuleType):
@@ -492,7 +513,7 @@ class _Absent(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        return type(name, (), {})
+        return type(name, (_Placeholder,), {})
 
 
 def _import_bfcl(module: str) -> Any:
@@ -537,6 +558,8 @@ def _bfcl_real_verdict(record, result, truth, category: str, kind: str, names: s
     registry[model] = types.SimpleNamespace(underscore_to_dot=names == "underscored")
     try:
         decoded = _bfcl_decode(result, kind)
+    except ImportError:
+        raise
     except Exception:  # BFCL: a decoding error is no call
         return "irrelevance" in category
     if "irrelevance" in category:
@@ -548,12 +571,20 @@ def _bfcl_real_verdict(record, result, truth, category: str, kind: str, names: s
 
 def _real_result_files() -> list[tuple[str, dict[str, Any], Path]]:
     root = Path(os.environ.get("EVALSPEC_BFCL_RESULTS") or REAL_RESULTS)
+    if not (root / "models.json").is_file():
+        pytest.skip(f"no published BFCL results in {root} (models.json is missing)")
     models = json.loads((root / "models.json").read_text(encoding="utf-8"))
+    # live_relevance is left out: any call passes there, which no evalspec expectation says.
     return [
         (model, info, path)
         for model, info in sorted(models.items())
         for path in sorted((root / model).glob("BFCL_v4_*_result.json"))
+        if path.name != "BFCL_v4_live_relevance_result.json"
     ]
+
+
+def _category_of(path: Path) -> str:
+    return path.name[len("BFCL_v4_") : -len("_result.json")]
 
 
 @pytest.mark.slow
@@ -567,39 +598,64 @@ def test_bfcl_agrees_on_real_models_results(tmp_path: Path) -> None:
     from evalspec.interop.bfcl import bfcl_transcripts, read_records, write_suite_yaml
 
     data = Path(bfcl_eval.__file__).parent / "data"
+    files = _real_result_files()
+    published_of = {path: read_records(path) for _, _, path in files}
+    wanted: dict[str, set[str]] = defaultdict(set)
+    for path, records in published_of.items():
+        wanted[_category_of(path)].update(r["id"] for r in records)
+    imported: dict[tuple[str, str], tuple[list[Any], dict[str, Any], dict[str, Any]]] = {}
+
+    def suites_of(category: str, names: str) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
+        """`evalspec import bfcl` of the answered records of a category, once per name rule."""
+        if (category, names) not in imported:
+            keep = wanted[category]
+            questions = [
+                q for q in read_records(data / f"BFCL_v4_{category}.json") if q["id"] in keep
+            ]
+            answer_file = data / "possible_answer" / f"BFCL_v4_{category}.json"
+            answers = read_records(answer_file) if answer_file.exists() else None
+            out = tmp_path / names / f"{category}.yaml"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            paths = write_suite_yaml(questions, answers, out, name=category, names=names)
+            imported[category, names] = (
+                [load_suite(p) for p in paths],
+                {q["id"]: q for q in questions},
+                {a["id"]: a["ground_truth"] for a in answers or ()},
+            )
+        return imported[category, names]
+
     per_model: dict[str, Counter] = defaultdict(Counter)
-    results, differences = [], []
-    for model, info, path in _real_result_files():
-        category = path.name[len("BFCL_v4_") : -len("_result.json")]
-        questions = {q["id"]: q for q in read_records(data / f"BFCL_v4_{category}.json")}
-        published = read_records(path)
+    results, differences, deliberate = [], [], []
+    for model, info, path in files:
+        category = _category_of(path)
+        suites, questions, truth = suites_of(category, info["names"])
+        published = published_of[path]
         result_of = {r["id"]: r["result"] for r in published}
-        records = [questions[r["id"]] for r in published]
-        answer_file = data / "possible_answer" / f"BFCL_v4_{category}.json"
-        answers = read_records(answer_file) if answer_file.exists() else None
-        truth = {a["id"]: a["ground_truth"] for a in answers or ()}
-        out = tmp_path / model / f"{category}.yaml"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        paths = write_suite_yaml(records, answers, out, name=category, names=info["names"])
         transcripts = {
             t.case: t for t in bfcl_transcripts(published, model=model, kind=info["kind"])
         }
-        for suite in map(load_suite, paths):
-            batch = [transcripts[c.name] for c in suite.cases]
+        for suite in suites:
+            batch = [transcripts[c.name] for c in suite.cases if c.name in transcripts]
+            if not batch:
+                continue
             for r in score(suite, batch).results:
                 ours = r.status in ("pass", "warn")
                 rid, result = r.case, result_of[r.case]
                 theirs = _bfcl_real_verdict(
                     questions[rid], result, truth.get(rid), category, info["kind"], info["names"]
                 )
-                same = ours == theirs or f"{model}/{rid}" in BFCL_DEFERENCES
+                if ours != theirs and _deliberate(theirs, ours, r.reason):
+                    deliberate.append((model, rid))
+                    print("  DELIBERATE", model, rid, r.reason, flush=True)
+                    continue
+                same = ours == theirs
                 results.append((category, same))
                 per_model[model][same] += 1
                 if not same:
                     differences.append((model, rid, theirs, ours, r.reason, str(result)[:160]))
+                    print("  DIFF", *differences[-1], flush=True)
     _report("BFCL on real results", results)
     for model, counts in sorted(per_model.items()):
         print(f"  {model}: {counts[True]}/{counts[True] + counts[False]} agree")
-    for d in differences:
-        print("  DIFF", *d)
+    print(f"  deliberate (README table), left out above: {len(deliberate)}")
     assert differences == []

@@ -138,6 +138,9 @@ def _choices_ok(
     candidates = [c for c in choices if not (isinstance(c, str) and c == "")]
     if not present:
         return None if optional else MISSING
+    if optional and declared == "list" and actual == [] and isinstance(actual, list):
+        # BFCL's list_checker reads each "" answer as an empty list: [] is leaving it out.
+        return None
     if optional and actual == "" and isinstance(actual, str):
         # BFCL type-checks before it looks at acceptable values: "" passes as text only when
         # text is the declared type or the listed answers' type; else it is a type error.

@@ -291,15 +291,18 @@ def _pair(
     return [(q, by_id[q["id"]]) for q in questions]
 
 
-def split_records(questions: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
-    """Group records so that no group holds two different docs for one function name.
+def split_records(
+    questions: Sequence[Mapping[str, Any]], names: str = "dotted"
+) -> list[list[Mapping[str, Any]]]:
+    """Group records so that no group holds two different docs for one offered tool name.
 
-    BFCL reuses names (e.g. `calculate_area`) with different parameters in different records;
-    one suite offers one definition per name, so such records go to another group (first fit).
+    BFCL reuses names (e.g. `calculate_area`) with different parameters in different records,
+    and `car.rental` and `car_rental` are one name when dots become underscores; one suite
+    offers one definition per name, so such records go to another group (first fit).
     """
     groups: list[tuple[dict[str, str], list[Mapping[str, Any]]]] = []
     for q in questions:
-        docs = {fn["name"]: _fn_key(fn) for fn in q.get("function") or ()}
+        docs = {offered_name(fn["name"], names): _fn_key(fn) for fn in q.get("function") or ()}
         for known, members in groups:
             if all(known.get(n, k) == k for n, k in docs.items()):
                 known.update(docs)
@@ -331,7 +334,7 @@ def bfcl_suite_dict(
         functions = {fn["name"]: fn for fn in q.get("function") or ()}
         for fn in functions.values():
             key = _fn_key(fn)
-            if docs.setdefault(fn["name"], key) != key:
+            if docs.setdefault(offered_name(fn["name"], names), key) != key:
                 raise UsageError(
                     f"record {q['id']} defines {fn['name']!r} differently from an earlier "
                     "record; one suite offers one definition per tool name "
@@ -380,7 +383,7 @@ def bfcl_suite_dicts(
     names: str = "dotted",
 ) -> list[dict[str, Any]]:
     """As many suites as the records need (see `split_records`): `name`, `name-2`, ..."""
-    groups = split_records(questions)
+    groups = split_records(questions, names)
     return [
         bfcl_suite_dict(
             group,
