@@ -233,7 +233,8 @@ def test_an_empty_list_counts_as_leaving_out_an_array_argument(tmp_path: Path) -
     """BFCL reads a "" answer as an empty list, so `deck=[]` passes where only leaving `deck`
     out is listed (Llama-3-70B on simple_python_335); text in its place is still wrong."""
     deck = {"type": "array", "items": {"type": "string"}}
-    params = {**FACTORIAL["parameters"], "properties": {"number": {"type": "integer"}, "deck": deck}}
+    properties = {"number": {"type": "integer"}, "deck": deck}
+    params = {**FACTORIAL["parameters"], "properties": properties}
     fn = {**FACTORIAL, "parameters": params}
     truth = _truth("s_1", ("math.factorial", {"number": [5], "deck": [""]}))
     results = ["[math.factorial(number=5, deck=[])]", "[math.factorial(number=5, deck=['x'])]"]
