@@ -4,7 +4,7 @@ Each comparison runs the real implementation (`arcade-mcp[evals]` 1.16.3, `uipat
 `bfcl-eval` 2026.3.23: the `diff` extra plus `pip install --no-deps bfcl-eval`, in a separate
 environment since arcade pins an older openai and typer; .ci/run builds it as .venv-diff)
 on random inputs inside that system's documented domain, and evalspec on the same inputs. The
-README's "deliberately differs" table lists where evalspec chose otherwise on purpose; those
+docs/differences.md lists where evalspec chose otherwise on purpose; those
 inputs are left out here. Run with `-s` to see the agreement per family.
 """
 
@@ -470,7 +470,7 @@ def test_bfcl_ast_checker_agrees(tmp_path: Path) -> None:
                 if not same:
                     differences.append((r.item_id, verdicts[r.item_id], ours, r.reason))
     _report("BFCL ast_checker", results)
-    # Deliberate (README): evalspec pairs parallel calls optimally, BFCL greedily.
+    # Deliberate (docs/differences.md): evalspec pairs parallel calls optimally, BFCL greedily.
     assert [d[0] for d in differences] == ["parallel_178:parallel_reordered"]
 
 
@@ -485,7 +485,7 @@ NESTED_NUMBER = re.compile(r"Key '[^']*':.* expected a (whole|decimal) number bu
 
 
 def _deliberate(theirs: bool, ours: bool, reason: str) -> bool:
-    """A difference of a class the README lists as deliberate: inside a dict, `one_of` keeps
+    """A difference of a class docs/differences.md lists as deliberate: inside a dict, one_of keeps
     its typing rules (300000.0 is not the integer 300000), where BFCL compares with `==`."""
     return theirs and not ours and bool(NESTED_NUMBER.search(reason))
 
@@ -657,5 +657,5 @@ def test_bfcl_agrees_on_real_models_results(tmp_path: Path) -> None:
     _report("BFCL on real results", results)
     for model, counts in sorted(per_model.items()):
         print(f"  {model}: {counts[True]}/{counts[True] + counts[False]} agree")
-    print(f"  deliberate (README table), left out above: {len(deliberate)}")
+    print(f"  deliberate (docs/differences.md), left out above: {len(deliberate)}")
     assert differences == []
