@@ -175,8 +175,19 @@ def stabletoolbench(
     judge: Annotated[
         str | None, typer.Option(help="Also judge the final answer with this model (LLM judge).")
     ] = None,
+    judge_base_url: Annotated[
+        str | None,
+        typer.Option(help="The judge's OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+    ] = None,
+    judge_key_env: Annotated[
+        str | None,
+        typer.Option(help="Environment variable holding the judge's API key."),
+    ] = None,
 ) -> None:
     """Write a suite with one case per StableToolBench query, expecting its gold APIs.
+
+    With --judge, each case also has StableToolBench's SoPR judge on the final answer; ask it
+    about imported answers with `evalspec judge SUITE -t TRANSCRIPTS`.
 
     Example:
 
@@ -199,6 +210,7 @@ def stabletoolbench(
             name=name or f"stabletoolbench-{queries.stem}",
             models=model or [DEFAULT_MODEL],
             judge=judge,
+            judge_endpoint=_judge_endpoint(judge, judge_base_url, judge_key_env),
         )
     except _MALFORMED as exc:
         raise UsageError(f"{queries}: a query lacks {exc}") from None
@@ -207,6 +219,14 @@ def stabletoolbench(
     for p in write_suites(out, suites):
         typer.echo(f"wrote {p}")
     typer.echo(f"{len(loaded)} cases in {len(suites)} suite(s)")
+
+
+def _judge_endpoint(judge: str | None, base_url: str | None, key_env: str | None) -> dict[str, str]:
+    """The judge's endpoint settings given on the command line (only with --judge)."""
+    given = {"base_url": base_url, "api_key_env": key_env}
+    if not judge and any(given.values()):
+        raise UsageError("--judge-base-url and --judge-key-env need --judge MODEL")
+    return {k: v for k, v in given.items() if v}
 
 
 @import_app.command("stabletoolbench-answers")

@@ -18,10 +18,18 @@ def _tool_dict(tool: Any) -> dict[str, Any]:
 
 
 def stabletoolbench_suites(
-    queries: Sequence[Mapping[str, Any]], *, name: str, models: Sequence[str], judge: str | None
+    queries: Sequence[Mapping[str, Any]],
+    *,
+    name: str,
+    models: Sequence[str],
+    judge: str | None,
+    judge_endpoint: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Suites for StableToolBench queries: tools from `api_list`, gold APIs scored by
-    `api_call_score`; queries whose APIs disagree with earlier ones go to further suites."""
+    `api_call_score`; queries whose APIs disagree with earlier ones go to further suites.
+
+    `judge` (a model id) adds StableToolBench's SoPR judge on the final answer; its
+    `judge_endpoint` holds the judge's `base_url` and `api_key_env` when not the defaults."""
     from evalspec.interop.bfcl import escape_templates
     from evalspec.interop.stabletoolbench import api_to_tool, gold_apis
 
@@ -42,6 +50,7 @@ def stabletoolbench_suites(
                 "judge": {
                     "criteria": "The answer solves the user's request with the tools' results.",
                     "model": judge,
+                    **(judge_endpoint or {}),
                 }
             }
         for known, cases in groups:

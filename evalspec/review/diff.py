@@ -127,6 +127,9 @@ class Comparison:
     """Transcripts that matched no case and model, grouped with what did not match."""
     suite_wide: tuple[str, ...] = ()
     """Changes that touch every case (run settings, models)."""
+    suite_changes: tuple[str, ...] = ()
+    """Other changes to the suite that no case names: a tool's answers no recording reached,
+    a tool no case offers, the description, a change to the file's text alone."""
     scored: int | None = None
     """How many transcripts were scored (None: not a re-scoring, as in `compare`)."""
     allow_stale: bool = False
@@ -184,6 +187,9 @@ class Comparison:
             parts.append(f"{n['rerun']} re-run needed")
         if self.skipped:
             parts.append("transcripts skipped")
+        if self.suite_changes:
+            k = len(self.suite_changes)
+            parts.append(f"{k} other suite change{'s' if k != 1 else ''}")
         return ", ".join(parts) or "nothing to compare"
 
     def to_dict(self) -> dict[str, Any]:
@@ -196,6 +202,7 @@ class Comparison:
             "security": list(self.security),
             "skipped": list(self.skipped),
             "suite_wide": list(self.suite_wide),
+            "suite_changes": list(self.suite_changes),
             "scored": self.scored,
             "notes": list(self.notes),
             "changes": [_change_dict(c) for c in self.changes],
@@ -360,6 +367,8 @@ def _head_evidence(
             t = recorded.get((*key, trial))
             problems = check.problems_by_tool(t) if t is not None else []
             if (t is None or problems) and (*key, trial) in fresh:
+                # The head's recording answers the change: still name the tools it was about.
+                ev.tools.update(tool for tool, _ in problems if tool is not None)
                 t, problems, ev.rerecorded = fresh[(*key, trial)], [], True
             if t is None:
                 ev.missing_trials += 1
@@ -440,7 +449,7 @@ def diff_suites(
     `known_endpoints` are endpoints a new suite may use without a security-relevant change
     (those the base's other suites already use).
     """
-    from evalspec.review.changes import case_changes, suite_wide_changes
+    from evalspec.review.changes import case_changes, suite_wide_changes, unnamed_changes
     from evalspec.review.security import security_changes
 
     if embedder is None and (base is None or base.embeddings == head.embeddings):
@@ -461,6 +470,8 @@ def diff_suites(
     named = case_changes(base, head, stale_tools) if base is not None else {}
     suite_wide = suite_wide_changes(base, head) if base is not None else []
     suite_wide += _common_to_all(named)
+    said = [item for items in named.values() for item in items] + suite_wide
+    others = unnamed_changes(base, head, said) if base is not None else []
 
     keys = list(head_ids) + [k for k in base_ids if k not in head_ids]
     changes: list[CaseChange] = []
@@ -510,6 +521,7 @@ def diff_suites(
         security=tuple(security_changes(base, head, known_endpoints)),
         skipped=tuple(skipped),
         suite_wide=tuple(suite_wide),
+        suite_changes=tuple(others),
         scored=len(used),
         allow_stale=allow_stale,
     )

@@ -7,21 +7,61 @@ the suite's: the content id must be the suite's, and each tool output the model 
 what the suite's tools answer now (simulated response rules, StableToolBench caches, the LLM
 simulator's cache). Nothing here sends a request: an answer only the LLM simulator could give,
 and its cache lacks, cannot be checked and makes the case "re-run needed".
+
+An imported transcript (`source: import:...`) carries the answers of the world it came from;
+its tool outputs are checked only where the suite itself says what a tool answers (a response
+rule or a cache entry for those arguments), since elsewhere the suite makes no claim.
+
+`diff` and `review` count an answer that cannot be checked as stale (they must not pass on
+evidence nobody verified); `run --resume` and `score` act on `differences`, the requests that
+are known to have changed (they re-run or name those transcripts).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalspec.plan import compile_plan
+from evalspec.plan import Plan, compile_plan
 from evalspec.review.changes import difference
 from evalspec.suite.model import Suite, Tool
 from evalspec.tools.result import ToolResult
 from evalspec.transcript import ToolCall, Transcript
 
 MAX_SHOWN = 120
+CHECKED_SOURCES = frozenset({"rule", "cache", "llm"})
+"""Where an imported transcript's tool outputs are compared: the suite's own answers."""
+REQUEST_CHANGED = (
+    "the request to the model changed (messages, tools offered, model, parameters or run settings)"
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason a transcript may no longer be evidence for a suite."""
+
+    tool: str | None
+    """The tool whose output differs, or None for the opening request."""
+    text: str
+    known: bool
+    """True: the request is known to differ now; False: nothing offline can say (a live tool
+    with no cache)."""
+
+
+@dataclass(frozen=True)
+class StaleTranscript:
+    """A transcript that answers requests the suite no longer makes, and why."""
+
+    transcript: Transcript
+    why: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        t = self.transcript
+        return f"{t.case!r} · {t.model}" + (f" · trial {t.trial + 1}" if t.trial else "")
 
 
 def _shown(value: Any) -> str:
@@ -38,7 +78,9 @@ def _observation(output: Any, error: str | None) -> str:
 class EvidenceCheck:
     """Checks transcripts against one suite version, offline."""
 
-    def __init__(self, suite: Suite):
+    def __init__(self, suite: Suite, plan: Plan | None = None):
+        """`plan` (of this suite) when its items are not the suite's default ones (a run with
+        --trials or a case selection); by default the suite's whole plan."""
         from evalspec.tools.simulated import ToolSimulator
 
         self.suite = suite
@@ -47,54 +89,69 @@ class EvidenceCheck:
         self._tools = {t.name: t for t in suite.tools}
         self._ids: dict[tuple[str, str, int], str] = {}
         self._offered: dict[str, frozenset[str]] = {}
-        for it in compile_plan(suite).items:
+        for it in (plan or compile_plan(suite)).items:
             self._ids[(it.case.name, it.model.name, it.trial)] = it.id
             self._offered[it.case.name] = frozenset(t["function"]["name"] for t in it.tools)
 
     def problems(self, t: Transcript) -> list[str]:
         """Why `t` is not evidence for this suite; empty when it is."""
-        return [text for _, text in self.problems_by_tool(t)]
+        return [f.text for f in self.findings(t)]
 
     def problems_by_tool(self, t: Transcript) -> list[tuple[str | None, str]]:
-        """(tool whose output differs, or None for the opening request; why), in call order.
+        """(tool whose output differs, or None for the opening request; why), in call order."""
+        return [(f.tool, f.text) for f in self.findings(t)]
+
+    def differences(self, t: Transcript) -> list[str]:
+        """What is known to differ between the requests `t` answers and the suite's now."""
+        return [f.text for f in self.findings(t) if f.known]
+
+    def findings(self, t: Transcript) -> list[Finding]:
+        """Every reason `t` may not be evidence for this suite, in call order.
 
         Imported transcripts (`source: import:...`) carry no content id, so only their tool
-        outputs are checked.
+        outputs are checked, and only where the suite says what the tool answers.
         """
         head_id = self._ids.get((t.case, t.model, t.trial))
         if head_id is None:
             return []
-        out: list[tuple[str | None, str]] = []
-        if not t.source.startswith("import:") and t.item_id != head_id:
-            out.append(
-                (
-                    None,
-                    "the request to the model changed (messages, tools offered, model, "
-                    "parameters or run settings)",
-                )
-            )
+        imported = t.source.startswith("import:")
+        out: list[Finding] = []
+        if not imported and t.item_id != head_id:
+            out.append(Finding(None, REQUEST_CHANGED, known=True))
         offered = self._offered.get(t.case, frozenset())
         for call in t.tool_calls:
-            problem = self._call_problem(call, offered)
-            if problem:
-                out.append((call.name, problem))
+            finding = self._call_finding(call, offered, imported=imported)
+            if finding is not None:
+                out.append(finding)
         return out
 
-    def _call_problem(self, call: ToolCall, offered: frozenset[str]) -> str | None:
+    def _call_finding(
+        self, call: ToolCall, offered: frozenset[str], *, imported: bool
+    ) -> Finding | None:
         now = self._answer(call, offered)
         args = call.arguments if call.arguments is not None else call.raw_arguments
         label = f"{call.name} {_shown(args)}"
         if now is None:
-            return (
+            if imported:
+                return None
+            return Finding(
+                call.name,
                 f"{label}: only a live tool (the LLM simulator or an MCP server) answers these "
-                "arguments and no cache holds its answer; re-run to see what the model does"
+                "arguments and no cache holds its answer; re-run to see what the model does",
+                known=False,
             )
+        if imported and now.source not in CHECKED_SOURCES:
+            return None
         recorded = _observation(call.output, call.error)
         current = _observation(now.output, now.error)
         if recorded == current:
             return None
         change = difference(json.loads(recorded), json.loads(current))
-        return f"{label}: the tool answers differently from what the model saw: {change}"
+        return Finding(
+            call.name,
+            f"{label}: the tool answers differently from what the model saw: {change}",
+            True,
+        )
 
     def _answer(self, call: ToolCall, offered: frozenset[str]) -> ToolResult | None:
         """The tool's answer under this suite, as the runner would give it, without requests."""
@@ -120,3 +177,19 @@ class EvidenceCheck:
             return None
         entry = ResponseCache(path).get(arguments)
         return entry_to_result(entry) if entry is not None else None
+
+
+def stale_transcripts(
+    suite: Suite, transcripts: Sequence[Transcript], *, plan: Plan | None = None
+) -> list[StaleTranscript]:
+    """The transcripts that answer requests this suite no longer makes (a changed user message,
+    a tool that answers differently now), each with why; offline, nothing is sent."""
+    if not transcripts:
+        return []
+    check = EvidenceCheck(suite, plan)
+    out = []
+    for t in transcripts:
+        why = check.differences(t)
+        if why:
+            out.append(StaleTranscript(t, tuple(why)))
+    return out
