@@ -125,6 +125,8 @@ def test_sopr_of_published_answers_matches_the_seed_formula(imported):
     results = suite.parent / "results.json"
     scored = cli("score", suite, "-t", transcripts, "--out", results)
     assert "is not in" not in scored.output, scored.output
+    # Imported answers carry the real APIs' outputs; the suite makes no claim about them.
+    assert "stale" not in scored.output
     assert len(server.requests) == 5
     rows = {
         (r["model"], r["case"]): row["score"]
@@ -184,3 +186,46 @@ def test_judge_refuses_a_suite_without_a_judge(tmp_path):
     assert "has no judge check" in done.output
     lone = cli("import", "stabletoolbench", QUERIES, "--out", suite, "--judge-base-url", "x")
     assert lone.exit_code == 2 and "need --judge MODEL" in lone.output
+
+
+SUBSET = DATA / "toolbench/tooleval/results/default_evalset/gpt-3.5-turbo_CoT/G2_instruction.json"
+
+
+def length_verdict(body: dict[str, Any]) -> Any:
+    """A stand-in judge with a rule a test can recompute: long answers solve, short ones are
+    unsure, the rest unsolved."""
+    answer = body["messages"][-1]["content"].split("Final answer:\n", 1)[1]
+    answer = answer.split("\n\nGrading criteria:", 1)[0]
+    verdict = "Solved" if len(answer) > 300 else "Unsure" if len(answer) > 100 else "Unsolved"
+    return text_reply(json.dumps({"verdict": verdict, "reason": "stand-in"}))
+
+
+def test_a_published_answer_file_alone_is_judged_end_to_end(tmp_path, monkeypatch):
+    """The leaderboard's answer files come without their queries in a test_instruction file:
+    --suite-out makes the suite from the answer file itself, as StableToolEval reads it."""
+    from evalspec.interop.stabletoolbench import has_finish, sopr_score
+    from evalspec.transcript import load_transcripts
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with FakeOpenAI(length_verdict) as server:
+        suite, out = tmp_path / "g2.yaml", tmp_path / "g2.jsonl"
+        done = cli(
+            "import", "stabletoolbench-answers", SUBSET, "--out", out, "--suite-out", suite,
+            "--judge", "judge-model", "--judge-base-url", server.base_url,
+            "--judge-key-env", KEY_ENV,
+        )  # fmt: skip
+        assert done.exit_code == 0, done.output
+        assert cli("validate", suite).exit_code == 0
+        judged = cli("judge", suite, "-t", out, "--json")
+        assert judged.exit_code == 0, judged.output
+        (row,) = json.loads(judged.output)["sopr"]
+    by_hand = []
+    for t in load_transcripts(out):
+        answer = t.final_answer or ""
+        verdict = "Solved" if len(answer) > 300 else "Unsure" if len(answer) > 100 else "Unsolved"
+        by_hand.append(sopr_score(verdict, has_finish(t)) if answer.strip() else 0.0)
+    assert row["answers"] == 9
+    assert row["sopr"] == pytest.approx(sum(by_hand) / len(by_hand))
+    assert len(server.requests) == sum(1 for t in load_transcripts(out) if t.final_answer)
+    lone = cli("import", "stabletoolbench-answers", SUBSET, "--out", out, "--suite-out", suite)
+    assert lone.exit_code == 2 and "go together" in lone.output

@@ -69,9 +69,8 @@ def _shown(value: Any) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
 
 
-def _observation(output: Any, error: str | None) -> str:
+def _observation(value: Any) -> str:
     """What the model read in the tool message, in a form two versions can compare."""
-    value = {"error": error} if error is not None else output
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
@@ -129,29 +128,33 @@ class EvidenceCheck:
         self, call: ToolCall, offered: frozenset[str], *, imported: bool
     ) -> Finding | None:
         now = self._answer(call, offered)
-        args = call.arguments if call.arguments is not None else call.raw_arguments
-        label = f"{call.name} {_shown(args)}"
         if now is None:
             if imported:
                 return None
             return Finding(
                 call.name,
-                f"{label}: only a live tool (the LLM simulator or an MCP server) answers these "
-                "arguments and no cache holds its answer; re-run to see what the model does",
+                f"{self._label(call)}: only a live tool (the LLM simulator or an MCP server) "
+                "answers these arguments and no cache holds its answer; re-run to see what the "
+                "model does",
                 known=False,
             )
         if imported and now.source not in CHECKED_SOURCES:
             return None
-        recorded = _observation(call.output, call.error)
-        current = _observation(now.output, now.error)
-        if recorded == current:
+        recorded = {"error": call.error} if call.error is not None else call.output
+        current = now.observation()
+        if _observation(recorded) == _observation(current):
             return None
-        change = difference(json.loads(recorded), json.loads(current))
         return Finding(
             call.name,
-            f"{label}: the tool answers differently from what the model saw: {change}",
+            f"{self._label(call)}: the tool answers differently from what the model saw: "
+            f"{difference(recorded, current)}",
             True,
         )
+
+    @staticmethod
+    def _label(call: ToolCall) -> str:
+        args = call.arguments if call.arguments is not None else call.raw_arguments
+        return f"{call.name} {_shown(args)}"
 
     def _answer(self, call: ToolCall, offered: frozenset[str]) -> ToolResult | None:
         """The tool's answer under this suite, as the runner would give it, without requests."""

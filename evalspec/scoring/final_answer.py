@@ -424,8 +424,8 @@ class LLMJudge:
         if self._calls is None:
             raise JudgeUnavailable(
                 f"the judge's verdict on this answer is not in {self.cache_path or 'the cache'}"
-                " and this command calls no model; `evalspec judge SUITE -t TRANSCRIPTS` (or a "
-                f"run) asks the judge, with its key in {self.api_key_env}, to fill the cache",
+                " and this command calls no model; it needs a run, or `evalspec judge SUITE -t "
+                f"TRANSCRIPTS`, with the judge's key in {self.api_key_env}, to fill the cache",
                 needs_run=True,
             )
         _log.info("judge verdict not cached; asking %s", self.model)
