@@ -46,7 +46,7 @@ def finished_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A finished run of model m1 (3 cases) against a scripted model on 127.0.0.1."""
     monkeypatch.setenv(KEY_ENV, "sk-test-stale-0000")
     with FakeOpenAI(scripted) as server:
-        suite = write_suite(tmp_path, server.base_url)
+        suite = write_suite(tmp_path, server.base_url, timeout=30)  # a loaded machine is slow
         run_dir = tmp_path / "run"
         done = cli("run", suite, "--model", "m1", "--out", run_dir)
         assert done.exit_code == 0, done.output

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from evalspec.critics.base import Embedder
     from evalspec.plan import Plan
-    from evalspec.review.evidence import StaleTranscript
+    from evalspec.runner.evidence import StaleTranscript
     from evalspec.runner.execute import RunOptions, RunOutcome
     from evalspec.runner.run_dir import ResumeState
     from evalspec.suite.model import Suite

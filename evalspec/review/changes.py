@@ -6,12 +6,12 @@ score movements, so a comment says what was changed as well as what it did.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
+from evalspec.json_values import difference, short
 from evalspec.suite.model import (
     Case,
     CriticSpec,
@@ -22,30 +22,6 @@ from evalspec.suite.model import (
     Suite,
     Tool,
 )
-
-MAX_TEXT = 80
-
-
-def short(value: Any, limit: int = MAX_TEXT) -> str:
-    """A value as a reviewer reads it: strings quoted, everything else compact JSON."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        text = f"{value:g}"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def difference(before: Any, after: Any, limit: int = MAX_TEXT) -> str:
-    """`temperature 21 -> 30` for two mappings that differ in a few keys; else both whole."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        keys = list(after) + [k for k in before if k not in after]
-        moved = [k for k in keys if (k in before, before.get(k)) != (k in after, after.get(k))]
-        if moved and len(moved) <= 3:
-            return "; ".join(
-                f"{k} {short(before[k], limit) if k in before else '(none)'} -> "
-                f"{short(after[k], limit) if k in after else '(none)'}"
-                for k in moved
-            )
-    return f"{short(before, limit)} -> {short(after, limit)}"
 
 
 def critic_text(spec: CriticSpec | None) -> str:

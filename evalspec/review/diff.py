@@ -351,7 +351,7 @@ def _head_evidence(
 ) -> dict[tuple[str, str], _Evidence]:
     """Per head (case, model): the recorded transcripts when they answer the head's requests,
     else the head's own recordings when those do, else the stale ones (flagged)."""
-    from evalspec.review.evidence import EvidenceCheck
+    from evalspec.runner.evidence import EvidenceCheck
 
     check = EvidenceCheck(head)
     recorded = {(t.case, t.model, t.trial): t for t in transcripts}

@@ -22,7 +22,7 @@ from evalspec.transcript import Transcript
 
 if TYPE_CHECKING:
     from evalspec.plan import Plan
-    from evalspec.review.evidence import StaleTranscript
+    from evalspec.runner.evidence import StaleTranscript
 
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 MANIFEST_FILE = "run.json"
@@ -91,7 +91,7 @@ def resume_state(run_dir: Path, plan: Plan) -> ResumeState:
     (see `evidence`), so an item recorded under a simulated output since edited runs again
     rather than being kept with an answer the suite no longer gives.
     """
-    from evalspec.review.evidence import stale_transcripts
+    from evalspec.runner.evidence import stale_transcripts
 
     ids = {it.id for it in plan.items}
     done = {k: t for k, t in completed(run_dir).items() if k in ids}

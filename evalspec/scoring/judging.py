@@ -86,12 +86,9 @@ class JudgeOutcome:
 
 
 def _finished(t: Transcript) -> bool:
-    """StableToolBench's rule for its own runs; every other run counts as finished."""
-    if not t.source.startswith("import:stabletoolbench"):
-        return True
-    from evalspec.interop.stabletoolbench import has_finish
-
-    return has_finish(t)
+    """An imported StableToolBench run carries StableToolBench's Finish verdict (its import
+    marks a run without Finish `incomplete`); every other run counts as finished."""
+    return not t.source.startswith("import:stabletoolbench") or t.finish_reason == "finish"
 
 
 def judge_checks(case: Case) -> list[FinalAnswerCheck]:

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalspec.json_values import difference
 from evalspec.plan import Plan, compile_plan
-from evalspec.review.changes import difference
 from evalspec.suite.model import Suite, Tool
 from evalspec.tools.result import ToolResult
 from evalspec.transcript import ToolCall, Transcript
