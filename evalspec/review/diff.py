@@ -7,8 +7,8 @@ Markdown and JSON renderers read. No model is called: the point
 is that a reviewer sees the effect of a spec change without paying for the answers again.
 
 A transcript counts for the head suite only when it answers the head's requests (see
-evidence.py); cases without such evidence are "re-run needed" or "needs a run", and those gate
-like regressions unless the caller accepts them.
+runner/evidence.py); cases without such evidence are "re-run needed" or "needs a run", and
+those gate like regressions unless the caller accepts them.
 """
 
 from __future__ import annotations
@@ -444,8 +444,8 @@ def diff_suites(
 
     `base` None means the suite is new (every case is added). The head side uses a transcript
     only when it answers the head's requests (content id and every tool output, see
-    evidence.py); when one does not, the head's own recordings (`head_transcripts`, a replay of
-    the head suite) stand in if they answer it, else the case is "re-run needed".
+    runner/evidence.py); when one does not, the head's own recordings (`head_transcripts`, a
+    replay of the head suite) stand in if they answer it, else the case is "re-run needed".
     `known_endpoints` are endpoints a new suite may use without a security-relevant change
     (those the base's other suites already use).
     """
