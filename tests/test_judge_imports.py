@@ -110,7 +110,7 @@ def test_sopr_of_published_answers_matches_the_seed_formula(imported):
     assert f"virtual_chatgpt_cot · final_answer.judge: SoPR {cot:.3f} over 3 answers" in done.output
     assert f"virtual_chatgpt_dfs · final_answer.judge: SoPR {dfs:.3f} over 3 answers" in done.output
     as_json = cli("judge", suite, "-t", transcripts, "--json")
-    sopr = {row["model"]: row["sopr"] for row in json.loads(as_json.output)["sopr"]}
+    sopr = {row["model"]: row["sopr"] for row in json.loads(as_json.stdout)["sopr"]}
     assert sopr == pytest.approx({MODELS[0]: cot, MODELS[1]: dfs})
     # The published pass rate agrees: the mean of StableToolEval's votes per query.
     for model, expected in zip(MODELS, (cot, dfs), strict=True):
@@ -172,7 +172,7 @@ def test_unfinished_runs_are_unsolved_whatever_the_verdict(imported, tmp_path):
     path.write_text("".join(json.dumps(t) + "\n" for t in cot))
     done = cli("judge", suite, "-t", path, "--json")
     assert done.exit_code == 0, done.output
-    (row,) = json.loads(done.output)["sopr"]
+    (row,) = json.loads(done.stdout)["sopr"]
     # 588: Solved but no Finish -> 0; 608: Unsure -> 0.5; 1073: Solved -> 1.
     assert row["sopr"] == pytest.approx((0 + 0.5 + 1) / 3)
     assert row["verdicts"] == {"Unsolved": 1, "Unsure": 1, "Solved": 1}
@@ -218,7 +218,7 @@ def test_a_published_answer_file_alone_is_judged_end_to_end(tmp_path, monkeypatc
         assert cli("validate", suite).exit_code == 0
         judged = cli("judge", suite, "-t", out, "--json")
         assert judged.exit_code == 0, judged.output
-        (row,) = json.loads(judged.output)["sopr"]
+        (row,) = json.loads(judged.stdout)["sopr"]
     by_hand = []
     for t in load_transcripts(out):
         answer = t.final_answer or ""
