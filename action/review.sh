@@ -9,8 +9,10 @@
 # review ran, so the comment can be posted before the gate step fails the job.
 #
 # Environment: EVALSPEC_BASE_REF (required; a ref or commit id), EVALSPEC_SUITES (globs,
-# space-separated, default suites/*.yaml), EVALSPEC_ALLOW_STALE (true|false),
-# EVALSPEC_COMMENT_FILE (default $RUNNER_TEMP/evalspec-review.md).
+# space-separated, default suites/*.yaml), EVALSPEC_ALLOW_STALE (true|false), EVALSPEC_PLUGINS
+# (installed plugins review may load, space-separated; default none),
+# EVALSPEC_COMMENT_FILE (default $RUNNER_TEMP/evalspec-review.md), EVALSPEC_FULL_REVIEW_FILE (the
+# whole review when the comment had to be shortened; default the comment's name + -full.md).
 set -uo pipefail
 
 base="${EVALSPEC_BASE_REF:?set EVALSPEC_BASE_REF to the base branch or commit}"
@@ -29,8 +31,11 @@ if ! git rev-parse --verify --quiet --end-of-options "$base^{commit}" > /dev/nul
   fi
 fi
 
-args=(review --base-ref "$base" --markdown "$comment")
+full="${EVALSPEC_FULL_REVIEW_FILE:-${comment%.md}-full.md}"
+args=(review --base-ref "$base" --markdown "$comment" --full-markdown "$full")
 if [[ "${EVALSPEC_ALLOW_STALE:-false}" == "true" ]]; then args+=(--allow-stale); fi
+read -r -a plugins <<< "${EVALSPEC_PLUGINS:-}"
+for name in "${plugins[@]}"; do args+=(--plugin "$name"); done
 set -f  # globs are evalspec's to expand, relative to the repository
 read -r -a suites <<< "${EVALSPEC_SUITES:-suites/*.yaml}"
 set +f

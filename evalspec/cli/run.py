@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from dataclasses import dataclass
@@ -167,11 +168,13 @@ def run(
 
 def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     """Run a suite end to end; return the exit code."""
-    with paused_until_run() as collector:
-        return _execute(req, report or ReportOptions(), collector)
+    with paused_until_run() as collector, contextlib.ExitStack() as held:
+        return _execute(req, report or ReportOptions(), collector, held)
 
 
-def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) -> int:
+def _execute(
+    req: RunRequest, report: ReportOptions, collector: RunCollector, held: contextlib.ExitStack
+) -> int:
     check_report_files(report)
     check_output_dir(req.out, "--out")
     check_output_file(req.recordings, "--recordings")
@@ -185,6 +188,7 @@ def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) ->
         default_run_dir,
         read_manifest,
         refuse_used_out,
+        run_dir_lock,
     )
     from evalspec.scoring.scorer import check_judge_caches
     from evalspec.scoring.stream import CHUNK, StreamingScorer
@@ -236,6 +240,7 @@ def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) ->
     order = {it.id: i for i, it in enumerate(plan.items)}
     embedder, chunk = _cluster_embedder(suite, req) if req.ray else (None, CHUNK)
     scoring = StreamingScorer(suite, order=order, calls=calls, embedder=embedder, chunk=chunk)
+    held.enter_context(run_dir_lock(run_dir))  # before reading what is done: no item twice
     resumed = resume_of(plan, options)
     for t in resumed.kept.values():
         scoring.add(t)

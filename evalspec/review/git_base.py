@@ -2,12 +2,12 @@
 
 Ref names come from CI configuration and pull requests, so they are untrusted: a ref is
 resolved once to a commit id (`--end-of-options`, never as an option), and only that id is used
-afterwards. Files are read with `git show` / `git archive` into a temporary directory.
+afterwards. Files are read with `git show` / `git archive` into a temporary directory: regular
+files only (links are never created, so never followed), streamed, within a size budget.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import posixpath
 import subprocess
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem, SpecError, UsageError
+from evalspec.reading import MAX_LOG_BYTES
 from evalspec.suite.load import MAX_FILE_BYTES
 from evalspec.suite.model import Suite
 from evalspec.suite.render import MAX_INCLUDES
@@ -52,13 +53,76 @@ def resolve_commit(root: Path, ref: str) -> str:
     return found.stdout.decode().strip()
 
 
+MAX_BASE_FILE_BYTES = MAX_LOG_BYTES
+"""A base file larger than the largest file evalspec reads is left out (review never needs it)."""
+MAX_BASE_TREE_BYTES = 2 * 1024 * 1024 * 1024
+"""Review refuses a base whose regular files (those under MAX_BASE_FILE_BYTES) add up to more."""
+_CHUNK = 1024 * 1024
+
+
 def export_tree(root: Path, commit: str, dest: Path) -> None:
-    """Write every file of `commit` under `dest` (git archive; no path may leave `dest`)."""
-    archived = _git(root, "archive", "--format=tar", commit)
-    if archived.returncode != 0:
-        raise UsageError(f"git archive {commit} failed: {archived.stderr.decode()[:200]}")
-    with tarfile.open(fileobj=io.BytesIO(archived.stdout)) as tar:
-        tar.extractall(dest, filter="data")
+    """Write the regular files of `commit` under `dest`, streamed from `git archive`.
+
+    Symbolic links, hard links and anything else that is not a plain file are never created
+    (nothing of the base can point outside `dest`, and `tarfile`'s link checks never run), files
+    too large for evalspec to read are skipped, and memory holds one chunk at a time, whatever
+    the size of the tree."""
+    try:
+        git = subprocess.Popen(
+            ["git", "-C", str(root), "archive", "--format=tar", commit],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except FileNotFoundError:
+        raise UsageError("--base-ref needs git, and git is not installed") from None
+    assert git.stdout is not None and git.stderr is not None
+    try:
+        _extract_regular_files(git.stdout, dest, commit)
+    finally:
+        git.stdout.close()
+        git.kill()
+        stderr = git.stderr.read(200).decode(errors="replace")
+        git.stderr.close()
+        code = git.wait()
+    if code not in (0, -9):
+        raise UsageError(f"git archive {commit} failed: {stderr}")
+
+
+def _extract_regular_files(stream: Any, dest: Path, commit: str) -> None:
+    total = 0
+    try:
+        with tarfile.open(fileobj=stream, mode="r|") as tar:
+            for member in tar:
+                if not member.isreg() or member.size > MAX_BASE_FILE_BYTES:
+                    continue
+                total += member.size
+                if total > MAX_BASE_TREE_BYTES:
+                    raise UsageError(
+                        f"the base {commit[:12]} holds more than {MAX_BASE_TREE_BYTES} bytes of "
+                        "files; review reads the base tree from git, so keep large assets out of "
+                        "the repository (or in git LFS)"
+                    )
+                target = _safe_target(dest, member.name, commit)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source = tar.extractfile(member)
+                assert source is not None  # a regular file always has content
+                with open(target, "wb") as out:
+                    while chunk := source.read(_CHUNK):
+                        out.write(chunk)
+    except tarfile.ReadError as exc:
+        if str(exc) == "end of file header" and total == 0:
+            return  # an empty tree: git writes only the end-of-archive blocks
+        raise UsageError(f"git archive {commit[:12]}: unreadable output ({exc})") from None
+    except tarfile.TarError as exc:
+        raise UsageError(f"git archive {commit[:12]}: unreadable output ({exc})") from None
+
+
+def _safe_target(dest: Path, name: str, commit: str) -> Path:
+    """Where a file of the base goes: inside `dest`, or a UsageError."""
+    rel = posixpath.normpath(name)
+    if posixpath.isabs(rel) or rel == ".." or rel.startswith("../") or "\0" in rel:
+        raise UsageError(f"the base {commit[:12]} holds a file named {name!r}, outside the tree")
+    return dest / rel
 
 
 def suite_from_git(ref: str, path: Path) -> Suite | None:
@@ -96,6 +160,9 @@ def _materialise_tool_lock(root: Path, commit: str, rel: str, dest: Path) -> Non
     from evalspec.suite.mcp_lock import lock_path
 
     lock_rel = lock_path(rel).as_posix()
+    size = _git(root, "cat-file", "-s", f"{commit}:{lock_rel}")
+    if size.returncode == 0 and int(size.stdout.strip() or 0) > MAX_FILE_BYTES:
+        raise UsageError(f"{lock_rel} is larger than {MAX_FILE_BYTES} bytes at the base")
     shown = _git(root, "show", f"{commit}:{lock_rel}")
     if shown.returncode == 0:
         (dest / lock_rel).write_bytes(shown.stdout)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from evalspec.review.diff import (
     diff_suites,
 )
 from evalspec.review.git_base import export_tree, repo_root, resolve_commit
-from evalspec.suite.endpoints import endpoints
+from evalspec.review.security import known_settings
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
 
@@ -115,7 +115,7 @@ def find_suites(root: Path, patterns: Sequence[str]) -> list[str]:
 def _replay(suite: Suite, root: Path) -> list[Transcript]:
     """The suite's recorded answers, replayed offline; items with no recording are left out."""
     from evalspec.plan import compile_plan
-    from evalspec.runner.execute import RunOptions, run_plan
+    from evalspec.runner.execute import TOO_MANY_CALLS, RunOptions, run_plan
     from evalspec.runner.run_dir import recordings_path
 
     recordings = recordings_path(suite).resolve()
@@ -126,6 +126,9 @@ def _replay(suite: Suite, root: Path) -> list[Transcript]:
     if not recordings.is_file():
         return []
     outcome = run_plan(compile_plan(suite), RunOptions(record="offline"))
+    for t in outcome.transcripts:
+        if t.finish_reason == TOO_MANY_CALLS:
+            raise UsageError(f"{suite.path}: its recordings for case {t.case!r}: {t.error}")
     return [t for t in outcome.transcripts if not t.error]
 
 
@@ -138,8 +141,6 @@ def _same_text(base: Path, head: Path) -> bool:
 
 def _text_changed(comparison: Comparison) -> Comparison:
     """A suite file that differs is never untouched: a change nothing else names is said."""
-    from dataclasses import replace
-
     nothing_named = not (
         comparison.suite_wide
         or comparison.suite_changes
@@ -157,8 +158,11 @@ def review_repository(
     *,
     cwd: Path | None = None,
     allow_stale: bool = False,
+    gate: str | None = None,
 ) -> Review:
-    """Diff every suite the patterns name against its version at `base_ref`."""
+    """Diff every suite the patterns name against its version at `base_ref`.
+
+    `gate` (any_regression, significant_drop, none) overrides the `mode:` of each suite's gate."""
     from evalspec.suite.validate import load_suite
 
     root = repo_root(cwd or Path.cwd())
@@ -171,9 +175,10 @@ def review_repository(
         if not head_paths and not base_paths:
             raise UsageError(f"no suite matches {' '.join(patterns)} in {root.name}")
         bases = {rel: load_suite(base_root / rel) for rel in base_paths}
-        known = frozenset(
-            e.settings() for suite in bases.values() for e in endpoints(suite).values()
-        )
+        known = known_settings(list(bases.values()))
+        # Paths a suite names (an embedding model) are relative to the working directory.
+        here = (cwd or Path.cwd()).resolve()
+        model_root = base_root / here.relative_to(root) if here.is_relative_to(root) else base_root
         reviews = []
         for rel in head_paths:
             head = load_suite(root / rel)
@@ -190,9 +195,12 @@ def review_repository(
                 source=f"the recordings of {base_ref}" if base is not None else "its recordings",
                 allow_stale=allow_stale,
                 known_endpoints=known,
+                model_root=model_root,
             )
             if base is not None and not _same_text(base_root / rel, root / rel):
                 comparison = _text_changed(comparison)
+            if gate is not None:
+                comparison = replace(comparison, gate=replace(comparison.gate, mode=gate))
             reviews.append(SuiteReview(rel, comparison))
         reviews += [SuiteReview(rel, None) for rel in base_paths if rel not in head_paths]
     return Review(base_ref, tuple(sorted(reviews, key=suite_rank)))

@@ -36,6 +36,7 @@ from evalspec.runner.run_dir import (
     write_manifest,
 )
 from evalspec.suite.endpoints import refuse_keys_in_clear
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.suite.model import ModelSpec, Suite
 from evalspec.tools.llm_sim import SimulatorMissing
 from evalspec.tools.result import ToolResult
@@ -43,6 +44,9 @@ from evalspec.tools.stb_cache import ResponseCache
 from evalspec.transcript import ToolCall, Transcript, Usage
 
 _OBSERVATION = json.JSONEncoder(ensure_ascii=False)
+
+TOO_MANY_CALLS = "too_many_calls"
+"""The finish reason of a case whose model asked for more tool calls than evalspec scores."""
 """What a tool answered, as the text of its tool message (one encoder for every call)."""
 
 
@@ -211,6 +215,21 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
         if not tool_calls:
             final = message.get("content")
             break
+        if len(calls) + len(tool_calls) > MAX_CALLS_PER_CASE:
+            return _transcript(
+                item,
+                messages,
+                calls,
+                final,
+                TOO_MANY_CALLS,
+                prompt,
+                completion,
+                latency,
+                turns,
+                source,
+                error=f"the model asked for {len(calls) + len(tool_calls)} tool calls in one "
+                f"case; evalspec scores at most {MAX_CALLS_PER_CASE}, so the case stopped there",
+            )
         for i, tc in enumerate(tool_calls):
             fn = tc.get("function") or {}
             name = str(fn.get("name", ""))

@@ -6,15 +6,19 @@ run.json lets shards of one run be recognised and merged.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
+import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec.errors import UsageError
-from evalspec.files import write_text_atomic
+from evalspec.files import FILE_MODE, write_text_atomic
 from evalspec.paths import safe_name
 from evalspec.reading import MAX_LOG_BYTES, read_existing
 from evalspec.suite.model import Suite
@@ -30,14 +34,54 @@ MANIFEST_FILE = "run.json"
 _log = logging.getLogger(__name__)
 
 
+LOCK_FILE = ".lock"
+"""Held (flock) by the one run writing the directory; empty, and left behind harmlessly."""
+
+
+@contextlib.contextmanager
+def run_dir_lock(run_dir: Path) -> Iterator[None]:
+    """Let one run at a time write `run_dir`: two `--resume` of one directory at once would each
+    run (and pay for) every unfinished item. The second is refused at once; the lock goes with
+    the process, so a crash or kill -9 never leaves the directory locked."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+    except OSError as exc:
+        raise UsageError(f"cannot lock the run directory {run_dir}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise UsageError(
+            f"{run_dir} is being written by another evalspec run; wait for it to end (or stop "
+            "it), then resume"
+        ) from None
+    try:
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def recordings_path(suite: Suite, override: Path | None = None) -> Path:
     """Recordings live beside the suite: <suite>.recordings.jsonl unless the suite says where."""
     if override:
         return override
     base = Path(suite.path).resolve().parent
     if suite.run.recordings:
-        return base / suite.run.recordings
-    return base / f"{Path(suite.path).stem}.recordings.jsonl"
+        return base / suite.run.recordings  # checked inside `base` when the suite was loaded
+    path = base / f"{Path(suite.path).stem}.recordings.jsonl"
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError):  # a link that loops
+        target = None
+    if target is None or not target.is_relative_to(base):
+        # A committed link would have a run append answers wherever it points.
+        raise UsageError(
+            f"{path.name} beside the suite is a link to {target or 'itself'}, outside the "
+            "suite's folder; evalspec does not write through it: remove the link, or name a "
+            "file with --recordings"
+        )
+    return path
 
 
 def read_finished(run_dir: Path) -> dict[str, Transcript]:

@@ -3,7 +3,7 @@
 Per transcript: pair expected and actual calls (matching.py), judge every argument with its
 critic, add the case's evaluators and final-answer checks, then place the score in a band.
 
-Rules (documented in the README reference):
+Rules (documented in docs/reference/scoring.md):
 - case score = Σ weight × score / Σ weight over every row: each matched pair's tool-selection
   row and argument rows, a zero row for each expected call with no partner (weighing its tool
   selection plus its critics), a zero row per extra call when `extra_calls: penalize`
@@ -28,6 +28,7 @@ from typing import Any
 
 from evalspec.critics.base import Embedder
 from evalspec.providers.calls import ModelCalls
+from evalspec.scoring.budgets import over_case_budget
 from evalspec.scoring.final_answer import JudgeUnavailable
 from evalspec.scoring.matching import (
     ArgJudge,
@@ -41,6 +42,7 @@ from evalspec.scoring.matching import (
 )
 from evalspec.scoring.reasons import clause, join_reasons, with_detail
 from evalspec.scoring.types import CaseResult, Row, Status
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.suite.model import Case, FinalAnswerCheck, Rubric, Suite
 from evalspec.transcript import ToolCall, Transcript
 
@@ -120,6 +122,7 @@ class Scorer:
         self._calls = calls
         self.cases = {c.name: c for c in suite.cases}
         self.tools = {t.name: t for t in suite.tools}
+        self.prices = {m.name: m.price for m in suite.models}
         self._embedder = embedder
         self._judge = judge
         self._judges: dict[str, Any] = {}
@@ -168,6 +171,10 @@ class Scorer:
             return _result(t, 0.0, "error", f"the suite has no case named {t.case!r}")
         if t.error:
             return _result(t, 0.0, "error", f"the run failed: {t.error}")
+        if len(prep.actual) > MAX_CALLS_PER_CASE:
+            n, cap = len(prep.actual), MAX_CALLS_PER_CASE
+            why = f"the model made {n} tool calls; at most {cap} are scored in one case"
+            return _result(t, 0.0, "error", why)
         tally = _Explanation()
         self._tool_call_rows(prep, tally)
         try:
@@ -175,6 +182,11 @@ class Scorer:
         except JudgeUnavailable as exc:
             tally.details["needs_run"] = exc.needs_run
             return _result(t, 0.0, "error", str(exc), tally)
+        over = over_case_budget(t, prep.case.budget, self.prices.get(t.model))
+        if over:
+            why = "over budget: " + join_reasons(over)
+            tally.rows.append(Row("budget", None, None, 0.0, 0.0, why, "budget", None, False))
+            tally.required_failures.append(why)
         return self._verdict(prep, tally)
 
     def _tool_call_rows(self, prep: _Prepared, tally: _Explanation) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalspec.errors import SpecError
 from evalspec.schemas import DEFAULT_API_KEY_ENV
 from evalspec.suite.build_base import make_loc, plain
 from evalspec.suite.build_mcp import McpPart
+from evalspec.suite.limits import MAX_TOOLS_ENV, max_tools
 from evalspec.suite.load import LDict, LList, Pos
 from evalspec.suite.model import (
     LLMSimulation,
@@ -19,6 +21,7 @@ from evalspec.suite.schema import (
     locate,
     suggest_json_type,
 )
+from evalspec.tool_schema import pattern_problems
 
 
 class ToolsPart(McpPart):
@@ -28,6 +31,15 @@ class ToolsPart(McpPart):
         from jsonschema import Draft202012Validator
         from jsonschema.exceptions import SchemaError
 
+        limit = max_tools()
+        if len(raw) > limit:  # before any schema is checked: 100,000 tools took 151 s
+            self.problem(
+                raw.pos,
+                "tools",
+                f"the suite defines {len(raw)} tools; the limit is {limit}",
+                f"split the suite, or raise the limit with {MAX_TOOLS_ENV}",
+            )
+            raise SpecError(self.problems)
         out: list[Tool] = []
         seen: dict[str, Pos] = {}
         for i, item in enumerate(raw):
@@ -53,6 +65,14 @@ class ToolsPart(McpPart):
                 Draft202012Validator.check_schema(params)
             except SchemaError as exc:
                 self.bad_parameters(item, path, exc)
+                params = {"type": "object"}
+            for why in pattern_problems(params):
+                self.problem(
+                    self.vpos(item, "parameters"),
+                    f"{path}.parameters",
+                    why,
+                    "write the pattern without backreferences or lookarounds",
+                )
                 params = {"type": "object"}
             if params.get("type", "object") != "object":
                 self.problem(

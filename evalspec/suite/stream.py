@@ -101,7 +101,9 @@ class CaseStream:
         included = self._included(item, pos)
         if len(included) != 1 or included[0] is not item:
             braces = True  # another file's cases: look for templates in them
-        for tree in included:
+        included.reverse()
+        while included:
+            tree = included.pop()  # an included file's case trees are freed as they are built
             path = f"cases[{self.count}]"
             self.count += 1
             if not isinstance(tree, LDict) or not case_quickly_valid(tree):
@@ -150,8 +152,8 @@ def load_streaming(
 ) -> tuple[Suite, int] | None:
     """The suite in `text` and its number of cases, built a case at a time; None when the
     whole document is needed. `builder(root, path, problems)` makes validate.py's builder."""
-    if len(text) < STREAM_MIN_CHARS:
-        return None
+    if len(text) < STREAM_MIN_CHARS and "include" not in text:
+        return None  # a short file that includes others may still hold many cases
     stream = CaseStream(path, builder)
     try:
         built = load_yaml_streaming(text, display_name(path), stream)
