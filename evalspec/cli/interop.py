@@ -28,6 +28,13 @@ import_app = typer.Typer(
 
 
 Out = Annotated[Path, typer.Option("--out", "-o", help="File to write.")]
+JudgeBaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(help="The judge's OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+]
+JudgeKeyEnvOpt = Annotated[
+    str | None, typer.Option(help="Environment variable holding the judge's API key.")
+]
 
 
 _MALFORMED = (
@@ -215,8 +222,13 @@ def stabletoolbench(
     judge: Annotated[
         str | None, typer.Option(help="Also judge the final answer with this model (LLM judge).")
     ] = None,
+    judge_base_url: JudgeBaseUrlOpt = None,
+    judge_key_env: JudgeKeyEnvOpt = None,
 ) -> None:
     """Write a suite with one case per StableToolBench query, expecting its gold APIs.
+
+    With --judge, each case also has StableToolBench's SoPR judge on the final answer; ask it
+    about imported answers with `evalspec judge SUITE -t TRANSCRIPTS`.
 
     Example:
 
@@ -239,6 +251,7 @@ def stabletoolbench(
             name=name or f"stabletoolbench-{queries.stem}",
             models=model or [DEFAULT_MODEL],
             judge=judge,
+            judge_endpoint=_judge_endpoint(judge, judge_base_url, judge_key_env),
         )
     except _MALFORMED as exc:
         raise UsageError(f"{queries}: a query lacks {exc}") from None
@@ -249,6 +262,14 @@ def stabletoolbench(
     typer.echo(f"{len(loaded)} cases in {len(suites)} suite(s)")
 
 
+def _judge_endpoint(judge: str | None, base_url: str | None, key_env: str | None) -> dict[str, str]:
+    """The judge's endpoint settings given on the command line (only with --judge)."""
+    given = {"base_url": base_url, "api_key_env": key_env}
+    if not judge and any(given.values()):
+        raise UsageError("--judge-base-url and --judge-key-env need --judge MODEL")
+    return {k: v for k, v in given.items() if v}
+
+
 @import_app.command("stabletoolbench-answers")
 @reports_errors
 def stabletoolbench_answers(
@@ -257,16 +278,38 @@ def stabletoolbench_answers(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Model label (default: the folder name).")
     ] = None,
+    suite_out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write a suite of these answers' queries, judged for SoPR (needs --judge)."
+        ),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="The judge model of the --suite-out suite.")
+    ] = None,
+    judge_base_url: JudgeBaseUrlOpt = None,
+    judge_key_env: JudgeKeyEnvOpt = None,
 ) -> None:
     """Turn StableToolBench converted answers into transcripts (one per query).
+
+    A converted answer file also holds each query and the functions its run was offered:
+    --suite-out writes a suite of them, one case per query judged as StableToolEval judges it
+    (no gold APIs: the file has none), so `evalspec judge` gives the SoPR of any published
+    answer file, whether or not its queries are in a test_instruction file.
 
     Example:
 
       evalspec import stabletoolbench-answers \
-        virtual_chatgpt_cot/G1_instruction.json --out transcripts.jsonl
+        virtual_chatgpt_cot/G1_instruction.json --out transcripts.jsonl \
+        --suite-out stb.yaml --judge gpt-4o-mini
     """
     from evalspec.interop.stabletoolbench import read_converted_answers
 
+    check_output_file(out, "--out")
+    check_output_file(suite_out, "--suite-out")
+    endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env)
+    if (suite_out is None) != (judge is None):
+        raise UsageError("--suite-out and --judge go together: the suite's one check is the judge")
     try:
         answers = read_converted_answers(converted, model)
     except OSError as exc:
@@ -280,8 +323,31 @@ def stabletoolbench_answers(
             "nothing written, since scores without those calls would be wrong. "
             "Check the file is a model_predictions_converted answer file."
         )
+    if suite_out is not None and judge is not None:
+        _answer_suites(converted, suite_out, answers.transcripts, judge, endpoint)
     _write_transcripts(out, answers.transcripts)
     typer.echo(answers.summary())
+
+
+def _answer_suites(
+    converted: Path, out: Path, transcripts: list[Any], judge: str, endpoint: dict[str, str]
+) -> None:
+    """Write the suite(s) of a converted answer file's queries, labelled as its transcripts."""
+    from evalspec.interop.bfcl import write_suites
+    from evalspec.interop.stabletoolbench_suites import answer_file_suites
+    from evalspec.reading import read_json
+
+    label = transcripts[0].model if transcripts else converted.parent.name
+    with importing(converted, "StableToolBench converted answer"):
+        suites = answer_file_suites(
+            read_json(converted),
+            name=f"stabletoolbench-{converted.stem}",
+            models=[label],
+            judge=judge,
+            judge_endpoint=endpoint,
+        )
+    for p in write_suites(out, suites):
+        typer.echo(f"wrote {p}")
 
 
 @import_app.command("otel")
