@@ -46,6 +46,17 @@ SECTION_WHERE = {
     "message": "each entry of a case's `history:`",
 }
 
+# Where the pages explain each definition's behaviour, linked under its table's heading.
+SECTION_EXPLAINED = {
+    "model": ("Models and providers", "../how-to/models.md"),
+    "tool": ("Tools and simulated responses", "language.md#tools-and-simulated-responses"),
+    "case": ("Cases", "language.md#cases"),
+    "critic": ("Critics", "scoring.md#critics-how-each-argument-is-judged"),
+    "evaluator": ("Evaluators", "scoring.md#evaluators-whole-transcript-checks"),
+    "final_answer": ("Final-answer checks", "scoring.md#final-answer-checks"),
+    "rubric": ("Scoring rules", "scoring.md#scoring-rules"),
+}
+
 # Keywords whose values are data (examples, defaults), never schemas to describe.
 _DATA_KEYWORDS = ("examples", "default", "enum", "const")
 
@@ -72,8 +83,11 @@ def render(schema: dict[str, Any]) -> str:
         _section("Top level", "A suite file is a mapping with these keys.", schema),
     ]
     for name in sorted(defs, key=_section_rank):
-        where = SECTION_WHERE.get(name)
-        parts.append(_section(name, f"Written as {where}." if where else "", defs[name]))
+        intro = f"Written as {SECTION_WHERE[name]}." if name in SECTION_WHERE else ""
+        if name in SECTION_EXPLAINED:
+            title, link = SECTION_EXPLAINED[name]
+            intro += f" How it works: [{title}]({link})."
+        parts.append(_section(name, intro.strip(), defs[name]))
     return "\n".join(parts)
 
 

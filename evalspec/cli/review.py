@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from evalspec.review.diff import Comparison
+    from evalspec.suite.model import Gate
 
 AllowStaleOpt = Annotated[
     bool,
@@ -26,6 +28,33 @@ AllowStaleOpt = Annotated[
         "(exit 0 instead of 3 for them).",
     ),
 ]
+
+GateOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--gate",
+        help="What fails the comparison (exit 1), over the suite's `gate: mode:`: any_regression "
+        "(any case that passed now fails), significant_drop (the pass rate fell and the paired "
+        "exact test says it is not noise) or none (only the suite's pass-rate thresholds).",
+        metavar="any_regression|significant_drop|none",
+    ),
+]
+
+
+def gate_override(name: str | None, suite_gate: Gate | None = None) -> Gate | None:
+    """The gate --gate asks for (None: the suite's); UsageError for an unknown name."""
+    from dataclasses import replace
+
+    from evalspec.suite.model import Gate
+
+    if name is None:
+        return None
+    if name not in GATE_NAMES:
+        raise UsageError(f"--gate {name!r}: choose one of {', '.join(GATE_NAMES)}")
+    return replace(suite_gate or Gate(), mode=name)  # type: ignore[arg-type]
+
+
+GATE_NAMES = ("any_regression", "significant_drop", "none")
 
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
 KIND_STYLES = {
@@ -91,8 +120,27 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
     if not shown:
         console.print("no case changed")
     say(comparison.summary(), "bold")
+    print_noise(comparison, say)
     for note in comparison.notes:
         say(note, "dim")
+
+
+def print_noise(comparison: Comparison, say: Callable[[str, str], None]) -> None:
+    """Per model: the paired change, significant or within noise; then the gate's verdict."""
+    from evalspec.review.noise import noise_lines
+
+    for m in comparison.noise:
+        for i, line in enumerate(noise_lines(m)):
+            say(line, ("bold red" if m.pass_rate.drop else "bold") if i == 0 else "")
+    failures = comparison.gate_failures
+    gate = f"gate {comparison.gate.mode}"
+    if failures:
+        for why in failures:
+            say(f"GATE FAILED ({gate}): {why}", "bold red")
+    else:
+        say(f"{gate}: passed", "green")
+    for note in comparison.gate_notes:
+        say(note, "yellow")
 
 
 def print_matrix(comparison: Comparison, console: Console, *, show_unchanged: bool) -> None:
@@ -164,6 +212,7 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help="Also list unchanged cases.")] = False,
     allow_stale: AllowStaleOpt = False,
+    gate: GateOpt = None,
 ) -> None:
     """Show what a suite change does to the scores, re-scoring recorded transcripts.
 
@@ -175,10 +224,11 @@ def diff(
     A recorded transcript counts for the head suite only if it answers the head's requests:
     the same opening request and, for every tool call, the output the head's tools give now.
 
-    Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
-    3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
-    model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
-    change (an endpoint, key variable, header, MCP server or embedding model differs). 4 wins
+    Exit codes: 0 nothing to stop for; 1 the gate failed (by default: a passing case now
+    fails); 2 invalid suite or usage; 3 evidence missing or stale (a case needs a run or a
+    re-run, transcripts match no case or model, or nothing was scored; --allow-stale accepts
+    the first two); 4 a security-relevant change (an endpoint, key variable, header, MCP
+    server or embedding model differs). 4 wins
     over 1, 1 over 3.
 
     Examples:
@@ -223,6 +273,7 @@ def diff(
             head_label=head_path.as_posix(),
             source=transcripts.as_posix(),
             allow_stale=allow_stale,
+            gate=gate_override(gate, (base or head).gate),
         )
     _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)
@@ -246,6 +297,7 @@ def compare(
         bool, typer.Option("--all", help="Also list cases that are the same in every column.")
     ] = False,
     html: HtmlOpt = None,
+    gate: GateOpt = None,
 ) -> None:
     """Put models side by side: a model × case matrix, and what changed, regressions first.
 
@@ -269,7 +321,7 @@ def compare(
     check_output_file(markdown, "--markdown")
     check_output_file(html, "--html")
     loaded = [RunData(p.as_posix(), load_results(p)) for p in runs]
-    comparison = compare_runs(loaded)
+    comparison = compare_runs(loaded, gate=gate_override(gate))
     if len(comparison.columns) < 2:
         raise UsageError("nothing to compare: pass a run with several models, or two or more runs")
     if html:
@@ -307,6 +359,7 @@ def review(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the review as JSON.")] = False,
     allow_stale: AllowStaleOpt = False,
+    gate: GateOpt = None,
     plugin: Annotated[
         list[str] | None,
         typer.Option(
@@ -327,10 +380,11 @@ def review(
     embedding model, no MCP server starts, and installed plugins load only when named with
     --plugin.
 
-    Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
-    3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
-    model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
-    change (an endpoint, key variable, header, MCP server or embedding model differs). 4 wins
+    Exit codes: 0 nothing to stop for; 1 the gate failed (by default: a passing case now
+    fails); 2 invalid suite or usage; 3 evidence missing or stale (a case needs a run or a
+    re-run, transcripts match no case or model, or nothing was scored; --allow-stale accepts
+    the first two); 4 a security-relevant change (an endpoint, key variable, header, MCP
+    server or embedding model differs). 4 wins
     over 1, 1 over 3.
 
     Examples:
@@ -345,12 +399,13 @@ def review(
     from evalspec.suite.limits import review_budget, untrusted
     from evalspec.terminal import plain
 
+    gate_override(gate)  # an unknown name is refused before anything is read
     check_output_file(markdown, "--markdown")
     check_output_file(full_markdown, "--full-markdown")
     plugins.allow_only(plugin or ())
     with untrusted(), review_budget("review"):
         result = review_repository(
-            patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale
+            patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale, gate=gate
         )
     if markdown:
         write_review_markdown(result, markdown)

@@ -13,6 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec.files import write_text_atomic
+from evalspec.report.uncertainty import (
+    budget_text,
+    flaky_text,
+    pass_at_1_with_interval,
+    rate_with_interval,
+    score_with_interval,
+)
 from evalspec.terminal import plain
 
 if TYPE_CHECKING:
@@ -98,13 +105,24 @@ def render_markdown(report: Report) -> str:
             + f" of {m.cases} cases · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
         )
         out += [summary, ""]
+        out += [
+            f"Pass rate {rate_with_interval(m)} · mean score {score_with_interval(m)}"
+            + (f" · pass@1 {pass_at_1_with_interval(m)}" if m.k > 1 else ""),
+            "",
+            cell(flaky_text(report.cases, m), 2000),
+            "",
+        ]
+        if m.over_budget:
+            out += [f"**{cell(budget_text(m), 1000)}**", ""]
         mine = [c for c in report.cases if c.model == m.model]
         out += markdown_table(
             ["case", "result", "score", "why"],
             [
                 [
                     cell(c.case),
-                    c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else ""),
+                    c.status.upper()
+                    + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
+                    + (" flaky" if c.flaky else ""),
                     f"{c.score:.3f}",
                     "" if c.status == "pass" else cell(c.reason, 200),
                 ]

@@ -27,11 +27,12 @@ from evalspec.review.diff import (
     shown_changes,
     side_text,
 )
+from evalspec.review.noise import noise_lines
 from evalspec.review.repo import Review
 
 EXIT_MEANING = {
     EXIT_OK: "",
-    EXIT_REGRESSION: "exit code 1 (a passing case now fails)",
+    EXIT_REGRESSION: "exit code 1 (the gate failed: see below)",
     EXIT_UNVERIFIED: "exit code 3 (evidence missing or stale: record new answers)",
     EXIT_SECURITY: "exit code 4 (security-relevant change: where keys go or what runs changed)",
 }
@@ -48,6 +49,26 @@ def alerts(c0: Comparison, suite: str = "") -> list[str]:
     where = f"{suite}: " if suite else ""
     out = [f"- :warning: **security** {cell(where + s, 400)}" for s in c0.security]
     out += [f"- :warning: **transcripts skipped** {cell(where + s, 400)}" for s in c0.skipped]
+    return out
+
+
+def noise_markdown(c0: Comparison, suite: str = "") -> list[str]:
+    """Per model: the paired change in pass rate (significant or within noise), its power,
+    flaky cases and spend; then the gate's verdict. Bullet lines."""
+    where = f"{code(suite)} " if suite else ""
+    out = []
+    for m in c0.noise:
+        lines = noise_lines(m)
+        mark = ":small_red_triangle_down: " if m.pass_rate.drop else ""
+        out.append(f"- {mark}{where}{cell(lines[0], 600)}")
+        out += [f"  - {cell(line, 600)}" for line in lines[1:]]
+    failures = c0.gate_failures
+    gate = f"gate `{c0.gate.mode}`"
+    if failures:
+        out += [f"- :x: {where}**{gate} failed**: {cell(why, 400)}" for why in failures]
+    elif c0.noise:
+        out.append(f"- {where}{gate}: passed")
+    out += [f"- :warning: {where}{cell(note, 600)}" for note in c0.gate_notes]
     return out
 
 
@@ -166,6 +187,7 @@ def render_diff_markdown(
         "",
     ]
     head += alerts(c0)
+    head += noise_markdown(c0)
     head += [f"- every case: {cell(item, 300)}" for item in c0.suite_wide]
     head += [""] + [f"_{cell(n, 300)}_" for n in c0.notes] + [""]
     if c0.columns:
@@ -218,6 +240,14 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
         ]
     alerts_ = [line for s in present for line in alerts(s.comparison, s.path) if "skipped" in line]
     out += [*alerts_, ""] if alerts_ else []
+    noise = [
+        line
+        for s in present
+        if not s.untouched
+        for line in noise_markdown(s.comparison, s.path)  # type: ignore[arg-type]
+    ]
+    if noise:
+        out += ["### Signal or noise", "", *noise, ""]
     rows = [(s, c) for s in present for c in shown_changes(s.comparison, show_unchanged=False)]
     rows.sort(key=lambda sc: severity(sc[1]))
     head, out = out, []

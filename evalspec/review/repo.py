@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -134,8 +134,11 @@ def review_repository(
     *,
     cwd: Path | None = None,
     allow_stale: bool = False,
+    gate: str | None = None,
 ) -> Review:
-    """Diff every suite the patterns name against its version at `base_ref`."""
+    """Diff every suite the patterns name against its version at `base_ref`.
+
+    `gate` (any_regression, significant_drop, none) overrides the `mode:` of each suite's gate."""
     from evalspec.suite.validate import load_suite
 
     root = repo_root(cwd or Path.cwd())
@@ -170,6 +173,8 @@ def review_repository(
                 known_endpoints=known,
                 model_root=model_root,
             )
+            if gate is not None:
+                comparison = replace(comparison, gate=replace(comparison.gate, mode=gate))
             reviews.append(SuiteReview(rel, comparison))
         reviews += [SuiteReview(rel, None) for rel in base_paths if rel not in head_paths]
     return Review(base_ref, tuple(sorted(reviews, key=suite_rank)))

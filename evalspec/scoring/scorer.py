@@ -28,6 +28,7 @@ from typing import Any
 
 from evalspec.critics.base import Embedder
 from evalspec.providers.calls import ModelCalls
+from evalspec.scoring.budgets import over_case_budget
 from evalspec.scoring.final_answer import JudgeUnavailable
 from evalspec.scoring.matching import (
     ArgJudge,
@@ -121,6 +122,7 @@ class Scorer:
         self._calls = calls
         self.cases = {c.name: c for c in suite.cases}
         self.tools = {t.name: t for t in suite.tools}
+        self.prices = {m.name: m.price for m in suite.models}
         self._embedder = embedder
         self._judge = judge
         self._judges: dict[str, Any] = {}
@@ -180,6 +182,11 @@ class Scorer:
         except JudgeUnavailable as exc:
             tally.details["needs_run"] = exc.needs_run
             return _result(t, 0.0, "error", str(exc), tally)
+        over = over_case_budget(t, prep.case.budget, self.prices.get(t.model))
+        if over:
+            why = "over budget: " + join_reasons(over)
+            tally.rows.append(Row("budget", None, None, 0.0, 0.0, why, "budget", None, False))
+            tally.required_failures.append(why)
         return self._verdict(prep, tally)
 
     def _tool_call_rows(self, prep: _Prepared, tally: _Explanation) -> None:

@@ -22,11 +22,13 @@ from evalspec.suite.build_tools import ToolsPart, refuse_too_many_tools
 from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
 from evalspec.suite.model import (
+    Budget,
     Case,
     CriticSpec,
     EmbeddingSettings,
     Expectation,
     ExpectedCall,
+    Gate,
     Message,
     ModelSpec,
     Price,
@@ -230,6 +232,8 @@ class _Builder(ToolsPart, ChecksPart):
         self.built_tools = tuple(tools)
         self.built_models = tuple(self.models(top.get("models")))
         self.built_run = self.run_settings(top.get("run") or {})
+        budgets = top.get("budgets") or {}
+        self.case_budget = dict(budgets.get("case") or {})
         self.built_cases: list[Case] = []
         self.seen_names: dict[str, str] = {}
 
@@ -266,6 +270,8 @@ class _Builder(ToolsPart, ChecksPart):
                 cache_dir=self.written_path(emb, "cache_dir", "embeddings"),
             ),
             description=str(top.get("description", "")),
+            budget=Budget(**dict((top.get("budgets") or {}).get("suite") or {})),
+            gate=Gate(**dict(top.get("gate") or {})),
         )
 
     def check_rendered(self, top: dict[str, Any], expanded: list[tuple[str, LDict]]) -> None:
@@ -421,6 +427,8 @@ class _Builder(ToolsPart, ChecksPart):
             description=str(raw.get("description", "")),
             tools=offered,
             loc=make_loc(raw.pos, path),
+            flaky=bool(raw.get("flaky", False)),
+            budget=Budget(**{**self.case_budget, **dict(raw.get("budget") or {})}),
         )
 
     def offered_tools(self, raw: LDict, expect: Expectation, path: str) -> tuple[str, ...] | None:
