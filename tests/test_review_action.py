@@ -140,10 +140,9 @@ def test_untouched_suites_fold_into_one_line_and_exit_0(repo, tmp_path):
     done, output, comment, _ = run_review(repo, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "exit-code=0" in output
-    assert (
-        "Untouched: `suites/calc.yaml`, `suites/math.yaml`, `suites/slack.yaml`, "
-        "`suites/weather.yaml`" in comment
-    )
+    assert "Untouched: `suites/calc.yaml`, `suites/slack.yaml`, `suites/weather.yaml`" in comment
+    # A file whose text changed is never called untouched, even when only a comment did.
+    assert "- `suites/math.yaml`: the file's text changed (comments or layout" in rendered(comment)
     assert "### Cases" not in comment
 
 
@@ -247,9 +246,68 @@ def test_action_installs_the_cpu_torch_and_runs_these_scripts():
     steps = action["runs"]["steps"]
     assert action["runs"]["using"] == "composite"
     assert action["inputs"]["torch-index-url"]["default"] == "https://download.pytorch.org/whl/cpu"
-    assert steps[0]["with"]["cache"] == "pip"
     scripts = " ".join(step.get("run", "") for step in steps)
-    assert '--index-url "$TORCH_INDEX" torch' in scripts
+    assert '--no-deps --index-url "$TORCH_INDEX" -c "$ACTION_PATH/constraints.txt" torch' in scripts
+    assert '-c "$ACTION_PATH/constraints.txt" "${EVALSPEC_REQ:-$ACTION_PATH}"' in scripts
     assert "action/review.sh" in scripts and "action/comment.sh" in scripts
     workflow = (ROOT / "examples" / "ci" / "github-workflow.yml").read_text(encoding="utf-8")
     assert len(workflow.splitlines()) <= 20
+
+
+def test_action_keys_its_pip_cache_on_its_own_files(tmp_path: Path) -> None:
+    """setup-python hashes files inside the workspace only; the action lives outside it, in
+    github.action_path: no setup-python cache, and a key made from the action's own files."""
+    import yaml
+
+    steps = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["runs"]["steps"]
+    setup = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python"))
+    assert "cache" not in setup["with"] and "cache-dependency-path" not in setup["with"]
+    keying = next(s for s in steps if s.get("id") == "pip-cache")
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache"))
+    assert "steps.pip-cache.outputs.key" in cache["with"]["key"]
+    assert cache["with"]["path"] == "${{ steps.pip-cache.outputs.dir }}"
+
+    def key_for(action_path: Path) -> dict[str, str]:
+        out = tmp_path / "output"
+        out.write_text("", encoding="utf-8")
+        env = {**os.environ, "ACTION_PATH": str(action_path), "GITHUB_OUTPUT": str(out)}
+        subprocess.run(["bash", "-c", keying["run"]], env=env, check=True, cwd=tmp_path)
+        return dict(line.split("=", 1) for line in out.read_text(encoding="utf-8").splitlines())
+
+    copy = tmp_path / "action"
+    copy.mkdir()
+    for name in ("pyproject.toml", "constraints.txt", "torch-cpu.txt"):
+        (copy / name).write_bytes((ROOT / name).read_bytes())
+    first = key_for(copy)
+    assert len(first["key"]) == 16 and first["dir"]
+    assert key_for(copy) == first
+    (copy / "constraints.txt").write_text("torch==9.9.9\n", encoding="utf-8")
+    assert key_for(copy)["key"] != first["key"]
+
+
+def test_the_torch_step_installs_the_constrained_version():
+    """torch-cpu.txt (the README's first step) asks PyTorch's CPU index for constraints.txt's
+    torch, so the second step keeps it rather than fetching PyPI's CUDA build."""
+    pins = lambda name: [  # noqa: E731
+        line.strip()
+        for line in (ROOT / name).read_text(encoding="utf-8").splitlines()
+        if line.startswith("torch")
+    ]
+    assert pins("torch-cpu.txt") == pins("constraints.txt") == ["torch==2.13.0"]
+    torch_step = (ROOT / "torch-cpu.txt").read_text(encoding="utf-8")
+    assert "--index-url https://download.pytorch.org/whl/cpu" in torch_step.splitlines()
+
+
+def test_the_version_is_a_release_in_the_changelog():
+    """RELEASING.md: pyproject's version has its own section in CHANGELOG.md, below the
+    "Unreleased" one, so `@vX.Y.Z` always has notes saying what it holds."""
+    import re
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "version"
+    ]
+    headings = re.findall(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text("utf-8"), re.M)
+    assert headings[0] == "Unreleased"
+    assert version in headings[1:], (version, headings)
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version)

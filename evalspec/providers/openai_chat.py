@@ -14,6 +14,7 @@ import os
 import random
 import re
 import time
+from collections.abc import Awaitable, Callable
 from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -136,21 +137,44 @@ def backoff_delay(attempt: int, base_s: float, cap_s: float, rng: random.Random)
 
 
 class RateLimiter:
-    """Spaces request starts at least 60/rpm seconds apart (no bursts), shared by all tasks."""
+    """At most one request start per 60/rpm seconds, measured when each start is let go.
 
-    def __init__(self, requests_per_minute: float) -> None:
+    What a provider counts is requests in a rolling minute. Starts are let go one at a time,
+    in about the order asked, each no sooner than 60/rpm seconds (by the clock) after the previous
+    one was let go: a loop that wakes late (a loaded machine) starts the waiting requests one
+    interval apart, never in a burst, so no rolling minute ever holds more than `rpm` starts.
+    """
+
+    def __init__(
+        self,
+        requests_per_minute: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
         if requests_per_minute <= 0:
             raise ValueError("requests_per_minute must be positive")
         self.interval_s = 60.0 / requests_per_minute
+        self._clock = clock
+        self._sleep = sleep
         self._next = 0.0
+        self._last = -self.interval_s
 
     async def acquire(self) -> None:
-        # No await between reading and moving the slot, so tasks on one loop never collide.
-        now = time.monotonic()
+        # A slot in order of asking (no await between reading and moving it, so tasks of one
+        # loop never collide); then, however late the sleep ended, wait until a whole interval
+        # has passed since the last start let go. No lock: the judge's and simulator's calls
+        # may come from another thread's loop.
+        clock = self._clock
+        now = clock()
         slot = max(now, self._next)
         self._next = slot + self.interval_s
         if slot > now:
-            await asyncio.sleep(slot - now)
+            await self._sleep(slot - now)
+        while (wait := self._last + self.interval_s - clock()) > 0:
+            await self._sleep(wait)
+        self._last = clock()
+        self._next = max(self._next, self._last + self.interval_s)
 
 
 def normalise_message(message: dict[str, Any]) -> dict[str, Any]:
