@@ -275,10 +275,10 @@ def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) ->
             f"{req.record} may not call the model; run with --record auto and an API key"
         )
     counts = outcome.counts
-    note = (
-        f"({counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
-        + (f", {outcome.resumed} resumed" if outcome.resumed else "")
-        + ")"
+    # Items and model requests are different counts (an item is a conversation of one or
+    # more requests): each is named.
+    note = (f"({outcome.resumed} resumed from the earlier run) " if outcome.resumed else "") + (
+        f"· model requests: {counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
     )
     with gc_paused():  # summaries and report files: plain data, no cycles to look for
         results = report_from_results(suite, scoring.finish(), scoring.tally)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from evalspec.cli.common import (
+    CaseOpt,
     HtmlOpt,
     JsonOpt,
     JunitOpt,
@@ -40,6 +42,7 @@ def score(
     markdown: MarkdownOpt = None,
     html: HtmlOpt = None,
     verbose: VerboseOpt = False,
+    case: CaseOpt = None,
     allow_skipped: Annotated[
         bool,
         typer.Option(
@@ -63,10 +66,14 @@ def score(
       evalspec score suites/slack.yaml --transcripts runs/slack/20261121-101500
 
       evalspec score suites/slack.yaml -t transcripts.jsonl --json
+
+      evalspec score suites/slack.yaml -t runs/slack/20261121-101500 --case 'post to*'
     """
     configure_logging(verbose)
     options = ReportOptions(as_json, verbose, junit, markdown, html)
-    raise typer.Exit(rescore(suite, transcripts, options, out, allow_skipped=allow_skipped))
+    raise typer.Exit(
+        rescore(suite, transcripts, options, out, allow_skipped=allow_skipped, cases=case)
+    )
 
 
 def rescore(
@@ -76,23 +83,30 @@ def rescore(
     out: Path | None,
     *,
     allow_skipped: bool = False,
+    cases: list[str] | None = None,
 ) -> int:
     """Score recorded transcripts under the suite as it is now; the exit code.
 
     Transcripts of cases or model labels the suite does not have are named on stderr and make
     the exit code 3 (unless allowed); when none is left, nothing is scored and the code is 3.
+    `cases` (--case patterns, as `run` reads them) scores only the cases they choose: the
+    report holds those cases alone, and transcripts of the others are left out silently.
     """
     check_report_files(options)
     check_output_file(out, "--out")
     from evalspec.api import load_suite, load_transcripts, score
+    from evalspec.plan import select_cases
     from evalspec.review.diff import EXIT_UNVERIFIED, unmatched_transcripts
 
     suite = load_suite(suite_path)
+    chosen = select_cases(suite, cases)
     loaded = load_transcripts(transcripts)
-    cases = {c.name for c in suite.cases}
-    models = {m.name for m in suite.models}
-    kept = [t for t in loaded if t.case in cases and t.model in models]
     skipped = unmatched_transcripts(loaded, [suite], suite_path.as_posix())
+    if cases:
+        suite = replace(suite, cases=tuple(chosen))
+    names = {c.name for c in chosen}
+    models = {m.name for m in suite.models}
+    kept = [t for t in loaded if t.case in names and t.model in models]
     level = "warning" if allow_skipped and kept else "error"
     for problem in skipped:
         _log.info("skipped transcripts: %s", problem)
@@ -100,7 +114,7 @@ def rescore(
     if not kept:
         print_error(
             f"error: nothing to score: none of the {len(loaded)} transcripts in {transcripts} "
-            f"is of a case and model of {suite_path}"
+            f"is of a {'case chosen by --case' if cases else 'case'} and model of {suite_path}"
         )
         return EXIT_UNVERIFIED
     report = score(suite, kept)
