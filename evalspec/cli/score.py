@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,6 +25,10 @@ from evalspec.cli.common import (
     reports_errors,
     write_and_show,
 )
+
+if TYPE_CHECKING:
+    from evalspec.suite.model import Suite
+    from evalspec.transcript import Transcript
 
 _log = logging.getLogger(__name__)
 
@@ -100,7 +105,7 @@ def rescore(
 
     suite = load_suite(suite_path)
     chosen = select_cases(suite, cases)
-    loaded = load_transcripts(transcripts)
+    loaded = adopt_imported(load_transcripts(transcripts), suite)
     skipped = unmatched_transcripts(loaded, [suite], suite_path.as_posix())
     if cases:
         suite = replace(suite, cases=tuple(chosen))
@@ -122,3 +127,27 @@ def rescore(
     if skipped and not allow_skipped:
         return EXIT_UNVERIFIED
     return report.exit_code
+
+
+def adopt_imported(transcripts: list[Transcript], suite: Suite) -> list[Transcript]:
+    """Imported transcripts under the suite's one model, when they name no model of it.
+
+    An importer labels what it reads by default (`otel`, a StableToolBench answer folder's
+    name), not by the model a suite names; with one model in the suite and one such label
+    among the imports, they can only be that model's answers. Said on stderr. Several labels
+    are several models: those stay as they are, and are reported as not matching.
+    """
+    if len(suite.models) != 1:
+        return transcripts
+    only = suite.models[0].name
+    foreign = Counter(
+        t.model for t in transcripts if t.model != only and t.source.startswith("import:")
+    )
+    if len(foreign) != 1 or any(t.model == only for t in transcripts):
+        return transcripts  # several models, or the suite's own already there: no guessing
+    ((label, count),) = foreign.items()
+    print_error(
+        f"note: {count} imported transcript{'s' if count != 1 else ''} labelled {label!r} "
+        f"scored as the suite's only model {only!r}"
+    )
+    return [replace(t, model=only) if t.model == label else t for t in transcripts]
