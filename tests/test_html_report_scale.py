@@ -244,8 +244,9 @@ def test_a_link_opens_a_case_and_a_case_by_model(browser, run_dir, shots):
     assert pg.is_visible("#detail") and _in_view(pg, "#detail h2")
     assert pg.inner_text("#detail h2") == "review 150 in Paris"
     assert pg.locator("#detail section.side").count() == 3
-    # The row is scrolled into the list and marked.
+    # The row is scrolled into the list, marked, and on screen.
     assert pg.locator("#rows .row.item.selected .case").inner_text() == "review 150 in Paris"
+    assert _in_view(pg, "#rows .row.item.selected")
     pg.context.close()
 
     pg = _open(browser, _case_url(run_dir, "review 150 in Paris", "claude-3-5-haiku"))

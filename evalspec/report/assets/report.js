@@ -343,5 +343,7 @@
   window.addEventListener("hashchange", route);
   apply();
   route();
+  // Opened from a link: bring the list (with the case's row marked) into view beside it.
+  if (!detail.hidden) document.getElementById("controls").scrollIntoView();
   document.body.dataset.ready = "1";
 })();
