@@ -1,20 +1,7 @@
 #!/usr/bin/env bash
-# Post the review as ONE pull-request comment: update the comment that starts with the review
-# marker if there is one, else create it. Needs GH_TOKEN, GITHUB_REPOSITORY, PR (the number)
-# and EVALSPEC_COMMENT_FILE. Fork pull requests get a read-only token: then this warns, and the
-# job summary still holds the comment.
+# Post the review as ONE pull-request comment, updating only this job's own earlier one (see
+# comment.py). Python in isolated mode (-I): nothing of the pull request's checkout, the working
+# directory, is importable. Needs GH_TOKEN, GITHUB_REPOSITORY, PR (the number) and
+# EVALSPEC_COMMENT_FILE; GITHUB_API_URL when not api.github.com.
 set -uo pipefail
-
-marker='<!-- evalspec-review -->'
-file="${EVALSPEC_COMMENT_FILE:?}"
-repo="${GITHUB_REPOSITORY:?}"
-pr="${PR:?}"
-[[ "$pr" =~ ^[0-9]+$ ]] || { echo "::error::PR must be a number" >&2; exit 2; }
-
-id=$(gh api --paginate "repos/$repo/issues/$pr/comments" \
-  --jq ".[] | select(.body | startswith(\"$marker\")) | .id" | head -n 1)
-if [[ -n "$id" ]]; then
-  gh api -X PATCH "repos/$repo/issues/comments/$id" -F "body=@$file" > /dev/null
-else
-  gh api -X POST "repos/$repo/issues/$pr/comments" -F "body=@$file" > /dev/null
-fi || echo "::warning::evalspec: could not post the comment (read-only token?); see the job summary"
+exec "${PYTHON:-python3}" -I "$(dirname "${BASH_SOURCE[0]}")/comment.py"

@@ -9,7 +9,8 @@
 # review ran, so the comment can be posted before the gate step fails the job.
 #
 # Environment: EVALSPEC_BASE_REF (required; a ref or commit id), EVALSPEC_SUITES (globs,
-# space-separated, default suites/*.yaml), EVALSPEC_ALLOW_STALE (true|false),
+# space-separated, default suites/*.yaml), EVALSPEC_ALLOW_STALE (true|false), EVALSPEC_PLUGINS
+# (installed plugins review may load, space-separated; default none),
 # EVALSPEC_COMMENT_FILE (default $RUNNER_TEMP/evalspec-review.md).
 set -uo pipefail
 
@@ -31,6 +32,8 @@ fi
 
 args=(review --base-ref "$base" --markdown "$comment")
 if [[ "${EVALSPEC_ALLOW_STALE:-false}" == "true" ]]; then args+=(--allow-stale); fi
+read -r -a plugins <<< "${EVALSPEC_PLUGINS:-}"
+for name in "${plugins[@]}"; do args+=(--plugin "$name"); done
 set -f  # globs are evalspec's to expand, relative to the repository
 read -r -a suites <<< "${EVALSPEC_SUITES:-suites/*.yaml}"
 set +f

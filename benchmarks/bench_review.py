@@ -3,8 +3,8 @@
 Run: ``.venv/bin/python benchmarks/bench_review.py [--repeat 5]``
 
 A temporary git repository holds suites/ (every example suite with its recordings) on `main`
-and, on `pr`, the sample change of the README (a threshold, a critic, a simulated response,
-an endpoint and one user message). Measured in one run, alternated:
+and, on `pr`, the sample change of docs/how-to/review.md (a threshold, a critic, a simulated
+response, an endpoint and one user message). Measured in one run, alternated:
   (a) whole-process `evalspec review --base-ref main --markdown comment.md` with the embedding
       cache warm (one untimed run fills it first; EVALSPEC_CACHE_DIR points at a fresh folder);
   (b) the baseline: whole-process `evalspec validate 'suites/*.yaml'` on the same repository,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -17,6 +17,9 @@ class Problem:
     """Where in the document, e.g. ``cases[2].expect.tool_calls[0]``; empty for the whole file."""
     message: str
     hint: str = ""
+    shape_ok: bool = field(default=False, compare=False, repr=False)
+    """The value is of the right type, only not written the expected way (a pattern): the
+    document's shape is sound, so the rest of the suite can still be checked."""
 
     @classmethod
     def at(cls, pos: Any, path: str, message: str, hint: str = "") -> Problem:

@@ -23,7 +23,7 @@ Plugins are code the user chose to install; nothing here loads a module a suite 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +48,10 @@ class Plugin:
 
 _REGISTRY: dict[str, dict[str, Plugin]] = {kind: {} for kind in KINDS}
 _entry_points_loaded = False
+_origin: dict[tuple[str, str], str] = {}
+"""(kind, name) -> the entry point whose import registered it."""
+_allowed: frozenset[str] | None = None
+"""Entry-point names that may load (None: every installed one); see `allow_only`."""
 
 
 def register(
@@ -89,6 +93,9 @@ def load_entry_points() -> None:
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if _allowed is not None and ep.name not in _allowed:
+            continue
+        before = {(kind, name) for kind in KINDS for name in _REGISTRY[kind]}
         try:
             ep.load()
         except Exception as exc:  # a plugin's own import failure, whatever it is
@@ -96,9 +103,26 @@ def load_entry_points() -> None:
                 f"evalspec plugin {ep.name!r} ({ep.value}) failed to load: "
                 f"{type(exc).__name__}: {exc}; reinstall or uninstall that package"
             ) from None
+        for key in {(kind, name) for kind in KINDS for name in _REGISTRY[kind]} - before:
+            _origin[key] = ep.name
+
+
+def allow_only(names: Iterable[str]) -> None:
+    """Load only the installed plugins of these entry-point names, and hide the others.
+
+    Review runs nothing a pull request could have put there: the workflow of the base branch
+    names the plugins it trusts (`evalspec review --plugin NAME`), by default none.
+    """
+    global _allowed
+    _allowed = frozenset(names)
+
+
+def _shown(kind: str, name: str) -> bool:
+    origin = _origin.get((kind, name))
+    return _allowed is None or origin is None or origin in _allowed
 
 
 def registered(kind: str) -> dict[str, Plugin]:
     """Plugins of one kind by name, installed ones included."""
     load_entry_points()
-    return dict(_REGISTRY[kind])
+    return {name: p for name, p in _REGISTRY[kind].items() if _shown(kind, name)}

@@ -7,7 +7,6 @@ JSON, every transcript line readable, the run within its time budget, and no sec
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from fault_server import MODES, FaultServer
+from rate_checks import assert_held_to
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,12 +131,12 @@ def statuses(results: dict) -> list[str]:
 def test_model_endpoint_faults_are_item_errors(fault: str, tmp_path: Path) -> None:
     with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
         suite = write_suite(tmp_path, with_userinfo(bad.url), good.url, good.url)
-        started = time.monotonic()
         proc = evalspec("run", suite, "--out", tmp_path / "run", "-v")
-        took = time.monotonic() - started
+        attempts = len(bad.requests)
     results = assert_handled(proc, tmp_path / "run")
-    # timeout 2 s, 1 retry: the budget is 4 s a request; a drip or a storm cannot stretch it
-    assert took < 20, f"{fault}: the run took {took:.0f} s"
+    # timeout 2 s, 1 retry: at most two attempts for each of the model's requests (a drip or
+    # a storm cannot stretch that; a run that hung would end at evalspec()'s own timeout)
+    assert attempts <= 2 * 3, f"{fault}: {attempts} attempts"
     if fault in ("echo", "surrogate", "invalid_utf8"):
         assert statuses(results) == ["pass"], results
     else:
@@ -148,10 +148,9 @@ def test_model_endpoint_faults_are_item_errors(fault: str, tmp_path: Path) -> No
 def test_judge_faults_are_that_cases_error(fault: str, tmp_path: Path) -> None:
     with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
         suite = write_suite(tmp_path, good.url, with_userinfo(bad.url), good.url)
-        started = time.monotonic()
         proc = evalspec("run", suite, "--out", tmp_path / "run")
-        took = time.monotonic() - started
-    assert took < 20, f"{fault}: the run took {took:.0f} s"  # the run's timeout holds
+        attempts = len(bad.requests)
+    assert attempts <= 2, f"{fault}: {attempts} attempts"  # one judge request, one retry
     results = assert_handled(proc, tmp_path / "run")
     [result] = results["results"]
     if fault in ("echo", "surrogate", "invalid_utf8"):
@@ -166,10 +165,9 @@ def test_judge_faults_are_that_cases_error(fault: str, tmp_path: Path) -> None:
 def test_simulator_faults_are_that_calls_error(fault: str, tmp_path: Path) -> None:
     with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
         suite = write_suite(tmp_path, good.url, good.url, with_userinfo(bad.url))
-        started = time.monotonic()
         proc = evalspec("run", suite, "--out", tmp_path / "run")
-        took = time.monotonic() - started
-    assert took < 20, f"{fault}: the run took {took:.0f} s"  # the run's timeout holds
+        attempts = len(bad.requests)
+    assert attempts <= 2, f"{fault}: {attempts} attempts"  # one simulator request, one retry
     assert_handled(proc, tmp_path / "run")
     [line] = (tmp_path / "run" / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
     [call] = json.loads(line)["tool_calls"]
@@ -211,25 +209,25 @@ def test_echoed_secrets_reach_no_file_and_no_stream(tmp_path: Path) -> None:
 
 
 def test_a_slow_drip_cannot_outlive_the_timeout(tmp_path: Path) -> None:
-    """One byte a second: each attempt ends at the 1 s timeout, so 2 attempts end in ~2 s."""
+    """One byte a second: each attempt ends at the 1 s timeout (the results say so; a drip that
+    outlived it would have produced an answer or hung until evalspec()'s own timeout)."""
     with FaultServer("drip", drip_s=1.0) as drip:
         suite = write_suite(tmp_path, drip.url, drip.url, drip.url, timeout=1)
-        started = time.monotonic()
         proc = evalspec("run", suite, "--out", tmp_path / "run")
-        took = time.monotonic() - started
+        attempts = len(drip.requests)
     assert_handled(proc, tmp_path / "run")
-    assert took < 12, f"took {took:.1f} s"
+    assert attempts <= 2, attempts  # the model's request and its one retry: nothing after
     assert "1 s timeout" in (tmp_path / "run" / "results.json").read_text(encoding="utf-8")
 
 
 def test_retry_after_storm_gives_up_within_the_budget(tmp_path: Path) -> None:
     with FaultServer("storm") as storm:
         suite = write_suite(tmp_path, storm.url, storm.url, storm.url)
-        started = time.monotonic()
-        proc = evalspec("run", suite, "--out", tmp_path / "run")
-        took = time.monotonic() - started
+        proc = evalspec("run", suite, "--out", tmp_path / "run", timeout=90)
+        attempts = len(storm.requests)
     results = assert_handled(proc, tmp_path / "run")
-    assert took < 15, f"a Retry-After of 120 s held the run for {took:.0f} s"
+    # Given up at once, not after waiting the 120 s asked for (evalspec() would time out first).
+    assert attempts == 1, attempts
     assert "past the request's budget" in json.dumps(results)
 
 
@@ -268,16 +266,16 @@ def test_lone_surrogate_is_stored_escaped_and_resumes(tmp_path: Path) -> None:
 
 
 def test_judge_and_simulator_share_the_runs_rate_limit(tmp_path: Path) -> None:
-    """requests_per_minute 150: the model's two turns, the simulator and the judge, 0.4 s apart."""
+    """requests_per_minute 60: the model's two turns, the simulator and the judge, one a second
+    (one limiter for all four: a limiter each would let them go as fast as they answer)."""
     with FaultServer("ok") as server:
         suite = write_suite(
-            tmp_path, server.url, server.url, server.url, run_extra=", requests_per_minute: 150"
+            tmp_path, server.url, server.url, server.url, run_extra=", requests_per_minute: 60"
         )
+        began = time.monotonic()
         proc = evalspec("run", suite, "--out", tmp_path / "run")
-        arrivals = sorted(r["at"] for r in server.requests)
+        arrivals = [r["at"] for r in server.requests]
         systems = [r["body"]["messages"][0]["content"][:10] for r in server.requests]
     assert proc.returncode == 0, proc.stderr
     assert len(arrivals) == 4, systems  # model, simulator, model, judge
-    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
-    # Starts are spaced 0.4 s; arrivals also carry the first connection's set-up time.
-    assert all(gap >= 0.2 for gap in gaps) and arrivals[-1] - arrivals[0] >= 1.0, gaps
+    assert_held_to(60, began, arrivals)

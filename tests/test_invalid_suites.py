@@ -21,6 +21,37 @@ pytestmark = pytest.mark.usefixtures("no_plugins")
 CORPUS = Path(__file__).parent / "invalid"
 
 EXPECTED: dict[str, list[str]] = {
+    "base_url_without_scheme": [
+        "base_url_without_scheme.yaml:4:43: models[0].base_url: '127.0.0.1:8765' is not a URL starting with http:// or https://, so no request could reach it; write the whole address, e.g. http://127.0.0.1:8765",
+    ],
+    "expected_date_not_a_date": [
+        "expected_date_not_a_date.yaml:16:46: cases[0].expect.tool_calls[0].date: the expected date 'March 5th' is not a date the datetime critic can read, so every answer would fail; write it as a date and time the model should produce, e.g. 2025-03-05 or 2025-03-05T14:00 (ISO 8601; `parse: dateutil` on the critic reads more)",
+    ],
+    "matrix_300_by_300": [
+        "matrix_300_by_300.yaml:6:13: cases[0]: with this case the suite has more than 10000 cases after matrix expansion; keep the suite under 10000 cases: split it into several suites, or raise the limit with EVALSPEC_MAX_CASES",
+    ],
+    "one_pass_structural_and_semantic": [
+        "one_pass_structural_and_semantic.yaml:10:13: cases[0].trials: expected a whole number, got text; for example: 3",
+        "one_pass_structural_and_semantic.yaml:14:28: cases[1].expect.tool_calls[0]: 'get_wether' is not a tool of this suite; did you mean 'get_weather'?",
+        "one_pass_structural_and_semantic.yaml:15:11: cases[2]: two cases are named 'weather in Rome' (the other is cases[1]); give every case a unique name; with a matrix, use {{ variables }}",
+    ],
+    "yaml_hash_cuts_text": [
+        "yaml_hash_cuts_text.yaml:6:33: tools[0].description: the text ends at ` #`: YAML reads 'Read a channel' and takes the rest of the line for a comment; put the whole text in quotes: \"Read a channel #slack\" (or, for a comment, write `# ` with a space after the #)",
+        "yaml_hash_cuts_text.yaml:13:43: cases[0].user: the text ends at ` #`: YAML reads 'What are the last 2 messages in' and takes the rest of the line for a comment; put the whole text in quotes: \"What are the last 2 messages in #general?\" (or, for a comment, write `# ` with a space after the #)",
+        "yaml_hash_cuts_text.yaml:20:19: cases[0].expect.final_answer.contains[0]: the text ends at ` #`: YAML reads 'Lunch' and takes the rest of the line for a comment; put the whole text in quotes: \"Lunch #1\" (or, for a comment, write `# ` with a space after the #)",
+    ],
+    "yaml_indent_five_spaces": [
+        "yaml_indent_five_spaces.yaml:7:1: YAML syntax error: this line is indented 5 spaces, which lines it up with nothing above it (the keys and items above start at 0, 2 or 4 spaces); line it up with the key it belongs with, e.g. 4 spaces like `user:` on line 6",
+    ],
+    "yaml_quote_inside_single_quotes": [
+        "yaml_quote_inside_single_quotes.yaml:6:11: YAML syntax error: the text in single quotes ends at the ' in \"'What's\", and more text follows it; inside single quotes write a quote twice: 'What''s on my calendar today?'; or use double quotes: \"What's on my calendar today?\"",
+    ],
+    "yaml_text_read_as_time_or_false": [
+        'yaml_text_read_as_time_or_false.yaml:12:11: cases[0].name: expected text, got a number: YAML reads 14:30 as the number 870 (YAML counts a:b as minutes and seconds, in base 60); put it in quotes to keep it as text: "14:30"',
+        'yaml_text_read_as_time_or_false.yaml:13:11: cases[0].user: expected text, got true/false: YAML reads no as false (YAML takes yes/no and on/off for true/false); put it in quotes to keep it as text: "no"',
+        'yaml_text_read_as_time_or_false.yaml:19:30: cases[1].expect.tool_calls[0].start: the expected start 840 does not fit book_room\'s parameter: expected text, got a number: YAML reads 14:00 as the number 840 (YAML counts a:b as minutes and seconds, in base 60); put it in quotes to keep it as text: "14:00"',
+        'yaml_text_read_as_time_or_false.yaml:19:48: cases[1].expect.tool_calls[0].projector: the expected projector False does not fit book_room\'s parameter: expected text, got true/false: YAML reads no as false (YAML takes yes/no and on/off for true/false); put it in quotes to keep it as text: "no"',
+    ],
     "alias_bomb": [
         "alias_bomb.yaml:7:4: this value repeats *aliases so often that it expands to more than 200000 values; write the data out, or repeat an &anchor only a few times",
     ],
@@ -410,7 +441,7 @@ def test_every_problem_has_a_real_place_and_a_fix(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    [n for n in sorted(EXPECTED) if n.startswith("several_mistakes")],
+    [n for n in sorted(EXPECTED) if n.startswith(("several_mistakes", "one_pass"))],
 )
 def test_several_mistakes_are_all_reported_at_once(name: str) -> None:
     assert len(_problems(name)) >= 3

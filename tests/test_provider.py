@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,10 +18,11 @@ from fake_openai import (
     tool_call_reply,
     tool_calls_reply,
 )
+from rate_checks import assert_held_to
 
 from evalspec.errors import RunError
 from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
-from evalspec.providers.openai_chat import OpenAIChatProvider, parse_retry_after
+from evalspec.providers.openai_chat import OpenAIChatProvider, RateLimiter, parse_retry_after
 
 SECRET = "sk-test-SECRET-123"
 KEY_ENV = "EVALSPEC_TEST_API_KEY"
@@ -256,13 +259,66 @@ def test_requests_per_minute_spaces_requests(server: FakeOpenAI) -> None:
         finally:
             await p.aclose()
 
+    began = time.monotonic()
     asyncio.run(go())
-    arrivals = sorted(r.at for r in server.requests)
-    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
-    assert len(gaps) == 3
-    # Starts are 0.1 s apart. The first request also pays the client's one-time set-up before
-    # it reaches the server, which shortens the first gap as seen there; the others are exact.
-    assert gaps[0] > 0.0 and all(gap >= 0.08 for gap in gaps[1:]), gaps
+    assert len(server.requests) == 4
+    assert_held_to(600, began, [r.at for r in server.requests])
+
+
+class _FakeTime:
+    """A clock and a sleep for RateLimiter, driven by hand: a loop that wakes late is a jump
+    of the clock past the earliest wake-up."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        future = asyncio.get_running_loop().create_future()
+        heapq.heappush(self.sleepers, (self.now + seconds, id(future), future))
+        await future
+
+    async def run(self, tasks: list[asyncio.Task[Any]], stalls: dict[int, float]) -> None:
+        """Wake sleepers in time order; at step i the loop wakes `stalls[i]` s late."""
+        step = 0
+        while not all(t.done() for t in tasks):
+            for _ in range(20):
+                await asyncio.sleep(0)  # let every runnable task reach its next sleep
+            if not self.sleepers:
+                continue
+            self.now = max(self.now, self.sleepers[0][0]) + stalls.get(step, 0.0)
+            step += 1
+            while self.sleepers and self.sleepers[0][0] <= self.now:
+                heapq.heappop(self.sleepers)[2].set_result(None)
+
+
+@pytest.mark.parametrize("stalls", [{}, {0: 0.35}, {1: 2.0, 3: 0.05}, {0: 65.0}])
+def test_rate_limit_never_bursts_after_a_stall(stalls: dict[int, float]) -> None:
+    """What the limit promises: starts at least 60/rpm s apart however late the loop wakes,
+    so no rolling minute holds more than rpm starts (the slots of a limiter that only
+    reserves them would all be due after a stall, and go at once)."""
+    rpm, interval = 300, 0.2
+    fake = _FakeTime()
+    limiter = RateLimiter(rpm, clock=fake.clock, sleep=fake.sleep)
+    starts: list[float] = []
+
+    async def one() -> None:
+        await limiter.acquire()
+        starts.append(fake.now)
+
+    async def go() -> None:
+        tasks = [asyncio.ensure_future(one()) for _ in range(8)]
+        await fake.run(tasks, stalls)
+
+    asyncio.run(go())
+    assert len(starts) == 8
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert all(gap >= interval - 1e-9 for gap in gaps), (stalls, starts)
+    for start in starts:
+        assert sum(start <= s < start + 60.0 for s in starts) <= rpm
 
 
 def test_many_concurrent_requests_all_answered(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, tool_call_reply
+from rate_checks import assert_held_to
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install .[ray])")
 
@@ -137,16 +138,16 @@ def test_requests_per_minute_holds_across_workers(cluster: str, tmp_path: Path) 
         return answer(body)
 
     with FakeOpenAI(timed) as fake:
-        suite = write_suite(tmp_path, fake.base_url, 16, rpm=300)  # one request per 0.2 s
+        suite = write_suite(tmp_path, fake.base_url, 16, rpm=150)  # one request per 0.4 s
         # Batches of 4 items: four batches spread over both worker processes.
+        began = time.monotonic()
         done = run_cli("run", suite, "--ray", cluster, "--ray-batch", "4", "--out", tmp_path / "r")
     assert done.returncode == 1, done.stderr[-3000:]
     assert len(comparable(tmp_path / "r")["scores"]) == 16
     assert len(arrivals) == 16
-    # 16 requests in slots 0.2 s apart span 3 s, less what delays the first one's arrival
-    # (connection set-up on a loaded machine); a limiter per worker would let the two
-    # workers finish in half that, one per batch (four) in a quarter.
-    assert arrivals[-1] - arrivals[0] >= 2.4
+    # The k-th request no sooner than k slots of 0.4 s after the run began (6 s for the last);
+    # a limiter per worker would let the two workers finish in half that.
+    assert_held_to(150, began, arrivals)
 
 
 def test_each_models_own_limit_holds_across_workers(cluster: str, tmp_path: Path) -> None:
@@ -155,6 +156,7 @@ def test_each_models_own_limit_holds_across_workers(cluster: str, tmp_path: Path
     with FakeOpenAI(limits.answer) as fast, FakeOpenAI(limits.answer) as slow:
         suite = limits.write_two_model_suite(tmp_path, fast.base_url, slow.base_url)
         # Batches of 2 items: eight batches, over both worker processes.
+        began = time.monotonic()
         done = subprocess.run(
             evalspec("run", suite, "--ray", cluster, "--ray-batch", "2", "--out", tmp_path / "r"),
             capture_output=True,
@@ -165,7 +167,7 @@ def test_each_models_own_limit_holds_across_workers(cluster: str, tmp_path: Path
             check=False,
         )
     assert done.returncode == 0, done.stderr[-3000:]
-    limits.assert_each_held_to_its_own_rate(fast, slow)
+    limits.assert_each_held_to_its_own_rate(fast, slow, began)
 
 
 def _batch_workers() -> list[int]:

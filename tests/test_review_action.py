@@ -21,7 +21,6 @@ from evalspec.runner.run_dir import recordings_path
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"
 REVIEW_SH = ROOT / "action" / "review.sh"
-COMMENT_SH = ROOT / "action" / "comment.sh"
 BIN = Path(sys.executable).parent
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -241,38 +240,6 @@ def test_cli_refuses_an_option_like_base_ref(repo):
     assert not (repo / "x").exists()
 
 
-def test_comment_script_updates_the_marked_comment(tmp_path):
-    """One comment per pull request: the script edits the one that starts with the marker."""
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    log = tmp_path / "gh.log"
-    (fake / "gh").write_text(
-        "#!/usr/bin/env bash\n"
-        f'echo "$*" >> "{log}"\n'
-        'if [[ "$*" == *--paginate* ]]; then echo 4242; fi\n',
-        encoding="utf-8",
-    )
-    (fake / "gh").chmod(0o755)
-    body = tmp_path / "c.md"
-    body.write_text("<!-- evalspec-review -->\nhello\n", encoding="utf-8")
-    env = {
-        **os.environ,
-        "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}",
-        "GITHUB_REPOSITORY": "o/r",
-        "PR": "7",
-        "EVALSPEC_COMMENT_FILE": str(body),
-        "GH_TOKEN": "x",
-    }
-    subprocess.run(["bash", str(COMMENT_SH)], env=env, check=True)
-    calls = log.read_text(encoding="utf-8").splitlines()
-    assert calls[-1] == f"api -X PATCH repos/o/r/issues/comments/4242 -F body=@{body}"
-    (fake / "gh").write_text(f'#!/usr/bin/env bash\necho "$*" >> "{log}"\n', encoding="utf-8")
-    subprocess.run(["bash", str(COMMENT_SH)], env=env, check=True)
-    assert log.read_text(encoding="utf-8").splitlines()[-1] == (
-        f"api -X POST repos/o/r/issues/7/comments -F body=@{body}"
-    )
-
-
 def test_action_installs_the_cpu_torch_and_runs_these_scripts():
     import yaml
 
@@ -280,9 +247,68 @@ def test_action_installs_the_cpu_torch_and_runs_these_scripts():
     steps = action["runs"]["steps"]
     assert action["runs"]["using"] == "composite"
     assert action["inputs"]["torch-index-url"]["default"] == "https://download.pytorch.org/whl/cpu"
-    assert steps[0]["with"]["cache"] == "pip"
     scripts = " ".join(step.get("run", "") for step in steps)
-    assert '--index-url "$TORCH_INDEX" torch' in scripts
+    assert '--no-deps --index-url "$TORCH_INDEX" -c "$ACTION_PATH/constraints.txt" torch' in scripts
+    assert '-c "$ACTION_PATH/constraints.txt" "${EVALSPEC_REQ:-$ACTION_PATH}"' in scripts
     assert "action/review.sh" in scripts and "action/comment.sh" in scripts
     workflow = (ROOT / "examples" / "ci" / "github-workflow.yml").read_text(encoding="utf-8")
     assert len(workflow.splitlines()) <= 20
+
+
+def test_action_keys_its_pip_cache_on_its_own_files(tmp_path: Path) -> None:
+    """setup-python hashes files inside the workspace only; the action lives outside it, in
+    github.action_path: no setup-python cache, and a key made from the action's own files."""
+    import yaml
+
+    steps = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["runs"]["steps"]
+    setup = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python"))
+    assert "cache" not in setup["with"] and "cache-dependency-path" not in setup["with"]
+    keying = next(s for s in steps if s.get("id") == "pip-cache")
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache"))
+    assert "steps.pip-cache.outputs.key" in cache["with"]["key"]
+    assert cache["with"]["path"] == "${{ steps.pip-cache.outputs.dir }}"
+
+    def key_for(action_path: Path) -> dict[str, str]:
+        out = tmp_path / "output"
+        out.write_text("", encoding="utf-8")
+        env = {**os.environ, "ACTION_PATH": str(action_path), "GITHUB_OUTPUT": str(out)}
+        subprocess.run(["bash", "-c", keying["run"]], env=env, check=True, cwd=tmp_path)
+        return dict(line.split("=", 1) for line in out.read_text(encoding="utf-8").splitlines())
+
+    copy = tmp_path / "action"
+    copy.mkdir()
+    for name in ("pyproject.toml", "constraints.txt", "torch-cpu.txt"):
+        (copy / name).write_bytes((ROOT / name).read_bytes())
+    first = key_for(copy)
+    assert len(first["key"]) == 16 and first["dir"]
+    assert key_for(copy) == first
+    (copy / "constraints.txt").write_text("torch==9.9.9\n", encoding="utf-8")
+    assert key_for(copy)["key"] != first["key"]
+
+
+def test_the_torch_step_installs_the_constrained_version():
+    """torch-cpu.txt (the README's first step) asks PyTorch's CPU index for constraints.txt's
+    torch, so the second step keeps it rather than fetching PyPI's CUDA build."""
+    pins = lambda name: [  # noqa: E731
+        line.strip()
+        for line in (ROOT / name).read_text(encoding="utf-8").splitlines()
+        if line.startswith("torch")
+    ]
+    assert pins("torch-cpu.txt") == pins("constraints.txt") == ["torch==2.13.0"]
+    torch_step = (ROOT / "torch-cpu.txt").read_text(encoding="utf-8")
+    assert "--index-url https://download.pytorch.org/whl/cpu" in torch_step.splitlines()
+
+
+def test_the_version_is_a_release_in_the_changelog():
+    """RELEASING.md: pyproject's version has its own section in CHANGELOG.md, below the
+    "Unreleased" one, so `@vX.Y.Z` always has notes saying what it holds."""
+    import re
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "version"
+    ]
+    headings = re.findall(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text("utf-8"), re.M)
+    assert headings[0] == "Unreleased"
+    assert version in headings[1:], (version, headings)
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version)

@@ -250,7 +250,7 @@ def test_run_refuses_a_key_over_plain_http_to_another_host(tmp_path, monkeypatch
     )
     result = cli("run", path, "--out", tmp_path / "run")
     assert result.exit_code == 2, result.output
-    assert "refusing to send the API key in $OPENAI_API_KEY over plain http" in result.output
+    assert "refusing to send the secret in $OPENAI_API_KEY over plain http" in result.output
     assert "sk-test-not-sent" not in result.output
     assert "Traceback" not in result.output
 

@@ -177,7 +177,8 @@ def diff(
     Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
     3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
     model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
-    change (an endpoint, API-key variable or header differs). 4 wins over 1, 1 over 3.
+    change (an endpoint, key variable, header, MCP server or embedding model differs). 4 wins
+    over 1, 1 over 3.
 
     Examples:
 
@@ -291,6 +292,14 @@ def review(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the review as JSON.")] = False,
     allow_stale: AllowStaleOpt = False,
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plugin",
+            help="Load this installed plugin (its entry-point name); repeatable. None loads by "
+            "default: name only plugins the base branch's workflow installs and trusts.",
+        ),
+    ] = None,
 ) -> None:
     """Review every suite of a pull request against the base branch, in one verdict.
 
@@ -299,10 +308,15 @@ def review(
     the recorded answers still answer the head's requests, and diff. Writes one Markdown
     comment, most severe first across suites.
 
+    Nothing the pull request names or ships runs: similarity is scored with the base's
+    embedding model, no MCP server starts, and installed plugins load only when named with
+    --plugin.
+
     Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
     3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
     model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
-    change (an endpoint, API-key variable or header differs). 4 wins over 1, 1 over 3.
+    change (an endpoint, key variable, header, MCP server or embedding model differs). 4 wins
+    over 1, 1 over 3.
 
     Examples:
 
@@ -310,9 +324,11 @@ def review(
 
       evalspec review 'suites/**/*.yaml' --base-ref "$BASE_SHA" --json
     """
+    from evalspec import plugins
     from evalspec.review.repo import DEFAULT_PATTERNS, review_repository
     from evalspec.terminal import plain
 
+    plugins.allow_only(plugin or ())
     result = review_repository(
         patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale
     )

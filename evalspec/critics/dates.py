@@ -150,6 +150,12 @@ class DatetimeCritic(Critic):
             )
         return cls(tolerance=tolerance, max_difference=max_difference, falloff=falloff, parse=parse)
 
+    def reads(self, value: Any) -> bool:
+        """Whether this critic reads `value` as a date or time (an expected value it cannot
+        read fails every answer)."""
+        read = _parse_dateutil if self.parse == "dateutil" else _parse_when
+        return read(value) is not None
+
     def _judge(self, expected: Any, actual: Any, embedder: Embedder | None) -> CriticOutcome:
         read = _parse_dateutil if self.parse == "dateutil" else _parse_when
         exp, act = read(expected), read(actual)

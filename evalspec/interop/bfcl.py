@@ -7,7 +7,7 @@ argument with a `one_of` critic holding the whole acceptable list, with BFCL's s
 normalisation and the declared BFCL type, so a case passes exactly when BFCL's AST checker
 would accept the call. The rubric is BFCL's all-or-nothing verdict.
 
-Conventions (also in the README reference):
+Conventions (also in docs/how-to/importers.md):
 - BFCL types become JSON Schema: float -> number, tuple -> array, dict -> object, any -> {}.
 - Arguments whose first acceptable value is "" are left out of the expected call; their critic
   still accepts them when given with an acceptable value. A required argument stays required

@@ -7,7 +7,7 @@ Accepted inputs (JSON):
   (`{"name", "start_time", "attributes": {"tool.name", "output.value"}}`) or what the Python
   SDK's `span.to_json()` prints (`context.trace_id`, `parent_id`, `status.status_code`).
 
-Conventions (also in the README reference):
+Conventions (also in docs/how-to/importers.md):
 - A tool span has `tool.name` (OpenInference, UiPath) or `gen_ai.tool.name` (GenAI semantic
   conventions). Its arguments come from `input.value` or `gen_ai.tool.call.arguments` (JSON
   text; none given = no arguments), its output from `output.value` or

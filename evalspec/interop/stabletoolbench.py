@@ -1,6 +1,6 @@
 """StableToolBench interop: its queries as tools, its answer files as transcripts, its metrics.
 
-Conventions (also in the README reference):
+Conventions (also in docs/how-to/importers.md):
 
 - Function names follow StableToolBench/ToolBench: ``<api>_for_<tool>`` with both parts
   standardized (non-word runs -> "_", lowercase, trimmed, a leading digit gets "get_", API names

@@ -15,6 +15,7 @@ from typing import Any
 from evalspec import redaction
 from evalspec.providers.anthropic_format import NotAMessagesReply, from_reply, to_body
 from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec.providers.http_policy import sdk_http_client
 from evalspec.providers.openai_chat import OpenAIChatProvider
 
 
@@ -32,6 +33,7 @@ class AnthropicMessagesProvider(OpenAIChatProvider):
             timeout=self.timeout_s,
             max_retries=0,
             default_headers=headers,
+            http_client=sdk_http_client(anthropic.DefaultAsyncHttpxClient, self._url()),
         )
         return anthropic, client
 

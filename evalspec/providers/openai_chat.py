@@ -8,13 +8,13 @@ the error policy). ``openai`` is imported lazily: loading a suite must not pay f
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import logging
 import os
 import random
 import re
 import time
+from collections.abc import Awaitable, Callable
 from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -22,8 +22,10 @@ from urllib.parse import urlsplit, urlunsplit
 from evalspec import redaction
 from evalspec.errors import RunError
 from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec.providers.http_policy import redirect_message, refuse_clear_text, sdk_http_client
 from evalspec.reading import without_lone_surrogates
 from evalspec.schemas import DEFAULT_API_KEY_ENV
+from evalspec.suite.endpoints import ENV_REF, is_loopback
 
 _log = logging.getLogger(__name__)
 
@@ -48,12 +50,10 @@ runaway server cannot take the run's memory or fill the recordings."""
 RETRY_AFTER_CAP_S = 60.0
 """The longest a server may make one retry wait (Retry-After), however long it asks for."""
 
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
 
 def header_secrets(headers: dict[str, str] | None) -> list[str]:
     """Values of the environment variables that header values name as ``${VAR}``."""
-    names = [name for value in (headers or {}).values() for name in _ENV_REF.findall(value)]
+    names = [name for value in (headers or {}).values() for name in ENV_REF.findall(value)]
     return [os.environ[name] for name in names if os.environ.get(name)]
 
 
@@ -61,13 +61,13 @@ def expand_header_values(headers: dict[str, str] | None) -> dict[str, str]:
     """Header values with ``${VAR}`` replaced from the environment; those values are secrets."""
     out: dict[str, str] = {}
     for name, value in (headers or {}).items():
-        for var in _ENV_REF.findall(value):
+        for var in ENV_REF.findall(value):
             if not os.environ.get(var):
                 raise RunError(
                     f"header {name} takes environment variable {var}, which is not set; "
                     "export it, or replay recorded answers with --record offline"
                 )
-        out[name] = _ENV_REF.sub(lambda m: os.environ[m.group(1)], value)
+        out[name] = ENV_REF.sub(lambda m: os.environ[m.group(1)], value)
     redaction.register(*header_secrets(headers))
     return out
 
@@ -78,19 +78,6 @@ class _ReplyTooLarge(Exception):
 
 class _BodyBroken(Exception):
     """The connection broke while the reply's body was being read (cut short, reset)."""
-
-
-def is_loopback(base_url: str | None) -> bool:
-    """True for http(s)://localhost, 127.x.x.x and [::1] endpoints."""
-    if not base_url:
-        return False
-    host = urlsplit(base_url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def display_url(base_url: str | None, default: str = "https://api.openai.com/v1") -> str:
@@ -150,21 +137,44 @@ def backoff_delay(attempt: int, base_s: float, cap_s: float, rng: random.Random)
 
 
 class RateLimiter:
-    """Spaces request starts at least 60/rpm seconds apart (no bursts), shared by all tasks."""
+    """At most one request start per 60/rpm seconds, measured when each start is let go.
 
-    def __init__(self, requests_per_minute: float) -> None:
+    What a provider counts is requests in a rolling minute. Starts are let go one at a time,
+    in about the order asked, each no sooner than 60/rpm seconds (by the clock) after the previous
+    one was let go: a loop that wakes late (a loaded machine) starts the waiting requests one
+    interval apart, never in a burst, so no rolling minute ever holds more than `rpm` starts.
+    """
+
+    def __init__(
+        self,
+        requests_per_minute: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
         if requests_per_minute <= 0:
             raise ValueError("requests_per_minute must be positive")
         self.interval_s = 60.0 / requests_per_minute
+        self._clock = clock
+        self._sleep = sleep
         self._next = 0.0
+        self._last = -self.interval_s
 
     async def acquire(self) -> None:
-        # No await between reading and moving the slot, so tasks on one loop never collide.
-        now = time.monotonic()
+        # A slot in order of asking (no await between reading and moving it, so tasks of one
+        # loop never collide); then, however late the sleep ended, wait until a whole interval
+        # has passed since the last start let go. No lock: the judge's and simulator's calls
+        # may come from another thread's loop.
+        clock = self._clock
+        now = clock()
         slot = max(now, self._next)
         self._next = slot + self.interval_s
         if slot > now:
-            await asyncio.sleep(slot - now)
+            await self._sleep(slot - now)
+        while (wait := self._last + self.interval_s - clock()) > 0:
+            await self._sleep(wait)
+        self._last = clock()
+        self._next = max(self._next, self._last + self.interval_s)
 
 
 def normalise_message(message: dict[str, Any]) -> dict[str, Any]:
@@ -261,10 +271,16 @@ class OpenAIChatProvider:
         )
         self._semaphore = asyncio.Semaphore(concurrency) if concurrency else None
         self._reached = False
-        self._openai, self._client = self._make_client(dict(headers or {}))
+        refuse_clear_text(
+            base_url,
+            ([self._api_key] if self._key_from_env else []) + header_secrets(headers),
+            f"the model endpoint {self._where()}",
+        )
+        self._openai, self._client = self._make_client(expand_header_values(headers))
 
     def _make_client(self, headers: dict[str, str]) -> tuple[Any, Any]:
-        """The client library (whose error classes the retry loop catches) and a client."""
+        """The client library (whose error classes the retry loop catches) and a client that
+        follows no redirect (see providers/http_policy.py); `headers` are filled in."""
         import openai
 
         client = openai.AsyncOpenAI(
@@ -272,9 +288,14 @@ class OpenAIChatProvider:
             base_url=self.base_url,
             timeout=self.timeout_s,
             max_retries=0,
-            default_headers=expand_header_values(headers),
+            default_headers=headers,
+            http_client=sdk_http_client(openai.DefaultAsyncHttpxClient, self._url()),
         )
         return openai, client
+
+    def _url(self) -> str:
+        """Where requests go: base_url, else the client's default (its own env variable)."""
+        return self.base_url or self.default_url
 
     def __repr__(self) -> str:
         return (
@@ -349,6 +370,9 @@ class OpenAIChatProvider:
                 problem = f"HTTP {status}: {self._server_message(exc)}"
                 if status == 401:
                     raise RunError(self._auth_message(problem)) from None
+                if 300 <= status < 400:
+                    where = f"the model endpoint {self._where()}"
+                    raise RunError(redirect_message(status, exc.response.headers, where)) from None
                 if status not in RETRYABLE_STATUS:
                     raise ProviderError(
                         f"{request.describe()}: the endpoint refused the request ({problem})",

@@ -46,7 +46,8 @@ EXIT_CODES_TEXT = (
     "Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage; "
     "3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or "
     "model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant "
-    "change (an endpoint, API-key variable or header differs). 4 wins over 1, 1 over 3."
+    "change (an endpoint, key variable, header, MCP server or embedding model differs). "
+    "4 wins over 1, 1 over 3."
 )
 
 
@@ -417,6 +418,31 @@ def _common_to_all(named: dict[str, list[str]]) -> list[str]:
     return common
 
 
+def review_embedder(base: Suite | None, root: Path | None = None) -> Any:
+    """The embedder that scores both sides: the base's model and cache, else the bundled default.
+
+    Never the head's: a model directory's `modules.json` names Python code that loading it
+    imports, so a pull request naming a model it ships would run that code in review (a changed
+    model is listed as a security-relevant change instead). A relative path is the base's file
+    under `root`, never the checkout's file of that name.
+    """
+    from evalspec.scoring.embeddings import EmbeddingStore
+
+    if base is None:
+        return EmbeddingStore()
+    model, cache = base.embeddings.model, base.embeddings.cache_dir
+    if root is not None:
+        if (
+            model
+            and not Path(model).is_absolute()
+            and (Path(model).exists() or (root / model).exists())
+        ):
+            model = str(root / model)
+        if cache and not Path(cache).is_absolute():
+            cache = str(root / cache)
+    return EmbeddingStore(model=model, cache_dir=Path(cache) if cache else None)
+
+
 def diff_suites(
     base: Suite | None,
     head: Suite,
@@ -430,6 +456,7 @@ def diff_suites(
     judge: Any = None,
     allow_stale: bool = False,
     known_endpoints: frozenset[tuple[object, ...]] = frozenset(),
+    model_root: Path | None = None,
 ) -> Comparison:
     """Score `transcripts` under `base` and `head`; one CaseChange per (case, model).
 
@@ -438,17 +465,14 @@ def diff_suites(
     evidence.py); when one does not, the head's own recordings (`head_transcripts`, a replay of
     the head suite) stand in if they answer it, else the case is "re-run needed".
     `known_endpoints` are endpoints a new suite may use without a security-relevant change
-    (those the base's other suites already use).
+    (those the base's other suites already use). Both sides are scored with the base's
+    embedding model (see `review_embedder`; `model_root` is where the base's files are).
     """
     from evalspec.review.changes import case_changes, suite_wide_changes
     from evalspec.review.security import security_changes
 
-    if embedder is None and (base is None or base.embeddings == head.embeddings):
-        from evalspec.scoring.embeddings import EmbeddingStore
-
-        settings = head.embeddings
-        cache = Path(settings.cache_dir) if settings.cache_dir else None
-        embedder = EmbeddingStore(model=settings.model, cache_dir=cache)
+    if embedder is None:
+        embedder = review_embedder(base, model_root)
     head_ids = _plan_ids(head)
     base_ids = _plan_ids(base) if base is not None else {}
     evidence = _head_evidence(head, head_ids, transcripts, head_transcripts)

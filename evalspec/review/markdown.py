@@ -33,7 +33,7 @@ EXIT_MEANING = {
     EXIT_OK: "",
     EXIT_REGRESSION: "exit code 1 (a passing case now fails)",
     EXIT_UNVERIFIED: "exit code 3 (evidence missing or stale: record new answers)",
-    EXIT_SECURITY: "exit code 4 (security-relevant change: where API keys go changed)",
+    EXIT_SECURITY: "exit code 4 (security-relevant change: where keys go or what runs changed)",
 }
 
 

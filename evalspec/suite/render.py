@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem, SpecError
-from evalspec.reading import file_kind
+from evalspec.reading import display_name, file_kind
 from evalspec.suite.budget import (
     MAX_TEMPLATE_TEXT,
     RenderBudget,
@@ -26,8 +26,9 @@ from evalspec.suite.budget import (
     rendering,
 )
 from evalspec.suite.limits import env_limit
-from evalspec.suite.load import LDict, LList, Pos, ldict, llist, load_yaml
+from evalspec.suite.load import LDict, LList, Pos, ldict, llist, load_yaml, read_text
 from evalspec.suite.schema import did_you_mean
+from evalspec.suite.yaml_hints import cut_text_problems, may_cut_text
 
 MAX_INCLUDE_DEPTH = 8
 MAX_INCLUDES = 100
@@ -180,10 +181,13 @@ def _include(
         )
         return []
     try:
-        loaded = load_yaml(file)
+        text = read_text(file)
+        loaded = load_yaml(file, text)
     except SpecError as exc:
         problems.extend(exc.problems)
         return []
+    if may_cut_text(text):  # an included file's texts can be cut by ` #` too
+        problems.extend(cut_text_problems(loaded, text, display_name(file)))
     if isinstance(loaded, LDict) and section in loaded:
         loaded = loaded[section]
     if not isinstance(loaded, LList):
@@ -472,11 +476,12 @@ def expand_cases(
     budget: SuiteBudget | None = None,
     *,
     templated: bool = True,
+    skip: frozenset[int] = frozenset(),
 ) -> list[tuple[str, LDict]]:
     """Every case after matrix expansion and rendering, with its display path.
 
     `templated=False` says the caller found no template anywhere in the cases, so no case is
-    scanned for one again."""
+    scanned for one again. Cases whose index is in `skip` are left out."""
     renderer = Renderer(problems, budget)
     out: list[tuple[str, LDict]] = []
     cases = doc.get("cases")
@@ -485,7 +490,7 @@ def expand_cases(
     counter = CaseCounter()
     for i, case in enumerate(cases):
         path = f"cases[{i}]"
-        if not isinstance(case, LDict):
+        if not isinstance(case, LDict) or i in skip:
             continue
         if not counter.add(case, path, problems):
             return out

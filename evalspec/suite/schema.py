@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -11,6 +12,7 @@ from evalspec import plugins
 from evalspec.errors import Problem
 from evalspec.schemas import suite_schema as _language_schema
 from evalspec.suite.load import LDict, LList, Pos
+from evalspec.suite.yaml_hints import implicit_reading
 
 
 def _plugin_names() -> tuple[tuple[str, ...], ...]:
@@ -243,14 +245,12 @@ def _translate(root: LDict, error: Any) -> list[Problem]:
         want = error.validator_value
         wants = [want] if isinstance(want, str) else list(want)
         words = " or ".join(_TYPE_WORDS.get(w, w) for w in wants)
-        return [
-            Problem.at(
-                pos,
-                where,
-                f"expected {words}, got {_type_name(error.instance)}",
-                _type_hint(error.schema),
-            )
-        ]
+        message = f"expected {words}, got {_type_name(error.instance)}"
+        hint = _type_hint(error.schema)
+        reading = implicit_reading(*pos, error.instance) if "string" in wants else None
+        if reading is not None:
+            message, hint = f"{message}: {reading[0]}", reading[1]
+        return [Problem.at(pos, where, message, hint)]
     if v == "enum":
         choices = [str(c) for c in error.validator_value]
         hint = did_you_mean(str(error.instance), choices)
@@ -269,7 +269,7 @@ def _translate(root: LDict, error: Any) -> list[Problem]:
     if v in ("minItems", "minProperties", "minLength"):
         return [Problem.at(pos, where, "must not be empty", _type_hint(error.schema))]
     if v == "pattern":
-        return [_pattern_problem(pos, where, parts, error)]
+        return [replace(_pattern_problem(pos, where, parts, error), shape_ok=True)]
     return [Problem.at(pos, where, error.message, _type_hint(error.schema))]
 
 
@@ -365,6 +365,15 @@ def _pattern_problem(pos: Pos, where: str, parts: list[Any], error: Any) -> Prob
             "this must be the name of an environment variable, not the key itself",
             "never put an API key in a suite; write `api_key_env: OPENAI_API_KEY` "
             "and set that variable",
+        )
+    if parts and parts[-1] == "base_url" and isinstance(error.instance, str):
+        bare = error.instance.strip().split("://", 1)[-1]
+        return Problem.at(
+            pos,
+            where,
+            f"{error.instance!r:.80} is not a URL starting with http:// or https://, so no "
+            "request could reach it",
+            f"write the whole address, e.g. http://{bare[:60]}",
         )
     what = f"{error.instance!r} is not written the expected way"
     if desc:

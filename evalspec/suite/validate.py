@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from evalspec.critics import default_critic, make_critic
 from evalspec.errors import Problem, SpecError
 from evalspec.fast_schema import compiled_check
 from evalspec.schemas import default_api_key_env
@@ -43,6 +44,7 @@ from evalspec.suite.schema import (
     schema_problems,
 )
 from evalspec.suite.stream import load_streaming
+from evalspec.suite.yaml_hints import cut_text_problems, implicit_reading, may_cut_text
 
 _CASE_TRIALS = default(Case, "trials")
 _CASE_PASS_RULE = default(Case, "pass_rule")
@@ -81,7 +83,8 @@ def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:
     """The suite (without its cases unless `keep_cases`) and its number of cases."""
     builder = partial(_Builder, keep_cases=keep_cases)
     text = read_text(path)
-    streamed = load_streaming(path, text, builder)
+    cut = may_cut_text(text)
+    streamed = None if cut else load_streaming(path, text, builder)
     if streamed is not None:
         return streamed
     doc, pos = load_yaml_at(path, text)
@@ -101,14 +104,36 @@ def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:
         )
     problems: list[Problem] = []
     resolve_includes(doc, path.resolve().parent, problems, chain=(path.resolve(),))
+    included = bool(problems)
     problems.extend(schema_problems(doc))
-    if problems:
+    broken = None if included else _broken_cases(problems)
+    if cut:
+        problems.extend(cut_text_problems(doc, text, file))
+    if broken is None:
         raise SpecError(problems)
-    built = builder(doc, path, problems)
+    # One pass: cases the schema refused are left out, and every other case is still checked
+    # for what only the built suite shows (unknown tools, duplicate names, ...).
+    built = builder(doc, path, problems, skip=broken)
     suite = built.build()
     if problems:
         raise SpecError(problems)
     return suite, built.case_count
+
+
+_CASE_PATH = re.compile(r"cases\[(\d+)\]")
+
+
+def _broken_cases(problems: list[Problem]) -> frozenset[int] | None:
+    """The cases these schema problems lie in; None if one outside every case leaves the
+    suite's shape unsound (the tools or settings every case is checked against)."""
+    broken = set()
+    for p in problems:
+        m = _CASE_PATH.match(p.path)
+        if m is not None:
+            broken.add(int(m.group(1)))
+        elif not p.shape_ok:
+            return None
+    return frozenset(broken)
 
 
 def _kind(value: Any) -> str:
@@ -118,10 +143,22 @@ def _kind(value: Any) -> str:
 class _Builder(ToolsPart, ChecksPart):
     """Builds the typed Suite from a schema-valid document, collecting semantic problems."""
 
-    def __init__(self, doc: LDict, path: Path, problems: list[Problem], *, keep_cases: bool = True):
+    def __init__(
+        self,
+        doc: LDict,
+        path: Path,
+        problems: list[Problem],
+        *,
+        keep_cases: bool = True,
+        skip: frozenset[int] = frozenset(),
+    ):
         self.doc = doc
         self.keep_cases = keep_cases
         """False: each Case is checked and counted, then dropped (`check_suite`)."""
+        self.skip = skip
+        """Indices of cases not to build: the schema refused them (reported already)."""
+        self.case_critics: tuple[CriticSpec, ...] = ()
+        """The critics of the case being built (`check_date` looks for its argument's)."""
         self.case_count = 0
         self.path = path
         self.problems = problems
@@ -137,9 +174,20 @@ class _Builder(ToolsPart, ChecksPart):
         doc = self.doc
         self.render_top()
         templated = has_template(doc)
+        before = len(self.problems)
         expanded = expand_cases(
-            doc, self.suite_vars, self.problems, self.renderer.budget, templated=templated
+            doc,
+            self.suite_vars,
+            self.problems,
+            self.renderer.budget,
+            templated=templated,
+            skip=self.skip,
         )
+        if not expanded and (self.skip or len(self.problems) > before):
+            # Every case was refused already, or expansion stopped (too many cases, a spent
+            # template budget): no case is left to check, and "cases: must not be empty"
+            # would only be a consequence.
+            raise SpecError(self.problems)
         if templated:  # otherwise the schema check already saw exactly this data
             self.check_rendered(self.top, expanded)
         if isinstance(doc.get("cases"), list):
@@ -350,6 +398,7 @@ class _Builder(ToolsPart, ChecksPart):
                 {**rubric_raw, **dict(raw["rubric"])}, raw["rubric"], f"{path}.rubric"
             )
         critics = self.critics(raw.get("critics") or {}, raw.get("critics"), f"{path}.critics")
+        self.case_critics = critics
         expect = self.expect(raw.get("expect"), raw, path)
         if expect is None:
             return None
@@ -544,6 +593,7 @@ class _Builder(ToolsPart, ChecksPart):
                 continue
             if key in loose or (isinstance(value, str) and ("{{" in value)):
                 continue
+            self.check_date(tool, key, value, critics, vpos, f"{path}.{key}")
             checks = self._arg_validators.get((tool.name, key))
             if checks is None:
                 checks = (Draft202012Validator(props[key]), compiled_check(props[key]))
@@ -553,13 +603,58 @@ class _Builder(ToolsPart, ChecksPart):
                 continue
             errors = list(validator.iter_errors(value))
             if errors:
+                message = explain_value_error(errors[0])
+                hint = "fix the value, or the tool's `parameters`"
+                wants = errors[0].validator_value if errors[0].validator == "type" else ()
+                reading = implicit_reading(*vpos, value) if "string" in wants else None
+                if reading is not None:
+                    message, hint = f"{message}: {reading[0]}", reading[1]
                 self.problem(
                     vpos,
                     f"{path}.{key}",
                     f"the expected {key} {value!r:.60} does not fit {tool.name}'s parameter: "
-                    + explain_value_error(errors[0]),
-                    "fix the value, or the tool's `parameters`",
+                    + message,
+                    hint,
                 )
+
+    def check_date(
+        self,
+        tool: Tool,
+        key: str,
+        value: Any,
+        critics: tuple[CriticSpec, ...],
+        pos: Pos,
+        path: str,
+    ) -> None:
+        """An expected value the datetime critic that judges it cannot read fails every model:
+        say so now, not after a run."""
+        chosen = next(
+            (c for c in (*critics, *self.case_critics, *self.suite_critics) if c.field == key),
+            None,
+        )
+        kind, params = (
+            (chosen.kind, chosen.params)
+            if chosen is not None
+            else default_critic((tool.parameters.get("properties") or {}).get(key))
+        )
+        if kind != "datetime" or not isinstance(value, str):
+            return
+        try:
+            critic = make_critic(kind, params)
+        except ValueError:
+            return  # the critic's own parameters are reported where it is written
+        if critic.reads(value):
+            return
+        dateutil = params.get("parse") == "dateutil"
+        self.problem(
+            pos,
+            path,
+            f"the expected {key} {value!r:.60} is not a date the datetime critic can read, "
+            "so every answer would fail",
+            "write it as a date and time the model should produce, e.g. 2025-03-05 or "
+            "2025-03-05T14:00"
+            + ("" if dateutil else " (ISO 8601; `parse: dateutil` on the critic reads more)"),
+        )
 
     def check_field(
         self, critic: CriticSpec, params: dict[str, Any], tools: list[str], why: str = ""

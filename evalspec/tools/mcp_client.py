@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 from evalspec import redaction
 from evalspec.errors import RunError
+from evalspec.providers.http_policy import client_options, refuse_clear_text
 from evalspec.providers.openai_chat import expand_header_values, header_secrets
 from evalspec.redaction import redact
 from evalspec.suite.model import McpServer
@@ -68,14 +69,16 @@ def _transport(
         )
         return stdio_client(params, errlog=errlog)
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
     if _sdk_major() >= 2:
         import httpx2 as http
     else:
         import httpx as http
-    client = create_mcp_http_client(
-        headers=expand_header_values(server.headers), timeout=http.Timeout(timeout_s)
+    # The SDK's own client follows redirects, which would carry the headers to another host.
+    client = http.AsyncClient(
+        headers=expand_header_values(server.headers),
+        timeout=http.Timeout(timeout_s),
+        **client_options(server.url),
     )
     return streamable_http_client(str(server.url), http_client=client)
 
@@ -111,6 +114,10 @@ class McpConnection:
     """One open session with one server, usable from any task of the event loop."""
 
     def __init__(self, server: McpServer, timeout_s: float = 30.0) -> None:
+        if server.url:
+            refuse_clear_text(
+                server.url, header_secrets(server.headers), f"MCP server {server.url}"
+            )
         self.server = server
         self.timeout_s = timeout_s
         self._session: Any = None
