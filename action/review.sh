@@ -11,7 +11,8 @@
 # Environment: EVALSPEC_BASE_REF (required; a ref or commit id), EVALSPEC_SUITES (globs,
 # space-separated, default suites/*.yaml), EVALSPEC_ALLOW_STALE (true|false), EVALSPEC_PLUGINS
 # (installed plugins review may load, space-separated; default none),
-# EVALSPEC_COMMENT_FILE (default $RUNNER_TEMP/evalspec-review.md).
+# EVALSPEC_COMMENT_FILE (default $RUNNER_TEMP/evalspec-review.md), EVALSPEC_FULL_REVIEW_FILE (the
+# whole review when the comment had to be shortened; default the comment's name + -full.md).
 set -uo pipefail
 
 base="${EVALSPEC_BASE_REF:?set EVALSPEC_BASE_REF to the base branch or commit}"
@@ -30,7 +31,8 @@ if ! git rev-parse --verify --quiet --end-of-options "$base^{commit}" > /dev/nul
   fi
 fi
 
-args=(review --base-ref "$base" --markdown "$comment")
+full="${EVALSPEC_FULL_REVIEW_FILE:-${comment%.md}-full.md}"
+args=(review --base-ref "$base" --markdown "$comment" --full-markdown "$full")
 if [[ "${EVALSPEC_ALLOW_STALE:-false}" == "true" ]]; then args+=(--allow-stale); fi
 read -r -a plugins <<< "${EVALSPEC_PLUGINS:-}"
 for name in "${plugins[@]}"; do args+=(--plugin "$name"); done

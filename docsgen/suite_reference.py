@@ -29,6 +29,8 @@ SECTION_ORDER = (
     "evaluator",
     "rubric",
     "message",
+    "budget",
+    "suite_budget",
 )
 
 # Where each definition is written in a suite, said above its table.
@@ -44,6 +46,21 @@ SECTION_WHERE = {
     "evaluator": "each entry of a case's `evaluators:`",
     "rubric": "`rubric:` of the suite or of a case",
     "message": "each entry of a case's `history:`",
+    "budget": "`budgets.case` of the suite, or a case's `budget:`",
+    "suite_budget": "`budgets.suite`",
+}
+
+# Where the pages explain each definition's behaviour, linked under its table's heading.
+SECTION_EXPLAINED = {
+    "model": ("Models and providers", "../how-to/models.md"),
+    "tool": ("Tools and simulated responses", "language.md#tools-and-simulated-responses"),
+    "case": ("Cases", "language.md#cases"),
+    "critic": ("Critics", "scoring.md#critics-how-each-argument-is-judged"),
+    "evaluator": ("Evaluators", "scoring.md#evaluators-whole-transcript-checks"),
+    "final_answer": ("Final-answer checks", "scoring.md#final-answer-checks"),
+    "rubric": ("Scoring rules", "scoring.md#scoring-rules"),
+    "budget": ("Budgets", "../how-to/noise.md#budgets"),
+    "suite_budget": ("Budgets", "../how-to/noise.md#budgets"),
 }
 
 # Keywords whose values are data (examples, defaults), never schemas to describe.
@@ -72,8 +89,11 @@ def render(schema: dict[str, Any]) -> str:
         _section("Top level", "A suite file is a mapping with these keys.", schema),
     ]
     for name in sorted(defs, key=_section_rank):
-        where = SECTION_WHERE.get(name)
-        parts.append(_section(name, f"Written as {where}." if where else "", defs[name]))
+        intro = f"Written as {SECTION_WHERE[name]}." if name in SECTION_WHERE else ""
+        if name in SECTION_EXPLAINED:
+            title, link = SECTION_EXPLAINED[name]
+            intro += f" How it works: [{title}]({link})."
+        parts.append(_section(name, intro.strip(), defs[name]))
     return "\n".join(parts)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalspec.errors import UsageError
+from evalspec.suite.limits import max_plan_items
 from evalspec.suite.model import Case, ModelSpec, Suite
 
 ID_VERSION = 1
@@ -127,10 +128,6 @@ class Plan:
         }
 
 
-MAX_PLAN_ITEMS = 1_000_000
-"""Requests one plan may hold: counted before any is built, so a typo cannot exhaust memory."""
-
-
 def compile_plan(
     suite: Suite,
     *,
@@ -145,10 +142,11 @@ def compile_plan(
     selected_models = _select_models(suite, models)
     chosen = select_cases(suite, cases)
     total = sum(len(selected_models) * (trials or c.trials) for c in chosen)
-    if total > MAX_PLAN_ITEMS:
+    limit = max_plan_items()  # counted before any is built, so a typo cannot exhaust memory
+    if total > limit:
         raise UsageError(
             f"the plan has {total} items (cases × models × trials); the limit is "
-            f"{MAX_PLAN_ITEMS}: run fewer trials or models, or split the suite"
+            f"{limit}: run fewer trials or models, or split the suite"
         )
     items: list[PlanItem] = []
     offered_of: dict[tuple[str, ...] | None, tuple[tuple[dict[str, Any], ...], str]] = {}

@@ -16,6 +16,7 @@ from evalspec import json_shapes as shape
 from evalspec.files import atomic_write
 from evalspec.json_shapes import ShapeError
 from evalspec.reading import display_name, input_error, parse_json, read_text
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
 
 TRANSCRIPT_VERSION = 1
 
@@ -162,7 +163,13 @@ def check_transcript(data: Any, where: str = "") -> None:
     shape.text(data, "source", where)
     for i, message in enumerate(shape.items(data, "messages", where)):
         shape.obj(message, _field(where, f"messages[{i}]"))
-    for i, call in enumerate(shape.items(data, "tool_calls", where)):
+    calls = shape.items(data, "tool_calls", where)
+    if len(calls) > MAX_CALLS_PER_CASE:
+        raise ShapeError(
+            _field(where, "tool_calls"),
+            f"{len(calls)} calls; evalspec scores at most {MAX_CALLS_PER_CASE} in one case",
+        )
+    for i, call in enumerate(calls):
         at = _field(where, f"tool_calls[{i}]")
         shape.obj(call, at)
         shape.text(call, "name", at, required=True)

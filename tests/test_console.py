@@ -63,9 +63,13 @@ def test_models_share_one_table_with_a_column_each(write_suite):
     assert "free" in header
     bob = next(line for line in lines if "greet bob" in line)
     # One row, three cells: cheap 1 of 2, smart 2 of 2, free 0 of 2.
-    assert "FAIL 1/2" in bob and "PASS 2/2" in bob and "FAIL 0/2" in bob
+    assert "FAIL 1/2 flaky" in bob and "PASS 2/2" in bob and "FAIL 0/2" in bob
     side = lines[: next(i for i, line in enumerate(lines) if line.startswith("why not passed"))]
     assert sum("greet bob" in line for line in side) == 1
+    # Trials of greet bob disagree for cheap: named under the table, with its count.
+    assert "cheap: pass rate" in "\n".join(lines) and "flaky (trials disagree): greet bob 1/2" in (
+        "\n".join(lines)
+    )
 
 
 def test_summary_row_per_model_with_pass_at_k_tokens_latency_and_cost(write_suite):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from evalspec.errors import SpecError
+from evalspec.suite import limits
 from evalspec.suite.validate import load_suite
 
 pytestmark = pytest.mark.usefixtures("no_plugins")
@@ -63,6 +64,13 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "binary_file": [
         "binary_file.yaml:1:12: is a binary file, not YAML text (it holds a NUL byte); name a .yaml suite file",
+    ],
+    "gate_and_budget": [
+        "gate_and_budget.yaml:6:9: gate.mode: 'sometimes' is not allowed here; choose one of: any_regression, significant_drop, none",
+        "gate_and_budget.yaml:7:13: gate.max_drop: 5 is out of range: it must be from 0 to 1; scores are shares from 0 to 1: write 0.05 for 5%",
+        "gate_and_budget.yaml:9:22: budgets.case.max_tokens: -1 is out of range: it must be 0 or more; for example: 20000",
+        "gate_and_budget.yaml:9:26: budgets.case: unknown key 'max_dollars'; did you mean 'max_cost'?",
+        "gate_and_budget.yaml:16:12: cases[0].flaky: expected true or false, got text; for example: true",
     ],
     "case_tools_missing_expected": [
         "case_tools_missing_expected.yaml:14:11: cases[0].expect.tool_calls[0]: the case expects a call to 'get_weather' but does not offer it; add get_weather to the case's `tools:` list",
@@ -416,6 +424,7 @@ def _problems(name: str) -> list[str]:
 @pytest.fixture(autouse=True)
 def _in_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CORPUS)
+    monkeypatch.setattr(limits, "_untrusted", True)  # what a pull request may hold: review's limits
 
 
 def test_corpus_is_large_and_every_file_is_in_the_table() -> None:

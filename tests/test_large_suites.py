@@ -16,6 +16,7 @@ from evalspec.report.console import MAX_PROBLEM_ROWS, print_report
 from evalspec.report.json_report import write_json
 from evalspec.report.records import report_from_results
 from evalspec.scoring.stream import StreamingScorer
+from evalspec.suite.limits import untrusted
 from evalspec.suite.validate import load_suite
 from tests.conftest import transcript
 
@@ -35,17 +36,19 @@ def _suite(cases: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_a_suite_of_more_than_200000_values_loads_when_its_cases_are_allowed(
+def test_own_suites_load_with_no_setting_while_review_keeps_its_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "many.yaml"
     path.write_text(_suite(20_000), encoding="utf-8")  # ~220,000 values
-    with pytest.raises(SpecError) as info:  # 10,000 cases unless the operator says otherwise
+    assert len(load_suite(path).cases) == 20_000  # a person's own suite: no setting needed
+    with untrusted(), pytest.raises(SpecError) as info:  # a pull request's: 10,000 cases
         load_suite(path)
+    assert "more than 10000 cases" in str(info.value.problems[0])
     assert "raise the limit with EVALSPEC_MAX_CASES" in str(info.value.problems[0])
-    monkeypatch.setenv("EVALSPEC_MAX_CASES", "20000")
-    suite = load_suite(path)
-    assert len(suite.cases) == 20_000
+    monkeypatch.setenv("EVALSPEC_MAX_CASES", "20000")  # whoever runs the review may raise it
+    with untrusted():
+        assert len(load_suite(path).cases) == 20_000
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
         "evalspec.terminal",
         "evalspec.numpy_import",
     ),
+    ("evalspec.stats",),
     ("evalspec.critics",),
     ("evalspec.suite",),
     ("evalspec.plan", "evalspec.transcript"),

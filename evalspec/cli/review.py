@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from evalspec.review.diff import Comparison
+    from evalspec.suite.model import Gate
 
 AllowStaleOpt = Annotated[
     bool,
@@ -25,6 +28,33 @@ AllowStaleOpt = Annotated[
         "(exit 0 instead of 3 for them).",
     ),
 ]
+
+GateOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--gate",
+        help="What fails the comparison (exit 1), over the suite's `gate: mode:`: any_regression "
+        "(any case that passed now fails), significant_drop (the pass rate fell and the paired "
+        "exact test says it is not noise) or none (only the suite's pass-rate thresholds).",
+        metavar="any_regression|significant_drop|none",
+    ),
+]
+
+
+def gate_override(name: str | None, suite_gate: Gate | None = None) -> Gate | None:
+    """The gate --gate asks for (None: the suite's); UsageError for an unknown name."""
+    from dataclasses import replace
+
+    from evalspec.suite.model import Gate
+
+    if name is None:
+        return None
+    if name not in GATE_NAMES:
+        raise UsageError(f"--gate {name!r}: choose one of {', '.join(GATE_NAMES)}")
+    return replace(suite_gate or Gate(), mode=name)  # type: ignore[arg-type]
+
+
+GATE_NAMES = ("any_regression", "significant_drop", "none")
 
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
 KIND_STYLES = {
@@ -62,6 +92,8 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
         say(f"SKIPPED    {item}", "bold yellow")
     for item in comparison.suite_wide:
         say(f"every case: {item}", "yellow")
+    for item in comparison.suite_changes:
+        say(f"suite: {item}", "yellow")
     if comparison.columns:
         print_matrix(comparison, console, show_unchanged=show_unchanged)
     shown = shown_changes(comparison, show_unchanged=show_unchanged and not comparison.columns)
@@ -90,8 +122,27 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
     if not shown:
         console.print("no case changed")
     say(comparison.summary(), "bold")
+    print_noise(comparison, say)
     for note in comparison.notes:
         say(note, "dim")
+
+
+def print_noise(comparison: Comparison, say: Callable[[str, str], None]) -> None:
+    """Per model: the paired change, significant or within noise; then the gate's verdict."""
+    from evalspec.review.noise import noise_lines
+
+    for m in comparison.noise:
+        for i, line in enumerate(noise_lines(m)):
+            say(line, ("bold red" if m.pass_rate.drop else "bold") if i == 0 else "")
+    failures = comparison.gate_failures
+    gate = f"gate {comparison.gate.mode}"
+    if failures:
+        for why in failures:
+            say(f"GATE FAILED ({gate}): {why}", "bold red")
+    else:
+        say(f"{gate}: passed", "green")
+    for note in comparison.gate_notes:
+        say(note, "yellow")
 
 
 def print_matrix(comparison: Comparison, console: Console, *, show_unchanged: bool) -> None:
@@ -163,6 +214,7 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
     show_all: Annotated[bool, typer.Option("--all", help="Also list unchanged cases.")] = False,
     allow_stale: AllowStaleOpt = False,
+    gate: GateOpt = None,
 ) -> None:
     """Show what a suite change does to the scores, re-scoring recorded transcripts.
 
@@ -174,10 +226,11 @@ def diff(
     A recorded transcript counts for the head suite only if it answers the head's requests:
     the same opening request and, for every tool call, the output the head's tools give now.
 
-    Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
-    3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
-    model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
-    change (an endpoint, key variable, header, MCP server or embedding model differs). 4 wins
+    Exit codes: 0 nothing to stop for; 1 the gate failed (by default: a passing case now
+    fails); 2 invalid suite or usage; 3 evidence missing or stale (a case needs a run or a
+    re-run, transcripts match no case or model, or nothing was scored; --allow-stale accepts
+    the first two); 4 a security-relevant change (an endpoint, key variable, header, MCP
+    server or embedding model differs). 4 wins
     over 1, 1 over 3.
 
     Examples:
@@ -190,6 +243,7 @@ def diff(
     """
     from evalspec.review.diff import diff_suites
     from evalspec.review.git_base import suite_from_git
+    from evalspec.suite.limits import review_budget, untrusted
     from evalspec.suite.validate import load_suite
     from evalspec.transcript import load_transcripts
 
@@ -199,23 +253,30 @@ def diff(
     if base_ref is None and len(suites) != 2:
         raise UsageError("pass BASE_SUITE HEAD_SUITE, or HEAD_SUITE with --base-ref REF")
     head_path = suites[-1]
-    recorded = load_transcripts(transcripts)
-    head = load_suite(head_path)
-    if base_ref is not None:
-        base = suite_from_git(base_ref, head_path)
-        base_label = f"{base_ref}:{head_path.as_posix()}"
-    else:
-        base = load_suite(suites[0])
-        base_label = suites[0].as_posix()
-    comparison = diff_suites(
-        base,
-        head,
-        recorded,
-        base_label=base_label,
-        head_label=head_path.as_posix(),
-        source=transcripts.as_posix(),
-        allow_stale=allow_stale,
-    )
+    # With --base-ref this is a pull request's change: review's limits and time budget.
+    pull_request = base_ref is not None
+    with (
+        untrusted() if pull_request else nullcontext(),
+        review_budget("diff --base-ref") if pull_request else nullcontext(),
+    ):
+        recorded = load_transcripts(transcripts)
+        head = load_suite(head_path)
+        if base_ref is not None:
+            base = suite_from_git(base_ref, head_path)
+            base_label = f"{base_ref}:{head_path.as_posix()}"
+        else:
+            base = load_suite(suites[0])
+            base_label = suites[0].as_posix()
+        comparison = diff_suites(
+            base,
+            head,
+            recorded,
+            base_label=base_label,
+            head_label=head_path.as_posix(),
+            source=transcripts.as_posix(),
+            allow_stale=allow_stale,
+            gate=gate_override(gate, (base or head).gate),
+        )
     _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)
 
@@ -238,6 +299,7 @@ def compare(
         bool, typer.Option("--all", help="Also list cases that are the same in every column.")
     ] = False,
     html: HtmlOpt = None,
+    gate: GateOpt = None,
 ) -> None:
     """Put models side by side: a model × case matrix, and what changed, regressions first.
 
@@ -261,7 +323,7 @@ def compare(
     check_output_file(markdown, "--markdown")
     check_output_file(html, "--html")
     loaded = [RunData(p.as_posix(), load_results(p)) for p in runs]
-    comparison = compare_runs(loaded)
+    comparison = compare_runs(loaded, gate=gate_override(gate))
     if len(comparison.columns) < 2:
         raise UsageError("nothing to compare: pass a run with several models, or two or more runs")
     if html:
@@ -290,8 +352,16 @@ def review(
     markdown: Annotated[
         Path | None, typer.Option(help="Write the pull-request comment (Markdown) here.")
     ] = None,
+    full_markdown: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write the whole review here: the comment is shortened to GitHub's "
+            "65,536-character limit when it would be longer."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the review as JSON.")] = False,
     allow_stale: AllowStaleOpt = False,
+    gate: GateOpt = None,
     plugin: Annotated[
         list[str] | None,
         typer.Option(
@@ -312,10 +382,11 @@ def review(
     embedding model, no MCP server starts, and installed plugins load only when named with
     --plugin.
 
-    Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage;
-    3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or
-    model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant
-    change (an endpoint, key variable, header, MCP server or embedding model differs). 4 wins
+    Exit codes: 0 nothing to stop for; 1 the gate failed (by default: a passing case now
+    fails); 2 invalid suite or usage; 3 evidence missing or stale (a case needs a run or a
+    re-run, transcripts match no case or model, or nothing was scored; --allow-stale accepts
+    the first two); 4 a security-relevant change (an endpoint, key variable, header, MCP
+    server or embedding model differs). 4 wins
     over 1, 1 over 3.
 
     Examples:
@@ -325,17 +396,23 @@ def review(
       evalspec review 'suites/**/*.yaml' --base-ref "$BASE_SHA" --json
     """
     from evalspec import plugins
+    from evalspec.review.markdown import write_review_markdown
     from evalspec.review.repo import DEFAULT_PATTERNS, review_repository
+    from evalspec.suite.limits import review_budget, untrusted
     from evalspec.terminal import plain
 
+    gate_override(gate)  # an unknown name is refused before anything is read
+    check_output_file(markdown, "--markdown")
+    check_output_file(full_markdown, "--full-markdown")
     plugins.allow_only(plugin or ())
-    result = review_repository(
-        patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale
-    )
+    with untrusted(), review_budget("review"):
+        result = review_repository(
+            patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale, gate=gate
+        )
     if markdown:
-        from evalspec.review.markdown import write_review_markdown
-
         write_review_markdown(result, markdown)
+    if full_markdown:
+        write_review_markdown(result, full_markdown, limit=sys.maxsize)
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:

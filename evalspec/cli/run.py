@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from dataclasses import dataclass
@@ -38,14 +39,18 @@ from evalspec.errors import RunError, UsageError
 from evalspec.providers.recordings import RECORD_MODES
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from evalspec.critics.base import Embedder
     from evalspec.plan import Plan
+    from evalspec.runner.evidence import StaleTranscript
     from evalspec.runner.execute import RunOptions, RunOutcome
+    from evalspec.runner.run_dir import ResumeState
     from evalspec.suite.model import Suite
     from evalspec.transcript import Transcript
 
+MAX_RERUN_SHOWN = 10
+"""Items a resume runs again that are named one by one; the rest are counted."""
 FREEZE_EVERY = 2000
 """Finished items between two collections that then set aside every object still alive."""
 
@@ -163,11 +168,13 @@ def run(
 
 def execute(req: RunRequest, report: ReportOptions | None = None) -> int:
     """Run a suite end to end; return the exit code."""
-    with paused_until_run() as collector:
-        return _execute(req, report or ReportOptions(), collector)
+    with paused_until_run() as collector, contextlib.ExitStack() as held:
+        return _execute(req, report or ReportOptions(), collector, held)
 
 
-def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) -> int:
+def _execute(
+    req: RunRequest, report: ReportOptions, collector: RunCollector, held: contextlib.ExitStack
+) -> int:
     check_report_files(report)
     check_output_dir(req.out, "--out")
     check_output_file(req.recordings, "--recordings")
@@ -175,12 +182,13 @@ def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) ->
     from evalspec.report.html_data import gc_paused
     from evalspec.report.records import report_from_results
     from evalspec.runner import RunOptions, run_plan
-    from evalspec.runner.execute import model_calls
+    from evalspec.runner.execute import model_calls, resume_of
     from evalspec.runner.run_dir import (
         completed,
         default_run_dir,
         read_manifest,
         refuse_used_out,
+        run_dir_lock,
     )
     from evalspec.scoring.scorer import check_judge_caches
     from evalspec.scoring.stream import CHUNK, StreamingScorer
@@ -232,10 +240,11 @@ def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) ->
     order = {it.id: i for i, it in enumerate(plan.items)}
     embedder, chunk = _cluster_embedder(suite, req) if req.ray else (None, CHUNK)
     scoring = StreamingScorer(suite, order=order, calls=calls, embedder=embedder, chunk=chunk)
-    if req.resume:
-        for t in completed(run_dir).values():
-            if t.item_id in scoring.order:
-                scoring.add(t)
+    held.enter_context(run_dir_lock(run_dir))  # before reading what is done: no item twice
+    resumed = resume_of(plan, options)
+    for t in resumed.kept.values():
+        scoring.add(t)
+    _say_rerun(resumed.stale)
 
     def finished(t: Transcript) -> None:
         progress.advance(t)
@@ -250,9 +259,9 @@ def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) ->
     try:
         with progress:
             if req.ray:
-                outcome = _run_on_ray(plan, options, req, finished)
+                outcome = _run_on_ray(plan, options, req, finished, resumed)
             else:
-                outcome = run_plan(plan, options, on_done=finished, calls=calls)
+                outcome = run_plan(plan, options, on_done=finished, calls=calls, resumed=resumed)
     except KeyboardInterrupt:
         done = len(completed(run_dir))
         sys.stderr.write(
@@ -277,7 +286,10 @@ def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) ->
     counts = outcome.counts
     # Items and model requests are different counts (an item is a conversation of one or
     # more requests): each is named.
-    note = (f"({outcome.resumed} resumed from the earlier run) " if outcome.resumed else "") + (
+    items = [f"{outcome.resumed} resumed"] if outcome.resumed else []
+    if outcome.rerun:
+        items.append(f"{outcome.rerun} re-run: a tool answers differently now")
+    note = (f"({', '.join(items)}) " if items else "") + (
         f"· model requests: {counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
     )
     with gc_paused():  # summaries and report files: plain data, no cycles to look for
@@ -285,8 +297,20 @@ def _execute(req: RunRequest, report: ReportOptions, collector: RunCollector) ->
         return finish_report(results, run_dir, report, started=started, note=note)
 
 
+def _say_rerun(stale: Sequence[StaleTranscript]) -> None:
+    """Name the finished items a resume runs again, and why (the first few of them)."""
+    for s in stale[:MAX_RERUN_SHOWN]:
+        print_error(f"re-run: {s.label}: {s.why[0]}")
+    if len(stale) > MAX_RERUN_SHOWN:
+        print_error(f"re-run: {len(stale) - MAX_RERUN_SHOWN} more items whose tools answer anew")
+
+
 def _run_on_ray(
-    plan: Plan, options: RunOptions, req: RunRequest, on_done: Callable[[Transcript], None]
+    plan: Plan,
+    options: RunOptions,
+    req: RunRequest,
+    on_done: Callable[[Transcript], None],
+    resumed: ResumeState,
 ) -> RunOutcome:
     """The run on a Ray cluster; a clear usage error when the ray extra is not installed."""
     try:
@@ -294,7 +318,7 @@ def _run_on_ray(
     except ImportError:
         raise UsageError(_NO_RAY) from None
     cluster = ClusterOptions(address=req.ray or "auto", batch_size=req.ray_batch)
-    return run_plan_on_ray(plan, options, cluster, on_done=on_done)
+    return run_plan_on_ray(plan, options, cluster, on_done=on_done, resumed=resumed)
 
 
 def _cluster_embedder(suite: Suite, req: RunRequest) -> tuple[Embedder, int]:

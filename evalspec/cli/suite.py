@@ -59,11 +59,22 @@ def plan(
     trials: TrialsOpt = None,
     shard: ShardOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    cost: Annotated[
+        bool,
+        typer.Option(
+            "--cost/--no-cost",
+            help="Estimate tokens and cost of a live run from the recordings and `price:`.",
+        ),
+    ] = True,
 ) -> None:
     """Show what a run would do: one line per case × model × trial, with its content id.
 
     The id changes only when the request to the model changes (messages, tools, model,
     parameters, trial); editing critics or thresholds keeps every id.
+
+    With recordings, it also estimates what a live run would cost (tokens, and cost from each
+    model's `price:`): recorded requests at their recorded usage, the rest (what a
+    `--record auto` run would call) from the nearest recorded ones. Nothing is called.
 
     Examples:
 
@@ -81,8 +92,16 @@ def plan(
         trials=trials,
         shard=parse_shard(shard) if shard else None,
     )
+    estimates = []
+    if cost:
+        from evalspec.runner.estimate import estimate_plan
+
+        estimates = estimate_plan(compiled)
     if as_json:
-        typer.echo(json.dumps(compiled.to_dict(), indent=2, ensure_ascii=False))
+        data = compiled.to_dict()
+        if cost:
+            data["estimate"] = [e.to_dict() for e in estimates]
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     from rich.console import Console
     from rich.table import Table
@@ -104,7 +123,16 @@ def plan(
             str(it.trial),
             text(calls, single_line=True),
         )
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    if cost:
+        from evalspec.runner.estimate import estimate_lines
+
+        console.print(
+            text("estimated cost of a live run (from recordings; nothing called):", "bold")
+        )
+        for line in estimate_lines(estimates) or ["nothing to estimate: no recording"]:
+            console.print(text(line, single_line=True))
 
 
 @reports_errors

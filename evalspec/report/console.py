@@ -16,6 +16,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from evalspec.report.uncertainty import (
+    budget_text,
+    flaky_text,
+    pass_at_1_with_interval,
+    rate_with_interval,
+    score_with_interval,
+)
 from evalspec.terminal import text
 
 if TYPE_CHECKING:
@@ -41,15 +48,34 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
         if why is not None:
             console.print(why)
         console.print(_summary_table(report))
-        return
+    else:
+        for m in report.models:
+            console.print(_one_model(report, m, verbose=verbose))
+            console.print(_summary_line(m))
     for m in report.models:
-        console.print(_one_model(report, m, verbose=verbose))
-        console.print(_summary_line(m))
+        _print_noise(report, m, console, named=len(report.models) > 1)
+
+
+def _print_noise(report: Report, m: ModelSummary, console: Console, *, named: bool) -> None:
+    """Intervals, flaky cases and budget overruns of one model, under the summary."""
+    who = f"{m.model}: " if named else ""
+    console.print(
+        text(
+            f"{who}pass rate {rate_with_interval(m)} · mean score {score_with_interval(m)}"
+            + (f" · pass@1 {pass_at_1_with_interval(m)}" if m.k > 1 else "")
+            + f" · {flaky_text(report.cases, m)}",
+            "dim",
+        )
+    )
+    if m.over_budget:
+        console.print(text(f"{who}{budget_text(m)}", "bold red"))
 
 
 def _result_and_score(c: CaseSummary) -> tuple[str, str]:
-    """`PASS 2/3` and `0.950 ±0.020` with trials; `PASS` and `0.950` without."""
+    """`PASS 2/3` and `0.950 ±0.020` with trials (`flaky` when they disagree); `PASS` and
+    `0.950` without."""
     result = c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
+    result += " flaky" if c.flaky else ""
     score = f"{c.score:.3f}" + (f" ±{c.std:.3f}" if c.trials > 1 else "")
     return result, score
 

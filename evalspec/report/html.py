@@ -130,7 +130,33 @@ def _summary(column: Column, results: dict[str, Any]) -> dict[str, Any]:
         "cost": _figure(cost, "{:.4f}"),
         "bars": _bars(column),
         "thresholds": _thresholds(results),
+        "pass_rate_ci": _interval(m.get("pass_rate_ci"), percent=True),
+        "mean_ci": _interval(m.get("mean_score_ci"), percent=False),
+        "flaky": _flaky(column, results),
+        "over_budget": "; ".join(
+            shown(x) for x in m.get("over_budget") or () if isinstance(x, str)
+        ),
     }
+
+
+def _interval(value: Any, *, percent: bool) -> str:
+    """`95% CI 64–90%` from a results.json interval, or empty when it is absent or malformed."""
+    from evalspec.report.uncertainty import interval_text
+
+    keys = ("confidence", "low", "high")
+    if not isinstance(value, dict) or any(_figure(value.get(k), "{}") == "-" for k in keys):
+        return ""
+    return interval_text({k: float(value[k]) for k in keys}, percent=percent).strip("()")
+
+
+def _flaky(column: Column, results: dict[str, Any]) -> str:
+    """`flaky: a 2/5, b 1/5`, the cases of this column results.json marks flaky; or empty."""
+    found = [
+        f"{shown(c.get('case'))} {int(number(c.get('passed')))}/{int(number(c.get('trials')))}"
+        for c in results.get("cases") or ()
+        if isinstance(c, dict) and c.get("model") == column.model and c.get("flaky") is True
+    ]
+    return ("flaky: " + ", ".join(found[:20]) + (" …" if len(found) > 20 else "")) if found else ""
 
 
 def _figure(value: Any, fmt: str) -> str:

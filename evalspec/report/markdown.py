@@ -13,6 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec.files import write_text_atomic
+from evalspec.report.uncertainty import (
+    budget_text,
+    flaky_text,
+    pass_at_1_with_interval,
+    rate_with_interval,
+    score_with_interval,
+)
 from evalspec.terminal import plain
 
 if TYPE_CHECKING:
@@ -46,6 +53,21 @@ def cell(value: Any, limit: int = 120) -> str:
     text = html.escape(text, quote=False)
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
     return _ACTIVE.sub(lambda m: m.group() + "&#8203;", text)
+
+
+def code(value: Any, limit: int = 120, *, in_table: bool = False) -> str:
+    """Untrusted text as an inline code span: shown literally, so nothing in it is escaped
+    (`suites/my_math.yaml`, not `suites/my\\_math.yaml`). The fence is longer than any run of
+    backticks inside; a table cell's `|` is escaped, which GitHub removes before it renders."""
+    text = value if isinstance(value, str) else str(value)
+    text = " ".join(plain(text, single_line=True).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    if in_table:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -83,13 +105,24 @@ def render_markdown(report: Report) -> str:
             + f" of {m.cases} cases · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
         )
         out += [summary, ""]
+        out += [
+            f"Pass rate {rate_with_interval(m)} · mean score {score_with_interval(m)}"
+            + (f" · pass@1 {pass_at_1_with_interval(m)}" if m.k > 1 else ""),
+            "",
+            cell(flaky_text(report.cases, m), 2000),
+            "",
+        ]
+        if m.over_budget:
+            out += [f"**{cell(budget_text(m), 1000)}**", ""]
         mine = [c for c in report.cases if c.model == m.model]
         out += markdown_table(
             ["case", "result", "score", "why"],
             [
                 [
                     cell(c.case),
-                    c.status.upper() + (f" {c.passed}/{c.trials}" if c.trials > 1 else ""),
+                    c.status.upper()
+                    + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
+                    + (" flaky" if c.flaky else ""),
                     f"{c.score:.3f}",
                     "" if c.status == "pass" else cell(c.reason, 200),
                 ]

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evalspec.critics.base import Embedder
+from evalspec.scoring.budgets import over_budget
 from evalspec.scoring.trials import CaseSummary, ModelSummary
 from evalspec.scoring.types import CaseResult
 from evalspec.scoring.usage import UsageTally
@@ -38,8 +39,10 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """0 when every case passed (warnings allowed), 1 when any failed or errored."""
-        return 0 if all(c.status in ("pass", "warn") for c in self.cases) else 1
+        """0 when every case passed (warnings allowed) and every model kept to the suite's
+        budget; 1 otherwise."""
+        within = not any(m.over_budget for m in self.models)
+        return 0 if within and all(c.status in ("pass", "warn") for c in self.cases) else 1
 
     def case_latency(self) -> dict[tuple[str, str], float]:
         """Seconds per (case, model), all trials together."""
@@ -61,13 +64,23 @@ class Report:
                 "warn_threshold": self.suite.rubric.warn_threshold,
             },
             "model_specs": model_specs(self.suite),
-            "models": [dict(vars(m)) for m in self.models],
+            "models": [model_dict(m) for m in self.models],
         }
         if not summaries_only:
             tags = case_tags(self.suite)
             data["cases"] = [case_dict(c, tags) for c in self.cases]
             data["results"] = [result_dict(r) for r in self.results]
         return data
+
+
+def model_dict(m: ModelSummary) -> dict[str, Any]:
+    """One model summary as results.json holds it: intervals as {estimate, low, high, ...}."""
+    data = dict(vars(m))
+    for key in ("pass_rate_ci", "pass_at_1_ci", "mean_score_ci"):
+        interval = data.get(key)
+        data[key] = interval.to_dict() if interval is not None else None
+    data["over_budget"] = list(m.over_budget)
+    return data
 
 
 def case_tags(suite: Suite) -> dict[str, list[str]]:
@@ -140,7 +153,17 @@ def report_from_results(
         p, c = tally.split.get(m.model, (0, 0))
         price = prices.get(m.model)
         cost = price.cost(p, c) if price and m.model in tally.split else None
-        priced.append(replace(m, prompt_tokens=p, completion_tokens=c, cost=cost))
+        over = over_budget(
+            suite.budget,
+            tokens=m.tokens,
+            cost=cost,
+            latency_s=None if m.model in tally.replayed else m.latency_s,
+            turns=tally.turns.get(m.model),
+            what="the run: ",
+        )
+        priced.append(
+            replace(m, prompt_tokens=p, completion_tokens=c, cost=cost, over_budget=tuple(over))
+        )
     created = datetime.now(UTC).isoformat(timespec="seconds")
     return Report(
         suite,

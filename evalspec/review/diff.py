@@ -7,8 +7,8 @@ Markdown and JSON renderers read. No model is called: the point
 is that a reviewer sees the effect of a spec change without paying for the answers again.
 
 A transcript counts for the head suite only when it answers the head's requests (see
-evidence.py); cases without such evidence are "re-run needed" or "needs a run", and those gate
-like regressions unless the caller accepts them.
+runner/evidence.py); cases without such evidence are "re-run needed" or "needs a run", and
+those gate like regressions unless the caller accepts them.
 """
 
 from __future__ import annotations
@@ -31,19 +31,29 @@ from evalspec.report.columns import (
     case_order,
     classify,
 )
+from evalspec.review.noise import (
+    ModelNoise,
+    Spend,
+    gate_failures,
+    model_noise,
+    side_counts,
+    side_flaky,
+)
 from evalspec.scoring.types import CaseResult, Row
-from evalspec.suite.model import Suite
+from evalspec.suite.model import Gate, Suite
 from evalspec.transcript import Transcript
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
-"""A case that passed now fails, on evidence that still answers the head's requests."""
+"""The gate failed: by default, a case that passed now fails, on evidence that still answers
+the head's requests (see the suite's `gate:`)."""
 EXIT_UNVERIFIED = 3
 """Some case needs a run or a re-run, transcripts matched nothing, or nothing was scored."""
 EXIT_SECURITY = 4
 """An endpoint, API-key variable or header changed: where keys go is different."""
 EXIT_CODES_TEXT = (
-    "Exit codes: 0 nothing to stop for; 1 a passing case now fails; 2 invalid suite or usage; "
+    "Exit codes: 0 nothing to stop for; 1 the gate failed (by default: a passing case now "
+    "fails); 2 invalid suite or usage; "
     "3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or "
     "model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant "
     "change (an endpoint, key variable, header, MCP server or embedding model differs). "
@@ -98,12 +108,16 @@ class CaseChange:
     named: tuple[str, ...] = ()
     """The suite differences that affect this case: `fail_threshold 0.85 -> 0.97`, ..."""
     rerecorded: bool = False
-    """The head side is scored on the head's own recordings (the base's were stale)."""
+    """The head side is scored on the head's own recordings (the base's were stale, or the
+    pull request re-recorded them)."""
+    known_flaky: bool = False
+    """The suite (its base version, in a diff) marks the case `flaky: true`: never gates."""
 
     @property
     def gating(self) -> bool:
-        """A pass became a fail on evidence that still answers the question asked."""
-        return self.kind == "regression" and not self.rerun
+        """A pass became a fail on evidence that still answers the question asked, in a case
+        not known to be flaky."""
+        return self.kind == "regression" and not self.rerun and not self.known_flaky
 
     @property
     def unverified(self) -> bool:
@@ -128,21 +142,35 @@ class Comparison:
     """Transcripts that matched no case and model, grouped with what did not match."""
     suite_wide: tuple[str, ...] = ()
     """Changes that touch every case (run settings, models)."""
+    suite_changes: tuple[str, ...] = ()
+    """Other changes to the suite that no case names: a tool's answers no recording reached,
+    a tool no case offers, the description, a change to the file's text alone."""
     scored: int | None = None
     """How many transcripts were scored (None: not a re-scoring, as in `compare`)."""
     allow_stale: bool = False
     """Accept unverified cases and skipped transcripts (exit 0 instead of 3 for them)."""
+    gate: Gate = field(default_factory=Gate)
+    """When regressions fail the comparison (the suite's `gate:`, or --gate)."""
+    noise: tuple[ModelNoise, ...] = ()
+    """Per model: the paired change in pass rate, significant or within noise."""
+    gate_notes: tuple[str, ...] = ()
+    """What the change does to the gate itself (it applies only once merged)."""
 
     @property
     def unverified(self) -> int:
         return sum(c.unverified for c in self.changes)
 
     @property
+    def gate_failures(self) -> list[str]:
+        """Why the gate fails this comparison; empty when it passes."""
+        return gate_failures(self.gate, self.noise, self.changes)
+
+    @property
     def exit_code(self) -> int:
-        """See EXIT_CODES_TEXT: security first, then regressions, then missing evidence."""
+        """See EXIT_CODES_TEXT: security first, then the gate, then missing evidence."""
         if self.security:
             return EXIT_SECURITY
-        if any(c.gating for c in self.changes):
+        if self.gate_failures:
             return EXIT_REGRESSION
         if self.scored == 0:
             return EXIT_UNVERIFIED
@@ -185,6 +213,9 @@ class Comparison:
             parts.append(f"{n['rerun']} re-run needed")
         if self.skipped:
             parts.append("transcripts skipped")
+        if self.suite_changes:
+            k = len(self.suite_changes)
+            parts.append(f"{k} other suite change{'s' if k != 1 else ''}")
         return ", ".join(parts) or "nothing to compare"
 
     def to_dict(self) -> dict[str, Any]:
@@ -197,8 +228,13 @@ class Comparison:
             "security": list(self.security),
             "skipped": list(self.skipped),
             "suite_wide": list(self.suite_wide),
+            "suite_changes": list(self.suite_changes),
             "scored": self.scored,
             "notes": list(self.notes),
+            "gate": dict(vars(self.gate)),
+            "gate_failures": self.gate_failures,
+            "gate_notes": list(self.gate_notes),
+            "noise": [m.to_dict() for m in self.noise],
             "changes": [_change_dict(c) for c in self.changes],
             **({"matrix": matrix_dict(self)} if self.columns else {}),
         }
@@ -222,6 +258,8 @@ def _change_dict(c: CaseChange) -> dict[str, Any]:
         "stale": list(c.stale),
         "named": list(c.named),
         "rerecorded": c.rerecorded,
+        "known_flaky": c.known_flaky,
+        "flaky": [side_flaky(c.before), side_flaky(c.after)],
         "rows": [
             {
                 "trial": r.trial,
@@ -345,7 +383,7 @@ def _head_evidence(
 ) -> dict[tuple[str, str], _Evidence]:
     """Per head (case, model): the recorded transcripts when they answer the head's requests,
     else the head's own recordings when those do, else the stale ones (flagged)."""
-    from evalspec.review.evidence import EvidenceCheck
+    from evalspec.runner.evidence import EvidenceCheck
 
     check = EvidenceCheck(head)
     recorded = {(t.case, t.model, t.trial): t for t in transcripts}
@@ -360,8 +398,13 @@ def _head_evidence(
         for trial in sorted(trials):
             t = recorded.get((*key, trial))
             problems = check.problems_by_tool(t) if t is not None else []
-            if (t is None or problems) and (*key, trial) in fresh:
-                t, problems, ev.rerecorded = fresh[(*key, trial)], [], True
+            new = fresh.get((*key, trial))
+            # The head's own recording stands in when the recorded one is stale or missing,
+            # and when the pull request re-recorded the item (it answers differently).
+            if new is not None and (t is None or problems or _answered_differently(t, new)):
+                # Still name the tools the change was about.
+                ev.tools.update(tool for tool, _ in problems if tool is not None)
+                t, problems, ev.rerecorded = new, [], True
             if t is None:
                 ev.missing_trials += 1
                 continue
@@ -371,6 +414,11 @@ def _head_evidence(
             ev.transcripts.append(t)
         out[key] = ev
     return out
+
+
+def _answered_differently(a: Transcript, b: Transcript) -> bool:
+    """Two transcripts of one item whose model answered differently (a re-recording)."""
+    return (a.messages, a.tool_calls, a.final_answer) != (b.messages, b.tool_calls, b.final_answer)
 
 
 def unmatched_transcripts(
@@ -456,19 +504,22 @@ def diff_suites(
     judge: Any = None,
     allow_stale: bool = False,
     known_endpoints: frozenset[tuple[object, ...]] = frozenset(),
+    gate: Gate | None = None,
     model_root: Path | None = None,
 ) -> Comparison:
     """Score `transcripts` under `base` and `head`; one CaseChange per (case, model).
 
     `base` None means the suite is new (every case is added). The head side uses a transcript
     only when it answers the head's requests (content id and every tool output, see
-    evidence.py); when one does not, the head's own recordings (`head_transcripts`, a replay of
-    the head suite) stand in if they answer it, else the case is "re-run needed".
+    runner/evidence.py); when one does not, the head's own recordings (`head_transcripts`, a
+    replay of the head suite) stand in if they answer it, else the case is "re-run needed".
     `known_endpoints` are endpoints a new suite may use without a security-relevant change
     (those the base's other suites already use). Both sides are scored with the base's
     embedding model (see `review_embedder`; `model_root` is where the base's files are).
+    The gate and the cases marked flaky are the base's (a pull request cannot loosen its own
+    gate); `gate` overrides the suite's.
     """
-    from evalspec.review.changes import case_changes, suite_wide_changes
+    from evalspec.review.changes import case_changes, suite_wide_changes, unnamed_changes
     from evalspec.review.security import security_changes
 
     if embedder is None:
@@ -485,7 +536,11 @@ def diff_suites(
     named = case_changes(base, head, stale_tools) if base is not None else {}
     suite_wide = suite_wide_changes(base, head) if base is not None else []
     suite_wide += _common_to_all(named)
+    said = [item for items in named.values() for item in items] + suite_wide
+    others = unnamed_changes(base, head, said) if base is not None else []
 
+    policy = gate or (base or head).gate
+    known_flaky = frozenset(c.name for c in (base or head).cases if c.flaky)
     keys = list(head_ids) + [k for k in base_ids if k not in head_ids]
     changes: list[CaseChange] = []
     for key in keys:
@@ -506,6 +561,7 @@ def diff_suites(
             "stale": tuple(ev.stale),
             "named": tuple(named.get(key[0], ())) if in_head else (),
             "rerecorded": ev.rerecorded,
+            "known_flaky": key[0] in known_flaky,
         }
         if a is None and b is None:
             kind: Kind = "added" if not in_base else "removed" if not in_head else "missing"
@@ -525,18 +581,75 @@ def diff_suites(
         notes.append("the suite does not exist in the base version: every case is new")
     if not used:
         notes.append("nothing was scored: no transcript answers a case of either version")
+    gate_notes = []
+    if base is not None and gate is None and head.gate != base.gate:
+        gate_notes.append(
+            "the change edits the suite's gate: it applies once merged; this uses the base's"
+        )
+    head_marked = sorted(c.name for c in head.cases if c.flaky and c.name not in known_flaky)
+    if base is not None and head_marked:
+        gate_notes.append(
+            f"marked flaky by this change (still gated until merged): {', '.join(head_marked[:10])}"
+        )
+    ordered = _ordered(changes)
+    spend = _spend(base, head, transcripts, chosen, ordered)
+    noise = tuple(
+        model_noise(
+            model,
+            [c for c in ordered if c.model == model],
+            policy,
+            known_flaky=known_flaky,
+            spend=spend.get(model),
+        )
+        for model in dict.fromkeys(m for _c, m in keys)
+    )
     return Comparison(
         title=f"evalspec diff: {head.name}",
         before_label=base_label or (base.path if base is not None else "(none)"),
         after_label=head_label or head.path,
-        changes=_ordered(changes),
+        changes=ordered,
         notes=tuple(notes),
         security=tuple(security_changes(base, head, known_endpoints)),
         skipped=tuple(skipped),
         suite_wide=tuple(suite_wide),
+        suite_changes=tuple(others),
         scored=len(used),
         allow_stale=allow_stale,
+        gate=policy,
+        noise=noise,
+        gate_notes=tuple(gate_notes),
     )
+
+
+def _spend(
+    base: Suite | None,
+    head: Suite,
+    before: Sequence[Transcript],
+    after: Sequence[Transcript],
+    changes: Sequence[CaseChange],
+) -> dict[str, tuple[Spend, Spend]]:
+    """Per model, tokens and cost of each side over the cases both sides scored on evidence."""
+    if base is None:
+        return {}
+    paired = {
+        (c.case, c.model)
+        for c in changes
+        if c.before is not None and c.after is not None and not c.unverified
+    }
+    out: dict[str, tuple[Spend, Spend]] = {}
+    for model in {m for _c, m in paired}:
+        sides = []
+        for suite, transcripts in ((base, before), (head, after)):
+            price = next((m.price for m in suite.models if m.name == model), None)
+            mine = [t for t in transcripts if (t.case, t.model) in paired and t.model == model]
+            cost = (
+                sum(price.cost(t.usage.prompt_tokens, t.usage.completion_tokens) for t in mine)
+                if price
+                else None
+            )
+            sides.append(Spend(sum(t.usage.total_tokens for t in mine), cost))
+        out[model] = (sides[0], sides[1])
+    return out
 
 
 # ---------------------------------------------------------------- compare two results files
@@ -549,7 +662,7 @@ def compare_results(
     return compare_runs([RunData(a_label, a), RunData(b_label, b)])
 
 
-def compare_runs(runs: Sequence[RunData]) -> Comparison:
+def compare_runs(runs: Sequence[RunData], *, gate: Gate | None = None) -> Comparison:
     """Pair runs by case, whatever the models are called; the matrix of every column.
 
     Which columns are before and after: see `before_after_pairs`. A change's `model` is the
@@ -561,9 +674,7 @@ def compare_runs(runs: Sequence[RunData]) -> Comparison:
     changes: list[CaseChange] = []
     for i, j in pairs:
         b_col, a_col = columns[i], columns[j]
-        label = a_col.label if b_col.label == a_col.label else f"{b_col.label} → {a_col.label}"
-        if b_col.model == a_col.model and len(runs) > 1:
-            label = a_col.model
+        label = _pair_label(runs, b_col, a_col)
         for case in cases:
             before, after = b_col.cells.get(case), a_col.cells.get(case)
             if before is not None or after is not None:
@@ -579,16 +690,56 @@ def compare_runs(runs: Sequence[RunData]) -> Comparison:
     after_label = runs[-1].label if runs else ""
     if len(runs) == 1 and len(columns) > 1:
         before_label, after_label = columns[0].label, ", ".join(c.label for c in columns[1:])
+    policy = gate or Gate()
+    ordered = _ordered(changes)
+    noise = tuple(
+        model_noise(
+            label,
+            [c for c in ordered if c.model == label],
+            policy,
+            spend=_column_spend(columns[i], columns[j]),
+        )
+        for label, (i, j) in _pair_labels(runs, columns, pairs).items()
+    )
     return Comparison(
         title=f"evalspec compare: {suites[-1] if suites else ''}".rstrip(": "),
         before_label=before_label,
         after_label=after_label,
-        changes=_ordered(changes),
+        changes=ordered,
         notes=tuple(notes),
         added_label=f"only in {after_label}",
         removed_label=f"only in {before_label}",
         columns=tuple(columns),
+        gate=policy,
+        noise=noise,
     )
+
+
+def _pair_label(runs: Sequence[RunData], b_col: Column, a_col: Column) -> str:
+    """A change's model: the one both columns share, or `before → after`."""
+    if b_col.model == a_col.model and len(runs) > 1:
+        return a_col.model
+    return a_col.label if b_col.label == a_col.label else f"{b_col.label} → {a_col.label}"
+
+
+def _pair_labels(
+    runs: Sequence[RunData], columns: Sequence[Column], pairs: Sequence[tuple[int, int]]
+) -> dict[str, tuple[int, int]]:
+    return {_pair_label(runs, columns[i], columns[j]): (i, j) for i, j in pairs}
+
+
+def _column_spend(before: Column, after: Column) -> tuple[Spend, Spend] | None:
+    """Whole-run tokens and cost of two columns, from their results.json summaries."""
+
+    def spend(col: Column) -> Spend | None:
+        tokens, cost = col.summary.get("tokens"), col.summary.get("cost")
+        if isinstance(tokens, bool) or not isinstance(tokens, int):
+            return None
+        ok = isinstance(cost, int | float) and not isinstance(cost, bool)
+        return Spend(tokens, float(cost) if ok else None)
+
+    b, a = spend(before), spend(after)
+    return (b, a) if b is not None and a is not None else None
 
 
 def matrix_rows(comparison: Comparison) -> list[tuple[str, Kind, list[Side | None]]]:
@@ -658,7 +809,23 @@ def evidence_text(c: CaseChange) -> str:
         parts.append("re-run needed: the recording answers other requests")
     if c.rerecorded and not c.rerun:
         parts.append("scored on the head's own recordings")
+    flaky = flaky_text(c)
+    if flaky:
+        parts.append(flaky)
     return "; ".join(parts)
+
+
+def flaky_text(c: CaseChange) -> str:
+    """`marked flaky, not gated` or `flaky: 3/5 → 1/5 trials passed`, or empty."""
+    if c.known_flaky:
+        return "marked flaky in the suite: not gated"
+    if side_flaky(c.before) or side_flaky(c.after):
+        sides = [
+            "-" if side is None else "{}/{}".format(*side_counts(side))
+            for side in (c.before, c.after)
+        ]
+        return f"flaky: {' → '.join(sides)} trials passed"
+    return ""
 
 
 def change_text(c: CaseChange, comparison: Comparison) -> str:

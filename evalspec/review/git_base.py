@@ -2,16 +2,15 @@
 
 Ref names come from CI configuration and pull requests, so they are untrusted: a ref is
 resolved once to a commit id (`--end-of-options`, never as an option), and only that id is used
-afterwards. Files are read with `git show` / `git archive` into a temporary directory.
+afterwards. Files are read with `git show` / `git cat-file` into a temporary directory: regular
+files only (links are never created, so never followed), streamed, within a size budget.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import posixpath
 import subprocess
-import tarfile
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -52,13 +51,91 @@ def resolve_commit(root: Path, ref: str) -> str:
     return found.stdout.decode().strip()
 
 
+MAX_BASE_FILE_BYTES = 256 * 1024 * 1024
+"""A base file larger than this is left out unread (git never loads it either): review reads
+suites, includes, recordings and caches, and a 300 MB asset is none of those. A recording this
+large in the base leaves its cases without evidence (exit 3), never a silent pass."""
+MAX_BASE_TREE_BYTES = 2 * 1024 * 1024 * 1024
+"""Review refuses a base whose regular files (those under MAX_BASE_FILE_BYTES) add up to more."""
+_CHUNK = 1024 * 1024
+_REGULAR = (b"100644", b"100755")
+"""git's modes of plain files; links (120000) and submodules (160000) are never materialised."""
+
+
 def export_tree(root: Path, commit: str, dest: Path) -> None:
-    """Write every file of `commit` under `dest` (git archive; no path may leave `dest`)."""
-    archived = _git(root, "archive", "--format=tar", commit)
-    if archived.returncode != 0:
-        raise UsageError(f"git archive {commit} failed: {archived.stderr.decode()[:200]}")
-    with tarfile.open(fileobj=io.BytesIO(archived.stdout)) as tar:
-        tar.extractall(dest, filter="data")
+    """Write the regular files of `commit` under `dest`, one at a time from `git cat-file`.
+
+    Symbolic links and submodules are never created (nothing of the base can point outside
+    `dest`), files over MAX_BASE_FILE_BYTES are never read, and this process holds one chunk at
+    a time, whatever the size of the tree."""
+    wanted = _regular_files(root, commit)
+    try:
+        git = subprocess.Popen(
+            ["git", "-C", str(root), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except FileNotFoundError:
+        raise UsageError("--base-ref needs git, and git is not installed") from None
+    assert git.stdin is not None and git.stdout is not None
+    try:
+        for oid, path in wanted:
+            git.stdin.write(oid + b"\n")
+            git.stdin.flush()
+            header = git.stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise UsageError(f"git cat-file: cannot read {path} of {commit[:12]}")
+            _copy(git.stdout, int(header[2]), _safe_target(dest, path, commit))
+            git.stdout.read(1)  # the newline after each object
+    finally:
+        git.stdin.close()
+        git.stdout.close()
+        git.kill()
+        git.wait()
+
+
+def _regular_files(root: Path, commit: str) -> list[tuple[bytes, str]]:
+    """(object id, path) of every regular file of `commit` small enough to read."""
+    listed = _git(root, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+    if listed.returncode != 0:
+        raise UsageError(f"git ls-tree {commit[:12]} failed: {listed.stderr.decode()[:200]}")
+    out, total = [], 0
+    for entry in listed.stdout.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, name = entry.partition(b"\t")
+        mode, kind, oid, size = meta.split()
+        if mode not in _REGULAR or kind != b"blob" or int(size) > MAX_BASE_FILE_BYTES:
+            continue
+        total += int(size)
+        if total > MAX_BASE_TREE_BYTES:
+            raise UsageError(
+                f"the base {commit[:12]} holds more than {MAX_BASE_TREE_BYTES} bytes of files; "
+                "review reads the base tree from git, so keep large assets out of the "
+                "repository (or in git LFS)"
+            )
+        out.append((oid, name.decode("utf-8", "surrogateescape")))
+    return out
+
+
+def _copy(stream: Any, size: int, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "wb") as out:
+        while size > 0:
+            chunk = stream.read(min(_CHUNK, size))
+            if not chunk:
+                raise UsageError(f"git cat-file ended early while writing {target.name}")
+            out.write(chunk)
+            size -= len(chunk)
+
+
+def _safe_target(dest: Path, name: str, commit: str) -> Path:
+    """Where a file of the base goes: inside `dest`, or a UsageError."""
+    rel = posixpath.normpath(name)
+    if posixpath.isabs(rel) or rel == ".." or rel.startswith("../") or "\0" in rel:
+        raise UsageError(f"the base {commit[:12]} holds a file named {name!r}, outside the tree")
+    return dest / rel
 
 
 def suite_from_git(ref: str, path: Path) -> Suite | None:
@@ -96,6 +173,9 @@ def _materialise_tool_lock(root: Path, commit: str, rel: str, dest: Path) -> Non
     from evalspec.suite.mcp_lock import lock_path
 
     lock_rel = lock_path(rel).as_posix()
+    size = _git(root, "cat-file", "-s", f"{commit}:{lock_rel}")
+    if size.returncode == 0 and int(size.stdout.strip() or 0) > MAX_FILE_BYTES:
+        raise UsageError(f"{lock_rel} is larger than {MAX_FILE_BYTES} bytes at the base")
     shown = _git(root, "show", f"{commit}:{lock_rel}")
     if shown.returncode == 0:
         (dest / lock_rel).write_bytes(shown.stdout)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.files import write_text_atomic
-from evalspec.report.markdown import GITHUB_COMMENT_LIMIT, cell, markdown_table
+from evalspec.report.markdown import GITHUB_COMMENT_LIMIT, cell, code, markdown_table
 from evalspec.review.diff import (
     EXIT_OK,
     EXIT_REGRESSION,
@@ -27,11 +27,12 @@ from evalspec.review.diff import (
     shown_changes,
     side_text,
 )
+from evalspec.review.noise import noise_lines
 from evalspec.review.repo import Review
 
 EXIT_MEANING = {
     EXIT_OK: "",
-    EXIT_REGRESSION: "exit code 1 (a passing case now fails)",
+    EXIT_REGRESSION: "exit code 1 (the gate failed: see below)",
     EXIT_UNVERIFIED: "exit code 3 (evidence missing or stale: record new answers)",
     EXIT_SECURITY: "exit code 4 (security-relevant change: where keys go or what runs changed)",
 }
@@ -48,6 +49,26 @@ def alerts(c0: Comparison, suite: str = "") -> list[str]:
     where = f"{suite}: " if suite else ""
     out = [f"- :warning: **security** {cell(where + s, 400)}" for s in c0.security]
     out += [f"- :warning: **transcripts skipped** {cell(where + s, 400)}" for s in c0.skipped]
+    return out
+
+
+def noise_markdown(c0: Comparison, suite: str = "") -> list[str]:
+    """Per model: the paired change in pass rate (significant or within noise), its power,
+    flaky cases and spend; then the gate's verdict. Bullet lines."""
+    where = f"{code(suite)} " if suite else ""
+    out = []
+    for m in c0.noise:
+        lines = noise_lines(m)
+        mark = ":small_red_triangle_down: " if m.pass_rate.drop else ""
+        out.append(f"- {mark}{where}{cell(lines[0], 600)}")
+        out += [f"  - {cell(line, 600)}" for line in lines[1:]]
+    failures = c0.gate_failures
+    gate = f"gate `{c0.gate.mode}`"
+    if failures:
+        out += [f"- :x: {where}**{gate} failed**: {cell(why, 400)}" for why in failures]
+    elif c0.noise:
+        out.append(f"- {where}{gate}: passed")
+    out += [f"- :warning: {where}{cell(note, 600)}" for note in c0.gate_notes]
     return out
 
 
@@ -153,28 +174,30 @@ def render_diff_markdown(
 ) -> str:
     """A PR comment for one suite: the summary, alerts, a table of changed cases, details.
 
-    When the text would exceed `limit`, the explanations of the last cases are left out (the
-    table stays complete) and a line says so.
+    When the text would exceed `limit`, the explanations of the last cases are left out and a
+    line says so; when the table alone is too long, its most severe rows stay (`fit_comment`).
     """
     c0 = comparison
     head = [
         f"### {cell(c0.title)}",
         "",
-        f"`{cell(c0.before_label)}` → `{cell(c0.after_label)}`",
+        f"{code(c0.before_label)} → {code(c0.after_label)}",
         "",
         headline(c0),
         "",
     ]
     head += alerts(c0)
+    head += noise_markdown(c0)
     head += [f"- every case: {cell(item, 300)}" for item in c0.suite_wide]
+    head += [f"- suite: {cell(item, 300)}" for item in c0.suite_changes]
     head += [""] + [f"_{cell(n, 300)}_" for n in c0.notes] + [""]
     if c0.columns:
         head += _matrix_markdown(c0, show_unchanged=show_unchanged)
     shown = shown_changes(c0, show_unchanged=show_unchanged)
-    table = case_table(c0, shown) if shown else ["No case changed."]
-    body = "\n".join(head + table) + "\n"
+    table = case_table(c0, shown) if shown else []
     details = [d for d in (case_details(c) for c in shown) if d is not None]
-    return fit(body, details, limit)
+    tail = "" if shown else "No case changed.\n"
+    return fit_comment("\n".join(head), table, tail, details, limit, heading=[])
 
 
 def write_diff_markdown(comparison: Comparison, path: Path, **kwargs: Any) -> None:
@@ -201,7 +224,7 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
         REVIEW_MARKER,
         "## evalspec review",
         "",
-        f"Base `{cell(review.base_ref)}` · {len(review.suites)} suite"
+        f"Base {code(review.base_ref)} · {len(review.suites)} suite"
         f"{'s' if len(review.suites) != 1 else ''}"
         + (f" · **{meaning}**" if meaning else " · nothing to stop for"),
         "",
@@ -209,7 +232,7 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
     security = [(s.path, item) for s in present for item in s.comparison.security]  # type: ignore[union-attr]
     if security:
         out += ["### :rotating_light: Security-relevant changes: where API keys go", ""]
-        out += [f"- `{cell(path)}`: {cell(item, 400)}" for path, item in security]
+        out += [f"- {code(path)}: {cell(item, 400)}" for path, item in security]
         out += [
             "",
             "Do not run the head suites with secrets until the owner of those secrets has "
@@ -218,15 +241,24 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
         ]
     alerts_ = [line for s in present for line in alerts(s.comparison, s.path) if "skipped" in line]
     out += [*alerts_, ""] if alerts_ else []
+    noise = [
+        line
+        for s in present
+        if not s.untouched
+        for line in noise_markdown(s.comparison, s.path)  # type: ignore[arg-type]
+    ]
+    if noise:
+        out += ["### Signal or noise", "", *noise, ""]
     rows = [(s, c) for s in present for c in shown_changes(s.comparison, show_unchanged=False)]
     rows.sort(key=lambda sc: severity(sc[1]))
+    head, out = out, []
+    table: list[str] = []
     if rows:
-        out += ["### Cases", ""]
-        out += markdown_table(
+        table = markdown_table(
             ["suite", "case", "model", "suite change", "before", "after", "outcome"],
             [
                 [
-                    f"`{cell(s.path)}`",
+                    code(s.path, in_table=True),
                     cell(c.case),
                     cell(c.model),
                     named_text(c, s.comparison),
@@ -237,25 +269,70 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
                 for s, c in rows
             ],
         )
-        out.append("")
     wide = [(s.path, item) for s in present for item in s.comparison.suite_wide]
     if wide:
         out += ["### Changes to every case of a suite", ""]
-        out += [f"- `{cell(path)}`: {cell(item, 300)}" for path, item in wide]
+        out += [f"- {code(path)}: {cell(item, 300)}" for path, item in wide]
+        out.append("")
+    other = [(s.path, item) for s in present for item in s.comparison.suite_changes]
+    if other:
+        out += ["### Other changes to suite files", ""]
+        out += [f"- `{cell(path)}`: {cell(item, 300)}" for path, item in other]
         out.append("")
     out += ["### Suites", ""]
     for s in review.suites:
         if s.comparison is not None and not s.untouched:
-            out.append(f"- `{cell(s.path)}`: {cell(s.comparison.summary(), 300)}")
-    untouched = [f"`{cell(s.path)}`" for s in review.suites if s.untouched]
+            out.append(f"- {code(s.path)}: {cell(s.comparison.summary(), 300)}")
+    untouched = [code(s.path) for s in review.suites if s.untouched]
     if untouched:
         out.append(f"- Untouched: {', '.join(untouched)} (no case changed).")
-    removed = [f"`{cell(s.path)}`" for s in review.suites if s.comparison is None]
+    removed = [code(s.path) for s in review.suites if s.comparison is None]
     if removed:
         out.append(f"- Removed in this change: {', '.join(removed)}.")
     out += ["", "_No model or endpoint was called: recorded answers were re-scored._", ""]
     details = [d for s, c in rows if (d := case_details(c, s.path)) is not None]
-    return fit("\n".join(out), details, limit)
+    return fit_comment("\n".join(head), table, "\n".join(out), details, limit)
+
+
+FULL_REVIEW_NOTE = (
+    "\n\n_Shortened to fit GitHub's comment size limit: the full review is the "
+    "`evalspec-review` artifact of this workflow run._\n"
+)
+
+
+def fit_comment(
+    head: str,
+    table: list[str],
+    tail: str,
+    details: list[str],
+    limit: int,
+    heading: tuple[str, ...] | list[str] = ("### Cases", ""),
+) -> str:
+    """The comment within `limit` characters: whole when it fits; else summarised (the most
+    severe case rows that fit, and how many more), folded (no explanations), and as a last resort
+    cut at a line; a shortened comment points to the full review."""
+    cases = [*heading, *table, ""] if table else []
+    whole = "\n".join([head, *cases, tail])
+    if len(whole) <= limit:
+        return fit(whole, details, limit)
+    budget = limit - len(head) - len(tail) - len(FULL_REVIEW_NOTE) - 200
+    kept = table[:2]
+    used = sum(len(line) + 1 for line in kept)
+    for line in table[2:]:
+        if used + len(line) + 1 > budget:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    more = len(table) - len(kept)
+    if len(kept) > 2:
+        cases = [*heading, *kept, "", f"_{more} more case rows are in the full review._", ""]
+    else:
+        cases = [f"_{len(table) - 2} case rows are in the full review._", ""]
+    body = "\n".join([head, *cases, tail])
+    room = limit - len(FULL_REVIEW_NOTE)
+    if len(body) > room:
+        body = body[: body.rfind("\n", 0, room)]
+    return body + FULL_REVIEW_NOTE
 
 
 def write_review_markdown(review: Review, path: Path, **kwargs: Any) -> None:

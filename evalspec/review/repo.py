@@ -1,17 +1,17 @@
 """`evalspec review`: every suite of a repository against a base git ref, in one verdict.
 
-For each suite the glob patterns name: read its base version from git (the whole base tree is
-exported with `git archive`, so includes, recordings and caches come from the same commit),
-replay the base suite on the base's recordings, replay the head suite on the head's recordings
-(they answer the cases whose base evidence is stale or missing), and diff. Nothing is sent
-anywhere: replays are offline. Paths in the result are relative to the repository.
+For each suite the glob patterns name: read its base version from git (the base tree's regular
+files are exported, so includes, recordings and caches come from the same commit), replay the
+base suite on the base's recordings, replay the head suite on the head's recordings (they answer
+the cases whose base evidence is stale or missing), and diff. Nothing is sent anywhere: replays
+are offline. Paths in the result are relative to the repository.
 """
 
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,8 @@ class SuiteReview:
 
     @property
     def untouched(self) -> bool:
-        """Nothing to say: no security change, no skip, no case that moved or lacks evidence."""
+        """Nothing to say: no change to the suite, no skip, no case that moved or lacks
+        evidence."""
         c = self.comparison
         if c is None:
             return False
@@ -55,8 +56,11 @@ class SuiteReview:
             not c.security
             and not c.skipped
             and not c.suite_wide
+            and not c.suite_changes
             and c.exit_code == EXIT_OK
-            and all(ch.kind == "unchanged" and not ch.unverified for ch in c.changes)
+            and all(
+                ch.kind == "unchanged" and not ch.unverified and not ch.named for ch in c.changes
+            )
         )
 
 
@@ -111,7 +115,7 @@ def find_suites(root: Path, patterns: Sequence[str]) -> list[str]:
 def _replay(suite: Suite, root: Path) -> list[Transcript]:
     """The suite's recorded answers, replayed offline; items with no recording are left out."""
     from evalspec.plan import compile_plan
-    from evalspec.runner.execute import RunOptions, run_plan
+    from evalspec.runner.execute import TOO_MANY_CALLS, RunOptions, run_plan
     from evalspec.runner.run_dir import recordings_path
 
     recordings = recordings_path(suite).resolve()
@@ -122,7 +126,30 @@ def _replay(suite: Suite, root: Path) -> list[Transcript]:
     if not recordings.is_file():
         return []
     outcome = run_plan(compile_plan(suite), RunOptions(record="offline"))
+    for t in outcome.transcripts:
+        if t.finish_reason == TOO_MANY_CALLS:
+            raise UsageError(f"{suite.path}: its recordings for case {t.case!r}: {t.error}")
     return [t for t in outcome.transcripts if not t.error]
+
+
+TEXT_ONLY = "the file's text changed (comments or layout: no case, tool or setting differs)"
+
+
+def _same_text(base: Path, head: Path) -> bool:
+    return base.read_bytes() == head.read_bytes()
+
+
+def _text_changed(comparison: Comparison) -> Comparison:
+    """A suite file that differs is never untouched: a change nothing else names is said."""
+    nothing_named = not (
+        comparison.suite_wide
+        or comparison.suite_changes
+        or comparison.security
+        or any(c.named for c in comparison.changes)
+    )
+    if not nothing_named:
+        return comparison
+    return replace(comparison, suite_changes=(*comparison.suite_changes, TEXT_ONLY))
 
 
 def review_repository(
@@ -131,8 +158,11 @@ def review_repository(
     *,
     cwd: Path | None = None,
     allow_stale: bool = False,
+    gate: str | None = None,
 ) -> Review:
-    """Diff every suite the patterns name against its version at `base_ref`."""
+    """Diff every suite the patterns name against its version at `base_ref`.
+
+    `gate` (any_regression, significant_drop, none) overrides the `mode:` of each suite's gate."""
     from evalspec.suite.validate import load_suite
 
     root = repo_root(cwd or Path.cwd())
@@ -167,6 +197,10 @@ def review_repository(
                 known_endpoints=known,
                 model_root=model_root,
             )
+            if base is not None and not _same_text(base_root / rel, root / rel):
+                comparison = _text_changed(comparison)
+            if gate is not None:
+                comparison = replace(comparison, gate=replace(comparison.gate, mode=gate))
             reviews.append(SuiteReview(rel, comparison))
         reviews += [SuiteReview(rel, None) for rel in base_paths if rel not in head_paths]
     return Review(base_ref, tuple(sorted(reviews, key=suite_rank)))

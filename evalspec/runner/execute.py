@@ -29,12 +29,14 @@ from evalspec.providers.calls import ModelCalls, model_endpoint, register_suite_
 from evalspec.redaction import redact, secrets_from_env
 from evalspec.runner.run_dir import (
     TRANSCRIPTS_FILE,
-    completed,
+    ResumeState,
     read_manifest,
     recordings_path,
+    resume_state,
     write_manifest,
 )
 from evalspec.suite.endpoints import refuse_keys_in_clear
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.suite.model import ModelSpec, Suite
 from evalspec.tools.llm_sim import SimulatorMissing
 from evalspec.tools.result import ToolResult
@@ -42,6 +44,9 @@ from evalspec.tools.stb_cache import ResponseCache
 from evalspec.transcript import ToolCall, Transcript, Usage
 
 _OBSERVATION = json.JSONEncoder(ensure_ascii=False)
+
+TOO_MANY_CALLS = "too_many_calls"
+"""The finish reason of a case whose model asked for more tool calls than evalspec scores."""
 """What a tool answered, as the text of its tool message (one encoder for every call)."""
 
 
@@ -65,6 +70,8 @@ class RunOutcome:
     transcripts: list[Transcript]
     run_dir: Path | None
     resumed: int = 0
+    rerun: int = 0
+    """Finished items run again on resume because a tool now answers them differently."""
     counts: dict[str, int] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     calls: ModelCalls | None = None
@@ -161,7 +168,7 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
     """The agent loop: ask the model, answer its tool calls, repeat until it answers in text."""
     suite = plan.suite
     messages: list[dict[str, Any]] = [dict(m) for m in item.messages]
-    tools = list(item.tools or plan.tools)
+    tools = list(item.tools)  # the plan resolved them: a case offering none offers none
     offered = {t["function"]["name"] for t in tools}
     calls: list[ToolCall] = []
     prompt = completion = 0
@@ -208,6 +215,21 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
         if not tool_calls:
             final = message.get("content")
             break
+        if len(calls) + len(tool_calls) > MAX_CALLS_PER_CASE:
+            return _transcript(
+                item,
+                messages,
+                calls,
+                final,
+                TOO_MANY_CALLS,
+                prompt,
+                completion,
+                latency,
+                turns,
+                source,
+                error=f"the model asked for {len(calls) + len(tool_calls)} tool calls in one "
+                f"case; evalspec scores at most {MAX_CALLS_PER_CASE}, so the case stopped there",
+            )
         for i, tc in enumerate(tool_calls):
             fn = tc.get("function") or {}
             name = str(fn.get("name", ""))
@@ -258,7 +280,7 @@ def _request_key(
 ) -> str:
     """The request's content id; the plan computed the first one already (when it offered
     exactly these tools), which saves encoding every tool schema again."""
-    if turn == 0 and item.first_key and item.tools:
+    if turn == 0 and item.first_key:
         return item.first_key
     return request_key(item.model, messages, tools, item.trial)
 
@@ -343,11 +365,13 @@ async def run_plan_async(
     providers: dict[str, Provider] | None = None,
     on_done: Callable[[Transcript], None] | None = None,
     calls: ModelCalls | None = None,
+    resumed: ResumeState | None = None,
 ) -> RunOutcome:
     """Run every item not yet finished in the run directory; return all transcripts.
 
     `calls` is the run's call policy when the caller made it (to score with the same one);
-    by default it is made here from the suite (none with --record offline)."""
+    by default it is made here from the suite (none with --record offline). `resumed` is what
+    the caller already read of the run directory (`resume_state`), else it is read here."""
     from evalspec.tools.mcp_exec import live_executor
     from evalspec.tools.simulated import ToolSimulator
 
@@ -355,7 +379,8 @@ async def run_plan_async(
     suite = plan.suite
     if options.record != "offline":
         refuse_keys_in_clear(suite, os.environ)
-    finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
+    resumed = resumed or resume_of(plan, options)
+    finished = resumed.kept
     done_ids = set(finished)
     todo = (it for it in plan.items if it.id not in done_ids)  # taken lazily by the workers
     if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
@@ -375,8 +400,10 @@ async def run_plan_async(
     width = min(options.concurrency or suite.run.concurrency, left)
     keep = options.keep_transcripts
     results: dict[str, Transcript] = dict(finished) if keep else {}
-    outcome = RunOutcome([], options.run_dir, resumed=len(finished), calls=calls)
-    del finished  # without keep_transcripts, resumed transcripts are not held either
+    outcome = RunOutcome(
+        [], options.run_dir, resumed=len(finished), rerun=len(resumed.stale), calls=calls
+    )
+    del finished, resumed  # without keep_transcripts, resumed transcripts are not held either
 
     async def worker() -> None:
         """Runs items one after another: `width` workers, not one task per item, so a
@@ -413,6 +440,13 @@ async def run_plan_async(
             outcome.missing.extend(getattr(p, "missing", []))
     outcome.transcripts = [results[it.id] for it in plan.items if it.id in results]
     return outcome
+
+
+def resume_of(plan: Plan, options: RunOptions) -> ResumeState:
+    """What a run keeps of its run directory: nothing unless it resumes."""
+    if options.resume and options.run_dir is not None:
+        return resume_state(options.run_dir, plan)
+    return ResumeState()
 
 
 def _check_simulator_caches(suite: Suite, base_dir: Path) -> None:

@@ -6,23 +6,60 @@ run.json lets shards of one run be recognised and merged.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
+import os
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec.errors import UsageError
-from evalspec.files import write_text_atomic
+from evalspec.files import FILE_MODE, write_text_atomic
 from evalspec.paths import safe_name
 from evalspec.reading import MAX_LOG_BYTES, read_existing
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
 
+if TYPE_CHECKING:
+    from evalspec.plan import Plan
+    from evalspec.runner.evidence import StaleTranscript
+
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 MANIFEST_FILE = "run.json"
 
 _log = logging.getLogger(__name__)
+
+
+LOCK_FILE = ".lock"
+"""Held (flock) by the one run writing the directory; empty, and left behind harmlessly."""
+
+
+@contextlib.contextmanager
+def run_dir_lock(run_dir: Path) -> Iterator[None]:
+    """Let one run at a time write `run_dir`: two `--resume` of one directory at once would each
+    run (and pay for) every unfinished item. The second is refused at once; the lock goes with
+    the process, so a crash or kill -9 never leaves the directory locked."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+    except OSError as exc:
+        raise UsageError(f"cannot lock the run directory {run_dir}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise UsageError(
+            f"{run_dir} is being written by another evalspec run; wait for it to end (or stop "
+            "it), then resume"
+        ) from None
+    try:
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def recordings_path(suite: Suite, override: Path | None = None) -> Path:
@@ -31,8 +68,20 @@ def recordings_path(suite: Suite, override: Path | None = None) -> Path:
         return override
     base = Path(suite.path).resolve().parent
     if suite.run.recordings:
-        return base / suite.run.recordings
-    return base / f"{Path(suite.path).stem}.recordings.jsonl"
+        return base / suite.run.recordings  # checked inside `base` when the suite was loaded
+    path = base / f"{Path(suite.path).stem}.recordings.jsonl"
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError):  # a link that loops
+        target = None
+    if target is None or not target.is_relative_to(base):
+        # A committed link would have a run append answers wherever it points.
+        raise UsageError(
+            f"{path.name} beside the suite is a link to {target or 'itself'}, outside the "
+            "suite's folder; evalspec does not write through it: remove the link, or name a "
+            "file with --recordings"
+        )
+    return path
 
 
 def read_finished(run_dir: Path) -> dict[str, Transcript]:
@@ -67,6 +116,33 @@ def read_finished(run_dir: Path) -> dict[str, Transcript]:
 def completed(run_dir: Path) -> dict[str, Transcript]:
     """Transcripts that need no re-run on resume: finished without a run error."""
     return {k: t for k, t in read_finished(run_dir).items() if not t.error}
+
+
+@dataclass(frozen=True)
+class ResumeState:
+    """What `--resume` keeps of a run directory, and what it runs again though it finished."""
+
+    kept: dict[str, Transcript] = field(default_factory=dict)
+    """Finished items of the plan whose every request is still the suite's, by item id."""
+    stale: tuple[StaleTranscript, ...] = ()
+    """Finished items whose tool answers differ under the suite as it is now: they run again."""
+
+
+def resume_state(run_dir: Path, plan: Plan) -> ResumeState:
+    """The finished items of `plan` in `run_dir`, checked against the suite as it is now.
+
+    An item's id covers its opening request only; the tools' answers after it are checked here
+    (see `evidence`), so an item recorded under a simulated output since edited runs again
+    rather than being kept with an answer the suite no longer gives.
+    """
+    from evalspec.runner.evidence import stale_transcripts
+
+    ids = {it.id for it in plan.items}
+    done = {k: t for k, t in completed(run_dir).items() if k in ids}
+    stale = stale_transcripts(plan.suite, list(done.values()), plan=plan)
+    for s in stale:
+        del done[s.transcript.item_id]
+    return ResumeState(done, tuple(stale))
 
 
 def write_manifest(run_dir: Path, suite: Suite, selection: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 from evalspec.critics.base import Embedder
 from evalspec.providers.calls import ModelCalls
+from evalspec.scoring.budgets import over_case_budget
 from evalspec.scoring.final_answer import JudgeUnavailable
 from evalspec.scoring.matching import (
     ArgJudge,
@@ -41,6 +42,7 @@ from evalspec.scoring.matching import (
 )
 from evalspec.scoring.reasons import clause, join_reasons, with_detail
 from evalspec.scoring.types import CaseResult, Row, Status
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.suite.model import Case, FinalAnswerCheck, Rubric, Suite
 from evalspec.transcript import ToolCall, Transcript
 
@@ -120,6 +122,7 @@ class Scorer:
         self._calls = calls
         self.cases = {c.name: c for c in suite.cases}
         self.tools = {t.name: t for t in suite.tools}
+        self.prices = {m.name: m.price for m in suite.models}
         self._embedder = embedder
         self._judge = judge
         self._judges: dict[str, Any] = {}
@@ -168,6 +171,10 @@ class Scorer:
             return _result(t, 0.0, "error", f"the suite has no case named {t.case!r}")
         if t.error:
             return _result(t, 0.0, "error", f"the run failed: {t.error}")
+        if len(prep.actual) > MAX_CALLS_PER_CASE:
+            n, cap = len(prep.actual), MAX_CALLS_PER_CASE
+            why = f"the model made {n} tool calls; at most {cap} are scored in one case"
+            return _result(t, 0.0, "error", why)
         tally = _Explanation()
         self._tool_call_rows(prep, tally)
         try:
@@ -175,6 +182,11 @@ class Scorer:
         except JudgeUnavailable as exc:
             tally.details["needs_run"] = exc.needs_run
             return _result(t, 0.0, "error", str(exc), tally)
+        over = over_case_budget(t, prep.case.budget, self.prices.get(t.model))
+        if over:
+            why = "over budget: " + join_reasons(over)
+            tally.rows.append(Row("budget", None, None, 0.0, 0.0, why, "budget", None, False))
+            tally.required_failures.append(why)
         return self._verdict(prep, tally)
 
     def _tool_call_rows(self, prep: _Prepared, tally: _Explanation) -> None:
@@ -342,7 +354,7 @@ class Scorer:
         """One LLM judge per judge configuration, with verdicts cached on disk."""
         from evalspec.scoring.final_answer import LLMJudge
 
-        params = {"cache": str(judge_cache_path(self.suite)), **check.params}
+        params = judge_params(self.suite, check)
         key = json.dumps(params, sort_keys=True)
         if key not in self._judges:
             self._judges[key] = LLMJudge.from_params(params, self._calls)
@@ -351,7 +363,7 @@ class Scorer:
     def _final_answer(self, check: FinalAnswerCheck, t: Transcript, case: Case) -> Any:
         from evalspec.scoring.final_answer import acheck_final_answer, check_final_answer
 
-        question = next((m.content or "" for m in reversed(case.messages) if m.role == "user"), "")
+        question = case_question(case)
         if check.kind == "judge":
             judge = self._judge or self._cached_judge(check)
             coro = acheck_final_answer(check, t.final_answer, judge=judge, question=question)
@@ -378,6 +390,16 @@ def check_judge_caches(suite: Suite) -> None:
             if check.kind == "judge":
                 path = Path(check.params.get("cache") or judge_cache_path(suite))
                 read_json_object(path, JUDGE_CACHE_WHAT)
+
+
+def judge_params(suite: Suite, check: FinalAnswerCheck) -> dict[str, Any]:
+    """A judge check's settings, its cache beside the suite unless it names one."""
+    return {"cache": str(judge_cache_path(suite)), **check.params}
+
+
+def case_question(case: Case) -> str:
+    """What the judge is told the user asked: the case's last user message."""
+    return next((m.content or "" for m in reversed(case.messages) if m.role == "user"), "")
 
 
 def judge_cache_path(suite: Suite) -> Path:

@@ -15,6 +15,7 @@ from math import comb
 
 from evalspec.scoring.scorer import band
 from evalspec.scoring.types import CaseResult, Status
+from evalspec.stats import DEFAULT_CONFIDENCE, Interval, clustered_rate, is_flaky, mean_interval
 from evalspec.suite.model import Case, Suite
 
 
@@ -55,6 +56,8 @@ class CaseSummary:
     pass_hat_k: float
     reason: str
     results: tuple[CaseResult, ...]
+    flaky: bool = False
+    """Some, not all, of two or more trials passed (see evalspec.stats.flaky)."""
 
 
 def combine_trials(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
@@ -93,6 +96,7 @@ def combine_trials(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
         pass_hat_k(n, c, n),
         reason,
         tuple(results),
+        is_flaky(c, n - len(errors)),
     )
 
 
@@ -119,12 +123,29 @@ class ModelSummary:
     completion_tokens: int = 0
     cost: float | None = None
     """From the model's `price:`; None when the suite gives none."""
+    pass_rate_ci: Interval | None = None
+    """Cases passed (pass or warn, under each case's pass rule) over cases: Wilson."""
+    pass_at_1_ci: Interval | None = None
+    """Trials passed over trials: Wilson, clustered by case."""
+    mean_score_ci: Interval | None = None
+    """Mean of per-case mean scores: Student's t over cases (None below two cases)."""
+    flaky: int = 0
+    """Cases whose trials disagree."""
+    over_budget: tuple[str, ...] = ()
+    """Why this model's run is over the suite's budget (empty: within it, or no budget)."""
 
 
 def summarize(
-    suite: Suite, results: Sequence[CaseResult], usage: dict[str, tuple[int, float]] | None = None
+    suite: Suite,
+    results: Sequence[CaseResult],
+    usage: dict[str, tuple[int, float]] | None = None,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> tuple[list[CaseSummary], list[ModelSummary]]:
-    """Per (case, model) summaries in suite order, and one summary per model."""
+    """Per (case, model) summaries in suite order, and one summary per model with intervals.
+
+    Intervals treat the case as the unit and its trials as repeated measures (evalspec.stats).
+    """
     by_key: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
     for r in results:
         by_key[(r.case, r.model)].append(r)
@@ -142,6 +163,7 @@ def summarize(
         scores = [c.score for c in mine]
         trials = [r for c in mine for r in c.results]
         tok, lat = (usage or {}).get(model.name, (0, 0.0))
+        passed_cases = [int(c.status in _PASSING) for c in mine]
         models.append(
             ModelSummary(
                 model=model.name,
@@ -158,6 +180,12 @@ def summarize(
                 k=max(c.trials for c in mine),
                 pass_at_k=statistics.fmean(c.pass_at_k for c in mine),
                 pass_hat_k=statistics.fmean(c.pass_hat_k for c in mine),
+                pass_rate_ci=clustered_rate(passed_cases, [1] * len(passed_cases), confidence),
+                pass_at_1_ci=clustered_rate(
+                    [c.passed for c in mine], [c.trials for c in mine], confidence
+                ),
+                mean_score_ci=mean_interval(scores, confidence, (0.0, 1.0)),
+                flaky=sum(c.flaky for c in mine),
             )
         )
     return cases, models

@@ -17,8 +17,15 @@ class UsageTally:
     split: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Model -> (prompt tokens, completion tokens), for the cost."""
     latency: dict[tuple[str, str], float] = field(default_factory=dict)
+    turns: dict[str, int] = field(default_factory=dict)
+    """Model -> model answers over the run, for the suite's turn budget."""
+    replayed: set[str] = field(default_factory=set)
+    """Models with some answer replayed from a recording (its latency is not this run's)."""
 
     def add(self, t: Transcript) -> None:
+        self.turns[t.model] = self.turns.get(t.model, 0) + t.turns
+        if t.source != "live":
+            self.replayed.add(t.model)
         tok, lat = self.usage.get(t.model, (0, 0.0))
         self.usage[t.model] = (tok + t.usage.total_tokens, lat + t.latency_s)
         p, c = self.split.get(t.model, (0, 0))

@@ -17,6 +17,7 @@ from evalspec.suite.build_base import Reporter, make_loc, plain
 from evalspec.suite.load import LDict, LList, Pos
 from evalspec.suite.mcp_lock import LockedTools, lock_path, read_lock, server_key
 from evalspec.suite.model import McpServer, SimulatedResponse, Tool
+from evalspec.tool_schema import pattern_problems
 
 _UNSAFE_FILE = re.compile(r"[^A-Za-z0-9_.-]")
 CACHE_SUFFIX = ".mcp_cache"
@@ -172,6 +173,19 @@ class McpPart(Reporter):
         name = source.get("name") or default_server_name(list(server.command), server.url)
         return cache / CACHE_CATEGORY / file_slug(name)
 
+    @staticmethod
+    def _schema_problems(params: dict[str, Any]) -> list[str]:
+        """Why a locked schema cannot be used: not JSON Schema, or a pattern RE2 refuses."""
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            Draft202012Validator.check_schema(params)
+        except SchemaError as exc:
+            where = "/".join(str(p) for p in exc.path)
+            return [f"{where or 'the schema'}: {exc.message}"]
+        return pattern_problems(params)
+
     def _mcp_tool(
         self,
         definition: dict[str, Any],
@@ -188,6 +202,14 @@ class McpPart(Reporter):
                 pos,
                 where,
                 f"the locked inputSchema of {name!r} is not a JSON Schema object",
+                "fix the server, then `evalspec tools refresh`",
+            )
+            params = {"type": "object"}
+        for why in self._schema_problems(params):
+            self.problem(
+                pos,
+                where,
+                f"the locked inputSchema of {name!r} is not usable: {why}",
                 "fix the server, then `evalspec tools refresh`",
             )
             params = {"type": "object"}

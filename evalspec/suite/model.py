@@ -184,6 +184,37 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class Budget:
+    """Limits one conversation (or, for a suite budget, one model's whole run) must stay within;
+    None leaves a figure unchecked."""
+
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    max_latency_s: float | None = None
+    max_turns: int | None = None
+
+    def __bool__(self) -> bool:
+        return any(
+            v is not None
+            for v in (self.max_tokens, self.max_cost, self.max_latency_s, self.max_turns)
+        )
+
+
+GateOn = Literal["any_regression", "significant_drop", "none"]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """When a comparison (diff, review, compare) fails: see the schema's `gate`."""
+
+    mode: GateOn = schema_default("/properties/gate/properties/mode")
+    min_pass_rate: float | None = None
+    max_drop: float | None = None
+    confidence: float = schema_default("/properties/gate/properties/confidence")
+    power: float = schema_default("/properties/gate/properties/power")
+
+
+@dataclass(frozen=True, slots=True)
 class Case:
     name: str
     messages: tuple[Message, ...]
@@ -199,6 +230,10 @@ class Case:
     tools: tuple[str, ...] | None = None
     """Names of the tools offered to the model in this case; None offers every suite tool."""
     loc: Loc = field(default=Loc(), compare=False)
+    flaky: bool = False
+    """Known to vary between trials: reported, never gated on in comparisons."""
+    budget: Budget = Budget()
+    """Limits each trial must stay within (the suite's `budgets.case`, overridden by the case's)."""
 
 
 @dataclass(frozen=True)
@@ -264,6 +299,9 @@ class Suite:
     run: RunSettings = RunSettings()
     embeddings: EmbeddingSettings = EmbeddingSettings()
     description: str = ""
+    budget: Budget = Budget()
+    """Limits for each model's whole run (`budgets.suite`)."""
+    gate: Gate = Gate()
 
     def tool(self, name: str) -> Tool | None:
         for t in self.tools:

@@ -25,7 +25,7 @@ from evalspec.suite.budget import (
     TemplateBudgetError,
     rendering,
 )
-from evalspec.suite.limits import env_limit
+from evalspec.suite.limits import MAX_CASES_ENV, max_cases
 from evalspec.suite.load import LDict, LList, Pos, ldict, llist, load_yaml, read_text
 from evalspec.suite.schema import did_you_mean
 from evalspec.suite.yaml_hints import cut_text_problems, may_cut_text
@@ -34,18 +34,6 @@ MAX_INCLUDE_DEPTH = 8
 MAX_INCLUDES = 100
 """Included files per suite, counting every file of the include tree."""
 MAX_MATRIX_ROWS = 10_000
-MAX_CASES = 10_000
-MAX_CASES_ENV = "EVALSPEC_MAX_CASES"
-
-
-def max_cases() -> int:
-    """Cases a suite may hold after matrix expansion: 10,000 unless EVALSPEC_MAX_CASES says
-    otherwise (the machine's operator decides, not the suite: a suite in a pull request cannot
-    raise it)."""
-    return env_limit(MAX_CASES_ENV, MAX_CASES)
-
-
-"""Cases per suite after matrix expansion."""
 _WHOLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
 
 

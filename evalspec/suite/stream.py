@@ -19,6 +19,8 @@ import yaml
 
 from evalspec.errors import Problem, SpecError
 from evalspec.reading import display_name
+from evalspec.suite.build_tools import refuse_too_many_tools
+from evalspec.suite.limits import SuiteTooLarge
 from evalspec.suite.load import LDict, Pos, ldict, llist, load_yaml_streaming
 from evalspec.suite.model import Suite
 from evalspec.suite.render import (
@@ -72,6 +74,7 @@ class CaseStream:
 
     def start(self, root: LDict) -> None:
         resolve_includes(root, self.base, self.problems, chain=self.chain, included=self.included)
+        refuse_too_many_tools(root)
         if self.problems or not head_quickly_valid(root):
             raise GiveUp
         builder = self.make_builder(root, self.path, self.problems)
@@ -101,7 +104,9 @@ class CaseStream:
         included = self._included(item, pos)
         if len(included) != 1 or included[0] is not item:
             braces = True  # another file's cases: look for templates in them
-        for tree in included:
+        included.reverse()
+        while included:
+            tree = included.pop()  # an included file's case trees are freed as they are built
             path = f"cases[{self.count}]"
             self.count += 1
             if not isinstance(tree, LDict) or not case_quickly_valid(tree):
@@ -150,11 +155,13 @@ def load_streaming(
 ) -> tuple[Suite, int] | None:
     """The suite in `text` and its number of cases, built a case at a time; None when the
     whole document is needed. `builder(root, path, problems)` makes validate.py's builder."""
-    if len(text) < STREAM_MIN_CHARS:
-        return None
+    if len(text) < STREAM_MIN_CHARS and "include" not in text:
+        return None  # a short file that includes others may still hold many cases
     stream = CaseStream(path, builder)
     try:
         built = load_yaml_streaming(text, display_name(path), stream)
+    except SuiteTooLarge:
+        raise  # the whole-document path would refuse it too, after reading it all again
     except (GiveUp, SpecError, yaml.YAMLError):
         return None
     if built is None or not isinstance(built[0], LDict) or stream.builder is None:

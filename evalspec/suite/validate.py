@@ -18,14 +18,17 @@ from evalspec.fast_schema import compiled_check
 from evalspec.schemas import default_api_key_env
 from evalspec.suite.build_base import make_loc, plain
 from evalspec.suite.build_checks import ChecksPart
-from evalspec.suite.build_tools import ToolsPart
+from evalspec.suite.build_tools import ToolsPart, refuse_too_many_tools
+from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
 from evalspec.suite.model import (
+    Budget,
     Case,
     CriticSpec,
     EmbeddingSettings,
     Expectation,
     ExpectedCall,
+    Gate,
     Message,
     ModelSpec,
     Price,
@@ -45,6 +48,7 @@ from evalspec.suite.schema import (
 )
 from evalspec.suite.stream import load_streaming
 from evalspec.suite.yaml_hints import cut_text_problems, implicit_reading, may_cut_text
+from evalspec.tool_schema import tool_validator
 
 _CASE_TRIALS = default(Case, "trials")
 _CASE_PASS_RULE = default(Case, "pass_rule")
@@ -104,6 +108,7 @@ def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:
         )
     problems: list[Problem] = []
     resolve_includes(doc, path.resolve().parent, problems, chain=(path.resolve(),))
+    refuse_too_many_tools(doc)
     included = bool(problems)
     problems.extend(schema_problems(doc))
     broken = None if included else _broken_cases(problems)
@@ -227,6 +232,8 @@ class _Builder(ToolsPart, ChecksPart):
         self.built_tools = tuple(tools)
         self.built_models = tuple(self.models(top.get("models")))
         self.built_run = self.run_settings(top.get("run") or {})
+        budgets = top.get("budgets") or {}
+        self.case_budget = dict(budgets.get("case") or {})
         self.built_cases: list[Case] = []
         self.seen_names: dict[str, str] = {}
 
@@ -263,6 +270,8 @@ class _Builder(ToolsPart, ChecksPart):
                 cache_dir=self.written_path(emb, "cache_dir", "embeddings"),
             ),
             description=str(top.get("description", "")),
+            budget=Budget(**dict((top.get("budgets") or {}).get("suite") or {})),
+            gate=Gate(**dict(top.get("gate") or {})),
         )
 
     def check_rendered(self, top: dict[str, Any], expanded: list[tuple[str, LDict]]) -> None:
@@ -418,6 +427,8 @@ class _Builder(ToolsPart, ChecksPart):
             description=str(raw.get("description", "")),
             tools=offered,
             loc=make_loc(raw.pos, path),
+            flaky=bool(raw.get("flaky", False)),
+            budget=Budget(**{**self.case_budget, **dict(raw.get("budget") or {})}),
         )
 
     def offered_tools(self, raw: LDict, expect: Expectation, path: str) -> tuple[str, ...] | None:
@@ -482,6 +493,15 @@ class _Builder(ToolsPart, ChecksPart):
             return None
         calls = []
         raw_calls = raw.get("tool_calls") or LList()
+        if len(raw_calls) > MAX_CALLS_PER_CASE:
+            self.problem(
+                self.vpos(raw, "tool_calls"),
+                f"{epath}.tool_calls",
+                f"the case expects {len(raw_calls)} tool calls; the limit is "
+                f"{MAX_CALLS_PER_CASE} per case",
+                "split it into several cases",
+            )
+            raw_calls = LList()
         for i, item in enumerate(raw_calls):
             call = self.expected_call(item, raw_calls.item_pos[i], f"{epath}.tool_calls[{i}]")
             if call:
@@ -574,8 +594,6 @@ class _Builder(ToolsPart, ChecksPart):
         pos: Pos,
     ) -> None:
         """Expected arguments must be ones the tool takes, of the types its schema allows."""
-        from jsonschema import Draft202012Validator
-
         props = tool.parameters.get("properties") or {}
         loose = {c.field for c in critics if c.kind in ("one_of", "regex", "ignore", "contains")}
         for key, value in args.items():
@@ -596,7 +614,7 @@ class _Builder(ToolsPart, ChecksPart):
             self.check_date(tool, key, value, critics, vpos, f"{path}.{key}")
             checks = self._arg_validators.get((tool.name, key))
             if checks is None:
-                checks = (Draft202012Validator(props[key]), compiled_check(props[key]))
+                checks = (tool_validator(props[key]), compiled_check(props[key]))
                 self._arg_validators[(tool.name, key)] = checks
             validator, fast = checks
             if fast(value) if fast is not None else validator.is_valid(value):

@@ -5,8 +5,9 @@ time and no nesting depth can exhaust a stack (libyaml's own composer crashes th
 ~100,000 levels). On the way it enforces what a suite may hold:
 - only the safe core tags (nothing is ever constructed from a tag);
 - duplicate keys are errors, keys are text;
-- at most MAX_DEPTH levels, and at most MAX_NODES values added by expanding aliases: an alias
-  reuses the anchored value (no copy), so a "billion laughs" document is refused at the first
+- at most MAX_DEPTH levels, and at most MAX_NODES values and MAX_ALIAS_CHARS characters of text
+  added by expanding aliases: an alias reuses the anchored value (no copy), so a "billion laughs"
+  document, or one long text repeated across thousands of rows, is refused at the first
   collection whose expanded size is too large, having allocated almost nothing;
 - at most `max_values()` values written out (2,000,000 unless EVALSPEC_MAX_SUITE_VALUES says
   otherwise), so a 50,000-case suite loads while memory stays bounded by the file.
@@ -29,6 +30,10 @@ from evalspec.suite.tree import LDict, LList, Pos
 
 MAX_DEPTH = 64
 MAX_NODES = 200_000
+MAX_ALIAS_CHARS = 16 * 1024 * 1024
+"""Characters of text aliases may add beyond what the file writes out: as much as the largest
+suite file holds. Counting values alone let one 1 MB text aliased 10,000 times through (66 s to
+validate: every later stage handles each copy)."""
 DEFAULT_MAX_VALUES = 2_000_000
 MAX_VALUES_ENV = "EVALSPEC_MAX_SUITE_VALUES"
 
@@ -96,6 +101,7 @@ class _Frame:
 
     __slots__ = (
         "anchor",
+        "chars",
         "key",
         "key_pos",
         "mark",
@@ -112,6 +118,8 @@ class _Frame:
         self.anchor = anchor
         self.path = path
         self.size = 1
+        self.chars = 0
+        """Characters of text in the value once every alias in it is expanded."""
         self.key: Any = _NO_KEY
         self.key_pos: Pos | None = None
         self.merges: list[tuple[LDict, int]] = []
@@ -147,8 +155,13 @@ class TreeBuilder:
         self.parser = parser
         self.file = file
         self.count = 0
+        self.written = 0
+        """Characters of text the file writes out (keys aside)."""
         self.limit = max_values()
-        self.anchors: dict[str, tuple[Any, int, Pos]] = {}
+        self.anchors: dict[str, tuple[Any, int, int, Pos]] = {}
+        """By name: the anchored value, its size in values and in characters, its place."""
+        self.merge_chars: dict[int, int] = {}
+        """Characters of each anchored mapping, by id: what a `<<:` merge of it adds."""
         self.sink = sink
         self.cases_done = False
         self.braces = 0
@@ -228,21 +241,24 @@ class TreeBuilder:
                 tag = _tag_of(event)
                 text = event.value
                 mark = event.start_mark
+                chars = len(text)
+                self.written += chars
                 if tag in _TEXT_TAGS and text.isascii() and parent is not None:
                     # The common case, inline: plain ASCII text into a mapping or a list.
                     if "{" in text:
                         self.braces += 1
                     if event.anchor:
-                        self.anchors[event.anchor] = (text, 1, self.pos(mark))
+                        self.anchors[event.anchor] = (text, 1, chars, self.pos(mark))
                     container = parent.value
                     where = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
                     if type(container) is LList:
                         if parent.streamed >= 0:
-                            self._stream(parent, text, 1, mark)
+                            self._stream(parent, text, 1, chars, mark)
                         else:
                             container.append(text)
                             container.item_pos.append(where)
                             parent.size += 1
+                            parent.chars += chars
                         continue
                     key = parent.key
                     if key is not _MERGE:
@@ -250,12 +266,13 @@ class TreeBuilder:
                         container.key_pos[key] = parent.key_pos  # type: ignore[index]
                         container.value_pos[key] = where
                         parent.size += 1
+                        parent.chars += chars
                         parent.key = _NO_KEY
                         continue
                 value = self._value(event, tag, parent, False)
                 size = 1
                 if event.anchor:
-                    self.anchors[event.anchor] = (value, 1, self.pos(mark))
+                    self.anchors[event.anchor] = (value, 1, chars, self.pos(mark))
             elif kind is _AliasEvent:
                 if parent is not None and parent.key is _NO_KEY and type(parent.value) is LDict:
                     raise self.fail(
@@ -271,7 +288,7 @@ class TreeBuilder:
                         f"define `&{event.anchor}` on a value above this line",
                         stack[-1].path if stack else None,
                     )
-                value, size, _ = self.anchors[event.anchor]
+                value, size, chars, _ = self.anchors[event.anchor]
                 mark = event.start_mark
                 self.braces += 1
             elif kind is _SequenceStartEvent or kind is _MappingStartEvent:
@@ -280,9 +297,10 @@ class TreeBuilder:
             else:  # the end of a sequence or mapping
                 frame = stack.pop()
                 value, size, mark = self._close(frame), frame.size, frame.mark
+                chars = frame.chars
             if not stack:
                 return value, self.pos(mark)
-            self._attach(stack[-1], value, size, mark)
+            self._attach(stack[-1], value, size, chars, mark)
 
     def _too_many(self, mark: Any, path: DocPath | None) -> SpecError:
         return self.fail(
@@ -341,16 +359,32 @@ class TreeBuilder:
             self.cases_done = True
         if frame.merges:
             self._merge(frame)
-        if frame.size > MAX_NODES + self.count:  # more than what was written out
+        self._check_expansion(frame)
+        if frame.anchor:
+            self.anchors[frame.anchor] = (value, frame.size, frame.chars, value.pos)
+            if isinstance(value, LDict):
+                self.merge_chars[id(value)] = frame.chars
+        return value
+
+    def _check_expansion(self, frame: _Frame) -> None:
+        """Refuse a value whose aliases add more than MAX_NODES values or MAX_ALIAS_CHARS
+        characters to what the file writes out."""
+        if frame.size > MAX_NODES + self.count:
             raise self.fail(
                 frame.mark,
                 "this value repeats *aliases so often that it expands to more than "
                 f"{MAX_NODES} values",
                 "write the data out, or repeat an &anchor only a few times",
             )
-        if frame.anchor:
-            self.anchors[frame.anchor] = (value, frame.size, value.pos)
-        return value
+        if frame.chars > MAX_ALIAS_CHARS + self.written:
+            raise self.fail(
+                frame.mark,
+                "this value repeats *aliases so often that it expands to "
+                f"{frame.chars - self.written} more characters of text than the file writes "
+                f"out; the limit is {MAX_ALIAS_CHARS}",
+                "repeat a long text through a template variable in fewer places, or write it "
+                "out once per use",
+            )
 
     @staticmethod
     def _child_path(parent: _Frame | None) -> DocPath | None:
@@ -361,15 +395,16 @@ class TreeBuilder:
         key = parent.key
         return DocPath(parent.path, key) if isinstance(key, str) else parent.path
 
-    def _attach(self, parent: _Frame, value: Any, size: int, mark: Any) -> None:
+    def _attach(self, parent: _Frame, value: Any, size: int, chars: int, mark: Any) -> None:
         container = parent.value
         if isinstance(container, LList):
             if parent.streamed >= 0:
-                self._stream(parent, value, size, mark)
+                self._stream(parent, value, size, chars, mark)
                 return
             container.append(value)
             container.item_pos.append(self.pos(mark))
             parent.size += size
+            parent.chars += chars
             return
         if parent.key is _NO_KEY:
             return  # keys are taken in _scalar, which sees them first
@@ -380,18 +415,14 @@ class TreeBuilder:
             container.key_pos[parent.key] = parent.key_pos  # type: ignore[assignment]
             container.value_pos[parent.key] = self.pos(mark)
             parent.size += size
+            parent.chars += chars
         parent.key = _NO_KEY
 
-    def _stream(self, frame: _Frame, value: Any, size: int, mark: Any) -> None:
+    def _stream(self, frame: _Frame, value: Any, size: int, chars: int, mark: Any) -> None:
         """Hand one `cases:` item to the sink, keeping the alias-expansion bound of the list."""
         frame.size += size
-        if frame.size > MAX_NODES + self.count:
-            raise self.fail(
-                frame.mark,
-                "this value repeats *aliases so often that it expands to more than "
-                f"{MAX_NODES} values",
-                "write the data out, or repeat an &anchor only a few times",
-            )
+        frame.chars += chars
+        self._check_expansion(frame)
         frame.streamed += 1
         braces, self.braces_before = self.braces != self.braces_before, self.braces
         self.sink.case(value, self.pos(mark), braces)  # type: ignore[union-attr]
@@ -507,6 +538,7 @@ class TreeBuilder:
                     frame.path,
                 )
             frame.merges.append((src, len(src)))
+            frame.chars += self.merge_chars.get(id(src), 0)
 
     def _merge(self, frame: _Frame) -> None:
         """`<<: *defaults` copies keys the mapping does not set itself (the first source wins)."""

@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem, SpecError
+from evalspec.schemas import RUN, schema_default
 from evalspec.suite.build_mcp import server_of, source_problem
 from evalspec.suite.load import LDict, LList, load_yaml_at
 from evalspec.suite.mcp_lock import LockedTools, lock_path, read_lock, write_lock
 from evalspec.suite.model import McpServer
 from evalspec.suite.render import resolve_includes
 from evalspec.suite.schema import schema_problems
+
+DEFAULT_TIMEOUT: float = schema_default(RUN + "timeout")
 
 
 @dataclass
@@ -30,8 +33,9 @@ class RefreshOutcome:
     """Tools added, removed or redefined since the previous lock, as `+name`, `-name`, `~name`."""
 
 
-def mcp_servers(suite_path: Path) -> list[McpServer]:
-    """The MCP servers named by a suite's tool sources, in file order, each once."""
+def mcp_servers(suite_path: Path) -> tuple[list[McpServer], float]:
+    """The MCP servers named by a suite's tool sources, in file order, each once, and how long
+    to wait for one answer (the suite's `run.timeout`)."""
     doc, pos = load_yaml_at(suite_path)
     if not isinstance(doc, LDict):
         raise SpecError([Problem.at(pos, "", "a suite must be a mapping of keys")])
@@ -52,7 +56,9 @@ def mcp_servers(suite_path: Path) -> list[McpServer]:
             found.setdefault(server.key, server)
     if problems:
         raise SpecError(problems)
-    return list(found.values())
+    run = doc.get("run")
+    timeout = run.get("timeout") if isinstance(run, LDict) else None  # the schema checked it
+    return list(found.values()), float(timeout if timeout is not None else DEFAULT_TIMEOUT)
 
 
 def _changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[str]:
@@ -71,10 +77,12 @@ async def _list_all(servers: list[McpServer], timeout_s: float) -> LockedTools:
     return {s.key: tools for s, tools in zip(servers, listed, strict=True)}
 
 
-def refresh_lock(suite_path: str | Path, *, timeout_s: float = 30.0) -> RefreshOutcome:
-    """List every MCP server's tools now and rewrite the suite's lock file with them."""
+def refresh_lock(suite_path: str | Path, *, timeout_s: float | None = None) -> RefreshOutcome:
+    """List every MCP server's tools now and rewrite the suite's lock file with them; a server
+    gets `timeout_s` (by default the suite's `run.timeout`) to start and to answer."""
     path = Path(suite_path)
-    servers = mcp_servers(path)
+    servers, suite_timeout = mcp_servers(path)
+    timeout_s = suite_timeout if timeout_s is None else timeout_s
     lock_file = lock_path(path)
     outcome = RefreshOutcome(lock_file)
     if not servers:

@@ -211,9 +211,13 @@ class ToolSimulator:
             from jsonschema import Draft202012Validator
             from jsonschema.exceptions import SchemaError
 
+            from evalspec.tool_schema import pattern_problems, tool_validator
+
             try:
                 Draft202012Validator.check_schema(tool.parameters)
-                self._validators[tool.name] = Draft202012Validator(tool.parameters)
+                if pattern_problems(tool.parameters):
+                    raise SchemaError("a pattern RE2 cannot run")
+                self._validators[tool.name] = tool_validator(tool.parameters)
             except SchemaError:
                 # The suite validator reports bad schemas; a run does not fail on them.
                 self._validators[tool.name] = None

@@ -1,0 +1,179 @@
+"""The statistics behind intervals and paired verdicts, checked against hand computations and
+independent formulas (scipy's own functions where it has one, arithmetic written out here
+where it does not)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+from scipy import stats as sps
+
+from evalspec.stats import (
+    clustered_rate,
+    is_flaky,
+    mean_interval,
+    paired_compare,
+    sign_flip_p,
+    wilson,
+    within_variance,
+)
+
+
+def test_wilson_matches_a_hand_computation_for_8_of_10():
+    # z = 1.959964; centre = 0.8 + z²/20 = 0.992073; half = z·√(0.016 + z²/400) = 0.313617;
+    # divided by 1 + z²/10 = 1.384146: (0.490162, 0.943318).
+    low, high = wilson(0.8, 10)
+    assert low == pytest.approx(0.490162, abs=1e-6)
+    assert high == pytest.approx(0.943318, abs=1e-6)
+
+
+@pytest.mark.parametrize("k,n", [(0, 7), (7, 7), (3, 12), (29, 30), (13, 40), (1, 1)])
+def test_one_trial_per_case_is_scipys_wilson_interval(k, n):
+    interval = clustered_rate([1] * k + [0] * (n - k), [1] * n)
+    ci = sps.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert interval is not None and interval.method == "Wilson"
+    assert (interval.low, interval.high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert interval.estimate == pytest.approx(k / n)
+
+
+def test_trials_of_a_deterministic_case_add_no_information():
+    # Two cases always pass, two always fail, 5 trials each: p = 0.5, residuals ±2.5,
+    # SE² = 4/3 · 25 / 20² = 1/12, n_eff = 0.25 / (1/12) = 3, clamped up to the 4 cases.
+    interval = clustered_rate([5, 5, 0, 0], [5, 5, 5, 5])
+    assert interval is not None and interval.method == "Wilson, clustered by case"
+    assert (interval.low, interval.high) == pytest.approx(wilson(0.5, 4))
+
+
+def test_trials_of_a_coin_flip_case_count_as_trials():
+    # Every case passes about half its trials: SE² = 4/3 · 1 / 400, n_eff = 75, clamped to the
+    # 20 trials: the interval of 20 independent observations.
+    interval = clustered_rate([3, 2, 3, 2], [5, 5, 5, 5])
+    assert interval is not None
+    assert (interval.low, interval.high) == pytest.approx(wilson(0.5, 20))
+
+
+def test_clustered_rate_follows_the_cluster_robust_formula_on_random_counts():
+    rng = random.Random(7)
+    for _ in range(50):
+        n = rng.randint(2, 60)
+        k = [rng.randint(1, 6) for _ in range(n)]
+        c = [rng.randint(0, ki) for ki in k]
+        p = sum(c) / sum(k)
+        interval = clustered_rate(c, k)
+        assert interval is not None
+        if p in (0, 1):
+            assert (interval.low, interval.high) == pytest.approx(wilson(p, n))
+            continue
+        se2 = (
+            n / (n - 1) * sum((ci - p * ki) ** 2 for ci, ki in zip(c, k, strict=True)) / sum(k) ** 2
+        )
+        m = sum(k) if se2 == 0 else min(max(p * (1 - p) / se2, n), sum(k))
+        z = sps.norm.ppf(0.975)
+        centre, denom = p + z * z / (2 * m), 1 + z * z / m
+        half = z * math.sqrt(p * (1 - p) / m + z * z / (4 * m * m))
+        assert interval.low == pytest.approx(max(0, (centre - half) / denom), abs=1e-12)
+        assert interval.high == pytest.approx(min(1, (centre + half) / denom), abs=1e-12)
+
+
+def test_mean_interval_is_student_t_over_cases():
+    values = [0.9, 1.0, 0.4, 0.75, 0.8, 1.0, 0.0]
+    interval = mean_interval(values, 0.9)
+    low, high = sps.t.interval(
+        0.9, len(values) - 1, loc=sum(values) / len(values), scale=sps.sem(values)
+    )
+    assert interval is not None
+    assert (interval.low, interval.high) == pytest.approx((low, high), abs=1e-12)
+    assert mean_interval([0.5]) is None
+
+
+def test_mcnemar_exact_by_hand():
+    # 6 discordant cases, all regressed: p = 2 · 0.5⁶ = 0.03125, the fewest that reach 0.05.
+    assert sign_flip_p([-1] * 6 + [0] * 30)[0] == pytest.approx(0.03125)
+    assert sign_flip_p([-1] * 5)[0] == pytest.approx(0.0625)
+    # 3 improved, 6 regressed: 2 · P(X ≤ 3 | n=9, 1/2) = 2 · (1 + 9 + 36 + 84) / 512.
+    p, test = sign_flip_p([1, 1, 1, -1, -1, -1, -1, -1, -1, 0, 0])
+    assert p == pytest.approx(2 * 130 / 512)
+    assert "McNemar" in test
+
+
+def test_sign_flip_test_enumerates_every_sign_pattern():
+    # d = (0.2, −0.4, 0.6): of the 8 sign patterns, 6 have |sum| ≥ |0.4|: p = 0.75.
+    p, test = sign_flip_p([0.2, -0.4, 0.6, 0.0])
+    assert p == pytest.approx(0.75)
+    assert "exact" in test
+
+
+def test_sign_flip_test_equals_full_enumeration_on_random_differences():
+    rng = random.Random(3)
+    for _ in range(10):
+        d = [rng.choice([-0.6, -0.4, -0.2, 0.2, 0.4, 0.8]) for _ in range(rng.randint(3, 9))]
+        observed = abs(sum(d))
+        hits = sum(
+            abs(sum(s * x for s, x in zip(signs, d, strict=True))) >= observed - 1e-9
+            for signs in itertools.product((1, -1), repeat=len(d))
+        )
+        expected = hits / 2 ** len(d)
+        if len({abs(x) for x in d}) == 1:
+            continue  # the McNemar branch, tested above
+        assert sign_flip_p(d)[0] == pytest.approx(expected)
+
+
+def test_paired_difference_interval_power_and_cases_needed_by_formula():
+    before = [1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0]
+    after = [1, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1]
+    r = paired_compare(before, after)
+    d = [a - b for a, b in zip(after, before, strict=True)]
+    n = len(d)
+    mean = sum(d) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
+    t = sps.t.ppf(0.975, n - 1)
+    assert r.difference is not None
+    assert r.difference.estimate == pytest.approx(-0.1)
+    assert (r.difference.low, r.difference.high) == pytest.approx(
+        (mean - t * sd / math.sqrt(n), mean + t * sd / math.sqrt(n))
+    )
+    assert (r.improved, r.regressed) == (1, 3)
+    assert r.p_value == pytest.approx(sps.binomtest(1, 4, 0.5).pvalue)  # 0.625
+    assert r.verdict == "within noise" and not r.significant
+    assert r.detectable == pytest.approx((t + sps.norm.ppf(0.8)) * sd / math.sqrt(n))
+    zs = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)  # 2.8016
+    assert r.cases_needed == math.ceil((zs * sd / 0.1) ** 2)
+
+
+def test_a_real_drop_is_significant():
+    before = [1] * 60
+    after = [1] * 50 + [0] * 10
+    r = paired_compare(before, after)
+    assert r.p_value == pytest.approx(2 * 0.5**10)
+    assert r.verdict == "significant drop" and r.drop
+
+
+def test_trials_needed_follows_the_variance_decomposition():
+    # σ_d² = ω² + σ_w²/K: with var(d) = 0.02, σ_w² = 0.4 at K = 5, ω² = 0.02 − 0.08 → 0;
+    # to see Δ = 0.05 with 40 cases needs σ_d² ≤ 40 · 0.0025 / 2.8016² = 0.01274,
+    # so K = 0.4 / 0.01274 = 31.4 → 32.
+    from evalspec.stats.paired import _trials_needed
+
+    zs = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
+    k = _trials_needed(0.02, 0.4, 5, 40, 0.05, zs)
+    assert k == math.ceil(0.4 / (40 * 0.0025 / zs**2))
+    assert _trials_needed(0.02, 0.4, 1, 40, 0.05, zs) is None
+
+
+def test_flaky_and_within_variance():
+    assert is_flaky(2, 5) and not is_flaky(5, 5) and not is_flaky(0, 5) and not is_flaky(1, 1)
+    assert within_variance(2, 4) == pytest.approx(0.25 * 4 / 3)
+    assert within_variance(1, 1) == 0.0
+
+
+@pytest.mark.parametrize("df", [1, 2, 5, 29, 30, 31, 60, 500, 49_999])
+@pytest.mark.parametrize("confidence", [0.8, 0.9, 0.95, 0.99])
+def test_t_quantile_is_scipys_to_a_millionth(df, confidence):
+    from evalspec.stats.intervals import t_quantile
+
+    assert t_quantile(confidence, df) == pytest.approx(
+        sps.t.ppf(0.5 + confidence / 2, df), abs=1e-6
+    )
