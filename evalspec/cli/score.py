@@ -44,7 +44,8 @@ def score(
         bool,
         typer.Option(
             "--allow-stale",
-            help="Accept transcripts that match no case or model of the suite (they are left "
+            help="Accept stale transcripts (they answer requests the suite no longer makes: "
+            "scored anyway) and transcripts that match no case or model of the suite (left "
             "out); scoring nothing still exits 3.",
         ),
     ] = False,
@@ -52,11 +53,13 @@ def score(
     """Re-score recorded transcripts under the suite as it is now, without calling any model.
 
     Transcripts are matched to cases by name, so editing critics, weights or thresholds and
-    scoring again costs nothing.
+    scoring again costs nothing. A transcript is stale when it answers a request the suite no
+    longer makes: a changed user message or model setting, or a tool that now answers the
+    model's call differently (a simulated response, a cache); each is named.
 
     Exit codes: 0 every case passed; 1 some case failed; 2 invalid suite or usage; 3 some
-    transcripts match no case or model of the suite (each named; --allow-stale accepts them),
-    or none does (never accepted).
+    transcripts are stale or match no case or model of the suite (each named; --allow-stale
+    accepts them), or none matches (never accepted).
 
     Examples:
 
@@ -79,12 +82,13 @@ def rescore(
 ) -> int:
     """Score recorded transcripts under the suite as it is now; the exit code.
 
-    Transcripts of cases or model labels the suite does not have are named on stderr and make
-    the exit code 3 (unless allowed); when none is left, nothing is scored and the code is 3.
+    Transcripts of cases or model labels the suite does not have, and stale ones, are named on
+    stderr and make the exit code 3 (unless allowed); when none is left, nothing is scored and
+    the code is 3.
     """
     check_report_files(options)
     check_output_file(out, "--out")
-    from evalspec.api import load_suite, load_transcripts, score
+    from evalspec.api import load_suite, load_transcripts, score, stale_transcripts
     from evalspec.review.diff import EXIT_UNVERIFIED, unmatched_transcripts
 
     suite = load_suite(suite_path)
@@ -103,8 +107,17 @@ def rescore(
             f"is of a case and model of {suite_path}"
         )
         return EXIT_UNVERIFIED
+    stale = stale_transcripts(suite, kept)
+    for s in stale:
+        print_error(f"{level}: stale: {s.label}: {'; '.join(s.why)}")
+    if stale:
+        print_error(
+            f"{level}: {len(stale)} of {len(kept)} transcripts answer requests {suite_path} no "
+            "longer makes: re-run them (evalspec run ... --resume re-runs exactly those)"
+            + ("" if allow_skipped else ", or accept them with --allow-stale")
+        )
     report = score(suite, kept)
     write_and_show(report, options, out)
-    if skipped and not allow_skipped:
+    if (skipped or stale) and not allow_skipped:
         return EXIT_UNVERIFIED
     return report.exit_code
