@@ -55,7 +55,7 @@ def alerts(c0: Comparison, suite: str = "") -> list[str]:
 def noise_markdown(c0: Comparison, suite: str = "") -> list[str]:
     """Per model: the paired change in pass rate (significant or within noise), its power,
     flaky cases and spend; then the gate's verdict. Bullet lines."""
-    where = f"`{cell(suite)}` " if suite else ""
+    where = f"{code(suite)} " if suite else ""
     out = []
     for m in c0.noise:
         lines = noise_lines(m)
