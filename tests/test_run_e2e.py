@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -461,6 +462,11 @@ def test_recordings_are_written_and_a_second_run_replays_without_http(
     assert second.returncode == 1, second.stderr
     assert len(server.requests) == calls
     assert f"{calls} replayed, 0 called" in second.stdout
+    # Items and requests are counted apart, each named (an item may take several requests).
+    items = len(results_of(tmp_path / "first")["results"])
+    assert items != calls
+    said = rf"^{items} items \(case × model × trial\) in [\d.]+s · model requests: "
+    assert re.search(said + rf"0 replayed, {calls} called · results: ", first.stdout, re.M)
     first_scores = [
         (r["case"], r["model"], r["score"]) for r in results_of(tmp_path / "first")["results"]
     ]

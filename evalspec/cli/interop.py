@@ -84,8 +84,23 @@ def _write_transcripts(out: Path, transcripts: list[Any]) -> None:
 @reports_errors
 def bfcl(
     questions: Annotated[Path, typer.Argument(help="BFCL question file (JSON Lines).")],
-    answers: Annotated[Path, typer.Argument(help="The matching possible-answer file.")],
     out: Out,
+    answers: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The matching possible-answer file; none for the irrelevance categories "
+            "(every record then expects no call)."
+        ),
+    ] = None,
+    names: Annotated[
+        str | None,
+        typer.Option(
+            help="BFCL's tool-name rule for the model: 'dotted' keeps `math.factorial` "
+            "(prompting models, and function-calling models whose API allows dots); "
+            "'underscored' offers `math_factorial` (OpenAI, Anthropic, Mistral, Google "
+            "function calling). Asked for when a record names a function with a dot."
+        ),
+    ] = None,
     name: Annotated[str | None, typer.Option(help="Suite name (default: the file's).")] = None,
     model: Annotated[
         list[str] | None, typer.Option("--model", "-m", help="Model(s) the suite names.")
@@ -99,24 +114,38 @@ def bfcl(
     Example:
 
       evalspec import bfcl BFCL_v4_simple_python.json \
-        possible_answer/BFCL_v4_simple_python.json --out suites/bfcl_simple.yaml
+        possible_answer/BFCL_v4_simple_python.json --names dotted --out suites/bfcl_simple.yaml
     """
     from evalspec.interop.bfcl import (
         DEFAULT_MODEL,
         INVALID_TAG,
+        NAME_RULES,
         bfcl_suite_dicts,
+        dotted_names,
         read_records,
         write_suites,
     )
 
     check_output_file(out, "--out")
+    if names is not None and names not in NAME_RULES:
+        raise UsageError(f"--names {names!r}: use one of {', '.join(NAME_RULES)}")
     with importing(questions, "BFCL"):
         records = read_records(questions)
+        dotted = dotted_names(records)
+        if names is None and dotted:
+            raise UsageError(
+                f"{questions} names functions with a dot ({', '.join(dotted[:3])}"
+                f"{' ...' if len(dotted) > 3 else ''}), which BFCL offers differently to "
+                "different models: say --names dotted for a prompting model (or a "
+                "function-calling one whose API allows dots), --names underscored for OpenAI, "
+                "Anthropic, Mistral or Google function calling (`math_factorial`)"
+            )
         suites = bfcl_suite_dicts(
             records,
-            read_records(answers),
+            read_records(answers) if answers is not None else None,
             name=name or questions.stem,
             models=model or [DEFAULT_MODEL],
+            names=names or "dotted",
         )
         paths = write_suites(out, suites)
     for p in paths:
@@ -139,11 +168,19 @@ def bfcl_results(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Model label (default: the suite's first).")
     ] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            help="The decoder BFCL applies: 'prompting' (call text such as `[f(a=1)]`) or "
+            "'fc' (function-calling results, `[{name: arguments}]`; text is no call). "
+            "Default: 'fc' when the file holds call lists, else 'prompting'."
+        ),
+    ] = None,
 ) -> None:
     """Turn BFCL model results into transcripts for the suite's cases.
 
-    Results of records that are not cases of SUITE are skipped (BFCL files may be split over
-    several suites).
+    Results are decoded as BFCL decodes them (never run). Results of records that are not
+    cases of SUITE are skipped (BFCL files may be split over several suites).
 
     Example:
 
@@ -151,13 +188,16 @@ def bfcl_results(
         BFCL_v4_simple_python_result.json --out transcripts.jsonl
     """
     from evalspec.interop.bfcl import bfcl_transcripts
+    from evalspec.interop.bfcl_decode import KINDS
     from evalspec.suite.validate import load_suite
 
     check_output_file(out, "--out")
+    if kind is not None and kind not in KINDS:
+        raise UsageError(f"--kind {kind!r}: use one of {', '.join(KINDS)}")
     loaded = load_suite(suite)
     label = model or (loaded.models[0].name if loaded.models else "bfcl")
     with importing(results, "BFCL result"):
-        transcripts = bfcl_transcripts(results, model=label)
+        transcripts = bfcl_transcripts(results, model=label, kind=kind)  # type: ignore[arg-type]
     names = {c.name for c in loaded.cases}
     kept = [t for t in transcripts if t.case in names]
     if not kept:

@@ -2,7 +2,7 @@
 
 Ref names come from CI configuration and pull requests, so they are untrusted: a ref is
 resolved once to a commit id (`--end-of-options`, never as an option), and only that id is used
-afterwards. Files are read with `git show` / `git archive` into a temporary directory: regular
+afterwards. Files are read with `git show` / `git cat-file` into a temporary directory: regular
 files only (links are never created, so never followed), streamed, within a size budget.
 """
 
@@ -11,14 +11,12 @@ from __future__ import annotations
 import os
 import posixpath
 import subprocess
-import tarfile
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from evalspec.errors import Problem, SpecError, UsageError
-from evalspec.reading import MAX_LOG_BYTES
 from evalspec.suite.load import MAX_FILE_BYTES
 from evalspec.suite.model import Suite
 from evalspec.suite.render import MAX_INCLUDES
@@ -53,68 +51,83 @@ def resolve_commit(root: Path, ref: str) -> str:
     return found.stdout.decode().strip()
 
 
-MAX_BASE_FILE_BYTES = MAX_LOG_BYTES
-"""A base file larger than the largest file evalspec reads is left out (review never needs it)."""
+MAX_BASE_FILE_BYTES = 256 * 1024 * 1024
+"""A base file larger than this is left out unread (git never loads it either): review reads
+suites, includes, recordings and caches, and a 300 MB asset is none of those. A recording this
+large in the base leaves its cases without evidence (exit 3), never a silent pass."""
 MAX_BASE_TREE_BYTES = 2 * 1024 * 1024 * 1024
 """Review refuses a base whose regular files (those under MAX_BASE_FILE_BYTES) add up to more."""
 _CHUNK = 1024 * 1024
+_REGULAR = (b"100644", b"100755")
+"""git's modes of plain files; links (120000) and submodules (160000) are never materialised."""
 
 
 def export_tree(root: Path, commit: str, dest: Path) -> None:
-    """Write the regular files of `commit` under `dest`, streamed from `git archive`.
+    """Write the regular files of `commit` under `dest`, one at a time from `git cat-file`.
 
-    Symbolic links, hard links and anything else that is not a plain file are never created
-    (nothing of the base can point outside `dest`, and `tarfile`'s link checks never run), files
-    too large for evalspec to read are skipped, and memory holds one chunk at a time, whatever
-    the size of the tree."""
+    Symbolic links and submodules are never created (nothing of the base can point outside
+    `dest`), files over MAX_BASE_FILE_BYTES are never read, and this process holds one chunk at
+    a time, whatever the size of the tree."""
+    wanted = _regular_files(root, commit)
     try:
         git = subprocess.Popen(
-            ["git", "-C", str(root), "archive", "--format=tar", commit],
+            ["git", "-C", str(root), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
     except FileNotFoundError:
         raise UsageError("--base-ref needs git, and git is not installed") from None
-    assert git.stdout is not None and git.stderr is not None
+    assert git.stdin is not None and git.stdout is not None
     try:
-        _extract_regular_files(git.stdout, dest, commit)
+        for oid, path in wanted:
+            git.stdin.write(oid + b"\n")
+            git.stdin.flush()
+            header = git.stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise UsageError(f"git cat-file: cannot read {path} of {commit[:12]}")
+            _copy(git.stdout, int(header[2]), _safe_target(dest, path, commit))
+            git.stdout.read(1)  # the newline after each object
     finally:
+        git.stdin.close()
         git.stdout.close()
         git.kill()
-        stderr = git.stderr.read(200).decode(errors="replace")
-        git.stderr.close()
-        code = git.wait()
-    if code not in (0, -9):
-        raise UsageError(f"git archive {commit} failed: {stderr}")
+        git.wait()
 
 
-def _extract_regular_files(stream: Any, dest: Path, commit: str) -> None:
-    total = 0
-    try:
-        with tarfile.open(fileobj=stream, mode="r|") as tar:
-            for member in tar:
-                if not member.isreg() or member.size > MAX_BASE_FILE_BYTES:
-                    continue
-                total += member.size
-                if total > MAX_BASE_TREE_BYTES:
-                    raise UsageError(
-                        f"the base {commit[:12]} holds more than {MAX_BASE_TREE_BYTES} bytes of "
-                        "files; review reads the base tree from git, so keep large assets out of "
-                        "the repository (or in git LFS)"
-                    )
-                target = _safe_target(dest, member.name, commit)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                source = tar.extractfile(member)
-                assert source is not None  # a regular file always has content
-                with open(target, "wb") as out:
-                    while chunk := source.read(_CHUNK):
-                        out.write(chunk)
-    except tarfile.ReadError as exc:
-        if str(exc) == "end of file header" and total == 0:
-            return  # an empty tree: git writes only the end-of-archive blocks
-        raise UsageError(f"git archive {commit[:12]}: unreadable output ({exc})") from None
-    except tarfile.TarError as exc:
-        raise UsageError(f"git archive {commit[:12]}: unreadable output ({exc})") from None
+def _regular_files(root: Path, commit: str) -> list[tuple[bytes, str]]:
+    """(object id, path) of every regular file of `commit` small enough to read."""
+    listed = _git(root, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+    if listed.returncode != 0:
+        raise UsageError(f"git ls-tree {commit[:12]} failed: {listed.stderr.decode()[:200]}")
+    out, total = [], 0
+    for entry in listed.stdout.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, name = entry.partition(b"\t")
+        mode, kind, oid, size = meta.split()
+        if mode not in _REGULAR or kind != b"blob" or int(size) > MAX_BASE_FILE_BYTES:
+            continue
+        total += int(size)
+        if total > MAX_BASE_TREE_BYTES:
+            raise UsageError(
+                f"the base {commit[:12]} holds more than {MAX_BASE_TREE_BYTES} bytes of files; "
+                "review reads the base tree from git, so keep large assets out of the "
+                "repository (or in git LFS)"
+            )
+        out.append((oid, name.decode("utf-8", "surrogateescape")))
+    return out
+
+
+def _copy(stream: Any, size: int, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "wb") as out:
+        while size > 0:
+            chunk = stream.read(min(_CHUNK, size))
+            if not chunk:
+                raise UsageError(f"git cat-file ended early while writing {target.name}")
+            out.write(chunk)
+            size -= len(chunk)
 
 
 def _safe_target(dest: Path, name: str, commit: str) -> Path:

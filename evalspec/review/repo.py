@@ -1,10 +1,10 @@
 """`evalspec review`: every suite of a repository against a base git ref, in one verdict.
 
-For each suite the glob patterns name: read its base version from git (the whole base tree is
-exported with `git archive`, so includes, recordings and caches come from the same commit),
-replay the base suite on the base's recordings, replay the head suite on the head's recordings
-(they answer the cases whose base evidence is stale or missing), and diff. Nothing is sent
-anywhere: replays are offline. Paths in the result are relative to the repository.
+For each suite the glob patterns name: read its base version from git (the base tree's regular
+files are exported, so includes, recordings and caches come from the same commit), replay the
+base suite on the base's recordings, replay the head suite on the head's recordings (they answer
+the cases whose base evidence is stale or missing), and diff. Nothing is sent anywhere: replays
+are offline. Paths in the result are relative to the repository.
 """
 
 from __future__ import annotations

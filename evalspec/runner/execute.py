@@ -168,7 +168,7 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
     """The agent loop: ask the model, answer its tool calls, repeat until it answers in text."""
     suite = plan.suite
     messages: list[dict[str, Any]] = [dict(m) for m in item.messages]
-    tools = list(item.tools or plan.tools)
+    tools = list(item.tools)  # the plan resolved them: a case offering none offers none
     offered = {t["function"]["name"] for t in tools}
     calls: list[ToolCall] = []
     prompt = completion = 0
@@ -280,7 +280,7 @@ def _request_key(
 ) -> str:
     """The request's content id; the plan computed the first one already (when it offered
     exactly these tools), which saves encoding every tool schema again."""
-    if turn == 0 and item.first_key and item.tools:
+    if turn == 0 and item.first_key:
         return item.first_key
     return request_key(item.model, messages, tools, item.trial)
 

@@ -292,10 +292,7 @@ async def _run_batch(plan: Plan, shared: RunShared) -> BatchResult:
 
     suite = plan.suite
     items = plan.items
-    keys = [
-        request_key(it.model, list(it.messages), list(it.tools or plan.tools), it.trial)
-        for it in items
-    ]
+    keys = [request_key(it.model, list(it.messages), list(it.tools), it.trial) for it in items]
     prefetched = ray.get(recordings.get_many.remote(keys)) if record != "record" else {}
     store = RemoteRecordings(recordings, shared.recordings_file, keys, prefetched)
     cases = {id(it.case): it.case for it in items}  # the suite shipped without its cases

@@ -13,7 +13,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from evalspec.errors import UsageError
+from evalspec.errors import SpecError, UsageError
 
 _untrusted = False
 """True while review reads a pull request (both its head and its base)."""
@@ -62,6 +62,10 @@ def max_plan_items() -> int:
 def max_tools() -> int:
     """Tools one suite may define."""
     return by_trust(MAX_TOOLS_ENV, OWN_MAX_TOOLS, REVIEW_MAX_TOOLS)
+
+
+class SuiteTooLarge(SpecError):
+    """A suite over a limit: reported at once, never read a second way."""
 
 
 class ReviewTimeUp(UsageError):

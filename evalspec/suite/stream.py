@@ -19,6 +19,8 @@ import yaml
 
 from evalspec.errors import Problem, SpecError
 from evalspec.reading import display_name
+from evalspec.suite.build_tools import refuse_too_many_tools
+from evalspec.suite.limits import SuiteTooLarge
 from evalspec.suite.load import LDict, Pos, ldict, llist, load_yaml_streaming
 from evalspec.suite.model import Suite
 from evalspec.suite.render import (
@@ -72,6 +74,7 @@ class CaseStream:
 
     def start(self, root: LDict) -> None:
         resolve_includes(root, self.base, self.problems, chain=self.chain, included=self.included)
+        refuse_too_many_tools(root)
         if self.problems or not head_quickly_valid(root):
             raise GiveUp
         builder = self.make_builder(root, self.path, self.problems)
@@ -157,6 +160,8 @@ def load_streaming(
     stream = CaseStream(path, builder)
     try:
         built = load_yaml_streaming(text, display_name(path), stream)
+    except SuiteTooLarge:
+        raise  # the whole-document path would refuse it too, after reading it all again
     except (GiveUp, SpecError, yaml.YAMLError):
         return None
     if built is None or not isinstance(built[0], LDict) or stream.builder is None:

@@ -18,7 +18,7 @@ from evalspec.fast_schema import compiled_check
 from evalspec.schemas import default_api_key_env
 from evalspec.suite.build_base import make_loc, plain
 from evalspec.suite.build_checks import ChecksPart
-from evalspec.suite.build_tools import ToolsPart
+from evalspec.suite.build_tools import ToolsPart, refuse_too_many_tools
 from evalspec.suite.limits import MAX_CALLS_PER_CASE
 from evalspec.suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
 from evalspec.suite.model import (
@@ -108,6 +108,7 @@ def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:
         )
     problems: list[Problem] = []
     resolve_includes(doc, path.resolve().parent, problems, chain=(path.resolve(),))
+    refuse_too_many_tools(doc)
     included = bool(problems)
     problems.extend(schema_problems(doc))
     broken = None if included else _broken_cases(problems)
