@@ -39,7 +39,7 @@ from bench_embeddings import make_pairs, make_texts
 
 sys.path.insert(0, str(REPO))
 
-from evalspec.api import score
+from evalspec.api import score, stale_transcripts
 from evalspec.suite.validate import load_suite
 from evalspec.transcript import ToolCall, Transcript, write_transcripts
 
@@ -293,6 +293,20 @@ def bench_plain(args: argparse.Namespace, tmp: Path) -> None:
         f"{', '.join(f'{r:.0f}' for r in rates)} cases/s"
     )
     goal("scoring_plain_cases_per_second", max(rates), ">=", 5000.0, "{:.0f}")
+    # `score` also checks every transcript's evidence (content id, each tool output answered
+    # again under the suite): its cost against scoring's, measured here in the same run.
+    ratios = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        score(suite, transcripts)
+        scored = time.perf_counter() - start
+        start = time.perf_counter()
+        stale = stale_transcripts(suite, transcripts)
+        ratios.append((time.perf_counter() - start) / scored)
+    print(
+        f"    evidence check ({len(stale)} of {len(transcripts)} stale) / scoring: "
+        f"{', '.join(f'{r:.2f}' for r in ratios)}"
+    )
     transcripts_file = tmp / "plain.jsonl"
     write_transcripts(transcripts_file, transcripts)
     cmd = [

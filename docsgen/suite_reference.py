@@ -29,6 +29,8 @@ SECTION_ORDER = (
     "evaluator",
     "rubric",
     "message",
+    "budget",
+    "suite_budget",
 )
 
 # Where each definition is written in a suite, said above its table.
@@ -44,6 +46,8 @@ SECTION_WHERE = {
     "evaluator": "each entry of a case's `evaluators:`",
     "rubric": "`rubric:` of the suite or of a case",
     "message": "each entry of a case's `history:`",
+    "budget": "`budgets.case` of the suite, or a case's `budget:`",
+    "suite_budget": "`budgets.suite`",
 }
 
 # Where the pages explain each definition's behaviour, linked under its table's heading.
@@ -55,6 +59,8 @@ SECTION_EXPLAINED = {
     "evaluator": ("Evaluators", "scoring.md#evaluators-whole-transcript-checks"),
     "final_answer": ("Final-answer checks", "scoring.md#final-answer-checks"),
     "rubric": ("Scoring rules", "scoring.md#scoring-rules"),
+    "budget": ("Budgets", "../how-to/noise.md#budgets"),
+    "suite_budget": ("Budgets", "../how-to/noise.md#budgets"),
 }
 
 # Keywords whose values are data (examples, defaults), never schemas to describe.

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from evalspec.critics.base import Embedder
 from evalspec.plan import Plan, compile_plan
 from evalspec.report.records import Report, build_report
+from evalspec.runner.evidence import StaleTranscript, stale_transcripts
 from evalspec.runner.execute import RunOptions, RunOutcome, run_plan
 from evalspec.suite.model import Suite
 from evalspec.suite.validate import check_suite, load_suite
@@ -29,6 +30,7 @@ __all__ = [
     "Report",
     "RunOptions",
     "RunOutcome",
+    "StaleTranscript",
     "check_suite",
     "compile_plan",
     "load_suite",
@@ -36,6 +38,7 @@ __all__ = [
     "refresh_tools",
     "run_plan",
     "score",
+    "stale_transcripts",
 ]
 
 

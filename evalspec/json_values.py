@@ -61,3 +61,29 @@ def json_equal(a: Any, b: Any) -> bool:
 
 def _is_array(x: Any) -> bool:
     return isinstance(x, Sequence) and not isinstance(x, str | bytes | bytearray)
+
+
+MAX_SHORT = 80
+"""Characters of a value shown in a one-line description of a change."""
+
+
+def short(value: Any, limit: int = MAX_SHORT) -> str:
+    """A value as a reviewer reads it: strings quoted, everything else compact JSON."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        text = f"{value:g}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def difference(before: Any, after: Any, limit: int = MAX_SHORT) -> str:
+    """`temperature 21 -> 30` for two mappings that differ in a few keys; else both whole."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        keys = list(after) + [k for k in before if k not in after]
+        moved = [k for k in keys if (k in before, before.get(k)) != (k in after, after.get(k))]
+        if moved and len(moved) <= 3:
+            return "; ".join(
+                f"{k} {short(before[k], limit) if k in before else '(none)'} -> "
+                f"{short(after[k], limit) if k in after else '(none)'}"
+                for k in moved
+            )
+    return f"{short(before, limit)} -> {short(after, limit)}"

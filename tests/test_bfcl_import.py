@@ -17,13 +17,13 @@ from evalspec.interop.bfcl import (
     bfcl_suite_dicts,
     bfcl_tools,
     bfcl_transcripts,
-    decode_result,
     param_schema,
     read_records,
     split_records,
     suite_yaml,
     write_suite_yaml,
 )
+from evalspec.interop.bfcl_decode import DecodeError, decode
 from evalspec.transcript import ToolCall, Transcript
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl"
@@ -154,7 +154,7 @@ def test_case_expects_first_acceptable_values_and_judges_every_argument() -> Non
         "fail_on_tool_selection": True,
         "fail_on_tool_call_quantity": True,
         "extra_args": "penalize",
-        "normalize_tool_names": True,
+        "normalize_tool_names": False,
     }
     assert suite["run"] == {"mode": "single_turn"}
 
@@ -307,7 +307,7 @@ def test_python_call_text_decodes_without_running_anything(tmp_path: Path) -> No
         f"[math.hypot(x=3, y=-4.5, tags=('a', 'b'), opts={{'k': None}}, flag=True), "
         f"g(path=__import__('os').system('touch {marker}'), unit=cm)]"
     )
-    calls = decode_result(text)
+    calls = decode(text, "prompting")
     assert calls[0] == (
         "math.hypot",
         {"x": 3, "y": -4.5, "tags": ["a", "b"], "opts": {"k": None}, "flag": True},
@@ -318,14 +318,17 @@ def test_python_call_text_decodes_without_running_anything(tmp_path: Path) -> No
 
 
 def test_result_forms() -> None:
-    assert decode_result("```python\n[f(a=1)]\n```") == [("f", {"a": 1})]
-    assert decode_result("f(a='x')") == [("f", {"a": "x"})]
-    assert decode_result([{"f": '{"a": 1}'}, {"g": {"b": [1, 2]}}]) == [
+    assert decode("```\n[f(a=1)]\n```", "prompting") == [("f", {"a": 1})]
+    assert decode("f(a='x')", "prompting") == [("f", {"a": "x"})]
+    assert decode([{"f": '{"a": 1}'}, {"g": {"b": [1, 2]}}], "fc") == [
         ("f", {"a": 1}),
         ("g", {"b": [1, 2]}),
     ]
-    assert decode_result('[{"f": {"a": 1}}]') == [("f", {"a": 1})]
-    assert decode_result("[]") == []
+    assert decode("[]", "prompting") == []
+    # BFCL's prompting decoder reads Python only: a language tag or JSON text is no call.
+    for text in ("```python\n[f(a=1)]\n```", '[{"f": {"a": 1}}]'):
+        with pytest.raises(DecodeError):
+            decode(text, "prompting")
 
 
 def test_undecodable_output_is_a_transcript_without_calls_that_fails(tmp_path: Path) -> None:
@@ -398,7 +401,8 @@ def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> No
             "\n".join(x for x in lines if json.loads(x)["id"] in chosen), encoding="utf-8"
         )
     out = tmp_path / "multiple.yaml"
-    res = _cli("bfcl", str(tmp_path / file), str(tmp_path / "a.json"), "--out", str(out))
+    args = ("bfcl", str(tmp_path / file), str(tmp_path / "a.json"), "--out", str(out))
+    res = _cli(*args, "--names", "dotted")
     assert res.exit_code == 0, res.output
     paths = [out, *sorted(p for p in tmp_path.glob("multiple-*.yaml"))]
     assert len(paths) == 2 and "22 cases in 2 suite(s)" in res.output

@@ -448,7 +448,8 @@ def test_changed_mcp_server_is_a_security_change(repo, name):
     # First in the comment, before anything about the scores.
     text = comment.read_text(encoding="utf-8")
     first = next(line for line in text.splitlines() if line.startswith("- "))
-    assert first.startswith("- :warning: **security**") and "MCP server of tool Math" in first
+    assert "MCP server of tool Math" in first
+    assert text.index("Security-relevant changes") < text.index(first)
 
 
 def test_an_edited_server_script_is_a_security_change(repo):

@@ -88,8 +88,10 @@ def test_plan_prints_names_with_brackets_and_escapes_as_text(workdir: Path) -> N
 
 
 def test_score_verbose_shows_model_text_as_text(workdir: Path) -> None:
-    code, output = cli("score", "s.yaml", "-t", "t.jsonl", "-v")
-    assert code == 1, output  # the model sent the wrong text: a failure, not a crash
+    code, output = cli("score", "s.yaml", "-t", "t.jsonl", "-v", "--allow-stale")
+    # The hand-written transcript answers no plan item (stale, accepted here); the model sent
+    # the wrong text: a failure, not a crash. The stale warning quotes the text inertly too.
+    assert code == 1, output
     assert "[/INST] [bold red]x[/] \\u001b[2J" in output  # JSON-quoted by the critic
     assert_shown_not_sent(output)
 
@@ -154,13 +156,16 @@ def test_errors_show_control_characters_as_escapes(workdir: Path) -> None:
 
 
 def test_markdown_report_neutralises_mentions_links_images_and_escapes(workdir: Path) -> None:
-    code, _ = cli("score", "s.yaml", "-t", "t.jsonl", "--markdown", "report.md")
+    # --allow-stale: the hand-written transcripts answer no plan item (stale evidence).
+    code, _ = cli("score", "s.yaml", "-t", "t.jsonl", "--markdown", "report.md", "--allow-stale")
     assert code == 1
     text = (workdir / "report.md").read_text(encoding="utf-8")
     assert_shown_not_sent(text)
     assert "\\[/INST\\]" in text and "2J" in text  # shown as text
     (workdir / "t.jsonl").write_text(json.dumps(transcript(MARKDOWN_HOSTILE)) + "\n")
-    code, output = cli("score", "s.yaml", "-t", "t.jsonl", "--markdown", "report.md")
+    code, output = cli(
+        "score", "s.yaml", "-t", "t.jsonl", "--markdown", "report.md", "--allow-stale"
+    )
     assert code == 1, output
     text = (workdir / "report.md").read_text(encoding="utf-8")
     assert "@octocat" not in text and "@&#8203;octocat" in text
@@ -194,7 +199,9 @@ def test_regex_critic_cannot_backtrack_catastrophically(workdir: Path) -> None:
     (workdir / "t.jsonl").write_text(
         json.dumps(transcript("a" * 60 + "!")) + "\n", encoding="utf-8"
     )
-    code, output = cli("score", "r.yaml", "-t", "t.jsonl", "--json")
-    assert code == 1, output
-    (case,) = json.loads(output)["cases"]
+    result = CliRunner().invoke(
+        app, ["score", "r.yaml", "-t", "t.jsonl", "--json", "--allow-stale"]
+    )
+    assert result.exit_code == 1, result.output
+    (case,) = json.loads(result.stdout)["cases"]  # stderr warns of the stale transcript
     assert case["status"] == "fail" and "does not wholly match" not in case["reason"]

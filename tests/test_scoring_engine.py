@@ -265,6 +265,7 @@ def test_score_command_rescores_without_a_model(write_suite, tmp_path):
         "--transcripts",
         str(tfile),
         "--json",
+        "--allow-stale",  # a hand-written transcript: its id is no plan item's
     ]
     first = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert first.returncode == 1, first.stderr

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from evalspec.cli import interop, review, run, score, suite, tools, view
+from evalspec.cli import interop, judge, review, run, score, suite, tools, view
 from evalspec.cli.common import print_error
 from evalspec.cli.teardown import skipped_on_exit
 
@@ -64,6 +64,7 @@ for command in (
     suite.plan,
     run.run,
     score.score,
+    judge.judge,
     review.diff,
     review.compare,
     review.review,

@@ -28,6 +28,13 @@ import_app = typer.Typer(
 
 
 Out = Annotated[Path, typer.Option("--out", "-o", help="File to write.")]
+JudgeBaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(help="The judge's OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)."),
+]
+JudgeKeyEnvOpt = Annotated[
+    str | None, typer.Option(help="Environment variable holding the judge's API key.")
+]
 
 
 _MALFORMED = (
@@ -77,8 +84,23 @@ def _write_transcripts(out: Path, transcripts: list[Any]) -> None:
 @reports_errors
 def bfcl(
     questions: Annotated[Path, typer.Argument(help="BFCL question file (JSON Lines).")],
-    answers: Annotated[Path, typer.Argument(help="The matching possible-answer file.")],
     out: Out,
+    answers: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The matching possible-answer file; none for the irrelevance categories "
+            "(every record then expects no call)."
+        ),
+    ] = None,
+    names: Annotated[
+        str | None,
+        typer.Option(
+            help="BFCL's tool-name rule for the model: 'dotted' keeps `math.factorial` "
+            "(prompting models, and function-calling models whose API allows dots); "
+            "'underscored' offers `math_factorial` (OpenAI, Anthropic, Mistral, Google "
+            "function calling). Asked for when a record names a function with a dot."
+        ),
+    ] = None,
     name: Annotated[str | None, typer.Option(help="Suite name (default: the file's).")] = None,
     model: Annotated[
         list[str] | None, typer.Option("--model", "-m", help="Model(s) the suite names.")
@@ -92,24 +114,38 @@ def bfcl(
     Example:
 
       evalspec import bfcl BFCL_v4_simple_python.json \
-        possible_answer/BFCL_v4_simple_python.json --out suites/bfcl_simple.yaml
+        possible_answer/BFCL_v4_simple_python.json --names dotted --out suites/bfcl_simple.yaml
     """
     from evalspec.interop.bfcl import (
         DEFAULT_MODEL,
         INVALID_TAG,
+        NAME_RULES,
         bfcl_suite_dicts,
+        dotted_names,
         read_records,
         write_suites,
     )
 
     check_output_file(out, "--out")
+    if names is not None and names not in NAME_RULES:
+        raise UsageError(f"--names {names!r}: use one of {', '.join(NAME_RULES)}")
     with importing(questions, "BFCL"):
         records = read_records(questions)
+        dotted = dotted_names(records)
+        if names is None and dotted:
+            raise UsageError(
+                f"{questions} names functions with a dot ({', '.join(dotted[:3])}"
+                f"{' ...' if len(dotted) > 3 else ''}), which BFCL offers differently to "
+                "different models: say --names dotted for a prompting model (or a "
+                "function-calling one whose API allows dots), --names underscored for OpenAI, "
+                "Anthropic, Mistral or Google function calling (`math_factorial`)"
+            )
         suites = bfcl_suite_dicts(
             records,
-            read_records(answers),
+            read_records(answers) if answers is not None else None,
             name=name or questions.stem,
             models=model or [DEFAULT_MODEL],
+            names=names or "dotted",
         )
         paths = write_suites(out, suites)
     for p in paths:
@@ -132,11 +168,19 @@ def bfcl_results(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Model label (default: the suite's first).")
     ] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            help="The decoder BFCL applies: 'prompting' (call text such as `[f(a=1)]`) or "
+            "'fc' (function-calling results, `[{name: arguments}]`; text is no call). "
+            "Default: 'fc' when the file holds call lists, else 'prompting'."
+        ),
+    ] = None,
 ) -> None:
     """Turn BFCL model results into transcripts for the suite's cases.
 
-    Results of records that are not cases of SUITE are skipped (BFCL files may be split over
-    several suites).
+    Results are decoded as BFCL decodes them (never run). Results of records that are not
+    cases of SUITE are skipped (BFCL files may be split over several suites).
 
     Example:
 
@@ -144,13 +188,16 @@ def bfcl_results(
         BFCL_v4_simple_python_result.json --out transcripts.jsonl
     """
     from evalspec.interop.bfcl import bfcl_transcripts
+    from evalspec.interop.bfcl_decode import KINDS
     from evalspec.suite.validate import load_suite
 
     check_output_file(out, "--out")
+    if kind is not None and kind not in KINDS:
+        raise UsageError(f"--kind {kind!r}: use one of {', '.join(KINDS)}")
     loaded = load_suite(suite)
     label = model or (loaded.models[0].name if loaded.models else "bfcl")
     with importing(results, "BFCL result"):
-        transcripts = bfcl_transcripts(results, model=label)
+        transcripts = bfcl_transcripts(results, model=label, kind=kind)  # type: ignore[arg-type]
     names = {c.name for c in loaded.cases}
     kept = [t for t in transcripts if t.case in names]
     if not kept:
@@ -175,8 +222,13 @@ def stabletoolbench(
     judge: Annotated[
         str | None, typer.Option(help="Also judge the final answer with this model (LLM judge).")
     ] = None,
+    judge_base_url: JudgeBaseUrlOpt = None,
+    judge_key_env: JudgeKeyEnvOpt = None,
 ) -> None:
     """Write a suite with one case per StableToolBench query, expecting its gold APIs.
+
+    With --judge, each case also has StableToolBench's SoPR judge on the final answer; ask it
+    about imported answers with `evalspec judge SUITE -t TRANSCRIPTS`.
 
     Example:
 
@@ -199,6 +251,7 @@ def stabletoolbench(
             name=name or f"stabletoolbench-{queries.stem}",
             models=model or [DEFAULT_MODEL],
             judge=judge,
+            judge_endpoint=_judge_endpoint(judge, judge_base_url, judge_key_env),
         )
     except _MALFORMED as exc:
         raise UsageError(f"{queries}: a query lacks {exc}") from None
@@ -209,6 +262,14 @@ def stabletoolbench(
     typer.echo(f"{len(loaded)} cases in {len(suites)} suite(s)")
 
 
+def _judge_endpoint(judge: str | None, base_url: str | None, key_env: str | None) -> dict[str, str]:
+    """The judge's endpoint settings given on the command line (only with --judge)."""
+    given = {"base_url": base_url, "api_key_env": key_env}
+    if not judge and any(given.values()):
+        raise UsageError("--judge-base-url and --judge-key-env need --judge MODEL")
+    return {k: v for k, v in given.items() if v}
+
+
 @import_app.command("stabletoolbench-answers")
 @reports_errors
 def stabletoolbench_answers(
@@ -217,16 +278,38 @@ def stabletoolbench_answers(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Model label (default: the folder name).")
     ] = None,
+    suite_out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write a suite of these answers' queries, judged for SoPR (needs --judge)."
+        ),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="The judge model of the --suite-out suite.")
+    ] = None,
+    judge_base_url: JudgeBaseUrlOpt = None,
+    judge_key_env: JudgeKeyEnvOpt = None,
 ) -> None:
     """Turn StableToolBench converted answers into transcripts (one per query).
+
+    A converted answer file also holds each query and the functions its run was offered:
+    --suite-out writes a suite of them, one case per query judged as StableToolEval judges it
+    (no gold APIs: the file has none), so `evalspec judge` gives the SoPR of any published
+    answer file, whether or not its queries are in a test_instruction file.
 
     Example:
 
       evalspec import stabletoolbench-answers \
-        virtual_chatgpt_cot/G1_instruction.json --out transcripts.jsonl
+        virtual_chatgpt_cot/G1_instruction.json --out transcripts.jsonl \
+        --suite-out stb.yaml --judge gpt-4o-mini
     """
     from evalspec.interop.stabletoolbench import read_converted_answers
 
+    check_output_file(out, "--out")
+    check_output_file(suite_out, "--suite-out")
+    endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env)
+    if (suite_out is None) != (judge is None):
+        raise UsageError("--suite-out and --judge go together: the suite's one check is the judge")
     try:
         answers = read_converted_answers(converted, model)
     except OSError as exc:
@@ -240,8 +323,31 @@ def stabletoolbench_answers(
             "nothing written, since scores without those calls would be wrong. "
             "Check the file is a model_predictions_converted answer file."
         )
+    if suite_out is not None and judge is not None:
+        _answer_suites(converted, suite_out, answers.transcripts, judge, endpoint)
     _write_transcripts(out, answers.transcripts)
     typer.echo(answers.summary())
+
+
+def _answer_suites(
+    converted: Path, out: Path, transcripts: list[Any], judge: str, endpoint: dict[str, str]
+) -> None:
+    """Write the suite(s) of a converted answer file's queries, labelled as its transcripts."""
+    from evalspec.interop.bfcl import write_suites
+    from evalspec.interop.stabletoolbench_suites import answer_file_suites
+    from evalspec.reading import read_json
+
+    label = transcripts[0].model if transcripts else converted.parent.name
+    with importing(converted, "StableToolBench converted answer"):
+        suites = answer_file_suites(
+            read_json(converted),
+            name=f"stabletoolbench-{converted.stem}",
+            models=[label],
+            judge=judge,
+            judge_endpoint=endpoint,
+        )
+    for p in write_suites(out, suites):
+        typer.echo(f"wrote {p}")
 
 
 @import_app.command("otel")

@@ -92,6 +92,8 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
         say(f"SKIPPED    {item}", "bold yellow")
     for item in comparison.suite_wide:
         say(f"every case: {item}", "yellow")
+    for item in comparison.suite_changes:
+        say(f"suite: {item}", "yellow")
     if comparison.columns:
         print_matrix(comparison, console, show_unchanged=show_unchanged)
     shown = shown_changes(comparison, show_unchanged=show_unchanged and not comparison.columns)

@@ -39,14 +39,18 @@ from evalspec.errors import RunError, UsageError
 from evalspec.providers.recordings import RECORD_MODES
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from evalspec.critics.base import Embedder
     from evalspec.plan import Plan
+    from evalspec.runner.evidence import StaleTranscript
     from evalspec.runner.execute import RunOptions, RunOutcome
+    from evalspec.runner.run_dir import ResumeState
     from evalspec.suite.model import Suite
     from evalspec.transcript import Transcript
 
+MAX_RERUN_SHOWN = 10
+"""Items a resume runs again that are named one by one; the rest are counted."""
 FREEZE_EVERY = 2000
 """Finished items between two collections that then set aside every object still alive."""
 
@@ -178,7 +182,7 @@ def _execute(
     from evalspec.report.html_data import gc_paused
     from evalspec.report.records import report_from_results
     from evalspec.runner import RunOptions, run_plan
-    from evalspec.runner.execute import model_calls
+    from evalspec.runner.execute import model_calls, resume_of
     from evalspec.runner.run_dir import (
         completed,
         default_run_dir,
@@ -237,10 +241,10 @@ def _execute(
     embedder, chunk = _cluster_embedder(suite, req) if req.ray else (None, CHUNK)
     scoring = StreamingScorer(suite, order=order, calls=calls, embedder=embedder, chunk=chunk)
     held.enter_context(run_dir_lock(run_dir))  # before reading what is done: no item twice
-    if req.resume:
-        for t in completed(run_dir).values():
-            if t.item_id in scoring.order:
-                scoring.add(t)
+    resumed = resume_of(plan, options)
+    for t in resumed.kept.values():
+        scoring.add(t)
+    _say_rerun(resumed.stale)
 
     def finished(t: Transcript) -> None:
         progress.advance(t)
@@ -255,9 +259,9 @@ def _execute(
     try:
         with progress:
             if req.ray:
-                outcome = _run_on_ray(plan, options, req, finished)
+                outcome = _run_on_ray(plan, options, req, finished, resumed)
             else:
-                outcome = run_plan(plan, options, on_done=finished, calls=calls)
+                outcome = run_plan(plan, options, on_done=finished, calls=calls, resumed=resumed)
     except KeyboardInterrupt:
         done = len(completed(run_dir))
         sys.stderr.write(
@@ -280,18 +284,33 @@ def _execute(
             f"{req.record} may not call the model; run with --record auto and an API key"
         )
     counts = outcome.counts
-    note = (
-        f"({counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
-        + (f", {outcome.resumed} resumed" if outcome.resumed else "")
-        + ")"
+    # Items and model requests are different counts (an item is a conversation of one or
+    # more requests): each is named.
+    items = [f"{outcome.resumed} resumed"] if outcome.resumed else []
+    if outcome.rerun:
+        items.append(f"{outcome.rerun} re-run: a tool answers differently now")
+    note = (f"({', '.join(items)}) " if items else "") + (
+        f"· model requests: {counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
     )
     with gc_paused():  # summaries and report files: plain data, no cycles to look for
         results = report_from_results(suite, scoring.finish(), scoring.tally)
         return finish_report(results, run_dir, report, started=started, note=note)
 
 
+def _say_rerun(stale: Sequence[StaleTranscript]) -> None:
+    """Name the finished items a resume runs again, and why (the first few of them)."""
+    for s in stale[:MAX_RERUN_SHOWN]:
+        print_error(f"re-run: {s.label}: {s.why[0]}")
+    if len(stale) > MAX_RERUN_SHOWN:
+        print_error(f"re-run: {len(stale) - MAX_RERUN_SHOWN} more items whose tools answer anew")
+
+
 def _run_on_ray(
-    plan: Plan, options: RunOptions, req: RunRequest, on_done: Callable[[Transcript], None]
+    plan: Plan,
+    options: RunOptions,
+    req: RunRequest,
+    on_done: Callable[[Transcript], None],
+    resumed: ResumeState,
 ) -> RunOutcome:
     """The run on a Ray cluster; a clear usage error when the ray extra is not installed."""
     try:
@@ -299,7 +318,7 @@ def _run_on_ray(
     except ImportError:
         raise UsageError(_NO_RAY) from None
     cluster = ClusterOptions(address=req.ray or "auto", batch_size=req.ray_batch)
-    return run_plan_on_ray(plan, options, cluster, on_done=on_done)
+    return run_plan_on_ray(plan, options, cluster, on_done=on_done, resumed=resumed)
 
 
 def _cluster_embedder(suite: Suite, req: RunRequest) -> tuple[Embedder, int]:

@@ -39,6 +39,11 @@ _TYPE_NAMES = {
 }
 
 
+NOT_ONE_OF = "not one of the acceptable values"
+"""What `_choices_ok` says when a value of the right type matches no choice: the caller names
+the choices once (the reason of a one_of row already lists them)."""
+
+
 def standardize_string(text: str) -> str:
     """BFCL's standardize_string: drop spaces and ,./-_*^, lowercase, ' becomes "."""
     return re.sub(r"[ \,\.\/\-\_\*\^]", "", text).lower().replace("'", '"')
@@ -89,7 +94,10 @@ def _dict_ok(actual: Any, spec: dict[str, Any], normalize: bool) -> str | None:
     for key, value in actual.items():
         if key not in spec:
             return f"unexpected key {key!r}"
-        problem = _choices_ok(value, True, _as_choices(spec[key]), normalize, None)
+        choices = _as_choices(spec[key])
+        problem = _choices_ok(value, True, choices, normalize, None)
+        if problem == NOT_ONE_OF:
+            problem = f"got {show(value)}, not one of {show(choices)}"
         if problem:
             return f"key {key!r}: {problem}"
     for key, choices in spec.items():
@@ -102,14 +110,45 @@ def _as_choices(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
+def _items_ok(actual: list[Any], choices: list[Any], items: str) -> str | None:
+    """BFCL's nested type check of an array: each item of the declared item type, or of the
+    type a listed answer's items have; unlike a top-level value, 1 is not a float here.
+
+    Acceptable answers are tried in order and the first that is not a list (`""`) accepts any
+    items, as BFCL's type_checker does."""
+    problem = None
+    for candidate in choices:
+        if not isinstance(candidate, list):
+            return None
+        listed = [c for c in candidate if not (isinstance(c, str) and c == "")]
+        variable = kind_of(listed[0]) if listed else None
+        wrong = [(i, a) for i, a in enumerate(actual) if kind_of(a) not in (items, variable)]
+        if not wrong:
+            return None
+        index, item = wrong[0]
+        problem = (
+            f"item {index}: expected {KIND_WORDS[items]} but got {show(item)}, "
+            f"which is {KIND_WORDS[kind_of(item)]}"
+        )
+    return problem
+
+
 def _choices_ok(
-    actual: Any, present: bool, choices: list[Any], normalize: bool, declared: str | None
+    actual: Any,
+    present: bool,
+    choices: list[Any],
+    normalize: bool,
+    declared: str | None,
+    items: str | None = None,
 ) -> str | None:
     """None if `actual` is acceptable among `choices` ("" = may be left out); else why not."""
     optional = "" in choices
     candidates = [c for c in choices if not (isinstance(c, str) and c == "")]
     if not present:
         return None if optional else MISSING
+    if optional and declared == "list" and actual == [] and isinstance(actual, list):
+        # BFCL's list_checker reads each "" answer as an empty list: [] is leaving it out.
+        return None
     if optional and actual == "" and isinstance(actual, str):
         # BFCL type-checks before it looks at acceptable values: "" passes as text only when
         # text is the declared type or the listed answers' type; else it is a type error.
@@ -132,12 +171,16 @@ def _choices_ok(
                 f"expected {KIND_WORDS[declared]} but got {show(actual)}, "
                 f"which is {KIND_WORDS[kind_of(actual)]}"
             )
+    if declared == "list" and items is not None and isinstance(actual, list):
+        problem = _items_ok(actual, choices, items)
+        if problem:
+            return problem
     if declared in ("int", "float") and is_number(actual):
         if declared == "float":
             actual = float(actual)
         if any(is_number(c) and c == actual for c in candidates):
             return None
-        return f"got {show(actual)}, not one of {show(candidates)}"
+        return NOT_ONE_OF
     problems = [_value_ok(actual, c, normalize) for c in candidates]
     if any(p is None for p in problems):
         return None
@@ -146,7 +189,7 @@ def _choices_ok(
         return problems[0]
     if len(candidates) == 1:
         return problems[0]
-    return f"got {show(actual)}, not one of {show(candidates)}"
+    return NOT_ONE_OF
 
 
 @dataclass(frozen=True)
@@ -157,6 +200,7 @@ class OneOfCritic(Critic):
     values: tuple[Any, ...] | None = None
     normalize: bool = False
     type: str | None = None
+    items: str | None = None
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> OneOfCritic:
@@ -164,16 +208,18 @@ class OneOfCritic(Critic):
         raw = p.raw("values")
         normalize = p.flag("normalize", False)
         type_name = p.raw("type")
+        items = p.raw("items")
         p.finish()
         if raw is not None and not isinstance(raw, list | tuple):
             raise ValueError("critic 'one_of': 'values' must be a list of acceptable values")
-        if type_name is not None and type_name not in _TYPE_NAMES:
-            raise ValueError(
-                f"critic 'one_of': unknown type {show(type_name)}; use one of "
-                + ", ".join(_TYPE_NAMES)
-            )
+        for key, name in (("type", type_name), ("items", items)):
+            if name is not None and name not in _TYPE_NAMES:
+                raise ValueError(
+                    f"critic 'one_of': unknown {key} {show(name)}; use one of "
+                    + ", ".join(_TYPE_NAMES)
+                )
         values = tuple(raw) if raw is not None else None
-        return cls(values=values, normalize=normalize, type=type_name)
+        return cls(values=values, normalize=normalize, type=type_name, items=items)
 
     def _choices(self, expected: Any) -> list[Any]:
         return list(self.values) if self.values is not None else _as_choices(expected)
@@ -184,8 +230,9 @@ class OneOfCritic(Critic):
         choices = self._choices(expected)
         shown = show(choices, 120)
         declared = _TYPE_NAMES.get(self.type) if self.type else None
+        items = _TYPE_NAMES.get(self.items) if self.items else None
         try:
-            problem = _choices_ok(actual, present, choices, self.normalize, declared)
+            problem = _choices_ok(actual, present, choices, self.normalize, declared, items)
         except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
             problem = f"could not compare {show(actual)}: {exc}"
         if problem is None:
@@ -194,6 +241,8 @@ class OneOfCritic(Critic):
             return outcome(1.0, True, f"Got {show(actual)}, one of the acceptable {shown}.")
         if problem == MISSING:
             return outcome(0.0, False, f"{MISSING} (acceptable: {shown}).")
+        if problem == NOT_ONE_OF:
+            return outcome(0.0, False, f"Got {show(actual)}, not one of the acceptable {shown}.")
         return outcome(0.0, False, f"{problem[0].upper()}{problem[1:]} (acceptable: {shown}).")
 
     def _judge(self, expected: Any, actual: Any, embedder: Embedder | None) -> CriticOutcome:

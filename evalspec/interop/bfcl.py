@@ -15,23 +15,27 @@ Conventions (also in docs/how-to/importers.md):
   is dropped from its list.
 - A suite offers the same tools to every case, so records whose function docs disagree about
   one function name go to separate suites (`bfcl_suite_dicts`).
-- Model outputs in BFCL's result format: python-call text (`[f(a=1)]`, parsed with `ast`,
-  never evaluated; bare names become strings and positional arguments are ignored, as BFCL's
-  decoder does) or decoded lists `[{"f": {"a": 1}}]` (argument JSON text is parsed). Output
-  that cannot be decoded becomes a transcript with no call, so it fails like in BFCL.
+- Tool names follow BFCL's rule for the kind of model (`names`): as written (`math.factorial`,
+  what prompting models and most self-hosted function-calling models are shown), or with `.`
+  as `_` (`math_factorial`, what BFCL shows models whose function-calling API forbids dots:
+  OpenAI, Anthropic, Mistral, Google). Names are then compared exactly, as BFCL compares them.
+- A record that offers no function offers the case no tool (`tools: []`) and expects no call;
+  so does every record of a file given without possible answers (irrelevance categories).
+- Model outputs in BFCL's result format are decoded by `bfcl_decode`, BFCL's rule for each
+  kind of model, never run. Output that cannot be decoded becomes a transcript with no call,
+  so it fails or passes as in BFCL.
 """
 
 from __future__ import annotations
 
-import ast
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from evalspec.errors import UsageError
 from evalspec.files import write_text_atomic
+from evalspec.interop.bfcl_decode import DecodeError, Kind, decode
 from evalspec.reading import display_name, input_error, parse_json, read_text
 from evalspec.transcript import ToolCall, Transcript
 
@@ -57,13 +61,29 @@ RUBRIC: dict[str, Any] = {
     "fail_on_tool_selection": True,
     "fail_on_tool_call_quantity": True,
     "extra_args": "penalize",
-    "normalize_tool_names": True,
+    "normalize_tool_names": False,
 }
 """BFCL's verdict is all or nothing: any wrong, missing or unexpected argument fails the call.
 
-Tool names are normalised (evalspec's default, written out so a reader sees it): BFCL accepts
-`math_factorial` for `math.factorial` from models whose API forbids dots, and this accepts it
-from any model (and also case and `-` variants, which BFCL would not)."""
+Tool names are compared exactly, as BFCL compares them: the suite already names each tool as
+BFCL shows it to the kind of model imported (see `NAME_RULES`)."""
+
+NAME_RULES = ("dotted", "underscored")
+"""How BFCL names a function to a model: `dotted` as written (prompting models, and
+function-calling models whose API allows dots), `underscored` with every `.` as `_` (BFCL's
+`underscore_to_dot` models: OpenAI, Anthropic, Mistral and Google function calling)."""
+
+
+def offered_name(name: str, names: str) -> str:
+    """A function's name as BFCL offers it under the name rule `names`."""
+    return name.replace(".", "_") if names == "underscored" else name
+
+
+def dotted_names(questions: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Function names holding a `.`: where the two name rules differ."""
+    return sorted(
+        {fn["name"] for q in questions for fn in q.get("function") or () if "." in fn["name"]}
+    )
 
 
 # ------------------------------------------------------------------------------------ reading
@@ -118,7 +138,9 @@ def param_schema(bfcl: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def bfcl_tools(functions: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def bfcl_tools(
+    functions: Iterable[Mapping[str, Any]], names: str = "dotted"
+) -> list[dict[str, Any]]:
     """BFCL function docs as evalspec tool definitions (parameters as JSON Schema objects)."""
     tools = []
     for fn in functions:
@@ -126,7 +148,11 @@ def bfcl_tools(functions: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         schema = param_schema({**params, "type": "dict"})
         schema.setdefault("properties", {})
         tools.append(
-            {"name": fn["name"], "description": fn.get("description", ""), "parameters": schema}
+            {
+                "name": offered_name(fn["name"], names),
+                "description": fn.get("description", ""),
+                "parameters": schema,
+            }
         )
     return tools
 
@@ -200,6 +226,9 @@ def _expected_call(
         declared = (props.get(param) or {}).get("type")
         if declared in _ONE_OF_TYPES:
             spec["type"] = declared
+        items = ((props.get(param) or {}).get("items") or {}).get("type")
+        if declared in ("array", "tuple") and items in _ONE_OF_TYPES:
+            spec["items"] = items  # BFCL checks the items' type too (1 is not a float there)
         critics[param] = _Flow(one_of=spec if len(spec) > 1 else choices)
     return {"tool": name, "args": args, "critics": critics}, bool(undefined), unpassable
 
@@ -249,8 +278,11 @@ def _fn_key(fn: Mapping[str, Any]) -> str:
 
 
 def _pair(
-    questions: Sequence[Mapping[str, Any]], answers: Sequence[Mapping[str, Any]]
+    questions: Sequence[Mapping[str, Any]], answers: Sequence[Mapping[str, Any]] | None
 ) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """Each question with its possible answer; without answers, each expects no call."""
+    if answers is None:
+        return [(q, {"id": q["id"], "ground_truth": []}) for q in questions]
     by_id = {a["id"]: a for a in answers}
     missing = [q["id"] for q in questions if q["id"] not in by_id]
     if missing:
@@ -259,15 +291,18 @@ def _pair(
     return [(q, by_id[q["id"]]) for q in questions]
 
 
-def split_records(questions: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
-    """Group records so that no group holds two different docs for one function name.
+def split_records(
+    questions: Sequence[Mapping[str, Any]], names: str = "dotted"
+) -> list[list[Mapping[str, Any]]]:
+    """Group records so that no group holds two different docs for one offered tool name.
 
-    BFCL reuses names (e.g. `calculate_area`) with different parameters in different records;
-    one suite offers one definition per name, so such records go to another group (first fit).
+    BFCL reuses names (e.g. `calculate_area`) with different parameters in different records,
+    and `car.rental` and `car_rental` are one name when dots become underscores; one suite
+    offers one definition per name, so such records go to another group (first fit).
     """
     groups: list[tuple[dict[str, str], list[Mapping[str, Any]]]] = []
     for q in questions:
-        docs = {fn["name"]: _fn_key(fn) for fn in q.get("function") or ()}
+        docs = {offered_name(fn["name"], names): _fn_key(fn) for fn in q.get("function") or ()}
         for known, members in groups:
             if all(known.get(n, k) == k for n, k in docs.items()):
                 known.update(docs)
@@ -280,15 +315,17 @@ def split_records(questions: Sequence[Mapping[str, Any]]) -> list[list[Mapping[s
 
 def bfcl_suite_dict(
     questions: Sequence[Mapping[str, Any]],
-    answers: Sequence[Mapping[str, Any]],
+    answers: Sequence[Mapping[str, Any]] | None,
     *,
     name: str,
     models: Sequence[str] = (DEFAULT_MODEL,),
+    names: str = "dotted",
 ) -> dict[str, Any]:
     """One suite in evalspec's YAML language: a case per record, BFCL's verdict as the rubric.
 
-    Raises UsageError when two records define the same function name differently (use
-    `bfcl_suite_dicts`, which splits them into several suites).
+    `answers` None: every record expects no call (BFCL's irrelevance categories). `names`: one
+    of NAME_RULES. Raises UsageError when two records define the same function name
+    differently (use `bfcl_suite_dicts`, which splits them into several suites).
     """
     tools: dict[str, dict[str, Any]] = {}
     docs: dict[str, str] = {}
@@ -297,24 +334,28 @@ def bfcl_suite_dict(
         functions = {fn["name"]: fn for fn in q.get("function") or ()}
         for fn in functions.values():
             key = _fn_key(fn)
-            if docs.setdefault(fn["name"], key) != key:
+            if docs.setdefault(offered_name(fn["name"], names), key) != key:
                 raise UsageError(
                     f"record {q['id']} defines {fn['name']!r} differently from an earlier "
                     "record; one suite offers one definition per tool name "
                     "(split the records with bfcl_suite_dicts / `evalspec import bfcl`)"
                 )
             if fn["name"] not in tools:
-                tools[fn["name"]] = bfcl_tools([fn])[0]
+                tools[fn["name"]] = bfcl_tools([fn], names)[0]
         ground_truth = a.get("ground_truth") or []
         built = [_expected_call(e, functions.get(next(iter(e)))) for e in ground_truth]
-        calls = [call for call, _, _ in built]
+        # A possible answer naming a function the record does not offer: no call passes.
+        calls = [c for c, _, _ in built if c["tool"] in functions]
+        for call in calls:
+            call["tool"] = offered_name(call["tool"], names)
         case: dict[str, Any] = {"name": str(q["id"]), "tags": [_category(str(q["id"]))]}
-        if any(undefined for _, undefined, _ in built):
+        if any(undefined for _, undefined, _ in built) or len(calls) < len(built):
             case["tags"].append(INVALID_TAG)
         case.update(_messages(q))
-        case["tools"] = list(functions)  # the record's own functions, as BFCL offers them
+        # The record's own functions, as BFCL offers them; none offers none.
+        case["tools"] = [offered_name(n, names) for n in functions]
         case["expect"] = {"tool_calls": calls} if calls else {"no_tool_calls": True}
-        if any(unpassable for _, _, unpassable in built):
+        if any(unpassable for _, _, unpassable in built) or len(calls) < len(built):
             # No call passes in BFCL; with the expected calls above, this fails the rest too.
             case["evaluators"] = ["no_tool_calls"]
         cases.append(case)
@@ -335,15 +376,22 @@ def bfcl_suite_dict(
 
 def bfcl_suite_dicts(
     questions: Sequence[Mapping[str, Any]],
-    answers: Sequence[Mapping[str, Any]],
+    answers: Sequence[Mapping[str, Any]] | None,
     *,
     name: str,
     models: Sequence[str] = (DEFAULT_MODEL,),
+    names: str = "dotted",
 ) -> list[dict[str, Any]]:
     """As many suites as the records need (see `split_records`): `name`, `name-2`, ..."""
-    groups = split_records(questions)
+    groups = split_records(questions, names)
     return [
-        bfcl_suite_dict(group, answers, name=name if i == 0 else f"{name}-{i + 1}", models=models)
+        bfcl_suite_dict(
+            group,
+            answers,
+            name=name if i == 0 else f"{name}-{i + 1}",
+            models=models,
+            names=names,
+        )
         for i, group in enumerate(groups)
     ]
 
@@ -386,17 +434,19 @@ def suite_yaml(suite: Mapping[str, Any]) -> str:
 
 def write_suite_yaml(
     questions: Sequence[Mapping[str, Any]],
-    answers: Sequence[Mapping[str, Any]],
+    answers: Sequence[Mapping[str, Any]] | None,
     out: str | Path,
     *,
     name: str,
     models: Sequence[str] = (DEFAULT_MODEL,),
+    names: str = "dotted",
 ) -> list[Path]:
     """Write the suite(s) for these records; extra suites go beside `out` as `<stem>-2.yaml`, ...
 
     Every file is written to a temporary name first, so a failure leaves nothing half-written.
     """
-    return write_suites(Path(out), bfcl_suite_dicts(questions, answers, name=name, models=models))
+    suites = bfcl_suite_dicts(questions, answers, name=name, models=models, names=names)
+    return write_suites(Path(out), suites)
 
 
 def write_suites(out: Path, suites: Sequence[dict[str, Any]]) -> list[Path]:
@@ -413,104 +463,15 @@ def write_suites(out: Path, suites: Sequence[dict[str, Any]]) -> list[Path]:
 # ------------------------------------------------------------------------------------ results
 
 
-class DecodeError(ValueError):
-    """A BFCL model output that is not a list of function calls."""
+def result_kind(records: Sequence[Mapping[str, Any]]) -> Kind:
+    """The kind of model a result file comes from: function-calling results hold call lists."""
+    return "fc" if any(isinstance(r.get("result"), list) for r in records) else "prompting"
 
 
-def _literal(node: ast.AST) -> Any:
-    """A keyword argument's value: a Python literal, a bare name as its text, else the source."""
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        if isinstance(node, ast.Name):
-            return node.id
-        return ast.unparse(node)
-    return _jsonable(value)
-
-
-def _jsonable(value: Any) -> Any:
-    """A Python literal as JSON data: what JSON has no word for (`...`, 1j, b'x') as text."""
-    if isinstance(value, tuple | list | set | frozenset):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return "..." if value is Ellipsis else str(value)
-
-
-def _call_name(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        raise DecodeError("a call must name a function")
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
-def parse_python_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """`[f(a=1), mod.g(b='x')]` as (name, arguments) pairs; the text is parsed, never run."""
-    text = text.strip()
-    if text.startswith("```"):
-        text = text.strip("`").strip()
-        if text.startswith("python"):
-            text = text[len("python") :]
-    text = text.strip()
-    if len(text) > 1_000_000:
-        raise DecodeError("output too long to decode")
-    try:
-        tree = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError, UnicodeError) as exc:
-        raise DecodeError(f"not python function calls: {exc}") from None
-    nodes = tree.elts if isinstance(tree, ast.List | ast.Tuple) else [tree]
-    calls = []
-    for node in nodes:
-        if not isinstance(node, ast.Call):
-            raise DecodeError(f"not a function call: {ast.unparse(node)[:60]}")
-        args = {kw.arg: _literal(kw.value) for kw in node.keywords if kw.arg is not None}
-        calls.append((_call_name(node.func), args))
-    return calls
-
-
-def decode_result(result: Any) -> list[tuple[str, dict[str, Any]]]:
-    """A BFCL `result` as (name, arguments) pairs: python-call text or `[{name: args}]`."""
-    if isinstance(result, str):
-        stripped = result.strip()
-        if stripped.startswith(("[{", "{")):
-            try:
-                result = json.loads(stripped)
-            except ValueError:
-                return parse_python_calls(result)
-        else:
-            return parse_python_calls(result)
-    if isinstance(result, dict):
-        result = [result]
-    if not isinstance(result, list):
-        raise DecodeError(f"expected a list of calls, got {type(result).__name__}")
-    calls = []
-    for item in result:
-        if not isinstance(item, dict) or len(item) != 1:
-            raise DecodeError(f"each call must be {{name: arguments}}, got {str(item)[:60]}")
-        ((name, args),) = item.items()
-        if isinstance(args, str):
-            try:
-                args = json.loads(args) if args.strip() else {}
-            except ValueError:
-                raise DecodeError(f"arguments of {name} are not JSON: {args[:60]}") from None
-        if not isinstance(args, dict):
-            raise DecodeError(f"arguments of {name} must be an object")
-        calls.append((str(name), args))
-    return calls
-
-
-def _transcript(record_id: str, result: Any, model: str) -> Transcript:
+def _transcript(record_id: str, result: Any, model: str, kind: Kind) -> Transcript:
     raw = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     try:
-        decoded = decode_result(result)
+        decoded = decode(result, kind)
     except DecodeError:
         return Transcript(
             item_id=f"bfcl:{model}:{record_id}",
@@ -557,13 +518,18 @@ def _transcript(record_id: str, result: Any, model: str) -> Transcript:
 
 
 def bfcl_transcripts(
-    results: str | Path | Iterable[Mapping[str, Any]], *, model: str = DEFAULT_MODEL
+    results: str | Path | Iterable[Mapping[str, Any]],
+    *,
+    model: str = DEFAULT_MODEL,
+    kind: Kind | None = None,
 ) -> list[Transcript]:
-    """Transcripts from BFCL model results (`{"id", "result"}` records, or a file of them)."""
+    """Transcripts from BFCL model results (`{"id", "result"}` records, or a file of them).
+
+    `kind` is the decoder BFCL applies ("prompting" or "fc"); None reads it from the file
+    (`result_kind`)."""
     records = read_records(results) if isinstance(results, str | Path) else list(results)
-    out = []
     for r in records:
         if "id" not in r or "result" not in r:
             raise UsageError(f"a BFCL result needs 'id' and 'result', got keys {sorted(r)}")
-        out.append(_transcript(str(r["id"]), r["result"], model))
-    return out
+    kind = kind or result_kind(records)
+    return [_transcript(str(r["id"]), r["result"], model, kind) for r in records]

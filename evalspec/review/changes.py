@@ -6,11 +6,12 @@ score movements, so a comment says what was changed as well as what it did.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import fields
+from collections.abc import Iterable, Mapping
+from dataclasses import fields, replace
+from pathlib import Path
 from typing import Any
 
+from evalspec.json_values import difference, short
 from evalspec.suite.model import (
     Case,
     CriticSpec,
@@ -21,30 +22,6 @@ from evalspec.suite.model import (
     Suite,
     Tool,
 )
-
-MAX_TEXT = 80
-
-
-def short(value: Any, limit: int = MAX_TEXT) -> str:
-    """A value as a reviewer reads it: strings quoted, everything else compact JSON."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        text = f"{value:g}"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def difference(before: Any, after: Any, limit: int = MAX_TEXT) -> str:
-    """`temperature 21 -> 30` for two mappings that differ in a few keys; else both whole."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        keys = list(after) + [k for k in before if k not in after]
-        moved = [k for k in keys if (k in before, before.get(k)) != (k in after, after.get(k))]
-        if moved and len(moved) <= 3:
-            return "; ".join(
-                f"{k} {short(before[k], limit) if k in before else '(none)'} -> "
-                f"{short(after[k], limit) if k in after else '(none)'}"
-                for k in moved
-            )
-    return f"{short(before, limit)} -> {short(after, limit)}"
 
 
 def critic_text(spec: CriticSpec | None) -> str:
@@ -240,8 +217,7 @@ def case_changes(
     give: a change to what a tool answers is listed only for the cases whose calls it affects.
     """
     base_cases = {c.name: c for c in base.cases}
-    b_tools = {t.name: t for t in base.tools}
-    a_tools = {t.name: t for t in head.tools}
+    b_tools, a_tools = _tools(base), _tools(head)
     out: dict[str, list[str]] = {}
     for case in head.cases:
         old = base_cases.get(case.name)
@@ -266,4 +242,54 @@ def case_changes(
         for name in sorted((stale_tools or {}).get(case.name, set())):
             items += _tool_answers(b_tools.get(name), a_tools.get(name))
         out[case.name] = items
+    return out
+
+
+def _tools(suite: Suite) -> dict[str, Tool]:
+    """The suite's tools by name, their files named relative to the suite's folder, so two
+    versions read from different folders (a git export and the work tree) compare equal."""
+    folder = Path(suite.path).resolve().parent
+
+    def relative(path: str | None) -> str | None:
+        if path is None or not Path(path).is_absolute() or not Path(path).is_relative_to(folder):
+            return path
+        return Path(path).relative_to(folder).as_posix()
+
+    out = {}
+    for t in suite.tools:
+        mcp = replace(t.mcp, cwd=relative(t.mcp.cwd) or ".") if t.mcp is not None else None
+        out[t.name] = replace(
+            t, cache_file=relative(t.cache_file), cache_dir=relative(t.cache_dir), mcp=mcp
+        )
+    return out
+
+
+def tool_changes(base: Suite, head: Suite) -> list[str]:
+    """Every difference in the suite's tools: added, removed, definition, answers, sources."""
+    b_tools, a_tools = _tools(base), _tools(head)
+    out: list[str] = []
+    for name in list(a_tools) + [n for n in b_tools if n not in a_tools]:
+        before, after = b_tools.get(name), a_tools.get(name)
+        if before == after:
+            continue
+        if before is None or after is None:
+            out.append(f"tool {name} {'added' if before is None else 'removed'}")
+            continue
+        items = _tool_definition(before, after) + _tool_answers(before, after)
+        if before.mcp != after.mcp:
+            items.append(f"tool {name} MCP server changed")
+        out += items or [f"tool {name} changed"]
+    return out
+
+
+def unnamed_changes(base: Suite, head: Suite, named: Iterable[str]) -> list[str]:
+    """What differs between the versions that no line of `named` (the per-case and suite-wide
+    changes) says: a tool's answers that no recording reached, a tool no case offers, the
+    description. A suite that differs though nothing can be named says so, never nothing."""
+    seen = set(named)
+    out = [item for item in tool_changes(base, head) if item not in seen]
+    out += _moved("description", base.description, head.description)
+    relocated = replace(base, path=head.path, tools=tuple(_tools(base).values()))
+    if not out and not seen and relocated != replace(head, tools=tuple(_tools(head).values())):
+        out.append("the suite differs in a way no line above names")
     return out

@@ -7,8 +7,8 @@ Markdown and JSON renderers read. No model is called: the point
 is that a reviewer sees the effect of a spec change without paying for the answers again.
 
 A transcript counts for the head suite only when it answers the head's requests (see
-evidence.py); cases without such evidence are "re-run needed" or "needs a run", and those gate
-like regressions unless the caller accepts them.
+runner/evidence.py); cases without such evidence are "re-run needed" or "needs a run", and
+those gate like regressions unless the caller accepts them.
 """
 
 from __future__ import annotations
@@ -142,6 +142,9 @@ class Comparison:
     """Transcripts that matched no case and model, grouped with what did not match."""
     suite_wide: tuple[str, ...] = ()
     """Changes that touch every case (run settings, models)."""
+    suite_changes: tuple[str, ...] = ()
+    """Other changes to the suite that no case names: a tool's answers no recording reached,
+    a tool no case offers, the description, a change to the file's text alone."""
     scored: int | None = None
     """How many transcripts were scored (None: not a re-scoring, as in `compare`)."""
     allow_stale: bool = False
@@ -210,6 +213,9 @@ class Comparison:
             parts.append(f"{n['rerun']} re-run needed")
         if self.skipped:
             parts.append("transcripts skipped")
+        if self.suite_changes:
+            k = len(self.suite_changes)
+            parts.append(f"{k} other suite change{'s' if k != 1 else ''}")
         return ", ".join(parts) or "nothing to compare"
 
     def to_dict(self) -> dict[str, Any]:
@@ -222,6 +228,7 @@ class Comparison:
             "security": list(self.security),
             "skipped": list(self.skipped),
             "suite_wide": list(self.suite_wide),
+            "suite_changes": list(self.suite_changes),
             "scored": self.scored,
             "notes": list(self.notes),
             "gate": dict(vars(self.gate)),
@@ -376,7 +383,7 @@ def _head_evidence(
 ) -> dict[tuple[str, str], _Evidence]:
     """Per head (case, model): the recorded transcripts when they answer the head's requests,
     else the head's own recordings when those do, else the stale ones (flagged)."""
-    from evalspec.review.evidence import EvidenceCheck
+    from evalspec.runner.evidence import EvidenceCheck
 
     check = EvidenceCheck(head)
     recorded = {(t.case, t.model, t.trial): t for t in transcripts}
@@ -395,6 +402,8 @@ def _head_evidence(
             # The head's own recording stands in when the recorded one is stale or missing,
             # and when the pull request re-recorded the item (it answers differently).
             if new is not None and (t is None or problems or _answered_differently(t, new)):
+                # Still name the tools the change was about.
+                ev.tools.update(tool for tool, _ in problems if tool is not None)
                 t, problems, ev.rerecorded = new, [], True
             if t is None:
                 ev.missing_trials += 1
@@ -502,15 +511,15 @@ def diff_suites(
 
     `base` None means the suite is new (every case is added). The head side uses a transcript
     only when it answers the head's requests (content id and every tool output, see
-    evidence.py); when one does not, the head's own recordings (`head_transcripts`, a replay of
-    the head suite) stand in if they answer it, else the case is "re-run needed".
+    runner/evidence.py); when one does not, the head's own recordings (`head_transcripts`, a
+    replay of the head suite) stand in if they answer it, else the case is "re-run needed".
     `known_endpoints` are endpoints a new suite may use without a security-relevant change
     (those the base's other suites already use). Both sides are scored with the base's
     embedding model (see `review_embedder`; `model_root` is where the base's files are).
     The gate and the cases marked flaky are the base's (a pull request cannot loosen its own
     gate); `gate` overrides the suite's.
     """
-    from evalspec.review.changes import case_changes, suite_wide_changes
+    from evalspec.review.changes import case_changes, suite_wide_changes, unnamed_changes
     from evalspec.review.security import security_changes
 
     if embedder is None:
@@ -527,6 +536,8 @@ def diff_suites(
     named = case_changes(base, head, stale_tools) if base is not None else {}
     suite_wide = suite_wide_changes(base, head) if base is not None else []
     suite_wide += _common_to_all(named)
+    said = [item for items in named.values() for item in items] + suite_wide
+    others = unnamed_changes(base, head, said) if base is not None else []
 
     policy = gate or (base or head).gate
     known_flaky = frozenset(c.name for c in (base or head).cases if c.flaky)
@@ -601,6 +612,7 @@ def diff_suites(
         security=tuple(security_changes(base, head, known_endpoints)),
         skipped=tuple(skipped),
         suite_wide=tuple(suite_wide),
+        suite_changes=tuple(others),
         scored=len(used),
         allow_stale=allow_stale,
         gate=policy,

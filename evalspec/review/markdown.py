@@ -189,6 +189,7 @@ def render_diff_markdown(
     head += alerts(c0)
     head += noise_markdown(c0)
     head += [f"- every case: {cell(item, 300)}" for item in c0.suite_wide]
+    head += [f"- suite: {cell(item, 300)}" for item in c0.suite_changes]
     head += [""] + [f"_{cell(n, 300)}_" for n in c0.notes] + [""]
     if c0.columns:
         head += _matrix_markdown(c0, show_unchanged=show_unchanged)
@@ -272,6 +273,11 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
     if wide:
         out += ["### Changes to every case of a suite", ""]
         out += [f"- {code(path)}: {cell(item, 300)}" for path, item in wide]
+        out.append("")
+    other = [(s.path, item) for s in present for item in s.comparison.suite_changes]
+    if other:
+        out += ["### Other changes to suite files", ""]
+        out += [f"- `{cell(path)}`: {cell(item, 300)}" for path, item in other]
         out.append("")
     out += ["### Suites", ""]
     for s in review.suites:

@@ -47,7 +47,8 @@ class SuiteReview:
 
     @property
     def untouched(self) -> bool:
-        """Nothing to say: no security change, no skip, no case that moved or lacks evidence."""
+        """Nothing to say: no change to the suite, no skip, no case that moved or lacks
+        evidence."""
         c = self.comparison
         if c is None:
             return False
@@ -55,8 +56,11 @@ class SuiteReview:
             not c.security
             and not c.skipped
             and not c.suite_wide
+            and not c.suite_changes
             and c.exit_code == EXIT_OK
-            and all(ch.kind == "unchanged" and not ch.unverified for ch in c.changes)
+            and all(
+                ch.kind == "unchanged" and not ch.unverified and not ch.named for ch in c.changes
+            )
         )
 
 
@@ -128,6 +132,26 @@ def _replay(suite: Suite, root: Path) -> list[Transcript]:
     return [t for t in outcome.transcripts if not t.error]
 
 
+TEXT_ONLY = "the file's text changed (comments or layout: no case, tool or setting differs)"
+
+
+def _same_text(base: Path, head: Path) -> bool:
+    return base.read_bytes() == head.read_bytes()
+
+
+def _text_changed(comparison: Comparison) -> Comparison:
+    """A suite file that differs is never untouched: a change nothing else names is said."""
+    nothing_named = not (
+        comparison.suite_wide
+        or comparison.suite_changes
+        or comparison.security
+        or any(c.named for c in comparison.changes)
+    )
+    if not nothing_named:
+        return comparison
+    return replace(comparison, suite_changes=(*comparison.suite_changes, TEXT_ONLY))
+
+
 def review_repository(
     patterns: Sequence[str],
     base_ref: str,
@@ -173,6 +197,8 @@ def review_repository(
                 known_endpoints=known,
                 model_root=model_root,
             )
+            if base is not None and not _same_text(base_root / rel, root / rel):
+                comparison = _text_changed(comparison)
             if gate is not None:
                 comparison = replace(comparison, gate=replace(comparison.gate, mode=gate))
             reviews.append(SuiteReview(rel, comparison))

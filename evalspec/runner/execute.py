@@ -29,9 +29,10 @@ from evalspec.providers.calls import ModelCalls, model_endpoint, register_suite_
 from evalspec.redaction import redact, secrets_from_env
 from evalspec.runner.run_dir import (
     TRANSCRIPTS_FILE,
-    completed,
+    ResumeState,
     read_manifest,
     recordings_path,
+    resume_state,
     write_manifest,
 )
 from evalspec.suite.endpoints import refuse_keys_in_clear
@@ -69,6 +70,8 @@ class RunOutcome:
     transcripts: list[Transcript]
     run_dir: Path | None
     resumed: int = 0
+    rerun: int = 0
+    """Finished items run again on resume because a tool now answers them differently."""
     counts: dict[str, int] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     calls: ModelCalls | None = None
@@ -165,7 +168,7 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
     """The agent loop: ask the model, answer its tool calls, repeat until it answers in text."""
     suite = plan.suite
     messages: list[dict[str, Any]] = [dict(m) for m in item.messages]
-    tools = list(item.tools or plan.tools)
+    tools = list(item.tools)  # the plan resolved them: a case offering none offers none
     offered = {t["function"]["name"] for t in tools}
     calls: list[ToolCall] = []
     prompt = completion = 0
@@ -277,7 +280,7 @@ def _request_key(
 ) -> str:
     """The request's content id; the plan computed the first one already (when it offered
     exactly these tools), which saves encoding every tool schema again."""
-    if turn == 0 and item.first_key and item.tools:
+    if turn == 0 and item.first_key:
         return item.first_key
     return request_key(item.model, messages, tools, item.trial)
 
@@ -362,11 +365,13 @@ async def run_plan_async(
     providers: dict[str, Provider] | None = None,
     on_done: Callable[[Transcript], None] | None = None,
     calls: ModelCalls | None = None,
+    resumed: ResumeState | None = None,
 ) -> RunOutcome:
     """Run every item not yet finished in the run directory; return all transcripts.
 
     `calls` is the run's call policy when the caller made it (to score with the same one);
-    by default it is made here from the suite (none with --record offline)."""
+    by default it is made here from the suite (none with --record offline). `resumed` is what
+    the caller already read of the run directory (`resume_state`), else it is read here."""
     from evalspec.tools.mcp_exec import live_executor
     from evalspec.tools.simulated import ToolSimulator
 
@@ -374,7 +379,8 @@ async def run_plan_async(
     suite = plan.suite
     if options.record != "offline":
         refuse_keys_in_clear(suite, os.environ)
-    finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
+    resumed = resumed or resume_of(plan, options)
+    finished = resumed.kept
     done_ids = set(finished)
     todo = (it for it in plan.items if it.id not in done_ids)  # taken lazily by the workers
     if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
@@ -394,8 +400,10 @@ async def run_plan_async(
     width = min(options.concurrency or suite.run.concurrency, left)
     keep = options.keep_transcripts
     results: dict[str, Transcript] = dict(finished) if keep else {}
-    outcome = RunOutcome([], options.run_dir, resumed=len(finished), calls=calls)
-    del finished  # without keep_transcripts, resumed transcripts are not held either
+    outcome = RunOutcome(
+        [], options.run_dir, resumed=len(finished), rerun=len(resumed.stale), calls=calls
+    )
+    del finished, resumed  # without keep_transcripts, resumed transcripts are not held either
 
     async def worker() -> None:
         """Runs items one after another: `width` workers, not one task per item, so a
@@ -432,6 +440,13 @@ async def run_plan_async(
             outcome.missing.extend(getattr(p, "missing", []))
     outcome.transcripts = [results[it.id] for it in plan.items if it.id in results]
     return outcome
+
+
+def resume_of(plan: Plan, options: RunOptions) -> ResumeState:
+    """What a run keeps of its run directory: nothing unless it resumes."""
+    if options.resume and options.run_dir is not None:
+        return resume_state(options.run_dir, plan)
+    return ResumeState()
 
 
 def _check_simulator_caches(suite: Suite, base_dir: Path) -> None:

@@ -54,9 +54,15 @@ from evalspec.runner.execute import (
     Sink,
     live_factory,
     model_calls,
+    resume_of,
     run_one,
 )
-from evalspec.runner.run_dir import completed, read_manifest, recordings_path, write_manifest
+from evalspec.runner.run_dir import (
+    ResumeState,
+    read_manifest,
+    recordings_path,
+    write_manifest,
+)
 from evalspec.suite.endpoints import refuse_keys_in_clear
 from evalspec.transcript import Transcript
 
@@ -286,10 +292,7 @@ async def _run_batch(plan: Plan, shared: RunShared) -> BatchResult:
 
     suite = plan.suite
     items = plan.items
-    keys = [
-        request_key(it.model, list(it.messages), list(it.tools or plan.tools), it.trial)
-        for it in items
-    ]
+    keys = [request_key(it.model, list(it.messages), list(it.tools), it.trial) for it in items]
     prefetched = ray.get(recordings.get_many.remote(keys)) if record != "record" else {}
     store = RemoteRecordings(recordings, shared.recordings_file, keys, prefetched)
     cases = {id(it.case): it.case for it in items}  # the suite shipped without its cases
@@ -405,11 +408,14 @@ def run_plan_on_ray(
     cluster: ClusterOptions,
     *,
     on_done: Callable[[Transcript], None] | None = None,
+    resumed: ResumeState | None = None,
 ) -> RunOutcome:
-    """Run every item not yet finished in the run directory on the cluster."""
+    """Run every item not yet finished in the run directory on the cluster (`resumed`: what
+    the caller already read of it, see `run_plan_async`)."""
     suite = plan.suite
     join(suite, cluster.address)
-    finished = completed(options.run_dir) if (options.resume and options.run_dir) else {}
+    resumed = resumed or resume_of(plan, options)
+    finished = resumed.kept
     todo = [it for it in plan.items if it.id not in finished]
     if options.record != "offline":
         refuse_keys_in_clear(suite, os.environ)
@@ -426,7 +432,11 @@ def run_plan_on_ray(
     shared = RunShared(options.record, concurrency, recordings, rec_file, limiter, own_limiters)
     sink = Sink(options.run_dir)
     outcome = RunOutcome(
-        [], options.run_dir, resumed=len(finished), calls=model_calls(suite, options)
+        [],
+        options.run_dir,
+        resumed=len(finished),
+        rerun=len(resumed.stale),
+        calls=model_calls(suite, options),
     )
     keep = options.keep_transcripts
     results: dict[str, Transcript] = dict(finished) if keep else {}

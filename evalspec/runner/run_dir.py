@@ -13,8 +13,9 @@ import logging
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec.errors import UsageError
 from evalspec.files import FILE_MODE, write_text_atomic
@@ -22,6 +23,10 @@ from evalspec.paths import safe_name
 from evalspec.reading import MAX_LOG_BYTES, read_existing
 from evalspec.suite.model import Suite
 from evalspec.transcript import Transcript
+
+if TYPE_CHECKING:
+    from evalspec.plan import Plan
+    from evalspec.runner.evidence import StaleTranscript
 
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 MANIFEST_FILE = "run.json"
@@ -111,6 +116,33 @@ def read_finished(run_dir: Path) -> dict[str, Transcript]:
 def completed(run_dir: Path) -> dict[str, Transcript]:
     """Transcripts that need no re-run on resume: finished without a run error."""
     return {k: t for k, t in read_finished(run_dir).items() if not t.error}
+
+
+@dataclass(frozen=True)
+class ResumeState:
+    """What `--resume` keeps of a run directory, and what it runs again though it finished."""
+
+    kept: dict[str, Transcript] = field(default_factory=dict)
+    """Finished items of the plan whose every request is still the suite's, by item id."""
+    stale: tuple[StaleTranscript, ...] = ()
+    """Finished items whose tool answers differ under the suite as it is now: they run again."""
+
+
+def resume_state(run_dir: Path, plan: Plan) -> ResumeState:
+    """The finished items of `plan` in `run_dir`, checked against the suite as it is now.
+
+    An item's id covers its opening request only; the tools' answers after it are checked here
+    (see `evidence`), so an item recorded under a simulated output since edited runs again
+    rather than being kept with an answer the suite no longer gives.
+    """
+    from evalspec.runner.evidence import stale_transcripts
+
+    ids = {it.id for it in plan.items}
+    done = {k: t for k, t in completed(run_dir).items() if k in ids}
+    stale = stale_transcripts(plan.suite, list(done.values()), plan=plan)
+    for s in stale:
+        del done[s.transcript.item_id]
+    return ResumeState(done, tuple(stale))
 
 
 def write_manifest(run_dir: Path, suite: Suite, selection: dict[str, Any]) -> None:

@@ -80,8 +80,8 @@ async def acheck_final_answer(
     """Async form of `check_final_answer`; the only one that can run a judge in a running loop."""
     if check.kind != "judge" or answer is None or not answer.strip():
         return _check_sync(check, answer, embedder)
+    criteria = judge_criteria(check)
     try:
-        criteria = _str_param(check, "criteria", "")
         judge = judge or LLMJudge.from_params(check.params)
     except ParamError as exc:
         raise _spec_error(check, str(exc)) from None
@@ -99,6 +99,14 @@ async def acheck_final_answer(
         answer,
         f"judge: {verdict or score}: {reason}",
     )
+
+
+def judge_criteria(check: FinalAnswerCheck) -> str:
+    """A judge check's grading criteria (part of the verdict's cache key)."""
+    try:
+        return _str_param(check, "criteria", "")
+    except ParamError as exc:
+        raise _spec_error(check, str(exc)) from None
 
 
 def _check_sync(
@@ -394,21 +402,30 @@ class LLMJudge:
             calls=calls,
         )
 
+    def cached(self, question: str, answer: str, criteria: str) -> tuple[float, str] | None:
+        """The cached verdict on this answer, or None; never a request."""
+        hit = self._load_cache().get(self._key(judge_prompt(question, answer, criteria)))
+        if isinstance(hit, dict) and "score" in hit:
+            return float(hit["score"]), str(hit.get("reason", ""))
+        return None
+
+    def _key(self, prompt: str) -> str:
+        text = json.dumps([self.model, JUDGE_SYSTEM, prompt])
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
     async def judge(self, question: str, answer: str, criteria: str) -> tuple[float, str]:
         prompt = judge_prompt(question, answer, criteria)
-        key = hashlib.sha256(
-            json.dumps([self.model, JUDGE_SYSTEM, prompt]).encode("utf-8", "surrogatepass")
-        ).hexdigest()
+        key = self._key(prompt)
         cache = self._load_cache()
-        hit = cache.get(key)
-        if isinstance(hit, dict) and "score" in hit:
+        hit = self.cached(question, answer, criteria)
+        if hit is not None:
             _log.debug("judge verdict from %s", self.cache_path)
-            return float(hit["score"]), str(hit.get("reason", ""))
+            return hit
         if self._calls is None:
             raise JudgeUnavailable(
                 f"the judge's verdict on this answer is not in {self.cache_path or 'the cache'}"
-                " and this command calls no model; it needs a run (evalspec run, with the "
-                f"judge's key in {self.api_key_env}) to fill the cache",
+                " and this command calls no model; it needs a run, or `evalspec judge SUITE -t "
+                f"TRANSCRIPTS`, with the judge's key in {self.api_key_env}, to fill the cache",
                 needs_run=True,
             )
         _log.info("judge verdict not cached; asking %s", self.model)

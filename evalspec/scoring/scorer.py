@@ -354,7 +354,7 @@ class Scorer:
         """One LLM judge per judge configuration, with verdicts cached on disk."""
         from evalspec.scoring.final_answer import LLMJudge
 
-        params = {"cache": str(judge_cache_path(self.suite)), **check.params}
+        params = judge_params(self.suite, check)
         key = json.dumps(params, sort_keys=True)
         if key not in self._judges:
             self._judges[key] = LLMJudge.from_params(params, self._calls)
@@ -363,7 +363,7 @@ class Scorer:
     def _final_answer(self, check: FinalAnswerCheck, t: Transcript, case: Case) -> Any:
         from evalspec.scoring.final_answer import acheck_final_answer, check_final_answer
 
-        question = next((m.content or "" for m in reversed(case.messages) if m.role == "user"), "")
+        question = case_question(case)
         if check.kind == "judge":
             judge = self._judge or self._cached_judge(check)
             coro = acheck_final_answer(check, t.final_answer, judge=judge, question=question)
@@ -390,6 +390,16 @@ def check_judge_caches(suite: Suite) -> None:
             if check.kind == "judge":
                 path = Path(check.params.get("cache") or judge_cache_path(suite))
                 read_json_object(path, JUDGE_CACHE_WHAT)
+
+
+def judge_params(suite: Suite, check: FinalAnswerCheck) -> dict[str, Any]:
+    """A judge check's settings, its cache beside the suite unless it names one."""
+    return {"cache": str(judge_cache_path(suite)), **check.params}
+
+
+def case_question(case: Case) -> str:
+    """What the judge is told the user asked: the case's last user message."""
+    return next((m.content or "" for m in reversed(case.messages) if m.role == "user"), "")
 
 
 def judge_cache_path(suite: Suite) -> Path:

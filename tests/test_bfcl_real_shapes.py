@@ -1,0 +1,241 @@
+"""Shapes real models' BFCL results take, each scored as BFCL scores it.
+
+Each test is one class of difference found by comparing evalspec with BFCL's own checker on
+published results of real models (tests/test_differential.py, `tests/data/bfcl_results`):
+the verdicts below are BFCL's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalspec.api import load_suite, score
+from evalspec.interop.bfcl import bfcl_transcripts, write_suite_yaml
+from evalspec.interop.bfcl_decode import DecodeError, decode
+
+
+def _truth(rid: str, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"id": rid, "ground_truth": [{name: args} for name, args in calls]}]
+
+
+AREA_TRUTH = {"function": ["x**2"], "interval": [[1.0, 3.0]], "height": [""]}
+
+AREA = {
+    "name": "calculate_area_under_curve",
+    "description": "Area under a curve.",
+    "parameters": {
+        "type": "dict",
+        "properties": {
+            "function": {"type": "string"},
+            "interval": {"type": "array", "items": {"type": "float"}},
+            "height": {"type": "integer"},
+        },
+        "required": ["function", "interval"],
+    },
+}
+FACTORIAL = {
+    "name": "math.factorial",
+    "description": "n!",
+    "parameters": {
+        "type": "dict",
+        "properties": {"number": {"type": "integer"}},
+        "required": ["number"],
+    },
+}
+
+
+def _record(rid: str, *functions: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": rid,
+        "question": [[{"role": "user", "content": "q"}]],
+        "function": list(functions),
+    }
+
+
+def _verdicts(
+    tmp_path: Path,
+    records: list[dict[str, Any]],
+    answers: list[dict[str, Any]] | None,
+    results: list[Any],
+    *,
+    names: str = "dotted",
+    kind: str | None = None,
+) -> list[str]:
+    """Import the records, then score each result against the first record."""
+    (path,) = write_suite_yaml(records, answers, tmp_path / "s.yaml", name="s", names=names)
+    suite = load_suite(path)
+    transcripts = bfcl_transcripts(
+        [{"id": records[0]["id"], "result": r} for r in results], model="m", kind=kind
+    )
+    from dataclasses import replace
+
+    transcripts = [replace(t, trial=i) for i, t in enumerate(transcripts)]
+    return [r.status for r in score(suite, transcripts).results]
+
+
+def test_integers_in_a_float_array_fail_as_in_bfcl(tmp_path: Path) -> None:
+    """`interval=[1, 3]` for an array of float: BFCL's nested type check rejects it (unlike a
+    top-level float, where 1 is accepted), unless the listed answer's items are integers."""
+    truth = _truth("a_1", (AREA["name"], dict(AREA_TRUTH)))
+    results = [
+        "[calculate_area_under_curve(function='x**2', interval=[1.0, 3.0])]",
+        "[calculate_area_under_curve(function='x**2', interval=[1, 3])]",
+        "[calculate_area_under_curve(function='x**2', interval=[1, 3.0])]",
+    ]
+    assert _verdicts(tmp_path, [_record("a_1", AREA)], truth, results) == ["pass", "fail", "fail"]
+    truth[0]["ground_truth"][0][AREA["name"]]["interval"] = [[1, 3]]
+    assert _verdicts(tmp_path, [_record("a_1", AREA)], truth, results[1:2]) == ["pass"]
+
+
+def test_calls_without_brackets_are_a_call_list(tmp_path: Path) -> None:
+    """BFCL's prompting decoder adds the brackets a model left out."""
+    assert decode("f(a=1),\ng(b=2)", "prompting") == [("f", {"a": 1}), ("g", {"b": 2})]
+    assert decode("```\nf(a=1), g(b='x')\n```", "prompting") == [("f", {"a": 1}), ("g", {"b": "x"})]
+    truth = _truth("p_1", ("math.factorial", {"number": [5]}), ("math.factorial", {"number": [7]}))
+    results = ["math.factorial(number=5),\nmath.factorial(number=7)"]
+    assert _verdicts(tmp_path, [_record("p_1", FACTORIAL)], truth, results) == ["pass"]
+
+
+@pytest.mark.parametrize(
+    ("names", "verdicts"),
+    [
+        # A prompting model sees `math.factorial` and must write it so, case included.
+        ("dotted", ["pass", "fail", "fail"]),
+        # OpenAI/Anthropic/Mistral/Google function calling see `math_factorial`.
+        ("underscored", ["fail", "fail", "pass"]),
+    ],
+)
+def test_tool_names_follow_bfcls_rule_for_the_kind_of_model(
+    tmp_path: Path, names: str, verdicts: list[str]
+) -> None:
+    truth = [{"id": "s_1", "ground_truth": [{"math.factorial": {"number": [5]}}]}]
+    results = [f"[{n}(number=5)]" for n in ("math.factorial", "Math.factorial", "math_factorial")]
+    assert _verdicts(tmp_path, [_record("s_1", FACTORIAL)], truth, results, names=names) == verdicts
+
+
+def test_import_asks_which_name_rule_when_a_name_has_a_dot(tmp_path: Path) -> None:
+    from tests.test_bfcl_import import _cli
+
+    (tmp_path / "q.json").write_text(json.dumps(_record("s_1", FACTORIAL)) + "\n", "utf-8")
+    answer = {"id": "s_1", "ground_truth": [{"math.factorial": {"number": [5]}}]}
+    (tmp_path / "a.json").write_text(json.dumps(answer) + "\n", "utf-8")
+    out = tmp_path / "s.yaml"
+    args = ["bfcl", str(tmp_path / "q.json"), str(tmp_path / "a.json"), "--out", str(out)]
+    res = _cli(*args)
+    assert res.exit_code == 2 and "--names dotted" in res.output and "math.factorial" in res.output
+    assert "Traceback" not in res.output and not out.exists()
+    res = _cli(*args, "--names", "underscored")
+    assert res.exit_code == 0, res.output
+    assert [t.name for t in load_suite(out).tools] == ["math_factorial"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("height=5*12+11", 71),
+        ("height=-3", -3),
+        ("height=+3", 3),
+        ("height=2**10", 1024),
+        ("height=7//2", 3),
+        ("height=10/4", 2.5),
+        ("height='ab'+'c'", "abc"),
+    ],
+)
+def test_constant_arithmetic_is_computed_without_eval(text: str, value: Any) -> None:
+    """BFCL `eval`s arithmetic in an argument; here the tree is walked, constants only."""
+    assert decode(f"[f({text})]", "prompting") == [("f", {text.split("=")[0]: value})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[f(g=lambda x: x**2)]",  # BFCL's decoder fails on a lambda
+        "[f(g=x**2)]",  # a name inside arithmetic: BFCL's eval raises NameError
+        "[f(u=Units.METRIC)]",  # an attribute is no value BFCL reads
+        "[f(a=[i for i in range(3)])]",
+        "[f(a=1/0)]",
+        "[f(a=__import__('os').getcwd() + 'x')]",  # never run
+        "[f(a=9**9**9)]",  # refused, not computed
+        "[f(a='x'*10**9)]",
+        "[f(a=(1 << 100000))]",
+    ],
+)
+def test_arguments_bfcl_cannot_read_make_the_output_undecodable(text: str) -> None:
+    with pytest.raises(DecodeError):
+        decode(text, "prompting")
+
+
+def test_an_undecodable_argument_is_no_call_and_fails_or_passes_like_bfcl(tmp_path: Path) -> None:
+    truth = _truth("a_1", (AREA["name"], dict(AREA_TRUTH)))
+    result = "[calculate_area_under_curve(function=lambda x: x**2, interval=[1.0, 3.0])]"
+    assert _verdicts(tmp_path, [_record("a_1", AREA)], truth, [result]) == ["fail"]
+    # An irrelevance record (no possible answers): undecodable output is no call, a pass.
+    assert _verdicts(tmp_path / "i", [_record("i_1", AREA)], None, [result]) == ["pass"]
+
+
+def test_records_offering_no_function_import_and_expect_no_call(tmp_path: Path) -> None:
+    records = [_record("live_irrelevance_1"), _record("live_irrelevance_2", FACTORIAL)]
+    (path,) = write_suite_yaml(records, None, tmp_path / "s.yaml", name="s")
+    suite = load_suite(path)
+    assert suite.cases[0].tools == () and suite.cases[0].expect.no_tool_calls
+    results = ["I cannot help with that.", "[math.factorial(number=5)]"]
+    transcripts = bfcl_transcripts(
+        [{"id": "live_irrelevance_1", "result": r} for r in results], model="m"
+    )
+    from dataclasses import replace
+
+    transcripts = [replace(t, trial=i) for i, t in enumerate(transcripts)]
+    assert [r.status for r in score(suite, transcripts).results] == ["pass", "fail"]
+
+
+def test_a_call_to_a_function_the_record_does_not_offer_is_scored_invalid(tmp_path: Path) -> None:
+    truth = [{"id": "s_1", "ground_truth": [{"math.factorial": {"number": [5]}}]}]
+    results = ["[math.gamma(number=5)]", "[math.factorial(number=5), math.gamma(x=1)]"]
+    assert _verdicts(tmp_path, [_record("s_1", FACTORIAL)], truth, results) == ["fail", "fail"]
+
+
+def test_function_calling_results_are_decoded_by_bfcls_fc_rule(tmp_path: Path) -> None:
+    """A function-calling model's text is no call, even when it reads like call text."""
+    truth = [{"id": "s_1", "ground_truth": [{"math.factorial": {"number": [5]}}]}]
+    results = [[{"math_factorial": '{"number": 5}'}], "[math_factorial(number=5)]"]
+    verdicts = _verdicts(tmp_path, [_record("s_1", FACTORIAL)], truth, results, names="underscored")
+    assert verdicts == ["pass", "fail"]
+    for bad in ("[f(a=1)]", [{"f": "[1, 2]"}], [{"f": "{not json"}], [{}], {"f": "{}"}):
+        with pytest.raises(DecodeError):
+            decode(bad, "fc")
+
+
+def test_a_case_offering_no_tool_sends_none(tmp_path: Path) -> None:
+    """`tools: []` is not "every tool of the suite": a live run offers the model nothing."""
+    from evalspec.plan import compile_plan
+
+    records = [_record("live_irrelevance_1"), _record("live_irrelevance_2", FACTORIAL)]
+    (path,) = write_suite_yaml(records, None, tmp_path / "s.yaml", name="s")
+    first, second = compile_plan(load_suite(path)).items
+    assert first.tools == ()
+    assert [t["function"]["name"] for t in second.tools] == ["math.factorial"]
+
+
+def test_names_equal_once_dots_are_underscores_go_to_separate_suites(tmp_path: Path) -> None:
+    dotted = {**FACTORIAL, "name": "car.rental"}
+    plain = {**FACTORIAL, "name": "car_rental", "description": "another"}
+    records = [_record("m_1", dotted), _record("m_2", plain)]
+    assert len(write_suite_yaml(records, None, tmp_path / "d.yaml", name="d")) == 1
+    paths = write_suite_yaml(records, None, tmp_path / "u.yaml", name="u", names="underscored")
+    assert [[t.name for t in load_suite(p).tools] for p in paths] == [["car_rental"]] * 2
+
+
+def test_an_empty_list_counts_as_leaving_out_an_array_argument(tmp_path: Path) -> None:
+    """BFCL reads a "" answer as an empty list, so `deck=[]` passes where only leaving `deck`
+    out is listed (Llama-3-70B on simple_python_335); text in its place is still wrong."""
+    deck = {"type": "array", "items": {"type": "string"}}
+    properties = {"number": {"type": "integer"}, "deck": deck}
+    params = {**FACTORIAL["parameters"], "properties": properties}
+    fn = {**FACTORIAL, "parameters": params}
+    truth = _truth("s_1", ("math.factorial", {"number": [5], "deck": [""]}))
+    results = ["[math.factorial(number=5, deck=[])]", "[math.factorial(number=5, deck=['x'])]"]
+    assert _verdicts(tmp_path, [_record("s_1", fn)], truth, results) == ["pass", "fail"]

@@ -1,0 +1,180 @@
+"""Stale evidence is caught everywhere, not only in `diff`: a recorded answer to a tool output
+the suite no longer gives is re-run by `run --resume`, named by `score` (exit 3 unless
+accepted), and a review never calls a suite whose file changed "untouched".
+
+Each test first reproduces the hole as it was reported (the comments say what was seen).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeOpenAI
+from test_review_action import git
+from test_run_e2e import KEY_ENV, scripted, write_suite
+from typer.testing import CliRunner
+
+from evalspec.api import compile_plan, load_suite
+from evalspec.cli import app
+from evalspec.providers.recordings import RecordingProvider, Recordings
+from evalspec.review.markdown import render_review_markdown
+from evalspec.review.repo import review_repository
+from evalspec.runner import RunOptions, run_plan_async
+from evalspec.runner.run_dir import read_finished, recordings_path
+
+ROOT = Path(__file__).resolve().parent.parent
+PARIS_21, PARIS_30 = "output: {{temp: 21}}", "output: {{temp: 30}}"
+
+
+def cli(*args: Any):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.fixture
+def finished_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A finished run of model m1 (3 cases) against a scripted model on 127.0.0.1."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-stale-0000")
+    with FakeOpenAI(scripted) as server:
+        suite = write_suite(tmp_path, server.base_url, timeout=30)  # a loaded machine is slow
+        run_dir = tmp_path / "run"
+        done = cli("run", suite, "--model", "m1", "--out", run_dir)
+        assert done.exit_code == 0, done.output
+        yield suite, run_dir, server
+
+
+def paris_outputs(run_dir: Path) -> list[Any]:
+    return [
+        call.output
+        for t in read_finished(run_dir).values()
+        for call in t.tool_calls
+        if call.arguments == {"city": "Paris"}
+    ]
+
+
+def test_resume_reruns_items_whose_tool_answers_changed(finished_run):
+    suite, run_dir, server = finished_run
+    sent = len(server.requests)
+    edit(suite, PARIS_21.format(), PARIS_30.format())
+    # Reported: "3 resumed", PASS, and the transcripts still held temp 21.
+    done = cli("run", suite, "--model", "m1", "--resume", run_dir)
+    assert done.exit_code == 0, done.output
+    assert "1 resumed, 2 re-run: a tool answers differently now" in done.output
+    assert "re-run: 'weather paris' · m1: get_weather" in done.output
+    assert "temp 21 -> 30" in done.output
+    assert paris_outputs(run_dir) == [{"temp": 30}, {"temp": 30}]
+    # The opening requests replay from the recordings; the model is asked again only where
+    # it now reads the new output.
+    new = server.requests[sent:]
+    assert len(new) == 2
+    for r in new:
+        seen = [m["content"] for m in r.body["messages"] if m["role"] == "tool"]
+        assert '{"temp": 30}' in seen, seen
+    # Nothing is stale any more: a second resume keeps all three.
+    again = cli("run", suite, "--model", "m1", "--resume", run_dir)
+    assert "3 resumed" in again.output and "re-run" not in again.output
+
+
+def test_score_names_stale_transcripts_and_exits_3_unless_accepted(finished_run):
+    suite, run_dir, _ = finished_run
+    assert cli("score", suite, "-t", run_dir).exit_code == 0
+    edit(suite, PARIS_21.format(), PARIS_30.format())
+    # Reported: score passed them silently (exit 0).
+    done = cli("score", suite, "-t", run_dir)
+    assert done.exit_code == 3, done.output
+    text = " ".join(done.output.split())
+    assert "error: stale: 'weather paris' · m1: get_weather" in text
+    assert "error: stale: 'weather two cities' · m1" in text
+    assert "'add numbers'" not in text
+    assert "2 of 3 transcripts answer requests" in text
+    accepted = cli("score", suite, "-t", run_dir, "--allow-stale")
+    assert accepted.exit_code == 0, accepted.output
+    assert "warning: stale: 'weather paris'" in accepted.output
+    # A changed user message is stale too: the transcript answers another question.
+    edit(suite, "user: Add 2 and 3", "user: Add 2 and 4")
+    assert "stale: 'add numbers' · m1: the request to the model changed" in " ".join(
+        cli("score", suite, "-t", run_dir).output.split()
+    )
+
+
+# ---------------------------------------------------------------- review
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "suites", repo / "suites")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo
+
+
+def rerecord(suite_path: Path) -> None:
+    """Record what the recordings lack with the scripted model the examples come from."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    from scripted_model import SCRIPTS, ScriptedProvider
+
+    suite = load_suite(suite_path)
+    recordings = Recordings(recordings_path(suite))
+    script = SCRIPTS[suite.name]
+    providers = {
+        m.name: RecordingProvider(recordings, ScriptedProvider(script), mode="auto")
+        for m in suite.models
+    }
+    outcome = asyncio.run(run_plan_async(compile_plan(suite), RunOptions(), providers=providers))
+    assert not outcome.missing
+
+
+def weather_review(repo: Path):
+    review = review_repository(["suites/*.yaml"], "main", cwd=repo)
+    (weather,) = [s for s in review.suites if s.path == "suites/weather.yaml"]
+    return review, weather
+
+
+def test_review_names_a_tool_change_answered_by_new_recordings(repo):
+    weather = repo / "suites" / "weather.yaml"
+    edit(weather, "temperature: 21, unit", "temperature: 30, unit")
+    rerecord(weather)
+    git(repo, "commit", "-q", "-am", "warmer Paris, re-recorded")
+    # Reported: "Untouched: suites/calendar.yaml (no case changed)" for such a pull request.
+    review, result = weather_review(repo)
+    assert not result.untouched
+    assert review.exit_code == 0
+    change = 'tool get_current_weather response when {"city": "Paris"}: temperature 21 -> 30'
+    named = {c.case: c.named for c in result.comparison.changes if c.named}
+    assert named == {"compare two cities": (change,), "current weather in Paris": (change,)}
+    comment = render_review_markdown(review)
+    assert "`suites/weather.yaml`" not in comment.split("Untouched:")[-1]
+    assert "temperature 21 -&gt; 30" in comment
+
+
+def test_review_names_a_tool_change_no_recording_reaches(repo):
+    weather = repo / "suites" / "weather.yaml"
+    edit(
+        weather,
+        "      - when: {city: Tokyo}\n",
+        "      - when: {city: Berlin}\n        output: {city: Berlin, temperature: 18}\n"
+        "      - when: {city: Tokyo}\n",
+    )
+    git(repo, "commit", "-q", "-am", "a city no case asks about")
+    review, result = weather_review(repo)
+    assert not result.untouched
+    assert result.comparison.suite_changes == (
+        'tool get_current_weather response when {"city": "Berlin"}: (none) -> '
+        '{"city": "Berlin", "temperature": 18}',
+    )
+    comment = render_review_markdown(review)
+    assert "### Other changes to suite files" in comment
+    assert review.exit_code == 0
