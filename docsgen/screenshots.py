@@ -7,6 +7,7 @@ which screenshots exist yet.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 MARKER = "<!-- report-screenshots:"
@@ -30,5 +31,10 @@ def fill_marker(markdown: str, docs_dir: Path, *, depth: int) -> str:
 
 
 def _caption(image: Path) -> str:
-    """`report-300-cases-3-models.png` -> "The report: 300 cases 3 models"."""
-    return "The report: " + image.stem.removeprefix("report-").replace("-", " ")
+    """`report-300-cases-3-models.png` -> "The report: 300 cases 3 models";
+    `report-case-390.png` (a trailing width) -> "The report: case, 390 px wide"."""
+    name = image.stem.removeprefix("report-")
+    width = re.fullmatch(r"(.+)-(\d{3,4})", name)
+    if width:
+        return f"The report: {width.group(1).replace('-', ' ')}, {width.group(2)} px wide"
+    return "The report: " + name.replace("-", " ")

@@ -140,7 +140,7 @@ def compile_plan(
     tools = tuple(t.to_openai() for t in suite.tools)
     by_name = {t.name: t.to_openai() for t in suite.tools}
     selected_models = _select_models(suite, models)
-    chosen = [c for c in suite.cases if not cases or _case_matches(c, cases)]
+    chosen = select_cases(suite, cases)
     total = sum(len(selected_models) * (trials or c.trials) for c in chosen)
     limit = max_plan_items()  # counted before any is built, so a typo cannot exhaust memory
     if total > limit:
@@ -153,9 +153,7 @@ def compile_plan(
     key_texts = [(model, _KeyText(model)) for model in selected_models]
     # The id's payload, keys sorted: {"first": <hex key>, "max_turns": ..., "mode": ...}.
     id_tail = f',"max_turns":{_encode(suite.run.max_turns)},"mode":{_encode(suite.run.mode)}}}'
-    for case in suite.cases:
-        if cases and not _case_matches(case, cases):
-            continue
+    for case in chosen:
         messages = tuple(m.to_openai() for m in case.messages)
         messages_json = _encode(list(messages))
         offered_key = tuple(case.tools) if case.tools is not None else None
@@ -171,14 +169,24 @@ def compile_plan(
                 items.append(
                     PlanItem(item_id, case, model, trial, messages, n_trials, offered, first)
                 )
-    if cases and not items:
-        raise UsageError(
-            f"no case matches {', '.join(cases)}; cases: {', '.join(c.name for c in suite.cases)}"
-        )
     if shard:
         index, count = shard
         items = [it for it in items if int(it.id, 16) % count == index - 1]
     return Plan(suite, tuple(items), tools)
+
+
+def select_cases(suite: Suite, patterns: list[str] | None) -> list[Case]:
+    """The cases `--case` patterns choose (every case without patterns), in suite order; a
+    UsageError naming the cases when no case matches."""
+    if not patterns:
+        return list(suite.cases)
+    chosen = [c for c in suite.cases if _case_matches(c, patterns)]
+    if not chosen:
+        raise UsageError(
+            f"no case matches {', '.join(patterns)}; "
+            f"cases: {', '.join(c.name for c in suite.cases)}"
+        )
+    return chosen
 
 
 def _select_models(suite: Suite, names: list[str] | None) -> list[ModelSpec]:

@@ -17,6 +17,15 @@ SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "suite.schema.js
 """In a source checkout; an installed package carries the same file as package data."""
 
 
+PACKAGED_SCHEMA = Path(__file__).resolve().with_name("suite.schema.json")
+"""The copy the package carries (the same file): present wherever evalspec is installed."""
+
+
+def schema_file() -> Path:
+    """A file of the suite schema that exists here, for an editor's `$schema` modeline."""
+    return PACKAGED_SCHEMA if PACKAGED_SCHEMA.is_file() else SCHEMA_PATH
+
+
 @lru_cache(maxsize=1)
 def suite_schema() -> dict[str, Any]:
     """The suite language's JSON Schema (schemas/suite.schema.json)."""

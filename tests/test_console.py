@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 from rich.console import Console
@@ -63,7 +64,8 @@ def test_models_share_one_table_with_a_column_each(write_suite):
     bob = next(line for line in lines if "greet bob" in line)
     # One row, three cells: cheap 1 of 2, smart 2 of 2, free 0 of 2.
     assert "FAIL 1/2 flaky" in bob and "PASS 2/2" in bob and "FAIL 0/2" in bob
-    assert sum("greet bob" in line for line in lines if "│" in line) == 1
+    side = lines[: next(i for i, line in enumerate(lines) if line.startswith("why not passed"))]
+    assert sum("greet bob" in line for line in side) == 1
     # Trials of greet bob disagree for cheap: named under the table, with its count.
     assert "cheap: pass rate" in "\n".join(lines) and "flaky (trials disagree): greet bob 1/2" in (
         "\n".join(lines)
@@ -112,3 +114,28 @@ def test_names_that_look_like_markup_are_printed_as_written(write_suite):
         replace(single, models=single.models[:1]), [transcript("[bold]ann[/]", model="cheap")]
     )
     assert "[bold]ann[/]" in _text(one)
+
+
+def test_several_models_say_why_a_cell_did_not_pass(write_suite):
+    """Each failing case x model gets a line with its reason, the case named once; passing cells
+    get none. With --verbose the explanation rows follow."""
+    report = _report(write_suite)
+    lines = _text(report).splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("why not passed")))
+    end = lines.index(next(line for line in lines[start:] if line.startswith("models")))
+    why = [line for line in lines[start:end] if "│" in line]
+    cheap = next(line for line in why if " cheap " in line)
+    free = next(line for line in why if " free " in line)
+    assert "greet bob" in cheap and "FAIL 1/2" in cheap
+    assert "greet bob" not in free and "FAIL 0/2" in free  # named once, on its first line
+    reasons = {c.model: c.reason for c in report.cases if c.case == "greet bob"}
+    assert reasons["free"] and reasons["free"][:30] in "\n".join(why).replace("│", "")
+    assert not any(" smart " in line for line in why)  # smart passed every case
+    assert not any("greet ann" in line for line in why)
+    console = Console(width=160, record=True, color_system=None)
+    print_report(report, console, verbose=True)
+    verbose = console.export_text()
+    rows = verbose.split("why not passed")[1].split("models")[0]
+    # Under each model's line, its worst trial's rows: cheap's second trial got 'x'.
+    assert re.search(r"│\s+user\s+│ x\s+│\s+0\.00×1 │ Expected 'bob' but got 'x'", rows)
+    assert re.search(r"│\s+user\s+│ x\s+│\s+0\.00×1 │ Expected 'bob' but got 'zed'", rows)

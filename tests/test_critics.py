@@ -399,6 +399,19 @@ def test_one_of_uses_the_expected_list_or_the_values_parameter():
     assert judge("one_of", "NY", "NY").match  # a single value is a list of one
 
 
+def test_one_of_reasons_list_the_acceptable_values_once():
+    wrong = judge("one_of", ["NYC", "New York"], "Boston")
+    assert wrong.reason == """Got 'Boston', not one of the acceptable ["NYC", "New York"]."""
+    number = judge("one_of", [1, 2], 3, {"type": "integer"})
+    assert number.reason == "Got 3, not one of the acceptable [1, 2]."
+    # A nested key names its own choices, then the whole spec: each once.
+    nested = judge("one_of", [{"unit": ["USD", "dollars"]}], {"unit": "EUR"})
+    assert nested.reason == (
+        """Key 'unit': got 'EUR', not one of ["USD", "dollars"] """
+        """(acceptable: [{"unit": ["USD", "dollars"]}])."""
+    )
+
+
 def test_one_of_empty_string_means_the_argument_may_be_left_out():
     assert missing("one_of", ["units", ""]).match
     assert not missing("one_of", ["units"]).match

@@ -205,9 +205,15 @@ def test_external_resources_in_a_built_site_are_found(tmp_path: Path) -> None:
 def test_report_screenshots_are_shown_whichever_exist(tmp_path: Path) -> None:
     assert screenshots_markdown(tmp_path, depth=1) == ""
     (tmp_path / "images").mkdir()
-    for name in ("report-list.png", "report-300-cases-3-models.png", "other.png"):
+    for name in (
+        "report-list.png",
+        "report-300-cases-3-models.png",
+        "report-case-390.png",
+        "x.png",
+    ):
         (tmp_path / "images" / name).write_bytes(b"\x89PNG")
     assert screenshots_markdown(tmp_path, depth=1).split("\n\n") == [
         "![The report: 300 cases 3 models](../images/report-300-cases-3-models.png)",
+        "![The report: case, 390 px wide](../images/report-case-390.png)",
         "![The report: list](../images/report-list.png)",
     ]

@@ -51,6 +51,11 @@ def test_init_writes_a_suite_that_validates(tmp_path: Path) -> None:
     checked = _evalspec("validate", "suites/calendar.yaml", cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
     assert checked.stdout.startswith("1 suite valid")
+    # The editor modeline points at a schema file that exists, relative to the suite.
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# yaml-language-server: $schema=")
+    schema = (path.parent / first.split("=", 1)[1]).resolve()
+    assert schema.is_file() and json.loads(schema.read_text(encoding="utf-8"))["$defs"]
 
 
 def test_init_refuses_to_overwrite(tmp_path: Path) -> None:

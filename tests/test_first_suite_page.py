@@ -141,7 +141,8 @@ def test_the_first_suite_page_shows_what_evalspec_prints(tmp_path: Path) -> None
     assert first.returncode == 1, first.stderr
     run_shown = shown["evalspec run weather.yaml"]
     assert _table(first.stdout.splitlines()) == _table(run_shown)
-    for counts, output in (("(0 replayed, 5 called)", first), ("(5 replayed, 0 called)", again)):
+    requests = ("model requests: 0 replayed, 5 called", "model requests: 5 replayed, 0 called")
+    for counts, output in zip(requests, (first, again), strict=True):
         assert counts in output.stdout and any(counts in line for line in run_shown)
 
     # Step 7: a smaller weight for the unit, and the first run scored again.

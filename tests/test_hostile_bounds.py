@@ -533,8 +533,8 @@ def test_review_refuses_more_tools_than_its_cap(
     code, output = cli(repo, monkeypatch, "review", "--base-ref", "main")
     assert code == 2
     assert output.splitlines()[0] == (
-        "suites/p.yaml:4:3: tools: the suite defines 1002 tools; the limit is 1000; split the "
-        "suite, or raise the limit with EVALSPEC_MAX_TOOLS"
+        "suites/p.yaml:1004:5: tools: the suite defines more than 1000 tools; split the suite, "
+        "or raise the limit with EVALSPEC_MAX_TOOLS"
     )
     assert cli(repo, monkeypatch, "validate", "suites/p.yaml")[0] == 0  # own: up to 10,000
 

@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
         "evalspec.numpy_import",
     ),
     ("evalspec.stats",),
-    ("evalspec.critics",),
+    ("evalspec.critics", "evalspec.tool_schema"),
     ("evalspec.suite",),
     ("evalspec.plan", "evalspec.transcript"),
     ("evalspec.providers", "evalspec.tools"),

@@ -113,6 +113,16 @@ def _calls(tmp_path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
+def _refresh(path: Path) -> subprocess.CompletedProcess[str]:
+    """`evalspec tools refresh` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "evalspec", "tools", "refresh", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+
+
 def _run(path: Path, record: str) -> list[Any]:
     plan = api.compile_plan(api.load_suite(path))
     return api.run_plan(plan, RunOptions(record=record)).transcripts
@@ -308,26 +318,43 @@ def test_offline_run_without_recorded_output_is_an_observation(tmp_path, models)
 
 def test_refresh_of_a_server_that_does_not_start_is_a_clear_error(tmp_path, models) -> None:
     path = _write_suite(tmp_path, models, "command: [no-such-mcp-server-binary]")
-    result = subprocess.run(
-        [sys.executable, "-m", "evalspec", "tools", "refresh", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    result = _refresh(path)
     assert result.returncode == 3
     assert "cannot start or reach the MCP server 'no-such-mcp-server-binary'" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "reach.tools.lock.json").exists()
 
 
+def test_refresh_shows_the_end_of_what_a_failing_server_wrote_to_stderr(tmp_path, models) -> None:
+    """The SDK says only "Connection closed"; the server's own last lines say why. They are
+    bounded (a chatty server cannot flood the message) and never reach the terminal as control
+    codes."""
+    server = tmp_path / "broken_server.py"
+    server.write_text(
+        "import sys\n"
+        "for i in range(5000):\n"
+        "    print(f'starting step {i}', file=sys.stderr)\n"
+        "print('\\x1b]0;pwned\\x07\\x1b[2JModuleNotFoundError: no module named calc_tools',"
+        " file=sys.stderr)\n"
+        "sys.exit(1)\n",
+        encoding="utf-8",
+    )
+    path = _write_suite(tmp_path, models, f"command: [{json.dumps(sys.executable)}, {server}]")
+    result = _refresh(path)
+    assert result.returncode == 3
+    said = result.stderr
+    assert "cannot start or reach the MCP server" in said
+    assert "the server's stderr ended with:" in said
+    assert "ModuleNotFoundError: no module named calc_tools" in said
+    assert "\x1b" not in said and "\x07" not in said  # shown as escapes, never sent
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in said
+    assert "starting step 4999" in said and "starting step 4980" not in said  # the tail only
+    assert len(said) < 3000 and "Traceback" not in said
+
+
 def test_refresh_cli_prints_what_changed(tmp_path, models) -> None:
     path = _write_suite(tmp_path, models, _stdio_source())
-    result = subprocess.run(
-        [sys.executable, "-m", "evalspec", "tools", "refresh", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    result = _refresh(path)
     assert result.returncode == 0, result.stderr
     assert "4 tools" in result.stdout
     assert "+Math.Add" in result.stdout

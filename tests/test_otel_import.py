@@ -231,3 +231,54 @@ def test_import_otel_command_writes_transcripts(tmp_path: Path) -> None:
         app, ["import", "otel", str(tmp_path / "no.json"), "--case", "c", "--out", str(out)]
     )
     assert res.exit_code == 2 and "no.json:1:1: file not found" in res.output
+
+
+PIPELINE_SUITE = """
+suite: pipeline
+models: [gpt-4o-mini]
+tools:
+  - {name: fetch_data, parameters: {type: object, properties: {}}}
+  - {name: process_data, parameters: {type: object, properties: {}}}
+  - {name: save_results, parameters: {type: object, properties: {}}}
+cases:
+  - name: pipeline
+    user: run the pipeline
+    expect: {tool_calls: [{fetch_data: {}}, {process_data: {}}, {save_results: {}}]}
+"""
+
+
+def test_imported_traces_score_without_naming_the_model(tmp_path: Path) -> None:
+    """Imported without --model, traces are labelled `otel`; a one-model suite scores them as
+    its model (and says so) rather than finding "nothing to score"."""
+    from typer.testing import CliRunner
+
+    from evalspec.cli import app
+
+    suite = tmp_path / "pipeline.yaml"
+    suite.write_text(PIPELINE_SUITE, encoding="utf-8")
+    spans = tmp_path / "spans.json"
+    spans.write_text(json.dumps(otlp(pipeline(errors=0))), encoding="utf-8")
+    out = tmp_path / "t.jsonl"
+    runner = CliRunner()
+    imported = runner.invoke(
+        app, ["import", "otel", str(spans), "--case", "pipeline", "--out", str(out)]
+    )
+    assert imported.exit_code == 0, imported.output
+    results = tmp_path / "results.json"
+    scored = runner.invoke(app, ["score", str(suite), "-t", str(out), "--out", str(results)])
+    assert scored.exit_code == 0, scored.output
+    assert "1 imported transcript labelled 'otel' scored as the suite's only model" in (
+        scored.output
+    )
+    (case,) = json.loads(results.read_text(encoding="utf-8"))["cases"]
+    assert (case["model"], case["status"]) == ("gpt-4o-mini", "pass")
+    # Two labels are two models: no guessing, each named as not matching.
+    other = tmp_path / "other.jsonl"
+    runner.invoke(
+        app, ["import", "otel", str(spans), "--case", "pipeline", "-m", "b", "--out", str(other)]
+    )
+    both = tmp_path / "both.jsonl"
+    both.write_text(out.read_text() + other.read_text(), encoding="utf-8")
+    mixed = runner.invoke(app, ["score", str(suite), "-t", str(both)])
+    assert mixed.exit_code == 3
+    assert "nothing to score" in mixed.output and "1 of model 'otel'" in mixed.output

@@ -220,3 +220,44 @@ def test_score_writes_every_report_format(tmp_path: Path) -> None:
     assert suite is not None and suite.get("failures") == "1" and suite.get("tests") == "8"
     assert "divide 81 by 9" in out["md"].read_text()
     assert "<html" in out["html"].read_text().lower()
+
+
+def test_score_case_chooses_cases_as_run_does(tmp_path: Path, monkeypatch) -> None:
+    """`score --case` takes run's patterns (glob, substring or tag): the report holds the chosen
+    cases alone; a pattern that matches nothing is a usage error naming the cases."""
+    from typer.testing import CliRunner
+
+    from evalspec.cli import app
+
+    monkeypatch.chdir(ROOT)
+    run_dir = tmp_path / "run"
+    ran = CliRunner().invoke(
+        app, ["run", "suites/math.yaml", "--record", "offline", "--out", str(run_dir), "--json"]
+    )
+    assert ran.exit_code in (0, 1), ran.output
+    every = {c["case"] for c in json.loads((run_dir / "results.json").read_text())["cases"]}
+    out = tmp_path / "some.json"
+    chosen = CliRunner().invoke(
+        app,
+        [
+            "score",
+            "suites/math.yaml",
+            "-t",
+            str(run_dir),
+            "--case",
+            "SQUARE*",
+            "--case",
+            "add in",
+            "--out",
+            str(out),
+        ],
+    )
+    assert chosen.exit_code in (0, 1), chosen.output
+    cases = {c["case"] for c in json.loads(out.read_text(encoding="utf-8"))["cases"]}
+    assert cases == {"square root", "add in either order"} and cases < every
+    assert "skipped" not in chosen.output  # the other cases' transcripts are not stale
+    none = CliRunner().invoke(
+        app, ["score", "suites/math.yaml", "-t", str(run_dir), "--case", "nothing like it"]
+    )
+    assert none.exit_code == 2
+    assert "no case matches nothing like it; cases: add two large numbers" in none.output

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -83,7 +84,7 @@ def write_suite(
     directory: Path,
     url: str,
     *,
-    timeout: float = 0.5,
+    timeout: float = 30,
     retries: int = 2,
     max_turns: int = 4,
     mode: str = "agent",
@@ -259,7 +260,7 @@ def test_malformed_tool_call_json_is_kept_raw_and_fails_readably(
 FAULTS = {
     "429 with Retry-After": status_fault(429, retry_after=0.3),
     "500": status_fault(500),
-    "answer slower than the timeout": delay_fault(1.5),
+    "answer slower than the timeout": delay_fault(5),
     "dropped connection": drop_fault(),
 }
 
@@ -269,7 +270,9 @@ def test_transient_faults_are_retried_and_the_item_succeeds(
     server: FakeOpenAI, tmp_path: Path, fault: str
 ) -> None:
     server.enqueue(FAULTS[fault])
-    suite = write_suite(tmp_path, server.base_url)
+    # Time-outs generous enough for a loaded machine, except where the time-out is the fault.
+    slow = fault == "answer slower than the timeout"
+    suite = write_suite(tmp_path, server.base_url, timeout=2 if slow else 30)
     report, (t,) = run_api(suite, tmp_path / "run", cases=["weather paris"], models=["m1"])
     assert t.error is None
     assert len(server.requests) == 3  # the failed attempt, its retry, the second turn
@@ -461,6 +464,11 @@ def test_recordings_are_written_and_a_second_run_replays_without_http(
     assert second.returncode == 1, second.stderr
     assert len(server.requests) == calls
     assert f"{calls} replayed, 0 called" in second.stdout
+    # Items and requests are counted apart, each named (an item may take several requests).
+    items = len(results_of(tmp_path / "first")["results"])
+    assert items != calls
+    said = rf"^{items} items \(case × model × trial\) in [\d.]+s · model requests: "
+    assert re.search(said + rf"0 replayed, {calls} called · results: ", first.stdout, re.M)
     first_scores = [
         (r["case"], r["model"], r["score"]) for r in results_of(tmp_path / "first")["results"]
     ]

@@ -109,3 +109,42 @@ def test_a_tree_too_deep_to_read_is_a_clear_error(tmp_path: Path) -> None:
     )
     assert res.exit_code == 2 and "nests deeper" in res.output
     assert not out.exists()
+
+
+def test_imported_suite_and_answers_score_without_naming_the_model(tmp_path: Path) -> None:
+    """`import stabletoolbench` then `import stabletoolbench-answers`, neither given -m: the
+    answers (labelled by their folder) score under the suite's one model, as it says."""
+    from typer.testing import CliRunner
+
+    from evalspec.cli import app
+
+    data = Path(__file__).parent / "data" / "stabletoolbench"
+    queries = data / "solvable_queries_example"
+    answers = data / "data_example" / "model_predictions_converted" / "virtual_chatgpt_cot"
+    runner = CliRunner()
+    suite = tmp_path / "stb.yaml"
+    made = runner.invoke(
+        app,
+        [
+            "import", "stabletoolbench", str(queries / "test_instruction" / "G1_instruction.json"),
+            "--ids", str(queries / "test_query_ids" / "G1_instruction.json"), "--out", str(suite),
+        ],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    transcripts = tmp_path / "t.jsonl"
+    got = runner.invoke(
+        app,
+        [
+            "import", "stabletoolbench-answers", str(answers / "G1_instruction.json"),
+            "--out", str(transcripts),
+        ],
+    )  # fmt: skip
+    assert got.exit_code == 0, got.output
+    results = tmp_path / "results.json"
+    scored = runner.invoke(
+        app, ["score", str(suite), "-t", str(transcripts), "--out", str(results)]
+    )
+    assert "nothing to score" not in scored.output
+    assert "3 imported transcripts labelled 'virtual_chatgpt_cot' scored as" in scored.output
+    cases = json.loads(results.read_text(encoding="utf-8"))["cases"]
+    assert sorted(c["case"] for c in cases) == ["1073", "588", "608"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,36 @@ def test_run_html_shows_conversations_of_a_streamed_run(tmp_path):
     assert result.exit_code == 1, result.output  # two example answers fail on purpose
     trials = [t for c in page_data(page)["cases"] for cell in c["c"] for t in cell[4]]
     assert len(trials) == 6 and all(t["m"] and t["m"][0][0] == "system" for t in trials)
+
+
+def test_tags_survive_results_json_and_fill_the_tag_filter(write_suite, tmp_path):
+    """`view` reads a run back from results.json: its tag filter lists the suite's tags."""
+    from evalspec.api import score
+    from evalspec.report.json_report import write_json
+    from evalspec.suite.validate import load_suite
+    from tests.conftest import transcript
+
+    suite = load_suite(
+        write_suite(
+            """
+suite: tagged
+models: [m]
+tools:
+  - {name: f, parameters: {type: object, properties: {a: {type: string}}}}
+cases:
+  - {name: one, tags: [smoke, calendar], user: u, expect: {tool_calls: [{f: {a: x}}]}}
+  - {name: two, user: u, expect: {tool_calls: [{f: {a: y}}]}}
+"""
+        )
+    )
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    report = score(suite, [transcript("one", ("f", {"a": "x"})), transcript("two", ("f", {}))])
+    write_json(report, run_dir / "results.json")
+    cases = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))["cases"]
+    assert {c["case"]: c["tags"] for c in cases} == {"one": ["smoke", "calendar"], "two": []}
+    result = CliRunner().invoke(app, ["view", str(run_dir), "--no-open"])
+    assert result.exit_code == 0, result.output
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    options = re.findall(r'<option value="([^"]*)">', page.split('id="tag-filter"')[1])
+    assert options[:3] == ["", "calendar", "smoke"]

@@ -221,8 +221,9 @@ def finish_report(
     write_and_show(report, options, run_dir / "results.json")
     if not options.as_json:
         took = f" in {time.perf_counter() - started:.2f}s" if started is not None else ""
+        n = len(report.results)
         sys.stdout.write(
-            f"{len(report.results)} items{took}"
+            f"{n} {'item' if n == 1 else 'items'} (case × model × trial){took}"
             + (f" {note}" if note else "")
             + f" · results: {run_dir / 'results.json'}\n"
         )

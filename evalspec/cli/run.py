@@ -284,11 +284,13 @@ def _execute(
             f"{req.record} may not call the model; run with --record auto and an API key"
         )
     counts = outcome.counts
-    note = (
-        f"({counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
-        + (f", {outcome.resumed} resumed" if outcome.resumed else "")
-        + (f", {outcome.rerun} re-run: a tool answers differently now" if outcome.rerun else "")
-        + ")"
+    # Items and model requests are different counts (an item is a conversation of one or
+    # more requests): each is named.
+    items = [f"{outcome.resumed} resumed"] if outcome.resumed else []
+    if outcome.rerun:
+        items.append(f"{outcome.rerun} re-run: a tool answers differently now")
+    note = (f"({', '.join(items)}) " if items else "") + (
+        f"· model requests: {counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
     )
     with gc_paused():  # summaries and report files: plain data, no cycles to look for
         results = report_from_results(suite, scoring.finish(), scoring.tally)

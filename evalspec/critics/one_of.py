@@ -39,6 +39,11 @@ _TYPE_NAMES = {
 }
 
 
+NOT_ONE_OF = "not one of the acceptable values"
+"""What `_choices_ok` says when a value of the right type matches no choice: the caller names
+the choices once (the reason of a one_of row already lists them)."""
+
+
 def standardize_string(text: str) -> str:
     """BFCL's standardize_string: drop spaces and ,./-_*^, lowercase, ' becomes "."""
     return re.sub(r"[ \,\.\/\-\_\*\^]", "", text).lower().replace("'", '"')
@@ -89,7 +94,10 @@ def _dict_ok(actual: Any, spec: dict[str, Any], normalize: bool) -> str | None:
     for key, value in actual.items():
         if key not in spec:
             return f"unexpected key {key!r}"
-        problem = _choices_ok(value, True, _as_choices(spec[key]), normalize, None)
+        choices = _as_choices(spec[key])
+        problem = _choices_ok(value, True, choices, normalize, None)
+        if problem == NOT_ONE_OF:
+            problem = f"got {show(value)}, not one of {show(choices)}"
         if problem:
             return f"key {key!r}: {problem}"
     for key, choices in spec.items():
@@ -172,7 +180,7 @@ def _choices_ok(
             actual = float(actual)
         if any(is_number(c) and c == actual for c in candidates):
             return None
-        return f"got {show(actual)}, not one of {show(candidates)}"
+        return NOT_ONE_OF
     problems = [_value_ok(actual, c, normalize) for c in candidates]
     if any(p is None for p in problems):
         return None
@@ -181,7 +189,7 @@ def _choices_ok(
         return problems[0]
     if len(candidates) == 1:
         return problems[0]
-    return f"got {show(actual)}, not one of {show(candidates)}"
+    return NOT_ONE_OF
 
 
 @dataclass(frozen=True)
@@ -233,6 +241,8 @@ class OneOfCritic(Critic):
             return outcome(1.0, True, f"Got {show(actual)}, one of the acceptable {shown}.")
         if problem == MISSING:
             return outcome(0.0, False, f"{MISSING} (acceptable: {shown}).")
+        if problem == NOT_ONE_OF:
+            return outcome(0.0, False, f"Got {show(actual)}, not one of the acceptable {shown}.")
         return outcome(0.0, False, f"{problem[0].upper()}{problem[1:]} (acceptable: {shown}).")
 
     def _judge(self, expected: Any, actual: Any, embedder: Embedder | None) -> CriticOutcome:

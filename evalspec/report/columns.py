@@ -199,13 +199,31 @@ def before_after_pairs(runs: Sequence[RunData], columns: Sequence[Column]) -> li
     return list(zip(first, last, strict=False))
 
 
-def case_changes(runs: Sequence[RunData], columns: Sequence[Column]) -> dict[str, Kind]:
-    """Per case, the most pressing change over the before/after pairs (regression first)."""
+@dataclass(frozen=True)
+class Change:
+    """A case's most pressing change, and the score difference of the pair it comes from."""
+
+    kind: Kind
+    delta: float | None
+    """after - before of that pair; None when a side is missing."""
+
+
+def case_change_details(runs: Sequence[RunData], columns: Sequence[Column]) -> dict[str, Change]:
+    """Per case, the most pressing change over the before/after pairs (regression first), with
+    the score difference of that very pair, so a label and its number always agree. Among pairs
+    of the same kind, the largest difference is the one shown."""
     rank = {k: i for i, k in enumerate(KIND_ORDER)}
-    out: dict[str, Kind] = {}
+    out: dict[str, Change] = {}
     for i, j in before_after_pairs(runs, columns):
         for case in case_order(columns):
-            kind = classify(columns[i].cells.get(case), columns[j].cells.get(case))
-            if case not in out or rank[kind] < rank[out[case]]:
-                out[case] = kind
+            before, after = columns[i].cells.get(case), columns[j].cells.get(case)
+            kind = classify(before, after)
+            delta = after.score - before.score if before and after else None
+            seen = out.get(case)
+            if (
+                seen is None
+                or rank[kind] < rank[seen.kind]
+                or (rank[kind] == rank[seen.kind] and abs(delta or 0) > abs(seen.delta or 0))
+            ):
+                out[case] = Change(kind, delta)
     return out

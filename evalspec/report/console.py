@@ -1,9 +1,10 @@
 """The terminal report: the cases with a column per model, then a summary row per model.
 
 One model keeps the reason column (there is room for it); several models share one table, so a
-reader compares them case by case, and the summary table puts their pass rates, pass@k, tokens,
-latency and cost side by side. Names and reasons from the data go through evalspec.terminal:
-never read as markup, never a control sequence.
+reader compares them case by case, then a "why" table gives one line per cell that did not pass
+(case, model, reason; with --verbose the explanation rows under it), and the summary table puts
+their pass rates, pass@k, tokens, latency and cost side by side. Names and reasons from the
+data go through evalspec.terminal: never read as markup, never a control sequence.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
     console = console or Console()
     if len(report.models) > 1:
         console.print(_side_by_side(report, verbose=verbose))
+        why = _why_not_passed(report, verbose=verbose)
+        if why is not None:
+            console.print(why)
         console.print(_summary_table(report))
     else:
         for m in report.models:
@@ -123,6 +127,55 @@ def _side_by_side(report: Report, *, verbose: bool) -> Table:
     return table
 
 
+def _why_not_passed(report: Report, *, verbose: bool) -> Table | None:
+    """One line per case x model that did not pass: the case named once for its models, so
+    three models' reasons stay readable; None when every cell passed."""
+    first: dict[str, int] = {}
+    for c in report.cases:
+        first.setdefault(c.case, len(first))
+    problems = sorted((c for c in report.cases if c.status != "pass"), key=lambda c: first[c.case])
+    if not problems:
+        return None
+    shown = problems if verbose else problems[:MAX_PROBLEM_ROWS]
+    table = Table(title="why not passed", title_justify="left", expand=False)
+    table.add_column("case", overflow="fold")
+    table.add_column("model", no_wrap=True)
+    table.add_column("result")
+    table.add_column("score", justify="right")
+    table.add_column("why", overflow="fold")
+    previous = None
+    for c in shown:
+        result, score = _result_and_score(c)
+        table.add_row(
+            text(c.case if c.case != previous else "", single_line=True),
+            text(c.model, single_line=True),
+            Text(result, style=STYLES[c.status]),
+            Text(score),
+            text(c.reason),
+            end_section=False,
+        )
+        previous = c.case
+        if verbose:
+            _add_field_rows(table, c, lead=1)
+    cut = len(problems) - len(shown)
+    table.caption = _left_out(f"{cut} more are in results.json" if cut else "")
+    return table
+
+
+def _add_field_rows(table: Table, c: CaseSummary, *, lead: int) -> None:
+    """The explanation rows of the case's lowest-scoring trial (the one its reason names),
+    under its line (--verbose), after `lead` empty cells."""
+    worst = min(c.results, key=lambda r: r.score, default=None)
+    for r in worst.rows if worst else ():
+        table.add_row(
+            *[Text("")] * lead,
+            text(f"  {r.field}", single_line=True),
+            Text("ok" if r.match else "x", style="green" if r.match else "red"),
+            Text(f"{r.score:.2f}×{r.weight:g}"),
+            text(r.reason),
+        )
+
+
 def _summary_table(report: Report) -> Table:
     """A row per model: what choosing between them comes down to."""
     k = max(m.k for m in report.models)
@@ -130,8 +183,9 @@ def _summary_table(report: Report) -> Table:
     table = Table(title="models", title_justify="left", expand=False)
     longest = max(len(m.model) for m in report.models)
     table.add_column("model", no_wrap=True, min_width=min(longest, 40))
-    figures = ["pass rate", "mean score", f"pass@{k}", f"pass^{k}", "tokens", "latency"]
-    for name in figures + (["cost"] if priced else []):
+    figures = ["pass rate", "mean score", f"pass@{k}", f"pass^{k}", "tokens, total"]
+    figures.append("latency, total")
+    for name in figures + (["cost, total"] if priced else []):
         table.add_column(name, justify="right")
     for m in report.models:
         row = [
@@ -170,13 +224,7 @@ def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
             text(why),
         )
         if verbose:
-            for r in c.results[0].rows if c.results else ():
-                table.add_row(
-                    text(f"  {r.field}", single_line=True),
-                    Text("ok" if r.match else "x", style="green" if r.match else "red"),
-                    Text(f"{r.score:.2f}×{r.weight:g}"),
-                    text(r.reason),
-                )
+            _add_field_rows(table, c, lead=0)
     table.caption = _left_out(
         f"{hidden} passing cases not shown" if hidden else "",
         f"{cut} more that did not pass are in results.json" if cut else "",

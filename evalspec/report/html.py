@@ -21,6 +21,7 @@ from markupsafe import Markup
 
 from evalspec.files import write_text_atomic
 from evalspec.report.html_data import (
+    STATUSES,
     HtmlRun,
     build_payload,
     gc_paused,
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 
 ASSETS = Path(__file__).with_name("assets")
 BINS = 10
-CHART = {"width": 200, "height": 56, "base": 44}
+CHART = {"width": 200, "height": 66, "base": 54, "top": 12}
+"""Pixels: the bars stand on `base` and reach up to `top`; threshold labels sit above them."""
 
 
 @cache
@@ -64,28 +66,49 @@ def content_security_policy(js: str, css: str) -> str:
 
 
 def _bars(column: Column) -> list[dict[str, Any]]:
-    """A histogram of the column's case scores in ten bands, as SVG rectangles."""
-    counts = [0] * BINS
+    """A histogram of the column's case scores in ten bands, as stacked SVG rectangles: each
+    band split by the status the suite gave its cases, so the colours are the suite's own
+    thresholds (a case's rubric may set its own), never fixed bands."""
+    counts = [dict.fromkeys(STATUSES, 0) for _ in range(BINS)]
     for side in column.cells.values():
-        counts[min(BINS - 1, max(0, int(side.score * BINS)))] += 1
-    top = max(counts) or 1
+        counts[min(BINS - 1, max(0, int(side.score * BINS)))][side.status] += 1
+    top = max(sum(c.values()) for c in counts) or 1
     width = CHART["width"] / BINS
-    height = CHART["base"] - 2
+    height = CHART["base"] - CHART["top"]
     bars = []
-    for i, n in enumerate(counts):
-        h = round(height * n / top, 1)
-        bars.append(
-            {
-                "x": round(i * width + 1, 1),
-                "y": round(CHART["base"] - h, 1),
-                "w": round(width - 2, 1),
-                "h": h,
-                "count": n,
-                "label": f"score {i / BINS:.1f}–{(i + 1) / BINS:.1f}",
-                "band": "low" if i < 5 else "mid" if i < 9 else "high",
-            }
-        )
+    for i, by_status in enumerate(counts):
+        y = float(CHART["base"])
+        for status, n in by_status.items():
+            if not n:
+                continue
+            h = height * n / top
+            y -= h
+            bars.append(
+                {
+                    "x": round(i * width + 1, 1),
+                    "y": round(y, 1),
+                    "w": round(width - 2, 1),
+                    "h": round(h, 1),
+                    "status": status,
+                    "label": f"score {i / BINS:.1f}–{(i + 1) / BINS:.1f}: {n} {status}",
+                }
+            )
     return bars
+
+
+def _thresholds(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The suite's fail and warn thresholds as marks on the chart's axis (older results.json
+    files have none)."""
+    rubric = results.get("rubric") if isinstance(results.get("rubric"), dict) else {}
+    marks = []
+    for key, name in (("fail_threshold", "fail below"), ("warn_threshold", "warn below")):
+        value = rubric.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
+            x = round(value * CHART["width"], 1)
+            marks.append(
+                {"x": x, "value": f"{value:g}", "label": f"{name} {value:g}", "kind": key[:4]}
+            )
+    return marks
 
 
 def _summary(column: Column, results: dict[str, Any]) -> dict[str, Any]:
@@ -101,8 +124,12 @@ def _summary(column: Column, results: dict[str, Any]) -> dict[str, Any]:
         "pass_hat_k": _figure(m.get("pass_hat_k"), "{:.2f}"),
         "tokens": f"{int(number(m.get('tokens'))):,}",
         "latency": f"{number(m.get('latency_s')):.1f} s",
+        "latency_mean": (
+            f"{number(m.get('latency_s')) / len(column.cells):.2f} s" if column.cells else "-"
+        ),
         "cost": _figure(cost, "{:.4f}"),
         "bars": _bars(column),
+        "thresholds": _thresholds(results),
         "pass_rate_ci": _interval(m.get("pass_rate_ci"), percent=True),
         "mean_ci": _interval(m.get("mean_score_ci"), percent=False),
         "flaky": _flaky(column, results),

@@ -20,8 +20,9 @@ from evalspec.report.columns import (
     Column,
     RunData,
     Side,
+    before_after_pairs,
     build_columns,
-    case_changes,
+    case_change_details,
     case_order,
 )
 
@@ -179,7 +180,7 @@ def gc_paused() -> Iterator[None]:
 def build_payload(runs: Sequence[HtmlRun]) -> tuple[dict[str, Any], list[Column]]:
     data = [RunData(r.label, r.results) for r in runs]
     columns = build_columns(data, with_results=False)
-    changes = case_changes(data, columns) if len(columns) > 1 else {}
+    changes = case_change_details(data, columns) if len(columns) > 1 else {}
     s = _Strings()
     tags: dict[str, list[str]] = {}
     summaries: dict[tuple[int, str, str], dict[str, Any]] = {}
@@ -204,13 +205,30 @@ def build_payload(runs: Sequence[HtmlRun]) -> tuple[dict[str, Any], list[Column]
                 if side is None
                 else _cell(side, results[key], summaries.get(key, {}), transcripts, s)
             )
-        cases.append({"n": name, "t": tags.get(name, []), "k": changes.get(name, ""), "c": cells})
+        change = changes.get(name)
+        case: dict[str, Any] = {"n": name, "t": tags.get(name, []), "c": cells}
+        if change is not None:
+            case["k"] = change.kind
+            case["d"] = None if change.delta is None else round(change.delta, 4)
+        cases.append(case)
     payload = {
         "columns": [c.label for c in columns],
+        "change": change_label(data, columns),
         "strings": s.table,
         "cases": cases,
     }
     return payload, columns
+
+
+def change_label(runs: Sequence[RunData], columns: Sequence[Column]) -> str:
+    """What the change column compares, said in its header: `change vs gpt-4o` for the models
+    of one run, `change, first run → last` for runs side by side; empty with one column."""
+    pairs = before_after_pairs(runs, columns)
+    if not pairs:
+        return ""
+    if len(runs) == 1:
+        return f"change vs {columns[pairs[0][0]].label}"
+    return "change, first run → last"
 
 
 def script_json(payload: Any) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from evalspec.files import atomic_write
-from evalspec.report.records import Report, case_dict, result_dict
+from evalspec.report.records import Report, case_dict, case_tags, result_dict
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
@@ -22,12 +22,13 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 def write_json(report: Report, path: Path) -> None:
     """Write atomically: a reader never sees half a results file."""
     head = report.to_dict(summaries_only=True)
+    tags = case_tags(report.suite)
     with atomic_write(path) as fh:
         fh.write("{\n")
         for key, value in head.items():
             text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
             fh.write(f"  {json.dumps(key)}: {text.replace(chr(10), chr(10) + '  ')},\n")
-        _write_list(fh, "cases", (case_dict(c) for c in report.cases), last=False)
+        _write_list(fh, "cases", (case_dict(c, tags) for c in report.cases), last=False)
         _write_list(fh, "results", (result_dict(r) for r in report.results), last=True)
         fh.write("}\n")
 

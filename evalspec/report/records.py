@@ -59,6 +59,10 @@ class Report:
             "path": self.suite.path,
             "description": self.suite.description,
             "created": self.created,
+            "rubric": {
+                "fail_threshold": self.suite.rubric.fail_threshold,
+                "warn_threshold": self.suite.rubric.warn_threshold,
+            },
             "model_specs": model_specs(self.suite),
             "models": [model_dict(m) for m in self.models],
         }

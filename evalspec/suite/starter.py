@@ -57,7 +57,11 @@ cases:
 
 
 def starter_suite(path: Path) -> str:
-    schema = Path(__file__).resolve().parents[1] / "schemas" / "suite.schema.json"
+    """The starter text for `path`; its modeline points at the schema file evalspec carries,
+    relative to where the suite is written (absolute across drives)."""
+    from evalspec.schemas import schema_file
+
+    schema = schema_file()
     try:
         rel = os.path.relpath(schema, path.resolve().parent)
     except ValueError:

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import yaml
 
 from evalspec.errors import Problem, SpecError
-from evalspec.suite.limits import env_limit
+from evalspec.suite.limits import MAX_TOOLS_ENV, env_limit, max_tools
 from evalspec.suite.tree import LDict, LList, Pos
 
 MAX_DEPTH = 64
@@ -105,6 +105,7 @@ class _Frame:
         "key",
         "key_pos",
         "mark",
+        "max_items",
         "merges",
         "path",
         "size",
@@ -123,6 +124,8 @@ class _Frame:
         self.key: Any = _NO_KEY
         self.key_pos: Pos | None = None
         self.merges: list[tuple[LDict, int]] = []
+        self.max_items = -1
+        """-1, or (for the top-level `tools:` list) how many items it may hold."""
         self.streamed = -1
         """-1, or (for the `cases:` list handed to a sink) how many items went to the sink."""
 
@@ -340,6 +343,8 @@ class TreeBuilder:
             value.value_pos = {}
         value.pos = self.pos(mark)
         frame = _Frame(value, mark, event.anchor, path)
+        if is_seq and len(stack) == 1 and parent is not None and parent.key == "tools":
+            frame.max_items = max_tools()  # refused while parsing: no tree of 100,000 tools
         if (
             self.sink is not None
             and is_seq
@@ -401,6 +406,13 @@ class TreeBuilder:
             if parent.streamed >= 0:
                 self._stream(parent, value, size, chars, mark)
                 return
+            if len(container) == parent.max_items:
+                raise self.fail(
+                    mark,
+                    f"the suite defines more than {parent.max_items} tools",
+                    f"split the suite, or raise the limit with {MAX_TOOLS_ENV}",
+                    parent.path,
+                )
             container.append(value)
             container.item_pos.append(self.pos(mark))
             parent.size += size

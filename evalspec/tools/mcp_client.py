@@ -7,9 +7,10 @@ The SDK's transports are anyio context managers that must be entered and left in
 a run calls tools from many tasks. So each connection lives in its own task, which holds the
 session open until :meth:`McpConnection.close`; calls from any task go through that session.
 
-A server is untrusted: its process gets only the SDK's minimal environment (no API keys), its
-stderr is discarded (it could hold terminal control codes), every request has a time limit, and
-outputs longer than :data:`MAX_OUTPUT_CHARS` are cut.
+A server is untrusted: its process gets only the SDK's minimal environment (no API keys), only
+the last lines of its stderr are kept (shown, control codes escaped, when it fails to start:
+that is where a server says why), every request has a time limit, and outputs longer than
+:data:`MAX_OUTPUT_CHARS` are cut.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import os
+import textwrap
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TextIO
 
@@ -27,6 +28,7 @@ from evalspec.providers.http_policy import client_options, refuse_clear_text
 from evalspec.providers.openai_chat import expand_header_values, header_secrets
 from evalspec.redaction import redact
 from evalspec.suite.model import McpServer
+from evalspec.tools.stderr_tail import StderrTail
 
 MAX_OUTPUT_CHARS = 100_000
 CLOSE_GRACE_S = 10.0
@@ -124,14 +126,16 @@ class McpConnection:
         self._stop = asyncio.Event()
         self._error: BaseException | None = None
         self._lock = asyncio.Lock()
+        self._stderr: StderrTail | None = None
 
     async def _hold(self) -> None:
+        self._stderr = StderrTail()  # the server's stderr: its last lines, kept for errors
         try:
-            with open(os.devnull, "w") as errlog:  # the server's stderr
-                await self._serve(errlog)
+            await self._serve(self._stderr.file)
         except Exception as exc:  # reported to the caller waiting for the session
             self._error = exc
         finally:
+            self._stderr.close()
             self._ready.set()
 
     async def _serve(self, errlog: TextIO) -> None:
@@ -155,9 +159,16 @@ class McpConnection:
             except TimeoutError:
                 self._error = TimeoutError(f"no answer within {self.timeout_s:g} s")
         if self._session is None or self._error is not None:
+            said = self._stderr.text() if self._stderr and self.server.command else ""
+            said = redact(said, header_secrets(self.server.headers))
             raise RunError(
                 f"cannot start or reach the MCP server {self.server.key!r} "
                 f"({_describe(self._error, self.server)}); check the command or url in the suite"
+                + (
+                    f"\nthe server's stderr ended with:\n{textwrap.indent(said, '  | ')}"
+                    if said
+                    else ""
+                )
             )
         return self._session
 

@@ -9,7 +9,8 @@
     sort: document.getElementById("sort").value};
   var viewport = document.getElementById("viewport"), spacer = document.getElementById("spacer");
   var rowsEl = document.getElementById("rows"), head = document.getElementById("list-head");
-  var detail = document.getElementById("detail"), count = document.getElementById("count");
+  var detail = document.getElementById("detail"), body = document.getElementById("detail-body");
+  var permalink = document.getElementById("permalink"), count = document.getElementById("count");
   var order = [], shownCols = [], range = [-1, -1], template = "";
 
   function txt(v) { return typeof v === "number" ? S[v] : (v == null ? "" : String(v)); }
@@ -33,16 +34,10 @@
     shownCols.forEach(function (i) { var cell = c.c[i]; if (cell && cell[1] < m) m = cell[1]; });
     return m === Infinity ? -1 : m;
   }
-  function delta(c) {
-    // The largest drop (or smallest gain) of any column against the first.
-    var a = c.c[0], d = null;
-    if (!a) return 0;
-    for (var j = 1; j < c.c.length; j++) {
-      var b = c.c[j];
-      if (b && (d === null || b[1] - a[1] < d)) d = b[1] - a[1];
-    }
-    return d || 0;
-  }
+  // The score difference of the very pair the change label comes from (computed with it).
+  function delta(c) { return typeof c.d === "number" ? c.d : 0; }
+  var byName = {};
+  cases.forEach(function (c, i) { byName[c.n] = i; });
   var hasTags = cases.some(function (c) { return c.t.length > 0; });
 
   function apply() {
@@ -67,17 +62,18 @@
     } else if (state.sort === "change") {
       order.sort(function (a, b) {
         var x = cases[a], y = cases[b];
-        return (KIND_RANK[x.k] - KIND_RANK[y.k]) || (delta(x) - delta(y)) || a - b;
+        return (KIND_RANK[x.k || ""] - KIND_RANK[y.k || ""]) || (delta(x) - delta(y)) || a - b;
       });
     }
     template = "minmax(12rem,2fr)" + (hasTags ? " minmax(5rem,1fr)" : "") +
       " minmax(9rem,11rem)".repeat(shownCols.length) + (cols.length > 1 ? " 11rem" : "");
     head.textContent = "";
     head.style.gridTemplateColumns = template;
-    head.appendChild(el("span", null, "case"));
-    if (hasTags) head.appendChild(el("span", null, "tags"));
-    shownCols.forEach(function (i) { head.appendChild(el("span", null, cols[i])); });
-    if (cols.length > 1) head.appendChild(el("span", null, "change"));
+    function heading(text) { var h = el("span", null, text); h.title = text; head.appendChild(h); }
+    heading("case");
+    if (hasTags) heading("tags");
+    shownCols.forEach(function (i) { heading(cols[i]); });
+    if (cols.length > 1) heading(data.change || "change");
     count.textContent = order.length + " of " + cases.length + " cases";
     spacer.style.height = order.length * ROW_H + "px";
     viewport.style.height = Math.max(order.length, 1) * ROW_H + 2 + "px";
@@ -104,6 +100,7 @@
     shownCols.forEach(function (j) {
       var cell = c.c[j], s = el("span", "cell");
       if (cell) {
+        s.title = cols[j] + ": " + txt(cell[2]);
         s.appendChild(badge(cell));
         s.appendChild(el("span", "score", cell[1].toFixed(3)));
       } else {
@@ -112,10 +109,16 @@
       r.appendChild(s);
     });
     if (cols.length > 1) {
-      var d = delta(c);
-      r.appendChild(el("span", "change " + c.k, c.k + (d ? " " + (d > 0 ? "+" : "") + d.toFixed(3) : "")));
+      r.appendChild(el("span", "change " + (c.k || ""), changeText(c)));
     }
     return r;
+  }
+
+  function changeText(c) {
+    // The label and the difference of the same pair: "worse -0.250", never "unchanged -0.667".
+    var d = delta(c), shown = d.toFixed(3);
+    if (!c.k) return "";
+    return c.k + (Number(shown) !== 0 ? " " + (d > 0 ? "+" : "") + shown : "");
   }
 
   function render(force) {
@@ -148,8 +151,8 @@
   }
 
   function rowsTable(rows) {
-    var table = el("table", "rows"), tr = el("tr");
-    ["field", "expected", "actual", "score", "weight", "why"].forEach(function (h) { tr.appendChild(el("th", null, h)); });
+    var table = el("table", "rows"), tr = el("tr"), heads = ["field", "expected", "actual", "score", "weight", "why"];
+    heads.forEach(function (h) { tr.appendChild(el("th", null, h)); });
     table.appendChild(tr);
     rows.forEach(function (r) {
       var exp = txt(r[1]), act = txt(r[2]), line = el("tr", r[6] ? "ok" : "bad");
@@ -161,6 +164,8 @@
       line.appendChild(el("td", "num", Number(r[3]).toFixed(2)));
       line.appendChild(el("td", "num", String(r[4])));
       line.appendChild(el("td", null, txt(r[5])));
+      // Named cells: a narrow screen shows each row as a card, every value with its name.
+      for (var k = 0; k < line.children.length; k++) line.children[k].dataset.label = heads[k];
       table.appendChild(line);
     });
     return table;
@@ -211,17 +216,38 @@
     return box;
   }
 
-  function show(i) {
+  function link(i, col) {
+    // A URL fragment that opens case i (and only column `col` of it, when given).
+    var p = new URLSearchParams();
+    p.set("case", cases[i].n);
+    if (col != null) p.set("model", cols[col]);
+    return "#" + p.toString();
+  }
+
+  function show(i, only) {
     state.selected = i;
-    var c = cases[i];
-    detail.textContent = "";
+    var c = cases[i], which = only != null ? [only] : shownCols;
+    body.textContent = "";
     detail.hidden = false;
-    detail.appendChild(el("h2", null, c.n));
-    if (c.t.length) detail.appendChild(el("p", "tags", "tags: " + c.t.join(", ")));
+    document.body.classList.add("detail-open");
+    permalink.setAttribute("href", link(i, only));
+    permalink.textContent = only != null ? "link to this case × model" : "link to this case";
+    body.appendChild(el("h2", null, c.n));
+    if (c.t.length) body.appendChild(el("p", "tags", "tags: " + c.t.join(", ")));
+    if (only != null) {
+      var all = el("a", "all", "show every model");
+      all.setAttribute("href", link(i));
+      body.appendChild(all);
+    }
     var sides = el("div", "sides");
-    shownCols.forEach(function (j) {
-      var cell = c.c[j], side = el("div", "side");
-      side.appendChild(el("h3", null, cols[j]));
+    which.forEach(function (j) {
+      var cell = c.c[j], side = el("section", "side");
+      var h = el("h3", null, cols[j] + " ");
+      var a = el("a", "permalink", "#");
+      a.setAttribute("href", link(i, j));
+      a.title = "a link that opens " + cols[j] + " on this case";
+      h.appendChild(a);
+      side.appendChild(h);
       if (!cell) {
         side.appendChild(el("p", "muted", "not run"));
       } else {
@@ -234,13 +260,54 @@
       }
       sides.appendChild(side);
     });
-    detail.appendChild(sides);
+    body.appendChild(sides);
+    detail.scrollTop = 0;
+    reveal(i);
     render(true);
+  }
+
+  function reveal(i) {
+    // Scroll the list so the open case's row is in view (when the filters show it).
+    var k = order.indexOf(i);
+    if (k < 0) return;
+    var top = k * ROW_H, h = viewport.clientHeight;
+    if (top < viewport.scrollTop || top + ROW_H > viewport.scrollTop + h) {
+      viewport.scrollTop = Math.max(0, top - Math.floor(h / 3));
+    }
+  }
+
+  function hide() {
+    state.selected = -1;
+    detail.hidden = true;
+    document.body.classList.remove("detail-open");
+    render(true);
+  }
+
+  function route() {
+    // Open what the URL fragment names: #case=<name>[&model=<column>]; close on anything else.
+    var p = new URLSearchParams(location.hash.slice(1)), name = p.get("case");
+    if (name === null || !(name in byName)) { if (!detail.hidden) hide(); return; }
+    var col = p.has("model") ? cols.indexOf(p.get("model")) : -1;
+    show(byName[name], col >= 0 ? col : null);
+  }
+
+  function open(i) {
+    var target = link(i);
+    if (location.hash === target) show(i); else location.hash = target;
+    detail.focus({preventScroll: true});
+  }
+
+  function step(by) {
+    // The next or previous case in the list as filtered and sorted.
+    if (!order.length) return;
+    var k = order.indexOf(state.selected);
+    k = k < 0 ? 0 : Math.min(order.length - 1, Math.max(0, k + by));
+    open(order[k]);
   }
 
   function pick(ev) {
     var r = ev.target.closest(".row.item");
-    if (r) show(Number(r.dataset.index));
+    if (r) open(Number(r.dataset.index));
   }
   rowsEl.addEventListener("click", pick);
   rowsEl.addEventListener("keydown", function (ev) { if (ev.key === "Enter") pick(ev); });
@@ -264,6 +331,19 @@
     clearTimeout(timer);
     timer = setTimeout(function () { state.q = ev.target.value; apply(); }, 120);
   });
+  document.getElementById("close").addEventListener("click", function () { location.hash = ""; });
+  document.getElementById("prev").addEventListener("click", function () { step(-1); });
+  document.getElementById("next").addEventListener("click", function () { step(1); });
+  document.addEventListener("keydown", function (ev) {
+    if (detail.hidden || ev.target.closest("input, select, textarea")) return;
+    if (ev.key === "Escape") location.hash = "";
+    else if (ev.key === "j") step(1);
+    else if (ev.key === "k") step(-1);
+  });
+  window.addEventListener("hashchange", route);
   apply();
+  route();
+  // Opened from a link: bring the list (with the case's row marked) into view beside it.
+  if (!detail.hidden) document.getElementById("controls").scrollIntoView();
   document.body.dataset.ready = "1";
 })();
