@@ -230,8 +230,7 @@ def diff(
     fails); 2 invalid suite or usage; 3 evidence missing or stale (a case needs a run or a
     re-run, transcripts match no case or model, or nothing was scored; --allow-stale accepts
     the first two); 4 a security-relevant change (an endpoint, key variable, header, MCP
-    server or embedding model differs). 4 wins
-    over 1, 1 over 3.
+    server or embedding model differs). 4 wins over 1, 1 over 3.
 
     Examples:
 
@@ -386,8 +385,7 @@ def review(
     fails); 2 invalid suite or usage; 3 evidence missing or stale (a case needs a run or a
     re-run, transcripts match no case or model, or nothing was scored; --allow-stale accepts
     the first two); 4 a security-relevant change (an endpoint, key variable, header, MCP
-    server or embedding model differs). 4 wins
-    over 1, 1 over 3.
+    server or embedding model differs). 4 wins over 1, 1 over 3.
 
     Examples:
 
