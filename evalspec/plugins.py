@@ -23,7 +23,8 @@ Plugins are code the user chose to install; nothing here loads a module a suite 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +49,10 @@ class Plugin:
 
 _REGISTRY: dict[str, dict[str, Plugin]] = {kind: {} for kind in KINDS}
 _entry_points_loaded = False
+_loaded_names: set[str] = set()
+"""Entry points imported in this process (each imports once)."""
+_skipped_names: set[str] = set()
+"""Entry points passed over while `allow_only` hid them: they load once it ends."""
 _origin: dict[tuple[str, str], str] = {}
 """(kind, name) -> the entry point whose import registered it."""
 _allowed: frozenset[str] | None = None
@@ -93,8 +98,12 @@ def load_entry_points() -> None:
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if _allowed is not None and ep.name not in _allowed:
+        if ep.name in _loaded_names:
             continue
+        if _allowed is not None and ep.name not in _allowed:
+            _skipped_names.add(ep.name)
+            continue
+        _loaded_names.add(ep.name)
         before = {(kind, name) for kind in KINDS for name in _REGISTRY[kind]}
         try:
             ep.load()
@@ -107,14 +116,24 @@ def load_entry_points() -> None:
             _origin[key] = ep.name
 
 
-def allow_only(names: Iterable[str]) -> None:
-    """Load only the installed plugins of these entry-point names, and hide the others.
+@contextmanager
+def allow_only(names: Iterable[str]) -> Iterator[None]:
+    """Within the block, load only the installed plugins of these entry-point names, and hide
+    the others; after it, the process is as it was.
 
     Review runs nothing a pull request could have put there: the workflow of the base branch
     names the plugins it trusts (`evalspec review --plugin NAME`), by default none.
     """
-    global _allowed
+    global _allowed, _entry_points_loaded
+    before = _allowed
     _allowed = frozenset(names)
+    try:
+        yield
+    finally:
+        _allowed = before
+        if _skipped_names:  # passed over only because they were hidden: load on next lookup
+            _skipped_names.clear()
+            _entry_points_loaded = False
 
 
 def _shown(kind: str, name: str) -> bool:

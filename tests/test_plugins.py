@@ -143,3 +143,23 @@ def test_unregistered_names_stay_unknown(write_suite) -> None:
 def test_example_plugin_package_is_shipped() -> None:
     root = Path(__file__).resolve().parents[1] / "examples" / "plugin"
     assert 'evalspec.plugins"]' in (root / "pyproject.toml").read_text(encoding="utf-8")
+
+
+@needs_example
+def test_review_hides_installed_plugins_only_while_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review in a process (the API, a notebook, a test) must not leave plugins off after it:
+    the next suite that names an installed critic still validates."""
+    from typer.testing import CliRunner
+
+    from evalspec.cli import app
+
+    with plugins.allow_only(()):
+        assert "same_day" not in plugins.registered("critic")
+    assert "same_day" in plugins.registered("critic")
+    # The review command itself, run in this process outside a git repository (exit 2).
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["review", "--base-ref", "HEAD"], catch_exceptions=False)
+    assert result.exit_code == 2, result.output
+    assert "same_day" in plugins.registered("critic")

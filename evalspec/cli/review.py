@@ -402,8 +402,7 @@ def review(
     gate_override(gate)  # an unknown name is refused before anything is read
     check_output_file(markdown, "--markdown")
     check_output_file(full_markdown, "--full-markdown")
-    plugins.allow_only(plugin or ())
-    with untrusted(), review_budget("review"):
+    with plugins.allow_only(plugin or ()), untrusted(), review_budget("review"):
         result = review_repository(
             patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale, gate=gate
         )
