@@ -136,7 +136,7 @@ def goal_flag(name: str, value: str, ok: bool, want: str) -> bool:
 
 _MODULES_PROBE = """
 import json, sys
-from evalspec.cli import app
+from evalspec._cli import app
 try:
     app(sys.argv[2:], prog_name="evalspec")
 except SystemExit:

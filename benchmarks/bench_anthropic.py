@@ -91,8 +91,8 @@ asyncio.run(main())
 
 _PROVIDER = """
 import asyncio, json, os, sys
-from evalspec.providers.base import ChatRequest
-from evalspec.providers.calls import Endpoint, ModelCalls
+from evalspec._providers.base import ChatRequest
+from evalspec._providers.calls import Endpoint, ModelCalls
 
 async def main():
     spec = json.load(open(sys.argv[1]))
@@ -180,7 +180,7 @@ def _cases(count: int, tools: int) -> list[str]:
 
 
 def bench_validate(args: argparse.Namespace, tmp: Path) -> None:
-    from evalspec.suite.mcp_lock import lock_path, write_lock
+    from evalspec._suite.mcp_lock import lock_path, write_lock
 
     definitions = _definitions(args.tools)
     head = ["suite: bench-mcp", "models: [m]", "critics: {a: binary, b: binary}"]

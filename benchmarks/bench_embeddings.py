@@ -28,7 +28,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from evalspec.scoring.embeddings import (  # noqa: E402
+from evalspec._scoring.embeddings import (  # noqa: E402
     EmbeddingStore,
     _ShardDir,
     load_sentence_transformer,
@@ -100,7 +100,7 @@ def make_pairs(texts: list[str], count: int, seed: int) -> list[tuple[str, str]]
 _WARM = """
 import json, sys, time
 t0 = time.perf_counter()
-from evalspec.scoring.embeddings import EmbeddingStore
+from evalspec._scoring.embeddings import EmbeddingStore
 t1 = time.perf_counter()
 pairs = [tuple(p) for p in json.load(open(sys.argv[2]))]
 t2 = time.perf_counter()
@@ -114,7 +114,7 @@ print(json.dumps({"import": t1 - t0, "seconds": t3 - t2, "checksum": total,
 
 _LOAD_ONLY = """
 import json, sys, time
-from evalspec.scoring.embeddings import EmbeddingStore
+from evalspec._scoring.embeddings import EmbeddingStore
 texts = json.load(open(sys.argv[2]))
 t0 = time.perf_counter()
 store = EmbeddingStore(cache_dir=sys.argv[1])

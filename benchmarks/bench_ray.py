@@ -71,10 +71,10 @@ def run_stage(args: argparse.Namespace) -> None:
 
     import ray
 
-    from evalspec.plan import compile_plan
-    from evalspec.runner.execute import RunOptions, run_plan
-    from evalspec.runner.ray_cluster import ClusterOptions, run_plan_on_ray
-    from evalspec.suite.validate import load_suite
+    from evalspec._plan import compile_plan
+    from evalspec._runner.execute import RunOptions, run_plan
+    from evalspec._runner.ray_cluster import ClusterOptions, run_plan_on_ray
+    from evalspec._suite.validate import load_suite
 
     os.environ.update(ENV)
     print(f"{args.cases} single-turn items, server latency 50 ms")
@@ -132,8 +132,8 @@ def embedding_step(args: argparse.Namespace) -> None:
     import numpy as np
     import ray
 
-    from evalspec.scoring.embeddings import EmbeddingStore
-    from evalspec.scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
+    from evalspec._scoring.embeddings import EmbeddingStore
+    from evalspec._scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
 
     texts = make_texts(args.embed_texts, seed=13)
     print(f"embedding step: {len(texts)} distinct texts, empty cache, batch {args.embed_batch}")

@@ -30,10 +30,10 @@ from _common import REPO, goal, interleave, machine, paired_ratio, summary
 
 sys.path.insert(0, str(REPO))
 
+from evalspec._report.html import render_html
+from evalspec._suite.validate import load_suite
+from evalspec._transcript import ToolCall, Transcript, Usage
 from evalspec.api import score
-from evalspec.report.html import render_html
-from evalspec.suite.validate import load_suite
-from evalspec.transcript import ToolCall, Transcript, Usage
 
 CITIES = ["Paris", "London", "Tokyo", "Lyon", "Berlin", "Rome", "Oslo", "Lima", "Quito"]
 
@@ -146,7 +146,7 @@ def bench_console(cases: int, repeat: int, folder: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from evalspec.report.console import print_report
+    from evalspec._report.console import print_report
 
     models = ["alpha", "beta", "gamma"]
     suite = load_suite(write_suite(folder, cases, models))

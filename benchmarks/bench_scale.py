@@ -68,8 +68,8 @@ def make_suite(cases: int) -> str:
 def write_recordings(suite_path: Path, out: Path) -> int:
     """One recorded answer per plan item, keyed as the runner keys its first request."""
     sys.path.insert(0, str(REPO))
-    from evalspec.plan import compile_plan, request_key
-    from evalspec.suite.validate import load_suite
+    from evalspec._plan import compile_plan, request_key
+    from evalspec._suite.validate import load_suite
 
     suite = load_suite(suite_path)
     plan = compile_plan(suite)
@@ -148,7 +148,7 @@ def _profile(suite: Path, recordings: Path, out_dir: Path, tmp: Path) -> None:
         dump = out_dir / f"{name}.prof"
         code = (
             "import cProfile, sys\n"
-            "from evalspec.cli import app\n"
+            "from evalspec._cli import app\n"
             "def main():\n"
             "    try:\n"
             f"        app({argv!r}, prog_name='evalspec')\n"

@@ -39,9 +39,9 @@ from bench_embeddings import make_pairs, make_texts
 
 sys.path.insert(0, str(REPO))
 
+from evalspec._suite.validate import load_suite
+from evalspec._transcript import ToolCall, Transcript, write_transcripts
 from evalspec.api import score, stale_transcripts
-from evalspec.suite.validate import load_suite
-from evalspec.transcript import ToolCall, Transcript, write_transcripts
 
 CHANNELS = ["general", "announcements", "random", "engineering", "design", "sales", "support"]
 
@@ -168,8 +168,8 @@ _WARM_CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
 from evalspec.api import score
-from evalspec.suite.validate import load_suite
-from evalspec.transcript import read_transcripts
+from evalspec._suite.validate import load_suite
+from evalspec._transcript import read_transcripts
 suite = load_suite(sys.argv[1])
 transcripts = read_transcripts(__import__("pathlib").Path(sys.argv[2]))
 t1 = time.perf_counter()
@@ -181,7 +181,7 @@ print(json.dumps({"setup": t1 - t0, "score": t2 - t1, "torch": "torch" in sys.mo
 
 
 def bench_embeddings(args: argparse.Namespace, tmp: Path) -> None:
-    from evalspec.scoring.embeddings import EmbeddingStore, load_sentence_transformer
+    from evalspec._scoring.embeddings import EmbeddingStore, load_sentence_transformer
 
     texts = make_texts(args.texts, seed=1234)
     pairs = make_pairs(texts, args.cases, seed=5678)

@@ -6,7 +6,7 @@ It builds the results once (as scoring would hand them over), then times `summar
 combined per case, then per model) repeatedly, interleaved: once as `score` runs it (Wilson and
 t intervals, flaky cases) and once with the statistics replaced by no-ops (the baseline), so a
 busy machine slows both alike. The statistics import nothing heavy above 30 cases (no numpy,
-no scipy: see evalspec/stats/intervals.py), so there is no import cost to add. It also times
+no scipy: see evalspec/_stats/intervals.py), so there is no import cost to add. It also times
 the statistics calls alone on the same per-case figures: the goal is judged on those, since
 the summary's own time varies between repetitions by more than they cost.
 
@@ -21,10 +21,10 @@ import time
 
 from _common import goal, machine
 
-from evalspec.scoring import trials as T
-from evalspec.scoring.types import CaseResult
-from evalspec.stats import clustered_rate, is_flaky, mean_interval
-from evalspec.suite.model import Case, Expectation, ModelSpec, Suite
+from evalspec._scoring import trials as T
+from evalspec._scoring.types import CaseResult
+from evalspec._stats import clustered_rate, is_flaky, mean_interval
+from evalspec._suite.model import Case, Expectation, ModelSpec, Suite
 
 REAL = (T.clustered_rate, T.mean_interval, T.is_flaky)
 

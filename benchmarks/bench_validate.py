@@ -211,7 +211,7 @@ def main() -> None:
         )
 
         sys.path.insert(0, str(REPO))
-        from evalspec.suite.validate import load_suite
+        from evalspec._suite.validate import load_suite
 
         loads = []
         for _ in range(3):

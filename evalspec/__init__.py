@@ -1,6 +1,6 @@
 """evalspec: declarative, YAML-driven evaluation of LLM tool calling.
 
-The Python API is in `evalspec.api`; the command line in `evalspec.cli`.
+The Python API is in `evalspec.api`; the command line in `evalspec._cli`.
 """
 
 from typing import Any

@@ -13,6 +13,6 @@ import sys
 if sys.path and os.path.realpath(sys.path[0] or os.curdir) == os.path.realpath(os.curdir):
     del sys.path[0]
 
-from evalspec.cli import main
+from evalspec._cli import main
 
 main()

@@ -13,17 +13,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalspec.critics.base import Embedder
-from evalspec.plan import Plan, compile_plan
-from evalspec.report.records import Report, build_report
-from evalspec.runner.evidence import StaleTranscript, stale_transcripts
-from evalspec.runner.execute import RunOptions, RunOutcome, run_plan
-from evalspec.suite.model import Suite
-from evalspec.suite.validate import check_suite, load_suite
-from evalspec.transcript import Transcript, load_transcripts
+from evalspec._critics.base import Embedder
+from evalspec._plan import Plan, compile_plan
+from evalspec._report.records import Report, build_report
+from evalspec._runner.evidence import StaleTranscript, stale_transcripts
+from evalspec._runner.execute import RunOptions, RunOutcome, run_plan
+from evalspec._suite.model import Suite
+from evalspec._suite.validate import check_suite, load_suite
+from evalspec._transcript import Transcript, load_transcripts
 
 if TYPE_CHECKING:
-    from evalspec.tools.mcp_refresh import RefreshOutcome
+    from evalspec._tools.mcp_refresh import RefreshOutcome
 
 __all__ = [
     "Plan",
@@ -58,6 +58,6 @@ def score(
 
 def refresh_tools(suite_path: str | Path) -> RefreshOutcome:
     """List the tools of the suite's MCP servers into its lock file (starts the servers)."""
-    from evalspec.tools.mcp_refresh import refresh_lock
+    from evalspec._tools.mcp_refresh import refresh_lock
 
     return refresh_lock(suite_path)

@@ -9,7 +9,7 @@ makes its module known through the entry-point group ``evalspec.plugins``::
 so `pip install my-checks` makes `my_date: {...}` valid in suites: the schema, `validate` (with
 did-you-mean) and scoring all read this registry. What each kind registers:
 
-- ``critic``: a `evalspec.critics.Critic` subclass with ``kind`` and ``from_params(params)``
+- ``critic``: a `evalspec._critics.Critic` subclass with ``kind`` and ``from_params(params)``
   (raise ValueError for bad options), exactly like the built-in critics.
 - ``evaluator``: ``fn(transcript, expected_calls, params) -> score`` or ``(score, details)``,
   score in [0, 1]; raise ValueError for bad params.
@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalspec.errors import UsageError
+from evalspec._util.errors import UsageError
 
 ENTRY_POINT_GROUP = "evalspec.plugins"
 DISABLE_ENV = "EVALSPEC_NO_PLUGINS"

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from evalspec._review.diff import diff_suites
 from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
-from evalspec.review.diff import diff_suites
 
 SUITE = Path(__file__).resolve().parent.parent / "suites" / "slack.yaml"
 

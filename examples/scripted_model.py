@@ -16,11 +16,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evalspec._providers.base import ChatRequest, ChatResponse
+from evalspec._providers.recordings import RecordingProvider, Recordings
+from evalspec._runner import RunOptions, run_plan_async
+from evalspec._runner.run_dir import recordings_path
 from evalspec.api import compile_plan, load_suite
-from evalspec.providers.base import ChatRequest, ChatResponse
-from evalspec.providers.recordings import RecordingProvider, Recordings
-from evalspec.runner import RunOptions, run_plan_async
-from evalspec.runner.run_dir import recordings_path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_NOTE = (

@@ -17,10 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from evalspec._report.json_report import write_json
+from evalspec._suite.model import ModelSpec, Price
+from evalspec._transcript import Transcript, write_transcripts
 from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
-from evalspec.report.json_report import write_json
-from evalspec.suite.model import ModelSpec, Price
-from evalspec.transcript import Transcript, write_transcripts
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = ("slack", "weather", "math")
@@ -96,9 +96,9 @@ def three_model_run(suite_name: str, out: Path) -> Path:
 
 
 def main() -> None:
-    from evalspec.report.html import write_runs_html
-    from evalspec.report.runs import html_run
-    from evalspec.review.results_file import load_results
+    from evalspec._report.html import write_runs_html
+    from evalspec._report.runs import html_run
+    from evalspec._review.results_file import load_results
 
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "runs" / "three-models"
     for name in SUITES:

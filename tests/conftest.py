@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evalspec.transcript import ToolCall, Transcript
+from evalspec._transcript import ToolCall, Transcript
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def transcript(
 @pytest.fixture(autouse=True)
 def _forget_registered_secrets():
     """Secrets one test's run registered must not scrub another test's output."""
-    from evalspec import redaction
+    from evalspec._util import redaction
 
     yield
     redaction.forget_all()

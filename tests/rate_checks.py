@@ -1,7 +1,7 @@
 """What a rate limit promises, checked on arrivals in a way that load cannot break.
 
 A limit of `rpm` lets one request start per 60/rpm seconds, counted from when each start is let
-go (evalspec.providers.openai_chat.RateLimiter). A request reaches the server at or after its
+go (evalspec._providers.openai_chat.RateLimiter). A request reaches the server at or after its
 start, and the first start comes after the run began, so the k-th arrival (from 0) comes at
 least k intervals after a time taken before the run: a slow machine only makes it later. Gaps
 between arrivals promise nothing: one request's connection set-up can delay it towards the next.

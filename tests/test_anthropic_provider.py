@@ -9,10 +9,10 @@ import pytest
 from fake_anthropic import FakeAnthropic, MessagesReply, text_reply, tool_use_reply
 from test_provider import complete as complete_with
 
-from evalspec.errors import RunError
-from evalspec.providers.anthropic_messages import AnthropicMessagesProvider
-from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
-from evalspec.providers.tool_names import WireToolNames
+from evalspec._providers.anthropic_messages import AnthropicMessagesProvider
+from evalspec._providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec._providers.tool_names import WireToolNames
+from evalspec._util.errors import RunError
 
 SECRET = "sk-ant-test-SECRET-456"
 KEY_ENV = "EVALSPEC_TEST_ANTHROPIC_KEY"
@@ -243,7 +243,7 @@ def test_unset_key_for_a_remote_endpoint_is_a_run_error(monkeypatch: pytest.Monk
 
 
 def test_conversation_shapes_anthropic_requires() -> None:
-    from evalspec.providers.anthropic_format import to_body
+    from evalspec._providers.anthropic_format import to_body
 
     body = to_body(
         [
@@ -273,7 +273,7 @@ def test_conversation_shapes_anthropic_requires() -> None:
 
 
 def test_a_named_tool_choice_becomes_anthropic_tool_choice() -> None:
-    from evalspec.providers.anthropic_format import to_body
+    from evalspec._providers.anthropic_format import to_body
 
     tools = [TOOL]
     named = {"type": "function", "function": {"name": "Math.Add"}}

@@ -13,11 +13,11 @@ from fake_openai import status_fault
 from test_run_e2e import cli
 
 from evalspec import api
-from evalspec.errors import SpecError
-from evalspec.plan import request_key
-from evalspec.providers.base import ChatRequest, ChatResponse
-from evalspec.providers.tool_names import WireToolNames, name_map
-from evalspec.suite.model import ModelSpec
+from evalspec._plan import request_key
+from evalspec._providers.base import ChatRequest, ChatResponse
+from evalspec._providers.tool_names import WireToolNames, name_map
+from evalspec._suite.model import ModelSpec
+from evalspec._util.errors import SpecError
 
 KEY = "sk-ant-test-SECRET-24680"
 KEY_ENV = "EVALSPEC_TEST_CLAUDE_KEY"

@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from evalspec.api import load_suite, score
-from evalspec.errors import InputError, UsageError
-from evalspec.interop.bfcl import (
+from evalspec._interop.bfcl import (
     INVALID_TAG,
     bfcl_suite_dict,
     bfcl_suite_dicts,
@@ -23,8 +21,10 @@ from evalspec.interop.bfcl import (
     suite_yaml,
     write_suite_yaml,
 )
-from evalspec.interop.bfcl_decode import DecodeError, decode
-from evalspec.transcript import ToolCall, Transcript
+from evalspec._interop.bfcl_decode import DecodeError, decode
+from evalspec._transcript import ToolCall, Transcript
+from evalspec._util.errors import InputError, UsageError
+from evalspec.api import load_suite, score
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl"
 FILES = ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json", "BFCL_v4_parallel.json")
@@ -375,7 +375,7 @@ def _cli(*args: str):
     import typer
     from typer.testing import CliRunner
 
-    from evalspec.cli.interop import import_app
+    from evalspec._cli.interop import import_app
 
     app = typer.Typer()
     app.add_typer(import_app, name="import")
@@ -423,7 +423,7 @@ def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> No
     transcripts = tmp_path / "t.jsonl"
     res = _cli("bfcl-results", str(paths[0]), str(results), "--out", str(transcripts))
     assert res.exit_code == 0, res.output
-    from evalspec.transcript import read_transcripts
+    from evalspec._transcript import read_transcripts
 
     loaded = read_transcripts(transcripts)
     assert len(loaded) == 4 and {t.model for t in loaded} == {"gpt-4o-mini"}
@@ -473,7 +473,7 @@ def test_import_stabletoolbench_queries_and_answers(tmp_path: Path) -> None:
         "gpt-4o-mini",
     )
     assert res.exit_code == 0, res.output
-    from evalspec.transcript import read_transcripts
+    from evalspec._transcript import read_transcripts
 
     report = score(suite, read_transcripts(transcripts))
     assert {r.case: r.evaluators["api_call_score"] for r in report.results} == {
@@ -502,7 +502,7 @@ def test_import_stabletoolbench_g1_validates(tmp_path: Path) -> None:
 
 def test_each_case_offers_only_its_records_functions(tmp_path: Path) -> None:
     """A live run sends each record's own functions, as BFCL does, not the whole suite's."""
-    from evalspec.plan import compile_plan
+    from evalspec._plan import compile_plan
 
     questions = read_records(DATA / "BFCL_v4_multiple.json")[:20]
     answers = read_records(DATA / "possible_answer" / "BFCL_v4_multiple.json")[:20]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from evalspec.critics import make_critic, standardize_string
+from evalspec._critics import make_critic, standardize_string
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl"
 ANSWER_FILES = sorted((DATA / "possible_answer").glob("*.json"))

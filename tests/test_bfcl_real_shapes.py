@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from evalspec._interop.bfcl import bfcl_transcripts, write_suite_yaml
+from evalspec._interop.bfcl_decode import DecodeError, decode
 from evalspec.api import load_suite, score
-from evalspec.interop.bfcl import bfcl_transcripts, write_suite_yaml
-from evalspec.interop.bfcl_decode import DecodeError, decode
 
 
 def _truth(rid: str, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -211,7 +211,7 @@ def test_function_calling_results_are_decoded_by_bfcls_fc_rule(tmp_path: Path) -
 
 def test_a_case_offering_no_tool_sends_none(tmp_path: Path) -> None:
     """`tools: []` is not "every tool of the suite": a live run offers the model nothing."""
-    from evalspec.plan import compile_plan
+    from evalspec._plan import compile_plan
 
     records = [_record("live_irrelevance_1"), _record("live_irrelevance_2", FACTORIAL)]
     (path,) = write_suite_yaml(records, None, tmp_path / "s.yaml", name="s")

@@ -1,6 +1,6 @@
 """Every BFCL simple, multiple and parallel record, scored by evalspec and by BFCL's own rules.
 
-The suites come from `evalspec.interop.bfcl` (written as YAML and loaded with `load_suite`, so
+The suites come from `evalspec._interop.bfcl` (written as YAML and loaded with `load_suite`, so
 validation is part of the test). For each record the first acceptable answer must pass, and a
 fixed set of mutations must get the verdict BFCL's AST checker gives. The oracle below follows
 BFCL's Python rules (`bfcl_eval/eval_checker/ast_eval/ast_checker.py`: simple_function_checker,
@@ -37,9 +37,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from evalspec._interop.bfcl import first_value, read_records, write_suite_yaml
+from evalspec._transcript import ToolCall, Transcript
 from evalspec.api import load_suite, score
-from evalspec.interop.bfcl import first_value, read_records, write_suite_yaml
-from evalspec.transcript import ToolCall, Transcript
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl"
 FILES = {

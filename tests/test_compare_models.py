@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from evalspec._cli import app
+from evalspec._report.json_report import write_json
 from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
-from evalspec.cli import app
-from evalspec.report.json_report import write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "suites" / "weather.yaml"

@@ -8,10 +8,10 @@ from dataclasses import replace
 
 from rich.console import Console
 
+from evalspec._report.console import print_report
+from evalspec._suite.validate import load_suite
+from evalspec._transcript import Usage
 from evalspec.api import score
-from evalspec.report.console import print_report
-from evalspec.suite.validate import load_suite
-from evalspec.transcript import Usage
 from tests.conftest import transcript
 
 SUITE = """

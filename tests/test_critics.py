@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from evalspec.critics import (
+from evalspec._critics import (
     CRITIC_KINDS,
     EmbedderRequired,
     default_critic,
@@ -16,7 +16,7 @@ from evalspec.critics import (
     parse_duration,
     standardize_string,
 )
-from evalspec.critics.base import CriticOutcome
+from evalspec._critics.base import CriticOutcome
 
 
 def judge(kind: str, expected: Any, actual: Any, params: dict[str, Any] | None = None, **kw: Any):

@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from evalspec.critics import make_critic
-from evalspec.scoring.evaluators import run_evaluator
-from evalspec.suite.model import EvaluatorSpec, ExpectedCall
-from evalspec.transcript import ToolCall, Transcript
+from evalspec._critics import make_critic
+from evalspec._scoring.evaluators import run_evaluator
+from evalspec._suite.model import EvaluatorSpec, ExpectedCall
+from evalspec._transcript import ToolCall, Transcript
 
 SEED = 20240305
 
@@ -436,8 +436,8 @@ def _bfcl_checker():
 def test_bfcl_ast_checker_agrees(tmp_path: Path) -> None:
     import bfcl_eval
 
+    from evalspec._interop.bfcl import read_records, write_suite_yaml
     from evalspec.api import load_suite, score
-    from evalspec.interop.bfcl import read_records, write_suite_yaml
     from tests.test_bfcl_scoring import _transcript as bfcl_transcript
     from tests.test_bfcl_scoring import mutations
 
@@ -594,8 +594,8 @@ def test_bfcl_agrees_on_real_models_results(tmp_path: Path) -> None:
     published results of real prompting and function-calling models."""
     import bfcl_eval
 
+    from evalspec._interop.bfcl import bfcl_transcripts, read_records, write_suite_yaml
     from evalspec.api import load_suite, score
-    from evalspec.interop.bfcl import bfcl_transcripts, read_records, write_suite_yaml
 
     data = Path(bfcl_eval.__file__).parent / "data"
     files = _real_result_files()

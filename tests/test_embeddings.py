@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evalspec.errors import RunError
-from evalspec.scoring.embeddings import (
+from evalspec._scoring.embeddings import (
     DEFAULT_MODEL,
     EmbeddingStore,
     default_cache_dir,
     load_sentence_transformer,
 )
+from evalspec._util.errors import RunError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -221,8 +221,8 @@ socket.socket.connect = refuse
 socket.socket.connect_ex = refuse
 socket.getaddrinfo = refuse
 socket.create_connection = refuse
-from evalspec.errors import RunError
-from evalspec.scoring.embeddings import EmbeddingStore
+from evalspec._util.errors import RunError
+from evalspec._scoring.embeddings import EmbeddingStore
 out = {}
 unknown = EmbeddingStore(model="no-such-org/no-such-embedding-model", cache_dir=sys.argv[1])
 try:
@@ -281,7 +281,7 @@ def test_missing_model_directory_is_a_run_error(tmp_path: Path) -> None:
 
 _WARM_SCRIPT = """
 import json, sys
-from evalspec.scoring.embeddings import EmbeddingStore
+from evalspec._scoring.embeddings import EmbeddingStore
 texts = json.loads(sys.argv[2])
 store = EmbeddingStore(cache_dir=sys.argv[1])
 store.prefetch(texts)
@@ -320,7 +320,7 @@ def test_warm_cache_never_imports_torch(tmp_path: Path, encoder: Any) -> None:
 
 def test_importing_the_module_stays_light() -> None:
     code = (
-        "import sys, evalspec.scoring.embeddings; "
+        "import sys, evalspec._scoring.embeddings; "
         "print([m for m in ('torch', 'sentence_transformers', 'transformers') "
         "if m in sys.modules])"
     )

@@ -10,24 +10,24 @@ from typing import Any
 
 import pytest
 
-from evalspec.errors import SpecError
-from evalspec.json_values import json_equal, parse_json_value
-from evalspec.providers.calls import ModelCalls
-from evalspec.scoring.evaluators import (
+from evalspec._providers.calls import ModelCalls
+from evalspec._scoring.evaluators import (
     EVALUATOR_KINDS,
     parse_count_condition,
     run_evaluator,
 )
-from evalspec.scoring.final_answer import (
+from evalspec._scoring.final_answer import (
     NO_ANSWER,
     LLMJudge,
     acheck_final_answer,
     check_final_answer,
     parse_verdict,
 )
-from evalspec.suite.model import EvaluatorSpec, ExpectedCall, FinalAnswerCheck, Loc
-from evalspec.tools.toolbench_names import function_name as toolbench_function_name
-from evalspec.transcript import ToolCall, Transcript
+from evalspec._suite.model import EvaluatorSpec, ExpectedCall, FinalAnswerCheck, Loc
+from evalspec._tools.toolbench_names import function_name as toolbench_function_name
+from evalspec._transcript import ToolCall, Transcript
+from evalspec._util.errors import SpecError
+from evalspec._util.json_values import json_equal, parse_json_value
 
 DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
 
@@ -125,8 +125,8 @@ def test_order_names_normalized_unless_disabled():
 
 def test_evaluators_and_argument_matching_share_one_name_rule():
     """`SendDM` is `send_dm` for the case's calls and for its evaluators alike."""
-    from evalspec.scoring.matching import same_tool
-    from evalspec.suite.model import Rubric
+    from evalspec._scoring.matching import same_tool
+    from evalspec._suite.model import Rubric
 
     t = transcript("SendDM", "send.dm")
     assert run("tool_call_count", t, expect("send_dm"), counts={"send_dm": 2}).score == 1.0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evalspec.globbing import expand
+from evalspec._util.globbing import expand
 
 TREE = ["a.yaml", "b.yml", "s/c.yaml", "s/t/d.yaml", "s/t/u/e.yaml", ".hidden/f.yaml", "s/.g.yaml"]
 

@@ -13,20 +13,20 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalspec.cli import app
-from evalspec.fast_schema import compiled_check
-from evalspec.plan import compile_plan
-from evalspec.providers.base import ChatRequest, ChatResponse
-from evalspec.report.markdown import GITHUB_COMMENT_LIMIT, code
-from evalspec.review.markdown import FULL_REVIEW_NOTE, fit_comment
-from evalspec.runner.execute import TOO_MANY_CALLS, run_item
-from evalspec.scoring.scorer import Scorer
-from evalspec.suite.limits import MAX_CALLS_PER_CASE, max_plan_items, untrusted
-from evalspec.suite.model import Suite, Tool
-from evalspec.suite.validate import load_suite
-from evalspec.tool_schema import pattern_problems, tool_validator
-from evalspec.tools.simulated import ToolSimulator
-from evalspec.transcript import Transcript
+from evalspec._cli import app
+from evalspec._plan import compile_plan
+from evalspec._providers.base import ChatRequest, ChatResponse
+from evalspec._report.markdown import GITHUB_COMMENT_LIMIT, code
+from evalspec._review.markdown import FULL_REVIEW_NOTE, fit_comment
+from evalspec._runner.execute import TOO_MANY_CALLS, run_item
+from evalspec._scoring.scorer import Scorer
+from evalspec._suite.limits import MAX_CALLS_PER_CASE, max_plan_items, untrusted
+from evalspec._suite.model import Suite, Tool
+from evalspec._suite.validate import load_suite
+from evalspec._tool_schema import pattern_problems, tool_validator
+from evalspec._tools.simulated import ToolSimulator
+from evalspec._transcript import Transcript
+from evalspec._util.fast_schema import compiled_check
 
 EVIL = "^(a+)+$"
 """Exponential under a backtracking engine: 34 a's and a `!` take minutes in Python's `re`."""
@@ -219,7 +219,7 @@ def test_a_model_asking_for_more_calls_than_the_cap_stops_its_case(tmp_path: Pat
 
 def test_matching_at_the_cap_scores_each_pair_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """100 expected x 100 actual calls of one tool: 10,000 pair scores, one assignment."""
-    from evalspec.scoring import scorer
+    from evalspec._scoring import scorer
 
     suite_text = many_calls_suite(MAX_CALLS_PER_CASE)
     suite = load_suite_text(suite_text)
@@ -305,7 +305,7 @@ def test_links_in_the_base_are_never_created_nor_followed(
 def test_the_base_is_streamed_and_its_size_is_bounded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalspec.review import git_base
+    from evalspec._review import git_base
 
     repo = weather_repo(tmp_path, *((f"assets/a{i}.bin", None) for i in range(3)))
     written: list[int] = []
@@ -419,7 +419,7 @@ def test_one_run_directory_is_written_by_one_run_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Before: two `--resume` of one directory at once each ran (and paid for) every item."""
-    from evalspec.runner.run_dir import run_dir_lock
+    from evalspec._runner.run_dir import run_dir_lock
 
     (tmp_path / "s.yaml").write_text(many_calls_suite(1), encoding="utf-8")
     run = tmp_path / "run"
@@ -448,7 +448,7 @@ def test_a_malformed_locked_schema_is_a_suite_problem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema: dict, why: str
 ) -> None:
     """Before: AttributeError / SchemaError tracebacks from `validate`."""
-    from evalspec.suite.mcp_lock import lock_path, write_lock
+    from evalspec._suite.mcp_lock import lock_path, write_lock
 
     path = tmp_path / "s.yaml"
     path.write_text(
@@ -465,8 +465,8 @@ def test_a_malformed_locked_schema_is_a_suite_problem(
 
 def test_tools_refresh_waits_as_long_as_the_suite_says(tmp_path: Path) -> None:
     """Before: a fixed 30 s, whatever `run.timeout` said."""
-    from evalspec.errors import RunError
-    from evalspec.tools.mcp_refresh import refresh_lock
+    from evalspec._tools.mcp_refresh import refresh_lock
+    from evalspec._util.errors import RunError
 
     path = tmp_path / "s.yaml"
     sleeper = json.dumps([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -560,8 +560,8 @@ def test_review_stops_at_its_time_budget_with_a_message(
 def test_a_short_suite_including_many_cases_is_read_a_case_at_a_time(tmp_path: Path) -> None:
     """Before: the streaming reader skipped files under 256 KiB, so a short head including
     50,000 cases was read whole (407 MiB to validate instead of 78 MiB)."""
-    from evalspec.suite.stream import load_streaming
-    from evalspec.suite.validate import _Builder
+    from evalspec._suite.stream import load_streaming
+    from evalspec._suite.validate import _Builder
 
     lines = "".join(
         f"- {{name: c{i}, user: 'q {i}', expect: {{tool_calls: [{{get_weather: {{city: x}}}}]}}}}\n"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalspec.cli import app
+from evalspec._cli import app
 
 SUITE = """\
 suite: mini

@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from evalspec.errors import RunError, UsageError
-from evalspec.providers.base import ChatRequest
-from evalspec.providers.calls import Endpoint, ModelCalls
+from evalspec._providers.base import ChatRequest
+from evalspec._providers.calls import Endpoint, ModelCalls
+from evalspec._util.errors import RunError, UsageError
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_openai import FakeOpenAI
 from tests.test_mcp_tools import http_server  # noqa: F401  (a fixture, used by name)
@@ -188,8 +188,8 @@ def test_plain_http_to_another_host_is_refused_before_connecting(provider, monke
 
 def test_mcp_over_plain_http_with_secret_headers_is_refused(monkeypatch):
     """Same rule as models (before: an MCP url got `${VAR}` headers over plain http)."""
-    from evalspec.suite.model import McpServer
-    from evalspec.tools.mcp_client import McpConnection
+    from evalspec._suite.model import McpServer
+    from evalspec._tools.mcp_client import McpConnection
 
     monkeypatch.setenv("CI_DEPLOY_TOKEN", SECRET)
     server = McpServer(
@@ -202,8 +202,8 @@ def test_mcp_over_plain_http_with_secret_headers_is_refused(monkeypatch):
 
 
 def test_run_refuses_an_mcp_url_that_would_carry_a_secret_in_clear(tmp_path, monkeypatch):
+    from evalspec._suite.endpoints import refuse_keys_in_clear
     from evalspec.api import load_suite
-    from evalspec.suite.endpoints import refuse_keys_in_clear
 
     suite = _calc_suite(tmp_path, url="http://mcp.example.com/mcp", headers=True)
     with pytest.raises(UsageError, match=r"\$CI_DEPLOY_TOKEN over plain http to mcp.example.com"):
@@ -212,8 +212,8 @@ def test_run_refuses_an_mcp_url_that_would_carry_a_secret_in_clear(tmp_path, mon
 
 def test_mcp_redirect_to_another_origin_gets_no_header(capture, monkeypatch):
     pytest.importorskip("mcp")
-    from evalspec.suite.model import McpServer
-    from evalspec.tools.mcp_client import list_server_tools
+    from evalspec._suite.model import McpServer
+    from evalspec._tools.mcp_client import list_server_tools
 
     monkeypatch.setenv("CI_DEPLOY_TOKEN", SECRET)
     elsewhere = capture(200)
@@ -233,8 +233,8 @@ def test_http_proxy_does_not_see_a_loopback_mcp_servers_headers(capture, monkeyp
     """A real MCP server over streamable HTTP on 127.0.0.1, HTTP_PROXY set: the tools are
     listed directly, the proxy sees nothing."""
     pytest.importorskip("mcp")
-    from evalspec.suite.model import McpServer
-    from evalspec.tools.mcp_client import list_server_tools
+    from evalspec._suite.model import McpServer
+    from evalspec._tools.mcp_client import list_server_tools
 
     proxy = capture(502)
     for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY"):
@@ -345,7 +345,7 @@ def _evil_plugin(where: Path, marker: Path) -> None:
     (where / "evil_plugin.py").write_text(
         TRIPWIRE.format(marker=str(marker))
         + "from evalspec.plugins import register\n"
-        + "from evalspec.critics.binary import BinaryCritic\n"
+        + "from evalspec._critics.binary import BinaryCritic\n"
         + "@register('critic', 'evil_critic')\n"
         + "class Evil(BinaryCritic):\n    kind = 'evil_critic'\n",
         encoding="utf-8",
@@ -466,8 +466,8 @@ def test_an_edited_server_script_is_a_security_change(repo):
 def test_execute_switched_on_and_provider_switched_are_security_changes(tmp_path):
     """Switching protocol under one key variable sends that key to another provider's host;
     `execute: true` runs the model's calls on the server."""
+    from evalspec._review.security import security_changes
     from evalspec.api import load_suite
-    from evalspec.review.security import security_changes
 
     where = tmp_path / "suites"
     shutil.copytree(SUITES, where)
@@ -626,7 +626,7 @@ def test_comment_script_imports_nothing_from_the_checkout(tmp_path):
 def test_a_model_directory_naming_its_own_code_runs_none_of_it(tmp_path, monkeypatch):
     """Outside review too (`evalspec run` on such a suite, the module importable from the
     working directory): sentence-transformers 6.2, the minimum, refuses the module class."""
-    from evalspec.scoring.embeddings import load_sentence_transformer
+    from evalspec._scoring.embeddings import load_sentence_transformer
 
     marker = tmp_path / "model-code-ran"
     _evil_model(tmp_path, marker)

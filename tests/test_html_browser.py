@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from evalspec._cli import app
+from evalspec._report.html import write_html
+from evalspec._report.json_report import write_json
+from evalspec._suite.validate import load_suite
+from evalspec._transcript import Transcript, write_transcripts
 from evalspec.api import score
-from evalspec.cli import app
-from evalspec.report.html import write_html
-from evalspec.report.json_report import write_json
-from evalspec.suite.validate import load_suite
-from evalspec.transcript import Transcript, write_transcripts
 from tests.conftest import transcript
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")

@@ -18,12 +18,12 @@ from urllib.parse import quote
 
 import pytest
 
+from evalspec._report.html import write_html, write_runs_html
+from evalspec._report.html_data import HtmlRun
+from evalspec._report.json_report import write_json
+from evalspec._suite.validate import load_suite
+from evalspec._transcript import Transcript, Usage
 from evalspec.api import score
-from evalspec.report.html import write_html, write_runs_html
-from evalspec.report.html_data import HtmlRun
-from evalspec.report.json_report import write_json
-from evalspec.suite.validate import load_suite
-from evalspec.transcript import Transcript, Usage
 from tests import test_html_browser as browser_tests
 from tests.conftest import transcript
 from tests.test_html_browser import sync_api

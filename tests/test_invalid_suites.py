@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from evalspec.errors import SpecError
-from evalspec.suite import limits
-from evalspec.suite.validate import load_suite
+from evalspec._suite import limits
+from evalspec._suite.validate import load_suite
+from evalspec._util.errors import SpecError
 
 pytestmark = pytest.mark.usefixtures("no_plugins")
 

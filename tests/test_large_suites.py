@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from evalspec._report.console import MAX_PROBLEM_ROWS, print_report
+from evalspec._report.json_report import write_json
+from evalspec._report.records import report_from_results
+from evalspec._scoring.stream import StreamingScorer
+from evalspec._suite.limits import untrusted
+from evalspec._suite.validate import load_suite
+from evalspec._util.errors import SpecError
 from evalspec.api import score
-from evalspec.errors import SpecError
-from evalspec.report.console import MAX_PROBLEM_ROWS, print_report
-from evalspec.report.json_report import write_json
-from evalspec.report.records import report_from_results
-from evalspec.scoring.stream import StreamingScorer
-from evalspec.suite.limits import untrusted
-from evalspec.suite.validate import load_suite
 from tests.conftest import transcript
 
 

@@ -16,32 +16,18 @@ PACKAGE = Path(__file__).resolve().parents[1] / "evalspec"
 
 # Lowest first. A module may import modules of its own layer or of layers below it.
 LAYERS: list[tuple[str, ...]] = [
-    (
-        "evalspec.errors",
-        "evalspec.files",
-        "evalspec.json_values",
-        "evalspec.plugins",
-        "evalspec.redaction",
-        "evalspec.schemas",
-        "evalspec.globbing",
-        "evalspec.json_shapes",
-        "evalspec.fast_schema",
-        "evalspec.paths",
-        "evalspec.reading",
-        "evalspec.terminal",
-        "evalspec.numpy_import",
-    ),
-    ("evalspec.stats",),
-    ("evalspec.critics", "evalspec.tool_schema"),
-    ("evalspec.suite",),
-    ("evalspec.plan", "evalspec.transcript"),
-    ("evalspec.providers", "evalspec.tools"),
-    ("evalspec.runner",),
-    ("evalspec.scoring",),
-    ("evalspec.report",),
-    ("evalspec.review", "evalspec.interop"),
+    ("evalspec._util", "evalspec.plugins"),
+    ("evalspec._stats",),
+    ("evalspec._critics", "evalspec._tool_schema"),
+    ("evalspec._suite",),
+    ("evalspec._plan", "evalspec._transcript"),
+    ("evalspec._providers", "evalspec._tools"),
+    ("evalspec._runner",),
+    ("evalspec._scoring",),
+    ("evalspec._report",),
+    ("evalspec._review", "evalspec._interop"),
     ("evalspec.api",),
-    ("evalspec.cli", "evalspec.__main__"),
+    ("evalspec._cli", "evalspec.__main__"),
 ]
 
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, tool_call_reply
 
-from evalspec.cli.run import RunRequest, execute
-from evalspec.errors import UsageError
+from evalspec._cli.run import RunRequest, execute
+from evalspec._util.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[1]
 KEY_ENV = "EVALSPEC_TEST_KEY"
@@ -55,7 +55,7 @@ NOTES = {
 # Runs `evalspec ARGS` in this process, then prints which of the modules named first it loaded.
 _PROBE = """
 import json, sys
-from evalspec.cli import app
+from evalspec._cli import app
 code = 0
 try:
     app(sys.argv[2:], prog_name="evalspec")
@@ -154,7 +154,7 @@ def test_a_run_gives_the_collector_back_as_it_found_it(server: FakeOpenAI, tmp_p
 
 _ENDING = """
 import atexit, sys
-from evalspec.cli.teardown import skipped_on_exit
+from evalspec._cli.teardown import skipped_on_exit
 
 class Noisy:
     def __del__(self):
@@ -207,7 +207,7 @@ def test_a_piped_run_exits_with_its_status_and_whole_report(
 _THREADS = """
 import json, os, sys
 if sys.argv[1] == "store":
-    import evalspec.scoring.embeddings
+    import evalspec._scoring.embeddings
 else:
     import numpy
 print(json.dumps({

@@ -20,9 +20,9 @@ from fake_anthropic import text_reply as claude_text
 from fake_openai import FakeOpenAI, text_reply, tool_calls_reply
 
 from evalspec import api
-from evalspec.errors import SpecError
-from evalspec.review.diff import EXIT_UNVERIFIED
-from evalspec.runner import RunOptions
+from evalspec._review.diff import EXIT_UNVERIFIED
+from evalspec._runner import RunOptions
+from evalspec._util.errors import SpecError
 
 pytestmark = pytest.mark.slow
 
@@ -177,7 +177,7 @@ def test_refresh_over_stdio_locks_definitions_and_validate_reads_only_the_lock(
     assert [t.name for t in suite.tools] == ["Math.Add", "Math.Multiply", "Files.Delete"]
     # validate in a fresh interpreter: the mcp package is never imported
     probe = (
-        "import sys; from evalspec.suite.validate import load_suite; "
+        "import sys; from evalspec._suite.validate import load_suite; "
         f"load_suite({str(path)!r}); print('mcp' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
@@ -367,7 +367,7 @@ def test_refresh_cli_prints_what_changed(tmp_path, models) -> None:
 
 def _locked_suite(tmp_path: Path, tools: list[dict[str, Any]], extra: str = "") -> Path:
     """A suite whose lock lists `tools` for a server that is never started."""
-    from evalspec.suite.mcp_lock import lock_path, write_lock
+    from evalspec._suite.mcp_lock import lock_path, write_lock
 
     path = tmp_path / "reach.yaml"
     path.write_text(
@@ -437,9 +437,9 @@ def test_diff_against_git_reads_the_base_lock_and_shows_a_changed_definition(tmp
 def test_a_server_that_never_answers_times_out_and_is_abandoned(tmp_path) -> None:
     import asyncio
 
-    from evalspec.errors import RunError
-    from evalspec.suite.model import McpServer
-    from evalspec.tools.mcp_client import list_server_tools
+    from evalspec._suite.model import McpServer
+    from evalspec._tools.mcp_client import list_server_tools
+    from evalspec._util.errors import RunError
 
     silent = McpServer(
         key="silent",

@@ -11,10 +11,10 @@ from fake_openai import FakeOpenAI
 from test_run_e2e import KEY_ENV, cli, results_of, scripted, write_suite
 
 from evalspec import api
-from evalspec.errors import UsageError
-from evalspec.runner.merge import combine, merge_runs
-from evalspec.runner.run_dir import MANIFEST_FILE, read_finished, write_manifest
-from evalspec.transcript import Transcript, write_transcripts
+from evalspec._runner.merge import combine, merge_runs
+from evalspec._runner.run_dir import MANIFEST_FILE, read_finished, write_manifest
+from evalspec._transcript import Transcript, write_transcripts
+from evalspec._util.errors import UsageError
 
 
 @pytest.fixture

@@ -17,14 +17,14 @@ from typing import Any
 from fake_openai import FakeOpenAI, tool_call_reply
 from rate_checks import assert_held_to
 
-from evalspec.providers.calls import (
+from evalspec._providers.calls import (
     Endpoint,
     ModelCalls,
     model_endpoint,
     own_rate_limits,
     rate_key,
 )
-from evalspec.suite.validate import load_suite
+from evalspec._suite.validate import load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY_ENV = "EVALSPEC_RPM_TEST_KEY"

@@ -11,7 +11,7 @@ import random
 import pytest
 from scipy import stats as sps
 
-from evalspec.stats import (
+from evalspec._stats import (
     clustered_rate,
     is_flaky,
     mean_interval,
@@ -155,7 +155,7 @@ def test_trials_needed_follows_the_variance_decomposition():
     # σ_d² = ω² + σ_w²/K: with var(d) = 0.02, σ_w² = 0.4 at K = 5, ω² = 0.02 − 0.08 → 0;
     # to see Δ = 0.05 with 40 cases needs σ_d² ≤ 40 · 0.0025 / 2.8016² = 0.01274,
     # so K = 0.4 / 0.01274 = 31.4 → 32.
-    from evalspec.stats.paired import _trials_needed
+    from evalspec._stats.paired import _trials_needed
 
     zs = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
     k = _trials_needed(0.02, 0.4, 5, 40, 0.05, zs)
@@ -172,7 +172,7 @@ def test_flaky_and_within_variance():
 @pytest.mark.parametrize("df", [1, 2, 5, 29, 30, 31, 60, 500, 49_999])
 @pytest.mark.parametrize("confidence", [0.8, 0.9, 0.95, 0.99])
 def test_t_quantile_is_scipys_to_a_millionth(df, confidence):
-    from evalspec.stats.intervals import t_quantile
+    from evalspec._stats.intervals import t_quantile
 
     assert t_quantile(confidence, df) == pytest.approx(
         sps.t.ppf(0.5 + confidence / 2, df), abs=1e-6

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from scipy.stats import bootstrap
 
-from evalspec.scoring.trials import pass_hat_k
-from evalspec.stats import clustered_rate, is_flaky, paired_compare
+from evalspec._scoring.trials import pass_hat_k
+from evalspec._stats import clustered_rate, is_flaky, paired_compare
 
 DATA = Path(__file__).parent / "data" / "tau_bench" / "gpt-4o-airline-rewards.csv"
 

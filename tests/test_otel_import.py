@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from evalspec.errors import InputError, UsageError
-from evalspec.interop.otel import otel_transcripts, read_spans
-from evalspec.scoring.evaluators import run_evaluator
-from evalspec.suite.model import EvaluatorSpec
+from evalspec._interop.otel import otel_transcripts, read_spans
+from evalspec._scoring.evaluators import run_evaluator
+from evalspec._suite.model import EvaluatorSpec
+from evalspec._util.errors import InputError, UsageError
 
 
 def span(name: str, output_value: str, start: int = 0, **attrs: Any) -> dict[str, Any]:
@@ -208,8 +208,8 @@ def test_import_otel_command_writes_transcripts(tmp_path: Path) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from evalspec.cli.interop import import_app
-    from evalspec.transcript import read_transcripts
+    from evalspec._cli.interop import import_app
+    from evalspec._transcript import read_transcripts
 
     app = typer.Typer()
     app.add_typer(import_app, name="import")
@@ -252,7 +252,7 @@ def test_imported_traces_score_without_naming_the_model(tmp_path: Path) -> None:
     its model (and says so) rather than finding "nothing to score"."""
     from typer.testing import CliRunner
 
-    from evalspec.cli import app
+    from evalspec._cli import app
 
     suite = tmp_path / "pipeline.yaml"
     suite.write_text(PIPELINE_SUITE, encoding="utf-8")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalspec.cli import app
+from evalspec._cli import app
 
 HOSTILE = "[/INST] [bold red]x[/] \x1b[2J\x1b]0;pwned\x07"
 """Rich markup, a screen clear, and a window-title change ended by BEL."""

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from evalspec.plan import compile_plan
-from evalspec.suite.validate import load_suite
+from evalspec._plan import compile_plan
+from evalspec._suite.validate import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SLACK = (ROOT / "suites" / "slack.yaml").read_text(encoding="utf-8")
@@ -176,7 +176,7 @@ def _whole_payload_key(model, messages: list, tools: list, trial: int) -> str:
 def test_request_keys_are_the_hash_of_the_whole_payload(tmp_path: Path, provider: str) -> None:
     import dataclasses
 
-    from evalspec.plan import request_key
+    from evalspec._plan import request_key
 
     text = _edit("saying 'Hello, can we meet at 3 PM?'", "saying 'Hello — ünïcode \\u00e9 \"x\"?'")
     where = tmp_path / "slack.yaml"

@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 import pytest
 
 from evalspec import plugins
+from evalspec._critics.base import Critic, CriticOutcome, Params, outcome
+from evalspec._suite.validate import load_suite
 from evalspec.api import score
-from evalspec.critics.base import Critic, CriticOutcome, Params, outcome
-from evalspec.suite.validate import load_suite
 from tests.conftest import transcript
 
 EXAMPLE_INSTALLED = any(ep.name == "example" for ep in entry_points(group="evalspec.plugins"))
@@ -126,14 +126,14 @@ def test_decorator_registration_is_seen_by_validation_and_scoring(
     [r] = score(suite, [transcript("meeting", ("create_event", {"start": "abc"}))]).results
     assert (r.status, r.score) == ("pass", 1.0)
     bad = write_suite(text.replace("test_upper", "{test_upper: {x: 1}}"), "bad.yaml")
-    from evalspec.errors import SpecError
+    from evalspec._util.errors import SpecError
 
     with pytest.raises(SpecError, match="unknown parameter 'x'"):
         load_suite(bad)
 
 
 def test_unregistered_names_stay_unknown(write_suite) -> None:
-    from evalspec.errors import SpecError
+    from evalspec._util.errors import SpecError
 
     text = SUITE.replace("CRITIC", "no_such_critic")
     with pytest.raises(SpecError, match="no_such_critic"):
@@ -153,7 +153,7 @@ def test_review_hides_installed_plugins_only_while_it_runs(
     the next suite that names an installed critic still validates."""
     from typer.testing import CliRunner
 
-    from evalspec.cli import app
+    from evalspec._cli import app
 
     with plugins.allow_only(()):
         assert "same_day" not in plugins.registered("critic")

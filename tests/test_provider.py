@@ -20,9 +20,9 @@ from fake_openai import (
 )
 from rate_checks import assert_held_to
 
-from evalspec.errors import RunError
-from evalspec.providers.base import ChatRequest, ChatResponse, ProviderError
-from evalspec.providers.openai_chat import OpenAIChatProvider, RateLimiter, parse_retry_after
+from evalspec._providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec._providers.openai_chat import OpenAIChatProvider, RateLimiter, parse_retry_after
+from evalspec._util.errors import RunError
 
 SECRET = "sk-test-SECRET-123"
 KEY_ENV = "EVALSPEC_TEST_API_KEY"
@@ -358,7 +358,7 @@ def test_a_retry_is_logged_with_its_reason_and_wait(
     server.enqueue(tool_call_reply("send_dm_to_user", {"user_name": "johndoe"}))
     with caplog.at_level("INFO", logger="evalspec"):
         complete(provider(server.base_url))
-    (record,) = [r for r in caplog.records if r.name == "evalspec.providers.openai_chat"]
+    (record,) = [r for r in caplog.records if r.name == "evalspec._providers.openai_chat"]
     assert "HTTP 503" in record.getMessage()
     assert "retry 1 of 3 in" in record.getMessage()
     assert SECRET not in record.getMessage()
@@ -367,7 +367,7 @@ def test_a_retry_is_logged_with_its_reason_and_wait(
 def test_header_values_from_the_environment_are_sent_and_scrubbed(
     server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalspec import redaction
+    from evalspec._util import redaction
 
     monkeypatch.setenv("EVALSPEC_TEST_HDR", "hdr-SECRET-987654")
     p = provider(server.base_url, headers={"X-Token": "Token ${EVALSPEC_TEST_HDR}"})

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI, tool_call_reply
 
-from evalspec.cli.run import RunRequest, execute
-from evalspec.errors import UsageError
+from evalspec._cli.run import RunRequest, execute
+from evalspec._util.errors import UsageError
 
 SUITE = """\
 suite: no-ray
@@ -28,8 +28,8 @@ def test_ray_not_installed_is_a_usage_error_naming_the_extra(
     suite = tmp_path / "s.yaml"
     suite.write_text(SUITE, encoding="utf-8")
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if not installed
-    monkeypatch.delitem(sys.modules, "evalspec.runner.ray_cluster", raising=False)
-    monkeypatch.delitem(sys.modules, "evalspec.scoring.ray_embeddings", raising=False)
+    monkeypatch.delitem(sys.modules, "evalspec._runner.ray_cluster", raising=False)
+    monkeypatch.delitem(sys.modules, "evalspec._scoring.ray_embeddings", raising=False)
     with pytest.raises(UsageError) as info:
         execute(RunRequest(suite=suite, ray="auto", out=tmp_path / "run"))
     assert "pip install 'evalspec-yaml[ray]'" in str(info.value)

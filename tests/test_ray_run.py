@@ -368,8 +368,8 @@ def test_cluster_embedding_fills_the_local_cache_with_the_local_vectors(
 ) -> None:
     import numpy as np
 
-    from evalspec.scoring.embeddings import EmbeddingStore
-    from evalspec.scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
+    from evalspec._scoring.embeddings import EmbeddingStore
+    from evalspec._scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
 
     texts = [f"{note} #{i}" for i in range(40) for note in NOTES[i % 4 : i % 4 + 1]]
     store = EmbeddingStore(cache_dir=tmp_path / "cache")
@@ -401,8 +401,8 @@ def _replicas() -> list[int]:
 def test_a_replica_killed_mid_embedding_loses_no_text(cluster: str, tmp_path: Path) -> None:
     import numpy as np
 
-    from evalspec.scoring.embeddings import EmbeddingStore
-    from evalspec.scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
+    from evalspec._scoring.embeddings import EmbeddingStore
+    from evalspec._scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
 
     texts = [f"{NOTES[i % 4]}, take {i}" for i in range(4000)]
     store = EmbeddingStore(cache_dir=tmp_path / "cache")
@@ -437,7 +437,7 @@ def test_a_replica_killed_mid_embedding_loses_no_text(cluster: str, tmp_path: Pa
 
 
 def test_replicas_take_a_gpu_each_when_the_cluster_has_gpus() -> None:
-    from evalspec.scoring.ray_embeddings import ClusterEmbedOptions, Replicas, replicas_for
+    from evalspec._scoring.ray_embeddings import ClusterEmbedOptions, Replicas, replicas_for
 
     options = ClusterEmbedOptions(batch_size=100)
     assert replicas_for(1000, options, {"CPU": 16, "GPU": 4}) == Replicas(4, "GPU")
@@ -451,8 +451,8 @@ def test_replicas_take_a_gpu_each_when_the_cluster_has_gpus() -> None:
 GPU_CLUSTER = """
 import logging, sys, tempfile
 import ray
-from evalspec.scoring.embeddings import EmbeddingStore
-from evalspec.scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
+from evalspec._scoring.embeddings import EmbeddingStore
+from evalspec._scoring.ray_embeddings import ClusterEmbedder, ClusterEmbedOptions
 
 logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
 # A cluster that says it has a GPU: the replica is scheduled on it (num_gpus=1) and, as torch

@@ -18,9 +18,9 @@ from fault_server import FaultServer
 from test_call_faults import ENV, ROOT, evalspec
 from test_call_faults import write_suite as write_fault_suite
 
-from evalspec.providers.recordings import Recordings
-from evalspec.runner.run_dir import default_run_dir
-from evalspec.suite.validate import load_suite
+from evalspec._providers.recordings import Recordings
+from evalspec._runner.run_dir import default_run_dir
+from evalspec._suite.validate import load_suite
 
 CASES = 5
 

@@ -6,8 +6,8 @@ import base64
 import io
 import json
 
-from evalspec import redaction
-from evalspec.files import write_text_atomic
+from evalspec._util import redaction
+from evalspec._util.files import write_text_atomic
 
 
 def test_url_userinfo_is_registered_plain_and_as_basic_auth() -> None:

@@ -9,11 +9,11 @@ from dataclasses import replace
 
 from typer.testing import CliRunner
 
+from evalspec._cli import app
+from evalspec._report.junit import write_junit
+from evalspec._scoring.reasons import join_reasons, with_detail
+from evalspec._suite.validate import load_suite
 from evalspec.api import score
-from evalspec.cli import app
-from evalspec.report.junit import write_junit
-from evalspec.scoring.reasons import join_reasons, with_detail
-from evalspec.suite.validate import load_suite
 from tests.conftest import transcript
 
 SUITE = """

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from evalspec._report.html import render_html, write_html
+from evalspec._report.junit import write_junit
+from evalspec._report.markdown import render_markdown, write_markdown
+from evalspec._suite.validate import load_suite
 from evalspec.api import score
-from evalspec.report.html import render_html, write_html
-from evalspec.report.junit import write_junit
-from evalspec.report.markdown import render_markdown, write_markdown
-from evalspec.suite.validate import load_suite
 from tests.conftest import transcript
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,7 +227,7 @@ def test_score_case_chooses_cases_as_run_does(tmp_path: Path, monkeypatch) -> No
     cases alone; a pattern that matches nothing is a usage error naming the cases."""
     from typer.testing import CliRunner
 
-    from evalspec.cli import app
+    from evalspec._cli import app
 
     monkeypatch.chdir(ROOT)
     run_dir = tmp_path / "run"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+from evalspec._cli import app
+from evalspec._suite.validate import load_suite
 from evalspec.api import score
-from evalspec.cli import app
-from evalspec.suite.validate import load_suite
 from tests.conftest import transcript
 
 SUITE = """\

@@ -22,7 +22,7 @@ import pytest
 from fake_openai import FakeOpenAI
 from test_run_e2e import KEY_ENV, ROOT, results_of, scripted, write_suite
 
-from evalspec.cli.run import RunRequest, execute
+from evalspec._cli.run import RunRequest, execute
 
 ITEMS = 12  # 3 cases x 1 model x 4 trials, one request each (single_turn)
 DEADLINE_S = 30.0
@@ -182,7 +182,7 @@ def test_resume_runs_errored_items_again(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 
 def test_resume_refuses_a_run_directory_of_another_suite(tmp_path: Path) -> None:
-    from evalspec.errors import UsageError
+    from evalspec._util.errors import UsageError
 
     suite = write_suite(tmp_path, "http://127.0.0.1:9/v1")
     run_dir = tmp_path / "run"

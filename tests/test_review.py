@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from evalspec._cli import app
+from evalspec._report.json_report import write_json
+from evalspec._review.diff import compare_results, diff_suites
+from evalspec._review.markdown import render_diff_markdown
+from evalspec._review.results_file import load_results
+from evalspec._transcript import load_transcripts
 from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
-from evalspec.cli import app
-from evalspec.report.json_report import write_json
-from evalspec.review.diff import compare_results, diff_suites
-from evalspec.review.markdown import render_diff_markdown
-from evalspec.review.results_file import load_results
-from evalspec.transcript import load_transcripts
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "suites" / "weather.yaml"

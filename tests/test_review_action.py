@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from evalspec._providers.recordings import RecordingProvider, Recordings
+from evalspec._runner import RunOptions, run_plan_async
+from evalspec._runner.run_dir import recordings_path
 from evalspec.api import compile_plan, load_suite
-from evalspec.providers.recordings import RecordingProvider, Recordings
-from evalspec.runner import RunOptions, run_plan_async
-from evalspec.runner.run_dir import recordings_path
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"

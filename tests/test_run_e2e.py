@@ -31,8 +31,8 @@ from fake_openai import (
 )
 
 from evalspec import api
-from evalspec.runner import RunOptions
-from evalspec.runner.run_dir import read_finished
+from evalspec._runner import RunOptions
+from evalspec._runner.run_dir import read_finished
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
 ROOT = Path(__file__).resolve().parent.parent
@@ -482,8 +482,8 @@ def test_recordings_are_written_and_a_second_run_replays_without_http(
 
 
 def test_progress_counts_pass_warn_fail_so_far_without_loading_embeddings(tmp_path: Path) -> None:
-    from evalspec.cli.progress import LiveTally
-    from evalspec.transcript import ToolCall, Transcript
+    from evalspec._cli.progress import LiveTally
+    from evalspec._transcript import ToolCall, Transcript
 
     extra = """\
   - name: fuzzy paris

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalspec._util.schemas import RUBRIC, RUN, schema_default, suite_schema
 from evalspec.api import load_suite
-from evalspec.schemas import RUBRIC, RUN, schema_default, suite_schema
 
 
 def _defaults(node, path=""):

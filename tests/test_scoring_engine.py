@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
+from evalspec._providers.calls import ModelCalls
+from evalspec._scoring.matching import assign
+from evalspec._scoring.trials import pass_at_k, pass_hat_k
+from evalspec._suite.validate import load_suite
 from evalspec.api import score
-from evalspec.providers.calls import ModelCalls
-from evalspec.scoring.matching import assign
-from evalspec.scoring.trials import pass_at_k, pass_hat_k
-from evalspec.suite.validate import load_suite
 from tests.conftest import transcript
 
 SUITE = """

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from evalspec.providers.calls import ModelCalls
-from evalspec.suite.model import LLMSimulation, SimulatedResponse, Tool
-from evalspec.tools.llm_sim import LLMSimulatorBackend, parse_reply
-from evalspec.tools.result import ToolResult
-from evalspec.tools.simulated import ToolSimulator, values_match
-from evalspec.tools.stb_cache import ResponseCache, index_cache_dir
-from evalspec.tools.toolbench_names import function_name
+from evalspec._providers.calls import ModelCalls
+from evalspec._suite.model import LLMSimulation, SimulatedResponse, Tool
+from evalspec._tools.llm_sim import LLMSimulatorBackend, parse_reply
+from evalspec._tools.result import ToolResult
+from evalspec._tools.simulated import ToolSimulator, values_match
+from evalspec._tools.stb_cache import ResponseCache, index_cache_dir
+from evalspec._tools.toolbench_names import function_name
 
 CALLS = ModelCalls(timeout_s=10, retries=0)
 """The LLM simulator may call its model (as in `evalspec run`), through the provider layer."""

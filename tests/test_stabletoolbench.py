@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from evalspec.interop.stabletoolbench import (
+from evalspec._interop.stabletoolbench import (
     api_call_score,
     api_to_tool,
     called_apis,
@@ -26,8 +26,8 @@ from evalspec.interop.stabletoolbench import (
     transcripts_from_answer_dir,
     transcripts_from_converted,
 )
-from evalspec.tools.toolbench_names import function_name
-from evalspec.transcript import ToolCall, Transcript
+from evalspec._tools.toolbench_names import function_name
+from evalspec._transcript import ToolCall, Transcript
 
 DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
 EXAMPLE_QUERIES = DATA / "solvable_queries_example/test_instruction/G1_instruction.json"

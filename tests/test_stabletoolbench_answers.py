@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from evalspec.interop.stabletoolbench import has_finish, transcripts_from_converted
+from evalspec._interop.stabletoolbench import has_finish, transcripts_from_converted
 
 PUBLISHED = (
     Path(__file__).resolve().parent
@@ -31,7 +31,7 @@ def test_published_text_nodes_keep_every_call(tmp_path: Path) -> None:
     """Tool nodes as cut-off `str(dict)` text: every call kept, cut-off arguments unreadable."""
     from typer.testing import CliRunner
 
-    from evalspec.cli import app
+    from evalspec._cli import app
 
     raw = json.loads(PUBLISHED.read_text(encoding="utf-8"))
     nodes = [
@@ -72,7 +72,7 @@ def _walk(nodes: list[dict]):
 def test_node_text_is_never_run_and_unreadable_nodes_stop_the_import(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from evalspec.cli import app
+    from evalspec._cli import app
 
     marker = tmp_path / "ran"
     evil = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')"
@@ -94,7 +94,7 @@ def test_node_text_is_never_run_and_unreadable_nodes_stop_the_import(tmp_path: P
 def test_a_tree_too_deep_to_read_is_a_clear_error(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from evalspec.cli import app
+    from evalspec._cli import app
 
     node: dict = {"role": "tool", "message": "{'name': 'f', 'arguments': '{}'}", "next": []}
     text = json.dumps(node)
@@ -116,7 +116,7 @@ def test_imported_suite_and_answers_score_without_naming_the_model(tmp_path: Pat
     answers (labelled by their folder) score under the suite's one model, as it says."""
     from typer.testing import CliRunner
 
-    from evalspec.cli import app
+    from evalspec._cli import app
 
     data = Path(__file__).parent / "data" / "stabletoolbench"
     queries = data / "solvable_queries_example"

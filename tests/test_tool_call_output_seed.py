@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from evalspec.scoring.evaluators import run_evaluator
-from evalspec.suite.model import EvaluatorSpec, ExpectedCall
-from evalspec.transcript import ToolCall, Transcript
+from evalspec._scoring.evaluators import run_evaluator
+from evalspec._suite.model import EvaluatorSpec, ExpectedCall
+from evalspec._transcript import ToolCall, Transcript
 
 
 def span(name: str, output_value: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalspec.cli import app
+from evalspec._cli import app
 from examples.three_models import three_model_run
 
 
@@ -127,9 +127,9 @@ def test_run_html_shows_conversations_of_a_streamed_run(tmp_path):
 
 def test_tags_survive_results_json_and_fill_the_tag_filter(write_suite, tmp_path):
     """`view` reads a run back from results.json: its tag filter lists the suite's tags."""
+    from evalspec._report.json_report import write_json
+    from evalspec._suite.validate import load_suite
     from evalspec.api import score
-    from evalspec.report.json_report import write_json
-    from evalspec.suite.validate import load_suite
     from tests.conftest import transcript
 
     suite = load_suite(

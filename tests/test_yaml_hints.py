@@ -1,4 +1,4 @@
-"""YAML mistakes of people who do not program, in their words (evalspec/suite/yaml_hints.py).
+"""YAML mistakes of people who do not program, in their words (evalspec/_suite/yaml_hints.py).
 
 The corpus in tests/invalid/ pins whole messages; these tests pin the rules around them: what
 is and is not taken for a misplaced indent, a quote inside quotes, a text cut by ` #`, or a
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from evalspec.errors import SpecError
-from evalspec.suite.validate import check_suite, load_suite
-from evalspec.suite.yaml_hints import explain
+from evalspec._suite.validate import check_suite, load_suite
+from evalspec._suite.yaml_hints import explain
+from evalspec._util.errors import SpecError
 
 HEAD = "suite: s\nmodels: [m]\ntools: [{name: t, parameters: {type: object}}]\ncases:\n"
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, ClassVar
 
-from evalspec.critics.base import Critic, CriticOutcome, Params, outcome, show
+from evalspec._critics.base import Critic, CriticOutcome, Params, outcome, show
 from evalspec.plugins import register
 
 

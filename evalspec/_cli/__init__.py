@@ -1,0 +1,88 @@
+"""The `evalspec` command: a thin shell over the Python API in evalspec.api.
+
+Each command group lives in its own module and is registered here; heavy libraries are imported
+only inside the commands that need them, so `validate` and `plan` start fast.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from evalspec._cli import interop, judge, review, run, score, suite, tools, view
+from evalspec._cli.common import print_error
+from evalspec._cli.teardown import skipped_on_exit
+
+app = typer.Typer(
+    name="evalspec",
+    help="Declarative evaluation of LLM tool calling.\n\n"
+    "Write a suite in YAML, then: `evalspec run suites/slack.yaml`.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from evalspec import __version__
+
+        typer.echo(f"evalspec {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Declarative evaluation of LLM tool calling."""
+    _scrub_output()
+
+
+def _scrub_output() -> None:
+    """Every secret a command sends is scrubbed from what it prints, whoever prints it."""
+    import sys
+
+    from evalspec._util.redaction import ScrubbingStream
+
+    if not isinstance(sys.stdout, ScrubbingStream):
+        sys.stdout = ScrubbingStream(sys.stdout)  # type: ignore[assignment]
+    if not isinstance(sys.stderr, ScrubbingStream):
+        sys.stderr = ScrubbingStream(sys.stderr)  # type: ignore[assignment]
+
+
+for command in (
+    suite.validate,
+    suite.plan,
+    run.run,
+    score.score,
+    judge.judge,
+    review.diff,
+    review.compare,
+    review.review,
+    view.view,
+    run.merge,
+    suite.schema,
+    suite.init,
+):
+    app.command()(command)
+app.add_typer(interop.import_app, name="import")
+app.add_typer(tools.tools_app, name="tools")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    with skipped_on_exit():
+        try:
+            app()
+        except KeyboardInterrupt:  # pragma: no cover - typer usually handles it first
+            print_error("interrupted")
+            raise SystemExit(130) from None

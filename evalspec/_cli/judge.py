@@ -1,0 +1,142 @@
+"""`evalspec judge`: ask the suite's LLM judge about recorded answers, filling its cache."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from evalspec._cli.common import (
+    JsonOpt,
+    SuiteArg,
+    VerboseOpt,
+    configure_logging,
+    print_error,
+    reports_errors,
+)
+from evalspec._util.errors import UsageError
+
+if TYPE_CHECKING:
+    from evalspec._scoring.judging import JudgeOutcome
+
+EXIT_OK = 0
+EXIT_NO_VERDICT = 3
+"""Some verdict could not be had (judge unreachable, key missing, reply without a verdict), or
+no transcript is of a case of the suite."""
+
+
+@reports_errors
+def judge(
+    suite: SuiteArg,
+    transcripts: Annotated[
+        Path,
+        typer.Option(
+            "--transcripts", "-t", help="transcripts.jsonl (imported or recorded), or a run."
+        ),
+    ],
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Verdicts asked at once (default: the suite's).")
+    ] = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Ask the suite's LLM judge for every verdict its cache lacks, on transcripts from anywhere.
+
+    `score`, `diff` and `review` never call a model: their judge only reads the verdicts cached
+    beside the suite (.evalspec-cache/judge.json). This command is the one that may ask, for
+    recorded, merged or imported transcripts alike, through the suite's call settings (timeout,
+    retries, requests_per_minute; keys from the judge's api_key_env, never printed). Verdicts
+    already cached are not asked again. Then `evalspec score` reads them.
+
+    It prints StableToolBench's solvable pass rate (SoPR) per model: Solved 1, Unsure 0.5,
+    Unsolved 0, averaged over answers; no answer, or an imported StableToolBench run without a
+    Finish call, is Unsolved.
+
+    Exit codes: 0 every answer has a verdict; 2 invalid suite or usage; 3 some verdict could
+    not be had (each reason named; what was asked is kept), or no transcript is of the suite.
+
+    Example:
+
+      evalspec judge stb.yaml -t cot.jsonl && evalspec score stb.yaml -t cot.jsonl
+    """
+    configure_logging(verbose)
+    raise typer.Exit(judge_answers(suite, transcripts, concurrency=concurrency, as_json=as_json))
+
+
+def judge_answers(
+    suite_path: Path, transcripts: Path, *, concurrency: int | None, as_json: bool
+) -> int:
+    """Fill the judge cache for these transcripts and report; the exit code."""
+    import asyncio
+    import os
+
+    from evalspec._providers.calls import ModelCalls, register_suite_secrets
+    from evalspec._review.diff import unmatched_transcripts
+    from evalspec._scoring.judging import judge_checks, judge_transcripts
+    from evalspec._scoring.scorer import check_judge_caches
+    from evalspec._suite.endpoints import refuse_keys_in_clear
+    from evalspec.api import load_suite, load_transcripts
+
+    suite = load_suite(suite_path)
+    if not any(judge_checks(c) for c in suite.cases):
+        raise UsageError(
+            f"{suite_path} has no judge check: add `judge: {{model: ..., criteria: ...}}` under "
+            "a case's expect.final_answer (evalspec import stabletoolbench --judge MODEL does)"
+        )
+    check_judge_caches(suite)
+    loaded = load_transcripts(transcripts)
+    for problem in unmatched_transcripts(loaded, [suite], suite_path.as_posix()):
+        print_error(f"skipped: {problem}")
+    models = {m.name for m in suite.models}
+    cases = {c.name for c in suite.cases}
+    kept = [t for t in loaded if t.case in cases and t.model in models]
+    if not kept:
+        print_error(f"error: nothing to judge: no transcript in {transcripts} is of {suite_path}")
+        return EXIT_NO_VERDICT
+    refuse_keys_in_clear(suite, os.environ)
+    register_suite_secrets(suite)
+    calls = ModelCalls.for_run(suite.run, suite.models)
+    outcome = asyncio.run(judge_transcripts(suite, kept, calls, concurrency=concurrency))
+    if as_json:
+        _print_json(outcome)
+    else:
+        _print_text(outcome, suite_path, transcripts)
+    for reason, n in outcome.failed:
+        print_error(f"error: no verdict for {n} answer{'s' if n != 1 else ''}: {reason}")
+    return EXIT_NO_VERDICT if outcome.failed else EXIT_OK
+
+
+def _print_text(outcome: JudgeOutcome, suite_path: Path, transcripts: Path) -> None:
+    from evalspec._util.terminal import plain
+
+    n = len(outcome.answers)
+    print(
+        f"judged {n} answer{'s' if n != 1 else ''}: {outcome.count('asked')} asked, "
+        f"{outcome.count('cache')} from the cache, {outcome.count('no answer')} without an "
+        f"answer, {outcome.count('failed')} failed"
+    )
+    for model, check, mean, verdicts, total in outcome.sopr():
+        shown = ", ".join(f"{v} {verdicts[v]}" for v in ("Solved", "Unsure", "Unsolved"))
+        if verdicts["no verdict"]:
+            shown += f", no verdict {verdicts['no verdict']}"
+        print(plain(f"{model} · {check}: SoPR {mean:.3f} over {total} answers ({shown})"))
+    print(plain(f"next: evalspec score {suite_path} -t {transcripts}"))
+
+
+def _print_json(outcome: JudgeOutcome) -> None:
+    from dataclasses import asdict
+
+    data = {
+        "answers": [asdict(a) | {"sopr": a.sopr} for a in outcome.answers],
+        "sopr": [
+            {"model": m, "check": c, "sopr": mean, "answers": total, "verdicts": dict(v)}
+            for m, c, mean, v, total in outcome.sopr()
+        ],
+        "asked": outcome.count("asked"),
+        "cached": outcome.count("cache"),
+        "failed": outcome.count("failed"),
+    }
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,412 @@
+"""Recorded model answers: a reviewable JSONL file beside the suite, keyed by content id.
+
+One JSON object per line, keys sorted, so a pull request that re-records shows a readable diff.
+Each answer is appended and flushed as soon as it arrives, so a crash loses nothing finished.
+Several processes may record into one file at once: every append and the final compaction
+hold a lock on the file (``flock``), and compaction rewrites from what is on disk at that
+moment, so no writer drops another's lines. A line cut short by a crash or a full disk is
+skipped with a note and cut off, under the lock, before the next write. When a key appears more
+than once the last line wins, and closing the provider rewrites the file with one line per key.
+Lines holding only ``_comment`` are notes for readers and are skipped. A file that is not a
+recordings file (its first line is no recorded answer) is refused, never rewritten.
+Recordings never contain API keys or request headers: only the model id, messages, tools,
+params and the answer, with any echoed secret scrubbed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import weakref
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+from evalspec._providers.base import ChatRequest, ChatResponse, Provider, RecordingMissing
+from evalspec._util import redaction
+from evalspec._util.errors import Problem, RunError, SpecError
+from evalspec._util.files import atomic_write, dumps_line, locked, not_this_kind
+from evalspec._util.reading import MAX_LOG_BYTES, input_error, open_regular
+
+_log = logging.getLogger(__name__)
+
+RecordMode = Literal["auto", "offline", "record"]
+RECORD_MODES: tuple[RecordMode, ...] = ("auto", "offline", "record")
+
+HEADER_COMMENT = (
+    "evalspec recorded model answers: one JSON object per line, keyed by request content id. "
+    "Review like code; holds no API keys."
+)
+
+WHAT = "a recordings file (JSON lines of recorded answers)"
+
+
+def _dumps(obj: Any) -> str:
+    return redaction.scrub(dumps_line(obj))
+
+
+def _parse_line(raw: bytes) -> dict[str, Any] | str:
+    """The recorded entry (or ``{"_comment": ...}``) on one line, or why it is not one."""
+    try:
+        entry = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    except (ValueError, RecursionError) as exc:
+        return f"not JSON ({exc})"
+    if not isinstance(entry, dict):
+        return "a line must be a JSON object"
+    if len(entry) == 1 and "_comment" in entry:
+        return entry
+    if not isinstance(entry.get("key"), str):
+        return 'missing "key"'
+    response = entry.get("response")
+    if not isinstance(response, dict) or not isinstance(response.get("message"), dict):
+        return 'missing "response.message"'
+    return entry
+
+
+class _Index:
+    """Where each key's answer is in a recordings file: its line's offset and length (the last
+    line of a key wins), the comments, the file's state, and the file itself, kept open.
+
+    The file is read line by line and every line is parsed as before, so a file that is not
+    recordings or a corrupt line in the middle is refused at once and a torn last line is
+    skipped; but only the place of each line is kept, not its text: a 50,000-answer file is
+    80 MB of JSON, its index a few MB. An answer is read again (one `pread` of its line, from
+    this very file even if another process has since compacted the path) when a run asks for
+    it."""
+
+    def __init__(self, path: Path) -> None:
+        self.entries: dict[str, tuple[int, int]] = {}
+        self.comments: list[str] = []
+        self.lines = 0
+        self.torn_at: int | None = None
+        """Byte offset of a last line cut short (a crash, a full disk), if there is one."""
+        self.fd: int | None = None
+        if not os.path.lexists(path):
+            return
+        with open_regular(path, limit=MAX_LOG_BYTES) as fh:
+            self.fd = os.dup(fh.fileno())
+            self._release = weakref.finalize(self, _close_quietly, self.fd)
+            try:
+                self._scan(path, fh)
+            except BaseException:
+                self.close()
+                raise
+
+    def _scan(self, path: Path, fh: BinaryIO) -> None:
+        offset = 0
+        suspect: tuple[int, int, str] | None = None
+        """A complete line that is no recorded answer: torn if only blanks follow it."""
+        for number, line in enumerate(fh, start=1):
+            ended = line.endswith(b"\n")
+            raw = line[:-1] if ended else line
+            if suspect is not None:
+                if ended or (raw and not raw.isspace()):
+                    raise _corrupt(path, suspect[0], suspect[2])
+                break  # only blanks after it: it was the last line, cut short
+            if raw and not raw.isspace():
+                parsed = _parse_line(raw)
+                if isinstance(parsed, str):
+                    if not self.lines and not self.comments:
+                        raise not_this_kind(
+                            path,
+                            WHAT,
+                            f"line {number} is {parsed}",
+                            "point run.recordings (or --recordings) at a new file",
+                        )
+                    if not ended:  # the last line, without its newline: cut short
+                        suspect = (number, offset, parsed)
+                        break
+                    suspect = (number, offset, parsed)
+                elif "key" not in parsed:  # a comment: lines holding only _comment
+                    self.comments.append(str(parsed["_comment"]))
+                else:
+                    self.lines += 1
+                    self.entries[parsed["key"]] = (offset, len(raw))
+            offset += len(line)
+            if offset > MAX_LOG_BYTES:  # grown by another writer since it was opened
+                raise input_error(
+                    str(path),
+                    f"the file is larger than the limit of {MAX_LOG_BYTES} bytes",
+                    "split it into smaller files",
+                )
+        if suspect is not None:
+            number, self.torn_at, parsed = suspect
+            _log.warning(
+                "%s:%d: skipped a line cut short (%s); it is removed before the next answer "
+                "is recorded",
+                path,
+                number,
+                parsed,
+            )
+
+    def line(self, place: tuple[int, int]) -> str:
+        """The text of the line at `place` (offset, length), read from the file indexed."""
+        assert self.fd is not None, "an index with entries has its file open"
+        offset, length = place
+        raw = os.pread(self.fd, length, offset)
+        if len(raw) != length:
+            raise RunError("the recordings file was cut short while this run read it; run again")
+        return raw.decode("utf-8").strip()
+
+    def close(self) -> None:
+        if self.fd is not None:
+            self._release()  # closes the descriptor once: never a number reused since
+            self.fd = None
+
+
+def _corrupt(path: Path, number: int, why: str) -> SpecError:
+    return SpecError(
+        [
+            Problem(
+                str(path),
+                number,
+                1,
+                "",
+                f"not a recorded answer: {why}",
+                "fix or delete this line, or re-record with --record record",
+            )
+        ]
+    )
+
+
+def _close_quietly(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+class Recordings:
+    """The answers recorded in one JSONL file, indexed at once and appended to as they come.
+
+    Answers on disk are parsed when asked for; answers recorded by this process stay in memory
+    as their line's text."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if self.path.exists() and not self.path.is_file():
+            raise not_this_kind(
+                self.path, WHAT, "it is a directory or device", "name a file for the recordings"
+            )
+        self._index = _Index(self.path)
+        self._recorded: dict[str, str] = {}
+        """Lines this process appended, by key: they win over the index."""
+        self._appended = 0
+
+    def __len__(self) -> int:
+        return len(self._index.entries.keys() | self._recorded.keys())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._recorded or key in self._index.entries
+
+    def keys(self) -> list[str]:
+        return list({**self._index.entries, **self._recorded})
+
+    def get(self, key: str) -> ChatResponse | None:
+        """The recorded answer for a request content id, or None."""
+        line = self._recorded.get(key)
+        if line is None:
+            place = self._index.entries.get(key)
+            if place is None:
+                return None
+            if self._index.fd is None:  # closed, then asked again: read the file as it is now
+                self._index = _Index(self.path)
+                return self.get(key)
+            line = self._index.line(place)
+        response = _response_of(line)
+        usage = response.get("usage")
+        return ChatResponse(
+            message=response["message"],
+            finish_reason=response.get("finish_reason"),
+            usage=dict(usage) if isinstance(usage, dict) else {},
+            latency_s=_number(response.get("latency_s")),
+            from_recording=True,
+        )
+
+    def put(self, request: ChatRequest, response: ChatResponse) -> None:
+        """Record an answer: appended under the file lock and flushed now."""
+        entry = {
+            "key": request.key,
+            "model": request.model,
+            "label": request.label,
+            "request": {
+                "messages": list(request.messages),
+                "tools": list(request.tools),
+                "params": dict(request.params),
+            },
+            "response": {
+                "message": response.message,
+                "finish_reason": response.finish_reason,
+                "usage": dict(response.usage),
+                "latency_s": round(response.latency_s, 3),
+            },
+            "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        line = _dumps(entry) + "\n"
+        try:
+            with locked(self.path) as fd:
+                size = os.fstat(fd).st_size
+                prefix = ""
+                if size == 0:
+                    comments = self._index.comments or [HEADER_COMMENT]
+                    prefix = "".join(_dumps({"_comment": c}) + "\n" for c in comments)
+                elif os.pread(fd, 1, size - 1) != b"\n":
+                    prefix = self._mend_tail(fd)
+                _write_all(fd, (prefix + line).encode("utf-8"))
+        except OSError as exc:
+            raise RunError(
+                f"cannot save a recorded answer to {self.path} ({exc.strerror or exc}); "
+                "every answer recorded before is intact"
+            ) from None
+        self._appended += 1
+        self._recorded[request.key] = line.rstrip("\n")
+
+    def _mend_tail(self, fd: int) -> str:
+        """Under the lock: cut a torn last line (read now, never from a stale length), or end
+        a complete one that lacks its newline. Returns what to write before the next line."""
+        index = _Index(self.path)
+        index.close()
+        if index.torn_at is not None:
+            os.ftruncate(fd, index.torn_at)
+            return ""
+        return "\n"
+
+    def compact(self) -> None:
+        """Rewrite the file with one line per key (the latest), comments first.
+
+        Done under the lock from what is on disk now, so answers other processes appended
+        since this one loaded the file are kept."""
+        if not self._appended:
+            return
+        try:
+            with locked(self.path):
+                index = _Index(self.path)
+                if index.lines > len(index.entries) or index.torn_at is not None:
+                    with atomic_write(self.path) as fh:
+                        for comment in index.comments or [HEADER_COMMENT]:
+                            fh.write(_dumps({"_comment": comment}) + "\n")
+                        for place in index.entries.values():
+                            fh.write(index.line(place) + "\n")
+        except OSError as exc:
+            _log.warning("could not compact %s (%s); it stays as written", self.path, exc)
+            return
+        self._index.close()
+        self._index = index  # the file it read stays open: its offsets hold even if replaced
+        self._recorded = {}
+        self._appended = 0
+
+    def close(self) -> None:
+        """Let go of the file read at load; an answer asked for later indexes it again."""
+        self._index.close()
+
+
+_LAST_KEY = ', "response": '
+_DECODER = json.JSONDecoder()
+
+
+def _response_of(line: str) -> dict[str, Any]:
+    """The "response" of a line that was checked whole when the file was indexed.
+
+    Lines evalspec writes have their keys sorted, so "response" comes last: only its value is
+    decoded, a quarter of the line (the request's messages and tools are the rest). The value
+    found counts only if the line's closing brace follows it at once, which no "response" key
+    nested deeper can satisfy (nor text inside a string, where every quote is escaped); any
+    other line is decoded whole."""
+    start = line.rfind(_LAST_KEY)
+    if start >= 0:
+        try:
+            value, end = _DECODER.raw_decode(line, start + len(_LAST_KEY))
+        except ValueError:
+            end = -1
+        if end == len(line) - 1 and line.endswith("}") and isinstance(value, dict):
+            return value
+    return json.loads(line)["response"]
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    written = os.write(fd, data)
+    while written < len(data):
+        written += os.write(fd, data[written:])
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+ProviderSource = Provider | Callable[[], Provider] | None
+
+
+class RecordingProvider:
+    """Answers from recordings where it can, from the live provider where the mode allows.
+
+    ``auto`` replays what is recorded and calls the model for the rest (recording it);
+    ``offline`` only replays, and a miss is a :class:`RecordingMissing` for that item;
+    ``record`` always calls the model and overwrites what was recorded.
+
+    ``inner`` may be a provider, a zero-argument factory for one (called at the first miss, so a
+    fully recorded run needs no API key), or None (nothing can be called).
+    """
+
+    def __init__(
+        self,
+        recordings: Recordings,
+        inner: ProviderSource = None,
+        mode: RecordMode = "auto",
+    ) -> None:
+        if mode not in RECORD_MODES:
+            raise ValueError(f"record mode must be one of {', '.join(RECORD_MODES)}, not {mode!r}")
+        self.recordings = recordings
+        self.mode = mode
+        self._source = inner
+        self._inner: Provider | None = None
+        self.missing: list[str] = []
+        """Labels of requests that had no recording and could not be called."""
+        self.counts = {"replayed": 0, "called": 0, "missing": 0}
+
+    def __repr__(self) -> str:
+        return f"RecordingProvider(path={str(self.recordings.path)!r}, mode={self.mode!r})"
+
+    def _live(self) -> Provider | None:
+        if self._inner is None and self._source is not None:
+            source = self._source
+            self._inner = source if hasattr(source, "complete") else source()  # type: ignore[operator]
+        return self._inner
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        if self.mode != "record":
+            hit = self.recordings.get(request.key)
+            if hit is not None:
+                self.counts["replayed"] += 1
+                _log.debug("replayed %s from %s", request.describe(), self.recordings.path)
+                return hit
+            _log.info("no recording of %s in %s", request.describe(), self.recordings.path)
+        live = None if self.mode == "offline" else self._live()
+        if live is None:
+            if self.mode == "record":
+                raise RunError("--record record needs a model endpoint to call, and none is set")
+            self.counts["missing"] += 1
+            self.missing.append(request.describe())
+            raise RecordingMissing(
+                f"no recorded answer for {request.describe()} in {self.recordings.path}; "
+                "run with --record auto to call the model for missing answers (needs its API "
+                "key), or --record record to refresh every answer",
+                label=request.label,
+                attempts=0,
+            )
+        response = await live.complete(request)
+        self.recordings.put(request, response)
+        self.counts["called"] += 1
+        return response
+
+    async def aclose(self) -> None:
+        try:
+            if self._inner is not None:
+                await self._inner.aclose()
+        finally:
+            if self.counts["called"]:
+                self.recordings.compact()  # replay-only runs never rewrite the file
+            else:
+                self.recordings.close()

@@ -1,0 +1,229 @@
+"""Runs as columns: one column per (run, model), cells keyed by case name.
+
+Comparing models means pairing their results by case whatever each model is called: two models
+of one run, one model in two runs, or several runs. Compare and the HTML report both read runs
+this way, from results.json content (plain dicts), so an old run can be shown without its suite.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evalspec._scoring.types import CaseResult, Row, Status
+from evalspec._util.errors import UsageError
+
+Kind = Literal[
+    "regression", "worse", "better", "changed", "added", "removed", "missing", "unchanged"
+]
+KIND_ORDER: tuple[Kind, ...] = (
+    "regression",
+    "worse",
+    "better",
+    "changed",
+    "added",
+    "missing",
+    "removed",
+    "unchanged",
+)
+"""Display order: what a reviewer must look at first comes first."""
+
+STATUS_RANK: dict[str, int] = {"error": 0, "fail": 1, "warn": 2, "pass": 3}
+PASSING = ("pass", "warn")
+EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Side:
+    """One case × model on one side of a comparison: trials already combined."""
+
+    status: Status
+    score: float
+    reason: str
+    results: tuple[CaseResult, ...] = ()
+
+
+@dataclass(frozen=True)
+class Column:
+    """One model of one run, as a reader sees it: a label and a cell per case."""
+
+    label: str
+    run: str
+    model: str
+    run_index: int = 0
+    cells: dict[str, Side] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+    """The run's per-model summary (pass rate, tokens, latency, cost), as results.json has it."""
+
+
+@dataclass(frozen=True)
+class RunData:
+    """A results.json's content and the label it is shown under (the path as given)."""
+
+    label: str
+    data: dict[str, Any]
+
+
+def classify(before: Side | None, after: Side | None) -> Kind:
+    """How the after side compares with the before side, from a reviewer's point of view."""
+    if before is None and after is None:
+        return "missing"
+    if before is None:
+        return "added"
+    if after is None:
+        return "removed"
+    if before.status in PASSING and after.status not in PASSING:
+        return "regression"
+    rank = STATUS_RANK[after.status] - STATUS_RANK[before.status]
+    if rank < 0 or (rank == 0 and after.score < before.score - EPS):
+        return "worse"
+    if rank > 0 or after.score > before.score + EPS:
+        return "better"
+    return "unchanged"
+
+
+def result_from_dict(d: dict[str, Any]) -> CaseResult:
+    rows = tuple(Row(**r) for r in d.get("rows", ()))
+    return CaseResult(
+        item_id=d.get("item_id", ""),
+        case=d["case"],
+        model=d["model"],
+        trial=d.get("trial", 0),
+        score=d["score"],
+        status=d["status"],
+        reason=d.get("reason", ""),
+        rows=rows,
+        evaluators=d.get("evaluators", {}),
+        details=d.get("details", {}),
+    )
+
+
+def sides_from_results(
+    data: dict[str, Any], label: str, *, with_results: bool = True
+) -> dict[tuple[str, str], Side]:
+    """Side per (case, model) of a results.json; UsageError when its content is not one.
+
+    `with_results` False leaves each side's trial results out (the HTML report reads them as
+    plain dicts, and building 10,000 of them twice was most of its time).
+    """
+    try:
+        results: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
+        for d in data.get("results", ()) if with_results else ():
+            r = result_from_dict(d)
+            results[(r.case, r.model)].append(r)
+        for c in data["cases"]:
+            if c["status"] not in STATUS_RANK:
+                raise UsageError(
+                    f"{label}: case {c['case']!r} has status {c['status']!r}; "
+                    "a results.json status is pass, warn, fail or error"
+                )
+        return {
+            (c["case"], c["model"]): Side(
+                c["status"],
+                float(c["score"]),
+                c.get("reason", ""),
+                tuple(results.get((c["case"], c["model"]), ())),
+            )
+            for c in data["cases"]
+        }
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"{label}: unexpected results.json content: {exc!r}") from None
+
+
+def run_name(label: str) -> str:
+    """`runs/slack/1121` for `runs/slack/1121/results.json`: the part that tells runs apart."""
+    text = label.rstrip("/")
+    return text.removesuffix("/results.json") if text.endswith("/results.json") else text
+
+
+def model_order(data: dict[str, Any], sides: dict[tuple[str, str], Side]) -> list[str]:
+    names = [m["model"] for m in data.get("models", ()) if isinstance(m, dict) and "model" in m]
+    for _case, model in sides:
+        if model not in names:
+            names.append(model)
+    return names
+
+
+def build_columns(runs: Sequence[RunData], *, with_results: bool = True) -> list[Column]:
+    """A column per (run, model), labelled by model when that is unambiguous."""
+    raw: list[tuple[int, RunData, str, dict[str, Side]]] = []
+    for index, run in enumerate(runs):
+        sides = sides_from_results(run.data, run.label, with_results=with_results)
+        for model in model_order(run.data, sides):
+            cells = {case: side for (case, m), side in sides.items() if m == model}
+            raw.append((index, run, model, cells))
+    models = [model for _, _, model, _ in raw]
+    unique = len(set(models)) == len(models)
+    columns = []
+    for index, run, model, cells in raw:
+        label = model if unique else f"{model} @ {run_name(run.label)}"
+        summary = next(
+            (
+                m
+                for m in run.data.get("models", ())
+                if isinstance(m, dict) and m.get("model") == model
+            ),
+            {},
+        )
+        columns.append(Column(label, run.label, model, index, cells, dict(summary)))
+    return columns
+
+
+def case_order(columns: Sequence[Column]) -> list[str]:
+    """Every case of every column, in the order they first appear."""
+    seen: dict[str, None] = {}
+    for col in columns:
+        for case in col.cells:
+            seen.setdefault(case, None)
+    return list(seen)
+
+
+def before_after_pairs(runs: Sequence[RunData], columns: Sequence[Column]) -> list[tuple[int, int]]:
+    """Which columns to compare, as (before, after) indexes.
+
+    Several runs: the first run against the last, model by model when both have the same
+    models, otherwise column by column in order (one model each: whatever their labels). One
+    run: every other model against the first (the baseline).
+    """
+    if not columns:
+        return []
+    if len(runs) == 1:
+        return [(0, i) for i in range(1, len(columns))]
+    first = [i for i, c in enumerate(columns) if c.run_index == 0]
+    last = [i for i, c in enumerate(columns) if c.run_index == len(runs) - 1]
+    by_model = {columns[i].model: i for i in last}
+    if {columns[i].model for i in first} == set(by_model):
+        return [(i, by_model[columns[i].model]) for i in first]
+    return list(zip(first, last, strict=False))
+
+
+@dataclass(frozen=True)
+class Change:
+    """A case's most pressing change, and the score difference of the pair it comes from."""
+
+    kind: Kind
+    delta: float | None
+    """after - before of that pair; None when a side is missing."""
+
+
+def case_change_details(runs: Sequence[RunData], columns: Sequence[Column]) -> dict[str, Change]:
+    """Per case, the most pressing change over the before/after pairs (regression first), with
+    the score difference of that very pair, so a label and its number always agree. Among pairs
+    of the same kind, the largest difference is the one shown."""
+    rank = {k: i for i, k in enumerate(KIND_ORDER)}
+    out: dict[str, Change] = {}
+    for i, j in before_after_pairs(runs, columns):
+        for case in case_order(columns):
+            before, after = columns[i].cells.get(case), columns[j].cells.get(case)
+            kind = classify(before, after)
+            delta = after.score - before.score if before and after else None
+            seen = out.get(case)
+            if (
+                seen is None
+                or rank[kind] < rank[seen.kind]
+                or (rank[kind] == rank[seen.kind] and abs(delta or 0) > abs(seen.delta or 0))
+            ):
+                out[case] = Change(kind, delta)
+    return out

@@ -1,0 +1,153 @@
+"""Markdown reports: a run's results, and a diff of two versions, for PR comments and job pages.
+
+Everything a suite or a model wrote is escaped: GitHub renders HTML inside Markdown, so a case
+name or a model answer holding `<script>` or `|` must not become markup or break a table.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalspec._report.uncertainty import (
+    budget_text,
+    flaky_text,
+    pass_at_1_with_interval,
+    rate_with_interval,
+    score_with_interval,
+)
+from evalspec._util.files import write_text_atomic
+from evalspec._util.terminal import plain
+
+if TYPE_CHECKING:
+    from evalspec._report.records import Report
+    from evalspec._scoring.types import CaseResult
+
+GITHUB_COMMENT_LIMIT = 65_000
+"""GitHub rejects comments over 65,536 characters; keep a margin."""
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]#!~|])")
+"""Characters that make links, images, emphasis, code or table cells: shown, not obeyed."""
+
+_ACTIVE = re.compile(r"@(?=\w)|:(?=//)|\bwww(?=\.)", re.IGNORECASE)
+"""Where GitHub would make a mention (`@user`) or an autolink (`https://`, `www.`)."""
+
+
+def cell(value: Any, limit: int = 120) -> str:
+    """One table cell from untrusted text: a single line that renders as the text it is.
+
+    HTML, links, images, mentions and autolinks are neutralised (a zero-width space keeps
+    `@team` from notifying anyone and `https://` from becoming a link); control characters are
+    shown as escapes; long text is shortened.
+    """
+    if value is None:
+        return "-"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(plain(text, single_line=True).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    text = html.escape(text, quote=False)
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    return _ACTIVE.sub(lambda m: m.group() + "&#8203;", text)
+
+
+def code(value: Any, limit: int = 120, *, in_table: bool = False) -> str:
+    """Untrusted text as an inline code span: shown literally, so nothing in it is escaped
+    (`suites/my_math.yaml`, not `suites/my\\_math.yaml`). The fence is longer than any run of
+    backticks inside; a table cell's `|` is escaped, which GitHub removes before it renders."""
+    text = value if isinstance(value, str) else str(value)
+    text = " ".join(plain(text, single_line=True).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    if in_table:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return lines
+
+
+def _rows_table(result: CaseResult) -> list[str]:
+    return markdown_table(
+        ["field", "expected", "actual", "score", "weight", "why"],
+        [
+            [
+                cell(r.field + (f" (call {r.call + 1})" if r.call is not None else "")),
+                cell(r.expected, 60),
+                cell(r.actual, 60),
+                f"{r.score:.2f}",
+                f"{r.weight:g}",
+                cell(r.reason, 200),
+            ]
+            for r in result.rows
+        ],
+    )
+
+
+def render_markdown(report: Report) -> str:
+    """The whole report: a summary per model, a table of cases, the rows of non-passing ones."""
+    out = [f"# evalspec: {cell(report.suite.name)}", ""]
+    for m in report.models:
+        out.append(f"## {cell(m.model)}")
+        out.append("")
+        summary = (
+            f"**{m.passed} passed, {m.warned} warned, {m.failed} failed**"
+            + (f", {m.errors} errors" if m.errors else "")
+            + f" of {m.cases} cases · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
+        )
+        out += [summary, ""]
+        out += [
+            f"Pass rate {rate_with_interval(m)} · mean score {score_with_interval(m)}"
+            + (f" · pass@1 {pass_at_1_with_interval(m)}" if m.k > 1 else ""),
+            "",
+            cell(flaky_text(report.cases, m), 2000),
+            "",
+        ]
+        if m.over_budget:
+            out += [f"**{cell(budget_text(m), 1000)}**", ""]
+        mine = [c for c in report.cases if c.model == m.model]
+        out += markdown_table(
+            ["case", "result", "score", "why"],
+            [
+                [
+                    cell(c.case),
+                    c.status.upper()
+                    + (f" {c.passed}/{c.trials}" if c.trials > 1 else "")
+                    + (" flaky" if c.flaky else ""),
+                    f"{c.score:.3f}",
+                    "" if c.status == "pass" else cell(c.reason, 200),
+                ]
+                for c in mine
+            ],
+        )
+        out.append("")
+        for c in mine:
+            if c.status == "pass":
+                continue
+            out.append(
+                f"<details><summary>{c.status.upper()} {cell(c.case)}: {c.score:.3f}</summary>"
+            )
+            out.append("")
+            for r in c.results:
+                if r.status == "pass":
+                    continue
+                if c.trials > 1:
+                    out += [f"Trial {r.trial}: {r.status.upper()} {r.score:.3f}", ""]
+                out += [cell(r.reason, 400), ""]
+                if r.rows:
+                    out += [*_rows_table(r), ""]
+            out += ["</details>", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write_markdown(report: Report, path: Path) -> None:
+    write_text_atomic(path, render_markdown(report))

@@ -1,0 +1,176 @@
+"""The record every report is written from: results, per-case and per-model summaries."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from evalspec._critics.base import Embedder
+from evalspec._scoring.budgets import over_budget
+from evalspec._scoring.trials import CaseSummary, ModelSummary
+from evalspec._scoring.types import CaseResult
+from evalspec._scoring.usage import UsageTally
+from evalspec._suite.model import Suite
+from evalspec._transcript import Transcript
+
+RESULTS_VERSION = 1
+"""Version of results.json's layout."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """A scored run: what console, results.json, JUnit, Markdown and HTML all show."""
+
+    suite: Suite
+    results: tuple[CaseResult, ...]
+    cases: tuple[CaseSummary, ...]
+    """Per (case, model): trials combined by the case's pass rule."""
+    models: tuple[ModelSummary, ...]
+    """Per model: pass rate, pass@k, tokens, latency, cost."""
+    transcripts: tuple[Transcript, ...] = ()
+    """What the models did, when kept (a streamed run keeps none: the HTML report then reads
+    the run directory's transcripts.jsonl)."""
+    created: str = ""
+    """When it was scored, ISO 8601 in UTC."""
+    latency: dict[tuple[str, str], float] = field(default_factory=dict)
+    """Seconds per (case, model), all trials together."""
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every case passed (warnings allowed) and every model kept to the suite's
+        budget; 1 otherwise."""
+        within = not any(m.over_budget for m in self.models)
+        return 0 if within and all(c.status in ("pass", "warn") for c in self.cases) else 1
+
+    def case_latency(self) -> dict[tuple[str, str], float]:
+        """Seconds per (case, model), all trials together."""
+        return self.latency
+
+    def to_dict(self, *, summaries_only: bool = False) -> dict[str, Any]:
+        """results.json's content. Shallow: the values are already plain, and json only reads.
+
+        `summaries_only` leaves out the per-case lists, for writers that stream them.
+        """
+        data: dict[str, Any] = {
+            "version": RESULTS_VERSION,
+            "suite": self.suite.name,
+            "path": self.suite.path,
+            "description": self.suite.description,
+            "created": self.created,
+            "rubric": {
+                "fail_threshold": self.suite.rubric.fail_threshold,
+                "warn_threshold": self.suite.rubric.warn_threshold,
+            },
+            "model_specs": model_specs(self.suite),
+            "models": [model_dict(m) for m in self.models],
+        }
+        if not summaries_only:
+            tags = case_tags(self.suite)
+            data["cases"] = [case_dict(c, tags) for c in self.cases]
+            data["results"] = [result_dict(r) for r in self.results]
+        return data
+
+
+def model_dict(m: ModelSummary) -> dict[str, Any]:
+    """One model summary as results.json holds it: intervals as {estimate, low, high, ...}."""
+    data = dict(vars(m))
+    for key in ("pass_rate_ci", "pass_at_1_ci", "mean_score_ci"):
+        interval = data.get(key)
+        data[key] = interval.to_dict() if interval is not None else None
+    data["over_budget"] = list(m.over_budget)
+    return data
+
+
+def case_tags(suite: Suite) -> dict[str, list[str]]:
+    return {c.name: list(c.tags) for c in suite.cases}
+
+
+def model_specs(suite: Suite) -> list[dict[str, Any]]:
+    """What each model was run with, for reports: never its endpoint, headers or key variable."""
+    return [
+        {
+            "name": m.name,
+            "model": m.model,
+            "params": m.params,
+            "price": dict(vars(m.price)) if m.price else None,
+        }
+        for m in suite.models
+    ]
+
+
+def case_dict(case: CaseSummary, tags: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """One case summary as results.json holds it (its results are listed separately)."""
+    data = {k: v for k, v in vars(case).items() if k != "results"}
+    data["tags"] = (tags or {}).get(case.case, [])
+    return data
+
+
+def result_dict(result: CaseResult) -> dict[str, Any]:
+    """One result with its explanation rows, as results.json holds it."""
+    data = dict(vars(result))
+    data["rows"] = [dict(vars(row)) for row in result.rows]
+    return data
+
+
+def build_report(
+    suite: Suite,
+    transcripts: Sequence[Transcript],
+    *,
+    embedder: Embedder | None = None,
+    judge: Any = None,
+    calls: Any = None,
+) -> Report:
+    """Score transcripts and summarise them: the one way every command makes a Report.
+
+    Without `calls` (a run's ModelCalls) an LLM judge only reads its cache."""
+    from evalspec._scoring.scorer import Scorer
+
+    scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
+    results = scorer.score_all(list(transcripts))
+    tally = UsageTally()
+    for t in transcripts:
+        tally.add(t)
+    return report_from_results(suite, results, tally, transcripts=transcripts)
+
+
+def report_from_results(
+    suite: Suite,
+    results: Sequence[CaseResult],
+    usage: UsageTally | dict[str, tuple[int, float]],
+    *,
+    transcripts: Sequence[Transcript] = (),
+) -> Report:
+    """Summarise results already scored (as a streamed run scores them)."""
+    from evalspec._scoring.trials import summarize
+
+    tally = usage if isinstance(usage, UsageTally) else UsageTally(usage=dict(usage))
+    cases, models = summarize(suite, results, tally.usage)
+    prices = {m.name: m.price for m in suite.models}
+    priced = []
+    for m in models:
+        p, c = tally.split.get(m.model, (0, 0))
+        price = prices.get(m.model)
+        cost = price.cost(p, c) if price and m.model in tally.split else None
+        over = over_budget(
+            suite.budget,
+            tokens=m.tokens,
+            cost=cost,
+            latency_s=None if m.model in tally.replayed else m.latency_s,
+            turns=tally.turns.get(m.model),
+            what="the run: ",
+        )
+        priced.append(
+            replace(m, prompt_tokens=p, completion_tokens=c, cost=cost, over_budget=tuple(over))
+        )
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    return Report(
+        suite,
+        tuple(results),
+        tuple(cases),
+        tuple(priced),
+        tuple(transcripts),
+        created,
+        tally.latency,
+    )

@@ -1,0 +1,59 @@
+"""How every report writes a rate with its interval, flaky cases and budget overruns, so the
+console, Markdown and HTML say the same thing the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalspec._scoring.trials import CaseSummary, ModelSummary
+    from evalspec._stats import Interval
+
+MAX_FLAKY_NAMED = 10
+"""Flaky cases named in a summary line; results.json marks every one."""
+
+
+def interval_text(interval: Interval | dict[str, Any] | None, *, percent: bool) -> str:
+    """`(95% CI 64–90%)` or `(95% CI 0.81–0.93)`; empty without an interval."""
+    if interval is None:
+        return ""
+    get = interval.get if isinstance(interval, dict) else lambda k: getattr(interval, k)
+    level = f"{get('confidence'):.0%}"
+    if percent:
+        return f"({level} CI {get('low'):.0%}–{get('high'):.0%})"
+    return f"({level} CI {get('low'):.2f}–{get('high'):.2f})"
+
+
+def rate_with_interval(m: ModelSummary) -> str:
+    """The case pass rate with its Wilson interval: `80% (95% CI 64–90%)`."""
+    rate = (m.passed + m.warned) / m.cases if m.cases else 0.0
+    return f"{rate:.0%} {interval_text(m.pass_rate_ci, percent=True)}".rstrip()
+
+
+def score_with_interval(m: ModelSummary) -> str:
+    return f"{m.mean_score:.3f} {interval_text(m.mean_score_ci, percent=False)}".rstrip()
+
+
+def pass_at_1_with_interval(m: ModelSummary) -> str:
+    return f"{m.pass_at_1:.2f} {interval_text(m.pass_at_1_ci, percent=False)}".rstrip()
+
+
+def flaky_cases(cases: Iterable[CaseSummary], model: str) -> list[CaseSummary]:
+    return [c for c in cases if c.model == model and c.flaky]
+
+
+def flaky_text(cases: Iterable[CaseSummary], m: ModelSummary) -> str:
+    """`flaky (trials disagree): a 2/5, b 4/5`; `flakiness not measured (1 trial per case)`."""
+    if m.k < 2:
+        return "flakiness not measured (1 trial per case)"
+    found = flaky_cases(cases, m.model)
+    if not found:
+        return f"no flaky case ({m.k} trials per case)"
+    named = ", ".join(f"{c.case} {c.passed}/{c.trials}" for c in found[:MAX_FLAKY_NAMED])
+    more = f" and {len(found) - MAX_FLAKY_NAMED} more" if len(found) > MAX_FLAKY_NAMED else ""
+    return f"{len(found)} flaky (trials disagree): {named}{more}"
+
+
+def budget_text(m: ModelSummary) -> str:
+    return "over the suite budget: " + "; ".join(m.over_budget) if m.over_budget else ""

@@ -1,0 +1,295 @@
+"""Name the change: what differs between two versions of a suite, case by case.
+
+A reviewer reads `fail_threshold 0.85 -> 0.97` or `message: similarity 0.75 -> 0.9` above the
+score movements, so a comment says what was changed as well as what it did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+from evalspec._suite.model import (
+    Case,
+    CriticSpec,
+    EvaluatorSpec,
+    ExpectedCall,
+    FinalAnswerCheck,
+    ModelSpec,
+    Suite,
+    Tool,
+)
+from evalspec._util.json_values import difference, short
+
+
+def critic_text(spec: CriticSpec | None) -> str:
+    """`similarity 0.75`, `exact {"case_sensitive": false}`, `regex "^P" (weight 2, required)`."""
+    if spec is None:
+        return "(none)"
+    params = spec.params
+    if list(params) in (["threshold"], ["pattern"]):
+        text = f"{spec.kind} {short(next(iter(params.values())))}"
+    elif params:
+        text = f"{spec.kind} {short(params)}"
+    else:
+        text = spec.kind
+    extras = [f"weight {spec.weight:g}"] if spec.weight != 1.0 else []
+    extras += ["required"] if spec.required else []
+    return text + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _moved(label: str, before: Any, after: Any) -> list[str]:
+    return [] if before == after else [f"{label} {short(before)} -> {short(after)}"]
+
+
+def _critics(
+    before: tuple[CriticSpec, ...], after: tuple[CriticSpec, ...], prefix: str = ""
+) -> list[str]:
+    b = {c.field: c for c in before}
+    a = {c.field: c for c in after}
+    out = []
+    for name in list(a) + [n for n in b if n not in a]:
+        if b.get(name) != a.get(name):
+            out.append(f"{prefix}{name}: {critic_text(b.get(name))} -> {critic_text(a.get(name))}")
+    return out
+
+
+def _call_text(call: ExpectedCall | None) -> str:
+    return "(none)" if call is None else f"{call.tool} {short(call.args)}"
+
+
+def _expected_calls(before: Case, after: Case) -> list[str]:
+    b, a = before.expect.tool_calls, after.expect.tool_calls
+    out = []
+    for i in range(max(len(b), len(a))):
+        cb = b[i] if i < len(b) else None
+        ca = a[i] if i < len(a) else None
+        where = f"expected call {i + 1}"
+        if cb is None or ca is None or cb.tool != ca.tool:
+            if cb != ca:
+                out.append(f"{where}: {_call_text(cb)} -> {_call_text(ca)}")
+            continue
+        for arg in list(ca.args) + [k for k in cb.args if k not in ca.args]:
+            if cb.args.get(arg, None) != ca.args.get(arg, None) or (arg in cb.args) != (
+                arg in ca.args
+            ):
+                out.append(
+                    f"{where} ({ca.tool}) {arg}: "
+                    f"{short(cb.args[arg]) if arg in cb.args else '(none)'} -> "
+                    f"{short(ca.args[arg]) if arg in ca.args else '(none)'}"
+                )
+        out += _critics(cb.critics, ca.critics, f"{where} critic ")
+        if (cb.has_output, cb.output) != (ca.has_output, ca.output):
+            out.append(f"{where} expected output {short(cb.output)} -> {short(ca.output)}")
+    out += _moved("ordered", before.expect.ordered, after.expect.ordered)
+    out += _moved("no_tool_calls", before.expect.no_tool_calls, after.expect.no_tool_calls)
+    return out
+
+
+def _check_text(check: FinalAnswerCheck | EvaluatorSpec | None) -> str:
+    if check is None:
+        return "(none)"
+    extra = f" (weight {check.weight:g})" if check.weight != 1.0 else ""
+    if isinstance(check, EvaluatorSpec) and check.required:
+        extra += " (required)"
+    return (short(check.params) if check.params else "on") + extra
+
+
+def _keyed_checks(items: tuple[Any, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, n = item.kind, 2
+        while key in out:
+            key, n = f"{item.kind} #{n}", n + 1
+        out[key] = item
+    return out
+
+
+def _checks(before: tuple[Any, ...], after: tuple[Any, ...], prefix: str) -> list[str]:
+    b, a = _keyed_checks(before), _keyed_checks(after)
+    return [
+        f"{prefix}{key}: {_check_text(b.get(key))} -> {_check_text(a.get(key))}"
+        for key in list(a) + [k for k in b if k not in a]
+        if b.get(key) != a.get(key)
+    ]
+
+
+def _messages(before: Case, after: Case) -> list[str]:
+    out = []
+    b, a = before.messages, after.messages
+    for i in range(max(len(b), len(a))):
+        mb = b[i] if i < len(b) else None
+        ma = a[i] if i < len(a) else None
+        if mb == ma:
+            continue
+        role = (ma or mb).role if (ma or mb) else "message"
+        out.append(
+            f"{role} message: {short(mb.content) if mb else '(none)'} -> "
+            f"{short(ma.content) if ma else '(none)'}"
+        )
+    return out
+
+
+def _rubric(before: Case, after: Case) -> list[str]:
+    out = []
+    for f in fields(before.rubric):
+        out += _moved(f.name, getattr(before.rubric, f.name), getattr(after.rubric, f.name))
+    return out
+
+
+def _tool_definition(before: Tool | None, after: Tool | None) -> list[str]:
+    if before is None or after is None:
+        return []
+    out = []
+    if before.description != after.description:
+        out.append(
+            f"tool {after.name} description: {short(before.description)} -> "
+            f"{short(after.description)}"
+        )
+    if before.parameters != after.parameters:
+        out.append(f"tool {after.name} parameters changed")
+    return out
+
+
+def _tool_answers(before: Tool | None, after: Tool | None) -> list[str]:
+    """What the simulated tool answers: rules, caches, LLM simulator."""
+    if before is None or after is None:
+        return []
+    out = []
+    b_rules = {short(r.when): r for r in before.responses}
+    a_rules = {short(r.when): r for r in after.responses}
+    for key in list(a_rules) + [k for k in b_rules if k not in a_rules]:
+        rb, ra = b_rules.get(key), a_rules.get(key)
+        if rb == ra:
+            continue
+        when = "fallback" if key == "null" else f"when {key}"
+        if rb is not None and ra is not None and rb.error is None and ra.error is None:
+            what = difference(rb.output, ra.output)
+        else:
+            what = f"{_rule_text(rb)} -> {_rule_text(ra)}"
+        out.append(f"tool {after.name} response {when}: {what}")
+    for name in ("cache_dir", "cache_file", "simulate"):
+        if getattr(before, name) != getattr(after, name):
+            out.append(f"tool {after.name} {name} changed")
+    return out
+
+
+def _rule_text(rule: Any) -> str:
+    if rule is None:
+        return "(none)"
+    return f"error {short(rule.error)}" if rule.error is not None else short(rule.output, 100)
+
+
+def _offered(suite: Suite, case: Case) -> list[str]:
+    return list(case.tools) if case.tools is not None else [t.name for t in suite.tools]
+
+
+def _models(before: Mapping[str, ModelSpec], after: Mapping[str, ModelSpec]) -> list[str]:
+    out = []
+    for name in list(after) + [n for n in before if n not in after]:
+        mb, ma = before.get(name), after.get(name)
+        if mb is None or ma is None:
+            out.append(f"model {name} {'added' if mb is None else 'removed'}")
+            continue
+        out += _moved(f"model {name} id", mb.model, ma.model)
+        for key in sorted(set(mb.params) | set(ma.params)):
+            out += _moved(f"model {name} {key}", mb.params.get(key), ma.params.get(key))
+    return out
+
+
+def suite_wide_changes(base: Suite, head: Suite) -> list[str]:
+    """Changes that touch every case: run settings, models and their parameters."""
+    out = []
+    for f in fields(base.run):
+        out += _moved(f"run.{f.name}", getattr(base.run, f.name), getattr(head.run, f.name))
+    out += _models({m.name: m for m in base.models}, {m.name: m for m in head.models})
+    return out  # embedding settings: a security-relevant change (review/security.py)
+
+
+def case_changes(
+    base: Suite, head: Suite, stale_tools: Mapping[str, set[str]] | None = None
+) -> dict[str, list[str]]:
+    """Per head case present in both versions, the differences that affect it.
+
+    `stale_tools` names, per case, the tools whose recorded outputs the head's tools no longer
+    give: a change to what a tool answers is listed only for the cases whose calls it affects.
+    """
+    base_cases = {c.name: c for c in base.cases}
+    b_tools, a_tools = _tools(base), _tools(head)
+    out: dict[str, list[str]] = {}
+    for case in head.cases:
+        old = base_cases.get(case.name)
+        if old is None:
+            continue
+        items = _messages(old, case) + _rubric(old, case)
+        items += _moved("trials", old.trials, case.trials)
+        items += _moved("pass_rule", old.pass_rule, case.pass_rule)
+        items += _critics(old.critics, case.critics)
+        items += _expected_calls(old, case)
+        items += _checks(old.expect.final_answer, case.expect.final_answer, "final_answer.")
+        items += _checks(old.evaluators, case.evaluators, "evaluator ")
+        before_offered, after_offered = _offered(base, old), _offered(head, case)
+        if sorted(before_offered) != sorted(after_offered):
+            items.append(
+                f"tools offered: {', '.join(before_offered) or '(none)'} -> "
+                f"{', '.join(after_offered) or '(none)'}"
+            )
+        for name in after_offered:
+            if name in before_offered:
+                items += _tool_definition(b_tools.get(name), a_tools.get(name))
+        for name in sorted((stale_tools or {}).get(case.name, set())):
+            items += _tool_answers(b_tools.get(name), a_tools.get(name))
+        out[case.name] = items
+    return out
+
+
+def _tools(suite: Suite) -> dict[str, Tool]:
+    """The suite's tools by name, their files named relative to the suite's folder, so two
+    versions read from different folders (a git export and the work tree) compare equal."""
+    folder = Path(suite.path).resolve().parent
+
+    def relative(path: str | None) -> str | None:
+        if path is None or not Path(path).is_absolute() or not Path(path).is_relative_to(folder):
+            return path
+        return Path(path).relative_to(folder).as_posix()
+
+    out = {}
+    for t in suite.tools:
+        mcp = replace(t.mcp, cwd=relative(t.mcp.cwd) or ".") if t.mcp is not None else None
+        out[t.name] = replace(
+            t, cache_file=relative(t.cache_file), cache_dir=relative(t.cache_dir), mcp=mcp
+        )
+    return out
+
+
+def tool_changes(base: Suite, head: Suite) -> list[str]:
+    """Every difference in the suite's tools: added, removed, definition, answers, sources."""
+    b_tools, a_tools = _tools(base), _tools(head)
+    out: list[str] = []
+    for name in list(a_tools) + [n for n in b_tools if n not in a_tools]:
+        before, after = b_tools.get(name), a_tools.get(name)
+        if before == after:
+            continue
+        if before is None or after is None:
+            out.append(f"tool {name} {'added' if before is None else 'removed'}")
+            continue
+        items = _tool_definition(before, after) + _tool_answers(before, after)
+        if before.mcp != after.mcp:
+            items.append(f"tool {name} MCP server changed")
+        out += items or [f"tool {name} changed"]
+    return out
+
+
+def unnamed_changes(base: Suite, head: Suite, named: Iterable[str]) -> list[str]:
+    """What differs between the versions that no line of `named` (the per-case and suite-wide
+    changes) says: a tool's answers that no recording reached, a tool no case offers, the
+    description. A suite that differs though nothing can be named says so, never nothing."""
+    seen = set(named)
+    out = [item for item in tool_changes(base, head) if item not in seen]
+    out += _moved("description", base.description, head.description)
+    relocated = replace(base, path=head.path, tools=tuple(_tools(base).values()))
+    if not out and not seen and relocated != replace(head, tools=tuple(_tools(head).values())):
+        out.append("the suite differs in a way no line above names")
+    return out

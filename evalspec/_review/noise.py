@@ -1,0 +1,248 @@
+"""Is a comparison's movement more than noise? Paired statistics per model, and the gate.
+
+A comparison (diff, review, compare) pairs each case's before and after sides. Per model (or
+pair of columns), the cases with evidence on both sides and no error give one paired result
+(evalspec._stats.paired): the change in pass rate with its interval, an exact test on the
+discordant cases, "significant" or "within noise", and the cases or trials needed to detect
+a change of the size seen. Cases the suite marks `flaky: true` are left out of it and never
+gate. Then the team's gate (the suite's `gate:`) decides the exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from evalspec._report.columns import PASSING, Side
+from evalspec._stats import Interval, PairedResult, is_flaky, paired_compare, within_variance
+from evalspec._stats.intervals import mean_interval
+from evalspec._suite.model import Gate
+
+
+class CaseChange(Protocol):
+    """What this module reads of a diff's CaseChange (diff.py imports this module)."""
+
+    case: str
+    before: Side | None
+    after: Side | None
+
+    @property
+    def unverified(self) -> bool: ...
+
+    @property
+    def gating(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Spend:
+    """Tokens and cost of one side, over the cases both sides scored."""
+
+    tokens: int
+    cost: float | None
+
+
+@dataclass(frozen=True)
+class ModelNoise:
+    """The paired comparison of one model (or one pair of columns)."""
+
+    model: str
+    pass_rate: PairedResult
+    score: Interval | None
+    """after − before of the per-case mean scores, paired t interval."""
+    known_flaky: tuple[str, ...] = ()
+    """Cases left out because the suite marks them flaky."""
+    flaky: tuple[str, ...] = ()
+    """Cases whose trials disagree on either side."""
+    before_spend: Spend | None = None
+    after_spend: Spend | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "pass_rate": self.pass_rate.to_dict(),
+            "score_difference": self.score.to_dict() if self.score else None,
+            "known_flaky": list(self.known_flaky),
+            "flaky": list(self.flaky),
+            "before_spend": vars(self.before_spend) if self.before_spend else None,
+            "after_spend": vars(self.after_spend) if self.after_spend else None,
+        }
+
+
+def side_counts(side: Side) -> tuple[int, int]:
+    """(trials passed, trials run without error); a side without trial results counts as one
+    trial with its status."""
+    if not side.results:
+        return int(side.status in PASSING), int(side.status != "error")
+    ran = [r for r in side.results if r.status != "error"]
+    return sum(r.status in PASSING for r in ran), len(ran)
+
+
+def side_flaky(side: Side | None) -> bool:
+    return side is not None and is_flaky(*side_counts(side))
+
+
+def model_noise(
+    model: str,
+    changes: Iterable[CaseChange],
+    gate: Gate,
+    *,
+    known_flaky: frozenset[str] = frozenset(),
+    spend: tuple[Spend, Spend] | None = None,
+) -> ModelNoise:
+    """The paired result over the changes of one model with evidence on both sides."""
+    before: list[float] = []
+    after: list[float] = []
+    b_scores: list[float] = []
+    a_scores: list[float] = []
+    within: list[float] = []
+    trials = 1
+    left_out: list[str] = []
+    flaky: list[str] = []
+    for c in changes:
+        if c.before is None or c.after is None or c.unverified:
+            continue
+        (bp, bn), (ap, an) = side_counts(c.before), side_counts(c.after)
+        if bn == 0 or an == 0:
+            continue
+        if is_flaky(bp, bn) or is_flaky(ap, an):
+            flaky.append(c.case)
+        if c.case in known_flaky:
+            left_out.append(c.case)
+            continue
+        before.append(bp / bn)
+        after.append(ap / an)
+        b_scores.append(c.before.score)
+        a_scores.append(c.after.score)
+        within.append(within_variance(bp, bn) + within_variance(ap, an))
+        trials = max(trials, bn, an)
+    result = paired_compare(
+        before,
+        after,
+        trials=trials,
+        within_variance=sum(within) / len(within) if within else 0.0,
+        confidence=gate.confidence,
+        power=gate.power,
+    )
+    score = mean_interval([a - b for a, b in zip(a_scores, b_scores, strict=True)], gate.confidence)
+    return ModelNoise(
+        model,
+        result,
+        score,
+        tuple(left_out),
+        tuple(flaky),
+        spend[0] if spend else None,
+        spend[1] if spend else None,
+    )
+
+
+def gate_failures(
+    gate: Gate, noise: Sequence[ModelNoise], changes: Sequence[CaseChange]
+) -> list[str]:
+    """Why the comparison fails under `gate` (empty: nothing to stop for)."""
+    out = []
+    if gate.mode == "any_regression":
+        gating = [c for c in changes if c.gating]
+        if gating:
+            n = len(gating)
+            out.append(
+                f"{n} case{'s' if n != 1 else ''} that passed now fail{'s' if n == 1 else ''}"
+            )
+    for m in noise:
+        pr = m.pass_rate
+        if pr.cases == 0:
+            continue
+        if gate.mode == "significant_drop" and pr.drop:
+            out.append(
+                f"{m.model}: pass rate {pr.before:.1%} → {pr.after:.1%}, a significant drop "
+                f"({p_text(pr.p_value)})"
+            )
+        if gate.min_pass_rate is not None and pr.after < gate.min_pass_rate:
+            out.append(
+                f"{m.model}: pass rate {pr.after:.1%} is below min_pass_rate "
+                f"{gate.min_pass_rate:.1%}"
+            )
+        if gate.max_drop is not None and pr.before - pr.after > gate.max_drop + 1e-12:
+            out.append(
+                f"{m.model}: pass rate fell {pr.before - pr.after:.1%} "
+                f"({pr.before:.1%} → {pr.after:.1%}), more than max_drop {gate.max_drop:.1%}"
+            )
+    return out
+
+
+def p_text(p: float) -> str:
+    """`p = 0.031`, `p = 1`, `p < 0.001`."""
+    return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001"
+
+
+def _signed(x: float, fmt: str) -> str:
+    """`+4.1%`, `−0.020`; `±0.0%` when the value rounds to zero."""
+    shown = format(abs(x), fmt)
+    if float(shown.rstrip("%")) == 0:
+        return "±" + shown
+    return ("+" if x > 0 else "−") + shown
+
+
+def noise_lines(m: ModelNoise) -> list[str]:
+    """What a reviewer reads: the change with its interval, the test, the verdict, the power."""
+    pr = m.pass_rate
+    if pr.cases == 0:
+        return [f"{m.model}: no case with evidence on both sides to compare"]
+    d = pr.difference
+    ci = (
+        f", {d.confidence:.0%} CI {_signed(d.low, '.1%')}…{_signed(d.high, '.1%')}"
+        if d is not None
+        else ""
+    )
+    trials = f" × {pr.trials} trials" if pr.trials > 1 else ""
+    line = (
+        f"{m.model}: pass rate {pr.before:.1%} → {pr.after:.1%} "
+        f"(Δ {_signed(pr.after - pr.before, '.1%')}{ci}; {pr.cases} cases{trials}; "
+        f"{pr.improved} improved, {pr.regressed} regressed; {pr.test}, {p_text(pr.p_value)}): "
+        f"{pr.verdict}"
+    )
+    lines = [line]
+    power = []
+    if pr.detectable is not None:
+        power.append(f"smallest change {pr.cases} cases detect: {pr.detectable:.1%}")
+    if pr.cases_needed is not None and not pr.significant:
+        need = f"{pr.cases_needed:,} cases"
+        if pr.trials_needed is not None:
+            need += f" (or {pr.trials_needed} trials per case on these {pr.cases})"
+        power.append(f"to detect a change of {abs(pr.after - pr.before):.1%}: {need}")
+    if power:
+        lines.append(
+            f"{m.model}: "
+            + "; ".join(power)
+            + f" (power {pr.power:.0%}, α {1 - pr.confidence:.2g})"
+        )
+    if m.score is not None:
+        s = m.score
+        lines.append(
+            f"{m.model}: mean score Δ {_signed(s.estimate, '.3f')} "
+            f"({s.confidence:.0%} CI {_signed(s.low, '.3f')}…{_signed(s.high, '.3f')})"
+        )
+    if m.flaky:
+        lines.append(f"{m.model}: flaky (trials disagree): {_names(m.flaky)}")
+    if m.known_flaky:
+        lines.append(f"{m.model}: marked flaky in the suite, not gated: {_names(m.known_flaky)}")
+    if m.before_spend and m.after_spend:
+        lines.append(f"{m.model}: {spend_text(m.before_spend, m.after_spend)}")
+    return lines
+
+
+def spend_text(before: Spend, after: Spend) -> str:
+    """`tokens 1,200 → 1,500 (+25.0%) · cost 0.0012 → 0.0015 (+25.0%)`."""
+    text = f"tokens {before.tokens:,} → {after.tokens:,}{_change(before.tokens, after.tokens)}"
+    if before.cost is not None and after.cost is not None:
+        text += f" · cost {before.cost:.4f} → {after.cost:.4f}{_change(before.cost, after.cost)}"
+    return text
+
+
+def _change(before: float, after: float) -> str:
+    return f" ({_signed((after - before) / before, '.1%')})" if before else ""
+
+
+def _names(cases: Sequence[str], limit: int = 10) -> str:
+    more = f" and {len(cases) - limit} more" if len(cases) > limit else ""
+    return ", ".join(cases[:limit]) + more

@@ -1,0 +1,206 @@
+"""`evalspec review`: every suite of a repository against a base git ref, in one verdict.
+
+For each suite the glob patterns name: read its base version from git (the base tree's regular
+files are exported, so includes, recordings and caches come from the same commit), replay the
+base suite on the base's recordings, replay the head suite on the head's recordings (they answer
+the cases whose base evidence is stale or missing), and diff. Nothing is sent anywhere: replays
+are offline. Paths in the result are relative to the repository.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from evalspec._review.diff import (
+    EXIT_OK,
+    EXIT_REGRESSION,
+    EXIT_SECURITY,
+    EXIT_UNVERIFIED,
+    Comparison,
+    diff_suites,
+)
+from evalspec._review.git_base import export_tree, repo_root, resolve_commit
+from evalspec._review.security import known_settings
+from evalspec._suite.model import Suite
+from evalspec._transcript import Transcript
+from evalspec._util.errors import UsageError
+from evalspec._util.globbing import TooManyMatches, expand
+
+DEFAULT_PATTERNS = ("suites/*.yaml",)
+EXIT_PRECEDENCE = (EXIT_SECURITY, EXIT_REGRESSION, EXIT_UNVERIFIED)
+
+
+@dataclass(frozen=True)
+class SuiteReview:
+    path: str
+    """Repository-relative, with forward slashes."""
+    comparison: Comparison | None
+    """None: the suite exists only in the base (removed by this change)."""
+
+    @property
+    def exit_code(self) -> int:
+        return self.comparison.exit_code if self.comparison is not None else EXIT_OK
+
+    @property
+    def untouched(self) -> bool:
+        """Nothing to say: no change to the suite, no skip, no case that moved or lacks
+        evidence."""
+        c = self.comparison
+        if c is None:
+            return False
+        return (
+            not c.security
+            and not c.skipped
+            and not c.suite_wide
+            and not c.suite_changes
+            and c.exit_code == EXIT_OK
+            and all(
+                ch.kind == "unchanged" and not ch.unverified and not ch.named for ch in c.changes
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Review:
+    base_ref: str
+    suites: tuple[SuiteReview, ...]
+
+    @property
+    def exit_code(self) -> int:
+        codes = {s.exit_code for s in self.suites}
+        return next((code for code in EXIT_PRECEDENCE if code in codes), EXIT_OK)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "base_ref": self.base_ref,
+            "exit_code": self.exit_code,
+            "suites": [
+                {"path": s.path, "removed": s.comparison is None}
+                | (s.comparison.to_dict() if s.comparison is not None else {})
+                for s in self.suites
+            ],
+        }
+
+
+def suite_rank(s: SuiteReview) -> tuple[int, str]:
+    """Most severe first: security, regressions, missing evidence, other changes, untouched."""
+    if s.untouched:
+        return 9, s.path
+    code = s.exit_code
+    rank = EXIT_PRECEDENCE.index(code) if code in EXIT_PRECEDENCE else len(EXIT_PRECEDENCE)
+    return rank, s.path
+
+
+def find_suites(root: Path, patterns: Sequence[str]) -> list[str]:
+    """Repository-relative suite paths the patterns name under `root` (sorted, no escapes)."""
+    found: set[str] = set()
+    for pattern in patterns:
+        if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+            raise UsageError(f"{pattern}: suite patterns are relative to the repository")
+        try:
+            matches = expand(str(root / pattern))
+        except TooManyMatches as exc:
+            raise UsageError(str(exc)) from None
+        for match in matches:
+            path = Path(match).resolve()
+            if path.is_file() and path.is_relative_to(root):
+                found.add(path.relative_to(root).as_posix())
+    return sorted(found)
+
+
+def _replay(suite: Suite, root: Path) -> list[Transcript]:
+    """The suite's recorded answers, replayed offline; items with no recording are left out."""
+    from evalspec._plan import compile_plan
+    from evalspec._runner.execute import TOO_MANY_CALLS, RunOptions, run_plan
+    from evalspec._runner.run_dir import recordings_path
+
+    recordings = recordings_path(suite).resolve()
+    if not recordings.is_relative_to(root):
+        raise UsageError(
+            f"{suite.path}: its recordings ({suite.run.recordings}) are outside the repository"
+        )
+    if not recordings.is_file():
+        return []
+    outcome = run_plan(compile_plan(suite), RunOptions(record="offline"))
+    for t in outcome.transcripts:
+        if t.finish_reason == TOO_MANY_CALLS:
+            raise UsageError(f"{suite.path}: its recordings for case {t.case!r}: {t.error}")
+    return [t for t in outcome.transcripts if not t.error]
+
+
+TEXT_ONLY = "the file's text changed (comments or layout: no case, tool or setting differs)"
+
+
+def _same_text(base: Path, head: Path) -> bool:
+    return base.read_bytes() == head.read_bytes()
+
+
+def _text_changed(comparison: Comparison) -> Comparison:
+    """A suite file that differs is never untouched: a change nothing else names is said."""
+    nothing_named = not (
+        comparison.suite_wide
+        or comparison.suite_changes
+        or comparison.security
+        or any(c.named for c in comparison.changes)
+    )
+    if not nothing_named:
+        return comparison
+    return replace(comparison, suite_changes=(*comparison.suite_changes, TEXT_ONLY))
+
+
+def review_repository(
+    patterns: Sequence[str],
+    base_ref: str,
+    *,
+    cwd: Path | None = None,
+    allow_stale: bool = False,
+    gate: str | None = None,
+) -> Review:
+    """Diff every suite the patterns name against its version at `base_ref`.
+
+    `gate` (any_regression, significant_drop, none) overrides the `mode:` of each suite's gate."""
+    from evalspec._suite.validate import load_suite
+
+    root = repo_root(cwd or Path.cwd())
+    commit = resolve_commit(root, base_ref)
+    head_paths = find_suites(root, patterns)
+    with tempfile.TemporaryDirectory(prefix="evalspec-review-") as tmp:
+        base_root = Path(tmp).resolve()
+        export_tree(root, commit, base_root)
+        base_paths = find_suites(base_root, patterns)
+        if not head_paths and not base_paths:
+            raise UsageError(f"no suite matches {' '.join(patterns)} in {root.name}")
+        bases = {rel: load_suite(base_root / rel) for rel in base_paths}
+        known = known_settings(list(bases.values()))
+        # Paths a suite names (an embedding model) are relative to the working directory.
+        here = (cwd or Path.cwd()).resolve()
+        model_root = base_root / here.relative_to(root) if here.is_relative_to(root) else base_root
+        reviews = []
+        for rel in head_paths:
+            head = load_suite(root / rel)
+            base = bases.get(rel)
+            base_tx = _replay(base, base_root) if base is not None else []
+            head_tx = _replay(head, root)
+            comparison = diff_suites(
+                base,
+                head,
+                base_tx if base is not None else head_tx,
+                head_transcripts=head_tx,
+                base_label=f"{base_ref}:{rel}",
+                head_label=rel,
+                source=f"the recordings of {base_ref}" if base is not None else "its recordings",
+                allow_stale=allow_stale,
+                known_endpoints=known,
+                model_root=model_root,
+            )
+            if base is not None and not _same_text(base_root / rel, root / rel):
+                comparison = _text_changed(comparison)
+            if gate is not None:
+                comparison = replace(comparison, gate=replace(comparison.gate, mode=gate))
+            reviews.append(SuiteReview(rel, comparison))
+        reviews += [SuiteReview(rel, None) for rel in base_paths if rel not in head_paths]
+    return Review(base_ref, tuple(sorted(reviews, key=suite_rank)))

@@ -1,0 +1,198 @@
+"""Is a recorded transcript still evidence for a suite? Checked, never assumed.
+
+A transcript answers a chain of requests: the opening request (messages, tools offered, model
+and parameters: the plan item's content id) and, after each tool call, the same conversation
+with the tool's output appended. It counts for a suite only if every one of those requests is
+the suite's: the content id must be the suite's, and each tool output the model saw must be
+what the suite's tools answer now (simulated response rules, StableToolBench caches, the LLM
+simulator's cache). Nothing here sends a request: an answer only the LLM simulator could give,
+and its cache lacks, cannot be checked and makes the case "re-run needed".
+
+An imported transcript (`source: import:...`) carries the answers of the world it came from;
+its tool outputs are checked only where the suite itself says what a tool answers (a response
+rule or a cache entry for those arguments), since elsewhere the suite makes no claim.
+
+`diff` and `review` count an answer that cannot be checked as stale (they must not pass on
+evidence nobody verified); `run --resume` and `score` act on `differences`, the requests that
+are known to have changed (they re-run or name those transcripts).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalspec._plan import Plan, compile_plan
+from evalspec._suite.model import Suite, Tool
+from evalspec._tools.result import ToolResult
+from evalspec._transcript import ToolCall, Transcript
+from evalspec._util.json_values import difference
+
+MAX_SHOWN = 120
+CHECKED_SOURCES = frozenset({"rule", "cache", "llm"})
+"""Where an imported transcript's tool outputs are compared: the suite's own answers."""
+REQUEST_CHANGED = (
+    "the request to the model changed (messages, tools offered, model, parameters or run settings)"
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason a transcript may no longer be evidence for a suite."""
+
+    tool: str | None
+    """The tool whose output differs, or None for the opening request."""
+    text: str
+    known: bool
+    """True: the request is known to differ now; False: nothing offline can say (a live tool
+    with no cache)."""
+
+
+@dataclass(frozen=True)
+class StaleTranscript:
+    """A transcript that answers requests the suite no longer makes, and why."""
+
+    transcript: Transcript
+    why: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        t = self.transcript
+        return f"{t.case!r} · {t.model}" + (f" · trial {t.trial + 1}" if t.trial else "")
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+
+
+def _observation(value: Any) -> str:
+    """What the model read in the tool message, in a form two versions can compare."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+class EvidenceCheck:
+    """Checks transcripts against one suite version, offline."""
+
+    def __init__(self, suite: Suite, plan: Plan | None = None):
+        """`plan` (of this suite) when its items are not the suite's default ones (a run with
+        --trials or a case selection); by default the suite's whole plan."""
+        from evalspec._tools.simulated import ToolSimulator
+
+        self.suite = suite
+        self._base_dir = Path(suite.path).resolve().parent
+        self._simulator = ToolSimulator(suite.tools, self._base_dir)
+        self._tools = {t.name: t for t in suite.tools}
+        self._ids: dict[tuple[str, str, int], str] = {}
+        self._offered: dict[str, frozenset[str]] = {}
+        for it in (plan or compile_plan(suite)).items:
+            self._ids[(it.case.name, it.model.name, it.trial)] = it.id
+            self._offered[it.case.name] = frozenset(t["function"]["name"] for t in it.tools)
+
+    def problems(self, t: Transcript) -> list[str]:
+        """Why `t` is not evidence for this suite; empty when it is."""
+        return [f.text for f in self.findings(t)]
+
+    def problems_by_tool(self, t: Transcript) -> list[tuple[str | None, str]]:
+        """(tool whose output differs, or None for the opening request; why), in call order."""
+        return [(f.tool, f.text) for f in self.findings(t)]
+
+    def differences(self, t: Transcript) -> list[str]:
+        """What is known to differ between the requests `t` answers and the suite's now."""
+        return [f.text for f in self.findings(t) if f.known]
+
+    def findings(self, t: Transcript) -> list[Finding]:
+        """Every reason `t` may not be evidence for this suite, in call order.
+
+        Imported transcripts (`source: import:...`) carry no content id, so only their tool
+        outputs are checked, and only where the suite says what the tool answers.
+        """
+        head_id = self._ids.get((t.case, t.model, t.trial))
+        if head_id is None:
+            return []
+        imported = t.source.startswith("import:")
+        out: list[Finding] = []
+        if not imported and t.item_id != head_id:
+            out.append(Finding(None, REQUEST_CHANGED, known=True))
+        offered = self._offered.get(t.case, frozenset())
+        for call in t.tool_calls:
+            finding = self._call_finding(call, offered, imported=imported)
+            if finding is not None:
+                out.append(finding)
+        return out
+
+    def _call_finding(
+        self, call: ToolCall, offered: frozenset[str], *, imported: bool
+    ) -> Finding | None:
+        now = self._answer(call, offered)
+        if now is None:
+            if imported:
+                return None
+            return Finding(
+                call.name,
+                f"{self._label(call)}: only a live tool (the LLM simulator or an MCP server) "
+                "answers these arguments and no cache holds its answer; re-run to see what the "
+                "model does",
+                known=False,
+            )
+        if imported and now.source not in CHECKED_SOURCES:
+            return None
+        recorded = {"error": call.error} if call.error is not None else call.output
+        current = now.observation()
+        if _observation(recorded) == _observation(current):
+            return None
+        return Finding(
+            call.name,
+            f"{self._label(call)}: the tool answers differently from what the model saw: "
+            f"{difference(recorded, current)}",
+            True,
+        )
+
+    @staticmethod
+    def _label(call: ToolCall) -> str:
+        args = call.arguments if call.arguments is not None else call.raw_arguments
+        return f"{call.name} {_shown(args)}"
+
+    def _answer(self, call: ToolCall, offered: frozenset[str]) -> ToolResult | None:
+        """The tool's answer under this suite, as the runner would give it, without requests."""
+        if call.name not in offered:
+            available = ", ".join(sorted(offered))
+            return ToolResult(
+                None, f"unknown tool '{call.name}'; available tools: {available}", "error"
+            )
+        result = self._simulator.answer_without_llm(call.name, call.arguments, call.raw_arguments)
+        if result is not None:
+            return result
+        tool = self._tools[call.name]
+        if tool.simulate is None:  # a live MCP tool whose output is not in its cache
+            return None
+        return self._simulator_cache(tool, call.arguments or {})
+
+    def _simulator_cache(self, tool: Tool, arguments: dict[str, Any]) -> ToolResult | None:
+        from evalspec._tools.llm_sim import LLMSimulatorBackend, entry_to_result
+        from evalspec._tools.stb_cache import ResponseCache
+
+        path = LLMSimulatorBackend(self._base_dir).cache_path(tool)
+        if not path.is_file():
+            return None
+        entry = ResponseCache(path).get(arguments)
+        return entry_to_result(entry) if entry is not None else None
+
+
+def stale_transcripts(
+    suite: Suite, transcripts: Sequence[Transcript], *, plan: Plan | None = None
+) -> list[StaleTranscript]:
+    """The transcripts that answer requests this suite no longer makes (a changed user message,
+    a tool that answers differently now), each with why; offline, nothing is sent."""
+    if not transcripts:
+        return []
+    check = EvidenceCheck(suite, plan)
+    out = []
+    for t in transcripts:
+        why = check.differences(t)
+        if why:
+            out.append(StaleTranscript(t, tuple(why)))
+    return out

@@ -1,0 +1,464 @@
+"""Execute a plan: each item is a conversation between a model and the simulated tools.
+
+Items run concurrently under a limit. Each finished transcript is appended to the run
+directory's transcripts.jsonl and flushed at once, so a crash or kill -9 loses no finished item
+and `--resume` runs only what is missing. A `RunError` (no API key, endpoint down) stops the run;
+a `ProviderError`, or any other failure of one item, fails only that item, whose transcript then
+carries the error. On resume an errored item counts as missing and runs again.
+
+The run directory also holds run.json (suite name and path, selection, shard), written before
+the first item, so shards of one run can be recognised and merged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from evalspec._plan import Plan, PlanItem, request_key
+from evalspec._providers.base import ChatRequest, Provider, ProviderError
+from evalspec._providers.calls import ModelCalls, model_endpoint, register_suite_secrets
+from evalspec._runner.run_dir import (
+    TRANSCRIPTS_FILE,
+    ResumeState,
+    read_manifest,
+    recordings_path,
+    resume_state,
+    write_manifest,
+)
+from evalspec._suite.endpoints import refuse_keys_in_clear
+from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._suite.model import ModelSpec, Suite
+from evalspec._tools.llm_sim import SimulatorMissing
+from evalspec._tools.result import ToolResult
+from evalspec._tools.stb_cache import ResponseCache
+from evalspec._transcript import ToolCall, Transcript, Usage
+from evalspec._util import redaction
+from evalspec._util.errors import RunError
+from evalspec._util.files import FILE_MODE, dumps_line
+from evalspec._util.redaction import redact, secrets_from_env
+
+_OBSERVATION = json.JSONEncoder(ensure_ascii=False)
+
+TOO_MANY_CALLS = "too_many_calls"
+"""The finish reason of a case whose model asked for more tool calls than evalspec scores."""
+"""What a tool answered, as the text of its tool message (one encoder for every call)."""
+
+
+@dataclass
+class RunOptions:
+    record: str = "auto"
+    """auto: replay recorded answers, call for the rest; offline: replay only; record: refresh."""
+    concurrency: int | None = None
+    run_dir: Path | None = None
+    resume: bool = False
+    recordings: Path | None = None
+    selection: dict[str, Any] = field(default_factory=dict)
+    """What was selected (cases, models, trials, shard), kept in run.json for merging."""
+    keep_transcripts: bool = True
+    """False: the outcome lists no transcripts (a caller that scores them as they finish,
+    through `on_done`, then never holds a whole run in memory)."""
+
+
+@dataclass
+class RunOutcome:
+    transcripts: list[Transcript]
+    run_dir: Path | None
+    resumed: int = 0
+    rerun: int = 0
+    """Finished items run again on resume because a tool now answers them differently."""
+    counts: dict[str, int] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    calls: ModelCalls | None = None
+    """The run's call policy, for scoring (an LLM judge); None when it may call nothing."""
+
+
+class Sink:
+    """Appends transcripts to the run directory, one flushed line each.
+
+    Each line is written with one `write` on an O_APPEND descriptor, secrets scrubbed and lone
+    surrogates escaped. A torn last line (a crash, a full disk) stays where it is: on resume it
+    is skipped with a note, and the next line starts on a line of its own.
+    """
+
+    def __init__(self, run_dir: Path | None):
+        self.fd: int | None = None
+        if run_dir is not None:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            path = run_dir / TRANSCRIPTS_FILE
+            self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+            self._torn = _ends_torn(path)
+
+    def write(self, t: Transcript) -> None:
+        if self.fd is None:
+            return
+        line = redaction.scrub(dumps_line(t.to_dict())) + "\n"
+        if self._torn:
+            line = "\n" + line
+        data = line.encode("utf-8")
+        try:
+            written = os.write(self.fd, data)
+            while written < len(data):
+                written += os.write(self.fd, data[written:])
+        except OSError as exc:
+            self._torn = True
+            raise RunError(
+                f"cannot save the transcript of {t.case!r} ({exc.strerror or exc}); "
+                "every transcript saved before is intact"
+            ) from None
+        self._torn = False
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _ends_torn(path: Path) -> bool:
+    """Whether the file's last byte is not a newline (a line cut by a crash)."""
+    size = path.stat().st_size
+    if not size:
+        return False
+    with path.open("rb") as fh:
+        fh.seek(size - 1)
+        return fh.read(1) != b"\n"
+
+
+def model_calls(suite: Suite, options: RunOptions) -> ModelCalls | None:
+    """The run's call policy, or None when this run may call no model (--record offline)."""
+    return None if options.record == "offline" else ModelCalls.for_run(suite.run, suite.models)
+
+
+def make_providers(
+    suite: Suite, options: RunOptions, calls: ModelCalls | None = None
+) -> dict[str, Provider]:
+    """One provider per model, each answering from the suite's recordings where it can.
+
+    Every live call, the judge's and the simulator's included, goes through `calls`: one rate
+    limiter, so `requests_per_minute` holds for the whole run, except that a model with its own
+    `requests_per_minute` is held to that by its endpoint's limiter.
+    """
+    from evalspec._providers.recordings import RecordingProvider, Recordings
+
+    recordings = Recordings(recordings_path(suite, options.recordings))
+    calls = calls or ModelCalls.for_run(suite.run, suite.models)
+    providers: dict[str, Provider] = {}
+    for model in suite.models:
+        providers[model.name] = RecordingProvider(
+            recordings,
+            live_factory(model, calls),
+            mode=options.record,  # type: ignore[arg-type]
+        )
+    return providers
+
+
+def live_factory(model: ModelSpec, calls: ModelCalls) -> Callable[[], Provider]:
+    def build() -> Provider:
+        return calls.provider(model_endpoint(model), model.model)
+
+    return build
+
+
+async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: Any) -> Transcript:
+    """The agent loop: ask the model, answer its tool calls, repeat until it answers in text."""
+    suite = plan.suite
+    messages: list[dict[str, Any]] = [dict(m) for m in item.messages]
+    tools = list(item.tools)  # the plan resolved them: a case offering none offers none
+    offered = {t["function"]["name"] for t in tools}
+    calls: list[ToolCall] = []
+    prompt = completion = 0
+    latency = 0.0
+    final: str | None = None
+    finish: str | None = None
+    turns = 0
+    source = "live"
+    max_turns = 1 if suite.run.mode == "single_turn" else suite.run.max_turns
+    for turn in range(max_turns):
+        request = ChatRequest(
+            key=_request_key(item, turn, messages, tools),
+            model=item.model.model,
+            messages=tuple(messages),
+            tools=tuple(tools),
+            params=dict(item.model.params),
+            label=item.label,
+        )
+        try:
+            response = await provider.complete(request)
+        except ProviderError as exc:
+            return _transcript(
+                item,
+                messages,
+                calls,
+                final,
+                "error",
+                prompt,
+                completion,
+                latency,
+                turns,
+                source,
+                error=str(exc),
+            )
+        turns += 1
+        source = "replay" if response.from_recording else "live"
+        prompt += int(response.usage.get("prompt_tokens", 0) or 0)
+        completion += int(response.usage.get("completion_tokens", 0) or 0)
+        latency += response.latency_s
+        message = dict(response.message)
+        messages.append(message)
+        finish = response.finish_reason
+        tool_calls = message.get("tool_calls") or []
+        if not tool_calls:
+            final = message.get("content")
+            break
+        if len(calls) + len(tool_calls) > MAX_CALLS_PER_CASE:
+            return _transcript(
+                item,
+                messages,
+                calls,
+                final,
+                TOO_MANY_CALLS,
+                prompt,
+                completion,
+                latency,
+                turns,
+                source,
+                error=f"the model asked for {len(calls) + len(tool_calls)} tool calls in one "
+                f"case; evalspec scores at most {MAX_CALLS_PER_CASE}, so the case stopped there",
+            )
+        for i, tc in enumerate(tool_calls):
+            fn = tc.get("function") or {}
+            name = str(fn.get("name", ""))
+            raw = fn.get("arguments") or ""
+            raw = raw if isinstance(raw, str) else json.dumps(raw)
+            args = _parse_args(raw)
+            call_id = tc.get("id") or f"call_{turn}_{i}"
+            if name in offered:
+                result = await simulator.call(name, args, raw)  # SimulatorMissing passes up
+            else:  # a suite tool this case does not offer is as unknown as any other name
+                available = ", ".join(sorted(offered))
+                result = ToolResult(
+                    None,
+                    f"unknown tool '{name}'; available tools: {available}",
+                    "error:unknown_tool",
+                )
+            observation = result.observation()
+            calls.append(
+                ToolCall(
+                    name=name,
+                    arguments=args,
+                    raw_arguments=raw,
+                    id=call_id,
+                    output=result.output,
+                    error=result.error,
+                    turn=turn,
+                )
+            )
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "content": _OBSERVATION.encode(observation),
+                }
+            )
+        if suite.run.mode == "single_turn":
+            finish = finish or "tool_calls"
+            break
+    else:
+        finish = "max_turns"
+    return _transcript(
+        item, messages, calls, final, finish, prompt, completion, latency, turns, source
+    )
+
+
+def _request_key(
+    item: PlanItem, turn: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> str:
+    """The request's content id; the plan computed the first one already (when it offered
+    exactly these tools), which saves encoding every tool schema again."""
+    if turn == 0 and item.first_key:
+        return item.first_key
+    return request_key(item.model, messages, tools, item.trial)
+
+
+def _parse_args(raw: str) -> dict[str, Any] | None:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _transcript(
+    item: PlanItem,
+    messages: list[dict[str, Any]],
+    calls: list[ToolCall],
+    final: str | None,
+    finish: str | None,
+    prompt: int,
+    completion: int,
+    latency: float,
+    turns: int,
+    source: str,
+    error: str | None = None,
+) -> Transcript:
+    return Transcript(
+        item_id=item.id,
+        case=item.case.name,
+        model=item.model.name,
+        trial=item.trial,
+        messages=tuple(messages),
+        tool_calls=tuple(calls),
+        final_answer=final,
+        finish_reason=finish,
+        usage=Usage(prompt, completion),
+        latency_s=round(latency, 4),
+        turns=turns,
+        error=error,
+        source=source,
+    )
+
+
+def _failed(item: PlanItem, error: str, source: str) -> Transcript:
+    """The transcript of an item that failed before its conversation could be kept."""
+    return _transcript(item, list(item.messages), [], None, "error", 0, 0, 0.0, 0, source, error)
+
+
+async def run_one(
+    item: PlanItem,
+    plan: Plan,
+    provider: Provider,
+    simulator: Any,
+    secrets: list[str],
+    missing: list[str],
+) -> Transcript:
+    """One item, never raising for its own failure: the error is in its transcript, redacted.
+
+    The one item runner of every engine (this process, or a worker of a Ray cluster); an item
+    that needs a simulator answer the run may not ask for is added to `missing`.
+    """
+    try:
+        t = await run_item(item, plan, provider, simulator)
+    except (RunError, asyncio.CancelledError):
+        raise
+    except SimulatorMissing as exc:  # needs a run that may call the simulator
+        missing.append(f"{item.label}: {exc}")
+        t = _failed(item, str(exc), "replay")
+    except Exception as exc:  # one item's failure must not end the run
+        problem = redact(f"{type(exc).__name__}: {exc}", secrets)
+        t = _failed(item, f"{item.label}: unexpected failure ({problem})", "live")
+    if t.error:
+        t = replace(t, error=redact(t.error, secrets))
+    return t
+
+
+async def run_plan_async(
+    plan: Plan,
+    options: RunOptions | None = None,
+    *,
+    providers: dict[str, Provider] | None = None,
+    on_done: Callable[[Transcript], None] | None = None,
+    calls: ModelCalls | None = None,
+    resumed: ResumeState | None = None,
+) -> RunOutcome:
+    """Run every item not yet finished in the run directory; return all transcripts.
+
+    `calls` is the run's call policy when the caller made it (to score with the same one);
+    by default it is made here from the suite (none with --record offline). `resumed` is what
+    the caller already read of the run directory (`resume_state`), else it is read here."""
+    from evalspec._tools.mcp_exec import live_executor
+    from evalspec._tools.simulated import ToolSimulator
+
+    options = options or RunOptions()
+    suite = plan.suite
+    if options.record != "offline":
+        refuse_keys_in_clear(suite, os.environ)
+    resumed = resumed or resume_of(plan, options)
+    finished = resumed.kept
+    done_ids = set(finished)
+    todo = (it for it in plan.items if it.id not in done_ids)  # taken lazily by the workers
+    if options.run_dir is not None and not (options.resume and read_manifest(options.run_dir)):
+        write_manifest(options.run_dir, suite, options.selection)
+    register_suite_secrets(suite)
+    secrets = secrets_from_env(m.api_key_env for m in suite.models)
+    calls = calls or model_calls(suite, options)
+    base_dir = Path(suite.path).resolve().parent
+    _check_simulator_caches(suite, base_dir)
+    own_providers = providers is None
+    providers = providers or make_providers(suite, options, calls)
+    simulator = ToolSimulator(
+        suite.tools, base_dir, calls=calls, mcp=live_executor(suite, options.record)
+    )
+    sink = Sink(options.run_dir)
+    left = sum(1 for it in plan.items if it.id not in done_ids)
+    width = min(options.concurrency or suite.run.concurrency, left)
+    keep = options.keep_transcripts
+    results: dict[str, Transcript] = dict(finished) if keep else {}
+    outcome = RunOutcome(
+        [], options.run_dir, resumed=len(finished), rerun=len(resumed.stale), calls=calls
+    )
+    del finished, resumed  # without keep_transcripts, resumed transcripts are not held either
+
+    async def worker() -> None:
+        """Runs items one after another: `width` workers, not one task per item, so a
+        50,000-item plan costs `width` coroutines, not 50,000."""
+        for item in todo:
+            provider = providers[item.model.name]
+            t = await run_one(item, plan, provider, simulator, secrets, outcome.missing)
+            if keep:
+                results[item.id] = t
+            sink.write(t)
+            if on_done:
+                on_done(t)
+
+    tasks = [asyncio.create_task(worker()) for _ in range(width)]
+    try:
+        if tasks:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                exc = task.exception()
+                if exc is not None:
+                    raise exc
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        sink.close()
+        await simulator.aclose()
+        if own_providers:
+            for p in providers.values():
+                await p.aclose()
+        for p in providers.values():
+            for k, v in getattr(p, "counts", {}).items():
+                outcome.counts[k] = outcome.counts.get(k, 0) + v
+            outcome.missing.extend(getattr(p, "missing", []))
+    outcome.transcripts = [results[it.id] for it in plan.items if it.id in results]
+    return outcome
+
+
+def resume_of(plan: Plan, options: RunOptions) -> ResumeState:
+    """What a run keeps of its run directory: nothing unless it resumes."""
+    if options.resume and options.run_dir is not None:
+        return resume_state(options.run_dir, plan)
+    return ResumeState()
+
+
+def _check_simulator_caches(suite: Suite, base_dir: Path) -> None:
+    """Refuse, before any call, a simulator cache setting that names a file of another kind."""
+    from evalspec._tools.llm_sim import LLMSimulatorBackend
+
+    backend = LLMSimulatorBackend(base_dir)
+    for tool in suite.tools:
+        if tool.simulate is not None:
+            ResponseCache(backend.cache_path(tool)).check()
+
+
+def run_plan(plan: Plan, options: RunOptions | None = None, **kwargs: Any) -> RunOutcome:
+    """Synchronous wrapper for scripts and the CLI."""
+    return asyncio.run(run_plan_async(plan, options, **kwargs))

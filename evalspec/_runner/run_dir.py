@@ -1,0 +1,197 @@
+"""The run directory: transcripts.jsonl (one line per finished item) and run.json (what ran).
+
+A run directory is how a run survives a crash: finished items are read back on `--resume`, and
+run.json lets shards of one run be recognised and merged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalspec._suite.model import Suite
+from evalspec._transcript import Transcript
+from evalspec._util.errors import UsageError
+from evalspec._util.files import FILE_MODE, write_text_atomic
+from evalspec._util.paths import safe_name
+from evalspec._util.reading import MAX_LOG_BYTES, read_existing
+
+if TYPE_CHECKING:
+    from evalspec._plan import Plan
+    from evalspec._runner.evidence import StaleTranscript
+
+TRANSCRIPTS_FILE = "transcripts.jsonl"
+MANIFEST_FILE = "run.json"
+
+_log = logging.getLogger(__name__)
+
+
+LOCK_FILE = ".lock"
+"""Held (flock) by the one run writing the directory; empty, and left behind harmlessly."""
+
+
+@contextlib.contextmanager
+def run_dir_lock(run_dir: Path) -> Iterator[None]:
+    """Let one run at a time write `run_dir`: two `--resume` of one directory at once would each
+    run (and pay for) every unfinished item. The second is refused at once; the lock goes with
+    the process, so a crash or kill -9 never leaves the directory locked."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+    except OSError as exc:
+        raise UsageError(f"cannot lock the run directory {run_dir}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise UsageError(
+            f"{run_dir} is being written by another evalspec run; wait for it to end (or stop "
+            "it), then resume"
+        ) from None
+    try:
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def recordings_path(suite: Suite, override: Path | None = None) -> Path:
+    """Recordings live beside the suite: <suite>.recordings.jsonl unless the suite says where."""
+    if override:
+        return override
+    base = Path(suite.path).resolve().parent
+    if suite.run.recordings:
+        return base / suite.run.recordings  # checked inside `base` when the suite was loaded
+    path = base / f"{Path(suite.path).stem}.recordings.jsonl"
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError):  # a link that loops
+        target = None
+    if target is None or not target.is_relative_to(base):
+        # A committed link would have a run append answers wherever it points.
+        raise UsageError(
+            f"{path.name} beside the suite is a link to {target or 'itself'}, outside the "
+            "suite's folder; evalspec does not write through it: remove the link, or name a "
+            "file with --recordings"
+        )
+    return path
+
+
+def read_finished(run_dir: Path) -> dict[str, Transcript]:
+    """Transcripts already in a run directory, by item id.
+
+    A line that cannot be read (cut by a crash or a full disk, even inside a UTF-8 character) is
+    skipped with a note: that item simply runs again."""
+    path = run_dir / TRANSCRIPTS_FILE
+    done: dict[str, Transcript] = {}
+    data = read_existing(path, limit=MAX_LOG_BYTES)
+    if data is None:
+        return done
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            t = Transcript.from_dict(json.loads(raw.decode("utf-8")))
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            why = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "not a transcript"
+            _log.warning(
+                "note: %s:%d: skipped an unreadable line (%s, e.g. cut by a crash); "
+                "that item runs again",
+                path,
+                number,
+                why,
+            )
+            continue
+        done[t.item_id] = t
+    return done
+
+
+def completed(run_dir: Path) -> dict[str, Transcript]:
+    """Transcripts that need no re-run on resume: finished without a run error."""
+    return {k: t for k, t in read_finished(run_dir).items() if not t.error}
+
+
+@dataclass(frozen=True)
+class ResumeState:
+    """What `--resume` keeps of a run directory, and what it runs again though it finished."""
+
+    kept: dict[str, Transcript] = field(default_factory=dict)
+    """Finished items of the plan whose every request is still the suite's, by item id."""
+    stale: tuple[StaleTranscript, ...] = ()
+    """Finished items whose tool answers differ under the suite as it is now: they run again."""
+
+
+def resume_state(run_dir: Path, plan: Plan) -> ResumeState:
+    """The finished items of `plan` in `run_dir`, checked against the suite as it is now.
+
+    An item's id covers its opening request only; the tools' answers after it are checked here
+    (see `evidence`), so an item recorded under a simulated output since edited runs again
+    rather than being kept with an answer the suite no longer gives.
+    """
+    from evalspec._runner.evidence import stale_transcripts
+
+    ids = {it.id for it in plan.items}
+    done = {k: t for k, t in completed(run_dir).items() if k in ids}
+    stale = stale_transcripts(plan.suite, list(done.values()), plan=plan)
+    for s in stale:
+        del done[s.transcript.item_id]
+    return ResumeState(done, tuple(stale))
+
+
+def write_manifest(run_dir: Path, suite: Suite, selection: dict[str, Any]) -> None:
+    """run.json: which suite and selection this run directory belongs to (atomic write)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    data = {
+        "suite": suite.name,
+        "path": str(Path(suite.path).resolve()),
+        "selection": selection,
+    }
+    write_text_atomic(
+        run_dir / MANIFEST_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    )
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any] | None:
+    """The run.json of a run directory, or None when it has none (or an unreadable one)."""
+    try:
+        data = json.loads(read_existing(run_dir / MANIFEST_FILE) or b"")
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def default_run_dir(suite: Suite) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return claim_new_dir(Path("runs") / safe_name(suite.name) / stamp)
+
+
+def claim_new_dir(wanted: Path) -> Path:
+    """Create and return a directory no other run uses: `wanted`, else `wanted-2`, `-3`, ...
+
+    `mkdir` fails when the directory exists, so two runs started in the same second never
+    share one, even in parallel processes."""
+    wanted.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        candidate = wanted if n == 1 else wanted.with_name(f"{wanted.name}-{n}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise FileExistsError(f"no free run directory name beside {wanted}")
+
+
+def refuse_used_out(out: Path) -> None:
+    """An --out that already holds files belongs to another run: refused (use --resume)."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        what = "is not a directory" if not out.is_dir() else "already holds files of a run"
+        raise UsageError(
+            f"--out {out} {what}; give a new directory, or finish that run with --resume {out}"
+        )

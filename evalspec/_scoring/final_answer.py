@@ -1,0 +1,469 @@
+"""Checks on the model's final answer: text rules, embedding similarity and an LLM judge.
+
+The judge follows StableToolBench's solvable pass rate (SoPR): a verdict of Solved, Unsure or
+Unsolved scores 1.0, 0.5 or 0.0. Verdicts are cached on disk by a hash of (model, prompt), so
+re-scoring a run never pays for the same judgement twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Any, Protocol
+
+from evalspec._critics.base import Embedder
+from evalspec._critics.json_similarity import JsonSimilarityCritic, json_similarity
+from evalspec._critics.patterns import PatternError, compile_pattern
+from evalspec._providers.base import ProviderError
+from evalspec._providers.calls import Endpoint, ModelCalls
+from evalspec._scoring.evaluators import EvaluatorResult, ParamError
+from evalspec._scoring.types import Row
+from evalspec._suite.model import FinalAnswerCheck
+from evalspec._util import redaction
+from evalspec._util.errors import Problem, RunError, SpecError
+from evalspec._util.files import read_json_object, update_json_object
+from evalspec._util.json_values import json_equal, parse_json_value
+from evalspec._util.schemas import DEFAULT_API_KEY_ENV, DEFAULT_SIMILARITY_THRESHOLD
+from evalspec.plugins import registered
+
+_log = logging.getLogger(__name__)
+
+JSON_SIMILARITY_THRESHOLD = JsonSimilarityCritic.threshold
+
+NO_ANSWER = "the model gave no final answer"
+VERDICT_SCORES = {"solved": 1.0, "unsure": 0.5, "unsolved": 0.0}
+
+
+class JudgeError(RuntimeError):
+    """The judge answered, but with no verdict we can read; the check scores 0.0."""
+
+
+class Judge(Protocol):
+    """Anything that can grade an answer; LLMJudge is the real one."""
+
+    async def judge(self, question: str, answer: str, criteria: str) -> tuple[float, str]: ...
+
+
+def check_final_answer(
+    check: FinalAnswerCheck,
+    answer: str | None,
+    *,
+    embedder: Embedder | None = None,
+    judge: Judge | None = None,
+    question: str = "",
+) -> EvaluatorResult:
+    """Run one final-answer check. For `judge` checks inside a running event loop, use
+    `acheck_final_answer` instead (this one drives its own loop)."""
+    if check.kind == "judge" and answer is not None and answer.strip():
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(acheck_final_answer(check, answer, judge=judge, question=question))
+        raise RuntimeError(
+            "check_final_answer called inside an event loop; await acheck_final_answer"
+        )
+    return _check_sync(check, answer, embedder)
+
+
+async def acheck_final_answer(
+    check: FinalAnswerCheck,
+    answer: str | None,
+    *,
+    embedder: Embedder | None = None,
+    judge: Judge | None = None,
+    question: str = "",
+) -> EvaluatorResult:
+    """Async form of `check_final_answer`; the only one that can run a judge in a running loop."""
+    if check.kind != "judge" or answer is None or not answer.strip():
+        return _check_sync(check, answer, embedder)
+    criteria = judge_criteria(check)
+    try:
+        judge = judge or LLMJudge.from_params(check.params)
+    except ParamError as exc:
+        raise _spec_error(check, str(exc)) from None
+    try:
+        score, reason = await judge.judge(question, answer, criteria)
+        verdict = {1.0: "Solved", 0.5: "Unsure", 0.0: "Unsolved"}.get(score, "")
+    except JudgeError as exc:
+        score, reason, verdict = 0.0, str(exc), ""
+    return _result(
+        check,
+        score,
+        score == 1.0,
+        {"verdict": verdict, "reason": reason},
+        criteria,
+        answer,
+        f"judge: {verdict or score}: {reason}",
+    )
+
+
+def judge_criteria(check: FinalAnswerCheck) -> str:
+    """A judge check's grading criteria (part of the verdict's cache key)."""
+    try:
+        return _str_param(check, "criteria", "")
+    except ParamError as exc:
+        raise _spec_error(check, str(exc)) from None
+
+
+def _check_sync(
+    check: FinalAnswerCheck, answer: str | None, embedder: Embedder | None
+) -> EvaluatorResult:
+    if answer is None or not answer.strip():
+        return _result(
+            check, 0.0, False, {"reason": NO_ANSWER}, _expected_of(check), None, NO_ANSWER
+        )
+    try:
+        impl = _CHECKS.get(check.kind)
+        if impl is None:
+            plugin = registered("final_answer").get(check.kind)
+            if plugin is None:
+                raise ParamError(f"unknown final-answer check {check.kind!r}")
+            return _plugin_check(plugin.impl, check, answer)
+        return impl(check, answer, embedder)
+    except ParamError as exc:
+        raise _spec_error(check, str(exc)) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# text checks
+
+
+def _contains(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    values = _values(check)
+    fold = _fold(check, default_sensitive=False)
+    found = [v for v in values if fold(v) in fold(answer)]
+    score = len(found) / len(values)
+    missing = [v for v in values if v not in found]
+    reason = "answer contains every value" if not missing else f"answer lacks {missing}"
+    return _result(
+        check, score, score == 1.0, {"found": found, "missing": missing}, values, answer, reason
+    )
+
+
+def _not_contains(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    values = _values(check)
+    fold = _fold(check, default_sensitive=False)
+    present = [v for v in values if fold(v) in fold(answer)]
+    score = 1.0 - len(present) / len(values)
+    reason = "answer avoids every value" if not present else f"answer contains {present}"
+    return _result(check, score, score == 1.0, {"present": present}, values, answer, reason)
+
+
+def _equals(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    if "value" not in check.params:
+        raise ParamError("`equals` needs a `value`")
+    want = check.params["value"]
+    if isinstance(want, str):
+        fold = _fold(check, default_sensitive=False)
+        ok = fold(want.strip()) == fold(answer.strip())
+    else:
+        ok = json_equal(parse_json_value(answer), want)
+    reason = "answer equals the expected value" if ok else "answer differs from the expected value"
+    return _result(check, float(ok), ok, {}, want, answer, reason)
+
+
+def _regex(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    pattern = _str_param(check, "pattern", None)
+    try:
+        m = compile_pattern(pattern, not check.params.get("case_sensitive", True)).search(answer)
+    except PatternError as exc:
+        raise ParamError(
+            f"`pattern` {pattern!r} is not a valid regular expression: {exc}"
+        ) from None
+    reason = f"matched {m.group(0)!r}" if m else f"no match for /{pattern}/"
+    return _result(
+        check,
+        float(bool(m)),
+        bool(m),
+        {"match": m.group(0) if m else None},
+        pattern,
+        answer,
+        reason,
+    )
+
+
+def _similarity(check: FinalAnswerCheck, answer: str, embedder: Embedder | None) -> EvaluatorResult:
+    """Pass when cosine similarity reaches `threshold`; the score is 1.0 or 0.0, and the
+    similarity itself is in the justification."""
+    want = _str_param(check, "value", None)
+    threshold = check.params.get("threshold", DEFAULT_SIMILARITY_THRESHOLD)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise ParamError(f"`threshold` must be a number, not {threshold!r}")
+    if embedder is None:
+        raise RuntimeError("a similarity check needs an embedder")
+    embedder.prefetch([want, answer])
+    sim = float(embedder.similarity(want, answer))
+    ok = sim >= threshold
+    reason = f"similarity {sim:.3f} {'>=' if ok else '<'} threshold {threshold}"
+    return _result(
+        check, float(ok), ok, {"similarity": sim, "threshold": threshold}, want, answer, reason
+    )
+
+
+def _json_similarity(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+    """UiPath's JSON-similarity evaluator over the answer: the share of expected leaves matched
+    (text by edit distance, numbers by relative difference); passes at `threshold`."""
+    if "value" not in check.params:
+        raise ParamError("`json_similarity` needs a `value` (the expected JSON)")
+    want = check.params["value"]
+    threshold = check.params.get("threshold", JSON_SIMILARITY_THRESHOLD)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise ParamError(f"`threshold` must be a number, not {threshold!r}")
+    score, matched, total = json_similarity(want, parse_json_value(answer))
+    ok = score >= threshold
+    reason = f"{matched:.2g} of {total:g} expected values match: {score:.3f}"
+    justification = {"matched": matched, "total": total, "threshold": threshold}
+    return _result(check, score, ok, justification, want, answer, reason)
+
+
+def _plugin_check(fn: Any, check: FinalAnswerCheck, answer: str) -> EvaluatorResult:
+    """A plugin's ``fn(answer, params) -> score | (score, reason)``; passes at 1.0 or at the
+    check's `threshold`."""
+    params = {k: v for k, v in check.params.items() if k not in ("name", "threshold")}
+    try:
+        result = fn(answer, params)
+    except ValueError as exc:
+        raise ParamError(str(exc)) from None
+    score, reason = result if isinstance(result, tuple) else (result, "")
+    score = min(1.0, max(0.0, float(score)))
+    threshold = check.params.get("threshold")
+    passed = score >= threshold if isinstance(threshold, int | float) else score == 1.0
+    return _result(check, score, passed, {}, params, answer, str(reason) or f"score {score:.2f}")
+
+
+_CHECKS = {
+    "contains": _contains,
+    "json_similarity": _json_similarity,
+    "not_contains": _not_contains,
+    "equals": _equals,
+    "regex": _regex,
+    "similarity": _similarity,
+}
+
+FINAL_ANSWER_KINDS: frozenset[str] = frozenset({*_CHECKS, "judge"})
+
+
+def _values(check: FinalAnswerCheck) -> list[str]:
+    params = check.params
+    raw: Any = params.get("values", params.get("value"))
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list | tuple) or not raw or not all(isinstance(v, str) for v in raw):
+        raise ParamError(f"`{check.kind}` needs `value` (text) or `values` (a list of texts)")
+    return list(raw)
+
+
+def _fold(check: FinalAnswerCheck, *, default_sensitive: bool):
+    sensitive = check.params.get("case_sensitive", default_sensitive)
+    return (lambda s: s) if sensitive else (lambda s: s.casefold())
+
+
+def _str_param(check: FinalAnswerCheck, name: str, default: str | None) -> str:
+    value = check.params.get(name, default)
+    if not isinstance(value, str):
+        raise ParamError(f"`{check.kind}` needs `{name}` as text, not {value!r}")
+    return value
+
+
+def _expected_of(check: FinalAnswerCheck) -> Any:
+    p = check.params
+    for key in ("values", "value", "pattern", "criteria"):
+        if key in p:
+            return p[key]
+    return None
+
+
+def _result(
+    check: FinalAnswerCheck,
+    score: float,
+    passed: bool,
+    justification: dict[str, Any],
+    expected: Any,
+    actual: Any,
+    reason: str,
+) -> EvaluatorResult:
+    name = str(check.params.get("name") or f"final_answer.{check.kind}")
+    row = Row(
+        field=name,
+        expected=expected,
+        actual=actual,
+        score=score,
+        weight=check.weight,
+        reason=reason,
+        critic=f"final_answer.{check.kind}",
+        match=passed,
+    )
+    return EvaluatorResult(
+        name=name, score=score, passed=passed, justification=justification, rows=(row,)
+    )
+
+
+def _spec_error(check: FinalAnswerCheck, message: str) -> SpecError:
+    loc = check.loc
+    return SpecError(
+        [Problem(loc.file, loc.line, loc.column, loc.path, f"final_answer {check.kind}: {message}")]
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# LLM judge
+
+JUDGE_SYSTEM = (
+    "You grade whether an AI assistant's final answer solves a user's request. Reply with only a "
+    'JSON object: {"verdict": "Solved" | "Unsure" | "Unsolved", "reason": "<one sentence>"}. '
+    "Solved: the answer fully addresses every part of the request. Unsure: it addresses the "
+    "request partly, or you cannot tell whether it is correct. Unsolved: it does not address the "
+    "request, refuses, or only says it will try."
+)
+
+
+def judge_prompt(question: str, answer: str, criteria: str) -> str:
+    """The user message the judge sees; part of the cache key, so keep it stable."""
+    parts = [f"User request:\n{question or '(not given)'}", f"Final answer:\n{answer}"]
+    if criteria:
+        parts.append(f"Grading criteria:\n{criteria}")
+    return "\n\n".join(parts)
+
+
+def parse_verdict(text: str) -> tuple[float, str] | None:
+    """(score, reason) from the judge's reply, or None when it holds no known verdict."""
+    m = re.search(r"\{.*\}", text, re.DOTALL)
+    data: Any = None
+    if m:
+        try:
+            data = json.loads(m.group(0))
+        except ValueError:
+            data = None
+    if isinstance(data, dict) and isinstance(data.get("verdict"), str):
+        score = VERDICT_SCORES.get(data["verdict"].strip().lower())
+        if score is not None:
+            return score, str(data.get("reason", ""))
+    bare = re.fullmatch(r"\W*(solved|unsure|unsolved)\W*", text.strip(), re.IGNORECASE)
+    if bare:
+        return VERDICT_SCORES[bare.group(1).lower()], ""
+    return None
+
+
+class JudgeUnavailable(RuntimeError):
+    """No verdict could be had: not cached where no call is allowed, or the call failed.
+
+    The scorer makes it the case's error (``needs_run`` when only a run can fill the cache);
+    it is never a silent 0.0."""
+
+    def __init__(self, message: str, *, needs_run: bool) -> None:
+        super().__init__(message)
+        self.needs_run = needs_run
+
+
+JUDGE_CACHE_WHAT = "a judge verdict cache (one JSON object of prompt hash -> verdict)"
+
+
+class LLMJudge:
+    """Grades answers through any OpenAI-compatible chat endpoint, caching every verdict.
+
+    Calls go through the run's :class:`ModelCalls` (its timeout, retries, rate limit and
+    redaction). Without one (``score``, ``diff``, ``compare``, ``merge``, offline runs) the
+    cache is the only source and a miss is :class:`JudgeUnavailable` with ``needs_run``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+        cache_path: str | Path | None = None,
+        calls: ModelCalls | None = None,
+    ):
+        self.model = model
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.cache_path = Path(cache_path) if cache_path else None
+        self._calls = calls
+        self._cache: dict[str, dict[str, Any]] | None = None
+        self._lock = asyncio.Lock()
+        self.calls = 0
+        """Requests actually sent (cache hits excluded)."""
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any], calls: ModelCalls | None = None) -> LLMJudge:
+        model = params.get("model")
+        if not isinstance(model, str) or not model:
+            raise ParamError("`judge` needs `model`, the judge model's id")
+        return cls(
+            model,
+            base_url=params.get("base_url"),
+            api_key_env=params.get("api_key_env", DEFAULT_API_KEY_ENV),
+            cache_path=params.get("cache"),
+            calls=calls,
+        )
+
+    def cached(self, question: str, answer: str, criteria: str) -> tuple[float, str] | None:
+        """The cached verdict on this answer, or None; never a request."""
+        hit = self._load_cache().get(self._key(judge_prompt(question, answer, criteria)))
+        if isinstance(hit, dict) and "score" in hit:
+            return float(hit["score"]), str(hit.get("reason", ""))
+        return None
+
+    def _key(self, prompt: str) -> str:
+        text = json.dumps([self.model, JUDGE_SYSTEM, prompt])
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    async def judge(self, question: str, answer: str, criteria: str) -> tuple[float, str]:
+        prompt = judge_prompt(question, answer, criteria)
+        key = self._key(prompt)
+        cache = self._load_cache()
+        hit = self.cached(question, answer, criteria)
+        if hit is not None:
+            _log.debug("judge verdict from %s", self.cache_path)
+            return hit
+        if self._calls is None:
+            raise JudgeUnavailable(
+                f"the judge's verdict on this answer is not in {self.cache_path or 'the cache'}"
+                " and this command calls no model; it needs a run, or `evalspec judge SUITE -t "
+                f"TRANSCRIPTS`, with the judge's key in {self.api_key_env}, to fill the cache",
+                needs_run=True,
+            )
+        _log.info("judge verdict not cached; asking %s", self.model)
+        text = await self._ask(prompt)
+        parsed = parse_verdict(text)
+        if parsed is None:
+            raise JudgeError(f"the judge's reply holds no verdict: {text[:200]!r}")
+        async with self._lock:
+            cache[key] = {"score": parsed[0], "reason": parsed[1]}
+            if self.cache_path:
+                update_json_object(self.cache_path, {key: cache[key]}, JUDGE_CACHE_WHAT)
+        return parsed
+
+    async def _ask(self, prompt: str) -> str:
+        assert self._calls is not None
+        self.calls += 1
+        try:
+            reply = await self._calls.ask(
+                Endpoint(self.base_url, self.api_key_env),
+                self.model,
+                [
+                    {"role": "system", "content": JUDGE_SYSTEM},
+                    {"role": "user", "content": prompt},
+                ],
+                params={"temperature": 0},
+                label=f"judge '{self.model}'",
+            )
+        except (ProviderError, RunError) as exc:
+            raise JudgeUnavailable(f"the judge failed: {exc}", needs_run=False) from None
+        except Exception as exc:  # anything else the transport raises is still one failure
+            problem = redaction.scrub(f"{type(exc).__name__}: {exc}")
+            raise JudgeUnavailable(f"the judge failed: {problem}", needs_run=False) from None
+        content = reply.message.get("content")
+        return content if isinstance(content, str) else ""
+
+    def _load_cache(self) -> dict[str, dict[str, Any]]:
+        if self._cache is None:
+            self._cache = {}
+            if self.cache_path:
+                self._cache = read_json_object(self.cache_path, JUDGE_CACHE_WHAT)
+        return self._cache

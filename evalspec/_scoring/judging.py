@@ -1,0 +1,143 @@
+"""Ask a suite's LLM judge about recorded answers, wherever they came from, filling its cache.
+
+`score`, `diff` and `review` never call a model: their judge reads verdicts from the cache
+beside the suite (`.evalspec-cache/judge.json`) and a miss is "needs a run". A run asks the
+judge for its own transcripts; this is the one other step allowed to ask, for transcripts of
+any origin (an import from StableToolBench, a merged run, an OpenTelemetry trace). It asks
+only for verdicts the cache lacks, through the run's call policy (`ModelCalls`: the suite's
+timeout, retries and rate limit, secrets redacted), so scoring afterwards reads every verdict.
+
+It also reports the solvable pass rate (SoPR) of StableToolBench: per answer Solved 1, Unsure
+0.5, Unsolved 0, averaged over answers; a run that gave no answer is Unsolved, and an imported
+StableToolBench run that did not end with a Finish call is Unsolved whatever the verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from evalspec._providers.calls import ModelCalls
+from evalspec._scoring.final_answer import (
+    JudgeError,
+    JudgeUnavailable,
+    LLMJudge,
+    judge_criteria,
+)
+from evalspec._scoring.scorer import case_question, judge_params
+from evalspec._suite.model import Case, FinalAnswerCheck, Suite
+from evalspec._transcript import Transcript
+
+Source = Literal["cache", "asked", "no answer", "failed"]
+VERDICTS = {1.0: "Solved", 0.5: "Unsure", 0.0: "Unsolved"}
+
+
+@dataclass(frozen=True)
+class JudgedAnswer:
+    """One judge check of one transcript: its verdict and where the verdict came from."""
+
+    case: str
+    model: str
+    trial: int
+    check: str
+    source: Source
+    score: float | None
+    """1.0 / 0.5 / 0.0, or None when no verdict could be had (`source` failed)."""
+    reason: str
+    finished: bool
+    """False only for an imported StableToolBench run without a Finish call."""
+
+    @property
+    def sopr(self) -> float:
+        """This answer's share of the SoPR: its verdict, Unsolved without Finish or verdict."""
+        return self.score if (self.finished and self.score is not None) else 0.0
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    answers: tuple[JudgedAnswer, ...]
+
+    def count(self, source: Source) -> int:
+        return sum(a.source == source for a in self.answers)
+
+    @property
+    def failed(self) -> list[tuple[str, int]]:
+        """Why verdicts could not be had, most common first (one line per distinct reason)."""
+        reasons = Counter(a.reason for a in self.answers if a.source == "failed")
+        return reasons.most_common()
+
+    def sopr(self) -> list[tuple[str, str, float, Counter[str], int]]:
+        """Per (model, check): the SoPR, the verdicts counted, and how many answers."""
+        groups: dict[tuple[str, str], list[JudgedAnswer]] = {}
+        for a in self.answers:
+            groups.setdefault((a.model, a.check), []).append(a)
+        out = []
+        for (model, check), answers in groups.items():
+            verdicts: Counter[str] = Counter(
+                VERDICTS.get(a.sopr, "Unsolved") if a.source != "failed" else "no verdict"
+                for a in answers
+            )
+            mean = sum(a.sopr for a in answers) / len(answers)
+            out.append((model, check, mean, verdicts, len(answers)))
+        return out
+
+
+def _finished(t: Transcript) -> bool:
+    """An imported StableToolBench run carries StableToolBench's Finish verdict (its import
+    marks a run without Finish `incomplete`); every other run counts as finished."""
+    return not t.source.startswith("import:stabletoolbench") or t.finish_reason == "finish"
+
+
+def judge_checks(case: Case) -> list[FinalAnswerCheck]:
+    return [c for c in case.expect.final_answer if c.kind == "judge"]
+
+
+async def judge_transcripts(
+    suite: Suite,
+    transcripts: Sequence[Transcript],
+    calls: ModelCalls | None,
+    *,
+    concurrency: int | None = None,
+) -> JudgeOutcome:
+    """Every judge check of every transcript: from the cache, else asked (when `calls` allows).
+
+    At most `concurrency` (default: the suite's run concurrency) verdicts are asked at once;
+    each new verdict is written to the cache as it arrives, so an interrupted pass keeps them.
+    """
+    cases = {c.name: c for c in suite.cases}
+    judges: dict[str, LLMJudge] = {}
+    limit = asyncio.Semaphore(max(1, concurrency or suite.run.concurrency))
+
+    async def one(t: Transcript, case: Case, check: FinalAnswerCheck) -> JudgedAnswer:
+        name = str(check.params.get("name") or "final_answer.judge")
+        finished = _finished(t)
+
+        def answer(source: Source, score: float | None, reason: str) -> JudgedAnswer:
+            return JudgedAnswer(t.case, t.model, t.trial, name, source, score, reason, finished)
+
+        if t.final_answer is None or not t.final_answer.strip():
+            return answer("no answer", 0.0, "the model gave no final answer")
+        params = judge_params(suite, check)
+        key = repr(sorted(params.items()))
+        judge = judges.setdefault(key, LLMJudge.from_params(params, calls))
+        question, criteria = case_question(case), judge_criteria(check)
+        hit = judge.cached(question, t.final_answer, criteria)
+        if hit is not None:
+            return answer("cache", *hit)
+        async with limit:
+            try:
+                score, reason = await judge.judge(question, t.final_answer, criteria)
+            except (JudgeUnavailable, JudgeError) as exc:
+                return answer("failed", None, str(exc))
+        return answer("asked", score, reason)
+
+    tasks = [
+        one(t, cases[t.case], check)
+        for t in transcripts
+        if t.case in cases and not t.error
+        for check in judge_checks(cases[t.case])
+    ]
+    return JudgeOutcome(tuple(await asyncio.gather(*tasks)))

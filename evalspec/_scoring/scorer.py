@@ -1,0 +1,459 @@
+"""Score transcripts against a suite: the whole of `evalspec score`, and the last stage of a run.
+
+Per transcript: pair expected and actual calls (matching.py), judge every argument with its
+critic, add the case's evaluators and final-answer checks, then place the score in a band.
+
+Rules (documented in docs/reference/scoring.md):
+- case score = Σ weight × score / Σ weight over every row: each matched pair's tool-selection
+  row and argument rows, a zero row for each expected call with no partner (weighing its tool
+  selection plus its critics), a zero row per extra call when `extra_calls: penalize`
+  (weighing `tool_selection_weight`), and each evaluator and final-answer check with its weight.
+- a case with nothing to weigh scores 1.0.
+- fail outright: `fail_on_tool_call_quantity` and a different number of calls (score 0, as
+  Arcade does); `fail_on_tool_selection` and an expected call unmatched or paired with another
+  tool; a `required` evaluator below 1; a `required` critic that does not match (or whose call
+  is missing); a transcript that carries a run error (status error).
+- otherwise: below fail_threshold fails; from fail_threshold up to warn_threshold warns
+  (passes, with a warning); at or above warn_threshold passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalspec._critics.base import Embedder
+from evalspec._providers.calls import ModelCalls
+from evalspec._scoring.budgets import over_case_budget
+from evalspec._scoring.final_answer import JudgeUnavailable
+from evalspec._scoring.matching import (
+    ArgJudge,
+    PairScore,
+    assign,
+    describe_calls,
+    judges_for,
+    same_tool,
+    score_pair,
+    texts_for_pair,
+)
+from evalspec._scoring.reasons import clause, join_reasons, with_detail
+from evalspec._scoring.types import CaseResult, Row, Status
+from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
+from evalspec._transcript import ToolCall, Transcript
+
+
+def band(score: float, rubric: Rubric) -> Status:
+    """The evaluation-framework bands: fail < fail_threshold <= warn < warn_threshold <= pass."""
+    if score < rubric.fail_threshold:
+        return "fail"
+    if score < rubric.warn_threshold:
+        return "warn"
+    return "pass"
+
+
+@dataclass
+class _Explanation:
+    """Rows of one transcript's explanation, with the running weighted sum."""
+
+    rows: list[Row] = field(default_factory=list)
+    earned: float = 0.0
+    weight: float = 0.0
+    selection_failures: list[str] = field(default_factory=list)
+    required_failures: list[str] = field(default_factory=list)
+    evaluators: dict[str, float] = field(default_factory=dict)
+    details: dict[str, object] = field(default_factory=dict)
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        self.earned += row.score * row.weight
+        self.weight += row.weight
+
+    @property
+    def score(self) -> float:
+        """Weighted mean of the rows; a case with nothing to weigh scores 1."""
+        return min(1.0, max(0.0, self.earned / self.weight)) if self.weight > 0 else 1.0
+
+
+def _result(
+    t: Transcript, score: float, status: Status, reason: str, tally: _Explanation | None = None
+) -> CaseResult:
+    tally = tally or _Explanation()
+    return CaseResult(
+        t.item_id,
+        t.case,
+        t.model,
+        t.trial,
+        score,
+        status,
+        reason,
+        tuple(tally.rows),
+        tally.evaluators,
+        tally.details,
+    )
+
+
+@dataclass
+class _Prepared:
+    case: Case
+    transcript: Transcript
+    actual: list[ToolCall]
+    judges: list[list[ArgJudge]]
+
+
+class Scorer:
+    """Scores many transcripts of one suite, embedding all texts of the batch together."""
+
+    def __init__(
+        self,
+        suite: Suite,
+        embedder: Embedder | None = None,
+        judge: object = None,
+        *,
+        calls: ModelCalls | None = None,
+    ):
+        """`calls` lets an LLM judge ask its model on a cache miss; without it (the default,
+        and always in review) verdicts come only from the judge cache."""
+        self.suite = suite
+        self._calls = calls
+        self.cases = {c.name: c for c in suite.cases}
+        self.tools = {t.name: t for t in suite.tools}
+        self.prices = {m.name: m.price for m in suite.models}
+        self._embedder = embedder
+        self._judge = judge
+        self._judges: dict[str, Any] = {}
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder
+
+    def needs_embeddings(self, transcripts: Iterable[Transcript]) -> list[str]:
+        """Every text a similarity critic or check will embed for these transcripts."""
+        texts: list[str] = []
+        for t in transcripts:
+            prep = self._prepare(t)
+            if prep is not None:
+                texts.extend(_texts_of(prep))
+        return texts
+
+    def score_all(self, transcripts: Sequence[Transcript]) -> list[CaseResult]:
+        """Score a batch: embed every needed text in one go, then judge each transcript."""
+        preps = [self._prepare(t) for t in transcripts]
+        texts = [text for prep in preps if prep is not None for text in _texts_of(prep)]
+        if texts:
+            self._embedder = self._embedder or _default_embedder(self.suite)
+            self._embedder.prefetch(texts)
+        return [self._score(t, prep) for t, prep in zip(transcripts, preps, strict=True)]
+
+    def _prepare(self, t: Transcript) -> _Prepared | None:
+        case = self.cases.get(t.case)
+        if case is None:
+            return None
+        actual = list(t.tool_calls)
+        if self.suite.run.mode == "single_turn":
+            actual = [c for c in actual if c.turn == 0]
+        judges = [
+            judges_for(call, case.critics, self.tools.get(call.tool))
+            for call in case.expect.tool_calls
+        ]
+        return _Prepared(case, t, actual, judges)
+
+    def score(self, t: Transcript) -> CaseResult:
+        """Score one transcript (texts it needs are embedded on demand)."""
+        return self._score(t, self._prepare(t))
+
+    def _score(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
+        if prep is None:
+            return _result(t, 0.0, "error", f"the suite has no case named {t.case!r}")
+        if t.error:
+            return _result(t, 0.0, "error", f"the run failed: {t.error}")
+        if len(prep.actual) > MAX_CALLS_PER_CASE:
+            n, cap = len(prep.actual), MAX_CALLS_PER_CASE
+            why = f"the model made {n} tool calls; at most {cap} are scored in one case"
+            return _result(t, 0.0, "error", why)
+        tally = _Explanation()
+        self._tool_call_rows(prep, tally)
+        try:
+            self._evaluator_rows(prep, tally)
+        except JudgeUnavailable as exc:
+            tally.details["needs_run"] = exc.needs_run
+            return _result(t, 0.0, "error", str(exc), tally)
+        over = over_case_budget(t, prep.case.budget, self.prices.get(t.model))
+        if over:
+            why = "over budget: " + join_reasons(over)
+            tally.rows.append(Row("budget", None, None, 0.0, 0.0, why, "budget", None, False))
+            tally.required_failures.append(why)
+        return self._verdict(prep, tally)
+
+    def _tool_call_rows(self, prep: _Prepared, tally: _Explanation) -> None:
+        """Rows for the expected calls: matched pairs, missing calls, extra calls."""
+        case, actual, rubric = prep.case, prep.actual, prep.case.rubric
+        expected = case.expect.tool_calls
+        if case.expect.no_tool_calls:
+            ok = not actual
+            why = (
+                "the model rightly called no tool"
+                if ok
+                else f"expected no tool call, the model called {describe_calls(actual)}"
+            )
+            tally.add(
+                Row(
+                    "no_tool_calls",
+                    "no calls",
+                    describe_calls(actual),
+                    float(ok),
+                    rubric.tool_selection_weight,
+                    why,
+                    "no_tool_calls",
+                    None,
+                    ok,
+                )
+            )
+            if not ok:
+                tally.selection_failures.append(why)
+        pairs = self._pairs(prep)
+        for i, _j, ps in pairs:
+            for row in ps.rows:
+                tally.add(row)
+            if not ps.tool_ok:
+                tally.selection_failures.append(ps.rows[0].reason)
+            # Argument rows follow the tool-selection row, one per judge, in judge order.
+            for judge, row in zip(prep.judges[i], ps.rows[1:], strict=False):
+                if judge.spec.required and not row.match:
+                    tally.required_failures.append(
+                        f"required critic {judge.field} (call {i + 1}) did not match: {row.reason}"
+                    )
+        matched = {i for i, _, _ in pairs}
+        for i, call in enumerate(expected):
+            if i in matched:
+                continue
+            called = any(same_tool(call.tool, a.name, rubric) for a in actual)
+            if called and case.expect.ordered:
+                why = f"{call.tool} was called, but not in the expected order"
+            elif called:
+                why = f"{call.tool} was called fewer times than expected"
+            else:
+                why = f"{call.tool} was never called"
+            w = rubric.tool_selection_weight + sum(j.spec.weight for j in prep.judges[i])
+            tally.add(Row("missing_call", call.tool, None, 0.0, w, why, "tool_selection", i, False))
+            tally.selection_failures.append(why)
+            tally.required_failures += [
+                f"required critic {j.field} (call {i + 1}) did not match: {why}"
+                for j in prep.judges[i]
+                if j.spec.required
+            ]
+        if rubric.extra_calls == "penalize" and not case.expect.no_tool_calls:
+            used = {j for _, j, _ in pairs}
+            for j, a in enumerate(actual):
+                if j not in used:
+                    tally.add(
+                        Row(
+                            "extra_call",
+                            None,
+                            a.name,
+                            0.0,
+                            rubric.tool_selection_weight,
+                            f"unexpected call to {a.name}",
+                            "extra_calls",
+                            None,
+                            False,
+                        )
+                    )
+
+    def _evaluator_rows(self, prep: _Prepared, tally: _Explanation) -> None:
+        """Rows for the case's evaluators and final-answer checks, each with its weight."""
+        from evalspec._scoring.evaluators import run_evaluator
+
+        case, t = prep.case, prep.transcript
+        for spec in case.evaluators:
+            res = run_evaluator(
+                spec,
+                t,
+                case.expect.tool_calls,
+                embedder=self._embedder,
+                normalize_names=case.rubric.normalize_tool_names,
+            )
+            tally.evaluators[res.name] = res.score
+            tally.details[res.name] = res.justification
+            tally.add(
+                Row(
+                    res.name,
+                    None,
+                    None,
+                    res.score,
+                    spec.weight,
+                    _evaluator_reason(res),
+                    spec.kind,
+                    None,
+                    res.passed,
+                )
+            )
+            if spec.required and res.score < 1.0:
+                tally.required_failures.append(
+                    f"required evaluator {res.name} scored {res.score:.2f}"
+                )
+        for check in case.expect.final_answer:
+            res = self._final_answer(check, t, case)
+            name = f"final_answer.{check.kind}"
+            tally.evaluators[name] = res.score
+            tally.add(
+                Row(
+                    name,
+                    _check_expected(check),
+                    t.final_answer,
+                    res.score,
+                    check.weight,
+                    _evaluator_reason(res),
+                    check.kind,
+                    None,
+                    res.passed,
+                )
+            )
+
+    def _verdict(self, prep: _Prepared, tally: _Explanation) -> CaseResult:
+        """Outright failures first (quantity, selection, required evaluators), then the bands."""
+        t, case, rubric = prep.transcript, prep.case, prep.case.rubric
+        score = tally.score
+        n_exp, n_act = len(case.expect.tool_calls), len(prep.actual)
+        if rubric.fail_on_tool_call_quantity and not case.expect.no_tool_calls and n_act != n_exp:
+            reason = (
+                f"expected {n_exp} call{'s' if n_exp != 1 else ''}, the model made "
+                f"{n_act}: {describe_calls(prep.actual)}"
+            )
+            tally.details["score_before_quantity_rule"] = score
+            return _result(t, 0.0, "fail", reason, tally)
+        if rubric.fail_on_tool_selection and tally.selection_failures:
+            return _result(t, score, "fail", join_reasons(tally.selection_failures), tally)
+        if tally.required_failures:
+            return _result(t, score, "fail", join_reasons(tally.required_failures), tally)
+        status = band(score, rubric)
+        return _result(t, score, status, _band_reason(score, status, rubric, tally.rows), tally)
+
+    def _pairs(self, prep: _Prepared) -> list[tuple[int, int, PairScore]]:
+        case = prep.case
+        expected = case.expect.tool_calls
+        if not expected or not prep.actual:
+            return []
+        table = [
+            [
+                score_pair(i, call, prep.judges[i], a, case.rubric, self._embedder)
+                for a in prep.actual
+            ]
+            for i, call in enumerate(expected)
+        ]
+        # Right tool first, then argument agreement: a right-tool pair always beats a wrong one.
+        big = 1.0 + sum(ps.weight for row in table for ps in row)
+        values = [[(big if ps.tool_ok else 0.0) + ps.earned for ps in row] for row in table]
+        return [(i, j, table[i][j]) for i, j in assign(values, case.expect.ordered)]
+
+    def _cached_judge(self, check: FinalAnswerCheck) -> Any:
+        """One LLM judge per judge configuration, with verdicts cached on disk."""
+        from evalspec._scoring.final_answer import LLMJudge
+
+        params = judge_params(self.suite, check)
+        key = json.dumps(params, sort_keys=True)
+        if key not in self._judges:
+            self._judges[key] = LLMJudge.from_params(params, self._calls)
+        return self._judges[key]
+
+    def _final_answer(self, check: FinalAnswerCheck, t: Transcript, case: Case) -> Any:
+        from evalspec._scoring.final_answer import acheck_final_answer, check_final_answer
+
+        question = case_question(case)
+        if check.kind == "judge":
+            judge = self._judge or self._cached_judge(check)
+            coro = acheck_final_answer(check, t.final_answer, judge=judge, question=question)
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return asyncio.run(coro)
+            # Scoring called from inside an event loop: the judge gets a loop of its own.
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                return pool.submit(asyncio.run, coro).result()
+        return check_final_answer(check, t.final_answer, embedder=self._embedder, question=question)
+
+
+def check_judge_caches(suite: Suite) -> None:
+    """Refuse, before a run calls anything, a judge cache that names a file of another kind
+    (so a run never ends without results.json because of it)."""
+    from evalspec._scoring.final_answer import JUDGE_CACHE_WHAT
+    from evalspec._util.files import read_json_object
+
+    for case in suite.cases:
+        for check in case.expect.final_answer:
+            if check.kind == "judge":
+                path = Path(check.params.get("cache") or judge_cache_path(suite))
+                read_json_object(path, JUDGE_CACHE_WHAT)
+
+
+def judge_params(suite: Suite, check: FinalAnswerCheck) -> dict[str, Any]:
+    """A judge check's settings, its cache beside the suite unless it names one."""
+    return {"cache": str(judge_cache_path(suite)), **check.params}
+
+
+def case_question(case: Case) -> str:
+    """What the judge is told the user asked: the case's last user message."""
+    return next((m.content or "" for m in reversed(case.messages) if m.role == "user"), "")
+
+
+def judge_cache_path(suite: Suite) -> Path:
+    """Judge verdicts live beside the suite, so re-scoring never pays for the same verdict."""
+    return Path(suite.path).resolve().parent / ".evalspec-cache" / "judge.json"
+
+
+def _texts_of(prep: _Prepared) -> list[str]:
+    """Texts the transcript's similarity critics and checks will compare."""
+    texts: list[str] = []
+    for i, call in enumerate(prep.case.expect.tool_calls):
+        for a in prep.actual:
+            if same_tool(call.tool, a.name, prep.case.rubric):
+                texts.extend(texts_for_pair(prep.judges[i], call, a))
+    answer = prep.transcript.final_answer
+    for check in prep.case.expect.final_answer:
+        if check.kind == "similarity" and answer:
+            texts.extend([str(check.params.get("value", "")), answer])
+    return texts
+
+
+def _default_embedder(suite: Suite) -> Embedder:
+    from evalspec._scoring.embeddings import EmbeddingStore
+
+    cache = Path(suite.embeddings.cache_dir) if suite.embeddings.cache_dir else None
+    return EmbeddingStore(model=suite.embeddings.model, cache_dir=cache)
+
+
+def _evaluator_reason(res) -> str:
+    for row in res.rows:
+        if row.reason and not row.match:
+            return row.reason
+    return res.rows[0].reason if res.rows else f"scored {res.score:.2f}"
+
+
+def _check_expected(check) -> object:
+    p = check.params
+    return p.get("values") or p.get("value") or p.get("pattern") or p.get("criteria")
+
+
+def _band_reason(score: float, status: Status, rubric: Rubric, rows: list[Row]) -> str:
+    # The rows that cost the most; below a threshold with every row matching, the partial ones.
+    weighted = [r for r in rows if r.weight > 0]
+    failed = [r for r in weighted if not r.match]
+    if not failed and status != "pass":
+        failed = [r for r in weighted if r.score < 1.0]
+    worst = sorted(failed, key=lambda r: r.score * r.weight - r.weight)[:2]
+    why = join_reasons(f"{r.field}: {clause(r.reason)}" for r in worst)
+    if status == "pass":
+        return f"score {score:.3f} ≥ warn threshold {rubric.warn_threshold:g}" + (
+            f" ({why})" if why else ""
+        )
+    if status == "warn":
+        head = f"score {score:.3f} is below the warn threshold {rubric.warn_threshold:g}"
+    else:
+        head = f"score {score:.3f} is below the fail threshold {rubric.fail_threshold:g}"
+    return with_detail(head, why)

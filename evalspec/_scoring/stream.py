@@ -1,0 +1,69 @@
+"""Score a run while it runs: transcripts are scored in chunks as they finish, then dropped.
+
+What stays is what the report aggregates (one result per item, tokens and latency per model),
+so a 50,000-item run never holds 50,000 transcripts. Each chunk embeds all of its texts in one
+batch, as scoring a whole run at once does, so similarity critics cost the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalspec._critics.base import Embedder
+from evalspec._scoring.scorer import Scorer
+from evalspec._scoring.types import CaseResult
+from evalspec._scoring.usage import UsageTally
+from evalspec._suite.model import Suite
+from evalspec._transcript import Transcript
+
+CHUNK = 1000
+"""Transcripts scored together: large enough to batch embeddings, small enough to forget."""
+
+
+class StreamingScorer:
+    """Collects results of transcripts given one at a time, in any order."""
+
+    def __init__(
+        self,
+        suite: Suite,
+        *,
+        order: dict[str, int] | None = None,
+        embedder: Embedder | None = None,
+        judge: Any = None,
+        calls: Any = None,
+        chunk: int = CHUNK,
+    ) -> None:
+        """`calls` (the run's ModelCalls) lets an LLM judge ask on a cache miss."""
+        self.scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
+        self.order = order or {}
+        """Item id -> position in the plan: results are reported in plan order."""
+        self.chunk = chunk
+        self.pending: list[Transcript] = []
+        self.results: list[CaseResult] = []
+        self.tally = UsageTally()
+        """Tokens and seconds per model, seconds per case: what reports add up."""
+        self.count = 0
+
+    def add(self, transcript: Transcript) -> None:
+        self.pending.append(transcript)
+        self.count += 1
+        self.tally.add(transcript)
+        if len(self.pending) >= self.chunk:
+            self.flush()
+
+    @property
+    def usage(self) -> dict[str, tuple[int, float]]:
+        """Model -> (tokens, seconds)."""
+        return self.tally.usage
+
+    def flush(self) -> None:
+        if self.pending:
+            self.results.extend(self.scorer.score_all(self.pending))
+            self.pending = []
+
+    def finish(self) -> list[CaseResult]:
+        """Every result, in plan order (items the plan does not know go last)."""
+        self.flush()
+        last = len(self.order)
+        self.results.sort(key=lambda r: self.order.get(r.item_id, last))
+        return self.results

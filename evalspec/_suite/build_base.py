@@ -1,0 +1,62 @@
+"""The shared base of the suite builder's parts: problem reporting and plain-data helpers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalspec._suite.load import LDict, Pos
+from evalspec._suite.model import (
+    Loc,
+    Tool,
+)
+from evalspec._util.errors import Problem
+from evalspec._util.paths import escape_reason
+
+
+def make_loc(pos: Pos, path: str) -> Loc:
+    return Loc(pos.file, pos.line, pos.column, path)
+
+
+def plain(value: Any) -> Any:
+    """LDict/LList to plain dict/list, so the model holds ordinary data."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+class Reporter:
+    """What the builder parts share: the problems found so far, and the suite's tools."""
+
+    problems: list[Problem]
+    tool_map: dict[str, Tool]
+    base: Path
+
+    def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
+        self.problems.append(Problem.at(pos, path, message, hint))
+
+    def vpos(self, node: LDict, key: str) -> Pos:
+        return node.value_pos.get(key, node.pos)
+
+    def written_path(self, node: Any, key: str, path: str) -> str | None:
+        """`node[key]`, a path the run writes to, resolved inside the suite's directory.
+
+        A path leading elsewhere (absolute, `../`, through a link) is a problem at its place.
+        """
+        value = node.get(key) if isinstance(node, dict) else None
+        if value is None:
+            return None
+        why = escape_reason(self.base, str(value))
+        if why:
+            pos = self.vpos(node, key) if isinstance(node, LDict) else Pos("", 1, 1)
+            self.problem(
+                pos,
+                f"{path}.{key}",
+                f"{str(value)!r} cannot be written: {why}",
+                "give a path relative to the suite file that stays beside it or below it, "
+                "for example: recordings/answers.jsonl",
+            )
+            return None
+        return str((self.base / str(value)).resolve())

@@ -1,0 +1,133 @@
+"""Size limits, set by trust: a person's own suites are bounded by their machine; a pull
+request's (in `review` and `diff --base-ref`) by limits sized for a CI job.
+
+Whoever runs evalspec may change a limit through the environment; a suite cannot. Own suites
+of 10^6 cases validate and run with no setting; review refuses a suite of more than 10,000 cases
+or a plan of more than 100,000 requests, and stops after REVIEW_SECONDS (exit 2, never a hang).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from evalspec._util.errors import SpecError, UsageError
+
+_untrusted = False
+"""True while review reads a pull request (both its head and its base)."""
+
+
+@contextmanager
+def untrusted() -> Iterator[None]:
+    """Apply the review limits to everything loaded and planned inside this block."""
+    global _untrusted
+    before, _untrusted = _untrusted, True
+    try:
+        yield
+    finally:
+        _untrusted = before
+
+
+def by_trust(name: str, own: int, review: int) -> int:
+    """The limit in environment variable `name`, else `own` or (while untrusted) `review`."""
+    return env_limit(name, review if _untrusted else own)
+
+
+OWN_MAX_CASES = 1_000_000
+REVIEW_MAX_CASES = 10_000
+MAX_CASES_ENV = "EVALSPEC_MAX_CASES"
+OWN_MAX_PLAN_ITEMS = 1_000_000
+REVIEW_MAX_PLAN_ITEMS = 100_000
+MAX_PLAN_ITEMS_ENV = "EVALSPEC_MAX_PLAN_ITEMS"
+OWN_MAX_TOOLS = 10_000
+REVIEW_MAX_TOOLS = 1_000
+MAX_TOOLS_ENV = "EVALSPEC_MAX_TOOLS"
+REVIEW_SECONDS = 600
+"""A review's whole budget: loading, replaying and scoring every suite, base and head."""
+REVIEW_SECONDS_ENV = "EVALSPEC_REVIEW_SECONDS"
+
+
+def max_cases() -> int:
+    """Cases a suite may hold after matrix expansion."""
+    return by_trust(MAX_CASES_ENV, OWN_MAX_CASES, REVIEW_MAX_CASES)
+
+
+def max_plan_items() -> int:
+    """Requests one plan may hold (cases x models x trials), counted before any is built."""
+    return by_trust(MAX_PLAN_ITEMS_ENV, OWN_MAX_PLAN_ITEMS, REVIEW_MAX_PLAN_ITEMS)
+
+
+def max_tools() -> int:
+    """Tools one suite may define."""
+    return by_trust(MAX_TOOLS_ENV, OWN_MAX_TOOLS, REVIEW_MAX_TOOLS)
+
+
+class SuiteTooLarge(SpecError):
+    """A suite over a limit: reported at once, never read a second way."""
+
+
+class ReviewTimeUp(UsageError):
+    """The review used its whole time budget."""
+
+
+class _TimeUp(BaseException):
+    """Raised by the timer wherever the review is: a BaseException, so no `except Exception`
+    on the way (a runner that turns a failure into a case's error) can swallow it."""
+
+
+@contextmanager
+def review_budget(what: str) -> Iterator[None]:
+    """Stop the block with ReviewTimeUp (exit 2) once REVIEW_SECONDS have passed.
+
+    A timer signal, not checks sprinkled through loading and scoring: whatever stage a hostile
+    pull request makes slow, the review ends with a message. Only in the main thread (where
+    signals are delivered); elsewhere the block runs unbounded in time, as before."""
+    seconds = env_seconds(REVIEW_SECONDS_ENV, REVIEW_SECONDS)
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def time_up(signum: int, frame: object) -> None:
+        raise _TimeUp
+
+    previous = signal.signal(signal.SIGALRM, time_up)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _TimeUp:
+        raise ReviewTimeUp(
+            f"{what} stopped after its time budget of {seconds:g} s; a pull request may not "
+            f"make review take longer (whoever runs it may raise {REVIEW_SECONDS_ENV})"
+        ) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def env_seconds(name: str, default: float) -> float:
+    """The positive number of seconds in environment variable `name`, or `default`."""
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def env_limit(name: str, default: int) -> int:
+    """The positive integer in environment variable `name`, or `default` (also when unreadable)."""
+    try:
+        return max(1, int(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+MAX_CALLS_PER_CASE = 100
+"""Most tool calls one case may expect, and most one model answer may make in one case.
+
+Pairing expected with actual calls scores every pair (n x m), then solves an assignment; at
+100 x 100 that is 10,000 pair scores and well under a second, where 2,000 x 2,000 took two
+minutes and 2.9 GB. Real tool-calling cases expect a handful of calls (BFCL's largest: 10)."""

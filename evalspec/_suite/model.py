@@ -1,0 +1,318 @@
+"""The typed, immutable suite: what the validator produces and every later stage reads.
+
+Plain frozen dataclasses, so a Suite can be hashed into plan ids, passed between stages and
+built by hand from Python without YAML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal
+
+from evalspec._util.schemas import (
+    CRITIC,
+    DEFAULT_API_KEY_ENV,
+    EVALUATOR,
+    EXPECT,
+    FINAL_ANSWER,
+    MODEL,
+    RUBRIC,
+    RUN,
+    schema_default,
+)
+
+Mode = Literal["agent", "single_turn"]
+PassRule = Literal["all", "any", "majority", "mean"]
+
+# Records made for every case (Case, its messages, expectation, calls, places) have slots: no
+# per-instance dict, a third less memory for a 50,000-case suite. A field's default is then
+# read with `default(Cls, "name")`, not `Cls.name` (that is the slot).
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """Where a node came from, for messages that point back into the YAML."""
+
+    file: str = "<python>"
+    line: int = 0
+    column: int = 0
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class SimulatedResponse:
+    """One rule of a simulated tool: if the call's arguments match `when`, answer this."""
+
+    when: dict[str, Any] | None = None
+    """Arguments that must equal the call's (a subset); None matches every call."""
+    output: Any = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class LLMSimulation:
+    """Answer calls no rule matches with a model that pretends to be the API (cached)."""
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    cache: str | None = None
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """An MCP server a suite takes tools from; started only by `tools refresh` and live calls."""
+
+    key: str
+    """How the lock file names this server: its command line, or its url."""
+    command: tuple[str, ...] = ()
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    """Header values may hold `${NAME}`, filled from the environment when connecting."""
+    cwd: str = "."
+    """Folder a command server starts in (the suite's)."""
+    execute: bool = False
+    """Run the model's calls on the server in live runs, recording outputs in the cache."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    responses: tuple[SimulatedResponse, ...] = ()
+    cache_dir: str | None = None
+    """A StableToolBench-layout response cache: <dir>/<category>/<tool>/<api>.json."""
+    cache_file: str | None = None
+    """One StableToolBench cache file for this tool (keyed by stringified arguments)."""
+    simulate: LLMSimulation | None = None
+    mcp: McpServer | None = None
+    """The MCP server this tool's definition came from (via the suite's lock file)."""
+    loc: Loc = field(default=Loc(), compare=False)
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CriticSpec:
+    """How to judge one argument: the critic kind, its weight and its own parameters."""
+
+    field: str
+    kind: str
+    weight: float = float(schema_default(CRITIC + "weight"))
+    params: dict[str, Any] = field(default_factory=dict)
+    loc: Loc = field(default=Loc(), compare=False)
+    required: bool = schema_default(CRITIC + "required")
+    """When true, the case fails unless this critic matches, whatever the total score."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedCall:
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+    critics: tuple[CriticSpec, ...] = ()
+    """Critics for this call only; they take precedence over the case's critics."""
+    output: Any = None
+    """Expected tool output (for the tool_call_output evaluator); None means not checked."""
+    has_output: bool = False
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluatorSpec:
+    kind: str
+    params: dict[str, Any] = field(default_factory=dict)
+    weight: float = float(schema_default(EVALUATOR + "weight"))
+    required: bool = schema_default(EVALUATOR + "required")
+    """When true, the case fails unless this evaluator scores 1, whatever the total."""
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class FinalAnswerCheck:
+    kind: Literal["contains", "not_contains", "regex", "similarity", "judge", "equals"]
+    params: dict[str, Any] = field(default_factory=dict)
+    weight: float = float(schema_default(FINAL_ANSWER + "weight"))
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Rubric:
+    fail_threshold: float = float(schema_default(RUBRIC + "fail_threshold"))
+    warn_threshold: float = float(schema_default(RUBRIC + "warn_threshold"))
+    fail_on_tool_selection: bool = schema_default(RUBRIC + "fail_on_tool_selection")
+    fail_on_tool_call_quantity: bool = schema_default(RUBRIC + "fail_on_tool_call_quantity")
+    tool_selection_weight: float = float(schema_default(RUBRIC + "tool_selection_weight"))
+    extra_args: Literal["allow", "penalize"] = schema_default(RUBRIC + "extra_args")
+    extra_calls: Literal["allow", "penalize"] = schema_default(RUBRIC + "extra_calls")
+    normalize_tool_names: bool = schema_default(RUBRIC + "normalize_tool_names")
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    tool_calls: tuple[ExpectedCall, ...] = ()
+    ordered: bool = schema_default(EXPECT + "ordered")
+    no_tool_calls: bool = schema_default(EXPECT + "no_tool_calls")
+    final_answer: tuple[FinalAnswerCheck, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: str
+    content: str | None = None
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        msg: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            msg["tool_calls"] = list(self.tool_calls)
+        if self.tool_call_id is not None:
+            msg["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            msg["name"] = self.name
+        return msg
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Limits one conversation (or, for a suite budget, one model's whole run) must stay within;
+    None leaves a figure unchecked."""
+
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    max_latency_s: float | None = None
+    max_turns: int | None = None
+
+    def __bool__(self) -> bool:
+        return any(
+            v is not None
+            for v in (self.max_tokens, self.max_cost, self.max_latency_s, self.max_turns)
+        )
+
+
+GateOn = Literal["any_regression", "significant_drop", "none"]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """When a comparison (diff, review, compare) fails: see the schema's `gate`."""
+
+    mode: GateOn = schema_default("/properties/gate/properties/mode")
+    min_pass_rate: float | None = None
+    max_drop: float | None = None
+    confidence: float = schema_default("/properties/gate/properties/confidence")
+    power: float = schema_default("/properties/gate/properties/power")
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    name: str
+    messages: tuple[Message, ...]
+    """Everything sent before the model's first answer: system, earlier turns, the user."""
+    expect: Expectation
+    critics: tuple[CriticSpec, ...] = ()
+    evaluators: tuple[EvaluatorSpec, ...] = ()
+    rubric: Rubric = Rubric()
+    trials: int = schema_default("/properties/trials")
+    pass_rule: PassRule = schema_default("/properties/pass_rule")
+    tags: tuple[str, ...] = ()
+    description: str = ""
+    tools: tuple[str, ...] | None = None
+    """Names of the tools offered to the model in this case; None offers every suite tool."""
+    loc: Loc = field(default=Loc(), compare=False)
+    flaky: bool = False
+    """Known to vary between trials: reported, never gated on in comparisons."""
+    budget: Budget = Budget()
+    """Limits each trial must stay within (the suite's `budgets.case`, overridden by the case's)."""
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a million tokens cost, in the suite's currency."""
+
+    input: float
+    output: float
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model under test, on any OpenAI-compatible endpoint."""
+
+    name: str
+    """Label shown in reports; unique in a suite."""
+    model: str
+    """Model id sent to the endpoint."""
+    base_url: str | None = None
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    headers: dict[str, str] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    """temperature, seed, tool_choice, parallel_tool_calls, max_tokens, ..."""
+    provider: Literal["openai", "anthropic"] = schema_default(MODEL + "provider")
+    """Wire protocol: OpenAI chat completions, or Anthropic's Messages API."""
+    price: Price | None = None
+    """Per million tokens, for the cost in reports; not part of the request."""
+    requests_per_minute: float | None = None
+    """This model's own rate limit, in place of the run's, shared by models of one endpoint."""
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    mode: Mode = schema_default(RUN + "mode")
+    max_turns: int = schema_default(RUN + "max_turns")
+    concurrency: int = schema_default(RUN + "concurrency")
+    timeout_s: float = float(schema_default(RUN + "timeout"))
+    retries: int = schema_default(RUN + "retries")
+    requests_per_minute: float | None = None
+    recordings: str | None = None
+    """JSONL file of recorded model answers, relative to the suite file."""
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    model: str | None = None
+    """Any sentence-transformers model name or path; None = bundled all-MiniLM-L6-v2."""
+    cache_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    path: str
+    tools: tuple[Tool, ...]
+    cases: tuple[Case, ...]
+    models: tuple[ModelSpec, ...]
+    rubric: Rubric = Rubric()
+    run: RunSettings = RunSettings()
+    embeddings: EmbeddingSettings = EmbeddingSettings()
+    description: str = ""
+    budget: Budget = Budget()
+    """Limits for each model's whole run (`budgets.suite`)."""
+    gate: Gate = Gate()
+
+    def tool(self, name: str) -> Tool | None:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        return None
+
+
+def default(cls: type, name: str) -> Any:
+    """The default of a dataclass field (with slots, `cls.name` is not the default)."""
+    for f in fields(cls):
+        if f.name == name and f.default is not MISSING:
+            return f.default
+    raise KeyError(f"{cls.__name__}.{name} has no plain default")

@@ -1,0 +1,596 @@
+"""Expand a loaded suite: includes, {{ templates }} and case matrices.
+
+Templates run in Jinja2's immutable sandbox with undefined variables as errors, so a spec can
+neither reach Python internals nor silently render an empty string for a typo.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import math
+import os
+import re
+import stat
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from evalspec._suite.budget import (
+    MAX_TEMPLATE_TEXT,
+    RenderBudget,
+    SuiteBudget,
+    TemplateBudgetError,
+    rendering,
+)
+from evalspec._suite.limits import MAX_CASES_ENV, max_cases
+from evalspec._suite.load import LDict, LList, Pos, ldict, llist, load_yaml, read_text
+from evalspec._suite.schema import did_you_mean
+from evalspec._suite.yaml_hints import cut_text_problems, may_cut_text
+from evalspec._util.errors import Problem, SpecError
+from evalspec._util.reading import display_name, file_kind
+
+MAX_INCLUDE_DEPTH = 8
+MAX_INCLUDES = 100
+"""Included files per suite, counting every file of the include tree."""
+MAX_MATRIX_ROWS = 10_000
+_WHOLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
+
+
+def _env() -> Any:
+    from evalspec._suite.sandbox import sandbox
+
+    return sandbox()
+
+
+@lru_cache(maxsize=4096)
+def _expression(source: str) -> Any:
+    """Compiled once per text: a matrix renders the same template for every row."""
+    return _env().compile_expression(source, undefined_to_none=False)
+
+
+@lru_cache(maxsize=4096)
+def _template(source: str) -> Any:
+    return _env().from_string(source)
+
+
+def _problem(pos: Pos, path: str, message: str, hint: str = "") -> Problem:
+    return Problem.at(pos, path, message, hint)
+
+
+# ---------------------------------------------------------------- includes
+
+
+def resolve_includes(
+    doc: LDict,
+    base: Path,
+    problems: list[Problem],
+    depth: int = 0,
+    chain: tuple[Path, ...] = (),
+    included: list[int] | None = None,
+) -> None:
+    """Replace `{include: file}` items of `tools` and `cases` with the file's items, in place.
+
+    `chain` holds the files being included, outermost first, to report include cycles;
+    `included` counts the files included so far in the whole tree (one shared cell).
+    """
+    included = included if included is not None else [0]
+    for section in ("tools", "cases"):
+        items = doc.get(section)
+        if not isinstance(items, LList):
+            continue
+        out: list[Any] = []
+        out_pos: list[Pos] = []
+        for i, item in enumerate(items):
+            if isinstance(item, LDict) and "include" in item:
+                out_items = _include(item, section, i, base, problems, depth, chain, included)
+                out.extend(out_items)
+                out_pos.extend(getattr(x, "pos", item.pos) for x in out_items)
+            else:
+                out.append(item)
+                out_pos.append(items.item_pos[i])
+        items[:] = out
+        items.item_pos = out_pos
+
+
+def _include(
+    item: LDict,
+    section: str,
+    index: int,
+    base: Path,
+    problems: list[Problem],
+    depth: int,
+    chain: tuple[Path, ...],
+    included: list[int],
+) -> list[Any]:
+    path = f"{section}[{index}].include"
+    pos = item.value_pos.get("include", item.pos)
+    target = item["include"]
+    if len(item) != 1:
+        extra = sorted(k for k in item if k != "include")
+        problems.append(
+            _problem(
+                item.pos,
+                f"{section}[{index}]",
+                f"an include item cannot also have {extra}",
+                "put those keys in the included file",
+            )
+        )
+        return []
+    if not isinstance(target, str) or not target:
+        problems.append(_problem(pos, path, "include needs a file path", "include: tools.yaml"))
+        return []
+    if depth >= MAX_INCLUDE_DEPTH:
+        problems.append(
+            _problem(
+                pos,
+                path,
+                f"includes nest deeper than {MAX_INCLUDE_DEPTH} levels",
+                "check for a file that includes itself",
+            )
+        )
+        return []
+    included[0] += 1
+    if included[0] > MAX_INCLUDES:
+        if included[0] == MAX_INCLUDES + 1:
+            problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"the suite includes more than {MAX_INCLUDES} files in all",
+                    "include fewer, larger files",
+                )
+            )
+        return []
+    try:
+        file = (base / target).resolve()
+    except (OSError, RuntimeError):  # Python reports a symlink loop as RuntimeError
+        file = None
+    if file is not None and file in chain:
+        loop = " -> ".join(f.name for f in (*chain[chain.index(file) :], file))
+        problems.append(
+            _problem(
+                pos,
+                path,
+                f"include cycle: {loop}",
+                "remove the include that leads back to a file already being included",
+            )
+        )
+        return []
+    what = _not_a_file(base / target)
+    if what or file is None:
+        problems.append(
+            _problem(
+                pos,
+                path,
+                f"the included file {target!r} {what or 'cannot be resolved'}",
+                "check the path; it is relative to the file that includes it",
+            )
+        )
+        return []
+    try:
+        text = read_text(file)
+        loaded = load_yaml(file, text)
+    except SpecError as exc:
+        problems.extend(exc.problems)
+        return []
+    if may_cut_text(text):  # an included file's texts can be cut by ` #` too
+        problems.extend(cut_text_problems(loaded, text, display_name(file)))
+    if isinstance(loaded, LDict) and section in loaded:
+        loaded = loaded[section]
+    if not isinstance(loaded, LList):
+        lp = getattr(loaded, "pos", Pos(str(target), 1, 1))
+        problems.append(
+            _problem(
+                lp,
+                "",
+                f"an included {section} file must hold a list of {section} "
+                f"(it is included from {pos.file}, line {pos.line})",
+                f"write each of the {section} as a `- ` item, or put them under `{section}:`",
+            )
+        )
+        return []
+    # Nested includes resolve relative to the included file.
+    wrapper = ldict(loaded.pos, {section: loaded})
+    resolve_includes(wrapper, file.parent, problems, depth + 1, (*chain, file), included)
+    return list(wrapper[section])
+
+
+def _not_a_file(path: Path) -> str:
+    """Why `path` cannot be included, in words ("" when it is a regular file)."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link that loops back on itself"
+        return "does not exist"
+    return "" if stat.S_ISREG(info.st_mode) else f"is {file_kind(info.st_mode)}"
+
+
+# ---------------------------------------------------------------- templates
+
+
+class Renderer:
+    """Renders every string of a subtree with a set of variables, collecting problems."""
+
+    def __init__(self, problems: list[Problem], budget: SuiteBudget | None = None):
+        self.problems = problems
+        self.budget = budget or SuiteBudget()
+        """Template time left for the whole suite, shared by every renderer of one load."""
+        self.undefined: list[tuple[int, str]] = []
+        """(index in problems, variable name) of every undefined-variable problem."""
+
+    def render(self, node: Any, variables: dict[str, Any], path: str, pos: Pos) -> Any:
+        if isinstance(node, str):
+            return self._string(node, variables, path, pos)
+        if isinstance(node, LDict):
+            out = LDict()
+            out.pos, out.key_pos, out.value_pos = node.pos, node.key_pos, node.value_pos
+            for key, value in node.items():
+                vpos = node.value_pos.get(key, node.pos)
+                out[key] = self.render(value, variables, f"{path}.{key}" if path else key, vpos)
+            return out
+        if isinstance(node, LList):
+            items = [
+                self.render(v, variables, f"{path}[{i}]", node.item_pos[i])
+                for i, v in enumerate(node)
+            ]
+            return llist(node.pos, items, list(node.item_pos))
+        return node
+
+    def _string(self, text: str, variables: dict[str, Any], path: str, pos: Pos) -> Any:
+        if "{{" not in text and "{%" not in text and "{#" not in text:
+            return text
+        from jinja2 import TemplateAssertionError, TemplateError, TemplateSyntaxError
+        from jinja2.exceptions import SecurityError, UndefinedError
+
+        try:
+            with rendering(self.budget) as budget:
+                whole = _WHOLE_EXPR.match(text)
+                if whole:
+                    # A string that is one expression keeps its type: "{{ n }}" with n: 5 gives 5.
+                    return _finite(_plain(_expression(whole["expr"])(**variables)))
+                return _bounded_render(_template(text), variables, budget)
+        except TemplateBudgetError as exc:
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template stopped: {exc}",
+                    "templates are for filling in values; write large or repeated data out",
+                )
+            )
+        except _NotFinite:
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    "the template produces NaN or an infinite number",
+                    "make it produce a finite number",
+                )
+            )
+        except SecurityError as exc:
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template refused by the sandbox: {str(exc).rstrip('.')}",
+                    "templates may only use variables and filters",
+                )
+            )
+        except UndefinedError as exc:
+            name = _undefined_name(str(exc))
+            self.undefined.append((len(self.problems), name))
+            known = ", ".join(sorted(variables)) or "none"
+            close = did_you_mean(name, list(variables))
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template uses undefined variable {name!r}",
+                    f"{close} " * bool(close)
+                    + f"define it in vars or the case's matrix (defined: {known})",
+                )
+            )
+        except TemplateAssertionError as exc:
+            name = re.search(r"filter named '([^']+)'", str(exc))
+            close = did_you_mean(name.group(1), list(_env().filters)) if name else ""
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template error: {str(exc).rstrip('.')}",
+                    close or "use a built-in Jinja2 filter, like upper, lower, replace or default",
+                )
+            )
+        except TemplateSyntaxError as exc:
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template syntax error: {str(exc).rstrip('.')}",
+                    "write variables as {{ name }}: every {{ needs a closing }}",
+                )
+            )
+        except TemplateError as exc:
+            self.problems.append(
+                _problem(pos, path, f"template error: {exc}", "check the {{ }} expression")
+            )
+        except Exception as exc:  # a template's filter can raise anything (e.g. 1/0)
+            self.problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"template failed: {type(exc).__name__}: {exc}",
+                    "check the {{ }} expression",
+                )
+            )
+        return text
+
+
+class _NotFinite(Exception):
+    """A template produced NaN or an infinity, which no number of a suite may be."""
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _NotFinite
+    if isinstance(value, dict):
+        for v in value.values():
+            _finite(v)
+    elif isinstance(value, list):
+        for v in value:
+            _finite(v)
+    return value
+
+
+def _bounded_render(template: Any, variables: dict[str, Any], budget: RenderBudget) -> str:
+    """Render chunk by chunk, stopping as soon as the text passes the size limit."""
+    out: list[str] = []
+    size = 0
+    for chunk in template.generate(**variables):
+        size += len(chunk)
+        if size > MAX_TEMPLATE_TEXT:
+            raise TemplateBudgetError(
+                f"the template renders more than {MAX_TEMPLATE_TEXT} characters"
+            )
+        budget.step()
+        out.append(chunk)
+    return "".join(out)
+
+
+def _undefined_name(message: str) -> str:
+    m = re.search(r"'([^']+)' is undefined", message)
+    return m.group(1) if m else message
+
+
+def _plain(value: Any) -> Any:
+    """Template results become plain JSON-like data (no Jinja objects leak into the suite)."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+# ---------------------------------------------------------------- matrix
+
+
+def matrix_rows(case: LDict, path: str, problems: list[Problem]) -> list[dict[str, Any]] | None:
+    """The variable rows a case runs with: None when it has no matrix."""
+    matrix = case.get("matrix")
+    if matrix is None:
+        return None
+    pos = case.value_pos.get("matrix", case.pos)
+    if isinstance(matrix, LList):
+        rows = []
+        for i, row in enumerate(matrix):
+            if not isinstance(row, dict):
+                problems.append(
+                    _problem(
+                        matrix.item_pos[i],
+                        f"{path}.matrix[{i}]",
+                        "a matrix row must be a mapping of variables",
+                        "- {city: Paris}",
+                    )
+                )
+                continue
+            rows.append(dict(row))
+        if not rows:
+            problems.append(_problem(pos, f"{path}.matrix", "the matrix has no rows", ""))
+        return rows
+    if isinstance(matrix, LDict):
+        names = list(matrix)
+        values = []
+        for name in names:
+            vals = matrix[name]
+            if not isinstance(vals, list) or not vals:
+                problems.append(
+                    _problem(
+                        matrix.value_pos[name],
+                        f"{path}.matrix.{name}",
+                        "each matrix variable needs a non-empty list of values",
+                        f"{name}: [a, b]",
+                    )
+                )
+                return []
+            values.append(vals)
+        total = 1
+        for v in values:
+            total *= len(v)
+        if total > MAX_MATRIX_ROWS:
+            problems.append(
+                _problem(
+                    pos,
+                    f"{path}.matrix",
+                    f"the matrix makes {total} combinations",
+                    f"keep it under {MAX_MATRIX_ROWS}",
+                )
+            )
+            return []
+        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
+    problems.append(
+        _problem(
+            pos,
+            f"{path}.matrix",
+            "matrix must be a list of rows or a mapping",
+            "matrix: [{city: Paris}, {city: Rome}]",
+        )
+    )
+    return []
+
+
+def has_template(node: Any) -> bool:
+    """Whether any text in this value holds template syntax (an iterative scan, no copies)."""
+    stack = [node]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if "{" in value and ("{{" in value or "{%" in value or "{#" in value):
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
+def expand_cases(
+    doc: LDict,
+    suite_vars: dict[str, Any],
+    problems: list[Problem],
+    budget: SuiteBudget | None = None,
+    *,
+    templated: bool = True,
+    skip: frozenset[int] = frozenset(),
+) -> list[tuple[str, LDict]]:
+    """Every case after matrix expansion and rendering, with its display path.
+
+    `templated=False` says the caller found no template anywhere in the cases, so no case is
+    scanned for one again. Cases whose index is in `skip` are left out."""
+    renderer = Renderer(problems, budget)
+    out: list[tuple[str, LDict]] = []
+    cases = doc.get("cases")
+    if not isinstance(cases, LList):
+        return out
+    counter = CaseCounter()
+    for i, case in enumerate(cases):
+        path = f"cases[{i}]"
+        if not isinstance(case, LDict) or i in skip:
+            continue
+        if not counter.add(case, path, problems):
+            return out
+        if not expand_case(case, path, suite_vars, renderer, problems, out, templated=templated):
+            return out
+    return out
+
+
+class CaseCounter:
+    """Counts cases as matrices will expand them, and says when the suite has too many."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.limit = max_cases()
+
+    def add(self, case: LDict, path: str, problems: list[Problem]) -> bool:
+        """False (with the problem reported) once this case takes the suite over the limit."""
+        self.total += _case_count(case)
+        if self.total <= self.limit:
+            return True
+        problems.append(
+            _problem(
+                case.value_pos.get("matrix", case.pos),
+                path,
+                f"with this case the suite has more than {self.limit} cases after matrix expansion",
+                f"keep the suite under {self.limit} cases: split it into several suites, "
+                f"or raise the limit with {MAX_CASES_ENV}",
+            )
+        )
+        return False
+
+
+def expand_case(
+    case: LDict,
+    path: str,
+    suite_vars: dict[str, Any],
+    renderer: Renderer,
+    problems: list[Problem],
+    out: list[tuple[str, LDict]],
+    *,
+    templated: bool = True,
+) -> bool:
+    """Append one case's expansions (a matrix row each) to `out`, rendered, with their paths.
+
+    False once the template budget is spent: its problem is reported, the rest would repeat it."""
+    case_vars = case.get("vars") if isinstance(case.get("vars"), dict) else {}
+    body = LDict()
+    body.pos, body.key_pos, body.value_pos = case.pos, case.key_pos, case.value_pos
+    for k, v in case.items():
+        if k not in ("matrix", "vars"):
+            body[k] = v
+    rows = matrix_rows(case, path, problems)
+    reported: set[tuple[Any, ...]] = set()
+    if rows is None:
+        if not templated or not has_template(body):  # most cases: nothing to render
+            out.append((path, body))
+            return True
+        variables = {**suite_vars, **dict(case_vars)}
+        out.append((path, renderer.render(body, variables, path, case.pos)))
+        return not renderer.budget.spent
+    row_vars = {name for row in rows for name in row}
+    for r, row in enumerate(rows):
+        variables = {**suite_vars, **dict(case_vars), **row}
+        before = len(problems)
+        renderer.undefined.clear()
+        rendered = renderer.render(body, variables, path, case.pos)
+        undefined = {i - before: name for i, name in renderer.undefined}
+        new = problems[before:]
+        del problems[before:]
+        for i, p in enumerate(new):
+            name = undefined.get(i)
+            if name in row_vars:
+                # Other rows define it: the mistake is this row's, so point at the row.
+                p = _row_lacks(case, path, r, name, p)
+            # The same mistake in every row is one problem, reported for its first row.
+            key = (p.file, p.line, p.column, p.message)
+            if key not in reported:
+                reported.add(key)
+                problems.append(
+                    Problem.at(
+                        p,
+                        p.path,
+                        f"{p.message} (matrix row {r + 1})"
+                        if "matrix row" not in p.message
+                        else p.message,
+                        p.hint,
+                    )
+                )
+        out.append((f"{path} (matrix row {r + 1})", rendered))
+        if renderer.budget.spent:
+            return False
+    return True
+
+
+def _case_count(case: LDict) -> int:
+    """How many cases a case becomes, counted before anything is expanded."""
+    matrix = case.get("matrix")
+    if isinstance(matrix, LList):
+        return max(len(matrix), 1)
+    if isinstance(matrix, LDict):
+        return math.prod(len(v) if isinstance(v, list) else 1 for v in matrix.values())
+    return 1
+
+
+def _row_lacks(case: LDict, path: str, r: int, name: str, used: Problem) -> Problem:
+    """A matrix row without a variable that the other rows give and a template uses."""
+    matrix = case.get("matrix")
+    pos = matrix.item_pos[r] if isinstance(matrix, LList) and r < len(matrix.item_pos) else None
+    pos = pos or case.value_pos.get("matrix", case.pos)
+    return Problem.at(
+        pos,
+        f"{path}.matrix[{r}]",
+        f"matrix row {r + 1} has no variable {name!r}, which {used.path} uses",
+        f"add `{name}: ...` to this row, as the other rows have",
+    )

@@ -1,0 +1,740 @@
+"""Turn a suite file into a typed Suite, or into every problem it has at once.
+
+Stages: load (positions) → includes → JSON Schema → templates and matrices → typed model with
+semantic checks (tools named exist, critics fit arguments, arguments fit the tool's schema, ...).
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from evalspec._critics import default_critic, make_critic
+from evalspec._suite.build_base import make_loc, plain
+from evalspec._suite.build_checks import ChecksPart
+from evalspec._suite.build_tools import ToolsPart, refuse_too_many_tools
+from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
+from evalspec._suite.model import (
+    Budget,
+    Case,
+    CriticSpec,
+    EmbeddingSettings,
+    Expectation,
+    ExpectedCall,
+    Gate,
+    Message,
+    ModelSpec,
+    Price,
+    Rubric,
+    RunSettings,
+    Suite,
+    Tool,
+    default,
+)
+from evalspec._suite.render import Renderer, expand_cases, has_template, resolve_includes
+from evalspec._suite.schema import (
+    did_you_mean,
+    explain_value_error,
+    language_validator,
+    quickly_valid,
+    schema_problems,
+)
+from evalspec._suite.stream import load_streaming
+from evalspec._suite.yaml_hints import cut_text_problems, implicit_reading, may_cut_text
+from evalspec._tool_schema import tool_validator
+from evalspec._util.errors import Problem, SpecError
+from evalspec._util.fast_schema import compiled_check
+from evalspec._util.schemas import default_api_key_env
+
+_CASE_TRIALS = default(Case, "trials")
+_CASE_PASS_RULE = default(Case, "pass_rule")
+_ORDERED = default(Expectation, "ordered")
+_NO_TOOL_CALLS = default(Expectation, "no_tool_calls")
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Load, expand and validate a suite file. Raises SpecError listing every problem.
+
+    The garbage collector is paused meanwhile: the tree holds no cycles, and its collections
+    rescanning hundreds of thousands of new containers cost 15% of a 50,000-case load.
+    """
+    return _paused_gc(Path(path), keep_cases=True)[0]
+
+
+def check_suite(path: str | Path) -> int:
+    """Validate a suite exactly as `load_suite` does, keeping no case: its number of cases.
+
+    What `evalspec validate` needs; a large suite is checked in the memory of a few hundred
+    cases (and the names seen), however many it holds."""
+    return _paused_gc(Path(path), keep_cases=False)[1]
+
+
+def _paused_gc(path: Path, *, keep_cases: bool) -> tuple[Suite, int]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_suite(path, keep_cases)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:
+    """The suite (without its cases unless `keep_cases`) and its number of cases."""
+    builder = partial(_Builder, keep_cases=keep_cases)
+    text = read_text(path)
+    cut = may_cut_text(text)
+    streamed = None if cut else load_streaming(path, text, builder)
+    if streamed is not None:
+        return streamed
+    doc, pos = load_yaml_at(path, text)
+    file = pos.file
+    if not isinstance(doc, LDict):
+        raise SpecError(
+            [
+                Problem(
+                    file,
+                    pos.line,
+                    pos.column,
+                    "",
+                    f"a suite must be a mapping of keys, not {_kind(doc)}",
+                    "start with `suite: <name>` and `cases:`; see `evalspec init`",
+                )
+            ]
+        )
+    problems: list[Problem] = []
+    resolve_includes(doc, path.resolve().parent, problems, chain=(path.resolve(),))
+    refuse_too_many_tools(doc)
+    included = bool(problems)
+    problems.extend(schema_problems(doc))
+    broken = None if included else _broken_cases(problems)
+    if cut:
+        problems.extend(cut_text_problems(doc, text, file))
+    if broken is None:
+        raise SpecError(problems)
+    # One pass: cases the schema refused are left out, and every other case is still checked
+    # for what only the built suite shows (unknown tools, duplicate names, ...).
+    built = builder(doc, path, problems, skip=broken)
+    suite = built.build()
+    if problems:
+        raise SpecError(problems)
+    return suite, built.case_count
+
+
+_CASE_PATH = re.compile(r"cases\[(\d+)\]")
+
+
+def _broken_cases(problems: list[Problem]) -> frozenset[int] | None:
+    """The cases these schema problems lie in; None if one outside every case leaves the
+    suite's shape unsound (the tools or settings every case is checked against)."""
+    broken = set()
+    for p in problems:
+        m = _CASE_PATH.match(p.path)
+        if m is not None:
+            broken.add(int(m.group(1)))
+        elif not p.shape_ok:
+            return None
+    return frozenset(broken)
+
+
+def _kind(value: Any) -> str:
+    return "a list" if isinstance(value, list) else f"a single value ({value!r:.40})"
+
+
+class _Builder(ToolsPart, ChecksPart):
+    """Builds the typed Suite from a schema-valid document, collecting semantic problems."""
+
+    def __init__(
+        self,
+        doc: LDict,
+        path: Path,
+        problems: list[Problem],
+        *,
+        keep_cases: bool = True,
+        skip: frozenset[int] = frozenset(),
+    ):
+        self.doc = doc
+        self.keep_cases = keep_cases
+        """False: each Case is checked and counted, then dropped (`check_suite`)."""
+        self.skip = skip
+        """Indices of cases not to build: the schema refused them (reported already)."""
+        self.case_critics: tuple[CriticSpec, ...] = ()
+        """The critics of the case being built (`check_date` looks for its argument's)."""
+        self.case_count = 0
+        self.path = path
+        self.problems = problems
+        self.base = path.resolve().parent
+        self.critic_keys: dict[tuple[str, int, int], Pos] = {}
+        """Where each critic's argument name is written, by the position of its value."""
+        self._arg_validators: dict[tuple[str, str], Any] = {}
+        """Per tool argument, jsonschema's validator and a compiled check when the argument's
+        schema is plain: shared by every case that uses it."""
+
+    def build(self) -> Suite:
+        """The whole document at once: every case is expanded before any is built."""
+        doc = self.doc
+        self.render_top()
+        templated = has_template(doc)
+        before = len(self.problems)
+        expanded = expand_cases(
+            doc,
+            self.suite_vars,
+            self.problems,
+            self.renderer.budget,
+            templated=templated,
+            skip=self.skip,
+        )
+        if not expanded and (self.skip or len(self.problems) > before):
+            # Every case was refused already, or expansion stopped (too many cases, a spent
+            # template budget): no case is left to check, and "cases: must not be empty"
+            # would only be a consequence.
+            raise SpecError(self.problems)
+        if templated:  # otherwise the schema check already saw exactly this data
+            self.check_rendered(self.top, expanded)
+        if isinstance(doc.get("cases"), list):
+            doc["cases"].clear()  # each case's tree is freed once its Case is built (below)
+        expanded.reverse()
+        self.build_head()
+        while expanded:
+            self.add_case(*expanded.pop())
+        return self.finish()
+
+    def render_top(self) -> None:
+        """Fill the templates of every top-level value except `cases` and `vars`."""
+        doc = self.doc
+        self.suite_vars = dict(doc.get("vars") or {})
+        self.renderer = Renderer(self.problems)
+        self.top = {
+            k: self.renderer.render(v, self.suite_vars, k, self.vpos(doc, k))
+            for k, v in doc.items()
+            if k not in ("cases", "vars")
+        }
+
+    def build_head(self) -> None:
+        """Everything but the cases: tools, rubric, suite critics, models, run settings."""
+        top = self.top
+        tools = self.tools(top.get("tools") or LList())
+        self.tool_map = {t.name: t for t in tools}
+        self.rubric_raw = dict(top.get("rubric") or {})
+        self.suite_rubric = self.rubric(self.rubric_raw, self.doc.get("rubric"), "rubric")
+        self.suite_critics = self.critics(
+            top.get("critics") or {}, self.doc.get("critics"), "critics"
+        )
+        all_props: dict[str, Any] = {}
+        for t in tools:
+            all_props.update(t.parameters.get("properties") or {})
+        for c in self.suite_critics if tools else ():
+            self.check_field(c, {"properties": all_props}, [], "no tool of this suite takes it")
+        self.built_tools = tuple(tools)
+        self.built_models = tuple(self.models(top.get("models")))
+        self.built_run = self.run_settings(top.get("run") or {})
+        budgets = top.get("budgets") or {}
+        self.case_budget = dict(budgets.get("case") or {})
+        self.built_cases: list[Case] = []
+        self.seen_names: dict[str, str] = {}
+
+    def add_case(self, path: str, raw: LDict) -> None:
+        """Build one expanded case; a second case of the same name is a problem."""
+        case = self.case(raw, path, self.top, self.rubric_raw)
+        if case is None:
+            return
+        if case.name in self.seen_names:
+            self.problem(
+                self.vpos(raw, "name"),
+                path,
+                f"two cases are named {case.name!r} (the other is {self.seen_names[case.name]})",
+                "give every case a unique name; with a matrix, use {{ variables }}",
+            )
+        self.seen_names.setdefault(case.name, path)
+        self.case_count += 1
+        if self.keep_cases:
+            self.built_cases.append(case)
+
+    def finish(self) -> Suite:
+        top = self.top
+        emb = top.get("embeddings") or {}
+        return Suite(
+            name=str(top["suite"]),
+            path=str(self.path),
+            tools=self.built_tools,
+            cases=tuple(self.built_cases),
+            models=self.built_models,
+            rubric=self.suite_rubric,
+            run=self.built_run,
+            embeddings=EmbeddingSettings(
+                model=emb.get("model"),
+                cache_dir=self.written_path(emb, "cache_dir", "embeddings"),
+            ),
+            description=str(top.get("description", "")),
+            budget=Budget(**dict((top.get("budgets") or {}).get("suite") or {})),
+            gate=Gate(**dict(top.get("gate") or {})),
+        )
+
+    def check_rendered(self, top: dict[str, Any], expanded: list[tuple[str, LDict]]) -> None:
+        """Templates fill values in after the schema check: check what they produced too.
+
+        `models: ["{{ m }}"]` passes the schema as text but may render to a mapping; such a
+        value is reported here, at the template, instead of crashing the build.
+        """
+        doc = self.doc
+        rendered = LDict({**top, "cases": llist(doc.pos, [c for _, c in expanded])})
+        rendered.pos, rendered.key_pos, rendered.value_pos = doc.pos, doc.key_pos, doc.value_pos
+        if "vars" in doc:
+            rendered["vars"] = doc["vars"]
+        if quickly_valid(rendered):
+            return
+        _numbers_to_text(rendered)
+        for k in top:
+            top[k] = rendered[k]
+        found = schema_problems(rendered)
+        if not found:
+            return
+        seen: set[tuple[str, int, int, str]] = set()
+        for p in found:
+            if (p.file, p.line, p.column, p.message) in seen:
+                continue  # the same template in every matrix row: one problem
+            seen.add((p.file, p.line, p.column, p.message))
+            path = p.path
+            m = re.match(r"cases\[(\d+)\]", path)
+            if m and int(m.group(1)) < len(expanded):
+                path = expanded[int(m.group(1))][0] + path[m.end() :]
+            self.problems.append(
+                Problem.at(
+                    p,
+                    path,
+                    f"{p.message} (after filling in the {{{{ }}}} templates)",
+                    p.hint,
+                )
+            )
+        raise SpecError(self.problems)
+
+    def run_settings(self, raw: dict[str, Any]) -> RunSettings:
+        given = {k: raw[k] for k in ("mode", "max_turns", "concurrency", "retries") if k in raw}
+        if "timeout" in raw:
+            given["timeout_s"] = float(raw["timeout"])
+        return RunSettings(
+            **given,
+            requests_per_minute=raw.get("requests_per_minute"),
+            recordings=self.written_path(raw, "recordings", "run"),
+        )
+
+    def models(self, raw: LList | None) -> list[ModelSpec]:
+        if not raw:
+            self.problem(
+                self.doc.pos,
+                "(top level)",
+                "the suite names no model to evaluate",
+                "add `models: [gpt-4o-mini]` (any OpenAI-compatible model id)",
+            )
+            return []
+        out: list[ModelSpec] = []
+        names: set[str] = set()
+        for i, item in enumerate(raw):
+            pos = raw.item_pos[i]
+            if isinstance(item, str):
+                spec = ModelSpec(name=item, model=item, loc=make_loc(pos, f"models[{i}]"))
+            else:
+                provider = item.get("provider", ModelSpec.provider)
+                spec = ModelSpec(
+                    name=item.get("name", item["model"]),
+                    model=item["model"],
+                    provider=provider,
+                    base_url=item.get("base_url"),
+                    api_key_env=item.get("api_key_env", default_api_key_env(provider)),
+                    headers=dict(item.get("headers") or {}),
+                    params=dict(item.get("params") or {}),
+                    price=_price(item.get("price")),
+                    requests_per_minute=item.get("requests_per_minute"),
+                    loc=make_loc(pos, f"models[{i}]"),
+                )
+            if spec.name in names:
+                self.problem(
+                    pos,
+                    f"models[{i}]",
+                    f"two models are named {spec.name!r}",
+                    "give each a distinct `name:` (e.g. gpt-4o-mini@t0)",
+                )
+            names.add(spec.name)
+            out.append(spec)
+        return out
+
+    # ------------------------------------------------------------ tools
+
+    def rubric(self, merged: dict[str, Any], node: Any, path: str) -> Rubric:
+        rubric = Rubric(**merged)
+        if rubric.fail_threshold > rubric.warn_threshold:
+            own = set(node) if isinstance(node, LDict) else set()
+            # Point at the key this rubric sets; name where the other value comes from.
+            key = "fail_threshold" if "fail_threshold" in own or not own else "warn_threshold"
+            pos = (
+                node.value_pos.get(key, node.pos)
+                if isinstance(node, LDict)
+                else getattr(node, "pos", self.doc.pos)
+            )
+            origin = {
+                k: "" if k in own or path == "rubric" else " (from the suite's rubric)"
+                for k in ("fail_threshold", "warn_threshold")
+            }
+            if "fail_threshold" not in merged and "warn_threshold" in own:
+                origin["fail_threshold"] = " (the default)"
+            if "warn_threshold" not in merged and "fail_threshold" in own:
+                origin["warn_threshold"] = " (the default)"
+            self.problem(
+                pos,
+                f"{path}.{key}",
+                f"fail_threshold {rubric.fail_threshold:g}{origin['fail_threshold']} is above "
+                f"warn_threshold {rubric.warn_threshold:g}{origin['warn_threshold']}",
+                "scores below fail_threshold fail and below warn_threshold warn, so "
+                "fail_threshold must be the lower one",
+            )
+        return rubric
+
+    def case(
+        self, raw: LDict, path: str, top: dict[str, Any], rubric_raw: dict[str, Any]
+    ) -> Case | None:
+        name = str(raw.get("name", "")).strip()
+        if not name:
+            self.problem(raw.pos, path, "a case needs a name", "name: direct message")
+            return None
+        messages = self.messages(raw, path, top)
+        rubric = self.suite_rubric
+        if raw.get("rubric"):
+            rubric = self.rubric(
+                {**rubric_raw, **dict(raw["rubric"])}, raw["rubric"], f"{path}.rubric"
+            )
+        critics = self.critics(raw.get("critics") or {}, raw.get("critics"), f"{path}.critics")
+        self.case_critics = critics
+        expect = self.expect(raw.get("expect"), raw, path)
+        if expect is None:
+            return None
+        self.check_critic_fields(critics, expect, raw, path)
+        evaluators = self.evaluators(raw.get("evaluators") or LList(), path)
+        offered = self.offered_tools(raw, expect, path)
+        return Case(
+            name=name,
+            messages=messages,
+            expect=expect,
+            critics=_merge_critics(self.suite_critics, critics),
+            evaluators=evaluators,
+            rubric=rubric,
+            trials=int(raw.get("trials", top.get("trials", _CASE_TRIALS))),
+            pass_rule=raw.get("pass_rule", top.get("pass_rule", _CASE_PASS_RULE)),
+            tags=tuple(raw.get("tags") or ()),
+            description=str(raw.get("description", "")),
+            tools=offered,
+            loc=make_loc(raw.pos, path),
+            flaky=bool(raw.get("flaky", False)),
+            budget=Budget(**{**self.case_budget, **dict(raw.get("budget") or {})}),
+        )
+
+    def offered_tools(self, raw: LDict, expect: Expectation, path: str) -> tuple[str, ...] | None:
+        """A case's `tools:` must name suite tools, and include every tool it expects."""
+        names = raw.get("tools")
+        if names is None:
+            return None
+        node = names if isinstance(names, LList) else None
+        for i, name in enumerate(names):
+            if name not in self.tool_map:
+                pos = node.item_pos[i] if node is not None else raw.pos
+                hint = did_you_mean(name, self.tool_map) or (
+                    "tools of this suite: " + ", ".join(sorted(self.tool_map))
+                )
+                self.problem(
+                    pos, f"{path}.tools[{i}]", f"{name!r} is not a tool of this suite", hint
+                )
+        for call in expect.tool_calls:
+            if call.tool not in names:
+                p = call.loc
+                self.problem(
+                    Pos(p.file, p.line, p.column),
+                    p.path,
+                    f"the case expects a call to {call.tool!r} but does not offer it",
+                    f"add {call.tool} to the case's `tools:` list",
+                )
+        return tuple(dict.fromkeys(names))
+
+    def messages(self, raw: LDict, path: str, top: dict[str, Any]) -> tuple[Message, ...]:
+        out: list[Message] = []
+        system = raw.get("system", top.get("system"))
+        if system:
+            out.append(Message("system", str(system)))
+        for h in raw.get("history") or ():
+            out.append(
+                Message(
+                    role=h["role"],
+                    content=h.get("content"),
+                    tool_calls=tuple(plain(h.get("tool_calls") or ())),
+                    tool_call_id=h.get("tool_call_id"),
+                    name=h.get("name"),
+                )
+            )
+        user = raw.get("user")
+        if user is not None:
+            out.append(Message("user", str(user)))
+        elif not out or out[-1].role not in ("user", "tool"):
+            self.problem(
+                raw.pos, path, "the case has no user message", "add `user: <what the user asks>`"
+            )
+        return tuple(out)
+
+    def expect(self, raw: LDict | None, case: LDict, path: str) -> Expectation | None:
+        epath = f"{path}.expect"
+        if raw is None:
+            self.problem(
+                case.pos,
+                path,
+                "the case says nothing about what a good model does",
+                "add `expect: {tool_calls: [...]}` or `expect: {no_tool_calls: true}`",
+            )
+            return None
+        calls = []
+        raw_calls = raw.get("tool_calls") or LList()
+        if len(raw_calls) > MAX_CALLS_PER_CASE:
+            self.problem(
+                self.vpos(raw, "tool_calls"),
+                f"{epath}.tool_calls",
+                f"the case expects {len(raw_calls)} tool calls; the limit is "
+                f"{MAX_CALLS_PER_CASE} per case",
+                "split it into several cases",
+            )
+            raw_calls = LList()
+        for i, item in enumerate(raw_calls):
+            call = self.expected_call(item, raw_calls.item_pos[i], f"{epath}.tool_calls[{i}]")
+            if call:
+                calls.append(call)
+        if raw.get("no_tool_calls") and calls:
+            self.problem(
+                self.vpos(raw, "no_tool_calls"),
+                f"{epath}.no_tool_calls",
+                "no_tool_calls is true but tool_calls lists calls",
+                "keep one of the two",
+            )
+        checks = self.final_answer(raw.get("final_answer"), f"{epath}.final_answer")
+        if not calls and not raw.get("no_tool_calls") and "tool_calls" not in raw and not checks:
+            self.problem(
+                raw.pos,
+                epath,
+                "expect names no tool call, no_tool_calls or final_answer",
+                "add `tool_calls: [...]`, or `no_tool_calls: true`",
+            )
+        return Expectation(
+            tool_calls=tuple(calls),
+            ordered=bool(raw.get("ordered", _ORDERED)),
+            no_tool_calls=bool(raw.get("no_tool_calls", _NO_TOOL_CALLS)),
+            final_answer=checks,
+        )
+
+    def expected_call(self, item: LDict, pos: Pos, path: str) -> ExpectedCall | None:
+        long_keys = {"tool", "args", "critics", "output"}
+        if "tool" in item:
+            others = [k for k in item if k not in long_keys]
+            if others:
+                self.problem(
+                    item.key_pos[others[0]],
+                    path,
+                    f"unknown key {others[0]!r} in a long-form call",
+                    did_you_mean(others[0], long_keys) or "use tool, args, critics, output",
+                )
+                return None
+            name, args, args_node = item["tool"], item.get("args") or {}, item.get("args")
+        else:
+            keys = [k for k in item if k not in long_keys]
+            if len(keys) != 1 or any(k in item for k in ("args", "critics", "output")):
+                self.problem(
+                    pos,
+                    path,
+                    "write one call as `{tool_name: {arg: value}}` or `{tool: name, args: {...}}`",
+                    "put each call in its own `- ` list item",
+                )
+                return None
+            name = keys[0]
+            args, args_node = item[name] or {}, item[name]
+            if not isinstance(args, dict):
+                self.problem(
+                    item.value_pos[name],
+                    f"{path}.{name}",
+                    f"the arguments of {name!r} must be a mapping, got {args!r:.40}",
+                    f"{name}: {{arg: value}}",
+                )
+                return None
+        name_pos = item.value_pos.get("tool", item.key_pos.get(name, pos))
+        tool = self.tool_map.get(name)
+        if tool is None:
+            hint = did_you_mean(name, self.tool_map) or (
+                "tools of this suite: " + ", ".join(sorted(self.tool_map))
+                if self.tool_map
+                else "add it under `tools:`"
+            )
+            self.problem(name_pos, path, f"{name!r} is not a tool of this suite", hint)
+            return None
+        critics = self.critics(item.get("critics") or {}, item.get("critics"), f"{path}.critics")
+        self.check_args(tool, dict(args), args_node, critics, path, pos)
+        for c in critics:
+            self.check_field(c, tool.parameters, [tool.name])
+        return ExpectedCall(
+            tool=name,
+            args=plain(dict(args)),
+            critics=critics,
+            output=plain(item.get("output")),
+            has_output="output" in item,
+            loc=make_loc(pos, path),
+        )
+
+    def check_args(
+        self,
+        tool: Tool,
+        args: dict[str, Any],
+        node: Any,
+        critics: tuple[CriticSpec, ...],
+        path: str,
+        pos: Pos,
+    ) -> None:
+        """Expected arguments must be ones the tool takes, of the types its schema allows."""
+        props = tool.parameters.get("properties") or {}
+        loose = {c.field for c in critics if c.kind in ("one_of", "regex", "ignore", "contains")}
+        for key, value in args.items():
+            vpos = node.value_pos.get(key, pos) if isinstance(node, LDict) else pos
+            kpos = node.key_pos.get(key, pos) if isinstance(node, LDict) else pos
+            if key not in props:
+                if tool.parameters.get("additionalProperties", True) is False or props:
+                    self.problem(
+                        kpos,
+                        f"{path}.{key}",
+                        f"{tool.name!r} has no argument {key!r}",
+                        did_you_mean(key, props)
+                        or f"its arguments: {', '.join(sorted(props)) or 'none'}",
+                    )
+                continue
+            if key in loose or (isinstance(value, str) and ("{{" in value)):
+                continue
+            self.check_date(tool, key, value, critics, vpos, f"{path}.{key}")
+            checks = self._arg_validators.get((tool.name, key))
+            if checks is None:
+                checks = (tool_validator(props[key]), compiled_check(props[key]))
+                self._arg_validators[(tool.name, key)] = checks
+            validator, fast = checks
+            if fast(value) if fast is not None else validator.is_valid(value):
+                continue
+            errors = list(validator.iter_errors(value))
+            if errors:
+                message = explain_value_error(errors[0])
+                hint = "fix the value, or the tool's `parameters`"
+                wants = errors[0].validator_value if errors[0].validator == "type" else ()
+                reading = implicit_reading(*vpos, value) if "string" in wants else None
+                if reading is not None:
+                    message, hint = f"{message}: {reading[0]}", reading[1]
+                self.problem(
+                    vpos,
+                    f"{path}.{key}",
+                    f"the expected {key} {value!r:.60} does not fit {tool.name}'s parameter: "
+                    + message,
+                    hint,
+                )
+
+    def check_date(
+        self,
+        tool: Tool,
+        key: str,
+        value: Any,
+        critics: tuple[CriticSpec, ...],
+        pos: Pos,
+        path: str,
+    ) -> None:
+        """An expected value the datetime critic that judges it cannot read fails every model:
+        say so now, not after a run."""
+        chosen = next(
+            (c for c in (*critics, *self.case_critics, *self.suite_critics) if c.field == key),
+            None,
+        )
+        kind, params = (
+            (chosen.kind, chosen.params)
+            if chosen is not None
+            else default_critic((tool.parameters.get("properties") or {}).get(key))
+        )
+        if kind != "datetime" or not isinstance(value, str):
+            return
+        try:
+            critic = make_critic(kind, params)
+        except ValueError:
+            return  # the critic's own parameters are reported where it is written
+        if critic.reads(value):
+            return
+        dateutil = params.get("parse") == "dateutil"
+        self.problem(
+            pos,
+            path,
+            f"the expected {key} {value!r:.60} is not a date the datetime critic can read, "
+            "so every answer would fail",
+            "write it as a date and time the model should produce, e.g. 2025-03-05 or "
+            "2025-03-05T14:00"
+            + ("" if dateutil else " (ISO 8601; `parse: dateutil` on the critic reads more)"),
+        )
+
+    def check_field(
+        self, critic: CriticSpec, params: dict[str, Any], tools: list[str], why: str = ""
+    ) -> None:
+        props = params.get("properties") or {}
+        if props and critic.field not in props:
+            p = critic.loc
+            pos = self.critic_keys.get((p.file, p.line, p.column), Pos(p.file, p.line, p.column))
+            why = why or f"{' / '.join(tools)} takes no such argument"
+            self.problem(
+                pos,
+                p.path,
+                f"critic for {critic.field!r}, but {why}",
+                did_you_mean(critic.field, props) or f"arguments: {', '.join(sorted(props))}",
+            )
+
+    def check_critic_fields(
+        self, critics: tuple[CriticSpec, ...], expect: Expectation, raw: LDict, path: str
+    ) -> None:
+        tools = [self.tool_map[c.tool] for c in expect.tool_calls if c.tool in self.tool_map]
+        if not tools:
+            return
+        props: dict[str, Any] = {}
+        for t in tools:
+            props.update(t.parameters.get("properties") or {})
+        for c in critics:
+            self.check_field(c, {"properties": props}, sorted({t.name for t in tools}))
+
+
+def _numbers_to_text(doc: LDict) -> None:
+    """`"{{ n }}"` renders to the number n; where the schema wants text, it becomes text again."""
+    for error in language_validator().iter_errors(doc):
+        value = error.instance
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, int | float):
+            text = str(value)
+        else:
+            continue
+        if error.validator == "type":
+            wants = error.validator_value
+        elif error.validator == "anyOf":
+            wants = [b.get("type") for b in error.validator_value]
+        else:
+            continue
+        if "string" not in ([wants] if isinstance(wants, str) else list(wants)):
+            continue
+        parts = list(error.absolute_path)
+        parent: Any = doc
+        for part in parts[:-1]:
+            parent = parent[part]
+        if parts:
+            parent[parts[-1]] = text
+
+
+def _merge_critics(
+    suite: tuple[CriticSpec, ...], case: tuple[CriticSpec, ...]
+) -> tuple[CriticSpec, ...]:
+    fields = {c.field for c in case}
+    return tuple(c for c in suite if c.field not in fields) + case
+
+
+def _price(raw: Any) -> Price | None:
+    """A model's `price:` (the schema has checked both numbers are there)."""
+    return Price(float(raw["input"]), float(raw["output"])) if raw else None

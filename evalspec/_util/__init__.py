@@ -1,0 +1,1 @@
+"""Small helpers every stage shares: errors, files, paths, reading, redaction, schemas."""
