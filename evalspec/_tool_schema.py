@@ -79,7 +79,7 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterat
         yield ValidationError(f"{instance!r:.80} does not match {pattern!r}")
 
 
-def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator:
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
     if not validator.is_type(instance, "object"):
         return
     for pattern, subschema in patterns.items():
@@ -88,25 +88,28 @@ def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: An
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
-def _additional_properties(validator: Any, extra: Any, instance: Any, schema: Any) -> Iterator:
+def _additional_properties(validator: Any, extra: Any, instance: Any, schema: Any) -> Iterator[Any]:
     from jsonschema._keywords import additionalProperties
 
     patterns = schema.get("patternProperties") or {}
+    # types-jsonschema declares the keyword functions as returning None; they yield errors.
     if not patterns or not validator.is_type(instance, "object"):
-        yield from additionalProperties(validator, extra, instance, schema)
+        yield from additionalProperties(validator, extra, instance, schema)  # type: ignore[func-returns-value,misc]
         return
     # jsonschema would join the patterns and search with `re`: the same judgement, on RE2.
     known = schema.get("properties", {})
     matched = {k for k in instance if k in known or any(_search(p, k) for p in patterns)}
     rest = {k: v for k, v in instance.items() if k not in matched}
-    yield from additionalProperties(validator, extra, rest, {**schema, "patternProperties": {}})
+    yield from additionalProperties(  # type: ignore[func-returns-value,misc]  # see above
+        validator, extra, rest, {**schema, "patternProperties": {}}
+    )
 
 
 @lru_cache(maxsize=1)
 def _validator_class() -> Any:
     from jsonschema import Draft202012Validator, validators
 
-    return validators.extend(
+    return validators.extend(  # type: ignore[no-untyped-call]  # unannotated in types-jsonschema
         Draft202012Validator,
         {
             "pattern": _pattern,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalspec._critics.base import Embedder
 from evalspec._plan import Plan, compile_plan
@@ -23,6 +23,8 @@ from evalspec._suite.validate import check_suite, load_suite
 from evalspec._transcript import Transcript, load_transcripts
 
 if TYPE_CHECKING:
+    from evalspec._providers.calls import ModelCalls
+    from evalspec._scoring.final_answer import Judge
     from evalspec._tools.mcp_refresh import RefreshOutcome
 
 __all__ = [
@@ -47,8 +49,8 @@ def score(
     transcripts: Sequence[Transcript],
     *,
     embedder: Embedder | None = None,
-    judge: Any = None,
-    calls: Any = None,
+    judge: Judge | None = None,
+    calls: ModelCalls | None = None,
 ) -> Report:
     """Score transcripts against a suite. No model is called: an LLM judge reads its verdicts
     from its cache (a miss is that case's "needs a run"), unless `calls` (a ModelCalls) allows

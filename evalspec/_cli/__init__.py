@@ -54,9 +54,9 @@ def _scrub_output() -> None:
     from evalspec._util.redaction import ScrubbingStream
 
     if not isinstance(sys.stdout, ScrubbingStream):
-        sys.stdout = ScrubbingStream(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = ScrubbingStream(sys.stdout)
     if not isinstance(sys.stderr, ScrubbingStream):
-        sys.stderr = ScrubbingStream(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = ScrubbingStream(sys.stderr)
 
 
 for command in (

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from evalspec._suite.model import Suite
     from evalspec._transcript import Transcript
 
@@ -60,7 +62,7 @@ class ProgressBar:
         self.enabled = enabled and total > 0
         self.tally = tally
         self.errors = 0
-        self._bar = None
+        self._bar: Progress | None = None
 
     def __enter__(self) -> ProgressBar:
         if self.enabled:
@@ -98,6 +100,6 @@ class ProgressBar:
             status = f"{self.errors} errors" if self.errors else ""
         self._bar.update(self._task, advance=1, status=status)
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()

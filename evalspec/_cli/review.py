@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from evalspec._review.diff import Comparison
-    from evalspec._suite.model import Gate
+    from evalspec._suite.model import Gate, GateOn
 
 AllowStaleOpt = Annotated[
     bool,
@@ -47,14 +47,21 @@ def gate_override(name: str | None, suite_gate: Gate | None = None) -> Gate | No
 
     from evalspec._suite.model import Gate
 
+    mode = gate_mode(name)
+    return None if mode is None else replace(suite_gate or Gate(), mode=mode)
+
+
+def gate_mode(name: str | None) -> GateOn | None:
+    """--gate's value as a gate mode (None: the suite's); UsageError for an unknown name."""
     if name is None:
         return None
-    if name not in GATE_NAMES:
-        raise UsageError(f"--gate {name!r}: choose one of {', '.join(GATE_NAMES)}")
-    return replace(suite_gate or Gate(), mode=name)  # type: ignore[arg-type]
+    for mode in GATE_NAMES:
+        if name == mode:
+            return mode
+    raise UsageError(f"--gate {name!r}: choose one of {', '.join(GATE_NAMES)}")
 
 
-GATE_NAMES = ("any_regression", "significant_drop", "none")
+GATE_NAMES: tuple[GateOn, ...] = ("any_regression", "significant_drop", "none")
 
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
 KIND_STYLES = {
@@ -404,7 +411,10 @@ def review(
     check_output_file(full_markdown, "--full-markdown")
     with plugins.allow_only(plugin or ()), untrusted(), review_budget("review"):
         result = review_repository(
-            patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale, gate=gate
+            patterns or list(DEFAULT_PATTERNS),
+            base_ref,
+            allow_stale=allow_stale,
+            gate=gate_mode(gate),
         )
     if markdown:
         write_review_markdown(result, markdown)

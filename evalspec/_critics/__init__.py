@@ -44,7 +44,7 @@ __all__ = [
     "tfidf_similarity",
 ]
 
-_CRITICS: dict[str, Any] = {
+_CRITICS: dict[str, type[Critic]] = {
     c.kind: c
     for c in (
         BinaryCritic,

@@ -7,7 +7,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeGuard
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ KIND_WORDS = {
 }
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     return kind_of(value) in ("int", "float")
 
 
@@ -173,7 +173,7 @@ class Params:
         return value
 
     def choice(self, name: str, default: str, allowed: tuple[str, ...]) -> str:
-        value = self.raw(name, default)
+        value: str = self.raw(name, default)  # one of `allowed` once past the check below
         if value not in allowed:
             raise ValueError(
                 f"critic '{self.kind}': '{name}' must be one of {', '.join(allowed)}, "
@@ -204,6 +204,11 @@ class Critic(ABC):
     """Judges one argument. Subclasses implement `_judge` for a present argument."""
 
     kind: ClassVar[str]
+
+    @classmethod
+    @abstractmethod
+    def from_params(cls, params: dict[str, Any]) -> Critic:
+        """Build the critic from its YAML parameters; ValueError says what to fix."""
 
     def texts(self, expected: Any, actual: Any) -> list[str]:
         """Texts needing embeddings, so the scorer can embed a whole run in a few batches."""

@@ -24,15 +24,15 @@ def _binary_equal(expected: Any, actual: Any, cast: bool) -> bool:
     ke, ka = kind_of(expected), kind_of(actual)
     if ke == "bool" or ka == "bool":
         if ke == ka:
-            return expected == actual
+            return bool(expected == actual)
         if cast and {ke, ka} == {"bool", "str"}:
             flag, word = (expected, actual) if ke == "bool" else (actual, expected)
-            return word == ("true" if flag else "false")
+            return bool(word == ("true" if flag else "false"))
         return False
     if ke in ("int", "float") and ka in ("int", "float"):
-        return expected == actual
+        return bool(expected == actual)
     if ke == "str" and ka == "str":
-        return expected == actual
+        return bool(expected == actual)
     if cast and {ke, ka} <= {"int", "float", "str"} and "str" in {ke, ka}:
         number, text = (expected, actual) if ka == "str" else (actual, expected)
         parsed = number_from_text(text)
@@ -56,7 +56,7 @@ def _binary_equal(expected: Any, actual: Any, cast: bool) -> bool:
             return _binary_equal(e2, a2, cast)
         return False
     if ke == "other" and ka == "other":
-        return expected == actual
+        return bool(expected == actual)
     return False
 
 

@@ -111,7 +111,8 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
                 "name a BFCL question, answer or result file",
                 line,
             )
-    return data
+    records: list[dict[str, Any]] = data  # a list of objects, checked just above
+    return records
 
 
 # ------------------------------------------------------------------------------------ tools
@@ -246,7 +247,7 @@ def _has_text(value: Any) -> bool:
     return False
 
 
-class _Flow(dict):
+class _Flow(dict[str, Any]):
     """A mapping written on one line in YAML (critics read best as one line each)."""
 
 
@@ -371,7 +372,8 @@ def bfcl_suite_dict(
     suite["rubric"] = dict(RUBRIC)
     suite["tools"] = list(tools.values())
     suite["cases"] = cases
-    return escape_templates(suite)
+    escaped: dict[str, Any] = escape_templates(suite)  # the same shape, its texts escaped
+    return escaped
 
 
 def bfcl_suite_dicts(

@@ -25,7 +25,7 @@ import json
 import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 Kind = Literal["prompting", "fc"]
 KINDS: tuple[str, ...] = ("prompting", "fc")
@@ -174,16 +174,17 @@ def _key(node: ast.expr) -> str:
 def _unary(node: ast.UnaryOp) -> Any:
     """`-5` and `+5`; BFCL reads a unary operator only on a constant (and negates every one)."""
     operand = node.operand
-    if not isinstance(operand, ast.Constant) or not _is_number(operand.value):
+    value = operand.value if isinstance(operand, ast.Constant) else None
+    if not _is_number(value):
         raise DecodeError(f"{_source(node)} is not a value BFCL's decoder reads")
     if isinstance(node.op, ast.USub):
-        return -operand.value
+        return -value
     if isinstance(node.op, ast.UAdd):
-        return operand.value
+        return value
     raise DecodeError(f"{_source(node)} is not a value BFCL's decoder reads")
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

@@ -111,7 +111,8 @@ def _error(status: Any) -> str | None:
 
 def _flat(span: Mapping[str, Any], order: int) -> dict[str, Any]:
     """One span in a single shape, whatever form it came in."""
-    context = span.get("context") if isinstance(span.get("context"), Mapping) else {}
+    raw_context = span.get("context")
+    context: Mapping[str, Any] = raw_context if isinstance(raw_context, Mapping) else {}
     return {
         "trace_id": str(span.get("traceId") or context.get("trace_id") or ""),
         "span_id": str(span.get("spanId") or context.get("span_id") or ""),

@@ -189,7 +189,9 @@ def final_answer_text(final: Any) -> str | None:
     return str(final)
 
 
-def _messages(query: str, calls: Sequence[ToolCall], final: str | None) -> tuple[dict, ...]:
+def _messages(
+    query: str, calls: Sequence[ToolCall], final: str | None
+) -> tuple[dict[str, Any], ...]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": query}]
     for call in calls:
         messages.append(
@@ -446,10 +448,10 @@ def called_apis(
 
 def api_call_score(called: set[tuple[str, str]], gold: set[tuple[str, str]]) -> float:
     """|called ∩ gold| / |gold|; 0.0 when there is no gold (as StableToolBench's scorer)."""
-    gold = {tuple(g) for g in gold}
-    if not gold:
+    pairs = {tuple(g) for g in gold}
+    if not pairs:
         return 0.0
-    return len({tuple(c) for c in called} & gold) / len(gold)
+    return len({tuple(c) for c in called} & pairs) / len(pairs)
 
 
 def parse_status(value: Any) -> str:

@@ -204,7 +204,8 @@ def from_reply(data: Any) -> tuple[dict[str, Any], str | None, dict[str, int]]:
         message["content"] = message["content"] or None
     stop = data.get("stop_reason")
     finish = STOP_REASONS.get(stop, stop) if isinstance(stop, str) else None
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    raw_usage = data.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
     prompt = sum(
         int(usage.get(k) or 0)
         for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")

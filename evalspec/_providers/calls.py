@@ -21,7 +21,7 @@ from evalspec._util import redaction
 from evalspec._util.schemas import DEFAULT_API_KEY_ENV
 
 if TYPE_CHECKING:
-    from evalspec._providers.openai_chat import RateLimiter
+    from evalspec._providers.openai_chat import OpenAIChatProvider, RateLimiter
     from evalspec._suite.model import ModelSpec, RunSettings, Suite
 
 
@@ -107,13 +107,16 @@ class ModelCalls:
         if model is not None and self.own_limiters:
             limiter = self.own_limiters.get(rate_key(endpoint, model), limiter)
 
+        cls: type[OpenAIChatProvider]
         if endpoint.provider == "anthropic":
-            from evalspec._providers.anthropic_messages import AnthropicMessagesProvider as cls
+            from evalspec._providers.anthropic_messages import AnthropicMessagesProvider
 
+            cls = AnthropicMessagesProvider
             base_url = endpoint.base_url or os.environ.get("ANTHROPIC_BASE_URL")
         else:
-            from evalspec._providers.openai_chat import OpenAIChatProvider as cls
+            from evalspec._providers.openai_chat import OpenAIChatProvider
 
+            cls = OpenAIChatProvider
             base_url = endpoint.base_url or os.environ.get("OPENAI_BASE_URL")
         return WireToolNames(
             cls(

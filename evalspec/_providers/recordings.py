@@ -323,7 +323,8 @@ def _response_of(line: str) -> dict[str, Any]:
             end = -1
         if end == len(line) - 1 and line.endswith("}") and isinstance(value, dict):
             return value
-    return json.loads(line)["response"]
+    response: dict[str, Any] = json.loads(line)["response"]  # checked when indexed
+    return response
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -372,7 +373,8 @@ class RecordingProvider:
     def _live(self) -> Provider | None:
         if self._inner is None and self._source is not None:
             source = self._source
-            self._inner = source if hasattr(source, "complete") else source()  # type: ignore[operator]
+            # hasattr tells a provider from its factory at run time; mypy does not narrow on it.
+            self._inner = source if hasattr(source, "complete") else source()  # type: ignore[assignment]
         return self._inner
 
     async def complete(self, request: ChatRequest) -> ChatResponse:

@@ -48,7 +48,7 @@ def _rename_calls(message: dict[str, Any], mapping: dict[str, str]) -> dict[str,
     for call in calls:
         function = call.get("function") if isinstance(call, dict) else None
         name = function.get("name") if isinstance(function, dict) else None
-        if name in mapping:
+        if isinstance(function, dict) and name in mapping:
             call = {**call, "function": {**function, "name": mapping[name]}}
         renamed.append(call)
     return {**message, "tool_calls": renamed}

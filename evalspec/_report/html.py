@@ -99,7 +99,8 @@ def _bars(column: Column) -> list[dict[str, Any]]:
 def _thresholds(results: dict[str, Any]) -> list[dict[str, Any]]:
     """The suite's fail and warn thresholds as marks on the chart's axis (older results.json
     files have none)."""
-    rubric = results.get("rubric") if isinstance(results.get("rubric"), dict) else {}
+    raw_rubric = results.get("rubric")
+    rubric: dict[str, Any] = raw_rubric if isinstance(raw_rubric, dict) else {}
     marks = []
     for key, name in (("fail_threshold", "fail below"), ("warn_threshold", "warn below")):
         value = rubric.get(key)
@@ -194,7 +195,7 @@ def render_runs(runs: Sequence[HtmlRun]) -> str:
     suites = list(dict.fromkeys(shown(r.results.get("suite")) for r in runs))
     tags = sorted({t for c in payload["cases"] for t in c["t"]})
     descriptions = [shown(r.results.get("description")) for r in runs]
-    return template.render(
+    page: str = template.render(
         title=" vs ".join(suites) or "report",
         description=next((d for d in descriptions if d), ""),
         runs=[_run_meta(r) for r in runs],
@@ -207,6 +208,7 @@ def render_runs(runs: Sequence[HtmlRun]) -> str:
         js=Markup(js),
         data_json=Markup(script_json(payload)),
     )
+    return page
 
 
 def report_run(report: Report, label: str = "", run_dir: Path | None = None) -> HtmlRun:

@@ -79,7 +79,7 @@ def number(value: Any, default: float = 0.0) -> float:
     return float(value)
 
 
-def _items(value: Any) -> list[Any]:
+def _items(value: Any) -> list[Any] | tuple[Any, ...]:
     return value if isinstance(value, list | tuple) else []
 
 
@@ -132,7 +132,8 @@ def _trial(r: dict[str, Any], t: dict[str, Any] | None, s: _Strings) -> dict[str
         "rows": rows,
     }
     if t is not None:
-        usage = t.get("usage") if isinstance(t.get("usage"), dict) else {}
+        raw_usage = t.get("usage")
+        usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
         out["m"] = _messages(t, s)
         out["f"] = s(t.get("final_answer"))
         out["e"] = s(t.get("error"))

@@ -95,8 +95,8 @@ def build_junit(report: Report) -> ET.Element:
         totals["tests"] += len(mine)
         totals["failures"] += failures
         totals["errors"] += errors
-    for key, value in totals.items():
-        root.set(key, str(value))
+    for key, total in totals.items():
+        root.set(key, str(total))
     return root
 
 

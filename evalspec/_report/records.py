@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec._critics.base import Embedder
 from evalspec._scoring.budgets import over_budget
@@ -14,6 +14,10 @@ from evalspec._scoring.types import CaseResult
 from evalspec._scoring.usage import UsageTally
 from evalspec._suite.model import Suite
 from evalspec._transcript import Transcript
+
+if TYPE_CHECKING:
+    from evalspec._providers.calls import ModelCalls
+    from evalspec._scoring.final_answer import Judge
 
 RESULTS_VERSION = 1
 """Version of results.json's layout."""
@@ -119,8 +123,8 @@ def build_report(
     transcripts: Sequence[Transcript],
     *,
     embedder: Embedder | None = None,
-    judge: Any = None,
-    calls: Any = None,
+    judge: Judge | None = None,
+    calls: ModelCalls | None = None,
 ) -> Report:
     """Score transcripts and summarise them: the one way every command makes a Report.
 

@@ -124,7 +124,8 @@ def _messages(before: Case, after: Case) -> list[str]:
         ma = a[i] if i < len(a) else None
         if mb == ma:
             continue
-        role = (ma or mb).role if (ma or mb) else "message"
+        either = ma or mb
+        role = either.role if either else "message"
         out.append(
             f"{role} message: {short(mb.content) if mb else '(none)'} -> "
             f"{short(ma.content) if ma else '(none)'}"

@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec._report.columns import (
     EPS,
@@ -42,6 +42,9 @@ from evalspec._review.noise import (
 from evalspec._scoring.types import CaseResult, Row
 from evalspec._suite.model import Gate, Suite
 from evalspec._transcript import Transcript
+
+if TYPE_CHECKING:
+    from evalspec._scoring.final_answer import Judge
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -183,7 +186,7 @@ class Comparison:
 
     def counts(self) -> dict[str, int]:
         counts = Counter(c.kind for c in self.changes)
-        out = {k: counts.get(k, 0) for k in KIND_ORDER}
+        out: dict[str, int] = {k: counts.get(k, 0) for k in KIND_ORDER}
         out["rerun"] = sum(c.rerun for c in self.changes)
         out["needs_run"] = sum(c.needs_run for c in self.changes)
         out["security"] = len(self.security)
@@ -339,7 +342,9 @@ def severity(c: CaseChange) -> tuple[int, int]:
 # ---------------------------------------------------------------- diff of two suites
 
 
-def _sides(suite: Suite, transcripts: Sequence[Transcript], embedder: Any, judge: Any):
+def _sides(
+    suite: Suite, transcripts: Sequence[Transcript], embedder: Any, judge: Judge | None
+) -> dict[tuple[str, str], Side]:
     """Score the transcripts this suite has a case and model for; Side per (case, model)."""
     from evalspec._report.records import build_report
 
@@ -501,7 +506,7 @@ def diff_suites(
     head_label: str | None = None,
     source: str = "",
     embedder: Any = None,
-    judge: Any = None,
+    judge: Judge | None = None,
     allow_stale: bool = False,
     known_endpoints: frozenset[tuple[object, ...]] = frozenset(),
     gate: Gate | None = None,
@@ -735,8 +740,9 @@ def _column_spend(before: Column, after: Column) -> tuple[Spend, Spend] | None:
         tokens, cost = col.summary.get("tokens"), col.summary.get("cost")
         if isinstance(tokens, bool) or not isinstance(tokens, int):
             return None
-        ok = isinstance(cost, int | float) and not isinstance(cost, bool)
-        return Spend(tokens, float(cost) if ok else None)
+        if isinstance(cost, bool) or not isinstance(cost, int | float):
+            return Spend(tokens, None)
+        return Spend(tokens, float(cost))
 
     b, a = spend(before), spend(after)
     return (b, a) if b is not None and a is not None else None

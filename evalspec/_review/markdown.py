@@ -9,7 +9,7 @@ why its evidence is stale and the rows that explain the score.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from evalspec._report.markdown import GITHUB_COMMENT_LIMIT, cell, code, markdown_table
 from evalspec._review.diff import (
@@ -211,6 +211,14 @@ REVIEW_MARKER = "<!-- evalspec-review -->"
 """First line of the comment: the action finds and updates its own comment by it."""
 
 
+class _Present(NamedTuple):
+    """A suite of the review that the head still has, with its comparison."""
+
+    path: str
+    comparison: Comparison
+    untouched: bool
+
+
 def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     """One PR comment for every suite, most severe first across suites.
 
@@ -218,7 +226,11 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
     (regressions, re-run needed, needs a run, then other movements), then suite-wide changes;
     suites with nothing to say share one line; per-case explanations come last, folded.
     """
-    present = [s for s in review.suites if s.comparison is not None]
+    present = [
+        _Present(s.path, s.comparison, s.untouched)
+        for s in review.suites
+        if s.comparison is not None
+    ]
     meaning = EXIT_MEANING.get(review.exit_code, f"exit code {review.exit_code}")
     out = [
         REVIEW_MARKER,
@@ -229,7 +241,7 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
         + (f" · **{meaning}**" if meaning else " · nothing to stop for"),
         "",
     ]
-    security = [(s.path, item) for s in present for item in s.comparison.security]  # type: ignore[union-attr]
+    security = [(s.path, item) for s in present for item in s.comparison.security]
     if security:
         out += ["### :rotating_light: Security-relevant changes: where keys go, what runs", ""]
         out += [f"- {code(path)}: {cell(item, 400)}" for path, item in security]
@@ -242,10 +254,7 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
     alerts_ = [line for s in present for line in alerts(s.comparison, s.path) if "skipped" in line]
     out += [*alerts_, ""] if alerts_ else []
     noise = [
-        line
-        for s in present
-        if not s.untouched
-        for line in noise_markdown(s.comparison, s.path)  # type: ignore[arg-type]
+        line for s in present if not s.untouched for line in noise_markdown(s.comparison, s.path)
     ]
     if noise:
         out += ["### Signal or noise", "", *noise, ""]

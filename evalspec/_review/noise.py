@@ -23,9 +23,14 @@ from evalspec._suite.model import Gate
 class CaseChange(Protocol):
     """What this module reads of a diff's CaseChange (diff.py imports this module)."""
 
-    case: str
-    before: Side | None
-    after: Side | None
+    @property
+    def case(self) -> str: ...
+
+    @property
+    def before(self) -> Side | None: ...
+
+    @property
+    def after(self) -> Side | None: ...
 
     @property
     def unverified(self) -> bool: ...

@@ -25,7 +25,7 @@ from evalspec._review.diff import (
 )
 from evalspec._review.git_base import export_tree, repo_root, resolve_commit
 from evalspec._review.security import known_settings
-from evalspec._suite.model import Suite
+from evalspec._suite.model import GateOn, Suite
 from evalspec._transcript import Transcript
 from evalspec._util.errors import UsageError
 from evalspec._util.globbing import TooManyMatches, expand
@@ -158,7 +158,7 @@ def review_repository(
     *,
     cwd: Path | None = None,
     allow_stale: bool = False,
-    gate: str | None = None,
+    gate: GateOn | None = None,
 ) -> Review:
     """Diff every suite the patterns name against its version at `base_ref`.
 

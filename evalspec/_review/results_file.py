@@ -32,7 +32,8 @@ def load_results(path: Path) -> dict[str, Any]:
         check_results(data)
     except ShapeError as exc:
         raise input_error(name, f"not an evalspec results file: {exc}", _HOW) from None
-    return data
+    results: dict[str, Any] = data  # a results object: check_results passed
+    return results
 
 
 def check_results(data: Any) -> None:

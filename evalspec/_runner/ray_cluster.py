@@ -161,7 +161,8 @@ class RemoteRecordings:
     def get(self, key: str) -> ChatResponse | None:
         if key in self.asked:
             return self.cache.get(key)
-        return ray.get(self.actor.get.remote(key))  # a later turn: asked on its own
+        answer: ChatResponse | None = ray.get(self.actor.get.remote(key))  # asked on its own
+        return answer
 
     def put(self, request: ChatRequest, response: ChatResponse) -> None:
         self.pending.append(self.actor.put.remote(request, response))
@@ -202,7 +203,7 @@ class RunShared:
     """Model name -> the RateLimitActor of its endpoint, for models with their own limit."""
 
 
-@ray.remote(max_retries=TASK_RETRIES)
+@ray.remote(max_retries=TASK_RETRIES)  # type: ignore[untyped-decorator]  # Ray is read as Any (follow_imports=skip)
 def run_batch(base: Plan, items: list[PlanItem], shared: RunShared) -> BatchResult:
     """Run some of the plan's items on this worker; transcripts come back as plain dicts.
 
@@ -279,7 +280,7 @@ def _shared_live(
     def build() -> Provider:
         if key not in _CLIENTS:
             _CLIENTS[key] = live_factory(model, calls)()
-        return _Kept(_CLIENTS[key])  # type: ignore[return-value]
+        return _Kept(_CLIENTS[key])
 
     return build
 
@@ -380,11 +381,12 @@ def _rate_limit_actors(suite: Any, here: Any) -> tuple[Any, dict[str, Any]]:
     token = uuid.uuid4().hex[:8]
     limiter = None
     if suite.run.requests_per_minute:
-        limiter = RateLimitActor.options(
+        # @ray.remote turns each actor class into Ray's ActorClass, whose `options` mypy cannot see.
+        limiter = RateLimitActor.options(  # type: ignore[attr-defined]
             name=f"evalspec-rpm-{token}-run", scheduling_strategy=here
         ).remote(suite.run.requests_per_minute)
     by_key = {
-        key: RateLimitActor.options(
+        key: RateLimitActor.options(  # type: ignore[attr-defined]  # an ActorClass, as above
             name=f"evalspec-rpm-{token}-{key}", scheduling_strategy=here
         ).remote(rpm)
         for key, rpm in own_rate_limits(suite.models).items()
@@ -424,7 +426,9 @@ def run_plan_on_ray(
         write_manifest(options.run_dir, suite, options.selection)
     here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
     rec_file = str(recordings_path(suite, options.recordings))
-    recordings = RecordingsActor.options(scheduling_strategy=here).remote(rec_file, options.record)
+    recordings = RecordingsActor.options(  # type: ignore[attr-defined]  # an ActorClass, as above
+        scheduling_strategy=here
+    ).remote(rec_file, options.record)
     limiter, own_limiters = _rate_limit_actors(suite, here)
     concurrency = options.concurrency or suite.run.concurrency
     in_flight = cluster.in_flight or max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
@@ -475,7 +479,8 @@ def run_plan_on_ray(
 def _unwrap(ref: Any) -> BatchResult:
     """A batch's result; a run error raised in a worker is raised here as itself."""
     try:
-        return ray.get(ref)
+        result: BatchResult = ray.get(ref)
+        return result
     except ray.exceptions.RayTaskError as exc:
         cause = exc.cause
         if isinstance(cause, RunError):

@@ -178,12 +178,13 @@ def _quiet_loading() -> Iterator[None]:
         yield
         return
     was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
+    # transformers leaves these two unannotated.
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
         yield
     finally:
         if was_enabled:
-            hf_logging.enable_progress_bar()
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 class _ShardDir:
@@ -334,7 +335,8 @@ class EmbeddingStore:
         self.prefetch([t for pair in pairs for t in pair])
         left = np.stack([self._memo[a] for a, _ in pairs])
         right = np.stack([self._memo[b] for _, b in pairs])
-        return np.clip(np.einsum("ij,ij->i", left, right), -1.0, 1.0)
+        cosine: np.ndarray = np.clip(np.einsum("ij,ij->i", left, right), -1.0, 1.0)
+        return cosine
 
     def uncached(self, texts: Iterable[str]) -> list[str]:
         """The distinct texts with no vector in memory or on disk, without loading the model

@@ -198,7 +198,9 @@ def _list_param(params: Mapping[str, Any], name: str) -> list[Any] | None:
     return list(value)
 
 
-def _row(ctx: _Context, item: str, expected: Any, actual: Any, score: float, n: int, reason: str):
+def _row(
+    ctx: _Context, item: str, expected: Any, actual: Any, score: float, n: int, reason: str
+) -> Row:
     """One explanation row; its weight is the evaluator's weight shared across its items."""
     return Row(
         field=f"{ctx.spec.kind}.{item}" if item else ctx.spec.kind,

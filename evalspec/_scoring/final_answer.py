@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -257,7 +258,7 @@ def _values(check: FinalAnswerCheck) -> list[str]:
     return list(raw)
 
 
-def _fold(check: FinalAnswerCheck, *, default_sensitive: bool):
+def _fold(check: FinalAnswerCheck, *, default_sensitive: bool) -> Callable[[str], str]:
     sensitive = check.params.get("case_sensitive", default_sensitive)
     return (lambda s: s) if sensitive else (lambda s: s.casefold())
 

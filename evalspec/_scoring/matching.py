@@ -74,11 +74,11 @@ def judges_for(
         if standalone and (not props or name in props):
             fields.append(name)
     for name in fields:
-        spec = by_field.get(name)
-        if spec is None:
+        given = by_field.get(name)
+        if given is None:
             kind, params = default_critic(props.get(name))
-            spec = CriticSpec(name, kind, 1.0, params)
-        judges.append(ArgJudge(name, spec, build_critic(spec)))
+            given = CriticSpec(name, kind, 1.0, params)
+        judges.append(ArgJudge(name, given, build_critic(given)))
     return judges
 
 

@@ -94,7 +94,9 @@ def embed_on_cluster(
     replicas = replicas_for(len(texts), options, ray.cluster_resources())
     rows = [{"row": i, "text": t.encode("utf-8", "surrogatepass")} for i, t in enumerate(texts)]
     try:
-        vectors = ray.get(_embedding_step.remote(rows, model, options.batch_size, replicas))
+        vectors: np.ndarray = ray.get(
+            _embedding_step.remote(rows, model, options.batch_size, replicas)
+        )
     except ray.exceptions.RayError as exc:
         raise RunError(f"embedding on the Ray cluster failed: {_cause(exc)}") from None
     _log.info(
@@ -107,7 +109,7 @@ def embed_on_cluster(
     return vectors
 
 
-@ray.remote(num_cpus=0, max_retries=STEP_RETRIES)
+@ray.remote(num_cpus=0, max_retries=STEP_RETRIES)  # type: ignore[untyped-decorator]  # Ray is read as Any (follow_imports=skip)
 def _embedding_step(
     rows: list[dict[str, Any]], model: str | None, batch_size: int, replicas: Replicas
 ) -> np.ndarray:

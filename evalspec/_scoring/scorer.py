@@ -24,12 +24,12 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec._critics.base import Embedder
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.budgets import over_case_budget
-from evalspec._scoring.final_answer import JudgeUnavailable
+from evalspec._scoring.final_answer import Judge, JudgeUnavailable
 from evalspec._scoring.matching import (
     ArgJudge,
     PairScore,
@@ -45,6 +45,10 @@ from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
 from evalspec._transcript import ToolCall, Transcript
+
+if TYPE_CHECKING:
+    from evalspec._scoring.evaluators import EvaluatorResult
+    from evalspec._scoring.final_answer import LLMJudge
 
 
 def band(score: float, rubric: Rubric) -> Status:
@@ -112,7 +116,7 @@ class Scorer:
         self,
         suite: Suite,
         embedder: Embedder | None = None,
-        judge: object = None,
+        judge: Judge | None = None,
         *,
         calls: ModelCalls | None = None,
     ):
@@ -125,7 +129,7 @@ class Scorer:
         self.prices = {m.name: m.price for m in suite.models}
         self._embedder = embedder
         self._judge = judge
-        self._judges: dict[str, Any] = {}
+        self._judges: dict[str, LLMJudge] = {}
 
     @property
     def embedder(self) -> Embedder | None:
@@ -350,7 +354,7 @@ class Scorer:
         values = [[(big if ps.tool_ok else 0.0) + ps.earned for ps in row] for row in table]
         return [(i, j, table[i][j]) for i, j in assign(values, case.expect.ordered)]
 
-    def _cached_judge(self, check: FinalAnswerCheck) -> Any:
+    def _cached_judge(self, check: FinalAnswerCheck) -> LLMJudge:
         """One LLM judge per judge configuration, with verdicts cached on disk."""
         from evalspec._scoring.final_answer import LLMJudge
 
@@ -428,14 +432,14 @@ def _default_embedder(suite: Suite) -> Embedder:
     return EmbeddingStore(model=suite.embeddings.model, cache_dir=cache)
 
 
-def _evaluator_reason(res) -> str:
+def _evaluator_reason(res: EvaluatorResult) -> str:
     for row in res.rows:
         if row.reason and not row.match:
             return row.reason
     return res.rows[0].reason if res.rows else f"scored {res.score:.2f}"
 
 
-def _check_expected(check) -> object:
+def _check_expected(check: FinalAnswerCheck) -> object:
     p = check.params
     return p.get("values") or p.get("value") or p.get("pattern") or p.get("criteria")
 

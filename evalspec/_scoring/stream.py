@@ -7,7 +7,7 @@ batch, as scoring a whole run at once does, so similarity critics cost the same.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from evalspec._critics.base import Embedder
 from evalspec._scoring.scorer import Scorer
@@ -15,6 +15,10 @@ from evalspec._scoring.types import CaseResult
 from evalspec._scoring.usage import UsageTally
 from evalspec._suite.model import Suite
 from evalspec._transcript import Transcript
+
+if TYPE_CHECKING:
+    from evalspec._providers.calls import ModelCalls
+    from evalspec._scoring.final_answer import Judge
 
 CHUNK = 1000
 """Transcripts scored together: large enough to batch embeddings, small enough to forget."""
@@ -29,8 +33,8 @@ class StreamingScorer:
         *,
         order: dict[str, int] | None = None,
         embedder: Embedder | None = None,
-        judge: Any = None,
-        calls: Any = None,
+        judge: Judge | None = None,
+        calls: ModelCalls | None = None,
         chunk: int = CHUNK,
     ) -> None:
         """`calls` (the run's ModelCalls) lets an LLM judge ask on a cache miss."""

@@ -103,7 +103,8 @@ def sign_flip_p(d: Sequence[float] | object) -> tuple[float, str]:
     from scipy.stats import permutation_test
 
     exact = m <= EXACT_UP_TO
-    res = permutation_test(
+    # scipy-stubs types n_resamples as int; scipy documents np.inf as "every permutation".
+    res = permutation_test(  # type: ignore[call-overload]
         (x,),
         lambda s, axis=-1: s.mean(axis=axis),
         permutation_type="samples",

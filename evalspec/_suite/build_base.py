@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from evalspec._suite.load import LDict, Pos
 from evalspec._suite.model import (
@@ -18,6 +18,10 @@ def make_loc(pos: Pos, path: str) -> Loc:
     return Loc(pos.file, pos.line, pos.column, path)
 
 
+@overload
+def plain(value: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def plain(value: Any) -> Any: ...
 def plain(value: Any) -> Any:
     """LDict/LList to plain dict/list, so the model holds ordinary data."""
     if isinstance(value, dict):

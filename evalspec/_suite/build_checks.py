@@ -46,6 +46,10 @@ def _named_weight(value: Any) -> int | None:
 class ChecksPart(Reporter):
     """Builds critics, evaluators and final-answer checks, checking their options."""
 
+    doc: LDict
+    critic_keys: dict[tuple[str, int, int], Pos]
+    """Where each critic's argument name is written, by the position of its value."""
+
     def critics(self, raw: dict[str, Any], node: Any, path: str) -> tuple[CriticSpec, ...]:
         out = []
         named = False
@@ -126,6 +130,7 @@ class ChecksPart(Reporter):
         weight = float(raw.get("weight", _ANSWER_WEIGHT))
         out = []
         for kind, value in raw.items():
+            params: dict[str, Any]
             if kind == "weight":
                 continue
             loc = make_loc(raw.value_pos.get(kind, raw.pos), f"{path}.{kind}")

@@ -52,7 +52,10 @@ def _display_name(path: Path) -> str:
 def read_text(path: Path, display: str | None = None) -> str:
     """Read a suite file, turning every way it can be unreadable into a Problem."""
     name = display or _display_name(path)
-    fail = lambda msg, hint: SpecError([Problem(name, 1, 1, "", msg, hint)])  # noqa: E731
+
+    def fail(message: str, hint: str) -> SpecError:
+        return SpecError([Problem(name, 1, 1, "", message, hint)])
+
     try:
         info = os.stat(path)
     except OSError:
@@ -141,7 +144,10 @@ def _build(
 
 
 _fast_parser: Any = (
-    yaml.cyaml.CParser if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
+    # types-PyYAML does not re-export CParser from yaml.cyaml, where PyYAML defines its name.
+    yaml.cyaml.CParser  # type: ignore[attr-defined]
+    if getattr(yaml, "__with_libyaml__", False)
+    else yaml.SafeLoader
 )
 """libyaml parses four times faster than PyYAML's Python parser; both feed the same builder."""
 
@@ -157,7 +163,7 @@ def _syntax_problem(name: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
         return Problem(
             name, hint.line, hint.column, "", f"YAML syntax error: {hint.message}", hint.fix
         )
-    if "'\\t'" in problem or "\t" in problem:
+    if mark is not None and ("'\\t'" in problem or "\t" in problem):
         return Problem(
             name,
             mark.line + 1,
@@ -167,7 +173,7 @@ def _syntax_problem(name: str, exc: yaml.MarkedYAMLError, text: str) -> Problem:
             "indent with spaces, not tabs",
         )
     if ctx is not None and "quoted scalar" in context:
-        quote = exc.context_mark.buffer[ctx.pointer] if ctx.buffer else '"'
+        quote = ctx.buffer[ctx.pointer] if ctx.buffer else '"'
         return Problem(
             name,
             ctx.line + 1,

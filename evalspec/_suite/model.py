@@ -6,6 +6,7 @@ built by hand from Python without YAML.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal
 
@@ -108,8 +109,9 @@ class CriticSpec:
     field: str
     kind: str
     weight: float = float(schema_default(CRITIC + "weight"))
-    params: dict[str, Any] = field(default_factory=dict)
-    loc: Loc = field(default=Loc(), compare=False)
+    # `dataclasses.field` by its full name: this class's own `field` shadows it for a checker.
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    loc: Loc = dataclasses.field(default=Loc(), compare=False)
     required: bool = schema_default(CRITIC + "required")
     """When true, the case fails unless this critic matches, whatever the total score."""
 
@@ -138,7 +140,9 @@ class EvaluatorSpec:
 
 @dataclass(frozen=True, slots=True)
 class FinalAnswerCheck:
-    kind: Literal["contains", "not_contains", "regex", "similarity", "judge", "equals"]
+    kind: str
+    """A built-in ("contains", "not_contains", "regex", "similarity", "judge", "equals") or a
+    registered plugin's name."""
     params: dict[str, Any] = field(default_factory=dict)
     weight: float = float(schema_default(FINAL_ANSWER + "weight"))
     loc: Loc = field(default=Loc(), compare=False)

@@ -293,8 +293,8 @@ class Renderer:
                 )
             )
         except TemplateAssertionError as exc:
-            name = re.search(r"filter named '([^']+)'", str(exc))
-            close = did_you_mean(name.group(1), list(_env().filters)) if name else ""
+            named = re.search(r"filter named '([^']+)'", str(exc))
+            close = did_you_mean(named.group(1), list(_env().filters)) if named else ""
             self.problems.append(
                 _problem(
                     pos,
@@ -524,7 +524,8 @@ def expand_case(
     """Append one case's expansions (a matrix row each) to `out`, rendered, with their paths.
 
     False once the template budget is spent: its problem is reported, the rest would repeat it."""
-    case_vars = case.get("vars") if isinstance(case.get("vars"), dict) else {}
+    given_vars = case.get("vars")
+    case_vars: dict[str, Any] = given_vars if isinstance(given_vars, dict) else {}
     body = LDict()
     body.pos, body.key_pos, body.value_pos = case.pos, case.key_pos, case.value_pos
     for k, v in case.items():

@@ -177,7 +177,7 @@ class _BoundNodes(NodeTransformer):
         return node
 
 
-def _filter(node: nodes.Expr, name: str, lineno: int) -> nodes.Filter:
+def _filter(node: nodes.Node, name: str, lineno: int) -> nodes.Filter:
     return nodes.Filter(node, name, [], [], None, None, lineno=lineno)
 
 
@@ -206,8 +206,9 @@ class BudgetedSandbox(ImmutableSandboxedEnvironment):
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         step()
         wrapped = getattr(__obj, "__wrapped__", None)
-        if isinstance(getattr(wrapped, "__self__", None), str):  # 'pattern'.format(...)
-            _check_format(wrapped.__self__)
+        owner = getattr(wrapped, "__self__", None)
+        if isinstance(owner, str):  # 'pattern'.format(...)
+            _check_format(owner)
         return check_size(super().call(__context, __obj, *args, **kwargs))
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
@@ -219,7 +220,7 @@ class BudgetedSandbox(ImmutableSandboxedEnvironment):
         return super().compile(source, *args, **kwargs)
 
     def _bound(self, template: nodes.Template) -> nodes.Template:
-        bound = _BoundNodes().visit(template)
+        bound: nodes.Template = _BoundNodes().visit(template)
         bound.set_environment(self)
         return bound
 

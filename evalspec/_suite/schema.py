@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -30,7 +31,7 @@ def _schema_for(names: tuple[tuple[str, ...], ...]) -> dict[str, Any]:
     base = _language_schema()
     if not any(names):
         return base
-    schema = json.loads(json.dumps(base))
+    schema: dict[str, Any] = json.loads(json.dumps(base))
     defs = schema["$defs"]
     places = {
         "critic": (defs["critic"]["anyOf"][0]["enum"], defs["critic"]["anyOf"][1]["properties"]),
@@ -65,7 +66,7 @@ def _validator_for(names: tuple[tuple[str, ...], ...]) -> Any:
     return Draft202012Validator(_schema_for(names))
 
 
-def did_you_mean(word: str, choices: list[str] | set[str] | tuple[str, ...]) -> str:
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
     close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else ""
 
@@ -148,7 +149,7 @@ def _compiled_parts() -> tuple[Any, Any]:
     `cases` left out, and one case."""
     base = _language_schema()
     head = {**base, "properties": {**base["properties"], "cases": {"type": "array"}}}
-    one_case = {k: base[k] for k in ("$schema", "$id", "$defs") if k in base}
+    one_case: dict[str, Any] = {k: base[k] for k in ("$schema", "$id", "$defs") if k in base}
     return _compile(head), _compile({**one_case, "$ref": "#/$defs/case"})
 
 
@@ -319,7 +320,7 @@ def _what(schema: dict[str, Any]) -> str:
     """What a choice of names is called: the schema definition it comes from, if any."""
     for name, definition in suite_schema().get("$defs", {}).items():
         if definition is schema or definition == schema:
-            return name.replace("_", " ")
+            return str(name).replace("_", " ")
     return "value"
 
 

@@ -15,7 +15,7 @@ class Pos(NamedTuple):
     """1-based."""
 
 
-class LDict(dict):
+class LDict(dict[str, Any]):
     """A mapping from YAML that knows where it and each of its keys and values stand."""
 
     __slots__ = ("key_pos", "pos", "value_pos")  # no per-instance __dict__: 50,000 cases
@@ -24,7 +24,7 @@ class LDict(dict):
     value_pos: dict[str, Pos]
 
 
-class LList(list):
+class LList(list[Any]):
     """A sequence from YAML that knows where it and each of its items stand."""
 
     __slots__ = ("item_pos", "pos")

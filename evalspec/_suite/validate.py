@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec._critics import default_critic, make_critic
+from evalspec._critics.dates import DatetimeCritic
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.build_checks import ChecksPart
 from evalspec._suite.build_tools import ToolsPart, refuse_too_many_tools
@@ -168,8 +169,7 @@ class _Builder(ToolsPart, ChecksPart):
         self.path = path
         self.problems = problems
         self.base = path.resolve().parent
-        self.critic_keys: dict[tuple[str, int, int], Pos] = {}
-        """Where each critic's argument name is written, by the position of its value."""
+        self.critic_keys = {}
         self._arg_validators: dict[tuple[str, str], Any] = {}
         """Per tool argument, jsonschema's validator and a compiled check when the argument's
         schema is plain: shared by every case that uses it."""
@@ -313,7 +313,9 @@ class _Builder(ToolsPart, ChecksPart):
         raise SpecError(self.problems)
 
     def run_settings(self, raw: dict[str, Any]) -> RunSettings:
-        given = {k: raw[k] for k in ("mode", "max_turns", "concurrency", "retries") if k in raw}
+        given: dict[str, Any] = {
+            k: raw[k] for k in ("mode", "max_turns", "concurrency", "retries") if k in raw
+        }
         if "timeout" in raw:
             given["timeout_s"] = float(raw["timeout"])
         return RunSettings(
@@ -661,7 +663,7 @@ class _Builder(ToolsPart, ChecksPart):
             critic = make_critic(kind, params)
         except ValueError:
             return  # the critic's own parameters are reported where it is written
-        if critic.reads(value):
+        if isinstance(critic, DatetimeCritic) and critic.reads(value):  # kind is "datetime"
             return
         dateutil = params.get("parse") == "dateutil"
         self.problem(

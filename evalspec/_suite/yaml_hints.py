@@ -56,7 +56,9 @@ def _quote_inside_quotes(lines: list[str], line: int, column: int) -> Hint | Non
     opening = text.find(quote)
     if opening < 0 or opening >= at - 1:
         return None
-    word = re.search(r"\S*$", text[: at - 1]).group() + quote + re.match(r"\S*", text[at:]).group()
+    before, after = re.search(r"\S*$", text[: at - 1]), re.match(r"\S*", text[at:])
+    assert before is not None and after is not None  # both patterns match the empty text
+    word = before.group() + quote + after.group()
     value = text[opening:].rstrip()
     inner = value[1:-1] if len(value) > 1 and value.endswith(quote) else value[1:]
     if quote == "'":
@@ -242,12 +244,12 @@ def cut_texts(doc: Any, text: str, file: str) -> list[tuple[int, int, str, str]]
         cuts.setdefault(line, column)
     found = []
     for path, value, pos in _text_values(doc, ""):
-        column = cuts.get(pos.line)
-        if column is None or pos.file != file or pos.column >= column:
+        cut = cuts.get(pos.line)
+        if cut is None or pos.file != file or pos.column >= cut:
             continue
-        written = lines[pos.line - 1][pos.column - 1 : column - 1].rstrip()
+        written = lines[pos.line - 1][pos.column - 1 : cut - 1].rstrip()
         if written == value and not written.startswith(("'", '"')):
-            found.append((pos.line, column, path, value))
+            found.append((pos.line, cut, path, value))
     return found
 
 

@@ -64,6 +64,8 @@ _SequenceStartEvent, _MappingStartEvent = yaml.SequenceStartEvent, yaml.MappingS
 _new_tuple = tuple.__new__
 _NO_KEY = object()
 _MERGE = object()
+_NO_POS = Pos("", 0, 0)
+"""A frame's `key_pos` while no key waits for its value (never read then)."""
 
 
 class CaseSink(Protocol):
@@ -122,7 +124,7 @@ class _Frame:
         self.chars = 0
         """Characters of text in the value once every alias in it is expanded."""
         self.key: Any = _NO_KEY
-        self.key_pos: Pos | None = None
+        self.key_pos: Pos = _NO_POS
         self.merges: list[tuple[LDict, int]] = []
         self.max_items = -1
         """-1, or (for the top-level `tools:` list) how many items it may hold."""
@@ -136,17 +138,20 @@ _RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
 
 def _tag_of(event: Any) -> str:
     """The scalar's tag as written, or the one its plain text implies (5 → int, yes → str)."""
-    tag = event.tag
+    tag: str | None = event.tag
     if tag is None or tag == "!":
         value, implicit = event.value, event.implicit
+        # types-PyYAML leaves Resolver.resolve unannotated; it returns the tag, a str.
         if len(value) > 24:
-            return _RESOLVER.resolve(yaml.ScalarNode, value, implicit)
+            tag_of_text: str = _RESOLVER.resolve(yaml.ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
+            return tag_of_text
         key = (value, implicit)
         found = _RESOLVED.get(key)
         if found is None:
-            found = _RESOLVER.resolve(yaml.ScalarNode, value, implicit)
+            resolved: str = _RESOLVER.resolve(yaml.ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
             if len(_RESOLVED) < 4096:
-                _RESOLVED[key] = found
+                _RESOLVED[key] = resolved
+            return resolved
         return found
     return tag
 
@@ -227,7 +232,7 @@ class TreeBuilder:
                         and not self.cases_done
                         and _RESOLVED.get((key, event.implicit)) == _STR_TAG
                         and key.isascii()
-                        and key not in parent.value.key_pos  # type: ignore[union-attr]
+                        and key not in parent.value.key_pos
                     ):
                         # The common key, inline: plain ASCII text, seen before, not repeated.
                         if "{" in key:
@@ -254,7 +259,7 @@ class TreeBuilder:
                         self.anchors[event.anchor] = (text, 1, chars, self.pos(mark))
                     container = parent.value
                     where = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
-                    if type(container) is LList:
+                    if isinstance(container, LList):
                         if parent.streamed >= 0:
                             self._stream(parent, text, 1, chars, mark)
                         else:
@@ -266,7 +271,7 @@ class TreeBuilder:
                     key = parent.key
                     if key is not _MERGE:
                         container[key] = text
-                        container.key_pos[key] = parent.key_pos  # type: ignore[index]
+                        container.key_pos[key] = parent.key_pos
                         container.value_pos[key] = where
                         parent.size += 1
                         parent.chars += chars
@@ -351,9 +356,10 @@ class TreeBuilder:
             and len(stack) == 1
             and parent is not None
             and parent.key == "cases"
+            and isinstance(parent.value, LDict)  # always: only a mapping has keys
             and not parent.merges  # `<<:` keys arrive only when the root closes
         ):
-            self.sink.start(parent.value)  # type: ignore[arg-type]
+            self.sink.start(parent.value)
             frame.streamed = 0
             self.braces_before = self.braces
         return frame
@@ -424,7 +430,7 @@ class TreeBuilder:
             self._take_merge_sources(parent, value, mark)
         else:
             container[parent.key] = value
-            container.key_pos[parent.key] = parent.key_pos  # type: ignore[assignment]
+            container.key_pos[parent.key] = parent.key_pos
             container.value_pos[parent.key] = self.pos(mark)
             parent.size += size
             parent.chars += chars
@@ -437,7 +443,8 @@ class TreeBuilder:
         self._check_expansion(frame)
         frame.streamed += 1
         braces, self.braces_before = self.braces != self.braces_before, self.braces
-        self.sink.case(value, self.pos(mark), braces)  # type: ignore[union-attr]
+        assert self.sink is not None  # a frame streams only when there is a sink
+        self.sink.case(value, self.pos(mark), braces)
 
     # ------------------------------------------------------------------ scalars and keys
 
@@ -505,8 +512,9 @@ class TreeBuilder:
             )
         key = str(key)
         mapping = frame.value
-        if key in mapping or key in mapping.key_pos:  # type: ignore[union-attr]
-            first = mapping.key_pos[key]  # type: ignore[union-attr]
+        assert isinstance(mapping, LDict)  # a key is read only inside a mapping
+        if key in mapping or key in mapping.key_pos:
+            first = mapping.key_pos[key]
             raise self.fail(
                 mark,
                 f"duplicate key {key!r} (first given on line {first.line})",
@@ -555,10 +563,11 @@ class TreeBuilder:
     def _merge(self, frame: _Frame) -> None:
         """`<<: *defaults` copies keys the mapping does not set itself (the first source wins)."""
         mapping = frame.value
+        assert isinstance(mapping, LDict)  # only a mapping has `<<:` sources
         for src, size in frame.merges:
             frame.size += size
             for key, value in src.items():
                 if key not in mapping:
                     mapping[key] = value
-                    mapping.key_pos[key] = src.key_pos[key]  # type: ignore[union-attr]
-                    mapping.value_pos[key] = src.value_pos[key]  # type: ignore[union-attr]
+                    mapping.key_pos[key] = src.key_pos[key]
+                    mapping.value_pos[key] = src.value_pos[key]

@@ -73,7 +73,7 @@ def _transport(
     if _sdk_major() >= 2:
         import httpx2 as http
     else:
-        import httpx as http
+        import httpx as http  # type: ignore[no-redef]  # the same client under its 1.x name
     # The SDK's own client follows redirects, which would carry the headers to another host.
     client = http.AsyncClient(
         headers=expand_header_values(server.headers),

@@ -16,7 +16,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from evalspec._util import redaction
 from evalspec._util.errors import InputError, Problem, SpecError
@@ -34,7 +34,7 @@ FILE_MODE = 0o666 & ~_umask()
 
 
 @contextlib.contextmanager
-def atomic_write(path: Path, *, binary: bool = False) -> Iterator[IO]:
+def atomic_write(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     """Open a temporary file beside `path`; on success it replaces `path`, else it is removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -43,12 +43,19 @@ def atomic_write(path: Path, *, binary: bool = False) -> Iterator[IO]:
         os.chmod(tmp, FILE_MODE)
         # A lone surrogate (an emoji cut in half in a model's answer) is written as its \uXXXX
         # escape, which in JSON text reads back as the same character: never an encode error.
-        text_args = (
-            {} if binary else {"encoding": "utf-8", "newline": "\n", "errors": "backslashreplace"}
+        handle: IO[Any] = (
+            os.fdopen(fd, "wb")
+            if binary
+            else os.fdopen(fd, "w", encoding="utf-8", newline="\n", errors="backslashreplace")
         )
-        with os.fdopen(fd, "wb" if binary else "w", **text_args) as fh:
+        with handle as fh:
             # Text written whole goes through redaction: no writer can put a secret on disk.
-            yield fh if binary or not redaction.registered() else redaction.ScrubbingStream(fh)
+            # The scrubbing stream hands every attribute but `write` to the file it wraps.
+            yield (
+                fh
+                if binary or not redaction.registered()
+                else cast(IO[Any], redaction.ScrubbingStream(fh))
+            )
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -17,6 +17,7 @@ import stat
 import sys
 import threading
 from pathlib import Path
+from types import FrameType
 from typing import Any, BinaryIO
 
 from evalspec._util.errors import InputError, Problem
@@ -202,7 +203,8 @@ def json_depth_error(text: str, limit: int = MAX_JSON_DEPTH) -> int | None:
 
 
 def _stack_depth() -> int:
-    frame, depth = sys._getframe(), 0
+    frame: FrameType | None = sys._getframe()
+    depth = 0
     while frame is not None:
         frame, depth = frame.f_back, depth + 1
     return depth

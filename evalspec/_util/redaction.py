@@ -13,7 +13,7 @@ import base64
 import os
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Any, TextIO
+from typing import IO, Any
 from urllib.parse import unquote, urlsplit
 
 MIN_SECRET_LENGTH = 4
@@ -125,7 +125,7 @@ def scrub_value(value: Any) -> Any:
 class ScrubbingStream:
     """A text stream that scrubs registered secrets from everything written to it."""
 
-    def __init__(self, inner: TextIO) -> None:
+    def __init__(self, inner: IO[str]) -> None:
         self._inner = inner
 
     def write(self, text: str) -> int:
