@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 
@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from evalspec._suite.model import Suite
     from evalspec._transcript import Transcript
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 SuiteArg = Annotated[Path, typer.Argument(help="Suite file.", show_default=False, metavar="SUITE")]
 CaseOpt = Annotated[list[str] | None, typer.Option("--case", help="Case name pattern or tag.")]
@@ -58,11 +59,11 @@ def print_error(text: str) -> None:
     sys.stderr.write(plain(text).rstrip("\n") + "\n")
 
 
-def reports_errors(func: F) -> F:
+def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Run a command; evalspec errors become messages and exit codes, never tracebacks."""
 
     @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except SpecError as exc:
@@ -82,7 +83,7 @@ def reports_errors(func: F) -> F:
             print_error(f"error: cannot write or read{where}: {exc.strerror or exc}")
             raise typer.Exit(3) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def _blocking_ancestor(path: Path) -> Path | None:

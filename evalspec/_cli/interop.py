@@ -197,7 +197,7 @@ def bfcl_results(
     loaded = load_suite(suite)
     label = model or (loaded.models[0].name if loaded.models else "bfcl")
     with importing(results, "BFCL result"):
-        transcripts = bfcl_transcripts(results, model=label, kind=kind)  # type: ignore[arg-type]
+        transcripts = bfcl_transcripts(results, model=label, kind=kind)
     names = {c.name for c in loaded.cases}
     kept = [t for t in transcripts if t.case in names]
     if not kept:

@@ -36,6 +36,7 @@ from evalspec._cli.common import (
 )
 from evalspec._cli.progress import LiveTally, ProgressBar
 from evalspec._providers.recordings import RECORD_MODES
+from evalspec._providers.recordings import RecordMode as RecordModeName
 from evalspec._util.errors import RunError, UsageError
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ MAX_RERUN_SHOWN = 10
 FREEZE_EVERY = 2000
 """Finished items between two collections that then set aside every object still alive."""
 
+# Built from the one list of modes: mypy reads neither this call nor the members it makes.
 RecordMode = StrEnum("RecordMode", {mode: mode for mode in RECORD_MODES})  # type: ignore[misc]
 """The CLI's choices for --record, from the one list the recordings provider accepts."""
 
@@ -68,7 +70,7 @@ class RunRequest:
     trials: int | None = None
     concurrency: int | None = None
     shard: str | None = None
-    record: str = "auto"
+    record: RecordModeName = "auto"
     recordings: Path | None = None
     out: Path | None = None
     resume: Path | None = None
@@ -94,7 +96,7 @@ def run(
             help="auto: replay recordings, call the model for the rest; offline: replay only; "
             "record: call the model for everything."
         ),
-    ] = RecordMode.auto,  # type: ignore[attr-defined]
+    ] = RecordMode.auto,  # type: ignore[attr-defined]  # a member of the StrEnum built above
     recordings: Annotated[Path | None, typer.Option(help="Recordings file to use.")] = None,
     out: Annotated[
         Path | None, typer.Option(help="Run directory (default runs/<suite>/<time>).")
@@ -153,7 +155,7 @@ def run(
                 trials=trials,
                 concurrency=concurrency,
                 shard=shard,
-                record=record.value,
+                record=next(mode for mode in RECORD_MODES if mode == record.value),
                 recordings=recordings,
                 out=out,
                 resume=resume,

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeGuard
 
 Kind = Literal["prompting", "fc"]
-KINDS: tuple[str, ...] = ("prompting", "fc")
+KINDS: tuple[Kind, ...] = ("prompting", "fc")
 
 MAX_TEXT = 1_000_000
 """Longer outputs are not decoded (no model answers a BFCL question with a megabyte)."""
@@ -137,9 +137,10 @@ def _value(node: ast.expr) -> Any:
     if isinstance(node, ast.List | ast.Tuple):
         return [_value(v) for v in node.elts]
     if isinstance(node, ast.Dict):
-        if any(k is None for k in node.keys):
+        keys = [k for k in node.keys if k is not None]
+        if len(keys) < len(node.keys):
             raise DecodeError("a `**` inside a dict is not a value")
-        return {_key(k): _value(v) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[arg-type]
+        return {_key(k): _value(v) for k, v in zip(keys, node.values, strict=True)}
     if isinstance(node, ast.BinOp):
         return _constant(_arithmetic(node))
     if isinstance(node, ast.Name):

@@ -20,6 +20,7 @@ Neither kind of message ever contains an API key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 
@@ -68,6 +69,28 @@ class Provider(Protocol):
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
 
     async def aclose(self) -> None: ...
+
+
+class Limiter(Protocol):
+    """Spaces requests out: a process's RateLimiter, or one backed by a Ray cluster's actor."""
+
+    async def acquire(self) -> None: ...
+
+
+class RecordingStore(Protocol):
+    """The recorded answers a RecordingProvider reads and adds to: a local file's `Recordings`,
+    or, on a Ray worker, the driver's recordings actor."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def get(self, key: str) -> ChatResponse | None: ...
+
+    def put(self, request: ChatRequest, response: ChatResponse) -> None: ...
+
+    def compact(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class ProviderError(Exception):

@@ -16,12 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalspec._providers.base import ChatRequest, ChatResponse, Provider
+from evalspec._providers.base import ChatRequest, ChatResponse, Limiter, Provider
 from evalspec._util import redaction
 from evalspec._util.schemas import DEFAULT_API_KEY_ENV
 
 if TYPE_CHECKING:
-    from evalspec._providers.openai_chat import OpenAIChatProvider, RateLimiter
+    from evalspec._providers.openai_chat import OpenAIChatProvider
     from evalspec._suite.model import ModelSpec, RunSettings, Suite
 
 
@@ -70,8 +70,8 @@ class ModelCalls:
         retries: int = 4,
         requests_per_minute: float | None = None,
         *,
-        limiter: RateLimiter | None = None,
-        own_limiters: dict[str, RateLimiter] | None = None,
+        limiter: Limiter | None = None,
+        own_limiters: dict[str, Limiter] | None = None,
     ) -> None:
         """`limiter` spaces every call (run.requests_per_minute) except those of a model with
         its own limit, which `own_limiters` (by `rate_key`) spaces instead."""
@@ -91,7 +91,9 @@ class ModelCalls:
         and one per endpoint of the models with their own."""
         from evalspec._providers.openai_chat import RateLimiter
 
-        own = {key: RateLimiter(rpm) for key, rpm in own_rate_limits(models).items()}
+        own: dict[str, Limiter] = {
+            key: RateLimiter(rpm) for key, rpm in own_rate_limits(models).items()
+        }
         return cls(run.timeout_s, run.retries, run.requests_per_minute, own_limiters=own)
 
     def provider(self, endpoint: Endpoint, model: str | None = None) -> Provider:

@@ -19,7 +19,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from evalspec._providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec._providers.base import ChatRequest, ChatResponse, Limiter, ProviderError
 from evalspec._providers.http_policy import redirect_message, refuse_clear_text, sdk_http_client
 from evalspec._suite.endpoints import ENV_REF, is_loopback
 from evalspec._util import redaction
@@ -247,7 +247,7 @@ class OpenAIChatProvider:
         retry_after_cap_s: float = RETRY_AFTER_CAP_S,
         max_reply_bytes: int = MAX_REPLY_BYTES,
         rng: random.Random | None = None,
-        limiter: RateLimiter | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         self.base_url = base_url
         self.api_key_env = api_key_env

@@ -25,7 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from evalspec._providers.base import ChatRequest, ChatResponse, Provider, RecordingMissing
+from evalspec._providers.base import (
+    ChatRequest,
+    ChatResponse,
+    Provider,
+    RecordingMissing,
+    RecordingStore,
+)
 from evalspec._util import redaction
 from evalspec._util.errors import Problem, RunError, SpecError
 from evalspec._util.files import atomic_write, dumps_line, locked, not_this_kind
@@ -353,7 +359,7 @@ class RecordingProvider:
 
     def __init__(
         self,
-        recordings: Recordings,
+        recordings: RecordingStore,
         inner: ProviderSource = None,
         mode: RecordMode = "auto",
     ) -> None:

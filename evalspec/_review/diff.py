@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from evalspec._report.columns import (
     EPS,
@@ -314,8 +314,19 @@ def _keyed(rows: Sequence[Row]) -> dict[tuple[int | None, str, int], Row]:
     return out
 
 
+class _Flags(TypedDict, total=False):
+    """What a CaseChange says besides its two sides (see its fields)."""
+
+    rerun: bool
+    needs_run: bool
+    stale: tuple[str, ...]
+    named: tuple[str, ...]
+    rerecorded: bool
+    known_flaky: bool
+
+
 def _change(
-    case: str, model: str, before: Side | None, after: Side | None, **flags: Any
+    case: str, model: str, before: Side | None, after: Side | None, **flags: Unpack[_Flags]
 ) -> CaseChange:
     """Classify one pair; an unmoved score whose rows or suite definition changed is `changed`."""
     kind = classify(before, after)
@@ -553,7 +564,7 @@ def diff_suites(
         b = before.get(key) if in_base else None
         a = after.get(key) if in_head else None
         ev = evidence.get(key, _Evidence([], []))
-        flags = {
+        flags: _Flags = {
             "rerun": bool(ev.stale),
             # No transcript, a trial missing, or a judge verdict / simulated answer missing
             # from its cache.
@@ -570,7 +581,7 @@ def diff_suites(
         }
         if a is None and b is None:
             kind: Kind = "added" if not in_base else "removed" if not in_head else "missing"
-            changes.append(CaseChange(key[0], key[1], kind, None, None, **flags))  # type: ignore[arg-type]
+            changes.append(CaseChange(key[0], key[1], kind, None, None, **flags))
         else:
             changes.append(_change(key[0], key[1], b, a, **flags))
     used = {id(t) for t in transcripts if (t.case, t.model) in base_ids} | {id(t) for t in chosen}

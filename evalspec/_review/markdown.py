@@ -125,8 +125,7 @@ def case_details(c: CaseChange, suite: str = "") -> str | None:
                     [
                         cell(r.field + (f" (call {r.call + 1})" if r.call is not None else ""))
                         + (f" · trial {r.trial}" if r.trial else ""),
-                        cell((r.after or r.before).expected, 60),  # type: ignore[union-attr]
-                        cell((r.after or r.before).actual, 60),  # type: ignore[union-attr]
+                        *[cell(value, 60) for value in _expected_actual(r)],
                         f"{r.before.score:.2f}×{r.before.weight:g}" if r.before else "-",
                         f"{r.after.score:.2f}×{r.after.weight:g}" if r.after else "-",
                         cell(_why(r), 200),
@@ -137,6 +136,12 @@ def case_details(c: CaseChange, suite: str = "") -> str | None:
         ]
     block += ["", "</details>"]
     return "\n".join(block)
+
+
+def _expected_actual(r: RowChange) -> tuple[Any, Any]:
+    """The row's expected and actual values as it stands: after the change, else before it."""
+    row = r.after or r.before
+    return (row.expected, row.actual) if row else (None, None)
 
 
 def _why(r: RowChange) -> str:

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec._plan import Plan, PlanItem, request_key
 from evalspec._providers.base import ChatRequest, Provider, ProviderError
@@ -43,6 +43,9 @@ from evalspec._util.errors import RunError
 from evalspec._util.files import FILE_MODE, dumps_line
 from evalspec._util.redaction import redact, secrets_from_env
 
+if TYPE_CHECKING:
+    from evalspec._providers.recordings import RecordMode
+
 _OBSERVATION = json.JSONEncoder(ensure_ascii=False)
 
 TOO_MANY_CALLS = "too_many_calls"
@@ -52,7 +55,7 @@ TOO_MANY_CALLS = "too_many_calls"
 
 @dataclass
 class RunOptions:
-    record: str = "auto"
+    record: RecordMode = "auto"
     """auto: replay recorded answers, call for the rest; offline: replay only; record: refresh."""
     concurrency: int | None = None
     run_dir: Path | None = None
@@ -152,7 +155,7 @@ def make_providers(
         providers[model.name] = RecordingProvider(
             recordings,
             live_factory(model, calls),
-            mode=options.record,  # type: ignore[arg-type]
+            mode=options.record,
         )
     return providers
 

@@ -37,7 +37,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from evalspec._plan import Plan, PlanItem, request_key
-from evalspec._providers.base import ChatRequest, ChatResponse, Provider
+from evalspec._providers.base import ChatRequest, ChatResponse, Limiter, Provider
 from evalspec._providers.calls import (
     ModelCalls,
     model_endpoint,
@@ -45,7 +45,7 @@ from evalspec._providers.calls import (
     rate_key,
     register_suite_secrets,
 )
-from evalspec._providers.recordings import RecordingProvider, Recordings
+from evalspec._providers.recordings import RecordingProvider, Recordings, RecordMode
 from evalspec._runner.execute import (
     RunOptions,
     RunOutcome,
@@ -192,7 +192,7 @@ class BatchResult:
 class RunShared:
     """What every batch of a run shares: its settings and the driver's actors."""
 
-    record: str
+    record: RecordMode
     concurrency: int
     recordings: Any
     """The RecordingsActor."""
@@ -254,7 +254,7 @@ def _worker_calls(suite: Any, shared: RunShared) -> ModelCalls | None:
     if key not in _CALLS:
         limiter = ClusterRateLimiter(shared.limiter) if shared.limiter is not None else None
         # Keyed here as the provider will look them up, on this worker's environment.
-        own = {
+        own: dict[str, Limiter] = {
             rate_key(model_endpoint(m), m.model): ClusterRateLimiter(shared.own_limiters[m.name])
             for m in suite.models
             if m.name in shared.own_limiters
@@ -264,8 +264,8 @@ def _worker_calls(suite: Any, shared: RunShared) -> ModelCalls | None:
             run.timeout_s,
             run.retries,
             None,
-            limiter=limiter,  # type: ignore[arg-type]
-            own_limiters=own,  # type: ignore[arg-type]
+            limiter=limiter,
+            own_limiters=own,
         )
     return _CALLS[key]
 
@@ -301,9 +301,9 @@ async def _run_batch(plan: Plan, shared: RunShared) -> BatchResult:
     calls = _worker_calls(suite, shared)
     providers = {
         model.name: RecordingProvider(
-            store,  # type: ignore[arg-type]
+            store,
             _shared_live(suite, model, calls, shared),
-            mode=record,  # type: ignore[arg-type]
+            mode=record,
         )
         for model in suite.models
     }

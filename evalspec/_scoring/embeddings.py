@@ -184,7 +184,7 @@ def _quiet_loading() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
-            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]  # as above
 
 
 class _ShardDir:

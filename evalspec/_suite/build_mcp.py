@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -78,6 +79,9 @@ class McpPart(Reporter):
     _lock: LockedTools | bool | None = False
     """The lock file's content once read; False before the first read, None if absent."""
     _unlocked = False
+
+    responses: Callable[[LList, str, str, set[str]], tuple[SimulatedResponse, ...]]
+    """A tool's simulated answers, read by the tools part (ToolsPart, a subclass)."""
 
     def stop_if_unlocked(self) -> None:
         """Without its tools, every case naming them would add a problem: report the cause only."""
@@ -216,7 +220,7 @@ class McpPart(Reporter):
         props = set((params.get("properties") or {}).keys())
         responses: tuple[SimulatedResponse, ...] = ()
         if isinstance(rules, LList):
-            responses = self.responses(rules, f"{where}.responses.{name}", name, props)  # type: ignore[attr-defined]
+            responses = self.responses(rules, f"{where}.responses.{name}", name, props)
         return Tool(
             name=name,
             description=str(definition.get("description") or ""),
