@@ -178,13 +178,12 @@ def _quiet_loading() -> Iterator[None]:
         yield
         return
     was_enabled = hf_logging.is_progress_bar_enabled()
-    # transformers leaves these two unannotated.
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    hf_logging.disable_progress_bar()
     try:
         yield
     finally:
         if was_enabled:
-            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]  # as above
+            hf_logging.enable_progress_bar()
 
 
 class _ShardDir:
