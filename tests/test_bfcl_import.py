@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
+from support import evalspec_import
 
 from evalspec._interop.bfcl import (
     INVALID_TAG,
@@ -368,22 +369,6 @@ STB = DATA.parent / "stabletoolbench"
 G1 = STB / "solvable_queries/test_instruction/G1_instruction.json"
 
 
-def _cli(*args: str):
-    import typer
-    from typer.testing import CliRunner
-
-    from evalspec._cli.interop import import_app
-
-    app = typer.Typer()
-    app.add_typer(import_app, name="import")
-
-    @app.callback()
-    def _root() -> None:
-        """Test root."""
-
-    return CliRunner().invoke(app, ["import", *args])
-
-
 def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> None:
     # A slice of the multiple file: 20 records, plus 2 that redefine a function of those.
     file = "BFCL_v4_multiple.json"
@@ -399,7 +384,7 @@ def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> No
         )
     out = tmp_path / "multiple.yaml"
     args = ("bfcl", str(tmp_path / file), str(tmp_path / "a.json"), "--out", str(out))
-    res = _cli(*args, "--names", "dotted")
+    res = evalspec_import(*args, "--names", "dotted")
     assert res.exit_code == 0, res.output
     paths = [out, *sorted(p for p in tmp_path.glob("multiple-*.yaml"))]
     assert len(paths) == 2 and "22 cases in 2 suite(s)" in res.output
@@ -418,7 +403,7 @@ def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> No
     lines.append(json.dumps({"id": "not_in_this_suite", "result": "[]"}))
     results.write_text("\n".join(lines) + "\n", encoding="utf-8")
     transcripts = tmp_path / "t.jsonl"
-    res = _cli("bfcl-results", str(paths[0]), str(results), "--out", str(transcripts))
+    res = evalspec_import("bfcl-results", str(paths[0]), str(results), "--out", str(transcripts))
     assert res.exit_code == 0, res.output
     from evalspec._transcript import read_transcripts
 
@@ -429,14 +414,16 @@ def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> No
 
 
 def test_import_errors_exit_2_without_traceback(tmp_path: Path) -> None:
-    res = _cli("bfcl", str(tmp_path / "none.json"), str(tmp_path / "a.json"), "--out", "x.yaml")
+    res = evalspec_import(
+        "bfcl", str(tmp_path / "none.json"), str(tmp_path / "a.json"), "--out", "x.yaml"
+    )
     assert res.exit_code == 2 and "none.json:1:1: file not found" in res.output
     assert "Traceback" not in res.output
     bad = tmp_path / "suite.yaml"
     bad.write_text("suite: x\n", encoding="utf-8")
-    res = _cli("bfcl-results", str(bad), str(tmp_path / "r.json"), "--out", "t.jsonl")
+    res = evalspec_import("bfcl-results", str(bad), str(tmp_path / "r.json"), "--out", "t.jsonl")
     assert res.exit_code == 2 and "suite.yaml:" in res.output
-    res = _cli("stabletoolbench", str(tmp_path / "none.json"), "--out", "x.yaml")
+    res = evalspec_import("stabletoolbench", str(tmp_path / "none.json"), "--out", "x.yaml")
     assert res.exit_code == 2 and "none.json:1:1: file not found" in res.output
     assert not (tmp_path / "x.yaml").exists()
 
@@ -444,7 +431,7 @@ def test_import_errors_exit_2_without_traceback(tmp_path: Path) -> None:
 def test_import_stabletoolbench_queries_and_answers(tmp_path: Path) -> None:
     example = STB / "solvable_queries_example"
     out = tmp_path / "stb.yaml"
-    res = _cli(
+    res = evalspec_import(
         "stabletoolbench",
         str(example / "test_instruction" / "G1_instruction.json"),
         "--ids",
@@ -461,7 +448,7 @@ def test_import_stabletoolbench_queries_and_answers(tmp_path: Path) -> None:
 
     converted = STB / "data_example" / "model_predictions_converted" / "virtual_chatgpt_cot"
     transcripts = tmp_path / "t.jsonl"
-    res = _cli(
+    res = evalspec_import(
         "stabletoolbench-answers",
         str(converted / "G1_instruction.json"),
         "--out",
@@ -481,7 +468,7 @@ def test_import_stabletoolbench_queries_and_answers(tmp_path: Path) -> None:
 
 
 def test_import_stabletoolbench_g1_validates(tmp_path: Path) -> None:
-    res = _cli(
+    res = evalspec_import(
         "stabletoolbench",
         str(G1),
         "--out",
@@ -524,7 +511,9 @@ def test_import_reports_records_with_undefined_parameters(tmp_path: Path) -> Non
         json.dumps({"id": "x_1", "ground_truth": [truth]}) + "\n", encoding="utf-8"
     )
     out = tmp_path / "s.yaml"
-    res = _cli("bfcl", str(tmp_path / "q.json"), str(tmp_path / "a.json"), "--out", str(out))
+    res = evalspec_import(
+        "bfcl", str(tmp_path / "q.json"), str(tmp_path / "a.json"), "--out", str(out)
+    )
     assert res.exit_code == 0, res.output
     assert f"1 record(s) tagged {INVALID_TAG}" in res.output
     assert load_suite(out).cases[0].tags == ("x", INVALID_TAG)

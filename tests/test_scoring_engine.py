@@ -7,13 +7,13 @@ import subprocess
 import sys
 
 import pytest
+from support import transcript
 
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.matching import assign
 from evalspec._scoring.trials import pass_at_k, pass_hat_k
 from evalspec._suite.validate import load_suite
 from evalspec.api import score
-from tests.conftest import transcript
 
 SUITE = """
 suite: s
