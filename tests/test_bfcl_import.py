@@ -372,17 +372,9 @@ G1 = (
 
 
 def _cli(*args: str):
-    import typer
     from typer.testing import CliRunner
 
-    from evalspec._cli.interop import import_app
-
-    app = typer.Typer()
-    app.add_typer(import_app, name="import")
-
-    @app.callback()
-    def _root() -> None:
-        """Test root."""
+    from evalspec._cli import app
 
     return CliRunner().invoke(app, ["import", *args])
 
