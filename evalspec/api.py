@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from evalspec._runner.evidence import StaleTranscript, stale_transcripts
     from evalspec._runner.execute import RunOptions, RunOutcome, run_plan
     from evalspec._scoring.judging import JudgeOutcome
-    from evalspec._suite.model import Suite
+    from evalspec._suite.model import ModelSpec, Price, Suite
     from evalspec._suite.schema import suite_schema
     from evalspec._suite.starter import starter_suite
     from evalspec._suite.validate import check_suite, load_suite
@@ -81,8 +81,10 @@ __all__ = [
     "Judged",
     "Merged",
     "ModelEstimate",
+    "ModelSpec",
     "Plan",
     "PlanItem",
+    "Price",
     "Problem",
     "RecordingsMissing",
     "RefreshOutcome",
@@ -176,7 +178,7 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "evalspec._runner.evidence": ("StaleTranscript", "stale_transcripts"),
     "evalspec._runner.execute": ("RunOptions", "RunOutcome", "run_plan"),
     "evalspec._scoring.judging": ("JudgeOutcome",),
-    "evalspec._suite.model": ("Suite",),
+    "evalspec._suite.model": ("ModelSpec", "Price", "Suite"),
     "evalspec._suite.schema": ("suite_schema",),
     "evalspec._suite.starter": ("starter_suite",),
     "evalspec._suite.validate": ("check_suite", "load_suite"),

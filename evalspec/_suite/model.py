@@ -290,6 +290,8 @@ class EmbeddingSettings:
 
 @dataclass(frozen=True)
 class Suite:
+    """A loaded, validated suite: models, tools, cases (defaults merged in), settings."""
+
     name: str
     path: str
     tools: tuple[Tool, ...]
