@@ -99,7 +99,7 @@ def rescore(
     suite_path = Path(suite)
     loaded_suite = load_suite(suite_path)
     chosen = select_cases(loaded_suite, cases)
-    loaded, adopted = adopt_imported(load_transcripts(transcripts), loaded_suite)
+    loaded, adopted = adopt_imported(load_transcripts(Path(transcripts)), loaded_suite)
     skipped = unmatched_transcripts(loaded, [loaded_suite], suite_path.as_posix())
     if cases:
         loaded_suite = replace(loaded_suite, cases=tuple(chosen))
@@ -181,7 +181,7 @@ def judge(suite: str | Path, transcripts: str | Path, *, concurrency: int | None
             "a case's expect.final_answer (evalspec import stabletoolbench --judge MODEL does)"
         )
     check_judge_caches(loaded_suite)
-    loaded = load_transcripts(transcripts)
+    loaded = load_transcripts(Path(transcripts))
     skipped = tuple(unmatched_transcripts(loaded, [loaded_suite], suite_path.as_posix()))
     models = {m.name for m in loaded_suite.models}
     cases = {c.name for c in loaded_suite.cases}

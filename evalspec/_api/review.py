@@ -73,10 +73,11 @@ def diff(
     ):
         if isinstance(transcripts, str | Path):
             source = Path(transcripts).as_posix()
-            recorded = load_transcripts(transcripts)
+            recorded = load_transcripts(Path(transcripts))
         else:
             source, recorded = "", list(transcripts)
         head_suite, head_label = _suite(head)
+        base_label: str | None
         if base_ref is not None:
             head_path = Path(head)  # type: ignore[arg-type]  # a file: checked above
             base_suite: Suite | None = suite_from_git(base_ref, head_path)
