@@ -236,3 +236,48 @@ def test_merge_of_shards_is_the_whole_run(tmp_path, monkeypatch):
     # One shard alone: the rest is counted missing, and what is there is still scored.
     alone = api.merge(shards[:1], tmp_path / "half")
     assert alone.missing == len(whole.report.results) - len(alone.report.results) > 0
+
+
+def test_rescore_names_what_it_left_out_and_compare_pairs_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    suite = _slack(tmp_path)
+    first = api.run(api.RunRequest(suite, record="offline", out=tmp_path / "run"))
+    again = api.rescore(suite, first.run_dir, reports=api.ReportFiles(results=tmp_path / "r.json"))
+    assert (again.exit_code, again.stale, again.skipped, again.adopted) == (0, (), (), None)
+    assert again.scored == again.read == len(first.report.results)
+    assert _statuses(tmp_path / "r.json") == _statuses(first.results_file)
+
+    # The direct message now asks something else; one case is dropped from the suite.
+    text = suite.read_text(encoding="utf-8")
+    edited = text.replace("saying 'Hello, can we meet at 3 PM?'", "saying 'See you at 4'", 1)
+    assert edited != text
+    suite.write_text(edited, encoding="utf-8")
+    changed = api.rescore(suite, first.run_dir, cases=["post to*"])
+    assert changed.report is not None and changed.exit_code == 0  # only chosen cases scored
+    assert {c.case for c in changed.report.cases} == {"post to general", "post to announcements"}
+    stale = api.rescore(suite, first.run_dir)
+    assert [s.label for s in stale.stale] and all("direct message" in s.label for s in stale.stale)
+    assert stale.exit_code == 3
+    assert api.rescore(suite, first.run_dir, allow_stale=True).exit_code == 0
+
+    # Nothing of the suite among the transcripts: nothing scored, exit 3.
+    other = tmp_path / "other.jsonl"
+    lines = (first.run_dir / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
+    other.write_text(
+        "\n".join(json.dumps({**json.loads(line), "model": "elsewhere"}) for line in lines) + "\n",
+        encoding="utf-8",
+    )
+    nothing = api.rescore(suite, other)
+    assert nothing.report is None and nothing.exit_code == 3
+    assert nothing.skipped and "'elsewhere'" in nothing.skipped[0]
+
+    # Two runs side by side: the same answers, so nothing changed and the gate passes.
+    second = api.run(api.RunRequest(SLACK, record="offline", out=tmp_path / "run2"))
+    comparison = api.compare([first.run_dir, second.run_dir], html=tmp_path / "c.html")
+    assert len(comparison.columns) == 2 and comparison.exit_code == 0
+    assert not [c for c in comparison.changes if c.kind not in ("unchanged",)]
+    assert (tmp_path / "c.html").stat().st_size > 0
+    with pytest.raises(api.UsageError, match="nothing to compare"):
+        api.compare([first.run_dir])
+    with pytest.raises(api.UsageError, match="--gate 'strict'"):
+        api.compare([first.run_dir, second.run_dir], gate="strict")
