@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 DISTRIBUTION = "evalspec-yaml"
 """The name on the package index (`evalspec` there is an unrelated project)."""
 
-PLUGIN_NAMES = ("Plugin", "register", "registered", "unregister")
+_PLUGIN_NAMES = ("Plugin", "register", "registered", "unregister")
 """The plugin interface, from `evalspec.plugins`."""
 
 __all__ = list(api.__all__)
@@ -36,7 +36,7 @@ def __getattr__(name: str) -> Any:
             return version(DISTRIBUTION)
         except PackageNotFoundError:  # a source tree that was never installed
             return "0.0.0+unknown"
-    if name in PLUGIN_NAMES:
+    if name in _PLUGIN_NAMES:
         from evalspec import plugins
 
         return getattr(plugins, name)
