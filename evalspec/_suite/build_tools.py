@@ -111,6 +111,7 @@ class ToolsPart(McpPart):
                     if sim
                     else None,
                     loc=make_loc(pos, path),
+                    behavior=self.behavior(item, path, name, props),
                 )
             )
         self.stop_if_unlocked()
