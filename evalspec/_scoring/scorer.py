@@ -287,6 +287,11 @@ class Scorer:
             self._state_judge = StateJudge(self.suite)
         judged = self._state_judge.judge(prep.case, prep.transcript, self._need_embedder)
         tally.rows.extend(judged.rows)
+        # The before -> after diff, as rows weighing nothing: every report shows rows.
+        tally.rows.extend(
+            Row("state change", None, None, 1.0, 0.0, line, "state_change", None, True)
+            for line in judged.changes
+        )
         tally.state_score = judged.score
         tally.state_weight = prep.case.rubric.state_weight
         tally.required_failures.extend(judged.required_failures)
