@@ -526,7 +526,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart):
             and not raw.get("no_tool_calls")
             and "tool_calls" not in raw
             and not checks
-            and not (state or unchanged)
+            and "state" not in raw
+            and "unchanged" not in raw
         ):
             self.problem(
                 raw.pos,

@@ -389,6 +389,8 @@ def _step(effect: Effect, ctx: _Context) -> int | float:
 
 
 def _incremented(old: Any, by: int | float, parts: Any) -> Any:
+    if old is _MISSING:
+        raise Failure(f"the state has nothing at {pointer_text(parts)}")
     value = _number(old)
     if value is None:
         raise Failure(f"{pointer_text(parts)} is {_short(old)}, not a number to increment")
