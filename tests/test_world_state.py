@@ -494,3 +494,18 @@ def test_review_of_a_changed_initial_state_flags_only_what_it_moves(repo):
     )
     git(repo, "commit", "-q", "-am", "Robert goes by Rob")
     assert stale_cases(review(repo)) == {"double booking"}
+
+
+scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.sampled_from("ab")
+
+
+@FUZZ
+@given(
+    st.dictionaries(st.sampled_from("abc"), scalars, max_size=3) | json_values,
+    st.dictionaries(st.sampled_from("abcd"), scalars | json_values, max_size=4) | json_values,
+)
+def test_fuzz_the_fast_record_matcher_agrees_with_the_general_one(pattern, record):
+    from evalspec._tools.simulated import values_match
+    from evalspec._tools.state import matcher
+
+    assert matcher(pattern)(record) == values_match(pattern, record)

@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from weakref import WeakKeyDictionary
 
 from evalspec._suite.model import Case, Suite, Tool
-from evalspec._suite.state_spec import MAX_STATE_VALUES, measure, state_problem
+from evalspec._suite.state_spec import MAX_STATE_VALUES, measure
 from evalspec._tools.result import ToolResult
 from evalspec._tools.state import run_behavior
 from evalspec._util.errors import UsageError
@@ -51,10 +51,10 @@ class ToolEnvironment(Protocol):
 class DeclaredEnvironment:
     """The environment a suite declares in YAML: its tools' `behavior:` on its `state:`."""
 
-    def __init__(self, tools: dict[str, Tool], state: Any):
+    def __init__(self, tools: dict[str, Tool], state: Any, size: int | None = None):
         self._tools = tools
         self._state = state
-        self._size = measure(state, MAX_STATE_VALUES)[0]
+        self._size = measure(state, MAX_STATE_VALUES)[0] if size is None else size
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         behavior = self._tools[name].behavior
@@ -127,7 +127,16 @@ def environment_factory(suite: Suite) -> Callable[[Any], ToolEnvironment]:
     spec = suite.environment
     if spec is None:
         tools = {t.name: t for t in suite.tools}
-        return lambda state: DeclaredEnvironment(tools, state)
+        sizes: dict[int, tuple[Any, int]] = {}
+
+        def declared(state: Any) -> ToolEnvironment:
+            # Cases share their initial state unless they override it: measure each once.
+            known = sizes.get(id(state))
+            if known is None or known[0] is not state:
+                known = sizes[id(state)] = (state, measure(state, MAX_STATE_VALUES)[0])
+            return DeclaredEnvironment(tools, state, known[1])
+
+        return declared
     from evalspec import plugins
 
     plugin = plugins.registered("environment").get(spec.kind)
@@ -182,7 +191,3 @@ def conversations(suite: Suite, simulator: Any) -> Conversations:
         found = _OPENED[simulator] = Conversations(suite, simulator)
     return found
 
-
-def check_state(value: Any) -> str | None:
-    """Why a snapshot cannot be recorded (a Python environment's state too large), or None."""
-    return state_problem(value)

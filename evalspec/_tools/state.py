@@ -194,8 +194,8 @@ def _select(sel: Select, ctx: _Context) -> Any:
     if not isinstance(records, list):
         raise Failure(f"{pointer_text(parts)} is not a list to select from")
     if sel.where is not None:
-        pattern = render(sel.where, ctx)
-        records = [r for r in records if values_match(pattern, r)]
+        match = matcher(render(sel.where, ctx))
+        records = [r for r in records if match(r)]
     if sel.first:
         records = records[:1]
         value = records[0] if records else None
@@ -254,9 +254,46 @@ def same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def _scalar_test(expected: Any) -> Callable[[Any], bool] | None:
+    """A test equal to `values_match(expected, value)` for a scalar `expected`, without its
+    generic dispatch; None for a list or mapping."""
+    kind = type(expected)
+    if kind is bool:
+        return lambda value: value is expected
+    if kind is int or kind is float:
+        return lambda value: (type(value) is int or type(value) is float) and value == expected
+    if kind is str:
+        return lambda value: type(value) is str and value == expected
+    if expected is None:
+        return lambda value: value is None
+    return None
+
+
+def matcher(pattern: Any) -> Callable[[Any], bool]:
+    """`values_match(pattern, record)` as a predicate, fast for the usual `where` (a mapping
+    of field to scalar), which list scans call once per record."""
+    if type(pattern) is dict:
+        tests = [(key, _scalar_test(value)) for key, value in pattern.items()]
+        if all(test is not None for _, test in tests):
+            fields = [(key, test) for key, test in tests if test is not None]
+
+            def match(record: Any) -> bool:
+                if type(record) is not dict:
+                    return isinstance(record, dict) and values_match(pattern, record)
+                for key, test in fields:
+                    value = record.get(key, _MISSING)
+                    if value is _MISSING or not test(value):
+                        return False
+                return True
+
+            return match
+    return lambda record: values_match(pattern, record)
+
+
 def _contains(subject: Any, operand: Any) -> bool:
     if isinstance(subject, list):
-        return any(values_match(operand, item) for item in subject)
+        match = matcher(operand)
+        return any(match(item) for item in subject)
     if isinstance(subject, str):
         return isinstance(operand, str) and operand in subject
     if isinstance(subject, dict):
@@ -290,7 +327,6 @@ def _failure(check: Check, ctx: _Context) -> str | None:
     else:
         subject = render(check.value, ctx)
         name = "the value"
-    shown = _short(subject)
     for op, raw in check.tests:
         if op == "exists":
             if (subject is not _MISSING) != raw:
@@ -300,9 +336,9 @@ def _failure(check: Check, ctx: _Context) -> str | None:
             return f"{name} does not exist"
         operand = render(raw, ctx)
         if op == "equals" and not same(subject, operand):
-            return f"{name} is {shown}, not {_short(operand)}"
+            return f"{name} is {_short(subject)}, not {_short(operand)}"
         if op == "not_equals" and same(subject, operand):
-            return f"{name} is {shown}"
+            return f"{name} is {_short(subject)}"
         if op == "contains" and not _contains(subject, operand):
             return f"{name} has nothing matching {_short(operand)}"
         if op == "not_contains" and _contains(subject, operand):
@@ -310,17 +346,21 @@ def _failure(check: Check, ctx: _Context) -> str | None:
         if op in ("min", "max"):
             value, bound = _number(subject), _number(operand)
             if value is None or bound is None:
-                return f"{name} is {shown}, not a number to compare with {_short(operand)}"
+                why = f"not a number to compare with {_short(operand)}"
+                return f"{name} is {_short(subject)}, {why}"
             if op == "min" and value < bound:
-                return f"{name} is {shown}, below the minimum {_short(operand)}"
+                return f"{name} is {_short(subject)}, below the minimum {_short(operand)}"
             if op == "max" and value > bound:
-                return f"{name} is {shown}, above the maximum {_short(operand)}"
+                return f"{name} is {_short(subject)}, above the maximum {_short(operand)}"
     return None
 
 
 def _short(value: Any) -> str:
     if value is _MISSING:
         return "nothing"
+    if isinstance(value, list | dict) and len(value) > 20:
+        kind = "list" if isinstance(value, list) else "mapping"
+        return f"a {kind} of {len(value)}"
     text = _TEXT.encode(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -408,7 +448,7 @@ def _apply_where(
     dropped: Callable[[Any], None],
 ) -> Any:
     """set / increment / remove on every record of the list at `parts` matching `where`."""
-    pattern = render(effect.where, ctx)
+    match = matcher(render(effect.where, ctx))
     at = path_parts(effect.at, ctx) if effect.at is not None else []
     value = render(effect.value, ctx) if effect.op == "set" else None
     by = _step(effect, ctx) if effect.op == "increment" else 0
@@ -418,7 +458,7 @@ def _apply_where(
             raise Failure(f"{pointer_text(parts)} is not a list of records")
         out = []
         for record in old:
-            if not values_match(pattern, record):
+            if not match(record):
                 out.append(record)
             elif effect.op == "remove":
                 if at:
