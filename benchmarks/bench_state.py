@@ -175,9 +175,8 @@ def main() -> None:
                 calls = n * len(CALLS)
                 per_call.setdefault(f"run {n}", []).append(run_path(suite, CALLS) / calls)
                 per_call.setdefault(f"score {n}", []).append(scoring(suite, parsed[n]) / calls)
-            suite = suites[args.small]
             per_call.setdefault("stateless", []).append(
-                run_path(suite, stateless) / (args.small * len(CALLS))
+                run_path(suites[args.large], stateless) / (args.large * len(CALLS))
             )
     med = {k: statistics.median(v) for k, v in per_call.items()}
     for k, v in med.items():

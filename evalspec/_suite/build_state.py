@@ -7,7 +7,7 @@ plugin registered.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.load import LDict, LList, Pos
@@ -31,11 +31,13 @@ class StatePart:
     doc: LDict
     problems: list[Any]
 
-    def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None: ...
+    if TYPE_CHECKING:  # given by the builder's other parts
 
-    def vpos(self, node: LDict, key: str) -> Pos: ...
+        def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None: ...
 
-    def critic(self, field: str, value: Any, pos: Pos, path: str) -> CriticSpec | None: ...
+        def vpos(self, node: LDict, key: str) -> Pos: ...
+
+        def critic(self, field: str, value: Any, pos: Pos, path: str) -> CriticSpec | None: ...
 
     def behavior(self, item: LDict, path: str, name: str, props: set[str]) -> Behavior | None:
         raw = item.get("behavior")
@@ -213,10 +215,10 @@ class StatePart:
                 "to expect a mapping itself, write `{value: {...}}`",
             )
             return None
-        spec = self.critic(pointer, rest, pos, path)
-        if spec is None:
+        judged = self.critic(pointer, rest, pos, path)
+        if judged is None:
             return None
-        return StateCheck(pointer, parts, spec, plain(value.get("value")), loc=loc)
+        return StateCheck(pointer, parts, judged, plain(value.get("value")), loc=loc)
 
 
 def _is_key(node: Any, where: list[Any]) -> bool:

@@ -175,7 +175,7 @@ def _ref(body: str, where: tuple[Any, ...]) -> Ref:
         return Ref("args", m.group(1))
     m = _STATE_REF.match(body)
     if m:
-        return Ref(m.group(1), (), parse_pointer(m.group(2), where))
+        return Ref(m.group(1), "", parse_pointer(m.group(2), where))
     raise SpecProblem(
         where,
         f"${{{body}}} is not a reference",

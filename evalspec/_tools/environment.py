@@ -190,4 +190,3 @@ def conversations(suite: Suite, simulator: Any) -> Conversations:
     if found is None or found.suite is not suite:
         found = _OPENED[simulator] = Conversations(suite, simulator)
     return found
-

@@ -522,23 +522,23 @@ def _update(
             copy[key] = result
         return copy
     if isinstance(node, list):
-        copy = list(node)
+        items = list(node)
         if key == "-" and not rest and creating:
             result = change(_MISSING)
             if result is not _DELETE:
-                copy.append(result)
-            return copy
+                items.append(result)
+            return items
         i = _index(node, key)
         if i is None:
             where = pointer_text(above)
             raise Failure(f"{key!r} is not an index of the {len(node)} items at {where}")
         if rest:
-            copy[i] = _update(node[i], rest, change, creating=creating, above=(*above, key))
-            return copy
+            items[i] = _update(node[i], rest, change, creating=creating, above=(*above, key))
+            return items
         result = change(node[i])
         if result is _DELETE:
-            del copy[i]
+            del items[i]
         else:
-            copy[i] = result
-        return copy
+            items[i] = result
+        return items
     raise Failure(f"{pointer_text(above)} is {_short(node)}, not a list or mapping")
