@@ -327,6 +327,17 @@ def test_the_calendar_runs_offline_and_records_each_final_state(calendar_run):
     assert double["reason"].startswith("required state /events/0/status: Expected 'confirmed'")
 
 
+def test_stateful_transcripts_fit_the_transcript_schema(calendar_run):
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((ROOT / "schemas" / "transcript.schema.json").read_text(encoding="utf-8"))
+    lines = (calendar_run / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        data = json.loads(line)
+        assert "state" in data
+        Draft202012Validator(schema).validate(data)
+
+
 def test_stateless_transcripts_carry_no_state_key(tmp_path):
     out = tmp_path / "run"
     assert cli(
