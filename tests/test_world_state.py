@@ -520,3 +520,62 @@ def test_fuzz_the_fast_record_matcher_agrees_with_the_general_one(pattern, recor
     from evalspec._tools.state import matcher
 
     assert matcher(pattern)(record) == values_match(pattern, record)
+
+
+def test_limits_in_a_behavior_are_placed(tmp_path):
+    effects = ", ".join(["{increment: /n}"] * 33)
+    path = write(tmp_path, BASE % (f"      effects: [{effects}]", "      tool_calls: [{book: {}}]"))
+    done = cli("validate", path)
+    assert done.exit_code == 2
+    assert "s.yaml:8:7: tools[0].behavior.effects: 33 effects; the limit is 32 per tool" in (
+        " ".join(done.output.split())
+    )
+
+
+@FUZZ
+@given(
+    json_values
+    | st.dictionaries(st.sampled_from(["preconditions", "effects", "response"]), json_values)
+)
+def test_fuzz_any_behavior_compiles_or_is_a_spec_problem(raw):
+    from evalspec._suite.state_spec import SpecProblem
+
+    try:
+        behavior = compile_behavior(raw)
+    except SpecProblem as exc:
+        assert isinstance(exc.where, tuple) and exc.message
+        return
+    out = run_behavior(behavior, {"a": [1, {"b": 2}]}, 4, {"x": 1})
+    assert out.error is None or isinstance(out.error, str)
+
+
+def test_templates_fill_load_time_values_and_leave_run_time_references_alone(tmp_path):
+    path = write(
+        tmp_path,
+        "suite: s\nmodels: [m]\nvars: {field: who}\nstate: {log: []}\ntools:\n"
+        "  - name: note\n"
+        "    parameters: {type: object, properties: {text: {type: string}}}\n"
+        "    behavior:\n"
+        "      effects: [{append: /log, value: {who: '${args.text}', kind: '{{ field }}'}}]\n"
+        "cases:\n"
+        "  - name: note {{ n }}\n    matrix: {n: [1, 2]}\n    user: Note {{ n }}.\n"
+        "    expect: {state: {/log/0/who: '{{ n }}'}}\n",
+    )
+    suite = load_suite(path)
+    out = run_behavior(suite.tools[0].behavior, {"log": []}, 2, {"text": "hi"})
+    assert out.state == {"log": [{"who": "hi", "kind": "who"}]}
+    assert [c.expect.state[0].expected for c in suite.cases] == [1, 2]
+
+
+def test_every_report_shows_the_state_checks_and_changes(tmp_path, calendar_run):
+    md, html = tmp_path / "r.md", tmp_path / "r.html"
+    done = cli("score", CALENDAR, "-t", calendar_run, "--markdown", md, "--html", html)
+    assert done.exit_code == 1, done.output
+    markdown = md.read_text(encoding="utf-8")
+    assert "state /events/0/status" in markdown
+    assert (
+        '| state change | - | - | 1.00 | 0 | /events/0/status: "confirmed" -&gt; "cancelled" |'
+        in (markdown)
+    )
+    page = html.read_text(encoding="utf-8")
+    assert "state /events/0/status" in page and "state change" in page
