@@ -249,6 +249,12 @@ cases:
             "s.yaml:13:36:",
             "'contacts/x' is not a JSON Pointer",
         ),
+        (
+            "      response: ok",
+            "      state: {/events: {valu: []}}",
+            "s.yaml:13:24:",
+            "unknown key 'valu' in a state check; did you mean 'value'?",
+        ),
     ],
 )
 def test_bad_behaviors_and_state_checks_are_placed_with_a_fix(

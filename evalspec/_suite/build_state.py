@@ -199,12 +199,23 @@ class StatePart:
             return StateCheck(pointer, parts, spec, plain(value), loc=loc)
         if set(value) <= {"exists", *_CHECK_KEYS} and "exists" in value:
             if value["exists"] is not False:
-                self.problem(pos, path, "only `exists: false` is a state check", "exists: false")
+                self.problem(
+                    pos,
+                    path,
+                    "only `exists: false` is a state check",
+                    "to require something there, give its `value:` or a critic such as "
+                    "`{regex: '.'}`",
+                )
                 return None
             spec = CriticSpec(pointer, "absent", loc=loc, required=bool(value.get("required")))
             return StateCheck(pointer, parts, spec, None, absent=True, loc=loc)
         rest = {k: v for k, v in value.items() if k != "value"}
         critic_keys = [k for k in rest if k not in _CHECK_KEYS]
+        for k in critic_keys:
+            close = did_you_mean(k, ["value", "exists", "weight", "required"])
+            if close and not _is_critic(k):
+                self.problem(pos, f"{path}.{k}", f"unknown key {k!r} in a state check", close)
+                return None
         if "value" in value and not critic_keys:
             rest = {**rest, "binary": True}
         if not critic_keys and "value" not in value:
@@ -219,6 +230,13 @@ class StatePart:
         if judged is None:
             return None
         return StateCheck(pointer, parts, judged, plain(value.get("value")), loc=loc)
+
+
+def _is_critic(kind: str) -> bool:
+    from evalspec import plugins
+    from evalspec._critics import CRITIC_KINDS
+
+    return kind in CRITIC_KINDS or kind in plugins.registered("critic")
 
 
 def _is_key(node: Any, where: list[Any]) -> bool:
