@@ -505,6 +505,7 @@ def test_review_of_a_changed_effect_flags_exactly_the_transcripts_whose_outputs_
     assert kinds["cancel by date, any path"] == "regression"
     assert kinds["book lunch with jane"] == "unchanged"
     assert kinds["unknown contact"] == "unchanged"
+    assert s["suite_changes"] == ["tool cancel_event effects[0] changed"]
 
 
 def test_review_of_a_changed_initial_state_flags_only_what_it_moves(repo):
@@ -517,7 +518,11 @@ def test_review_of_a_changed_initial_state_flags_only_what_it_moves(repo):
         )
     )
     git(repo, "commit", "-q", "-am", "Robert goes by Rob")
-    assert stale_cases(review(repo)) == {"double booking"}
+    data = review(repo)
+    assert stale_cases(data) == {"double booking"}
+    assert data["suites"][0]["suite_wide"] == [
+        'initial state /contacts/1/name: "Robert Smith" -> "Rob Smith"'
+    ]
 
 
 scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.sampled_from("ab")
