@@ -93,7 +93,10 @@ class Conversation:
         except Exception as exc:  # a plugin's own failure is the call's observation
             why = f"the tool environment failed: {type(exc).__name__}: {exc}"
             return ToolResult(None, why, "state")
-        return ToolResult(outcome.output, outcome.error, "state")
+        # Any object with `output` and `error` will do: a plugin need not import ToolOutcome.
+        error = getattr(outcome, "error", None)
+        output = getattr(outcome, "output", None)
+        return ToolResult(None if error is not None else output, _text(error), "state")
 
     async def call(self, name: str, arguments: dict[str, Any] | None, raw: str) -> ToolResult:
         answered = self.act(name, arguments, raw)
@@ -114,6 +117,10 @@ class Conversation:
 
     def snapshot(self) -> Any:
         return self.environment.snapshot()
+
+
+def _text(error: Any) -> str | None:
+    return None if error is None else error if isinstance(error, str) else str(error)
 
 
 def initial_state(suite: Suite, case: Case | None) -> Any:
