@@ -448,7 +448,7 @@ TRANSCRIPTS: dict[str, Hostile] = {
     "case a number": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(case=5)))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: case: must be text, got a number (5); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: case: expected text, got a number (5); each line must be one transcript, as `evalspec run` writes it",
     ),
     "model missing": Hostile(
         files(
@@ -456,42 +456,42 @@ TRANSCRIPTS: dict[str, Hostile] = {
             write("t.jsonl", jsonl({k: v for k, v in TRANSCRIPT.items() if k != "model"})),
         ),
         SCORE,
-        "t.jsonl:1:1: not a transcript: model: must be text, got null; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: model: is missing; each line must be one transcript, as `evalspec run` writes it",
     ),
     "prompt_tokens text": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(usage={"prompt_tokens": "x"})))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: usage.prompt_tokens: must be a whole number of 0 or more, got text ('x'); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: usage.prompt_tokens: expected a whole number of 0 or more, got text ('x'); each line must be one transcript, as `evalspec run` writes it",
     ),
     "completion_tokens negative": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(usage={"completion_tokens": -1})))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: usage.completion_tokens: must be a whole number of 0 or more, got a number (-1); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: usage.completion_tokens: expected a whole number of 0 or more, got a number (-1); each line must be one transcript, as `evalspec run` writes it",
     ),
     "usage a list": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(usage=[1])))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: usage: must be a JSON object, got a list; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: usage: expected a JSON object, got a list; each line must be one transcript, as `evalspec run` writes it",
     ),
     "trial true": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(trial=True)))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: trial: must be a whole number of 0 or more, got true/false (true); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: trial: expected a whole number of 0 or more, got true/false (true); each line must be one transcript, as `evalspec run` writes it",
     ),
     "latency text": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(latency_s="fast")))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: latency_s: must be a number, got text ('fast'); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: latency_s: expected a number, got text ('fast'); each line must be one transcript, as `evalspec run` writes it",
     ),
     "tool_calls an object": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(tool_calls={"name": "x"})))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: tool_calls: must be a list, got an object; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: tool_calls: expected a list, got an object; each line must be one transcript, as `evalspec run` writes it",
     ),
     "tool call without name": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(tool_calls=[{"arguments": {}}])))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: tool_calls[0].name: must be text, got null; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: tool_calls[0].name: is missing; each line must be one transcript, as `evalspec run` writes it",
     ),
     "tool call arguments text": Hostile(
         files(
@@ -502,47 +502,47 @@ TRANSCRIPTS: dict[str, Hostile] = {
             ),
         ),
         SCORE,
-        "t.jsonl:1:1: not a transcript: tool_calls[0].arguments: must be a JSON object, got text ('city=Paris'); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: tool_calls[0].arguments: expected a JSON object or null, got text ('city=Paris'); each line must be one transcript, as `evalspec run` writes it",
     ),
     "messages null": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(messages=None)))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: messages: must be a list, got null; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: messages: expected a list, got null; each line must be one transcript, as `evalspec run` writes it",
     ),
     "tool_calls null": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(tool_calls=None)))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: tool_calls: must be a list, got null; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: tool_calls: expected a list, got null; each line must be one transcript, as `evalspec run` writes it",
     ),
     "message a number": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(messages=[5])))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: messages[0]: must be a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: messages[0]: expected a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
     ),
     "final answer a number": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(final_answer=42)))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: final_answer: must be text or null, got a number (42); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: final_answer: expected text or null, got a number (42); each line must be one transcript, as `evalspec run` writes it",
     ),
     "line a list": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(TRANSCRIPT) + "[1, 2]\n")),
         SCORE,
-        "t.jsonl:2:1: not a transcript: the line: must be a JSON object, got a list; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:2:1: not a transcript: the line: expected a JSON object, got a list; each line must be one transcript, as `evalspec run` writes it",
     ),
     "line a number": Hostile(
         files(SUITE_FILE, write("t.jsonl", "5\n")),
         SCORE,
-        "t.jsonl:1:1: not a transcript: the line: must be a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: the line: expected a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
     ),
     "line text": Hostile(
         files(SUITE_FILE, write("t.jsonl", '"hello"\n')),
         SCORE,
-        "t.jsonl:1:1: not a transcript: the line: must be a JSON object, got text ('hello'); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: the line: expected a JSON object, got text ('hello'); each line must be one transcript, as `evalspec run` writes it",
     ),
     "line null": Hostile(
         files(SUITE_FILE, write("t.jsonl", "null\n")),
         SCORE,
-        "t.jsonl:1:1: not a transcript: the line: must be a JSON object, got null; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: the line: expected a JSON object, got null; each line must be one transcript, as `evalspec run` writes it",
     ),
     "line torn": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(TRANSCRIPT) + '{"item_id": "i2", "ca')),
@@ -570,7 +570,7 @@ TRANSCRIPTS: dict[str, Hostile] = {
     "a JSON list that is not of transcripts": Hostile(
         files(SUITE_FILE, write("t.jsonl", "[5]")),
         SCORE,
-        "t.jsonl:1:1: not a transcript: [0]: must be a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: [0]: expected a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
     ),
     "transcripts /dev/zero": Hostile(
         SUITE_FILE,

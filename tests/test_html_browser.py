@@ -12,6 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
+import msgspec
 import pytest
 from typer.testing import CliRunner
 
@@ -91,7 +92,7 @@ def _with_conversation(t: Transcript, answer: str, tool_output: str) -> Transcri
         *({"role": "tool", "tool_call_id": c["id"], "content": tool_output} for c in calls),
         {"role": "assistant", "content": answer},
     )
-    return Transcript(**{**vars(t), "messages": messages, "final_answer": answer})
+    return Transcript(**{**msgspec.structs.asdict(t), "messages": messages, "final_answer": answer})
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
+import msgspec
 import pytest
 
 from evalspec._report.html import write_html, write_runs_html
@@ -94,7 +95,7 @@ def _conversation(t: Transcript, i: int) -> Transcript:
     usage = Usage(prompt_tokens=420 + i % 50, completion_tokens=35 + i % 9)
     return Transcript(
         **{
-            **vars(t),
+            **msgspec.structs.asdict(t),
             "messages": messages,
             "final_answer": messages[-1]["content"],
             "usage": usage,

@@ -162,4 +162,6 @@ def adopt_imported(transcripts: list[Transcript], suite: Suite) -> list[Transcri
         f"note: {count} imported transcript{'s' if count != 1 else ''} labelled {label!r} "
         f"scored as the suite's only model {only!r}"
     )
-    return [replace(t, model=only) if t.model == label else t for t in transcripts]
+    from msgspec.structs import replace as changed
+
+    return [changed(t, model=only) if t.model == label else t for t in transcripts]

@@ -16,9 +16,11 @@ import asyncio
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from evalspec._plan import Plan, PlanItem, request_key
 from evalspec._providers.base import ChatRequest, Provider, ProviderError
@@ -354,7 +356,7 @@ async def run_one(
         problem = redact(f"{type(exc).__name__}: {exc}", secrets)
         t = _failed(item, f"{item.label}: unexpected failure ({problem})", "live")
     if t.error:
-        t = replace(t, error=redact(t.error, secrets))
+        t = msgspec.structs.replace(t, error=redact(t.error, secrets))
     return t
 
 

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.model import Suite
-from evalspec._transcript import Transcript
-from evalspec._util.errors import UsageError
+from evalspec._transcript import Transcript, read_line
+from evalspec._util.errors import InputError, UsageError
 from evalspec._util.files import FILE_MODE, write_text_atomic
 from evalspec._util.paths import safe_name
 from evalspec._util.reading import MAX_LOG_BYTES, read_existing
+from evalspec._util.records import RecordError
 
 if TYPE_CHECKING:
     from evalspec._plan import Plan
@@ -98,8 +99,8 @@ def read_finished(run_dir: Path) -> dict[str, Transcript]:
         if not raw.strip():
             continue
         try:
-            t = Transcript.from_dict(json.loads(raw.decode("utf-8")))
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            t = read_line(raw, str(path), number)
+        except (InputError, RecordError, UnicodeDecodeError) as exc:
             why = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "not a transcript"
             _log.warning(
                 "note: %s:%d: skipped an unreadable line (%s, e.g. cut by a crash); "
