@@ -28,6 +28,7 @@ from evalspec._providers.calls import ModelCalls, model_endpoint, register_suite
 from evalspec._runner.run_dir import (
     TRANSCRIPTS_FILE,
     ResumeState,
+    Selection,
     read_manifest,
     recordings_path,
     resume_state,
@@ -60,7 +61,7 @@ class RunOptions:
     run_dir: Path | None = None
     resume: bool = False
     recordings: Path | None = None
-    selection: dict[str, Any] = field(default_factory=dict)
+    selection: Selection = field(default_factory=Selection)
     """What was selected (cases, models, trials, shard), kept in run.json for merging."""
     keep_transcripts: bool = True
     """False: the outcome lists no transcripts (a caller that scores them as they finish,
