@@ -586,17 +586,17 @@ TRANSCRIPTS: dict[str, Hostile] = {
     "results status bogus": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(case_entry(status="bogus")))),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: cases[0].status: must be one of error, fail, pass, warn, got text ('bogus'); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: cases[0].status: expected one of error, fail, pass, warn, got text ('bogus'); pass a results.json written by evalspec run or score",
     ),
     "results case a number": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(case_entry(case=5)))),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: cases[0].case: must be text, got a number (5); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: cases[0].case: expected text, got a number (5); pass a results.json written by evalspec run or score",
     ),
     "results score text": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(case_entry(score="high")))),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: cases[0].score: must be a number, got text ('high'); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: cases[0].score: expected a number, got text ('high'); pass a results.json written by evalspec run or score",
     ),
     "results score NaN": Hostile(
         files(
@@ -617,22 +617,22 @@ TRANSCRIPTS: dict[str, Hostile] = {
     "results cases missing": Hostile(
         files(GOOD_RESULTS, write("b.json", '{"suite": "mini"}')),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: it has no `cases` list; pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: cases: is missing; pass a results.json written by evalspec run or score",
     ),
     "results cases an object": Hostile(
         files(GOOD_RESULTS, write("b.json", '{"cases": {}}')),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: cases: must be a list, got an object; pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: cases: expected a list, got an object; pass a results.json written by evalspec run or score",
     ),
     "results a list": Hostile(
         files(GOOD_RESULTS, write("b.json", "[]")),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: the file: must be a JSON object, got a list; pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: the file: expected a JSON object, got a list; pass a results.json written by evalspec run or score",
     ),
     "results row weight text": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(result_row(weight="x")))),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: results[0].rows[0].weight: must be a number, got text ('x'); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: results[0].rows[0].weight: expected a number, got text ('x'); pass a results.json written by evalspec run or score",
     ),
     "results row unknown key": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(result_row(colour="red")))),
@@ -642,7 +642,7 @@ TRANSCRIPTS: dict[str, Hostile] = {
     "results row call text": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(result_row(call="first")))),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: results[0].rows[0].call: must be a whole number of 0 or more, got text ('first'); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: results[0].rows[0].call: expected a whole number of 0 or more or null, got text ('first'); pass a results.json written by evalspec run or score",
     ),
     "results evaluator score text": Hostile(
         files(
@@ -655,7 +655,7 @@ TRANSCRIPTS: dict[str, Hostile] = {
             ),
         ),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: results[0].evaluators.order: must be a number, got text ('x'); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: results[0].evaluators.order: expected a number, got text ('x'); pass a results.json written by evalspec run or score",
     ),
     "results 5,000 levels of nesting": Hostile(
         files(GOOD_RESULTS, write("b.json", '{"cases": ' + NESTED + "}")),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from dataclasses import replace
+from msgspec.structs import replace
 
 from typer.testing import CliRunner
 

@@ -33,17 +33,27 @@ class Merged:
 def suite_of(run_dir: Path) -> tuple[str, str] | None:
     """(suite name, suite path) a run directory belongs to, from run.json or results.json."""
     from evalspec._runner.run_dir import read_manifest
-    from evalspec._scoring.results_file import RESULTS_FILE, load_results
     from evalspec._util.errors import InputError
+    from evalspec._util.reading import read_text
+    from evalspec._util.records import RecordError, decode
 
     manifest = read_manifest(run_dir)
     if manifest is not None:
         return manifest.suite, manifest.path
+    file = run_dir / "results.json"
     try:
-        results = load_results(run_dir / RESULTS_FILE)
-    except (InputError, UsageError):
+        owner = decode(read_text(file, str(file)), _Owner, str(file))
+    except (InputError, RecordError):
         return None
-    return (results.suite, results.path or "") if results.suite is not None else None
+    return (owner.suite, owner.path or "") if owner.suite is not None else None
+
+
+class _Owner(msgspec.Struct, frozen=True):
+    """The two keys of a results.json (evalspec._scoring.results_file) that name its suite;
+    the rest is not read here."""
+
+    suite: str | None = None
+    path: str | None = None
 
 
 def combine(run_dirs: Sequence[Path], suite: Path | None = None) -> Merged:

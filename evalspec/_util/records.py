@@ -94,7 +94,7 @@ def _maybe_deep(raw: bytes | str) -> bool:
 
 
 _AT = re.compile(r" - at `\$(.*)`$")
-_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 _UNKNOWN = re.compile(r"^Object contains unknown field `(.*)`$")
 _MISSING = re.compile(r"^Object missing required field `(.*)`$")
 _LENGTH = re.compile(r"^Expected `(?:array|object)` of length <= (\d+)$")
@@ -105,12 +105,16 @@ def _in_words(exc: msgspec.ValidationError, record: Any, data: Any, root: str) -
     found = _AT.search(message)
     path = found.group(1) if found else ""
     message = message[: found.start()] if found else message
-    steps: list[str | int] = [key if key else int(index) for key, index in _STEP.findall(path)]
-    where = _where(steps, root)
+    steps: list[str | int] = []
     value, typ = data, msgspec.inspect.type_info(record)
-    for step in steps:
-        value = _child(value, step)
+    for key, index in _STEP.findall(path):
+        step: str | int = key or (int(index) if index != "..." else "...")
         typ = _child_type(typ, step)
+        if step == "...":  # a value of a mapping: msgspec does not say which key
+            step = _misfit_key(value, typ)
+        steps.append(step)
+        value = _child(value, step)
+    where = _where(steps, root)
     if m := _UNKNOWN.match(message):
         return RecordError(where, f"unknown key {m.group(1)!r}")
     if m := _MISSING.match(message):
@@ -134,6 +138,18 @@ def _child(value: Any, step: str | int) -> Any:
     if isinstance(step, int):
         return value[step] if isinstance(value, list) and step < len(value) else None
     return value.get(step) if isinstance(value, dict) else None
+
+
+def _misfit_key(mapping: Any, typ: Any) -> str:
+    """The first key of `mapping` whose value is not of the simple type `typ`."""
+    ti = msgspec.inspect
+    number = (int, float)
+    checks = {ti.StrType: str, ti.FloatType: number, ti.IntType: int, ti.BoolType: bool}
+    wanted = next((t for k, t in checks.items() if isinstance(typ, k)), object)
+    for key, value in mapping.items() if isinstance(mapping, dict) else ():
+        if not isinstance(value, wanted) or (wanted is not bool and isinstance(value, bool)):
+            return str(key)
+    return "..."
 
 
 def _child_type(typ: Any, step: str | int) -> Any:
