@@ -28,22 +28,32 @@ class ToolCall(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One tool call the model made, with what the (simulated) tool answered."""
 
     name: str
+    """Tool name as the model wrote it (may be a tool the suite does not have)."""
     arguments: dict[str, Any] | None = None
-    """Parsed arguments; None when `raw_arguments` is not a JSON object."""
+    """Parsed arguments; null when raw_arguments is not a JSON object (malformed JSON)."""
     raw_arguments: str = ""
+    """The arguments exactly as the model sent them."""
     id: str = ""
+    """The call id the model gave (or one evalspec made up)."""
     output: Any = None
+    """JSON value the simulated tool returned; null when error is set."""
     error: str | None = None
+    """Error observation given back to the model instead of an output (unknown tool, arguments
+    breaking the schema, no simulated response)."""
     turn: Count = 0
-    """Index of the model turn that made the call (0 = first response)."""
+    """Index of the model answer that made the call (0 = first)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in self.__struct_fields__}
 
 
 class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Tokens summed over every model answer of the item."""
+
     prompt_tokens: Count = 0
+    """Input tokens."""
     completion_tokens: Count = 0
+    """Output tokens."""
 
     @property
     def total_tokens(self) -> int:
@@ -56,23 +66,42 @@ class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     this version cannot read must not be dropped silently."""
 
     item_id: str
+    """Content id of the plan item: a hash of the model, its parameters, the opening messages,
+    the tools, the run mode and the trial index. Resume and merge key on it."""
     case: str
+    """Name of the suite case this transcript answers; scoring finds the case by this name."""
     model: str
+    """Name (report label) of the model under test, as in the suite's models list."""
     trial: Count = 0
+    """Trial index, from 0."""
     messages: tuple[dict[str, Any], ...] = ()
-    """The conversation in OpenAI chat format, including tool results."""
+    """The whole conversation in OpenAI chat format: opening messages, each assistant answer
+    (with its tool_calls) and each tool result."""
     tool_calls: Annotated[tuple[ToolCall, ...], msgspec.Meta(max_length=MAX_CALLS_PER_CASE)] = ()
-    """Every tool call across all turns, in the order the model made them."""
+    """Every tool call across all turns, in the order the model made them, with what the
+    simulated tool answered."""
     final_answer: str | None = None
+    """The assistant's last text answer; null when it never answered in text (max_turns,
+    single_turn with calls, or an error)."""
     finish_reason: str | None = None
+    """Why the conversation ended: the endpoint's finish_reason of the last answer (stop,
+    tool_calls, length, ...), or max_turns when the turn limit cut it off, or error."""
     usage: Usage = msgspec.field(default_factory=Usage)
+    """Tokens summed over every model answer of the item."""
     latency_s: float = 0.0
+    """Seconds spent waiting for model answers (successful attempts only; retries and
+    rate-limit waits excluded); 0 for replays of old recordings without timing."""
     turns: Count = 0
+    """Number of model answers received."""
     error: str | None = None
-    """Set when the item could not be run (endpoint down, retries exhausted, ...)."""
+    """Why the item could not be run (retries exhausted, a refused request, a missing
+    recording); null when it ran. An errored item scores as status error and runs again on
+    --resume. Never contains an API key."""
     source: str = "live"
-    """Where it came from: live, replay, import:<format>."""
+    """Where the transcript came from: live, replay (recorded answers), or import:<format> for
+    imported traces."""
     version: int = TRANSCRIPT_VERSION
+    """Transcript format version."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, without copying messages (a deep copy was a run's largest cost)."""

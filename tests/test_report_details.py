@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from msgspec.structs import replace
 
+from msgspec.structs import replace
 from typer.testing import CliRunner
 
 from evalspec._cli import app
