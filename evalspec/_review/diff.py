@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from evalspec._report.columns import (
     EPS,
@@ -266,8 +268,8 @@ def _change_dict(c: CaseChange) -> dict[str, Any]:
                 "trial": r.trial,
                 "field": r.field,
                 "call": r.call,
-                "before": asdict(r.before) if r.before else None,
-                "after": asdict(r.after) if r.after else None,
+                "before": msgspec.structs.asdict(r.before) if r.before else None,
+                "after": msgspec.structs.asdict(r.after) if r.after else None,
             }
             for r in c.rows
         ],
