@@ -230,3 +230,24 @@ def test_any_field_replaced_by_any_json_reads_or_names_that_field(
             replaced = replaced[step]
         # As given (as JSON: a list for a tuple; a whole number equals the same number).
         assert json.loads(json.dumps(replaced[field[-1]])) == value
+
+
+def test_validate_does_not_import_the_records_library() -> None:
+    """`evalspec validate` is held to a few times `import yaml, jsonschema`: it reads suites
+    only, so the library the file records are declared with stays unloaded."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from evalspec._cli import app\n"
+        "try:\n"
+        "    app(['validate', 'suites/slack.yaml'], prog_name='evalspec')\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        "print('msgspec' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr

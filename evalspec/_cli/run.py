@@ -35,7 +35,7 @@ from evalspec._cli.common import (
     reports_errors,
 )
 from evalspec._cli.progress import LiveTally, ProgressBar
-from evalspec._providers.recordings import RECORD_MODES
+from evalspec._providers.base import RECORD_MODES
 from evalspec._util.errors import RunError, UsageError
 
 if TYPE_CHECKING:

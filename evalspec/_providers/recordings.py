@@ -23,11 +23,18 @@ import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO
 
 import msgspec
 
-from evalspec._providers.base import ChatRequest, ChatResponse, Provider, RecordingMissing
+from evalspec._providers.base import (
+    RECORD_MODES,
+    ChatRequest,
+    ChatResponse,
+    Provider,
+    RecordingMissing,
+    RecordMode,
+)
 from evalspec._util import redaction
 from evalspec._util.errors import Problem, RunError, SpecError
 from evalspec._util.files import atomic_write, dumps_line, locked, not_this_kind
@@ -41,8 +48,6 @@ from evalspec._util.records import RecordError, convert
 
 _log = logging.getLogger(__name__)
 
-RecordMode = Literal["auto", "offline", "record"]
-RECORD_MODES: tuple[RecordMode, ...] = ("auto", "offline", "record")
 
 HEADER_COMMENT = (
     "evalspec recorded model answers: one JSON object per line, keyed by request content id. "
