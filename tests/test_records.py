@@ -251,3 +251,23 @@ def test_validate_does_not_import_the_records_library() -> None:
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(
+    depth=st.integers(0, 260),
+    text=st.text(alphabet='[]{}"\\ab', max_size=12),
+    wrap=st.sampled_from(["[{}]", '{{"k": {}}}']),
+)
+def test_the_fast_depth_check_agrees_with_the_reader(depth: int, text: str, wrap: str) -> None:
+    """Brackets, quotes and backslashes inside strings never fool the depth check that runs
+    after a typed decode: it says too deep exactly when evalspec's JSON reader does."""
+    from evalspec._util.reading import json_depth_error
+    from evalspec._util.records import _too_deep
+
+    value: Any = [text, {text: text}]
+    for _ in range(depth):
+        value = json.loads(wrap.format(json.dumps(value)))
+    encoded = json.dumps(value)
+    assert _too_deep(encoded) == (json_depth_error(encoded) is not None)
+    assert _too_deep(encoded.encode()) == _too_deep(encoded)

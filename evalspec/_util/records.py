@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from evalspec._util.reading import MAX_JSON_DEPTH, json_depth_error, parse_json
+from evalspec._util.reading import MAX_JSON_DEPTH, parse_json
 
 T = TypeVar("T")
 
@@ -68,7 +68,7 @@ def decode(raw: bytes | str, record: type[T], name: str, line: int = 1, root: st
     except (msgspec.DecodeError, RecursionError):
         # Not JSON to msgspec: too deep, or lone surrogates, which evalspec's reader mends.
         return convert(parse_json(_text(raw), name, line), record, root)
-    if _maybe_deep(raw) and json_depth_error(_text(raw)) is not None:
+    if _maybe_deep(raw) and _too_deep(raw):
         parse_json(_text(raw), name, line)  # raises the placed "nests deeper" error
     return value
 
@@ -83,6 +83,28 @@ def convert(data: Any, record: type[T], root: str = "") -> T:
 
 def _text(raw: bytes | str) -> str:
     return raw if isinstance(raw, str) else raw.decode("utf-8")
+
+
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
+_STRING = re.compile(rb'"[^"]*"')
+_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
+
+
+def _too_deep(raw: bytes | str) -> bool:
+    """Whether JSON text (already parsed, so well formed) nests deeper than MAX_JSON_DEPTH.
+
+    All in C, a tenth of a second for a 5 MB results file: escaped quotes and backslashes are
+    cut, then every byte but quotes and brackets; what strings still hold is cut; then each
+    pass removes the innermost empty pairs, and a text still holding brackets after
+    MAX_JSON_DEPTH passes is too deep (a results file nests six levels: six passes)."""
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    rest = _STRING.sub(b"", data.translate(None, _NOT_STRUCTURE).replace(b'""', b""))
+    for _ in range(MAX_JSON_DEPTH):
+        if not rest:
+            return False
+        rest = _EMPTY_PAIR.sub(b"", rest)
+    return bool(rest)
 
 
 def _maybe_deep(raw: bytes | str) -> bool:
