@@ -120,24 +120,32 @@ def _summary(column: Column, results: ResultsFile) -> dict[str, Any]:
     m = column.summary
     passing = sum(s.status in ("pass", "warn") for s in column.cells.values())
     n = len(column.cells)
-    latency = m.latency_s if m else 0.0
+    if m is None:  # a results file without this model's summary: its figures are unknown
+        figures = dict.fromkeys(("mean", "pass_at_k", "pass_hat_k", "cost"), "-")
+        figures |= {"pass_at_k": "- (k=1)", "pass_rate_ci": "", "mean_ci": "", "over_budget": ""}
+        latency, tokens = 0.0, 0
+    else:
+        figures = {
+            "mean": f"{m.mean_score:.3f}",
+            "pass_at_k": f"{m.pass_at_k:.2f} (k={m.k})",
+            "pass_hat_k": f"{m.pass_hat_k:.2f}",
+            "cost": "-" if m.cost is None else f"{m.cost:.4f}",
+            "pass_rate_ci": _interval(m.pass_rate_ci, percent=True),
+            "mean_ci": _interval(m.mean_score_ci, percent=False),
+            "over_budget": "; ".join(shown(x) for x in m.over_budget),
+        }
+        latency, tokens = m.latency_s, m.tokens
     return {
         "label": column.label,
         "cases": n,
         "pass_rate": f"{passing / n:.0%}" if n else "-",
-        "mean": _figure(m and m.mean_score, "{:.3f}"),
-        "pass_at_k": _figure(m and m.pass_at_k, "{:.2f}") + f" (k={m.k if m else 1})",
-        "pass_hat_k": _figure(m and m.pass_hat_k, "{:.2f}"),
-        "tokens": f"{m.tokens if m else 0:,}",
+        "tokens": f"{tokens:,}",
         "latency": f"{latency:.1f} s",
         "latency_mean": f"{latency / n:.2f} s" if n else "-",
-        "cost": _figure(m and m.cost, "{:.4f}"),
         "bars": _bars(column),
         "thresholds": _thresholds(results),
-        "pass_rate_ci": _interval(m and m.pass_rate_ci, percent=True),
-        "mean_ci": _interval(m and m.mean_score_ci, percent=False),
         "flaky": _flaky(column, results),
-        "over_budget": "; ".join(shown(x) for x in m.over_budget) if m else "",
+        **figures,
     }
 
 
@@ -156,11 +164,6 @@ def _flaky(column: Column, results: ResultsFile) -> str:
         if c.model == column.model and c.flaky
     ]
     return ("flaky: " + ", ".join(found[:20]) + (" …" if len(found) > 20 else "")) if found else ""
-
-
-def _figure(value: float | None, fmt: str) -> str:
-    """A summary figure, or `-` when the run does not have it (older results.json)."""
-    return "-" if value is None else fmt.format(value)
 
 
 def _run_meta(run: HtmlRun) -> dict[str, Any]:

@@ -165,8 +165,12 @@ def _child(value: Any, step: str | int) -> Any:
 def _misfit_key(mapping: Any, typ: Any) -> str:
     """The first key of `mapping` whose value is not of the simple type `typ`."""
     ti = msgspec.inspect
-    number = (int, float)
-    checks = {ti.StrType: str, ti.FloatType: number, ti.IntType: int, ti.BoolType: bool}
+    checks: dict[type, type | tuple[type, ...]] = {
+        ti.StrType: str,
+        ti.FloatType: (int, float),
+        ti.IntType: int,
+        ti.BoolType: bool,
+    }
     wanted = next((t for k, t in checks.items() if isinstance(typ, k)), object)
     for key, value in mapping.items() if isinstance(mapping, dict) else ():
         if not isinstance(value, wanted) or (wanted is not bool and isinstance(value, bool)):
