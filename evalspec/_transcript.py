@@ -100,12 +100,16 @@ class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     source: str = "live"
     """Where the transcript came from: live, replay (recorded answers), or import:<format> for
     imported traces."""
+    state: Any = None
+    """The state the conversation ended in (stateful suites only; absent from the file else)."""
     version: int = TRANSCRIPT_VERSION
     """Transcript format version."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, without copying messages (a deep copy was a run's largest cost)."""
         data = {f: getattr(self, f) for f in self.__struct_fields__}
+        if self.state is None:
+            del data["state"]
         data["messages"] = list(self.messages)
         data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
         data["usage"] = {f: getattr(self.usage, f) for f in Usage.__struct_fields__}
