@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from evalspec._api.collector import RunCollector
     from evalspec._critics.base import Embedder
     from evalspec._plan import Plan
-    from evalspec._providers.recordings import RecordMode
+    from evalspec._providers.base import RecordMode
     from evalspec._report.files import ReportFiles
     from evalspec._report.records import Report
     from evalspec._runner.evidence import StaleTranscript
@@ -179,6 +179,7 @@ def _run(
     from evalspec._runner import RunOptions, run_plan
     from evalspec._runner.execute import model_calls, resume_of
     from evalspec._runner.run_dir import (
+        Selection,
         completed,
         default_run_dir,
         read_manifest,
@@ -204,11 +205,11 @@ def _run(
     if req.resume and not req.resume.is_dir():
         raise UsageError(f"--resume {req.resume}: no such run directory")
     if req.resume:
-        manifest = read_manifest(req.resume) or {}
-        if manifest.get("suite") not in (None, suite.name):
+        manifest = read_manifest(req.resume)
+        if manifest is not None and manifest.suite != suite.name:
             raise UsageError(
-                f"--resume {req.resume}: that run is of suite {manifest['suite']!r} "
-                f"({manifest.get('path', '?')}), not {suite.name!r}; resume it with its own suite"
+                f"--resume {req.resume}: that run is of suite {manifest.suite!r} "
+                f"({manifest.path or '?'}), not {suite.name!r}; resume it with its own suite"
             )
     if req.out and not req.resume:
         refuse_used_out(req.out)
@@ -219,12 +220,7 @@ def _run(
         run_dir=run_dir,
         resume=bool(req.resume),
         recordings=req.recordings,
-        selection={
-            "cases": req.cases,
-            "models": req.models,
-            "trials": req.trials,
-            "shard": req.shard,
-        },
+        selection=Selection(cases=req.cases, models=req.models, trials=req.trials, shard=req.shard),
         keep_transcripts=False,  # scored as they finish (below), then forgotten
     )
     calls = model_calls(suite, options)  # one call policy (and rate limit) for run and judge

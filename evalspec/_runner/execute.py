@@ -16,9 +16,11 @@ import asyncio
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from evalspec._plan import Plan, PlanItem, request_key
 from evalspec._providers.base import ChatRequest, Provider, ProviderError
@@ -26,6 +28,7 @@ from evalspec._providers.calls import ModelCalls, model_endpoint, register_suite
 from evalspec._runner.run_dir import (
     TRANSCRIPTS_FILE,
     ResumeState,
+    Selection,
     read_manifest,
     recordings_path,
     resume_state,
@@ -44,7 +47,7 @@ from evalspec._util.files import FILE_MODE, dumps_line
 from evalspec._util.redaction import redact, secrets_from_env
 
 if TYPE_CHECKING:
-    from evalspec._providers.recordings import RecordMode
+    from evalspec._providers.base import RecordMode
 
 _OBSERVATION = json.JSONEncoder(ensure_ascii=False)
 
@@ -63,7 +66,7 @@ class RunOptions:
     run_dir: Path | None = None
     resume: bool = False
     recordings: Path | None = None
-    selection: dict[str, Any] = field(default_factory=dict)
+    selection: Selection = field(default_factory=Selection)
     """What was selected (cases, models, trials, shard), kept in run.json for merging."""
     keep_transcripts: bool = True
     """False: the outcome lists no transcripts (a caller that scores them as they finish,
@@ -181,7 +184,7 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
 
     conversation = conversations(plan.suite, simulator).open(item.case)
     t = await _conversation(item, plan, provider, conversation)
-    return replace(t, state=conversation.snapshot())
+    return msgspec.structs.replace(t, state=conversation.snapshot())
 
 
 async def _conversation(
@@ -375,7 +378,7 @@ async def run_one(
         problem = redact(f"{type(exc).__name__}: {exc}", secrets)
         t = _failed(item, f"{item.label}: unexpected failure ({problem})", "live")
     if t.error:
-        t = replace(t, error=redact(t.error, secrets))
+        t = msgspec.structs.replace(t, error=redact(t.error, secrets))
     return t
 
 

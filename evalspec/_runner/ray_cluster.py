@@ -37,7 +37,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from evalspec._plan import Plan, PlanItem, request_key
-from evalspec._providers.base import ChatRequest, ChatResponse, Limiter, Provider
+from evalspec._providers.base import ChatRequest, ChatResponse, Limiter, Provider, RecordMode
 from evalspec._providers.calls import (
     ModelCalls,
     model_endpoint,
@@ -45,7 +45,7 @@ from evalspec._providers.calls import (
     rate_key,
     register_suite_secrets,
 )
-from evalspec._providers.recordings import RecordingProvider, Recordings, RecordMode
+from evalspec._providers.recordings import RecordingProvider, Recordings
 from evalspec._runner.execute import (
     RunOptions,
     RunOutcome,
