@@ -37,6 +37,7 @@ from evalspec._cli.common import (
 from evalspec._cli.progress import LiveTally, ProgressBar
 from evalspec._providers.recordings import RECORD_MODES
 from evalspec._util.errors import RunError, UsageError
+from evalspec._util.ray_batches import RAY_BATCH, RAY_EMBED_BATCH
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -74,9 +75,9 @@ class RunRequest:
     resume: Path | None = None
     ray: str | None = None
     """Run on a Ray cluster: `auto` or its address."""
-    ray_batch: int = 64
+    ray_batch: int = RAY_BATCH
     """Items per batch sent to a Ray worker."""
-    ray_embed_batch: int = 256
+    ray_embed_batch: int = RAY_EMBED_BATCH
     """Texts per batch of the cluster's embedding step (Ray Data map_batches)."""
 
 
@@ -112,7 +113,7 @@ def run(
     ] = None,
     ray_batch: Annotated[
         int, typer.Option(min=1, help="Items per batch sent to one Ray worker.")
-    ] = 64,
+    ] = RAY_BATCH,
     ray_embed_batch: Annotated[
         int,
         typer.Option(
@@ -120,7 +121,7 @@ def run(
             help="Texts per batch when a Ray run embeds texts for similarity critics on the "
             "cluster (one model replica per GPU, else per CPU).",
         ),
-    ] = 256,
+    ] = RAY_EMBED_BATCH,
     junit: JunitOpt = None,
     markdown: MarkdownOpt = None,
     html: HtmlOpt = None,

@@ -24,8 +24,8 @@ from evalspec._scoring.reasons import join_reasons
 from evalspec._scoring.tool_names import tool_name_key
 from evalspec._scoring.types import Row
 from evalspec._suite.model import EvaluatorSpec, ExpectedCall
+from evalspec._tools.toolbench_names import api_call_score, is_api_call, name_key
 from evalspec._tools.toolbench_names import function_name as toolbench_function_name
-from evalspec._tools.toolbench_names import name_key
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import Problem, SpecError
 from evalspec._util.json_values import json_equal, parse_json_value
@@ -532,11 +532,10 @@ def _api_call_score(ctx: _Context) -> _Outcome:
     gold: dict[str, str] = {}
     for name in gold_names:
         gold.setdefault(ctx.key(name_key(name)), name)
-    called = {
-        ctx.key(name_key(c.name)) for c in ctx.transcript.tool_calls if c.name.lower() != "finish"
-    }
+    apis = [c.name for c in ctx.transcript.tool_calls if is_api_call(c.name)]
+    called = {ctx.key(name_key(name)) for name in apis}
     matched = [shown for key, shown in gold.items() if key in called]
-    score = len(matched) / len(gold) if gold else 0.0
+    score = api_call_score(called, gold)
     rows = [
         _row(
             ctx,
@@ -553,7 +552,7 @@ def _api_call_score(ctx: _Context) -> _Outcome:
         rows = [_row(ctx, "", [], sorted(called), 0.0, 1, "no gold APIs: the score is 0.0")]
     justification = {
         "gold": list(gold.values()),
-        "called": sorted({c.name for c in ctx.transcript.tool_calls if c.name.lower() != "finish"}),
+        "called": sorted(set(apis)),
         "matched": matched,
     }
     return score, justification, rows

@@ -47,8 +47,7 @@ from evalspec._suite.stream import load_streaming
 from evalspec._suite.yaml_hints import cut_text_problems, implicit_reading, may_cut_text
 from evalspec._tool_schema import tool_validator
 from evalspec._util.errors import Problem, SpecError
-from evalspec._util.fast_schema import compiled_check
-from evalspec._util.schemas import default_api_key_env
+from evalspec._util.schemas import compiled_check, default_api_key_env
 
 _CASE_TRIALS = default(Case, "trials")
 _CASE_PASS_RULE = default(Case, "pass_rule")
