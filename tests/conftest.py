@@ -45,15 +45,6 @@ def transcript(
     )
 
 
-@pytest.fixture(autouse=True)
-def _forget_registered_secrets():
-    """Secrets one test's run registered must not scrub another test's output."""
-    from evalspec._util import redaction
-
-    yield
-    redaction.forget_all()
-
-
 @pytest.fixture
 def no_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only evalspec's own critics and checks, whatever plugins are installed (exact messages
