@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,12 +111,23 @@ def locked(path: Path) -> Iterator[int]:
 
 
 def lock_descriptor(fd: int, *, wait: bool = True) -> bool:
-    """Lock an open file exclusively for this process (flock on POSIX, LockFileEx on Windows,
-    through filelock's portable primitive); closing the descriptor releases it. Without `wait`,
-    False when another process holds it."""
-    import filelock  # only where a lock is taken: most commands never take one
+    """Lock an open file exclusively for this process; closing the descriptor releases it.
+    Without `wait`, False when another process holds it.
 
-    return filelock.lock_descriptor(fd, blocking=wait, poll_interval=0.005)
+    flock on POSIX; on Windows, filelock's LockFileEx on the first byte (the same primitive
+    filelock's own locks use there). Each is imported only where a lock is taken, and only on
+    its platform: filelock's import costs a run ~30 ms, fcntl's nothing."""
+    if sys.platform == "win32":
+        import filelock
+
+        return filelock.lock_descriptor(fd, blocking=wait, poll_interval=0.005)
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)

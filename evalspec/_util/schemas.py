@@ -39,9 +39,9 @@ def suite_schema() -> dict[str, Any]:
     from importlib import resources
 
     packaged = resources.files("evalspec").joinpath("suite.schema.json")
-    if packaged.is_file():
-        return json.loads(packaged.read_text(encoding="utf-8"))
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    source = packaged if packaged.is_file() else SCHEMA_PATH
+    schema: dict[str, Any] = json.loads(source.read_text(encoding="utf-8"))
+    return schema
 
 
 def schema_default(pointer: str) -> Any:
