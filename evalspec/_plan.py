@@ -162,10 +162,13 @@ def compile_plan(
             offered_of[offered_key] = (offered, _encode(list(offered)))
         offered, offered_json = offered_of[offered_key]
         n_trials = trials or case.trials
+        # Stateful cases may open with the same request from different states: the case's
+        # name keeps their ids apart (not the state, so a changed state keeps the ids).
+        case_part = f'"case":{_encode(case.name)},' if suite.stateful else ""
         for model, key_text in key_texts:
             for trial in range(n_trials):
                 first = key_text.key(messages_json, offered_json, trial)
-                item_id = _hash(f'{{"first":"{first}"{id_tail}')
+                item_id = _hash(f'{{{case_part}"first":"{first}"{id_tail}')
                 items.append(
                     PlanItem(item_id, case, model, trial, messages, n_trials, offered, first)
                 )

@@ -67,10 +67,14 @@ class Transcript:
     """Set when the item could not be run (endpoint down, retries exhausted, ...)."""
     source: str = "live"
     """Where it came from: live, replay, import:<format>."""
+    state: Any = None
+    """The state the conversation ended in (stateful suites only; absent from the file else)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, without copying messages (asdict's deep copy was a run's largest cost)."""
         data = dict(vars(self))
+        if self.state is None:
+            del data["state"]
         data["version"] = TRANSCRIPT_VERSION
         data["messages"] = list(self.messages)
         data["tool_calls"] = [dict(vars(c)) for c in self.tool_calls]
@@ -109,6 +113,7 @@ class Transcript:
             turns=data.get("turns", 0),
             error=data.get("error"),
             source=data.get("source", "live"),
+            state=data.get("state"),
         )
 
 

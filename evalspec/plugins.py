@@ -1,4 +1,5 @@
-"""Writing critics, evaluators and final-answer checks: the interfaces, and how to register one.
+"""Writing critics, evaluators, final-answer checks and tool environments: the interfaces, and
+how to register one.
 
 evalspec's own checks are registered exactly as a plugin's are (`@register(kind)`), in one
 registry; `find(kind, name)` resolves either, and `evalspec schema` lists both. An installed
@@ -15,6 +16,8 @@ did-you-mean) and scoring all read the registry. What each kind registers:
 - ``evaluator``: an `Evaluator`, ``fn(EvaluatorInput) -> CheckReturn``.
 - ``final_answer``: an `AnswerCheck`, ``fn(AnswerInput) -> CheckReturn``, or an async function
   (the LLM judge is one). A missing answer scores 0 before the function is called.
+- ``environment``: a factory ``factory(state, params) -> ToolEnvironment`` (answering calls
+  with a `ToolOutcome`), named by a suite's ``environment: {kind: ...}``.
 
 `CheckReturn` is a score in [0, 1], ``(score, details)`` or a `Verdict` (with `Finding` rows
 that explain it); raise ValueError for bad options. Plugins written for the older positional
@@ -37,6 +40,7 @@ from evalspec._scoring.protocols import (
     Finding,
     Verdict,
 )
+from evalspec._tools.environment import ToolEnvironment, ToolOutcome
 from evalspec._util.registry import (
     BUILTIN,
     DISABLE_ENV,
@@ -69,6 +73,8 @@ __all__ = [
     "Finding",
     "Kind",
     "Plugin",
+    "ToolEnvironment",
+    "ToolOutcome",
     "Verdict",
     "allow_only",
     "find",

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import git
 
 from evalspec._providers.recordings import RecordingProvider, Recordings
 from evalspec._runner import RunOptions, run_plan_async
@@ -24,17 +25,6 @@ REVIEW_SH = ROOT / "action" / "review.sh"
 BIN = Path(sys.executable).parent
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -128,7 +118,7 @@ def test_sample_pull_request_is_reviewed_in_one_comment(repo, tmp_path):
     ]
     assert "similarity 0.91 now not matched" in comment
     assert 'user message: "Great, DM her that the report is ready." -> "Great' in comment
-    assert "Untouched: `suites/calc.yaml`, `suites/math.yaml`" in comment
+    assert "Untouched: `suites/calc.yaml`, `suites/calendar.yaml`, `suites/math.yaml`" in comment
     # Repository-relative paths only, and the checkout is left as it was.
     assert str(tmp_path) not in markdown and "/tmp/" not in markdown
     assert git(repo, "status", "--porcelain") == ""
@@ -140,7 +130,10 @@ def test_untouched_suites_fold_into_one_line_and_exit_0(repo, tmp_path):
     done, output, comment, _ = run_review(repo, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "exit-code=0" in output
-    assert "Untouched: `suites/calc.yaml`, `suites/slack.yaml`, `suites/weather.yaml`" in comment
+    assert (
+        "Untouched: `suites/calc.yaml`, `suites/calendar.yaml`, `suites/slack.yaml`, "
+        "`suites/weather.yaml`" in comment
+    )
     # A file whose text changed is never called untouched, even when only a comment did.
     assert "- `suites/math.yaml`: the file's text changed (comments or layout" in rendered(comment)
     assert "### Cases" not in comment

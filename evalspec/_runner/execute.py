@@ -165,7 +165,21 @@ def live_factory(model: ModelSpec, calls: ModelCalls) -> Callable[[], Provider]:
 
 
 async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: Any) -> Transcript:
-    """The agent loop: ask the model, answer its tool calls, repeat until it answers in text."""
+    """The agent loop: ask the model, answer its tool calls, repeat until it answers in text.
+
+    In a stateful suite the transcript also records the state the conversation ended in."""
+    if not plan.suite.stateful:
+        return await _conversation(item, plan, provider, simulator)
+    from evalspec._tools.environment import conversations
+
+    conversation = conversations(plan.suite, simulator).open(item.case)
+    t = await _conversation(item, plan, provider, conversation)
+    return replace(t, state=conversation.snapshot())
+
+
+async def _conversation(
+    item: PlanItem, plan: Plan, provider: Provider, simulator: Any
+) -> Transcript:
     suite = plan.suite
     messages: list[dict[str, Any]] = [dict(m) for m in item.messages]
     tools = list(item.tools)  # the plan resolved them: a case offering none offers none

@@ -1,4 +1,5 @@
-"""One registry for everything a suite names by kind: critics, evaluators, final-answer checks.
+"""One registry for everything a suite names by kind: critics, evaluators, final-answer checks,
+tool environments.
 
 evalspec's own checks and an installed plugin's are the same kind of thing: both register with
 `register(kind)`, both are found with `find(kind, name)`, and `evalspec schema`, `validate` and
@@ -51,6 +52,7 @@ KINDS: dict[str, Kind] = {
         Kind("critic", "critic", "evalspec._critics", call_arity=0),
         Kind("evaluator", "evaluator", "evalspec._scoring.evaluators"),
         Kind("final_answer", "final-answer check", "evalspec._scoring.final_answer"),
+        Kind("environment", "tool environment", call_arity=0),
     )
 }
 """Adding a kind is one line here."""
