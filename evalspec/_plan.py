@@ -84,6 +84,8 @@ class _KeyText:
 
 @dataclass(frozen=True)
 class PlanItem:
+    """One case × model × trial, with the content id of its request to the model."""
+
     id: str
     case: Case
     model: ModelSpec
@@ -105,6 +107,8 @@ class PlanItem:
 
 @dataclass(frozen=True)
 class Plan:
+    """Every (case, model, trial) a run does, in order, with the tools offered."""
+
     suite: Suite
     items: tuple[PlanItem, ...]
     tools: tuple[dict[str, Any], ...]

@@ -52,6 +52,8 @@ TOO_MANY_CALLS = "too_many_calls"
 
 @dataclass
 class RunOptions:
+    """How `run_plan` runs: recordings mode, concurrency, run directory, resume."""
+
     record: str = "auto"
     """auto: replay recorded answers, call for the rest; offline: replay only; record: refresh."""
     concurrency: int | None = None
@@ -67,6 +69,8 @@ class RunOptions:
 
 @dataclass
 class RunOutcome:
+    """What `run_plan` did: the transcripts (unless streamed), and what was replayed or called."""
+
     transcripts: list[Transcript]
     run_dir: Path | None
     resumed: int = 0

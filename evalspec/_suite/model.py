@@ -336,6 +336,8 @@ class EnvironmentSpec:
 
 @dataclass(frozen=True)
 class Suite:
+    """A loaded, validated suite: models, tools, cases (defaults merged in), settings."""
+
     name: str
     path: str
     tools: tuple[Tool, ...]

@@ -24,6 +24,8 @@ from evalspec._util.schemas import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT
 
 @dataclass
 class RefreshOutcome:
+    """The lock file written, the tools each MCP server listed, and what changed."""
+
     lock_file: Path
     servers: dict[str, list[str]] = field(default_factory=dict)
     """Server key -> names of the tools it listed."""
