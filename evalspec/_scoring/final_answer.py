@@ -13,8 +13,7 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +58,7 @@ def check_final_answer(
     if answer is None or not answer.strip():
         return _no_answer(check)
     entry = _entry(check)
-    if inspect.iscoroutinefunction(entry.impl):
+    if entry.asynchronous:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -72,9 +71,11 @@ def check_final_answer(
             f"check_final_answer called inside an event loop for the async check {check.kind!r}; "
             "await acheck_final_answer"
         )
-    with _spec_errors(check, entry):
+    try:
         result = _call(entry, check, answer, embedder, judge, question)
         return _finish(check, entry, answer, result)
+    except ValueError as exc:
+        raise _check_error(check, entry, exc) from None
 
 
 async def acheck_final_answer(
@@ -90,18 +91,20 @@ async def acheck_final_answer(
     if answer is None or not answer.strip():
         return _no_answer(check)
     entry = _entry(check)
-    with _spec_errors(check, entry):
+    try:
         result = _call(entry, check, answer, embedder, judge, question)
         if inspect.isawaitable(result):
             result = await result
         return _finish(check, entry, answer, result)
+    except ValueError as exc:
+        raise _check_error(check, entry, exc) from None
 
 
 def is_async_check(kind: str) -> bool:
     """Is the check of this name an async function (the judge, or a plugin's)? It then needs
     `acheck_final_answer`, or a loop of its own."""
     entry = find("final_answer", kind)
-    return entry is not None and inspect.iscoroutinefunction(entry.impl)
+    return entry is not None and entry.asynchronous
 
 
 def judge_criteria(check: FinalAnswerCheck) -> str:
@@ -138,18 +141,12 @@ def _call(
     return entry.impl(AnswerInput(answer, params, question, embedder, judge))
 
 
-@contextmanager
-def _spec_errors(check: FinalAnswerCheck, entry: Entry) -> Iterator[None]:
+def _check_error(check: FinalAnswerCheck, entry: Entry, exc: ValueError) -> Exception:
     """Bad options are the suite's mistake: reported at the check's place. A built-in's other
-    ValueErrors are bugs and propagate."""
-    try:
-        yield
-    except ParamError as exc:
-        raise _spec_error(check, str(exc)) from None
-    except ValueError as exc:
-        if entry.builtin:
-            raise
-        raise _spec_error(check, str(exc)) from None
+    ValueErrors are bugs and propagate as they are."""
+    if isinstance(exc, ParamError) or not entry.builtin:
+        return _spec_error(check, str(exc))
+    return exc
 
 
 def _finish(check: FinalAnswerCheck, entry: Entry, answer: str, result: Any) -> EvaluatorResult:

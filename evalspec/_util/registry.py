@@ -75,10 +75,13 @@ class Entry:
     legacy: bool = False
     """An old positional plugin: ``fn(transcript, expected_calls, params)`` for an evaluator,
     ``fn(answer, params)`` for a final-answer check."""
+    asynchronous: bool = False
+    """An `async def` (a check that needs an event loop, as the LLM judge does)."""
+    builtin: bool = field(init=False)
+    """evalspec's own (worked out once: lookups read it on every check)."""
 
-    @property
-    def builtin(self) -> bool:
-        return self.origin == BUILTIN and not self.from_entry_point
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "builtin", self.origin == BUILTIN and not self.from_entry_point)
 
 
 Plugin = Entry
@@ -134,6 +137,7 @@ def register(
             origin,
             from_entry_point,
             _legacy(kind, impl),
+            inspect.iscoroutinefunction(impl),
         )
         return impl
 
@@ -251,6 +255,9 @@ def find(kind: str, name: str) -> Entry | None:
     """The entry a suite means by `name` of this kind, built-in or installed; None if unknown.
 
     A built-in is found without looking at installed plugins."""
+    entry = _REGISTRY[kind].get(name)
+    if entry is not None and entry.builtin:
+        return entry  # the path every check of a suite takes: two dict lookups
     _load_builtins(kind)
     entry = _REGISTRY[kind].get(name)
     if entry is None or not entry.builtin:
