@@ -95,16 +95,16 @@ def _result(
 ) -> CaseResult:
     tally = tally or _Explanation()
     return CaseResult(
-        t.item_id,
-        t.case,
-        t.model,
-        t.trial,
-        score,
-        status,
-        reason,
-        tuple(tally.rows),
-        tally.evaluators,
-        tally.details,
+        item_id=t.item_id,
+        case=t.case,
+        model=t.model,
+        trial=t.trial,
+        score=score,
+        status=status,
+        reason=reason,
+        rows=tuple(tally.rows),
+        evaluators=tally.evaluators,
+        details=tally.details,
     )
 
 
