@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from evalspec._api.rescore import Adopted, Judged, Rescored, judge, rescore
     from evalspec._api.review import GATE_NAMES, compare, diff, review
     from evalspec._api.run import (
-        RAY_BATCH,
-        RAY_EMBED_BATCH,
         Merged,
         RecordingsMissing,
         RunInterrupted,
@@ -67,6 +65,7 @@ if TYPE_CHECKING:
     from evalspec._tools.mcp_refresh import RefreshOutcome
     from evalspec._transcript import Transcript, load_transcripts, write_transcripts
     from evalspec._util.errors import EvalspecError, Problem, RunError, SpecError, UsageError
+    from evalspec._util.ray_batches import RAY_BATCH, RAY_EMBED_BATCH
 
 __all__ = [
     "GATE_NAMES",
@@ -138,8 +137,6 @@ __all__ = [
 _WHERE: dict[str, tuple[str, ...]] = {
     "evalspec._api.run": (
         "Merged",
-        "RAY_BATCH",
-        "RAY_EMBED_BATCH",
         "RecordingsMissing",
         "RunInterrupted",
         "RunProgress",
@@ -184,6 +181,7 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "evalspec._suite.validate": ("check_suite", "load_suite"),
     "evalspec._tools.mcp_refresh": ("RefreshOutcome",),
     "evalspec._transcript": ("Transcript", "load_transcripts", "write_transcripts"),
+    "evalspec._util.ray_batches": ("RAY_BATCH", "RAY_EMBED_BATCH"),
     "evalspec._util.errors": ("EvalspecError", "Problem", "RunError", "SpecError", "UsageError"),
 }
 """The private module each public name lives in."""

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from evalspec._providers.calls import ModelCalls
     from evalspec._report.records import Report
     from evalspec._runner.estimate import ModelEstimate
-    from evalspec._scoring.final_answer import Judge
+    from evalspec._scoring.protocols import Judge
     from evalspec._suite.model import Suite
     from evalspec._tools.mcp_refresh import RefreshOutcome
     from evalspec._transcript import Transcript

@@ -23,10 +23,11 @@ from evalspec._scoring.types import CaseResult
 from evalspec._scoring.usage import UsageTally
 from evalspec._suite.model import Suite
 from evalspec._transcript import Transcript
+from evalspec._util.redaction import secret_scope
 
 if TYPE_CHECKING:
     from evalspec._providers.calls import ModelCalls
-    from evalspec._scoring.final_answer import Judge
+    from evalspec._scoring.protocols import Judge
 
 
 @dataclass(frozen=True)
@@ -126,11 +127,13 @@ def build_report(
 ) -> Report:
     """Score transcripts and summarise them: the one way every command makes a Report.
 
-    Without `calls` (a run's ModelCalls) an LLM judge only reads its cache."""
+    Without `calls` (a run's ModelCalls) an LLM judge only reads its cache. Secrets a judge
+    registers are the call's (`redaction.secret_scope`)."""
     from evalspec._scoring.scorer import Scorer
 
-    scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
-    results = scorer.score_all(list(transcripts))
+    with secret_scope():
+        scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
+        results = scorer.score_all(list(transcripts))
     tally = UsageTally()
     for t in transcripts:
         tally.add(t)

@@ -47,7 +47,7 @@ from evalspec._suite.model import Gate, Suite
 from evalspec._transcript import Transcript
 
 if TYPE_CHECKING:
-    from evalspec._scoring.final_answer import Judge
+    from evalspec._scoring.protocols import Judge
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1

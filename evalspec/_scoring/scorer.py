@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from evalspec._critics.base import Embedder
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.budgets import over_case_budget
-from evalspec._scoring.final_answer import Judge, JudgeUnavailable
+from evalspec._scoring.final_answer import JudgeUnavailable
 from evalspec._scoring.matching import (
     ArgJudge,
     PairScore,
@@ -40,6 +40,7 @@ from evalspec._scoring.matching import (
     score_pair,
     texts_for_pair,
 )
+from evalspec._scoring.protocols import Judge
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
@@ -408,12 +409,18 @@ class Scorer:
         return self._judges[key]
 
     def _final_answer(self, check: FinalAnswerCheck, t: Transcript, case: Case) -> Any:
-        from evalspec._scoring.final_answer import acheck_final_answer, check_final_answer
+        from evalspec._scoring.final_answer import (
+            acheck_final_answer,
+            check_final_answer,
+            is_async_check,
+        )
 
         question = case_question(case)
-        if check.kind == "judge":
-            judge = self._judge or self._cached_judge(check)
-            coro = acheck_final_answer(check, t.final_answer, judge=judge, question=question)
+        judge = (self._judge or self._cached_judge(check)) if check.kind == "judge" else None
+        if is_async_check(check.kind):
+            coro = acheck_final_answer(
+                check, t.final_answer, embedder=self._embedder, judge=judge, question=question
+            )
             try:
                 asyncio.get_running_loop()
             except RuntimeError:

@@ -18,7 +18,7 @@ from evalspec._transcript import Transcript
 
 if TYPE_CHECKING:
     from evalspec._providers.calls import ModelCalls
-    from evalspec._scoring.final_answer import Judge
+    from evalspec._scoring.protocols import Judge
 
 CHUNK = 1000
 """Transcripts scored together: large enough to batch embeddings, small enough to forget."""
