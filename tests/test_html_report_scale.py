@@ -216,6 +216,8 @@ def _case_url(run_dir: Path, case: str, model: str | None = None) -> str:
 
 @pytest.mark.parametrize("size", [(1440, 900), (800, 700), (390, 800)])
 def test_a_case_low_in_a_long_list_opens_where_it_can_be_read(browser, run_dir, shots, size):
+    from playwright.sync_api import expect  # the browser fixture has found it installed
+
     pg = _open(browser, (run_dir / "report.html").as_uri(), *size)
     assert pg.inner_text("#count") == f"{CASES} of {CASES} cases"
     pg.locator("#viewport").evaluate("v => v.scrollTop = v.scrollHeight")
@@ -231,9 +233,9 @@ def test_a_case_low_in_a_long_list_opens_where_it_can_be_read(browser, run_dir, 
     pg.screenshot(path=str(shots / f"report-case-{size[0]}.png"))
     # Next and previous walk the list; Escape closes and the list is whole again.
     pg.click("#prev")
-    assert pg.inner_text("#detail h2") == "review 298 in Turin"
+    expect(pg.locator("#detail h2")).to_have_text("review 298 in Turin")
     pg.keyboard.press("Escape")
-    assert pg.is_hidden("#detail")
+    expect(pg.locator("#detail")).to_be_hidden()  # waits for the page to react, then asserts
     assert pg.errors == []
     pg.context.close()
 
