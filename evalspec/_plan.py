@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalspec._suite.limits import max_plan_items
-from evalspec._suite.model import Case, ModelSpec, Suite
+from evalspec._suite.model import Case, ExpectedCall, ModelSpec, Suite
 from evalspec._util.errors import UsageError
 
 ID_VERSION = 1
@@ -120,7 +120,7 @@ class Plan:
                     "case": it.case.name,
                     "model": it.model.name,
                     "trial": it.trial,
-                    "expected_calls": [c.tool for c in it.case.expect.tool_calls],
+                    "expected_calls": [c.tool for c in expected_calls(it.case)],
                     "tags": list(it.case.tags),
                 }
                 for it in self.items
@@ -162,10 +162,13 @@ def compile_plan(
             offered_of[offered_key] = (offered, _encode(list(offered)))
         offered, offered_json = offered_of[offered_key]
         n_trials = trials or case.trials
+        tail = id_tail
+        if case.multi_turn:  # the later user turns shape the answers too
+            tail = id_tail[:-1] + conversation_id_part(case, suite) + "}"
         for model, key_text in key_texts:
             for trial in range(n_trials):
                 first = key_text.key(messages_json, offered_json, trial)
-                item_id = _hash(f'{{"first":"{first}"{id_tail}')
+                item_id = _hash(f'{{"first":"{first}"{tail}')
                 items.append(
                     PlanItem(item_id, case, model, trial, messages, n_trials, offered, first)
                 )
@@ -189,14 +192,50 @@ def select_cases(suite: Suite, patterns: list[str] | None) -> list[Case]:
     return chosen
 
 
+def expected_calls(case: Case) -> tuple[ExpectedCall, ...]:
+    """Every call a case expects, over all its turns."""
+    if not case.turns:
+        return case.expect.tool_calls
+    return tuple(c for t in case.turns if t.expect for c in t.expect.tool_calls)
+
+
+def conversation_id_part(case: Case, suite: Suite) -> str:
+    """What a multi-turn case adds to its items' ids (keys sorted after `mode`): the later
+    turns' texts, or the simulated user's settings and the request payload of its model."""
+    if case.simulated_user is None:
+        return f',"turns":{_encode([t.user for t in case.turns[1:]])}'
+    sim = case.simulated_user
+    player = next((m for m in suite.models if m.name == sim.model), None)
+    settings = {
+        "goal": sim.goal,
+        "instructions": sim.instructions,
+        "max_turns": sim.max_turns,
+        "model": [player.model, player.params, player.provider] if player else sim.model,
+        "persona": sim.persona,
+        "stop_when": sim.stop_when,
+    }
+    return f',"user":{_encode(settings)}'
+
+
+def user_models(suite: Suite) -> set[str]:
+    """Names of the models that play a simulated user: they are not evaluated."""
+    return {c.simulated_user.model for c in suite.cases if c.simulated_user is not None}
+
+
 def _select_models(suite: Suite, names: list[str] | None) -> list[ModelSpec]:
+    players = user_models(suite)
     if not names:
-        return list(suite.models)
+        return [m for m in suite.models if m.name not in players]
     known = {m.name: m for m in suite.models}
     out = []
     for name in names:
         if name not in known:
             raise UsageError(f"model {name!r} is not in the suite; models: {', '.join(known)}")
+        if name in players:
+            raise UsageError(
+                f"model {name!r} plays the simulated user, so it is not evaluated; "
+                f"models to evaluate: {', '.join(k for k in known if k not in players)}"
+            )
         out.append(known[name])
     return out
 

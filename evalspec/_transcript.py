@@ -34,6 +34,28 @@ class ToolCall:
     error: str | None = None
     turn: int = 0
     """Index of the model turn that made the call (0 = first response)."""
+    user_turn: int | None = None
+    """In a multi-turn conversation, the index of the user turn the call answers."""
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """One user turn of a multi-turn conversation, as it went."""
+
+    user: str
+    """What the user said."""
+    source: str = "scripted"
+    """scripted (a turn of the suite) or simulated (the simulated user's message)."""
+    final_answer: str | None = None
+    """The model's answer that ended this turn."""
+    state: Any = None
+    """The tools' state after the turn, when the tools keep one (`snapshot()`)."""
+    stop: str | None = None
+    """Why the conversation ended after this turn, on its last turn: stop_signal,
+    empty_message, max_turns (simulated) or error."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -67,14 +89,21 @@ class Transcript:
     """Set when the item could not be run (endpoint down, retries exhausted, ...)."""
     source: str = "live"
     """Where it came from: live, replay, import:<format>."""
+    user_turns: tuple[UserTurn, ...] = ()
+    """A multi-turn conversation's user turns; () for a single request (and then not written,
+    so single-turn transcripts keep their format)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, without copying messages (asdict's deep copy was a run's largest cost)."""
         data = dict(vars(self))
         data["version"] = TRANSCRIPT_VERSION
         data["messages"] = list(self.messages)
-        data["tool_calls"] = [dict(vars(c)) for c in self.tool_calls]
+        data["tool_calls"] = [_call_dict(c) for c in self.tool_calls]
         data["usage"] = dict(vars(self.usage))
+        if self.user_turns:
+            data["user_turns"] = [u.to_dict() for u in self.user_turns]
+        else:
+            del data["user_turns"]
         return data
 
     @classmethod
@@ -88,8 +117,19 @@ class Transcript:
                 output=c.get("output"),
                 error=c.get("error"),
                 turn=c.get("turn", 0),
+                user_turn=c.get("user_turn"),
             )
             for c in data.get("tool_calls", ())
+        )
+        user_turns = tuple(
+            UserTurn(
+                user=u["user"],
+                source=u.get("source", "scripted"),
+                final_answer=u.get("final_answer"),
+                state=u.get("state"),
+                stop=u.get("stop"),
+            )
+            for u in data.get("user_turns", ())
         )
         usage = data.get("usage") or {}
         return cls(
@@ -109,7 +149,15 @@ class Transcript:
             turns=data.get("turns", 0),
             error=data.get("error"),
             source=data.get("source", "live"),
+            user_turns=user_turns,
         )
+
+
+def _call_dict(call: ToolCall) -> dict[str, Any]:
+    data = dict(vars(call))
+    if call.user_turn is None:
+        del data["user_turn"]
+    return data
 
 
 def write_transcripts(path: Path, transcripts: list[Transcript]) -> None:
@@ -179,6 +227,14 @@ def check_transcript(data: Any, where: str = "") -> None:
         shape.text(call, "id", at)
         shape.optional_text(call, "error", at)
         shape.count(call, "turn", at)
+        shape.count(call, "user_turn", at)
+    for i, turn in enumerate(shape.items(data, "user_turns", where)):
+        at = _field(where, f"user_turns[{i}]")
+        shape.obj(turn, at)
+        shape.text(turn, "user", at, required=True)
+        shape.text(turn, "source", at)
+        for key in ("final_answer", "stop"):
+            shape.optional_text(turn, key, at)
     usage = shape.mapping(data, "usage", where)
     for key in ("prompt_tokens", "completion_tokens"):
         shape.count(usage, key, _field(where, "usage"))

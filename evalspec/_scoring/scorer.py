@@ -41,6 +41,7 @@ from evalspec._scoring.matching import (
     texts_for_pair,
 )
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
+from evalspec._scoring.turns import score_turns, turn_details, turn_views
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
@@ -137,20 +138,20 @@ class Scorer:
         for t in transcripts:
             prep = self._prepare(t)
             if prep is not None:
-                texts.extend(_texts_of(prep))
+                texts.extend(self._texts(prep))
         return texts
 
     def score_all(self, transcripts: Sequence[Transcript]) -> list[CaseResult]:
         """Score a batch: embed every needed text in one go, then judge each transcript."""
         preps = [self._prepare(t) for t in transcripts]
-        texts = [text for prep in preps if prep is not None for text in _texts_of(prep)]
+        texts = [text for prep in preps if prep is not None for text in self._texts(prep)]
         if texts:
             self._embedder = self._embedder or _default_embedder(self.suite)
             self._embedder.prefetch(texts)
         return [self._score(t, prep) for t, prep in zip(transcripts, preps, strict=True)]
 
-    def _prepare(self, t: Transcript) -> _Prepared | None:
-        case = self.cases.get(t.case)
+    def _prepare(self, t: Transcript, case: Case | None = None) -> _Prepared | None:
+        case = case or self.cases.get(t.case)
         if case is None:
             return None
         actual = list(t.tool_calls)
@@ -161,6 +162,16 @@ class Scorer:
             for call in case.expect.tool_calls
         ]
         return _Prepared(case, t, actual, judges)
+
+    def _texts(self, prep: _Prepared) -> list[str]:
+        """`_texts_of`, turn by turn for a multi-turn case."""
+        if not prep.case.turns:
+            return _texts_of(prep)
+        out: list[str] = []
+        for view in turn_views(prep.case, prep.transcript):
+            part = self._prepare(view.transcript, view.case) if view.transcript else None
+            out.extend(_texts_of(part) if part else ())
+        return out
 
     def score(self, t: Transcript) -> CaseResult:
         """Score one transcript (texts it needs are embedded on demand)."""
@@ -175,6 +186,8 @@ class Scorer:
             n, cap = len(prep.actual), MAX_CALLS_PER_CASE
             why = f"the model made {n} tool calls; at most {cap} are scored in one case"
             return _result(t, 0.0, "error", why)
+        if prep.case.turns:
+            return self._score_turns(prep)
         tally = _Explanation()
         self._tool_call_rows(prep, tally)
         try:
@@ -182,12 +195,33 @@ class Scorer:
         except JudgeUnavailable as exc:
             tally.details["needs_run"] = exc.needs_run
             return _result(t, 0.0, "error", str(exc), tally)
+        self._budget_rows(prep, tally)
+        if t.user_turns:  # a conversation with a simulated user: its lines, for reports
+            tally.details["turns"] = turn_details(prep.case, t, {})
+        return self._verdict(prep, tally)
+
+    def _budget_rows(self, prep: _Prepared, tally: _Explanation) -> None:
+        t = prep.transcript
         over = over_case_budget(t, prep.case.budget, self.prices.get(t.model))
         if over:
             why = "over budget: " + join_reasons(over)
             tally.rows.append(Row("budget", None, None, 0.0, 0.0, why, "budget", None, False))
             tally.required_failures.append(why)
-        return self._verdict(prep, tally)
+
+    def _score_turns(self, prep: _Prepared) -> CaseResult:
+        """A multi-turn case: each judged turn scored as a case of its own (turns.py)."""
+        t = prep.transcript
+
+        def one(part: Transcript, case: Case) -> CaseResult:
+            return self._score(part, self._prepare(part, case))
+
+        score, status, reason, rows, details = score_turns(prep.case, t, one, band)
+        tally = _Explanation(rows=rows, details=details)
+        tally.evaluators = {r.field: r.score for r in rows if r.critic in _CHECK_KINDS}
+        self._budget_rows(prep, tally)
+        if tally.required_failures:
+            return _result(t, score, "fail", join_reasons(tally.required_failures), tally)
+        return _result(t, score, status, reason, tally)
 
     def _tool_call_rows(self, prep: _Prepared, tally: _Explanation) -> None:
         """Rows for the expected calls: matched pairs, missing calls, extra calls."""
@@ -405,6 +439,10 @@ def case_question(case: Case) -> str:
 def judge_cache_path(suite: Suite) -> Path:
     """Judge verdicts live beside the suite, so re-scoring never pays for the same verdict."""
     return Path(suite.path).resolve().parent / ".evalspec-cache" / "judge.json"
+
+
+_CHECK_KINDS = frozenset(("contains", "not_contains", "regex", "similarity", "judge", "equals"))
+"""Final-answer check kinds: a turn's checks are listed among the case's evaluator scores."""
 
 
 def _texts_of(prep: _Prepared) -> list[str]:

@@ -184,6 +184,34 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class Turn:
+    """One user turn of a multi-turn case: what the user says and, if judged, what a good model
+    does in answer (its calls in this turn only, its answer at the turn's end)."""
+
+    user: str
+    expect: Expectation | None = None
+    """None: the turn is sent but not judged."""
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class UserSimulation:
+    """A model that plays the user (`user: {simulate: ...}`); it is not evaluated itself."""
+
+    goal: str
+    model: str
+    """The `name` of the suite's model entry that plays the user."""
+    persona: str = ""
+    instructions: str = ""
+    stop_when: str = ""
+    max_turns: int = schema_default("/$defs/simulated_user/properties/max_turns")
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+TurnRule = Literal["partial", "all_or_nothing"]
+
+
+@dataclass(frozen=True, slots=True)
 class Budget:
     """Limits one conversation (or, for a suite budget, one model's whole run) must stay within;
     None leaves a figure unchecked."""
@@ -234,6 +262,16 @@ class Case:
     """Known to vary between trials: reported, never gated on in comparisons."""
     budget: Budget = Budget()
     """Limits each trial must stay within (the suite's `budgets.case`, overridden by the case's)."""
+    turns: tuple[Turn, ...] = ()
+    """A multi-turn case's user turns (the first one's text ends `messages`); () otherwise."""
+    turn_rule: TurnRule = schema_default("/$defs/case/properties/turn_rule")
+    simulated_user: UserSimulation | None = None
+    """The model playing the user, for a case whose user is simulated."""
+
+    @property
+    def multi_turn(self) -> bool:
+        """Whether the runner talks over several user turns (scripted or simulated)."""
+        return bool(self.turns) or self.simulated_user is not None
 
 
 @dataclass(frozen=True)

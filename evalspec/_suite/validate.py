@@ -16,6 +16,7 @@ from evalspec._critics import default_critic, make_critic
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.build_checks import ChecksPart
 from evalspec._suite.build_tools import ToolsPart, refuse_too_many_tools
+from evalspec._suite.build_turns import TurnsPart, all_expected
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
 from evalspec._suite.model import (
@@ -54,6 +55,7 @@ _CASE_TRIALS = default(Case, "trials")
 _CASE_PASS_RULE = default(Case, "pass_rule")
 _ORDERED = default(Expectation, "ordered")
 _NO_TOOL_CALLS = default(Expectation, "no_tool_calls")
+_TURN_RULE = default(Case, "turn_rule")
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -145,7 +147,7 @@ def _kind(value: Any) -> str:
     return "a list" if isinstance(value, list) else f"a single value ({value!r:.40})"
 
 
-class _Builder(ToolsPart, ChecksPart):
+class _Builder(ToolsPart, ChecksPart, TurnsPart):
     """Builds the typed Suite from a schema-valid document, collecting semantic problems."""
 
     def __init__(
@@ -255,6 +257,7 @@ class _Builder(ToolsPart, ChecksPart):
             self.built_cases.append(case)
 
     def finish(self) -> Suite:
+        self.check_models_left()
         top = self.top
         emb = top.get("embeddings") or {}
         return Suite(
@@ -408,12 +411,17 @@ class _Builder(ToolsPart, ChecksPart):
             )
         critics = self.critics(raw.get("critics") or {}, raw.get("critics"), f"{path}.critics")
         self.case_critics = critics
-        expect = self.expect(raw.get("expect"), raw, path)
+        simulated = self.simulated_user(raw, path)
+        turns = self.turns(raw, path)
+        if turns is None:
+            return None
+        expect = Expectation() if turns else self.expect(raw.get("expect"), raw, path)
         if expect is None:
             return None
-        self.check_critic_fields(critics, expect, raw, path)
+        calls = all_expected(turns) if turns else expect
+        self.check_critic_fields(critics, calls, raw, path)
         evaluators = self.evaluators(raw.get("evaluators") or LList(), path)
-        offered = self.offered_tools(raw, expect, path)
+        offered = self.offered_tools(raw, calls, path)
         return Case(
             name=name,
             messages=messages,
@@ -429,6 +437,9 @@ class _Builder(ToolsPart, ChecksPart):
             loc=make_loc(raw.pos, path),
             flaky=bool(raw.get("flaky", False)),
             budget=Budget(**{**self.case_budget, **dict(raw.get("budget") or {})}),
+            turns=turns,
+            turn_rule=raw.get("turn_rule", _TURN_RULE),
+            simulated_user=simulated,
         )
 
     def offered_tools(self, raw: LDict, expect: Expectation, path: str) -> tuple[str, ...] | None:
@@ -473,7 +484,11 @@ class _Builder(ToolsPart, ChecksPart):
                 )
             )
         user = raw.get("user")
-        if user is not None:
+        if raw.get("turns"):
+            user = raw["turns"][0]["user"]
+        if isinstance(user, dict):  # a simulated user speaks first (at run time)
+            pass
+        elif user is not None:
             out.append(Message("user", str(user)))
         elif not out or out[-1].role not in ("user", "tool"):
             self.problem(
