@@ -162,6 +162,25 @@ def _why_not_passed(report: Report, *, verbose: bool) -> Table | None:
     return table
 
 
+def _add_turn_rows(table: Table, c: CaseSummary, *, lead: int) -> None:
+    """A line per user turn of a multi-turn case (its lowest-scoring trial): what the user
+    said, and the turn's verdict when it is judged; a simulated user's lines are marked."""
+    worst = min(c.results, key=lambda r: r.score, default=None)
+    for entry in (worst.details.get("turns") or []) if worst else ():
+        said = entry.get("user")
+        said = "(not reached)" if said is None else said
+        who = "user" if entry.get("source") == "simulated" else f"turn {entry.get('turn')}"
+        status = entry.get("status")
+        stop = f" [{entry['stop']}]" if entry.get("stop") else ""
+        table.add_row(
+            *[Text("")] * lead,
+            text(f"  {who}: {said}{stop}", single_line=True),
+            Text(status.upper(), style=STYLES.get(status, "")) if status else Text("-"),
+            Text(f"{entry['score']:.3f}") if "score" in entry else Text(""),
+            text(entry.get("reason", "") if status not in (None, "pass") else ""),
+        )
+
+
 def _add_field_rows(table: Table, c: CaseSummary, *, lead: int) -> None:
     """The explanation rows of the case's lowest-scoring trial (the one its reason names),
     under its line (--verbose), after `lead` empty cells."""
@@ -223,6 +242,7 @@ def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
             Text(score),
             text(why),
         )
+        _add_turn_rows(table, c, lead=0)
         if verbose:
             _add_field_rows(table, c, lead=0)
     table.caption = _left_out(

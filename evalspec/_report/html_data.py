@@ -110,6 +110,29 @@ def _where(row: dict[str, Any]) -> str:
     return shown(row.get("field")) + (f" (call {call + 1})" if isinstance(call, int) else "")
 
 
+def _turn_rows(details: dict[str, Any], s: _Strings) -> list[list[Any]]:
+    """A multi-turn case's user turns as the first explanation rows: who said what, and the
+    turn's score and verdict when it is judged."""
+    out: list[list[Any]] = []
+    for e in _items(details.get("turns")):
+        if not isinstance(e, dict):
+            continue
+        who = "simulated user" if e.get("source") == "simulated" else f"turn {e.get('turn')}"
+        judged = "score" in e
+        out.append(
+            [
+                who,
+                s(e.get("user")),
+                s(e.get("final_answer")),
+                round(number(e.get("score"), 1.0), 3),
+                1.0 if judged else 0.0,
+                s(e.get("reason") or ("not judged" if not judged else "")),
+                1 if e.get("status") in (None, "pass", "warn") else 0,
+            ]
+        )
+    return out
+
+
 def _trial(r: dict[str, Any], t: dict[str, Any] | None, s: _Strings) -> dict[str, Any]:
     rows = [
         [
@@ -124,6 +147,8 @@ def _trial(r: dict[str, Any], t: dict[str, Any] | None, s: _Strings) -> dict[str
         for row in _items(r.get("rows"))
         if isinstance(row, dict)
     ]
+    details = r.get("details") if isinstance(r.get("details"), dict) else {}
+    rows = [*_turn_rows(details, s), *rows]
     out: dict[str, Any] = {
         "i": int(number(r.get("trial"))),
         "s": _status(r.get("status")),
