@@ -345,3 +345,47 @@ def test_broken_turns_are_reported_with_places_and_fixes(tmp_path: Path) -> None
     assert "broken.yaml:14:7" in out and "no turn says what a good model does" in out
     assert "'playr' is not a model of this suite" in out and "player" in out
     assert "broken.yaml:21:" in out and "expected" in out
+
+
+def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
+    server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from evalspec._cli import app
+
+    path = write(tmp_path, server.base_url)
+    cli = CliRunner()
+    md, page = tmp_path / "report.md", tmp_path / "report.html"
+    args = ["--markdown", str(md), "--html", str(page)]
+    first = cli.invoke(app, ["run", str(path), "--out", str(tmp_path / "run"), *args])
+    assert first.exit_code == 1, first.output  # "bad" fails turn 3
+    monkeypatch.setattr(socket.socket, "connect", _refuse)
+    head = tmp_path / "head.yaml"
+    head.write_text(
+        path.read_text(encoding="utf-8").replace('contains: "4"', 'contains: "four"'),
+        encoding="utf-8",
+    )
+    run_dir = str(tmp_path / "run")
+    scored = cli.invoke(app, ["score", str(path), "-t", run_dir, "--json"])
+    diffed = cli.invoke(app, ["diff", str(path), str(head), "-t", run_dir, "--json"])
+    offline = cli.invoke(
+        app,
+        ["run", str(path), "--record", "offline", "--model", "bad", "--out", run_dir + "2"],
+        env={"COLUMNS": "200"},
+    )
+    for proc in (scored, diffed, offline):
+        assert proc.exception is None or isinstance(proc.exception, SystemExit), proc.output
+    results = {(r["case"], r["model"]): r for r in json.loads(scored.stdout)["results"]}
+    turns = results[("three turns", "bad")]["details"]["turns"]
+    assert [e.get("status") for e in turns] == ["pass", None, "fail"]
+    # The head's turn-3 check no longer holds for the good model: the diff says so, offline.
+    changed = json.loads(diffed.stdout)
+    assert changed["counts"]["worse"] == 1 and changed["counts"]["rerun"] == 0, diffed.output
+    assert "three turns" in json.dumps(changed)
+    assert "turn 1: Please add 1 and 2." not in offline.output
+    assert "turn 3: now add 2 and 2" in offline.output and "user: Please add 1 and 2." in (
+        offline.output
+    )
+    assert "| turn 3 | now add 2 and 2 | FAIL |" in md.read_text(encoding="utf-8")
+    assert "now add 2 and 2" in page.read_text(encoding="utf-8")

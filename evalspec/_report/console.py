@@ -155,6 +155,7 @@ def _why_not_passed(report: Report, *, verbose: bool) -> Table | None:
             end_section=False,
         )
         previous = c.case
+        _add_turn_rows(table, c, lead=1)
         if verbose:
             _add_field_rows(table, c, lead=1)
     cut = len(problems) - len(shown)
