@@ -79,7 +79,19 @@ async def run_conversation(
         part = await answer(
             replace(item, messages=tuple(history), first_key=first_key), plan, provider, tools
         )
-        calls.extend(replace(c, turn=c.turn + answers, user_turn=index) for c in part.tool_calls)
+        calls.extend(
+            ToolCall(
+                c.name,
+                c.arguments,
+                c.raw_arguments,
+                c.id,
+                c.output,
+                c.error,
+                c.turn + answers,
+                index,
+            )
+            for c in part.tool_calls
+        )
         history = list(part.messages)
         prompt += part.usage.prompt_tokens
         completion += part.usage.completion_tokens

@@ -41,7 +41,7 @@ from evalspec._scoring.matching import (
     texts_for_pair,
 )
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
-from evalspec._scoring.turns import score_turns, turn_details, turn_views
+from evalspec._scoring.turns import score_turns, turn_cases, turn_details, turn_views
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
@@ -127,6 +127,7 @@ class Scorer:
         self._embedder = embedder
         self._judge = judge
         self._judges: dict[str, Any] = {}
+        self._turns: dict[str, list[tuple[int, Case]]] = {}
 
     @property
     def embedder(self) -> Embedder | None:
@@ -163,12 +164,19 @@ class Scorer:
         ]
         return _Prepared(case, t, actual, judges)
 
+    def _turn_cases(self, case: Case) -> list[tuple[int, Case]]:
+        """`turn_cases`, made once per case (every model and trial of it shares them)."""
+        made = self._turns.get(case.name)
+        if made is None:
+            made = self._turns[case.name] = turn_cases(case)
+        return made
+
     def _texts(self, prep: _Prepared) -> list[str]:
         """`_texts_of`, turn by turn for a multi-turn case."""
         if not prep.case.turns:
             return _texts_of(prep)
         out: list[str] = []
-        for view in turn_views(prep.case, prep.transcript):
+        for view in turn_views(prep.case, prep.transcript, self._turn_cases(prep.case)):
             part = self._prepare(view.transcript, view.case) if view.transcript else None
             out.extend(_texts_of(part) if part else ())
         return out
@@ -215,7 +223,9 @@ class Scorer:
         def one(part: Transcript, case: Case) -> CaseResult:
             return self._score(part, self._prepare(part, case))
 
-        score, status, reason, rows, details = score_turns(prep.case, t, one, band)
+        score, status, reason, rows, details = score_turns(
+            prep.case, t, one, band, self._turn_cases(prep.case)
+        )
         tally = _Explanation(rows=rows, details=details)
         tally.evaluators = {r.field: r.score for r in rows if r.critic in _CHECK_KINDS}
         self._budget_rows(prep, tally)

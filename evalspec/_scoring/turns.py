@@ -32,15 +32,27 @@ class TurnView:
     """None when the conversation ended before this turn."""
 
 
-def turn_views(case: Case, t: Transcript) -> Iterator[TurnView]:
-    """The judged turns of a multi-turn case, each with its own slice of the transcript."""
+def turn_cases(case: Case) -> list[tuple[int, Case]]:
+    """Each judged turn of a multi-turn case as a single-turn case: the turn's expectation,
+    the case's critics and rubric, the turn's text as what the user asked."""
+    out = []
+    system = tuple(m for m in case.messages if m.role == "system")
     for k, turn in enumerate(case.turns):
-        if turn.expect is None:
-            continue
-        asked = (*(m for m in case.messages if m.role == "system"), Message("user", turn.user))
-        single = replace(
-            case, messages=asked, expect=turn.expect, turns=(), evaluators=(), budget=Budget()
-        )
+        if turn.expect is not None:
+            asked = (*system, Message("user", turn.user))
+            single = replace(
+                case, messages=asked, expect=turn.expect, turns=(), evaluators=(), budget=Budget()
+            )
+            out.append((k, single))
+    return out
+
+
+def turn_views(
+    case: Case, t: Transcript, cases: list[tuple[int, Case]] | None = None
+) -> Iterator[TurnView]:
+    """The judged turns of a multi-turn case, each with its own slice of the transcript
+    (`cases`: the case's `turn_cases`, when the caller keeps them)."""
+    for k, single in cases if cases is not None else turn_cases(case):
         if k >= len(t.user_turns):
             yield TurnView(k, single, None)
             continue
@@ -54,20 +66,38 @@ def turn_views(case: Case, t: Transcript) -> Iterator[TurnView]:
 
 
 def score_turns(
-    case: Case, t: Transcript, score: Score, band: Callable[[float, Rubric], Status]
+    case: Case,
+    t: Transcript,
+    score: Score,
+    band: Callable[[float, Rubric], Status],
+    cases: list[tuple[int, Case]] | None = None,
 ) -> tuple[float, Status, str, list[Row], dict[str, Any]]:
     """Score, status, reason, explanation rows (each field named with its turn) and details
     (`turns`: one entry per user turn) of a multi-turn case."""
     judged: dict[int, CaseResult] = {}
     rows: list[Row] = []
-    for view in turn_views(case, t):
+    for view in turn_views(case, t, cases):
         if view.transcript is None:
             why = f"the conversation ended before turn {view.index + 1}"
             result = CaseResult(t.item_id, t.case, t.model, t.trial, 0.0, "fail", why)
             rows.append(Row("turn", "a turn", None, 0.0, 1.0, why, "turns", None, False))
         else:
             result = score(view.transcript, view.case)
-            rows.extend(replace(r, field=f"turn {view.index + 1}: {r.field}") for r in result.rows)
+            at = f"turn {view.index + 1}: "
+            rows.extend(
+                Row(
+                    at + r.field,
+                    r.expected,
+                    r.actual,
+                    r.score,
+                    r.weight,
+                    r.reason,
+                    r.critic,
+                    r.call,
+                    r.match,
+                )
+                for r in result.rows
+            )
         judged[view.index] = result
     details: dict[str, Any] = {"turns": turn_details(case, t, judged), "turn_rule": case.turn_rule}
     scores = [r.score for r in judged.values()]
