@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalspec._suite.limits import max_plan_items
-from evalspec._suite.model import Case, ExpectedCall, ModelSpec, Suite
+from evalspec._suite.model import Case, ModelSpec, Suite
 from evalspec._util.errors import UsageError
 
 ID_VERSION = 1
@@ -120,7 +120,7 @@ class Plan:
                     "case": it.case.name,
                     "model": it.model.name,
                     "trial": it.trial,
-                    "expected_calls": [c.tool for c in expected_calls(it.case)],
+                    "expected_calls": [c.tool for c in it.case.expected_calls],
                     "tags": list(it.case.tags),
                 }
                 for it in self.items
@@ -190,13 +190,6 @@ def select_cases(suite: Suite, patterns: list[str] | None) -> list[Case]:
             f"cases: {', '.join(c.name for c in suite.cases)}"
         )
     return chosen
-
-
-def expected_calls(case: Case) -> tuple[ExpectedCall, ...]:
-    """Every call a case expects, over all its turns."""
-    if not case.turns:
-        return case.expect.tool_calls
-    return tuple(c for t in case.turns if t.expect for c in t.expect.tool_calls)
 
 
 def conversation_id_part(case: Case, suite: Suite) -> str:

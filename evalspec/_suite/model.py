@@ -269,6 +269,13 @@ class Case:
     """The model playing the user, for a case whose user is simulated."""
 
     @property
+    def expected_calls(self) -> tuple[ExpectedCall, ...]:
+        """Every call the case expects, over all its turns."""
+        if not self.turns:
+            return self.expect.tool_calls
+        return tuple(c for t in self.turns if t.expect for c in t.expect.tool_calls)
+
+    @property
     def multi_turn(self) -> bool:
         """Whether the runner talks over several user turns (scripted or simulated)."""
         return bool(self.turns) or self.simulated_user is not None
