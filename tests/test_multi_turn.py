@@ -58,7 +58,7 @@ cases:
           tool_calls: [{{add: {{a: 2, b: 2}}}}]
           final_answer: {{contains: "4"}}
   - name: single
-    user: add 1 and 2, please
+    user: add 1 and 2
     expect: {{tool_calls: [{{add: {{a: 1, b: 2}}}}]}}
   - name: user answers back
     user:
@@ -250,6 +250,8 @@ def test_the_simulated_user_stops_on_an_empty_message_or_at_max_turns(
 def test_recorded_conversations_replay_offline_with_no_call(
     server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # "single" opens exactly as "three turns" does, and both run at once: they share one
+    # answer, so the replay gives each conversation what it got live.
     path = write(tmp_path, server.base_url)
     report, live = run(path)
     assert (tmp_path / "rec.jsonl").exists()

@@ -76,7 +76,7 @@ class TurnsPart(Reporter):
                 sim.value_pos.get("model", sim.pos) if isinstance(sim, LDict) else raw.pos,
                 f"{at}.model",
                 f"{name!r} is not a model of this suite",
-                did_you_mean(name, names)
+                did_you_mean(name, set(names))
                 or "add the model that plays the user to `models:` and name it here; models: "
                 + ", ".join(sorted(names)),
             )
