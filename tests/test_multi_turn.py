@@ -293,6 +293,11 @@ def test_an_edited_turn_or_simulator_setting_makes_exactly_that_case_stale(
         assert [s.transcript.case for s in stale] == [
             c for c in ("three turns", "user answers back") if c.startswith(changed)
         ], old
+        why = stale[0].why[0]
+        if changed == "three turns":
+            assert why == 'user turn 2 now says "thank you" (was "thanks")'
+        else:
+            assert why == "the simulated user's settings or its model changed"
     path.write_text(text.replace('contains: "4"', 'contains: "5"'), encoding="utf-8")
     assert api.stale_transcripts(api.load_suite(path), transcripts) == []
 
