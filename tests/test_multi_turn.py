@@ -396,3 +396,45 @@ def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
     )
     assert "| turn 3 | now add 2 and 2 | FAIL |" in md.read_text(encoding="utf-8")
     assert "now add 2 and 2" in page.read_text(encoding="utf-8")
+
+
+class CountingTools:
+    """Tools that keep a state across user turns, as a tool environment does."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    async def call(self, name: str, args: dict[str, Any] | None, raw: str) -> Any:
+        from evalspec._tools.result import ToolResult
+
+        self.total += sum((args or {}).values())
+        return ToolResult(self.total, None, "rule")
+
+    def snapshot(self) -> dict[str, int]:
+        return {"total": self.total}
+
+
+def test_one_tool_object_answers_every_turn_and_its_state_is_recorded_after_each(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from evalspec._runner.conversation import run_conversation
+    from evalspec._runner.execute import make_providers, run_item
+
+    suite = api.load_suite(write(tmp_path, server.base_url))
+    plan = api.compile_plan(suite, models=["good"], cases=["three turns"])
+    providers = make_providers(suite, RunOptions())
+
+    async def go() -> Transcript:
+        try:
+            return await run_conversation(
+                plan.items[0], plan, providers["good"], CountingTools(), answer=run_item
+            )
+        finally:
+            for p in providers.values():
+                await p.aclose()
+
+    t = asyncio.run(go())
+    assert [u.state for u in t.user_turns] == [{"total": 3}, {"total": 3}, {"total": 7}]
+    assert [c.output for c in t.tool_calls] == [3, 7]  # the state carried into turn 3
