@@ -147,8 +147,9 @@ def _trial(r: dict[str, Any], t: dict[str, Any] | None, s: _Strings) -> dict[str
         for row in _items(r.get("rows"))
         if isinstance(row, dict)
     ]
-    details = r.get("details") if isinstance(r.get("details"), dict) else {}
-    rows = [*_turn_rows(details, s), *rows]
+    details = r.get("details")
+    if isinstance(details, dict) and details.get("turns"):
+        rows = [*_turn_rows(details, s), *rows]
     out: dict[str, Any] = {
         "i": int(number(r.get("trial"))),
         "s": _status(r.get("status")),
