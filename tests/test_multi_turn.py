@@ -391,6 +391,8 @@ def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
     assert changed["counts"]["worse"] == 1 and changed["counts"]["rerun"] == 0, diffed.output
     assert "three turns" in json.dumps(changed)
     assert "turn 1: Please add 1 and 2." not in offline.output
+    assert "(the user said ###STOP###)" in offline.output
+    assert "assistant: The sum is 3" in offline.output
     assert "turn 3: now add 2 and 2" in offline.output and "user: Please add 1 and 2." in (
         offline.output
     )

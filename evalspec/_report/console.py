@@ -163,6 +163,14 @@ def _why_not_passed(report: Report, *, verbose: bool) -> Table | None:
     return table
 
 
+_ENDED = {
+    "stop_signal": "the user said ###STOP###",
+    "empty_message": "the user sent an empty message",
+    "max_turns": "the user reached max_turns",
+    "error": "the conversation stopped on an error",
+}
+
+
 def _add_turn_rows(table: Table, c: CaseSummary, *, lead: int) -> None:
     """A line per user turn of a multi-turn case (its lowest-scoring trial): what the user
     said, and the turn's verdict when it is judged; a simulated user's lines are marked."""
@@ -172,7 +180,8 @@ def _add_turn_rows(table: Table, c: CaseSummary, *, lead: int) -> None:
         said = "(not reached)" if said is None else said
         who = "user" if entry.get("source") == "simulated" else f"turn {entry.get('turn')}"
         status = entry.get("status")
-        stop = f" [{entry['stop']}]" if entry.get("stop") else ""
+        simulated = entry.get("source") == "simulated"
+        stop = f" [{entry['stop']}]" if entry.get("stop") and not simulated else ""
         table.add_row(
             *[Text("")] * lead,
             text(f"  {who}: {said}{stop}", single_line=True),
@@ -180,6 +189,14 @@ def _add_turn_rows(table: Table, c: CaseSummary, *, lead: int) -> None:
             Text(f"{entry['score']:.3f}") if "score" in entry else Text(""),
             text(entry.get("reason", "") if status not in (None, "pass") else ""),
         )
+        if simulated and entry.get("final_answer"):
+            table.add_row(
+                *[Text("")] * lead,
+                text(f"  assistant: {entry['final_answer']}", "dim", single_line=True),
+            )
+        if simulated and entry.get("stop"):
+            ended = _ENDED.get(entry["stop"], entry["stop"])
+            table.add_row(*[Text("")] * lead, text(f"  ({ended})", "dim", single_line=True))
 
 
 def _add_field_rows(table: Table, c: CaseSummary, *, lead: int) -> None:
