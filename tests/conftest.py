@@ -1,13 +1,20 @@
-"""Shared test helpers: write suites to temp files, build transcripts tersely."""
+"""Fixtures every test module may use; plain helpers are in support.py."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
+import subprocess
+import sys
 import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-from evalspec._transcript import ToolCall, Transcript
+from support import ROOT, free_port
 
 
 @pytest.fixture
@@ -20,29 +27,6 @@ def write_suite(tmp_path: Path):
         return path
 
     return write
-
-
-def transcript(
-    case: str,
-    *calls: tuple[str, dict | None],
-    model: str = "m",
-    trial: int = 0,
-    final: str | None = None,
-    error: str | None = None,
-) -> Transcript:
-    """A transcript whose model made `calls` (name, arguments) in order."""
-    return Transcript(
-        item_id=f"{case}-{model}-{trial}",
-        case=case,
-        model=model,
-        trial=trial,
-        tool_calls=tuple(
-            ToolCall(name=n, arguments=a, raw_arguments="" if a is not None else "{bad")
-            for n, a in calls
-        ),
-        final_answer=final,
-        error=error,
-    )
 
 
 @pytest.fixture(autouse=True)
@@ -62,3 +46,58 @@ def no_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(plugins, "_entry_points_loaded", True)
     monkeypatch.setattr(plugins, "_REGISTRY", {kind: {} for kind in plugins.KINDS})
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[str]:
+    """tests/mcp_server.py serving MCP over streamable HTTP; its URL once it accepts connections.
+    Its calls are logged to tmp_path/calls.jsonl."""
+    port = free_port()
+    server = ROOT / "tests" / "mcp_server.py"
+    log = tmp_path / "calls.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, str(server), "--http", str(port), "--log", str(log)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, f"the MCP server exited ({proc.returncode})"
+                assert time.monotonic() < deadline, "the MCP server did not listen within 30 s"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+CHROMIUM = os.environ.get("EVALSPEC_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's chromium (the system browser, by its path) driven by Playwright, one per module;
+    the test is skipped, saying why, when either is missing or the browser cannot start here."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        try:
+            b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        except Exception as exc:  # a browser that cannot start here: say why, do not fail
+            pytest.skip(f"chromium would not start: {exc}")
+        yield b
+        b.close()

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from fake_anthropic import FakeAnthropic, MessagesReply, text_reply, tool_use_reply
-from test_provider import complete as complete_with
+from support import complete as complete_with
 
 from evalspec._providers.anthropic_messages import AnthropicMessagesProvider
 from evalspec._providers.base import ChatRequest, ChatResponse, ProviderError

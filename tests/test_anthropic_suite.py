@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fake_anthropic import FakeAnthropic, last_turn_has_tool_results, text_reply, tool_use_reply
 from fake_openai import status_fault
-from test_run_e2e import cli
+from support import cli
 
 from evalspec import api
 from evalspec._plan import request_key

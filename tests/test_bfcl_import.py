@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
+from support import evalspec_import
 
 from evalspec._interop.bfcl import (
     INVALID_TAG,
@@ -364,27 +365,8 @@ def test_results_file_needs_id_and_result(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ `evalspec import`
 
 STB = DATA.parent / "stabletoolbench"
-# The full 163-query G1 file, beside a development checkout only (tests/data has 3 queries).
-G1 = (
-    Path(__file__).resolve().parents[2]
-    / "shared/data/stabletoolbench/solvable_queries/test_instruction/G1_instruction.json"
-)
-
-
-def _cli(*args: str):
-    import typer
-    from typer.testing import CliRunner
-
-    from evalspec._cli.interop import import_app
-
-    app = typer.Typer()
-    app.add_typer(import_app, name="import")
-
-    @app.callback()
-    def _root() -> None:
-        """Test root."""
-
-    return CliRunner().invoke(app, ["import", *args])
+# 12 of the 163 G1 queries; two of them define demo_project's APIs differently.
+G1 = STB / "solvable_queries/test_instruction/G1_instruction.json"
 
 
 def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> None:
@@ -402,7 +384,7 @@ def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> No
         )
     out = tmp_path / "multiple.yaml"
     args = ("bfcl", str(tmp_path / file), str(tmp_path / "a.json"), "--out", str(out))
-    res = _cli(*args, "--names", "dotted")
+    res = evalspec_import(*args, "--names", "dotted")
     assert res.exit_code == 0, res.output
     paths = [out, *sorted(p for p in tmp_path.glob("multiple-*.yaml"))]
     assert len(paths) == 2 and "22 cases in 2 suite(s)" in res.output
@@ -421,7 +403,7 @@ def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> No
     lines.append(json.dumps({"id": "not_in_this_suite", "result": "[]"}))
     results.write_text("\n".join(lines) + "\n", encoding="utf-8")
     transcripts = tmp_path / "t.jsonl"
-    res = _cli("bfcl-results", str(paths[0]), str(results), "--out", str(transcripts))
+    res = evalspec_import("bfcl-results", str(paths[0]), str(results), "--out", str(transcripts))
     assert res.exit_code == 0, res.output
     from evalspec._transcript import read_transcripts
 
@@ -432,14 +414,16 @@ def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> No
 
 
 def test_import_errors_exit_2_without_traceback(tmp_path: Path) -> None:
-    res = _cli("bfcl", str(tmp_path / "none.json"), str(tmp_path / "a.json"), "--out", "x.yaml")
+    res = evalspec_import(
+        "bfcl", str(tmp_path / "none.json"), str(tmp_path / "a.json"), "--out", "x.yaml"
+    )
     assert res.exit_code == 2 and "none.json:1:1: file not found" in res.output
     assert "Traceback" not in res.output
     bad = tmp_path / "suite.yaml"
     bad.write_text("suite: x\n", encoding="utf-8")
-    res = _cli("bfcl-results", str(bad), str(tmp_path / "r.json"), "--out", "t.jsonl")
+    res = evalspec_import("bfcl-results", str(bad), str(tmp_path / "r.json"), "--out", "t.jsonl")
     assert res.exit_code == 2 and "suite.yaml:" in res.output
-    res = _cli("stabletoolbench", str(tmp_path / "none.json"), "--out", "x.yaml")
+    res = evalspec_import("stabletoolbench", str(tmp_path / "none.json"), "--out", "x.yaml")
     assert res.exit_code == 2 and "none.json:1:1: file not found" in res.output
     assert not (tmp_path / "x.yaml").exists()
 
@@ -447,7 +431,7 @@ def test_import_errors_exit_2_without_traceback(tmp_path: Path) -> None:
 def test_import_stabletoolbench_queries_and_answers(tmp_path: Path) -> None:
     example = STB / "solvable_queries_example"
     out = tmp_path / "stb.yaml"
-    res = _cli(
+    res = evalspec_import(
         "stabletoolbench",
         str(example / "test_instruction" / "G1_instruction.json"),
         "--ids",
@@ -464,7 +448,7 @@ def test_import_stabletoolbench_queries_and_answers(tmp_path: Path) -> None:
 
     converted = STB / "data_example" / "model_predictions_converted" / "virtual_chatgpt_cot"
     transcripts = tmp_path / "t.jsonl"
-    res = _cli(
+    res = evalspec_import(
         "stabletoolbench-answers",
         str(converted / "G1_instruction.json"),
         "--out",
@@ -483,10 +467,8 @@ def test_import_stabletoolbench_queries_and_answers(tmp_path: Path) -> None:
     }
 
 
-@pytest.mark.skipif(not G1.is_file(), reason="the full G1 query file (1.2 MB) is not shipped")
-@pytest.mark.slow  # 163 queries with ~800 tools: ~4 s to load and validate
 def test_import_stabletoolbench_g1_validates(tmp_path: Path) -> None:
-    res = _cli(
+    res = evalspec_import(
         "stabletoolbench",
         str(G1),
         "--out",
@@ -496,7 +478,10 @@ def test_import_stabletoolbench_g1_validates(tmp_path: Path) -> None:
     )
     assert res.exit_code == 0, res.output
     suites = [load_suite(p) for p in sorted(tmp_path.glob("g1*.yaml"))]
-    assert sum(len(s.cases) for s in suites) == 163
+    assert sum(len(s.cases) for s in suites) == 12
+    # Query 55721 defines two demo_project APIs unlike 35112 does: a suite of its own.
+    cases = sorted([c.name for c in s.cases] for s in suites)
+    assert len(cases) == 2 and ["55721"] in cases
     assert all(c.expect.final_answer[0].kind == "judge" for s in suites for c in s.cases)
 
 
@@ -526,7 +511,9 @@ def test_import_reports_records_with_undefined_parameters(tmp_path: Path) -> Non
         json.dumps({"id": "x_1", "ground_truth": [truth]}) + "\n", encoding="utf-8"
     )
     out = tmp_path / "s.yaml"
-    res = _cli("bfcl", str(tmp_path / "q.json"), str(tmp_path / "a.json"), "--out", str(out))
+    res = evalspec_import(
+        "bfcl", str(tmp_path / "q.json"), str(tmp_path / "a.json"), "--out", str(out)
+    )
     assert res.exit_code == 0, res.output
     assert f"1 record(s) tagged {INVALID_TAG}" in res.output
     assert load_suite(out).cases[0].tags == ("x", INVALID_TAG)

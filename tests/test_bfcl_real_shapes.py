@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import evalspec_import
 
 from evalspec._interop.bfcl import bfcl_transcripts, write_suite_yaml
 from evalspec._interop.bfcl_decode import DecodeError, decode
@@ -118,17 +119,15 @@ def test_tool_names_follow_bfcls_rule_for_the_kind_of_model(
 
 
 def test_import_asks_which_name_rule_when_a_name_has_a_dot(tmp_path: Path) -> None:
-    from tests.test_bfcl_import import _cli
-
     (tmp_path / "q.json").write_text(json.dumps(_record("s_1", FACTORIAL)) + "\n", "utf-8")
     answer = {"id": "s_1", "ground_truth": [{"math.factorial": {"number": [5]}}]}
     (tmp_path / "a.json").write_text(json.dumps(answer) + "\n", "utf-8")
     out = tmp_path / "s.yaml"
     args = ["bfcl", str(tmp_path / "q.json"), str(tmp_path / "a.json"), "--out", str(out)]
-    res = _cli(*args)
+    res = evalspec_import(*args)
     assert res.exit_code == 2 and "--names dotted" in res.output and "math.factorial" in res.output
     assert "Traceback" not in res.output and not out.exists()
-    res = _cli(*args, "--names", "underscored")
+    res = evalspec_import(*args, "--names", "underscored")
     assert res.exit_code == 0, res.output
     assert [t.name for t in load_suite(out).tools] == ["math_factorial"]
 

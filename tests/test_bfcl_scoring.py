@@ -28,17 +28,16 @@ the record's index so every argument position gets exercised):
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from support import BFCL_MODEL, Calls, bfcl_mutations, bfcl_transcript
 
-from evalspec._interop.bfcl import first_value, read_records, write_suite_yaml
-from evalspec._transcript import ToolCall, Transcript
+from evalspec._interop.bfcl import read_records, write_suite_yaml
+from evalspec._transcript import Transcript
 from evalspec.api import load_suite, score
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl"
@@ -48,15 +47,13 @@ FILES = {
     "parallel": "BFCL_v4_parallel.json",
 }
 SIZES = {"simple": 400, "multiple": 200, "parallel": 200}
-MODEL = "bfcl-test"
+MODEL = BFCL_MODEL
 
 pytestmark = [
     # Loading ten generated suites (1.1 MB of YAML, ~1,200 tool schemas) takes ~10 s in the
     # pure-Python loader; scoring the ~8,000 transcripts takes ~3 s.
     pytest.mark.slow,
 ]
-
-Calls = list[tuple[str, dict[str, Any]]]
 
 
 # ------------------------------------------------------------------------ the oracle: BFCL rules
@@ -219,127 +216,8 @@ def _perfect_matching(fits: list[list[bool]]) -> bool:
     return all(place(row, set()) for row in range(len(fits)))
 
 
-# ------------------------------------------------------------------------ mutations
-
-
-def first_answer(record: dict, truth: list[dict]) -> Calls:
-    """The first acceptable value of every argument; "" (leave out) is not acceptable for a
-    required argument, which BFCL checks first (simple_python_200 lists "" first for one)."""
-    docs = {f["name"]: f for f in record["function"]}
-    calls = []
-    for entry in truth:
-        ((name, choices_by_param),) = entry.items()
-        params = docs[name]["parameters"]
-        args = {}
-        for p, choices in choices_by_param.items():
-            if p in params["required"]:
-                choices = [c for c in choices if c != ""]
-            if choices and choices[0] != "":
-                args[p] = first_value(choices, params["properties"].get(p))
-        calls.append((name, args))
-    return calls
-
-
-def last_answer(record: dict, truth: list[dict]) -> Calls:
-    """The last acceptable value of every argument ("" = left out), in reverse call order."""
-    docs = {f["name"]: f for f in record["function"]}
-    calls = []
-    for entry in reversed(truth):
-        ((name, choices_by_param),) = entry.items()
-        params = docs[name]["parameters"]
-        args = {}
-        for p, choices in choices_by_param.items():
-            if p in params["required"]:
-                choices = [c for c in choices if c != ""]
-            if choices and choices[-1] != "":
-                args[p] = first_value(choices[-1:], params["properties"].get(p))
-        calls.append((name, args))
-    return calls
-
-
-def _changed(value: Any) -> Any:
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int | float):
-        return value + 1
-    if isinstance(value, str):
-        return value + " zz"
-    if isinstance(value, list):
-        return value[:-1] if value else ["zz"]
-    if isinstance(value, dict):
-        if not value:
-            return {"zz": 1}
-        key = next(iter(value))
-        return {**value, key: _changed(value[key])}
-    return "zz"
-
-
-def _retyped(value: Any) -> Any:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, str):
-        return 7
-    if isinstance(value, list | dict):
-        return json.dumps(value)
-    return 7
-
-
-def mutations(category: str, index: int, record: dict, truth: list[dict]) -> dict[str, Calls]:
-    """Every mutation that applies to this record, by name."""
-    base = first_answer(record, truth)
-    docs = {f["name"]: f for f in record["function"]}
-    k = index % len(base)
-    name, args = base[k]
-    doc = docs[name]
-    props = doc["parameters"]["properties"]
-    choices = next(iter(truth[k].values()))
-    out: dict[str, Calls] = {"first_answer": base}
-
-    def with_call(new_name: str, new_args: dict[str, Any]) -> Calls:
-        calls = copy.deepcopy(base)
-        calls[k] = (new_name, new_args)
-        return calls
-
-    def pick(params: list[str]) -> str | None:
-        return params[index % len(params)] if params else None
-
-    others = [f["name"] for f in record["function"] if f["name"] != name]
-    out["wrong_function"] = with_call(others[0] if others else name + "_v2", args)
-    target = pick(list(args))
-    if target is not None:
-        out["wrong_value"] = with_call(name, {**args, target: _changed(args[target])})
-        out["wrong_type"] = with_call(name, {**args, target: _retyped(args[target])})
-    floats = [
-        p
-        for p, v in args.items()
-        if props.get(p, {}).get("type") == "float" and isinstance(v, float) and v.is_integer()
-    ]
-    if (p := pick(floats)) is not None:
-        out["int_for_float"] = with_call(name, {**args, p: int(args[p])})
-    required = [p for p in doc["parameters"]["required"] if p in args]
-    if (p := pick(required)) is not None:
-        out["missing_required"] = with_call(name, {a: v for a, v in args.items() if a != p})
-    optional = [
-        p for p in args if "" in choices.get(p, []) and p not in doc["parameters"]["required"]
-    ]
-    if (p := pick(optional)) is not None:
-        out["missing_optional"] = with_call(name, {a: v for a, v in args.items() if a != p})
-    out["extra_unknown_argument"] = with_call(name, {**args, "zz_unknown": 1})
-    texts = [p for p, v in args.items() if isinstance(v, str) and " " in v]
-    if (p := pick(texts)) is not None:
-        restyled = args[p].upper().replace(" ", "_")
-        out["text_restyled"] = with_call(name, {**args, p: restyled})
-    out["last_answer"] = last_answer(record, truth)
-    out["duplicate_call"] = [*copy.deepcopy(base), copy.deepcopy(base[0])]
-    if category == "parallel" and len(base) > 1:
-        out["parallel_reordered"] = list(reversed(copy.deepcopy(base)))
-        out["parallel_call_dropped"] = copy.deepcopy(base[:-1])
-    return out
-
-
 # ------------------------------------------------------------------------ the comparison
+# (the first and last answers and the mutations are built by support.bfcl_mutations)
 
 
 class Row(NamedTuple):
@@ -352,19 +230,6 @@ class Row(NamedTuple):
     """Whether some pairing of the calls fits every possible answer."""
     evalspec: bool
     reason: str
-
-
-def _transcript(record_id: str, mutation: str, calls: Calls) -> Transcript:
-    return Transcript(
-        item_id=f"{record_id}:{mutation}",
-        case=record_id,
-        model=MODEL,
-        tool_calls=tuple(
-            ToolCall(name=n, arguments=a, raw_arguments=json.dumps(a), id=f"c{i}")
-            for i, (n, a) in enumerate(calls)
-        ),
-        source="import:bfcl",
-    )
 
 
 @pytest.fixture(scope="module")
@@ -386,8 +251,8 @@ def comparison(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         any_order: dict[str, bool] = {}
         for index, record in enumerate(questions):
             rid = record["id"]
-            for mutation, calls in mutations(category, index, record, truth[rid]).items():
-                t = _transcript(rid, mutation, calls)
+            for mutation, calls in bfcl_mutations(category, index, record, truth[rid]).items():
+                t = bfcl_transcript(rid, mutation, calls)
                 batches[id(suite_of[rid])].append(t)
                 args = (category, record["function"], calls, truth[rid])
                 oracle[t.item_id] = bfcl_verdict(*args)

@@ -17,77 +17,21 @@ from pathlib import Path
 import pytest
 from fault_server import MODES, FaultServer
 from rate_checks import assert_held_to
-
-ROOT = Path(__file__).resolve().parent.parent
-
-KEY = "sk-fault-MODEL-key-1234567"
-SIM_KEY = "sim-SECRET-key-7654321"
-JUDGE_KEY = "judge-SECRET-key-999999"
-HEADER_SECRET = "hdr-SECRET-value-424242"
-URL_USER, URL_PASSWORD = "svc", "pw-SECRET-31337"
-ENV = {
-    "FAULT_KEY": KEY,
-    "FAULT_SIM_KEY": SIM_KEY,
-    "FAULT_JUDGE_KEY": JUDGE_KEY,
-    "FAULT_HDR": HEADER_SECRET,
-}
-
-SUITE = """\
-suite: faults
-models:
-  - name: m
-    model: fault-model
-    base_url: "{model_url}"
-    api_key_env: FAULT_KEY
-    headers: {{X-Team: search, X-Token: "${{FAULT_HDR}}"}}
-run: {{timeout: {timeout}, retries: 1, concurrency: 2, max_turns: 3{run_extra}}}
-tools:
-  - name: get_weather
-    description: Current weather for a city.
-    parameters:
-      type: object
-      properties: {{city: {{type: string}}, note: {{type: string}}}}
-      required: [city]
-    simulate: {{model: sim-model, base_url: "{sim_url}", api_key_env: FAULT_SIM_KEY}}
-cases:
-  - name: paris
-    user: What is the weather in Paris?
-    expect:
-      tool_calls: [{{get_weather: {{city: Paris}}}}]
-      final_answer:
-        judge: {{criteria: says the weather, model: judge-model, base_url: "{judge_url}",
-                 api_key_env: FAULT_JUDGE_KEY}}
-"""
+from support import FAULT_ENV as ENV
+from support import FAULT_HEADER_SECRET as HEADER_SECRET
+from support import FAULT_JUDGE_KEY as JUDGE_KEY
+from support import FAULT_KEY as KEY
+from support import FAULT_SIM_KEY as SIM_KEY
+from support import FAULT_URL_PASSWORD as URL_PASSWORD
+from support import FAULT_URL_USER as URL_USER
+from support import ROOT, write_fault_suite
+from support import fault_cli as evalspec
 
 FAULTS = tuple(mode for mode in MODES if mode not in ("ok", "tripwire"))
 
 
 def with_userinfo(url: str) -> str:
     return url.replace("http://", f"http://{URL_USER}:{URL_PASSWORD}@")
-
-
-def write_suite(
-    directory: Path, model: str, judge: str, sim: str, timeout: float = 2, run_extra: str = ""
-) -> Path:
-    path = directory / "faults.yaml"
-    path.write_text(
-        SUITE.format(
-            model_url=model, judge_url=judge, sim_url=sim, timeout=timeout, run_extra=run_extra
-        ),
-        encoding="utf-8",
-    )
-    return path
-
-
-def evalspec(*args: object, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalspec", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **ENV},
-        cwd=ROOT,
-        timeout=timeout,
-    )
 
 
 def secret_forms() -> list[str]:
@@ -130,7 +74,7 @@ def statuses(results: dict) -> list[str]:
 @pytest.mark.parametrize("fault", FAULTS)
 def test_model_endpoint_faults_are_item_errors(fault: str, tmp_path: Path) -> None:
     with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
-        suite = write_suite(tmp_path, with_userinfo(bad.url), good.url, good.url)
+        suite = write_fault_suite(tmp_path, with_userinfo(bad.url), good.url, good.url)
         proc = evalspec("run", suite, "--out", tmp_path / "run", "-v")
         attempts = len(bad.requests)
     results = assert_handled(proc, tmp_path / "run")
@@ -147,7 +91,7 @@ def test_model_endpoint_faults_are_item_errors(fault: str, tmp_path: Path) -> No
 @pytest.mark.parametrize("fault", FAULTS)
 def test_judge_faults_are_that_cases_error(fault: str, tmp_path: Path) -> None:
     with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
-        suite = write_suite(tmp_path, good.url, with_userinfo(bad.url), good.url)
+        suite = write_fault_suite(tmp_path, good.url, with_userinfo(bad.url), good.url)
         proc = evalspec("run", suite, "--out", tmp_path / "run")
         attempts = len(bad.requests)
     assert attempts <= 2, f"{fault}: {attempts} attempts"  # one judge request, one retry
@@ -164,7 +108,7 @@ def test_judge_faults_are_that_cases_error(fault: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("fault", FAULTS)
 def test_simulator_faults_are_that_calls_error(fault: str, tmp_path: Path) -> None:
     with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
-        suite = write_suite(tmp_path, good.url, good.url, with_userinfo(bad.url))
+        suite = write_fault_suite(tmp_path, good.url, good.url, with_userinfo(bad.url))
         proc = evalspec("run", suite, "--out", tmp_path / "run")
         attempts = len(bad.requests)
     assert attempts <= 2, f"{fault}: {attempts} attempts"  # one simulator request, one retry
@@ -181,14 +125,14 @@ def test_simulator_faults_are_that_calls_error(fault: str, tmp_path: Path) -> No
 def test_echoed_secrets_reach_no_file_and_no_stream(tmp_path: Path) -> None:
     """Every secret, sent to endpoints that echo headers into 200 answers and into errors."""
     with FaultServer("echo") as echo:
-        suite = write_suite(tmp_path, with_userinfo(echo.url), echo.url, echo.url)
+        suite = write_fault_suite(tmp_path, with_userinfo(echo.url), echo.url, echo.url)
         run = evalspec(
             "run", suite, "--out", tmp_path / "run", "-v",
             "--junit", tmp_path / "j.xml", "--html", tmp_path / "r.html",
             "--markdown", tmp_path / "r.md",
         )  # fmt: skip
         echo.mode = "echo_error"  # now the userinfo is the judge's, the model sends its key
-        write_suite(tmp_path, echo.url, with_userinfo(echo.url), echo.url)
+        write_fault_suite(tmp_path, echo.url, with_userinfo(echo.url), echo.url)
         failed = evalspec("run", suite, "--record", "record", "--out", tmp_path / "run2", "-v")
         sent = [r["headers"] for r in echo.requests]
     rescored = evalspec("score", suite, "-t", tmp_path / "run", "-v", "--json")
@@ -212,7 +156,7 @@ def test_a_slow_drip_cannot_outlive_the_timeout(tmp_path: Path) -> None:
     """One byte a second: each attempt ends at the 1 s timeout (the results say so; a drip that
     outlived it would have produced an answer or hung until evalspec()'s own timeout)."""
     with FaultServer("drip", drip_s=1.0) as drip:
-        suite = write_suite(tmp_path, drip.url, drip.url, drip.url, timeout=1)
+        suite = write_fault_suite(tmp_path, drip.url, drip.url, drip.url, timeout=1)
         proc = evalspec("run", suite, "--out", tmp_path / "run")
         attempts = len(drip.requests)
     assert_handled(proc, tmp_path / "run")
@@ -222,7 +166,7 @@ def test_a_slow_drip_cannot_outlive_the_timeout(tmp_path: Path) -> None:
 
 def test_retry_after_storm_gives_up_within_the_budget(tmp_path: Path) -> None:
     with FaultServer("storm") as storm:
-        suite = write_suite(tmp_path, storm.url, storm.url, storm.url)
+        suite = write_fault_suite(tmp_path, storm.url, storm.url, storm.url)
         proc = evalspec("run", suite, "--out", tmp_path / "run", timeout=90)
         attempts = len(storm.requests)
     results = assert_handled(proc, tmp_path / "run")
@@ -233,7 +177,7 @@ def test_retry_after_storm_gives_up_within_the_budget(tmp_path: Path) -> None:
 
 def test_huge_answer_is_refused_with_bounded_memory(tmp_path: Path) -> None:
     with FaultServer("huge", huge_mb=200) as huge:
-        suite = write_suite(tmp_path, huge.url, huge.url, huge.url)
+        suite = write_fault_suite(tmp_path, huge.url, huge.url, huge.url)
         proc = subprocess.run(
             [
                 sys.executable,
@@ -256,7 +200,7 @@ def test_huge_answer_is_refused_with_bounded_memory(tmp_path: Path) -> None:
 
 def test_lone_surrogate_is_stored_escaped_and_resumes(tmp_path: Path) -> None:
     with FaultServer("surrogate") as server:
-        suite = write_suite(tmp_path, server.url, server.url, server.url)
+        suite = write_fault_suite(tmp_path, server.url, server.url, server.url)
         proc = evalspec("run", suite, "--out", tmp_path / "run")
         again = evalspec("run", suite, "--resume", tmp_path / "run")
     assert_handled(proc, tmp_path / "run")
@@ -269,7 +213,7 @@ def test_judge_and_simulator_share_the_runs_rate_limit(tmp_path: Path) -> None:
     """requests_per_minute 60: the model's two turns, the simulator and the judge, one a second
     (one limiter for all four: a limiter each would let them go as fast as they answer)."""
     with FaultServer("ok") as server:
-        suite = write_suite(
+        suite = write_fault_suite(
             tmp_path, server.url, server.url, server.url, run_extra=", requests_per_minute: 60"
         )
         began = time.monotonic()

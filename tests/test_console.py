@@ -7,12 +7,12 @@ import re
 from dataclasses import replace
 
 from rich.console import Console
+from support import transcript
 
 from evalspec._report.console import print_report
 from evalspec._suite.validate import load_suite
 from evalspec._transcript import Usage
 from evalspec.api import score
-from tests.conftest import transcript
 
 SUITE = """
 suite: side-by-side

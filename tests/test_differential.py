@@ -435,11 +435,10 @@ def _bfcl_checker():
 @_needs("bfcl_eval", "bfcl-eval")
 def test_bfcl_ast_checker_agrees(tmp_path: Path) -> None:
     import bfcl_eval
+    from support import bfcl_mutations, bfcl_transcript
 
     from evalspec._interop.bfcl import read_records, write_suite_yaml
     from evalspec.api import load_suite, score
-    from tests.test_bfcl_scoring import _transcript as bfcl_transcript
-    from tests.test_bfcl_scoring import mutations
 
     checker, python = _bfcl_checker()
     data = Path(bfcl_eval.__file__).parent / "data"
@@ -456,7 +455,7 @@ def test_bfcl_ast_checker_agrees(tmp_path: Path) -> None:
         verdicts: dict[str, bool] = {}
         for index, record in enumerate(questions):
             rid = record["id"]
-            for mutation, calls in mutations(category, index, record, truth[rid]).items():
+            for mutation, calls in bfcl_mutations(category, index, record, truth[rid]).items():
                 t = bfcl_transcript(rid, mutation, calls)
                 batches[id(suite_of[rid])].append(t)
                 output = [{name: args} for name, args in calls]
@@ -571,8 +570,7 @@ def _bfcl_real_verdict(record, result, truth, category: str, kind: str, names: s
 
 def _real_result_files() -> list[tuple[str, dict[str, Any], Path]]:
     root = Path(os.environ.get("EVALSPEC_BFCL_RESULTS") or REAL_RESULTS)
-    if not (root / "models.json").is_file():
-        pytest.skip(f"no published BFCL results in {root} (models.json is missing)")
+    assert (root / "models.json").is_file(), f"no published BFCL results in {root}: no models.json"
     models = json.loads((root / "models.json").read_text(encoding="utf-8"))
     # live_relevance is left out: any call passes there, which no evalspec expectation says.
     return [

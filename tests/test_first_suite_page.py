@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.fake_openai import FakeOpenAI, text_reply, tool_call_reply
+from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "first-suite.md"
 

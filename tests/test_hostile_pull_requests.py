@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_anthropic import FakeAnthropic
+from fake_openai import FakeOpenAI
 
 from evalspec._providers.base import ChatRequest
 from evalspec._providers.calls import Endpoint, ModelCalls
 from evalspec._util.errors import RunError, UsageError
-from tests.fake_anthropic import FakeAnthropic
-from tests.fake_openai import FakeOpenAI
-from tests.test_mcp_tools import http_server  # noqa: F401  (a fixture, used by name)
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"

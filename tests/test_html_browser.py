@@ -8,11 +8,10 @@ reason when either is missing.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
+from support import transcript
 from typer.testing import CliRunner
 
 from evalspec._cli import app
@@ -21,22 +20,9 @@ from evalspec._report.json_report import write_json
 from evalspec._suite.validate import load_suite
 from evalspec._transcript import Transcript, write_transcripts
 from evalspec.api import score
-from tests.conftest import transcript
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-
-CHROMIUM = os.environ.get("EVALSPEC_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 expect = sync_api.expect
-if not Path(CHROMIUM).exists():
-    pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
 
 pytestmark = pytest.mark.slow
 
@@ -121,17 +107,6 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_transcripts(out / "transcripts.jsonl", list(ts))
     write_html(report, out / "report.html")
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        try:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        except Exception as exc:  # a browser that cannot start here: say why, do not fail
-            pytest.skip(f"chromium would not start: {exc}")
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 a link opens a case (and a case x model), columns stay readable, the chart uses the suite's own
 thresholds, and the change column's label and number agree.
 
-Drives Debian's chromium through Playwright, as tests/test_html_browser.py does. The screenshots
+Drives Debian's chromium through Playwright (conftest.py's `browser`). The screenshots
 the run takes are written to $EVALSPEC_SCREENSHOTS when it is set (the documentation's
 `docs/images/report-*.png` come from `EVALSPEC_SCREENSHOTS=docs/images pytest
 tests/test_html_report_scale.py`), otherwise to a temporary directory.
@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from support import transcript
 
 from evalspec._report.html import write_html, write_runs_html
 from evalspec._report.html_data import HtmlRun
@@ -24,12 +25,8 @@ from evalspec._report.json_report import write_json
 from evalspec._suite.validate import load_suite
 from evalspec._transcript import Transcript, Usage
 from evalspec.api import score
-from tests import test_html_browser as browser_tests
-from tests.conftest import transcript
-from tests.test_html_browser import sync_api
 
 pytestmark = pytest.mark.slow
-browser = browser_tests.browser  # one chromium per module, launched as those tests launch it
 
 MODELS = ("gpt-4o-mini", "claude-3-5-haiku", "qwen2.5-7b-instruct")
 CASES = 300
@@ -240,6 +237,8 @@ def test_a_case_low_in_a_long_list_opens_where_it_can_be_read(browser, run_dir, 
 
 
 def test_a_link_opens_a_case_and_a_case_by_model(browser, run_dir, shots):
+    from playwright.sync_api import expect  # the browser fixture has found it installed
+
     pg = _open(browser, _case_url(run_dir, "review 150 in Paris"))
     assert pg.is_visible("#detail") and _in_view(pg, "#detail h2")
     assert pg.inner_text("#detail h2") == "review 150 in Paris"
@@ -257,7 +256,6 @@ def test_a_link_opens_a_case_and_a_case_by_model(browser, run_dir, shots):
     href = sides.locator("h3 a").get_attribute("href")
     assert href == "#case=review+150+in+Paris&model=claude-3-5-haiku"
     pg.click("#detail a.all")
-    expect = sync_api.expect
     expect(pg.locator("#detail section.side")).to_have_count(3)
     # An unknown case in a link opens nothing, and says nothing is wrong.
     pg.goto(_case_url(run_dir, "no such case"))

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, status_fault
-from test_run_e2e import KEY_ENV, cli, free_port, scripted, user_text, write_suite
+from support import KEY_ENV, cli, free_port, scripted, user_text, write_e2e_suite
 
 KEYS = ["sk-test-SECRET-123456", "plain-SECRET-token-98765"]
 """One shaped like an OpenAI key, one that no pattern would recognise."""
@@ -54,7 +54,7 @@ def test_key_reaches_the_server_and_nothing_else(key: str, tmp_path: Path) -> No
             lambda b: "Add" in user_text(b) and b.get("model") == "fake-2",
             {"error": f"not a completion, key={key}"},
         )
-        suite = write_suite(tmp_path, server.base_url, retries=1)
+        suite = write_e2e_suite(tmp_path, server.base_url, retries=1)
         proc = cli("run", suite, "--verbose", "--out", tmp_path / "run")
         as_json = cli("score", suite, "-t", tmp_path / "run", "--json")
     assert proc.returncode == 1, proc.stderr
@@ -67,7 +67,7 @@ def test_key_reaches_the_server_and_nothing_else(key: str, tmp_path: Path) -> No
 
 def test_key_stays_out_of_a_refused_run(key: str, tmp_path: Path) -> None:
     with FakeOpenAI(lambda b: status_fault(401, message=f"invalid api key {key}")) as server:
-        suite = write_suite(tmp_path, server.base_url)
+        suite = write_e2e_suite(tmp_path, server.base_url)
         proc = cli("run", suite, "--out", tmp_path / "run")
     assert proc.returncode == 3, proc.stderr
     assert KEY_ENV in proc.stderr
@@ -76,7 +76,7 @@ def test_key_stays_out_of_a_refused_run(key: str, tmp_path: Path) -> None:
 
 
 def test_key_stays_out_of_an_unreachable_run(key: str, tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, f"http://127.0.0.1:{free_port()}/v1", retries=0)
+    suite = write_e2e_suite(tmp_path, f"http://127.0.0.1:{free_port()}/v1", retries=0)
     proc = cli("run", suite, "--out", tmp_path / "run")
     assert proc.returncode == 3, proc.stderr
     assert "cannot reach" in proc.stderr

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from support import transcript
 
 from evalspec._report.console import MAX_PROBLEM_ROWS, print_report
 from evalspec._report.json_report import write_json
@@ -18,7 +19,6 @@ from evalspec._suite.limits import untrusted
 from evalspec._suite.validate import load_suite
 from evalspec._util.errors import SpecError
 from evalspec.api import score
-from tests.conftest import transcript
 
 
 def _suite(cases: int) -> str:

@@ -147,3 +147,75 @@ def test_no_module_imports_from_a_layer_above_it(module):
         return
     upward = sorted(t for t in graph[module] if (_layer(t) or 0) > rank)
     assert not upward, f"{module} (layer {rank}) imports from a layer above it: {upward}"
+
+
+# ----------------------------------------------------------------------------------- the tests
+
+TESTS = PACKAGE.parent / "tests"
+
+
+def _test_import_problems(source: str, name: str) -> list[str]:
+    """What a module of tests/ imports that it should not: a test module or conftest (shared
+    helpers live in support.py, fixtures in conftest.py, which pytest loads by itself), or a
+    helper through the `tests` package (a second copy of a module already loaded by its name);
+    and, outside conftest.py, a `write_suite` other than the fixture."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        imported: list[str] = []
+        bound: list[str] = []
+        if isinstance(node, ast.Import):
+            imported = [a.name for a in node.names]
+            bound = [a.asname or a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            imported = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            bound = [a.asname or a.name for a in node.names]
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            imported = [str(node.args[0].value)]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and name != "conftest.py":
+            bound = [node.name]
+        problems = [
+            f"imports {module}"
+            for module in imported
+            if any(p.startswith("test_") or p == "conftest" for p in module.split("."))
+        ]
+        problems += [f"imports {m}, not {m.split('.')[1]}" for m in imported if m[:6] == "tests."]
+        if "write_suite" in bound:
+            problems.append("a write_suite other than the fixture")
+        if problems:
+            found.append((node.lineno, problems[0]))
+    return [f"{name}:{line}: {problem}" for line, problem in sorted(found)]
+
+
+def test_the_checker_finds_imports_of_test_modules():
+    bad = [
+        "from test_run_e2e import cli",
+        "import test_model_rate_limits as limits",
+        "from tests.conftest import transcript",
+        "from tests import test_html_browser",
+        "from tests.fake_openai import FakeOpenAI",
+        "importlib.import_module('test_provider')",
+        "def write_suite(directory, url): ...",
+        "from support import write_fault_suite as write_suite",
+    ]
+    found = _test_import_problems("\n".join(bad), "test_x.py")
+    assert [int(f.split(":")[1]) for f in found] == list(range(1, len(bad) + 1)), found
+    good = (
+        "from support import cli, transcript\nfrom fake_openai import FakeOpenAI\nimport pytest\n"
+    )
+    assert _test_import_problems(good, "test_x.py") == []
+    assert _test_import_problems("def write_suite(tmp_path): ...\n", "conftest.py") == []
+
+
+def test_test_modules_take_helpers_from_support_and_fixtures_from_conftest():
+    found = [
+        problem
+        for path in sorted(TESTS.rglob("*.py"))
+        if "data" not in path.relative_to(TESTS).parts
+        for problem in _test_import_problems(path.read_text(encoding="utf-8"), path.name)
+    ]
+    assert not found, "move shared helpers to tests/support.py:\n" + "\n".join(found)

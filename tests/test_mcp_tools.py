@@ -5,11 +5,9 @@ that runs live and then offline with identical results."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -249,35 +247,6 @@ def test_two_models_run_live_on_the_server_then_offline_identically(tmp_path, mo
     ]
     assert scored[0] == scored[1]
     assert {m for m, *_ in scored[0]} == {"gpt", "claude"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[str]:
-    port = _free_port()
-    log = tmp_path / "calls.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, SERVER, "--http", str(port), "--log", str(log)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_streamable_http_server_lists_and_answers(

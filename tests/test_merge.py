@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI
-from test_run_e2e import KEY_ENV, cli, results_of, scripted, write_suite
+from support import KEY_ENV, cli, results_of, scripted, write_e2e_suite
 
 from evalspec import api
 from evalspec._runner.merge import combine, merge_runs
@@ -43,7 +43,7 @@ def fake_run(run_dir: Path, suite_path: Path, answers: dict[str, str]) -> None:
 def test_cli_shards_cover_every_item_once_and_merge_into_one_run(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:
-    suite = write_suite(tmp_path, server.base_url, mode="single_turn")
+    suite = write_e2e_suite(tmp_path, server.base_url, mode="single_turn")
     for i in (1, 2):
         proc = cli("run", suite, "--shard", f"{i}/2", "--out", tmp_path / f"shard{i}")
         assert proc.returncode in (0, 1), proc.stderr
@@ -67,7 +67,7 @@ def test_cli_shards_cover_every_item_once_and_merge_into_one_run(
 
 
 def test_the_last_directory_wins_for_an_item_in_several(tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, "http://127.0.0.1:9/v1")
+    suite = write_e2e_suite(tmp_path, "http://127.0.0.1:9/v1")
     ids = [it.id for it in api.compile_plan(api.load_suite(suite), models=["m1"]).items]
     fake_run(tmp_path / "a", suite, {ids[0]: "old", ids[1]: "only in a"})
     fake_run(tmp_path / "b", suite, {ids[0]: "new", ids[2]: "only in b"})
@@ -79,10 +79,10 @@ def test_the_last_directory_wins_for_an_item_in_several(tmp_path: Path) -> None:
 
 
 def test_shards_of_different_suites_are_refused(tmp_path: Path) -> None:
-    first = write_suite(tmp_path, "http://127.0.0.1:9/v1")
+    first = write_e2e_suite(tmp_path, "http://127.0.0.1:9/v1")
     other_dir = tmp_path / "other"
     other_dir.mkdir()
-    other = write_suite(other_dir, "http://127.0.0.1:9/v1")
+    other = write_e2e_suite(other_dir, "http://127.0.0.1:9/v1")
     other.write_text(other.read_text().replace("suite: e2e", "suite: weather"))
     ids = [it.id for it in api.compile_plan(api.load_suite(first), models=["m1"]).items]
     fake_run(tmp_path / "a", first, {ids[0]: "x"})
@@ -96,7 +96,7 @@ def test_shards_of_different_suites_are_refused(tmp_path: Path) -> None:
 
 
 def test_merge_without_run_json_needs_the_suite(tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, "http://127.0.0.1:9/v1")
+    suite = write_e2e_suite(tmp_path, "http://127.0.0.1:9/v1")
     ids = [it.id for it in api.compile_plan(api.load_suite(suite), models=["m1"]).items]
     fake_run(tmp_path / "a", suite, {ids[0]: "x"})
     (tmp_path / "a" / MANIFEST_FILE).unlink()
@@ -113,7 +113,7 @@ def test_merge_without_run_json_needs_the_suite(tmp_path: Path) -> None:
 
 
 def test_merge_refuses_an_out_that_holds_another_run(tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, "http://127.0.0.1:9/v1", mode="single_turn")
+    suite = write_e2e_suite(tmp_path, "http://127.0.0.1:9/v1", mode="single_turn")
     plan = api.compile_plan(api.load_suite(suite), models=["m1"])
     fake_run(tmp_path / "shard", suite, {plan.items[0].id: "4"})
     used = tmp_path / "used"

@@ -6,16 +6,22 @@ The same suite on a Ray cluster is in tests/test_ray_run.py.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from fake_openai import FakeOpenAI, tool_call_reply
-from rate_checks import assert_held_to
+from fake_openai import FakeOpenAI
+from support import (
+    FAST_RPM,
+    ROOT,
+    SLOW_RPM,
+    assert_each_held_to_its_own_rate,
+    write_two_model_suite,
+)
+from support import RPM_KEY_ENV as KEY_ENV
+from support import add_answer as answer
 
 from evalspec._providers.calls import (
     Endpoint,
@@ -25,54 +31,6 @@ from evalspec._providers.calls import (
     rate_key,
 )
 from evalspec._suite.validate import load_suite
-
-ROOT = Path(__file__).resolve().parent.parent
-KEY_ENV = "EVALSPEC_RPM_TEST_KEY"
-FAST_RPM, SLOW_RPM = 300, 120
-"""One request per 0.2 s and per 0.5 s."""
-CASES = 8
-
-
-def answer(body: dict[str, Any]) -> Any:
-    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    a, b = (int(x) for x in user.removeprefix("What is ").removesuffix("?").split(" plus "))
-    return tool_call_reply("add", {"a": a, "b": b})
-
-
-def write_two_model_suite(directory: Path, fast_url: str, slow_url: str) -> Path:
-    """Two models with their own limits, one per server; no run-wide limit."""
-    models = [
-        {"name": "fast", "model": "m", "base_url": fast_url, "requests_per_minute": FAST_RPM},
-        {"name": "slow", "model": "m", "base_url": slow_url, "requests_per_minute": SLOW_RPM},
-    ]
-    for m in models:
-        m["api_key_env"] = KEY_ENV
-    lines = [
-        "suite: own-limits",
-        f"models: {json.dumps(models)}",
-        "run: {mode: single_turn, concurrency: 8, retries: 0}",
-        "critics: {a: binary, b: binary}",
-        "tools: [{name: add, parameters: {type: object, properties: {a: {type: number}, "
-        "b: {type: number}}}}]",
-        "cases:",
-    ]
-    for i in range(CASES):
-        lines.append(
-            f"  - {{name: c{i}, user: 'What is {i} plus 1?', "
-            f"expect: {{tool_calls: [{{add: {{a: {i}, b: 1}}}}]}}}}"
-        )
-    path = directory / "limits.yaml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def assert_each_held_to_its_own_rate(fast: FakeOpenAI, slow: FakeOpenAI, began: float) -> None:
-    """Each server got every case, each no sooner than its own limit allows after the run
-    began (tests/rate_checks.py: load can only make arrivals later)."""
-    for server, rpm in ((fast, FAST_RPM), (slow, SLOW_RPM)):
-        arrivals = [r.at for r in server.requests]
-        assert len(arrivals) == CASES
-        assert_held_to(rpm, began, arrivals)
 
 
 def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:

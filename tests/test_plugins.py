@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from support import transcript
 
 from evalspec import plugins
 from evalspec._critics.base import Critic, CriticOutcome, Params, outcome
 from evalspec._suite.validate import load_suite
 from evalspec.api import score
-from tests.conftest import transcript
 
 EXAMPLE_INSTALLED = any(ep.name == "example" for ep in entry_points(group="evalspec.plugins"))
 needs_example = pytest.mark.skipif(

@@ -19,6 +19,7 @@ from fake_openai import (
     tool_calls_reply,
 )
 from rate_checks import assert_held_to
+from support import complete as complete_once
 
 from evalspec._providers.base import ChatRequest, ChatResponse, ProviderError
 from evalspec._providers.openai_chat import OpenAIChatProvider, RateLimiter, parse_retry_after
@@ -68,13 +69,7 @@ def provider(base_url: str, **options: Any) -> OpenAIChatProvider:
 
 
 def complete(p: OpenAIChatProvider, req: ChatRequest | None = None) -> ChatResponse:
-    async def go() -> ChatResponse:
-        try:
-            return await p.complete(req or request())
-        finally:
-            await p.aclose()
-
-    return asyncio.run(go())
+    return complete_once(p, req or request())
 
 
 def test_text_answer_is_normalised_with_usage(server: FakeOpenAI) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, tool_call_reply
 from rate_checks import assert_held_to
+from support import RPM_KEY_ENV, add_answer, assert_each_held_to_its_own_rate, write_two_model_suite
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install .[ray])")
 
@@ -52,7 +53,7 @@ def answer(body: dict[str, Any]) -> Any:
     return tool_call_reply("add", {"a": a, "b": b if b != 7 else b + 1})
 
 
-def write_suite(directory: Path, url: str, cases: int, rpm: int | None = None) -> Path:
+def write_ray_suite(directory: Path, url: str, cases: int, rpm: int | None = None) -> Path:
     limit = f", requests_per_minute: {rpm}" if rpm else ""
     run = f"{{mode: single_turn, concurrency: 4, retries: 0{limit}}}"
     lines = [
@@ -106,7 +107,7 @@ def comparable(run_dir: Path) -> dict[str, Any]:
 
 def test_a_ray_run_decides_exactly_what_a_local_run_does(cluster: str, tmp_path: Path) -> None:
     with FakeOpenAI(answer) as fake:
-        suite = write_suite(tmp_path, fake.base_url, 40)
+        suite = write_ray_suite(tmp_path, fake.base_url, 40)
         local = run_cli("run", suite, "--out", tmp_path / "local", "--recordings", tmp_path / "a")
         on_ray = run_cli(
             "run", suite, "--ray", cluster, "--out", tmp_path / "ray",
@@ -138,7 +139,7 @@ def test_requests_per_minute_holds_across_workers(cluster: str, tmp_path: Path) 
         return answer(body)
 
     with FakeOpenAI(timed) as fake:
-        suite = write_suite(tmp_path, fake.base_url, 16, rpm=150)  # one request per 0.4 s
+        suite = write_ray_suite(tmp_path, fake.base_url, 16, rpm=150)  # one request per 0.4 s
         # Batches of 4 items: four batches spread over both worker processes.
         began = time.monotonic()
         done = run_cli("run", suite, "--ray", cluster, "--ray-batch", "4", "--out", tmp_path / "r")
@@ -151,10 +152,8 @@ def test_requests_per_minute_holds_across_workers(cluster: str, tmp_path: Path) 
 
 
 def test_each_models_own_limit_holds_across_workers(cluster: str, tmp_path: Path) -> None:
-    import test_model_rate_limits as limits
-
-    with FakeOpenAI(limits.answer) as fast, FakeOpenAI(limits.answer) as slow:
-        suite = limits.write_two_model_suite(tmp_path, fast.base_url, slow.base_url)
+    with FakeOpenAI(add_answer) as fast, FakeOpenAI(add_answer) as slow:
+        suite = write_two_model_suite(tmp_path, fast.base_url, slow.base_url)
         # Batches of 2 items: eight batches, over both worker processes.
         began = time.monotonic()
         done = subprocess.run(
@@ -163,11 +162,11 @@ def test_each_models_own_limit_holds_across_workers(cluster: str, tmp_path: Path
             text=True,
             timeout=DEADLINE_S,
             cwd=ROOT,
-            env={**os.environ, limits.KEY_ENV: KEY},
+            env={**os.environ, RPM_KEY_ENV: KEY},
             check=False,
         )
     assert done.returncode == 0, done.stderr[-3000:]
-    limits.assert_each_held_to_its_own_rate(fast, slow, began)
+    assert_each_held_to_its_own_rate(fast, slow, began)
 
 
 def _batch_workers() -> list[int]:
@@ -177,7 +176,12 @@ def _batch_workers() -> list[int]:
 
 def _processes(title: bytes) -> list[int]:
     """Pids of processes whose command line starts with `title`."""
-    pids = []
+    return list(_titles(title))
+
+
+def _titles(prefix: bytes) -> dict[int, bytes]:
+    """Process titles starting with `prefix`, by pid (Ray names a worker after what it runs)."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -185,13 +189,13 @@ def _processes(title: bytes) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if cmdline.startswith(title):
-            pids.append(int(entry.name))
-    return pids
+        if cmdline.startswith(prefix):
+            found[int(entry.name)] = cmdline.split(b"\0")[0].rstrip()
+    return found
 
 
-def _wait_for(predicate: Any, what: str) -> Any:
-    deadline = time.monotonic() + DEADLINE_S
+def _wait_for(predicate: Any, what: str, within_s: float = DEADLINE_S) -> Any:
+    deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         value = predicate()
         if value:
@@ -209,7 +213,7 @@ def _lines(path: Path) -> int:
 
 def test_a_worker_killed_mid_run_loses_no_item(cluster: str, tmp_path: Path) -> None:
     with FakeOpenAI(answer, latency_s=0.15) as fake:
-        suite = write_suite(tmp_path, fake.base_url, 40)
+        suite = write_ray_suite(tmp_path, fake.base_url, 40)
         driver = subprocess.Popen(
             evalspec("run", suite, "--ray", cluster, "--ray-batch", "8", "--out", tmp_path / "run"),
             stdout=subprocess.PIPE,
@@ -237,7 +241,7 @@ def test_a_worker_killed_mid_run_loses_no_item(cluster: str, tmp_path: Path) -> 
 
 def test_resume_after_the_driver_is_killed(cluster: str, tmp_path: Path) -> None:
     with FakeOpenAI(answer, latency_s=0.1) as fake:
-        suite = write_suite(tmp_path, fake.base_url, 60)
+        suite = write_ray_suite(tmp_path, fake.base_url, 60)
         run_dir = tmp_path / "run"
         driver = subprocess.Popen(
             evalspec("run", suite, "--ray", cluster, "--ray-batch", "4", "--out", run_dir),
@@ -268,7 +272,7 @@ def test_an_unreachable_cluster_is_a_clear_error(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    suite = write_suite(tmp_path, "http://127.0.0.1:9/v1", 2)
+    suite = write_ray_suite(tmp_path, "http://127.0.0.1:9/v1", 2)
     address = f"127.0.0.1:{port}"
     done = run_cli("run", suite, "--ray", address, "--out", tmp_path / "run", timeout=60)
     assert done.returncode == 3
@@ -393,9 +397,14 @@ def test_cluster_embedding_fills_the_local_cache_with_the_local_vectors(
     assert reader.stats["encoded"] == 0
 
 
+REPLICA = b"ray::MapWorker(MapBatches(SentenceEmbedder))"
+"""The title of an embedding replica's process: `REPLICA.__init__` while it loads the model,
+`REPLICA.submit` while it embeds a batch, `REPLICA` between batches."""
+
+
 def _replicas() -> list[int]:
     """Pids of Ray Data's embedding replicas."""
-    return _processes(b"ray::MapWorker(MapBatches(SentenceEmbedder))")
+    return _processes(REPLICA)
 
 
 def test_a_replica_killed_mid_embedding_loses_no_text(cluster: str, tmp_path: Path) -> None:
@@ -415,12 +424,20 @@ def test_a_replica_killed_mid_embedding_loses_no_text(cluster: str, tmp_path: Pa
         except BaseException as exc:
             failure.append(exc)
 
+    seen: set[int] = set()
+
+    def embedding() -> int | None:
+        """A replica embedding a batch, once both replicas of the pool have been seen."""
+        assert worker.is_alive(), f"the embedding ended before a replica was killed: {failure}"
+        replicas = _titles(REPLICA)
+        seen.update(replicas)
+        busy = [pid for pid, title in replicas.items() if title.endswith(b".submit")]
+        return busy[0] if len(seen) >= 2 and busy else None
+
     worker = threading.Thread(target=embed)
     worker.start()
-    victim = _wait_for(_replicas, "an embedding replica")[0]
-    time.sleep(2)  # loading its model, or embedding its first batches
+    victim = _wait_for(embedding, "two replicas, one embedding a batch", DEADLINE_S * 2)
     os.kill(victim, signal.SIGKILL)
-    seen = {victim}
     deadline = time.monotonic() + DEADLINE_S * 2
     while worker.is_alive() and time.monotonic() < deadline:
         seen.update(_replicas())

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 from fault_server import FaultServer
-from test_call_faults import ENV, ROOT, evalspec
-from test_call_faults import write_suite as write_fault_suite
+from support import FAULT_ENV as ENV
+from support import ROOT, write_fault_suite
+from support import fault_cli as evalspec
 
 from evalspec._providers.recordings import Recordings
 from evalspec._runner.run_dir import default_run_dir
@@ -43,7 +44,7 @@ cases:
 """
 
 
-def write_suite(
+def write_many_suite(
     directory: Path, url: str, *, cases: int = CASES, extra_run: str = "", simulate: str = ""
 ) -> Path:
     lines = "\n".join(
@@ -72,7 +73,7 @@ def spawn(*args: object) -> subprocess.Popen[str]:
 
 def test_two_processes_recording_into_one_file_keep_every_answer(tmp_path: Path) -> None:
     with FaultServer("ok") as server:
-        suite = write_suite(tmp_path, server.url, cases=8)
+        suite = write_many_suite(tmp_path, server.url, cases=8)
         procs = [
             spawn("run", suite, "--model", name, "--out", tmp_path / f"run-{name}")
             for name in ("a", "b")
@@ -91,7 +92,7 @@ def test_a_file_that_is_not_recordings_is_refused_not_rewritten(tmp_path: Path) 
     victim = tmp_path / "victim.txt"
     victim.write_text("precious notes without a final newline", encoding="utf-8")
     with FaultServer("ok") as server:
-        suite = write_suite(tmp_path, server.url, extra_run=", recordings: victim.txt")
+        suite = write_many_suite(tmp_path, server.url, extra_run=", recordings: victim.txt")
         proc = evalspec("run", suite, "--out", tmp_path / "run")
         assert server.connections == 0
     assert proc.returncode == 2, proc.stderr
@@ -113,7 +114,7 @@ def test_a_simulator_cache_that_is_no_cache_is_refused(tmp_path: Path, content: 
             f"\n    simulate: {{model: sim, base_url: '{server.url}', api_key_env: FAULT_KEY, "
             "cache: README.md}"
         )
-        suite = write_suite(tmp_path, server.url, simulate=simulate)
+        suite = write_many_suite(tmp_path, server.url, simulate=simulate)
         suite.write_text(suite.read_text().replace("    responses: [{output: {temp: 21}}]", ""))
         proc = evalspec("run", suite, "--out", tmp_path / "run")
         assert server.connections == 0
@@ -142,14 +143,14 @@ def test_runs_started_in_the_same_second_get_their_own_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    suite = load_suite(write_suite(tmp_path, "http://127.0.0.1:9/v1"))
+    suite = load_suite(write_many_suite(tmp_path, "http://127.0.0.1:9/v1"))
     dirs = {default_run_dir(suite) for _ in range(5)}
     assert len(dirs) == 5 and all(d.is_dir() for d in dirs)
 
 
 def test_a_used_out_directory_is_refused_unless_resumed(tmp_path: Path) -> None:
     with FaultServer("ok") as server:
-        suite = write_suite(tmp_path, server.url)
+        suite = write_many_suite(tmp_path, server.url)
         first = evalspec("run", suite, "--out", tmp_path / "run")
         before = (tmp_path / "run" / "transcripts.jsonl").read_bytes()
         again = evalspec("run", suite, "--out", tmp_path / "run")
@@ -164,7 +165,7 @@ def test_a_used_out_directory_is_refused_unless_resumed(tmp_path: Path) -> None:
 
 def test_torn_and_invalid_utf8_lines_are_skipped_on_resume_with_a_note(tmp_path: Path) -> None:
     with FaultServer("ok") as server:
-        suite = write_suite(tmp_path, server.url)
+        suite = write_many_suite(tmp_path, server.url)
         first = evalspec("run", suite, "--out", tmp_path / "run")
         transcripts = tmp_path / "run" / "transcripts.jsonl"
         lines = transcripts.read_bytes().splitlines(keepends=True)
@@ -197,7 +198,7 @@ def test_disk_full_mid_run_loses_nothing_and_resumes(tmp_path: Path) -> None:
         pytest.skip("cannot mount a small tmpfs here (needs root): the disk-full test is skipped")
     try:
         with FaultServer("echo") as server:  # echoed headers make each answer ~1 KiB
-            suite = write_suite(disk, server.url, cases=40)
+            suite = write_many_suite(disk, server.url, cases=40)
             full = evalspec("run", suite, "--out", disk / "run")
             subprocess.run(["mount", "-o", "remount,size=4m", str(disk)], check=True)
             resumed = evalspec("run", suite, "--resume", disk / "run")

@@ -7,6 +7,7 @@ import json
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 
+from support import transcript
 from typer.testing import CliRunner
 
 from evalspec._cli import app
@@ -14,7 +15,6 @@ from evalspec._report.junit import write_junit
 from evalspec._scoring.reasons import join_reasons, with_detail
 from evalspec._suite.validate import load_suite
 from evalspec.api import score
-from tests.conftest import transcript
 
 SUITE = """
 suite: details

@@ -4,12 +4,12 @@ score (which still follows the similarity, as before)."""
 from __future__ import annotations
 
 import pytest
+from support import transcript
 from typer.testing import CliRunner
 
 from evalspec._cli import app
 from evalspec._suite.validate import load_suite
 from evalspec.api import score
-from tests.conftest import transcript
 
 SUITE = """\
 suite: s

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI
-from test_run_e2e import KEY_ENV, ROOT, results_of, scripted, write_suite
+from support import KEY_ENV, ROOT, results_of, run_api, scripted, user_text, write_e2e_suite
 
 from evalspec._cli.run import RunRequest, execute
 
@@ -62,7 +62,7 @@ def gated(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeOpenAI, Gate]]:
 
 def suite_for(tmp_path: Path, url: str, run_label: str) -> Path:
     """The suite, its requests tagged with an X-Run header (headers do not change item ids)."""
-    path = write_suite(tmp_path, url, mode="single_turn", timeout=DEADLINE_S)
+    path = write_e2e_suite(tmp_path, url, mode="single_turn", timeout=DEADLINE_S)
     text = path.read_text().replace(
         "api_key_env: EVALSPEC_TEST_KEY}",
         f'api_key_env: EVALSPEC_TEST_KEY, headers: {{X-Run: "{run_label}"}}}}',
@@ -159,12 +159,11 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(
 
 def test_resume_runs_errored_items_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from fake_openai import status_fault
-    from test_run_e2e import run_api, user_text
 
     monkeypatch.setenv(KEY_ENV, "sk-test-resume-0000")
     with FakeOpenAI(scripted) as server:
         server.when(lambda b: "Add" in user_text(b), status_fault(503), times=1)
-        suite = write_suite(tmp_path, server.base_url, retries=0)
+        suite = write_e2e_suite(tmp_path, server.base_url, retries=0)
         run_dir = tmp_path / "run"
         _, first = run_api(suite, run_dir, models=["m1"])
         assert [t.case for t in first if t.error] == ["add numbers"]
@@ -184,7 +183,7 @@ def test_resume_runs_errored_items_again(monkeypatch: pytest.MonkeyPatch, tmp_pa
 def test_resume_refuses_a_run_directory_of_another_suite(tmp_path: Path) -> None:
     from evalspec._util.errors import UsageError
 
-    suite = write_suite(tmp_path, "http://127.0.0.1:9/v1")
+    suite = write_e2e_suite(tmp_path, "http://127.0.0.1:9/v1")
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     (run_dir / "run.json").write_text(json.dumps({"suite": "weather", "path": "/x/weather.yaml"}))

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import git
 
 from evalspec._providers.recordings import RecordingProvider, Recordings
 from evalspec._runner import RunOptions, run_plan_async
@@ -24,17 +25,6 @@ REVIEW_SH = ROOT / "action" / "review.sh"
 BIN = Path(sys.executable).parent
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
 
 
 def edit(path: Path, old: str, new: str) -> None:

@@ -14,14 +14,18 @@ from pathlib import Path
 
 import pytest
 from fault_server import FaultServer
-from test_call_faults import JUDGE_KEY, KEY, SIM_KEY, evalspec, write_suite
+from support import FAULT_JUDGE_KEY as JUDGE_KEY
+from support import FAULT_KEY as KEY
+from support import FAULT_SIM_KEY as SIM_KEY
+from support import fault_cli as evalspec
+from support import write_fault_suite
 
 
 @pytest.fixture
 def recorded(tmp_path: Path):
     """A suite recorded once against a good server, which then turns into a tripwire."""
     with FaultServer("ok") as server:
-        suite = write_suite(tmp_path, server.url, server.url, server.url)
+        suite = write_fault_suite(tmp_path, server.url, server.url, server.url)
         first = evalspec("run", suite, "--out", tmp_path / "run")
         assert first.returncode == 0, first.stderr
         assert (tmp_path / ".evalspec-cache" / "judge.json").exists()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import textwrap
@@ -29,99 +28,21 @@ from fake_openai import (
     tool_call_reply,
     tool_calls_reply,
 )
+from support import (
+    KEY_ENV,
+    ROOT,
+    cli,
+    free_port,
+    results_of,
+    run_api,
+    scripted,
+    tool_messages,
+    user_text,
+    write_e2e_suite,
+)
 
 from evalspec import api
-from evalspec._runner import RunOptions
 from evalspec._runner.run_dir import read_finished
-
-KEY_ENV = "EVALSPEC_TEST_KEY"
-ROOT = Path(__file__).resolve().parent.parent
-
-SUITE = """\
-suite: e2e
-models:
-  - {{name: m1, model: fake-1, base_url: "{url}", api_key_env: {key_env}}}
-  - {{name: m2, model: fake-2, base_url: "{url}", api_key_env: {key_env}}}
-run: {{timeout: {timeout}, retries: {retries}, concurrency: 4, max_turns: {max_turns}, \
-mode: {mode}}}
-critics: {{city: binary, a: binary, b: binary}}
-tools:
-  - name: get_weather
-    description: Current weather for a city.
-    parameters:
-      type: object
-      properties: {{city: {{type: string}}}}
-      required: [city]
-    responses:
-      - when: {{city: Paris}}
-        output: {{temp: 21}}
-      - output: {{temp: 5}}
-  - name: add
-    description: Add two numbers.
-    parameters:
-      type: object
-      properties: {{a: {{type: number}}, b: {{type: number}}}}
-      required: [a, b]
-    responses:
-      - output: {{sum: 5}}
-cases:
-  - name: weather paris
-    user: What is the weather in Paris?
-    expect:
-      tool_calls: [{{get_weather: {{city: Paris}}}}]
-  - name: weather two cities
-    user: Weather in Paris and Oslo?
-    expect:
-      tool_calls: [{{get_weather: {{city: Paris}}}}, {{get_weather: {{city: Oslo}}}}]
-  - name: add numbers
-    user: Add 2 and 3
-    expect:
-      tool_calls: [{{add: {{a: 2, b: 3}}}}]
-"""
-
-
-def write_suite(
-    directory: Path,
-    url: str,
-    *,
-    timeout: float = 30,
-    retries: int = 2,
-    max_turns: int = 4,
-    mode: str = "agent",
-    key_env: str = KEY_ENV,
-    extra: str = "",
-) -> Path:
-    """The test suite in `directory`, its models pointing at `url`."""
-    path = directory / "e2e.yaml"
-    text = SUITE.format(
-        url=url, key_env=key_env, timeout=timeout, retries=retries, max_turns=max_turns, mode=mode
-    )
-    path.write_text(text + extra, encoding="utf-8")
-    return path
-
-
-def user_text(body: dict[str, Any]) -> str:
-    return next(m["content"] for m in body["messages"] if m["role"] == "user")
-
-
-def tool_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
-    return [m for m in body["messages"] if m["role"] == "tool"]
-
-
-def scripted(body: dict[str, Any]) -> Any:
-    """A good model (fake-1) and a careless one (fake-2, adds the wrong numbers)."""
-    user = user_text(body)
-    if tool_messages(body):
-        return text_reply("Here you are: " + tool_messages(body)[-1]["content"])
-    if "two cities" in user or "Paris and Oslo" in user:
-        return tool_calls_reply(
-            ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})
-        )
-    if "Paris" in user:
-        return tool_call_reply("get_weather", {"city": "Paris"})
-    if body.get("model") == "fake-2":
-        return tool_call_reply("add", {"a": 2, "b": 4})
-    return tool_call_reply("add", {"a": 2, "b": 3})
 
 
 @pytest.fixture
@@ -131,47 +52,11 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
         yield fake
 
 
-def run_api(
-    suite_path: Path, run_dir: Path, *, cases: list[str] | None = None, **plan_kw: Any
-) -> tuple[api.Report, list[Any]]:
-    suite = api.load_suite(suite_path)
-    plan = api.compile_plan(suite, cases=cases, **plan_kw)
-    outcome = api.run_plan(plan, RunOptions(run_dir=run_dir))
-    return api.score(suite, outcome.transcripts), outcome.transcripts
-
-
-def cli(
-    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    """The real command, in a child process."""
-    full_env = {**os.environ, **(env or {})}
-    full_env.pop("COLUMNS", None)
-    return subprocess.run(
-        [sys.executable, "-m", "evalspec", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=ROOT,
-        timeout=timeout,
-    )
-
-
-def results_of(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # --- the agent loop ----------------------------------------------------------------------------
 
 
 def test_agent_loop_feeds_simulated_output_back(server: FakeOpenAI, tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, server.base_url)
+    suite = write_e2e_suite(tmp_path, server.base_url)
     report, (t,) = run_api(suite, tmp_path / "run", cases=["weather paris"], models=["m1"])
     assert len(server.requests) == 2
     second = server.requests[1].body["messages"]
@@ -188,7 +73,7 @@ def test_agent_loop_feeds_simulated_output_back(server: FakeOpenAI, tmp_path: Pa
 def test_several_calls_in_one_turn_each_get_their_output(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:
-    suite = write_suite(tmp_path, server.base_url)
+    suite = write_e2e_suite(tmp_path, server.base_url)
     report, (t,) = run_api(suite, tmp_path / "run", cases=["two cities"], models=["m1"])
     answers = tool_messages(server.requests[1].body)
     assert [m["content"] for m in answers] == ['{"temp": 21}', '{"temp": 5}']
@@ -201,14 +86,14 @@ def test_several_calls_in_one_turn_each_get_their_output(
 
 def test_max_turns_stops_a_model_that_never_answers(server: FakeOpenAI, tmp_path: Path) -> None:
     server.responder = lambda body: tool_call_reply("get_weather", {"city": "Paris"})
-    suite = write_suite(tmp_path, server.base_url, max_turns=3)
+    suite = write_e2e_suite(tmp_path, server.base_url, max_turns=3)
     _, (t,) = run_api(suite, tmp_path / "run", cases=["weather paris"], models=["m1"])
     assert len(server.requests) == 3
     assert (t.finish_reason, t.turns, len(t.tool_calls)) == ("max_turns", 3, 3)
 
 
 def test_single_turn_sends_exactly_one_request_per_item(server: FakeOpenAI, tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, server.base_url, mode="single_turn")
+    suite = write_e2e_suite(tmp_path, server.base_url, mode="single_turn")
     report, transcripts = run_api(suite, tmp_path / "run")
     assert len(transcripts) == 6
     assert len(server.requests) == 6
@@ -230,7 +115,7 @@ def test_bad_calls_come_back_as_error_observations_and_the_run_goes_on(
         return text_reply("21 degrees")
 
     server.responder = respond
-    suite = write_suite(tmp_path, server.base_url)
+    suite = write_e2e_suite(tmp_path, server.base_url)
     _, (t,) = run_api(suite, tmp_path / "run", cases=["weather paris"], models=["m1"])
     observations = [json.loads(m["content"]) for m in tool_messages(server.requests[1].body)]
     assert "unknown tool 'teleport'" in observations[0]["error"]
@@ -244,7 +129,7 @@ def test_malformed_tool_call_json_is_kept_raw_and_fails_readably(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:
     server.when(lambda b: not tool_messages(b), tool_call_reply("get_weather", '{"city": "Par'))
-    suite = write_suite(tmp_path, server.base_url)
+    suite = write_e2e_suite(tmp_path, server.base_url)
     report, (t,) = run_api(suite, tmp_path / "run", cases=["weather paris"], models=["m1"])
     call = t.tool_calls[0]
     assert call.arguments is None
@@ -272,7 +157,7 @@ def test_transient_faults_are_retried_and_the_item_succeeds(
     server.enqueue(FAULTS[fault])
     # Time-outs generous enough for a loaded machine, except where the time-out is the fault.
     slow = fault == "answer slower than the timeout"
-    suite = write_suite(tmp_path, server.base_url, timeout=2 if slow else 30)
+    suite = write_e2e_suite(tmp_path, server.base_url, timeout=2 if slow else 30)
     report, (t,) = run_api(suite, tmp_path / "run", cases=["weather paris"], models=["m1"])
     assert t.error is None
     assert len(server.requests) == 3  # the failed attempt, its retry, the second turn
@@ -283,7 +168,7 @@ def test_transient_faults_are_retried_and_the_item_succeeds(
 
 
 def test_verbose_shows_each_retry_and_quiet_does_not(server: FakeOpenAI, tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, server.base_url)
+    suite = write_e2e_suite(tmp_path, server.base_url)
     server.fail_next(503)
     quiet = cli("run", suite, "--case", "weather paris", "--model", "m1", "--out", tmp_path / "q")
     assert "retry 1 of" not in quiet.stderr
@@ -296,7 +181,7 @@ def test_verbose_shows_each_retry_and_quiet_does_not(server: FakeOpenAI, tmp_pat
 
 def test_exhausted_retries_make_that_item_an_error(server: FakeOpenAI, tmp_path: Path) -> None:
     server.when(lambda b: "Paris?" in user_text(b), status_fault(503))
-    suite = write_suite(tmp_path, server.base_url, retries=1)
+    suite = write_e2e_suite(tmp_path, server.base_url, retries=1)
     run_dir = tmp_path / "run"
     proc = cli("run", suite, "--model", "m1", "--out", run_dir)
     assert proc.returncode == 1, proc.stderr
@@ -321,7 +206,7 @@ def test_a_reply_the_provider_cannot_read_fails_only_its_item(
         ]
     }
     server.when(lambda b: "Paris?" in user_text(b), garbled)
-    suite = write_suite(tmp_path, server.base_url)
+    suite = write_e2e_suite(tmp_path, server.base_url)
     report, transcripts = run_api(suite, tmp_path / "run", models=["m1"])
     by_case = {t.case: t for t in transcripts}
     assert "case 'weather paris' on model 'm1'" in (by_case["weather paris"].error or "")
@@ -339,7 +224,7 @@ def test_a_reply_the_provider_cannot_read_fails_only_its_item(
 
 
 def test_exit_code_0_when_all_pass_and_1_when_one_fails(server: FakeOpenAI, tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, server.base_url)
+    suite = write_e2e_suite(tmp_path, server.base_url)
     ok = cli("run", suite, "--model", "m1", "--out", tmp_path / "ok")
     assert ok.returncode == 0, ok.stderr
     assert "3 passed" in ok.stdout
@@ -351,7 +236,7 @@ def test_exit_code_0_when_all_pass_and_1_when_one_fails(server: FakeOpenAI, tmp_
 
 
 def test_exit_code_3_when_the_endpoint_is_unreachable(tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, f"http://127.0.0.1:{free_port()}/v1", retries=0)
+    suite = write_e2e_suite(tmp_path, f"http://127.0.0.1:{free_port()}/v1", retries=0)
     proc = cli("run", suite, "--model", "m1", "--out", tmp_path / "run")
     assert proc.returncode == 3, proc.stderr
     assert "cannot reach the model endpoint" in proc.stderr
@@ -360,7 +245,7 @@ def test_exit_code_3_when_the_endpoint_is_unreachable(tmp_path: Path) -> None:
 
 
 def test_exit_code_3_names_the_missing_key_variable(tmp_path: Path) -> None:
-    suite = write_suite(
+    suite = write_e2e_suite(
         tmp_path, "https://models.example.invalid/v1", key_env="EVALSPEC_NO_SUCH_KEY"
     )
     env = {k: v for k, v in os.environ.items() if k != "EVALSPEC_NO_SUCH_KEY"}
@@ -378,7 +263,7 @@ def test_exit_code_3_names_the_missing_key_variable(tmp_path: Path) -> None:
 
 
 def test_case_and_model_select_items(server: FakeOpenAI, tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, server.base_url)
+    suite = write_e2e_suite(tmp_path, server.base_url)
     proc = cli("run", suite, "--case", "paris", "--model", "m2", "--out", tmp_path / "run")
     assert proc.returncode == 0, proc.stderr
     results = results_of(tmp_path / "run")["results"]
@@ -413,7 +298,7 @@ def test_trials_run_each_case_n_times_under_its_pass_rule(
     expect:
       tool_calls: [{get_weather: {city: Paris}}]
 """
-    suite = write_suite(tmp_path, server.base_url, mode="single_turn", extra=extra)
+    suite = write_e2e_suite(tmp_path, server.base_url, mode="single_turn", extra=extra)
     proc = cli(
         "run", suite, "--case", "strict", "--case", "lenient", "--model", "m1",
         "--trials", "3", "--out", tmp_path / "run",
@@ -429,7 +314,7 @@ def test_trials_run_each_case_n_times_under_its_pass_rule(
 
 
 def test_shards_cover_every_item_exactly_once(server: FakeOpenAI, tmp_path: Path) -> None:
-    suite = api.load_suite(write_suite(tmp_path, server.base_url))
+    suite = api.load_suite(write_e2e_suite(tmp_path, server.base_url))
     everything = {it.id for it in api.compile_plan(suite, trials=2).items}
     one = {it.id for it in api.compile_plan(suite, trials=2, shard=(1, 2)).items}
     two = {it.id for it in api.compile_plan(suite, trials=2, shard=(2, 2)).items}
@@ -442,7 +327,7 @@ def test_shards_cover_every_item_exactly_once(server: FakeOpenAI, tmp_path: Path
 
 
 def test_offline_miss_exits_3_naming_case_and_model(server: FakeOpenAI, tmp_path: Path) -> None:
-    suite = write_suite(tmp_path, server.base_url)
+    suite = write_e2e_suite(tmp_path, server.base_url)
     proc = cli("run", suite, "--case", "add", "--record", "offline", "--out", tmp_path / "r")
     assert proc.returncode == 3, proc.stderr
     assert "case 'add numbers' on model 'm1'" in proc.stderr
@@ -453,7 +338,7 @@ def test_offline_miss_exits_3_naming_case_and_model(server: FakeOpenAI, tmp_path
 def test_recordings_are_written_and_a_second_run_replays_without_http(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:
-    suite = write_suite(tmp_path, server.base_url)
+    suite = write_e2e_suite(tmp_path, server.base_url)
     first = cli("run", suite, "--out", tmp_path / "first")
     assert first.returncode == 1, first.stderr
     calls = len(server.requests)
@@ -492,7 +377,7 @@ def test_progress_counts_pass_warn_fail_so_far_without_loading_embeddings(tmp_pa
     expect:
       tool_calls: [{get_weather: {city: Paris}}]
 """
-    suite = api.load_suite(write_suite(tmp_path, "http://127.0.0.1:9/v1", extra=extra))
+    suite = api.load_suite(write_e2e_suite(tmp_path, "http://127.0.0.1:9/v1", extra=extra))
 
     def made(case: str, city: str, error: str | None = None) -> Transcript:
         call = ToolCall("get_weather", {"city": city}, json.dumps({"city": city}))

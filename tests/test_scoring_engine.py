@@ -7,13 +7,13 @@ import subprocess
 import sys
 
 import pytest
+from support import transcript
 
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.matching import assign
 from evalspec._scoring.trials import pass_at_k, pass_hat_k
 from evalspec._suite.validate import load_suite
 from evalspec.api import score
-from tests.conftest import transcript
 
 SUITE = """
 suite: s
@@ -204,7 +204,9 @@ def test_run_error_is_an_error_status(write_suite):
         ("any", ["fail", "fail", "pass"], "pass"),
         ("majority", ["pass", "pass", "fail"], "pass"),
         ("majority", ["pass", "fail", "fail"], "fail"),
-        ("mean", ["pass", "pass", "fail"], "fail"),  # mean of 1, 1, 0.667 = 0.889 < warn 0.9 ...
+        ("mean", ["pass", "pass", "pass"], "pass"),  # mean 1.0 >= warn 0.9
+        ("mean", ["pass", "pass", "fail"], "warn"),  # mean 0.889: below warn 0.9, not fail 0.8
+        ("mean", ["pass", "fail", "fail"], "fail"),  # mean 0.778 < fail 0.8
     ],
 )
 def test_pass_rules_over_trials(write_suite, rule, statuses, expected):
@@ -225,10 +227,7 @@ def test_pass_rules_over_trials(write_suite, rule, statuses, expected):
     bad = ("send_dm", {"user": "bob", "text": "bye"})
     ts = [transcript("one", good if s == "pass" else bad, trial=i) for i, s in enumerate(statuses)]
     summary = score(suite, ts).cases[0]
-    if rule == "mean":  # ... but at least fail_threshold 0.8: a warning, which passes
-        assert summary.status == "warn"
-    else:
-        assert summary.status == expected
+    assert summary.status == expected
     assert summary.trials == 3 and summary.passed == statuses.count("pass")
 
 

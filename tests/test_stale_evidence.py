@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI
-from test_review_action import git
-from test_run_e2e import KEY_ENV, scripted, write_suite
+from support import KEY_ENV, git, scripted, write_e2e_suite
 from typer.testing import CliRunner
 
 from evalspec._cli import app
@@ -46,7 +45,7 @@ def finished_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A finished run of model m1 (3 cases) against a scripted model on 127.0.0.1."""
     monkeypatch.setenv(KEY_ENV, "sk-test-stale-0000")
     with FakeOpenAI(scripted) as server:
-        suite = write_suite(tmp_path, server.base_url, timeout=30)  # a loaded machine is slow
+        suite = write_e2e_suite(tmp_path, server.base_url, timeout=30)  # a loaded machine is slow
         run_dir = tmp_path / "run"
         done = cli("run", suite, "--model", "m1", "--out", run_dir)
         assert done.exit_code == 0, done.output

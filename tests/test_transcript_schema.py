@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, status_fault, text_reply, tool_call_reply, tool_calls_reply
 from jsonschema import Draft202012Validator
-from test_run_e2e import KEY_ENV, run_api, tool_messages, user_text, write_suite
+from support import KEY_ENV, run_api, tool_messages, user_text, write_e2e_suite
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "transcript.schema.json"
 
@@ -38,7 +38,7 @@ def varied(body: dict[str, Any]) -> Any:
 def transcripts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[dict]]:
     monkeypatch.setenv(KEY_ENV, "sk-test-schema-0000")
     with FakeOpenAI(varied) as server:
-        run_api(write_suite(tmp_path, server.base_url), tmp_path / "run", models=["m1"])
+        run_api(write_e2e_suite(tmp_path, server.base_url), tmp_path / "run", models=["m1"])
     path = tmp_path / "run" / "transcripts.jsonl"
     yield [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 

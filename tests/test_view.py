@@ -127,10 +127,11 @@ def test_run_html_shows_conversations_of_a_streamed_run(tmp_path):
 
 def test_tags_survive_results_json_and_fill_the_tag_filter(write_suite, tmp_path):
     """`view` reads a run back from results.json: its tag filter lists the suite's tags."""
+    from support import transcript
+
     from evalspec._report.json_report import write_json
     from evalspec._suite.validate import load_suite
     from evalspec.api import score
-    from tests.conftest import transcript
 
     suite = load_suite(
         write_suite(

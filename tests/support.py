@@ -1,0 +1,492 @@
+"""Plain helpers that more than one test module uses; the fixtures are in conftest.py.
+
+A test module takes shared helpers from here (or from the fake servers beside it), never from
+another test module: importing one runs that module's skips in the importer (the report-scale
+tests that need no browser were skipped with the browser tests), a second name (`tests.x` beside
+`x`) loads a module twice, and a helper should not move when a test file is split or renamed.
+tests/test_layout.py holds every module of tests/ to this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fake_openai import FakeOpenAI, text_reply, tool_call_reply, tool_calls_reply
+from rate_checks import assert_held_to
+
+from evalspec._transcript import ToolCall, Transcript
+
+if TYPE_CHECKING:
+    from click.testing import Result
+
+    from evalspec import api
+    from evalspec._providers.base import ChatRequest, ChatResponse
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# --------------------------------------------------------------------------------- transcripts
+
+
+def transcript(
+    case: str,
+    *calls: tuple[str, dict | None],
+    model: str = "m",
+    trial: int = 0,
+    final: str | None = None,
+    error: str | None = None,
+) -> Transcript:
+    """A transcript whose model made `calls` (name, arguments) in order."""
+    return Transcript(
+        item_id=f"{case}-{model}-{trial}",
+        case=case,
+        model=model,
+        trial=trial,
+        tool_calls=tuple(
+            ToolCall(name=n, arguments=a, raw_arguments="" if a is not None else "{bad")
+            for n, a in calls
+        ),
+        final_answer=final,
+        error=error,
+    )
+
+
+# ------------------------------------------------------------------ commands, ports, git repos
+
+
+def cli(
+    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """The real `evalspec` command, in a child process, from the repository root."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("COLUMNS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "evalspec", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=ROOT,
+        timeout=timeout,
+    )
+
+
+def evalspec_import(*args: str) -> Result:
+    """`evalspec import ARGS`, in process (typer's CliRunner)."""
+    from typer.testing import CliRunner
+
+    from evalspec._cli import app
+
+    return CliRunner().invoke(app, ["import", *args])
+
+
+def results_of(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in `repo` as a fixed committer; its output."""
+    done = subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+# ------------------------------------------------------------------- OpenAI-style requests
+
+
+def user_text(body: dict[str, Any]) -> str:
+    return next(m["content"] for m in body["messages"] if m["role"] == "user")
+
+
+def tool_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in body["messages"] if m["role"] == "tool"]
+
+
+def complete(provider: Any, request: ChatRequest) -> ChatResponse:
+    """One request through a provider, which is then closed."""
+
+    async def go() -> ChatResponse:
+        try:
+            return await provider.complete(request)
+        finally:
+            await provider.aclose()
+
+    return asyncio.run(go())
+
+
+# ------------------------------------------------- the end-to-end suite (tests/test_run_e2e.py)
+
+KEY_ENV = "EVALSPEC_TEST_KEY"
+"""The variable the end-to-end suite's models read their key from."""
+
+E2E_SUITE = """\
+suite: e2e
+models:
+  - {{name: m1, model: fake-1, base_url: "{url}", api_key_env: {key_env}}}
+  - {{name: m2, model: fake-2, base_url: "{url}", api_key_env: {key_env}}}
+run: {{timeout: {timeout}, retries: {retries}, concurrency: 4, max_turns: {max_turns}, \
+mode: {mode}}}
+critics: {{city: binary, a: binary, b: binary}}
+tools:
+  - name: get_weather
+    description: Current weather for a city.
+    parameters:
+      type: object
+      properties: {{city: {{type: string}}}}
+      required: [city]
+    responses:
+      - when: {{city: Paris}}
+        output: {{temp: 21}}
+      - output: {{temp: 5}}
+  - name: add
+    description: Add two numbers.
+    parameters:
+      type: object
+      properties: {{a: {{type: number}}, b: {{type: number}}}}
+      required: [a, b]
+    responses:
+      - output: {{sum: 5}}
+cases:
+  - name: weather paris
+    user: What is the weather in Paris?
+    expect:
+      tool_calls: [{{get_weather: {{city: Paris}}}}]
+  - name: weather two cities
+    user: Weather in Paris and Oslo?
+    expect:
+      tool_calls: [{{get_weather: {{city: Paris}}}}, {{get_weather: {{city: Oslo}}}}]
+  - name: add numbers
+    user: Add 2 and 3
+    expect:
+      tool_calls: [{{add: {{a: 2, b: 3}}}}]
+"""
+
+
+def write_e2e_suite(
+    directory: Path,
+    url: str,
+    *,
+    timeout: float = 30,
+    retries: int = 2,
+    max_turns: int = 4,
+    mode: str = "agent",
+    key_env: str = KEY_ENV,
+    extra: str = "",
+) -> Path:
+    """The end-to-end suite in `directory` (e2e.yaml), its models pointing at `url`."""
+    path = directory / "e2e.yaml"
+    text = E2E_SUITE.format(
+        url=url, key_env=key_env, timeout=timeout, retries=retries, max_turns=max_turns, mode=mode
+    )
+    path.write_text(text + extra, encoding="utf-8")
+    return path
+
+
+def scripted(body: dict[str, Any]) -> Any:
+    """A good model (fake-1) and a careless one (fake-2, adds the wrong numbers)."""
+    user = user_text(body)
+    if tool_messages(body):
+        return text_reply("Here you are: " + tool_messages(body)[-1]["content"])
+    if "two cities" in user or "Paris and Oslo" in user:
+        return tool_calls_reply(
+            ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})
+        )
+    if "Paris" in user:
+        return tool_call_reply("get_weather", {"city": "Paris"})
+    if body.get("model") == "fake-2":
+        return tool_call_reply("add", {"a": 2, "b": 4})
+    return tool_call_reply("add", {"a": 2, "b": 3})
+
+
+def run_api(
+    suite_path: Path, run_dir: Path, *, cases: list[str] | None = None, **plan_kw: Any
+) -> tuple[api.Report, list[Any]]:
+    """Run a suite through the Python API and score it: the report and the transcripts."""
+    from evalspec import api
+    from evalspec._runner import RunOptions
+
+    suite = api.load_suite(suite_path)
+    plan = api.compile_plan(suite, cases=cases, **plan_kw)
+    outcome = api.run_plan(plan, RunOptions(run_dir=run_dir))
+    return api.score(suite, outcome.transcripts), outcome.transcripts
+
+
+# ----------------------------------------- the hostile-endpoint suite (tests/test_call_faults.py)
+
+FAULT_KEY = "sk-fault-MODEL-key-1234567"
+FAULT_SIM_KEY = "sim-SECRET-key-7654321"
+FAULT_JUDGE_KEY = "judge-SECRET-key-999999"
+FAULT_HEADER_SECRET = "hdr-SECRET-value-424242"
+FAULT_URL_USER, FAULT_URL_PASSWORD = "svc", "pw-SECRET-31337"
+FAULT_ENV = {
+    "FAULT_KEY": FAULT_KEY,
+    "FAULT_SIM_KEY": FAULT_SIM_KEY,
+    "FAULT_JUDGE_KEY": FAULT_JUDGE_KEY,
+    "FAULT_HDR": FAULT_HEADER_SECRET,
+}
+"""The secrets the fault suite's model, simulator, judge and header read, by variable."""
+
+FAULT_SUITE = """\
+suite: faults
+models:
+  - name: m
+    model: fault-model
+    base_url: "{model_url}"
+    api_key_env: FAULT_KEY
+    headers: {{X-Team: search, X-Token: "${{FAULT_HDR}}"}}
+run: {{timeout: {timeout}, retries: 1, concurrency: 2, max_turns: 3{run_extra}}}
+tools:
+  - name: get_weather
+    description: Current weather for a city.
+    parameters:
+      type: object
+      properties: {{city: {{type: string}}, note: {{type: string}}}}
+      required: [city]
+    simulate: {{model: sim-model, base_url: "{sim_url}", api_key_env: FAULT_SIM_KEY}}
+cases:
+  - name: paris
+    user: What is the weather in Paris?
+    expect:
+      tool_calls: [{{get_weather: {{city: Paris}}}}]
+      final_answer:
+        judge: {{criteria: says the weather, model: judge-model, base_url: "{judge_url}",
+                 api_key_env: FAULT_JUDGE_KEY}}
+"""
+
+
+def write_fault_suite(
+    directory: Path, model: str, judge: str, sim: str, timeout: float = 2, run_extra: str = ""
+) -> Path:
+    """A one-case suite (faults.yaml) whose model, LLM judge and tool simulator are the three
+    URLs given, each with its own secret."""
+    path = directory / "faults.yaml"
+    path.write_text(
+        FAULT_SUITE.format(
+            model_url=model, judge_url=judge, sim_url=sim, timeout=timeout, run_extra=run_extra
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def fault_cli(*args: object, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The real `evalspec` command with the fault suite's secrets in its environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "evalspec", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **FAULT_ENV},
+        cwd=ROOT,
+        timeout=timeout,
+    )
+
+
+# ----------------------------------------- BFCL answers and mutations (tests/test_bfcl_scoring.py)
+
+Calls = list[tuple[str, dict[str, Any]]]
+BFCL_MODEL = "bfcl-test"
+
+
+def first_answer(record: dict, truth: list[dict]) -> Calls:
+    """The first acceptable value of every argument; "" (leave out) is not acceptable for a
+    required argument, which BFCL checks first (simple_python_200 lists "" first for one)."""
+    from evalspec._interop.bfcl import first_value
+
+    docs = {f["name"]: f for f in record["function"]}
+    calls = []
+    for entry in truth:
+        ((name, choices_by_param),) = entry.items()
+        params = docs[name]["parameters"]
+        args = {}
+        for p, choices in choices_by_param.items():
+            if p in params["required"]:
+                choices = [c for c in choices if c != ""]
+            if choices and choices[0] != "":
+                args[p] = first_value(choices, params["properties"].get(p))
+        calls.append((name, args))
+    return calls
+
+
+def last_answer(record: dict, truth: list[dict]) -> Calls:
+    """The last acceptable value of every argument ("" = left out), in reverse call order."""
+    from evalspec._interop.bfcl import first_value
+
+    docs = {f["name"]: f for f in record["function"]}
+    calls = []
+    for entry in reversed(truth):
+        ((name, choices_by_param),) = entry.items()
+        params = docs[name]["parameters"]
+        args = {}
+        for p, choices in choices_by_param.items():
+            if p in params["required"]:
+                choices = [c for c in choices if c != ""]
+            if choices and choices[-1] != "":
+                args[p] = first_value(choices[-1:], params["properties"].get(p))
+        calls.append((name, args))
+    return calls
+
+
+def _changed(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 1
+    if isinstance(value, str):
+        return value + " zz"
+    if isinstance(value, list):
+        return value[:-1] if value else ["zz"]
+    if isinstance(value, dict):
+        if not value:
+            return {"zz": 1}
+        key = next(iter(value))
+        return {**value, key: _changed(value[key])}
+    return "zz"
+
+
+def _retyped(value: Any) -> Any:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return 7
+    if isinstance(value, list | dict):
+        return json.dumps(value)
+    return 7
+
+
+def bfcl_mutations(category: str, index: int, record: dict, truth: list[dict]) -> dict[str, Calls]:
+    """Every mutation that applies to this record, by name (listed in test_bfcl_scoring.py)."""
+    base = first_answer(record, truth)
+    docs = {f["name"]: f for f in record["function"]}
+    k = index % len(base)
+    name, args = base[k]
+    doc = docs[name]
+    props = doc["parameters"]["properties"]
+    choices = next(iter(truth[k].values()))
+    out: dict[str, Calls] = {"first_answer": base}
+
+    def with_call(new_name: str, new_args: dict[str, Any]) -> Calls:
+        calls = copy.deepcopy(base)
+        calls[k] = (new_name, new_args)
+        return calls
+
+    def pick(params: list[str]) -> str | None:
+        return params[index % len(params)] if params else None
+
+    others = [f["name"] for f in record["function"] if f["name"] != name]
+    out["wrong_function"] = with_call(others[0] if others else name + "_v2", args)
+    target = pick(list(args))
+    if target is not None:
+        out["wrong_value"] = with_call(name, {**args, target: _changed(args[target])})
+        out["wrong_type"] = with_call(name, {**args, target: _retyped(args[target])})
+    floats = [
+        p
+        for p, v in args.items()
+        if props.get(p, {}).get("type") == "float" and isinstance(v, float) and v.is_integer()
+    ]
+    if (p := pick(floats)) is not None:
+        out["int_for_float"] = with_call(name, {**args, p: int(args[p])})
+    required = [p for p in doc["parameters"]["required"] if p in args]
+    if (p := pick(required)) is not None:
+        out["missing_required"] = with_call(name, {a: v for a, v in args.items() if a != p})
+    optional = [
+        p for p in args if "" in choices.get(p, []) and p not in doc["parameters"]["required"]
+    ]
+    if (p := pick(optional)) is not None:
+        out["missing_optional"] = with_call(name, {a: v for a, v in args.items() if a != p})
+    out["extra_unknown_argument"] = with_call(name, {**args, "zz_unknown": 1})
+    texts = [p for p, v in args.items() if isinstance(v, str) and " " in v]
+    if (p := pick(texts)) is not None:
+        restyled = args[p].upper().replace(" ", "_")
+        out["text_restyled"] = with_call(name, {**args, p: restyled})
+    out["last_answer"] = last_answer(record, truth)
+    out["duplicate_call"] = [*copy.deepcopy(base), copy.deepcopy(base[0])]
+    if category == "parallel" and len(base) > 1:
+        out["parallel_reordered"] = list(reversed(copy.deepcopy(base)))
+        out["parallel_call_dropped"] = copy.deepcopy(base[:-1])
+    return out
+
+
+def bfcl_transcript(record_id: str, mutation: str, calls: Calls) -> Transcript:
+    """The transcript of a model (BFCL_MODEL) that made `calls` for one record."""
+    return Transcript(
+        item_id=f"{record_id}:{mutation}",
+        case=record_id,
+        model=BFCL_MODEL,
+        tool_calls=tuple(
+            ToolCall(name=n, arguments=a, raw_arguments=json.dumps(a), id=f"c{i}")
+            for i, (n, a) in enumerate(calls)
+        ),
+        source="import:bfcl",
+    )
+
+
+# ------------------------------------ two models, two limits (tests/test_model_rate_limits.py)
+
+RPM_KEY_ENV = "EVALSPEC_RPM_TEST_KEY"
+FAST_RPM, SLOW_RPM = 300, 120
+"""One request per 0.2 s and per 0.5 s."""
+RPM_CASES = 8
+
+
+def add_answer(body: dict[str, Any]) -> Any:
+    """A model that calls add(A, B) for "What is A plus B?"."""
+    a, b = (
+        int(x) for x in user_text(body).removeprefix("What is ").removesuffix("?").split(" plus ")
+    )
+    return tool_call_reply("add", {"a": a, "b": b})
+
+
+def write_two_model_suite(directory: Path, fast_url: str, slow_url: str) -> Path:
+    """Two models with their own limits, one per server; no run-wide limit."""
+    models = [
+        {"name": "fast", "model": "m", "base_url": fast_url, "requests_per_minute": FAST_RPM},
+        {"name": "slow", "model": "m", "base_url": slow_url, "requests_per_minute": SLOW_RPM},
+    ]
+    for m in models:
+        m["api_key_env"] = RPM_KEY_ENV
+    lines = [
+        "suite: own-limits",
+        f"models: {json.dumps(models)}",
+        "run: {mode: single_turn, concurrency: 8, retries: 0}",
+        "critics: {a: binary, b: binary}",
+        "tools: [{name: add, parameters: {type: object, properties: {a: {type: number}, "
+        "b: {type: number}}}}]",
+        "cases:",
+    ]
+    for i in range(RPM_CASES):
+        lines.append(
+            f"  - {{name: c{i}, user: 'What is {i} plus 1?', "
+            f"expect: {{tool_calls: [{{add: {{a: {i}, b: 1}}}}]}}}}"
+        )
+    path = directory / "limits.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def assert_each_held_to_its_own_rate(fast: FakeOpenAI, slow: FakeOpenAI, began: float) -> None:
+    """Each server got every case, each no sooner than its own limit allows after the run
+    began (tests/rate_checks.py: load can only make arrivals later)."""
+    for server, rpm in ((fast, FAST_RPM), (slow, SLOW_RPM)):
+        arrivals = [r.at for r in server.requests]
+        assert len(arrivals) == RPM_CASES
+        assert_held_to(rpm, began, arrivals)
