@@ -389,7 +389,7 @@ def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
     # The head's turn-3 check no longer holds for the good model: the diff says so, offline.
     changed = json.loads(diffed.stdout)
     assert changed["counts"]["worse"] == 1 and changed["counts"]["rerun"] == 0, diffed.output
-    assert "three turns" in json.dumps(changed)
+    assert "turn 3 final_answer.contains" in json.dumps(changed)  # the change, by turn
     assert "turn 1: Please add 1 and 2." not in offline.output
     assert "(the user said ###STOP###)" in offline.output
     assert "assistant: The sum is 3" in offline.output
