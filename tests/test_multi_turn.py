@@ -11,18 +11,21 @@ import json
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalspec import api
 from evalspec._runner import RunOptions
 from evalspec._runner.user_simulator import STOP_SIGNAL
 from evalspec._transcript import Transcript
-from evalspec._util.errors import UsageError
+from evalspec._util.errors import SpecError, UsageError
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
 ROOT = Path(__file__).resolve().parent.parent
@@ -440,3 +443,67 @@ def test_one_tool_object_answers_every_turn_and_its_state_is_recorded_after_each
     t = asyncio.run(go())
     assert [u.state for u in t.user_turns] == [{"total": 3}, {"total": 3}, {"total": 7}]
     assert [c.output for c in t.tool_calls] == [3, 7]  # the state carried into turn 3
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_TURN_KEYS = st.sampled_from(["user", "expect", "turns", "turn_rule", "simulate", "model", "x"])
+
+
+_VALID_TURN = st.fixed_dictionaries(
+    {"user": st.text(max_size=8)}, optional={"expect": st.just({"no_tool_calls": True})}
+)
+_MISSING = object()
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(
+    turns=st.just(_MISSING)
+    | st.lists(_VALID_TURN | st.dictionaries(_TURN_KEYS, _JSON, max_size=3), max_size=3)
+    | _JSON,
+    user=st.just(_MISSING) | st.just({"goal": "g", "model": "p"}) | _JSON,
+    rule=st.just(_MISSING) | st.sampled_from(["partial", "all_or_nothing"]) | _JSON,
+    expect=st.just(_MISSING) | st.just({"no_tool_calls": True}) | _JSON,
+)
+def test_any_turns_or_simulated_user_loads_or_is_a_placed_problem(
+    turns: Any, user: Any, rule: Any, expect: Any
+) -> None:
+    case: dict[str, Any] = {"name": "c"}
+    for key, value in (("turns", turns), ("turn_rule", rule), ("expect", expect)):
+        if value is not _MISSING:
+            case[key] = value
+    if user is not _MISSING:
+        case["user"] = {"simulate": user} if isinstance(user, dict) else user
+    doc = {
+        "suite": "f",
+        "models": ["m", {"name": "p", "model": "x"}],
+        "tools": [_ADD],
+        "cases": [case],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "f.yaml"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        try:
+            suite = api.load_suite(path)
+        except SpecError as exc:
+            assert exc.problems
+            for p in exc.problems:
+                assert p.line >= 1 and p.column >= 1 and p.message, p
+            return
+    (built,) = suite.cases
+    assert bool(built.turns) == ("turns" in case)
+    assert (built.simulated_user is not None) == isinstance(case.get("user"), dict)
+    if built.turns:
+        assert [t.user for t in built.turns] == [t["user"] for t in case["turns"]]
+        assert built.messages[-1].content == case["turns"][0]["user"]
+
+
+_ADD = {
+    "name": "add",
+    "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}},
+}
