@@ -84,6 +84,8 @@ class _KeyText:
 
 @dataclass(frozen=True)
 class PlanItem:
+    """One case × model × trial, with the content id of its request to the model."""
+
     id: str
     case: Case
     model: ModelSpec
@@ -105,6 +107,8 @@ class PlanItem:
 
 @dataclass(frozen=True)
 class Plan:
+    """Every (case, model, trial) a run does, in order, with the tools offered."""
+
     suite: Suite
     items: tuple[PlanItem, ...]
     tools: tuple[dict[str, Any], ...]
@@ -162,13 +166,16 @@ def compile_plan(
             offered_of[offered_key] = (offered, _encode(list(offered)))
         offered, offered_json = offered_of[offered_key]
         n_trials = trials or case.trials
+        # Stateful cases may open with the same request from different states: the case's
+        # name keeps their ids apart (not the state, so a changed state keeps the ids).
+        case_part = f'"case":{_encode(case.name)},' if suite.stateful else ""
         tail = id_tail
         if case.multi_turn:  # the later user turns shape the answers too
             tail = id_tail[:-1] + conversation_id_part(case, suite) + "}"
         for model, key_text in key_texts:
             for trial in range(n_trials):
                 first = key_text.key(messages_json, offered_json, trial)
-                item_id = _hash(f'{{"first":"{first}"{tail}')
+                item_id = _hash(f'{{{case_part}"first":"{first}"{tail}')
                 items.append(
                     PlanItem(item_id, case, model, trial, messages, n_trials, offered, first)
                 )

@@ -89,6 +89,8 @@ class Transcript:
     """Set when the item could not be run (endpoint down, retries exhausted, ...)."""
     source: str = "live"
     """Where it came from: live, replay, import:<format>."""
+    state: Any = None
+    """The state the conversation ended in (stateful suites only; absent from the file else)."""
     user_turns: tuple[UserTurn, ...] = ()
     """A multi-turn conversation's user turns; () for a single request (and then not written,
     so single-turn transcripts keep their format)."""
@@ -96,6 +98,8 @@ class Transcript:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, without copying messages (asdict's deep copy was a run's largest cost)."""
         data = dict(vars(self))
+        if self.state is None:
+            del data["state"]
         data["version"] = TRANSCRIPT_VERSION
         data["messages"] = list(self.messages)
         data["tool_calls"] = [_call_dict(c) for c in self.tool_calls]
@@ -149,6 +153,7 @@ class Transcript:
             turns=data.get("turns", 0),
             error=data.get("error"),
             source=data.get("source", "live"),
+            state=data.get("state"),
             user_turns=user_turns,
         )
 

@@ -1,63 +1,204 @@
-"""The Python API: the same stages the CLI runs, for programmers.
+"""The Python API: everything the `evalspec` command does, as functions returning typed records.
 
-suite = load_suite("suites/slack.yaml")   # check_suite(path) validates, keeping no case
-plan = compile_plan(suite)
-outcome = run_plan(plan)                  # replays recordings, calls the model for the rest
-report = score(suite, outcome.transcripts)
-print(report.exit_code, report.models)
+    from evalspec.api import RunRequest, diff, run
+
+    result = run(RunRequest(Path("suites/slack.yaml"), record="offline"))  # replays recordings
+    print(result.exit_code, result.report.models, result.run_dir)
+    comparison = diff("old/slack.yaml", "suites/slack.yaml", result.run_dir)
+
+The stages one by one (load_suite, compile_plan, run_plan, score) are here too, for scripts that
+go between them. Nothing here prints; errors are `EvalspecError`s (`SpecError` for a suite,
+with every problem's file:line:column). Each name is imported on first use, so importing this
+module costs nothing until a name is asked for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from evalspec._critics.base import Embedder
-from evalspec._plan import Plan, compile_plan
-from evalspec._report.records import Report, build_report
-from evalspec._runner.evidence import StaleTranscript, stale_transcripts
-from evalspec._runner.execute import RunOptions, RunOutcome, run_plan
-from evalspec._suite.model import Suite
-from evalspec._suite.validate import check_suite, load_suite
-from evalspec._transcript import Transcript, load_transcripts
-
 if TYPE_CHECKING:
+    from evalspec._api.importers import (
+        SuitesWritten,
+        TranscriptsWritten,
+        import_bfcl,
+        import_bfcl_results,
+        import_otel,
+        import_stabletoolbench,
+        import_stabletoolbench_answers,
+    )
+    from evalspec._api.rescore import Adopted, Judged, Rescored, judge, rescore
+    from evalspec._api.review import GATE_NAMES, compare, diff, review
+    from evalspec._api.run import (
+        RAY_BATCH,
+        RAY_EMBED_BATCH,
+        Merged,
+        RecordingsMissing,
+        RunInterrupted,
+        RunProgress,
+        RunRequest,
+        RunResult,
+        RunStart,
+        merge,
+        run,
+    )
+    from evalspec._api.stages import (
+        compile_plan,
+        estimate_cost,
+        refresh_tools,
+        score,
+        write_runs_page,
+    )
+    from evalspec._critics.base import Embedder
+    from evalspec._plan import Plan, PlanItem
+    from evalspec._providers.recordings import RECORD_MODES
+    from evalspec._report.files import ReportFiles, write_reports
+    from evalspec._report.records import Report
+    from evalspec._review.diff import Comparison
+    from evalspec._review.repo import Review
+    from evalspec._runner.estimate import ModelEstimate
+    from evalspec._runner.evidence import StaleTranscript, stale_transcripts
+    from evalspec._runner.execute import RunOptions, RunOutcome, run_plan
+    from evalspec._scoring.judging import JudgeOutcome
+    from evalspec._suite.model import ModelSpec, Price, Suite
+    from evalspec._suite.schema import suite_schema
+    from evalspec._suite.starter import starter_suite
+    from evalspec._suite.validate import check_suite, load_suite
     from evalspec._tools.mcp_refresh import RefreshOutcome
+    from evalspec._transcript import Transcript, load_transcripts, write_transcripts
+    from evalspec._util.errors import EvalspecError, Problem, RunError, SpecError, UsageError
 
 __all__ = [
+    "GATE_NAMES",
+    "RAY_BATCH",
+    "RAY_EMBED_BATCH",
+    "RECORD_MODES",
+    "Adopted",
+    "Comparison",
+    "Embedder",
+    "EvalspecError",
+    "JudgeOutcome",
+    "Judged",
+    "Merged",
+    "ModelEstimate",
+    "ModelSpec",
     "Plan",
+    "PlanItem",
+    "Price",
+    "Problem",
+    "RecordingsMissing",
+    "RefreshOutcome",
     "Report",
+    "ReportFiles",
+    "Rescored",
+    "Review",
+    "RunError",
+    "RunInterrupted",
     "RunOptions",
     "RunOutcome",
+    "RunProgress",
+    "RunRequest",
+    "RunResult",
+    "RunStart",
+    "SpecError",
     "StaleTranscript",
+    "Suite",
+    "SuitesWritten",
+    "Transcript",
+    "TranscriptsWritten",
+    "UsageError",
     "check_suite",
+    "compare",
     "compile_plan",
+    "diff",
+    "estimate_cost",
+    "import_bfcl",
+    "import_bfcl_results",
+    "import_otel",
+    "import_stabletoolbench",
+    "import_stabletoolbench_answers",
+    "judge",
     "load_suite",
     "load_transcripts",
+    "merge",
     "refresh_tools",
+    "rescore",
+    "review",
+    "run",
     "run_plan",
     "score",
     "stale_transcripts",
+    "starter_suite",
+    "suite_schema",
+    "write_reports",
+    "write_runs_page",
+    "write_transcripts",
 ]
 
+_WHERE: dict[str, tuple[str, ...]] = {
+    "evalspec._api.run": (
+        "Merged",
+        "RAY_BATCH",
+        "RAY_EMBED_BATCH",
+        "RecordingsMissing",
+        "RunInterrupted",
+        "RunProgress",
+        "RunRequest",
+        "RunResult",
+        "RunStart",
+        "merge",
+        "run",
+    ),
+    "evalspec._api.rescore": ("Adopted", "Judged", "Rescored", "judge", "rescore"),
+    "evalspec._api.review": ("GATE_NAMES", "compare", "diff", "review"),
+    "evalspec._api.importers": (
+        "SuitesWritten",
+        "TranscriptsWritten",
+        "import_bfcl",
+        "import_bfcl_results",
+        "import_otel",
+        "import_stabletoolbench",
+        "import_stabletoolbench_answers",
+    ),
+    "evalspec._api.stages": (
+        "compile_plan",
+        "estimate_cost",
+        "refresh_tools",
+        "score",
+        "write_runs_page",
+    ),
+    "evalspec._critics.base": ("Embedder",),
+    "evalspec._plan": ("Plan", "PlanItem"),
+    "evalspec._providers.recordings": ("RECORD_MODES",),
+    "evalspec._report.files": ("ReportFiles", "write_reports"),
+    "evalspec._report.records": ("Report",),
+    "evalspec._review.diff": ("Comparison",),
+    "evalspec._review.repo": ("Review",),
+    "evalspec._runner.estimate": ("ModelEstimate",),
+    "evalspec._runner.evidence": ("StaleTranscript", "stale_transcripts"),
+    "evalspec._runner.execute": ("RunOptions", "RunOutcome", "run_plan"),
+    "evalspec._scoring.judging": ("JudgeOutcome",),
+    "evalspec._suite.model": ("ModelSpec", "Price", "Suite"),
+    "evalspec._suite.schema": ("suite_schema",),
+    "evalspec._suite.starter": ("starter_suite",),
+    "evalspec._suite.validate": ("check_suite", "load_suite"),
+    "evalspec._tools.mcp_refresh": ("RefreshOutcome",),
+    "evalspec._transcript": ("Transcript", "load_transcripts", "write_transcripts"),
+    "evalspec._util.errors": ("EvalspecError", "Problem", "RunError", "SpecError", "UsageError"),
+}
+"""The private module each public name lives in."""
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 
-def score(
-    suite: Suite,
-    transcripts: Sequence[Transcript],
-    *,
-    embedder: Embedder | None = None,
-    judge: Any = None,
-    calls: Any = None,
-) -> Report:
-    """Score transcripts against a suite. No model is called: an LLM judge reads its verdicts
-    from its cache (a miss is that case's "needs a run"), unless `calls` (a ModelCalls) allows
-    it to ask."""
-    return build_report(suite, transcripts, embedder=embedder, judge=judge, calls=calls)
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module the first time the name is asked for."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalspec.api' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
 
 
-def refresh_tools(suite_path: str | Path) -> RefreshOutcome:
-    """List the tools of the suite's MCP servers into its lock file (starts the servers)."""
-    from evalspec._tools.mcp_refresh import refresh_lock
-
-    return refresh_lock(suite_path)
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -33,7 +33,7 @@ from evalspec._util.errors import UsageError
 ENTRY_POINT_GROUP = "evalspec.plugins"
 DISABLE_ENV = "EVALSPEC_NO_PLUGINS"
 """Set (to anything) to ignore installed plugins, e.g. to tell a broken plugin from a bad suite."""
-KINDS = ("critic", "evaluator", "final_answer")
+KINDS = ("critic", "evaluator", "final_answer", "environment")
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from evalspec._review.diff import diff_suites
-from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
+from evalspec.api import RunOptions, compile_plan, diff, load_suite, run_plan, score
 
 SUITE = Path(__file__).resolve().parent.parent / "suites" / "slack.yaml"
 
@@ -44,7 +43,7 @@ def main() -> None:
         print(f"  {after.status.upper():5} {after.score:.3f}  {after.case}{mark}")
 
     # The same comparison `evalspec diff` prints, as data.
-    comparison = diff_suites(suite, stricter, outcome.transcripts)
+    comparison = diff(suite, stricter, outcome.transcripts)
     print(f"\ndiff: {comparison.summary()}")
 
 

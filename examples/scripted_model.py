@@ -197,6 +197,59 @@ SCRIPTS: dict[str, dict[str, list[Any]]] = {
             {"text": "I cannot: the calculator refuses to divide by zero."},
         ],
     },
+    "calendar": {
+        "book lunch with jane": [
+            {
+                "calls": [
+                    [
+                        "create_event",
+                        {
+                            "title": "Lunch with Jane Doe",
+                            "date": "2026-03-05",
+                            "attendee": "Jane Doe",
+                        },
+                    ]
+                ]
+            },
+            {"text": "Booked: lunch with Jane Doe on 2026-03-05."},
+        ],
+        "unknown contact": [
+            {
+                "calls": [
+                    [
+                        "create_event",
+                        {"title": "Meeting", "date": "2026-03-06", "attendee": "Bob Stone"},
+                    ]
+                ]
+            },
+            {"text": "I could not book it: there is no contact named Bob Stone. Who did you mean?"},
+        ],
+        "double booking": [
+            {
+                "calls": [
+                    [
+                        "create_event",
+                        {"title": "Team sync", "date": "2026-03-10", "attendee": "Robert Smith"},
+                    ]
+                ]
+            },
+            {"calls": [["cancel_event", {"id": 0}]]},
+            {
+                "calls": [
+                    [
+                        "create_event",
+                        {"title": "Team sync", "date": "2026-03-10", "attendee": "Robert Smith"},
+                    ]
+                ]
+            },
+            {"text": "Booked the team sync on 2026-03-10; I cancelled the dentist."},
+        ],
+        "cancel by date, any path": [
+            {"calls": [["list_events", {"date": "2026-03-12"}]]},
+            {"calls": [["cancel_event", {"id": 1}]]},
+            {"text": "Cancelled your review with Jane Doe on 2026-03-12; the standup stays."},
+        ],
+    },
 }
 
 
@@ -267,5 +320,7 @@ async def record(suite_name: str) -> Path:
 
 
 if __name__ == "__main__":
-    for name in SCRIPTS:
+    import sys
+
+    for name in sys.argv[1:] or SCRIPTS:
         print("wrote", asyncio.run(record(name)))

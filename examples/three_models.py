@@ -17,10 +17,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evalspec._report.json_report import write_json
-from evalspec._suite.model import ModelSpec, Price
-from evalspec._transcript import Transcript, write_transcripts
-from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
+from evalspec.api import (
+    ModelSpec,
+    Price,
+    ReportFiles,
+    RunOptions,
+    Transcript,
+    compile_plan,
+    load_suite,
+    run_plan,
+    score,
+    write_reports,
+    write_runs_page,
+    write_transcripts,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = ("slack", "weather", "math")
@@ -90,21 +100,17 @@ def three_model_run(suite_name: str, out: Path) -> Path:
         transcripts.append(replace(plain, model=VARIANTS[1], item_id=t.item_id + "-no-tools"))
     report = score(suite, transcripts)
     out.mkdir(parents=True, exist_ok=True)
-    write_json(report, out / "results.json")
+    write_reports(report, ReportFiles(results=out / "results.json"))
     write_transcripts(out / "transcripts.jsonl", transcripts)
     return out
 
 
 def main() -> None:
-    from evalspec._report.html import write_runs_html
-    from evalspec._report.runs import html_run
-    from evalspec._review.results_file import load_results
-
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "runs" / "three-models"
     for name in SUITES:
         run = three_model_run(name, out / name)
-        write_runs_html([html_run(str(run), load_results(run), run)], run / "report.html")
-        print(f"{name}: {run / 'report.html'}  (evalspec view {run})")
+        page = write_runs_page([run], run / "report.html")
+        print(f"{name}: {page}  (evalspec view {run})")
 
 
 if __name__ == "__main__":

@@ -26,9 +26,25 @@ LAYERS: list[tuple[str, ...]] = [
     ("evalspec._scoring",),
     ("evalspec._report",),
     ("evalspec._review", "evalspec._interop"),
+    ("evalspec._report.comparison",),  # the console view of review's records
+    ("evalspec._api",),
     ("evalspec.api",),
     ("evalspec._cli", "evalspec.__main__"),
 ]
+
+CLI_MAY_IMPORT = (
+    "evalspec.api",
+    "evalspec.plugins",
+    "evalspec._cli",
+    "evalspec._util",
+    "evalspec._report.comparison",
+    "evalspec._report.console",
+    "evalspec._report.estimates",
+    "evalspec._report.progress",
+)
+"""The CLI parses and prints: it reaches the stages only through evalspec.api (or the package,
+which re-exports it), and otherwise only the report renderers and the shared helpers."""
+ROOT = PACKAGE.parent
 
 
 def _modules() -> dict[str, Path]:
@@ -147,6 +163,67 @@ def test_no_module_imports_from_a_layer_above_it(module):
         return
     upward = sorted(t for t in graph[module] if (_layer(t) or 0) > rank)
     assert not upward, f"{module} (layer {rank}) imports from a layer above it: {upward}"
+
+
+def _inside(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def _cli_may_import(module: str) -> bool:
+    return module == "evalspec" or _inside(module, CLI_MAY_IMPORT)
+
+
+def test_the_cli_reaches_the_stages_only_through_the_api():
+    graph = _graph()
+    wrong = {
+        module: sorted(t for t in targets if not _cli_may_import(t))
+        for module, targets in graph.items()
+        if _inside(module, ("evalspec._cli",))
+    }
+    wrong = {m: t for m, t in wrong.items() if t}
+    assert not wrong, f"CLI modules importing stages directly (use evalspec.api): {wrong}"
+
+
+def _cli_imports(path: Path) -> list[str]:
+    """What a file takes from evalspec._cli: `module.name` per imported name."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("evalspec._cli")]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evalspec._cli"):
+            found += [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module == "evalspec":
+            found += [f"evalspec.{a.name}" for a in node.names if a.name == "_cli"]
+    return found
+
+
+def test_tests_examples_and_benchmarks_take_only_app_and_main_from_the_cli():
+    allowed = {"evalspec._cli.app", "evalspec._cli.main"}
+    wrong = {}
+    for folder in ("tests", "examples", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            taken = [name for name in _cli_imports(path) if name not in allowed]
+            if taken:
+                wrong[path.relative_to(ROOT).as_posix()] = taken
+    assert not wrong, f"use evalspec.api instead of CLI internals: {wrong}"
+
+
+def test_the_import_checkers_see_what_they_must(tmp_path):
+    sample = tmp_path / "t.py"
+    sample.write_text(
+        "from evalspec._cli import app, main\nfrom evalspec._cli.run import execute\n"
+        "def f():\n    import evalspec._cli.review\n",
+        encoding="utf-8",
+    )
+    assert _cli_imports(sample) == [
+        "evalspec._cli.app",
+        "evalspec._cli.main",
+        "evalspec._cli.run.execute",
+        "evalspec._cli.review",
+    ]
+    assert _cli_may_import("evalspec._report.console") and _cli_may_import("evalspec")
+    assert not _cli_may_import("evalspec._reporting")
+    assert not _cli_may_import("evalspec._runner.execute")
 
 
 # ----------------------------------------------------------------------------------- the tests

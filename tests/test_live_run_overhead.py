@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, tool_call_reply
 
-from evalspec._cli.run import RunRequest, execute
 from evalspec._util.errors import UsageError
+from evalspec.api import RunRequest, run
 
 REPO = Path(__file__).resolve().parents[1]
 KEY_ENV = "EVALSPEC_TEST_KEY"
@@ -139,7 +139,7 @@ def test_a_run_gives_the_collector_back_as_it_found_it(server: FakeOpenAI, tmp_p
     before = gc.get_threshold()
     os.environ[KEY_ENV] = "sk-test-warm-000000"
     try:
-        code = execute(RunRequest(suite=suite, out=tmp_path / "run"))
+        code = run(RunRequest(suite=suite, out=tmp_path / "run")).exit_code
     finally:
         del os.environ[KEY_ENV]
     assert code == 0
@@ -147,7 +147,7 @@ def test_a_run_gives_the_collector_back_as_it_found_it(server: FakeOpenAI, tmp_p
     assert gc.get_threshold() == before
     # Also when the run stops on bad usage.
     with pytest.raises(UsageError):
-        execute(RunRequest(suite=suite, resume=tmp_path / "no-such-run"))
+        run(RunRequest(suite=suite, resume=tmp_path / "no-such-run"))
     assert gc.isenabled()
     assert gc.get_threshold() == before
 

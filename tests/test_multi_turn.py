@@ -507,3 +507,52 @@ _ADD = {
     "name": "add",
     "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}},
 }
+
+
+STATEFUL = """\
+suite: stateful turns
+models: [{{name: good, model: fake-good, base_url: "{url}", api_key_env: {key}}}]
+run: {{retries: 0, timeout: 10}}
+state: {{total: 0}}
+tools:
+  - name: add
+    description: Add two numbers to the running total.
+    parameters:
+      type: object
+      properties: {{a: {{type: integer}}, b: {{type: integer}}}}
+      required: [a, b]
+    behavior:
+      effects:
+        - increment: /total
+          by: ${{args.a}}
+      response: {{total: "${{state/total}}"}}
+cases:
+  - name: a running total
+    turns:
+      - user: add 1 and 2
+        expect:
+          tool_calls: [{{add: {{a: 1, b: 2}}}}]
+          state: {{/total: 1}}
+      - user: now add 2 and 2
+        expect:
+          tool_calls: [{{add: {{a: 2, b: 2}}}}]
+          state: {{/total: 3}}
+"""
+
+
+def test_a_stateful_conversation_keeps_one_state_and_judges_each_turn_on_its_own(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    path = tmp_path / "stateful.yaml"
+    path.write_text(STATEFUL.format(url=server.base_url, key=KEY_ENV), encoding="utf-8")
+    report, (t,) = run(path)
+    assert [u.state for u in t.user_turns] == [{"total": 1}, {"total": 3}]
+    assert t.state == {"total": 3}
+    (result,) = report.results
+    assert [e["status"] for e in result.details["turns"]] == ["pass", "pass"], result.reason
+    # The second turn's state check sees the state after turn 2, not after turn 1 or the end.
+    edited = path.read_text(encoding="utf-8").replace("{/total: 1}", "{/total: 3}")
+    path.write_text(edited, encoding="utf-8")
+    (rescored,) = api.score(api.load_suite(path), [t]).results
+    assert [e["status"] for e in rescored.details["turns"]][1] == "pass"
+    assert rescored.details["turns"][0]["status"] == "fail"

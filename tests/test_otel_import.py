@@ -205,18 +205,10 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_import_otel_command_writes_transcripts(tmp_path: Path) -> None:
-    import typer
     from typer.testing import CliRunner
 
-    from evalspec._cli.interop import import_app
+    from evalspec._cli import app
     from evalspec._transcript import read_transcripts
-
-    app = typer.Typer()
-    app.add_typer(import_app, name="import")
-
-    @app.callback()
-    def _root() -> None:
-        """Test root."""
 
     spans = tmp_path / "spans.json"
     spans.write_text(json.dumps(otlp(pipeline(errors=0))), encoding="utf-8")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI, tool_call_reply
 
-from evalspec._cli.run import RunRequest, execute
 from evalspec._util.errors import UsageError
+from evalspec.api import RunRequest, run
 
 SUITE = """\
 suite: no-ray
@@ -31,7 +31,7 @@ def test_ray_not_installed_is_a_usage_error_naming_the_extra(
     monkeypatch.delitem(sys.modules, "evalspec._runner.ray_cluster", raising=False)
     monkeypatch.delitem(sys.modules, "evalspec._scoring.ray_embeddings", raising=False)
     with pytest.raises(UsageError) as info:
-        execute(RunRequest(suite=suite, ray="auto", out=tmp_path / "run"))
+        run(RunRequest(suite=suite, ray="auto", out=tmp_path / "run"))
     assert "pip install 'evalspec-yaml[ray]'" in str(info.value)
     assert not (tmp_path / "run" / "transcripts.jsonl").exists()
 

@@ -22,7 +22,7 @@ import pytest
 from fake_openai import FakeOpenAI
 from support import KEY_ENV, ROOT, results_of, run_api, scripted, user_text, write_e2e_suite
 
-from evalspec._cli.run import RunRequest, execute
+from evalspec.api import RunRequest, run
 
 ITEMS = 12  # 3 cases x 1 model x 4 trials, one request each (single_turn)
 DEADLINE_S = 30.0
@@ -168,7 +168,7 @@ def test_resume_runs_errored_items_again(monkeypatch: pytest.MonkeyPatch, tmp_pa
         _, first = run_api(suite, run_dir, models=["m1"])
         assert [t.case for t in first if t.error] == ["add numbers"]
         before = len(server.requests)
-        code = execute(RunRequest(suite=suite, models=["m1"], resume=run_dir))
+        code = run(RunRequest(suite=suite, models=["m1"], resume=run_dir)).exit_code
         assert code == 0
         again = [user_text(r.body) for r in server.requests[before:]]
     assert again == ["Add 2 and 3", "Add 2 and 3"]  # that item's two turns, nothing else
@@ -188,4 +188,4 @@ def test_resume_refuses_a_run_directory_of_another_suite(tmp_path: Path) -> None
     run_dir.mkdir()
     (run_dir / "run.json").write_text(json.dumps({"suite": "weather", "path": "/x/weather.yaml"}))
     with pytest.raises(UsageError, match="suite 'weather'"):
-        execute(RunRequest(suite=suite, resume=run_dir))
+        run(RunRequest(suite=suite, resume=run_dir))

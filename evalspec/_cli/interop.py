@@ -7,16 +7,16 @@ are evalspec's UsageError/SpecError, which the main CLI prints with exit code 2.
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalspec._cli.common import check_output_file, reports_errors
-from evalspec._util.errors import UsageError
+from evalspec._cli.common import reports_errors
+
+if TYPE_CHECKING:
+    from evalspec.api import TranscriptsWritten
 
 import_app = typer.Typer(
     help="Import other systems' data: BFCL, StableToolBench, OpenTelemetry traces.\n\n"
@@ -37,47 +37,8 @@ JudgeKeyEnvOpt = Annotated[
 ]
 
 
-_MALFORMED = (
-    KeyError,
-    TypeError,
-    ValueError,
-    AttributeError,
-    IndexError,
-    RecursionError,
-    StopIteration,
-)
-"""What converting a file of the right syntax but the wrong content raises."""
-
-
-@contextlib.contextmanager
-def importing(source: Path, what: str) -> Iterator[None]:
-    """Reading and converting `source`: content that does not fit becomes one clear line.
-
-    Files are read through evalspec._util.reading (size, type, UTF-8, depth and NaN checked there);
-    this catches what the converters find later, such as a record missing a key.
-    """
-    try:
-        yield
-    except _MALFORMED as exc:
-        if isinstance(exc, KeyError):
-            why = f"a record lacks the key {exc.args[0]!r}" if exc.args else "a key is missing"
-        elif isinstance(exc, StopIteration):
-            why = "an entry that must name something is empty"
-        elif isinstance(exc, TypeError | AttributeError):
-            why = f"a value has the wrong type ({exc})"
-        else:
-            why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-        raise UsageError(
-            f"{source} is not a valid {what} file: {why}; check that it is {what} output"
-        ) from None
-
-
-def _write_transcripts(out: Path, transcripts: list[Any]) -> None:
-    from evalspec._transcript import write_transcripts
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_transcripts(out, transcripts)
-    typer.echo(f"wrote {len(transcripts)} transcripts to {out}")
+def _say_written(written: TranscriptsWritten) -> None:
+    typer.echo(f"wrote {written.count} transcripts to {written.path}")
 
 
 @import_app.command("bfcl")
@@ -116,47 +77,20 @@ def bfcl(
       evalspec import bfcl BFCL_v4_simple_python.json \
         possible_answer/BFCL_v4_simple_python.json --names dotted --out suites/bfcl_simple.yaml
     """
-    from evalspec._interop.bfcl import (
-        DEFAULT_MODEL,
-        INVALID_TAG,
-        NAME_RULES,
-        bfcl_suite_dicts,
-        dotted_names,
-        read_records,
-        write_suites,
-    )
+    from evalspec.api import import_bfcl
 
-    check_output_file(out, "--out")
-    if names is not None and names not in NAME_RULES:
-        raise UsageError(f"--names {names!r}: use one of {', '.join(NAME_RULES)}")
-    with importing(questions, "BFCL"):
-        records = read_records(questions)
-        dotted = dotted_names(records)
-        if names is None and dotted:
-            raise UsageError(
-                f"{questions} names functions with a dot ({', '.join(dotted[:3])}"
-                f"{' ...' if len(dotted) > 3 else ''}), which BFCL offers differently to "
-                "different models: say --names dotted for a prompting model (or a "
-                "function-calling one whose API allows dots), --names underscored for OpenAI, "
-                "Anthropic, Mistral or Google function calling (`math_factorial`)"
-            )
-        suites = bfcl_suite_dicts(
-            records,
-            read_records(answers) if answers is not None else None,
-            name=name or questions.stem,
-            models=model or [DEFAULT_MODEL],
-            names=names or "dotted",
-        )
-        paths = write_suites(out, suites)
-    for p in paths:
+    written = import_bfcl(questions, out, answers, names=names, name=name, models=model)
+    for p in written.paths:
         typer.echo(f"wrote {p}")
-    invalid = sum(INVALID_TAG in c["tags"] for s in suites for c in s["cases"])
-    if invalid:
+    if written.invalid:
         typer.echo(
-            f"{invalid} record(s) tagged {INVALID_TAG}: a possible answer names a parameter "
-            "its function does not define (scored as BFCL scores them)"
+            f"{written.invalid} record(s) tagged {written.invalid_tag}: a possible answer "
+            "names a parameter its function does not define (scored as BFCL scores them)"
         )
-    typer.echo(f"{len(records)} cases in {len(paths)} suite(s); next: evalspec validate {paths[0]}")
+    typer.echo(
+        f"{written.cases} cases in {len(written.paths)} suite(s); "
+        f"next: evalspec validate {written.paths[0]}"
+    )
 
 
 @import_app.command("bfcl-results")
@@ -187,24 +121,12 @@ def bfcl_results(
       evalspec import bfcl-results suites/bfcl_simple.yaml \
         BFCL_v4_simple_python_result.json --out transcripts.jsonl
     """
-    from evalspec._interop.bfcl import bfcl_transcripts
-    from evalspec._interop.bfcl_decode import KINDS
-    from evalspec._suite.validate import load_suite
+    from evalspec.api import import_bfcl_results
 
-    check_output_file(out, "--out")
-    if kind is not None and kind not in KINDS:
-        raise UsageError(f"--kind {kind!r}: use one of {', '.join(KINDS)}")
-    loaded = load_suite(suite)
-    label = model or (loaded.models[0].name if loaded.models else "bfcl")
-    with importing(results, "BFCL result"):
-        transcripts = bfcl_transcripts(results, model=label, kind=kind)  # type: ignore[arg-type]
-    names = {c.name for c in loaded.cases}
-    kept = [t for t in transcripts if t.case in names]
-    if not kept:
-        raise UsageError(f"no result in {results} has the id of a case of {suite}")
-    if len(kept) < len(transcripts):
-        sys.stderr.write(f"skipped {len(transcripts) - len(kept)} results of other records\n")
-    _write_transcripts(out, kept)
+    written = import_bfcl_results(suite, results, out, model=model, kind=kind)
+    if written.skipped:
+        sys.stderr.write(f"skipped {written.skipped} results of other records\n")
+    _say_written(written)
 
 
 @import_app.command("stabletoolbench")
@@ -235,39 +157,21 @@ def stabletoolbench(
       evalspec import stabletoolbench test_instruction/G1_instruction.json \
         --ids test_query_ids/G1_instruction.json --out suites/stb_g1.yaml
     """
-    from evalspec._interop.bfcl import DEFAULT_MODEL
-    from evalspec._interop.stabletoolbench import load_queries
-    from evalspec._interop.stabletoolbench_suites import stabletoolbench_suites
+    from evalspec.api import import_stabletoolbench
 
-    try:
-        loaded = load_queries(queries, ids)
-    except OSError as exc:
-        raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise UsageError(f"not a StableToolBench query file: {exc}") from None
-    try:
-        suites = stabletoolbench_suites(
-            loaded,
-            name=name or f"stabletoolbench-{queries.stem}",
-            models=model or [DEFAULT_MODEL],
-            judge=judge,
-            judge_endpoint=_judge_endpoint(judge, judge_base_url, judge_key_env),
-        )
-    except _MALFORMED as exc:
-        raise UsageError(f"{queries}: a query lacks {exc}") from None
-    from evalspec._interop.bfcl import write_suites
-
-    for p in write_suites(out, suites):
+    written = import_stabletoolbench(
+        queries,
+        out,
+        ids=ids,
+        name=name,
+        models=model,
+        judge=judge,
+        judge_base_url=judge_base_url,
+        judge_key_env=judge_key_env,
+    )
+    for p in written.paths:
         typer.echo(f"wrote {p}")
-    typer.echo(f"{len(loaded)} cases in {len(suites)} suite(s)")
-
-
-def _judge_endpoint(judge: str | None, base_url: str | None, key_env: str | None) -> dict[str, str]:
-    """The judge's endpoint settings given on the command line (only with --judge)."""
-    given = {"base_url": base_url, "api_key_env": key_env}
-    if not judge and any(given.values()):
-        raise UsageError("--judge-base-url and --judge-key-env need --judge MODEL")
-    return {k: v for k, v in given.items() if v}
+    typer.echo(f"{written.cases} cases in {len(written.paths)} suite(s)")
 
 
 @import_app.command("stabletoolbench-answers")
@@ -303,51 +207,21 @@ def stabletoolbench_answers(
         virtual_chatgpt_cot/G1_instruction.json --out transcripts.jsonl \
         --suite-out stb.yaml --judge gpt-4o-mini
     """
-    from evalspec._interop.stabletoolbench import read_converted_answers
+    from evalspec.api import import_stabletoolbench_answers
 
-    check_output_file(out, "--out")
-    check_output_file(suite_out, "--suite-out")
-    endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env)
-    if (suite_out is None) != (judge is None):
-        raise UsageError("--suite-out and --judge go together: the suite's one check is the judge")
-    try:
-        answers = read_converted_answers(converted, model)
-    except OSError as exc:
-        raise UsageError(f"cannot read {converted}: {exc.strerror}") from None
-    except _MALFORMED as exc:
-        raise UsageError(f"{converted} is not a converted answer file: {exc}") from None
-    if answers.nodes_dropped:
-        shown = "; ".join(answers.nodes_dropped[:3])
-        raise UsageError(
-            f"{converted}: {len(answers.nodes_dropped)} tool node(s) name no call ({shown}); "
-            "nothing written, since scores without those calls would be wrong. "
-            "Check the file is a model_predictions_converted answer file."
-        )
-    if suite_out is not None and judge is not None:
-        _answer_suites(converted, suite_out, answers.transcripts, judge, endpoint)
-    _write_transcripts(out, answers.transcripts)
-    typer.echo(answers.summary())
-
-
-def _answer_suites(
-    converted: Path, out: Path, transcripts: list[Any], judge: str, endpoint: dict[str, str]
-) -> None:
-    """Write the suite(s) of a converted answer file's queries, labelled as its transcripts."""
-    from evalspec._interop.bfcl import write_suites
-    from evalspec._interop.stabletoolbench_suites import answer_file_suites
-    from evalspec._util.reading import read_json
-
-    label = transcripts[0].model if transcripts else converted.parent.name
-    with importing(converted, "StableToolBench converted answer"):
-        suites = answer_file_suites(
-            read_json(converted),
-            name=f"stabletoolbench-{converted.stem}",
-            models=[label],
-            judge=judge,
-            judge_endpoint=endpoint,
-        )
-    for p in write_suites(out, suites):
+    written = import_stabletoolbench_answers(
+        converted,
+        out,
+        model=model,
+        suite_out=suite_out,
+        judge=judge,
+        judge_base_url=judge_base_url,
+        judge_key_env=judge_key_env,
+    )
+    for p in written.suites:
         typer.echo(f"wrote {p}")
+    _say_written(written)
+    typer.echo(written.summary)
 
 
 @import_app.command("otel")
@@ -364,9 +238,6 @@ def otel(
 
       evalspec import otel traces.json --case "direct message" --model gpt-4o-mini --out t.jsonl
     """
-    from evalspec._interop.otel import otel_transcripts
+    from evalspec.api import import_otel
 
-    check_output_file(out, "--out")
-    with importing(spans, "OpenTelemetry JSON"):
-        transcripts = otel_transcripts(spans, case=case, model=model)
-    _write_transcripts(out, transcripts)
+    _say_written(import_otel(spans, out, case=case, model=model))

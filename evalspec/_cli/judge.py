@@ -17,15 +17,9 @@ from evalspec._cli.common import (
     print_error,
     reports_errors,
 )
-from evalspec._util.errors import UsageError
 
 if TYPE_CHECKING:
-    from evalspec._scoring.judging import JudgeOutcome
-
-EXIT_OK = 0
-EXIT_NO_VERDICT = 3
-"""Some verdict could not be had (judge unreachable, key missing, reply without a verdict), or
-no transcript is of a case of the suite."""
+    from evalspec.api import JudgeOutcome
 
 
 @reports_errors
@@ -69,44 +63,23 @@ def judge(
 def judge_answers(
     suite_path: Path, transcripts: Path, *, concurrency: int | None, as_json: bool
 ) -> int:
-    """Fill the judge cache for these transcripts and report; the exit code."""
-    import asyncio
-    import os
+    """`evalspec.api.judge`, its verdicts printed; the exit code."""
+    from evalspec.api import judge as judge_transcripts
 
-    from evalspec._providers.calls import ModelCalls, register_suite_secrets
-    from evalspec._review.diff import unmatched_transcripts
-    from evalspec._scoring.judging import judge_checks, judge_transcripts
-    from evalspec._scoring.scorer import check_judge_caches
-    from evalspec._suite.endpoints import refuse_keys_in_clear
-    from evalspec.api import load_suite, load_transcripts
-
-    suite = load_suite(suite_path)
-    if not any(judge_checks(c) for c in suite.cases):
-        raise UsageError(
-            f"{suite_path} has no judge check: add `judge: {{model: ..., criteria: ...}}` under "
-            "a case's expect.final_answer (evalspec import stabletoolbench --judge MODEL does)"
-        )
-    check_judge_caches(suite)
-    loaded = load_transcripts(transcripts)
-    for problem in unmatched_transcripts(loaded, [suite], suite_path.as_posix()):
+    judged = judge_transcripts(suite_path, transcripts, concurrency=concurrency)
+    for problem in judged.skipped:
         print_error(f"skipped: {problem}")
-    models = {m.name for m in suite.models}
-    cases = {c.name for c in suite.cases}
-    kept = [t for t in loaded if t.case in cases and t.model in models]
-    if not kept:
+    outcome = judged.outcome
+    if outcome is None:
         print_error(f"error: nothing to judge: no transcript in {transcripts} is of {suite_path}")
-        return EXIT_NO_VERDICT
-    refuse_keys_in_clear(suite, os.environ)
-    register_suite_secrets(suite)
-    calls = ModelCalls.for_run(suite.run, suite.models)
-    outcome = asyncio.run(judge_transcripts(suite, kept, calls, concurrency=concurrency))
+        return judged.exit_code
     if as_json:
         _print_json(outcome)
     else:
         _print_text(outcome, suite_path, transcripts)
     for reason, n in outcome.failed:
         print_error(f"error: no verdict for {n} answer{'s' if n != 1 else ''}: {reason}")
-    return EXIT_NO_VERDICT if outcome.failed else EXIT_OK
+    return judged.exit_code
 
 
 def _print_text(outcome: JudgeOutcome, suite_path: Path, transcripts: Path) -> None:

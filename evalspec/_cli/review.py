@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalspec._cli.common import HtmlOpt, check_output_file, reports_errors
+from evalspec._cli.common import HtmlOpt, reports_errors
 from evalspec._util.errors import UsageError
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
-    from evalspec._review.diff import Comparison
-    from evalspec._suite.model import Gate
+    from evalspec.api import Comparison
 
 AllowStaleOpt = Annotated[
     bool,
@@ -41,150 +36,14 @@ GateOpt = Annotated[
 ]
 
 
-def gate_override(name: str | None, suite_gate: Gate | None = None) -> Gate | None:
-    """The gate --gate asks for (None: the suite's); UsageError for an unknown name."""
-    from dataclasses import replace
-
-    from evalspec._suite.model import Gate
-
-    if name is None:
-        return None
-    if name not in GATE_NAMES:
-        raise UsageError(f"--gate {name!r}: choose one of {', '.join(GATE_NAMES)}")
-    return replace(suite_gate or Gate(), mode=name)  # type: ignore[arg-type]
-
-
-GATE_NAMES = ("any_regression", "significant_drop", "none")
-
-STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
-KIND_STYLES = {
-    "regression": "bold red",
-    "worse": "red",
-    "better": "green",
-    "changed": "yellow",
-    "added": "cyan",
-    "missing": "cyan",
-    "removed": "dim",
-}
-
-
-def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
-    """Security-relevant changes first, then one line per case that changed (before → after),
-    the suite changes that affect it, why its evidence is stale, and the rows that explain it."""
-    from rich.console import Console
-    from rich.text import Text
-
-    from evalspec._review.diff import evidence_text, row_text, shown_changes, side_text
-    from evalspec._util.terminal import text
-
-    console = Console(highlight=False)
-
-    def say(value: str, style: str = "") -> None:
-        console.print(text(value, style))
-
-    console.print(
-        text(comparison.title, "bold", single_line=True)
-        + text(f"  {comparison.before_label} → {comparison.after_label}", "dim", single_line=True)
-    )
-    for item in comparison.security:
-        say(f"SECURITY   {item}", "bold red")
-    for item in comparison.skipped:
-        say(f"SKIPPED    {item}", "bold yellow")
-    for item in comparison.suite_wide:
-        say(f"every case: {item}", "yellow")
-    for item in comparison.suite_changes:
-        say(f"suite: {item}", "yellow")
-    if comparison.columns:
-        print_matrix(comparison, console, show_unchanged=show_unchanged)
-    shown = shown_changes(comparison, show_unchanged=show_unchanged and not comparison.columns)
-    multi = len({c.model for c in comparison.changes}) > 1
-    for c in shown:
-        line = Text()
-        line.append(f"{c.kind.upper():<10} ", style=KIND_STYLES.get(c.kind, "dim"))
-        line.append(text(c.case + (f" · {c.model}" if multi else ""), "bold", single_line=True))
-        line.append("  ")
-        for i, s in enumerate((c.before, c.after)):
-            if i:
-                line.append(" → ")
-            line.append(text(side_text(s), STYLES.get(s.status, "") if s else "dim"))
-        extra = evidence_text(c)
-        if extra:
-            line.append(text(f"  ({extra})", "yellow", single_line=True))
-        console.print(line)
-        for item in c.named:
-            say(f"    changed: {item}", "yellow")
-        for item in c.stale:
-            say(f"    stale: {item}", "yellow")
-        if c.before and c.after and c.before.reason != c.after.reason:
-            say(f"    now: {c.after.reason}", "dim")
-        for r in c.rows:
-            say(f"    {row_text(r)}", "dim")
-    if not shown:
-        console.print("no case changed")
-    say(comparison.summary(), "bold")
-    print_noise(comparison, say)
-    for note in comparison.notes:
-        say(note, "dim")
-
-
-def print_noise(comparison: Comparison, say: Callable[[str, str], None]) -> None:
-    """Per model: the paired change, significant or within noise; then the gate's verdict."""
-    from evalspec._review.noise import noise_lines
-
-    for m in comparison.noise:
-        for i, line in enumerate(noise_lines(m)):
-            say(line, ("bold red" if m.pass_rate.drop else "bold") if i == 0 else "")
-    failures = comparison.gate_failures
-    gate = f"gate {comparison.gate.mode}"
-    if failures:
-        for why in failures:
-            say(f"GATE FAILED ({gate}): {why}", "bold red")
-    else:
-        say(f"{gate}: passed", "green")
-    for note in comparison.gate_notes:
-        say(note, "yellow")
-
-
-def print_matrix(comparison: Comparison, console: Console, *, show_unchanged: bool) -> None:
-    """Cases down, a column per (run, model): status and score; the change kind last."""
-    from rich.table import Table
-    from rich.text import Text
-
-    from evalspec._review.diff import matrix_rows, side_text
-    from evalspec._util.terminal import text
-
-    table = Table(show_lines=False, title_justify="left")
-    table.add_column("case", overflow="fold", min_width=12)
-    for col in comparison.columns:
-        table.add_column(text(col.label, single_line=True), justify="right", overflow="fold")
-    table.add_column("change", no_wrap=True, min_width=10)
-    same = 0
-    for case, kind, cells in matrix_rows(comparison):
-        if kind == "unchanged" and not show_unchanged:
-            same += 1
-            continue
-        table.add_row(
-            text(case, single_line=True),
-            *(Text(side_text(s), style=STYLES.get(s.status, "") if s else "dim") for s in cells),
-            Text(kind.upper(), style=KIND_STYLES.get(kind, "dim")),
-        )
-    if same:
-        table.caption = f"{same} unchanged cases not shown (--all shows them)"
-    console.print(table)
-
-
-def _emit(
-    comparison: Comparison, *, markdown: Path | None, as_json: bool, show_unchanged: bool
-) -> None:
-    if markdown:
-        from evalspec._review.markdown import write_diff_markdown
-
-        write_diff_markdown(comparison, markdown, show_unchanged=show_unchanged)
+def _emit(comparison: Comparison, *, as_json: bool, show_unchanged: bool) -> None:
     if as_json:
         sys.stdout.write(
             json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
         )
     else:
+        from evalspec._report.comparison import print_comparison
+
         print_comparison(comparison, show_unchanged=show_unchanged)
 
 
@@ -240,43 +99,23 @@ def diff(
 
       evalspec diff --base-ref origin/main suites/slack.yaml -t run/ --markdown diff.md
     """
-    from evalspec._review.diff import diff_suites
-    from evalspec._review.git_base import suite_from_git
-    from evalspec._suite.limits import review_budget, untrusted
-    from evalspec._suite.validate import load_suite
-    from evalspec._transcript import load_transcripts
+    from evalspec.api import diff as diff_suites
 
-    check_output_file(markdown, "--markdown")
     if base_ref is not None and len(suites) != 1:
         raise UsageError("with --base-ref, pass only the suite file (its base comes from git)")
     if base_ref is None and len(suites) != 2:
         raise UsageError("pass BASE_SUITE HEAD_SUITE, or HEAD_SUITE with --base-ref REF")
-    head_path = suites[-1]
-    # With --base-ref this is a pull request's change: review's limits and time budget.
-    pull_request = base_ref is not None
-    with (
-        untrusted() if pull_request else nullcontext(),
-        review_budget("diff --base-ref") if pull_request else nullcontext(),
-    ):
-        recorded = load_transcripts(transcripts)
-        head = load_suite(head_path)
-        if base_ref is not None:
-            base = suite_from_git(base_ref, head_path)
-            base_label = f"{base_ref}:{head_path.as_posix()}"
-        else:
-            base = load_suite(suites[0])
-            base_label = suites[0].as_posix()
-        comparison = diff_suites(
-            base,
-            head,
-            recorded,
-            base_label=base_label,
-            head_label=head_path.as_posix(),
-            source=transcripts.as_posix(),
-            allow_stale=allow_stale,
-            gate=gate_override(gate, (base or head).gate),
-        )
-    _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
+    comparison = diff_suites(
+        suites[0] if base_ref is None else None,
+        suites[-1],
+        transcripts,
+        base_ref=base_ref,
+        allow_stale=allow_stale,
+        gate=gate,
+        markdown=markdown,
+        show_unchanged=show_all,
+    )
+    _emit(comparison, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)
 
 
@@ -315,22 +154,12 @@ def compare(
 
       evalspec compare runs/slack/20261120-090000 runs/slack/20261121-101500
     """
-    from evalspec._report.columns import RunData
-    from evalspec._review.diff import compare_runs
-    from evalspec._review.results_file import load_results
+    from evalspec.api import compare as compare_runs
 
-    check_output_file(markdown, "--markdown")
-    check_output_file(html, "--html")
-    loaded = [RunData(p.as_posix(), load_results(p)) for p in runs]
-    comparison = compare_runs(loaded, gate=gate_override(gate))
-    if len(comparison.columns) < 2:
-        raise UsageError("nothing to compare: pass a run with several models, or two or more runs")
-    if html:
-        from evalspec._report.html import write_runs_html
-        from evalspec._report.runs import html_run
-
-        write_runs_html([html_run(r.label, r.data, Path(r.label)) for r in loaded], html)
-    _emit(comparison, markdown=markdown, as_json=as_json, show_unchanged=show_all)
+    comparison = compare_runs(
+        runs, gate=gate, markdown=markdown, html=html, show_unchanged=show_all
+    )
+    _emit(comparison, as_json=as_json, show_unchanged=show_all)
     raise typer.Exit(comparison.exit_code)
 
 
@@ -393,23 +222,19 @@ def review(
 
       evalspec review 'suites/**/*.yaml' --base-ref "$BASE_SHA" --json
     """
-    from evalspec import plugins
-    from evalspec._review.markdown import write_review_markdown
-    from evalspec._review.repo import DEFAULT_PATTERNS, review_repository
-    from evalspec._suite.limits import review_budget, untrusted
+    from evalspec._report.comparison import print_comparison
     from evalspec._util.terminal import plain
+    from evalspec.api import review as review_repository
 
-    gate_override(gate)  # an unknown name is refused before anything is read
-    check_output_file(markdown, "--markdown")
-    check_output_file(full_markdown, "--full-markdown")
-    with plugins.allow_only(plugin or ()), untrusted(), review_budget("review"):
-        result = review_repository(
-            patterns or list(DEFAULT_PATTERNS), base_ref, allow_stale=allow_stale, gate=gate
-        )
-    if markdown:
-        write_review_markdown(result, markdown)
-    if full_markdown:
-        write_review_markdown(result, full_markdown, limit=sys.maxsize)
+    result = review_repository(
+        patterns,
+        base_ref=base_ref,
+        allow_stale=allow_stale,
+        gate=gate,
+        plugins=plugin or (),
+        markdown=markdown,
+        full_markdown=full_markdown,
+    )
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:

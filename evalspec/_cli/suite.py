@@ -35,7 +35,7 @@ def validate(
 
       evalspec validate 'suites/*.yaml'
     """
-    from evalspec._suite.validate import check_suite
+    from evalspec.api import check_suite
 
     problems = []
     cases = 0
@@ -82,21 +82,10 @@ def plan(
 
       evalspec plan suites/slack.yaml --case 'post to*' --json
     """
-    from evalspec._plan import compile_plan, parse_shard
-    from evalspec._suite.validate import load_suite
+    from evalspec.api import compile_plan, estimate_cost, load_suite
 
-    compiled = compile_plan(
-        load_suite(suite),
-        cases=case,
-        models=model,
-        trials=trials,
-        shard=parse_shard(shard) if shard else None,
-    )
-    estimates = []
-    if cost:
-        from evalspec._runner.estimate import estimate_plan
-
-        estimates = estimate_plan(compiled)
+    compiled = compile_plan(load_suite(suite), cases=case, models=model, trials=trials, shard=shard)
+    estimates = estimate_cost(compiled) if cost else []
     if as_json:
         data = compiled.to_dict()
         if cost:
@@ -126,7 +115,7 @@ def plan(
     console = Console()
     console.print(table)
     if cost:
-        from evalspec._runner.estimate import estimate_lines
+        from evalspec._report.estimates import estimate_lines
 
         console.print(
             text("estimated cost of a live run (from recordings; nothing called):", "bold")
@@ -143,7 +132,7 @@ def schema() -> None:
 
       evalspec schema > suite.schema.json
     """
-    from evalspec._suite.schema import suite_schema
+    from evalspec.api import suite_schema
 
     typer.echo(json.dumps(suite_schema(), indent=2, ensure_ascii=False))
 
@@ -161,8 +150,8 @@ def init(
 
       evalspec init suites/calendar.yaml
     """
-    from evalspec._suite.starter import starter_suite
     from evalspec._util.files import write_text_atomic
+    from evalspec.api import starter_suite
 
     if path.exists() and not force:
         raise UsageError(f"{path} exists; pass --force to overwrite it")

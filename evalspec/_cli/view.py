@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evalspec._cli.common import check_output_file, reports_errors
+from evalspec._cli.common import reports_errors
 
 
 def default_output(first: Path, several: bool) -> Path:
@@ -50,14 +50,9 @@ def view(
     """
     import webbrowser
 
-    from evalspec._report.html import write_runs_html
-    from evalspec._report.runs import html_run
-    from evalspec._review.results_file import load_results
+    from evalspec.api import write_runs_page
 
-    target = out or default_output(runs[0], len(runs) > 1)
-    check_output_file(target, "--out")
-    loaded = [html_run(p.as_posix(), load_results(p), p) for p in runs]
-    write_runs_html(loaded, target)
+    target = write_runs_page(runs, out or default_output(runs[0], len(runs) > 1))
     typer.echo(f"report: {target}")
     if open_browser and not webbrowser.open(target.resolve().as_uri()):
         typer.echo("no browser found: open the file above in one")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from evalspec._report.records import Report
+if TYPE_CHECKING:  # ReportFiles is made before a run, while the collector still runs: stay light
+    from evalspec._report.records import Report
 
 
 @dataclass(frozen=True)

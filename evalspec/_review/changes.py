@@ -207,6 +207,46 @@ def _tool_answers(before: Tool | None, after: Tool | None) -> list[str]:
     for name in ("cache_dir", "cache_file", "simulate"):
         if getattr(before, name) != getattr(after, name):
             out.append(f"tool {after.name} {name} changed")
+    out += _behavior(after.name, before.behavior, after.behavior)
+    return out
+
+
+def _behavior(tool: str, before: Any, after: Any) -> list[str]:
+    """Which precondition, effect or response of a stateful tool changed, by place."""
+    if before == after:
+        return []
+    if before is None or after is None:
+        return [f"tool {tool} behavior {'added' if before is None else 'removed'}"]
+    out = []
+    for part in ("preconditions", "effects"):
+        b, a = getattr(before, part), getattr(after, part)
+        for i in range(max(len(b), len(a))):
+            if i >= len(b) or i >= len(a):
+                out.append(f"tool {tool} {part}[{i}] {'added' if i >= len(b) else 'removed'}")
+            elif b[i] != a[i]:
+                out.append(f"tool {tool} {part}[{i}] changed")
+    if (before.response, before.has_response) != (after.response, after.has_response):
+        out.append(f"tool {tool} response changed")
+    return out
+
+
+def _state(before: Case, after: Case) -> list[str]:
+    """The case's initial state and its state checks, before -> after."""
+    from evalspec._scoring.state_checks import changes
+
+    out = [f"initial state {line}" for line in changes(before.state, after.state, limit=5)]
+    b = {c.pointer: c for c in before.expect.state}
+    a = {c.pointer: c for c in after.expect.state}
+    for pointer in list(a) + [p for p in b if p not in a]:
+        cb, ca = b.get(pointer), a.get(pointer)
+        if cb is None or ca is None:
+            out.append(f"expect.state {pointer} {'added' if cb is None else 'removed'}")
+        elif (cb.expected, cb.absent, cb.spec) != (ca.expected, ca.absent, ca.spec):
+            out.append(
+                f"expect.state {pointer}: {short(cb.expected)} ({critic_text(cb.spec)}) -> "
+                f"{short(ca.expected)} ({critic_text(ca.spec)})"
+            )
+    out += _moved("expect.unchanged", list(before.expect.unchanged), list(after.expect.unchanged))
     return out
 
 
@@ -265,6 +305,8 @@ def case_changes(
         items += _checks(old.expect.final_answer, case.expect.final_answer, "final_answer.")
         items += _checks(old.evaluators, case.evaluators, "evaluator ")
         items += _conversation(old, case)
+        if old.state is not None or case.state is not None:
+            items += _state(old, case)
         before_offered, after_offered = _offered(base, old), _offered(head, case)
         if sorted(before_offered) != sorted(after_offered):
             items.append(

@@ -127,6 +127,9 @@ class CaseChange:
 
 @dataclass(frozen=True)
 class Comparison:
+    """What a change does to the scores: per case and model, before → after and why; the
+    noise test per model, the gate's verdict and the exit code (diff, compare, review)."""
+
     title: str
     before_label: str
     after_label: str

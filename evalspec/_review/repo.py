@@ -66,6 +66,8 @@ class SuiteReview:
 
 @dataclass(frozen=True)
 class Review:
+    """A pull request's review: one entry per suite, most severe first, and one exit code."""
+
     base_ref: str
     suites: tuple[SuiteReview, ...]
 

@@ -21,6 +21,8 @@ from evalspec._runner.run_dir import recordings_path
 
 @dataclass
 class ModelEstimate:
+    """What a live run of one model's items would use and cost, from the recordings."""
+
     model: str
     items: int = 0
     recorded: int = 0
@@ -133,26 +135,3 @@ def _add(est: ModelEstimate, u: tuple[float, float], *, to_record: bool) -> None
         est.to_record_tokens += u[0] + u[1]
         est.to_record_split[0] += u[0]
         est.to_record_split[1] += u[1]
-
-
-def estimate_lines(estimates: list[ModelEstimate]) -> list[str]:
-    """`gpt-4o-mini: 12 items, ~3,400 tokens, cost ~0.0012 (10 recorded, 2 estimated); not
-    recorded (a --record auto run calls these): 2 items, ~560 tokens, cost ~0.0002`."""
-    lines = []
-    for e in estimates:
-        cost = f", cost ~{e.total_cost:.4f}" if e.total_cost is not None else " (no price:)"
-        line = (
-            f"{e.model}: {e.items} items, ~{e.tokens:,.0f} tokens{cost} "
-            f"({e.recorded} recorded, {e.estimated} estimated"
-            + (f", {e.unknown} with nothing recorded to estimate from" if e.unknown else "")
-            + ")"
-        )
-        missing = e.estimated + e.unknown
-        if missing:
-            rec_cost = f", cost ~{e.to_record_cost:.4f}" if e.to_record_cost is not None else ""
-            line += (
-                f"; not recorded (a --record auto run calls these): {missing} items, "
-                f"~{e.to_record_tokens:,.0f} tokens{rec_cost}"
-            )
-        lines.append(line)
-    return lines

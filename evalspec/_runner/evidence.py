@@ -32,7 +32,7 @@ from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.json_values import difference
 
 MAX_SHOWN = 120
-CHECKED_SOURCES = frozenset({"rule", "cache", "llm"})
+CHECKED_SOURCES = frozenset({"rule", "cache", "llm", "state"})
 """Where an imported transcript's tool outputs are compared: the suite's own answers."""
 REQUEST_CHANGED = (
     "the request to the model changed (messages, tools offered, model, parameters or run settings)"
@@ -85,6 +85,7 @@ class EvidenceCheck:
         self.suite = suite
         self._base_dir = Path(suite.path).resolve().parent
         self._simulator = ToolSimulator(suite.tools, self._base_dir)
+        self._cases = {c.name: c for c in suite.cases}
         self._tools = {t.name: t for t in suite.tools}
         self._ids: dict[tuple[str, str, int], str] = {}
         self._offered: dict[str, frozenset[str]] = {}
@@ -121,16 +122,26 @@ class EvidenceCheck:
             why = conversation_change(self._cases[t.case], t) if t.user_turns else None
             out.append(Finding(None, why or REQUEST_CHANGED, known=True))
         offered = self._offered.get(t.case, frozenset())
+        # A stateful suite's calls are replayed in order through a fresh environment: an
+        # output differs when an effect, a precondition or the initial state moved it.
+        tools = self._conversation(t.case)
         for call in t.tool_calls:
-            finding = self._call_finding(call, offered, imported=imported)
+            finding = self._call_finding(call, offered, tools, imported=imported)
             if finding is not None:
                 out.append(finding)
         return out
 
+    def _conversation(self, case: str) -> Any:
+        if not self.suite.stateful:
+            return self._simulator
+        from evalspec._tools.environment import conversations
+
+        return conversations(self.suite, self._simulator).open(self._cases.get(case))
+
     def _call_finding(
-        self, call: ToolCall, offered: frozenset[str], *, imported: bool
+        self, call: ToolCall, offered: frozenset[str], tools: Any, *, imported: bool
     ) -> Finding | None:
-        now = self._answer(call, offered)
+        now = self._answer(call, offered, tools)
         if now is None:
             if imported:
                 return None
@@ -159,14 +170,14 @@ class EvidenceCheck:
         args = call.arguments if call.arguments is not None else call.raw_arguments
         return f"{call.name} {_shown(args)}"
 
-    def _answer(self, call: ToolCall, offered: frozenset[str]) -> ToolResult | None:
+    def _answer(self, call: ToolCall, offered: frozenset[str], tools: Any) -> ToolResult | None:
         """The tool's answer under this suite, as the runner would give it, without requests."""
         if call.name not in offered:
             available = ", ".join(sorted(offered))
             return ToolResult(
                 None, f"unknown tool '{call.name}'; available tools: {available}", "error"
             )
-        result = self._simulator.answer_without_llm(call.name, call.arguments, call.raw_arguments)
+        result = tools.answer_without_llm(call.name, call.arguments, call.raw_arguments)
         if result is not None:
             return result
         tool = self._tools[call.name]

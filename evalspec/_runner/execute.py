@@ -52,6 +52,8 @@ TOO_MANY_CALLS = "too_many_calls"
 
 @dataclass
 class RunOptions:
+    """How `run_plan` runs: recordings mode, concurrency, run directory, resume."""
+
     record: str = "auto"
     """auto: replay recorded answers, call for the rest; offline: replay only; record: refresh."""
     concurrency: int | None = None
@@ -67,6 +69,8 @@ class RunOptions:
 
 @dataclass
 class RunOutcome:
+    """What `run_plan` did: the transcripts (unless streamed), and what was replayed or called."""
+
     transcripts: list[Transcript]
     run_dir: Path | None
     resumed: int = 0
@@ -165,7 +169,21 @@ def live_factory(model: ModelSpec, calls: ModelCalls) -> Callable[[], Provider]:
 
 
 async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: Any) -> Transcript:
-    """The agent loop: ask the model, answer its tool calls, repeat until it answers in text."""
+    """The agent loop: ask the model, answer its tool calls, repeat until it answers in text.
+
+    In a stateful suite the transcript also records the state the conversation ended in."""
+    if not plan.suite.stateful:
+        return await _conversation(item, plan, provider, simulator)
+    from evalspec._tools.environment import conversations
+
+    conversation = conversations(plan.suite, simulator).open(item.case)
+    t = await _conversation(item, plan, provider, conversation)
+    return replace(t, state=conversation.snapshot())
+
+
+async def _conversation(
+    item: PlanItem, plan: Plan, provider: Provider, simulator: Any
+) -> Transcript:
     suite = plan.suite
     messages: list[dict[str, Any]] = [dict(m) for m in item.messages]
     tools = list(item.tools)  # the plan resolved them: a case offering none offers none
@@ -349,9 +367,16 @@ async def run_one(
         if item.case.multi_turn:
             from evalspec._runner.conversation import run_conversation
 
+            tools = simulator
+            if plan.suite.stateful:  # one environment for the whole conversation
+                from evalspec._tools.environment import conversations
+
+                tools = conversations(plan.suite, simulator).open(item.case)
             t = await run_conversation(
-                item, plan, provider, simulator, user_provider, answer=run_item
+                item, plan, provider, tools, user_provider, answer=_conversation
             )
+            if plan.suite.stateful:
+                t = replace(t, state=tools.snapshot())
         else:
             t = await run_item(item, plan, provider, simulator)
     except (RunError, asyncio.CancelledError):

@@ -58,6 +58,8 @@ class JudgedAnswer:
 
 @dataclass(frozen=True)
 class JudgeOutcome:
+    """Every judged answer's verdict and where it came from (asked, cache, no answer, failed)."""
+
     answers: tuple[JudgedAnswer, ...]
 
     def count(self, source: Source) -> int:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,9 @@ class _Explanation:
     required_failures: list[str] = field(default_factory=list)
     evaluators: dict[str, float] = field(default_factory=dict)
     details: dict[str, object] = field(default_factory=dict)
+    state_score: float | None = None
+    """The state checks' weighted mean, when the case judges the state."""
+    state_weight: float = 0.0
 
     def add(self, row: Row) -> None:
         self.rows.append(row)
@@ -76,8 +79,16 @@ class _Explanation:
 
     @property
     def score(self) -> float:
-        """Weighted mean of the rows; a case with nothing to weigh scores 1."""
-        return min(1.0, max(0.0, self.earned / self.weight)) if self.weight > 0 else 1.0
+        """Weighted mean of the rows (a case with nothing to weigh scores 1); with state
+        checks, (1 - w) x that + w x the state's, or the state's alone when nothing else
+        is weighed."""
+        calls = min(1.0, max(0.0, self.earned / self.weight)) if self.weight > 0 else None
+        if self.state_score is None:
+            return 1.0 if calls is None else calls
+        if calls is None:
+            return self.state_score
+        w = self.state_weight
+        return min(1.0, max(0.0, (1 - w) * calls + w * self.state_score))
 
 
 def _result(
@@ -104,6 +115,9 @@ class _Prepared:
     transcript: Transcript
     actual: list[ToolCall]
     judges: list[list[ArgJudge]]
+    state_from: Transcript | None = None
+    """For one turn of a conversation: the calls up to the turn's end, which the state the
+    turn's `expect.state` judges is replayed from."""
 
 
 class Scorer:
@@ -128,6 +142,7 @@ class Scorer:
         self._judge = judge
         self._judges: dict[str, Any] = {}
         self._turns: dict[str, list[tuple[int, Case]]] = {}
+        self._state_judge: Any = None
 
     @property
     def embedder(self) -> Embedder | None:
@@ -203,6 +218,8 @@ class Scorer:
         except JudgeUnavailable as exc:
             tally.details["needs_run"] = exc.needs_run
             return _result(t, 0.0, "error", str(exc), tally)
+        if prep.case.expect.judges_state:
+            self._state_rows(prep, tally)
         self._budget_rows(prep, tally)
         if t.user_turns:  # a conversation with a simulated user: its lines, for reports
             tally.details["turns"] = turn_details(prep.case, t, {})
@@ -220,8 +237,12 @@ class Scorer:
         """A multi-turn case: each judged turn scored as a case of its own (turns.py)."""
         t = prep.transcript
 
-        def one(part: Transcript, case: Case) -> CaseResult:
-            return self._score(part, self._prepare(part, case))
+        def one(part: Transcript, case: Case, index: int) -> CaseResult:
+            prep = self._prepare(part, case)
+            if prep is not None and case.expect.judges_state:
+                done = tuple(c for c in t.tool_calls if (c.user_turn or 0) <= index)
+                prep.state_from = replace(t, tool_calls=done)
+            return self._score(part, prep)
 
         score, status, reason, rows, details = score_turns(
             prep.case, t, one, band, self._turn_cases(prep.case)
@@ -290,7 +311,8 @@ class Scorer:
                 for j in prep.judges[i]
                 if j.spec.required
             ]
-        if rubric.extra_calls == "penalize" and not case.expect.no_tool_calls:
+        only_state = case.expect.only_state  # any calls that reach the state will do
+        if rubric.extra_calls == "penalize" and not case.expect.no_tool_calls and not only_state:
             used = {j for _, j, _ in pairs}
             for j, a in enumerate(actual):
                 if j not in used:
@@ -307,6 +329,29 @@ class Scorer:
                             False,
                         )
                     )
+
+    def _state_rows(self, prep: _Prepared, tally: _Explanation) -> None:
+        """Rows for `expect.state` / `unchanged`, judged on the replayed final state."""
+        from evalspec._scoring.state_checks import StateJudge
+
+        if self._state_judge is None:
+            self._state_judge = StateJudge(self.suite)
+        replayed = prep.state_from or prep.transcript
+        judged = self._state_judge.judge(prep.case, replayed, self._need_embedder)
+        tally.rows.extend(judged.rows)
+        # The before -> after diff, as rows weighing nothing: every report shows rows.
+        tally.rows.extend(
+            Row("state change", None, None, 1.0, 0.0, line, "state_change", None, True)
+            for line in judged.changes
+        )
+        tally.state_score = judged.score
+        tally.state_weight = prep.case.rubric.state_weight
+        tally.required_failures.extend(judged.required_failures)
+        tally.details["state"] = judged.details()
+
+    def _need_embedder(self) -> Embedder:
+        self._embedder = self._embedder or _default_embedder(self.suite)
+        return self._embedder
 
     def _evaluator_rows(self, prep: _Prepared, tally: _Explanation) -> None:
         """Rows for the case's evaluators and final-answer checks, each with its weight."""
@@ -363,7 +408,12 @@ class Scorer:
         t, case, rubric = prep.transcript, prep.case, prep.case.rubric
         score = tally.score
         n_exp, n_act = len(case.expect.tool_calls), len(prep.actual)
-        if rubric.fail_on_tool_call_quantity and not case.expect.no_tool_calls and n_act != n_exp:
+        if (
+            rubric.fail_on_tool_call_quantity
+            and not case.expect.no_tool_calls
+            and not case.expect.only_state
+            and n_act != n_exp
+        ):
             reason = (
                 f"expected {n_exp} call{'s' if n_exp != 1 else ''}, the model made "
                 f"{n_act}: {describe_calls(prep.actual)}"

@@ -18,8 +18,9 @@ from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.model import Budget, Case, Message, Rubric
 from evalspec._transcript import Transcript
 
-Score = Callable[[Transcript, Case], CaseResult]
-"""Scores one transcript against one (single-turn) case: the scorer's own pipeline."""
+Score = Callable[[Transcript, Case, int], CaseResult]
+"""Scores one turn's transcript against its (single-turn) case, given the turn's index: the
+scorer's own pipeline (the index tells it which calls the state after the turn comes from)."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ def score_turns(
             result = CaseResult(t.item_id, t.case, t.model, t.trial, 0.0, "fail", why)
             rows.append(Row("turn", "a turn", None, 0.0, 1.0, why, "turns", None, False))
         else:
-            result = score(view.transcript, view.case)
+            result = score(view.transcript, view.case, view.index)
             at = f"turn {view.index + 1}: "
             rows.extend(
                 Row(

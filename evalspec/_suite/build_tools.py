@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.build_mcp import McpPart
@@ -22,6 +22,9 @@ from evalspec._suite.schema import (
 from evalspec._tool_schema import pattern_problems
 from evalspec._util.errors import Problem
 from evalspec._util.schemas import DEFAULT_API_KEY_ENV
+
+if TYPE_CHECKING:
+    from evalspec._suite.state_spec import Behavior
 
 
 def refuse_too_many_tools(doc: LDict) -> None:
@@ -44,6 +47,12 @@ def refuse_too_many_tools(doc: LDict) -> None:
 
 class ToolsPart(McpPart):
     """Builds `tools:` entries into Tool objects, checking their schemas and rules."""
+
+    if TYPE_CHECKING:  # build_state.StatePart, beside this part in the builder
+
+        def behavior(
+            self, item: LDict, path: str, name: str, props: set[str]
+        ) -> Behavior | None: ...
 
     def tools(self, raw: LList) -> list[Tool]:
         from jsonschema import Draft202012Validator
@@ -111,6 +120,7 @@ class ToolsPart(McpPart):
                     if sim
                     else None,
                     loc=make_loc(pos, path),
+                    behavior=self.behavior(item, path, name, props),
                 )
             )
         self.stop_if_unlocked()

@@ -7,7 +7,7 @@ built by hand from Python without YAML.
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalspec._util.schemas import (
     CRITIC,
@@ -20,6 +20,9 @@ from evalspec._util.schemas import (
     RUN,
     schema_default,
 )
+
+if TYPE_CHECKING:
+    from evalspec._suite.state_spec import Behavior
 
 Mode = Literal["agent", "single_turn"]
 PassRule = Literal["all", "any", "majority", "mean"]
@@ -89,6 +92,8 @@ class Tool:
     mcp: McpServer | None = None
     """The MCP server this tool's definition came from (via the suite's lock file)."""
     loc: Loc = field(default=Loc(), compare=False)
+    behavior: Behavior | None = None
+    """What the tool does to the suite's state (`behavior:`); None: a stateless tool."""
 
     def to_openai(self) -> dict[str, Any]:
         return {
@@ -154,6 +159,21 @@ class Rubric:
     extra_args: Literal["allow", "penalize"] = schema_default(RUBRIC + "extra_args")
     extra_calls: Literal["allow", "penalize"] = schema_default(RUBRIC + "extra_calls")
     normalize_tool_names: bool = schema_default(RUBRIC + "normalize_tool_names")
+    state_weight: float = float(schema_default(RUBRIC + "state_weight"))
+
+
+@dataclass(frozen=True, slots=True)
+class StateCheck:
+    """How to judge one place of the final state: a JSON Pointer and its critic."""
+
+    pointer: str
+    parts: tuple[str, ...]
+    spec: CriticSpec
+    """Its `field` is the pointer."""
+    expected: Any = None
+    absent: bool = False
+    """`{exists: false}`: nothing may be there."""
+    loc: Loc = field(default=Loc(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +182,20 @@ class Expectation:
     ordered: bool = schema_default(EXPECT + "ordered")
     no_tool_calls: bool = schema_default(EXPECT + "no_tool_calls")
     final_answer: tuple[FinalAnswerCheck, ...] = ()
+    state: tuple[StateCheck, ...] = ()
+    unchanged: tuple[tuple[str, ...], ...] = ()
+    """Places of the state (pointer parts) that must end as they began."""
+
+    @property
+    def judges_state(self) -> bool:
+        return bool(self.state or self.unchanged)
+
+    @property
+    def only_state(self) -> bool:
+        """Nothing but the state is expected: any calls that reach it will do."""
+        return self.judges_state and not (
+            self.tool_calls or self.no_tool_calls or self.final_answer
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +296,9 @@ class Case:
     """Known to vary between trials: reported, never gated on in comparisons."""
     budget: Budget = Budget()
     """Limits each trial must stay within (the suite's `budgets.case`, overridden by the case's)."""
+    state: Any = None
+    """The state this case starts from (the suite's with the case's merged over it); None in a
+    suite without state."""
     turns: tuple[Turn, ...] = ()
     """A multi-turn case's user turns (the first one's text ends `messages`); () otherwise."""
     turn_rule: TurnRule = schema_default("/$defs/case/properties/turn_rule")
@@ -334,7 +371,18 @@ class EmbeddingSettings:
 
 
 @dataclass(frozen=True)
+class EnvironmentSpec:
+    """A tool environment written in Python, from the plugin registry (kind `environment`)."""
+
+    kind: str
+    params: dict[str, Any] = field(default_factory=dict)
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True)
 class Suite:
+    """A loaded, validated suite: models, tools, cases (defaults merged in), settings."""
+
     name: str
     path: str
     tools: tuple[Tool, ...]
@@ -347,6 +395,14 @@ class Suite:
     budget: Budget = Budget()
     """Limits for each model's whole run (`budgets.suite`)."""
     gate: Gate = Gate()
+    state: Any = None
+    """The initial state (`state:`); None when no tool keeps state."""
+    environment: EnvironmentSpec | None = None
+
+    @property
+    def stateful(self) -> bool:
+        """Conversations carry a state: each gets its own tool environment."""
+        return self.state is not None or self.environment is not None
 
     def tool(self, name: str) -> Tool | None:
         for t in self.tools:

@@ -15,6 +15,7 @@ from typing import Any
 from evalspec._critics import default_critic, make_critic
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.build_checks import ChecksPart
+from evalspec._suite.build_state import StatePart
 from evalspec._suite.build_tools import ToolsPart, refuse_too_many_tools
 from evalspec._suite.build_turns import TurnsPart, all_expected
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
@@ -147,7 +148,7 @@ def _kind(value: Any) -> str:
     return "a list" if isinstance(value, list) else f"a single value ({value!r:.40})"
 
 
-class _Builder(ToolsPart, ChecksPart, TurnsPart):
+class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
     """Builds the typed Suite from a schema-valid document, collecting semantic problems."""
 
     def __init__(
@@ -232,6 +233,8 @@ class _Builder(ToolsPart, ChecksPart, TurnsPart):
         for c in self.suite_critics if tools else ():
             self.check_field(c, {"properties": all_props}, [], "no tool of this suite takes it")
         self.built_tools = tuple(tools)
+        self.suite_state = self.initial_state(top, tools)
+        self.environment_spec = self.environment(top, tools)
         self.built_models = tuple(self.models(top.get("models")))
         self.built_run = self.run_settings(top.get("run") or {})
         budgets = top.get("budgets") or {}
@@ -275,6 +278,8 @@ class _Builder(ToolsPart, ChecksPart, TurnsPart):
             description=str(top.get("description", "")),
             budget=Budget(**dict((top.get("budgets") or {}).get("suite") or {})),
             gate=Gate(**dict(top.get("gate") or {})),
+            state=self.suite_state,
+            environment=self.environment_spec,
         )
 
     def check_rendered(self, top: dict[str, Any], expanded: list[tuple[str, LDict]]) -> None:
@@ -437,6 +442,7 @@ class _Builder(ToolsPart, ChecksPart, TurnsPart):
             loc=make_loc(raw.pos, path),
             flaky=bool(raw.get("flaky", False)),
             budget=Budget(**{**self.case_budget, **dict(raw.get("budget") or {})}),
+            state=self.case_state(raw, path, self.suite_state),
             turns=turns,
             turn_rule=raw.get("turn_rule", _TURN_RULE),
             simulated_user=simulated,
@@ -529,11 +535,19 @@ class _Builder(ToolsPart, ChecksPart, TurnsPart):
                 "keep one of the two",
             )
         checks = self.final_answer(raw.get("final_answer"), f"{epath}.final_answer")
-        if not calls and not raw.get("no_tool_calls") and "tool_calls" not in raw and not checks:
+        state, unchanged = self.state_checks(raw, epath, self.suite_state is not None)
+        if (
+            not calls
+            and not raw.get("no_tool_calls")
+            and "tool_calls" not in raw
+            and not checks
+            and "state" not in raw
+            and "unchanged" not in raw
+        ):
             self.problem(
                 raw.pos,
                 epath,
-                "expect names no tool call, no_tool_calls or final_answer",
+                "expect names no tool call, no_tool_calls, final_answer or state",
                 "add `tool_calls: [...]`, or `no_tool_calls: true`",
             )
         return Expectation(
@@ -541,6 +555,8 @@ class _Builder(ToolsPart, ChecksPart, TurnsPart):
             ordered=bool(raw.get("ordered", _ORDERED)),
             no_tool_calls=bool(raw.get("no_tool_calls", _NO_TOOL_CALLS)),
             final_answer=checks,
+            state=state,
+            unchanged=unchanged,
         )
 
     def expected_call(self, item: LDict, pos: Pos, path: str) -> ExpectedCall | None:

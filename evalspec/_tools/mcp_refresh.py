@@ -26,6 +26,8 @@ DEFAULT_TIMEOUT: float = schema_default(RUN + "timeout")
 
 @dataclass
 class RefreshOutcome:
+    """The lock file written, the tools each MCP server listed, and what changed."""
+
     lock_file: Path
     servers: dict[str, list[str]] = field(default_factory=dict)
     """Server key -> names of the tools it listed."""

@@ -120,6 +120,10 @@ class ToolSimulator:
         self._caches: dict[Path, ResponseCache] = {}
         self._dir_index: dict[Path, dict[str, Path]] = {}
 
+    @property
+    def tools(self) -> dict[str, Tool]:
+        return self._tools
+
     async def call(
         self, name: str, arguments: dict[str, Any] | None, raw_arguments: str
     ) -> ToolResult:
@@ -141,20 +145,11 @@ class ToolSimulator:
         None means only a request can answer these arguments (the LLM simulator, or a live MCP
         server); review uses this to re-derive recorded tool outputs without any request.
         """
-        tool = self._tools.get(name)
-        if tool is None:
-            available = ", ".join(sorted(self._tools)) or "(none)"
-            return ToolResult(
-                None,
-                f"unknown tool '{name}'; available tools: {available}",
-                "error:unknown_tool",
-            )
-        if not isinstance(arguments, dict):
-            return ToolResult(None, _arguments_problem(raw_arguments), "error:schema")
-        problem = self._schema_problem(tool, arguments)
-        if problem is not None:
-            return ToolResult(None, problem, "error:schema")
-
+        refused = self.refusal(name, arguments, raw_arguments)
+        if refused is not None:
+            return refused
+        tool = self._tools[name]
+        assert isinstance(arguments, dict)
         rule = find_rule(tool.responses, arguments)
         if rule is not None:
             if rule.error is not None:
@@ -169,6 +164,26 @@ class ToolSimulator:
             return None
 
         return ToolResult(None, "no simulated response for these arguments", "error:no_response")
+
+    def refusal(
+        self, name: str, arguments: dict[str, Any] | None, raw_arguments: str
+    ) -> ToolResult | None:
+        """The error observation for a call no tool may answer (an unknown tool, arguments that
+        are not a JSON object or break the tool's schema); None when the call may go ahead."""
+        tool = self._tools.get(name)
+        if tool is None:
+            available = ", ".join(sorted(self._tools)) or "(none)"
+            return ToolResult(
+                None,
+                f"unknown tool '{name}'; available tools: {available}",
+                "error:unknown_tool",
+            )
+        if not isinstance(arguments, dict):
+            return ToolResult(None, _arguments_problem(raw_arguments), "error:schema")
+        problem = self._schema_problem(tool, arguments)
+        if problem is not None:
+            return ToolResult(None, problem, "error:schema")
+        return None
 
     async def _execute(self, tool: Tool, arguments: dict[str, Any]) -> ToolResult:
         if self._mcp is None:

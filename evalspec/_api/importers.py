@@ -1,0 +1,295 @@
+"""Importers: other systems' data turned into suites (YAML in evalspec's language, to edit and
+validate like any other) and transcripts (JSONL, for `rescore`/`evalspec score`).
+
+Files are read through evalspec._util.reading (size, type, UTF-8, depth and NaN checked
+there); content of the right syntax but the wrong shape is one UsageError naming the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalspec._util.errors import UsageError
+from evalspec._util.outputs import check_output_file
+
+if TYPE_CHECKING:
+    from evalspec._transcript import Transcript
+
+_MALFORMED = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    RecursionError,
+    StopIteration,
+)
+"""What converting a file of the right syntax but the wrong content raises."""
+
+
+@dataclass(frozen=True)
+class SuitesWritten:
+    """Suite files an importer wrote (several when one function name is defined differently
+    across records: a suite offers one definition per tool name)."""
+
+    paths: tuple[Path, ...]
+    cases: int
+    invalid: int = 0
+    """BFCL records whose possible answer names a parameter its function does not define."""
+    invalid_tag: str = ""
+    """The tag those cases carry."""
+
+
+@dataclass(frozen=True)
+class TranscriptsWritten:
+    """A transcripts.jsonl an importer wrote."""
+
+    path: Path
+    count: int
+    skipped: int = 0
+    """Records left out: results of records that are not cases of the suite."""
+    suites: tuple[Path, ...] = ()
+    """Suites written beside the transcripts (StableToolBench answers with a judge)."""
+    summary: str = ""
+    """What was read and kept, in one line (StableToolBench answers)."""
+
+
+@contextlib.contextmanager
+def importing(source: Path, what: str) -> Iterator[None]:
+    """Reading and converting `source`: content that does not fit becomes one clear line."""
+    try:
+        yield
+    except _MALFORMED as exc:
+        if isinstance(exc, KeyError):
+            why = f"a record lacks the key {exc.args[0]!r}" if exc.args else "a key is missing"
+        elif isinstance(exc, StopIteration):
+            why = "an entry that must name something is empty"
+        elif isinstance(exc, TypeError | AttributeError):
+            why = f"a value has the wrong type ({exc})"
+        else:
+            why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise UsageError(
+            f"{source} is not a valid {what} file: {why}; check that it is {what} output"
+        ) from None
+
+
+def _write_transcripts(out: Path, transcripts: list[Any]) -> None:
+    from evalspec._transcript import write_transcripts
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_transcripts(out, transcripts)
+
+
+def import_bfcl(
+    questions: str | Path,
+    out: str | Path,
+    answers: str | Path | None = None,
+    *,
+    names: str | None = None,
+    name: str | None = None,
+    models: Sequence[str] | None = None,
+) -> SuitesWritten:
+    """Write a suite with one case per BFCL record, judged by BFCL's possible answers (none
+    for the irrelevance categories: every record then expects no call).
+
+    `names` is BFCL's tool-name rule for the model: `dotted` keeps `math.factorial`,
+    `underscored` offers `math_factorial`; required when a record names a function with a dot."""
+    from evalspec._interop.bfcl import (
+        DEFAULT_MODEL,
+        INVALID_TAG,
+        NAME_RULES,
+        bfcl_suite_dicts,
+        dotted_names,
+        read_records,
+        write_suites,
+    )
+
+    questions, out = Path(questions), Path(out)
+    check_output_file(out, "--out")
+    if names is not None and names not in NAME_RULES:
+        raise UsageError(f"--names {names!r}: use one of {', '.join(NAME_RULES)}")
+    with importing(questions, "BFCL"):
+        records = read_records(questions)
+        dotted = dotted_names(records)
+        if names is None and dotted:
+            raise UsageError(
+                f"{questions} names functions with a dot ({', '.join(dotted[:3])}"
+                f"{' ...' if len(dotted) > 3 else ''}), which BFCL offers differently to "
+                "different models: say --names dotted for a prompting model (or a "
+                "function-calling one whose API allows dots), --names underscored for OpenAI, "
+                "Anthropic, Mistral or Google function calling (`math_factorial`)"
+            )
+        suites = bfcl_suite_dicts(
+            records,
+            read_records(answers) if answers is not None else None,
+            name=name or questions.stem,
+            models=list(models or [DEFAULT_MODEL]),
+            names=names or "dotted",
+        )
+        paths = write_suites(out, suites)
+    invalid = sum(INVALID_TAG in c["tags"] for s in suites for c in s["cases"])
+    return SuitesWritten(tuple(paths), len(records), invalid, INVALID_TAG)
+
+
+def import_bfcl_results(
+    suite: str | Path,
+    results: str | Path,
+    out: str | Path,
+    *,
+    model: str | None = None,
+    kind: str | None = None,
+) -> TranscriptsWritten:
+    """Turn BFCL model results into transcripts for the cases of a suite `import_bfcl` wrote.
+
+    Results are decoded as BFCL decodes them (never run): `kind` `prompting` (call text) or
+    `fc` (call lists), by default guessed from the file. Results of records that are not cases
+    of the suite are skipped (counted)."""
+    from evalspec._interop.bfcl import bfcl_transcripts
+    from evalspec._interop.bfcl_decode import KINDS
+    from evalspec._suite.validate import load_suite
+
+    results, out = Path(results), Path(out)
+    check_output_file(out, "--out")
+    if kind is not None and kind not in KINDS:
+        raise UsageError(f"--kind {kind!r}: use one of {', '.join(KINDS)}")
+    loaded = load_suite(suite)
+    label = model or (loaded.models[0].name if loaded.models else "bfcl")
+    with importing(results, "BFCL result"):
+        transcripts = bfcl_transcripts(results, model=label, kind=kind)  # type: ignore[arg-type]
+    names = {c.name for c in loaded.cases}
+    kept = [t for t in transcripts if t.case in names]
+    if not kept:
+        raise UsageError(f"no result in {results} has the id of a case of {suite}")
+    _write_transcripts(out, kept)
+    return TranscriptsWritten(out, len(kept), skipped=len(transcripts) - len(kept))
+
+
+def import_stabletoolbench(
+    queries: str | Path,
+    out: str | Path,
+    *,
+    ids: str | Path | None = None,
+    name: str | None = None,
+    models: Sequence[str] | None = None,
+    judge: str | None = None,
+    judge_base_url: str | None = None,
+    judge_key_env: str | None = None,
+) -> SuitesWritten:
+    """Write a suite with one case per StableToolBench query (only those in `ids`, a
+    test_query_ids file, when given), expecting its gold APIs; with `judge` (a model), also
+    StableToolBench's SoPR judge on the final answer."""
+    from evalspec._interop.bfcl import DEFAULT_MODEL, write_suites
+    from evalspec._interop.stabletoolbench import load_queries
+    from evalspec._interop.stabletoolbench_suites import stabletoolbench_suites
+
+    queries, out = Path(queries), Path(out)
+    try:
+        loaded = load_queries(queries, ids)
+    except OSError as exc:
+        raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UsageError(f"not a StableToolBench query file: {exc}") from None
+    try:
+        suites = stabletoolbench_suites(
+            loaded,
+            name=name or f"stabletoolbench-{queries.stem}",
+            models=list(models or [DEFAULT_MODEL]),
+            judge=judge,
+            judge_endpoint=_judge_endpoint(judge, judge_base_url, judge_key_env),
+        )
+    except _MALFORMED as exc:
+        raise UsageError(f"{queries}: a query lacks {exc}") from None
+    return SuitesWritten(tuple(write_suites(out, suites)), len(loaded))
+
+
+def _judge_endpoint(judge: str | None, base_url: str | None, key_env: str | None) -> dict[str, str]:
+    """The judge's endpoint settings (only with a judge)."""
+    given = {"base_url": base_url, "api_key_env": key_env}
+    if not judge and any(given.values()):
+        raise UsageError("--judge-base-url and --judge-key-env need --judge MODEL")
+    return {k: v for k, v in given.items() if v}
+
+
+def import_stabletoolbench_answers(
+    converted: str | Path,
+    out: str | Path,
+    *,
+    model: str | None = None,
+    suite_out: str | Path | None = None,
+    judge: str | None = None,
+    judge_base_url: str | None = None,
+    judge_key_env: str | None = None,
+) -> TranscriptsWritten:
+    """Turn a StableToolBench converted answer file into transcripts (one per query).
+
+    With `suite_out` and `judge` (together), also a suite of the file's queries, judged as
+    StableToolEval judges them, so `judge` gives the SoPR of any published answer file. Nothing
+    is written when a tool node names no call (the scores would be wrong)."""
+    from evalspec._interop.stabletoolbench import read_converted_answers
+
+    converted, out = Path(converted), Path(out)
+    suite_path = Path(suite_out) if suite_out is not None else None
+    check_output_file(out, "--out")
+    check_output_file(suite_path, "--suite-out")
+    endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env)
+    if (suite_path is None) != (judge is None):
+        raise UsageError("--suite-out and --judge go together: the suite's one check is the judge")
+    try:
+        answers = read_converted_answers(converted, model)
+    except OSError as exc:
+        raise UsageError(f"cannot read {converted}: {exc.strerror}") from None
+    except _MALFORMED as exc:
+        raise UsageError(f"{converted} is not a converted answer file: {exc}") from None
+    if answers.nodes_dropped:
+        shown = "; ".join(answers.nodes_dropped[:3])
+        raise UsageError(
+            f"{converted}: {len(answers.nodes_dropped)} tool node(s) name no call ({shown}); "
+            "nothing written, since scores without those calls would be wrong. "
+            "Check the file is a model_predictions_converted answer file."
+        )
+    suites: tuple[Path, ...] = ()
+    if suite_path is not None and judge is not None:
+        suites = _answer_suites(converted, suite_path, answers.transcripts, judge, endpoint)
+    _write_transcripts(out, answers.transcripts)
+    return TranscriptsWritten(
+        out, len(answers.transcripts), suites=suites, summary=answers.summary()
+    )
+
+
+def _answer_suites(
+    converted: Path, out: Path, transcripts: list[Transcript], judge: str, endpoint: dict[str, str]
+) -> tuple[Path, ...]:
+    """Write the suite(s) of a converted answer file's queries, labelled as its transcripts."""
+    from evalspec._interop.bfcl import write_suites
+    from evalspec._interop.stabletoolbench_suites import answer_file_suites
+    from evalspec._util.reading import read_json
+
+    label = transcripts[0].model if transcripts else converted.parent.name
+    with importing(converted, "StableToolBench converted answer"):
+        suites = answer_file_suites(
+            read_json(converted),
+            name=f"stabletoolbench-{converted.stem}",
+            models=[label],
+            judge=judge,
+            judge_endpoint=endpoint,
+        )
+    return tuple(write_suites(out, suites))
+
+
+def import_otel(
+    spans: str | Path, out: str | Path, *, case: str, model: str = "otel"
+) -> TranscriptsWritten:
+    """Turn OpenTelemetry traces (an OTLP JSON export, or a JSON list of spans) into
+    transcripts of one case, one per trace, labelled `model`."""
+    from evalspec._interop.otel import otel_transcripts
+
+    spans, out = Path(spans), Path(out)
+    check_output_file(out, "--out")
+    with importing(spans, "OpenTelemetry JSON"):
+        transcripts = otel_transcripts(spans, case=case, model=model)
+    _write_transcripts(out, transcripts)
+    return TranscriptsWritten(out, len(transcripts))

@@ -1,0 +1,87 @@
+"""The pipeline's stages one by one, for scripts that go between them: plan, score, estimate,
+write reports and pages. `run` (evalspec._api.run) strings them together."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalspec._util.outputs import check_output_file
+
+if TYPE_CHECKING:
+    from evalspec._critics.base import Embedder
+    from evalspec._plan import Plan
+    from evalspec._report.records import Report
+    from evalspec._runner.estimate import ModelEstimate
+    from evalspec._suite.model import Suite
+    from evalspec._tools.mcp_refresh import RefreshOutcome
+    from evalspec._transcript import Transcript
+
+
+def compile_plan(
+    suite: Suite,
+    *,
+    cases: list[str] | None = None,
+    models: list[str] | None = None,
+    trials: int | None = None,
+    shard: str | tuple[int, int] | None = None,
+) -> Plan:
+    """Every (case, model, trial) to run, filtered by case patterns or tags, model names and
+    shard (`i/n`, or the pair (i, n)), each with its content id."""
+    from evalspec._plan import compile_plan as compile_items
+    from evalspec._plan import parse_shard
+
+    return compile_items(
+        suite,
+        cases=cases,
+        models=models,
+        trials=trials,
+        shard=parse_shard(shard) if isinstance(shard, str) else shard,
+    )
+
+
+def score(
+    suite: Suite,
+    transcripts: Sequence[Transcript],
+    *,
+    embedder: Embedder | None = None,
+    judge: Any = None,
+    calls: Any = None,
+) -> Report:
+    """Score transcripts against a suite. No model is called: an LLM judge reads its verdicts
+    from its cache (a miss is that case's "needs a run"), unless `calls` (a ModelCalls) allows
+    it to ask."""
+    from evalspec._report.records import build_report
+
+    return build_report(suite, transcripts, embedder=embedder, judge=judge, calls=calls)
+
+
+def estimate_cost(plan: Plan) -> list[ModelEstimate]:
+    """What a live run of the plan would cost per model: recorded requests at their recorded
+    usage, the rest from the nearest recorded ones, priced by each model's `price:`. Nothing
+    is called."""
+    from evalspec._runner.estimate import estimate_plan
+
+    return estimate_plan(plan)
+
+
+def write_runs_page(runs: Sequence[str | Path], out: str | Path) -> Path:
+    """Write the HTML report of one or more runs (directories or results.json files), side by
+    side in this order, as one page that works offline; its path."""
+    from evalspec._report.html import write_runs_html
+    from evalspec._report.runs import html_run
+    from evalspec._review.results_file import load_results
+
+    target = Path(out)
+    check_output_file(target, "--out")
+    paths = [Path(p) for p in runs]
+    write_runs_html([html_run(p.as_posix(), load_results(p), p) for p in paths], target)
+    return target
+
+
+def refresh_tools(suite_path: str | Path) -> RefreshOutcome:
+    """List the tools of the suite's MCP servers into its lock file (starts the servers)."""
+    from evalspec._tools.mcp_refresh import refresh_lock
+
+    return refresh_lock(suite_path)

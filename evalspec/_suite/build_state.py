@@ -1,0 +1,268 @@
+"""World state in a suite: `state:`, tools' `behavior:`, `environment:`, `expect.state`.
+
+Everything is checked at load time with a place and a fix: pointer syntax, references to
+arguments the tool does not take (did you mean), unknown effect ops, limits, an environment no
+plugin registered.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from evalspec._suite.build_base import make_loc, plain
+from evalspec._suite.load import LDict, LList, Pos
+from evalspec._suite.model import CriticSpec, EnvironmentSpec, StateCheck
+from evalspec._suite.schema import did_you_mean, locate
+from evalspec._suite.state_spec import (
+    Behavior,
+    SpecProblem,
+    compile_behavior,
+    merge_state,
+    parse_pointer,
+    state_problem,
+)
+
+_CHECK_KEYS = ("weight", "required")
+
+
+class StatePart:
+    """The state-related parts of the suite builder (mixed into validate.py's `_Builder`)."""
+
+    doc: LDict
+    problems: list[Any]
+
+    if TYPE_CHECKING:  # given by the builder's other parts
+
+        def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None: ...
+
+        def vpos(self, node: LDict, key: str) -> Pos: ...
+
+        def critic(self, field: str, value: Any, pos: Pos, path: str) -> CriticSpec | None: ...
+
+    def behavior(self, item: LDict, path: str, name: str, props: set[str]) -> Behavior | None:
+        raw = item.get("behavior")
+        if raw is None:
+            return None
+        bpath = f"{path}.behavior"
+        if item.get("responses"):
+            self.problem(
+                item.key_pos.get("responses", item.pos),
+                f"{path}.responses",
+                "a tool with `behavior:` answers from the state; `responses:` would never be used",
+                "keep one of the two",
+            )
+        try:
+            behavior = compile_behavior(plain(raw))
+        except SpecProblem as exc:
+            self._spec_problem(raw, bpath, exc)
+            return None
+        for arg in sorted(behavior.arguments - props):
+            where = _find_reference(raw, f"args.{arg}")
+            hint = did_you_mean(arg, sorted(props)) or (
+                f"{name}'s arguments: {', '.join(sorted(props))}" if props else ""
+            )
+            self.problem(
+                locate(raw, list(where)),
+                _path(bpath, where),
+                f"${{args.{arg}}}: {name!r} has no argument {arg!r}",
+                hint or f"declare {arg} under the tool's parameters",
+            )
+        return behavior
+
+    def _spec_problem(self, node: Any, path: str, exc: SpecProblem) -> None:
+        where = list(exc.where)
+        key = bool(where) and isinstance(where[-1], str) and _is_key(node, where)
+        self.problem(locate(node, where, key=key), _path(path, tuple(where)), exc.message, exc.hint)
+
+    def initial_state(self, top: dict[str, Any], tools: list[Any]) -> Any:
+        """The suite's state: `state:`, or an empty one when a tool keeps state."""
+        raw = top.get("state")
+        if raw is None:
+            stateful = top.get("environment") or any(t.behavior for t in tools)
+            return {} if stateful else None
+        value = plain(raw)
+        why = state_problem(value)
+        if why:
+            self.problem(self.vpos(self.doc, "state"), "state", why, "make the state smaller")
+        return value
+
+    def environment(self, top: dict[str, Any], tools: list[Any]) -> EnvironmentSpec | None:
+        raw = top.get("environment")
+        if raw is None:
+            return None
+        from evalspec import plugins
+
+        pos = self.vpos(self.doc, "environment")
+        kind = raw["kind"]
+        known = plugins.registered("environment")
+        plugin = known.get(kind)
+        if plugin is None:
+            hint = did_you_mean(kind, sorted(known)) or (
+                "installed environments: " + ", ".join(sorted(known))
+                if known
+                else "install the plugin that registers it (kind `environment`)"
+            )
+            kpos = raw.value_pos.get("kind", pos) if isinstance(raw, LDict) else pos
+            self.problem(kpos, "environment.kind", f"no tool environment named {kind!r}", hint)
+        else:
+            self._check_options(raw, plugin.options, pos)
+        for t in tools:
+            if t.behavior is not None:
+                self.problem(
+                    Pos(t.loc.file, t.loc.line, t.loc.column),
+                    f"{t.loc.path}.behavior",
+                    f"tool {t.name!r} has a behavior, but the suite's environment answers "
+                    "every call",
+                    "remove `behavior:`, or the suite's `environment:`",
+                )
+        return EnvironmentSpec(kind, plain(dict(raw.get("params") or {})), make_loc(pos, ""))
+
+    def _check_options(self, raw: Any, options: dict[str, Any], pos: Pos) -> None:
+        from jsonschema import Draft202012Validator
+
+        params = plain(dict(raw.get("params") or {}))
+        for error in Draft202012Validator(options).iter_errors(params):
+            parts = ["params", *error.absolute_path]
+            self.problem(
+                locate(raw, parts),
+                _path("environment", tuple(parts)),
+                error.message,
+                "see the environment plugin's options",
+            )
+            break
+
+    def case_state(self, raw: LDict, path: str, suite_state: Any) -> Any:
+        own = raw.get("state")
+        if own is None:
+            return suite_state
+        pos = self.vpos(raw, "state")
+        if suite_state is None:
+            self.problem(
+                pos,
+                f"{path}.state",
+                "the case sets a state, but no tool of the suite keeps state",
+                "give a tool `behavior:`, or the suite an `environment:`",
+            )
+            return None
+        merged = merge_state(suite_state, plain(own))
+        why = state_problem(merged)
+        if why:
+            self.problem(pos, f"{path}.state", why, "make the state smaller")
+        return merged
+
+    def state_checks(
+        self, raw: LDict, epath: str, stateful: bool
+    ) -> tuple[tuple[StateCheck, ...], tuple[tuple[str, ...], ...]]:
+        """`expect.state` and `expect.unchanged`, each place checked."""
+        node, same = raw.get("state"), raw.get("unchanged")
+        if (node or same) and not stateful:
+            key = "state" if node else "unchanged"
+            self.problem(
+                raw.key_pos.get(key, raw.pos),
+                f"{epath}.{key}",
+                f"expect.{key} judges the state, but no tool of the suite keeps state",
+                "give the suite a `state:` and its tools `behavior:`",
+            )
+            return (), ()
+        checks: list[StateCheck] = []
+        for pointer, value in (node or {}).items():
+            kpos = node.key_pos.get(pointer, node.pos) if isinstance(node, LDict) else raw.pos
+            vpos = node.value_pos.get(pointer, kpos) if isinstance(node, LDict) else raw.pos
+            cpath = f"{epath}.state.{pointer}"
+            parts = self._pointer(pointer, kpos, cpath)
+            if parts is None:
+                continue
+            check = self._state_check(pointer, parts, value, vpos, cpath)
+            if check is not None:
+                checks.append(check)
+        kept: list[tuple[str, ...]] = []
+        for i, pointer in enumerate(same or ()):
+            pos = same.item_pos[i] if isinstance(same, LList) else raw.pos
+            parts = self._pointer(pointer, pos, f"{epath}.unchanged[{i}]")
+            if parts is not None:
+                kept.append(parts)
+        return tuple(checks), tuple(kept)
+
+    def _pointer(self, text: str, pos: Pos, path: str) -> tuple[str, ...] | None:
+        try:
+            return parse_pointer(text)
+        except SpecProblem as exc:
+            self.problem(pos, path, exc.message, exc.hint)
+            return None
+
+    def _state_check(
+        self, pointer: str, parts: tuple[str, ...], value: Any, pos: Pos, path: str
+    ) -> StateCheck | None:
+        loc = make_loc(pos, path)
+        if not isinstance(value, dict):
+            spec = CriticSpec(pointer, "binary", loc=loc)
+            return StateCheck(pointer, parts, spec, plain(value), loc=loc)
+        if set(value) <= {"exists", *_CHECK_KEYS} and "exists" in value:
+            if value["exists"] is not False:
+                self.problem(
+                    pos,
+                    path,
+                    "only `exists: false` is a state check",
+                    "to require something there, give its `value:` or a critic such as "
+                    "`{regex: '.'}`",
+                )
+                return None
+            spec = CriticSpec(pointer, "absent", loc=loc, required=bool(value.get("required")))
+            return StateCheck(pointer, parts, spec, None, absent=True, loc=loc)
+        rest = {k: v for k, v in value.items() if k != "value"}
+        critic_keys = [k for k in rest if k not in _CHECK_KEYS]
+        for k in critic_keys:
+            close = did_you_mean(k, ["value", "exists", "weight", "required"])
+            if close and not _is_critic(k):
+                self.problem(pos, f"{path}.{k}", f"unknown key {k!r} in a state check", close)
+                return None
+        if "value" in value and not critic_keys:
+            rest = {**rest, "binary": True}
+        if not critic_keys and "value" not in value:
+            self.problem(
+                pos,
+                path,
+                "a mapping here is a critic (`{value: ..., similarity: 0.8}`); it names none",
+                "to expect a mapping itself, write `{value: {...}}`",
+            )
+            return None
+        judged = self.critic(pointer, rest, pos, path)
+        if judged is None:
+            return None
+        return StateCheck(pointer, parts, judged, plain(value.get("value")), loc=loc)
+
+
+def _is_critic(kind: str) -> bool:
+    from evalspec import plugins
+    from evalspec._critics import CRITIC_KINDS
+
+    return kind in CRITIC_KINDS or kind in plugins.registered("critic")
+
+
+def _is_key(node: Any, where: list[Any]) -> bool:
+    """Whether the last part of `where` names a key (not a value) of the node above it."""
+    parent = node
+    for p in where[:-1]:
+        try:
+            parent = parent[p]
+        except (KeyError, IndexError, TypeError):
+            return False
+    return isinstance(parent, dict) and where[-1] in parent
+
+
+def _path(base: str, where: tuple[Any, ...]) -> str:
+    return base + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where)
+
+
+def _find_reference(node: Any, needle: str) -> tuple[Any, ...]:
+    """Where in a behaviour a text naming `needle` is written (for the problem's place)."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(node, ())]
+    while stack:
+        value, where = stack.pop(0)
+        if isinstance(value, str) and "${" + needle + "}" in value:
+            return where
+        if isinstance(value, dict):
+            stack.extend((v, (*where, k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, (*where, i)) for i, v in enumerate(value))
+    return ()

@@ -1,0 +1,486 @@
+"""The language of stateful tools: JSON Pointer paths, run-time references and behaviours.
+
+A tool's `behavior:` is compiled here once, at load time, into plain frozen records that the
+engine (`evalspec._tools.state`) applies to a conversation's state on every call. Compiling
+checks everything a suite can get wrong without running: pointer syntax, references to
+arguments the tool does not take, unknown effect ops, limits. Each problem carries the place
+(a list of keys under `behavior:`) so the loader can point at its line.
+
+Run-time references are `${args.NAME}`, `${state/POINTER}` and `${count/POINTER}` (the length
+of a list or mapping); `$${` writes a literal `${`. They are not `{{ }}` templates: load-time
+rendering never touches them, and they are never evaluated as code. A reference inside a path
+fills exactly one path part (its value is escaped, never split), so an argument `../pin` or
+`/pin` names a key, it cannot move elsewhere in the state.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+MAX_PRECONDITIONS = 32
+MAX_EFFECTS = 32
+MAX_PATH_PARTS = 32
+MAX_DEPTH = 64
+"""Deepest nesting of the state, and of any value written into it."""
+MAX_STATE_VALUES = 100_000
+"""Values (every scalar, list and mapping) one conversation's state may hold."""
+MAX_RENDERED_VALUES = 10_000
+"""Values one rendered template (an effect's value, a response) may hold."""
+MAX_TEXT = 100_000
+"""Characters of one rendered text."""
+
+EFFECT_OPS = ("set", "append", "remove", "increment")
+CHECK_OPS = ("exists", "equals", "not_equals", "contains", "not_contains", "min", "max")
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_\-]*"
+_REF = re.compile(r"\$\$\{|\$\{([^{}]*)\}|\$\{")
+_ARG_REF = re.compile(rf"args\.({_NAME})$")
+_STATE_REF = re.compile(r"(state|count)((?:/[^/]*)*)$")
+
+
+class SpecProblem(Exception):
+    """Something wrong in a behaviour, at `where` (keys under `behavior:`)."""
+
+    def __init__(self, where: tuple[Any, ...], message: str, hint: str = ""):
+        super().__init__(message)
+        self.where = where
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A run-time reference: an argument, a value of the state, or the size of one."""
+
+    kind: str
+    """args | state | count"""
+    name: str = ""
+    """The argument's name (kind args)."""
+    pointer: tuple[str, ...] = ()
+    """Path parts in the state (kind state / count)."""
+
+    def __str__(self) -> str:
+        if self.kind == "args":
+            return f"${{args.{self.name}}}"
+        return "${" + self.kind + "".join("/" + escape(p) for p in self.pointer) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A text with references in it: parts are literal text or `Ref`s."""
+
+    parts: tuple[str | Ref, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Select:
+    """`{$select: PATH, $where: {...}, $first: true}`: the records of a list that match."""
+
+    path: Path
+    where: Any = None
+    first: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    """A list or mapping holding references somewhere below (constant ones stay plain)."""
+
+    value: Any
+    """dict[str, template] or list[template]."""
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """A JSON Pointer whose parts may hold references (each fills one part)."""
+
+    parts: tuple[str | Text, ...]
+    source: str = ""
+
+    def __str__(self) -> str:
+        return self.source or "/"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One precondition: a subject (a path of the state, or a value) and its tests."""
+
+    path: Path | None
+    value: Any
+    """A template, when there is no path."""
+    tests: tuple[tuple[str, Any], ...]
+    """(op, operand template) in written order; `exists` takes a bool."""
+    error: Any = None
+    """The error observation (a template); None: a generated one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    op: str
+    path: Path
+    value: Any = None
+    where: Any = None
+    """A template mapping: act on each record of the list at `path` that matches."""
+    at: Path | None = None
+    """With `where`: the place inside each matching record."""
+    by: Any = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Behavior:
+    """What a stateful tool does: checks, then effects (all or nothing), then its answer."""
+
+    preconditions: tuple[Check, ...] = ()
+    effects: tuple[Effect, ...] = ()
+    response: Any = None
+    has_response: bool = False
+    arguments: frozenset[str] = frozenset()
+    """Every argument a reference names (checked against the tool's parameters)."""
+
+
+# ------------------------------------------------------------------ pointers and references
+
+
+def escape(part: str) -> str:
+    return part.replace("~", "~0").replace("/", "~1")
+
+
+def unescape(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+def parse_pointer(text: str, where: tuple[Any, ...] = ()) -> tuple[str, ...]:
+    """The parts of a plain JSON Pointer (RFC 6901); `""` is the whole document."""
+    if text == "":
+        return ()
+    if not text.startswith("/"):
+        raise SpecProblem(
+            where, f"{text!r} is not a JSON Pointer", f"start it with '/', e.g. /{text}"
+        )
+    parts = text[1:].split("/")
+    if len(parts) > MAX_PATH_PARTS:
+        raise SpecProblem(
+            where, f"the path has {len(parts)} parts; the limit is {MAX_PATH_PARTS}", ""
+        )
+    for p in parts:
+        if re.search(r"~(?![01])", p):
+            raise SpecProblem(where, f"{text!r}: '~' must be written ~0 (and '/' as ~1)", "")
+    return tuple(unescape(p) for p in parts)
+
+
+def _ref(body: str, where: tuple[Any, ...]) -> Ref:
+    m = _ARG_REF.match(body)
+    if m:
+        return Ref("args", m.group(1))
+    m = _STATE_REF.match(body)
+    if m:
+        return Ref(m.group(1), "", parse_pointer(m.group(2), where))
+    raise SpecProblem(
+        where,
+        f"${{{body}}} is not a reference",
+        "write ${args.NAME} (an argument), ${state/POINTER} or ${count/POINTER}; "
+        "$${ writes a literal ${",
+    )
+
+
+def tokens(text: str, where: tuple[Any, ...]) -> list[str | Ref]:
+    """Literal text and references, in order; `$${` becomes a literal `${`."""
+    out: list[str | Ref] = []
+    at = 0
+    for m in _REF.finditer(text):
+        if m.start() > at:
+            out.append(text[at : m.start()])
+        token = m.group(0)
+        if token == "$${":
+            out.append("${")
+        elif m.group(1) is None:
+            raise SpecProblem(where, f"{text!r}: '${{' is not closed", "end it with }")
+        else:
+            out.append(_ref(m.group(1), where))
+        at = m.end()
+    if at < len(text):
+        out.append(text[at:])
+    merged: list[str | Ref] = []
+    for t in out:
+        if isinstance(t, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += t
+        else:
+            merged.append(t)
+    return merged
+
+
+def compile_path(text: Any, where: tuple[Any, ...]) -> Path:
+    """A pointer whose parts may hold references; references never split a part."""
+    if not isinstance(text, str):
+        raise SpecProblem(where, f"a path must be a JSON Pointer text, not {text!r:.40}", "")
+    if text != "" and not text.startswith("/"):
+        hint = "start it with '/'" + (f", e.g. /{text}" if "${" not in text else "")
+        raise SpecProblem(where, f"{text!r} is not a JSON Pointer", hint)
+    parts: list[list[str | Ref]] = [[]]
+    for token in tokens(text, where):
+        if isinstance(token, Ref):
+            parts[-1].append(token)
+            continue
+        pieces = token.split("/")
+        parts[-1].append(pieces[0])
+        for piece in pieces[1:]:
+            parts.append([piece])
+    parts = parts[1:]  # before the leading '/'
+    if len(parts) > MAX_PATH_PARTS:
+        raise SpecProblem(
+            where, f"the path has {len(parts)} parts; the limit is {MAX_PATH_PARTS}", ""
+        )
+    out: list[str | Text] = []
+    for part in parts:
+        items = [p for p in part if p != ""]
+        for p in items:
+            if isinstance(p, str) and re.search(r"~(?![01])", p):
+                raise SpecProblem(where, f"{text!r}: '~' must be written ~0 (and '/' as ~1)", "")
+        if all(isinstance(p, str) for p in items):
+            out.append(unescape("".join(items)))  # type: ignore[arg-type]
+        else:
+            out.append(Text(tuple(unescape(p) if isinstance(p, str) else p for p in items)))
+    return Path(tuple(out), text)
+
+
+def compile_value(value: Any, where: tuple[Any, ...]) -> Any:
+    """A template: texts with references become `Text` / `Ref`, `$select` mappings `Select`;
+    a constant subtree stays as written."""
+    if isinstance(value, str):
+        if "$" not in value:
+            return value
+        toks = tokens(value, where)
+        if len(toks) == 1 and isinstance(toks[0], Ref):
+            return toks[0]  # the whole value: its JSON value, not its text
+        if all(isinstance(t, str) for t in toks):
+            return "".join(toks)  # type: ignore[arg-type]
+        return Text(tuple(toks))
+    if isinstance(value, dict):
+        if "$select" in value:
+            return _select(value, where)
+        items = {str(k): compile_value(v, (*where, k)) for k, v in value.items()}
+        if any(_dynamic(v) for v in items.values()):
+            return Tree(items)
+        return dict(value)
+    if isinstance(value, list):
+        listed = [compile_value(v, (*where, i)) for i, v in enumerate(value)]
+        if any(_dynamic(v) for v in listed):
+            return Tree(listed)
+        return list(value)
+    return value
+
+
+def _dynamic(value: Any) -> bool:
+    return isinstance(value, Ref | Text | Tree | Select)
+
+
+def _select(value: dict[str, Any], where: tuple[Any, ...]) -> Select:
+    unknown = [k for k in value if k not in ("$select", "$where", "$first")]
+    if unknown:
+        raise SpecProblem(
+            (*where, unknown[0]),
+            f"unknown key {unknown[0]!r} in a $select",
+            "a $select takes $where (a mapping records must match) and $first (true/false)",
+        )
+    first = value.get("$first", False)
+    if not isinstance(first, bool):
+        raise SpecProblem((*where, "$first"), "$first must be true or false", "")
+    filt = value.get("$where")
+    if filt is not None and not isinstance(filt, dict):
+        raise SpecProblem(
+            (*where, "$where"), "$where must be a mapping of field: value", "{date: ${args.date}}"
+        )
+    return Select(
+        compile_path(value["$select"], (*where, "$select")),
+        compile_value(filt, (*where, "$where")) if filt is not None else None,
+        first,
+    )
+
+
+def references(template: Any) -> list[Ref]:
+    """Every reference in a compiled template or path."""
+    out: list[Ref] = []
+    stack = [template]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Ref):
+            out.append(node)
+        elif isinstance(node, Text):
+            stack.extend(node.parts)
+        elif isinstance(node, Tree):
+            stack.extend(node.value.values() if isinstance(node.value, dict) else node.value)
+        elif isinstance(node, Select):
+            stack.extend((node.path, node.where))
+        elif isinstance(node, Path):
+            stack.extend(node.parts)
+        elif isinstance(node, Check):
+            stack.extend((node.path, node.value, node.error, *(t[1] for t in node.tests)))
+        elif isinstance(node, Effect):
+            stack.extend((node.path, node.value, node.where, node.at, node.by))
+    return out
+
+
+# ------------------------------------------------------------------ behaviours
+
+
+def compile_behavior(raw: Any) -> Behavior:
+    """A tool's `behavior:` mapping as a Behavior; SpecProblem at the first thing wrong."""
+    if not isinstance(raw, dict):
+        raise SpecProblem((), "behavior must be a mapping", "preconditions:, effects:, response:")
+    unknown = [k for k in raw if k not in ("preconditions", "effects", "response")]
+    if unknown:
+        raise SpecProblem(
+            (unknown[0],),
+            f"unknown key {unknown[0]!r} in behavior",
+            "a behavior has preconditions, effects and response",
+        )
+    pre = _listed(raw, "preconditions", MAX_PRECONDITIONS)
+    eff = _listed(raw, "effects", MAX_EFFECTS)
+    checks = tuple(_check(c, ("preconditions", i)) for i, c in enumerate(pre))
+    effects = tuple(_effect(e, ("effects", i)) for i, e in enumerate(eff))
+    response = compile_value(raw.get("response"), ("response",))
+    names = {
+        r.name
+        for node in (*checks, *effects, response)
+        for r in references(node)
+        if r.kind == "args"
+    }
+    return Behavior(checks, effects, response, "response" in raw, frozenset(names))
+
+
+def _listed(raw: dict[str, Any], key: str, limit: int) -> list[Any]:
+    value = raw.get(key) or []
+    if not isinstance(value, list):
+        raise SpecProblem((key,), f"{key} must be a list", f"{key}: [...]")
+    if len(value) > limit:
+        raise SpecProblem((key,), f"{len(value)} {key}; the limit is {limit} per tool", "")
+    return value
+
+
+def _check(raw: Any, where: tuple[Any, ...]) -> Check:
+    if not isinstance(raw, dict):
+        raise SpecProblem(where, "a precondition is a mapping", "{path: /contacts, exists: true}")
+    unknown = [k for k in raw if k not in (*CHECK_OPS, "path", "value", "error")]
+    if unknown:
+        from difflib import get_close_matches
+
+        close = get_close_matches(unknown[0], [*CHECK_OPS, "path", "value", "error"], n=1)
+        raise SpecProblem(
+            (*where, unknown[0]),
+            f"unknown key {unknown[0]!r} in a precondition",
+            f"did you mean {close[0]!r}?" if close else "tests: " + ", ".join(CHECK_OPS),
+        )
+    if ("path" in raw) == ("value" in raw):
+        raise SpecProblem(
+            where,
+            "a precondition tests either a `path` of the state or a `value`",
+            "write path: /contacts or value: ${args.NAME}",
+        )
+    tests = [(op, raw[op]) for op in raw if op in CHECK_OPS]
+    if not tests:
+        raise SpecProblem(where, "the precondition tests nothing", "tests: " + ", ".join(CHECK_OPS))
+    compiled: list[tuple[str, Any]] = []
+    for op, operand in tests:
+        if op == "exists" and not isinstance(operand, bool):
+            raise SpecProblem((*where, op), "exists must be true or false", "")
+        if op in ("min", "max") and (
+            isinstance(operand, bool) or not isinstance(operand, int | float | str)
+        ):
+            raise SpecProblem((*where, op), f"{op} must be a number (or a reference)", "")
+        compiled.append((op, compile_value(operand, (*where, op))))
+    path = compile_path(raw["path"], (*where, "path")) if "path" in raw else None
+    value = compile_value(raw.get("value"), (*where, "value"))
+    error = compile_value(raw["error"], (*where, "error")) if "error" in raw else None
+    return Check(path, value, tuple(compiled), error)
+
+
+def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
+    if not isinstance(raw, dict):
+        raise SpecProblem(where, "an effect is a mapping", "{set: /events/0/status, value: done}")
+    ops = [k for k in raw if k in EFFECT_OPS]
+    unknown = [k for k in raw if k not in (*EFFECT_OPS, "value", "where", "at", "by")]
+    if unknown or not ops:
+        from difflib import get_close_matches
+
+        word = unknown[0] if unknown else ""
+        close = get_close_matches(word, [*EFFECT_OPS, "value", "where", "at", "by"], n=1)
+        raise SpecProblem(
+            (*where, word) if word else where,
+            f"unknown effect op {word!r}" if word else "the effect names no op",
+            (f"did you mean {close[0]!r}? " if close else "")
+            + "effects are set, append, remove and increment",
+        )
+    if len(ops) > 1:
+        raise SpecProblem(where, f"one effect names {len(ops)} ops ({', '.join(ops)})", "one each")
+    op = ops[0]
+    path = compile_path(raw[op], (*where, op))
+    if op in ("set", "append") and "value" not in raw:
+        raise SpecProblem(where, f"{op} needs a value", f"{op}: {path}, value: ...")
+    if op in ("remove", "increment") and "value" in raw:
+        hint = "increment takes by:" if op == "increment" else "remove takes no value"
+        raise SpecProblem((*where, "value"), f"{op} takes no value", hint)
+    if op != "increment" and "by" in raw:
+        raise SpecProblem((*where, "by"), "only increment takes by", "")
+    filt = raw.get("where")
+    if filt is not None and not isinstance(filt, dict):
+        raise SpecProblem((*where, "where"), "where must be a mapping of field: value", "")
+    if "at" in raw and filt is None:
+        raise SpecProblem((*where, "at"), "at is the place inside each record `where` picks", "")
+    if op == "append" and filt is not None:
+        raise SpecProblem((*where, "where"), "append takes no where", "")
+    at = compile_path(raw["at"], (*where, "at")) if "at" in raw else None
+    if op in ("set", "increment") and filt is not None and at is None:
+        raise SpecProblem(
+            where, f"{op} with where needs `at`: the place inside each record", "at: /status"
+        )
+    by = compile_value(raw.get("by", 1), (*where, "by"))
+    if isinstance(by, bool) or not isinstance(by, int | float | Ref | Text):
+        raise SpecProblem((*where, "by"), "by must be a number (or a reference)", "")
+    return Effect(
+        op,
+        path,
+        compile_value(raw.get("value"), (*where, "value")),
+        compile_value(filt, (*where, "where")) if filt is not None else None,
+        at,
+        by,
+    )
+
+
+# ------------------------------------------------------------------ states
+
+
+def merge_state(base: Any, override: Any) -> Any:
+    """A case's state over the suite's: mappings merge key by key, anything else replaces."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        out = dict(base)
+        for k, v in override.items():
+            out[k] = merge_state(base[k], v) if k in base else v
+        return out
+    return override
+
+
+def measure(value: Any, limit: int) -> tuple[int, int]:
+    """(number of values, depth) of a JSON value, counting stops just past `limit`."""
+    count = 0
+    deepest = 0
+    stack = [(value, 1)]
+    while stack and count <= limit:
+        node, depth = stack.pop()
+        count += 1
+        deepest = max(deepest, depth)
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+    return count, deepest
+
+
+def state_problem(value: Any) -> str | None:
+    """Why a state cannot be used (too large, too deep), or None."""
+    count, depth = measure(value, MAX_STATE_VALUES)
+    if count > MAX_STATE_VALUES:
+        return f"the state holds more than {MAX_STATE_VALUES} values"
+    if depth > MAX_DEPTH:
+        return f"the state is nested {depth} deep; the limit is {MAX_DEPTH}"
+    return None

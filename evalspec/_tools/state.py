@@ -1,0 +1,544 @@
+"""The state engine: one call of a stateful tool against one conversation's state.
+
+`run_behavior` checks the preconditions in order (the first that fails is the call's error
+observation), applies the effects all or nothing, then renders the response from the new state.
+It never raises on what a model sends: every problem is an error observation and the state is
+left as it was.
+
+States are never changed in place. An effect copies only the containers on its path and shares
+the rest, so the state before a call stays intact (all or nothing costs nothing, and a snapshot
+is the root itself), and a call's cost depends on what it touches, never on how many
+conversations a run holds. Callers must not mutate a state they are given.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from evalspec._suite.state_spec import (
+    MAX_DEPTH,
+    MAX_RENDERED_VALUES,
+    MAX_STATE_VALUES,
+    MAX_TEXT,
+    Behavior,
+    Check,
+    Effect,
+    Path,
+    Ref,
+    Select,
+    Text,
+    Tree,
+    escape,
+    measure,
+)
+from evalspec._tools.simulated import values_match
+
+DEFAULT_OUTPUT = "ok"
+"""What a stateful tool without `response:` answers when its call succeeds."""
+_MISSING = object()
+_DELETE = object()
+_TEXT = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+
+
+class Failure(Exception):
+    """A call that cannot be done: its message is the error observation."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    output: Any
+    error: str | None
+    state: Any
+    """The state after the call (the same object when nothing changed)."""
+    size: int
+    """Values the state holds (tracked, so limits cost nothing per call)."""
+
+
+def run_behavior(behavior: Behavior, state: Any, size: int, arguments: Any) -> Outcome:
+    """Do one call; never raises, and on any error the state is the one given."""
+    if not isinstance(arguments, dict):
+        return Outcome(None, "arguments must be a JSON object", state, size)
+    try:
+        failed = _first_failure(behavior.preconditions, _Context(arguments, state))
+        if failed is not None:
+            return Outcome(None, failed, state, size)
+        new, new_size = state, size
+        for effect in behavior.effects:
+            new, new_size = _apply(effect, _Context(arguments, new), new_size)
+        ctx = _Context(arguments, new)
+        output = render(behavior.response, ctx) if behavior.has_response else DEFAULT_OUTPUT
+        return Outcome(output, None, new, new_size)
+    except Failure as exc:
+        return Outcome(None, str(exc), state, size)
+    except RecursionError:  # pragma: no cover - depths are bounded; kept as a last guard
+        return Outcome(None, "the value is nested too deeply", state, size)
+
+
+# ------------------------------------------------------------------ reading
+
+
+class _Context:
+    """What references read: the call's arguments and the current state; a shared budget."""
+
+    __slots__ = ("args", "chars", "state", "values")
+
+    def __init__(self, args: dict[str, Any], state: Any):
+        self.args = args
+        self.state = state
+        self.values = 0
+        self.chars = 0
+
+    def spend(self, values: int = 0, chars: int = 0) -> None:
+        self.values += values
+        self.chars += chars
+        if self.values > MAX_RENDERED_VALUES:
+            raise Failure(f"the value would hold more than {MAX_RENDERED_VALUES} values")
+        if self.chars > MAX_TEXT:
+            raise Failure(f"the text would be longer than {MAX_TEXT} characters")
+
+
+def pointer_text(parts: tuple[str, ...] | list[str]) -> str:
+    return "".join("/" + escape(p) for p in parts) or "/"
+
+
+def _index(node: list[Any], key: str) -> int | None:
+    """A list index as RFC 6901 writes it (digits, no leading zero), if in range."""
+    if not key.isdigit() or not key.isascii() or (len(key) > 1 and key[0] == "0"):
+        return None
+    i = int(key)
+    return i if i < len(node) else None
+
+
+def lookup(state: Any, parts: tuple[str, ...] | list[str]) -> Any:
+    """The value at a pointer, or `_MISSING`."""
+    node = state
+    for key in parts:
+        if isinstance(node, dict):
+            node = node.get(key, _MISSING)
+            if node is _MISSING:
+                return _MISSING
+        elif isinstance(node, list):
+            i = _index(node, key)
+            if i is None:
+                return _MISSING
+            node = node[i]
+        else:
+            return _MISSING
+    return node
+
+
+def get(state: Any, parts: tuple[str, ...] | list[str], default: Any = None) -> Any:
+    found = lookup(state, parts)
+    return default if found is _MISSING else found
+
+
+def exists(state: Any, parts: tuple[str, ...] | list[str]) -> bool:
+    return lookup(state, parts) is not _MISSING
+
+
+def _ref_value(ref: Ref, ctx: _Context) -> Any:
+    if ref.kind == "args":
+        return ctx.args.get(ref.name)
+    found = lookup(ctx.state, ref.pointer)
+    if found is _MISSING:
+        raise Failure(f"the state has nothing at {pointer_text(ref.pointer)}")
+    if ref.kind == "count":
+        if not isinstance(found, list | dict):
+            raise Failure(f"{pointer_text(ref.pointer)} is not a list or mapping to count")
+        return len(found)
+    return found
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else _TEXT.encode(value)
+
+
+def render(template: Any, ctx: _Context) -> Any:
+    """The JSON value a compiled template stands for, within the rendering budget."""
+    if isinstance(template, Ref):
+        value = _ref_value(template, ctx)
+        count, depth = measure(value, MAX_RENDERED_VALUES)
+        if depth > MAX_DEPTH:
+            raise Failure(f"{template} is nested {depth} deep; the limit is {MAX_DEPTH}")
+        ctx.spend(values=count, chars=len(value) if isinstance(value, str) else 0)
+        return value
+    if isinstance(template, Text):
+        out = []
+        for part in template.parts:
+            text = part if isinstance(part, str) else _as_text(_ref_value(part, ctx))
+            ctx.spend(chars=len(text))
+            out.append(text)
+        ctx.spend(values=1)
+        return "".join(out)
+    if isinstance(template, Tree):
+        ctx.spend(values=1)
+        if isinstance(template.value, dict):
+            return {k: render(v, ctx) for k, v in template.value.items()}
+        return [render(v, ctx) for v in template.value]
+    if isinstance(template, Select):
+        return _select(template, ctx)
+    count, _ = measure(template, MAX_RENDERED_VALUES)
+    ctx.spend(values=count)
+    return template
+
+
+def _select(sel: Select, ctx: _Context) -> Any:
+    parts = path_parts(sel.path, ctx)
+    found = lookup(ctx.state, parts)
+    if found is _MISSING:
+        raise Failure(f"the state has nothing at {pointer_text(parts)}")
+    records = list(found.values()) if isinstance(found, dict) else found
+    if not isinstance(records, list):
+        raise Failure(f"{pointer_text(parts)} is not a list to select from")
+    if sel.where is not None:
+        match = matcher(render(sel.where, ctx))
+        records = [r for r in records if match(r)]
+    if sel.first:
+        records = records[:1]
+        value = records[0] if records else None
+    else:
+        value = records
+    count, _ = measure(value, MAX_RENDERED_VALUES)
+    ctx.spend(values=count)
+    return value
+
+
+def path_parts(path: Path, ctx: _Context) -> list[str]:
+    """The literal parts of a path; a reference fills one part, whatever it holds."""
+    out: list[str] = []
+    for part in path.parts:
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        pieces = []
+        for piece in part.parts:
+            if isinstance(piece, str):
+                pieces.append(piece)
+                continue
+            value = _ref_value(piece, ctx)
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                shown = _TEXT.encode(value)[:60] if value is not None else "nothing"
+                raise Failure(f"{piece} is {shown}; a path part must be text or a whole number")
+            pieces.append(str(value))
+        text = "".join(pieces)
+        if len(text) > MAX_TEXT:
+            raise Failure(f"a path part is longer than {MAX_TEXT} characters")
+        out.append(text)
+    return out
+
+
+# ------------------------------------------------------------------ preconditions
+
+
+def same(a: Any, b: Any) -> bool:
+    """JSON equality: numbers by value, but true is not 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict):
+        return (
+            isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(same(v, b[k]) for k, v in a.items())
+        )
+    if isinstance(a, list):
+        return (
+            isinstance(b, list)
+            and len(a) == len(b)
+            and all(same(x, y) for x, y in zip(a, b, strict=True))
+        )
+    return type(a) is type(b) and a == b
+
+
+def _scalar_test(expected: Any) -> Callable[[Any], bool] | None:
+    """A test equal to `values_match(expected, value)` for a scalar `expected`, without its
+    generic dispatch; None for a list or mapping."""
+    kind = type(expected)
+    if kind is bool:
+        return lambda value: value is expected
+    if kind is int or kind is float:
+        return lambda value: (type(value) is int or type(value) is float) and value == expected
+    if kind is str:
+        return lambda value: type(value) is str and value == expected
+    if expected is None:
+        return lambda value: value is None
+    return None
+
+
+def matcher(pattern: Any) -> Callable[[Any], bool]:
+    """`values_match(pattern, record)` as a predicate, fast for the usual `where` (a mapping
+    of field to scalar), which list scans call once per record."""
+    if type(pattern) is dict:
+        tests = [(key, _scalar_test(value)) for key, value in pattern.items()]
+        if all(test is not None for _, test in tests):
+            fields = [(key, test) for key, test in tests if test is not None]
+
+            def match(record: Any) -> bool:
+                if type(record) is not dict:
+                    return isinstance(record, dict) and values_match(pattern, record)
+                for key, test in fields:
+                    value = record.get(key, _MISSING)
+                    if value is _MISSING or not test(value):
+                        return False
+                return True
+
+            return match
+    return lambda record: values_match(pattern, record)
+
+
+def _contains(subject: Any, operand: Any) -> bool:
+    if isinstance(subject, list):
+        match = matcher(operand)
+        return any(match(item) for item in subject)
+    if isinstance(subject, str):
+        return isinstance(operand, str) and operand in subject
+    if isinstance(subject, dict):
+        return isinstance(operand, str) and operand in subject
+    return False
+
+
+def _number(value: Any) -> float | int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
+def _first_failure(checks: tuple[Check, ...], ctx: _Context) -> str | None:
+    for check in checks:
+        why = _failure(check, ctx)
+        if why is not None:
+            if check.error is None:
+                return why
+            message = render(check.error, ctx)
+            return _as_text(message)[:MAX_TEXT]
+    return None
+
+
+def _failure(check: Check, ctx: _Context) -> str | None:
+    """Why the check fails (a generated message), or None when it holds."""
+    if check.path is not None:
+        parts = path_parts(check.path, ctx)
+        subject = lookup(ctx.state, parts)
+        name = pointer_text(parts)
+    else:
+        subject = render(check.value, ctx)
+        name = "the value"
+    for op, raw in check.tests:
+        if op == "exists":
+            if (subject is not _MISSING) != raw:
+                return f"{name} does not exist" if raw else f"{name} already exists"
+            continue
+        if subject is _MISSING:
+            return f"{name} does not exist"
+        operand = render(raw, ctx)
+        if op == "equals" and not same(subject, operand):
+            return f"{name} is {_short(subject)}, not {_short(operand)}"
+        if op == "not_equals" and same(subject, operand):
+            return f"{name} is {_short(subject)}"
+        if op == "contains" and not _contains(subject, operand):
+            return f"{name} has nothing matching {_short(operand)}"
+        if op == "not_contains" and _contains(subject, operand):
+            return f"{name} already has something matching {_short(operand)}"
+        if op in ("min", "max"):
+            value, bound = _number(subject), _number(operand)
+            if value is None or bound is None:
+                why = f"not a number to compare with {_short(operand)}"
+                return f"{name} is {_short(subject)}, {why}"
+            if op == "min" and value < bound:
+                return f"{name} is {_short(subject)}, below the minimum {_short(operand)}"
+            if op == "max" and value > bound:
+                return f"{name} is {_short(subject)}, above the maximum {_short(operand)}"
+    return None
+
+
+def _short(value: Any) -> str:
+    if value is _MISSING:
+        return "nothing"
+    if isinstance(value, list | dict) and len(value) > 20:
+        kind = "list" if isinstance(value, list) else "mapping"
+        return f"a {kind} of {len(value)}"
+    text = _TEXT.encode(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# ------------------------------------------------------------------ effects
+
+
+def _apply(effect: Effect, ctx: _Context, size: int) -> tuple[Any, int]:
+    parts = path_parts(effect.path, ctx)
+    delta = [0]
+
+    def counted(value: Any, at_depth: int) -> Any:
+        count, depth = measure(value, MAX_STATE_VALUES)
+        if at_depth + depth > MAX_DEPTH:
+            raise Failure(f"the state would be nested deeper than {MAX_DEPTH}")
+        delta[0] += count
+        return value
+
+    def dropped(value: Any) -> None:
+        delta[0] -= measure(value, MAX_STATE_VALUES)[0]
+
+    op = effect.op
+    if op == "append":
+        value = render(effect.value, ctx)
+
+        def add(old: Any) -> Any:
+            if old is _MISSING or not isinstance(old, list):
+                raise Failure(f"{pointer_text(parts)} is not a list to append to")
+            return [*old, counted(value, len(parts) + 1)]
+
+        new = _update(ctx.state, parts, add)
+    elif effect.where is not None:
+        new = _apply_where(effect, ctx, parts, counted, dropped)
+    elif op == "set":
+        value = render(effect.value, ctx)
+
+        def put(old: Any) -> Any:
+            if old is not _MISSING:
+                dropped(old)
+            return counted(value, len(parts))
+
+        new = _update(ctx.state, parts, put, creating=True)
+    elif op == "remove":
+
+        def drop(old: Any) -> Any:
+            if old is _MISSING:
+                raise Failure(f"nothing to remove at {pointer_text(parts)}")
+            dropped(old)
+            return _DELETE
+
+        new = _update(ctx.state, parts, drop)
+    else:  # increment
+        by = _step(effect, ctx)
+        new = _update(ctx.state, parts, lambda old: _incremented(old, by, parts))
+    size += delta[0]
+    if size > MAX_STATE_VALUES:
+        raise Failure(f"the state would hold more than {MAX_STATE_VALUES} values")
+    return new, size
+
+
+def _step(effect: Effect, ctx: _Context) -> int | float:
+    by = _number(render(effect.by, ctx))
+    if by is None:
+        raise Failure("increment's `by` is not a number")
+    return by
+
+
+def _incremented(old: Any, by: int | float, parts: Any) -> Any:
+    if old is _MISSING:
+        raise Failure(f"the state has nothing at {pointer_text(parts)}")
+    value = _number(old)
+    if value is None:
+        raise Failure(f"{pointer_text(parts)} is {_short(old)}, not a number to increment")
+    result = value + by
+    if result != result or result in (float("inf"), float("-inf")):
+        raise Failure(f"{pointer_text(parts)} would not be a finite number")
+    return result
+
+
+def _apply_where(
+    effect: Effect,
+    ctx: _Context,
+    parts: list[str],
+    counted: Callable[[Any, int], Any],
+    dropped: Callable[[Any], None],
+) -> Any:
+    """set / increment / remove on every record of the list at `parts` matching `where`."""
+    match = matcher(render(effect.where, ctx))
+    at = path_parts(effect.at, ctx) if effect.at is not None else []
+    value = render(effect.value, ctx) if effect.op == "set" else None
+    by = _step(effect, ctx) if effect.op == "increment" else 0
+
+    def each(old: Any) -> Any:
+        if old is _MISSING or not isinstance(old, list):
+            raise Failure(f"{pointer_text(parts)} is not a list of records")
+        out = []
+        for record in old:
+            if not match(record):
+                out.append(record)
+            elif effect.op == "remove":
+                if at:
+                    out.append(_update(record, at, _remover(at, dropped)))
+                else:
+                    dropped(record)
+            elif effect.op == "set":
+                out.append(_update(record, at, _setter(value, len(parts) + 1 + len(at))))
+            else:
+                out.append(_update(record, at, lambda o: _incremented(o, by, [*parts, *at])))
+        return out
+
+    def _setter(v: Any, depth: int) -> Callable[[Any], Any]:
+        def put(o: Any) -> Any:
+            if o is not _MISSING:
+                dropped(o)
+            return counted(v, depth)
+
+        return put
+
+    return _update(ctx.state, parts, each)
+
+
+def _remover(at: list[str], dropped: Callable[[Any], None]) -> Callable[[Any], Any]:
+    def drop(old: Any) -> Any:
+        if old is _MISSING:
+            raise Failure(f"nothing to remove at {pointer_text(at)} in a matching record")
+        dropped(old)
+        return _DELETE
+
+    return drop
+
+
+def _update(
+    node: Any,
+    parts: list[str],
+    change: Callable[[Any], Any],
+    *,
+    creating: bool = False,
+    above: tuple[str, ...] = (),
+) -> Any:
+    """A copy of `node` with the value at `parts` replaced by `change(old)` (old `_MISSING`
+    when absent; `_DELETE` removes it). Only containers on the path are copied."""
+    if not parts:
+        result = change(node)
+        if result is _DELETE:
+            raise Failure("the whole state cannot be removed")
+        return result
+    key, rest = parts[0], parts[1:]
+    if isinstance(node, dict):
+        copy = dict(node)
+        if rest:
+            if key not in node:
+                raise Failure(f"the state has nothing at {pointer_text([*above, key])}")
+            copy[key] = _update(node[key], rest, change, creating=creating, above=(*above, key))
+            return copy
+        result = change(node.get(key, _MISSING))
+        if result is _DELETE:
+            copy.pop(key, None)
+        else:
+            copy[key] = result
+        return copy
+    if isinstance(node, list):
+        items = list(node)
+        if key == "-" and not rest and creating:
+            result = change(_MISSING)
+            if result is not _DELETE:
+                items.append(result)
+            return items
+        i = _index(node, key)
+        if i is None:
+            where = pointer_text(above)
+            raise Failure(f"{key!r} is not an index of the {len(node)} items at {where}")
+        if rest:
+            items[i] = _update(node[i], rest, change, creating=creating, above=(*above, key))
+            return items
+        result = change(node[i])
+        if result is _DELETE:
+            del items[i]
+        else:
+            items[i] = result
+        return items
+    raise Failure(f"{pointer_text(above)} is {_short(node)}, not a list or mapping")
