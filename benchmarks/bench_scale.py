@@ -1,7 +1,7 @@
 """How `validate` and a replayed `run` grow with the number of cases: time and peak memory.
 
 Run: ``.venv/bin/python benchmarks/bench_scale.py [--sizes 500,5000,50000] [--big] [--repeat 1]
-[--profile DIR]``
+[--profile DIR] [--against CHECKOUT]``
 
 For each size it writes a generated suite (10 tools; each case offers 3 to 5 of them, expects
 one call with 2 arguments judged by a binary and a similarity critic) and, once, its
@@ -10,6 +10,11 @@ expected call, the rest a wrong id). Then it times whole-process `evalspec valid
 `evalspec run SUITE --record offline` (replay only: no model is called) and prints the peak
 RSS of each: the growth curve. `--big` adds 200,000 cases. `--profile DIR` also writes cProfile
 dumps of validate and replay at the largest size (read them with `python -m pstats`).
+
+`--against CHECKOUT` compares this tree with another checkout of evalspec (say, main) instead:
+at each size, the replayed run and the HTML report of its run directory (`evalspec view`), each
+run `--repeat` times by both trees alternately (same machine load), CPU seconds, with the
+median ratio this/other of the pairs.
 
 Goals (issue 13): validate of 50,000 cases <= 5 s and <= 300 MB; replay run of 50,000 cases
 <= 10 s and <= 400 MB; peak memory sub-linear in the case count (RSS per case falls as the
@@ -26,7 +31,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import PYTHON, REPO, byte_compile, evalspec_cmd, goal, machine, run_child
+from _common import (
+    PYTHON,
+    REPO,
+    byte_compile,
+    evalspec_cmd,
+    goal,
+    interleave,
+    machine,
+    paired_ratio,
+    run_child,
+    summary,
+)
 
 TOOLS = [f"tool_{n}" for n in range(10)]
 WORDS = ["report", "launch", "lunch", "review", "budget", "audit", "offsite", "hiring"]
@@ -160,6 +176,42 @@ def _profile(suite: Path, recordings: Path, out_dir: Path, tmp: Path) -> None:
         print(f"    profile of {name}: {dump} (python -m pstats {dump})")
 
 
+def compare_trees(other: Path, sizes: list[int], repeat: int) -> None:
+    """Replay and HTML render by this tree and by `other`, interleaved: CPU seconds, ratios."""
+    trees = {"this": REPO, "other": other.resolve()}
+    print(f"this: {REPO}; other: {trees['other']} (both: python -m evalspec)")
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp_name:
+        for n in sizes:
+            _compare_size(n, Path(tmp_name), trees, repeat)
+
+
+def _compare_size(n: int, tmp: Path, trees: dict[str, Path], repeat: int) -> None:
+    suite = tmp / f"scale{n}.yaml"
+    suite.write_text(make_suite(n), encoding="utf-8")
+    recordings = tmp / f"scale{n}.recordings.jsonl"
+    write_recordings(suite, recordings)
+    runs = iter(range(10**6))
+
+    def cpu(tree: str, args: list[str]) -> float:
+        env = {"PYTHONPATH": str(trees[tree]), "EVALSPEC_CACHE_DIR": str(tmp / "cache")}
+        child = run_child([PYTHON, "-m", "evalspec", *args], env=env)
+        if child.returncode not in (0, 1):
+            sys.exit(f"{tree}: {' '.join(args[:2])} failed: {child.stderr[-3000:]}")
+        return child.cpu_s
+
+    def replay(tree: str) -> float:
+        return cpu(tree, replay_args(suite, recordings, tmp / f"run{n}-{next(runs)}"))
+
+    page = ["view", str(tmp / f"run{n}-0"), "-o", str(tmp / "page.html"), "--no-open"]
+    replays = interleave({t: (lambda t=t: replay(t)) for t in trees}, repeat)
+    views = interleave({t: (lambda t=t: cpu(t, page)) for t in trees}, repeat)
+    for what, times in (("replay", replays), ("html view", views)):
+        for tree in trees:
+            print(f"{n:>8} {what:>9} {tree:>5}: {summary(times[tree])}")
+        ratio = paired_ratio(times["this"], times["other"])
+        print(f"{n:>8} {what:>9} RATIO this/other CPU: {ratio:.3f}", flush=True)
+
+
 def main() -> None:
     # Suites this large are refused unless the machine's operator allows them.
     os.environ.setdefault("EVALSPEC_MAX_CASES", "1000000")
@@ -170,10 +222,15 @@ def main() -> None:
     parser.add_argument("--big", action="store_true", help="add 200,000 cases")
     parser.add_argument("--repeat", type=int, default=1, help="runs per command and size")
     parser.add_argument("--profile", type=Path, help="write cProfile dumps here (largest size)")
+    parser.add_argument("--against", type=Path, help="another checkout: before/after ratios")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.big:
         sizes.append(200_000)
+    if args.against:
+        print(f"machine: {machine()}")
+        compare_trees(args.against, sizes, args.repeat)
+        return
 
     byte_compile()
     print(f"machine: {machine()}")

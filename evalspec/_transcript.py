@@ -8,102 +8,139 @@ number of times without paying for the model again.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
-from evalspec._util import json_shapes as shape
 from evalspec._util.files import atomic_write
-from evalspec._util.json_shapes import ShapeError
 from evalspec._util.reading import display_name, input_error, parse_json, read_text
+from evalspec._util.records import RecordError, convert, decode
 
 TRANSCRIPT_VERSION = 1
 
+Count = Annotated[int, msgspec.Meta(ge=0)]
+"""A whole number of 0 or more: a trial, a turn, a token count."""
 
-@dataclass(frozen=True)
-class ToolCall:
+
+class ToolCall(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One tool call the model made, with what the (simulated) tool answered."""
 
     name: str
-    arguments: dict[str, Any] | None
-    """Parsed arguments; None when `raw_arguments` is not a JSON object."""
+    """Tool name as the model wrote it (may be a tool the suite does not have)."""
+    arguments: dict[str, Any] | None = None
+    """Parsed arguments; null when raw_arguments is not a JSON object (malformed JSON)."""
     raw_arguments: str = ""
+    """The arguments exactly as the model sent them."""
     id: str = ""
+    """The call id the model gave (or one evalspec made up)."""
     output: Any = None
+    """JSON value the simulated tool returned; null when error is set."""
     error: str | None = None
-    turn: int = 0
-    """Index of the model turn that made the call (0 = first response)."""
-    user_turn: int | None = None
-    """In a multi-turn conversation, the index of the user turn the call answers."""
+    """Error observation given back to the model instead of an output (unknown tool, arguments
+    breaking the schema, no simulated response)."""
+    turn: Count = 0
+    """Index of the model answer that made the call (0 = first)."""
+    user_turn: Count | None = None
+    """In a multi-turn conversation, the index of the user turn the call answers (absent for a
+    single request)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f: getattr(self, f) for f in self.__struct_fields__}
+        if self.user_turn is None:
+            del data["user_turn"]
+        return data
 
 
-@dataclass(frozen=True)
-class UserTurn:
+class UserTurn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One user turn of a multi-turn conversation, as it went."""
 
     user: str
     """What the user said."""
-    source: str = "scripted"
-    """scripted (a turn of the suite) or simulated (the simulated user's message)."""
+    source: Literal["scripted", "simulated"] = "scripted"
+    """A turn written in the suite, or a message of the simulated user."""
     final_answer: str | None = None
     """The model's answer that ended this turn."""
     state: Any = None
-    """The tools' state after the turn, when the tools keep one (`snapshot()`)."""
+    """The tools' state after this turn, when the tools keep one."""
     stop: str | None = None
-    """Why the conversation ended after this turn, on its last turn: stop_signal,
-    empty_message, max_turns (simulated) or error."""
+    """On the last turn: why the conversation ended (stop_signal, empty_message, max_turns,
+    error)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if v is not None}
+        return {f: getattr(self, f) for f in self.__struct_fields__ if getattr(self, f) is not None}
 
 
-@dataclass(frozen=True)
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Tokens summed over every model answer of the item."""
+
+    prompt_tokens: Count = 0
+    """Input tokens."""
+    completion_tokens: Count = 0
+    """Output tokens."""
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
 
-@dataclass(frozen=True)
-class Transcript:
-    """Everything scoring needs to know about one (case, model, trial) execution."""
+class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Everything scoring needs to know about one (case, model, trial) execution: one line of
+    transcripts.jsonl. Unknown keys are refused: a transcript is scored as it is, so a field
+    this version cannot read must not be dropped silently."""
 
     item_id: str
+    """Content id of the plan item: a hash of the model, its parameters, the opening messages,
+    the tools, the run mode and the trial index. Resume and merge key on it."""
     case: str
+    """Name of the suite case this transcript answers; scoring finds the case by this name."""
     model: str
-    trial: int = 0
+    """Name (report label) of the model under test, as in the suite's models list."""
+    trial: Count = 0
+    """Trial index, from 0."""
     messages: tuple[dict[str, Any], ...] = ()
-    """The conversation in OpenAI chat format, including tool results."""
-    tool_calls: tuple[ToolCall, ...] = ()
-    """Every tool call across all turns, in the order the model made them."""
+    """The whole conversation in OpenAI chat format: opening messages, each assistant answer
+    (with its tool_calls) and each tool result."""
+    tool_calls: Annotated[tuple[ToolCall, ...], msgspec.Meta(max_length=MAX_CALLS_PER_CASE)] = ()
+    """Every tool call across all turns, in the order the model made them, with what the
+    simulated tool answered."""
     final_answer: str | None = None
+    """The assistant's last text answer; null when it never answered in text (max_turns,
+    single_turn with calls, or an error)."""
     finish_reason: str | None = None
-    usage: Usage = field(default_factory=Usage)
+    """Why the conversation ended: the endpoint's finish_reason of the last answer (stop,
+    tool_calls, length, ...), or max_turns when the turn limit cut it off, or error."""
+    usage: Usage = msgspec.field(default_factory=Usage)
+    """Tokens summed over every model answer of the item."""
     latency_s: float = 0.0
-    turns: int = 0
+    """Seconds spent waiting for model answers (successful attempts only; retries and
+    rate-limit waits excluded); 0 for replays of old recordings without timing."""
+    turns: Count = 0
+    """Number of model answers received."""
     error: str | None = None
-    """Set when the item could not be run (endpoint down, retries exhausted, ...)."""
+    """Why the item could not be run (retries exhausted, a refused request, a missing
+    recording); null when it ran. An errored item scores as status error and runs again on
+    --resume. Never contains an API key."""
     source: str = "live"
-    """Where it came from: live, replay, import:<format>."""
+    """Where the transcript came from: live, replay (recorded answers), or import:<format> for
+    imported traces."""
     state: Any = None
     """The state the conversation ended in (stateful suites only; absent from the file else)."""
     user_turns: tuple[UserTurn, ...] = ()
-    """A multi-turn conversation's user turns; () for a single request (and then not written,
-    so single-turn transcripts keep their format)."""
+    """A multi-turn conversation's user turns, in order (absent for a single request, so
+    single-turn transcripts keep their format)."""
+    version: int = TRANSCRIPT_VERSION
+    """Transcript format version."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready, without copying messages (asdict's deep copy was a run's largest cost)."""
-        data = dict(vars(self))
+        """JSON-ready, without copying messages (a deep copy was a run's largest cost)."""
+        data = {f: getattr(self, f) for f in self.__struct_fields__}
         if self.state is None:
             del data["state"]
-        data["version"] = TRANSCRIPT_VERSION
         data["messages"] = list(self.messages)
-        data["tool_calls"] = [_call_dict(c) for c in self.tool_calls]
-        data["usage"] = dict(vars(self.usage))
+        data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        data["usage"] = {f: getattr(self.usage, f) for f in Usage.__struct_fields__}
         if self.user_turns:
             data["user_turns"] = [u.to_dict() for u in self.user_turns]
         else:
@@ -111,58 +148,9 @@ class Transcript:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Transcript:
-        calls = tuple(
-            ToolCall(
-                name=c["name"],
-                arguments=c.get("arguments"),
-                raw_arguments=c.get("raw_arguments", ""),
-                id=c.get("id", ""),
-                output=c.get("output"),
-                error=c.get("error"),
-                turn=c.get("turn", 0),
-                user_turn=c.get("user_turn"),
-            )
-            for c in data.get("tool_calls", ())
-        )
-        user_turns = tuple(
-            UserTurn(
-                user=u["user"],
-                source=u.get("source", "scripted"),
-                final_answer=u.get("final_answer"),
-                state=u.get("state"),
-                stop=u.get("stop"),
-            )
-            for u in data.get("user_turns", ())
-        )
-        usage = data.get("usage") or {}
-        return cls(
-            item_id=data["item_id"],
-            case=data["case"],
-            model=data["model"],
-            trial=data.get("trial", 0),
-            messages=tuple(data.get("messages", ())),
-            tool_calls=calls,
-            final_answer=data.get("final_answer"),
-            finish_reason=data.get("finish_reason"),
-            usage=Usage(
-                prompt_tokens=usage.get("prompt_tokens", 0),
-                completion_tokens=usage.get("completion_tokens", 0),
-            ),
-            latency_s=data.get("latency_s", 0.0),
-            turns=data.get("turns", 0),
-            error=data.get("error"),
-            source=data.get("source", "live"),
-            state=data.get("state"),
-            user_turns=user_turns,
-        )
-
-
-def _call_dict(call: ToolCall) -> dict[str, Any]:
-    data = dict(vars(call))
-    if call.user_turn is None:
-        del data["user_turn"]
-    return data
+    def from_dict(cls, data: Any) -> Transcript:
+        """A transcript from parsed JSON; RecordError naming the first field it cannot hold."""
+        return convert(data, cls)
 
 
 def write_transcripts(path: Path, transcripts: list[Transcript]) -> None:
@@ -187,66 +175,26 @@ def read_transcripts(path: Path) -> list[Transcript]:
         data = parse_json(text, name)
         if not isinstance(data, list):
             raise input_error(name, "expected a list of transcripts", _HOW)
-        return [_checked(d, name, 1, f"[{i}]") for i, d in enumerate(data)]
-    out = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            out.append(_checked(parse_json(line, name, number), name, number, ""))
-    return out
+        out = []
+        for i, item in enumerate(data):
+            try:
+                out.append(convert(item, Transcript, root=f"[{i}]"))
+            except RecordError as exc:
+                raise input_error(name, f"not a transcript: {exc}", _HOW) from None
+        return out
+    return [
+        read_line(line, name, number)
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip()
+    ]
 
 
-def _checked(data: Any, name: str, line: int, where: str) -> Transcript:
+def read_line(line: str | bytes, name: str, number: int) -> Transcript:
+    """One line of a transcripts file; InputError at that line when it is not a transcript."""
     try:
-        check_transcript(data, where)
-    except ShapeError as exc:
-        raise input_error(name, f"not a transcript: {exc}", _HOW, line) from None
-    return Transcript.from_dict(data)
-
-
-def check_transcript(data: Any, where: str = "") -> None:
-    """ShapeError naming the first field of `data` that a transcript cannot hold."""
-    shape.obj(data, where or "the line")
-    for key in ("item_id", "case", "model"):
-        shape.text(data, key, where, required=True)
-    for key in ("trial", "turns"):
-        shape.count(data, key, where)
-    shape.number(data, "latency_s", where)
-    for key in ("final_answer", "finish_reason", "error"):
-        shape.optional_text(data, key, where)
-    shape.text(data, "source", where)
-    for i, message in enumerate(shape.items(data, "messages", where)):
-        shape.obj(message, _field(where, f"messages[{i}]"))
-    calls = shape.items(data, "tool_calls", where)
-    if len(calls) > MAX_CALLS_PER_CASE:
-        raise ShapeError(
-            _field(where, "tool_calls"),
-            f"{len(calls)} calls; evalspec scores at most {MAX_CALLS_PER_CASE} in one case",
-        )
-    for i, call in enumerate(calls):
-        at = _field(where, f"tool_calls[{i}]")
-        shape.obj(call, at)
-        shape.text(call, "name", at, required=True)
-        if call.get("arguments") is not None:
-            shape.obj(call["arguments"], f"{at}.arguments")
-        shape.text(call, "raw_arguments", at)
-        shape.text(call, "id", at)
-        shape.optional_text(call, "error", at)
-        shape.count(call, "turn", at)
-        shape.count(call, "user_turn", at)
-    for i, turn in enumerate(shape.items(data, "user_turns", where)):
-        at = _field(where, f"user_turns[{i}]")
-        shape.obj(turn, at)
-        shape.text(turn, "user", at, required=True)
-        shape.text(turn, "source", at)
-        for key in ("final_answer", "stop"):
-            shape.optional_text(turn, key, at)
-    usage = shape.mapping(data, "usage", where)
-    for key in ("prompt_tokens", "completion_tokens"):
-        shape.count(usage, key, _field(where, "usage"))
-
-
-def _field(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
+        return decode(line, Transcript, name, number, root="the line")
+    except RecordError as exc:
+        raise input_error(name, f"not a transcript: {exc}", _HOW, number) from None
 
 
 def load_transcripts(path: Path) -> list[Transcript]:

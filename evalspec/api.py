@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     )
     from evalspec._critics.base import Embedder
     from evalspec._plan import Plan, PlanItem
-    from evalspec._providers.recordings import RECORD_MODES
+    from evalspec._providers.base import RECORD_MODES
     from evalspec._report.files import ReportFiles, write_reports
     from evalspec._report.records import Report
     from evalspec._review.diff import Comparison
@@ -169,7 +169,7 @@ _WHERE: dict[str, tuple[str, ...]] = {
     ),
     "evalspec._critics.base": ("Embedder",),
     "evalspec._plan": ("Plan", "PlanItem"),
-    "evalspec._providers.recordings": ("RECORD_MODES",),
+    "evalspec._providers.base": ("RECORD_MODES",),
     "evalspec._report.files": ("ReportFiles", "write_reports"),
     "evalspec._report.records": ("Report",),
     "evalspec._review.diff": ("Comparison",),

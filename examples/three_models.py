@@ -17,6 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from msgspec.structs import replace as changed
+
 from evalspec.api import (
     ModelSpec,
     Price,
@@ -56,9 +58,9 @@ def with_typo(t: Transcript) -> Transcript:
         args[key] = _typo(args[key])
         raw = json.dumps(args, ensure_ascii=False)
         calls = list(t.tool_calls)
-        calls[i] = replace(call, arguments=args, raw_arguments=raw)
+        calls[i] = changed(call, arguments=args, raw_arguments=raw)
         messages = [_retyped(m, call.id, raw) for m in t.messages]
-        return replace(t, tool_calls=tuple(calls), messages=tuple(messages))
+        return changed(t, tool_calls=tuple(calls), messages=tuple(messages))
     return t
 
 
@@ -79,7 +81,7 @@ def without_tools(t: Transcript) -> Transcript:
     answer = "I can't reach that service right now; please try again later."
     kept = [m for m in t.messages if m.get("role") in ("system", "user")]
     kept.append({"role": "assistant", "content": answer})
-    return replace(t, tool_calls=(), messages=tuple(kept), final_answer=answer, turns=1)
+    return changed(t, tool_calls=(), messages=tuple(kept), final_answer=answer, turns=1)
 
 
 def three_model_run(suite_name: str, out: Path) -> Path:
@@ -96,8 +98,8 @@ def three_model_run(suite_name: str, out: Path) -> Path:
     for n, t in enumerate(sorted(outcome.transcripts, key=lambda t: t.case)):
         typo = with_typo(t) if n % 2 == 0 else t
         plain = without_tools(t) if n % 3 == 0 else t
-        transcripts.append(replace(typo, model=VARIANTS[0], item_id=t.item_id + "-typos"))
-        transcripts.append(replace(plain, model=VARIANTS[1], item_id=t.item_id + "-no-tools"))
+        transcripts.append(changed(typo, model=VARIANTS[0], item_id=t.item_id + "-typos"))
+        transcripts.append(changed(plain, model=VARIANTS[1], item_id=t.item_id + "-no-tools"))
     report = score(suite, transcripts)
     out.mkdir(parents=True, exist_ok=True)
     write_reports(report, ReportFiles(results=out / "results.json"))

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
+from msgspec.structs import replace
 from support import evalspec_import
 
 from evalspec._interop.bfcl import (

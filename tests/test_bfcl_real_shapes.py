@@ -72,7 +72,7 @@ def _verdicts(
     transcripts = bfcl_transcripts(
         [{"id": records[0]["id"], "result": r} for r in results], model="m", kind=kind
     )
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     transcripts = [replace(t, trial=i) for i, t in enumerate(transcripts)]
     return [r.status for r in score(suite, transcripts).results]
@@ -185,7 +185,7 @@ def test_records_offering_no_function_import_and_expect_no_call(tmp_path: Path) 
     transcripts = bfcl_transcripts(
         [{"id": "live_irrelevance_1", "result": r} for r in results], model="m"
     )
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     transcripts = [replace(t, trial=i) for i, t in enumerate(transcripts)]
     assert [r.status for r in score(suite, transcripts).results] == ["pass", "fail"]

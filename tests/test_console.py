@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import replace
 
+import msgspec
 from rich.console import Console
 from support import transcript
 
@@ -45,7 +46,9 @@ def _report(write_suite):
             if model == "cheap" and trial == 1:
                 t = transcript("greet bob", ("send_dm", {"user": "x"}), model=model, trial=1)
             ts.append(
-                replace(t, usage=Usage(prompt_tokens=1000, completion_tokens=500), latency_s=0.5)
+                msgspec.structs.replace(
+                    t, usage=Usage(prompt_tokens=1000, completion_tokens=500), latency_s=0.5
+                )
             )
         ts.append(transcript("greet ann", ("send_dm", {"user": "ann"}), model=model))
     return score(suite, ts)

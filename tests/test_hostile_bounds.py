@@ -183,8 +183,8 @@ def test_a_transcript_with_more_calls_than_the_cap_is_refused(
     code, output = cli(tmp_path, monkeypatch, "score", "s.yaml", "-t", "t.jsonl")
     assert (code, output.strip().splitlines()[0]) == (
         2,
-        "t.jsonl:1:1: not a transcript: tool_calls: 2000 calls; evalspec scores at most 100 in "
-        "one case; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: tool_calls: 2000 items; evalspec reads at most 100; "
+        "each line must be one transcript, as `evalspec run` writes it",
     )
 
 

@@ -448,7 +448,7 @@ TRANSCRIPTS: dict[str, Hostile] = {
     "case a number": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(case=5)))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: case: must be text, got a number (5); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: case: expected text, got a number (5); each line must be one transcript, as `evalspec run` writes it",
     ),
     "model missing": Hostile(
         files(
@@ -456,42 +456,42 @@ TRANSCRIPTS: dict[str, Hostile] = {
             write("t.jsonl", jsonl({k: v for k, v in TRANSCRIPT.items() if k != "model"})),
         ),
         SCORE,
-        "t.jsonl:1:1: not a transcript: model: must be text, got null; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: model: is missing; each line must be one transcript, as `evalspec run` writes it",
     ),
     "prompt_tokens text": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(usage={"prompt_tokens": "x"})))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: usage.prompt_tokens: must be a whole number of 0 or more, got text ('x'); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: usage.prompt_tokens: expected a whole number of 0 or more, got text ('x'); each line must be one transcript, as `evalspec run` writes it",
     ),
     "completion_tokens negative": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(usage={"completion_tokens": -1})))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: usage.completion_tokens: must be a whole number of 0 or more, got a number (-1); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: usage.completion_tokens: expected a whole number of 0 or more, got a number (-1); each line must be one transcript, as `evalspec run` writes it",
     ),
     "usage a list": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(usage=[1])))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: usage: must be a JSON object, got a list; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: usage: expected a JSON object, got a list; each line must be one transcript, as `evalspec run` writes it",
     ),
     "trial true": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(trial=True)))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: trial: must be a whole number of 0 or more, got true/false (true); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: trial: expected a whole number of 0 or more, got true/false (true); each line must be one transcript, as `evalspec run` writes it",
     ),
     "latency text": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(latency_s="fast")))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: latency_s: must be a number, got text ('fast'); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: latency_s: expected a number, got text ('fast'); each line must be one transcript, as `evalspec run` writes it",
     ),
     "tool_calls an object": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(tool_calls={"name": "x"})))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: tool_calls: must be a list, got an object; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: tool_calls: expected a list, got an object; each line must be one transcript, as `evalspec run` writes it",
     ),
     "tool call without name": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(tool_calls=[{"arguments": {}}])))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: tool_calls[0].name: must be text, got null; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: tool_calls[0].name: is missing; each line must be one transcript, as `evalspec run` writes it",
     ),
     "tool call arguments text": Hostile(
         files(
@@ -502,47 +502,47 @@ TRANSCRIPTS: dict[str, Hostile] = {
             ),
         ),
         SCORE,
-        "t.jsonl:1:1: not a transcript: tool_calls[0].arguments: must be a JSON object, got text ('city=Paris'); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: tool_calls[0].arguments: expected a JSON object or null, got text ('city=Paris'); each line must be one transcript, as `evalspec run` writes it",
     ),
     "messages null": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(messages=None)))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: messages: must be a list, got null; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: messages: expected a list, got null; each line must be one transcript, as `evalspec run` writes it",
     ),
     "tool_calls null": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(tool_calls=None)))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: tool_calls: must be a list, got null; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: tool_calls: expected a list, got null; each line must be one transcript, as `evalspec run` writes it",
     ),
     "message a number": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(messages=[5])))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: messages[0]: must be a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: messages[0]: expected a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
     ),
     "final answer a number": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(transcript(final_answer=42)))),
         SCORE,
-        "t.jsonl:1:1: not a transcript: final_answer: must be text or null, got a number (42); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: final_answer: expected text or null, got a number (42); each line must be one transcript, as `evalspec run` writes it",
     ),
     "line a list": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(TRANSCRIPT) + "[1, 2]\n")),
         SCORE,
-        "t.jsonl:2:1: not a transcript: the line: must be a JSON object, got a list; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:2:1: not a transcript: the line: expected a JSON object, got a list; each line must be one transcript, as `evalspec run` writes it",
     ),
     "line a number": Hostile(
         files(SUITE_FILE, write("t.jsonl", "5\n")),
         SCORE,
-        "t.jsonl:1:1: not a transcript: the line: must be a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: the line: expected a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
     ),
     "line text": Hostile(
         files(SUITE_FILE, write("t.jsonl", '"hello"\n')),
         SCORE,
-        "t.jsonl:1:1: not a transcript: the line: must be a JSON object, got text ('hello'); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: the line: expected a JSON object, got text ('hello'); each line must be one transcript, as `evalspec run` writes it",
     ),
     "line null": Hostile(
         files(SUITE_FILE, write("t.jsonl", "null\n")),
         SCORE,
-        "t.jsonl:1:1: not a transcript: the line: must be a JSON object, got null; each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: the line: expected a JSON object, got null; each line must be one transcript, as `evalspec run` writes it",
     ),
     "line torn": Hostile(
         files(SUITE_FILE, write("t.jsonl", jsonl(TRANSCRIPT) + '{"item_id": "i2", "ca')),
@@ -570,7 +570,7 @@ TRANSCRIPTS: dict[str, Hostile] = {
     "a JSON list that is not of transcripts": Hostile(
         files(SUITE_FILE, write("t.jsonl", "[5]")),
         SCORE,
-        "t.jsonl:1:1: not a transcript: [0]: must be a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
+        "t.jsonl:1:1: not a transcript: [0]: expected a JSON object, got a number (5); each line must be one transcript, as `evalspec run` writes it",
     ),
     "transcripts /dev/zero": Hostile(
         SUITE_FILE,
@@ -586,17 +586,17 @@ TRANSCRIPTS: dict[str, Hostile] = {
     "results status bogus": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(case_entry(status="bogus")))),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: cases[0].status: must be one of error, fail, pass, warn, got text ('bogus'); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: cases[0].status: expected one of error, fail, pass, warn, got text ('bogus'); pass a results.json written by evalspec run or score",
     ),
     "results case a number": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(case_entry(case=5)))),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: cases[0].case: must be text, got a number (5); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: cases[0].case: expected text, got a number (5); pass a results.json written by evalspec run or score",
     ),
     "results score text": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(case_entry(score="high")))),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: cases[0].score: must be a number, got text ('high'); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: cases[0].score: expected a number, got text ('high'); pass a results.json written by evalspec run or score",
     ),
     "results score NaN": Hostile(
         files(
@@ -617,22 +617,22 @@ TRANSCRIPTS: dict[str, Hostile] = {
     "results cases missing": Hostile(
         files(GOOD_RESULTS, write("b.json", '{"suite": "mini"}')),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: it has no `cases` list; pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: cases: is missing; pass a results.json written by evalspec run or score",
     ),
     "results cases an object": Hostile(
         files(GOOD_RESULTS, write("b.json", '{"cases": {}}')),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: cases: must be a list, got an object; pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: cases: expected a list, got an object; pass a results.json written by evalspec run or score",
     ),
     "results a list": Hostile(
         files(GOOD_RESULTS, write("b.json", "[]")),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: the file: must be a JSON object, got a list; pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: the file: expected a JSON object, got a list; pass a results.json written by evalspec run or score",
     ),
     "results row weight text": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(result_row(weight="x")))),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: results[0].rows[0].weight: must be a number, got text ('x'); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: results[0].rows[0].weight: expected a number, got text ('x'); pass a results.json written by evalspec run or score",
     ),
     "results row unknown key": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(result_row(colour="red")))),
@@ -642,7 +642,7 @@ TRANSCRIPTS: dict[str, Hostile] = {
     "results row call text": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(result_row(call="first")))),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: results[0].rows[0].call: must be a whole number of 0 or more, got text ('first'); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: results[0].rows[0].call: expected a whole number of 0 or more or null, got text ('first'); pass a results.json written by evalspec run or score",
     ),
     "results evaluator score text": Hostile(
         files(
@@ -655,7 +655,7 @@ TRANSCRIPTS: dict[str, Hostile] = {
             ),
         ),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: results[0].evaluators.order: must be a number, got text ('x'); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: results[0].evaluators.order: expected a number, got text ('x'); pass a results.json written by evalspec run or score",
     ),
     "results 5,000 levels of nesting": Hostile(
         files(GOOD_RESULTS, write("b.json", '{"cases": ' + NESTED + "}")),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 from support import transcript
 from typer.testing import CliRunner
@@ -77,7 +78,7 @@ def _with_conversation(t: Transcript, answer: str, tool_output: str) -> Transcri
         *({"role": "tool", "tool_call_id": c["id"], "content": tool_output} for c in calls),
         {"role": "assistant", "content": answer},
     )
-    return Transcript(**{**vars(t), "messages": messages, "final_answer": answer})
+    return Transcript(**{**msgspec.structs.asdict(t), "messages": messages, "final_answer": answer})
 
 
 @pytest.fixture(scope="module")

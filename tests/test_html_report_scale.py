@@ -16,12 +16,14 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
+import msgspec
 import pytest
 from support import transcript
 
 from evalspec._report.html import write_html, write_runs_html
 from evalspec._report.html_data import HtmlRun
 from evalspec._report.json_report import write_json
+from evalspec._scoring.results_file import ResultsFile
 from evalspec._suite.validate import load_suite
 from evalspec._transcript import Transcript, Usage
 from evalspec.api import score
@@ -91,7 +93,7 @@ def _conversation(t: Transcript, i: int) -> Transcript:
     usage = Usage(prompt_tokens=420 + i % 50, completion_tokens=35 + i % 9)
     return Transcript(
         **{
-            **vars(t),
+            **msgspec.structs.asdict(t),
             "messages": messages,
             "final_answer": messages[-1]["content"],
             "usage": usage,
@@ -336,7 +338,11 @@ def test_change_label_and_number_agree(browser, run_dir, tmp_path, shots):
         if c["case"] == "review 1 in Lyon" and c["model"] == "qwen2.5-7b-instruct":
             c.update(status="fail", score=0.4)
     out = tmp_path / "both.html"
-    write_runs_html([HtmlRun("before", results), HtmlRun("after", after)], out)
+    runs = [
+        HtmlRun("before", msgspec.convert(results, ResultsFile)),
+        HtmlRun("after", msgspec.convert(after, ResultsFile)),
+    ]
+    write_runs_html(runs, out)
     pg = _open(browser, out.as_uri())
     assert pg.locator("#list-head span").last.inner_text() == "change, first run → last"
     changes = dict(

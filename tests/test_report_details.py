@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from dataclasses import replace
 
+from msgspec.structs import replace
 from support import transcript
 from typer.testing import CliRunner
 

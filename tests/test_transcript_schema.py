@@ -67,6 +67,6 @@ def test_schema_rejects_a_transcript_without_item_id(
 
 def test_every_field_is_described() -> None:
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    for where in (schema, schema["$defs"]["tool_call"]):
+    for where in (schema, schema["$defs"]["ToolCall"]):
         for name, prop in where["properties"].items():
             assert prop.get("description"), name

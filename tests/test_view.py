@@ -63,10 +63,10 @@ def test_view_of_something_that_is_not_a_run(tmp_path):
 
 
 def test_view_of_a_hand_edited_run(run, tmp_path):
-    """Odd summary figures show as `-` and junk in transcripts.jsonl is passed over; a results
-    file whose cases are not what scoring writes is refused with the place (exit 2)."""
+    """A transcript line that is not a transcript is passed over (its trial is shown without a
+    conversation); a results file with a value scoring never writes is refused with its place
+    (exit 2), whether in a model's summary or in a case."""
     data = json.loads((run / "results.json").read_text(encoding="utf-8"))
-    data["models"][0].update(mean_score="high", cost=True, tokens=None)
     edited = tmp_path / "edited"
     edited.mkdir()
     (edited / "results.json").write_text(json.dumps(data), encoding="utf-8")
@@ -78,16 +78,24 @@ def test_view_of_a_hand_edited_run(run, tmp_path):
     )
     result = CliRunner().invoke(app, ["view", str(edited), "--no-open"])
     assert result.exit_code == 0, result.output
-    page = (edited / "report.html").read_text(encoding="utf-8")
-    assert '<td class="num">-</td>' in page  # the mean score that is not a number
-    trial = page_data(edited / "report.html")["cases"][0]["c"][0][4][0]
-    assert trial["m"] == [["user", "", []]] and trial["tok"] == 0 and trial["lat"] == 0
+    cases = page_data(edited / "report.html")["cases"]
+    trials = {c["n"]: c["c"][0][4][0] for c in cases}
+    assert sum("m" not in t for t in trials.values()) == 1  # the edited line's trial
+    assert all("m" in t for name, t in trials.items() if name != first["case"])
+    assert "m" not in trials[first["case"]]
 
+    data["models"][0].update(mean_score="high")
+    (edited / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    result = CliRunner().invoke(app, ["view", str(edited), "--no-open"])
+    assert result.exit_code == 2
+    assert "models[0].mean_score: expected a number, got text ('high')" in result.output
+
+    data["models"][0].update(mean_score=0.5)
     data["cases"][0]["status"] = "<b>odd</b>"
     (edited / "results.json").write_text(json.dumps(data), encoding="utf-8")
     result = CliRunner().invoke(app, ["view", str(edited), "--no-open"])
     assert result.exit_code == 2
-    assert "cases[0].status: must be one of" in result.output
+    assert "cases[0].status: expected one of" in result.output
 
 
 def test_the_three_model_example_writes_a_page_per_suite(tmp_path, monkeypatch):

@@ -376,7 +376,7 @@ def test_a_case_expecting_only_a_state_accepts_any_calls_that_reach_it(calendar_
     suite = load_suite(CALENDAR)
     (t,) = [t for t in load_transcripts(calendar_run) if t.case == "cancel by date, any path"]
     direct = [c for c in t.tool_calls if c.name == "cancel_event"]  # skip the look-up
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     (result,) = Scorer(suite).score_all([replace(t, tool_calls=tuple(direct))])
     assert result.status == "pass" and result.score == 1.0

@@ -135,7 +135,9 @@ def adopt_imported(
     if len(foreign) != 1 or any(t.model == only for t in transcripts):
         return transcripts, None  # several models, or the suite's own already there
     ((label, count),) = foreign.items()
-    adopted = [replace(t, model=only) if t.model == label else t for t in transcripts]
+    from msgspec.structs import replace as changed
+
+    adopted = [changed(t, model=only) if t.model == label else t for t in transcripts]
     return adopted, Adopted(label, only, count)
 
 

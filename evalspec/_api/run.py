@@ -178,6 +178,7 @@ def _run(
     from evalspec._runner import RunOptions, run_plan
     from evalspec._runner.execute import model_calls, resume_of
     from evalspec._runner.run_dir import (
+        Selection,
         completed,
         default_run_dir,
         read_manifest,
@@ -203,11 +204,11 @@ def _run(
     if req.resume and not req.resume.is_dir():
         raise UsageError(f"--resume {req.resume}: no such run directory")
     if req.resume:
-        manifest = read_manifest(req.resume) or {}
-        if manifest.get("suite") not in (None, suite.name):
+        manifest = read_manifest(req.resume)
+        if manifest is not None and manifest.suite != suite.name:
             raise UsageError(
-                f"--resume {req.resume}: that run is of suite {manifest['suite']!r} "
-                f"({manifest.get('path', '?')}), not {suite.name!r}; resume it with its own suite"
+                f"--resume {req.resume}: that run is of suite {manifest.suite!r} "
+                f"({manifest.path or '?'}), not {suite.name!r}; resume it with its own suite"
             )
     if req.out and not req.resume:
         refuse_used_out(req.out)
@@ -218,12 +219,7 @@ def _run(
         run_dir=run_dir,
         resume=bool(req.resume),
         recordings=req.recordings,
-        selection={
-            "cases": req.cases,
-            "models": req.models,
-            "trials": req.trials,
-            "shard": req.shard,
-        },
+        selection=Selection(cases=req.cases, models=req.models, trials=req.trials, shard=req.shard),
         keep_transcripts=False,  # scored as they finish (below), then forgotten
     )
     calls = model_calls(suite, options)  # one call policy (and rate limit) for run and judge

@@ -20,7 +20,11 @@ Neither kind of message ever contains an API key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
+
+RecordMode = Literal["auto", "offline", "record"]
+"""auto: replay recorded answers, call for the rest; offline: replay only; record: refresh."""
+RECORD_MODES: tuple[RecordMode, ...] = ("auto", "offline", "record")
 
 
 @dataclass(frozen=True)

@@ -24,18 +24,31 @@ import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO
 
-from evalspec._providers.base import ChatRequest, ChatResponse, Provider, RecordingMissing
+import msgspec
+
+from evalspec._providers.base import (
+    RECORD_MODES,
+    ChatRequest,
+    ChatResponse,
+    Provider,
+    RecordingMissing,
+    RecordMode,
+)
 from evalspec._util import redaction
 from evalspec._util.errors import Problem, RunError, SpecError
 from evalspec._util.files import atomic_write, dumps_line, locked, not_this_kind
-from evalspec._util.reading import MAX_LOG_BYTES, input_error, open_regular
+from evalspec._util.reading import (
+    MAX_LOG_BYTES,
+    input_error,
+    open_regular,
+    without_lone_surrogates,
+)
+from evalspec._util.records import RecordError, convert
 
 _log = logging.getLogger(__name__)
 
-RecordMode = Literal["auto", "offline", "record"]
-RECORD_MODES: tuple[RecordMode, ...] = ("auto", "offline", "record")
 
 HEADER_COMMENT = (
     "evalspec recorded model answers: one JSON object per line, keyed by request content id. "
@@ -49,24 +62,77 @@ def _dumps(obj: Any) -> str:
     return redaction.scrub(dumps_line(obj))
 
 
-def _parse_line(raw: bytes) -> dict[str, Any] | str:
-    """The recorded entry (or ``{"_comment": ...}``) on one line, or why it is not one."""
+class RecordedRequest(msgspec.Struct, frozen=True):
+    """What was asked: the model id aside, everything that makes the request's content id."""
+
+    messages: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    tools: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    params: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class RecordedResponse(msgspec.Struct, frozen=True):
+    """The answer, as the provider returned it (see ChatResponse)."""
+
+    message: dict[str, Any]
+    finish_reason: str | None = None
+    usage: dict[str, Any] = msgspec.field(default_factory=dict)
+    latency_s: float = 0.0
+
+
+class RecordedAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """One line of a recordings file: a request's content id and its recorded answer.
+
+    Unknown keys are ignored, not refused: a recordings file written by a newer evalspec
+    still replays (compaction copies lines as they are, so the keys are kept)."""
+
+    key: str
+    label: str = ""
+    model: str = ""
+    recorded_at: str = ""
+    """When it was recorded, ISO 8601 in UTC."""
+    request: RecordedRequest | None = None
+    response: RecordedResponse
+
+
+class RecordingsComment(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A line holding only ``_comment``: a note for readers, skipped on replay."""
+
+    comment: str = msgspec.field(name="_comment")
+
+
+_ANSWER = msgspec.json.Decoder(RecordedAnswer)
+_COMMENT = msgspec.json.Decoder(RecordingsComment)
+_RESPONSE = msgspec.json.Decoder(RecordedResponse)
+
+
+def _parse_line(raw: bytes) -> RecordedAnswer | RecordingsComment | str:
+    """The recorded answer (or comment) on one line, or why it is not one."""
     try:
-        entry = json.loads(raw.decode("utf-8"))
+        return _ANSWER.decode(raw)
+    except msgspec.ValidationError as exc:
+        if b"_comment" in raw:
+            with contextlib.suppress(msgspec.MsgspecError):
+                return _COMMENT.decode(raw)
+        return _why(raw, exc)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        return _why(raw, exc)
+
+
+def _why(raw: bytes, exc: Exception) -> RecordedAnswer | RecordingsComment | str:
+    """A line msgspec refused, read by evalspec's JSON reader (which mends lone surrogates),
+    or said in words."""
+    try:
+        data = without_lone_surrogates(json.loads(raw.decode("utf-8")))
     except UnicodeDecodeError:
         return "not UTF-8 text"
-    except (ValueError, RecursionError) as exc:
-        return f"not JSON ({exc})"
-    if not isinstance(entry, dict):
-        return "a line must be a JSON object"
-    if len(entry) == 1 and "_comment" in entry:
-        return entry
-    if not isinstance(entry.get("key"), str):
-        return 'missing "key"'
-    response = entry.get("response")
-    if not isinstance(response, dict) or not isinstance(response.get("message"), dict):
-        return 'missing "response.message"'
-    return entry
+    except (ValueError, RecursionError) as error:
+        return f"not JSON ({error})"
+    if isinstance(data, dict) and set(data) == {"_comment"} and isinstance(data["_comment"], str):
+        return RecordingsComment(data["_comment"])
+    try:
+        return convert(data, RecordedAnswer, root="the line")
+    except RecordError as error:
+        return str(error)
 
 
 class _Index:
@@ -123,11 +189,11 @@ class _Index:
                         suspect = (number, offset, parsed)
                         break
                     suspect = (number, offset, parsed)
-                elif "key" not in parsed:  # a comment: lines holding only _comment
-                    self.comments.append(str(parsed["_comment"]))
+                elif isinstance(parsed, RecordingsComment):
+                    self.comments.append(parsed.comment)
                 else:
                     self.lines += 1
-                    self.entries[parsed["key"]] = (offset, len(raw))
+                    self.entries[parsed.key] = (offset, len(raw))
             offset += len(line)
             if offset > MAX_LOG_BYTES:  # grown by another writer since it was opened
                 raise input_error(
@@ -218,35 +284,32 @@ class Recordings:
                 return self.get(key)
             line = self._index.line(place)
         response = _response_of(line)
-        usage = response.get("usage")
         return ChatResponse(
-            message=response["message"],
-            finish_reason=response.get("finish_reason"),
-            usage=dict(usage) if isinstance(usage, dict) else {},
-            latency_s=_number(response.get("latency_s")),
+            message=response.message,
+            finish_reason=response.finish_reason,
+            usage=dict(response.usage),
+            latency_s=response.latency_s,
             from_recording=True,
         )
 
     def put(self, request: ChatRequest, response: ChatResponse) -> None:
         """Record an answer: appended under the file lock and flushed now."""
-        entry = {
-            "key": request.key,
-            "model": request.model,
-            "label": request.label,
-            "request": {
-                "messages": list(request.messages),
-                "tools": list(request.tools),
-                "params": dict(request.params),
-            },
-            "response": {
-                "message": response.message,
-                "finish_reason": response.finish_reason,
-                "usage": dict(response.usage),
-                "latency_s": round(response.latency_s, 3),
-            },
-            "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-        line = _dumps(entry) + "\n"
+        entry = RecordedAnswer(
+            key=request.key,
+            model=request.model,
+            label=request.label,
+            request=RecordedRequest(
+                list(request.messages), list(request.tools), dict(request.params)
+            ),
+            response=RecordedResponse(
+                response.message,
+                response.finish_reason,
+                dict(response.usage),
+                round(response.latency_s, 3),
+            ),
+            recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        line = _dumps(msgspec.to_builtins(entry, enc_hook=str)) + "\n"
         try:
             with locked(self.path) as fd:
                 size = os.fstat(fd).st_size
@@ -305,36 +368,30 @@ class Recordings:
 
 
 _LAST_KEY = ', "response": '
-_DECODER = json.JSONDecoder()
 
 
-def _response_of(line: str) -> dict[str, Any]:
+def _response_of(line: str) -> RecordedResponse:
     """The "response" of a line that was checked whole when the file was indexed.
 
     Lines evalspec writes have their keys sorted, so "response" comes last: only its value is
-    decoded, a quarter of the line (the request's messages and tools are the rest). The value
-    found counts only if the line's closing brace follows it at once, which no "response" key
-    nested deeper can satisfy (nor text inside a string, where every quote is escaped); any
-    other line is decoded whole."""
+    decoded, a quarter of the line (the request's messages and tools are the rest). The text
+    from it to the line's closing brace counts only if it is one JSON value, which no
+    "response" key nested deeper can satisfy (its object would close before the line's), nor
+    text inside a string, where every quote is escaped; any other line is decoded whole."""
     start = line.rfind(_LAST_KEY)
-    if start >= 0:
-        try:
-            value, end = _DECODER.raw_decode(line, start + len(_LAST_KEY))
-        except ValueError:
-            end = -1
-        if end == len(line) - 1 and line.endswith("}") and isinstance(value, dict):
-            return value
-    return json.loads(line)["response"]
+    if start >= 0 and line.endswith("}"):
+        with contextlib.suppress(msgspec.MsgspecError, RecursionError):
+            return _RESPONSE.decode(line[start + len(_LAST_KEY) : -1])
+    parsed = _parse_line(line.encode("utf-8", "surrogatepass"))
+    if not isinstance(parsed, RecordedAnswer):
+        raise RunError("a recorded answer changed on disk while this run read it; run again")
+    return parsed.response
 
 
 def _write_all(fd: int, data: bytes) -> None:
     written = os.write(fd, data)
     while written < len(data):
         written += os.write(fd, data[written:])
-
-
-def _number(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
 ProviderSource = Provider | Callable[[], Provider] | None

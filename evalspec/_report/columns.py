@@ -2,7 +2,7 @@
 
 Comparing models means pairing their results by case whatever each model is called: two models
 of one run, one model in two runs, or several runs. Compare and the HTML report both read runs
-this way, from results.json content (plain dicts), so an old run can be shown without its suite.
+this way, from results files read back as records, so an old run can be shown without its suite.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from evalspec._scoring.types import CaseResult, Row, Status
-from evalspec._util.errors import UsageError
+from evalspec._scoring.results_file import ResultsFile
+from evalspec._scoring.trials import ModelSummary
+from evalspec._scoring.types import CaseResult, Status
 
 Kind = Literal[
     "regression", "worse", "better", "changed", "added", "removed", "missing", "unchanged"
@@ -54,16 +55,16 @@ class Column:
     model: str
     run_index: int = 0
     cells: dict[str, Side] = field(default_factory=dict)
-    summary: dict[str, Any] = field(default_factory=dict)
-    """The run's per-model summary (pass rate, tokens, latency, cost), as results.json has it."""
+    summary: ModelSummary | None = None
+    """The run's per-model summary (pass rate, tokens, latency, cost), if the file has one."""
 
 
 @dataclass(frozen=True)
 class RunData:
-    """A results.json's content and the label it is shown under (the path as given)."""
+    """A results file and the label it is shown under (the path as given)."""
 
     label: str
-    data: dict[str, Any]
+    data: ResultsFile
 
 
 def classify(before: Side | None, after: Side | None) -> Kind:
@@ -84,52 +85,23 @@ def classify(before: Side | None, after: Side | None) -> Kind:
     return "unchanged"
 
 
-def result_from_dict(d: dict[str, Any]) -> CaseResult:
-    rows = tuple(Row(**r) for r in d.get("rows", ()))
-    return CaseResult(
-        item_id=d.get("item_id", ""),
-        case=d["case"],
-        model=d["model"],
-        trial=d.get("trial", 0),
-        score=d["score"],
-        status=d["status"],
-        reason=d.get("reason", ""),
-        rows=rows,
-        evaluators=d.get("evaluators", {}),
-        details=d.get("details", {}),
-    )
-
-
 def sides_from_results(
-    data: dict[str, Any], label: str, *, with_results: bool = True
+    data: ResultsFile, *, with_results: bool = True
 ) -> dict[tuple[str, str], Side]:
-    """Side per (case, model) of a results.json; UsageError when its content is not one.
+    """Side per (case, model) of a results file.
 
-    `with_results` False leaves each side's trial results out (the HTML report reads them as
-    plain dicts, and building 10,000 of them twice was most of its time).
+    `with_results` False leaves each side's trial results out (the HTML report reads them
+    separately).
     """
-    try:
-        results: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
-        for d in data.get("results", ()) if with_results else ():
-            r = result_from_dict(d)
-            results[(r.case, r.model)].append(r)
-        for c in data["cases"]:
-            if c["status"] not in STATUS_RANK:
-                raise UsageError(
-                    f"{label}: case {c['case']!r} has status {c['status']!r}; "
-                    "a results.json status is pass, warn, fail or error"
-                )
-        return {
-            (c["case"], c["model"]): Side(
-                c["status"],
-                float(c["score"]),
-                c.get("reason", ""),
-                tuple(results.get((c["case"], c["model"]), ())),
-            )
-            for c in data["cases"]
-        }
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"{label}: unexpected results.json content: {exc!r}") from None
+    results: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
+    for r in data.results if with_results else ():
+        results[(r.case, r.model)].append(r)
+    return {
+        (c.case, c.model): Side(
+            c.status, c.score, c.reason, tuple(results.get((c.case, c.model), ()))
+        )
+        for c in data.cases
+    }
 
 
 def run_name(label: str) -> str:
@@ -138,8 +110,8 @@ def run_name(label: str) -> str:
     return text.removesuffix("/results.json") if text.endswith("/results.json") else text
 
 
-def model_order(data: dict[str, Any], sides: dict[tuple[str, str], Side]) -> list[str]:
-    names = [m["model"] for m in data.get("models", ()) if isinstance(m, dict) and "model" in m]
+def model_order(data: ResultsFile, sides: dict[tuple[str, str], Side]) -> list[str]:
+    names = [m.model for m in data.models]
     for _case, model in sides:
         if model not in names:
             names.append(model)
@@ -150,7 +122,7 @@ def build_columns(runs: Sequence[RunData], *, with_results: bool = True) -> list
     """A column per (run, model), labelled by model when that is unambiguous."""
     raw: list[tuple[int, RunData, str, dict[str, Side]]] = []
     for index, run in enumerate(runs):
-        sides = sides_from_results(run.data, run.label, with_results=with_results)
+        sides = sides_from_results(run.data, with_results=with_results)
         for model in model_order(run.data, sides):
             cells = {case: side for (case, m), side in sides.items() if m == model}
             raw.append((index, run, model, cells))
@@ -159,15 +131,7 @@ def build_columns(runs: Sequence[RunData], *, with_results: bool = True) -> list
     columns = []
     for index, run, model, cells in raw:
         label = model if unique else f"{model} @ {run_name(run.label)}"
-        summary = next(
-            (
-                m
-                for m in run.data.get("models", ())
-                if isinstance(m, dict) and m.get("model") == model
-            ),
-            {},
-        )
-        columns.append(Column(label, run.label, model, index, cells, dict(summary)))
+        columns.append(Column(label, run.label, model, index, cells, run.data.model(model)))
     return columns
 
 

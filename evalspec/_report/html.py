@@ -24,15 +24,16 @@ from evalspec._report.html_data import (
     HtmlRun,
     build_payload,
     gc_paused,
-    number,
     script_json,
     shown,
 )
+from evalspec._scoring.results_file import ResultsFile, plain
 from evalspec._util.files import write_text_atomic
 
 if TYPE_CHECKING:
     from evalspec._report.columns import Column
     from evalspec._report.records import Report
+    from evalspec._stats import Interval
 
 ASSETS = Path(__file__).with_name("assets")
 BINS = 10
@@ -96,14 +97,18 @@ def _bars(column: Column) -> list[dict[str, Any]]:
     return bars
 
 
-def _thresholds(results: dict[str, Any]) -> list[dict[str, Any]]:
+def _thresholds(results: ResultsFile) -> list[dict[str, Any]]:
     """The suite's fail and warn thresholds as marks on the chart's axis (older results.json
     files have none)."""
-    rubric = results.get("rubric") if isinstance(results.get("rubric"), dict) else {}
+    rubric = results.rubric
+    if rubric is None:
+        return []
     marks = []
-    for key, name in (("fail_threshold", "fail below"), ("warn_threshold", "warn below")):
-        value = rubric.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
+    for key, name, value in (
+        ("fail_threshold", "fail below", rubric.fail_threshold),
+        ("warn_threshold", "warn below", rubric.warn_threshold),
+    ):
+        if 0 <= value <= 1:
             x = round(value * CHART["width"], 1)
             marks.append(
                 {"x": x, "value": f"{value:g}", "label": f"{name} {value:g}", "kind": key[:4]}
@@ -111,77 +116,71 @@ def _thresholds(results: dict[str, Any]) -> list[dict[str, Any]]:
     return marks
 
 
-def _summary(column: Column, results: dict[str, Any]) -> dict[str, Any]:
+def _summary(column: Column, results: ResultsFile) -> dict[str, Any]:
     m = column.summary
     passing = sum(s.status in ("pass", "warn") for s in column.cells.values())
-    cost = m.get("cost")
+    n = len(column.cells)
+    if m is None:  # a results file without this model's summary: its figures are unknown
+        figures = dict.fromkeys(("mean", "pass_at_k", "pass_hat_k", "cost"), "-")
+        figures |= {"pass_at_k": "- (k=1)", "pass_rate_ci": "", "mean_ci": "", "over_budget": ""}
+        latency, tokens = 0.0, 0
+    else:
+        figures = {
+            "mean": f"{m.mean_score:.3f}",
+            "pass_at_k": f"{m.pass_at_k:.2f} (k={m.k})",
+            "pass_hat_k": f"{m.pass_hat_k:.2f}",
+            "cost": "-" if m.cost is None else f"{m.cost:.4f}",
+            "pass_rate_ci": _interval(m.pass_rate_ci, percent=True),
+            "mean_ci": _interval(m.mean_score_ci, percent=False),
+            "over_budget": "; ".join(shown(x) for x in m.over_budget),
+        }
+        latency, tokens = m.latency_s, m.tokens
     return {
         "label": column.label,
-        "cases": len(column.cells),
-        "pass_rate": f"{passing / len(column.cells):.0%}" if column.cells else "-",
-        "mean": _figure(m.get("mean_score"), "{:.3f}"),
-        "pass_at_k": _figure(m.get("pass_at_k"), "{:.2f}") + f" (k={int(number(m.get('k'), 1.0))})",
-        "pass_hat_k": _figure(m.get("pass_hat_k"), "{:.2f}"),
-        "tokens": f"{int(number(m.get('tokens'))):,}",
-        "latency": f"{number(m.get('latency_s')):.1f} s",
-        "latency_mean": (
-            f"{number(m.get('latency_s')) / len(column.cells):.2f} s" if column.cells else "-"
-        ),
-        "cost": _figure(cost, "{:.4f}"),
+        "cases": n,
+        "pass_rate": f"{passing / n:.0%}" if n else "-",
+        "tokens": f"{tokens:,}",
+        "latency": f"{latency:.1f} s",
+        "latency_mean": f"{latency / n:.2f} s" if n else "-",
         "bars": _bars(column),
         "thresholds": _thresholds(results),
-        "pass_rate_ci": _interval(m.get("pass_rate_ci"), percent=True),
-        "mean_ci": _interval(m.get("mean_score_ci"), percent=False),
         "flaky": _flaky(column, results),
-        "over_budget": "; ".join(
-            shown(x) for x in m.get("over_budget") or () if isinstance(x, str)
-        ),
+        **figures,
     }
 
 
-def _interval(value: Any, *, percent: bool) -> str:
-    """`95% CI 64–90%` from a results.json interval, or empty when it is absent or malformed."""
+def _interval(value: Interval | None, *, percent: bool) -> str:
+    """`95% CI 64–90%` from a results.json interval, or empty when it is absent."""
     from evalspec._report.uncertainty import interval_text
 
-    keys = ("confidence", "low", "high")
-    if not isinstance(value, dict) or any(_figure(value.get(k), "{}") == "-" for k in keys):
-        return ""
-    return interval_text({k: float(value[k]) for k in keys}, percent=percent).strip("()")
+    return interval_text(value, percent=percent).strip("()") if value else ""
 
 
-def _flaky(column: Column, results: dict[str, Any]) -> str:
+def _flaky(column: Column, results: ResultsFile) -> str:
     """`flaky: a 2/5, b 1/5`, the cases of this column results.json marks flaky; or empty."""
     found = [
-        f"{shown(c.get('case'))} {int(number(c.get('passed')))}/{int(number(c.get('trials')))}"
-        for c in results.get("cases") or ()
-        if isinstance(c, dict) and c.get("model") == column.model and c.get("flaky") is True
+        f"{c.case} {c.passed}/{c.trials}"
+        for c in results.cases
+        if c.model == column.model and c.flaky
     ]
     return ("flaky: " + ", ".join(found[:20]) + (" …" if len(found) > 20 else "")) if found else ""
 
 
-def _figure(value: Any, fmt: str) -> str:
-    """A summary figure, or `-` when the run does not have it (older results.json)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return "-"
-    return fmt.format(value)
-
-
 def _run_meta(run: HtmlRun) -> dict[str, Any]:
     r = run.results
-    specs = [s for s in r.get("model_specs") or () if isinstance(s, dict)]
     return {
         "label": run.label,
-        "suite": shown(r.get("suite")),
-        "path": shown(r.get("path")),
-        "created": shown(r.get("created")),
+        "suite": shown(r.suite),
+        "path": shown(r.path),
+        "created": shown(r.created),
         "models": [
             {
-                "name": shown(s.get("name")),
-                "model": shown(s.get("model")),
-                "params": shown(s.get("params")) if s.get("params") else "",
-                "price": shown(s.get("price")) if s.get("price") else "",
+                "name": s.name,
+                "model": s.model,
+                "params": shown(s.params) if s.params else "",
+                "price": shown(plain(s.price)) if s.price else "",
             }
-            for s in specs
+            for s in r.model_specs
         ],
     }
 
@@ -191,15 +190,15 @@ def render_runs(runs: Sequence[HtmlRun]) -> str:
     template, js, css = _assets()
     with gc_paused():
         payload, columns = build_payload(runs)
-    suites = list(dict.fromkeys(shown(r.results.get("suite")) for r in runs))
-    tags = sorted({t for c in payload["cases"] for t in c["t"]})
-    descriptions = [shown(r.results.get("description")) for r in runs]
+    suites = list(dict.fromkeys(shown(r.results.suite) for r in runs))
+    tags = sorted({t for c in payload.cases for t in c.tags})
+    descriptions = [shown(r.results.description) for r in runs]
     return template.render(
         title=" vs ".join(suites) or "report",
         description=next((d for d in descriptions if d), ""),
         runs=[_run_meta(r) for r in runs],
         summaries=[_summary(c, runs[c.run_index].results) for c in columns],
-        priced=any(_figure(c.summary.get("cost"), "{}") != "-" for c in columns),
+        priced=any(c.summary is not None and c.summary.cost is not None for c in columns),
         chart=CHART,
         tags=tags,
         csp=content_security_policy(js, css),
@@ -212,12 +211,12 @@ def render_runs(runs: Sequence[HtmlRun]) -> str:
 def report_run(report: Report, label: str = "", run_dir: Path | None = None) -> HtmlRun:
     """A Report as the page reads a run (the same content as results.json); the conversations
     from the report, or from `run_dir`'s transcripts.jsonl when a streamed run kept none."""
-    from evalspec._report.runs import load_transcript_dicts
+    from evalspec._report.runs import load_transcripts_beside
 
-    results = report.to_dict()
-    transcripts = {t.item_id: t.to_dict() for t in report.transcripts}
+    results = report.results_file()
+    transcripts = {t.item_id: t for t in report.transcripts}
     if not transcripts and run_dir is not None:
-        transcripts = load_transcript_dicts(run_dir)
+        transcripts = load_transcripts_beside(run_dir)
     return HtmlRun(label or report.suite.path or report.suite.name, results, transcripts)
 
 

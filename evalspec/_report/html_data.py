@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from evalspec._report.columns import (
     Column,
     RunData,
@@ -25,6 +27,9 @@ from evalspec._report.columns import (
     case_change_details,
     case_order,
 )
+from evalspec._scoring.results_file import CaseRecord, ResultsFile
+from evalspec._scoring.types import CaseResult, Row, Status
+from evalspec._transcript import Transcript
 
 MAX_TEXT = 4000
 """Longest text kept per value; a model's 1 MB answer would make the page slow to open."""
@@ -32,14 +37,111 @@ MAX_TEXT = 4000
 INTERN_MIN = 48
 """Texts at least this long are stored once when they repeat."""
 
+Text = str | int
+"""A text as the page holds it: itself, or its index in `Payload.strings` when long."""
+
+
+class CallShown(msgspec.Struct, array_like=True, frozen=True):
+    """[tool, arguments] of one call an assistant message made."""
+
+    name: str
+    arguments: Text
+
+
+class MessageShown(msgspec.Struct, array_like=True, frozen=True):
+    """[role, content, calls]: one message as the model saw the conversation."""
+
+    role: str
+    content: Text
+    calls: tuple[CallShown, ...]
+
+
+class RowShown(msgspec.Struct, array_like=True, frozen=True):
+    """[where, expected, actual, score, weight, reason, match] of one explanation row."""
+
+    where: str
+    expected: Text
+    actual: Text
+    score: float
+    weight: float
+    reason: Text
+    match: int
+    """1 when the row matched, 0 when not (the page marks the difference)."""
+
+
+class TrialShown(
+    msgspec.Struct,
+    frozen=True,
+    omit_defaults=True,
+    rename={
+        "trial": "i",
+        "status": "s",
+        "score": "x",
+        "reason": "r",
+        "messages": "m",
+        "final_answer": "f",
+        "error": "e",
+        "tokens": "tok",
+        "latency_s": "lat",
+    },
+):
+    """One trial: its result and, when the run kept its transcript, its conversation."""
+
+    trial: int
+    status: Status
+    score: float
+    reason: Text
+    rows: tuple[RowShown, ...]
+    messages: tuple[MessageShown, ...] | None = None
+    final_answer: Text | None = None
+    error: Text | None = None
+    tokens: int | None = None
+    latency_s: float | None = None
+
+
+class CellShown(msgspec.Struct, array_like=True, frozen=True):
+    """[status, score, reason, passed/trials text, trials]: one case in one column."""
+
+    status: Status
+    score: float
+    reason: Text
+    tally: str
+    trials: tuple[TrialShown, ...]
+
+
+class CaseShown(
+    msgspec.Struct,
+    frozen=True,
+    omit_defaults=True,
+    rename={"name": "n", "tags": "t", "cells": "c", "kind": "k", "delta": "d"},
+):
+    """One case: a cell per column (null where a column lacks the case), and its most
+    pressing change between columns."""
+
+    name: str
+    tags: tuple[str, ...]
+    cells: tuple[CellShown | None, ...]
+    kind: str | None = None
+    delta: float | None = None
+
+
+class Payload(msgspec.Struct, frozen=True):
+    """What the page reads (schemas/html-payload.schema.json): the short keys and lists keep a
+    10,000-case page small, and long texts that repeat are stored once in `strings`."""
+
+    columns: tuple[str, ...]
+    change: str
+    strings: tuple[str, ...]
+    cases: tuple[CaseShown, ...]
+
 
 @dataclass(frozen=True)
 class HtmlRun:
-    """One run to show: its results.json content and its transcripts (plain dicts, by item id)."""
+    """One run to show: its results file and its transcripts (by item id)."""
 
     label: str
-    results: dict[str, Any]
-    transcripts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    results: ResultsFile
+    transcripts: dict[str, Transcript] = field(default_factory=dict)
 
 
 class _Strings:
@@ -72,118 +174,98 @@ def shown(value: Any) -> str:
 STATUSES = ("pass", "warn", "fail", "error")
 
 
-def number(value: Any, default: float = 0.0) -> float:
-    """A number from a results or transcripts file, which may have been edited by hand."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return default
-    return float(value)
-
-
-def _items(value: Any) -> list[Any]:
-    return value if isinstance(value, list | tuple) else []
-
-
-def _status(value: Any) -> str:
-    return value if value in STATUSES else "error"
-
-
-def _messages(t: dict[str, Any], s: _Strings) -> list[list[Any]]:
-    """[role, content, [[tool, arguments], ...]] per message, as the model saw the conversation."""
-    out: list[list[Any]] = []
-    for m in _items(t.get("messages")):
-        if not isinstance(m, dict):
-            continue
-        calls = []
-        for c in _items(m.get("tool_calls")):
-            fn = c.get("function", {}) if isinstance(c, dict) else {}
-            if isinstance(fn, dict):
-                calls.append([shown(fn.get("name")), s(fn.get("arguments"))])
+def _messages(t: Transcript, s: _Strings) -> tuple[MessageShown, ...]:
+    """Each message as the model saw the conversation. Messages are the provider's own chat
+    format, which the transcript keeps as it came (not a declared record): read leniently."""
+    out = []
+    for m in t.messages:
+        calls = m.get("tool_calls")
+        shown_calls = tuple(
+            CallShown(shown(fn.get("name")), s(fn.get("arguments")))
+            for c in (calls if isinstance(calls, list) else ())
+            if isinstance(c, dict) and isinstance(fn := c.get("function", {}), dict)
+        )
         role = shown(m.get("role"))
         if role == "tool" and m.get("name"):
             role = f"tool · {shown(m.get('name'))}"
-        out.append([role, s(m.get("content")), calls])
-    return out
+        out.append(MessageShown(role, s(m.get("content")), shown_calls))
+    return tuple(out)
 
 
-def _where(row: dict[str, Any]) -> str:
-    call = row.get("call")
-    return shown(row.get("field")) + (f" (call {call + 1})" if isinstance(call, int) else "")
+def _where(row: Row) -> str:
+    return row.field + (f" (call {row.call + 1})" if row.call is not None else "")
 
 
-def _turn_rows(details: dict[str, Any], s: _Strings) -> list[list[Any]]:
-    """A multi-turn case's user turns as the first explanation rows: who said what, and the
-    turn's score and verdict when it is judged."""
-    out: list[list[Any]] = []
-    for e in _items(details.get("turns")):
+def _turn_rows(details: dict[str, Any], s: _Strings) -> tuple[RowShown, ...]:
+    """A multi-turn case's user turns as the first explanation rows: who said what, the
+    answer that ended the turn, and the turn's score and verdict when it is judged."""
+    out = []
+    for e in details.get("turns") or ():
         if not isinstance(e, dict):
             continue
         who = "simulated user" if e.get("source") == "simulated" else f"turn {e.get('turn')}"
         judged = "score" in e
         out.append(
-            [
+            RowShown(
                 who,
                 s(e.get("user")),
                 s(e.get("final_answer")),
-                round(number(e.get("score"), 1.0), 3),
+                round(float(e["score"]), 3) if judged else 1.0,
                 1.0 if judged else 0.0,
-                s(e.get("reason") or ("not judged" if not judged else "")),
+                s(e.get("reason") or ("" if judged else "not judged")),
                 1 if e.get("status") in (None, "pass", "warn") else 0,
-            ]
+            )
         )
-    return out
+    return tuple(out)
 
 
-def _trial(r: dict[str, Any], t: dict[str, Any] | None, s: _Strings) -> dict[str, Any]:
-    rows = [
-        [
+def _trial(r: CaseResult, t: Transcript | None, s: _Strings) -> TrialShown:
+    rows = tuple(
+        RowShown(
             _where(row),
-            s(row.get("expected")),
-            s(row.get("actual")),
-            round(number(row.get("score")), 3),
-            number(row.get("weight"), 1.0),
-            s(row.get("reason")),
-            1 if row.get("match", True) else 0,
-        ]
-        for row in _items(r.get("rows"))
-        if isinstance(row, dict)
-    ]
-    details = r.get("details")
-    if isinstance(details, dict) and details.get("turns"):
-        rows = [*_turn_rows(details, s), *rows]
-    out: dict[str, Any] = {
-        "i": int(number(r.get("trial"))),
-        "s": _status(r.get("status")),
-        "x": round(number(r.get("score")), 4),
-        "r": s(r.get("reason")),
-        "rows": rows,
-    }
-    if t is not None:
-        usage = t.get("usage") if isinstance(t.get("usage"), dict) else {}
-        out["m"] = _messages(t, s)
-        out["f"] = s(t.get("final_answer"))
-        out["e"] = s(t.get("error"))
-        tokens = number(usage.get("prompt_tokens")) + number(usage.get("completion_tokens"))
-        out["tok"] = int(tokens)
-        out["lat"] = round(number(t.get("latency_s")), 3)
-    return out
+            s(row.expected),
+            s(row.actual),
+            round(row.score, 3),
+            row.weight,
+            s(row.reason),
+            1 if row.match else 0,
+        )
+        for row in r.rows
+    )
+    if r.details.get("turns"):
+        rows = (*_turn_rows(r.details, s), *rows)
+    if t is None:
+        return TrialShown(r.trial, r.status, round(r.score, 4), s(r.reason), rows)
+    return TrialShown(
+        r.trial,
+        r.status,
+        round(r.score, 4),
+        s(r.reason),
+        rows,
+        messages=_messages(t, s),
+        final_answer=s(t.final_answer),
+        error=s(t.error),
+        tokens=t.usage.total_tokens,
+        latency_s=round(t.latency_s, 3),
+    )
 
 
 def _cell(
     side: Side,
-    results: list[dict[str, Any]],
-    summary: dict[str, Any],
-    transcripts: dict[str, dict[str, Any]],
+    results: list[CaseResult],
+    summary: CaseRecord | None,
+    transcripts: dict[str, Transcript],
     s: _Strings,
-) -> list[Any]:
-    """[status, score, reason, passed/trials text, trials]."""
-    trials = [
-        _trial(r, transcripts.get(r.get("item_id", "")), s)
-        for r in sorted(results, key=lambda r: number(r.get("trial")))
-    ]
-    n = int(number(summary.get("trials"), len(trials)))
-    passed = int(number(summary.get("passed"), sum(t["s"] in ("pass", "warn") for t in trials)))
+) -> CellShown:
+    trials = tuple(
+        _trial(r, transcripts.get(r.item_id), s) for r in sorted(results, key=lambda r: r.trial)
+    )
+    n = summary.trials if summary is not None else len(trials)
+    passed = (
+        summary.passed if summary is not None else sum(t.status in ("pass", "warn") for t in trials)
+    )
     tally = f"{passed}/{n}" if n > 1 else ""
-    return [_status(side.status), round(number(side.score), 4), s(side.reason), tally, trials]
+    return CellShown(side.status, round(side.score, 4), s(side.reason), tally, trials)
 
 
 @contextmanager
@@ -203,22 +285,20 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def build_payload(runs: Sequence[HtmlRun]) -> tuple[dict[str, Any], list[Column]]:
+def build_payload(runs: Sequence[HtmlRun]) -> tuple[Payload, list[Column]]:
     data = [RunData(r.label, r.results) for r in runs]
     columns = build_columns(data, with_results=False)
     changes = case_change_details(data, columns) if len(columns) > 1 else {}
     s = _Strings()
-    tags: dict[str, list[str]] = {}
-    summaries: dict[tuple[int, str, str], dict[str, Any]] = {}
-    results: dict[tuple[int, str, str], list[dict[str, Any]]] = defaultdict(list)
+    tags: dict[str, tuple[str, ...]] = {}
+    summaries: dict[tuple[int, str, str], CaseRecord] = {}
+    results: dict[tuple[int, str, str], list[CaseResult]] = defaultdict(list)
     for index, run in enumerate(runs):
-        for r in run.results.get("results", ()):
-            if isinstance(r, dict):
-                results[(index, r.get("case", ""), r.get("model", ""))].append(r)
-        for c in run.results.get("cases", ()):
-            if isinstance(c, dict):
-                tags.setdefault(c.get("case", ""), [shown(t) for t in _items(c.get("tags"))])
-                summaries[(index, c.get("case", ""), c.get("model", ""))] = c
+        for r in run.results.results:
+            results[(index, r.case, r.model)].append(r)
+        for c in run.results.cases:
+            tags.setdefault(c.case, c.tags)
+            summaries[(index, c.case, c.model)] = c
     cases = []
     for name in case_order(columns):
         cells = []
@@ -229,20 +309,18 @@ def build_payload(runs: Sequence[HtmlRun]) -> tuple[dict[str, Any], list[Column]
             cells.append(
                 None
                 if side is None
-                else _cell(side, results[key], summaries.get(key, {}), transcripts, s)
+                else _cell(side, results[key], summaries.get(key), transcripts, s)
             )
         change = changes.get(name)
-        case: dict[str, Any] = {"n": name, "t": tags.get(name, []), "c": cells}
-        if change is not None:
-            case["k"] = change.kind
-            case["d"] = None if change.delta is None else round(change.delta, 4)
-        cases.append(case)
-    payload = {
-        "columns": [c.label for c in columns],
-        "change": change_label(data, columns),
-        "strings": s.table,
-        "cases": cases,
-    }
+        kind = None if change is None else change.kind
+        delta = None if change is None or change.delta is None else round(change.delta, 4)
+        cases.append(CaseShown(name, tags.get(name, ()), tuple(cells), kind, delta))
+    payload = Payload(
+        columns=tuple(c.label for c in columns),
+        change=change_label(data, columns),
+        strings=tuple(s.table),
+        cases=tuple(cases),
+    )
     return payload, columns
 
 
@@ -257,7 +335,11 @@ def change_label(runs: Sequence[RunData], columns: Sequence[Column]) -> str:
     return "change, first run → last"
 
 
-def script_json(payload: Any) -> str:
+def script_json(payload: Payload) -> str:
     """JSON safe inside <script type="application/json">: no `<`, `>` or `&` can end the block."""
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        text = msgspec.json.encode(payload).decode("utf-8")
+    except UnicodeEncodeError:  # half an emoji in a live answer: json writes it as an escape
+        plain = msgspec.to_builtins(payload)
+        text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"), default=str)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

@@ -3,7 +3,8 @@
 Written as it is encoded: the summaries indented, then one case and one result per line, each
 encoded by json's C encoder (an indented dump runs json's pure-Python encoder, ten times
 slower), so a 50,000-case report is written in a second without a second copy in memory.
-The file is plain JSON either way; readers parse it as before.
+The file is plain JSON either way; readers parse it as before. The layout is that of
+evalspec 1.0, byte for byte (tests/data/records_v1).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from evalspec._report.records import Report, case_dict, case_tags, result_dict
+from evalspec._report.records import Report, case_records
+from evalspec._scoring.results_file import HEAD, ResultsFile, plain
 from evalspec._util.files import atomic_write
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
@@ -21,15 +23,24 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 def write_json(report: Report, path: Path) -> None:
     """Write atomically: a reader never sees half a results file."""
-    head = report.to_dict(summaries_only=True)
-    tags = case_tags(report.suite)
+    head = report.results_file(with_lists=False)
+    _write(path, head, case_records(report), report.results)
+
+
+def write_results(file: ResultsFile, path: Path) -> None:
+    """Write a results file read back (a merge, a rewrite): the same bytes 1.0 wrote."""
+    _write(path, file, file.cases, file.results)
+
+
+def _write(path: Path, head: ResultsFile, cases: Iterable[Any], results: Iterable[Any]) -> None:
     with atomic_write(path) as fh:
         fh.write("{\n")
-        for key, value in head.items():
+        for key in HEAD:
+            value = plain(getattr(head, key))
             text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
             fh.write(f"  {json.dumps(key)}: {text.replace(chr(10), chr(10) + '  ')},\n")
-        _write_list(fh, "cases", (case_dict(c, tags) for c in report.cases), last=False)
-        _write_list(fh, "results", (result_dict(r) for r in report.results), last=True)
+        _write_list(fh, "cases", (plain(c) for c in cases), last=False)
+        _write_list(fh, "results", (plain(r) for r in results), last=True)
         fh.write("}\n")
 
 

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
+
 from evalspec._critics.base import Embedder
 from evalspec._scoring.budgets import over_budget
+from evalspec._scoring.results_file import (
+    CaseRecord,
+    ModelSpecRecord,
+    ResultsFile,
+    Thresholds,
+    plain,
+)
 from evalspec._scoring.trials import CaseSummary, ModelSummary
 from evalspec._scoring.types import CaseResult
 from evalspec._scoring.usage import UsageTally
 from evalspec._suite.model import Suite
 from evalspec._transcript import Transcript
-
-RESULTS_VERSION = 1
-"""Version of results.json's layout."""
 
 
 @dataclass(frozen=True)
@@ -49,69 +55,61 @@ class Report:
         return self.latency
 
     def to_dict(self, *, summaries_only: bool = False) -> dict[str, Any]:
-        """results.json's content. Shallow: the values are already plain, and json only reads.
+        """results.json's content as plain JSON values.
 
         `summaries_only` leaves out the per-case lists, for writers that stream them.
         """
-        data: dict[str, Any] = {
-            "version": RESULTS_VERSION,
-            "suite": self.suite.name,
-            "path": self.suite.path,
-            "description": self.suite.description,
-            "created": self.created,
-            "rubric": {
-                "fail_threshold": self.suite.rubric.fail_threshold,
-                "warn_threshold": self.suite.rubric.warn_threshold,
-            },
-            "model_specs": model_specs(self.suite),
-            "models": [model_dict(m) for m in self.models],
-        }
-        if not summaries_only:
-            tags = case_tags(self.suite)
-            data["cases"] = [case_dict(c, tags) for c in self.cases]
-            data["results"] = [result_dict(r) for r in self.results]
+        data: dict[str, Any] = plain(self.results_file(with_lists=not summaries_only))
+        if summaries_only:
+            del data["cases"], data["results"]
         return data
 
+    def results_file(self, *, with_lists: bool = True) -> ResultsFile:
+        """The report as results.json holds it (the per-case lists left empty if not
+        `with_lists`): scoring's own records, no copy of a result or a row."""
+        return ResultsFile(
+            suite=self.suite.name,
+            path=self.suite.path,
+            description=self.suite.description,
+            created=self.created,
+            rubric=Thresholds(self.suite.rubric.fail_threshold, self.suite.rubric.warn_threshold),
+            model_specs=model_specs(self.suite),
+            models=self.models,
+            cases=tuple(case_records(self)) if with_lists else (),
+            results=self.results if with_lists else (),
+        )
 
-def model_dict(m: ModelSummary) -> dict[str, Any]:
-    """One model summary as results.json holds it: intervals as {estimate, low, high, ...}."""
-    data = dict(vars(m))
-    for key in ("pass_rate_ci", "pass_at_1_ci", "mean_score_ci"):
-        interval = data.get(key)
-        data[key] = interval.to_dict() if interval is not None else None
-    data["over_budget"] = list(m.over_budget)
-    return data
+
+def case_tags(suite: Suite) -> dict[str, tuple[str, ...]]:
+    return {c.name: tuple(c.tags) for c in suite.cases}
 
 
-def case_tags(suite: Suite) -> dict[str, list[str]]:
-    return {c.name: list(c.tags) for c in suite.cases}
-
-
-def model_specs(suite: Suite) -> list[dict[str, Any]]:
+def model_specs(suite: Suite) -> tuple[ModelSpecRecord, ...]:
     """What each model was run with, for reports: never its endpoint, headers or key variable."""
-    return [
-        {
-            "name": m.name,
-            "model": m.model,
-            "params": m.params,
-            "price": dict(vars(m.price)) if m.price else None,
-        }
+    return tuple(
+        ModelSpecRecord(name=m.name, model=m.model, params=m.params, price=m.price)
         for m in suite.models
-    ]
+    )
 
 
-def case_dict(case: CaseSummary, tags: dict[str, list[str]] | None = None) -> dict[str, Any]:
-    """One case summary as results.json holds it (its results are listed separately)."""
-    data = {k: v for k, v in vars(case).items() if k != "results"}
-    data["tags"] = (tags or {}).get(case.case, [])
-    return data
-
-
-def result_dict(result: CaseResult) -> dict[str, Any]:
-    """One result with its explanation rows, as results.json holds it."""
-    data = dict(vars(result))
-    data["rows"] = [dict(vars(row)) for row in result.rows]
-    return data
+def case_records(report: Report) -> Iterator[CaseRecord]:
+    """Each case summary as results.json holds it (its results are listed separately)."""
+    tags = case_tags(report.suite)
+    for c in report.cases:
+        yield CaseRecord(
+            case=c.case,
+            model=c.model,
+            status=c.status,
+            score=c.score,
+            std=c.std,
+            trials=c.trials,
+            passed=c.passed,
+            pass_at_k=c.pass_at_k,
+            pass_hat_k=c.pass_hat_k,
+            reason=c.reason,
+            flaky=c.flaky,
+            tags=tags.get(c.case, ()),
+        )
 
 
 def build_report(
@@ -162,7 +160,9 @@ def report_from_results(
             what="the run: ",
         )
         priced.append(
-            replace(m, prompt_tokens=p, completion_tokens=c, cost=cost, over_budget=tuple(over))
+            msgspec.structs.replace(
+                m, prompt_tokens=p, completion_tokens=c, cost=cost, over_budget=tuple(over)
+            )
         )
     created = datetime.now(UTC).isoformat(timespec="seconds")
     return Report(

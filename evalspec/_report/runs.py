@@ -1,18 +1,20 @@
 """Read a finished run's transcripts back, for the conversations the HTML report shows.
 
-results.json is read and checked by evalspec._review.results_file (the CLI passes it in).
+results.json is read by evalspec._review.results_file (the CLI passes it in).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 from evalspec._report.html_data import HtmlRun
+from evalspec._scoring.results_file import ResultsFile
+from evalspec._transcript import Transcript, read_line
+from evalspec._util.errors import InputError
+from evalspec._util.records import RecordError
 
 
-def load_transcript_dicts(path: Path) -> dict[str, dict[str, Any]]:
+def load_transcripts_beside(path: Path) -> dict[str, Transcript]:
     """transcripts.jsonl beside a results.json, by item id; empty when there is none.
 
     A line that is not a transcript is skipped: the report then shows that item's scores
@@ -21,19 +23,20 @@ def load_transcript_dicts(path: Path) -> dict[str, dict[str, Any]]:
     file = path / "transcripts.jsonl" if path.is_dir() else path.with_name("transcripts.jsonl")
     if not file.is_file():
         return {}
-    out: dict[str, dict[str, Any]] = {}
-    with file.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            try:
-                item = json.loads(line)
-            except ValueError:
+    out: dict[str, Transcript] = {}
+    with file.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
                 continue
-            if isinstance(item, dict) and isinstance(item.get("item_id"), str):
-                out[item["item_id"]] = item
+            try:
+                t = read_line(line, str(file), number)
+            except (InputError, RecordError, UnicodeDecodeError):
+                continue
+            out[t.item_id] = t
     return out
 
 
-def html_run(label: str, results: dict[str, Any], path: Path) -> HtmlRun:
+def html_run(label: str, results: ResultsFile, path: Path) -> HtmlRun:
     """A run as the HTML report reads it: results already loaded (and checked), transcripts
     from beside them."""
-    return HtmlRun(label, results, load_transcript_dicts(path))
+    return HtmlRun(label, results, load_transcripts_beside(path))

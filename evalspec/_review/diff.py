@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from evalspec._report.columns import (
     EPS,
@@ -39,6 +41,7 @@ from evalspec._review.noise import (
     side_counts,
     side_flaky,
 )
+from evalspec._scoring.results_file import ResultsFile
 from evalspec._scoring.types import CaseResult, Row
 from evalspec._suite.model import Gate, Suite
 from evalspec._transcript import Transcript
@@ -268,8 +271,8 @@ def _change_dict(c: CaseChange) -> dict[str, Any]:
                 "trial": r.trial,
                 "field": r.field,
                 "call": r.call,
-                "before": asdict(r.before) if r.before else None,
-                "after": asdict(r.after) if r.after else None,
+                "before": msgspec.structs.asdict(r.before) if r.before else None,
+                "after": msgspec.structs.asdict(r.after) if r.after else None,
             }
             for r in c.rows
         ],
@@ -659,7 +662,7 @@ def _spend(
 
 
 def compare_results(
-    a: dict[str, Any], b: dict[str, Any], *, a_label: str = "A", b_label: str = "B"
+    a: ResultsFile, b: ResultsFile, *, a_label: str = "A", b_label: str = "B"
 ) -> Comparison:
     """Two results files, A before and B after."""
     return compare_runs([RunData(a_label, a), RunData(b_label, b)])
@@ -682,7 +685,7 @@ def compare_runs(runs: Sequence[RunData], *, gate: Gate | None = None) -> Compar
             before, after = b_col.cells.get(case), a_col.cells.get(case)
             if before is not None or after is not None:
                 changes.append(_change(case, label, before, after))
-    suites = list(dict.fromkeys(str(r.data.get("suite") or "") for r in runs))
+    suites = list(dict.fromkeys(r.data.suite or "" for r in runs))
     notes = []
     if len(suites) > 1:
         notes.append(f"different suites: {', '.join(suites)}")
@@ -735,11 +738,8 @@ def _column_spend(before: Column, after: Column) -> tuple[Spend, Spend] | None:
     """Whole-run tokens and cost of two columns, from their results.json summaries."""
 
     def spend(col: Column) -> Spend | None:
-        tokens, cost = col.summary.get("tokens"), col.summary.get("cost")
-        if isinstance(tokens, bool) or not isinstance(tokens, int):
-            return None
-        ok = isinstance(cost, int | float) and not isinstance(cost, bool)
-        return Spend(tokens, float(cost) if ok else None)
+        m = col.summary
+        return None if m is None else Spend(m.tokens, m.cost)
 
     b, a = spend(before), spend(after)
     return (b, a) if b is not None and a is not None else None

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
+import msgspec
+
 from evalspec._plan import Plan, PlanItem
 from evalspec._providers.base import Provider, ProviderError
 from evalspec._runner.user_simulator import UserSimulator
@@ -116,7 +118,7 @@ async def run_conversation(
         error = "the simulated user ended the conversation before saying anything"
         finish = "error"
     if stop and user_turns:
-        user_turns[-1] = replace(user_turns[-1], stop=stop)
+        user_turns[-1] = msgspec.structs.replace(user_turns[-1], stop=stop)
     return Transcript(
         item_id=item.id,
         case=case.name,

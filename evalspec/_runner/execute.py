@@ -16,9 +16,11 @@ import asyncio
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from evalspec._plan import Plan, PlanItem, request_key
 from evalspec._providers.base import ChatRequest, Provider, ProviderError
@@ -26,6 +28,7 @@ from evalspec._providers.calls import ModelCalls, model_endpoint, register_suite
 from evalspec._runner.run_dir import (
     TRANSCRIPTS_FILE,
     ResumeState,
+    Selection,
     read_manifest,
     recordings_path,
     resume_state,
@@ -60,7 +63,7 @@ class RunOptions:
     run_dir: Path | None = None
     resume: bool = False
     recordings: Path | None = None
-    selection: dict[str, Any] = field(default_factory=dict)
+    selection: Selection = field(default_factory=Selection)
     """What was selected (cases, models, trials, shard), kept in run.json for merging."""
     keep_transcripts: bool = True
     """False: the outcome lists no transcripts (a caller that scores them as they finish,
@@ -178,7 +181,7 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
 
     conversation = conversations(plan.suite, simulator).open(item.case)
     t = await _conversation(item, plan, provider, conversation)
-    return replace(t, state=conversation.snapshot())
+    return msgspec.structs.replace(t, state=conversation.snapshot())
 
 
 async def _conversation(
@@ -376,7 +379,7 @@ async def run_one(
                 item, plan, provider, tools, user_provider, answer=_conversation
             )
             if plan.suite.stateful:
-                t = replace(t, state=tools.snapshot())
+                t = msgspec.structs.replace(t, state=tools.snapshot())
         else:
             t = await run_item(item, plan, provider, simulator)
     except (RunError, asyncio.CancelledError):
@@ -388,7 +391,7 @@ async def run_one(
         problem = redact(f"{type(exc).__name__}: {exc}", secrets)
         t = _failed(item, f"{item.label}: unexpected failure ({problem})", "live")
     if t.error:
-        t = replace(t, error=redact(t.error, secrets))
+        t = msgspec.structs.replace(t, error=redact(t.error, secrets))
     return t
 
 

@@ -11,6 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
+from evalspec._runner.run_dir import Selection
 from evalspec._suite.model import Suite
 from evalspec._transcript import Transcript
 from evalspec._util.errors import UsageError
@@ -31,17 +34,26 @@ def suite_of(run_dir: Path) -> tuple[str, str] | None:
     """(suite name, suite path) a run directory belongs to, from run.json or results.json."""
     from evalspec._runner.run_dir import read_manifest
     from evalspec._util.errors import InputError
-    from evalspec._util.reading import read_json
+    from evalspec._util.reading import read_text
+    from evalspec._util.records import RecordError, decode
 
     manifest = read_manifest(run_dir)
-    if manifest is None:
-        try:
-            manifest = read_json(run_dir / "results.json")
-        except InputError:
-            return None
-    if not isinstance(manifest, dict) or "suite" not in manifest:
+    if manifest is not None:
+        return manifest.suite, manifest.path
+    file = run_dir / "results.json"
+    try:
+        owner = decode(read_text(file, str(file)), _Owner, str(file))
+    except (InputError, RecordError):
         return None
-    return str(manifest["suite"]), str(manifest.get("path", ""))
+    return (owner.suite, owner.path or "") if owner.suite is not None else None
+
+
+class _Owner(msgspec.Struct, frozen=True):
+    """The two keys of a results.json (evalspec._scoring.results_file) that name its suite;
+    the rest is not read here."""
+
+    suite: str | None = None
+    path: str | None = None
 
 
 def combine(run_dirs: Sequence[Path], suite: Path | None = None) -> Merged:
@@ -114,13 +126,15 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, suite: Path | None = None
             f"{merged.suite_path} is suite {loaded.name!r}, but the runs are of suite "
             f"{names.pop()!r}"
         )
-    selection = dict((read_manifest(run_dirs[0]) or {}).get("selection") or {})
-    selection.pop("shard", None)
+    first = read_manifest(run_dirs[0])
+    selection = Selection()
+    if first is not None and first.selection is not msgspec.UNSET:
+        selection = msgspec.structs.replace(first.selection, shard=msgspec.UNSET)
     plan = compile_plan(
         loaded,
-        cases=selection.get("cases"),
-        models=selection.get("models"),
-        trials=selection.get("trials"),
+        cases=selection.cases or None,
+        models=selection.models or None,
+        trials=selection.trials or None,
     )
     wanted = [it.id for it in plan.items]
     by_id = {t.item_id: t for t in merged.transcripts}
@@ -130,7 +144,8 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, suite: Path | None = None
     missing = len([i for i in wanted if i not in by_id])
     out.mkdir(parents=True, exist_ok=True)
     write_transcripts(out / TRANSCRIPTS_FILE, ordered)
-    write_manifest(out, loaded, {**selection, "merged_from": [str(d) for d in run_dirs]})
+    merged_from = [str(d) for d in run_dirs]
+    write_manifest(out, loaded, msgspec.structs.replace(selection, merged_from=merged_from))
     errored = sum(1 for t in ordered if t.error)
     note = f"(merged from {len(run_dirs)} run directories" + (
         f", {merged.duplicates} duplicates replaced" if merged.duplicates else ""

@@ -15,14 +15,17 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated
+
+import msgspec
 
 from evalspec._suite.model import Suite
-from evalspec._transcript import Transcript
-from evalspec._util.errors import UsageError
+from evalspec._transcript import Transcript, read_line
+from evalspec._util.errors import InputError, UsageError
 from evalspec._util.files import FILE_MODE, write_text_atomic
 from evalspec._util.paths import safe_name
 from evalspec._util.reading import MAX_LOG_BYTES, read_existing
+from evalspec._util.records import RecordError, decode
 
 if TYPE_CHECKING:
     from evalspec._plan import Plan
@@ -98,8 +101,8 @@ def read_finished(run_dir: Path) -> dict[str, Transcript]:
         if not raw.strip():
             continue
         try:
-            t = Transcript.from_dict(json.loads(raw.decode("utf-8")))
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            t = read_line(raw, str(path), number)
+        except (InputError, RecordError, UnicodeDecodeError) as exc:
             why = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "not a transcript"
             _log.warning(
                 "note: %s:%d: skipped an unreadable line (%s, e.g. cut by a crash); "
@@ -145,26 +148,58 @@ def resume_state(run_dir: Path, plan: Plan) -> ResumeState:
     return ResumeState(done, tuple(stale))
 
 
-def write_manifest(run_dir: Path, suite: Suite, selection: dict[str, Any]) -> None:
-    """run.json: which suite and selection this run directory belongs to (atomic write)."""
+class Selection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What part of the suite a run directory holds: `run`'s options as given (null: all).
+    A key a writer left out stays out when the manifest is written back."""
+
+    cases: list[str] | msgspec.UnsetType | None = msgspec.UNSET
+    models: list[str] | msgspec.UnsetType | None = msgspec.UNSET
+    trials: Annotated[int, msgspec.Meta(ge=1)] | msgspec.UnsetType | None = msgspec.UNSET
+    shard: str | msgspec.UnsetType | None = msgspec.UNSET
+    """`I/N` of a sharded run; a merged run has none."""
+    merged_from: list[str] | msgspec.UnsetType = msgspec.UNSET
+    """The run directories a merged run was made from."""
+
+
+class RunManifest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """run.json: which suite and selection a run directory belongs to. Unknown keys are
+    refused: a manifest that cannot be read wholly is not trusted to vouch for a run."""
+
+    suite: str
+    path: str = ""
+    """The suite file's absolute path when the run started."""
+    selection: Selection | msgspec.UnsetType = msgspec.UNSET
+
+
+def write_manifest(run_dir: Path, suite: Suite, selection: Selection) -> None:
+    """run.json (atomic write)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    data = {
-        "suite": suite.name,
-        "path": str(Path(suite.path).resolve()),
-        "selection": selection,
-    }
-    write_text_atomic(
-        run_dir / MANIFEST_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    manifest = RunManifest(
+        suite=suite.name, path=str(Path(suite.path).resolve()), selection=selection
     )
+    write_text_atomic(run_dir / MANIFEST_FILE, manifest_text(manifest))
 
 
-def read_manifest(run_dir: Path) -> dict[str, Any] | None:
-    """The run.json of a run directory, or None when it has none (or an unreadable one)."""
+def manifest_text(manifest: RunManifest) -> str:
+    """run.json's text: indented, as 1.0 wrote it."""
+    return json.dumps(msgspec.to_builtins(manifest), indent=2, ensure_ascii=False) + "\n"
+
+
+def read_manifest(run_dir: Path) -> RunManifest | None:
+    """The run.json of a run directory, or None when it has none (or one that is not a
+    manifest: the run is then treated as having none, with a note)."""
+    path = run_dir / MANIFEST_FILE
     try:
-        data = json.loads(read_existing(run_dir / MANIFEST_FILE) or b"")
-    except (OSError, ValueError):
+        raw = read_existing(path)
+    except OSError:
         return None
-    return data if isinstance(data, dict) else None
+    if raw is None:
+        return None
+    try:
+        return decode(raw, RunManifest, str(path), root="the file")
+    except (InputError, RecordError, UnicodeDecodeError) as exc:
+        _log.warning("note: %s is not a run manifest (%s); ignored", path, exc)
+        return None
 
 
 def default_run_dir(suite: Suite) -> Path:

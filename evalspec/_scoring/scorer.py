@@ -22,9 +22,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from evalspec._critics.base import Embedder
 from evalspec._providers.calls import ModelCalls
@@ -96,16 +98,16 @@ def _result(
 ) -> CaseResult:
     tally = tally or _Explanation()
     return CaseResult(
-        t.item_id,
-        t.case,
-        t.model,
-        t.trial,
-        score,
-        status,
-        reason,
-        tuple(tally.rows),
-        tally.evaluators,
-        tally.details,
+        item_id=t.item_id,
+        case=t.case,
+        model=t.model,
+        trial=t.trial,
+        score=score,
+        status=status,
+        reason=reason,
+        rows=tuple(tally.rows),
+        evaluators=tally.evaluators,
+        details=tally.details,
     )
 
 
@@ -241,7 +243,7 @@ class Scorer:
             prep = self._prepare(part, case)
             if prep is not None and case.expect.judges_state:
                 done = tuple(c for c in t.tool_calls if (c.user_turn or 0) <= index)
-                prep.state_from = replace(t, tool_calls=done)
+                prep.state_from = msgspec.structs.replace(t, tool_calls=done)
             return self._score(part, prep)
 
         score, status, reason, rows, details = score_turns(

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb
 
+import msgspec
+
 from evalspec._scoring.scorer import band
-from evalspec._scoring.types import CaseResult, Status
+from evalspec._scoring.types import CaseResult, Count, Status
 from evalspec._stats import DEFAULT_CONFIDENCE, Interval, clustered_rate, is_flaky, mean_interval
 from evalspec._suite.model import Case, Suite
 
@@ -107,27 +109,28 @@ def combine_trials(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
     )
 
 
-@dataclass(frozen=True)
-class ModelSummary:
+class ModelSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One model's run, summarised: an entry of results.json's `models`, as written."""
+
     model: str
-    cases: int
-    passed: int
-    warned: int
-    failed: int
-    errors: int
-    mean_score: float
-    std_score: float
-    pass_at_1: float
-    tokens: int
-    latency_s: float
-    k: int = 1
+    cases: Count = 0
+    passed: Count = 0
+    warned: Count = 0
+    failed: Count = 0
+    errors: Count = 0
+    mean_score: float = 0.0
+    std_score: float = 0.0
+    pass_at_1: float = 0.0
+    tokens: Count = 0
+    latency_s: float = 0.0
+    k: Count = 1
     """Trials per case (the most any case had)."""
     pass_at_k: float = 0.0
     """Mean over cases of P(at least one of k trials passes)."""
     pass_hat_k: float = 0.0
     """Mean over cases of P(all k trials pass)."""
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
     cost: float | None = None
     """From the model's `price:`; None when the suite gives none."""
     pass_rate_ci: Interval | None = None
@@ -136,7 +139,7 @@ class ModelSummary:
     """Trials passed over trials: Wilson, clustered by case."""
     mean_score_ci: Interval | None = None
     """Mean of per-case mean scores: Student's t over cases (None below two cases)."""
-    flaky: int = 0
+    flaky: Count = 0
     """Cases whose trials disagree."""
     over_budget: tuple[str, ...] = ()
     """Why this model's run is over the suite's budget (empty: within it, or no budget)."""

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import msgspec
+
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.model import Budget, Case, Message, Rubric
@@ -57,7 +59,7 @@ def turn_views(
         if k >= len(t.user_turns):
             yield TurnView(k, single, None)
             continue
-        part = replace(
+        part = msgspec.structs.replace(
             t,
             tool_calls=tuple(c for c in t.tool_calls if c.user_turn == k),
             final_answer=t.user_turns[k].final_answer,

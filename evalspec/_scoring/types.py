@@ -1,15 +1,22 @@
-"""Plain data that scoring produces: outcomes, explanation rows, case results."""
+"""Plain data that scoring produces: outcomes, explanation rows, case results.
+
+These are the records results.json holds, declared once: scoring builds them, the results file
+is written from them, and compare, view, merge, review and the HTML report read them back as
+the same types (see evalspec._scoring.results_file).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 Status = Literal["pass", "warn", "fail", "error"]
 
+Count = Annotated[int, msgspec.Meta(ge=0)]
 
-@dataclass(frozen=True)
-class Row:
+
+class Row(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One line of an explanation: a person reads these to learn why a case scored as it did."""
 
     field: str
@@ -21,20 +28,21 @@ class Row:
     weight: float
     reason: str
     critic: str = ""
-    call: int | None = None
+    call: Count | None = None
     """Index of the expected call this row belongs to, if any."""
     match: bool = True
 
 
-@dataclass(frozen=True)
-class CaseResult:
-    item_id: str
+class CaseResult(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One trial of one case on one model, scored: a line of results.json's `results`."""
+
+    item_id: str = ""
     case: str
     model: str
-    trial: int
+    trial: Count = 0
     score: float
     status: Status
-    reason: str
+    reason: str = ""
     rows: tuple[Row, ...] = ()
-    evaluators: dict[str, float] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
+    evaluators: dict[str, float] = msgspec.field(default_factory=dict)
+    details: dict[str, Any] = msgspec.field(default_factory=dict)

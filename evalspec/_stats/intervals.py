@@ -18,16 +18,16 @@ Why these methods:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from math import fsum, inf, sqrt
 from statistics import NormalDist
+
+import msgspec
 
 DEFAULT_CONFIDENCE = 0.95
 
 
-@dataclass(frozen=True)
-class Interval:
-    """An estimate with its two-sided confidence interval."""
+class Interval(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An estimate with its two-sided confidence interval (results.json holds it as is)."""
 
     estimate: float
     low: float
