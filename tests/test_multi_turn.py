@@ -556,3 +556,23 @@ def test_a_stateful_conversation_keeps_one_state_and_judges_each_turn_on_its_own
     (rescored,) = api.score(api.load_suite(path), [t]).results
     assert [e["status"] for e in rescored.details["turns"]][1] == "pass"
     assert rescored.details["turns"][0]["status"] == "fail"
+
+
+def test_a_judged_turn_the_conversation_never_reached_fails(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    import msgspec
+
+    path = write(tmp_path, server.base_url)
+    _, transcripts = run(path, models=["good"], cases=["three turns"])
+    (t,) = transcripts
+    cut = msgspec.structs.replace(t, user_turns=t.user_turns[:1], tool_calls=t.tool_calls[:1])
+    (result,) = api.score(api.load_suite(path), [cut]).results
+    turns = result.details["turns"]
+    assert [(e["turn"], e["user"], e.get("status")) for e in turns] == [
+        (1, "add 1 and 2", "pass"),
+        (2, "thanks", None),
+        (3, "now add 2 and 2", "fail"),
+    ]
+    assert turns[2]["reason"] == "the conversation ended before turn 3"
+    assert result.score == pytest.approx(0.5)

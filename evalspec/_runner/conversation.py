@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -59,6 +59,7 @@ async def run_conversation(
     error: str | None = None
     source = "live"
     stop: str | None = None
+    origin: Literal["scripted", "simulated"] = "scripted"
     index = 0
     while True:
         if simulated is None:

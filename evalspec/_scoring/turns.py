@@ -82,7 +82,15 @@ def score_turns(
     for view in turn_views(case, t, cases):
         if view.transcript is None:
             why = f"the conversation ended before turn {view.index + 1}"
-            result = CaseResult(t.item_id, t.case, t.model, t.trial, 0.0, "fail", why)
+            result = CaseResult(
+                item_id=t.item_id,
+                case=t.case,
+                model=t.model,
+                trial=t.trial,
+                score=0.0,
+                status="fail",
+                reason=why,
+            )
             rows.append(Row("turn", "a turn", None, 0.0, 1.0, why, "turns", None, False))
         else:
             result = score(view.transcript, view.case, view.index)
