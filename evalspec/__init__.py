@@ -14,16 +14,58 @@ from evalspec import api
 
 if TYPE_CHECKING:
     from evalspec.api import *  # noqa: F403
-    from evalspec.plugins import Plugin, register, registered, unregister
+    from evalspec.plugins import (
+        AnswerCheck,
+        AnswerInput,
+        CheckReturn,
+        Critic,
+        Evaluator,
+        EvaluatorInput,
+        Finding,
+        Plugin,
+        Verdict,
+        find,
+        register,
+        registered,
+        unregister,
+    )
 
 DISTRIBUTION = "evalspec-yaml"
 """The name on the package index (`evalspec` there is an unrelated project)."""
 
-_PLUGIN_NAMES = ("Plugin", "register", "registered", "unregister")
+_PLUGIN_NAMES = (
+    "AnswerCheck",
+    "AnswerInput",
+    "CheckReturn",
+    "Critic",
+    "Evaluator",
+    "EvaluatorInput",
+    "Finding",
+    "Plugin",
+    "Verdict",
+    "find",
+    "register",
+    "registered",
+    "unregister",
+)
 """The plugin interface, from `evalspec.plugins`."""
 
 __all__ = list(api.__all__)
-__all__ += ["Plugin", "register", "registered", "unregister"]
+__all__ += [
+    "AnswerCheck",
+    "AnswerInput",
+    "CheckReturn",
+    "Critic",
+    "Evaluator",
+    "EvaluatorInput",
+    "Finding",
+    "Plugin",
+    "Verdict",
+    "find",
+    "register",
+    "registered",
+    "unregister",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -6,7 +6,7 @@ and `patternProperties` with Python's backtracking `re`, where `^(a+)+$` against
 runs for minutes. Here those keywords (and `additionalProperties`, which consults
 `patternProperties`) match on RE2, as critics' patterns do; a pattern RE2 refuses is reported
 when the suite is validated, and the compiled (fastjsonschema) checks never see a pattern at all
-(`fast_schema.FAST_KEYWORDS` leaves `pattern` out).
+(`schemas.FAST_KEYWORDS` leaves `pattern` out).
 """
 
 from __future__ import annotations

@@ -29,23 +29,20 @@ def write_suite(tmp_path: Path):
     return write
 
 
-@pytest.fixture(autouse=True)
-def _forget_registered_secrets():
-    """Secrets one test's run registered must not scrub another test's output."""
-    from evalspec._util import redaction
-
-    yield
-    redaction.forget_all()
-
-
 @pytest.fixture
 def no_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only evalspec's own critics and checks, whatever plugins are installed (exact messages
     list every known name)."""
-    from evalspec import plugins
+    from evalspec._util import registry
 
-    monkeypatch.setattr(plugins, "_entry_points_loaded", True)
-    monkeypatch.setattr(plugins, "_REGISTRY", {kind: {} for kind in plugins.KINDS})
+    for kind in registry.KINDS:
+        registry.builtin_names(kind)  # evalspec's own are registered before the others hide
+    builtins_only = {
+        kind: {name: e for name, e in entries.items() if e.builtin}
+        for kind, entries in registry._REGISTRY.items()
+    }
+    monkeypatch.setattr(registry, "_entry_points_loaded", True)
+    monkeypatch.setattr(registry, "_REGISTRY", builtins_only)
 
 
 @pytest.fixture

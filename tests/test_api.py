@@ -19,7 +19,21 @@ from evalspec import api
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "reference" / "python-api.md"
-PLUGIN_NAMES = ["Plugin", "register", "registered", "unregister"]
+PLUGIN_NAMES = [
+    "AnswerCheck",
+    "AnswerInput",
+    "CheckReturn",
+    "Critic",
+    "Evaluator",
+    "EvaluatorInput",
+    "Finding",
+    "Plugin",
+    "Verdict",
+    "find",
+    "register",
+    "registered",
+    "unregister",
+]
 SLACK = ROOT / "suites" / "slack.yaml"
 
 

@@ -334,6 +334,19 @@ def test_api_call_score_over_distinct_names():
     assert run("api_call_score", t, expect("a", "c")).score == 1.0
 
 
+def test_only_the_exact_finish_pseudo_call_is_not_an_api():
+    """ToolBench ends a run on `action_name == "Finish"` only: a suite's own `finish` tool is an
+    API, in the evaluator and in the StableToolBench scorer alike."""
+    from evalspec._interop.stabletoolbench import called_apis
+
+    t = transcript("finish", "Finish")
+    r = run("api_call_score", t, gold=["finish"])
+    assert (r.score, r.justification["called"]) == (1.0, ["finish"])
+    query = {"api_list": [{"tool_name": "Shop", "api_name": "finish"}]}
+    named = transcript("finish_for_shop", "Finish")
+    assert called_apis(named, [query]) == {("Shop", "finish")}
+
+
 def test_toolbench_names_reproduce_stabletoolbench_tool_names():
     """Every (tool, api) of the example queries maps to the name the benchmark's runs used."""
     rel = (

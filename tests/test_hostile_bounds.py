@@ -26,7 +26,7 @@ from evalspec._suite.validate import load_suite
 from evalspec._tool_schema import pattern_problems, tool_validator
 from evalspec._tools.simulated import ToolSimulator
 from evalspec._transcript import Transcript
-from evalspec._util.fast_schema import compiled_check
+from evalspec._util.schemas import compiled_check
 
 EVIL = "^(a+)+$"
 """Exponential under a backtracking engine: 34 a's and a `!` take minutes in Python's `re`."""

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "evalspec"
 
 # Lowest first. A module may import modules of its own layer or of layers below it.
 LAYERS: list[tuple[str, ...]] = [
-    ("evalspec._util", "evalspec.plugins"),
+    ("evalspec._util",),
     ("evalspec._stats",),
     ("evalspec._critics", "evalspec._tool_schema"),
     ("evalspec._suite",),
@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("evalspec._review", "evalspec._interop"),
     ("evalspec._report.comparison",),  # the console view of review's records
     ("evalspec._api",),
-    ("evalspec.api",),
+    ("evalspec.api", "evalspec.plugins"),
     ("evalspec._cli", "evalspec.__main__"),
 ]
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
-from evalspec._util.schemas import RUBRIC, RUN, schema_default, suite_schema
+import pytest
+
+from evalspec._util import schemas
+from evalspec._util.schemas import CRITIC, MODEL, RUBRIC, RUN, schema_default, suite_schema
 from evalspec.api import load_suite
 
 
@@ -57,17 +61,44 @@ def test_a_suite_that_leaves_keys_out_gets_the_schema_defaults(tmp_path: Path):
     assert suite.run.mode == schema_default(RUN + "mode")
     assert case.trials == schema_default("/properties/trials")
     assert case.pass_rule == schema_default("/properties/pass_rule")
-    assert suite.models[0].api_key_env == schema_default(
-        "/$defs/model/anyOf/1/properties/api_key_env"
-    )
-    assert case.critics[0].weight == schema_default("/$defs/critic/anyOf/1/properties/weight")
-    assert case.evaluators[0].required is schema_default(
-        "/$defs/evaluator/anyOf/1/properties/required"
-    )
+    assert suite.models[0].api_key_env == schema_default("/$defs/model/properties/api_key_env")
+    assert case.critics[0].weight == schema_default("/$defs/critic/properties/weight")
+    assert case.evaluators[0].required is schema_default("/$defs/evaluator/properties/required")
 
 
 def test_a_default_that_code_relies_on_must_be_in_the_schema():
-    import pytest
-
     with pytest.raises(KeyError):
         schema_default("/$defs/rubric/properties/no_such_key")
+
+
+def _reversed_unions(node):
+    if isinstance(node, dict):
+        out = {k: _reversed_unions(v) for k, v in node.items()}
+        for union in ("anyOf", "oneOf"):
+            if union in out:
+                out[union] = out[union][::-1]
+        return out
+    if isinstance(node, list):
+        return [_reversed_unions(v) for v in node]
+    return node
+
+
+POINTERS = (
+    MODEL + "api_key_env",
+    MODEL + "provider",
+    CRITIC + "weight",
+    CRITIC + "similarity/properties/threshold",
+    "/$defs/evaluator/properties/required",
+    RUBRIC + "fail_threshold",
+    RUN + "timeout",
+    RUN + "retries",
+)
+
+
+def test_defaults_are_found_by_name_whatever_order_the_union_branches_are_in(monkeypatch):
+    """A default inside `anyOf` is named by its key: reordering the branches moves nothing."""
+    as_written = {p: schema_default(p) for p in POINTERS}
+    reordered = _reversed_unions(copy.deepcopy(suite_schema()))
+    assert reordered != suite_schema()
+    monkeypatch.setattr(schemas, "suite_schema", lambda: reordered)
+    assert {p: schema_default(p) for p in POINTERS} == as_written

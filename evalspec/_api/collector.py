@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from evalspec._util.collector import collector_paused
+
 RUN_THRESHOLDS = (20_000, 10, 10)
 """gc thresholds while items run: a young collection every 20,000 new objects (default 700)."""
 
@@ -39,13 +41,7 @@ class RunCollector:
 
 @contextmanager
 def paused_until_run() -> Iterator[RunCollector]:
-    """The collector off until `start_run`; its earlier state and thresholds back at the end."""
-    was_enabled = gc.isenabled()
-    thresholds = gc.get_threshold()
-    gc.disable()
-    try:
-        yield RunCollector(was_enabled)
-    finally:
-        gc.set_threshold(*thresholds)
-        if was_enabled:
-            gc.enable()
+    """The collector off until `start_run`; its earlier state and thresholds back at the end.
+    (The objects frozen stay frozen: the command owns its process, which ends after it.)"""
+    with collector_paused() as state:
+        yield RunCollector(state.enabled)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from evalspec._util.errors import UsageError
 from evalspec._util.outputs import check_output_file
+from evalspec._util.redaction import secret_scope
 
 if TYPE_CHECKING:
     from evalspec._report.files import ReportFiles
@@ -159,6 +160,7 @@ class Judged:
         return 0
 
 
+@secret_scope()  # the judge's keys are scrubbed from what it writes, then forgotten
 def judge(suite: str | Path, transcripts: str | Path, *, concurrency: int | None = None) -> Judged:
     """Ask the suite's LLM judge for every verdict its cache lacks (the one call that may ask),
     through the suite's call settings; verdicts already cached are not asked again.

@@ -166,10 +166,10 @@ def review(
     the whole review."""
     import sys
 
-    from evalspec import plugins as registry
     from evalspec._review.markdown import write_review_markdown
     from evalspec._review.repo import DEFAULT_PATTERNS, review_repository
     from evalspec._suite.limits import review_budget, untrusted
+    from evalspec._util import registry
 
     gate_override(gate)  # an unknown name is refused before anything is read
     check_output_file(markdown, "--markdown")

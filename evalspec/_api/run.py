@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from evalspec._util.errors import EvalspecError, RunError, UsageError
 from evalspec._util.outputs import check_output_dir, check_output_file
+from evalspec._util.ray_batches import RAY_BATCH, RAY_EMBED_BATCH
+from evalspec._util.redaction import secret_scope
 
 if TYPE_CHECKING:
     from evalspec._api.collector import RunCollector
@@ -32,10 +34,6 @@ if TYPE_CHECKING:
 
 FREEZE_EVERY = 2000
 """Finished items between two collections that then set aside every object still alive."""
-RAY_BATCH = 64
-"""Items per batch sent to a Ray worker, unless the request says otherwise."""
-RAY_EMBED_BATCH = 256
-"""Texts per batch of a Ray run's embedding step, unless the request says otherwise."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +154,9 @@ def run(
     from evalspec._api.collector import paused_until_run
     from evalspec._report.files import ReportFiles
 
-    with paused_until_run() as collector, contextlib.ExitStack() as held:
+    # The run's secrets (model keys, header values) are scrubbed from everything it writes,
+    # results and reports included, and are the run's alone: forgotten when it returns.
+    with secret_scope(), paused_until_run() as collector, contextlib.ExitStack() as held:
         return _run(request, reports or ReportFiles(), progress, collector, held)
 
 

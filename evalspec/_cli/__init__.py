@@ -13,6 +13,7 @@ import typer
 from evalspec._cli import interop, judge, review, run, score, suite, tools, view
 from evalspec._cli.common import print_error
 from evalspec._cli.teardown import skipped_on_exit
+from evalspec._util.redaction import secret_scope
 
 app = typer.Typer(
     name="evalspec",
@@ -36,6 +37,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _options(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
@@ -45,6 +47,8 @@ def _options(
 ) -> None:
     """Declarative evaluation of LLM tool calling."""
     _scrub_output()
+    # The command's secrets are its own: registered in a scope that ends with the command.
+    ctx.with_resource(secret_scope())
 
 
 def _scrub_output() -> None:
@@ -80,7 +84,8 @@ app.add_typer(tools.tools_app, name="tools")
 
 def main() -> None:
     """Console-script entry point."""
-    with skipped_on_exit():
+    # Opened here too, so an error printed after the command ended is still scrubbed.
+    with skipped_on_exit(), secret_scope():
         try:
             app()
         except KeyboardInterrupt:  # pragma: no cover - typer usually handles it first

@@ -6,12 +6,10 @@ A command never shows a traceback for evalspec's own errors: `reports_errors` tu
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from evalspec._util.collector import collector_paused
 from evalspec._util.errors import EvalspecError, SpecError, UsageError
 from evalspec._util.outputs import check_output_dir, check_output_file
 
@@ -139,22 +138,11 @@ def expand_globs(patterns: list[str]) -> list[Path]:
     return files
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Printing results makes many small objects and no cycles, while every result is alive:
-    collections would rescan them all (a replay of the Slack suite spent ~8% more CPU)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def show(report: Report, options: ReportOptions) -> None:
     """Results on stdout: JSON for tools, or the console tables for people."""
-    with _collector_paused():
+    # Printing results makes many small objects and no cycles, while every result is alive:
+    # collections would rescan them all (a replay of the Slack suite spent ~8% more CPU).
+    with collector_paused():
         if options.as_json:
             sys.stdout.write(
                 json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"

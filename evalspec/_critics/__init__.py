@@ -29,13 +29,23 @@ from evalspec._critics.numeric import NumericCritic
 from evalspec._critics.one_of import OneOfCritic, standardize_string
 from evalspec._critics.similarity import SimilarityCritic, tfidf_similarity
 from evalspec._critics.text import ContainsCritic, ExactCritic, IgnoreCritic, RegexCritic
-from evalspec.plugins import registered
+from evalspec._util.registry import builtin_names, find, registered
 
 __all__ = [
     "CRITIC_KINDS",
     "MISSING",
+    "BinaryCritic",
+    "ContainsCritic",
     "Critic",
+    "DatetimeCritic",
     "EmbedderRequired",
+    "ExactCritic",
+    "IgnoreCritic",
+    "JsonSimilarityCritic",
+    "NumericCritic",
+    "OneOfCritic",
+    "RegexCritic",
+    "SimilarityCritic",
     "default_critic",
     "json_similarity",
     "make_critic",
@@ -44,37 +54,20 @@ __all__ = [
     "tfidf_similarity",
 ]
 
-_CRITICS: dict[str, Any] = {
-    c.kind: c
-    for c in (
-        BinaryCritic,
-        NumericCritic,
-        SimilarityCritic,
-        DatetimeCritic,
-        RegexCritic,
-        ExactCritic,
-        ContainsCritic,
-        OneOfCritic,
-        JsonSimilarityCritic,
-        IgnoreCritic,
-    )
-}
-
-CRITIC_KINDS: frozenset[str] = frozenset(_CRITICS)
+CRITIC_KINDS: frozenset[str] = builtin_names("critic")
+"""The critics evalspec ships (each module above registers its own with `@register`)."""
 
 
 def make_critic(kind: str, params: dict[str, Any]) -> Critic:
     """Build a critic from its YAML name and parameters; ValueError says what to fix.
 
-    Names not built in are looked up among registered plugins (`evalspec.plugins`)."""
-    cls = _CRITICS.get(kind)
-    if cls is None:
-        plugin = registered("critic").get(kind)
-        if plugin is None:
-            known = sorted(CRITIC_KINDS | set(registered("critic")))
-            raise ValueError(f"unknown critic {show(kind)}; use one of: {', '.join(known)}")
-        cls = plugin.impl
-    return cls.from_params(params or {})
+    Built-in and installed critics are found alike, in the one registry."""
+    entry = find("critic", kind)
+    if entry is None:
+        known = sorted(registered("critic"))
+        raise ValueError(f"unknown critic {show(kind)}; use one of: {', '.join(known)}")
+    critic: Critic = entry.impl.from_params(params or {})
+    return critic
 
 
 def default_critic(param_schema: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:

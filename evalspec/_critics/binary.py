@@ -17,6 +17,7 @@ from evalspec._critics.base import (
     show,
 )
 from evalspec._util.json_values import parse_json_value
+from evalspec._util.registry import register
 
 
 def _binary_equal(expected: Any, actual: Any, cast: bool) -> bool:
@@ -60,6 +61,7 @@ def _binary_equal(expected: Any, actual: Any, cast: bool) -> bool:
     return False
 
 
+@register("critic")
 @dataclass(frozen=True)
 class BinaryCritic(Critic):
     """Exact equality after casting, as Arcade's BinaryCritic, with sane typing."""

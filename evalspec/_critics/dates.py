@@ -24,6 +24,7 @@ from evalspec._critics.base import (
     outcome,
     show,
 )
+from evalspec._util.registry import register
 
 _UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
 _SHORT_PART = re.compile(r"(\d+(?:\.\d+)?)([wdhms])", re.IGNORECASE)
@@ -122,6 +123,7 @@ def _seconds_apart(a: date | datetime, b: date | datetime) -> float:
     return abs((a - b).total_seconds())
 
 
+@register("critic")
 @dataclass(frozen=True)
 class DatetimeCritic(Critic):
     """Closeness of two dates or datetimes: full score within tolerance, 0 at max_difference."""

@@ -19,6 +19,7 @@ from evalspec._critics.base import (
     show,
 )
 from evalspec._util.json_values import parse_json_value
+from evalspec._util.registry import register
 
 
 def _string_similarity(a: str, b: str) -> float:
@@ -88,6 +89,7 @@ def json_similarity(expected: Any, actual: Any) -> tuple[float, float, float]:
     return max(0.0, min(1.0, matched / total)), matched, total
 
 
+@register("critic")
 @dataclass(frozen=True)
 class JsonSimilarityCritic(Critic):
     """Partial credit over the leaves of the expected JSON value (UiPath's json-similarity).

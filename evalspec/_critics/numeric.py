@@ -18,8 +18,10 @@ from evalspec._critics.base import (
     outcome,
     show,
 )
+from evalspec._util.registry import register
 
 
+@register("critic")
 @dataclass(frozen=True)
 class NumericCritic(Critic):
     """Closeness of two numbers: over a value range (Arcade) or within an absolute tolerance.

@@ -23,6 +23,7 @@ from evalspec._critics.base import (
     outcome,
     show,
 )
+from evalspec._util.registry import register
 
 _TYPE_NAMES = {
     "string": "str",
@@ -192,6 +193,7 @@ def _choices_ok(
     return NOT_ONE_OF
 
 
+@register("critic")
 @dataclass(frozen=True)
 class OneOfCritic(Critic):
     """BFCL possible answers: the value must be one of the acceptable values; "" = may omit."""

@@ -15,6 +15,7 @@ from evalspec._critics.base import (
     outcome,
     show,
 )
+from evalspec._util.registry import register
 from evalspec._util.schemas import DEFAULT_SIMILARITY_THRESHOLD
 
 
@@ -27,6 +28,7 @@ def tfidf_similarity(expected: str, actual: str) -> float:
     return float(cosine_similarity(matrix[0], matrix[1])[0][0])
 
 
+@register("critic")
 @dataclass(frozen=True)
 class SimilarityCritic(Critic):
     """Meaning (embedding cosine) or word overlap (TF-IDF cosine) between two texts."""

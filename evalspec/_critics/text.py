@@ -18,6 +18,7 @@ from evalspec._critics.base import (
     show,
 )
 from evalspec._critics.patterns import PatternError, compile_pattern
+from evalspec._util.registry import register
 
 
 def _scalar_text(value: Any) -> str | None:
@@ -29,6 +30,7 @@ def _scalar_text(value: Any) -> str | None:
     return None
 
 
+@register("critic")
 @dataclass(frozen=True)
 class RegexCritic(Critic):
     """The actual value matches a pattern (searched anywhere, or the whole value with full)."""
@@ -77,6 +79,7 @@ def _fold(text: str, case_sensitive: bool, strip: bool) -> str:
     return text if case_sensitive else text.casefold()
 
 
+@register("critic")
 @dataclass(frozen=True)
 class ExactCritic(Critic):
     """Text equality with options; non-text values compare by their JSON text (5 vs "5" match)."""
@@ -101,6 +104,7 @@ class ExactCritic(Critic):
         return outcome(0.0, False, f"Expected {show(expected)}{case} but got {show(actual)}.")
 
 
+@register("critic")
 @dataclass(frozen=True)
 class ContainsCritic(Critic):
     """The actual text contains the expected piece(s); score = share of pieces found."""
@@ -146,6 +150,7 @@ class ContainsCritic(Critic):
         )
 
 
+@register("critic")
 @dataclass(frozen=True)
 class IgnoreCritic(Critic):
     """Excludes an argument from judgement: always a full match."""

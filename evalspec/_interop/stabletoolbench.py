@@ -22,11 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalspec._interop.stabletoolbench_nodes import FINISH, finished, read_tool_node, walk
+from evalspec._interop.stabletoolbench_nodes import finished, read_tool_node, walk
 from evalspec._suite.model import Tool
 from evalspec._tools.toolbench_names import (
+    FINISH,
+    api_call_score,
     api_identifier,
     function_name,
+    is_api_call,
     name_key,
     standardize,
 )
@@ -439,17 +442,9 @@ def called_apis(
     found = (
         names.get(call.name) or names.get(name_key(call.name))
         for call in transcript.tool_calls
-        if call.name != FINISH
+        if is_api_call(call.name)
     )
     return {pair for pair in found if pair is not None}
-
-
-def api_call_score(called: set[tuple[str, str]], gold: set[tuple[str, str]]) -> float:
-    """|called ∩ gold| / |gold|; 0.0 when there is no gold (as StableToolBench's scorer)."""
-    gold = {tuple(g) for g in gold}
-    if not gold:
-        return 0.0
-    return len({tuple(c) for c in called} & gold) / len(gold)
 
 
 def parse_status(value: Any) -> str:

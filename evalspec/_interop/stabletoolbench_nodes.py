@@ -20,11 +20,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalspec._tools.toolbench_names import FINISH
+
 MAX_NODE_CHARS = 1_000_000
 """Longer node text is not parsed as a whole (it is still read field by field)."""
 
 _FIELD = re.compile(r"""['"](name|arguments|response)['"]\s*:\s*""")
-FINISH = "Finish"
 _FINISH_MARK = "'name': 'Finish'"
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalspec._providers.base import ChatRequest, ChatResponse, Provider
 from evalspec._util import redaction
-from evalspec._util.schemas import DEFAULT_API_KEY_ENV
+from evalspec._util.schemas import DEFAULT_API_KEY_ENV, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
     from evalspec._providers.openai_chat import RateLimiter
@@ -66,8 +66,8 @@ class ModelCalls:
 
     def __init__(
         self,
-        timeout_s: float = 60.0,
-        retries: int = 4,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retries: int = DEFAULT_RETRIES,
         requests_per_minute: float | None = None,
         *,
         limiter: RateLimiter | None = None,

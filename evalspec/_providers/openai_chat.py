@@ -25,7 +25,7 @@ from evalspec._suite.endpoints import ENV_REF, is_loopback
 from evalspec._util import redaction
 from evalspec._util.errors import RunError
 from evalspec._util.reading import without_lone_surrogates
-from evalspec._util.schemas import DEFAULT_API_KEY_ENV
+from evalspec._util.schemas import DEFAULT_API_KEY_ENV, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 
 _log = logging.getLogger(__name__)
 
@@ -237,8 +237,8 @@ class OpenAIChatProvider:
         base_url: str | None = None,
         api_key_env: str = DEFAULT_API_KEY_ENV,
         headers: dict[str, str] | None = None,
-        timeout_s: float = 60.0,
-        retries: int = 4,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retries: int = DEFAULT_RETRIES,
         requests_per_minute: float | None = None,
         concurrency: int | None = None,
         *,

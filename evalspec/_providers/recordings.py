@@ -38,7 +38,7 @@ from evalspec._providers.base import (
 )
 from evalspec._util import redaction
 from evalspec._util.errors import Problem, RunError, SpecError
-from evalspec._util.files import atomic_write, dumps_line, locked, not_this_kind
+from evalspec._util.files import atomic_write, dumps_line, locked, not_this_kind, pread
 from evalspec._util.reading import (
     MAX_LOG_BYTES,
     input_error,
@@ -215,7 +215,7 @@ class _Index:
         """The text of the line at `place` (offset, length), read from the file indexed."""
         assert self.fd is not None, "an index with entries has its file open"
         offset, length = place
-        raw = os.pread(self.fd, length, offset)
+        raw = pread(self.fd, length, offset)
         if len(raw) != length:
             raise RunError("the recordings file was cut short while this run read it; run again")
         return raw.decode("utf-8").strip()
@@ -317,7 +317,7 @@ class Recordings:
                 if size == 0:
                     comments = self._index.comments or [HEADER_COMMENT]
                     prefix = "".join(_dumps({"_comment": c}) + "\n" for c in comments)
-                elif os.pread(fd, 1, size - 1) != b"\n":
+                elif pread(fd, 1, size - 1) != b"\n":
                     prefix = self._mend_tail(fd)
                 _write_all(fd, (prefix + line).encode("utf-8"))
         except OSError as exc:

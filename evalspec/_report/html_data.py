@@ -8,7 +8,6 @@ markup.
 
 from __future__ import annotations
 
-import gc
 import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -30,6 +29,7 @@ from evalspec._report.columns import (
 from evalspec._scoring.results_file import CaseRecord, ResultsFile
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._transcript import Transcript
+from evalspec._util.collector import collector_paused
 
 MAX_TEXT = 4000
 """Longest text kept per value; a model's 1 MB answer would make the page slow to open."""
@@ -276,13 +276,8 @@ def gc_paused() -> Iterator[None]:
     collection pass rescanned the whole run, which took longer than building them (10,000
     cases: 2 s of 2.5).
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def build_payload(runs: Sequence[HtmlRun]) -> tuple[Payload, list[Column]]:

@@ -23,6 +23,7 @@ from evalspec._scoring.types import CaseResult
 from evalspec._scoring.usage import UsageTally
 from evalspec._suite.model import Suite
 from evalspec._transcript import Transcript
+from evalspec._util.redaction import secret_scope
 
 
 @dataclass(frozen=True)
@@ -122,11 +123,13 @@ def build_report(
 ) -> Report:
     """Score transcripts and summarise them: the one way every command makes a Report.
 
-    Without `calls` (a run's ModelCalls) an LLM judge only reads its cache."""
+    Without `calls` (a run's ModelCalls) an LLM judge only reads its cache. Secrets a judge
+    registers are the call's (`redaction.secret_scope`)."""
     from evalspec._scoring.scorer import Scorer
 
-    scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
-    results = scorer.score_all(list(transcripts))
+    with secret_scope():
+        scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
+        results = scorer.score_all(list(transcripts))
     tally = UsageTally()
     for t in transcripts:
         tally.add(t)

@@ -408,7 +408,23 @@ async def run_plan_async(
 
     `calls` is the run's call policy when the caller made it (to score with the same one);
     by default it is made here from the suite (none with --record offline). `resumed` is what
-    the caller already read of the run directory (`resume_state`), else it is read here."""
+    the caller already read of the run directory (`resume_state`), else it is read here.
+    Secrets the run registers are the run's (`redaction.secret_scope`)."""
+    with redaction.secret_scope():
+        return await _run_plan(
+            plan, options, providers=providers, on_done=on_done, calls=calls, resumed=resumed
+        )
+
+
+async def _run_plan(
+    plan: Plan,
+    options: RunOptions | None,
+    *,
+    providers: dict[str, Provider] | None,
+    on_done: Callable[[Transcript], None] | None,
+    calls: ModelCalls | None,
+    resumed: ResumeState | None,
+) -> RunOutcome:
     from evalspec._tools.mcp_exec import live_executor
     from evalspec._tools.simulated import ToolSimulator
 
@@ -502,4 +518,5 @@ def _check_simulator_caches(suite: Suite, base_dir: Path) -> None:
 
 def run_plan(plan: Plan, options: RunOptions | None = None, **kwargs: Any) -> RunOutcome:
     """Synchronous wrapper for scripts and the CLI."""
-    return asyncio.run(run_plan_async(plan, options, **kwargs))
+    with redaction.secret_scope():
+        return asyncio.run(run_plan_async(plan, options, **kwargs))

@@ -64,9 +64,10 @@ from evalspec._runner.run_dir import (
 from evalspec._suite.endpoints import refuse_keys_in_clear
 from evalspec._transcript import Transcript
 from evalspec._util.errors import RunError
+from evalspec._util.ray_batches import RAY_BATCH
 from evalspec._util.redaction import secrets_from_env
 
-DEFAULT_BATCH = 64
+DEFAULT_BATCH = RAY_BATCH
 TASK_RETRIES = 3
 """How often Ray runs a batch again after its worker died."""
 

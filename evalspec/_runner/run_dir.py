@@ -7,7 +7,6 @@ run.json lets shards of one run be recognised and merged.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -22,7 +21,7 @@ import msgspec
 from evalspec._suite.model import Suite
 from evalspec._transcript import Transcript, read_line
 from evalspec._util.errors import InputError, UsageError
-from evalspec._util.files import FILE_MODE, write_text_atomic
+from evalspec._util.files import FILE_MODE, NOFOLLOW, lock_descriptor, write_text_atomic
 from evalspec._util.paths import safe_name
 from evalspec._util.reading import MAX_LOG_BYTES, read_existing
 from evalspec._util.records import RecordError, decode
@@ -38,7 +37,7 @@ _log = logging.getLogger(__name__)
 
 
 LOCK_FILE = ".lock"
-"""Held (flock) by the one run writing the directory; empty, and left behind harmlessly."""
+"""Locked by the one run writing the directory; empty, and left behind harmlessly."""
 
 
 @contextlib.contextmanager
@@ -48,12 +47,15 @@ def run_dir_lock(run_dir: Path) -> Iterator[None]:
     the process, so a crash or kill -9 never leaves the directory locked."""
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
-        fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+        fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | NOFOLLOW, FILE_MODE)
     except OSError as exc:
         raise UsageError(f"cannot lock the run directory {run_dir}: {exc.strerror}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        held = lock_descriptor(fd, wait=False)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not held:
         os.close(fd)
         raise UsageError(
             f"{run_dir} is being written by another evalspec run; wait for it to end (or stop "

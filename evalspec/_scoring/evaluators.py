@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalspec._critics.base import Embedder
+from evalspec._scoring.protocols import EvaluatorInput, Finding, Verdict, as_verdict
 from evalspec._scoring.reasons import join_reasons
-from evalspec._scoring.tool_names import tool_name_key
 from evalspec._scoring.types import Row
 from evalspec._suite.model import EvaluatorSpec, ExpectedCall
+from evalspec._tools.toolbench_names import api_call_score, is_api_call, name_key
 from evalspec._tools.toolbench_names import function_name as toolbench_function_name
-from evalspec._tools.toolbench_names import name_key
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import Problem, SpecError
 from evalspec._util.json_values import json_equal, parse_json_value
-from evalspec.plugins import registered
+from evalspec._util.registry import builtin_names, find, register, registered
 
 
 @dataclass(frozen=True)
@@ -63,58 +63,66 @@ def run_evaluator(
     embedder: Embedder | None = None,
     normalize_names: bool = True,
 ) -> EvaluatorResult:
-    """Run one case evaluator on a transcript.
+    """Run one case evaluator, built-in or installed, on a transcript.
 
     `normalize_names` compares tool names by `tool_names.normalize_tool_name` (the rubric's
     ``normalize_tool_names``). `embedder` is accepted for evaluators that
     need text similarity; none of the built-in kinds does today.
     """
     del embedder  # no built-in evaluator needs embeddings yet
-    impl = _EVALUATORS.get(spec.kind)
-    if impl is None:
-        plugin = registered("evaluator").get(spec.kind)
-        if plugin is None:
-            known = sorted(EVALUATOR_KINDS | set(registered("evaluator")))
-            raise _spec_error(
-                spec, f"unknown evaluator {spec.kind!r}", "use one of: " + ", ".join(known)
-            )
-        impl = _plugin_evaluator(plugin.impl)
-    ctx = _Context(spec, transcript, expected_calls, normalize_names)
+    entry = find("evaluator", spec.kind)
+    if entry is None:
+        known = sorted(registered("evaluator"))
+        raise _spec_error(
+            spec, f"unknown evaluator {spec.kind!r}", "use one of: " + ", ".join(known)
+        )
+    params = {k: v for k, v in spec.params.items() if k not in _RESERVED_PARAMS}
     try:
-        score, justification, rows = impl(ctx)
         threshold = _opt_float(spec.params, "threshold")
+        if entry.legacy:
+            result = entry.impl(transcript, list(expected_calls), params)
+        else:
+            result = entry.impl(
+                EvaluatorInput(transcript, tuple(expected_calls), params, normalize_names)
+            )
+        verdict = as_verdict(result)
     except ParamError as exc:
         raise _spec_error(spec, f"evaluator {spec.kind}: {exc}", "") from None
-    score = min(1.0, max(0.0, float(score)))
-    passed = score >= threshold if threshold is not None else score == 1.0
+    except ValueError as exc:
+        if entry.builtin:
+            raise
+        raise _spec_error(spec, f"evaluator {spec.kind}: {exc}", "") from None
+    score = min(1.0, max(0.0, float(verdict.score)))
+    if verdict.passed is not None:
+        passed = verdict.passed
+    else:
+        passed = score >= threshold if threshold is not None else score == 1.0
+    findings = verdict.findings or (Finding("", params, None, score, verdict.reason),)
     return EvaluatorResult(
         name=str(spec.params.get("name") or spec.kind),
         score=score,
         passed=passed,
-        justification=justification,
-        rows=tuple(rows),
+        justification=verdict.details,
+        rows=tuple(_row(spec, f, len(findings)) for f in findings),
     )
 
 
 _RESERVED_PARAMS = ("name", "threshold")
-"""Options evalspec reads for every evaluator; a plugin gets the rest."""
+"""Options evalspec reads for every evaluator; the evaluator gets the rest."""
 
 
-def _plugin_evaluator(fn: Callable[..., Any]) -> Callable[[_Context], _Outcome]:
-    """A plugin's ``fn(transcript, expected_calls, params)`` as a built-in evaluator."""
-
-    def run(ctx: _Context) -> _Outcome:
-        params = {k: v for k, v in ctx.params.items() if k not in _RESERVED_PARAMS}
-        try:
-            result = fn(ctx.transcript, list(ctx.expected_calls), params)
-        except ValueError as exc:
-            raise ParamError(str(exc)) from None
-        score, details = result if isinstance(result, tuple) else (result, {})
-        score = float(score)
-        reason = str(details.get("reason", "")) if isinstance(details, dict) else ""
-        return score, dict(details or {}), [_row(ctx, "", params, None, score, 1, reason)]
-
-    return run
+def _row(spec: EvaluatorSpec, finding: Finding, n: int) -> Row:
+    """One explanation row; its weight is the evaluator's weight shared across its findings."""
+    return Row(
+        field=f"{spec.kind}.{finding.item}" if finding.item else spec.kind,
+        expected=finding.expected,
+        actual=finding.actual,
+        score=finding.score,
+        weight=spec.weight / max(n, 1),
+        reason=finding.reason,
+        critic=spec.kind,
+        match=finding.score == 1.0,
+    )
 
 
 def parse_count_condition(value: Any) -> tuple[str, int]:
@@ -143,34 +151,13 @@ def parse_count_condition(value: Any) -> tuple[str, int]:
 # Shared plumbing
 
 
-@dataclass(frozen=True)
-class _Context:
-    spec: EvaluatorSpec
-    transcript: Transcript
-    expected_calls: Sequence[ExpectedCall]
-    normalize_names: bool
-
-    @property
-    def params(self) -> Mapping[str, Any]:
-        return self.spec.params
-
-    @property
-    def weight(self) -> float:
-        return self.spec.weight
-
-    def key(self, name: str) -> str:
-        return tool_name_key(name, self.normalize_names)
-
-    def strict(self) -> bool:
-        return _bool(self.params, "strict", False)
-
-
-_Outcome = tuple[float, dict[str, Any], list[Row]]
-
-
 def _spec_error(spec: EvaluatorSpec, message: str, hint: str) -> SpecError:
     loc = spec.loc
     return SpecError([Problem(loc.file, loc.line, loc.column, loc.path, message, hint)])
+
+
+def _strict(ctx: EvaluatorInput) -> bool:
+    return _bool(ctx.params, "strict", False)
 
 
 def _bool(params: Mapping[str, Any], name: str, default: bool) -> bool:
@@ -198,21 +185,7 @@ def _list_param(params: Mapping[str, Any], name: str) -> list[Any] | None:
     return list(value)
 
 
-def _row(ctx: _Context, item: str, expected: Any, actual: Any, score: float, n: int, reason: str):
-    """One explanation row; its weight is the evaluator's weight shared across its items."""
-    return Row(
-        field=f"{ctx.spec.kind}.{item}" if item else ctx.spec.kind,
-        expected=expected,
-        actual=actual,
-        score=score,
-        weight=ctx.weight / max(n, 1),
-        reason=reason,
-        critic=ctx.spec.kind,
-        match=score == 1.0,
-    )
-
-
-def _empty_rule(ctx: _Context, what: str) -> _Outcome:
+def _empty_rule(ctx: EvaluatorInput, what: str) -> Verdict:
     """No criteria at all: UiPath scores 1.0 when the model made no calls either, else 0.0."""
     actual = [c.name for c in ctx.transcript.tool_calls]
     score = 0.0 if actual else 1.0
@@ -221,14 +194,15 @@ def _empty_rule(ctx: _Context, what: str) -> _Outcome:
         if not actual
         else f"no expected {what}, but the model called {', '.join(actual)}"
     )
-    return score, {"_result": reason}, [_row(ctx, "", [], actual, score, 1, reason)]
+    return Verdict(score, {"_result": reason}, (Finding("", [], actual, score, reason),))
 
 
 # ---------------------------------------------------------------------------------------------
 # tool_call_order
 
 
-def _tool_call_order(ctx: _Context) -> _Outcome:
+@register("evaluator", "tool_call_order")
+def _tool_call_order(ctx: EvaluatorInput) -> Verdict:
     """Longest common subsequence of expected and actual tool names over the expected length.
 
     UiPath's ToolCallOrderEvaluator (``tool_calls_order_score``): an exact sequence scores 1.0;
@@ -247,7 +221,7 @@ def _tool_call_order(ctx: _Context) -> _Outcome:
     lcs = [expected[i] for i in lcs_idx]
     if ek == ak:
         score = 1.0
-    elif ctx.strict() or not actual:
+    elif _strict(ctx) or not actual:
         score = 0.0
     else:
         score = len(lcs) / len(expected)
@@ -258,7 +232,7 @@ def _tool_call_order(ctx: _Context) -> _Outcome:
     }
     if score == 1.0:
         reason = "tool calls in the expected order"
-    elif ctx.strict():
+    elif _strict(ctx):
         reason = f"strict: the calls {actual} are not exactly {expected}"
     else:
         missing = [expected[i] for i in range(len(expected)) if i not in set(lcs_idx)]
@@ -266,7 +240,7 @@ def _tool_call_order(ctx: _Context) -> _Outcome:
             f"{len(lcs)} of {len(expected)} expected calls in order; "
             f"out of order or missing: {missing}"
         )
-    return score, justification, [_row(ctx, "", expected, actual, score, 1, reason)]
+    return Verdict(score, justification, (Finding("", expected, actual, score, reason),))
 
 
 def _lcs_expected_indices(expected: list[str], actual: list[str]) -> list[int]:
@@ -304,7 +278,8 @@ _COMPARE: dict[str, Callable[[int, int], bool]] = {
 }
 
 
-def _tool_call_count(ctx: _Context) -> _Outcome:
+@register("evaluator", "tool_call_count")
+def _tool_call_count(ctx: EvaluatorInput) -> Verdict:
     """Share of tools whose call count meets its condition (`strict`: all or nothing).
 
     UiPath's ToolCallCountEvaluator (``tool_calls_count_score``), with one difference: UiPath
@@ -324,7 +299,7 @@ def _tool_call_count(ctx: _Context) -> _Outcome:
         return _empty_rule(ctx, "tool call counts")
     actual = Counter(ctx.key(c.name) for c in ctx.transcript.tool_calls)
     explained: dict[str, str] = {}
-    rows: list[Row] = []
+    rows: list[Finding] = []
     hits = 0
     for name, (op, want) in conditions.items():
         got = actual.get(ctx.key(name), 0)
@@ -332,16 +307,17 @@ def _tool_call_count(ctx: _Context) -> _Outcome:
         hits += ok
         explained[name] = f"Actual: {got}, Expected: {op}{want}, Score: {float(ok)}"
         reason = f"called {got} time(s); {'meets' if ok else 'fails'} {op}{want}"
-        rows.append(_row(ctx, name, f"{op}{want}", got, float(ok), len(conditions), reason))
-    score = float(hits == len(conditions)) if ctx.strict() else hits / len(conditions)
-    return score, {"explained_tool_calls_count": explained}, rows
+        rows.append(Finding(name, f"{op}{want}", got, float(ok), reason))
+    score = float(hits == len(conditions)) if _strict(ctx) else hits / len(conditions)
+    return Verdict(score, {"explained_tool_calls_count": explained}, tuple(rows))
 
 
 # ---------------------------------------------------------------------------------------------
 # tool_call_args
 
 
-def _tool_call_args(ctx: _Context) -> _Outcome:
+@register("evaluator", "tool_call_args")
+def _tool_call_args(ctx: EvaluatorInput) -> Verdict:
     """Share of expected calls made with matching arguments (`strict`: all or nothing).
 
     UiPath's ToolCallArgsEvaluator (``tool_calls_args_score``): each expected call, in order,
@@ -359,7 +335,7 @@ def _tool_call_args(ctx: _Context) -> _Outcome:
     used: set[int] = set()
     seen: Counter[str] = Counter()
     explained: dict[str, str] = {}
-    rows: list[Row] = []
+    rows: list[Finding] = []
     hits = 0
     for name, args in expected:
         item = f"{name}_{seen[name]}"
@@ -382,12 +358,12 @@ def _tool_call_args(ctx: _Context) -> _Outcome:
             reason = f"{name} was not called (or every call was used by an earlier expectation)"
         score = 1.0 if match is not None else 0.0
         explained[item] = f"Actual: {shown}, Expected: {args}, Score: {score}"
-        rows.append(_row(ctx, item, args, shown, score, len(expected), reason))
-    score = float(hits == len(expected)) if ctx.strict() else hits / len(expected)
-    return score, {"explained_tool_calls_args": explained}, rows
+        rows.append(Finding(item, args, shown, score, reason))
+    score = float(hits == len(expected)) if _strict(ctx) else hits / len(expected)
+    return Verdict(score, {"explained_tool_calls_args": explained}, tuple(rows))
 
 
-def _expected_args(ctx: _Context) -> list[tuple[str, dict[str, Any]]]:
+def _expected_args(ctx: EvaluatorInput) -> list[tuple[str, dict[str, Any]]]:
     raw = _list_param(ctx.params, "tool_calls")
     if raw is None:
         return [(c.tool, dict(c.args)) for c in ctx.expected_calls]
@@ -432,7 +408,8 @@ def _args_mismatch(call: ToolCall, expected: Mapping[str, Any], subset: bool) ->
 # tool_call_output
 
 
-def _tool_call_output(ctx: _Context) -> _Outcome:
+@register("evaluator", "tool_call_output")
+def _tool_call_output(ctx: EvaluatorInput) -> Verdict:
     """Share of expected tool outputs the tools really returned (`strict`: all or nothing).
 
     The seed's ToolCallOutputEvaluator: the k-th expected output of a tool is compared with the
@@ -451,7 +428,7 @@ def _tool_call_output(ctx: _Context) -> _Outcome:
         by_tool[ctx.key(call.name)].append(call)
     seen: Counter[str] = Counter()
     explained: dict[str, str] = {}
-    rows: list[Row] = []
+    rows: list[Finding] = []
     hits = 0
     for name, raw_expected in expected:
         k = seen[name]
@@ -469,12 +446,12 @@ def _tool_call_output(ctx: _Context) -> _Outcome:
             reason = f"{name} was called {len(calls)} time(s); expected output #{k + 1} has no call"
         hits += ok
         explained[item] = f"Actual: {shown}, Expected: {want!r}, Score: {float(ok)}"
-        rows.append(_row(ctx, item, want, got, float(ok), len(expected), reason))
-    score = float(hits == len(expected)) if ctx.strict() else hits / len(expected)
-    return score, {"explained_tool_calls_outputs": explained}, rows
+        rows.append(Finding(item, want, got, float(ok), reason))
+    score = float(hits == len(expected)) if _strict(ctx) else hits / len(expected)
+    return Verdict(score, {"explained_tool_calls_outputs": explained}, tuple(rows))
 
 
-def _expected_outputs(ctx: _Context) -> list[tuple[str, Any]]:
+def _expected_outputs(ctx: EvaluatorInput) -> list[tuple[str, Any]]:
     raw = _list_param(ctx.params, "tool_outputs")
     if raw is None:
         return [(c.tool, c.output) for c in ctx.expected_calls if c.has_output]
@@ -509,15 +486,18 @@ def comparable_output(value: Any) -> Any:
 # no_tool_calls and api_call_score
 
 
-def _no_tool_calls(ctx: _Context) -> _Outcome:
+@register("evaluator", "no_tool_calls")
+def _no_tool_calls(ctx: EvaluatorInput) -> Verdict:
     """1.0 when the model answered without calling any tool."""
     actual = [c.name for c in ctx.transcript.tool_calls]
     score = 0.0 if actual else 1.0
     reason = "no tool calls" if not actual else f"expected no tool calls, got {actual}"
-    return score, {"actual_tool_calls": actual}, [_row(ctx, "", [], actual, score, 1, reason)]
+    finding = Finding("", [], actual, score, reason)
+    return Verdict(score, {"actual_tool_calls": actual}, (finding,))
 
 
-def _api_call_score(ctx: _Context) -> _Outcome:
+@register("evaluator", "api_call_score")
+def _api_call_score(ctx: EvaluatorInput) -> Verdict:
     """StableToolBench's API call score: |called ∩ gold| / |gold| over distinct APIs.
 
     `gold` lists tool names, or StableToolBench ``[tool, api]`` pairs, which become ToolBench's
@@ -532,31 +512,28 @@ def _api_call_score(ctx: _Context) -> _Outcome:
     gold: dict[str, str] = {}
     for name in gold_names:
         gold.setdefault(ctx.key(name_key(name)), name)
-    called = {
-        ctx.key(name_key(c.name)) for c in ctx.transcript.tool_calls if c.name.lower() != "finish"
-    }
+    apis = [c.name for c in ctx.transcript.tool_calls if is_api_call(c.name)]
+    called = {ctx.key(name_key(name)) for name in apis}
     matched = [shown for key, shown in gold.items() if key in called]
-    score = len(matched) / len(gold) if gold else 0.0
+    score = api_call_score(called, gold)
     rows = [
-        _row(
-            ctx,
+        Finding(
             shown,
             shown,
             shown if key in called else NO_CALL,
             1.0 if key in called else 0.0,
-            len(gold),
             "called" if key in called else "gold API never called",
         )
         for key, shown in gold.items()
     ]
     if not gold:
-        rows = [_row(ctx, "", [], sorted(called), 0.0, 1, "no gold APIs: the score is 0.0")]
+        rows = [Finding("", [], sorted(called), 0.0, "no gold APIs: the score is 0.0")]
     justification = {
         "gold": list(gold.values()),
-        "called": sorted({c.name for c in ctx.transcript.tool_calls if c.name.lower() != "finish"}),
+        "called": sorted(set(apis)),
         "matched": matched,
     }
-    return score, justification, rows
+    return Verdict(score, justification, tuple(rows))
 
 
 def _gold_name(entry: Any) -> str:
@@ -571,13 +548,5 @@ def _gold_name(entry: Any) -> str:
     raise ParamError(f"each of `gold` must be a tool name or a [tool, api] pair, not {entry!r}")
 
 
-_EVALUATORS: dict[str, Callable[[_Context], _Outcome]] = {
-    "tool_call_order": _tool_call_order,
-    "tool_call_count": _tool_call_count,
-    "tool_call_args": _tool_call_args,
-    "tool_call_output": _tool_call_output,
-    "no_tool_calls": _no_tool_calls,
-    "api_call_score": _api_call_score,
-}
-
-EVALUATOR_KINDS: frozenset[str] = frozenset(_EVALUATORS)
+EVALUATOR_KINDS: frozenset[str] = builtin_names("evaluator")
+"""The evaluators evalspec ships (each registered above with `@register`)."""

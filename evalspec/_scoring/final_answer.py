@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import json
 import logging
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from evalspec._critics.base import Embedder
 from evalspec._critics.json_similarity import JsonSimilarityCritic, json_similarity
@@ -21,14 +23,15 @@ from evalspec._critics.patterns import PatternError, compile_pattern
 from evalspec._providers.base import ProviderError
 from evalspec._providers.calls import Endpoint, ModelCalls
 from evalspec._scoring.evaluators import EvaluatorResult, ParamError
+from evalspec._scoring.protocols import AnswerInput, Finding, Judge, Verdict, as_verdict
 from evalspec._scoring.types import Row
 from evalspec._suite.model import FinalAnswerCheck
 from evalspec._util import redaction
 from evalspec._util.errors import Problem, RunError, SpecError
 from evalspec._util.files import read_json_object, update_json_object
 from evalspec._util.json_values import json_equal, parse_json_value
+from evalspec._util.registry import Entry, builtin_names, find, register
 from evalspec._util.schemas import DEFAULT_API_KEY_ENV, DEFAULT_SIMILARITY_THRESHOLD
-from evalspec.plugins import registered
 
 _log = logging.getLogger(__name__)
 
@@ -42,12 +45,6 @@ class JudgeError(RuntimeError):
     """The judge answered, but with no verdict we can read; the check scores 0.0."""
 
 
-class Judge(Protocol):
-    """Anything that can grade an answer; LLMJudge is the real one."""
-
-    async def judge(self, question: str, answer: str, criteria: str) -> tuple[float, str]: ...
-
-
 def check_final_answer(
     check: FinalAnswerCheck,
     answer: str | None,
@@ -56,17 +53,29 @@ def check_final_answer(
     judge: Judge | None = None,
     question: str = "",
 ) -> EvaluatorResult:
-    """Run one final-answer check. For `judge` checks inside a running event loop, use
-    `acheck_final_answer` instead (this one drives its own loop)."""
-    if check.kind == "judge" and answer is not None and answer.strip():
+    """Run one final-answer check, built-in or installed. For an async check (the judge) inside
+    a running event loop, use `acheck_final_answer` instead (this one drives its own loop)."""
+    if answer is None or not answer.strip():
+        return _no_answer(check)
+    entry = _entry(check)
+    if entry.asynchronous:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(acheck_final_answer(check, answer, judge=judge, question=question))
+            return asyncio.run(
+                acheck_final_answer(
+                    check, answer, embedder=embedder, judge=judge, question=question
+                )
+            )
         raise RuntimeError(
-            "check_final_answer called inside an event loop; await acheck_final_answer"
+            f"check_final_answer called inside an event loop for the async check {check.kind!r}; "
+            "await acheck_final_answer"
         )
-    return _check_sync(check, answer, embedder)
+    try:
+        result = _call(entry, check, answer, embedder, judge, question)
+        return _finish(check, entry, answer, result)
+    except ValueError as exc:
+        raise _check_error(check, entry, exc) from None
 
 
 async def acheck_final_answer(
@@ -77,195 +86,276 @@ async def acheck_final_answer(
     judge: Judge | None = None,
     question: str = "",
 ) -> EvaluatorResult:
-    """Async form of `check_final_answer`; the only one that can run a judge in a running loop."""
-    if check.kind != "judge" or answer is None or not answer.strip():
-        return _check_sync(check, answer, embedder)
-    criteria = judge_criteria(check)
+    """Async form of `check_final_answer`; the only one that can run an async check (the judge)
+    in a running loop."""
+    if answer is None or not answer.strip():
+        return _no_answer(check)
+    entry = _entry(check)
     try:
-        judge = judge or LLMJudge.from_params(check.params)
-    except ParamError as exc:
-        raise _spec_error(check, str(exc)) from None
-    try:
-        score, reason = await judge.judge(question, answer, criteria)
-        verdict = {1.0: "Solved", 0.5: "Unsure", 0.0: "Unsolved"}.get(score, "")
-    except JudgeError as exc:
-        score, reason, verdict = 0.0, str(exc), ""
-    return _result(
-        check,
-        score,
-        score == 1.0,
-        {"verdict": verdict, "reason": reason},
-        criteria,
-        answer,
-        f"judge: {verdict or score}: {reason}",
-    )
+        result = _call(entry, check, answer, embedder, judge, question)
+        if inspect.isawaitable(result):
+            result = await result
+        return _finish(check, entry, answer, result)
+    except ValueError as exc:
+        raise _check_error(check, entry, exc) from None
+
+
+def is_async_check(kind: str) -> bool:
+    """Is the check of this name an async function (the judge, or a plugin's)? It then needs
+    `acheck_final_answer`, or a loop of its own."""
+    entry = find("final_answer", kind)
+    return entry is not None and entry.asynchronous
 
 
 def judge_criteria(check: FinalAnswerCheck) -> str:
     """A judge check's grading criteria (part of the verdict's cache key)."""
     try:
-        return _str_param(check, "criteria", "")
+        return _str_param(check.params, "judge", "criteria", "")
     except ParamError as exc:
         raise _spec_error(check, str(exc)) from None
 
 
-def _check_sync(
-    check: FinalAnswerCheck, answer: str | None, embedder: Embedder | None
-) -> EvaluatorResult:
-    if answer is None or not answer.strip():
-        return _result(
-            check, 0.0, False, {"reason": NO_ANSWER}, _expected_of(check), None, NO_ANSWER
+_RESERVED_PARAMS = ("name",)
+"""Options evalspec reads for every check; `threshold` is passed on (a check may read it)."""
+
+
+def _entry(check: FinalAnswerCheck) -> Entry:
+    entry = find("final_answer", check.kind)
+    if entry is None:
+        raise _spec_error(check, f"unknown final-answer check {check.kind!r}")
+    return entry
+
+
+def _call(
+    entry: Entry,
+    check: FinalAnswerCheck,
+    answer: str,
+    embedder: Embedder | None,
+    judge: Judge | None,
+    question: str,
+) -> Any:
+    if entry.legacy:  # an older plugin: fn(answer, params) -> score | (score, reason)
+        params = {k: v for k, v in check.params.items() if k not in ("name", "threshold")}
+        return entry.impl(answer, params)
+    params = {k: v for k, v in check.params.items() if k not in _RESERVED_PARAMS}
+    return entry.impl(AnswerInput(answer, params, question, embedder, judge))
+
+
+def _check_error(check: FinalAnswerCheck, entry: Entry, exc: ValueError) -> Exception:
+    """Bad options are the suite's mistake: reported at the check's place. A built-in's other
+    ValueErrors are bugs and propagate as they are."""
+    if isinstance(exc, ParamError) or not entry.builtin:
+        return _spec_error(check, str(exc))
+    return exc
+
+
+def _finish(check: FinalAnswerCheck, entry: Entry, answer: str, result: Any) -> EvaluatorResult:
+    """A check's return as a result: a Verdict passes as it says, else at 1.0 or at the
+    check's `threshold`."""
+    verdict = as_verdict(result)
+    score = min(1.0, max(0.0, float(verdict.score)))
+    threshold = check.params.get("threshold")
+    if verdict.passed is not None:
+        passed = verdict.passed
+    elif isinstance(threshold, int | float) and not isinstance(threshold, bool):
+        passed = score >= threshold
+    else:
+        passed = score == 1.0
+    if entry.legacy:
+        expected: Any = {k: v for k, v in check.params.items() if k not in ("name", "threshold")}
+    else:
+        expected = _expected_of(check)
+    findings = verdict.findings or (
+        Finding("", expected, answer, score, verdict.reason or f"score {score:.2f}"),
+    )
+    name = str(check.params.get("name") or f"final_answer.{check.kind}")
+    rows = tuple(
+        Row(
+            field=f"{name}.{f.item}" if f.item else name,
+            expected=f.expected,
+            actual=f.actual,
+            score=f.score,
+            weight=check.weight / len(findings),
+            reason=f.reason,
+            critic=f"final_answer.{check.kind}",
+            match=passed if len(findings) == 1 else f.score == 1.0,
         )
-    try:
-        impl = _CHECKS.get(check.kind)
-        if impl is None:
-            plugin = registered("final_answer").get(check.kind)
-            if plugin is None:
-                raise ParamError(f"unknown final-answer check {check.kind!r}")
-            return _plugin_check(plugin.impl, check, answer)
-        return impl(check, answer, embedder)
-    except ParamError as exc:
-        raise _spec_error(check, str(exc)) from None
+        for f in findings
+    )
+    return EvaluatorResult(
+        name=name, score=score, passed=passed, justification=verdict.details, rows=rows
+    )
+
+
+def _no_answer(check: FinalAnswerCheck) -> EvaluatorResult:
+    """A missing answer scores 0 before any check runs."""
+    name = str(check.params.get("name") or f"final_answer.{check.kind}")
+    row = Row(
+        field=name,
+        expected=_expected_of(check),
+        actual=None,
+        score=0.0,
+        weight=check.weight,
+        reason=NO_ANSWER,
+        critic=f"final_answer.{check.kind}",
+        match=False,
+    )
+    return EvaluatorResult(
+        name=name, score=0.0, passed=False, justification={"reason": NO_ANSWER}, rows=(row,)
+    )
+
+
+def _verdict(
+    score: float, passed: bool, details: dict[str, Any], expected: Any, answer: str, reason: str
+) -> Verdict:
+    """A built-in check's verdict: one finding, the expected value against the answer."""
+    return Verdict(score, details, (Finding("", expected, answer, score, reason),), passed)
 
 
 # ---------------------------------------------------------------------------------------------
 # text checks
 
 
-def _contains(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
-    values = _values(check)
-    fold = _fold(check, default_sensitive=False)
-    found = [v for v in values if fold(v) in fold(answer)]
+@register("final_answer", "contains")
+def _contains(inp: AnswerInput) -> Verdict:
+    """The answer contains every value (`value` or `values`)."""
+    values = _values(inp.params, "contains")
+    fold = _fold(inp.params, default_sensitive=False)
+    found = [v for v in values if fold(v) in fold(inp.answer)]
     score = len(found) / len(values)
     missing = [v for v in values if v not in found]
     reason = "answer contains every value" if not missing else f"answer lacks {missing}"
-    return _result(
-        check, score, score == 1.0, {"found": found, "missing": missing}, values, answer, reason
+    return _verdict(
+        score, score == 1.0, {"found": found, "missing": missing}, values, inp.answer, reason
     )
 
 
-def _not_contains(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
-    values = _values(check)
-    fold = _fold(check, default_sensitive=False)
-    present = [v for v in values if fold(v) in fold(answer)]
+@register("final_answer", "not_contains")
+def _not_contains(inp: AnswerInput) -> Verdict:
+    """The answer contains none of the values."""
+    values = _values(inp.params, "not_contains")
+    fold = _fold(inp.params, default_sensitive=False)
+    present = [v for v in values if fold(v) in fold(inp.answer)]
     score = 1.0 - len(present) / len(values)
     reason = "answer avoids every value" if not present else f"answer contains {present}"
-    return _result(check, score, score == 1.0, {"present": present}, values, answer, reason)
+    return _verdict(score, score == 1.0, {"present": present}, values, inp.answer, reason)
 
 
-def _equals(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
-    if "value" not in check.params:
+@register("final_answer", "equals")
+def _equals(inp: AnswerInput) -> Verdict:
+    """The answer equals `value` (text, or JSON compared as JSON)."""
+    if "value" not in inp.params:
         raise ParamError("`equals` needs a `value`")
-    want = check.params["value"]
+    want = inp.params["value"]
+    answer = inp.answer
     if isinstance(want, str):
-        fold = _fold(check, default_sensitive=False)
+        fold = _fold(inp.params, default_sensitive=False)
         ok = fold(want.strip()) == fold(answer.strip())
     else:
         ok = json_equal(parse_json_value(answer), want)
     reason = "answer equals the expected value" if ok else "answer differs from the expected value"
-    return _result(check, float(ok), ok, {}, want, answer, reason)
+    return _verdict(float(ok), ok, {}, want, answer, reason)
 
 
-def _regex(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
-    pattern = _str_param(check, "pattern", None)
+@register("final_answer", "regex")
+def _regex(inp: AnswerInput) -> Verdict:
+    """A regular expression matches somewhere in the answer."""
+    pattern = _str_param(inp.params, "regex", "pattern", None)
     try:
-        m = compile_pattern(pattern, not check.params.get("case_sensitive", True)).search(answer)
+        ignore_case = not inp.params.get("case_sensitive", True)
+        m = compile_pattern(pattern, ignore_case).search(inp.answer)
     except PatternError as exc:
         raise ParamError(
             f"`pattern` {pattern!r} is not a valid regular expression: {exc}"
         ) from None
     reason = f"matched {m.group(0)!r}" if m else f"no match for /{pattern}/"
-    return _result(
-        check,
+    return _verdict(
         float(bool(m)),
         bool(m),
         {"match": m.group(0) if m else None},
         pattern,
-        answer,
+        inp.answer,
         reason,
     )
 
 
-def _similarity(check: FinalAnswerCheck, answer: str, embedder: Embedder | None) -> EvaluatorResult:
+@register("final_answer", "similarity")
+def _similarity(inp: AnswerInput) -> Verdict:
     """Pass when cosine similarity reaches `threshold`; the score is 1.0 or 0.0, and the
     similarity itself is in the justification."""
-    want = _str_param(check, "value", None)
-    threshold = check.params.get("threshold", DEFAULT_SIMILARITY_THRESHOLD)
+    want = _str_param(inp.params, "similarity", "value", None)
+    threshold = inp.params.get("threshold", DEFAULT_SIMILARITY_THRESHOLD)
     if isinstance(threshold, bool) or not isinstance(threshold, int | float):
         raise ParamError(f"`threshold` must be a number, not {threshold!r}")
-    if embedder is None:
+    if inp.embedder is None:
         raise RuntimeError("a similarity check needs an embedder")
-    embedder.prefetch([want, answer])
-    sim = float(embedder.similarity(want, answer))
+    inp.embedder.prefetch([want, inp.answer])
+    sim = float(inp.embedder.similarity(want, inp.answer))
     ok = sim >= threshold
     reason = f"similarity {sim:.3f} {'>=' if ok else '<'} threshold {threshold}"
-    return _result(
-        check, float(ok), ok, {"similarity": sim, "threshold": threshold}, want, answer, reason
-    )
+    details = {"similarity": sim, "threshold": threshold}
+    return _verdict(float(ok), ok, details, want, inp.answer, reason)
 
 
-def _json_similarity(check: FinalAnswerCheck, answer: str, _: Embedder | None) -> EvaluatorResult:
+@register("final_answer", "json_similarity")
+def _json_similarity(inp: AnswerInput) -> Verdict:
     """UiPath's JSON-similarity evaluator over the answer: the share of expected leaves matched
     (text by edit distance, numbers by relative difference); passes at `threshold`."""
-    if "value" not in check.params:
+    if "value" not in inp.params:
         raise ParamError("`json_similarity` needs a `value` (the expected JSON)")
-    want = check.params["value"]
-    threshold = check.params.get("threshold", JSON_SIMILARITY_THRESHOLD)
+    want = inp.params["value"]
+    threshold = inp.params.get("threshold", JSON_SIMILARITY_THRESHOLD)
     if isinstance(threshold, bool) or not isinstance(threshold, int | float):
         raise ParamError(f"`threshold` must be a number, not {threshold!r}")
-    score, matched, total = json_similarity(want, parse_json_value(answer))
+    score, matched, total = json_similarity(want, parse_json_value(inp.answer))
     ok = score >= threshold
     reason = f"{matched:.2g} of {total:g} expected values match: {score:.3f}"
     justification = {"matched": matched, "total": total, "threshold": threshold}
-    return _result(check, score, ok, justification, want, answer, reason)
+    return _verdict(score, ok, justification, want, inp.answer, reason)
 
 
-def _plugin_check(fn: Any, check: FinalAnswerCheck, answer: str) -> EvaluatorResult:
-    """A plugin's ``fn(answer, params) -> score | (score, reason)``; passes at 1.0 or at the
-    check's `threshold`."""
-    params = {k: v for k, v in check.params.items() if k not in ("name", "threshold")}
+@register("final_answer", "judge")
+async def _judge(inp: AnswerInput) -> Verdict:
+    """An LLM grades the answer against the request (StableToolBench's SoPR verdicts)."""
+    criteria = _str_param(inp.params, "judge", "criteria", "")
+    judge = inp.judge or LLMJudge.from_params(dict(inp.params))
     try:
-        result = fn(answer, params)
-    except ValueError as exc:
-        raise ParamError(str(exc)) from None
-    score, reason = result if isinstance(result, tuple) else (result, "")
-    score = min(1.0, max(0.0, float(score)))
-    threshold = check.params.get("threshold")
-    passed = score >= threshold if isinstance(threshold, int | float) else score == 1.0
-    return _result(check, score, passed, {}, params, answer, str(reason) or f"score {score:.2f}")
+        score, reason = await judge.judge(inp.question, inp.answer, criteria)
+        verdict = {1.0: "Solved", 0.5: "Unsure", 0.0: "Unsolved"}.get(score, "")
+    except JudgeError as exc:
+        score, reason, verdict = 0.0, str(exc), ""
+    return _verdict(
+        score,
+        score == 1.0,
+        {"verdict": verdict, "reason": reason},
+        criteria,
+        inp.answer,
+        f"judge: {verdict or score}: {reason}",
+    )
 
 
-_CHECKS = {
-    "contains": _contains,
-    "json_similarity": _json_similarity,
-    "not_contains": _not_contains,
-    "equals": _equals,
-    "regex": _regex,
-    "similarity": _similarity,
-}
-
-FINAL_ANSWER_KINDS: frozenset[str] = frozenset({*_CHECKS, "judge"})
+FINAL_ANSWER_KINDS: frozenset[str] = builtin_names("final_answer")
+"""The final-answer checks evalspec ships (each registered above with `@register`)."""
 
 
-def _values(check: FinalAnswerCheck) -> list[str]:
-    params = check.params
+def _values(params: Mapping[str, Any], kind: str) -> list[str]:
     raw: Any = params.get("values", params.get("value"))
     if isinstance(raw, str):
         raw = [raw]
     if not isinstance(raw, list | tuple) or not raw or not all(isinstance(v, str) for v in raw):
-        raise ParamError(f"`{check.kind}` needs `value` (text) or `values` (a list of texts)")
+        raise ParamError(f"`{kind}` needs `value` (text) or `values` (a list of texts)")
     return list(raw)
 
 
-def _fold(check: FinalAnswerCheck, *, default_sensitive: bool):
-    sensitive = check.params.get("case_sensitive", default_sensitive)
+def _fold(params: Mapping[str, Any], *, default_sensitive: bool) -> Callable[[str], str]:
+    sensitive = params.get("case_sensitive", default_sensitive)
     return (lambda s: s) if sensitive else (lambda s: s.casefold())
 
 
-def _str_param(check: FinalAnswerCheck, name: str, default: str | None) -> str:
-    value = check.params.get(name, default)
+def _str_param(params: Mapping[str, Any], kind: str, name: str, default: str | None) -> str:
+    value = params.get(name, default)
     if not isinstance(value, str):
-        raise ParamError(f"`{check.kind}` needs `{name}` as text, not {value!r}")
+        raise ParamError(f"`{kind}` needs `{name}` as text, not {value!r}")
     return value
 
 
@@ -275,31 +365,6 @@ def _expected_of(check: FinalAnswerCheck) -> Any:
         if key in p:
             return p[key]
     return None
-
-
-def _result(
-    check: FinalAnswerCheck,
-    score: float,
-    passed: bool,
-    justification: dict[str, Any],
-    expected: Any,
-    actual: Any,
-    reason: str,
-) -> EvaluatorResult:
-    name = str(check.params.get("name") or f"final_answer.{check.kind}")
-    row = Row(
-        field=name,
-        expected=expected,
-        actual=actual,
-        score=score,
-        weight=check.weight,
-        reason=reason,
-        critic=f"final_answer.{check.kind}",
-        match=passed,
-    )
-    return EvaluatorResult(
-        name=name, score=score, passed=passed, justification=justification, rows=(row,)
-    )
 
 
 def _spec_error(check: FinalAnswerCheck, message: str) -> SpecError:

@@ -26,9 +26,9 @@ from evalspec._runner.ray_cluster import join
 from evalspec._scoring.embeddings import EmbeddingStore, load_sentence_transformer, model_text
 from evalspec._suite.model import Suite
 from evalspec._util.errors import RunError
+from evalspec._util.ray_batches import RAY_EMBED_BATCH
 
-DEFAULT_BATCH = 256
-"""Texts per `map_batches` batch: large enough to keep a GPU busy, small enough for a CPU."""
+DEFAULT_BATCH = RAY_EMBED_BATCH
 SCORING_CHUNK = 10_000
 """Transcripts a Ray run scores together: the texts one chunk lacks are one Ray Data step, whose
 replicas each load the model (seconds), so a Ray run scores in fewer, larger chunks than a local

@@ -457,12 +457,18 @@ class Scorer:
         return self._judges[key]
 
     def _final_answer(self, check: FinalAnswerCheck, t: Transcript, case: Case) -> Any:
-        from evalspec._scoring.final_answer import acheck_final_answer, check_final_answer
+        from evalspec._scoring.final_answer import (
+            acheck_final_answer,
+            check_final_answer,
+            is_async_check,
+        )
 
         question = case_question(case)
-        if check.kind == "judge":
-            judge = self._judge or self._cached_judge(check)
-            coro = acheck_final_answer(check, t.final_answer, judge=judge, question=question)
+        judge = (self._judge or self._cached_judge(check)) if check.kind == "judge" else None
+        if is_async_check(check.kind):
+            coro = acheck_final_answer(
+                check, t.final_answer, embedder=self._embedder, judge=judge, question=question
+            )
             try:
                 asyncio.get_running_loop()
             except RuntimeError:

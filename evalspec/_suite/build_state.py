@@ -90,12 +90,12 @@ class StatePart:
         raw = top.get("environment")
         if raw is None:
             return None
-        from evalspec import plugins
+        from evalspec._util import registry
 
         pos = self.vpos(self.doc, "environment")
         kind = raw["kind"]
-        known = plugins.registered("environment")
-        plugin = known.get(kind)
+        plugin = registry.find("environment", kind)
+        known = registry.registered("environment") if plugin is None else {}
         if plugin is None:
             hint = did_you_mean(kind, sorted(known)) or (
                 "installed environments: " + ", ".join(sorted(known))
@@ -233,10 +233,9 @@ class StatePart:
 
 
 def _is_critic(kind: str) -> bool:
-    from evalspec import plugins
-    from evalspec._critics import CRITIC_KINDS
+    from evalspec._util import registry
 
-    return kind in CRITIC_KINDS or kind in plugins.registered("critic")
+    return registry.find("critic", kind) is not None
 
 
 def _is_key(node: Any, where: list[Any]) -> bool:

@@ -91,21 +91,53 @@ def review_budget(what: str) -> Iterator[None]:
         yield
         return
 
-    def time_up(signum: int, frame: object) -> None:
+    time_up = ReviewTimeUp(
+        f"{what} stopped after its time budget of {seconds:g} s; a pull request may not "
+        f"make review take longer (whoever runs it may raise {REVIEW_SECONDS_ENV})"
+    )
+    if not hasattr(signal, "SIGALRM"):  # Windows has no timer signal: a timer thread instead
+        with _interrupted_after(seconds, time_up):
+            yield
+        return
+
+    def alarm(signum: int, frame: object) -> None:
         raise _TimeUp
 
-    previous = signal.signal(signal.SIGALRM, time_up)
+    previous = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     except _TimeUp:
-        raise ReviewTimeUp(
-            f"{what} stopped after its time budget of {seconds:g} s; a pull request may not "
-            f"make review take longer (whoever runs it may raise {REVIEW_SECONDS_ENV})"
-        ) from None
+        raise time_up from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextmanager
+def _interrupted_after(seconds: float, time_up: ReviewTimeUp) -> Iterator[None]:
+    """Interrupt the main thread after `seconds` (as Ctrl-C would) and turn that interrupt,
+    and only that one, into `time_up`."""
+    import _thread
+    import threading
+
+    fired = threading.Event()
+
+    def interrupt() -> None:
+        fired.set()
+        _thread.interrupt_main()
+
+    timer = threading.Timer(seconds, interrupt)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    except KeyboardInterrupt:
+        if fired.is_set():
+            raise time_up from None
+        raise
+    finally:
+        timer.cancel()
 
 
 def env_seconds(name: str, default: float) -> float:

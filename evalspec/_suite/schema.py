@@ -8,20 +8,24 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from evalspec import plugins
 from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.yaml_hints import implicit_reading
+from evalspec._util import registry
 from evalspec._util.errors import Problem
 from evalspec._util.schemas import suite_schema as _language_schema
 
 
 def _plugin_names() -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(sorted(plugins.registered(kind))) for kind in plugins.KINDS)
+    """The names registered beside evalspec's own, per kind."""
+    return tuple(
+        tuple(sorted(registry.registered(kind, builtins=False))) for kind in registry.KINDS
+    )
 
 
 def suite_schema() -> dict[str, Any]:
-    """The suite language's schema with every registered plugin's name and options in it, so
-    editors, `validate` and did-you-mean know installed critics, evaluators and checks."""
+    """The suite language's schema with every registered critic, evaluator and check in it,
+    built-in or installed, each with its options: editors, `validate` and did-you-mean know
+    them all. (Built-ins' options are written in the language schema itself.)"""
     return _schema_for(_plugin_names())
 
 
@@ -41,9 +45,9 @@ def _schema_for(names: tuple[tuple[str, ...], ...]) -> dict[str, Any]:
         "final_answer": (None, defs["final_answer"]["properties"]),
     }
     for kind, (enum, properties) in places.items():
-        for name, plugin in plugins.registered(kind).items():
+        for name, plugin in registry.registered(kind).items():
             if name in properties:
-                continue  # a built-in name cannot be replaced
+                continue  # a built-in: the language schema has its options
             if enum is not None:
                 enum.append(name)
             properties[name] = {

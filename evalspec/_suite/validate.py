@@ -6,7 +6,6 @@ semantic checks (tools named exist, critics fit arguments, arguments fit the too
 
 from __future__ import annotations
 
-import gc
 import re
 from functools import partial
 from pathlib import Path
@@ -48,9 +47,9 @@ from evalspec._suite.schema import (
 from evalspec._suite.stream import load_streaming
 from evalspec._suite.yaml_hints import cut_text_problems, implicit_reading, may_cut_text
 from evalspec._tool_schema import tool_validator
+from evalspec._util.collector import collector_paused
 from evalspec._util.errors import Problem, SpecError
-from evalspec._util.fast_schema import compiled_check
-from evalspec._util.schemas import default_api_key_env
+from evalspec._util.schemas import compiled_check, default_api_key_env
 
 _CASE_TRIALS = default(Case, "trials")
 _CASE_PASS_RULE = default(Case, "pass_rule")
@@ -77,13 +76,8 @@ def check_suite(path: str | Path) -> int:
 
 
 def _paused_gc(path: Path, *, keep_cases: bool) -> tuple[Suite, int]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _load_suite(path, keep_cases)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:

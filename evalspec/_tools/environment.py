@@ -144,9 +144,9 @@ def environment_factory(suite: Suite) -> Callable[[Any], ToolEnvironment]:
             return DeclaredEnvironment(tools, state, known[1])
 
         return declared
-    from evalspec import plugins
+    from evalspec._util import registry
 
-    plugin = plugins.registered("environment").get(spec.kind)
+    plugin = registry.find("environment", spec.kind)
     if plugin is None:
         raise UsageError(
             f"the suite's tool environment {spec.kind!r} is not installed; "

@@ -19,9 +19,7 @@ from evalspec._suite.model import McpServer
 from evalspec._suite.render import resolve_includes
 from evalspec._suite.schema import schema_problems
 from evalspec._util.errors import Problem, SpecError
-from evalspec._util.schemas import RUN, schema_default
-
-DEFAULT_TIMEOUT: float = schema_default(RUN + "timeout")
+from evalspec._util.schemas import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT
 
 
 @dataclass

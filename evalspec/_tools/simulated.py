@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from evalspec._suite.model import SimulatedResponse, Tool
 from evalspec._tools.result import ToolResult
 from evalspec._tools.stb_cache import ResponseCache, canonical_key, index_cache_dir
-from evalspec._util.fast_schema import plain_schema
+from evalspec._util.schemas import plain_schema
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator

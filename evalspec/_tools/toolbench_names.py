@@ -1,5 +1,5 @@
-"""ToolBench's function names for RapidAPI tools: written once, used by the response cache,
-the StableToolBench importer and the `api_call_score` evaluator.
+"""ToolBench's function names for RapidAPI tools, and its API-call score: written once, used by
+the response cache, the StableToolBench importer and scorer, and the `api_call_score` evaluator.
 
 The rule (ToolBench `toolbench/inference/Downstream_tasks/rapidapi.py`, `standardize` and
 `change_name`): non-word runs become one `_`, lower case, trimmed; a name starting with a digit
@@ -11,6 +11,7 @@ where the current rule gives `get_4_get_rewards`): `name_key` reads both alike.
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Iterable
 
 _NON_WORD = re.compile(r"[^\u4e00-\u9fa5a-zA-Z0-9_]")
 _RESERVED = {"from", "class", "return", "false", "true", "id", "and"}
@@ -48,3 +49,24 @@ def name_key(name: str) -> str:
     current rule gives ``get_4_get_list_of_rewards_for_...``): the key drops that ``get_``.
     """
     return _GET_BEFORE_DIGIT.sub(r"\1", name)
+
+
+FINISH = "Finish"
+"""ToolBench's pseudo-call that ends a run; it is not an API."""
+
+
+def is_api_call(name: str) -> bool:
+    """Does a call by this name count as an API call? Everything but ``Finish``, matched exactly
+    as ToolBench does (`rapidapi.py`, ``rapidapi_wrapper._step``: ``if action_name ==
+    "Finish"``; THUNLP-MT/StableToolBench @ fcc2d76): a suite's own tool named ``finish`` is an
+    API like any other."""
+    return name != FINISH
+
+
+def api_call_score(called: Iterable[Hashable], gold: Iterable[Hashable]) -> float:
+    """StableToolBench's API call score: |called ∩ gold| / |gold| over distinct APIs; 0.0 when
+    there is no gold, as its scorer does."""
+    wanted = set(gold)
+    if not wanted:
+        return 0.0
+    return len(wanted & set(called)) / len(wanted)

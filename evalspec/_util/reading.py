@@ -16,6 +16,8 @@ import re
 import stat
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -208,6 +210,18 @@ def _stack_depth() -> int:
     return depth
 
 
+@contextmanager
+def _recursion_limit(limit: int) -> Iterator[None]:
+    """The interpreter's recursion limit set to `limit` inside the block only; the caller's
+    limit is back after it, by return or by exception."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def _loads(text: str) -> Any:
     """json.loads that stops at MAX_JSON_DEPTH levels with RecursionError, at no extra cost.
 
@@ -221,12 +235,8 @@ def _loads(text: str) -> Any:
         if json_depth_error(text) is not None:
             raise RecursionError("too deep")
         return json.loads(text, **kwargs)
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(_stack_depth() + MAX_JSON_DEPTH + 3)
-    try:
+    with _recursion_limit(_stack_depth() + MAX_JSON_DEPTH + 3):
         return json.loads(text, **kwargs)
-    finally:
-        sys.setrecursionlimit(old)
 
 
 def parse_json(text: str, name: str, line: int = 1) -> Any:

@@ -5,6 +5,13 @@ Every secret evalspec sends is registered here once, when the request that carri
 Basic encoding). Every writer then scrubs what it writes: transcripts, recordings, caches,
 results and reports, and the CLI's stdout and stderr. A server that echoes a key back, in an
 error or in a 200 answer, cannot get it onto disk or a terminal.
+
+The registry belongs to the call that registers: `secret_scope()` (opened by `run_plan`, report
+building and every CLI command) holds it in a context variable, and a call returns leaving the
+caller's registry as it found it. Scopes nest by joining: a run inside a CLI command registers
+into the command's scope, so what the command prints after the run is scrubbed too. A thread
+started without the scope's context (a plain thread pool) scrubs with every open scope's secrets:
+more is hidden, never less.
 """
 
 from __future__ import annotations
@@ -12,7 +19,9 @@ from __future__ import annotations
 import base64
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TextIO
 from urllib.parse import unquote, urlsplit
 
@@ -21,9 +30,53 @@ MIN_SECRET_LENGTH = 4
 
 MASK = "***"
 
-_lock = threading.Lock()
-_registered: tuple[str, ...] = ()
-"""Every registered secret form, longest first (so no secret is half-replaced)."""
+
+class _Secrets:
+    """Registered secret forms, longest first (so no secret is half-replaced)."""
+
+    def __init__(self, forms: tuple[str, ...] = ()) -> None:
+        self.forms = forms
+        self._lock = threading.Lock()
+
+    def add(self, new: set[str]) -> None:
+        if not new - set(self.forms):
+            return
+        with self._lock:
+            self.forms = tuple(sorted(set(self.forms) | new, key=len, reverse=True))
+
+
+_root = _Secrets()
+"""Secrets registered outside any scope (a provider built by hand): kept for the process."""
+_current: ContextVar[_Secrets | None] = ContextVar("evalspec_secrets", default=None)
+_open: list[_Secrets] = []
+_open_lock = threading.Lock()
+
+
+@contextmanager
+def secret_scope() -> Iterator[None]:
+    """Secrets registered inside the block are scrubbed inside it and forgotten after it;
+    inside an open scope, the block joins it. Secrets registered before are scrubbed too."""
+    if _current.get() is not None:
+        yield
+        return
+    scope = _Secrets(_root.forms)
+    token = _current.set(scope)
+    with _open_lock:
+        _open.append(scope)
+    try:
+        yield
+    finally:
+        with _open_lock:
+            _open.remove(scope)
+        _current.reset(token)
+
+
+def _targets() -> list[_Secrets]:
+    scope = _current.get()
+    if scope is not None:
+        return [scope]
+    with _open_lock:
+        return list(_open) or [_root]
 
 
 def secrets_from_env(variables: Iterable[str]) -> list[str]:
@@ -70,40 +123,34 @@ def url_secrets(url: str | None) -> list[str]:
 
 
 def register(*values: str | None) -> None:
-    """Treat these values (and their encoded forms) as secrets in everything written from now."""
-    global _registered
-    forms = {form for v in values if v for form in secret_forms(v)}
-    if not forms - set(_registered):
-        return
-    with _lock:
-        merged = set(_registered) | forms
-        _registered = tuple(sorted(merged, key=len, reverse=True))
+    """Treat these values (and their encoded forms) as secrets in everything written from now
+    (until the current scope ends)."""
+    register_forms(form for v in values if v for form in secret_forms(v))
 
 
 def register_forms(forms: Iterable[str]) -> None:
     """Register already-derived forms (from `url_secrets`) as they are."""
-    global _registered
     new = {f for f in forms if len(f) >= MIN_SECRET_LENGTH}
-    if not new - set(_registered):
-        return
-    with _lock:
-        _registered = tuple(sorted(set(_registered) | new, key=len, reverse=True))
+    if new:
+        for target in _targets():
+            target.add(new)
 
 
 def registered() -> tuple[str, ...]:
-    return _registered
-
-
-def forget_all() -> None:
-    """Drop every registered secret (tests run many suites in one process)."""
-    global _registered
-    with _lock:
-        _registered = ()
+    """The secret forms scrubbed here and now, longest first."""
+    scope = _current.get()
+    if scope is not None:
+        return scope.forms
+    with _open_lock:
+        if not _open:
+            return _root.forms
+        merged = {f for s in (_root, *_open) for f in s.forms}
+    return tuple(sorted(merged, key=len, reverse=True))
 
 
 def scrub(text: str) -> str:
     """`text` with every registered secret replaced by `***`."""
-    for secret in _registered:
+    for secret in registered():
         if secret in text:
             text = text.replace(secret, MASK)
     return text
@@ -111,7 +158,7 @@ def scrub(text: str) -> str:
 
 def scrub_value(value: Any) -> Any:
     """A JSON-like value with every registered secret removed from its strings (keys too)."""
-    if not _registered:
+    if not registered():
         return value
     if isinstance(value, str):
         return scrub(value)

@@ -1,4 +1,8 @@
-"""Example evalspec plugin: one critic, one evaluator, one final-answer check."""
+"""Example evalspec plugin: one critic, one evaluator, one final-answer check.
+
+Each is registered as evalspec registers its own: `@register(kind)` on a `Critic` subclass, on
+an `Evaluator` taking one `EvaluatorInput`, on an `AnswerCheck` taking one `AnswerInput`.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,15 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, ClassVar
 
-from evalspec._critics.base import Critic, CriticOutcome, Params, outcome, show
-from evalspec.plugins import register
+from evalspec._critics.base import Params, outcome, show
+from evalspec.plugins import (
+    AnswerInput,
+    CheckReturn,
+    Critic,
+    CriticOutcome,
+    EvaluatorInput,
+    register,
+)
 
 
 def _day(value: Any) -> date | None:
@@ -53,12 +64,12 @@ class SameDayCritic(Critic):
     },
     description="At most max_calls tool calls; beyond it the score is max_calls / calls made.",
 )
-def call_budget(transcript: Any, expected_calls: list[Any], params: dict[str, Any]) -> Any:
+def call_budget(inp: EvaluatorInput) -> CheckReturn:
     """At most `max_calls` tool calls; each call beyond the budget lowers the score."""
-    budget = params.get("max_calls")
+    budget = inp.params.get("max_calls")
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise ValueError(f"`max_calls` must be a whole number of calls, not {budget!r}")
-    made = len(transcript.tool_calls)
+    made = len(inp.transcript.tool_calls)
     score = 1.0 if made <= budget else budget / made
     return score, {"calls": made, "reason": f"{made} call(s) for a budget of {budget}"}
 
@@ -68,10 +79,10 @@ def call_budget(transcript: Any, expected_calls: list[Any], params: dict[str, An
     options={"type": "integer", "minimum": 1},
     description="The final answer has at most this many words.",
 )
-def max_words(answer: str, params: dict[str, Any]) -> Any:
+def max_words(inp: AnswerInput) -> CheckReturn:
     """The answer is at most `value` words long (`max_words: 50`)."""
-    limit = params.get("value")
+    limit = inp.params.get("value")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"`max_words` needs a word count, not {limit!r}")
-    words = len(answer.split())
+    words = len(inp.answer.split())
     return float(words <= limit), f"{words} words (at most {limit})"

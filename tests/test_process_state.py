@@ -1,0 +1,176 @@
+"""Library calls leave the caller's process as they found it: the garbage collector (on/off and
+thresholds), the recursion limit, the environment and the secret registry, whether the call
+returns or raises."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalspec import api
+from evalspec._util import redaction
+from evalspec._util.collector import collector_paused
+from evalspec._util.errors import InputError, SpecError, UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "sk-process-state-0123456789"
+
+
+def _state() -> tuple[Any, ...]:
+    return (
+        gc.isenabled(),
+        gc.get_threshold(),
+        sys.getrecursionlimit(),
+        dict(os.environ),
+        redaction.registered(),
+    )
+
+
+@pytest.fixture(params=[True, False], ids=["collector on", "collector off"])
+def unusual_process(request, monkeypatch) -> Iterator[None]:
+    """A caller with its own collector settings and a model key in its environment."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    enabled, thresholds = gc.isenabled(), gc.get_threshold()
+    gc.set_threshold(1234, 5, 6)
+    (gc.enable if request.param else gc.disable)()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        (gc.enable if enabled else gc.disable)()
+
+
+def _unchanged(call: Callable[[], Any], raises: type[BaseException] | None = None) -> Any:
+    before = _state()
+    if raises is None:
+        result = call()
+    else:
+        with pytest.raises(raises):
+            call()
+        result = None
+    assert _state() == before
+    return result
+
+
+@pytest.fixture
+def slack(tmp_path: Path) -> Path:
+    for name in ("slack.yaml", "slack.recordings.jsonl"):
+        shutil.copy(ROOT / "suites" / name, tmp_path / name)
+    return tmp_path / "slack.yaml"
+
+
+BROKEN = """
+suite: broken
+models: [m]
+tools:
+  - name: t
+    parameters: {type: object, properties: {a: {type: string}}}
+cases:
+  - name: c
+    user: hi
+    expect:
+      tool_calls: [{t: {a: x}}]
+    critics: {a: no_such_critic}
+"""
+
+
+def test_loading_and_checking_suites(unusual_process, slack: Path, tmp_path: Path) -> None:
+    assert _unchanged(lambda: api.load_suite(slack)).name == "slack"
+    assert _unchanged(lambda: api.check_suite(slack)) == 6
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(BROKEN, encoding="utf-8")
+    _unchanged(lambda: api.load_suite(broken), SpecError)
+    _unchanged(lambda: api.check_suite(broken), SpecError)
+
+
+def test_running_offline_and_scoring(unusual_process, slack: Path, tmp_path: Path) -> None:
+    suite = api.load_suite(slack)
+    plan = api.compile_plan(suite)
+    options = api.RunOptions(record="offline", run_dir=tmp_path / "run")
+    outcome = _unchanged(lambda: api.run_plan(plan, options))
+    assert len(outcome.transcripts) == 6 and not outcome.missing
+    report = _unchanged(lambda: api.score(suite, outcome.transcripts))
+    assert len(report.results) == 6
+
+
+def test_a_run_that_may_call_keeps_its_secrets(unusual_process, slack, tmp_path) -> None:
+    """Replaying with calls allowed registers the model's key for the run; it is the run's."""
+    suite = api.load_suite(slack)
+    options = api.RunOptions(record="auto", run_dir=tmp_path / "run")
+    outcome = _unchanged(lambda: api.run_plan(api.compile_plan(suite), options))
+    assert len(outcome.transcripts) == 6 and outcome.calls is not None
+    assert KEY not in redaction.registered()
+
+
+def test_a_run_that_raises(unusual_process, slack: Path, tmp_path: Path) -> None:
+    """An offline run missing recordings stops with an error; the process is as it was."""
+    (tmp_path / "slack.recordings.jsonl").write_text("", encoding="utf-8")
+    plan = api.compile_plan(api.load_suite(slack))
+    options = api.RunOptions(record="offline", run_dir=tmp_path / "run")
+    before = _state()
+    try:
+        outcome = api.run_plan(plan, options)
+    except (UsageError, SpecError, InputError):
+        outcome = None
+    assert outcome is None or outcome.missing
+    assert _state() == before
+
+
+def test_reading_json_too_deep(unusual_process, tmp_path: Path) -> None:
+    path = tmp_path / "transcripts.jsonl"
+    path.write_text("[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    _unchanged(lambda: api.load_transcripts(path), (InputError, SpecError, UsageError))
+
+
+def test_the_collector_pause_restores_on_exceptions(unusual_process) -> None:
+    before = _state()
+    with pytest.raises(KeyError), collector_paused():
+        assert not gc.isenabled()
+        gc.set_threshold(1, 1, 1)
+        raise KeyError("boom")
+    assert _state() == before
+
+
+CHILD = """
+import json, os, sys
+changed = {}
+
+def check(step, before):
+    after = dict(os.environ)
+    diff = {k: [before.get(k), after.get(k)] for k in set(before) | set(after)
+            if before.get(k) != after.get(k)}
+    if diff:
+        changed[step] = diff
+
+before = dict(os.environ)
+from evalspec._util.numpy_import import import_numpy
+import_numpy()
+check("numpy", before)
+import sentence_transformers  # torch sets variables of its own as it is imported
+before = dict(os.environ)
+from evalspec._scoring.embeddings import load_sentence_transformer
+load_sentence_transformer(None).encode(["one sentence"])
+check("embedding model", before)
+print(json.dumps(changed))
+"""
+
+
+def test_numpy_and_embeddings_leave_the_environment_alone() -> None:
+    """numpy is imported with one BLAS thread and the embedding model loaded offline, and the
+    environment keeps no trace of either (what torch sets as it is imported is torch's)."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {}
