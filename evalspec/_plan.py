@@ -124,7 +124,7 @@ class Plan:
                     "case": it.case.name,
                     "model": it.model.name,
                     "trial": it.trial,
-                    "expected_calls": [c.tool for c in it.case.expect.tool_calls],
+                    "expected_calls": [c.tool for c in it.case.expected_calls],
                     "tags": list(it.case.tags),
                 }
                 for it in self.items
@@ -169,10 +169,13 @@ def compile_plan(
         # Stateful cases may open with the same request from different states: the case's
         # name keeps their ids apart (not the state, so a changed state keeps the ids).
         case_part = f'"case":{_encode(case.name)},' if suite.stateful else ""
+        tail = id_tail
+        if case.multi_turn:  # the later user turns shape the answers too
+            tail = id_tail[:-1] + conversation_id_part(case, suite) + "}"
         for model, key_text in key_texts:
             for trial in range(n_trials):
                 first = key_text.key(messages_json, offered_json, trial)
-                item_id = _hash(f'{{{case_part}"first":"{first}"{id_tail}')
+                item_id = _hash(f'{{{case_part}"first":"{first}"{tail}')
                 items.append(
                     PlanItem(item_id, case, model, trial, messages, n_trials, offered, first)
                 )
@@ -196,14 +199,43 @@ def select_cases(suite: Suite, patterns: list[str] | None) -> list[Case]:
     return chosen
 
 
+def conversation_id_part(case: Case, suite: Suite) -> str:
+    """What a multi-turn case adds to its items' ids (keys sorted after `mode`): the later
+    turns' texts, or the simulated user's settings and the request payload of its model."""
+    if case.simulated_user is None:
+        return f',"turns":{_encode([t.user for t in case.turns[1:]])}'
+    sim = case.simulated_user
+    player = next((m for m in suite.models if m.name == sim.model), None)
+    settings = {
+        "goal": sim.goal,
+        "instructions": sim.instructions,
+        "max_turns": sim.max_turns,
+        "model": [player.model, player.params, player.provider] if player else sim.model,
+        "persona": sim.persona,
+        "stop_when": sim.stop_when,
+    }
+    return f',"user":{_encode(settings)}'
+
+
+def user_models(suite: Suite) -> set[str]:
+    """Names of the models that play a simulated user: they are not evaluated."""
+    return {c.simulated_user.model for c in suite.cases if c.simulated_user is not None}
+
+
 def _select_models(suite: Suite, names: list[str] | None) -> list[ModelSpec]:
+    players = user_models(suite)
     if not names:
-        return list(suite.models)
+        return [m for m in suite.models if m.name not in players]
     known = {m.name: m for m in suite.models}
     out = []
     for name in names:
         if name not in known:
             raise UsageError(f"model {name!r} is not in the suite; models: {', '.join(known)}")
+        if name in players:
+            raise UsageError(
+                f"model {name!r} plays the simulated user, so it is not evaluated; "
+                f"models to evaluate: {', '.join(k for k in known if k not in players)}"
+            )
         out.append(known[name])
     return out
 

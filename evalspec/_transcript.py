@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -42,9 +42,34 @@ class ToolCall(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     breaking the schema, no simulated response)."""
     turn: Count = 0
     """Index of the model answer that made the call (0 = first)."""
+    user_turn: Count | None = None
+    """In a multi-turn conversation, the index of the user turn the call answers (absent for a
+    single request)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {f: getattr(self, f) for f in self.__struct_fields__}
+        data = {f: getattr(self, f) for f in self.__struct_fields__}
+        if self.user_turn is None:
+            del data["user_turn"]
+        return data
+
+
+class UserTurn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One user turn of a multi-turn conversation, as it went."""
+
+    user: str
+    """What the user said."""
+    source: Literal["scripted", "simulated"] = "scripted"
+    """A turn written in the suite, or a message of the simulated user."""
+    final_answer: str | None = None
+    """The model's answer that ended this turn."""
+    state: Any = None
+    """The tools' state after this turn, when the tools keep one."""
+    stop: str | None = None
+    """On the last turn: why the conversation ended (stop_signal, empty_message, max_turns,
+    error)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self.__struct_fields__ if getattr(self, f) is not None}
 
 
 class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -102,6 +127,9 @@ class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     imported traces."""
     state: Any = None
     """The state the conversation ended in (stateful suites only; absent from the file else)."""
+    user_turns: tuple[UserTurn, ...] = ()
+    """A multi-turn conversation's user turns, in order (absent for a single request, so
+    single-turn transcripts keep their format)."""
     version: int = TRANSCRIPT_VERSION
     """Transcript format version."""
 
@@ -113,6 +141,10 @@ class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         data["messages"] = list(self.messages)
         data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
         data["usage"] = {f: getattr(self.usage, f) for f in Usage.__struct_fields__}
+        if self.user_turns:
+            data["user_turns"] = [u.to_dict() for u in self.user_turns]
+        else:
+            del data["user_turns"]
         return data
 
     @classmethod

@@ -30,7 +30,49 @@ EXAMPLE_NOTE = (
 
 Turn = dict[str, Any]  # {"calls": [[name, args], ...]} or {"text": "..."}
 
-SCRIPTS: dict[str, dict[str, list[Turn]]] = {
+SUPPORT: dict[str, list[Any]] = {
+    "where is my order, then a refund": [
+        [
+            {"calls": [["lookup_order", {"order_id": "A17"}]]},
+            {"text": "Order A17, your electric kettle, was delivered on March 3."},
+        ],
+        [{"text": "I'm sorry it arrived broken. Would you like a refund or a replacement?"}],
+        [
+            {"calls": [["refund_order", {"order_id": "A17", "reason": "damaged"}]]},
+            {"text": "Done: order A17 is refunded; the money reaches your card in 5 days."},
+        ],
+    ],
+    "two orders, refund the toaster": [
+        [
+            {"calls": [["list_orders", {}]]},
+            {"text": "You ordered an electric kettle (A17) and a toaster (B22)."},
+        ],
+        [  # the wrong order, on purpose: the case shows an all-or-nothing failure
+            {"calls": [["refund_order", {"order_id": "A17", "reason": "not_needed"}]]},
+            {"text": "Order A17 is refunded."},
+        ],
+    ],
+    "the customer answers back": [
+        [{"text": "I'm sorry to hear that! What is your order number?"}],
+        [
+            {"calls": [["refund_order", {"order_id": "A17", "reason": "damaged"}]]},
+            {"text": "Order A17 is refunded in full; the money reaches your card in 5 days."},
+        ],
+        [{"text": "You're welcome!"}],
+    ],
+}
+
+USER_LINES: dict[str, list[str]] = {
+    "the customer answers back": [
+        "Hi, my new kettle arrived broken. I'd like my money back.",
+        "It's A17.",
+        "###STOP###",
+    ],
+}
+"""What the simulated customer says, message by message (its last line ends the talk)."""
+
+SCRIPTS: dict[str, dict[str, list[Any]]] = {
+    "support": SUPPORT,
     "slack": {
         "direct message": [
             {
@@ -212,16 +254,30 @@ SCRIPTS: dict[str, dict[str, list[Turn]]] = {
 
 
 class ScriptedProvider:
-    """Answers from SCRIPTS: the n-th answer of a case is its script's n-th turn."""
+    """Answers from SCRIPTS: the n-th answer of a case is its script's n-th turn.
 
-    def __init__(self, script: dict[str, list[Turn]]):
+    In a multi-turn case (the script is a list of lists) the k-th user message is answered
+    by its k-th list; a simulated user's requests are answered from USER_LINES, one line per
+    message it has sent."""
+
+    def __init__(self, script: dict[str, list[Any]]):
         self.script = script
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         case = request.label.split("'")[1]
-        last_user = max(i for i, m in enumerate(request.messages) if m["role"] == "user")
+        if request.label.startswith("simulated user"):
+            said = sum(1 for m in request.messages if m["role"] == "assistant")
+            lines = USER_LINES[case]
+            line = lines[min(said, len(lines) - 1)]
+            usage = {"prompt_tokens": 50, "completion_tokens": 10}
+            return ChatResponse({"role": "assistant", "content": line}, "stop", usage, 0.0)
+        users = [i for i, m in enumerate(request.messages) if m["role"] == "user"]
+        last_user = users[-1]
         turn = sum(1 for m in request.messages[last_user:] if m["role"] == "assistant")
-        step = self.script[case][min(turn, len(self.script[case]) - 1)]
+        steps = self.script[case]
+        if steps and isinstance(steps[0], list):  # one list of steps per user turn
+            steps = steps[min(len(users) - 1, len(steps) - 1)]
+        step = steps[min(turn, len(steps) - 1)]
         if "text" in step:
             message = {"role": "assistant", "content": step["text"]}
             finish = "stop"

@@ -49,7 +49,7 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "yaml_text_read_as_time_or_false": [
         'yaml_text_read_as_time_or_false.yaml:12:11: cases[0].name: expected text, got a number: YAML reads 14:30 as the number 870 (YAML counts a:b as minutes and seconds, in base 60); put it in quotes to keep it as text: "14:30"',
-        'yaml_text_read_as_time_or_false.yaml:13:11: cases[0].user: expected text, got true/false: YAML reads no as false (YAML takes yes/no and on/off for true/false); put it in quotes to keep it as text: "no"',
+        'yaml_text_read_as_time_or_false.yaml:13:11: cases[0].user: expected text or a mapping, got true/false: YAML reads no as false (YAML takes yes/no and on/off for true/false); put it in quotes to keep it as text: "no"',
         'yaml_text_read_as_time_or_false.yaml:19:30: cases[1].expect.tool_calls[0].start: the expected start 840 does not fit book_room\'s parameter: expected text, got a number: YAML reads 14:00 as the number 840 (YAML counts a:b as minutes and seconds, in base 60); put it in quotes to keep it as text: "14:00"',
         'yaml_text_read_as_time_or_false.yaml:19:48: cases[1].expect.tool_calls[0].projector: the expected projector False does not fit book_room\'s parameter: expected text, got true/false: YAML reads no as false (YAML takes yes/no and on/off for true/false); put it in quotes to keep it as text: "no"',
     ],
@@ -323,7 +323,7 @@ EXPECTED: dict[str, list[str]] = {
         "wrong_type_trials.yaml:4:9: trials: expected a whole number, got text; for example: 3",
     ],
     "wrong_type_user_list": [
-        "wrong_type_user_list.yaml:6:11: cases[0].user: expected text, got a list; for example: Send a direct message to johndoe saying 'Hello'",
+        "wrong_type_user_list.yaml:6:11: cases[0].user: expected text or a mapping, got a list; for example: Send a direct message to johndoe saying 'Hello'",
     ],
     "hostile_embeddings_cache_escape": [
         "hostile_embeddings_cache_escape.yaml:4:25: embeddings.cache_dir: '~/.ssh' cannot be written: it starts with ~ (a home directory); give a path relative to the suite file that stays beside it or below it, for example: recordings/answers.jsonl",

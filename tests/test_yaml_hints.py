@@ -139,7 +139,7 @@ def test_true_written_as_true_is_not_explained(tmp_path: Path) -> None:
     (found,) = problems(
         tmp_path, HEAD + "  - name: a\n    user: true\n    expect: {no_tool_calls: true}\n"
     )
-    assert "expected text, got true/false" in found and "YAML reads" not in found
+    assert "expected text or a mapping, got true/false" in found and "YAML reads" not in found
 
 
 def test_a_cut_in_an_included_file_is_found_there(tmp_path: Path) -> None:

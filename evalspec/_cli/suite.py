@@ -102,7 +102,7 @@ def plan(
     for col in ("id", "case", "model", "trial (from 0)", "expected calls"):
         table.add_column(col)
     for it in compiled.items:
-        calls = ", ".join(c.tool for c in it.case.expect.tool_calls) or (
+        calls = ", ".join(c.tool for c in it.case.expected_calls) or (
             "(none)" if it.case.expect.no_tool_calls else "-"
         )
         table.add_row(

@@ -15,6 +15,7 @@ params and the answer, with any echoed secret scrubbed.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -423,6 +424,9 @@ class RecordingProvider:
         self.missing: list[str] = []
         """Labels of requests that had no recording and could not be called."""
         self.counts = {"replayed": 0, "called": 0, "missing": 0}
+        self._flying: dict[str, asyncio.Future[ChatResponse]] = {}
+        """Requests being asked now, by key: two conversations that send the same request at
+        once (two cases opening alike) get one answer, so a replay gives each what it got."""
 
     def __repr__(self) -> str:
         return f"RecordingProvider(path={str(self.recordings.path)!r}, mode={self.mode!r})"
@@ -455,7 +459,21 @@ class RecordingProvider:
                 label=request.label,
                 attempts=0,
             )
-        response = await live.complete(request)
+        flying = self._flying.get(request.key)
+        if flying is not None:  # the same request is being asked: share its answer
+            response = await asyncio.shield(flying)
+            self.counts["replayed"] += 1
+            return response
+        self._flying[request.key] = answer = asyncio.get_running_loop().create_future()
+        try:
+            response = await live.complete(request)
+        except BaseException as exc:
+            answer.set_exception(exc)
+            answer.exception()  # retrieved: a request nobody else asked is not an error
+            raise
+        finally:
+            del self._flying[request.key]
+        answer.set_result(response)
         self.recordings.put(request, response)
         self.counts["called"] += 1
         return response

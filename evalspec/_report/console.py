@@ -155,11 +155,48 @@ def _why_not_passed(report: Report, *, verbose: bool) -> Table | None:
             end_section=False,
         )
         previous = c.case
+        _add_turn_rows(table, c, lead=1)
         if verbose:
             _add_field_rows(table, c, lead=1)
     cut = len(problems) - len(shown)
     table.caption = _left_out(f"{cut} more are in results.json" if cut else "")
     return table
+
+
+_ENDED = {
+    "stop_signal": "the user said ###STOP###",
+    "empty_message": "the user sent an empty message",
+    "max_turns": "the user reached max_turns",
+    "error": "the conversation stopped on an error",
+}
+
+
+def _add_turn_rows(table: Table, c: CaseSummary, *, lead: int) -> None:
+    """A line per user turn of a multi-turn case (its lowest-scoring trial): what the user
+    said, and the turn's verdict when it is judged; a simulated user's lines are marked."""
+    worst = min(c.results, key=lambda r: r.score, default=None)
+    for entry in (worst.details.get("turns") or []) if worst else ():
+        said = entry.get("user")
+        said = "(not reached)" if said is None else said
+        who = "user" if entry.get("source") == "simulated" else f"turn {entry.get('turn')}"
+        status = entry.get("status")
+        simulated = entry.get("source") == "simulated"
+        stop = f" [{entry['stop']}]" if entry.get("stop") and not simulated else ""
+        table.add_row(
+            *[Text("")] * lead,
+            text(f"  {who}: {said}{stop}", single_line=True),
+            Text(status.upper(), style=STYLES.get(status, "")) if status else Text("-"),
+            Text(f"{entry['score']:.3f}") if "score" in entry else Text(""),
+            text(entry.get("reason", "") if status not in (None, "pass") else ""),
+        )
+        if simulated and entry.get("final_answer"):
+            table.add_row(
+                *[Text("")] * lead,
+                text(f"  assistant: {entry['final_answer']}", "dim", single_line=True),
+            )
+        if simulated and entry.get("stop"):
+            ended = _ENDED.get(entry["stop"], entry["stop"])
+            table.add_row(*[Text("")] * lead, text(f"  ({ended})", "dim", single_line=True))
 
 
 def _add_field_rows(table: Table, c: CaseSummary, *, lead: int) -> None:
@@ -223,6 +260,7 @@ def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
             Text(score),
             text(why),
         )
+        _add_turn_rows(table, c, lead=0)
         if verbose:
             _add_field_rows(table, c, lead=0)
     table.caption = _left_out(

@@ -196,6 +196,29 @@ def _where(row: Row) -> str:
     return row.field + (f" (call {row.call + 1})" if row.call is not None else "")
 
 
+def _turn_rows(details: dict[str, Any], s: _Strings) -> tuple[RowShown, ...]:
+    """A multi-turn case's user turns as the first explanation rows: who said what, the
+    answer that ended the turn, and the turn's score and verdict when it is judged."""
+    out = []
+    for e in details.get("turns") or ():
+        if not isinstance(e, dict):
+            continue
+        who = "simulated user" if e.get("source") == "simulated" else f"turn {e.get('turn')}"
+        judged = "score" in e
+        out.append(
+            RowShown(
+                who,
+                s(e.get("user")),
+                s(e.get("final_answer")),
+                round(float(e["score"]), 3) if judged else 1.0,
+                1.0 if judged else 0.0,
+                s(e.get("reason") or ("" if judged else "not judged")),
+                1 if e.get("status") in (None, "pass", "warn") else 0,
+            )
+        )
+    return tuple(out)
+
+
 def _trial(r: CaseResult, t: Transcript | None, s: _Strings) -> TrialShown:
     rows = tuple(
         RowShown(
@@ -209,6 +232,8 @@ def _trial(r: CaseResult, t: Transcript | None, s: _Strings) -> TrialShown:
         )
         for row in r.rows
     )
+    if r.details.get("turns"):
+        rows = (*_turn_rows(r.details, s), *rows)
     if t is None:
         return TrialShown(r.trial, r.status, round(r.score, 4), s(r.reason), rows)
     return TrialShown(

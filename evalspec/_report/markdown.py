@@ -93,6 +93,24 @@ def _rows_table(result: CaseResult) -> list[str]:
     )
 
 
+def _turns_table(result: CaseResult) -> list[str]:
+    """A row per user turn of a multi-turn case: who spoke, what, and the turn's verdict."""
+    rows = []
+    for e in result.details.get("turns") or []:
+        who = "simulated user" if e.get("source") == "simulated" else f"turn {e.get('turn')}"
+        said = e.get("user")
+        rows.append(
+            [
+                who,
+                cell("(not reached)" if said is None else said, 120),
+                str(e.get("status", "-")).upper(),
+                f"{e['score']:.3f}" if "score" in e else "",
+                cell(e.get("reason", ""), 200),
+            ]
+        )
+    return markdown_table(["turn", "user", "result", "score", "why"], rows)
+
+
 def render_markdown(report: Report) -> str:
     """The whole report: a summary per model, a table of cases, the rows of non-passing ones."""
     out = [f"# evalspec: {cell(report.suite.name)}", ""]
@@ -143,6 +161,8 @@ def render_markdown(report: Report) -> str:
                 if c.trials > 1:
                     out += [f"Trial {r.trial}: {r.status.upper()} {r.score:.3f}", ""]
                 out += [cell(r.reason, 400), ""]
+                if r.details.get("turns"):
+                    out += [*_turns_table(r), ""]
                 if r.rows:
                     out += [*_rows_table(r), ""]
             out += ["</details>", ""]

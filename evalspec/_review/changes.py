@@ -133,6 +133,40 @@ def _messages(before: Case, after: Case) -> list[str]:
     return out
 
 
+def _conversation(before: Case, after: Case) -> list[str]:
+    """A multi-turn case's changes by turn (text, expected calls, checks), its turn rule and
+    its simulated user's settings."""
+    out = _moved("turn_rule", before.turn_rule, after.turn_rule)
+    for k in range(max(len(before.turns), len(after.turns))):
+        tb = before.turns[k] if k < len(before.turns) else None
+        ta = after.turns[k] if k < len(after.turns) else None
+        where = f"turn {k + 1}"
+        if tb is None or ta is None:
+            out.append(f"{where} {'added' if tb is None else 'removed'}")
+            continue
+        if k > 0:  # the first turn's text is the case's user message, named above
+            out += _moved(f"{where} user", tb.user, ta.user)
+        if (tb.expect is None) != (ta.expect is None):
+            out.append(f"{where} {'now judged' if tb.expect is None else 'no longer judged'}")
+            continue
+        if tb.expect is None or ta.expect is None or tb.expect == ta.expect:
+            continue
+        pb, pa = replace(before, expect=tb.expect), replace(after, expect=ta.expect)
+        out += [f"{where} {item}" for item in _expected_calls(pb, pa)]
+        out += _checks(tb.expect.final_answer, ta.expect.final_answer, f"{where} final_answer.")
+    sb, sa = before.simulated_user, after.simulated_user
+    if sb != sa:
+        if sb is None or sa is None:
+            out.append(f"simulated user {'added' if sb is None else 'removed'}")
+        else:
+            for f in fields(sa):
+                if f.name != "loc":
+                    out += _moved(
+                        f"simulated user {f.name}", getattr(sb, f.name), getattr(sa, f.name)
+                    )
+    return out
+
+
 def _rubric(before: Case, after: Case) -> list[str]:
     out = []
     for f in fields(before.rubric):
@@ -271,6 +305,7 @@ def case_changes(
         items += _expected_calls(old, case)
         items += _checks(old.expect.final_answer, case.expect.final_answer, "final_answer.")
         items += _checks(old.evaluators, case.evaluators, "evaluator ")
+        items += _conversation(old, case)
         if old.state is not None or case.state is not None:
             items += _state(old, case)
         before_offered, after_offered = _offered(base, old), _offered(head, case)

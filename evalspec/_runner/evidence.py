@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec._plan import Plan, compile_plan
-from evalspec._suite.model import Suite, Tool
+from evalspec._suite.model import Case, Suite, Tool
 from evalspec._tools.result import ToolResult
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.json_values import difference
@@ -89,12 +89,13 @@ class EvidenceCheck:
         self.suite = suite
         self._base_dir = Path(suite.path).resolve().parent
         self._simulator = ToolSimulator(suite.tools, self._base_dir)
-        self._cases = {c.name: c for c in suite.cases}
+        self._cases: dict[str, Case] = {c.name: c for c in suite.cases}
         self._tools = {t.name: t for t in suite.tools}
         self._ids: dict[tuple[str, str, int], str] = {}
         self._offered: dict[str, frozenset[str]] = {}
         for it in (plan or compile_plan(suite)).items:
             self._ids[(it.case.name, it.model.name, it.trial)] = it.id
+            self._cases[it.case.name] = it.case
             self._offered[it.case.name] = frozenset(t["function"]["name"] for t in it.tools)
 
     def problems(self, t: Transcript) -> list[str]:
@@ -121,7 +122,8 @@ class EvidenceCheck:
         imported = t.source.startswith("import:")
         out: list[Finding] = []
         if not imported and t.item_id != head_id:
-            out.append(Finding(None, REQUEST_CHANGED, known=True))
+            why = conversation_change(self._cases[t.case], t) if t.user_turns else None
+            out.append(Finding(None, why or REQUEST_CHANGED, known=True))
         offered = self._offered.get(t.case, frozenset())
         # A stateful suite's calls are replayed in order through a fresh environment: an
         # output differs when an effect, a precondition or the initial state moved it.
@@ -202,6 +204,20 @@ class EvidenceCheck:
             return None
         entry = ResponseCache(path).get(arguments)
         return entry_to_result(entry) if entry is not None else None
+
+
+def conversation_change(case: Case, t: Transcript) -> str | None:
+    """What changed in a multi-turn case's conversation since `t` was recorded, by place:
+    the first user turn whose text differs, or the simulated user; None if neither."""
+    if case.turns:
+        for k, (turn, said) in enumerate(zip(case.turns, t.user_turns, strict=False)):
+            if turn.user != said.user:
+                return f"user turn {k + 1} now says {_shown(turn.user)} (was {_shown(said.user)})"
+        if len(case.turns) != len(t.user_turns) and not t.error:
+            return f"the case now has {len(case.turns)} user turns (was {len(t.user_turns)})"
+    elif case.simulated_user is not None:
+        return "the simulated user's settings or its model changed"
+    return None
 
 
 def stale_transcripts(

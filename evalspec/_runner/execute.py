@@ -361,14 +361,30 @@ async def run_one(
     simulator: Any,
     secrets: list[str],
     missing: list[str],
+    user_provider: Provider | None = None,
 ) -> Transcript:
     """One item, never raising for its own failure: the error is in its transcript, redacted.
 
     The one item runner of every engine (this process, or a worker of a Ray cluster); an item
-    that needs a simulator answer the run may not ask for is added to `missing`.
+    that needs a simulator answer the run may not ask for is added to `missing`. A multi-turn
+    case runs as a conversation (`conversation.py`), its simulated user on `user_provider`.
     """
     try:
-        t = await run_item(item, plan, provider, simulator)
+        if item.case.multi_turn:
+            from evalspec._runner.conversation import run_conversation
+
+            tools = simulator
+            if plan.suite.stateful:  # one environment for the whole conversation
+                from evalspec._tools.environment import conversations
+
+                tools = conversations(plan.suite, simulator).open(item.case)
+            t = await run_conversation(
+                item, plan, provider, tools, user_provider, answer=_conversation
+            )
+            if plan.suite.stateful:
+                t = msgspec.structs.replace(t, state=tools.snapshot())
+        else:
+            t = await run_item(item, plan, provider, simulator)
     except (RunError, asyncio.CancelledError):
         raise
     except SimulatorMissing as exc:  # needs a run that may call the simulator
@@ -450,7 +466,11 @@ async def _run_plan(
         50,000-item plan costs `width` coroutines, not 50,000."""
         for item in todo:
             provider = providers[item.model.name]
-            t = await run_one(item, plan, provider, simulator, secrets, outcome.missing)
+            player = item.case.simulated_user
+            user_provider = providers.get(player.model) if player is not None else None
+            t = await run_one(
+                item, plan, provider, simulator, secrets, outcome.missing, user_provider
+            )
             if keep:
                 results[item.id] = t
             sink.write(t)

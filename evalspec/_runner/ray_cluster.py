@@ -318,7 +318,9 @@ async def _run_batch(plan: Plan, shared: RunShared) -> BatchResult:
         item = items[index]
         async with gate:
             provider = providers[item.model.name]
-            return await run_one(item, plan, provider, simulator, secrets, missing)
+            player = item.case.simulated_user
+            user = providers.get(player.model) if player is not None else None
+            return await run_one(item, plan, provider, simulator, secrets, missing, user)
 
     try:
         done = await asyncio.gather(*(one(i) for i in range(len(items))))

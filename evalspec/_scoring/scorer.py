@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from evalspec._critics.base import Embedder
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.budgets import over_case_budget
@@ -42,6 +44,7 @@ from evalspec._scoring.matching import (
 )
 from evalspec._scoring.protocols import Judge
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
+from evalspec._scoring.turns import score_turns, turn_cases, turn_details, turn_views
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
@@ -120,6 +123,9 @@ class _Prepared:
     transcript: Transcript
     actual: list[ToolCall]
     judges: list[list[ArgJudge]]
+    state_from: Transcript | None = None
+    """For one turn of a conversation: the calls up to the turn's end, which the state the
+    turn's `expect.state` judges is replayed from."""
 
 
 class Scorer:
@@ -143,6 +149,7 @@ class Scorer:
         self._embedder = embedder
         self._judge = judge
         self._judges: dict[str, LLMJudge] = {}
+        self._turns: dict[str, list[tuple[int, Case]]] = {}
         self._state_judge: StateJudge | None = None
 
     @property
@@ -155,20 +162,20 @@ class Scorer:
         for t in transcripts:
             prep = self._prepare(t)
             if prep is not None:
-                texts.extend(_texts_of(prep))
+                texts.extend(self._texts(prep))
         return texts
 
     def score_all(self, transcripts: Sequence[Transcript]) -> list[CaseResult]:
         """Score a batch: embed every needed text in one go, then judge each transcript."""
         preps = [self._prepare(t) for t in transcripts]
-        texts = [text for prep in preps if prep is not None for text in _texts_of(prep)]
+        texts = [text for prep in preps if prep is not None for text in self._texts(prep)]
         if texts:
             self._embedder = self._embedder or _default_embedder(self.suite)
             self._embedder.prefetch(texts)
         return [self._score(t, prep) for t, prep in zip(transcripts, preps, strict=True)]
 
-    def _prepare(self, t: Transcript) -> _Prepared | None:
-        case = self.cases.get(t.case)
+    def _prepare(self, t: Transcript, case: Case | None = None) -> _Prepared | None:
+        case = case or self.cases.get(t.case)
         if case is None:
             return None
         actual = list(t.tool_calls)
@@ -179,6 +186,23 @@ class Scorer:
             for call in case.expect.tool_calls
         ]
         return _Prepared(case, t, actual, judges)
+
+    def _turn_cases(self, case: Case) -> list[tuple[int, Case]]:
+        """`turn_cases`, made once per case (every model and trial of it shares them)."""
+        made = self._turns.get(case.name)
+        if made is None:
+            made = self._turns[case.name] = turn_cases(case)
+        return made
+
+    def _texts(self, prep: _Prepared) -> list[str]:
+        """`_texts_of`, turn by turn for a multi-turn case."""
+        if not prep.case.turns:
+            return _texts_of(prep)
+        out: list[str] = []
+        for view in turn_views(prep.case, prep.transcript, self._turn_cases(prep.case)):
+            part = self._prepare(view.transcript, view.case) if view.transcript else None
+            out.extend(_texts_of(part) if part else ())
+        return out
 
     def score(self, t: Transcript) -> CaseResult:
         """Score one transcript (texts it needs are embedded on demand)."""
@@ -193,6 +217,8 @@ class Scorer:
             n, cap = len(prep.actual), MAX_CALLS_PER_CASE
             why = f"the model made {n} tool calls; at most {cap} are scored in one case"
             return _result(t, 0.0, "error", why)
+        if prep.case.turns:
+            return self._score_turns(prep)
         tally = _Explanation()
         self._tool_call_rows(prep, tally)
         try:
@@ -202,12 +228,39 @@ class Scorer:
             return _result(t, 0.0, "error", str(exc), tally)
         if prep.case.expect.judges_state:
             self._state_rows(prep, tally)
+        self._budget_rows(prep, tally)
+        if t.user_turns:  # a conversation with a simulated user: its lines, for reports
+            tally.details["turns"] = turn_details(prep.case, t, {})
+        return self._verdict(prep, tally)
+
+    def _budget_rows(self, prep: _Prepared, tally: _Explanation) -> None:
+        t = prep.transcript
         over = over_case_budget(t, prep.case.budget, self.prices.get(t.model))
         if over:
             why = "over budget: " + join_reasons(over)
             tally.rows.append(Row("budget", None, None, 0.0, 0.0, why, "budget", None, False))
             tally.required_failures.append(why)
-        return self._verdict(prep, tally)
+
+    def _score_turns(self, prep: _Prepared) -> CaseResult:
+        """A multi-turn case: each judged turn scored as a case of its own (turns.py)."""
+        t = prep.transcript
+
+        def one(part: Transcript, case: Case, index: int) -> CaseResult:
+            prep = self._prepare(part, case)
+            if prep is not None and case.expect.judges_state:
+                done = tuple(c for c in t.tool_calls if (c.user_turn or 0) <= index)
+                prep.state_from = msgspec.structs.replace(t, tool_calls=done)
+            return self._score(part, prep)
+
+        score, status, reason, rows, details = score_turns(
+            prep.case, t, one, band, self._turn_cases(prep.case)
+        )
+        tally = _Explanation(rows=rows, details=details)
+        tally.evaluators = {r.field: r.score for r in rows if r.critic in _CHECK_KINDS}
+        self._budget_rows(prep, tally)
+        if tally.required_failures:
+            return _result(t, score, "fail", join_reasons(tally.required_failures), tally)
+        return _result(t, score, status, reason, tally)
 
     def _tool_call_rows(self, prep: _Prepared, tally: _Explanation) -> None:
         """Rows for the expected calls: matched pairs, missing calls, extra calls."""
@@ -291,7 +344,8 @@ class Scorer:
 
         if self._state_judge is None:
             self._state_judge = StateJudge(self.suite)
-        judged = self._state_judge.judge(prep.case, prep.transcript, self._need_embedder)
+        replayed = prep.state_from or prep.transcript
+        judged = self._state_judge.judge(prep.case, replayed, self._need_embedder)
         tally.rows.extend(judged.rows)
         # The before -> after diff, as rows weighing nothing: every report shows rows.
         tally.rows.extend(
@@ -459,6 +513,10 @@ def case_question(case: Case) -> str:
 def judge_cache_path(suite: Suite) -> Path:
     """Judge verdicts live beside the suite, so re-scoring never pays for the same verdict."""
     return Path(suite.path).resolve().parent / ".evalspec-cache" / "judge.json"
+
+
+_CHECK_KINDS = frozenset(("contains", "not_contains", "regex", "similarity", "judge", "equals"))
+"""Final-answer check kinds: a turn's checks are listed among the case's evaluator scores."""
 
 
 def _texts_of(prep: _Prepared) -> list[str]:

@@ -222,6 +222,34 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class Turn:
+    """One user turn of a multi-turn case: what the user says and, if judged, what a good model
+    does in answer (its calls in this turn only, its answer at the turn's end)."""
+
+    user: str
+    expect: Expectation | None = None
+    """None: the turn is sent but not judged."""
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class UserSimulation:
+    """A model that plays the user (`user: {simulate: ...}`); it is not evaluated itself."""
+
+    goal: str
+    model: str
+    """The `name` of the suite's model entry that plays the user."""
+    persona: str = ""
+    instructions: str = ""
+    stop_when: str = ""
+    max_turns: int = schema_default("/$defs/simulated_user/properties/max_turns")
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+TurnRule = Literal["partial", "all_or_nothing"]
+
+
+@dataclass(frozen=True, slots=True)
 class Budget:
     """Limits one conversation (or, for a suite budget, one model's whole run) must stay within;
     None leaves a figure unchecked."""
@@ -275,6 +303,23 @@ class Case:
     state: Any = None
     """The state this case starts from (the suite's with the case's merged over it); None in a
     suite without state."""
+    turns: tuple[Turn, ...] = ()
+    """A multi-turn case's user turns (the first one's text ends `messages`); () otherwise."""
+    turn_rule: TurnRule = schema_default("/$defs/case/properties/turn_rule")
+    simulated_user: UserSimulation | None = None
+    """The model playing the user, for a case whose user is simulated."""
+
+    @property
+    def expected_calls(self) -> tuple[ExpectedCall, ...]:
+        """Every call the case expects, over all its turns."""
+        if not self.turns:
+            return self.expect.tool_calls
+        return tuple(c for t in self.turns if t.expect for c in t.expect.tool_calls)
+
+    @property
+    def multi_turn(self) -> bool:
+        """Whether the runner talks over several user turns (scripted or simulated)."""
+        return bool(self.turns) or self.simulated_user is not None
 
 
 @dataclass(frozen=True)

@@ -177,9 +177,21 @@ def case_quickly_valid(case: Any) -> bool:
     return _passes(_compiled_parts()[1], case)
 
 
+def case_weight(case: Any) -> int:
+    """A case's share of the schema check, counted in cases: a multi-turn case is one per turn
+    (each turn is about as large as a case)."""
+    turns = case.get("turns") if isinstance(case, dict) else None
+    return len(turns) if isinstance(turns, list) and turns else 1
+
+
 def quickly_valid(root: Any) -> bool:
     """True when a large document is certainly valid; False means "look closer"."""
-    if not isinstance(root, dict) or len(root.get("cases") or ()) < FAST_CHECK_MIN_CASES:
+    if not isinstance(root, dict):
+        return False
+    cases = root.get("cases") or ()
+    if len(cases) < FAST_CHECK_MIN_CASES and (
+        sum(case_weight(c) for c in cases) < FAST_CHECK_MIN_CASES
+    ):
         return False
     return _passes(_compiled(), root)
 

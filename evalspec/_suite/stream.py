@@ -28,7 +28,12 @@ from evalspec._suite.render import (
     has_template,
     resolve_includes,
 )
-from evalspec._suite.schema import FAST_CHECK_MIN_CASES, case_quickly_valid, head_quickly_valid
+from evalspec._suite.schema import (
+    FAST_CHECK_MIN_CASES,
+    case_quickly_valid,
+    case_weight,
+    head_quickly_valid,
+)
 from evalspec._util.errors import Problem, SpecError
 from evalspec._util.reading import display_name
 
@@ -68,6 +73,8 @@ class CaseStream:
         self.problems: list[Problem] = []
         self.builder: SuiteBuilder | None = None
         self.count = 0
+        self.weight = 0
+        """Cases counted as the schema check's work: a multi-turn case counts its turns."""
         self.counter = CaseCounter()
         self.included = [0]  # one count of included files for the whole suite
         self.pending: list[tuple[Any, Pos, bool]] = []
@@ -111,6 +118,7 @@ class CaseStream:
             self.count += 1
             if not isinstance(tree, LDict) or not case_quickly_valid(tree):
                 raise GiveUp
+            self.weight += case_weight(tree)
             if not self.counter.add(tree, path, self.problems):
                 raise GiveUp
             expanded: list[tuple[str, LDict]] = []
@@ -170,7 +178,7 @@ def load_streaming(
         stream.flush()
     except GiveUp:
         return None
-    if stream.count < FAST_CHECK_MIN_CASES:
+    if stream.weight < FAST_CHECK_MIN_CASES:
         return None  # the whole-document path checks small suites with full jsonschema
     suite = stream.builder.finish()
     return None if stream.problems else (suite, stream.builder.case_count)

@@ -17,6 +17,7 @@ from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.build_checks import ChecksPart
 from evalspec._suite.build_state import StatePart
 from evalspec._suite.build_tools import ToolsPart, refuse_too_many_tools
+from evalspec._suite.build_turns import TurnsPart, all_expected
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
 from evalspec._suite.model import (
@@ -55,6 +56,7 @@ _CASE_TRIALS = default(Case, "trials")
 _CASE_PASS_RULE = default(Case, "pass_rule")
 _ORDERED = default(Expectation, "ordered")
 _NO_TOOL_CALLS = default(Expectation, "no_tool_calls")
+_TURN_RULE = default(Case, "turn_rule")
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -141,7 +143,7 @@ def _kind(value: Any) -> str:
     return "a list" if isinstance(value, list) else f"a single value ({value!r:.40})"
 
 
-class _Builder(ToolsPart, ChecksPart, StatePart):
+class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
     """Builds the typed Suite from a schema-valid document, collecting semantic problems."""
 
     def __init__(
@@ -252,6 +254,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart):
             self.built_cases.append(case)
 
     def finish(self) -> Suite:
+        self.check_models_left()
         top = self.top
         emb = top.get("embeddings") or {}
         return Suite(
@@ -409,12 +412,17 @@ class _Builder(ToolsPart, ChecksPart, StatePart):
             )
         critics = self.critics(raw.get("critics") or {}, raw.get("critics"), f"{path}.critics")
         self.case_critics = critics
-        expect = self.expect(raw.get("expect"), raw, path)
+        simulated = self.simulated_user(raw, path)
+        turns = self.turns(raw, path)
+        if turns is None:
+            return None
+        expect = Expectation() if turns else self.expect(raw.get("expect"), raw, path)
         if expect is None:
             return None
-        self.check_critic_fields(critics, expect, raw, path)
+        calls = all_expected(turns) if turns else expect
+        self.check_critic_fields(critics, calls, raw, path)
         evaluators = self.evaluators(raw.get("evaluators") or LList(), path)
-        offered = self.offered_tools(raw, expect, path)
+        offered = self.offered_tools(raw, calls, path)
         return Case(
             name=name,
             messages=messages,
@@ -431,6 +439,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart):
             flaky=bool(raw.get("flaky", False)),
             budget=Budget(**{**self.case_budget, **dict(raw.get("budget") or {})}),
             state=self.case_state(raw, path, self.suite_state),
+            turns=turns,
+            turn_rule=raw.get("turn_rule", _TURN_RULE),
+            simulated_user=simulated,
         )
 
     def offered_tools(self, raw: LDict, expect: Expectation, path: str) -> tuple[str, ...] | None:
@@ -475,7 +486,11 @@ class _Builder(ToolsPart, ChecksPart, StatePart):
                 )
             )
         user = raw.get("user")
-        if user is not None:
+        if raw.get("turns"):
+            user = raw["turns"][0]["user"]
+        if isinstance(user, dict):  # a simulated user speaks first (at run time)
+            pass
+        elif user is not None:
             out.append(Message("user", str(user)))
         elif not out or out[-1].role not in ("user", "tool"):
             self.problem(

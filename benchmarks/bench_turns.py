@@ -1,0 +1,179 @@
+"""Replaying multi-turn cases against replaying the same number of single-turn items.
+
+Run: ``.venv/bin/python benchmarks/bench_turns.py [--cases 1000] [--turns 5] [--repeat 3]``
+
+Two suites of the same tool, each case recorded first (a scripted provider in this process,
+through evalspec's own recordings): N cases of `--turns` user turns, each turn one tool call
+then a text answer, every turn judged on its call and its answer; and N single-turn cases of
+one call and an answer. Both are then run whole-process with
+`evalspec run SUITE --record offline` (replay, scoring, results.json), alternated, and the
+ratio multi-turn / single-turn is the median of the paired runs' CPU times (steadier than wall
+time on a shared machine); wall times are printed too. Goal: at most 2x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    REPO,
+    byte_compile,
+    evalspec_cmd,
+    goal,
+    interleave,
+    machine,
+    paired_ratio,
+    run_child,
+    summary,
+)
+
+sys.path.insert(0, str(REPO))
+
+HEAD = """\
+suite: {name}
+models: [{{name: m, model: bench-model, api_key_env: BENCH_KEY}}]
+run: {{max_turns: 4, concurrency: 16}}
+critics: {{a: binary, b: binary}}
+tools:
+  - name: add
+    description: Add two numbers.
+    parameters:
+      type: object
+      properties: {{a: {{type: integer}}, b: {{type: integer}}}}
+      required: [a, b]
+    responses: [{{output: 42}}]
+cases:
+"""
+
+
+def multi_turn_suite(n: int, turns: int) -> str:
+    out = [HEAD.format(name="turns")]
+    for i in range(n):
+        out.append(f"  - name: case {i}\n    turns:\n")
+        for k in range(turns):
+            out.append(
+                f"      - user: please add {i} and {k}\n"
+                f"        expect:\n"
+                f"          tool_calls: [{{add: {{a: {i}, b: {k}}}}}]\n"
+                f"          final_answer: {{contains: '42'}}\n"
+            )
+    return "".join(out)
+
+
+def single_turn_suite(n: int) -> str:
+    out = [HEAD.format(name="single")]
+    for i in range(n):
+        out.append(
+            f"  - name: case {i}\n    user: please add {i} and 0\n"
+            f"    expect:\n      tool_calls: [{{add: {{a: {i}, b: 0}}}}]\n"
+            f"      final_answer: {{contains: '42'}}\n"
+        )
+    return "".join(out)
+
+
+class Scripted:
+    """Calls add with the numbers of the last user message, then answers with the sum."""
+
+    async def complete(self, request: Any) -> Any:
+        from evalspec._providers.base import ChatResponse
+
+        messages = request.messages
+        if messages[-1]["role"] == "tool":
+            message = {"role": "assistant", "content": f"The sum is {messages[-1]['content']}."}
+            return ChatResponse(message, "stop", {"prompt_tokens": 40, "completion_tokens": 8})
+        user = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+        a, b = (int(x) for x in re.findall(r"\d+", user)[:2])
+        call = {
+            "id": f"call_{len(messages)}",
+            "type": "function",
+            "function": {"name": "add", "arguments": json.dumps({"a": a, "b": b})},
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return ChatResponse(message, "tool_calls", {"prompt_tokens": 40, "completion_tokens": 8})
+
+    async def aclose(self) -> None:
+        return None
+
+
+def record(path: Path) -> int:
+    """Record every answer of the suite at `path`; the number of requests recorded."""
+    from evalspec._providers.recordings import RecordingProvider, Recordings
+    from evalspec._runner import RunOptions, run_plan_async
+    from evalspec._runner.run_dir import recordings_path
+    from evalspec.api import compile_plan, load_suite
+
+    suite = load_suite(path)
+    recordings = Recordings(recordings_path(suite))
+    provider = RecordingProvider(recordings, Scripted(), mode="record")  # type: ignore[arg-type]
+
+    async def go() -> None:
+        outcome = await run_plan_async(compile_plan(suite), RunOptions(), providers={"m": provider})
+        bad = [t for t in outcome.transcripts if t.error]
+        if bad:
+            raise SystemExit(f"recording failed: {bad[0].error}")
+        await provider.aclose()
+
+    asyncio.run(go())
+    return len(recordings)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print(f"machine: {machine()}")
+    byte_compile()
+    with tempfile.TemporaryDirectory(prefix="bench-turns-") as tmp:
+        root = Path(tmp)
+        suites = {
+            "multi-turn": root / "turns.yaml",
+            "single-turn": root / "single.yaml",
+        }
+        suites["multi-turn"].write_text(multi_turn_suite(args.cases, args.turns))
+        suites["single-turn"].write_text(single_turn_suite(args.cases))
+        for name, path in suites.items():
+            print(f"{name}: {args.cases} cases, {record(path)} model answers recorded")
+        cpu: dict[str, list[float]] = {name: [] for name in suites}
+
+        def replay(name: str) -> float:
+            out = root / f"run-{name}-{len(cpu[name])}"
+            cmd = [*evalspec_cmd(), "run", str(suites[name]), "--record", "offline"]
+            child = run_child([*cmd, "--out", str(out), "--json"], cwd=root)
+            if child.returncode not in (0, 1):
+                raise SystemExit(f"{name} replay failed: {child.stderr[-2000:]}")
+            results = json.loads((out / "results.json").read_text())["results"]
+            if any(r["status"] != "pass" for r in results):
+                raise SystemExit(f"{name}: a case did not pass; the benchmark is not measuring")
+            cpu[name].append(child.cpu_s)
+            return child.wall
+
+        wall = interleave({name: lambda n=name: replay(n) for name in suites}, args.repeat)
+    for name in suites:
+        print(f"{name} wall: {summary(wall[name])}")
+        print(f"{name} cpu:  {summary(cpu[name])}")
+    print(
+        f"wall ratio (median of pairs): {paired_ratio(wall['multi-turn'], wall['single-turn']):.2f}"
+    )
+    per_turn = statistics.median(cpu["multi-turn"]) / args.turns
+    per_item = statistics.median(cpu["single-turn"])
+    print(f"per user turn / per single-turn item (cpu): {per_turn / per_item:.2f}")
+    goal(
+        f"multi_turn_replay_{args.turns}_turns_over_single_turn_cpu",
+        paired_ratio(cpu["multi-turn"], cpu["single-turn"]),
+        "<=",
+        2.0,
+    )
+
+
+if __name__ == "__main__":
+    main()

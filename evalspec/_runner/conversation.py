@@ -1,0 +1,148 @@
+"""A multi-turn conversation: user turns sent in order over one conversation.
+
+Each user turn is answered by the same agent loop as a single request (`run_item`), started
+from the whole conversation so far: the model's earlier answers and tool traffic stay in the
+history, and one tool object answers every turn's calls (a tool environment that keeps state
+carries it across turns). The user's turns come from the case (`turns:`) or from a simulated
+user (`user_simulator.py`).
+
+After each user turn the transcript records the turn (its text, its source, the answer that
+ended it) and, when the tools keep a state (an object with a `snapshot()` method, or the
+`snapshot` callable given), that state. Each tool call is tagged with its user turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any, Literal
+
+import msgspec
+
+from evalspec._plan import Plan, PlanItem
+from evalspec._providers.base import Provider, ProviderError
+from evalspec._runner.user_simulator import UserSimulator
+from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._transcript import ToolCall, Transcript, Usage, UserTurn
+
+Answer = Callable[[PlanItem, Plan, Provider, Any], Awaitable[Transcript]]
+"""The agent loop: answers the last user message of an item's messages (`run_item`)."""
+Snapshot = Callable[[], Any]
+"""Returns the tools' state after a user turn (a JSON value, a copy that later calls do not
+change); recorded in the transcript's user turn."""
+
+
+async def run_conversation(
+    item: PlanItem,
+    plan: Plan,
+    provider: Provider,
+    tools: Any,
+    user_provider: Provider | None = None,
+    *,
+    answer: Answer,
+    snapshot: Snapshot | None = None,
+) -> Transcript:
+    """Run a multi-turn case's conversation; the transcript carries every user turn.
+
+    `answer` is the agent loop that answers one user turn (`execute.run_item`)."""
+    case = item.case
+    if snapshot is None and callable(getattr(tools, "snapshot", None)):
+        snapshot = tools.snapshot
+    simulated = _simulator(item, plan, user_provider)
+    history: list[dict[str, Any]] = [dict(m) for m in item.messages]
+    calls: list[ToolCall] = []
+    user_turns: list[UserTurn] = []
+    prompt = completion = answers = 0
+    latency = 0.0
+    final: str | None = None
+    finish: str | None = None
+    error: str | None = None
+    source = "live"
+    stop: str | None = None
+    origin: Literal["scripted", "simulated"] = "scripted"
+    index = 0
+    while True:
+        if simulated is None:
+            if index >= len(case.turns):
+                break
+            text, origin = case.turns[index].user, "scripted"
+            if index > 0:  # the first turn's text already ends the case's messages
+                history.append({"role": "user", "content": text})
+        else:
+            try:
+                said, stop = await simulated.next_message(history)
+            except ProviderError as exc:
+                error, finish, stop = f"the simulated user: {exc}", "error", "error"
+                break
+            if said is None:
+                break
+            text, origin = said, "simulated"
+            history.append({"role": "user", "content": text})
+        first_key = item.first_key if index == 0 and simulated is None else ""
+        part = await answer(
+            replace(item, messages=tuple(history), first_key=first_key), plan, provider, tools
+        )
+        calls.extend(
+            ToolCall(
+                c.name,
+                c.arguments,
+                c.raw_arguments,
+                c.id,
+                c.output,
+                c.error,
+                c.turn + answers,
+                index,
+            )
+            for c in part.tool_calls
+        )
+        history = list(part.messages)
+        prompt += part.usage.prompt_tokens
+        completion += part.usage.completion_tokens
+        latency += part.latency_s
+        answers += part.turns
+        final, finish, source = part.final_answer, part.finish_reason, part.source
+        state = snapshot() if snapshot is not None else None
+        user_turns.append(UserTurn(text, origin, part.final_answer, state))
+        index += 1
+        if part.error:
+            error, stop = part.error, "error"
+            break
+        if len(calls) > MAX_CALLS_PER_CASE:
+            error, stop = (
+                f"the model made {len(calls)} tool calls in one conversation; evalspec scores "
+                f"at most {MAX_CALLS_PER_CASE}, so the conversation stopped there",
+                "error",
+            )
+            del calls[MAX_CALLS_PER_CASE:]  # a transcript holds no more calls than are scored
+            break
+    if simulated is not None and not user_turns and error is None:
+        error = "the simulated user ended the conversation before saying anything"
+        finish = "error"
+    if stop and user_turns:
+        user_turns[-1] = msgspec.structs.replace(user_turns[-1], stop=stop)
+    return Transcript(
+        item_id=item.id,
+        case=case.name,
+        model=item.model.name,
+        trial=item.trial,
+        messages=tuple(history),
+        tool_calls=tuple(calls),
+        final_answer=final,
+        finish_reason=finish,
+        usage=Usage(prompt, completion),
+        latency_s=round(latency, 4),
+        turns=answers,
+        error=error,
+        source=source,
+        user_turns=tuple(user_turns),
+    )
+
+
+def _simulator(item: PlanItem, plan: Plan, provider: Provider | None) -> UserSimulator | None:
+    sim = item.case.simulated_user
+    if sim is None:
+        return None
+    player = next((m for m in plan.suite.models if m.name == sim.model), None)
+    if player is None or provider is None:
+        raise ProviderError(f"{item.label}: no provider for the simulated user {sim.model!r}")
+    return UserSimulator(sim, player, provider, item.trial, item.label)

@@ -1,0 +1,158 @@
+"""Multi-turn cases scored turn by turn.
+
+Each judged turn is scored as a single-turn case of its own: its expectation against only the
+calls made in answer to that turn, its final-answer checks against the answer that ended the
+turn, under the case's critics and rubric. The case's score is the mean of its judged turns
+(`turn_rule: partial`), or, under `all_or_nothing` (BFCL's multi-turn rule), 0 and a failure
+as soon as one judged turn fails. A turn the conversation never reached scores 0 and fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import msgspec
+
+from evalspec._scoring.reasons import clause, join_reasons, with_detail
+from evalspec._scoring.types import CaseResult, Row, Status
+from evalspec._suite.model import Budget, Case, Message, Rubric
+from evalspec._transcript import Transcript
+
+Score = Callable[[Transcript, Case, int], CaseResult]
+"""Scores one turn's transcript against its (single-turn) case, given the turn's index: the
+scorer's own pipeline (the index tells it which calls the state after the turn comes from)."""
+
+
+@dataclass(frozen=True)
+class TurnView:
+    """One judged turn as a single-turn case and the part of the transcript that answers it."""
+
+    index: int
+    case: Case
+    transcript: Transcript | None
+    """None when the conversation ended before this turn."""
+
+
+def turn_cases(case: Case) -> list[tuple[int, Case]]:
+    """Each judged turn of a multi-turn case as a single-turn case: the turn's expectation,
+    the case's critics and rubric, the turn's text as what the user asked."""
+    out = []
+    system = tuple(m for m in case.messages if m.role == "system")
+    for k, turn in enumerate(case.turns):
+        if turn.expect is not None:
+            asked = (*system, Message("user", turn.user))
+            single = replace(
+                case, messages=asked, expect=turn.expect, turns=(), evaluators=(), budget=Budget()
+            )
+            out.append((k, single))
+    return out
+
+
+def turn_views(
+    case: Case, t: Transcript, cases: list[tuple[int, Case]] | None = None
+) -> Iterator[TurnView]:
+    """The judged turns of a multi-turn case, each with its own slice of the transcript
+    (`cases`: the case's `turn_cases`, when the caller keeps them)."""
+    for k, single in cases if cases is not None else turn_cases(case):
+        if k >= len(t.user_turns):
+            yield TurnView(k, single, None)
+            continue
+        part = msgspec.structs.replace(
+            t,
+            tool_calls=tuple(c for c in t.tool_calls if c.user_turn == k),
+            final_answer=t.user_turns[k].final_answer,
+            user_turns=(),
+        )
+        yield TurnView(k, single, part)
+
+
+def score_turns(
+    case: Case,
+    t: Transcript,
+    score: Score,
+    band: Callable[[float, Rubric], Status],
+    cases: list[tuple[int, Case]] | None = None,
+) -> tuple[float, Status, str, list[Row], dict[str, Any]]:
+    """Score, status, reason, explanation rows (each field named with its turn) and details
+    (`turns`: one entry per user turn) of a multi-turn case."""
+    judged: dict[int, CaseResult] = {}
+    rows: list[Row] = []
+    for view in turn_views(case, t, cases):
+        if view.transcript is None:
+            why = f"the conversation ended before turn {view.index + 1}"
+            result = CaseResult(
+                item_id=t.item_id,
+                case=t.case,
+                model=t.model,
+                trial=t.trial,
+                score=0.0,
+                status="fail",
+                reason=why,
+            )
+            rows.append(Row("turn", "a turn", None, 0.0, 1.0, why, "turns", None, False))
+        else:
+            result = score(view.transcript, view.case, view.index)
+            at = f"turn {view.index + 1}: "
+            rows.extend(
+                Row(
+                    at + r.field,
+                    r.expected,
+                    r.actual,
+                    r.score,
+                    r.weight,
+                    r.reason,
+                    r.critic,
+                    r.call,
+                    r.match,
+                )
+                for r in result.rows
+            )
+        judged[view.index] = result
+    details: dict[str, Any] = {"turns": turn_details(case, t, judged), "turn_rule": case.turn_rule}
+    scores = [r.score for r in judged.values()]
+    mean = sum(scores) / len(scores) if scores else 1.0
+    failed = [(k, r) for k, r in judged.items() if r.status in ("fail", "error")]
+    failures = [f"turn {k + 1} failed: {clause(r.reason)}" for k, r in failed]
+    head = f"mean of {len(scores)} turn{'s' if len(scores) != 1 else ''} {mean:.3f}"
+    if case.turn_rule == "all_or_nothing" and failed:
+        details["mean_of_turns"] = mean
+        return 0.0, "fail", with_detail("all or nothing", join_reasons(failures)), rows, details
+    status = band(mean, case.rubric)
+    rubric = case.rubric
+    if status == "pass":
+        reason = f"{head} ≥ warn threshold {rubric.warn_threshold:g}"
+        if failures:
+            reason += f" ({join_reasons(failures)})"
+    elif status == "warn":
+        reason = with_detail(
+            f"{head} is below the warn threshold {rubric.warn_threshold:g}", join_reasons(failures)
+        )
+    else:
+        reason = with_detail(
+            f"{head} is below the fail threshold {rubric.fail_threshold:g}", join_reasons(failures)
+        )
+    return mean, status, reason, rows, details
+
+
+def turn_details(case: Case, t: Transcript, judged: dict[int, CaseResult]) -> list[dict[str, Any]]:
+    """One entry per user turn of the conversation (and per judged turn it never reached):
+    what the user said, where it came from, and the turn's verdict when it is judged."""
+    out: list[dict[str, Any]] = []
+    last = max([len(t.user_turns) - 1, *judged])
+    for k in range(last + 1):
+        entry: dict[str, Any] = {"turn": k + 1}
+        if k < len(t.user_turns):
+            u = t.user_turns[k]
+            entry.update(user=u.user, source=u.source, final_answer=u.final_answer)
+            if u.stop:
+                entry["stop"] = u.stop
+        else:
+            text = case.turns[k].user if k < len(case.turns) else None
+            entry.update(user=text, source="scripted", final_answer=None)
+        r = judged.get(k)
+        if r is not None:
+            entry.update(score=r.score, status=r.status, reason=r.reason)
+        out.append(entry)
+    return out
