@@ -33,23 +33,6 @@ if TYPE_CHECKING:
 DISTRIBUTION = "evalspec-yaml"
 """The name on the package index (`evalspec` there is an unrelated project)."""
 
-_PLUGIN_NAMES = (
-    "AnswerCheck",
-    "AnswerInput",
-    "CheckReturn",
-    "Critic",
-    "Evaluator",
-    "EvaluatorInput",
-    "Finding",
-    "Plugin",
-    "Verdict",
-    "find",
-    "register",
-    "registered",
-    "unregister",
-)
-"""The plugin interface, from `evalspec.plugins`."""
-
 __all__ = list(api.__all__)
 __all__ += [
     "AnswerCheck",
@@ -66,6 +49,8 @@ __all__ += [
     "registered",
     "unregister",
 ]
+_PLUGIN_NAMES = frozenset(__all__) - frozenset(api.__all__)
+"""The plugin interface, from `evalspec.plugins` (a list literal above, so checkers read it)."""
 
 
 def __getattr__(name: str) -> Any:
