@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from evalspec._plan import Plan, PlanItem, RequestKeys
+from evalspec._plan import Plan, PlanItem, RequestKeys, request_key
 from evalspec._providers.base import ChatRequest, Provider, ProviderError
 from evalspec._providers.calls import ModelCalls, model_endpoint, register_suite_secrets
 from evalspec._runner.run_dir import (
@@ -195,7 +195,7 @@ async def _conversation(
     # encoding of each message object they have seen.
     messages: list[dict[str, Any]] = list(item.messages)
     tools = list(item.tools)  # the plan resolved them: a case offering none offers none
-    keys = item.keys or RequestKeys(item.model, item.trial)
+    keys = item.keys  # a conversation's, shared by its user turns; None for one request
     offered = {t["function"]["name"] for t in tools}
     calls: list[ToolCall] = []
     prompt = completion = 0
@@ -307,13 +307,15 @@ def _request_key(
     turn: int,
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]],
-    keys: RequestKeys,
+    keys: RequestKeys | None,
 ) -> str:
     """The request's content id; the plan computed the first one already (when it offered
     exactly these tools), which saves encoding every tool schema again."""
     if turn == 0 and item.first_key:
         return item.first_key
-    return keys.key(messages, tools)
+    if keys is not None:
+        return keys.key(messages, tools)
+    return request_key(item.model, messages, tools, item.trial)
 
 
 def _parse_args(raw: str) -> dict[str, Any] | None:
