@@ -6,7 +6,6 @@ A command never shows a traceback for evalspec's own errors: `reports_errors` tu
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Callable
@@ -145,9 +144,9 @@ def show(report: Report, options: ReportOptions) -> None:
     # collections would rescan them all (a replay of the Slack suite spent ~8% more CPU).
     with collector_paused():
         if options.as_json:
-            sys.stdout.write(
-                json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
-            )
+            from evalspec._util.json_values import dumps_indented
+
+            sys.stdout.write(dumps_indented(report.to_dict()) + "\n")
             return
         from evalspec._report.console import print_report
 

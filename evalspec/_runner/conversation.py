@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from evalspec._plan import Plan, PlanItem
+from evalspec._plan import Plan, PlanItem, RequestKeys
 from evalspec._providers.base import Provider, ProviderError
 from evalspec._runner.user_simulator import UserSimulator
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
@@ -50,6 +50,7 @@ async def run_conversation(
         snapshot = tools.snapshot
     simulated = _simulator(item, plan, user_provider)
     history: list[dict[str, Any]] = [dict(m) for m in item.messages]
+    keys = RequestKeys(item.model, item.trial)  # each message encoded once, not once a turn
     calls: list[ToolCall] = []
     user_turns: list[UserTurn] = []
     prompt = completion = answers = 0
@@ -79,9 +80,8 @@ async def run_conversation(
             text, origin = said, "simulated"
             history.append({"role": "user", "content": text})
         first_key = item.first_key if index == 0 and simulated is None else ""
-        part = await answer(
-            replace(item, messages=tuple(history), first_key=first_key), plan, provider, tools
-        )
+        turn_item = replace(item, messages=tuple(history), first_key=first_key, keys=keys)
+        part = await answer(turn_item, plan, provider, tools)
         calls.extend(
             ToolCall(
                 c.name,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from evalspec._plan import Plan, PlanItem, request_key
+from evalspec._plan import Plan, PlanItem, RequestKeys, request_key
 from evalspec._providers.base import ChatRequest, Provider, ProviderError
 from evalspec._providers.calls import ModelCalls, model_endpoint, register_suite_secrets
 from evalspec._runner.run_dir import (
@@ -191,8 +191,11 @@ async def _conversation(
     item: PlanItem, plan: Plan, provider: Provider, simulator: Any
 ) -> Transcript:
     suite = plan.suite
-    messages: list[dict[str, Any]] = [dict(m) for m in item.messages]
+    # The history's own dicts (nothing changes a sent message): the request keys reuse the
+    # encoding of each message object they have seen.
+    messages: list[dict[str, Any]] = list(item.messages)
     tools = list(item.tools)  # the plan resolved them: a case offering none offers none
+    keys = item.keys  # a conversation's, shared by its user turns; None for one request
     offered = {t["function"]["name"] for t in tools}
     calls: list[ToolCall] = []
     prompt = completion = 0
@@ -204,7 +207,7 @@ async def _conversation(
     max_turns = 1 if suite.run.mode == "single_turn" else suite.run.max_turns
     for turn in range(max_turns):
         request = ChatRequest(
-            key=_request_key(item, turn, messages, tools),
+            key=_request_key(item, turn, messages, tools, keys),
             model=item.model.model,
             messages=tuple(messages),
             tools=tuple(tools),
@@ -300,12 +303,18 @@ async def _conversation(
 
 
 def _request_key(
-    item: PlanItem, turn: int, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    item: PlanItem,
+    turn: int,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    keys: RequestKeys | None,
 ) -> str:
     """The request's content id; the plan computed the first one already (when it offered
     exactly these tools), which saves encoding every tool schema again."""
     if turn == 0 and item.first_key:
         return item.first_key
+    if keys is not None:
+        return keys.key(messages, tools)
     return request_key(item.model, messages, tools, item.trial)
 
 

@@ -150,6 +150,7 @@ class Scorer:
         self._judge = judge
         self._judges: dict[str, LLMJudge] = {}
         self._turns: dict[str, list[tuple[int, Case]]] = {}
+        self._arg_judges: dict[int, tuple[Case, list[list[ArgJudge]]]] = {}
         self._state_judge: StateJudge | None = None
 
     @property
@@ -181,11 +182,20 @@ class Scorer:
         actual = list(t.tool_calls)
         if self.suite.run.mode == "single_turn":
             actual = [c for c in actual if c.turn == 0]
-        judges = [
-            judges_for(call, case.critics, self.tools.get(call.tool))
-            for call in case.expect.tool_calls
-        ]
-        return _Prepared(case, t, actual, judges)
+        return _Prepared(case, t, actual, self._judges_of(case))
+
+    def _judges_of(self, case: Case) -> list[list[ArgJudge]]:
+        """Each expected call's argument judges, made once per case object (every model,
+        trial and, for a turn of a conversation, every transcript of it shares them; read
+        only). Keyed by identity, the case kept beside them so its id stays its own."""
+        made = self._arg_judges.get(id(case))
+        if made is None:
+            judges = [
+                judges_for(call, case.critics, self.tools.get(call.tool))
+                for call in case.expect.tool_calls
+            ]
+            made = self._arg_judges[id(case)] = (case, judges)
+        return made[1]
 
     def _turn_cases(self, case: Case) -> list[tuple[int, Case]]:
         """`turn_cases`, made once per case (every model and trial of it shares them)."""

@@ -673,6 +673,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
     ) -> None:
         """An expected value the datetime critic that judges it cannot read fails every model:
         say so now, not after a run."""
+        if not isinstance(value, str):
+            return  # only a text can be a date the critic fails to read (checked first: cheap)
         chosen = next(
             (c for c in (*critics, *self.case_critics, *self.suite_critics) if c.field == key),
             None,
