@@ -37,8 +37,12 @@ STATELESS = frozenset({"MathAPI"})
 """Classes BFCL builds without loading a scenario."""
 _PACKAGE = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
 
+OUTPUTS = "$outputs"
+"""The snapshot's key for the outputs given so far (no BFCL class has a `$` in its name)."""
 MAX_EXPONENT = 10_000
 """MathAPI.power: a larger integer exponent could build a number without bound."""
+MAX_POWER_BITS = 1_000_000
+"""MathAPI.power with whole numbers: the size of the result."""
 MAX_PRECISION = 1_000
 """MathAPI.logarithm / square_root: digits of precision asked for."""
 MAX_DEPTH = 64
@@ -47,8 +51,11 @@ MAX_DEPTH = 64
 
 @register("environment", "bfcl")
 def bfcl_environment(state: Any, params: dict[str, Any]) -> BfclEnvironment:
-    """One conversation's BFCL instances, loaded from `state` (BFCL's `initial_config`)."""
-    classes = params.get("classes")
+    """One conversation's BFCL instances, loaded from `state` (BFCL's `initial_config`); the
+    classes are `params.classes`, else the state's keys (an imported case has one per class)."""
+    if not isinstance(state, dict):
+        raise UsageError("environment bfcl: the state must be a mapping of BFCL class names")
+    classes = params.get("classes", list(state))
     if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
         raise UsageError("environment bfcl: params.classes must be a list of BFCL class names")
     unknown = [c for c in classes if c not in CLASSES]
@@ -56,7 +63,7 @@ def bfcl_environment(state: Any, params: dict[str, Any]) -> BfclEnvironment:
         raise UsageError(
             f"environment bfcl: unknown class {unknown[0]!r}; use one of {', '.join(CLASSES)}"
         )
-    return BfclEnvironment(state if isinstance(state, dict) else {}, classes, params)
+    return BfclEnvironment(state, classes, params)
 
 
 class BfclEnvironment:
@@ -71,6 +78,8 @@ class BfclEnvironment:
                 "pip install --no-deps 'bfcl-eval==2026.3.23'"
             ) from None
         long_context = bool(params.get("long_context", False))
+        self.outputs: list[str] = []
+        """Every output given so far: BFCL's response check looks for the ground truth's."""
         self.instances: dict[str, Any] = {}
         self._methods: dict[str, Any] = {}
         for name in classes:
@@ -97,18 +106,34 @@ class BfclEnvironment:
         try:
             result = method(**copy.deepcopy(arguments))
         except Exception as exc:  # BFCL shows the model its own error text
-            return ToolOutcome(output=f"Error during execution: {exc}")
+            self.outputs.append(f"Error during execution: {exc}")
+            return ToolOutcome(output=self.outputs[-1])
         finally:
             mpmath.mp.dps = dps
             decimal.setcontext(context)
-        return ToolOutcome(output=bfcl_text(result))
+        text = bfcl_text(result)
+        self.outputs.append(text)
+        return ToolOutcome(output=text)
+
+    def parameter_names(self, name: str) -> list[str]:
+        """The parameters a positional argument of this method binds to, in order."""
+        method = self._methods.get(name)
+        if method is None:
+            return []
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        return [p.name for p in inspect.signature(method).parameters.values() if p.kind in kinds]
 
     def snapshot(self) -> Any:
-        """Each instance's public attributes (those BFCL's state checker compares) as JSON."""
-        return {
-            name: {k: _json(v, 0, (id(obj),)) for k, v in vars(obj).items() if not k.startswith("_")}
+        """Each instance's public attributes (those BFCL's state checker compares) as JSON, and
+        under `$outputs` the outputs given so far (what BFCL's response check reads)."""
+        state: dict[str, Any] = {
+            name: {
+                k: _json(v, 0, (id(obj),)) for k, v in vars(obj).items() if not k.startswith("_")
+            }
             for name, obj in self.instances.items()
         }
+        state[OUTPUTS] = list(self.outputs)
+        return state
 
 
 def bfcl_text(result: Any) -> str:
@@ -128,8 +153,13 @@ def _unbounded(name: str, arguments: dict[str, Any]) -> str | None:
     if name == "power":
         base, exponent = arguments.get("base"), arguments.get("exponent")
         if isinstance(exponent, int | float) and abs(exponent) > MAX_EXPONENT:
-            if not (isinstance(base, int | float) and abs(base) in (0, 1)):
-                return f"exponent {exponent} is beyond evalspec's limit of {MAX_EXPONENT}"
+            return f"exponent {exponent} is beyond evalspec's limit of {MAX_EXPONENT}"
+        if (
+            isinstance(base, int)
+            and isinstance(exponent, int)
+            and abs(base).bit_length() * abs(exponent) > MAX_POWER_BITS
+        ):
+            return f"{base}**{exponent} would have more than {MAX_POWER_BITS} bits"
     if name in ("logarithm", "square_root"):
         precision = arguments.get("precision")
         if isinstance(precision, int | float) and abs(precision) > MAX_PRECISION:
