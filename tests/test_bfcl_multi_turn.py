@@ -233,3 +233,58 @@ def test_evalspec_agrees_with_bfcls_multi_turn_checker(category: str, tmp_path: 
     truth = [r for r in rows if r[1] == "ground truth"]
     assert all(b and e for _, _, b, e in truth)
     assert not disagree
+
+
+# ------------------------------------------------------- real published results of real models
+
+RESULTS = Path(__file__).parent / "data" / "bfcl_multi_turn_results"
+
+
+def _steps(result: Any) -> list[list[list[tuple[str, dict[str, Any]]]]]:
+    """A function-calling result's turns, steps and calls (`[[[{name: "json args"}]]]`), as
+    BFCL's handler decodes them; a step that does not decode is an empty step."""
+    from evalspec._interop.bfcl_decode import DecodeError, decode_fc
+
+    turns = []
+    for turn in result if isinstance(result, list) else []:
+        steps = []
+        for step in turn if isinstance(turn, list) else []:
+            try:
+                steps.append(decode_fc(step))
+            except DecodeError:
+                steps.append([])
+        turns.append(steps)
+    return turns
+
+
+def real_agreement(
+    questions: list[dict[str, Any]],
+    answers: list[dict[str, Any]],
+    results: list[dict[str, Any]],
+    tmp: Path,
+) -> list[tuple[str, bool, bool]]:
+    """(record, BFCL's verdict, evalspec's verdict) for published model results."""
+    by_id = {r["id"]: r for r in results}
+    pairs = [(q, a) for q, a in zip(questions, answers, strict=True) if q["id"] in by_id]
+    category = pairs[0][0]["id"].rsplit("_", 1)[0]
+    path = tmp / f"{category}-real.yaml"
+    qs, ans = [q for q, _ in pairs], [a for _, a in pairs]
+    path.write_text(suite_yaml(multi_turn_suite_dict(qs, ans, name=category)), "utf-8")
+    suite = api.load_suite(path)
+    transcripts, verdicts = [], {}
+    for n, (q, a) in enumerate(pairs):
+        steps = _steps(by_id[q["id"]]["result"])
+        steps += [[] for _ in range(len(a["ground_truth"]) - len(steps))]
+        calls = [[c for step in turn for c in step] for turn in steps]
+        t = _transcript(q, "real", calls)
+        transcripts.append(t)
+        decoded = [[[_call_text(n_, a_) for n_, a_ in step] for step in turn] for turn in steps]
+        from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+
+        verdict = multi_turn_checker(decoded, a["ground_truth"], q, category, f"real_{n}")
+        verdicts[t.item_id] = (q["id"], bool(verdict["valid"]))
+    report = api.score(suite, transcripts)
+    return [
+        (verdicts[r.item_id][0], verdicts[r.item_id][1], r.status in ("pass", "warn"))
+        for r in report.results
+    ]

@@ -47,6 +47,8 @@ MAX_PRECISION = 1_000
 """MathAPI.logarithm / square_root: digits of precision asked for."""
 MAX_DEPTH = 64
 """Nesting of a snapshot (BFCL's file system is a tree of objects)."""
+_MPMATH_DPS = 15
+"""mpmath's default precision (`mpmath.mp.dps` in a fresh process)."""
 
 
 @register("environment", "bfcl")
@@ -103,6 +105,10 @@ class BfclEnvironment:
 
         dps = mpmath.mp.dps
         context = decimal.getcontext().copy()
+        # A fresh process's precision for every call: MathAPI sets it globally and never puts
+        # it back, so an output would otherwise depend on what ran before in the process.
+        mpmath.mp.dps = _MPMATH_DPS
+        decimal.setcontext(decimal.Context())
         try:
             result = method(**copy.deepcopy(arguments))
         except Exception as exc:  # BFCL shows the model its own error text

@@ -175,7 +175,11 @@ def multi_turn_suite_dict(
         "description": "Imported from BFCL's multi-turn records: one case per conversation, "
         "each turn judged on the state BFCL's ground truth leaves (all or nothing).",
         "models": list(models) or [DEFAULT_MODEL],
-        "environment": {"kind": "bfcl", "params": {"long_context": long_context}},
+        "environment": {
+            "kind": "bfcl",
+            "params": {"long_context": long_context},
+            "validate_arguments": False,  # BFCL runs every call, whatever its arguments
+        },
         # BFCL's verdict is pass or fail: a turn passes only when every state check does.
         "rubric": {"state_weight": 1.0, "warn_threshold": 1.0, "fail_threshold": 1.0},
         "tools": bfcl_tools(function_docs(classes)),
