@@ -110,14 +110,13 @@ class BfclEnvironment:
         mpmath.mp.dps = _MPMATH_DPS
         decimal.setcontext(decimal.Context())
         try:
-            result = method(**copy.deepcopy(arguments))
+            # The text too: an mpmath number prints at the precision the call set, as in BFCL.
+            text = bfcl_text(method(**copy.deepcopy(arguments)))
         except Exception as exc:  # BFCL shows the model its own error text
-            self.outputs.append(f"Error during execution: {exc}")
-            return ToolOutcome(output=self.outputs[-1])
+            text = f"Error during execution: {exc}"
         finally:
             mpmath.mp.dps = dps
             decimal.setcontext(context)
-        text = bfcl_text(result)
         self.outputs.append(text)
         return ToolOutcome(output=text)
 

@@ -137,7 +137,9 @@ def multi_turn_case(
         if unchanged:
             expect["unchanged"] = unchanged
         turn: dict[str, Any] = {"user": _turn_text(messages) or f"(turn {k + 1})"}
-        if expect:
+        # A turn without ground-truth calls (miss_param's question back to the user) is not
+        # judged in BFCL: what the model does there is judged by the next turn's state.
+        if expect and calls:
             turn["expect"] = expect
         turns.append(turn)
     return {
