@@ -248,7 +248,7 @@ RESULTS = Path(__file__).parent / "data" / "bfcl_multi_turn_results"
 
 def _steps(result: Any) -> list[list[list[tuple[str, dict[str, Any]]]]]:
     """A function-calling result's turns, steps and calls (`[[[{name: "json args"}]]]`), as
-    BFCL's handler decodes them; a step that does not decode is an empty step."""
+    BFCL's evaluation decodes them (steps without a call left out)."""
     from evalspec._interop.bfcl_decode import DecodeError, decode_fc
 
     turns = []
@@ -256,9 +256,11 @@ def _steps(result: Any) -> list[list[list[tuple[str, dict[str, Any]]]]]:
         steps = []
         for step in turn if isinstance(turn, list) else []:
             try:
-                steps.append(decode_fc(step))
+                calls = decode_fc(step)
             except DecodeError:
-                steps.append([])
+                continue  # BFCL ignores a step that does not decode, and an empty one
+            if calls:
+                steps.append(calls)
         turns.append(steps)
     return turns
 
