@@ -19,10 +19,13 @@ if TYPE_CHECKING:
         AnswerInput,
         CheckReturn,
         Critic,
+        CriticOutcome,
         Evaluator,
         EvaluatorInput,
         Finding,
         Plugin,
+        ToolEnvironment,
+        ToolOutcome,
         Verdict,
         find,
         register,
@@ -33,39 +36,27 @@ if TYPE_CHECKING:
 DISTRIBUTION = "evalspec-yaml"
 """The name on the package index (`evalspec` there is an unrelated project)."""
 
-_PLUGIN_NAMES = (
-    "AnswerCheck",
-    "AnswerInput",
-    "CheckReturn",
-    "Critic",
-    "Evaluator",
-    "EvaluatorInput",
-    "Finding",
-    "Plugin",
-    "Verdict",
-    "find",
-    "register",
-    "registered",
-    "unregister",
-)
-"""The plugin interface, from `evalspec.plugins`."""
-
 __all__ = list(api.__all__)
 __all__ += [
     "AnswerCheck",
     "AnswerInput",
     "CheckReturn",
     "Critic",
+    "CriticOutcome",
     "Evaluator",
     "EvaluatorInput",
     "Finding",
     "Plugin",
+    "ToolEnvironment",
+    "ToolOutcome",
     "Verdict",
     "find",
     "register",
     "registered",
     "unregister",
 ]
+_PLUGIN_NAMES = frozenset(__all__) - frozenset(api.__all__)
+"""The plugin interface, from `evalspec.plugins` (a list literal above, so checkers read it)."""
 
 
 def __getattr__(name: str) -> Any:

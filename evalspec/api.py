@@ -43,13 +43,14 @@ if TYPE_CHECKING:
     from evalspec._api.stages import (
         compile_plan,
         estimate_cost,
+        record_answers,
         refresh_tools,
         score,
         write_runs_page,
     )
     from evalspec._critics.base import Embedder
     from evalspec._plan import Plan, PlanItem
-    from evalspec._providers.base import RECORD_MODES
+    from evalspec._providers.base import RECORD_MODES, ChatRequest, ChatResponse, Provider
     from evalspec._report.files import ReportFiles, write_reports
     from evalspec._report.records import Report
     from evalspec._review.diff import Comparison
@@ -73,6 +74,8 @@ __all__ = [
     "RAY_EMBED_BATCH",
     "RECORD_MODES",
     "Adopted",
+    "ChatRequest",
+    "ChatResponse",
     "Comparison",
     "Embedder",
     "EvalspecError",
@@ -85,6 +88,7 @@ __all__ = [
     "PlanItem",
     "Price",
     "Problem",
+    "Provider",
     "RecordingsMissing",
     "RefreshOutcome",
     "Report",
@@ -120,6 +124,7 @@ __all__ = [
     "load_suite",
     "load_transcripts",
     "merge",
+    "record_answers",
     "refresh_tools",
     "rescore",
     "review",
@@ -160,13 +165,14 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "evalspec._api.stages": (
         "compile_plan",
         "estimate_cost",
+        "record_answers",
         "refresh_tools",
         "score",
         "write_runs_page",
     ),
     "evalspec._critics.base": ("Embedder",),
     "evalspec._plan": ("Plan", "PlanItem"),
-    "evalspec._providers.base": ("RECORD_MODES",),
+    "evalspec._providers.base": ("RECORD_MODES", "ChatRequest", "ChatResponse", "Provider"),
     "evalspec._report.files": ("ReportFiles", "write_reports"),
     "evalspec._report.records": ("Report",),
     "evalspec._review.diff": ("Comparison",),

@@ -30,7 +30,7 @@ module a suite names.
 
 from __future__ import annotations
 
-from evalspec._critics.base import Critic, CriticOutcome
+from evalspec._critics.base import Critic, CriticOutcome, Params, outcome, show
 from evalspec._scoring.protocols import (
     AnswerCheck,
     AnswerInput,
@@ -72,6 +72,7 @@ __all__ = [
     "EvaluatorInput",
     "Finding",
     "Kind",
+    "Params",
     "Plugin",
     "ToolEnvironment",
     "ToolOutcome",
@@ -79,7 +80,9 @@ __all__ = [
     "allow_only",
     "find",
     "load_entry_points",
+    "outcome",
     "register",
     "registered",
+    "show",
     "unregister",
 ]

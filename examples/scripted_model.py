@@ -11,16 +11,11 @@ Regenerate the example recordings:  python examples/scripted_model.py
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
-from evalspec._providers.base import ChatRequest, ChatResponse
-from evalspec._providers.recordings import RecordingProvider, Recordings
-from evalspec._runner import RunOptions, run_plan_async
-from evalspec._runner.run_dir import recordings_path
-from evalspec.api import compile_plan, load_suite
+from evalspec.api import ChatRequest, ChatResponse, load_suite, record_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_NOTE = (
@@ -304,23 +299,13 @@ class ScriptedProvider:
         return None
 
 
-async def record(suite_name: str) -> Path:
+def record(suite_name: str) -> Path:
     suite = load_suite(ROOT / "suites" / f"{suite_name}.yaml")
-    path = recordings_path(suite)
-    path.write_text(json.dumps({"_comment": EXAMPLE_NOTE}) + "\n", encoding="utf-8")
-    recordings = Recordings(path)
-    providers = {
-        m.name: RecordingProvider(recordings, ScriptedProvider(SCRIPTS[suite_name]), mode="record")
-        for m in suite.models
-    }
-    await run_plan_async(compile_plan(suite), RunOptions(), providers=providers)
-    for p in providers.values():
-        await p.aclose()
-    return path
+    return record_answers(suite, ScriptedProvider(SCRIPTS[suite_name]), note=EXAMPLE_NOTE)
 
 
 if __name__ == "__main__":
     import sys
 
     for name in sys.argv[1:] or SCRIPTS:
-        print("wrote", asyncio.run(record(name)))
+        print("wrote", record(name))

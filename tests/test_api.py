@@ -24,10 +24,13 @@ PLUGIN_NAMES = [
     "AnswerInput",
     "CheckReturn",
     "Critic",
+    "CriticOutcome",
     "Evaluator",
     "EvaluatorInput",
     "Finding",
     "Plugin",
+    "ToolEnvironment",
+    "ToolOutcome",
     "Verdict",
     "find",
     "register",
@@ -295,3 +298,55 @@ def test_rescore_names_what_it_left_out_and_compare_pairs_runs(tmp_path, monkeyp
         api.compare([first.run_dir])
     with pytest.raises(api.UsageError, match="--gate 'strict'"):
         api.compare([first.run_dir, second.run_dir], gate="strict")
+
+
+class _Canned:
+    """A model of the caller's own: calls get_weather once, then says what it read."""
+
+    def __init__(self) -> None:
+        self.requests: list[api.ChatRequest] = []
+
+    async def complete(self, request: api.ChatRequest) -> api.ChatResponse:
+        self.requests.append(request)
+        if request.messages[-1]["role"] == "tool":
+            message = {"role": "assistant", "content": "It is 21 degrees in Paris."}
+            return api.ChatResponse(message, "stop", {"prompt_tokens": 9, "completion_tokens": 7})
+        call = {"id": "c1", "type": "function"}
+        call["function"] = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return api.ChatResponse(message, "tool_calls", {"prompt_tokens": 5, "completion_tokens": 3})
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_record_answers_from_your_own_provider_then_replay_them_offline(
+    tmp_path, write_suite, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    path = write_suite(
+        """\
+        suite: own model
+        models: [house-model]
+        tools:
+          - name: get_weather
+            description: Current weather for a city.
+            parameters: {type: object, properties: {city: {type: string}}, required: [city]}
+            responses: [{output: {temperature: 21}}]
+        cases:
+          - name: paris
+            user: How warm is Paris?
+            expect: {tool_calls: [{get_weather: {city: Paris}}]}
+        """
+    )
+    model = _Canned()
+    written = api.record_answers(api.load_suite(path), model, note="EXAMPLE answers")
+    assert len(model.requests) == 2  # the call, then the answer after the tool's output
+    lines = written.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0]) == {"_comment": "EXAMPLE answers"} and len(lines) == 3
+    result = api.run(api.RunRequest(path, record="offline", out=tmp_path / "run"))
+    (summary,) = result.report.models
+    assert (summary.passed, summary.failed) == (1, 0)
+    (case,) = result.report.cases
+    (trial,) = case.results
+    assert (trial.model, trial.status, trial.score) == ("house-model", "pass", 1.0)

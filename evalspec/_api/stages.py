@@ -12,9 +12,11 @@ from evalspec._util.outputs import check_output_file
 if TYPE_CHECKING:
     from evalspec._critics.base import Embedder
     from evalspec._plan import Plan
+    from evalspec._providers.base import Provider
     from evalspec._providers.calls import ModelCalls
     from evalspec._report.records import Report
     from evalspec._runner.estimate import ModelEstimate
+    from evalspec._runner.execute import RunOptions
     from evalspec._scoring.protocols import Judge
     from evalspec._suite.model import Suite
     from evalspec._tools.mcp_refresh import RefreshOutcome
@@ -87,3 +89,37 @@ def refresh_tools(suite_path: str | Path) -> RefreshOutcome:
     from evalspec._tools.mcp_refresh import refresh_lock
 
     return refresh_lock(suite_path)
+
+
+def record_answers(
+    suite: Suite, provider: Provider, *, note: str | None = None, options: RunOptions | None = None
+) -> Path:
+    """Answer every item of `suite`'s plan with your own `provider` (a scripted stand-in, or a
+    model behind code of yours) and write those answers as the suite's recordings file, which
+    `evalspec run --record offline` then replays. The file is replaced; `note` becomes its first
+    line's comment (say what the answers are: examples, which model). Every model of the suite,
+    a simulated user's too, is answered by `provider`."""
+    import asyncio
+    import json
+
+    from evalspec._providers.recordings import RecordingProvider, Recordings
+    from evalspec._runner.execute import RunOptions, run_plan_async
+    from evalspec._runner.run_dir import recordings_path
+
+    path = recordings_path(suite)
+    header = json.dumps({"_comment": note}) + "\n" if note else ""
+    path.write_text(header, encoding="utf-8")
+    recordings = Recordings(path)
+    recorders: dict[str, Provider] = {
+        m.name: RecordingProvider(recordings, provider, mode="record") for m in suite.models
+    }
+
+    async def answer_all() -> None:
+        try:
+            await run_plan_async(compile_plan(suite), options or RunOptions(), providers=recorders)
+        finally:
+            for recorder in recorders.values():
+                await recorder.aclose()
+
+    asyncio.run(answer_all())
+    return path

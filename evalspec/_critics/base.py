@@ -192,6 +192,7 @@ class Params:
 
 
 def outcome(score: float, match: bool, reason: str) -> CriticOutcome:
+    """A critic's verdict with its score clamped to [0, 1] (NaN or infinity count as 0)."""
     if not math.isfinite(score):
         score = 0.0
     return CriticOutcome(score=max(0.0, min(1.0, float(score))), match=bool(match), reason=reason)

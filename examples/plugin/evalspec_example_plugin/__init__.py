@@ -10,14 +10,16 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, ClassVar
 
-from evalspec._critics.base import Params, outcome, show
 from evalspec.plugins import (
     AnswerInput,
     CheckReturn,
     Critic,
     CriticOutcome,
     EvaluatorInput,
+    Params,
+    outcome,
     register,
+    show,
 )
 
 
