@@ -114,6 +114,18 @@ def import_bfcl(
         raise UsageError(f"--names {names!r}: use one of {', '.join(NAME_RULES)}")
     with importing(questions, "BFCL"):
         records = read_records(questions)
+        from evalspec._interop.bfcl_multi_turn import is_multi_turn, multi_turn_suite_dict
+
+        if is_multi_turn(records):
+            suites = [
+                multi_turn_suite_dict(
+                    records,
+                    read_records(answers) if answers is not None else None,
+                    name=name or questions.stem,
+                    models=list(models or [DEFAULT_MODEL]),
+                )
+            ]
+            return SuitesWritten(tuple(write_suites(out, suites)), len(records), 0, INVALID_TAG)
         dotted = dotted_names(records)
         if names is None and dotted:
             raise UsageError(

@@ -115,7 +115,12 @@ class StatePart:
                     "every call",
                     "remove `behavior:`, or the suite's `environment:`",
                 )
-        return EnvironmentSpec(kind, plain(dict(raw.get("params") or {})), make_loc(pos, ""))
+        return EnvironmentSpec(
+            kind,
+            plain(dict(raw.get("params") or {})),
+            make_loc(pos, ""),
+            validate_arguments=raw.get("validate_arguments", True) is not False,
+        )
 
     def _check_options(self, raw: Any, options: dict[str, Any], pos: Pos) -> None:
         from jsonschema import Draft202012Validator

@@ -381,6 +381,8 @@ class EnvironmentSpec:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
     loc: Loc = field(default=Loc(), compare=False)
+    validate_arguments: bool = True
+    """False: calls reach the environment whatever their arguments (BFCL runs any call)."""
 
 
 @dataclass(frozen=True)

@@ -73,8 +73,16 @@ class DeclaredEnvironment:
 class Conversation:
     """The tools of one conversation: stateless rules, and the environment that keeps state."""
 
-    def __init__(self, simulator: ToolSimulator, environment: ToolEnvironment, answers_all: bool):
+    def __init__(
+        self,
+        simulator: ToolSimulator,
+        environment: ToolEnvironment,
+        answers_all: bool,
+        validate: bool = True,
+    ):
         self._simulator = simulator
+        self._validate = validate
+        """False: arguments that break a tool's schema still reach the environment."""
         self.environment = environment
         self._answers_all = answers_all
         """A Python environment answers every tool; the declared one only tools with behavior."""
@@ -86,7 +94,9 @@ class Conversation:
         """The answer when the environment answers this call (or refuses it); else None (a
         stateless tool, answered by the simulator)."""
         refused = self._simulator.refusal(name, arguments, raw)
-        if refused is not None:
+        if refused is not None and (
+            self._validate or refused.source != "error:schema" or not isinstance(arguments, dict)
+        ):
             return refused
         if not (self._answers_all or name in self._stateful):
             return None
@@ -180,7 +190,9 @@ class Conversations:
 
     def open(self, case: Case | None) -> Conversation:
         state = initial_state(self.suite, case)
-        return Conversation(self.simulator, self._make(state), self._answers_all)
+        spec = self.suite.environment
+        validate = spec is None or spec.validate_arguments
+        return Conversation(self.simulator, self._make(state), self._answers_all, validate)
 
     def replay(self, case: Case | None, calls: Any, offered: frozenset[str]) -> Any:
         """The state after these recorded calls, run again through a fresh environment."""

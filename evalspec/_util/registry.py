@@ -52,7 +52,7 @@ KINDS: dict[str, Kind] = {
         Kind("critic", "critic", "evalspec._critics", call_arity=0),
         Kind("evaluator", "evaluator", "evalspec._scoring.evaluators"),
         Kind("final_answer", "final-answer check", "evalspec._scoring.final_answer"),
-        Kind("environment", "tool environment", call_arity=0),
+        Kind("environment", "tool environment", "evalspec._interop.bfcl_environment", call_arity=0),
     )
 }
 """Adding a kind is one line here."""
