@@ -58,15 +58,18 @@ def http_server(tmp_path: Path) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
+        # Wait for the event (the port accepts), giving up after 30 s: a start-up bound, not a
+        # measurement.
         deadline = time.monotonic() + 30
-        while True:
+        while time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
             except OSError:
                 assert proc.poll() is None, f"the MCP server exited ({proc.returncode})"
-                assert time.monotonic() < deadline, "the MCP server did not listen within 30 s"
                 time.sleep(0.1)
+        else:
+            pytest.fail("the MCP server did not listen within 30 s")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
