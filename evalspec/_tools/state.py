@@ -194,8 +194,7 @@ def _select(sel: Select, ctx: _Context) -> Any:
     if not isinstance(records, list):
         raise Failure(f"{pointer_text(parts)} is not a list to select from")
     if sel.where is not None:
-        match = matcher(render(sel.where, ctx))
-        records = [r for r in records if match(r)]
+        records = matching(records, render(sel.where, ctx), first=sel.first)
     if sel.first:
         records = records[:1]
         value = records[0] if records else None
@@ -290,10 +289,96 @@ def matcher(pattern: Any) -> Callable[[Any], bool]:
     return lambda record: values_match(pattern, record)
 
 
+_INDEXED_LEN = 16
+"""Lists shorter than this are scanned: an index would not pay."""
+_INDEXED_LISTS = 32
+"""Lists indexed at once (each index keeps its list alive); the oldest goes first."""
+
+
+class _FieldIndex:
+    """Where a list's records hold each scalar value of one field, in list order."""
+
+    __slots__ = ("positions", "records")
+
+    def __init__(self, records: list[Any]):
+        self.records = records
+        self.positions: dict[tuple[str, Any], list[int]] | None = None
+        """None until the list is scanned a second time."""
+
+
+_SCALAR_TYPES = (str, bool, int, float)
+_INDEXES: dict[tuple[int, str], _FieldIndex] = {}
+"""By (list identity, field). States are never changed in place, so a list that a call leaves
+alone is the same object in every later state and every conversation that shares it (a suite's
+records): its index, built on its second scan, stays right for as long as the list lives."""
+
+
+def _typed(value: Any) -> tuple[str, Any] | None:
+    """A key under which `_scalar_test` equality is dict equality (numbers by value, true
+    apart from 1); None for a value no scalar test matches (or NaN, equal to nothing)."""
+    kind = type(value)
+    if kind is str:
+        return ("s", value)
+    if kind is bool:
+        return ("b", value)
+    if kind is int or (kind is float and value == value):
+        return ("n", value)
+    if value is None:
+        return ("z", None)
+    return None
+
+
+def _candidates(records: list[Any], pattern: Any) -> list[int] | None:
+    """Positions of the only records that can match `pattern` (all others fail its first
+    scalar field), from an index; None when the list is to be scanned whole."""
+    if len(records) < _INDEXED_LEN or type(pattern) is not dict:
+        return None
+    scalar = [(k, v) for k, v in pattern.items() if type(v) in _SCALAR_TYPES or v is None]
+    if not scalar:
+        return None
+    field, expected = scalar[0]
+    key = (id(records), field)
+    index = _INDEXES.get(key)
+    if index is None or index.records is not records:
+        if len(_INDEXES) >= _INDEXED_LISTS:
+            del _INDEXES[next(iter(_INDEXES))]
+        _INDEXES[key] = _FieldIndex(records)
+        return None  # a list scanned once is not worth indexing yet
+    if index.positions is None:
+        positions: dict[tuple[str, Any], list[int]] = {}
+        for i, record in enumerate(records):
+            if type(record) is not dict:
+                if isinstance(record, dict):  # a mapping type of its own: scan, as values_match
+                    del _INDEXES[key]
+                    return None
+                continue  # not a record: matches no mapping pattern
+            typed = _typed(record.get(field, _MISSING))
+            if typed is not None:
+                positions.setdefault(typed, []).append(i)
+        index.positions = positions
+    typed = _typed(expected)
+    return [] if typed is None else index.positions.get(typed, [])
+
+
+def matching(records: list[Any], pattern: Any, *, first: bool = False) -> list[Any]:
+    """The records that `values_match(pattern, record)`, in order (only the first if `first`).
+
+    A list scanned again (a suite's records, shared by every conversation and call that leaves
+    them alone) is looked up in an index instead of matched record by record."""
+    match = matcher(pattern)
+    positions = _candidates(records, pattern)
+    pool = records if positions is None else [records[i] for i in positions]
+    if first:
+        for record in pool:
+            if match(record):
+                return [record]
+        return []
+    return [r for r in pool if match(r)]
+
+
 def _contains(subject: Any, operand: Any) -> bool:
     if isinstance(subject, list):
-        match = matcher(operand)
-        return any(match(item) for item in subject)
+        return bool(matching(subject, operand, first=True))
     if isinstance(subject, str):
         return isinstance(operand, str) and operand in subject
     if isinstance(subject, dict):
