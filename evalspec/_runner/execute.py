@@ -34,6 +34,7 @@ from evalspec._runner.run_dir import (
     resume_state,
     write_manifest,
 )
+from evalspec._runner.transcript_lines import StateLines
 from evalspec._suite.endpoints import refuse_keys_in_clear
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import ModelSpec, Suite
@@ -96,8 +97,11 @@ class Sink:
     is skipped with a note, and the next line starts on a line of its own.
     """
 
-    def __init__(self, run_dir: Path | None):
+    def __init__(self, run_dir: Path | None, *, frozen_states: bool = False):
         self.fd: int | None = None
+        self._states = StateLines() if frozen_states else None
+        """With states never changed in place (the declared environment's), their
+        collections are encoded once however many snapshots share them."""
         if run_dir is not None:
             run_dir.mkdir(parents=True, exist_ok=True)
             path = run_dir / TRANSCRIPTS_FILE
@@ -107,7 +111,12 @@ class Sink:
     def write(self, t: Transcript) -> None:
         if self.fd is None:
             return
-        line = redaction.scrub(dumps_line(t.to_dict())) + "\n"
+        fields = t.to_dict()
+        if self._states is not None and (t.state is not None or t.user_turns):
+            text = self._states.line(fields)
+        else:
+            text = dumps_line(fields)
+        line = redaction.scrub(text) + "\n"
         if self._torn:
             line = "\n" + line
         data = line.encode("utf-8")
@@ -460,7 +469,7 @@ async def _run_plan(
     simulator = ToolSimulator(
         suite.tools, base_dir, calls=calls, mcp=live_executor(suite, options.record)
     )
-    sink = Sink(options.run_dir)
+    sink = Sink(options.run_dir, frozen_states=suite.environment is None)
     left = sum(1 for it in plan.items if it.id not in done_ids)
     width = min(options.concurrency or suite.run.concurrency, left)
     keep = options.keep_transcripts

@@ -1,0 +1,62 @@
+"""Transcript lines of stateful conversations: the same text `dumps_line` writes, however
+many snapshots share a collection whose JSON text is made once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalspec._runner.transcript_lines import StateLines
+from evalspec._util.files import dumps_line
+
+LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),  # lone surrogates and control characters included
+)
+VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=20,
+)
+STATES = st.one_of(VALUES, st.dictionaries(st.text(max_size=4), VALUES, max_size=4))
+
+
+def transcript(state: Any, turns: list[Any]) -> dict[str, Any]:
+    data: dict[str, Any] = {"case": "c", "latency_s": 0.25, "messages": [], "state": state}
+    data["user_turns"] = [{"user": f"turn {i}", "state": s} for i, s in enumerate(turns)]
+    return data
+
+
+@settings(max_examples=200, deadline=None)
+@given(STATES, st.lists(STATES, max_size=3))
+def test_a_line_is_the_text_dumps_line_writes(state: Any, turns: list[Any]):
+    lines = StateLines()
+    for _ in range(2):  # the second time, collections come from what was kept
+        data = transcript(state, turns)
+        assert lines.line(data) == dumps_line(data)
+
+
+def test_snapshots_sharing_records_write_each_snapshot_as_it_is():
+    records = [{"id": i, "label": f"record {i}"} for i in range(100)]
+    lines = StateLines()
+    log: list[Any] = []
+    snapshots = []
+    for turn in range(5):  # as effects do: a new log each call, the records shared
+        log = [*log, {"turn": turn, "text": "caf\u00e9 \ud83d"}]
+        snapshots.append({"log": log, "records": records})
+    data = transcript(snapshots[-1], snapshots)
+    assert lines.line(data) == dumps_line(data)
+    other = transcript({"log": [], "records": records}, [])
+    assert lines.line(other) == dumps_line(other)
+
+
+def test_a_value_freed_and_its_id_reused_is_not_mistaken_for_it():
+    lines = StateLines()
+    for i in range(3000):  # lists made and dropped: ids come back, texts must not
+        data = transcript({"items": [i, i + 1]}, [])
+        assert lines.line(data) == dumps_line(data)
