@@ -462,8 +462,13 @@ def merge_state(base: Any, override: Any) -> Any:
     return override
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def measure(value: Any, limit: int) -> tuple[int, int]:
     """(number of values, depth) of a JSON value, counting stops just past `limit`."""
+    if type(value) in _SCALARS:  # most rendered references: an argument, a field
+        return 1, 1
     count = 0
     deepest = 0
     stack = [(value, 1)]
