@@ -1,7 +1,7 @@
 """Replaying multi-turn cases against replaying the same number of single-turn items.
 
 Run: ``.venv/bin/python benchmarks/bench_turns.py [--cases 1000] [--turns 5] [--repeat 3]
-[--no-state | --state-only]``
+[--no-state | --state-only] [--against CHECKOUT]``
 
 Two suites with the same head (the same tool and, by default, the same suite-level `state:` of
 100 records, the tool's `behavior:` scanning them, appending to a log and answering with a
@@ -13,7 +13,9 @@ whole-process with `evalspec run SUITE --record offline` (replay, scoring, resul
 alternated, and the ratio multi-turn / single-turn is the median of the paired runs' CPU times
 (steadier than wall time on a shared machine); wall times are printed too. Goal (issue 22): at
 most 2x, "5 turns, state of 100 records". Both variants are measured unless `--no-state` or
-`--state-only` picks one.
+`--state-only` picks one. `--against CHECKOUT` runs every command with this tree and with
+another checkout (say, main) alternately, each as `python -m evalspec` from its own tree, and
+also prints each suite's CPU ratio this/other (median of the pairs).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
+    PYTHON,
     REPO,
     byte_compile,
     evalspec_cmd,
@@ -169,35 +172,52 @@ def measure(root: Path, args: argparse.Namespace, *, state: bool) -> None:
     )
     for name, path in suites.items():
         print(f"[{variant}] {name}: {args.cases} cases, {record(path)} model answers recorded")
-    cpu: dict[str, list[float]] = {name: [] for name in suites}
+    trees = {"": None} if args.against is None else {" this": REPO, " other": args.against}
+    runs = [(name, tree) for tree in trees for name in suites]
+    cpu: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
 
-    def replay(name: str) -> float:
-        out = folder / f"run-{name}-{len(cpu[name])}"
-        cmd = [*evalspec_cmd(), "run", str(suites[name]), "--record", "offline"]
-        child = run_child([*cmd, "--out", str(out), "--json"], cwd=folder)
+    def replay(name: str, tree: str) -> float:
+        out = folder / f"run-{name}{tree.strip()}-{len(cpu[name, tree])}"
+        where = trees[tree]
+        if where is None:
+            cmd, env = evalspec_cmd(), None
+        else:  # each tree imported from its own checkout, the same way
+            cmd, env = [PYTHON, "-m", "evalspec"], {"PYTHONPATH": str(where.resolve())}
+        cmd = [*cmd, "run", str(suites[name]), "--record", "offline", "--out", str(out), "--json"]
+        child = run_child(cmd, cwd=folder, env=env)
         if child.returncode not in (0, 1):
             raise SystemExit(f"{name} replay failed: {child.stderr[-2000:]}")
         results = json.loads((out / "results.json").read_text())["results"]
         if any(r["status"] != "pass" for r in results):
             raise SystemExit(f"{name}: a case did not pass; the benchmark is not measuring")
-        cpu[name].append(child.cpu_s)
+        cpu[name, tree].append(child.cpu_s)
         return child.wall
 
-    wall = interleave({name: lambda n=name: replay(n) for name in suites}, args.repeat)
-    for name in suites:
-        print(f"[{variant}] {name} wall: {summary(wall[name])}")
-        print(f"[{variant}] {name} cpu:  {summary(cpu[name])}")
-    wall_ratio = paired_ratio(wall["multi-turn"], wall["single-turn"])
-    print(f"[{variant}] wall ratio (median of pairs): {wall_ratio:.2f}")
-    per_turn = statistics.median(cpu["multi-turn"]) / args.turns
-    per_item = statistics.median(cpu["single-turn"])
-    print(f"[{variant}] per user turn / per single-turn item (cpu): {per_turn / per_item:.2f}")
-    goal(
-        f"multi_turn_replay_{args.turns}_turns_over_single_turn_cpu_{variant}",
-        paired_ratio(cpu["multi-turn"], cpu["single-turn"]),
-        "<=",
-        2.0,
-    )
+    wall = interleave({run: lambda r=run: replay(*r) for run in runs}, args.repeat)
+    for name, tree in runs:
+        print(f"[{variant}{tree}] {name} wall: {summary(wall[name, tree])}")
+        print(f"[{variant}{tree}] {name} cpu:  {summary(cpu[name, tree])}")
+    for tree in trees:
+        multi, single = ("multi-turn", tree), ("single-turn", tree)
+        wall_ratio = paired_ratio(wall[multi], wall[single])
+        print(f"[{variant}{tree}] wall ratio (median of pairs): {wall_ratio:.2f}")
+        per_turn = statistics.median(cpu[multi]) / args.turns
+        per_item = statistics.median(cpu[single])
+        print(
+            f"[{variant}{tree}] per user turn / per single-turn item (cpu): "
+            f"{per_turn / per_item:.2f}"
+        )
+        goal(
+            f"multi_turn_replay_{args.turns}_turns_over_single_turn_cpu_{variant}"
+            + (f"_{tree.strip()}" if tree else ""),
+            paired_ratio(cpu[multi], cpu[single]),
+            "<=",
+            2.0,
+        )
+    if args.against is not None:
+        for name in suites:
+            ratio = paired_ratio(cpu[name, " this"], cpu[name, " other"])
+            print(f"[{variant}] {name} RATIO this/other CPU (median of pairs): {ratio:.3f}")
 
 
 def main() -> None:
@@ -208,6 +228,9 @@ def main() -> None:
     only = parser.add_mutually_exclusive_group()
     only.add_argument("--no-state", action="store_true", help="only the stateless variant")
     only.add_argument("--state-only", action="store_true", help="only the stateful variant")
+    parser.add_argument(
+        "--against", type=Path, help="another checkout (say, main): both trees, before/after"
+    )
     args = parser.parse_args()
     print(f"machine: {machine()}")
     byte_compile()
