@@ -112,7 +112,7 @@ class Sink:
         if self.fd is None:
             return
         fields = t.to_dict()
-        if self._states is not None and (t.state is not None or t.user_turns):
+        if self._states is not None and t.state is not None:
             text = self._states.line(fields)
         else:
             text = dumps_line(fields)
