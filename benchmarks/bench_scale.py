@@ -194,7 +194,9 @@ def _compare_size(n: int, tmp: Path, trees: dict[str, Path], repeat: int) -> Non
 
     def cpu(tree: str, args: list[str]) -> float:
         env = {"PYTHONPATH": str(trees[tree]), "EVALSPEC_CACHE_DIR": str(tmp / "cache")}
-        child = run_child([PYTHON, "-m", "evalspec", *args], env=env)
+        # Not from the repository root: `python -m` puts the working directory first on the
+        # path, so both trees would import the one there.
+        child = run_child([PYTHON, "-m", "evalspec", *args], env=env, cwd=tmp)
         if child.returncode not in (0, 1):
             sys.exit(f"{tree}: {' '.join(args[:2])} failed: {child.stderr[-3000:]}")
         return child.cpu_s
