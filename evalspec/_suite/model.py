@@ -230,6 +230,8 @@ class Turn:
     expect: Expectation | None = None
     """None: the turn is sent but not judged."""
     loc: Loc = field(default=Loc(), compare=False)
+    add_tools: tuple[str, ...] = ()
+    """Suite tools offered from this turn on, besides those offered before it (`add_tools:`)."""
 
 
 @dataclass(frozen=True, slots=True)
