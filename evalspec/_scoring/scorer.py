@@ -44,7 +44,13 @@ from evalspec._scoring.matching import (
 )
 from evalspec._scoring.protocols import Judge
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
-from evalspec._scoring.turns import score_turns, turn_cases, turn_details, turn_views
+from evalspec._scoring.turns import (
+    offered_calls,
+    score_turns,
+    turn_cases,
+    turn_details,
+    turn_views,
+)
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
@@ -254,11 +260,12 @@ class Scorer:
     def _score_turns(self, prep: _Prepared) -> CaseResult:
         """A multi-turn case: each judged turn scored as a case of its own (turns.py)."""
         t = prep.transcript
+        whole = prep.case
 
         def one(part: Transcript, case: Case, index: int) -> CaseResult:
             prep = self._prepare(part, case)
             if prep is not None and case.expect.judges_state:
-                done = tuple(c for c in t.tool_calls if (c.user_turn or 0) <= index)
+                done = offered_calls(whole, t.tool_calls, index)
                 prep.state_from = msgspec.structs.replace(t, tool_calls=done)
             return self._score(part, prep)
 

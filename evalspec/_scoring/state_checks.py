@@ -16,6 +16,7 @@ from typing import Any
 
 from evalspec._critics import make_critic
 from evalspec._critics.base import Critic, Embedder
+from evalspec._scoring.turns import offered_calls
 from evalspec._scoring.types import Row
 from evalspec._suite.model import Case, StateCheck, Suite
 from evalspec._tools.state import lookup, pointer_text, same
@@ -67,8 +68,12 @@ class StateJudge:
     def final_state(self, case: Case, t: Transcript) -> tuple[Any, Any]:
         """(initial, final) state of the case's conversation, replayed from `t`'s calls."""
         offered = frozenset(case.tools) if case.tools is not None else self._all_tools
+        calls = t.tool_calls
+        if any(turn.add_tools for turn in case.turns):  # offered turn by turn
+            offered = offered.union(*(turn.add_tools for turn in case.turns))
+            calls = offered_calls(case, calls, len(case.turns))
         initial = self._conversations.open(case).snapshot()
-        final = self._conversations.replay(case, t.tool_calls, offered)
+        final = self._conversations.replay(case, calls, offered)
         return initial, final
 
     def judge(
