@@ -10,6 +10,7 @@ Skipped when bfcl-eval is not installed (CI installs it in its differential venv
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import os
 import sys
@@ -272,11 +273,12 @@ def test_evalspec_agrees_with_bfcls_multi_turn_checker(category: str, tmp_path: 
     for row in disagree:
         print("  disagree:", row)
     truth = [r for r in rows if r[1] == "ground truth"]
-    assert all(b and e for _, _, b, e, _ in truth)
+    assert all(b and (e or rid in TRUTH_CALLS_EARLY) for rid, _, b, e, _ in truth)
     # Every difference is a documented one: a judged turn left without a call, or a function
     # called before its turn offers it (BFCL runs it; evalspec refuses it as unknown).
     assert all(
-        (not b and e and why in KNOWN) or label == EARLY for _, label, b, e, why in disagree
+        (not b and e and why in KNOWN) or label == EARLY or rid in TRUTH_CALLS_EARLY
+        for rid, label, b, e, why in disagree
     ), disagree
     for label in sorted({r[1] for r in rows}):
         same = [r for r in rows if r[1] == label]
@@ -286,7 +288,12 @@ def test_evalspec_agrees_with_bfcls_multi_turn_checker(category: str, tmp_path: 
 
 # ------------------------------------------------------- real published results of real models
 
-RESULTS = Path(__file__).parent / "data" / "bfcl_multi_turn_results"
+RESULTS = Path(
+    os.environ.get("EVALSPEC_BFCL_MT_RESULTS")
+    or Path(__file__).parent / "data" / "bfcl_multi_turn_results"
+)
+"""The shipped subset; EVALSPEC_BFCL_MT_RESULTS=<dir> runs the same test on whole files of the
+same layout (README of the shipped directory)."""
 
 
 def _steps(result: Any) -> list[list[list[tuple[str, dict[str, Any]]]]]:
@@ -308,6 +315,9 @@ def _steps(result: Any) -> list[list[list[tuple[str, dict[str, Any]]]]]:
     return turns
 
 
+_CHECKS = itertools.count()
+
+
 def real_agreement(
     questions: list[dict[str, Any]],
     answers: list[dict[str, Any]],
@@ -323,7 +333,7 @@ def real_agreement(
     path.write_text(suite_yaml(multi_turn_suite_dict(qs, ans, name=category)), "utf-8")
     suite = api.load_suite(path)
     transcripts, verdicts = [], {}
-    for n, (q, a) in enumerate(pairs):
+    for q, a in pairs:
         steps = _steps(by_id[q["id"]]["result"])
         calls = [[c for step in turn for c in step] for turn in steps]
         t = _transcript(q, "real", calls)  # a conversation cut short has fewer user turns
@@ -334,9 +344,11 @@ def real_agreement(
         if len(steps) != len(a["ground_truth"]):  # BFCL's runner: force_terminated
             valid = False
         else:
-            valid = multi_turn_checker(decoded, a["ground_truth"], q, category, f"real_{n}")[
-                "valid"
-            ]
+            # BFCL keeps instances in module globals keyed by model name and record id: a
+            # name used once in the process, or another file's instances of the same record
+            # would answer (gpt-oss-20b after gpt-oss-120b).
+            tag = f"real_{next(_CHECKS)}"
+            valid = multi_turn_checker(decoded, a["ground_truth"], q, category, tag)["valid"]
         verdicts[t.item_id] = (q["id"], bool(valid))
     report = api.score(suite, transcripts)
     return [
@@ -345,6 +357,14 @@ def real_agreement(
     ]
 
 
+REPEATED_OUTPUT = {
+    f"multi_turn_{c}_{n}" for c in ("base", "miss_param", "miss_func") for n in (133, 135)
+}
+"""gpt-oss-120b's records whose ground truth expects one output twice (`add_to_watchlist` and
+`get_watchlist` answer the same text): BFCL counts repeats, evalspec's `contains` does not."""
+TRUTH_CALLS_EARLY = {"multi_turn_miss_func_49"}
+"""BFCL's ground truth calls `tail` in turn 2, which turn 4 first offers: BFCL runs it anyway;
+evalspec refuses a call to a tool its turn does not offer, so no run passes (differences.md)."""
 KNOWN = {"multi_turn:empty_turn_model_response"}
 """BFCL fails a turn whose ground truth has calls when the model makes none; an imported turn
 judges the state and outputs it reaches, which an earlier turn may already have reached
@@ -367,7 +387,9 @@ def test_published_results_agree_with_bfcls_verdicts(path: Path, tmp_path: Path)
         if evalspec == record["published_valid"]:
             agree += 1
         else:  # every difference is a documented one
-            assert record["published_error_type"] in KNOWN, (rid, record, evalspec, recomputed)
+            why = record["published_error_type"]
+            assert why in KNOWN or rid in REPEATED_OUTPUT, (rid, record, evalspec, recomputed)
             assert evalspec and not record["published_valid"]
+        assert recomputed == record["published_valid"], rid  # BFCL's checker, run here
     print(f"{path.stem}: {agree}/{len(rows)} agree with BFCL's published verdicts")
-    assert agree >= len(rows) - 3
+    assert agree >= 0.9 * len(rows)
