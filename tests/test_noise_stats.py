@@ -146,10 +146,10 @@ def test_paired_difference_interval_power_and_cases_needed_by_formula():
 
 def test_with_few_cases_the_difference_stays_within_what_two_rates_can_differ():
     # Three cases, one regressed: the t interval (t = 4.30 at 2 df) would run from −177 % to
-    # +110 %; a difference of two pass rates lies in [−1, 1].
+    # +110 %; from a pass rate of 100 % the difference lies in [−1, 0].
     r = paired_compare([1, 1, 1], [1, 0, 1])
     assert r.difference is not None
-    assert (r.difference.low, r.difference.high) == pytest.approx((-1.0, 1.0))
+    assert (r.difference.low, r.difference.high) == pytest.approx((-1.0, 0.0))
     assert r.detectable is not None and r.detectable > 1
     for _ in range(200):
         rng = random.Random(_)
@@ -157,9 +157,10 @@ def test_with_few_cases_the_difference_stays_within_what_two_rates_can_differ():
         before = [rng.random() for _ in range(n)]
         after = [rng.random() for _ in range(n)]
         d = paired_compare(before, after).difference
-        assert d is not None and -1 <= d.low <= d.estimate <= d.high <= 1
+        rate = sum(before) / n
+        assert d is not None and -rate - 1e-12 <= d.low <= d.estimate <= d.high <= 1 - rate + 1e-12
     lines = noise_lines(ModelNoise("m", r, None))
-    assert "95% CI −100.0%…+100.0%" in lines[0]
+    assert "95% CI −100.0%…±0.0%" in lines[0]
     assert lines[1].startswith("m: 3 cases are too few to detect a change of any size;")
 
 
