@@ -441,6 +441,9 @@ def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
     )
     assert "| turn 3 | now add 2 and 2 | FAIL |" in md.read_text(encoding="utf-8")
     assert "now add 2 and 2" in page.read_text(encoding="utf-8")
+    # The simulated user's tokens, apart from the model's: Markdown and the page's trial.
+    assert "simulated user (player): 30 tokens, not counted" in md.read_text(encoding="utf-8")
+    assert '"utok":30' in page.read_text(encoding="utf-8")
 
 
 class CountingTools:
