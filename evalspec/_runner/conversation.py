@@ -140,6 +140,7 @@ async def run_conversation(
         error=error,
         source=source,
         user_turns=tuple(user_turns),
+        user_usage=None if simulated is None else simulated.usage(),
     )
 
 
