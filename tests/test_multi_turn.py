@@ -593,6 +593,12 @@ def test_a_stateful_conversation_keeps_one_state_and_judges_each_turn_on_its_own
     assert t.state == {"total": 3}
     (result,) = report.results
     assert [e["status"] for e in result.details["turns"]] == ["pass", "pass"], result.reason
+    # Each turn shows its own change: the state before the turn against the state after it.
+    shown = [(r.field, r.reason) for r in result.rows if r.critic == "state_change"]
+    assert shown == [
+        ("turn 1: state change", "/total: 0 -> 1"),
+        ("turn 2: state change", "/total: 1 -> 3"),
+    ]
     # The second turn's state check sees the state after turn 2, not after turn 1 or the end.
     edited = path.read_text(encoding="utf-8").replace("{/total: 1}", "{/total: 3}")
     path.write_text(edited, encoding="utf-8")

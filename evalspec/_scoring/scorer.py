@@ -132,6 +132,9 @@ class _Prepared:
     state_from: Transcript | None = None
     """For one turn of a conversation: the calls up to the turn's end, which the state the
     turn's `expect.state` judges is replayed from."""
+    state_start: int = 0
+    """For one turn of a conversation: how many of `state_from`'s calls came before the turn
+    (the state changes shown are the turn's own)."""
 
 
 class Scorer:
@@ -267,6 +270,7 @@ class Scorer:
             if prep is not None and case.expect.judges_state:
                 done = offered_calls(whole, t.tool_calls, index)
                 prep.state_from = msgspec.structs.replace(t, tool_calls=done)
+                prep.state_start = sum((c.user_turn or 0) < index for c in done)
             return self._score(part, prep)
 
         score, status, reason, rows, details = score_turns(
@@ -362,7 +366,9 @@ class Scorer:
         if self._state_judge is None:
             self._state_judge = StateJudge(self.suite)
         replayed = prep.state_from or prep.transcript
-        judged = self._state_judge.judge(prep.case, replayed, self._need_embedder)
+        judged = self._state_judge.judge(
+            prep.case, replayed, self._need_embedder, start=prep.state_start
+        )
         tally.rows.extend(judged.rows)
         # The before -> after diff, as rows weighing nothing: every report shows rows.
         tally.rows.extend(

@@ -65,22 +65,30 @@ class StateJudge:
         self._critics: dict[tuple[str, str], Critic] = {}
         self._all_tools = frozenset(t.name for t in suite.tools)
 
-    def final_state(self, case: Case, t: Transcript) -> tuple[Any, Any]:
-        """(initial, final) state of the case's conversation, replayed from `t`'s calls."""
+    def final_state(self, case: Case, t: Transcript, start: int = 0) -> tuple[Any, Any, Any]:
+        """(initial, start, final) states of the case's conversation, replayed from `t`'s
+        calls: before any call, after the first `start` calls, after all of them."""
         offered = frozenset(case.tools) if case.tools is not None else self._all_tools
         calls = t.tool_calls
         if any(turn.add_tools for turn in case.turns):  # offered turn by turn
             offered = offered.union(*(turn.add_tools for turn in case.turns))
             calls = offered_calls(case, calls, len(case.turns))
         initial = self._conversations.open(case).snapshot()
-        final = self._conversations.replay(case, calls, offered)
-        return initial, final
+        began, final = self._conversations.replay_from(case, calls, offered, start)
+        return initial, began, final
 
     def judge(
-        self, case: Case, t: Transcript, embedder: Callable[[], Embedder | None]
+        self,
+        case: Case,
+        t: Transcript,
+        embedder: Callable[[], Embedder | None],
+        *,
+        start: int = 0,
     ) -> StateJudgement:
-        initial, final = self.final_state(case, t)
-        out = StateJudgement(changes=changes(initial, final))
+        """`start`: the calls before the judged part (a turn's earlier turns), so the changes
+        shown are the part's own; `unchanged` compares with the initial state."""
+        initial, began, final = self.final_state(case, t, start)
+        out = StateJudgement(changes=changes(began, final))
         for check in case.expect.state:
             row = self._check(check, final, embedder)
             out.rows.append(row)
