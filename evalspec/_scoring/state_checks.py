@@ -98,7 +98,7 @@ class StateJudge:
             before, after = lookup(initial, parts), lookup(final, parts)
             ok = _same(before, after)
             where = pointer_text(parts)
-            why = "unchanged" if ok else f"changed: {_show(before)} -> {_show(after)}"
+            why = "unchanged" if ok else "changed: " + "; ".join(changes(before, after, 5, parts))
             out.rows.append(
                 Row(
                     f"state {where}",
@@ -163,10 +163,13 @@ def _show(value: Any) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
-def changes(before: Any, after: Any, limit: int = MAX_CHANGES) -> list[str]:
-    """What moved between two states, one line per place, at most `limit` lines."""
+def changes(
+    before: Any, after: Any, limit: int = MAX_CHANGES, at: tuple[str, ...] = ()
+) -> list[str]:
+    """What moved between two states (or the values at path `at` of two states), one line per
+    place, at most `limit` lines."""
     out: list[str] = []
-    stack: list[tuple[tuple[str, ...], Any, Any]] = [((), before, after)]
+    stack: list[tuple[tuple[str, ...], Any, Any]] = [(at, before, after)]
     while stack and len(out) <= limit:
         parts, a, b = stack.pop()
         if a is b:
