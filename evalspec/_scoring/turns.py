@@ -9,7 +9,7 @@ as soon as one judged turn fails. A turn the conversation never reached scores 0
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,7 +18,7 @@ import msgspec
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.model import Budget, Case, Message, Rubric
-from evalspec._transcript import Transcript
+from evalspec._transcript import ToolCall, Transcript
 
 Score = Callable[[Transcript, Case, int], CaseResult]
 """Scores one turn's transcript against its (single-turn) case, given the turn's index: the
@@ -44,10 +44,30 @@ def turn_cases(case: Case) -> list[tuple[int, Case]]:
         if turn.expect is not None:
             asked = (*system, Message("user", turn.user))
             single = replace(
-                case, messages=asked, expect=turn.expect, turns=(), evaluators=(), budget=Budget()
+                case,
+                messages=asked,
+                expect=turn.expect,
+                turns=(),
+                evaluators=(),
+                budget=Budget(),
+                tools=case.offered_in_turn(k),  # what this turn offers (`add_tools` too)
             )
             out.append((k, single))
     return out
+
+
+def offered_calls(case: Case, calls: Sequence[ToolCall], last: int) -> tuple[ToolCall, ...]:
+    """The calls of user turns 0..last that reached the tools: a call to a tool its turn did
+    not offer yet (a later turn's `add_tools`) was refused as unknown and changed nothing."""
+    if not any(t.add_tools for t in case.turns):
+        return tuple(c for c in calls if (c.user_turn or 0) <= last)
+    out = []
+    for c in calls:
+        k = c.user_turn or 0
+        offered = case.offered_in_turn(k)
+        if k <= last and (offered is None or c.name in offered):
+            out.append(c)
+    return tuple(out)
 
 
 def turn_views(
@@ -74,9 +94,13 @@ def score_turns(
     score: Score,
     band: Callable[[float, Rubric], Status],
     cases: list[tuple[int, Case]] | None = None,
+    conversation: CaseResult | None = None,
 ) -> tuple[float, Status, str, list[Row], dict[str, Any]]:
     """Score, status, reason, explanation rows (each field named with its turn) and details
-    (`turns`: one entry per user turn) of a multi-turn case."""
+    (`turns`: one entry per user turn) of a multi-turn case.
+
+    `conversation`: the case's evaluators on the whole conversation, one more judged part
+    beside the turns (its rows named `conversation: ...`)."""
     judged: dict[int, CaseResult] = {}
     rows: list[Row] = []
     for view in turn_views(case, t, cases):
@@ -111,11 +135,24 @@ def score_turns(
             )
         judged[view.index] = result
     details: dict[str, Any] = {"turns": turn_details(case, t, judged), "turn_rule": case.turn_rule}
-    scores = [r.score for r in judged.values()]
+    parts = dict(judged)
+    if conversation is not None:
+        rows.extend(
+            msgspec.structs.replace(r, field="conversation: " + r.field) for r in conversation.rows
+        )
+        details["conversation"] = {
+            "score": conversation.score,
+            "status": conversation.status,
+            "reason": conversation.reason,
+        }
+        parts[_CONVERSATION] = conversation
+    scores = [r.score for r in parts.values()]
     mean = sum(scores) / len(scores) if scores else 1.0
-    failed = [(k, r) for k, r in judged.items() if r.status in ("fail", "error")]
-    failures = [f"turn {k + 1} failed: {clause(r.reason)}" for k, r in failed]
-    head = f"mean of {len(scores)} turn{'s' if len(scores) != 1 else ''} {mean:.3f}"
+    failed = [(k, r) for k, r in parts.items() if r.status in ("fail", "error")]
+    failures = [f"{_part_name(k)} failed: {clause(r.reason)}" for k, r in failed]
+    n = len(judged)
+    head = f"mean of {n} turn{'s' if n != 1 else ''}"
+    head += f" and the conversation {mean:.3f}" if conversation is not None else f" {mean:.3f}"
     if case.turn_rule == "all_or_nothing" and failed:
         details["mean_of_turns"] = mean
         return 0.0, "fail", with_detail("all or nothing", join_reasons(failures)), rows, details
@@ -134,6 +171,14 @@ def score_turns(
             f"{head} is below the fail threshold {rubric.fail_threshold:g}", join_reasons(failures)
         )
     return mean, status, reason, rows, details
+
+
+_CONVERSATION = -1
+"""The key of the whole conversation's part (its evaluators) among the judged turns."""
+
+
+def _part_name(k: int) -> str:
+    return "the conversation" if k == _CONVERSATION else f"turn {k + 1}"
 
 
 def turn_details(case: Case, t: Transcript, judged: dict[int, CaseResult]) -> list[dict[str, Any]]:
