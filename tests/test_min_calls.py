@@ -151,3 +151,26 @@ def test_a_piece_listed_twice_must_be_found_twice() -> None:
     assert once.score == pytest.approx(0.5)
     assert critic.evaluate(["do", "do"], "do-do", present=True).match
     assert not critic.evaluate(["dodo", "dodo"], "dododo", present=True).match  # no overlap
+
+
+def test_all_or_nothing_fails_a_conversation_cut_short_before_an_unjudged_turn(
+    suite_path: Path,
+) -> None:
+    text = suite_path.read_text(encoding="utf-8").replace(
+        "        expect: {min_calls: 1, state: {/total: 3}}\n",
+        "        expect: {min_calls: 1, state: {/total: 3}}\n      - user: thanks\n",
+    )
+    suite_path.write_text(text, encoding="utf-8")
+    suite = api.load_suite(suite_path)
+    whole = msgspec.structs.replace(
+        _conversation([[1], [2]]),
+        user_turns=(*_conversation([[1], [2]]).user_turns, UserTurn("thanks")),
+    )
+    cut, done = api.score(suite, [_conversation([[1], [2]]), whole]).results
+    assert done.status == "pass", done.reason
+    assert cut.status == "fail"
+    assert "the conversation ended after turn 2 of 3" in cut.reason
+    partial = text.replace("turn_rule: all_or_nothing", "turn_rule: partial")
+    suite_path.write_text(partial, encoding="utf-8")
+    (again,) = api.score(api.load_suite(suite_path), [_conversation([[1], [2]])]).results
+    assert again.status == "pass"  # the mean of the judged turns, both reached

@@ -4,7 +4,8 @@ Each judged turn is scored as a single-turn case of its own: its expectation aga
 calls made in answer to that turn, its final-answer checks against the answer that ended the
 turn, under the case's critics and rubric. The case's score is the mean of its judged turns
 (`turn_rule: partial`), or, under `all_or_nothing` (BFCL's multi-turn rule), 0 and a failure
-as soon as one judged turn fails. A turn the conversation never reached scores 0 and fails.
+as soon as one judged turn fails or the conversation stopped before its last turn. A judged
+turn the conversation never reached scores 0 and fails.
 """
 
 from __future__ import annotations
@@ -116,7 +117,10 @@ def score_turns(
     failed = [(k, r) for k, r in judged.items() if r.status in ("fail", "error")]
     failures = [f"turn {k + 1} failed: {clause(r.reason)}" for k, r in failed]
     head = f"mean of {len(scores)} turn{'s' if len(scores) != 1 else ''} {mean:.3f}"
-    if case.turn_rule == "all_or_nothing" and failed:
+    cut = _cut_short(case, t, judged)
+    if case.turn_rule == "all_or_nothing" and cut:
+        failures.append(cut)
+    if case.turn_rule == "all_or_nothing" and failures:
         details["mean_of_turns"] = mean
         return 0.0, "fail", with_detail("all or nothing", join_reasons(failures)), rows, details
     status = band(mean, case.rubric)
@@ -134,6 +138,16 @@ def score_turns(
             f"{head} is below the fail threshold {rubric.fail_threshold:g}", join_reasons(failures)
         )
     return mean, status, reason, rows, details
+
+
+def _cut_short(case: Case, t: Transcript, judged: dict[int, CaseResult]) -> str | None:
+    """Why a scripted conversation that stopped before its last turn is not whole, when no
+    judged turn says so already (its later turns are not judged): all or nothing asks for the
+    whole conversation (BFCL fails a model it stopped, `force_terminated`)."""
+    said, scripted = len(t.user_turns), len(case.turns)
+    if case.simulated_user is not None or said >= scripted or any(k >= said for k in judged):
+        return None
+    return f"the conversation ended after turn {said} of {scripted}"
 
 
 def turn_details(case: Case, t: Transcript, judged: dict[int, CaseResult]) -> list[dict[str, Any]]:
