@@ -370,3 +370,47 @@ def test_malformed_multi_turn_results_are_placed_errors(tmp_path: Path) -> None:
     assert t.tool_calls[1].error and "unknown tool" in t.tool_calls[1].error
     assert json.loads(t.tool_calls[0].output)["current_directory_content"]
     assert t.finish_reason == "max_turns"  # one turn of several: BFCL's force_terminated
+
+
+def bfcl_recheck(published: list[dict[str, Any]], name: str) -> dict[str, bool]:
+    """BFCL's own verdicts, re-run here: its runner's rules (a result that is not a list, or
+    has another number of turns, fails) and `multi_turn_checker` on the decoded steps. `name`
+    must be new to the process: BFCL keeps each conversation's instances in module globals
+    named after it, and a name used before continues from the state its calls left."""
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+
+    from evalspec._interop.bfcl_decode import DecodeError, decode_fc
+
+    category = published[0]["id"].rsplit("_", 1)[0]
+    questions, answers = _records(category, 200)
+    by_id = {q["id"]: (q, a) for q, a in zip(questions, answers, strict=True)}
+    out = {}
+    for r in published:
+        q, a = by_id[r["id"]]
+        result = r["result"]
+        if not isinstance(result, list) or len(result) != len(a["ground_truth"]):
+            out[r["id"]] = False
+            continue
+        decoded = []
+        for turn in result:
+            steps = []
+            for step in turn:
+                try:
+                    calls = decode_fc(step)
+                except DecodeError:
+                    continue
+                if calls:
+                    steps.append([_call_text(n, args) for n, args in calls])
+            decoded.append(steps)
+        verdict = multi_turn_checker(decoded, a["ground_truth"], q, category, name)
+        out[r["id"]] = bool(verdict["valid"])
+    return out
+
+
+@pytest.mark.parametrize("label,published", _published_sets(), ids=lambda x: str(x)[:40])
+def test_bfcls_own_checker_reproduces_the_published_verdicts(
+    label: str, published: list[dict[str, Any]]
+) -> None:
+    verdicts = bfcl_recheck(published, f"evalspec_recheck_{label}")
+    differ = [r["id"] for r in published if verdicts[r["id"]] != r["published_valid"]]
+    assert not differ, differ
