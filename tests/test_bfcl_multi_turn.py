@@ -414,3 +414,47 @@ def test_bfcls_own_checker_reproduces_the_published_verdicts(
     verdicts = bfcl_recheck(published, f"evalspec_recheck_{label}")
     differ = [r["id"] for r in published if verdicts[r["id"]] != r["published_valid"]]
     assert not differ, differ
+
+
+def test_prompting_results_failed_inference_and_too_many_calls(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalspec._cli import app
+
+    published = [
+        json.loads(line)
+        for line in (RESULTS / "gpt-oss-20b_multi_turn_base.jsonl").read_text("utf-8").splitlines()
+    ][:3]
+    score_published(published, tmp_path)
+    suite = tmp_path / "suite.yaml"
+    cases = {c.name: c for c in api.load_suite(suite).cases}
+    first, second, third = (r["id"] for r in published)
+    ls = [{"ls": json.dumps({"a": True})}]
+    records = [
+        # A prompting model's text per step: decoded as BFCL decodes it; chat is no call.
+        {"id": first, "result": [["[ls(a=True)]", "All done."]] * len(cases[first].turns)},
+        {"id": second, "result": "Error during inference: context too long"},
+        {"id": third, "result": [[ls] * 101] + [[]] * (len(cases[third].turns) - 1)},
+    ]
+    runner = CliRunner()
+    for kind, rows in (("prompting", records[:2]), ("fc", records[1:])):
+        path, out = tmp_path / f"{kind}.json", tmp_path / f"{kind}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+        done = runner.invoke(
+            app, ["import", "bfcl-results", str(suite), str(path), "--out", str(out)]
+        )
+        assert done.exit_code == 0, done.output
+        by_case = {t.case: t for t in api.load_transcripts(out)}
+        assert by_case[second].error and "context too long" in by_case[second].error
+        if kind == "prompting":
+            t = by_case[first]
+            assert [(c.name, c.arguments, c.user_turn) for c in t.tool_calls][:2] == [
+                ("ls", {"a": True}, 0),
+                ("ls", {"a": True}, 1),
+            ]
+            assert len(t.user_turns) == len(cases[first].turns)
+        else:
+            t = by_case[third]
+            assert len(t.tool_calls) == 100 and "at most 100" in (t.error or "")
+            results = {r.case: r for r in api.score(api.load_suite(suite), [t]).results}
+            assert results[third].status == "error"

@@ -165,7 +165,8 @@ def _transcript(
         if len(calls) + len(step) > MAX_CALLS_PER_CASE:
             error = (
                 f"the model made more than {MAX_CALLS_PER_CASE} tool calls in one "
-                "conversation; evalspec scores at most that many, so it stopped there"
+                f"conversation; evalspec scores at most {MAX_CALLS_PER_CASE}, so the "
+                "transcript stops there"
             )
             break
         for name, args in step:
