@@ -240,9 +240,15 @@ def select_cases(suite: Suite, patterns: list[str] | None) -> list[Case]:
 
 def conversation_id_part(case: Case, suite: Suite) -> str:
     """What a multi-turn case adds to its items' ids (keys sorted after `mode`): the later
-    turns' texts, or the simulated user's settings and the request payload of its model."""
+    turns' texts and, when a turn adds tools, the definitions each later turn adds; or the
+    simulated user's settings and the request payload of its model."""
     if case.simulated_user is None:
-        return f',"turns":{_encode([t.user for t in case.turns[1:]])}'
+        part = f',"turns":{_encode([t.user for t in case.turns[1:]])}'
+        if any(t.add_tools for t in case.turns):  # absent otherwise: ids stay as they were
+            by_name = {t.name: t for t in suite.tools}
+            added = [[by_name[n].to_openai() for n in t.add_tools] for t in case.turns[1:]]
+            part += f',"turns_tools":{_encode(added)}'
+        return part
     sim = case.simulated_user
     player = next((m for m in suite.models if m.name == sim.model), None)
     settings = {
@@ -254,6 +260,21 @@ def conversation_id_part(case: Case, suite: Suite) -> str:
         "stop_when": sim.stop_when,
     }
     return f',"user":{_encode(settings)}'
+
+
+def turn_tools(
+    case: Case, first: tuple[dict[str, Any], ...], suite: Suite
+) -> list[tuple[dict[str, Any], ...]]:
+    """The tools offered in each user turn of a scripted conversation: the first turn offers
+    `first` (the item's), each later one what the turn before offered and its `add_tools`."""
+    by_name = {t.name: t for t in suite.tools} if any(t.add_tools for t in case.turns) else {}
+    out: list[tuple[dict[str, Any], ...]] = []
+    offered = first
+    for k, turn in enumerate(case.turns):
+        if k > 0 and turn.add_tools:
+            offered = (*offered, *(by_name[n].to_openai() for n in turn.add_tools))
+        out.append(offered)
+    return out
 
 
 def user_models(suite: Suite) -> set[str]:

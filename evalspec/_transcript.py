@@ -85,6 +85,22 @@ class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return self.prompt_tokens + self.completion_tokens
 
 
+class UserUsage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Tokens of the simulated user's answers in one conversation: kept apart from `usage`,
+    which counts the model under test only (its budgets and pass figures are the model's)."""
+
+    model: str
+    """The entry of the suite's `models:` that played the user (priced at its `price:`)."""
+    prompt_tokens: Count = 0
+    """Input tokens."""
+    completion_tokens: Count = 0
+    """Output tokens."""
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
 class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything scoring needs to know about one (case, model, trial) execution: one line of
     transcripts.jsonl. Unknown keys are refused: a transcript is scored as it is, so a field
@@ -130,6 +146,8 @@ class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     user_turns: tuple[UserTurn, ...] = ()
     """A multi-turn conversation's user turns, in order (absent for a single request, so
     single-turn transcripts keep their format)."""
+    user_usage: UserUsage | None = None
+    """Tokens the simulated user spent (absent when no simulated user took part)."""
     version: int = TRANSCRIPT_VERSION
     """Transcript format version."""
 
@@ -145,6 +163,12 @@ class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             data["user_turns"] = [u.to_dict() for u in self.user_turns]
         else:
             del data["user_turns"]
+        if self.user_usage is None:
+            del data["user_usage"]
+        else:
+            data["user_usage"] = {
+                f: getattr(self.user_usage, f) for f in UserUsage.__struct_fields__
+            }
         return data
 
     @classmethod

@@ -30,11 +30,22 @@ from evalspec._interop.bfcl_multi_turn import (  # noqa: E402
 from evalspec._transcript import ToolCall, Transcript, UserTurn  # noqa: E402
 
 DATA = Path(bfcl_eval.__file__).parent / "data"
-CATEGORIES = ["multi_turn_base", "multi_turn_miss_param", "multi_turn_long_context"]
+CATEGORIES = [
+    "multi_turn_base",
+    "multi_turn_miss_param",
+    "multi_turn_miss_func",
+    "multi_turn_long_context",
+]
 RECORDS = int(os.environ.get("BFCL_MT_RECORDS", "8"))
 """Records per category (the first ones); BFCL_MT_RECORDS=200 measures every record."""
 
 Calls = list[list[tuple[str, dict[str, Any]]]]
+EARLY = "held-back call made early"
+TRUTH_CALLS_EARLY = {"multi_turn_miss_func_49"}
+"""BFCL's ground truth calls `tail` in turn 2, which turn 4 first offers: BFCL runs it anyway;
+evalspec refuses a call to a tool its turn does not offer, so no run passes (differences.md)."""
+ADDED = "I have updated some more functions you can choose from. What about now?"
+"""What BFCL sends in the user's place when it adds held-back functions (function calling)."""
 
 
 def _records(category: str, n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -59,12 +70,22 @@ def _truth(question: dict[str, Any], answer: dict[str, Any]) -> Calls:
     return [[parse_call(c, env) for c in turn] for turn in answer["ground_truth"]]
 
 
-def _mutants(truth: Calls) -> dict[str, Calls]:
+def _mutants(truth: Calls, question: dict[str, Any] | None = None) -> dict[str, Calls]:
     """Ground truth and its mutants (those that apply to this conversation)."""
     out = {"ground truth": truth}
     judged = [k for k, turn in enumerate(truth) if turn]
     if not judged:
         return out
+    for key, names in sorted(((question or {}).get("missed_function") or {}).items()):
+        k = int(key)
+        calls = [c for c in truth[k] if c[0] in names]
+        if calls:
+            # A held-back function called in the turn before it is offered, and again once it
+            # is: BFCL runs the early call, evalspec refuses it (docs/differences.md).
+            early = copy.deepcopy(truth)
+            early[k - 1] += copy.deepcopy(calls)
+            out[EARLY] = early
+            break
     last = judged[-1]
     dropped = copy.deepcopy(truth)
     dropped[last].pop()
@@ -107,7 +128,7 @@ def _transcript(question: dict[str, Any], label: str, calls: Calls) -> Transcrip
                     user_turn=k,
                 )
             )
-        text = " ".join(m.get("content", "") for m in question["question"][k])
+        text = " ".join(m.get("content", "") for m in question["question"][k]) or ADDED
         turns.append(UserTurn(text, final_answer="Done.", state=env.snapshot()))
     return Transcript(
         item_id=f"{question['id']}:{label}",
@@ -149,7 +170,7 @@ def agreement(
     transcripts = []
     expected: dict[str, tuple[str, str, tuple[bool, str | None]]] = {}
     for q, a in zip(questions, answers, strict=True):
-        for label, calls in _mutants(_truth(q, a)).items():
+        for label, calls in _mutants(_truth(q, a), q).items():
             t = _transcript(q, label, calls)
             transcripts.append(t)
             tag = f"evalspec_{len(expected)}"
@@ -200,12 +221,30 @@ def test_bfcl_eval_is_imported_only_when_a_conversation_is_built(tmp_path: Path)
     assert out.stdout.strip() == "False"
 
 
-def test_miss_func_is_refused_with_a_reason() -> None:
+def test_miss_func_offers_held_back_functions_at_their_turn(tmp_path: Path) -> None:
     from evalspec._util.errors import UsageError
 
     q, a = _records("multi_turn_miss_func", 1)
-    with pytest.raises(UsageError, match="per turn"):
-        multi_turn_suite_dict(q, a, name="x")
+    assert q[0]["missed_function"] == {"3": ["sort"]} and q[0]["question"][3] == []
+    path = tmp_path / "mf.yaml"
+    path.write_text(suite_yaml(multi_turn_suite_dict(q, a, name="mf")), "utf-8")
+    suite = api.load_suite(path)
+    case = suite.cases[0]
+    assert "sort" not in (case.tools or ()) and "cp" not in (case.tools or ())  # excluded
+    assert [t.add_tools for t in case.turns] == [(), (), (), ("sort",), ()]
+    assert case.turns[3].user == ADDED
+    assert case.turns[2].expect is None  # asks for the sort no offered function does
+    assert case.turns[3].expect is not None
+    # What a run sends: the turn's requests offer `sort` after the others, as BFCL appends it.
+    from evalspec._plan import compile_plan, turn_tools
+
+    item = compile_plan(suite).items[0]
+    offers = [[t["function"]["name"] for t in o] for o in turn_tools(case, item.tools, suite)]
+    assert offers[2] == offers[0] and offers[3] == [*offers[0], "sort"] == offers[4]
+    broken = copy.deepcopy(q)
+    broken[0]["missed_function"] = {"0": ["sort"]}
+    with pytest.raises(UsageError, match="not a later turn"):
+        multi_turn_suite_dict(broken, a, name="x")
 
 
 def test_imported_suite_validates_from_the_cli(tmp_path: Path) -> None:
@@ -236,8 +275,16 @@ def test_evalspec_agrees_with_bfcls_multi_turn_checker(category: str, tmp_path: 
     for row in disagree:
         print("  disagree:", row)
     truth = [r for r in rows if r[1] == "ground truth"]
-    assert all(b and e for _, _, b, e, _ in truth)
-    assert not disagree, disagree
+    assert all(b and (e or rid in TRUTH_CALLS_EARLY) for rid, _, b, e, _ in truth)
+    # Every difference is a documented one: a function called before its turn offers it (BFCL
+    # runs it; evalspec refuses it as unknown), or BFCL's ground truth doing so (record 49).
+    assert all(label == EARLY or rid in TRUTH_CALLS_EARLY for rid, label, _, _, _ in disagree), (
+        disagree
+    )
+    for label in sorted({r[1] for r in rows}):
+        same = [r for r in rows if r[1] == label]
+        agree = sum(r[2] == r[3] for r in same)
+        print(f"  {label}: {agree}/{len(same)} agree")
 
 
 # ------------------------------------------------------- real published results of real models
@@ -305,7 +352,7 @@ def score_published(
         done = runner.invoke(app, args)
         assert done.exit_code == 0, done.output
     done = runner.invoke(app, ["score", str(suite), "-t", str(transcripts), "--out", str(out)])
-    assert done.exit_code in (0, 1), done.output  # 3 would be stale transcripts
+    assert done.exit_code in (0, 1), done.output[-3000:]  # 3: stale transcripts
     scored = json.loads(out.read_text("utf-8"))["results"]
     return [(r["case"], r["status"] in ("pass", "warn"), r["reason"]) for r in scored], scored
 

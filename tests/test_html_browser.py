@@ -189,6 +189,8 @@ def test_injected_markup_in_names_arguments_and_answers_never_runs(page, run_dir
     for i in range(page.locator("#rows .row.item").count()):
         page.locator("#rows .row.item .case").nth(i).click()
     page.locator("#rows .row.item .case", has_text="greet <img").click()
+    # The panel shows the clicked case once the page has drawn it (a loaded machine lags).
+    expect(page.locator("#detail")).to_contain_text(EVIL_CASE)
     detail = page.inner_text("#detail")
     # Shown as text, exactly as written.
     assert EVIL_CASE in detail and SCRIPT in detail and "Sent. <img" in detail

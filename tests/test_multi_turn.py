@@ -7,6 +7,7 @@ shut, and scored turn by turn.
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import subprocess
@@ -16,12 +17,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from evalspec import api
+from evalspec._report.console import print_report
 from evalspec._runner import RunOptions
 from evalspec._runner.user_simulator import STOP_SIGNAL
 from evalspec._transcript import Transcript
@@ -305,6 +309,42 @@ def test_an_edited_turn_or_simulator_setting_makes_exactly_that_case_stale(
     assert api.stale_transcripts(api.load_suite(path), transcripts) == []
 
 
+def test_the_simulated_users_tokens_are_kept_apart_and_priced_at_its_own_entry(
+    server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, server.base_url)
+    text = path.read_text(encoding="utf-8")
+    text = text.replace(
+        "model: fake-user,", "model: fake-user, price: {input: 1000000, output: 2000000},"
+    )
+    path.write_text(text, encoding="utf-8")
+    report, transcripts = run(path, models=["good"])
+    t = by_case(transcripts)["user answers back"]
+    # Two answers of the user (its line, then the stop signal) at 10 + 5 tokens each; the
+    # model under test answered twice too (a call, then the sum).
+    assert t.user_usage is not None
+    assert (t.user_usage.model, t.user_usage.total_tokens) == ("player", 30)
+    assert t.usage.total_tokens == 30
+    assert by_case(transcripts)["three turns"].user_usage is None
+    (good,) = report.models
+    assert good.tokens == sum(x.usage.total_tokens for x in transcripts)
+    sim = good.simulated_user
+    assert not isinstance(sim, msgspec.UnsetType)
+    assert (sim.models, sim.prompt_tokens, sim.completion_tokens) == (("player",), 20, 10)
+    assert sim.cost == pytest.approx(20 * 1.0 + 10 * 2.0)
+    shown = io.StringIO()
+    print_report(report, Console(file=shown, width=200))
+    assert "simulated user (player): 30 tokens, cost 40.0000, not counted" in shown.getvalue()
+    # Replayed from the recordings, and estimated before a run, with nothing called.
+    monkeypatch.setattr(socket.socket, "connect", _refuse)
+    _, replayed = run(path, record="offline", models=["good"])
+    assert by_case(replayed)["user answers back"].user_usage == t.user_usage
+    estimates = {e.model: e for e in api.estimate_cost(api.compile_plan(api.load_suite(path)))}
+    player = estimates["player (simulated user)"]
+    assert (player.items, player.recorded, player.tokens) == (2, 1, 60)
+    assert player.total_cost == pytest.approx(80.0)
+
+
 def test_the_model_playing_the_user_is_not_evaluated(server: FakeOpenAI, tmp_path: Path) -> None:
     _, transcripts = run(write(tmp_path, server.base_url))
     assert {t.model for t in transcripts} == {"good", "bad"}
@@ -401,6 +441,9 @@ def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
     )
     assert "| turn 3 | now add 2 and 2 | FAIL |" in md.read_text(encoding="utf-8")
     assert "now add 2 and 2" in page.read_text(encoding="utf-8")
+    # The simulated user's tokens, apart from the model's: Markdown and the page's trial.
+    assert "simulated user (player): 30 tokens, not counted" in md.read_text(encoding="utf-8")
+    assert '"utok":30' in page.read_text(encoding="utf-8")
 
 
 class CountingTools:
@@ -550,6 +593,12 @@ def test_a_stateful_conversation_keeps_one_state_and_judges_each_turn_on_its_own
     assert t.state == {"total": 3}
     (result,) = report.results
     assert [e["status"] for e in result.details["turns"]] == ["pass", "pass"], result.reason
+    # Each turn shows its own change: the state before the turn against the state after it.
+    shown = [(r.field, r.reason) for r in result.rows if r.critic == "state_change"]
+    assert shown == [
+        ("turn 1: state change", "/total: 0 -> 1"),
+        ("turn 2: state change", "/total: 1 -> 3"),
+    ]
     # The second turn's state check sees the state after turn 2, not after turn 1 or the end.
     edited = path.read_text(encoding="utf-8").replace("{/total: 1}", "{/total: 3}")
     path.write_text(edited, encoding="utf-8")

@@ -11,6 +11,7 @@ import random
 import pytest
 from scipy import stats as sps
 
+from evalspec._review.noise import ModelNoise, noise_lines
 from evalspec._stats import (
     clustered_rate,
     is_flaky,
@@ -141,6 +142,26 @@ def test_paired_difference_interval_power_and_cases_needed_by_formula():
     assert r.detectable == pytest.approx((t + sps.norm.ppf(0.8)) * sd / math.sqrt(n))
     zs = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)  # 2.8016
     assert r.cases_needed == math.ceil((zs * sd / 0.1) ** 2)
+
+
+def test_with_few_cases_the_difference_stays_within_what_two_rates_can_differ():
+    # Three cases, one regressed: the t interval (t = 4.30 at 2 df) would run from −177 % to
+    # +110 %; from a pass rate of 100 % the difference lies in [−1, 0].
+    r = paired_compare([1, 1, 1], [1, 0, 1])
+    assert r.difference is not None
+    assert (r.difference.low, r.difference.high) == pytest.approx((-1.0, 0.0))
+    assert r.detectable is not None and r.detectable > 1
+    for _ in range(200):
+        rng = random.Random(_)
+        n = rng.randint(2, 8)
+        before = [rng.random() for _ in range(n)]
+        after = [rng.random() for _ in range(n)]
+        d = paired_compare(before, after).difference
+        rate = sum(before) / n
+        assert d is not None and -rate - 1e-12 <= d.low <= d.estimate <= d.high <= 1 - rate + 1e-12
+    lines = noise_lines(ModelNoise("m", r, None))
+    assert "95% CI −100.0%…±0.0%" in lines[0]
+    assert lines[1].startswith("m: 3 cases are too few to detect a change of any size;")
 
 
 def test_a_real_drop_is_significant():

@@ -24,9 +24,15 @@ from evalspec._interop.bfcl_decode import DecodeError, _value
 from evalspec._interop.bfcl_environment import CLASSES, OUTPUTS, BfclEnvironment
 from evalspec._util.errors import UsageError
 
-CATEGORIES = ("multi_turn_base", "multi_turn_miss_param", "multi_turn_long_context")
-"""Imported. multi_turn_miss_func holds functions back until a later turn, which needs tools
-offered per turn."""
+CATEGORIES = (
+    "multi_turn_base",
+    "multi_turn_miss_param",
+    "multi_turn_miss_func",
+    "multi_turn_long_context",
+)
+"""Imported. multi_turn_miss_func holds functions back until a later turn: the case's `tools:`
+leave them out and that turn's `add_tools:` offers them, with the user message BFCL sends then
+(its question has none for that turn)."""
 
 
 def is_multi_turn(records: Sequence[Mapping[str, Any]]) -> bool:
@@ -83,12 +89,6 @@ def multi_turn_case(
 ) -> dict[str, Any]:
     """One conversation as a case (see the module's docstring)."""
     rid = str(question["id"])
-    if question.get("missed_function"):
-        raise UsageError(
-            f"BFCL record {rid}: functions held back until a later turn (multi_turn_miss_func) "
-            "need tools offered per turn, which evalspec suites cannot say yet; import "
-            f"{', '.join(CATEGORIES)}"
-        )
     classes = [str(c) for c in question.get("involved_classes") or ()]
     unknown = [c for c in classes if c not in CLASSES]
     if unknown:
@@ -97,8 +97,10 @@ def multi_turn_case(
     state = {c: config.get(c, {}) for c in classes}
     env = BfclEnvironment(state, classes, {"long_context": long_context})
     excluded = set(question.get("excluded_function") or ())
-    offered = [d["name"] for d in function_docs(classes) if d["name"] not in excluded]
     turns_in = list(question.get("question") or [])
+    held = held_back(question, len(turns_in))
+    later = {n for names in held.values() for n in names}
+    offered = [d["name"] for d in function_docs(classes) if d["name"] not in excluded | later]
     truth = list(answer.get("ground_truth") or [])
     if len(truth) != len(turns_in):
         raise UsageError(
@@ -138,6 +140,8 @@ def multi_turn_case(
         if unchanged:
             expect["unchanged"] = unchanged
         turn: dict[str, Any] = {"user": _turn_text(messages) or f"(turn {k + 1})"}
+        if k in held:  # BFCL offers the held-back functions and says so in the user's place
+            turn = {"user": _added_functions_prompt(), "add_tools": held[k]}
         # A turn without ground-truth calls (miss_param's question back to the user) is not
         # judged in BFCL: what the model does there is judged by the next turn's state.
         if expect and calls:
@@ -153,6 +157,38 @@ def multi_turn_case(
         "turns": turns,
         "turn_rule": "all_or_nothing",
     }
+
+
+def held_back(question: Mapping[str, Any], turns: int) -> dict[int, list[str]]:
+    """multi_turn_miss_func's `missed_function`: the functions offered from a later turn on,
+    by turn; BFCL leaves those turns' questions empty."""
+    rid = str(question["id"])
+    raw = question.get("missed_function") or {}
+    if not isinstance(raw, Mapping):
+        raise UsageError(f"BFCL record {rid}: missed_function must map turn numbers to names")
+    out: dict[int, list[str]] = {}
+    for key, names in raw.items():
+        k = int(key) if str(key).isdigit() else -1
+        if not 0 < k < turns or not isinstance(names, list):
+            raise UsageError(
+                f"BFCL record {rid}: missed_function turn {str(key)[:20]!r} is not a later turn "
+                f"of its {turns} turns with a list of function names"
+            )
+        questions = question.get("question") or []
+        if questions[k]:
+            raise UsageError(
+                f"BFCL record {rid}: turn {k} adds functions but has a user message of its own "
+                "(BFCL asks such turns to be empty)"
+            )
+        out[k] = [str(n) for n in names]
+    return out
+
+
+def _added_functions_prompt() -> str:
+    """What BFCL says in the user's place when it adds functions (function calling)."""
+    from bfcl_eval.constants.default_prompts import DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC
+
+    return str(DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC)
 
 
 def multi_turn_suite_dict(

@@ -4,8 +4,9 @@ A record is `{"id", "result"}` where `result` holds the model's answers turn by 
 turn, step by step (one model answer each): a list of `{name: "JSON arguments"}` for a
 function-calling model, call text for a prompting one. Each step is decoded as BFCL decodes it
 (never run; a step that does not decode, or decodes to no call, is skipped, as BFCL skips it);
-each call is answered by the suite's own tools, so the transcript shows the outputs the model
-saw and `evalspec score` finds it current. BFCL's two verdicts without a check become
+each call is answered by the suite's own tools as its turn offers them (a tool a later turn adds
+is unknown before), so the transcript shows the outputs the model saw and `evalspec score` finds
+it current. BFCL's two verdicts without a check become
 transcripts that fail: a `result` that is not a list (its inference failed) is an errored run,
 and fewer turns than the conversation has (BFCL stopped the model: `force_terminated`) leaves
 the later turns unreached.
@@ -101,7 +102,10 @@ def multi_turn_transcripts(
                 line,
             )
         steps = _steps(record, case, kind, name, line)
-        offered = frozenset(case.tools) if case.tools is not None else every_tool
+        offered = [
+            frozenset(o) if (o := case.offered_in_turn(k)) is not None else every_tool
+            for k in range(len(case.turns))
+        ]
         out.append(_transcript(record, case, steps, model, tools.open(case), offered))
     return out, skipped
 
@@ -148,8 +152,9 @@ def _transcript(
     steps: list[list[list[tuple[str, dict[str, Any]]]]] | str,
     model: str,
     conversation: Any,
-    offered: frozenset[str],
+    offered: list[frozenset[str]],
 ) -> Transcript:
+    """`offered`: the tools each user turn offers (a turn may add some: `add_tools`)."""
     rid = str(record["id"])
     item_id = f"bfcl:{model}:{rid}"
     if isinstance(steps, str):
@@ -171,7 +176,7 @@ def _transcript(
             break
         for name, args in step:
             raw = json.dumps(args, ensure_ascii=False, default=str)
-            output, failed = _answer(conversation, name, args, raw, offered)
+            output, failed = _answer(conversation, name, args, raw, offered[k])
             calls.append(
                 ToolCall(name, args, raw, f"call_{len(calls)}", output, failed, answers, k)
             )

@@ -22,6 +22,7 @@ from evalspec._report.uncertainty import (
     pass_at_1_with_interval,
     rate_with_interval,
     score_with_interval,
+    simulated_user_text,
 )
 from evalspec._util.terminal import text
 
@@ -69,6 +70,8 @@ def _print_noise(report: Report, m: ModelSummary, console: Console, *, named: bo
     )
     if m.over_budget:
         console.print(text(f"{who}{budget_text(m)}", "bold red"))
+    if simulated := simulated_user_text(m):
+        console.print(text(f"{who}{simulated}", "dim"))
 
 
 def _result_and_score(c: CaseSummary) -> tuple[str, str]:

@@ -83,6 +83,7 @@ class TrialShown(
         "error": "e",
         "tokens": "tok",
         "latency_s": "lat",
+        "user_tokens": "utok",
     },
 ):
     """One trial: its result and, when the run kept its transcript, its conversation."""
@@ -97,6 +98,8 @@ class TrialShown(
     error: Text | None = None
     tokens: int | None = None
     latency_s: float | None = None
+    user_tokens: int | None = None
+    """The simulated user's tokens, apart from the model's."""
 
 
 class CellShown(msgspec.Struct, array_like=True, frozen=True):
@@ -247,6 +250,7 @@ def _trial(r: CaseResult, t: Transcript | None, s: _Strings) -> TrialShown:
         error=s(t.error),
         tokens=t.usage.total_tokens,
         latency_s=round(t.latency_s, 3),
+        user_tokens=t.user_usage.total_tokens if t.user_usage is not None else None,
     )
 
 

@@ -18,6 +18,7 @@ from evalspec._report.uncertainty import (
     pass_at_1_with_interval,
     rate_with_interval,
     score_with_interval,
+    simulated_user_text,
 )
 from evalspec._util.files import write_text_atomic
 from evalspec._util.terminal import plain
@@ -132,6 +133,8 @@ def render_markdown(report: Report) -> str:
         ]
         if m.over_budget:
             out += [f"**{cell(budget_text(m), 1000)}**", ""]
+        if simulated := simulated_user_text(m):
+            out += [cell(simulated, 1000), ""]
         mine = [c for c in report.cases if c.model == m.model]
         out += markdown_table(
             ["case", "result", "score", "why"],

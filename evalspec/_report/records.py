@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -18,10 +18,10 @@ from evalspec._scoring.results_file import (
     Thresholds,
     plain,
 )
-from evalspec._scoring.trials import CaseSummary, ModelSummary
+from evalspec._scoring.trials import CaseSummary, ModelSummary, SimulatedUserCost
 from evalspec._scoring.types import CaseResult
 from evalspec._scoring.usage import UsageTally
-from evalspec._suite.model import Suite
+from evalspec._suite.model import Price, Suite
 from evalspec._transcript import Transcript
 from evalspec._util.redaction import secret_scope
 
@@ -140,6 +140,25 @@ def build_report(
     return report_from_results(suite, results, tally, transcripts=transcripts)
 
 
+def _simulated_user_cost(
+    tally: UsageTally, model: str, prices: Mapping[str, Price | None]
+) -> SimulatedUserCost | msgspec.UnsetType:
+    """What the simulated users of `model`'s conversations spent, priced at their own entries."""
+    played = {user: tokens for (m, user), tokens in tally.simulated_user.items() if m == model}
+    if not played:
+        return msgspec.UNSET
+    cost: float | None = 0.0
+    for user, (p, c) in played.items():
+        price = prices.get(user)
+        cost = None if cost is None or price is None else cost + price.cost(p, c)
+    return SimulatedUserCost(
+        models=tuple(sorted(played)),
+        prompt_tokens=sum(p for p, _ in played.values()),
+        completion_tokens=sum(c for _, c in played.values()),
+        cost=cost,
+    )
+
+
 def report_from_results(
     suite: Suite,
     results: Sequence[CaseResult],
@@ -168,7 +187,12 @@ def report_from_results(
         )
         priced.append(
             msgspec.structs.replace(
-                m, prompt_tokens=p, completion_tokens=c, cost=cost, over_budget=tuple(over)
+                m,
+                prompt_tokens=p,
+                completion_tokens=c,
+                cost=cost,
+                over_budget=tuple(over),
+                simulated_user=_simulated_user_cost(tally, m.model, prices),
             )
         )
     created = datetime.now(UTC).isoformat(timespec="seconds")

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 if TYPE_CHECKING:
     from evalspec._scoring.trials import CaseSummary, ModelSummary
     from evalspec._stats import Interval
@@ -57,3 +59,16 @@ def flaky_text(cases: Iterable[CaseSummary], m: ModelSummary) -> str:
 
 def budget_text(m: ModelSummary) -> str:
     return "over the suite budget: " + "; ".join(m.over_budget) if m.over_budget else ""
+
+
+def simulated_user_text(m: ModelSummary) -> str:
+    """`simulated user (user-sim): 1,234 tokens, cost 0.0012, not in the figures above`, or ""."""
+    sim = m.simulated_user
+    if isinstance(sim, msgspec.UnsetType):
+        return ""
+    cost = f", cost {sim.cost:.4f}" if sim.cost is not None else ""
+    tokens = sim.prompt_tokens + sim.completion_tokens
+    return (
+        f"simulated user ({', '.join(sim.models)}): {tokens:,} tokens{cost}, "
+        "not counted in the model's tokens, cost or budget"
+    )

@@ -135,8 +135,8 @@ def _messages(before: Case, after: Case) -> list[str]:
 
 
 def _conversation(before: Case, after: Case) -> list[str]:
-    """A multi-turn case's changes by turn (text, expected calls, checks), its turn rule and
-    its simulated user's settings."""
+    """A multi-turn case's changes by turn (text, tools added, expected calls, checks), its
+    turn rule and its simulated user's settings."""
     out = _moved("turn_rule", before.turn_rule, after.turn_rule)
     for k in range(max(len(before.turns), len(after.turns))):
         tb = before.turns[k] if k < len(before.turns) else None
@@ -147,6 +147,7 @@ def _conversation(before: Case, after: Case) -> list[str]:
             continue
         if k > 0:  # the first turn's text is the case's user message, named above
             out += _moved(f"{where} user", tb.user, ta.user)
+        out += _moved(f"{where} add_tools", list(tb.add_tools), list(ta.add_tools))
         if (tb.expect is None) != (ta.expect is None):
             out.append(f"{where} {'now judged' if tb.expect is None else 'no longer judged'}")
             continue
@@ -259,7 +260,10 @@ def _rule_text(rule: Any) -> str:
 
 
 def _offered(suite: Suite, case: Case) -> list[str]:
-    return list(case.tools) if case.tools is not None else [t.name for t in suite.tools]
+    """Every tool the case offers in some turn (a turn's `add_tools` too)."""
+    if case.tools is None:
+        return [t.name for t in suite.tools]
+    return list(case.tools) + [n for t in case.turns for n in t.add_tools]
 
 
 def _models(before: Mapping[str, ModelSpec], after: Mapping[str, ModelSpec]) -> list[str]:

@@ -208,7 +208,9 @@ def noise_lines(m: ModelNoise) -> list[str]:
     )
     lines = [line]
     power = []
-    if pr.detectable is not None:
+    if pr.detectable is not None and pr.detectable >= 1:
+        power.append(f"{pr.cases} cases are too few to detect a change of any size")
+    elif pr.detectable is not None:
         power.append(f"smallest change {pr.cases} cases detect: {pr.detectable:.1%}")
     if pr.cases_needed is not None and not pr.significant:
         need = f"{pr.cases_needed:,} cases"

@@ -4,7 +4,8 @@ Each user turn is answered by the same agent loop as a single request (`run_item
 from the whole conversation so far: the model's earlier answers and tool traffic stay in the
 history, and one tool object answers every turn's calls (a tool environment that keeps state
 carries it across turns). The user's turns come from the case (`turns:`) or from a simulated
-user (`user_simulator.py`).
+user (`user_simulator.py`). A scripted turn's requests offer the tools offered so far: the
+item's, and those the turn and earlier ones add (`add_tools:`).
 
 After each user turn the transcript records the turn (its text, its source, the answer that
 ended it) and, when the tools keep a state (an object with a `snapshot()` method, or the
@@ -19,7 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from evalspec._plan import Plan, PlanItem, RequestKeys
+from evalspec._plan import Plan, PlanItem, RequestKeys, turn_tools
 from evalspec._providers.base import Provider, ProviderError
 from evalspec._runner.user_simulator import UserSimulator
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
@@ -49,6 +50,7 @@ async def run_conversation(
     if snapshot is None and callable(getattr(tools, "snapshot", None)):
         snapshot = tools.snapshot
     simulated = _simulator(item, plan, user_provider)
+    offers = turn_tools(case, item.tools, plan.suite)  # a turn may offer more (`add_tools`)
     history: list[dict[str, Any]] = [dict(m) for m in item.messages]
     keys = RequestKeys(item.model, item.trial)  # each message encoded once, not once a turn
     calls: list[ToolCall] = []
@@ -80,7 +82,10 @@ async def run_conversation(
             text, origin = said, "simulated"
             history.append({"role": "user", "content": text})
         first_key = item.first_key if index == 0 and simulated is None else ""
-        turn_item = replace(item, messages=tuple(history), first_key=first_key, keys=keys)
+        offered = offers[index] if index < len(offers) else item.tools
+        turn_item = replace(
+            item, messages=tuple(history), first_key=first_key, keys=keys, tools=offered
+        )
         part = await answer(turn_item, plan, provider, tools)
         calls.extend(
             ToolCall(
@@ -135,6 +140,7 @@ async def run_conversation(
         error=error,
         source=source,
         user_turns=tuple(user_turns),
+        user_usage=None if simulated is None else simulated.usage(),
     )
 
 

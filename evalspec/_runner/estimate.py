@@ -75,12 +75,18 @@ class ModelEstimate:
 def estimate_plan(plan: Plan) -> list[ModelEstimate]:
     """Per model of the plan: tokens and cost of running it live, and of what is not recorded."""
     usage: dict[str, tuple[int, int]] = {}
+    user_usage: dict[str, tuple[int, int]] = {}
     if recordings_path(plan.suite).is_file():
         outcome = run_plan(plan, RunOptions(record="offline"))
         usage = {
             t.item_id: (t.usage.prompt_tokens, t.usage.completion_tokens)
             for t in outcome.transcripts
             if not t.error
+        }
+        user_usage = {
+            t.item_id: (t.user_usage.prompt_tokens, t.user_usage.completion_tokens)
+            for t in outcome.transcripts
+            if not t.error and t.user_usage is not None
         }
     by_case_model: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
     by_case: dict[str, list[tuple[int, int]]] = defaultdict(list)
@@ -109,6 +115,37 @@ def estimate_plan(plan: Plan) -> list[ModelEstimate]:
             continue
         est.estimated += 1
         _add(est, nearest, to_record=True)
+    return [*out.values(), *_simulated_users(plan, user_usage)]
+
+
+def _simulated_users(plan: Plan, recorded: dict[str, tuple[int, int]]) -> list[ModelEstimate]:
+    """One estimate per model that plays a simulated user: its recorded conversations exactly,
+    the others from the mean of the same case's recorded ones (unknown without any)."""
+    by_case: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for item in plan.items:
+        if item.id in recorded:
+            by_case[item.case.name].append(recorded[item.id])
+    out: dict[str, ModelEstimate] = {}
+    prices = {m.name: m.price for m in plan.suite.models}
+    for item in plan.items:
+        sim = item.case.simulated_user
+        if sim is None:
+            continue
+        est = out.get(sim.model)
+        if est is None:
+            price = prices.get(sim.model)
+            pair = (price.input, price.output) if price else None
+            est = out[sim.model] = ModelEstimate(f"{sim.model} (simulated user)", price=pair)
+        est.items += 1
+        if item.id in recorded:
+            est.recorded += 1
+            _add(est, recorded[item.id], to_record=False)
+        elif found := by_case.get(item.case.name):
+            est.estimated += 1
+            mean = fmean(p for p, _ in found), fmean(c for _, c in found)
+            _add(est, mean, to_record=True)
+        else:
+            est.unknown += 1
     return list(out.values())
 
 

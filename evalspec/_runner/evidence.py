@@ -93,10 +93,14 @@ class EvidenceCheck:
         self._tools = {t.name: t for t in suite.tools}
         self._ids: dict[tuple[str, str, int], str] = {}
         self._offered: dict[str, frozenset[str]] = {}
+        self._added: dict[str, list[frozenset[str]]] = {}
+        """Cases whose turns add tools: the tools offered in each user turn."""
         for it in (plan or compile_plan(suite)).items:
             self._ids[(it.case.name, it.model.name, it.trial)] = it.id
             self._cases[it.case.name] = it.case
             self._offered[it.case.name] = frozenset(t["function"]["name"] for t in it.tools)
+            if any(turn.add_tools for turn in it.case.turns):
+                self._added[it.case.name] = _offered_by_turn(it.case, self._offered[it.case.name])
 
     def problems(self, t: Transcript) -> list[str]:
         """Why `t` is not evidence for this suite; empty when it is."""
@@ -125,10 +129,13 @@ class EvidenceCheck:
             why = conversation_change(self._cases[t.case], t) if t.user_turns else None
             out.append(Finding(None, why or REQUEST_CHANGED, known=True))
         offered = self._offered.get(t.case, frozenset())
+        added = self._added.get(t.case)
         # A stateful suite's calls are replayed in order through a fresh environment: an
         # output differs when an effect, a precondition or the initial state moved it.
         tools = self._conversation(t.case)
         for call in t.tool_calls:
+            if added is not None:  # a case whose turns add tools offers more turn by turn
+                offered = added[min(call.user_turn or 0, len(added) - 1)]
             finding = self._call_finding(call, offered, tools, imported=imported)
             if finding is not None:
                 out.append(finding)
@@ -204,6 +211,15 @@ class EvidenceCheck:
             return None
         entry = ResponseCache(path).get(arguments)
         return entry_to_result(entry) if entry is not None else None
+
+
+def _offered_by_turn(case: Case, first: frozenset[str]) -> list[frozenset[str]]:
+    out, offered = [], first
+    for k, turn in enumerate(case.turns):
+        if k > 0:
+            offered = offered | set(turn.add_tools)
+        out.append(offered)
+    return out
 
 
 def conversation_change(case: Case, t: Transcript) -> str | None:

@@ -19,6 +19,7 @@ from typing import Any
 from evalspec._plan import request_key
 from evalspec._providers.base import ChatRequest, Provider
 from evalspec._suite.model import ModelSpec, UserSimulation
+from evalspec._transcript import UserUsage
 
 STOP_SIGNAL = "###STOP###"
 OPENING = "Hi! How can I help you today?"
@@ -70,6 +71,8 @@ class UserSimulator:
     trial: int
     label: str
     sent: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
     async def next_message(self, history: list[dict[str, Any]]) -> tuple[str | None, str | None]:
         """The user's next message, or (None, why) when the user ends the conversation:
@@ -90,6 +93,8 @@ class UserSimulator:
             label=f"simulated user ({self.model.name}) of {self.label}",
         )
         response = await self.provider.complete(request)
+        self.prompt_tokens += int(response.usage.get("prompt_tokens", 0) or 0)
+        self.completion_tokens += int(response.usage.get("completion_tokens", 0) or 0)
         content = response.message.get("content")
         text = content.strip() if isinstance(content, str) else ""
         if STOP_SIGNAL in text:
@@ -98,3 +103,7 @@ class UserSimulator:
             return None, "empty_message"
         self.sent += 1
         return text, None
+
+    def usage(self) -> UserUsage:
+        """The tokens this simulated user has spent so far."""
+        return UserUsage(self.model.name, self.prompt_tokens, self.completion_tokens)

@@ -44,7 +44,13 @@ from evalspec._scoring.matching import (
 )
 from evalspec._scoring.protocols import Judge
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
-from evalspec._scoring.turns import score_turns, turn_cases, turn_details, turn_views
+from evalspec._scoring.turns import (
+    offered_calls,
+    score_turns,
+    turn_cases,
+    turn_details,
+    turn_views,
+)
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
@@ -126,6 +132,9 @@ class _Prepared:
     state_from: Transcript | None = None
     """For one turn of a conversation: the calls up to the turn's end, which the state the
     turn's `expect.state` judges is replayed from."""
+    state_start: int = 0
+    """For one turn of a conversation: how many of `state_from`'s calls came before the turn
+    (the state changes shown are the turn's own)."""
 
 
 class Scorer:
@@ -254,12 +263,14 @@ class Scorer:
     def _score_turns(self, prep: _Prepared) -> CaseResult:
         """A multi-turn case: each judged turn scored as a case of its own (turns.py)."""
         t = prep.transcript
+        whole = prep.case
 
         def one(part: Transcript, case: Case, index: int) -> CaseResult:
             prep = self._prepare(part, case)
             if prep is not None and case.expect.judges_state:
-                done = tuple(c for c in t.tool_calls if (c.user_turn or 0) <= index)
+                done = offered_calls(whole, t.tool_calls, index)
                 prep.state_from = msgspec.structs.replace(t, tool_calls=done)
+                prep.state_start = sum((c.user_turn or 0) < index for c in done)
             return self._score(part, prep)
 
         score, status, reason, rows, details = score_turns(
@@ -373,7 +384,9 @@ class Scorer:
         if self._state_judge is None:
             self._state_judge = StateJudge(self.suite)
         replayed = prep.state_from or prep.transcript
-        judged = self._state_judge.judge(prep.case, replayed, self._need_embedder)
+        judged = self._state_judge.judge(
+            prep.case, replayed, self._need_embedder, start=prep.state_start
+        )
         tally.rows.extend(judged.rows)
         # The before -> after diff, as rows weighing nothing: every report shows rows.
         tally.rows.extend(

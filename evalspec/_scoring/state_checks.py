@@ -16,6 +16,7 @@ from typing import Any
 
 from evalspec._critics import make_critic
 from evalspec._critics.base import Critic, Embedder
+from evalspec._scoring.turns import offered_calls
 from evalspec._scoring.types import Row
 from evalspec._suite.model import Case, StateCheck, Suite
 from evalspec._tools.state import lookup, pointer_text, same
@@ -64,18 +65,30 @@ class StateJudge:
         self._critics: dict[tuple[str, str], Critic] = {}
         self._all_tools = frozenset(t.name for t in suite.tools)
 
-    def final_state(self, case: Case, t: Transcript) -> tuple[Any, Any]:
-        """(initial, final) state of the case's conversation, replayed from `t`'s calls."""
+    def final_state(self, case: Case, t: Transcript, start: int = 0) -> tuple[Any, Any, Any]:
+        """(initial, start, final) states of the case's conversation, replayed from `t`'s
+        calls: before any call, after the first `start` calls, after all of them."""
         offered = frozenset(case.tools) if case.tools is not None else self._all_tools
+        calls = t.tool_calls
+        if any(turn.add_tools for turn in case.turns):  # offered turn by turn
+            offered = offered.union(*(turn.add_tools for turn in case.turns))
+            calls = offered_calls(case, calls, len(case.turns))
         initial = self._conversations.open(case).snapshot()
-        final = self._conversations.replay(case, t.tool_calls, offered)
-        return initial, final
+        began, final = self._conversations.replay_from(case, calls, offered, start)
+        return initial, began, final
 
     def judge(
-        self, case: Case, t: Transcript, embedder: Callable[[], Embedder | None]
+        self,
+        case: Case,
+        t: Transcript,
+        embedder: Callable[[], Embedder | None],
+        *,
+        start: int = 0,
     ) -> StateJudgement:
-        initial, final = self.final_state(case, t)
-        out = StateJudgement(changes=changes(initial, final))
+        """`start`: the calls before the judged part (a turn's earlier turns), so the changes
+        shown are the part's own; `unchanged` compares with the initial state."""
+        initial, began, final = self.final_state(case, t, start)
+        out = StateJudgement(changes=changes(began, final))
         for check in case.expect.state:
             row = self._check(check, final, embedder)
             out.rows.append(row)
@@ -85,7 +98,7 @@ class StateJudge:
             before, after = lookup(initial, parts), lookup(final, parts)
             ok = _same(before, after)
             where = pointer_text(parts)
-            why = "unchanged" if ok else f"changed: {_show(before)} -> {_show(after)}"
+            why = "unchanged" if ok else "changed: " + "; ".join(changes(before, after, 5, parts))
             out.rows.append(
                 Row(
                     f"state {where}",
@@ -150,10 +163,13 @@ def _show(value: Any) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
-def changes(before: Any, after: Any, limit: int = MAX_CHANGES) -> list[str]:
-    """What moved between two states, one line per place, at most `limit` lines."""
+def changes(
+    before: Any, after: Any, limit: int = MAX_CHANGES, at: tuple[str, ...] = ()
+) -> list[str]:
+    """What moved between two states (or the values at path `at` of two states), one line per
+    place, at most `limit` lines."""
     out: list[str] = []
-    stack: list[tuple[tuple[str, ...], Any, Any]] = [((), before, after)]
+    stack: list[tuple[tuple[str, ...], Any, Any]] = [(at, before, after)]
     while stack and len(out) <= limit:
         parts, a, b = stack.pop()
         if a is b:

@@ -109,6 +109,18 @@ def combine_trials(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
     )
 
 
+class SimulatedUserCost(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What the simulated users of one model's conversations spent: not in the model's own
+    tokens, cost or budgets, which judge the model under test."""
+
+    models: tuple[str, ...]
+    """The entries of `models:` that played the user."""
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
+    cost: float | None = None
+    """From the playing models' `price:`; None when one of them has none."""
+
+
 class ModelSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One model's run, summarised: an entry of results.json's `models`, as written."""
 
@@ -143,6 +155,8 @@ class ModelSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Cases whose trials disagree."""
     over_budget: tuple[str, ...] = ()
     """Why this model's run is over the suite's budget (empty: within it, or no budget)."""
+    simulated_user: SimulatedUserCost | msgspec.UnsetType = msgspec.UNSET
+    """The simulated users' tokens and cost (absent when no case has a simulated user)."""
 
 
 def summarize(

@@ -10,7 +10,7 @@ turn the conversation never reached scores 0 and fails.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,7 +19,7 @@ import msgspec
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.model import Budget, Case, Message, Rubric
-from evalspec._transcript import Transcript
+from evalspec._transcript import ToolCall, Transcript
 
 Score = Callable[[Transcript, Case, int], CaseResult]
 """Scores one turn's transcript against its (single-turn) case, given the turn's index: the
@@ -45,10 +45,30 @@ def turn_cases(case: Case) -> list[tuple[int, Case]]:
         if turn.expect is not None:
             asked = (*system, Message("user", turn.user))
             single = replace(
-                case, messages=asked, expect=turn.expect, turns=(), evaluators=(), budget=Budget()
+                case,
+                messages=asked,
+                expect=turn.expect,
+                turns=(),
+                evaluators=(),
+                budget=Budget(),
+                tools=case.offered_in_turn(k),  # what this turn offers (`add_tools` too)
             )
             out.append((k, single))
     return out
+
+
+def offered_calls(case: Case, calls: Sequence[ToolCall], last: int) -> tuple[ToolCall, ...]:
+    """The calls of user turns 0..last that reached the tools: a call to a tool its turn did
+    not offer yet (a later turn's `add_tools`) was refused as unknown and changed nothing."""
+    if not any(t.add_tools for t in case.turns):
+        return tuple(c for c in calls if (c.user_turn or 0) <= last)
+    out = []
+    for c in calls:
+        k = c.user_turn or 0
+        offered = case.offered_in_turn(k)
+        if k <= last and (offered is None or c.name in offered):
+            out.append(c)
+    return tuple(out)
 
 
 def turn_views(

@@ -21,6 +21,9 @@ class UsageTally:
     """Model -> model answers over the run, for the suite's turn budget."""
     replayed: set[str] = field(default_factory=set)
     """Models with some answer replayed from a recording (its latency is not this run's)."""
+    simulated_user: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    """(Model under test, model playing the user) -> the user's (prompt, completion) tokens:
+    what simulating the user cost, apart from the model's own figures."""
 
     def add(self, t: Transcript) -> None:
         self.turns[t.model] = self.turns.get(t.model, 0) + t.turns
@@ -32,3 +35,8 @@ class UsageTally:
         self.split[t.model] = (p + t.usage.prompt_tokens, c + t.usage.completion_tokens)
         key = (t.case, t.model)
         self.latency[key] = self.latency.get(key, 0.0) + t.latency_s
+        if t.user_usage is not None:
+            played = (t.model, t.user_usage.model)
+            p, c = self.simulated_user.get(played, (0, 0))
+            u = t.user_usage
+            self.simulated_user[played] = (p + u.prompt_tokens, c + u.completion_tokens)

@@ -4,7 +4,9 @@ Both sides answered the same cases, so the case-to-case variation that dominates
 cancels in the per-case differences d_i = after_i − before_i (each side's per-case pass rate
 over its trials). That pairing is what an unpaired z test of two rates throws away.
 
-- Difference: mean(d) with Student's t interval, cases − 1 degrees of freedom.
+- Difference: mean(d) with Student's t interval, cases − 1 degrees of freedom, cut to the
+  differences the before rate allows, [−before, 1 − before] (with a few cases the t interval
+  would leave them).
 - Test: exact, on the discordant cases only (cases whose d_i is not 0; the others say nothing
   about a difference). With one trial per case every discordant d_i is ±1 and the test is the
   exact McNemar test, a two-sided binomial test of "improved" against "regressed" at 1/2
@@ -62,7 +64,8 @@ class PairedResult:
     confidence: float
     power: float
     detectable: float | None
-    """Smallest difference this many cases detect with `power` (None: no spread to measure)."""
+    """Smallest difference this many cases detect with `power` (None: no spread to measure);
+    1 or more when they are too few to detect any difference of two rates."""
     cases_needed: int | None
     """Cases needed to detect a difference of the size seen (None: nothing seen or no spread)."""
     trials_needed: int | None
@@ -158,7 +161,10 @@ def paired_compare(
         se = sd / sqrt(n)
         t = t_quantile(confidence, n - 1)
         mean = float(d.mean())
-        diff = Interval(mean, mean - t * se, mean + t * se, confidence, "paired t over cases")
+        # after − before lies in [−before, 1 − before]: both rates are in [0, 1].
+        low = max(-before_rate, mean - t * se)
+        high = min(1.0 - before_rate, mean + t * se)
+        diff = Interval(mean, low, high, confidence, "paired t over cases")
         z_power = NormalDist().inv_cdf(power)
         if sd > 0:
             detectable = (t + z_power) * se

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evalspec._suite.build_base import Reporter, make_loc
-from evalspec._suite.load import LDict, LList
+from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.model import Expectation, ModelSpec, Turn, UserSimulation
 from evalspec._suite.schema import did_you_mean
 
@@ -22,6 +22,7 @@ class TurnsPart(Reporter):
     """Builds a case's turns and simulated user; the builder supplies `expect` and the models."""
 
     built_models: tuple[ModelSpec, ...]
+    tool_map: dict[str, Any]
     expect: Callable[[Any, LDict, str], Expectation | None]
     """The builder's own expectation parser, used for each turn's `expect`."""
 
@@ -52,7 +53,8 @@ class TurnsPart(Reporter):
             if item.get("expect") is not None:
                 expect = self.expect(item["expect"], item, at)
                 ok = ok and expect is not None
-            out.append(Turn(str(item["user"]), expect, make_loc(pos, at)))
+            added = tuple(str(n) for n in item.get("add_tools") or ())
+            out.append(Turn(str(item["user"]), expect, make_loc(pos, at), added))
         if ok and out and all(t.expect is None for t in out):
             self.problem(
                 self.vpos(raw, "turns"),
@@ -61,6 +63,68 @@ class TurnsPart(Reporter):
                 "add `expect:` to at least one turn",
             )
         return tuple(out) if ok else None
+
+    def turn_tools(self, raw: LDict, turns: tuple[Turn, ...], path: str) -> None:
+        """Each turn's `add_tools:` names suite tools not offered yet, and each turn's expected
+        calls are to tools offered by then (the case's `tools:` and earlier turns' additions)."""
+        every = raw.get("tools") is None  # offers every suite tool (add_tools is refused)
+        offered = set(self.tool_map) if every else set(raw.get("tools") or ())
+        items = raw.get("turns")
+        node = items if isinstance(items, LList) else LList()
+        for k, turn in enumerate(turns):
+            item = node[k] if k < len(node) else None
+            at = f"{path}.turns[{k}].add_tools"
+            names = item.get("add_tools") if isinstance(item, LDict) else None
+            if turn.add_tools and isinstance(item, LDict):
+                where = item.value_pos.get("add_tools", item.pos)
+                if k == 0:
+                    self.problem(
+                        where,
+                        at,
+                        "the first turn cannot add tools: what it offers is the case's `tools:`",
+                        "move these names to the case's `tools:` list",
+                    )
+                elif every:
+                    self.problem(
+                        where,
+                        at,
+                        "the case has no `tools:`, so it offers every tool of the suite from the "
+                        "first turn and a turn has nothing to add",
+                        "list what the first turn offers in the case's `tools:`",
+                    )
+            for i, name in enumerate(turn.add_tools):
+                pos = names.item_pos[i] if isinstance(names, LList) else raw.pos
+                if name not in self.tool_map:
+                    self.problem(
+                        pos,
+                        f"{at}[{i}]",
+                        f"{name!r} is not a tool of this suite",
+                        did_you_mean(name, self.tool_map)
+                        or "tools of this suite: " + ", ".join(sorted(self.tool_map)),
+                    )
+                elif name in offered and k > 0 and not every:
+                    self.problem(
+                        pos,
+                        f"{at}[{i}]",
+                        f"{name!r} is offered already (by the case's `tools:` or an earlier turn)",
+                        f"remove {name} from this turn's `add_tools:`",
+                    )
+            offered.update(turn.add_tools)
+            for call in turn.expect.tool_calls if turn.expect else ():
+                if call.tool not in offered and call.tool in self.tool_map:
+                    later = next(
+                        (j for j in range(k + 1, len(turns)) if call.tool in turns[j].add_tools),
+                        None,
+                    )
+                    p = call.loc
+                    self.problem(
+                        Pos(p.file, p.line, p.column),
+                        p.path,
+                        f"turn {k + 1} expects a call to {call.tool!r}, which is not offered "
+                        + (f"before turn {later + 1}" if later is not None else "in this case"),
+                        f"add {call.tool} to the case's `tools:` or to the `add_tools:` of turn "
+                        f"{k + 1} or an earlier one",
+                    )
 
     def simulated_user(self, raw: LDict, path: str) -> UserSimulation | None:
         """`user: {simulate: ...}` as a UserSimulation; None when the user is scripted text."""

@@ -232,6 +232,8 @@ class Turn:
     expect: Expectation | None = None
     """None: the turn is sent but not judged."""
     loc: Loc = field(default=Loc(), compare=False)
+    add_tools: tuple[str, ...] = ()
+    """Suite tools offered from this turn on, besides those offered before it (`add_tools:`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +324,14 @@ class Case:
     def multi_turn(self) -> bool:
         """Whether the runner talks over several user turns (scripted or simulated)."""
         return bool(self.turns) or self.simulated_user is not None
+
+    def offered_in_turn(self, k: int) -> tuple[str, ...] | None:
+        """The tools offered in user turn k: `tools` and what turns up to k add (`add_tools`);
+        None when the case offers every tool of the suite."""
+        if self.tools is None:
+            return None
+        added = tuple(n for t in self.turns[1 : k + 1] for n in t.add_tools)
+        return (*self.tools, *added) if added else self.tools
 
 
 @dataclass(frozen=True)

@@ -423,7 +423,11 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         calls = all_expected(turns) if turns else expect
         self.check_critic_fields(critics, calls, raw, path)
         evaluators = self.evaluators(raw.get("evaluators") or LList(), path)
-        offered = self.offered_tools(raw, calls, path)
+        if any(t.add_tools for t in turns):  # offered turn by turn: checked turn by turn
+            offered = self.offered_tools(raw, Expectation(), path)
+            self.turn_tools(raw, turns, path)
+        else:
+            offered = self.offered_tools(raw, calls, path)
         return Case(
             name=name,
             messages=messages,

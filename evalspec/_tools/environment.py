@@ -196,11 +196,22 @@ class Conversations:
 
     def replay(self, case: Case | None, calls: Any, offered: frozenset[str]) -> Any:
         """The state after these recorded calls, run again through a fresh environment."""
+        return self.replay_from(case, calls, offered, 0)[1]
+
+    def replay_from(
+        self, case: Case | None, calls: Any, offered: frozenset[str], start: int
+    ) -> tuple[Any, Any]:
+        """The states after the first `start` of these recorded calls and after all of them,
+        in one replay (a turn's state before and after it)."""
         conversation = self.open(case)
-        for call in calls:
+        before = conversation.snapshot() if start <= 0 else None
+        for i, call in enumerate(calls, start=1):
             if call.name in offered:
                 conversation.act(call.name, call.arguments, call.raw_arguments)
-        return conversation.snapshot()
+            if i == start:
+                before = conversation.snapshot()
+        after = conversation.snapshot()
+        return (after if before is None else before), after
 
 
 _OPENED: WeakKeyDictionary[ToolSimulator, Conversations] = WeakKeyDictionary()

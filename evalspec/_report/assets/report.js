@@ -210,6 +210,7 @@
       head.appendChild(document.createTextNode(" " + txt(tr.r)));
     }
     if (tr.tok != null) head.appendChild(el("span", "muted", (many ? " · " : "") + tr.tok + " tokens · " + tr.lat + " s"));
+    if (tr.utok != null) head.appendChild(el("span", "muted", " · simulated user " + tr.utok + " tokens"));
     box.appendChild(head);
     if (tr.rows.length) box.appendChild(rowsTable(tr.rows));
     if (tr.m) box.appendChild(conversation(tr));
