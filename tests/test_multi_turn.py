@@ -607,6 +607,41 @@ def test_a_stateful_conversation_keeps_one_state_and_judges_each_turn_on_its_own
     assert rescored.details["turns"][0]["status"] == "fail"
 
 
+def test_evaluators_of_a_multi_turn_case_judge_the_whole_conversation(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    path = write(tmp_path, server.base_url)
+    _, transcripts = run(path, models=["good"], cases=["three turns"])
+    text = path.read_text(encoding="utf-8")
+
+    def rescore(evaluators: str, rule: str = "partial") -> Any:
+        edited = text.replace(
+            "    turn_rule: partial\n", f"    turn_rule: {rule}\n    evaluators: {evaluators}\n"
+        )
+        path.write_text(edited, encoding="utf-8")
+        (result,) = api.score(api.load_suite(path), transcripts).results
+        return result
+
+    # Every call of every turn, against the calls all the turns expect (add, then add).
+    ok = rescore("[{tool_call_order: {strict: true}}, {tool_call_count: {counts: {add: '==2'}}}]")
+    assert ok.status == "pass" and ok.score == 1.0, ok.reason
+    assert [r.field for r in ok.rows if r.field.startswith("conversation")] == [
+        "conversation: tool_call_order",
+        "conversation: tool_call_count",
+    ]
+    assert ok.details["conversation"]["status"] == "pass"
+    # Partial credit: the conversation is one more part beside the two judged turns.
+    one_add = rescore("[{tool_call_count: {counts: {add: '==1'}}}]")
+    assert one_add.score == pytest.approx((1 + 1 + 0) / 3)
+    assert "the conversation failed: " in one_add.reason
+    # All or nothing: a failed conversation evaluator fails the case, score 0.
+    strict = rescore("[{tool_call_count: {counts: {add: '==1'}}}]", rule="all_or_nothing")
+    assert (strict.status, strict.score) == ("fail", 0.0)
+    assert strict.reason.startswith("all or nothing: the conversation failed")
+    # The evaluators read no request: editing them leaves the evidence fresh.
+    assert api.stale_transcripts(api.load_suite(path), transcripts) == []
+
+
 def test_a_judged_turn_the_conversation_never_reached_fails(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -273,8 +273,9 @@ class Scorer:
                 prep.state_start = sum((c.user_turn or 0) < index for c in done)
             return self._score(part, prep)
 
+        conversation = self._conversation(prep) if whole.evaluators else None
         score, status, reason, rows, details = score_turns(
-            prep.case, t, one, band, self._turn_cases(prep.case)
+            prep.case, t, one, band, self._turn_cases(prep.case), conversation
         )
         tally = _Explanation(rows=rows, details=details)
         tally.evaluators = {r.field: r.score for r in rows if r.critic in _CHECK_KINDS}
@@ -282,6 +283,21 @@ class Scorer:
         if tally.required_failures:
             return _result(t, score, "fail", join_reasons(tally.required_failures), tally)
         return _result(t, score, status, reason, tally)
+
+    def _conversation(self, prep: _Prepared) -> CaseResult:
+        """A multi-turn case's evaluators on the whole conversation: every call of every turn,
+        against the calls all the turns expect, in order (their default criteria)."""
+        whole, t = prep.case, prep.transcript
+        expected = tuple(c for turn in whole.turns if turn.expect for c in turn.expect.tool_calls)
+        case = replace(whole, expect=replace(whole.expect, tool_calls=expected, final_answer=()))
+        tally = _Explanation()
+        self._evaluator_rows(_Prepared(case, t, list(t.tool_calls), []), tally)
+        if tally.required_failures:
+            return _result(t, tally.score, "fail", join_reasons(tally.required_failures), tally)
+        status = band(tally.score, whole.rubric)
+        failed = [r.reason for r in tally.rows if not r.match]
+        why = join_reasons(failed) if failed else "every evaluator passed"
+        return _result(t, tally.score, status, why, tally)
 
     def _tool_call_rows(self, prep: _Prepared, tally: _Explanation) -> None:
         """Rows for the expected calls: matched pairs, missing calls, extra calls."""

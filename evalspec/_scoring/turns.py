@@ -95,9 +95,13 @@ def score_turns(
     score: Score,
     band: Callable[[float, Rubric], Status],
     cases: list[tuple[int, Case]] | None = None,
+    conversation: CaseResult | None = None,
 ) -> tuple[float, Status, str, list[Row], dict[str, Any]]:
     """Score, status, reason, explanation rows (each field named with its turn) and details
-    (`turns`: one entry per user turn) of a multi-turn case."""
+    (`turns`: one entry per user turn) of a multi-turn case.
+
+    `conversation`: the case's evaluators on the whole conversation, one more judged part
+    beside the turns (its rows named `conversation: ...`)."""
     judged: dict[int, CaseResult] = {}
     rows: list[Row] = []
     for view in turn_views(case, t, cases):
@@ -132,11 +136,24 @@ def score_turns(
             )
         judged[view.index] = result
     details: dict[str, Any] = {"turns": turn_details(case, t, judged), "turn_rule": case.turn_rule}
-    scores = [r.score for r in judged.values()]
+    parts = dict(judged)
+    if conversation is not None:
+        rows.extend(
+            msgspec.structs.replace(r, field="conversation: " + r.field) for r in conversation.rows
+        )
+        details["conversation"] = {
+            "score": conversation.score,
+            "status": conversation.status,
+            "reason": conversation.reason,
+        }
+        parts[_CONVERSATION] = conversation
+    scores = [r.score for r in parts.values()]
     mean = sum(scores) / len(scores) if scores else 1.0
-    failed = [(k, r) for k, r in judged.items() if r.status in ("fail", "error")]
-    failures = [f"turn {k + 1} failed: {clause(r.reason)}" for k, r in failed]
-    head = f"mean of {len(scores)} turn{'s' if len(scores) != 1 else ''} {mean:.3f}"
+    failed = [(k, r) for k, r in parts.items() if r.status in ("fail", "error")]
+    failures = [f"{_part_name(k)} failed: {clause(r.reason)}" for k, r in failed]
+    n = len(judged)
+    head = f"mean of {n} turn{'s' if n != 1 else ''}"
+    head += f" and the conversation {mean:.3f}" if conversation is not None else f" {mean:.3f}"
     cut = _cut_short(case, t, judged)
     if case.turn_rule == "all_or_nothing" and cut:
         failures.append(cut)
@@ -158,6 +175,14 @@ def score_turns(
             f"{head} is below the fail threshold {rubric.fail_threshold:g}", join_reasons(failures)
         )
     return mean, status, reason, rows, details
+
+
+_CONVERSATION = -1
+"""The key of the whole conversation's part (its evaluators) among the judged turns."""
+
+
+def _part_name(k: int) -> str:
+    return "the conversation" if k == _CONVERSATION else f"turn {k + 1}"
 
 
 def _cut_short(case: Case, t: Transcript, judged: dict[int, CaseResult]) -> str | None:

@@ -34,7 +34,6 @@ class TurnsPart(Reporter):
         for key, why in (
             ("user", "the first turn's `user` is what the user says first"),
             ("expect", "each turn has its own `expect`"),
-            ("evaluators", "evaluators judge one answer; put checks in each turn's `expect`"),
         ):
             if key in raw:
                 self.problem(
