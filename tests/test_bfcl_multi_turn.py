@@ -10,7 +10,6 @@ Skipped when bfcl-eval is not installed (CI installs it in its differential venv
 from __future__ import annotations
 
 import copy
-import itertools
 import json
 import os
 import sys
@@ -42,6 +41,9 @@ RECORDS = int(os.environ.get("BFCL_MT_RECORDS", "8"))
 
 Calls = list[list[tuple[str, dict[str, Any]]]]
 EARLY = "held-back call made early"
+TRUTH_CALLS_EARLY = {"multi_turn_miss_func_49"}
+"""BFCL's ground truth calls `tail` in turn 2, which turn 4 first offers: BFCL runs it anyway;
+evalspec refuses a call to a tool its turn does not offer, so no run passes (differences.md)."""
 ADDED = "I have updated some more functions you can choose from. What about now?"
 """What BFCL sends in the user's place when it adds held-back functions (function calling)."""
 
@@ -274,12 +276,11 @@ def test_evalspec_agrees_with_bfcls_multi_turn_checker(category: str, tmp_path: 
         print("  disagree:", row)
     truth = [r for r in rows if r[1] == "ground truth"]
     assert all(b and (e or rid in TRUTH_CALLS_EARLY) for rid, _, b, e, _ in truth)
-    # Every difference is a documented one: a judged turn left without a call, or a function
-    # called before its turn offers it (BFCL runs it; evalspec refuses it as unknown).
-    assert all(
-        (not b and e and why in KNOWN) or label == EARLY or rid in TRUTH_CALLS_EARLY
-        for rid, label, b, e, why in disagree
-    ), disagree
+    # Every difference is a documented one: a function called before its turn offers it (BFCL
+    # runs it; evalspec refuses it as unknown), or BFCL's ground truth doing so (record 49).
+    assert all(label == EARLY or rid in TRUTH_CALLS_EARLY for rid, label, _, _, _ in disagree), (
+        disagree
+    )
     for label in sorted({r[1] for r in rows}):
         same = [r for r in rows if r[1] == label]
         agree = sum(r[2] == r[3] for r in same)
@@ -288,108 +289,223 @@ def test_evalspec_agrees_with_bfcls_multi_turn_checker(category: str, tmp_path: 
 
 # ------------------------------------------------------- real published results of real models
 
-RESULTS = Path(
-    os.environ.get("EVALSPEC_BFCL_MT_RESULTS")
-    or Path(__file__).parent / "data" / "bfcl_multi_turn_results"
-)
-"""The shipped subset; EVALSPEC_BFCL_MT_RESULTS=<dir> runs the same test on whole files of the
-same layout (README of the shipped directory)."""
+RESULTS = Path(__file__).parent / "data" / "bfcl_multi_turn_results"
+WHOLE = os.environ.get("EVALSPEC_BFCL_MT_RESULTS")
+"""A directory laid out as BFCL writes its output (`result/<model>/multi_turn/
+BFCL_v4_<category>_result.json` and `score/<model>/multi_turn/BFCL_v4_<category>_score.json`):
+measure on those whole files instead of the committed subset."""
 
 
-def _steps(result: Any) -> list[list[list[tuple[str, dict[str, Any]]]]]:
-    """A function-calling result's turns, steps and calls (`[[[{name: "json args"}]]]`), as
-    BFCL's evaluation decodes them (steps without a call left out)."""
-    from evalspec._interop.bfcl_decode import DecodeError, decode_fc
-
-    turns = []
-    for turn in result if isinstance(result, list) else []:
-        steps = []
-        for step in turn if isinstance(turn, list) else []:
-            try:
-                calls = decode_fc(step)
-            except DecodeError:
-                continue  # BFCL ignores a step that does not decode, and an empty one
-            if calls:
-                steps.append(calls)
-        turns.append(steps)
-    return turns
-
-
-_CHECKS = itertools.count()
-
-
-def real_agreement(
-    questions: list[dict[str, Any]],
-    answers: list[dict[str, Any]],
-    results: list[dict[str, Any]],
-    tmp: Path,
-) -> list[tuple[str, bool, bool]]:
-    """(record, BFCL's verdict, evalspec's verdict) for published model results."""
-    by_id = {r["id"]: r for r in results}
-    pairs = [(q, a) for q, a in zip(questions, answers, strict=True) if q["id"] in by_id]
-    category = pairs[0][0]["id"].rsplit("_", 1)[0]
-    path = tmp / f"{category}-real.yaml"
-    qs, ans = [q for q, _ in pairs], [a for _, a in pairs]
-    path.write_text(suite_yaml(multi_turn_suite_dict(qs, ans, name=category)), "utf-8")
-    suite = api.load_suite(path)
-    transcripts, verdicts = [], {}
-    for q, a in pairs:
-        steps = _steps(by_id[q["id"]]["result"])
-        calls = [[c for step in turn for c in step] for turn in steps]
-        t = _transcript(q, "real", calls)  # a conversation cut short has fewer user turns
-        transcripts.append(t)
-        decoded = [[[_call_text(n_, a_) for n_, a_ in step] for step in turn] for turn in steps]
-        from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
-
-        if len(steps) != len(a["ground_truth"]):  # BFCL's runner: force_terminated
-            valid = False
-        else:
-            # BFCL keeps instances in module globals keyed by model name and record id: a
-            # name used once in the process, or another file's instances of the same record
-            # would answer (gpt-oss-20b after gpt-oss-120b).
-            tag = f"real_{next(_CHECKS)}"
-            valid = multi_turn_checker(decoded, a["ground_truth"], q, category, tag)["valid"]
-        verdicts[t.item_id] = (q["id"], bool(valid))
-    report = api.score(suite, transcripts)
-    return [
-        (verdicts[r.item_id][0], verdicts[r.item_id][1], r.status in ("pass", "warn"))
-        for r in report.results
-    ]
+def _published_sets() -> list[tuple[str, list[dict[str, Any]]]]:
+    """(label, records of one model and category: id, result, published_valid and
+    published_error_type), from the subset or, with EVALSPEC_BFCL_MT_RESULTS, whole files."""
+    if not WHOLE:
+        return [
+            (p.stem, [json.loads(line) for line in p.read_text("utf-8").splitlines()])
+            for p in sorted(RESULTS.glob("*.jsonl"))
+        ]
+    root = Path(WHOLE)
+    out = []
+    for result in sorted(root.glob("result/*/multi_turn/BFCL_v4_multi_turn_*_result.json")):
+        category = result.name.removeprefix("BFCL_v4_").removesuffix("_result.json")
+        if category not in CATEGORIES:
+            continue
+        score = root / "score" / result.parent.parent.name / "multi_turn"
+        lines = (score / f"BFCL_v4_{category}_score.json").read_text("utf-8").splitlines()
+        failed = {r["id"]: r for r in map(json.loads, lines[1:])}  # line 1: the summary
+        records = []
+        for line in result.read_text("utf-8").splitlines():
+            r = json.loads(line)
+            why = failed[r["id"]]["error"]["error_type"] if r["id"] in failed else None
+            records.append({**r, "published_valid": why is None, "published_error_type": why})
+        out.append((f"{result.parent.parent.name}_{category}", records))
+    return out
 
 
-REPEATED_OUTPUT = {
-    f"multi_turn_{c}_{n}" for c in ("base", "miss_param", "miss_func") for n in (133, 135)
-}
-"""gpt-oss-120b's records whose ground truth expects one output twice (`add_to_watchlist` and
-`get_watchlist` answer the same text): BFCL counts repeats, evalspec's `contains` does not."""
-TRUTH_CALLS_EARLY = {"multi_turn_miss_func_49"}
-"""BFCL's ground truth calls `tail` in turn 2, which turn 4 first offers: BFCL runs it anyway;
-evalspec refuses a call to a tool its turn does not offer, so no run passes (differences.md)."""
-KNOWN = {"multi_turn:empty_turn_model_response"}
-"""BFCL fails a turn whose ground truth has calls when the model makes none; an imported turn
-judges the state and outputs it reaches, which an earlier turn may already have reached
-(docs/differences.md)."""
+def score_published(
+    published: list[dict[str, Any]], tmp: Path
+) -> tuple[list[tuple[str, bool, str]], Any]:
+    """(record, evalspec's verdict, its reason) for published results, the way a user gets
+    them: `evalspec import bfcl` on the category's records, `import bfcl-results` on the result
+    file, `evalspec score` on what that wrote."""
+    from typer.testing import CliRunner
 
+    from evalspec._cli import app
 
-@pytest.mark.parametrize("path", sorted(RESULTS.glob("*.jsonl")), ids=lambda p: p.stem)
-def test_published_results_agree_with_bfcls_verdicts(path: Path, tmp_path: Path) -> None:
-    published = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
     category = published[0]["id"].rsplit("_", 1)[0]
     questions, answers = _records(category, 200)
     ids = {r["id"] for r in published}
-    pairs = [(q, a) for q, a in zip(questions, answers, strict=True) if q["id"] in ids]
-    rows = real_agreement([q for q, _ in pairs], [a for _, a in pairs], published, tmp_path)
+    q, a = tmp / "questions.json", tmp / "answers.json"
+    q.write_text("".join(json.dumps(x) + "\n" for x in questions if x["id"] in ids), "utf-8")
+    a.write_text("".join(json.dumps(x) + "\n" for x in answers if x["id"] in ids), "utf-8")
+    results = tmp / "result.json"
+    results.write_text(
+        "".join(json.dumps({"id": r["id"], "result": r["result"]}) + "\n" for r in published),
+        "utf-8",
+    )
+    runner = CliRunner()
+    suite, transcripts, out = tmp / "suite.yaml", tmp / "t.jsonl", tmp / "results.json"
+    for args in (
+        ["import", "bfcl", str(q), str(a), "--out", str(suite)],
+        ["import", "bfcl-results", str(suite), str(results), "--out", str(transcripts)],
+    ):
+        done = runner.invoke(app, args)
+        assert done.exit_code == 0, done.output
+    done = runner.invoke(app, ["score", str(suite), "-t", str(transcripts), "--out", str(out)])
+    assert done.exit_code in (0, 1), done.output[-3000:]  # 3: stale transcripts
+    scored = json.loads(out.read_text("utf-8"))["results"]
+    return [(r["case"], r["status"] in ("pass", "warn"), r["reason"]) for r in scored], scored
+
+
+@pytest.mark.parametrize("label,published", _published_sets(), ids=lambda x: str(x)[:40])
+def test_published_results_agree_with_bfcls_verdicts(
+    label: str, published: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    rows, _ = score_published(published, tmp_path)
     by_id = {r["id"]: r for r in published}
-    assert len(rows) == len(published)
-    agree = 0
-    for rid, recomputed, evalspec in rows:
-        record = by_id[rid]
-        if evalspec == record["published_valid"]:
-            agree += 1
-        else:  # every difference is a documented one
-            why = record["published_error_type"]
-            assert why in KNOWN or rid in REPEATED_OUTPUT, (rid, record, evalspec, recomputed)
-            assert evalspec and not record["published_valid"]
-        assert recomputed == record["published_valid"], rid  # BFCL's checker, run here
-    print(f"{path.stem}: {agree}/{len(rows)} agree with BFCL's published verdicts")
-    assert agree >= 0.9 * len(rows)
+    assert sorted(rid for rid, _, _ in rows) == sorted(by_id)
+    disagree = [
+        (rid, by_id[rid]["published_error_type"], reason)
+        for rid, ours, reason in rows
+        if ours != by_id[rid]["published_valid"]
+    ]
+    passed = sum(r["published_valid"] for r in published)
+    print(f"{label}: {len(rows) - len(disagree)}/{len(rows)} agree ({passed} pass in BFCL)")
+    assert not disagree, disagree
+    assert 0 < passed < len(published)  # both verdicts occur
+    # Where BFCL failed a turn without a call, evalspec says so too (`min_calls`), whatever
+    # else it finds.
+    for rid, _, reason in rows:
+        if by_id[rid]["published_error_type"] == "multi_turn:empty_turn_model_response":
+            assert "expected at least 1 tool call, the model made 0" in reason, (rid, reason)
+
+
+def test_malformed_multi_turn_results_are_placed_errors(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalspec._cli import app
+
+    published = [
+        json.loads(line)
+        for line in (RESULTS / "gpt-oss-20b_multi_turn_base.jsonl").read_text("utf-8").splitlines()
+    ][:3]
+    score_published(published, tmp_path)
+    suite = tmp_path / "suite.yaml"
+    first, second = published[0]["id"], published[1]["id"]
+    bad = {
+        "not json": f'{{"id": "{first}", "result": [[\n',
+        "no result": json.dumps({"id": first}) + "\n",
+        "id not text": json.dumps({"id": 5, "result": []}) + "\n",
+        "turn not a list": json.dumps({"id": first, "result": ["ls()"]}) + "\n",
+        "too many turns": json.dumps({"id": first, "result": [[]] * 9}) + "\n",
+    }
+    runner = CliRunner()
+    for what, text in bad.items():
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps({"id": second, "result": [[]]}) + "\n" + text, "utf-8")
+        done = runner.invoke(
+            app, ["import", "bfcl-results", str(suite), str(path), "--out", str(tmp_path / "x")]
+        )
+        assert done.exit_code == 2, (what, done.output)
+        assert "bad.json:2:" in done.output, (what, done.output)
+        assert "Traceback" not in done.output
+    # A call is read, never run: text that would run code is no call at all.
+    path = tmp_path / "evil.json"
+    step = [{"ls": json.dumps({"a": True})}, {"__import__('os').system('x')": "{}"}]
+    path.write_text(json.dumps({"id": first, "result": [[step, "os.system('x')"]]}) + "\n")
+    out = tmp_path / "evil.jsonl"
+    done = runner.invoke(app, ["import", "bfcl-results", str(suite), str(path), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    (t,) = api.load_transcripts(out)
+    assert [c.name for c in t.tool_calls] == ["ls", "__import__('os').system('x')"]
+    assert t.tool_calls[1].error and "unknown tool" in t.tool_calls[1].error
+    assert json.loads(t.tool_calls[0].output)["current_directory_content"]
+    assert t.finish_reason == "max_turns"  # one turn of several: BFCL's force_terminated
+
+
+def bfcl_recheck(published: list[dict[str, Any]], name: str) -> dict[str, bool]:
+    """BFCL's own verdicts, re-run here: its runner's rules (a result that is not a list, or
+    has another number of turns, fails) and `multi_turn_checker` on the decoded steps. `name`
+    must be new to the process: BFCL keeps each conversation's instances in module globals
+    named after it, and a name used before continues from the state its calls left."""
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+
+    from evalspec._interop.bfcl_decode import DecodeError, decode_fc
+
+    category = published[0]["id"].rsplit("_", 1)[0]
+    questions, answers = _records(category, 200)
+    by_id = {q["id"]: (q, a) for q, a in zip(questions, answers, strict=True)}
+    out = {}
+    for r in published:
+        q, a = by_id[r["id"]]
+        result = r["result"]
+        if not isinstance(result, list) or len(result) != len(a["ground_truth"]):
+            out[r["id"]] = False
+            continue
+        decoded = []
+        for turn in result:
+            steps = []
+            for step in turn:
+                try:
+                    calls = decode_fc(step)
+                except DecodeError:
+                    continue
+                if calls:
+                    steps.append([_call_text(n, args) for n, args in calls])
+            decoded.append(steps)
+        verdict = multi_turn_checker(decoded, a["ground_truth"], q, category, name)
+        out[r["id"]] = bool(verdict["valid"])
+    return out
+
+
+@pytest.mark.parametrize("label,published", _published_sets(), ids=lambda x: str(x)[:40])
+def test_bfcls_own_checker_reproduces_the_published_verdicts(
+    label: str, published: list[dict[str, Any]]
+) -> None:
+    verdicts = bfcl_recheck(published, f"evalspec_recheck_{label}")
+    differ = [r["id"] for r in published if verdicts[r["id"]] != r["published_valid"]]
+    assert not differ, differ
+
+
+def test_prompting_results_failed_inference_and_too_many_calls(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalspec._cli import app
+
+    published = [
+        json.loads(line)
+        for line in (RESULTS / "gpt-oss-20b_multi_turn_base.jsonl").read_text("utf-8").splitlines()
+    ][:3]
+    score_published(published, tmp_path)
+    suite = tmp_path / "suite.yaml"
+    cases = {c.name: c for c in api.load_suite(suite).cases}
+    first, second, third = (r["id"] for r in published)
+    ls = [{"ls": json.dumps({"a": True})}]
+    records = [
+        # A prompting model's text per step: decoded as BFCL decodes it; chat is no call.
+        {"id": first, "result": [["[ls(a=True)]", "All done."]] * len(cases[first].turns)},
+        {"id": second, "result": "Error during inference: context too long"},
+        {"id": third, "result": [[ls] * 101] + [[]] * (len(cases[third].turns) - 1)},
+    ]
+    runner = CliRunner()
+    for kind, rows in (("prompting", records[:2]), ("fc", records[1:])):
+        path, out = tmp_path / f"{kind}.json", tmp_path / f"{kind}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+        done = runner.invoke(
+            app, ["import", "bfcl-results", str(suite), str(path), "--out", str(out)]
+        )
+        assert done.exit_code == 0, done.output
+        by_case = {t.case: t for t in api.load_transcripts(out)}
+        assert by_case[second].error and "context too long" in by_case[second].error
+        if kind == "prompting":
+            t = by_case[first]
+            assert [(c.name, c.arguments, c.user_turn) for c in t.tool_calls][:2] == [
+                ("ls", {"a": True}, 0),
+                ("ls", {"a": True}, 1),
+            ]
+            assert len(t.user_turns) == len(cases[first].turns)
+        else:
+            t = by_case[third]
+            assert len(t.tool_calls) == 100 and "at most 100" in (t.error or "")
+            results = {r.case: r for r in api.score(api.load_suite(suite), [t]).results}
+            assert results[third].status == "error"

@@ -159,7 +159,8 @@ def import_bfcl_results(
 
     Results are decoded as BFCL decodes them (never run): `kind` `prompting` (call text) or
     `fc` (call lists), by default guessed from the file. Results of records that are not cases
-    of the suite are skipped (counted)."""
+    of the suite are skipped (counted). A suite of a multi-turn category takes BFCL's
+    multi-turn results (turns of steps of calls), each call answered by the suite's tools."""
     from evalspec._interop.bfcl import bfcl_transcripts
     from evalspec._interop.bfcl_decode import KINDS
     from evalspec._suite.validate import load_suite
@@ -170,6 +171,15 @@ def import_bfcl_results(
         raise UsageError(f"--kind {kind!r}: use one of {', '.join(KINDS)}")
     loaded = load_suite(suite)
     label = model or (loaded.models[0].name if loaded.models else "bfcl")
+    if any(c.turns for c in loaded.cases):  # a multi-turn category: turns of steps of calls
+        from evalspec._interop.bfcl_multi_turn_results import multi_turn_transcripts
+
+        with importing(results, "BFCL multi-turn result"):
+            made, skipped = multi_turn_transcripts(results, loaded, model=label, kind=kind)
+        if not made:
+            raise UsageError(f"no result in {results} has the id of a case of {suite}")
+        _write_transcripts(out, made)
+        return TranscriptsWritten(out, len(made), skipped=skipped)
     with importing(results, "BFCL result"):
         transcripts = bfcl_transcripts(results, model=label, kind=kind)
     names = {c.name for c in loaded.cases}

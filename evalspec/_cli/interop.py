@@ -114,7 +114,9 @@ def bfcl_results(
     """Turn BFCL model results into transcripts for the suite's cases.
 
     Results are decoded as BFCL decodes them (never run). Results of records that are not
-    cases of SUITE are skipped (BFCL files may be split over several suites).
+    cases of SUITE are skipped (BFCL files may be split over several suites). A suite of a
+    multi-turn category takes BFCL's multi-turn results (the model's calls turn by turn and
+    step by step), each call answered by the suite's tools.
 
     Example:
 

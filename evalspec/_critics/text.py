@@ -107,7 +107,8 @@ class ExactCritic(Critic):
 @register("critic")
 @dataclass(frozen=True)
 class ContainsCritic(Critic):
-    """The actual text contains the expected piece(s); score = share of pieces found."""
+    """The actual text contains the expected piece(s); score = share of pieces found. A piece
+    listed several times must occur that many times."""
 
     kind: ClassVar[str] = "contains"
     values: tuple[str, ...] | None = None
@@ -139,7 +140,7 @@ class ContainsCritic(Critic):
         if actual is None:
             return outcome(0.0, False, f"Expected text containing {show(pieces)} but got null.")
         text = _fold(as_text(actual), self.case_sensitive, False)
-        missing = [v for v in pieces if _fold(v, self.case_sensitive, False) not in text]
+        missing = _missing(pieces, text, self.case_sensitive)
         found = len(pieces) - len(missing)
         if not missing:
             return outcome(1.0, True, f"Got {show(actual)}, which contains {show(pieces)}.")
@@ -148,6 +149,19 @@ class ContainsCritic(Critic):
             False,
             f"Got {show(actual)}, which lacks {show(missing)} ({found} of {len(pieces)} found).",
         )
+
+
+def _missing(pieces: list[str], text: str, case_sensitive: bool) -> list[str]:
+    """The pieces not found in `text`; a piece listed n times must be there n times (counted
+    without overlap), so `[ok, ok]` asks for two `ok`s."""
+    wanted: dict[str, int] = {}
+    missing = []
+    for piece in pieces:
+        folded = _fold(piece, case_sensitive, False)
+        n = wanted[folded] = wanted.get(folded, 0) + 1
+        if (folded not in text) if n == 1 else text.count(folded) < n:
+            missing.append(piece)
+    return missing
 
 
 @register("critic")

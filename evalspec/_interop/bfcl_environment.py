@@ -111,7 +111,10 @@ class BfclEnvironment:
         decimal.setcontext(decimal.Context())
         try:
             # The text too: an mpmath number prints at the precision the call set, as in BFCL.
-            text = bfcl_text(method(**copy.deepcopy(arguments)))
+            # Keyword arguments in name order: Python's error for an unexpected one names the
+            # first, and a transcript keeps arguments sorted, so a replay must see that order.
+            ordered = {k: arguments[k] for k in sorted(arguments)}
+            text = bfcl_text(method(**copy.deepcopy(ordered)))
         except Exception as exc:  # BFCL shows the model its own error text
             text = f"Error during execution: {exc}"
         finally:

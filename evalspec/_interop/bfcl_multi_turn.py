@@ -7,7 +7,8 @@ environment (`bfcl_environment.py`), one turn per BFCL turn whose `expect.state`
 ground truth leaves each attribute that differs from the initial state and whose `unchanged`
 lists the rest, BFCL's response check as a `contains` check on the outputs given so far (the
 environment's `$outputs`), and `turn_rule: all_or_nothing`. The expected states come from
-running the ground truth, so importing needs `bfcl-eval` installed.
+running the ground truth, so importing needs `bfcl-eval` installed. A judged turn also says
+`min_calls: 1`: BFCL fails a turn in which the model makes no call.
 """
 
 from __future__ import annotations
@@ -144,7 +145,9 @@ def multi_turn_case(
         # A turn without ground-truth calls (miss_param's question back to the user) is not
         # judged in BFCL: what the model does there is judged by the next turn's state.
         if expect and calls:
-            turn["expect"] = expect
+            # BFCL fails a turn whose ground truth calls when the model calls nothing
+            # (`empty_turn_model_response`), even where the state is already right.
+            turn["expect"] = {"min_calls": 1, **expect}
         turns.append(turn)
     return {
         "name": rid,

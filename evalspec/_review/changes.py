@@ -85,6 +85,7 @@ def _expected_calls(before: Case, after: Case) -> list[str]:
             out.append(f"{where} expected output {short(cb.output)} -> {short(ca.output)}")
     out += _moved("ordered", before.expect.ordered, after.expect.ordered)
     out += _moved("no_tool_calls", before.expect.no_tool_calls, after.expect.no_tool_calls)
+    out += _moved("min_calls", before.expect.min_calls, after.expect.min_calls)
     return out
 
 

@@ -325,6 +325,8 @@ class Scorer:
             )
             if not ok:
                 tally.selection_failures.append(why)
+        if case.expect.min_calls:
+            self._min_calls_row(prep, tally)
         pairs = self._pairs(prep)
         for i, _j, ps in pairs:
             for row in ps.rows:
@@ -374,6 +376,22 @@ class Scorer:
                             False,
                         )
                     )
+
+    def _min_calls_row(self, prep: _Prepared, tally: _Explanation) -> None:
+        """`min_calls`: a condition, not a share of the score (a row weighing nothing, and an
+        outright failure when the model made fewer calls)."""
+        need, made = prep.case.expect.min_calls, len(prep.actual)
+        ok = made >= need
+        calls = f"{need} tool call{'s' if need != 1 else ''}"
+        why = (
+            f"the model made {made} tool call{'s' if made != 1 else ''}, at least {need} expected"
+            if ok
+            else f"expected at least {calls}, the model made {made}"
+            + (f" ({describe_calls(prep.actual)})" if prep.actual else "")
+        )
+        tally.add(Row("min_calls", need, made, float(ok), 0.0, why, "min_calls", None, ok))
+        if not ok:
+            tally.required_failures.append(why)
 
     def _state_rows(self, prep: _Prepared, tally: _Explanation) -> None:
         """Rows for `expect.state` / `unchanged`, judged on the replayed final state."""

@@ -4,7 +4,8 @@ Each judged turn is scored as a single-turn case of its own: its expectation aga
 calls made in answer to that turn, its final-answer checks against the answer that ended the
 turn, under the case's critics and rubric. The case's score is the mean of its judged turns
 (`turn_rule: partial`), or, under `all_or_nothing` (BFCL's multi-turn rule), 0 and a failure
-as soon as one judged turn fails. A turn the conversation never reached scores 0 and fails.
+as soon as one judged turn fails or the conversation stopped before its last turn. A judged
+turn the conversation never reached scores 0 and fails.
 """
 
 from __future__ import annotations
@@ -153,7 +154,10 @@ def score_turns(
     n = len(judged)
     head = f"mean of {n} turn{'s' if n != 1 else ''}"
     head += f" and the conversation {mean:.3f}" if conversation is not None else f" {mean:.3f}"
-    if case.turn_rule == "all_or_nothing" and failed:
+    cut = _cut_short(case, t, judged)
+    if case.turn_rule == "all_or_nothing" and cut:
+        failures.append(cut)
+    if case.turn_rule == "all_or_nothing" and failures:
         details["mean_of_turns"] = mean
         return 0.0, "fail", with_detail("all or nothing", join_reasons(failures)), rows, details
     status = band(mean, case.rubric)
@@ -179,6 +183,16 @@ _CONVERSATION = -1
 
 def _part_name(k: int) -> str:
     return "the conversation" if k == _CONVERSATION else f"turn {k + 1}"
+
+
+def _cut_short(case: Case, t: Transcript, judged: dict[int, CaseResult]) -> str | None:
+    """Why a scripted conversation that stopped before its last turn is not whole, when no
+    judged turn says so already (its later turns are not judged): all or nothing asks for the
+    whole conversation (BFCL fails a model it stopped, `force_terminated`)."""
+    said, scripted = len(t.user_turns), len(case.turns)
+    if case.simulated_user is not None or said >= scripted or any(k >= said for k in judged):
+        return None
+    return f"the conversation ended after turn {said} of {scripted}"
 
 
 def turn_details(case: Case, t: Transcript, judged: dict[int, CaseResult]) -> list[dict[str, Any]]:

@@ -185,6 +185,8 @@ class Expectation:
     tool_calls: tuple[ExpectedCall, ...] = ()
     ordered: bool = schema_default(EXPECT + "ordered")
     no_tool_calls: bool = schema_default(EXPECT + "no_tool_calls")
+    min_calls: int = schema_default(EXPECT + "min_calls")
+    """Fewest tool calls (of any tools) the model must make: fewer fails outright."""
     final_answer: tuple[FinalAnswerCheck, ...] = ()
     state: tuple[StateCheck, ...] = ()
     unchanged: tuple[tuple[str, ...], ...] = ()

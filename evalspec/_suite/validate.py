@@ -56,6 +56,7 @@ _CASE_TRIALS = default(Case, "trials")
 _CASE_PASS_RULE = default(Case, "pass_rule")
 _ORDERED = default(Expectation, "ordered")
 _NO_TOOL_CALLS = default(Expectation, "no_tool_calls")
+_MIN_CALLS = default(Expectation, "min_calls")
 _TURN_RULE = default(Case, "turn_rule")
 
 
@@ -534,11 +535,20 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
                 "no_tool_calls is true but tool_calls lists calls",
                 "keep one of the two",
             )
+        min_calls = raw.get("min_calls", _MIN_CALLS)
+        if raw.get("no_tool_calls") and min_calls:
+            self.problem(
+                self.vpos(raw, "min_calls"),
+                f"{epath}.min_calls",
+                f"no_tool_calls is true but min_calls asks for {min_calls} call(s)",
+                "keep one of the two",
+            )
         checks = self.final_answer(raw.get("final_answer"), f"{epath}.final_answer")
         state, unchanged = self.state_checks(raw, epath, self.suite_state is not None)
         if (
             not calls
             and not raw.get("no_tool_calls")
+            and not raw.get("min_calls")
             and "tool_calls" not in raw
             and not checks
             and "state" not in raw
@@ -547,13 +557,14 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             self.problem(
                 raw.pos,
                 epath,
-                "expect names no tool call, no_tool_calls, final_answer or state",
+                "expect names no tool call, no_tool_calls, min_calls, final_answer or state",
                 "add `tool_calls: [...]`, or `no_tool_calls: true`",
             )
         return Expectation(
             tool_calls=tuple(calls),
             ordered=bool(raw.get("ordered", _ORDERED)),
             no_tool_calls=bool(raw.get("no_tool_calls", _NO_TOOL_CALLS)),
+            min_calls=int(min_calls) if isinstance(min_calls, int) else _MIN_CALLS,
             final_answer=checks,
             state=state,
             unchanged=unchanged,

@@ -1,0 +1,207 @@
+"""BFCL's multi-turn result files as transcripts of the suite `evalspec import bfcl` made.
+
+A record is `{"id", "result"}` where `result` holds the model's answers turn by turn and, in each
+turn, step by step (one model answer each): a list of `{name: "JSON arguments"}` for a
+function-calling model, call text for a prompting one. Each step is decoded as BFCL decodes it
+(never run; a step that does not decode, or decodes to no call, is skipped, as BFCL skips it);
+each call is answered by the suite's own tools as its turn offers them (a tool a later turn adds
+is unknown before), so the transcript shows the outputs the model saw and `evalspec score` finds
+it current. BFCL's two verdicts without a check become
+transcripts that fail: a `result` that is not a list (its inference failed) is an errored run,
+and fewer turns than the conversation has (BFCL stopped the model: `force_terminated`) leaves
+the later turns unreached.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from evalspec._interop.bfcl_decode import DecodeError, Kind, decode
+from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._suite.model import Case, Suite
+from evalspec._transcript import ToolCall, Transcript, UserTurn
+from evalspec._util.reading import display_name, input_error, parse_json, read_text
+
+SOURCE = "import:bfcl"
+_SHOWN = 200
+"""Characters of a failed inference's text kept in the transcript's error."""
+
+
+def numbered_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, record) of a BFCL file: JSON Lines, or one JSON list (every record on line 1)."""
+    name = display_name(path)
+    text = read_text(path, name)
+    if text.lstrip().startswith("["):
+        data = parse_json(text, name)
+        numbered = [(1, r) for r in data] if isinstance(data, list) else [(1, data)]
+    else:
+        numbered = [
+            (n, parse_json(line, name, n))
+            for n, line in enumerate(text.splitlines(), 1)
+            if line.strip()
+        ]
+    if not numbered:
+        raise input_error(name, "the file holds no BFCL results", "name a BFCL result file")
+    for line, record in numbered:
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            raise input_error(
+                name,
+                "every BFCL result must be a JSON object with a text 'id'",
+                "name a BFCL result file (`BFCL_v4_<category>_result.json`)",
+                line,
+            )
+        if "result" not in record:
+            raise input_error(
+                name,
+                f"result {record['id']!r} has no 'result'",
+                "name a BFCL result file: each line is {id, result}",
+                line,
+            )
+        yield line, record
+
+
+def result_kind(records: list[tuple[int, dict[str, Any]]]) -> Kind:
+    """Function-calling results hold each step as a list of calls; prompting ones as text."""
+    for _, record in records:
+        turns = record["result"]
+        for turn in turns if isinstance(turns, list) else ():
+            if isinstance(turn, list) and any(isinstance(step, list) for step in turn):
+                return "fc"
+    return "prompting"
+
+
+def multi_turn_transcripts(
+    path: Path, suite: Suite, *, model: str, kind: Kind | None
+) -> tuple[list[Transcript], int]:
+    """Transcripts of the records that are cases of `suite`, and how many records are not."""
+    from evalspec._tools.environment import Conversations
+    from evalspec._tools.simulated import ToolSimulator
+
+    name = display_name(path)
+    records = list(numbered_records(path))
+    kind = kind or result_kind(records)
+    cases = {c.name: c for c in suite.cases}
+    tools = Conversations(suite, ToolSimulator(suite.tools, Path(suite.path).resolve().parent))
+    every_tool = frozenset(t.name for t in suite.tools)
+    out, skipped = [], 0
+    for line, record in records:
+        case = cases.get(record["id"])
+        if case is None:
+            skipped += 1
+            continue
+        if not case.turns:
+            raise input_error(
+                name,
+                f"{record['id']} is a multi-turn result, but case {case.name!r} of the suite "
+                "has one user message",
+                "import the results into the suite `evalspec import bfcl` made of the same "
+                "multi-turn category",
+                line,
+            )
+        steps = _steps(record, case, kind, name, line)
+        offered = [
+            frozenset(o) if (o := case.offered_in_turn(k)) is not None else every_tool
+            for k in range(len(case.turns))
+        ]
+        out.append(_transcript(record, case, steps, model, tools.open(case), offered))
+    return out, skipped
+
+
+def _steps(
+    record: Mapping[str, Any], case: Case, kind: Kind, name: str, line: int
+) -> list[list[list[tuple[str, dict[str, Any]]]]] | str:
+    """Each turn's steps that decode to calls; the text of a failed inference instead."""
+    result = record["result"]
+    if not isinstance(result, list):
+        return result if isinstance(result, str) else json.dumps(result)[:_SHOWN]
+    if len(result) > len(case.turns):
+        raise input_error(
+            name,
+            f"result {record['id']!r} answers {len(result)} turns; the suite's case has "
+            f"{len(case.turns)}",
+            "import results of the same BFCL version as the questions the suite was made from",
+            line,
+        )
+    turns = []
+    for k, turn in enumerate(result):
+        if not isinstance(turn, list):
+            raise input_error(
+                name,
+                f"turn {k + 1} of result {record['id']!r} is not a list of steps",
+                "each turn of a multi-turn result is a list of the model's answers",
+                line,
+            )
+        decoded = []
+        for step in turn:
+            try:
+                calls = decode(step, kind)
+            except DecodeError:
+                continue  # BFCL ignores an answer that is no call (text, broken arguments)
+            if calls:
+                decoded.append(calls)
+        turns.append(decoded)
+    return turns
+
+
+def _transcript(
+    record: Mapping[str, Any],
+    case: Case,
+    steps: list[list[list[tuple[str, dict[str, Any]]]]] | str,
+    model: str,
+    conversation: Any,
+    offered: list[frozenset[str]],
+) -> Transcript:
+    """`offered`: the tools each user turn offers (a turn may add some: `add_tools`)."""
+    rid = str(record["id"])
+    item_id = f"bfcl:{model}:{rid}"
+    if isinstance(steps, str):
+        why = f"BFCL's inference gave no list of turns: {steps[:_SHOWN]}"
+        return Transcript(
+            item_id=item_id, case=rid, model=model, finish_reason="error", error=why, source=SOURCE
+        )
+    calls: list[ToolCall] = []
+    answers = 0
+    error = None
+    made = [(k, step) for k, turn in enumerate(steps) for step in turn]
+    for k, step in made:
+        if len(calls) + len(step) > MAX_CALLS_PER_CASE:
+            error = (
+                f"the model made more than {MAX_CALLS_PER_CASE} tool calls in one "
+                f"conversation; evalspec scores at most {MAX_CALLS_PER_CASE}, so the "
+                "transcript stops there"
+            )
+            break
+        for name, args in step:
+            raw = json.dumps(args, ensure_ascii=False, default=str)
+            output, failed = _answer(conversation, name, args, raw, offered[k])
+            calls.append(
+                ToolCall(name, args, raw, f"call_{len(calls)}", output, failed, answers, k)
+            )
+        answers += 1
+    cut = len(steps) < len(case.turns)
+    return Transcript(
+        item_id=item_id,
+        case=rid,
+        model=model,
+        tool_calls=tuple(calls),
+        finish_reason="error" if error else "max_turns" if cut else "stop",
+        turns=answers,
+        error=error,
+        source=SOURCE,
+        user_turns=tuple(UserTurn(case.turns[k].user) for k in range(len(steps))),
+    )
+
+
+def _answer(
+    conversation: Any, name: str, args: dict[str, Any], raw: str, offered: frozenset[str]
+) -> tuple[Any, str | None]:
+    """What the suite's tools answer, as a run would give it (output, error)."""
+    if name not in offered:
+        return None, f"unknown tool '{name}'; available tools: {', '.join(sorted(offered))}"
+    result = conversation.answer_without_llm(name, args, raw)
+    if result is None:
+        return None, f"no answer for {name} without a model"
+    return result.output, result.error
