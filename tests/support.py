@@ -77,6 +77,17 @@ def cli(
     )
 
 
+def refused_suite(path: Path, text: str) -> str:
+    """Write `text` as a suite at `path` and validate it in a child process; what it printed,
+    after checking it was refused as a user should see it (exit 2, no traceback)."""
+    path.write_text(text, encoding="utf-8")
+    done = cli("validate", path)
+    out = done.stdout + done.stderr
+    assert done.returncode == 2, out
+    assert "Traceback" not in out
+    return out
+
+
 def evalspec_import(*args: str) -> Result:
     """`evalspec import ARGS`, in process (typer's CliRunner)."""
     from typer.testing import CliRunner

@@ -380,17 +380,23 @@ def test_published_results_agree_with_bfcls_verdicts(
             assert "expected at least 1 tool call, the model made 0" in reason, (rid, reason)
 
 
-def test_malformed_multi_turn_results_are_placed_errors(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
-
+def _three_published(tmp_path: Path) -> tuple[list[dict[str, Any]], Path]:
+    """The first three published gpt-oss-20b base records, imported and scored in `tmp_path`;
+    with the imported suite's path."""
     published = [
         json.loads(line)
         for line in (RESULTS / "gpt-oss-20b_multi_turn_base.jsonl").read_text("utf-8").splitlines()
     ][:3]
     score_published(published, tmp_path)
-    suite = tmp_path / "suite.yaml"
+    return published, tmp_path / "suite.yaml"
+
+
+def test_malformed_multi_turn_results_are_placed_errors(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalspec._cli import app
+
+    published, suite = _three_published(tmp_path)
     first, second = published[0]["id"], published[1]["id"]
     bad = {
         "not json": f'{{"id": "{first}", "result": [[\n',
@@ -472,12 +478,7 @@ def test_prompting_results_failed_inference_and_too_many_calls(tmp_path: Path) -
 
     from evalspec._cli import app
 
-    published = [
-        json.loads(line)
-        for line in (RESULTS / "gpt-oss-20b_multi_turn_base.jsonl").read_text("utf-8").splitlines()
-    ][:3]
-    score_published(published, tmp_path)
-    suite = tmp_path / "suite.yaml"
+    published, suite = _three_published(tmp_path)
     cases = {c.name: c for c in api.load_suite(suite).cases}
     first, second, third = (r["id"] for r in published)
     ls = [{"ls": json.dumps({"a": True})}]

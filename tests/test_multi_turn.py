@@ -10,8 +10,6 @@ from __future__ import annotations
 import io
 import json
 import socket
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +21,7 @@ from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
+from support import refused_suite
 
 from evalspec import api
 from evalspec._report.console import print_report
@@ -32,7 +31,6 @@ from evalspec._transcript import Transcript
 from evalspec._util.errors import SpecError, UsageError
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
-ROOT = Path(__file__).resolve().parent.parent
 
 SUITE = """\
 suite: turns
@@ -379,18 +377,7 @@ cases:
 
 
 def test_broken_turns_are_reported_with_places_and_fixes(tmp_path: Path) -> None:
-    path = tmp_path / "broken.yaml"
-    path.write_text(BROKEN, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "evalspec", "validate", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
-    out = done.stdout + done.stderr
-    assert done.returncode == 2, out
-    assert "Traceback" not in out
+    out = refused_suite(tmp_path / "broken.yaml", BROKEN)
     assert "broken.yaml:8:5" in out and "cannot also have `user:`" in out
     assert "broken.yaml:14:7" in out and "no turn says what a good model does" in out
     assert "'playr' is not a model of this suite" in out and "player" in out

@@ -4,14 +4,13 @@ loopback: what each request offers, replay, evidence and review, and placed erro
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
+from support import refused_suite
 
 from evalspec import api
 from evalspec._review.changes import case_changes
@@ -19,7 +18,6 @@ from evalspec._runner import RunOptions
 from evalspec._transcript import Transcript
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
-ROOT = Path(__file__).resolve().parent.parent
 
 SUITE = """\
 suite: added tools
@@ -187,18 +185,7 @@ cases:
 
 
 def test_broken_add_tools_are_placed_problems_with_fixes(tmp_path: Path) -> None:
-    path = tmp_path / "broken.yaml"
-    path.write_text(BROKEN, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "evalspec", "validate", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
-    out = done.stdout + done.stderr
-    assert done.returncode == 2, out
-    assert "Traceback" not in out
+    out = refused_suite(tmp_path / "broken.yaml", BROKEN)
     assert "broken.yaml:11:33" in out and "'mull' is not a tool of this suite" in out
     assert "did you mean 'mul'?" in out
     assert "broken.yaml:15:32" in out and "the first turn cannot add tools" in out
