@@ -156,7 +156,8 @@ def main() -> None:
         parsed = {n: transcripts(s, CALLS) for n, s in suites.items()}
         # Fill the transcripts' arguments as a run records them.
         import json
-        from dataclasses import replace
+
+        from msgspec.structs import replace
 
         for n in parsed:
             parsed[n] = [
