@@ -625,6 +625,10 @@ def test_evaluators_of_a_multi_turn_case_judge_the_whole_conversation(
     strict = rescore("[{tool_call_count: {counts: {add: '==1'}}}]", rule="all_or_nothing")
     assert (strict.status, strict.score) == ("fail", 0.0)
     assert strict.reason.startswith("all or nothing: the conversation failed")
+    # A required evaluator gates the case whatever the mean, as in a single-turn case.
+    gate = rescore("[{tool_call_count: {counts: {add: '==1'}}, required: true}]")
+    assert gate.status == "fail" and gate.score == pytest.approx(2 / 3)
+    assert "the conversation's required evaluator tool_call_count" in gate.reason
     # The evaluators read no request: editing them leaves the evidence fresh.
     assert api.stale_transcripts(api.load_suite(path), transcripts) == []
 

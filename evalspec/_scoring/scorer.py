@@ -273,31 +273,36 @@ class Scorer:
                 prep.state_start = sum((c.user_turn or 0) < index for c in done)
             return self._score(part, prep)
 
-        conversation = self._conversation(prep) if whole.evaluators else None
+        conversation, required = self._conversation(prep) if whole.evaluators else (None, [])
         score, status, reason, rows, details = score_turns(
             prep.case, t, one, band, self._turn_cases(prep.case), conversation
         )
         tally = _Explanation(rows=rows, details=details)
+        # A required evaluator gates the case, as in a single-turn case (a required check in a
+        # turn gates that turn).
+        tally.required_failures.extend(f"the conversation's {why}" for why in required)
         tally.evaluators = {r.field: r.score for r in rows if r.critic in _CHECK_KINDS}
         self._budget_rows(prep, tally)
         if tally.required_failures:
             return _result(t, score, "fail", join_reasons(tally.required_failures), tally)
         return _result(t, score, status, reason, tally)
 
-    def _conversation(self, prep: _Prepared) -> CaseResult:
+    def _conversation(self, prep: _Prepared) -> tuple[CaseResult, list[str]]:
         """A multi-turn case's evaluators on the whole conversation: every call of every turn,
-        against the calls all the turns expect, in order (their default criteria)."""
+        against the calls all the turns expect, in order (their default criteria); with the
+        required evaluators that failed."""
         whole, t = prep.case, prep.transcript
         expected = tuple(c for turn in whole.turns if turn.expect for c in turn.expect.tool_calls)
         case = replace(whole, expect=replace(whole.expect, tool_calls=expected, final_answer=()))
         tally = _Explanation()
         self._evaluator_rows(_Prepared(case, t, list(t.tool_calls), []), tally)
-        if tally.required_failures:
-            return _result(t, tally.score, "fail", join_reasons(tally.required_failures), tally)
+        required = tally.required_failures
+        if required:
+            return _result(t, tally.score, "fail", join_reasons(required), tally), required
         status = band(tally.score, whole.rubric)
         failed = [r.reason for r in tally.rows if not r.match]
         why = join_reasons(failed) if failed else "every evaluator passed"
-        return _result(t, tally.score, status, why, tally)
+        return _result(t, tally.score, status, why, tally), []
 
     def _tool_call_rows(self, prep: _Prepared, tally: _Explanation) -> None:
         """Rows for the expected calls: matched pairs, missing calls, extra calls."""
