@@ -171,6 +171,31 @@ def test_corrupt_line_in_the_middle_is_reported_with_its_line(tmp_path: Path) ->
         Recordings(path)
 
 
+@pytest.mark.parametrize(
+    ("usage", "why"),
+    [
+        ({"prompt_tokens": "abc"}, r"usage\.prompt_tokens: expected a whole number of 0 or more"),
+        ({"completion_tokens": -5}, r"usage\.completion_tokens: .*0 or more"),
+        ({"prompt_tokens": [1]}, r"usage\.prompt_tokens: expected a whole number"),
+    ],
+)
+def test_a_line_whose_token_counts_are_no_counts_is_refused_where_it_stands(
+    tmp_path: Path, usage: dict[str, Any], why: str
+) -> None:
+    # A recordings file arrives in pull requests: its usage fed the model's and the simulated
+    # user's token sums, where text or a negative number failed the conversation at replay.
+    path = tmp_path / "rec.jsonl"
+    recordings = Recordings(path)
+    recordings.put(request("k1"), answer())
+    recordings.close()
+    head, line = path.read_text(encoding="utf-8").splitlines()
+    data = json.loads(line)
+    data["response"]["usage"] = usage
+    path.write_text(f"{head}\n{json.dumps(data)}\n{line}\n", encoding="utf-8")
+    with pytest.raises(SpecError, match=r"rec\.jsonl:2:1: not a recorded answer: response\." + why):
+        Recordings(path)
+
+
 def test_offline_miss_names_case_and_model_and_the_fix(tmp_path: Path) -> None:
     provider = RecordingProvider(Recordings(tmp_path / "rec.jsonl"), None, "offline")
     [error] = run(provider, request())

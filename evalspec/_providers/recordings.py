@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Annotated, Any, BinaryIO
 
 import msgspec
 
@@ -63,6 +63,10 @@ def _dumps(obj: Any) -> str:
     return redaction.scrub(dumps_line(obj))
 
 
+Count = Annotated[int, msgspec.Meta(ge=0)]
+"""A token count: a whole number of 0 or more."""
+
+
 class RecordedRequest(msgspec.Struct, frozen=True):
     """What was asked: the model id aside, everything that makes the request's content id."""
 
@@ -76,7 +80,9 @@ class RecordedResponse(msgspec.Struct, frozen=True):
 
     message: dict[str, Any]
     finish_reason: str | None = None
-    usage: dict[str, Any] = msgspec.field(default_factory=dict)
+    usage: dict[str, Count] = msgspec.field(default_factory=dict)
+    """Token counts by name (prompt_tokens, completion_tokens): whole numbers of 0 or more, so
+    a hand-edited or hostile line is refused where it stands, not at replay."""
     latency_s: float = 0.0
 
 

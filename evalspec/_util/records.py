@@ -175,7 +175,23 @@ def _misfit_key(mapping: Any, typ: Any) -> str:
     for key, value in mapping.items() if isinstance(mapping, dict) else ():
         if not isinstance(value, wanted) or (wanted is not bool and isinstance(value, bool)):
             return str(key)
+        if not _within(value, typ):
+            return str(key)
     return "..."
+
+
+def _within(value: Any, typ: Any) -> bool:
+    """Whether a number keeps its declared bounds (`Meta(ge=0)` and the like)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return True
+    ge, gt = getattr(typ, "ge", None), getattr(typ, "gt", None)
+    le, lt = getattr(typ, "le", None), getattr(typ, "lt", None)
+    return (
+        (ge is None or value >= ge)
+        and (gt is None or value > gt)
+        and (le is None or value <= le)
+        and (lt is None or value < lt)
+    )
 
 
 def _child_type(typ: Any, step: str | int) -> Any:
