@@ -85,20 +85,12 @@ class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return self.prompt_tokens + self.completion_tokens
 
 
-class UserUsage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class UserUsage(Usage, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Tokens of the simulated user's answers in one conversation: kept apart from `usage`,
     which counts the model under test only (its budgets and pass figures are the model's)."""
 
     model: str
     """The entry of the suite's `models:` that played the user (priced at its `price:`)."""
-    prompt_tokens: Count = 0
-    """Input tokens."""
-    completion_tokens: Count = 0
-    """Output tokens."""
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
 
 
 class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

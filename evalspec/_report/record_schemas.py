@@ -142,7 +142,17 @@ def _describe(definition: dict[str, Any], cls: type) -> None:
 
 
 def field_docs(cls: type) -> dict[str, str]:
-    """The docstring written under each field of a class, by field name."""
+    """The docstring written under each field of a class or of the classes it inherits its
+    fields from (the nearest one's), by field name."""
+    docs: dict[str, str] = {}
+    for base in reversed(cls.__mro__):
+        if base is not object and base.__module__.startswith("evalspec"):
+            docs.update(_own_field_docs(base))
+    return docs
+
+
+def _own_field_docs(cls: type) -> dict[str, str]:
+    """The docstring written under each field in the class's own body."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     except (OSError, TypeError):

@@ -106,4 +106,8 @@ class UserSimulator:
 
     def usage(self) -> UserUsage:
         """The tokens this simulated user has spent so far."""
-        return UserUsage(self.model.name, self.prompt_tokens, self.completion_tokens)
+        return UserUsage(
+            model=self.model.name,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+        )
