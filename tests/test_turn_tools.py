@@ -192,3 +192,14 @@ def test_broken_add_tools_are_placed_problems_with_fixes(tmp_path: Path) -> None
     assert "broken.yaml:19:32" in out and "the case has no `tools:`" in out
     assert "broken.yaml:24:33" in out and "'add' is offered already" in out
     assert "turn 1 expects a call to 'mul', which is not offered before turn 2" in out
+
+
+def test_a_tool_named_in_a_suite_without_tools_says_where_to_declare_it(tmp_path: Path) -> None:
+    out = refused_suite(
+        tmp_path / "none.yaml",
+        "suite: x\nmodels: [m]\ncases:\n  - name: c\n    tools: [add]\n"
+        "    turns:\n      - {user: hi, expect: {min_calls: 1}}\n"
+        "      - {user: more, add_tools: [mul]}\n",
+    )
+    assert "'add' is not a tool of this suite; add it under `tools:`" in out
+    assert "'mul' is not a tool of this suite; add it under `tools:`" in out

@@ -16,8 +16,8 @@ from evalspec._suite.model import (
     default,
 )
 from evalspec._suite.schema import (
-    did_you_mean,
     suite_schema,
+    unknown_tool_hint,
 )
 
 FUZZY_WEIGHTS = {
@@ -190,10 +190,7 @@ class ChecksPart(Reporter):
                             counts.key_pos.get(tool, pos) if isinstance(counts, LDict) else pos,
                             f"{epath}.{kind}.counts.{tool}",
                             f"{tool!r} is not a tool of this suite",
-                            did_you_mean(tool, self.tool_map)
-                            or "tools of this suite: " + ", ".join(sorted(self.tool_map))
-                            if self.tool_map
-                            else "add it under `tools:`",
+                            unknown_tool_hint(tool, self.tool_map),
                         )
             out.append(
                 EvaluatorSpec(

@@ -13,7 +13,7 @@ from typing import Any
 from evalspec._suite.build_base import Reporter, make_loc
 from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.model import Expectation, ModelSpec, Turn, UserSimulation
-from evalspec._suite.schema import did_you_mean
+from evalspec._suite.schema import did_you_mean, unknown_tool_hint
 
 _SIM_DEFAULT_TURNS = UserSimulation.__dataclass_fields__["max_turns"].default
 
@@ -98,8 +98,7 @@ class TurnsPart(Reporter):
                         pos,
                         f"{at}[{i}]",
                         f"{name!r} is not a tool of this suite",
-                        did_you_mean(name, self.tool_map)
-                        or "tools of this suite: " + ", ".join(sorted(self.tool_map)),
+                        unknown_tool_hint(name, self.tool_map),
                     )
                 elif name in offered and k > 0 and not every:
                     self.problem(

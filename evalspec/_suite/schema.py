@@ -75,6 +75,15 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f"did you mean {close[0]!r}?" if close else ""
 
 
+def unknown_tool_hint(name: str, tools: Iterable[str]) -> str:
+    """The fix for a name that is not a tool of the suite: the closest tool, else the list of
+    them, else (a suite without tools) where to declare it."""
+    names = sorted(tools)
+    if not names:
+        return "add it under `tools:`"
+    return did_you_mean(name, names) or "tools of this suite: " + ", ".join(names)
+
+
 def format_path(parts: list[Any] | tuple[Any, ...]) -> str:
     out = ""
     for p in parts:

@@ -44,6 +44,7 @@ from evalspec._suite.schema import (
     language_validator,
     quickly_valid,
     schema_problems,
+    unknown_tool_hint,
 )
 from evalspec._suite.stream import load_streaming
 from evalspec._suite.yaml_hints import cut_text_problems, implicit_reading, may_cut_text
@@ -458,9 +459,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         for i, name in enumerate(names):
             if name not in self.tool_map:
                 pos = node.item_pos[i] if node is not None else raw.pos
-                hint = did_you_mean(name, self.tool_map) or (
-                    "tools of this suite: " + ", ".join(sorted(self.tool_map))
-                )
+                hint = unknown_tool_hint(name, self.tool_map)
                 self.problem(
                     pos, f"{path}.tools[{i}]", f"{name!r} is not a tool of this suite", hint
                 )
@@ -606,11 +605,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         name_pos = item.value_pos.get("tool", item.key_pos.get(name, pos))
         tool = self.tool_map.get(name)
         if tool is None:
-            hint = did_you_mean(name, self.tool_map) or (
-                "tools of this suite: " + ", ".join(sorted(self.tool_map))
-                if self.tool_map
-                else "add it under `tools:`"
-            )
+            hint = unknown_tool_hint(name, self.tool_map)
             self.problem(name_pos, path, f"{name!r} is not a tool of this suite", hint)
             return None
         critics = self.critics(item.get("critics") or {}, item.get("critics"), f"{path}.critics")
