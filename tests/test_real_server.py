@@ -124,13 +124,16 @@ def test_support_suite_records_against_a_real_server_and_replays_offline(
     scripted = transcripts["gpt-4o-mini", "where is my order, then a refund"]
     assert scripted["user_turns"][0]["user"] == "Where is my order A17?"
     # The forced model's real tool calls ran on the shop's state: an order, or the
-    # precondition's error for a number the shop does not have.
+    # precondition's error for a number the shop does not have. The weak model also writes
+    # broken JSON (cut off, HTML entities): the call's error says so, and the run goes on.
     calls = [c for (m, _), t in transcripts.items() if m == "forced" for c in t["tool_calls"]]
     assert calls and all(c["name"] == "lookup_order" for c in calls)
     for call in calls:
-        assert isinstance(call["arguments"]["order_id"], str), call
-        output = json.dumps(call.get("output"))
-        assert "delivered" in output or "no order with the number" in output, call
+        if call["arguments"] is None:
+            assert call["error"].startswith("arguments are not valid JSON"), call
+            continue
+        seen = json.dumps(call.get("output")) + str(call.get("error"))
+        assert "delivered" in seen or "no order with the number" in seen, call
     live_results = results_of(tmp_path / "live")
 
     # The recording replays with no socket: nothing called, the same verdicts.
