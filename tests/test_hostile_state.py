@@ -1,0 +1,146 @@
+"""Stateful tools, turns and the simulated user against hostile inputs.
+
+A model's arguments, a server's reply and a suite in a pull request are untrusted: whatever
+they hold, a run ends with a report (a call's error observation, an item's error), never a
+traceback, and never writes a file that the next run refuses to read.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
+from support import cli
+
+from evalspec._suite.state_spec import compile_behavior
+from evalspec._tools.state import MAX_INT_DIGITS, run_behavior
+
+KEY_ENV = "EVALSPEC_TEST_KEY"
+
+SUITE = """\
+suite: hostile
+models:
+  - {{name: m, model: fake-m, base_url: "{url}", api_key_env: {key}}}
+  - {{name: player, model: fake-user, base_url: "{url}", api_key_env: {key}}}
+run: {{retries: 0, timeout: 10, recordings: rec.jsonl, max_turns: 3}}
+state: {{x: 0}}
+tools:
+  - name: bump
+    description: Add a number to the counter twice.
+    parameters: {{type: object, properties: {{v: {{type: integer}}}}, required: [v]}}
+    behavior:
+      effects:
+        - set: /x
+          value: ${{args.v}}
+        - increment: /x
+          by: ${{args.v}}
+      response: done
+cases:
+  - name: bump
+    user: bump it
+    expect:
+      state: {{/x: 2}}
+  - name: talk
+    user:
+      simulate: {{goal: bump the counter, model: player, max_turns: 2}}
+    expect: {{final_answer: {{contains: done}}}}
+"""
+
+NINES = "9" * MAX_INT_DIGITS
+"""The longest whole number JSON text may hold for Python; twice it is one digit longer."""
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-hostile-0000")
+
+
+def write(tmp_path: Path, url: str) -> Path:
+    path = tmp_path / "hostile.yaml"
+    path.write_text(SUITE.format(url=url, key=KEY_ENV), encoding="utf-8")
+    return path
+
+
+def run(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    out = path.parent / "runs" / str(len(list(path.parent.glob("runs/*"))))
+    return cli("run", path, "--out", out, *args, env={"COLUMNS": "200"})
+
+
+def transcripts(tmp_path: Path) -> dict[str, dict]:
+    run_dir = tmp_path / "runs" / "0"
+    lines = (run_dir / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
+    return {t["case"]: t for t in map(json.loads, lines)}
+
+
+def test_an_increment_past_what_json_can_write_is_the_calls_error_not_a_crash(
+    tmp_path: Path, key: None
+) -> None:
+    """A model's whole number of 4300 digits, doubled by an increment, made a state the
+    transcript writer could not encode: `run` died with a ValueError traceback."""
+
+    def answer(body: dict) -> Reply:
+        if body["model"] == "fake-user":
+            return text_reply("###STOP###")
+        if body["messages"][-1]["role"] == "tool":
+            return text_reply("finished")
+        return tool_call_reply("bump", '{"v": ' + NINES + "}")
+
+    with FakeOpenAI(answer) as server:
+        done = run(write(tmp_path, server.base_url))
+    assert "Traceback" not in done.stderr + done.stdout
+    assert done.returncode == 1, done.stderr  # the case fails; the run completes
+    bump = transcripts(tmp_path)["bump"]
+    (observation,) = (m["content"] for m in bump["messages"] if m["role"] == "tool")
+    assert f"/x would have more than {MAX_INT_DIGITS} digits" in observation
+    assert bump["state"] == {"x": 0}  # all or nothing: the set was undone too
+
+
+def test_increments_that_leave_the_numbers_json_holds_are_refused_and_change_nothing() -> None:
+    twice = compile_behavior(
+        {"effects": [{"set": "/x", "value": "${args.v}"}, {"increment": "/x", "by": "${args.v}"}]}
+    )
+    state = {"x": 0}
+    out = run_behavior(twice, state, 2, {"v": int(NINES)})
+    assert out.error == f"/x would have more than {MAX_INT_DIGITS} digits"
+    assert out.state is state
+    low = run_behavior(twice, state, 2, {"v": -int(NINES)})
+    assert low.error == f"/x would have more than {MAX_INT_DIGITS} digits"
+    fits = run_behavior(twice, state, 2, {"v": int(NINES) // 2})
+    assert fits.error is None and fits.state["x"] == int(NINES) - 1
+    # a whole number too large for a float, plus a fraction: OverflowError before
+    half = compile_behavior({"effects": [{"increment": "/x", "by": 0.5}]})
+    out = run_behavior(half, {"x": 10**400}, 2, {})
+    assert out.error == "/x would not be a finite number"
+
+
+@pytest.mark.parametrize("usage", [{"prompt_tokens": -7}, {"completion_tokens": float("inf")}])
+def test_a_servers_broken_token_counts_fail_its_item_and_are_never_recorded(
+    tmp_path: Path, key: None, usage: dict
+) -> None:
+    """A simulated user's server that counted -7 tokens got its answer recorded; the same run
+    then refused its own recordings file at that line (exit 2), and so did every later run.
+    Infinity was an OverflowError."""
+
+    def answer(body: dict) -> Reply | dict:
+        if body["model"] == "fake-user":
+            return Reply({"role": "assistant", "content": "bump it"}, usage=usage)
+        if body["messages"][-1]["role"] == "tool":
+            return text_reply("done")
+        return tool_call_reply("bump", {"v": 1})
+
+    with FakeOpenAI(answer) as server:
+        path = write(tmp_path, server.base_url)
+        first = run(path)
+        assert "Traceback" not in first.stderr + first.stdout
+        assert first.returncode == 1, first.stdout + first.stderr
+        talk = transcripts(tmp_path)["talk"]
+        assert "not a chat completion" in talk["error"]
+        assert transcripts(tmp_path)["bump"]["error"] is None
+        recorded = (tmp_path / "rec.jsonl").read_text(encoding="utf-8")
+        assert "fake-user" not in recorded
+        again = run(path, "--record", "offline")
+    assert "not a recorded answer" not in again.stdout + again.stderr
+    assert again.returncode == 3  # the simulated user's answer was never recorded
