@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
@@ -144,3 +145,62 @@ def test_a_servers_broken_token_counts_fail_its_item_and_are_never_recorded(
         again = run(path, "--record", "offline")
     assert "not a recorded answer" not in again.stdout + again.stderr
     assert again.returncode == 3  # the simulated user's answer was never recorded
+
+
+HOSTILE_ARGUMENTS = {
+    "NaN": '{"v": NaN}',
+    "Infinity": '{"v": -Infinity}',
+    "1e999": '{"v": 1e999}',
+    "deep": '{"v": ' + "[" * 150 + "]" * 150 + "}",
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_ARGUMENTS))
+def test_arguments_no_transcript_may_hold_are_refused_so_the_run_can_be_rescored(
+    tmp_path: Path, key: None, name: str
+) -> None:
+    """NaN, Infinity, 1e999 (a float overflow) and 150 levels of nesting were parsed from a
+    model's arguments, written into transcripts.jsonl and results.json, and then `score` and
+    `view` refused the run's own files (exit 2, 'Infinity is not a number JSON allows')."""
+
+    def answer(body: dict) -> Reply:
+        if body["model"] == "fake-user":
+            return text_reply("###STOP###")
+        if body["messages"][-1]["role"] == "tool":
+            return text_reply("finished")
+        return tool_call_reply("bump", HOSTILE_ARGUMENTS[name])
+
+    with FakeOpenAI(answer) as server:
+        path = write(tmp_path, server.base_url)
+        assert run(path).returncode == 1
+    bump = transcripts(tmp_path)["bump"]
+    (observation,) = (m["content"] for m in bump["messages"] if m["role"] == "tool")
+    assert "arguments are not valid JSON" in observation
+    assert bump["state"] == {"x": 0}
+    run_dir = tmp_path / "runs" / "0"
+    scored = cli("score", path, "-t", run_dir / "transcripts.jsonl", env={"COLUMNS": "200"})
+    assert scored.returncode == 1, scored.stdout + scored.stderr  # the case fails, as in the run
+    viewed = cli("view", run_dir, "-o", tmp_path / "report.html")
+    assert viewed.returncode == 0, viewed.stdout + viewed.stderr
+
+
+def test_a_server_reply_nested_deeper_than_a_transcript_may_hold_fails_its_item(
+    tmp_path: Path, key: None
+) -> None:
+    deep: Any = "x"
+    for _ in range(250):
+        deep = [deep]
+
+    def answer(body: dict) -> Reply | dict:
+        if body["model"] == "fake-user":
+            return text_reply("###STOP###")
+        message = {"role": "assistant", "content": "done", "extra": deep}
+        return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+
+    with FakeOpenAI(answer) as server:
+        path = write(tmp_path, server.base_url)
+        assert run(path).returncode == 1
+    assert "not a chat completion" in transcripts(tmp_path)["bump"]["error"]
+    run_dir = tmp_path / "runs" / "0"
+    scored = cli("score", path, "-t", run_dir / "transcripts.jsonl", env={"COLUMNS": "200"})
+    assert scored.returncode == 1, scored.stdout + scored.stderr

@@ -30,7 +30,7 @@ from evalspec._providers.http_policy import redirect_message, refuse_clear_text,
 from evalspec._suite.endpoints import ENV_REF, is_loopback
 from evalspec._util import redaction
 from evalspec._util.errors import RunError
-from evalspec._util.reading import without_lone_surrogates
+from evalspec._util.reading import loads_untrusted, without_lone_surrogates
 from evalspec._util.schemas import DEFAULT_API_KEY_ENV, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 
 _log = logging.getLogger(__name__)
@@ -454,7 +454,7 @@ class OpenAIChatProvider:
         self, text: str, latency: float, request: ChatRequest, attempts: int
     ) -> ChatResponse:
         try:
-            data = json.loads(text)
+            data = loads_untrusted(text)
             choice = data["choices"][0]
             message = choice["message"]
             if not isinstance(message, dict):
