@@ -204,3 +204,26 @@ def test_a_server_reply_nested_deeper_than_a_transcript_may_hold_fails_its_item(
     run_dir = tmp_path / "runs" / "0"
     scored = cli("score", path, "-t", run_dir / "transcripts.jsonl", env={"COLUMNS": "200"})
     assert scored.returncode == 1, scored.stdout + scored.stderr
+
+
+def test_a_bfcl_balance_funded_to_infinity_is_still_a_transcript_score_reads(
+    tmp_path: Path,
+) -> None:
+    """BFCL's TradingBot adds floats: funding 1e308 twice made the balance inf, which the
+    snapshot wrote as `Infinity` into transcripts.jsonl, and `score` refused the file."""
+    pytest.importorskip("bfcl_eval")
+    from evalspec._interop.bfcl_environment import bfcl_environment
+    from evalspec._transcript import Transcript, load_transcripts
+    from evalspec._util.files import dumps_line
+
+    env = bfcl_environment({"TradingBot": {}}, {})
+    env.call("trading_login", {"username": "a", "password": "b"})
+    for _ in range(2):
+        env.call("fund_account", {"amount": 1e308})
+    state = env.snapshot()
+    assert state["TradingBot"]["account_info"]["balance"] == "Infinity"
+    path = tmp_path / "transcripts.jsonl"
+    t = Transcript(item_id="i", case="c", model="m", state=state)
+    path.write_text(dumps_line(t.to_dict()) + "\n", encoding="utf-8")
+    (back,) = load_transcripts(path)
+    assert back.state == state
