@@ -227,3 +227,38 @@ def test_a_bfcl_balance_funded_to_infinity_is_still_a_transcript_score_reads(
     path.write_text(dumps_line(t.to_dict()) + "\n", encoding="utf-8")
     (back,) = load_transcripts(path)
     assert back.state == state
+
+
+@pytest.mark.parametrize(
+    "kind, answer",
+    [
+        ("fc", [{"touch": '{"file_name": ' + "[" * 500 + "]" * 500 + "}"}]),
+        ("fc", [{"touch": '{"file_name": NaN}'}]),
+    ],
+    ids=["deep", "nan"],
+)
+def test_imported_bfcl_results_are_transcripts_that_score_reads(
+    tmp_path: Path, kind: str, answer: object
+) -> None:
+    """BFCL result arguments nested 500 deep or holding NaN were imported as they were, and
+    `score` then refused the transcripts `import bfcl-results` had just written (exit 2)."""
+    bfcl_eval = pytest.importorskip("bfcl_eval")
+    data = Path(bfcl_eval.__file__).parent / "data"
+    for name, source in [
+        ("q.json", data / "BFCL_v4_multi_turn_base.json"),
+        ("a.json", data / "possible_answer" / "BFCL_v4_multi_turn_base.json"),
+    ]:
+        first = source.read_text(encoding="utf-8").splitlines()[0]
+        (tmp_path / name).write_text(first + "\n", encoding="utf-8")
+    suite = tmp_path / "mt.yaml"
+    made = cli("import", "bfcl", tmp_path / "q.json", tmp_path / "a.json", "--out", suite)
+    assert made.returncode == 0, made.stderr
+    result = {"id": "multi_turn_base_0", "result": [[answer]]}
+    (tmp_path / "r.json").write_text(json.dumps(result) + "\n", encoding="utf-8")
+    out = tmp_path / "t.jsonl"
+    imported = cli("import", "bfcl-results", suite, tmp_path / "r.json", "--out", out)
+    assert imported.returncode == 0, imported.stderr
+    assert json.loads(out.read_text(encoding="utf-8"))["tool_calls"] == []  # no call, as BFCL
+    scored = cli("score", suite, "-t", out, env={"COLUMNS": "200"})
+    assert scored.returncode == 1, scored.stdout + scored.stderr  # the case fails
+    assert "nests deeper" not in scored.stdout + scored.stderr

@@ -258,6 +258,20 @@ def loads_untrusted(text: str, depth: int = MAX_JSON_DEPTH) -> Any:
         raise ValueError(f"the JSON nests deeper than {depth} levels") from None
 
 
+def nests_deeper(value: Any, limit: int) -> bool:
+    """Whether lists and mappings in `value` nest more than `limit` levels (a value made from
+    untrusted text some other way than `loads_untrusted`, held to the same bound)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list | tuple):
+            if depth > limit:
+                return True
+            items = node.values() if isinstance(node, dict) else node
+            stack.extend((item, depth + 1) for item in items)
+    return False
+
+
 def parse_json(text: str, name: str, line: int = 1) -> Any:
     """JSON from untrusted text: depth-limited, NaN and Infinity refused; InputError otherwise.
 
