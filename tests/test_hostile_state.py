@@ -8,6 +8,7 @@ traceback, and never writes a file that the next run refuses to read.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -262,3 +263,38 @@ def test_imported_bfcl_results_are_transcripts_that_score_reads(
     scored = cli("score", suite, "-t", out, env={"COLUMNS": "200"})
     assert scored.returncode == 1, scored.stdout + scored.stderr  # the case fails
     assert "nests deeper" not in scored.stdout + scored.stderr
+
+
+SPOOFS = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+"""C1 controls and bidirectional overrides: the console and Markdown show them as escapes."""
+
+
+def test_the_html_report_shows_bidi_overrides_and_c1_controls_as_escapes(
+    tmp_path: Path, key: None
+) -> None:
+    """A state change row, a model's answer or a suite's description holding U+202E showed
+    reversed in the HTML report (and a raw U+009B in the file is a CSI to a terminal)."""
+    hostile = "txt.exe\u202e \x9b2J done"
+
+    def answer(body: dict) -> Reply:
+        if body["model"] == "fake-user":
+            return text_reply("###STOP###")
+        if body["messages"][-1]["role"] == "tool":
+            return text_reply(hostile)
+        return tool_call_reply("bump", {"v": 1})
+
+    path = write(tmp_path, "")
+    text = SUITE.format(url="{url}", key=KEY_ENV).replace(
+        "suite: hostile\n", "suite: hostile\ndescription: 'evil\\u202eexe.txt'\n"
+    )
+    with FakeOpenAI(answer) as server:
+        path.write_text(text.replace("{url}", server.base_url), encoding="utf-8")
+        done = run(path, "--html", str(tmp_path / "r.html"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert SPOOFS.search(page) is None
+    assert "evil\\u202eexe.txt" in page  # the description, shown as an escape
+    data = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page)
+    assert data is not None
+    shown = json.dumps(json.loads(data.group(1)), ensure_ascii=False)
+    assert "txt.exe\\\\u202e \\\\u009b2J done" in shown  # the answer, shown as escapes
