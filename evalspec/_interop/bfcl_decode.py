@@ -27,6 +27,8 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeGuard
 
+from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted, nests_deeper
+
 Kind = Literal["prompting", "fc"]
 KINDS: tuple[Kind, ...] = ("prompting", "fc")
 
@@ -64,11 +66,13 @@ def decode_fc(result: Any) -> list[Call]:
             raise DecodeError(f"each call must be {{name: arguments}}, got {str(item)[:60]}")
         name, args = next(iter(item.items()))
         try:
-            params = json.loads(args) if isinstance(args, str) else args
-        except (ValueError, RecursionError):
+            params = loads_untrusted(args, MAX_VALUE_DEPTH) if isinstance(args, str) else args
+        except ValueError:  # NaN, too deep: nothing a transcript may hold (score refused it)
             raise DecodeError(f"the arguments of {name} are not JSON: {args[:60]}") from None
         if not isinstance(params, dict):
             raise DecodeError(f"the arguments of {name} are not a JSON object")
+        if nests_deeper(params, MAX_VALUE_DEPTH):
+            raise DecodeError(f"the arguments of {name} nest deeper than {MAX_VALUE_DEPTH}")
         calls.append((str(name), params))
     return calls
 
@@ -98,9 +102,12 @@ def decode_prompting(text: str) -> list[Call]:
         if not isinstance(node, ast.Call):
             raise DecodeError(f"not a function call: {_source(node)}")
         try:
-            calls.append(_call(node))
+            name, args = _call(node)
         except RecursionError:
             raise DecodeError("arguments nested too deeply") from None
+        if nests_deeper(args, MAX_VALUE_DEPTH):
+            raise DecodeError(f"the arguments of {name} nest deeper than {MAX_VALUE_DEPTH}")
+        calls.append((name, args))
     return calls
 
 

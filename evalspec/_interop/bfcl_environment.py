@@ -16,9 +16,11 @@ import decimal
 import importlib
 import inspect
 import json
+import math
 from typing import Any
 
 from evalspec._tools.environment import ToolOutcome
+from evalspec._tools.state import MAX_INT_DIGITS
 from evalspec._util.errors import UsageError
 from evalspec._util.registry import register
 
@@ -47,6 +49,7 @@ MAX_PRECISION = 1_000
 """MathAPI.logarithm / square_root: digits of precision asked for."""
 MAX_DEPTH = 64
 """Nesting of a snapshot (BFCL's file system is a tree of objects)."""
+_INT_LIMIT = 10**MAX_INT_DIGITS
 _MPMATH_DPS = 15
 """mpmath's default precision (`mpmath.mp.dps` in a fresh process)."""
 
@@ -180,6 +183,11 @@ def _json(value: Any, depth: int, ancestors: tuple[int, ...] = ()) -> Any:
     an object being converted (a directory's `parent`) is left out, as BFCL's `==` ignores it."""
     if depth > MAX_DEPTH:
         return "<too deep>"
+    if isinstance(value, float) and not math.isfinite(value):
+        # JSON has no such number: a transcript holding one could not be read back
+        return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _INT_LIMIT:
+        return f"<a whole number of more than {MAX_INT_DIGITS} digits>"
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, dict):

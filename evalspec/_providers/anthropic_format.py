@@ -26,6 +26,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from evalspec._providers.base import token_count
+
 DEFAULT_MAX_TOKENS = 4096
 """Anthropic requires max_tokens; used when a model's params give none."""
 
@@ -207,11 +209,11 @@ def from_reply(data: Any) -> tuple[dict[str, Any], str | None, dict[str, int]]:
     raw_usage = data.get("usage")
     usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
     prompt = sum(
-        int(usage.get(k) or 0)
+        token_count(usage.get(k))
         for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     )
     return (
         message,
         finish,
-        {"prompt_tokens": prompt, "completion_tokens": int(usage.get("output_tokens") or 0)},
+        {"prompt_tokens": prompt, "completion_tokens": token_count(usage.get("output_tokens"))},
     )

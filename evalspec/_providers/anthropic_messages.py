@@ -9,7 +9,6 @@ the client, the request body and the parsing (``providers/anthropic_format.py``)
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from evalspec._providers.anthropic_format import NotAMessagesReply, from_reply, to_body
@@ -17,6 +16,7 @@ from evalspec._providers.base import ChatRequest, ChatResponse, ProviderError
 from evalspec._providers.http_policy import sdk_http_client
 from evalspec._providers.openai_chat import OpenAIChatProvider
 from evalspec._util import redaction
+from evalspec._util.reading import loads_untrusted
 
 
 class AnthropicMessagesProvider(OpenAIChatProvider):
@@ -56,7 +56,7 @@ class AnthropicMessagesProvider(OpenAIChatProvider):
         self, text: str, latency: float, request: ChatRequest, attempts: int
     ) -> ChatResponse:
         try:
-            message, finish, usage = from_reply(json.loads(text))
+            message, finish, usage = from_reply(loads_untrusted(text))
             # A server that echoes the request (its headers, the key) must not get it stored.
             message = redaction.scrub_value(message)
         except (ValueError, TypeError, AttributeError, RecursionError, NotAMessagesReply):

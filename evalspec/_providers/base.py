@@ -97,6 +97,27 @@ class RecordingStore(Protocol):
     def close(self) -> None: ...
 
 
+MAX_TOKEN_COUNT = 10**15
+"""More tokens than any one reply holds: a larger count is a broken server's, not a cost."""
+
+
+def token_count(value: Any) -> int:
+    """A reply's token count (absent: 0) as a recording keeps it, a whole number of 0 or more;
+    anything else raises ValueError. A server's negative or infinite count was recorded, and
+    the recording then refused by every run that read it."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"a token count must be a whole number, not {value!r:.40}")
+    try:
+        count = int(value)
+    except (ValueError, OverflowError):
+        raise ValueError(f"a token count must be a whole number, not {value!r:.40}") from None
+    if not 0 <= count <= MAX_TOKEN_COUNT:
+        raise ValueError(f"a token count must be between 0 and {MAX_TOKEN_COUNT}, not {count}")
+    return count
+
+
 class ProviderError(Exception):
     """One request failed for good; the item is marked errored and the run goes on."""
 

@@ -19,12 +19,18 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from evalspec._providers.base import ChatRequest, ChatResponse, Limiter, ProviderError
+from evalspec._providers.base import (
+    ChatRequest,
+    ChatResponse,
+    Limiter,
+    ProviderError,
+    token_count,
+)
 from evalspec._providers.http_policy import redirect_message, refuse_clear_text, sdk_http_client
 from evalspec._suite.endpoints import ENV_REF, is_loopback
 from evalspec._util import redaction
 from evalspec._util.errors import RunError
-from evalspec._util.reading import without_lone_surrogates
+from evalspec._util.reading import loads_untrusted, without_lone_surrogates
 from evalspec._util.schemas import DEFAULT_API_KEY_ENV, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 
 _log = logging.getLogger(__name__)
@@ -448,7 +454,7 @@ class OpenAIChatProvider:
         self, text: str, latency: float, request: ChatRequest, attempts: int
     ) -> ChatResponse:
         try:
-            data = json.loads(text)
+            data = loads_untrusted(text)
             choice = data["choices"][0]
             message = choice["message"]
             if not isinstance(message, dict):
@@ -458,8 +464,8 @@ class OpenAIChatProvider:
             usage = data.get("usage") or {}
             finish = choice.get("finish_reason")
             counted = {
-                "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-                "completion_tokens": int(usage.get("completion_tokens") or 0),
+                "prompt_tokens": token_count(usage.get("prompt_tokens")),
+                "completion_tokens": token_count(usage.get("completion_tokens")),
             }
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             snippet = self._redact(text[:200])

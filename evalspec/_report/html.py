@@ -28,6 +28,7 @@ from evalspec._report.html_data import (
     shown,
 )
 from evalspec._scoring.results_file import ResultsFile, plain
+from evalspec._util import terminal
 from evalspec._util.files import write_text_atomic
 
 if TYPE_CHECKING:
@@ -47,7 +48,12 @@ def _assets() -> tuple[Any, str, str]:
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(ASSETS), autoescape=True, keep_trailing_newline=True
+        loader=jinja2.FileSystemLoader(ASSETS),
+        autoescape=True,
+        keep_trailing_newline=True,
+        # a suite's name or description, a model's label: control characters and bidirectional
+        # overrides shown as escapes, never sent (the page's data is made safe by script_json)
+        finalize=lambda v: v if isinstance(v, Markup) or v is None else terminal.plain(v),
     )
     js = (ASSETS / "report.js").read_text(encoding="utf-8")
     css = (ASSETS / "report.css").read_text(encoding="utf-8")

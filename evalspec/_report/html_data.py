@@ -9,6 +9,7 @@ markup.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -341,4 +342,12 @@ def script_json(payload: Payload) -> str:
     except UnicodeEncodeError:  # half an emoji in a live answer: json writes it as an escape
         plain = msgspec.to_builtins(payload)
         text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    # The encoder leaves C1 controls and bidirectional overrides as they are: a state value or
+    # a model's answer holding U+202E showed its row reversed. The page shows them as escapes
+    # (an escaped backslash: after parsing, the text `\u202e`), as the console does.
+    return _SHOWN_AS_ESCAPE.sub(lambda m: f"\\\\u{ord(m.group()):04x}", text)
+
+
+_SHOWN_AS_ESCAPE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+"""What `_util.terminal` escapes beyond the C0 controls, which JSON text escapes itself."""

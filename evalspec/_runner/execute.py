@@ -45,6 +45,7 @@ from evalspec._transcript import ToolCall, Transcript, Usage
 from evalspec._util import redaction
 from evalspec._util.errors import RunError
 from evalspec._util.files import FILE_MODE, dumps_line
+from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
 from evalspec._util.redaction import redact, secrets_from_env
 
 if TYPE_CHECKING:
@@ -331,8 +332,8 @@ def _parse_args(raw: str) -> dict[str, Any] | None:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except ValueError:
+        value = loads_untrusted(raw, MAX_VALUE_DEPTH)
+    except ValueError:  # NaN, too deep...: not JSON a transcript may hold; the call is refused
         return None
     return value if isinstance(value, dict) else None
 

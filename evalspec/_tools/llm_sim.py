@@ -21,6 +21,7 @@ from evalspec._tools.result import ToolResult
 from evalspec._tools.stb_cache import ResponseCache, cache_key, canonical_key
 from evalspec._util import redaction
 from evalspec._util.errors import RunError, SpecError
+from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
 
 _log = logging.getLogger(__name__)
 
@@ -87,13 +88,13 @@ def parse_reply(text: str | None) -> dict[str, Any] | None:
         if body.lower().startswith("json"):
             body = body[4:]
     try:
-        value = json.loads(body)
+        value = loads_untrusted(body, MAX_VALUE_DEPTH)
     except ValueError:
         start, end = body.find("{"), body.rfind("}")
         if start < 0 or end <= start:
             return None
         try:
-            value = json.loads(body[start : end + 1])
+            value = loads_untrusted(body[start : end + 1], MAX_VALUE_DEPTH)
         except ValueError:
             return None
     if not isinstance(value, dict) or not ({"error", "response"} & value.keys()):

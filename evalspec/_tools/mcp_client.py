@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import textwrap
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TextIO
@@ -28,6 +27,7 @@ from evalspec._suite.model import McpServer
 from evalspec._tools.stderr_tail import StderrTail
 from evalspec._util import redaction
 from evalspec._util.errors import RunError
+from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
 from evalspec._util.redaction import redact
 
 MAX_OUTPUT_CHARS = 100_000
@@ -92,7 +92,7 @@ def result_to_output(result: Any) -> tuple[Any, str | None]:
         return None, text or "the tool reported an error"
     if len(texts) == 1:
         try:
-            return json.loads(text), None
+            return loads_untrusted(text, MAX_VALUE_DEPTH), None
         except ValueError:
             pass
     structured = _field(result, "structured_content", "structuredContent")

@@ -15,7 +15,6 @@ simulator (``simulate``), else the observation "no simulated response for these 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from evalspec._suite.model import SimulatedResponse, Tool
 from evalspec._tools.result import ToolResult
 from evalspec._tools.stb_cache import ResponseCache, canonical_key, index_cache_dir
+from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
 from evalspec._util.schemas import plain_schema
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def find_rule(
 def _arguments_problem(raw_arguments: str) -> str:
     """Explain why raw arguments did not parse to a JSON object."""
     try:
-        value = json.loads(raw_arguments)
+        value = loads_untrusted(raw_arguments, MAX_VALUE_DEPTH)
     except ValueError as exc:
         msg = getattr(exc, "msg", str(exc))
         pos = getattr(exc, "pos", None)

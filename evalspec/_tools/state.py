@@ -41,6 +41,11 @@ DEFAULT_OUTPUT = "ok"
 _MISSING = object()
 _DELETE = object()
 _TEXT = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+MAX_INT_DIGITS = 4300
+"""Digits of a whole number an increment may make: JSON text holds no longer one that Python
+reads or writes (its int/str conversion limit), and a larger one in the state failed the run
+when the transcript was written."""
+_INT_LIMIT = 10**MAX_INT_DIGITS
 
 
 class Failure(Exception):
@@ -519,9 +524,14 @@ def _incremented(old: Any, by: int | float, parts: Any) -> Any:
     value = _number(old)
     if value is None:
         raise Failure(f"{pointer_text(parts)} is {_short(old)}, not a number to increment")
-    result = value + by
+    try:
+        result = value + by
+    except OverflowError:  # a whole number too large for a float, plus a fraction
+        raise Failure(f"{pointer_text(parts)} would not be a finite number") from None
     if result != result or result in (float("inf"), float("-inf")):
         raise Failure(f"{pointer_text(parts)} would not be a finite number")
+    if type(result) is int and not -_INT_LIMIT < result < _INT_LIMIT:
+        raise Failure(f"{pointer_text(parts)} would have more than {MAX_INT_DIGITS} digits")
     return result
 
 

@@ -241,6 +241,37 @@ def _loads(text: str) -> Any:
         return json.loads(text, **kwargs)
 
 
+MAX_VALUE_DEPTH = 100
+"""Nesting of a value a model, a server or a tool sends (arguments, outputs): well inside
+MAX_JSON_DEPTH with the transcript line or results file around it."""
+
+
+def loads_untrusted(text: str, depth: int = MAX_JSON_DEPTH) -> Any:
+    """JSON a model, a server or a tool sent, held to what evalspec's own files may hold, so a
+    run never writes a transcript that `score` and `view` then refuse: no NaN or Infinity, no
+    number too large for a float, at most `depth` levels. ValueError otherwise."""
+    if json_depth_error(text, depth) is not None:
+        raise ValueError(f"the JSON nests deeper than {depth} levels")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:  # pragma: no cover - the scan above refuses it first
+        raise ValueError(f"the JSON nests deeper than {depth} levels") from None
+
+
+def nests_deeper(value: Any, limit: int) -> bool:
+    """Whether lists and mappings in `value` nest more than `limit` levels (a value made from
+    untrusted text some other way than `loads_untrusted`, held to the same bound)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list | tuple):
+            if depth > limit:
+                return True
+            items = node.values() if isinstance(node, dict) else node
+            stack.extend((item, depth + 1) for item in items)
+    return False
+
+
 def parse_json(text: str, name: str, line: int = 1) -> Any:
     """JSON from untrusted text: depth-limited, NaN and Infinity refused; InputError otherwise.
 
