@@ -7,6 +7,7 @@ plugin registered.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.build_base import make_loc, plain
@@ -17,9 +18,12 @@ from evalspec._suite.state_spec import (
     Behavior,
     SpecProblem,
     compile_behavior,
+    created_roots,
+    escape,
     merge_state,
     parse_pointer,
     state_problem,
+    state_roots,
 )
 
 _CHECK_KEYS = ("weight", "required")
@@ -56,6 +60,7 @@ class StatePart:
         except SpecProblem as exc:
             self._spec_problem(raw, bpath, exc)
             return None
+        self.__dict__.setdefault("state_users", []).append((raw, bpath, behavior))
         for arg in sorted(behavior.arguments - props):
             where = _find_reference(raw, f"args.{arg}")
             hint = did_you_mean(arg, sorted(props)) or (
@@ -140,6 +145,8 @@ class StatePart:
         own = raw.get("state")
         if own is None:
             return suite_state
+        if isinstance(own, dict):
+            self.__dict__.setdefault("case_state_keys", set()).update(map(str, own))
         pos = self.vpos(raw, "state")
         if suite_state is None:
             self.problem(
@@ -154,6 +161,28 @@ class StatePart:
         if why:
             self.problem(pos, f"{path}.state", why, "make the state smaller")
         return merged
+
+    def check_state_roots(self, suite_state: Any) -> None:
+        """A behaviour's fixed path into a key no state has fails every call at run time
+        ("the state has nothing at /item_count"), seen only by the model: name it now."""
+        if not isinstance(suite_state, dict) or self.__dict__.get("environment_spec"):
+            return
+        users = self.__dict__.get("state_users", [])
+        known = set(suite_state) | self.__dict__.get("case_state_keys", set())
+        known |= {root for _, _, b in users for root, _ in created_roots(b)}
+        for raw, bpath, behavior in users:
+            for root, where in state_roots(behavior):
+                if root in known:
+                    continue
+                close = did_you_mean(root, sorted(known))
+                self.problem(
+                    locate(raw, list(where), key=isinstance(where[-1], str)),
+                    _path(bpath, where),
+                    f"/{escape(root)} is not in the suite's `state:` (nor in any case's), so "
+                    "this fails at every call",
+                    (f"{close} " if close else "")
+                    + f"add `{root}:` with its first value under `state:`, or fix the path",
+                )
 
     def state_checks(
         self, raw: LDict, epath: str, stateful: bool
@@ -221,6 +250,18 @@ class StatePart:
             if close and not _is_critic(k):
                 self.problem(pos, f"{path}.{k}", f"unknown key {k!r} in a state check", close)
                 return None
+        unknown = [k for k in critic_keys if not _is_critic(k)]
+        if unknown and "value" not in value:
+            # A record written as the expected value: its keys are fields, not critics.
+            self.problem(
+                pos,
+                path,
+                f"a mapping here is read as a critic, and {', '.join(map(repr, unknown))} "
+                + ("is no critic" if len(unknown) == 1 else "are no critics"),
+                "to expect this mapping itself, write it under `value:`, e.g. "
+                f"{{value: {_short_json(plain(value))}}}",
+            )
+            return None
         if "value" in value and not critic_keys:
             rest = {**rest, "binary": True}
         if not critic_keys and "value" not in value:
@@ -235,6 +276,11 @@ class StatePart:
         if judged is None:
             return None
         return StateCheck(pointer, parts, judged, plain(value.get("value")), loc=loc)
+
+
+def _short_json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_critic(kind: str) -> bool:

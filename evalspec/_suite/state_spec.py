@@ -43,7 +43,7 @@ _STATE_REF = re.compile(r"(state|count)((?:/[^/]*)*)$")
 class SpecProblem(Exception):
     """Something wrong in a behaviour, at `where` (keys under `behavior:`)."""
 
-    def __init__(self, where: tuple[Any, ...], message: str, hint: str = ""):
+    def __init__(self, where: tuple[Any, ...], message: str, hint: str):
         super().__init__(message)
         self.where = where
         self.message = message
@@ -160,13 +160,25 @@ def parse_pointer(text: str, where: tuple[Any, ...] = ()) -> tuple[str, ...]:
         )
     parts = text[1:].split("/")
     if len(parts) > MAX_PATH_PARTS:
-        raise SpecProblem(
-            where, f"the path has {len(parts)} parts; the limit is {MAX_PATH_PARTS}", ""
-        )
+        raise SpecProblem(where, *_too_long(len(parts)))
     for p in parts:
         if re.search(r"~(?![01])", p):
-            raise SpecProblem(where, f"{text!r}: '~' must be written ~0 (and '/' as ~1)", "")
+            raise SpecProblem(where, *_tilde(text))
     return tuple(unescape(p) for p in parts)
+
+
+def _too_long(count: int) -> tuple[str, str]:
+    return (
+        f"the path has {count} parts; the limit is {MAX_PATH_PARTS}",
+        "shorten the path: keep the state flatter",
+    )
+
+
+def _tilde(text: str) -> tuple[str, str]:
+    return (
+        f"{text!r}: a '~' in a key must be written ~0 (and a '/' in a key ~1)",
+        "for the key a~b write /a~0b",
+    )
 
 
 def _ref(body: str, where: tuple[Any, ...]) -> Ref:
@@ -213,7 +225,11 @@ def tokens(text: str, where: tuple[Any, ...]) -> list[str | Ref]:
 def compile_path(text: Any, where: tuple[Any, ...]) -> Path:
     """A pointer whose parts may hold references; references never split a part."""
     if not isinstance(text, str):
-        raise SpecProblem(where, f"a path must be a JSON Pointer text, not {text!r:.40}", "")
+        raise SpecProblem(
+            where,
+            f"a path must be a JSON Pointer text, not {text!r:.40}",
+            "write it as text starting with '/', e.g. /events/0/date",
+        )
     if text != "" and not text.startswith("/"):
         hint = "start it with '/'" + (f", e.g. /{text}" if "${" not in text else "")
         raise SpecProblem(where, f"{text!r} is not a JSON Pointer", hint)
@@ -228,15 +244,13 @@ def compile_path(text: Any, where: tuple[Any, ...]) -> Path:
             parts.append([piece])
     parts = parts[1:]  # before the leading '/'
     if len(parts) > MAX_PATH_PARTS:
-        raise SpecProblem(
-            where, f"the path has {len(parts)} parts; the limit is {MAX_PATH_PARTS}", ""
-        )
+        raise SpecProblem(where, *_too_long(len(parts)))
     out: list[str | Text] = []
     for part in parts:
         items = [p for p in part if p != ""]
         for p in items:
             if isinstance(p, str) and re.search(r"~(?![01])", p):
-                raise SpecProblem(where, f"{text!r}: '~' must be written ~0 (and '/' as ~1)", "")
+                raise SpecProblem(where, *_tilde(text))
         texts = [p for p in items if isinstance(p, str)]
         if len(texts) == len(items):
             out.append(unescape("".join(texts)))
@@ -287,7 +301,11 @@ def _select(value: dict[str, Any], where: tuple[Any, ...]) -> Select:
         )
     first = value.get("$first", False)
     if not isinstance(first, bool):
-        raise SpecProblem((*where, "$first"), "$first must be true or false", "")
+        raise SpecProblem(
+            (*where, "$first"),
+            "$first must be true or false",
+            "$first: true gives the first matching record; leave it out for a list of them all",
+        )
     filt = value.get("$where")
     if filt is not None and not isinstance(filt, dict):
         raise SpecProblem(
@@ -356,7 +374,11 @@ def _listed(raw: dict[str, Any], key: str, limit: int) -> list[Any]:
     if not isinstance(value, list):
         raise SpecProblem((key,), f"{key} must be a list", f"{key}: [...]")
     if len(value) > limit:
-        raise SpecProblem((key,), f"{len(value)} {key}; the limit is {limit} per tool", "")
+        raise SpecProblem(
+            (key,),
+            f"{len(value)} {key}; the limit is {limit} per tool",
+            f"keep at most {limit}; split what the tool does between two tools",
+        )
     return value
 
 
@@ -385,11 +407,19 @@ def _check(raw: Any, where: tuple[Any, ...]) -> Check:
     compiled: list[tuple[str, Any]] = []
     for op, operand in tests:
         if op == "exists" and not isinstance(operand, bool):
-            raise SpecProblem((*where, op), "exists must be true or false", "")
+            raise SpecProblem(
+                (*where, op),
+                "exists must be true or false",
+                "exists: true (something must be there) or exists: false (nothing may be)",
+            )
         if op in ("min", "max") and (
             isinstance(operand, bool) or not isinstance(operand, int | float | str)
         ):
-            raise SpecProblem((*where, op), f"{op} must be a number (or a reference)", "")
+            raise SpecProblem(
+                (*where, op),
+                f"{op} must be a number (or a reference)",
+                f"for example {op}: 1, or {op}: ${{args.NAME}}",
+            )
         compiled.append((op, compile_value(operand, (*where, op))))
     path = compile_path(raw["path"], (*where, "path")) if "path" in raw else None
     value = compile_value(raw.get("value"), (*where, "value"))
@@ -407,14 +437,23 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
 
         word = unknown[0] if unknown else ""
         close = get_close_matches(word, [*EFFECT_OPS, "value", "where", "at", "by"], n=1)
+        if close and close[0] not in EFFECT_OPS:
+            message = f"unknown key {word!r} in an effect"
+        else:
+            message = f"unknown effect op {word!r}" if word else "the effect names no op"
         raise SpecProblem(
             (*where, word) if word else where,
-            f"unknown effect op {word!r}" if word else "the effect names no op",
+            message,
             (f"did you mean {close[0]!r}? " if close else "")
-            + "effects are set, append, remove and increment",
+            + "an effect is one of set, append, remove and increment at a path, with value, "
+            "where, at or by as the op needs",
         )
     if len(ops) > 1:
-        raise SpecProblem(where, f"one effect names {len(ops)} ops ({', '.join(ops)})", "one each")
+        raise SpecProblem(
+            where,
+            f"one effect names {len(ops)} ops ({', '.join(ops)})",
+            "give each op an effect of its own: a new `- ` item under effects:",
+        )
     op = ops[0]
     path = compile_path(raw[op], (*where, op))
     if op in ("set", "append") and "value" not in raw:
@@ -423,14 +462,30 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
         hint = "increment takes by:" if op == "increment" else "remove takes no value"
         raise SpecProblem((*where, "value"), f"{op} takes no value", hint)
     if op != "increment" and "by" in raw:
-        raise SpecProblem((*where, "by"), "only increment takes by", "")
+        raise SpecProblem(
+            (*where, "by"), "only increment takes by", "remove `by:`, or make the op increment"
+        )
     filt = raw.get("where")
     if filt is not None and not isinstance(filt, dict):
-        raise SpecProblem((*where, "where"), "where must be a mapping of field: value", "")
+        raise SpecProblem(
+            (*where, "where"),
+            "where must be a mapping of field: value",
+            'for example where: {id: "${args.id}"}',
+        )
     if "at" in raw and filt is None:
-        raise SpecProblem((*where, "at"), "at is the place inside each record `where` picks", "")
+        raise SpecProblem(
+            (*where, "at"),
+            "`at:` without `where:`: at is the place inside each record `where` picks",
+            "add `where: {field: value}` to pick records of the list, or remove `at:` and write "
+            "the whole place in the path",
+        )
     if op == "append" and filt is not None:
-        raise SpecProblem((*where, "where"), "append takes no where", "")
+        raise SpecProblem(
+            (*where, "where"),
+            "append takes no where",
+            "append adds one item to the list at its path; to change the records that match, "
+            "use set, increment or remove with where",
+        )
     at = compile_path(raw["at"], (*where, "at")) if "at" in raw else None
     if op in ("set", "increment") and filt is not None and at is None:
         raise SpecProblem(
@@ -438,7 +493,11 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
         )
     by = compile_value(raw.get("by", 1), (*where, "by"))
     if isinstance(by, bool) or not isinstance(by, int | float | Ref | Text):
-        raise SpecProblem((*where, "by"), "by must be a number (or a reference)", "")
+        raise SpecProblem(
+            (*where, "by"),
+            "by must be a number (or a reference)",
+            "for example by: 2, or by: ${args.NAME} (leave it out to add 1)",
+        )
     return Effect(
         op,
         path,
@@ -447,6 +506,50 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
         at,
         by,
     )
+
+
+def _root(path: Path | None) -> str | None:
+    if path is None or not path.parts or not isinstance(path.parts[0], str):
+        return None
+    return path.parts[0]
+
+
+def state_roots(behavior: Behavior) -> list[tuple[str, tuple[Any, ...]]]:
+    """The top-level keys of the state a behaviour's fixed paths need, each with where it is
+    written (keys under `behavior:`). A precondition testing `exists` may name a missing key."""
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    for i, check in enumerate(behavior.preconditions):
+        root = _root(check.path)
+        if root is not None and not any(op == "exists" for op, _ in check.tests):
+            out.append((root, ("preconditions", i, "path")))
+    for i, effect in enumerate(behavior.effects):
+        root = _root(effect.path)
+        if root is not None and not (effect.op == "set" and len(effect.path.parts) == 1):
+            out.append((root, ("effects", i, effect.op)))
+    for ref in references(behavior.response):
+        if ref.kind != "args" and ref.pointer:
+            out.append((ref.pointer[0], ("response",)))
+    stack: list[Any] = [behavior.response]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Select):
+            root = _root(node.path)
+            if root is not None:
+                out.append((root, ("response",)))
+            stack.append(node.where)
+        elif isinstance(node, Tree):
+            stack.extend(node.value.values() if isinstance(node.value, dict) else node.value)
+    return out
+
+
+def created_roots(behavior: Behavior) -> list[tuple[str, int]]:
+    """Top-level keys a behaviour's `set` effects create when missing."""
+    return [
+        (e.path.parts[0], i)
+        for i, e in enumerate(behavior.effects)
+        if e.op == "set" and e.where is None and len(e.path.parts) == 1
+        if isinstance(e.path.parts[0], str)
+    ]
 
 
 # ------------------------------------------------------------------ states

@@ -257,6 +257,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
 
     def finish(self) -> Suite:
         self.check_models_left()
+        self.check_state_roots(self.suite_state)
         top = self.top
         emb = top.get("embeddings") or {}
         return Suite(
