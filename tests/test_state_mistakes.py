@@ -161,3 +161,92 @@ def test_a_state_check_on_nothing_says_the_state_has_nothing_there(tmp_path):
     assert not checks["/events/3/title"]["match"]
     assert why.startswith("the state has nothing at /events/3/title (expected 'Dinner')"), why
     assert "argument" not in why
+
+
+def test_a_state_check_or_unchanged_path_into_a_key_no_state_has_is_refused(tmp_path):
+    expect = "      state: {/itemz: 1, /gone: {exists: false}}\n      unchanged: [/cart, /carts]"
+    code, out = validate(tmp_path, APPEND, expect)
+    assert code == 2, out
+    assert (
+        "s.yaml:14:15: cases[0].expect.state./itemz: /itemz is not in the suite's `state:` "
+        "(nor in any case's), so nothing is ever there to check; did you mean 'items'?"
+    ) in out
+    assert (
+        "s.yaml:15:26: cases[0].expect.unchanged[1]: /carts is not in the suite's `state:` "
+        "(nor in any case's), so it checks nothing; did you mean 'cart'?"
+    ) in out
+    assert "/gone" not in out  # asking that nothing is there is what `exists: false` is for
+    # A key a `set` at a reference may create is anyone's guess: nothing is refused.
+    behavior = "      effects: [{set: '/${args.sku}', value: 1}, {increment: /itemz}]"
+    code, out = validate(tmp_path, behavior, expect)
+    assert code == 0, out
+
+
+SCHEMA = json.loads((ROOT / "schemas" / "suite.schema.json").read_text(encoding="utf-8"))
+
+
+def schema_errors(text: str) -> list[str]:
+    import yaml
+    from jsonschema import Draft202012Validator
+
+    doc = yaml.safe_load(text)
+    return [
+        "/".join(map(str, e.absolute_path)) for e in Draft202012Validator(SCHEMA).iter_errors(doc)
+    ]
+
+
+VALID = SHOP % (
+    ", coupon: none",
+    """\
+      preconditions:
+        - {path: /coupon, equals: none, error: a coupon is applied}
+        - {path: '/${args.sku}', exists: false}
+        - {value: '${args.sku}', not_equals: '', min: 0, max: '${state/items}'}
+      effects:
+        - {append: /cart, value: {sku: '${args.sku}'}}
+        - {increment: /items, by: '${count/cart}'}
+        - {set: /cart, where: {sku: x}, at: /n, value: 1}
+        - {remove: /cart, where: {sku: y}}
+        - {set: /coupon, value: '${args.sku}'}
+      response: {$select: /cart, $where: {sku: '${args.sku}'}, $first: true}""",
+    "",
+    "      state: {/cart/0: {value: {sku: MUG1}}, /items: {value: 1, numeric: {min: 0, max: 9}}}\n"
+    "      unchanged: ['', /coupon]",
+)
+
+MISTAKES = [
+    ("    behavior:\n", "    behavior:\n      efects: []\n", "tools/0/behavior"),
+    ("{append: /cart,", "{apend: /cart,", "tools/0/behavior/effects/0"),
+    ("{remove: /cart, where:", "{remove: /cart, were:", "tools/0/behavior/effects/3"),
+    ("{path: /coupon, equals:", "{path: /coupon, equal:", "tools/0/behavior/preconditions/0"),
+    ("{path: /coupon,", "{path: coupon,", "tools/0/behavior/preconditions/0/path"),
+    ("exists: false}", "exists: no way}", "tools/0/behavior/preconditions/1/exists"),
+    ("{set: /coupon, value: '${args.sku}'}", "{set: /coupon}", "tools/0/behavior/effects/4"),
+    ("{remove: /cart, where: {sku: y}}", "{remove: /cart, at: /n}", "tools/0/behavior/effects/3"),
+    ("by: '${count/cart}'", "by: [1]", "tools/0/behavior/effects/1/by"),
+    ("/items: {value: 1,", "items: {value: 1,", "cases/0/expect/state"),
+    ("unchanged: ['', /coupon]", "unchanged: [coupon]", "cases/0/expect/unchanged/0"),
+    ("    user: hi\n", "    user: hi\n    turns: [{user: hi}]\n", "cases/0"),
+]
+
+
+def test_the_schema_accepts_a_whole_stateful_suite_and_flags_what_validate_refuses(tmp_path):
+    assert schema_errors(VALID) == []
+    (tmp_path / "good.yaml").write_text(VALID, encoding="utf-8")
+    done = cli("validate", tmp_path / "good.yaml")
+    assert done.exit_code == 0, done.output
+    for old, new, where in MISTAKES:
+        assert old in VALID, old
+        text = VALID.replace(old, new, 1)
+        assert where in schema_errors(text), (new, schema_errors(text))
+        path = tmp_path / "bad.yaml"
+        path.write_text(text, encoding="utf-8")
+        done = cli("validate", path)
+        assert done.exit_code == 2, (new, done.output)
+        assert "Traceback" not in done.output
+        lines = done.output.strip().splitlines()[:-1]
+        assert len(lines) == len(set(lines)), done.output  # each worded once, by validate
+        for line in lines:
+            assert "; " in line, line  # with a fix
+            for raw in ("does not match", "is a dependency", "Additional properties", "valid"):
+                assert raw not in line, line

@@ -163,26 +163,44 @@ class StatePart:
         return merged
 
     def check_state_roots(self, suite_state: Any) -> None:
-        """A behaviour's fixed path into a key no state has fails every call at run time
-        ("the state has nothing at /item_count"), seen only by the model: name it now."""
+        """A fixed path into a top-level key that no state has and no effect creates: in a
+        behaviour it fails every call at run time ("the state has nothing at /item_count"),
+        seen only by the model; in `unchanged` it checks nothing; in `expect.state` it can
+        never hold. Name each now."""
         if not isinstance(suite_state, dict) or self.__dict__.get("environment_spec"):
             return
         users = self.__dict__.get("state_users", [])
         known = set(suite_state) | self.__dict__.get("case_state_keys", set())
-        known |= {root for _, _, b in users for root, _ in created_roots(b)}
+        for _, _, b in users:
+            created = created_roots(b)
+            if created is None:
+                return  # a `set` at `/${args.NAME}` may create any key
+            known |= created
         for raw, bpath, behavior in users:
             for root, where in state_roots(behavior):
-                if root in known:
-                    continue
-                close = did_you_mean(root, sorted(known))
-                self.problem(
-                    locate(raw, list(where), key=isinstance(where[-1], str)),
-                    _path(bpath, where),
-                    f"/{escape(root)} is not in the suite's `state:` (nor in any case's), so "
-                    "this fails at every call",
-                    (f"{close} " if close else "")
-                    + f"add `{root}:` with its first value under `state:`, or fix the path",
-                )
+                if root not in known:
+                    pos = locate(raw, list(where), key=isinstance(where[-1], str))
+                    self._missing_root(
+                        pos, _path(bpath, where), root, known, "this fails at every call"
+                    )
+        for pos, path, root, why in self.__dict__.get("judged_roots", []):
+            if root not in known:
+                self._missing_root(pos, path, root, known, why)
+
+    def _unknown_root(self, parts: tuple[str, ...]) -> bool:
+        """Not a key of the suite's state (cases and effects are weighed once all are read)."""
+        state = self.__dict__.get("suite_state")
+        return isinstance(state, dict) and parts[0] not in state
+
+    def _missing_root(self, pos: Pos, path: str, root: str, known: set[str], why: str) -> None:
+        close = did_you_mean(root, sorted(known))
+        self.problem(
+            pos,
+            path,
+            f"/{escape(root)} is not in the suite's `state:` (nor in any case's), so {why}",
+            (f"{close} " if close else "")
+            + f"add `{root}:` with its first value under `state:`, or fix the path",
+        )
 
     def state_checks(
         self, raw: LDict, epath: str, stateful: bool
@@ -207,6 +225,9 @@ class StatePart:
             if parts is None:
                 continue
             check = self._state_check(pointer, parts, value, vpos, cpath)
+            if check is not None and parts and not check.absent and self._unknown_root(parts):
+                judged = self.__dict__.setdefault("judged_roots", [])
+                judged.append((kpos, cpath, parts[0], "nothing is ever there to check"))
             if check is not None:
                 checks.append(check)
         kept: list[tuple[str, ...]] = []
@@ -215,6 +236,9 @@ class StatePart:
             parts = self._pointer(pointer, pos, f"{epath}.unchanged[{i}]")
             if parts is not None:
                 kept.append(parts)
+                if parts and self._unknown_root(parts):
+                    judged = self.__dict__.setdefault("judged_roots", [])
+                    judged.append((pos, f"{epath}.unchanged[{i}]", parts[0], "it checks nothing"))
         return tuple(checks), tuple(kept)
 
     def _pointer(self, text: str, pos: Pos, path: str) -> tuple[str, ...] | None:

@@ -353,7 +353,8 @@ def compile_behavior(raw: Any) -> Behavior:
         raise SpecProblem(
             (unknown[0],),
             f"unknown key {unknown[0]!r} in behavior",
-            "a behavior has preconditions, effects and response",
+            _did_you_mean(unknown[0], ("preconditions", "effects", "response"))
+            + "a behavior has preconditions, effects and response",
         )
     pre = _listed(raw, "preconditions", MAX_PRECONDITIONS)
     eff = _listed(raw, "effects", MAX_EFFECTS)
@@ -367,6 +368,13 @@ def compile_behavior(raw: Any) -> Behavior:
         if r.kind == "args"
     }
     return Behavior(checks, effects, response, "response" in raw, frozenset(names))
+
+
+def _did_you_mean(word: Any, choices: tuple[str, ...]) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(str(word), choices, n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
 
 
 def _listed(raw: dict[str, Any], key: str, limit: int) -> list[Any]:
@@ -542,14 +550,17 @@ def state_roots(behavior: Behavior) -> list[tuple[str, tuple[Any, ...]]]:
     return out
 
 
-def created_roots(behavior: Behavior) -> list[tuple[str, int]]:
-    """Top-level keys a behaviour's `set` effects create when missing."""
-    return [
-        (e.path.parts[0], i)
-        for i, e in enumerate(behavior.effects)
-        if e.op == "set" and e.where is None and len(e.path.parts) == 1
-        if isinstance(e.path.parts[0], str)
-    ]
+def created_roots(behavior: Behavior) -> set[str] | None:
+    """Top-level keys a behaviour's `set` effects create when missing; None when a `set`
+    names its key with a reference (it may create any)."""
+    out: set[str] = set()
+    for e in behavior.effects:
+        if e.op == "set" and e.where is None and len(e.path.parts) == 1:
+            key = e.path.parts[0]
+            if not isinstance(key, str):
+                return None
+            out.add(key)
+    return out
 
 
 # ------------------------------------------------------------------ states
