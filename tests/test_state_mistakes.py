@@ -250,3 +250,22 @@ def test_the_schema_accepts_a_whole_stateful_suite_and_flags_what_validate_refus
             assert "; " in line, line  # with a fix
             for raw in ("does not match", "is a dependency", "Additional properties", "valid"):
                 assert raw not in line, line
+
+
+def test_scripted_turns_beside_a_simulated_user_are_one_mistake_said_once(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "suite: s\nmodels: [m, u]\ntools: [{name: t}]\ncases:\n"
+        "  - name: c\n"
+        "    user: {simulate: {goal: get it done, model: u}}\n"
+        "    turns: [{user: hi}]\n"
+        "    expect: {tool_calls: [{t: {}}]}\n",
+        encoding="utf-8",
+    )
+    done = cli("validate", path)
+    assert done.exit_code == 2
+    lines = done.output.strip().splitlines()
+    assert lines[-1] == "1 problem found", done.output
+    assert "s.yaml:7:5: cases[0].turns: a case with a simulated user cannot also have scripted" in (
+        " ".join(done.output.split())
+    )

@@ -31,6 +31,8 @@ class TurnsPart(Reporter):
         items = raw.get("turns")
         if items is None:
             return ()
+        if isinstance(raw.get("user"), dict):
+            return ()  # a simulated user beside turns: `simulated_user` says it, once
         for key, why in (
             ("user", "the first turn's `user` is what the user says first"),
             ("expect", "each turn has its own `expect`"),
