@@ -269,3 +269,21 @@ def test_scripted_turns_beside_a_simulated_user_are_one_mistake_said_once(tmp_pa
     assert "s.yaml:7:5: cases[0].turns: a case with a simulated user cannot also have scripted" in (
         " ".join(done.output.split())
     )
+
+
+def test_a_path_written_with_dots_or_brackets_is_shown_as_a_json_pointer(tmp_path):
+    expect = (
+        "      state:\n        /cart[0].sku: MUG1\n        /cart.0.qty: 2\n        cart.0.sku: MUG1"
+    )
+    code, out = validate(tmp_path, APPEND, expect)
+    assert code == 2, out
+    assert "./cart[0].sku: /cart[0].sku is not in the suite's `state:`" in out
+    assert "separates keys and indexes with '/': write /cart/0/sku" in out
+    assert "separates keys and indexes with '/': write /cart/0/qty" in out
+    assert (
+        "'cart.0.sku' is not a JSON Pointer; start it with '/' and separate keys and indexes "
+        "with '/', e.g. /cart/0/sku"
+    ) in out
+    behavior = "      effects: [{increment: 'items.count'}]"
+    code, out = validate(tmp_path, behavior)
+    assert code == 2 and "e.g. /items/count" in out, out

@@ -8,6 +8,7 @@ plugin registered.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.build_base import make_loc, plain
@@ -193,14 +194,16 @@ class StatePart:
         return isinstance(state, dict) and parts[0] not in state
 
     def _missing_root(self, pos: Pos, path: str, root: str, known: set[str], why: str) -> None:
-        close = did_you_mean(root, sorted(known))
-        self.problem(
-            pos,
-            path,
-            f"/{escape(root)} is not in the suite's `state:` (nor in any case's), so {why}",
-            (f"{close} " if close else "")
-            + f"add `{root}:` with its first value under `state:`, or fix the path",
-        )
+        message = f"/{escape(root)} is not in the suite's `state:` (nor in any case's), so {why}"
+        written = _dotted(root, known)
+        if written is not None:  # /cart[0].sku or /cart.0.sku: a path written another way
+            hint = f"a JSON Pointer separates keys and indexes with '/': write {written}"
+        else:
+            close = did_you_mean(root, sorted(known))
+            hint = (f"{close} " if close else "") + (
+                f"add `{root}:` with its first value under `state:`, or fix the path"
+            )
+        self.problem(pos, path, message, hint)
 
     def state_checks(
         self, raw: LDict, epath: str, stateful: bool
@@ -300,6 +303,19 @@ class StatePart:
         if judged is None:
             return None
         return StateCheck(pointer, parts, judged, plain(value.get("value")), loc=loc)
+
+
+_DOTTED = re.compile(r"([^.\[\]]+)((?:\.[^.\[\]]+|\[\d+\])+)$")
+
+
+def _dotted(root: str, known: set[str]) -> str | None:
+    """A key of the state followed by `.key` / `[0]` steps, as other path languages write
+    them: the JSON Pointer meant, or None."""
+    m = _DOTTED.match(root)
+    if m is None or m.group(1) not in known:
+        return None
+    steps = re.findall(r"\.([^.\[\]]+)|\[(\d+)\]", m.group(2))
+    return "/" + "/".join([escape(m.group(1)), *(escape(a or b) for a, b in steps)])
 
 
 def _short_json(value: Any) -> str:

@@ -155,9 +155,7 @@ def parse_pointer(text: str, where: tuple[Any, ...] = ()) -> tuple[str, ...]:
     if text == "":
         return ()
     if not text.startswith("/"):
-        raise SpecProblem(
-            where, f"{text!r} is not a JSON Pointer", f"start it with '/', e.g. /{text}"
-        )
+        raise SpecProblem(where, f"{text!r} is not a JSON Pointer", _pointer_fix(text))
     parts = text[1:].split("/")
     if len(parts) > MAX_PATH_PARTS:
         raise SpecProblem(where, *_too_long(len(parts)))
@@ -165,6 +163,19 @@ def parse_pointer(text: str, where: tuple[Any, ...] = ()) -> tuple[str, ...]:
         if re.search(r"~(?![01])", p):
             raise SpecProblem(where, *_tilde(text))
     return tuple(unescape(p) for p in parts)
+
+
+_DOTTED = re.compile(r"[^./\[\]]+(?:\.[^./\[\]]+|\[\d+\])+")
+
+
+def _pointer_fix(text: str) -> str:
+    """How to write a path that does not start with '/': `events` as /events, and `a.b[0]`
+    (as other path languages write it) as /a/b/0."""
+    if _DOTTED.fullmatch(text):
+        steps = re.findall(r"([^.\[\]]+)|\[(\d+)\]", text)
+        pointer = "/" + "/".join(escape(a or b) for a, b in steps)
+        return f"start it with '/' and separate keys and indexes with '/', e.g. {pointer}"
+    return f"start it with '/', e.g. /{text}"
 
 
 def _too_long(count: int) -> tuple[str, str]:
@@ -231,7 +242,7 @@ def compile_path(text: Any, where: tuple[Any, ...]) -> Path:
             "write it as text starting with '/', e.g. /events/0/date",
         )
     if text != "" and not text.startswith("/"):
-        hint = "start it with '/'" + (f", e.g. /{text}" if "${" not in text else "")
+        hint = _pointer_fix(text) if "${" not in text else "start it with '/'"
         raise SpecProblem(where, f"{text!r} is not a JSON Pointer", hint)
     parts: list[list[str | Ref]] = [[]]
     for token in tokens(text, where):
