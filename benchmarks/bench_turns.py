@@ -16,6 +16,12 @@ most 2x, "5 turns, state of 100 records". Both variants are measured unless `--n
 `--state-only` picks one. `--against CHECKOUT` runs every command with this tree and with
 another checkout (say, main) alternately, each as `python -m evalspec` from its own tree, and
 also prints each suite's CPU ratio this/other (median of the pairs).
+
+It also prints the floor any implementation faces: the CPU it takes only to read each suite's
+inputs (libyaml's events of the suite, every recordings line decoded by msgspec, both C code, no
+tree built, nothing checked, run or scored), added to the fixed cost of the whole process (the
+same command on a one-case version of each suite). A ratio measured against that floor shows
+how much of the 2x is left for parsing, replaying, scoring and writing.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import re
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +165,65 @@ def record(path: Path) -> int:
     return len(recordings)
 
 
+def inputs_cpu(suite: Path, repeat: int) -> float:
+    """Best CPU seconds to read `suite`'s inputs and nothing more: libyaml's events of the
+    suite (no tree) and every line of its recordings decoded (msgspec)."""
+    import msgspec
+    import yaml
+
+    from evalspec._runner.run_dir import recordings_path
+    from evalspec.api import load_suite
+
+    text = suite.read_text()
+    lines = recordings_path(load_suite(suite)).read_bytes().splitlines()
+    decode = msgspec.json.decode
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        for _event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            pass
+        for line in lines:
+            decode(line)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def floor(folder: Path, args: argparse.Namespace, variant: str, state: bool) -> None:
+    """Print the floor: the fixed cost of the process plus reading the inputs, per suite."""
+    ones = {"multi-turn": folder / "turns1.yaml", "single-turn": folder / "single1.yaml"}
+    ones["multi-turn"].write_text(multi_turn_suite(1, args.turns, state=state))
+    ones["single-turn"].write_text(single_turn_suite(1, state=state))
+    for path in ones.values():
+        record(path)
+    fixed: dict[str, list[float]] = {name: [] for name in ones}
+
+    def once(name: str) -> float:
+        out = folder / f"run-one-{name}-{len(fixed[name])}"
+        cmd = [*evalspec_cmd(), "run", str(ones[name]), "--record", "offline", "--out", str(out)]
+        child = run_child([*cmd, "--json"], cwd=folder)
+        if child.returncode not in (0, 1):
+            raise SystemExit(f"{name} one-case replay failed: {child.stderr[-2000:]}")
+        fixed[name].append(child.cpu_s)
+        return child.wall
+
+    interleave({name: lambda n=name: once(n) for name in ones}, args.repeat)
+    suites = {"multi-turn": folder / "turns.yaml", "single-turn": folder / "single.yaml"}
+    inputs = {name: inputs_cpu(path, args.repeat) for name, path in suites.items()}
+    f = {name: statistics.median(cpu) for name, cpu in fixed.items()}
+    for name in suites:
+        print(
+            f"[{variant}] {name}: fixed process cost (one case) {f[name]:.3f} s CPU, "
+            f"reading the inputs alone {inputs[name]:.3f} s CPU"
+        )
+    multi = f["multi-turn"] + inputs["multi-turn"]
+    single = f["single-turn"] + inputs["single-turn"]
+    print(
+        f"[{variant}] inputs alone, multi-turn / single-turn: "
+        f"{inputs['multi-turn'] / inputs['single-turn']:.2f}x; floor (fixed cost + inputs "
+        f"alone): {multi:.3f} s / {single:.3f} s = {multi / single:.2f}x"
+    )
+
+
 def measure(root: Path, args: argparse.Namespace, *, state: bool) -> None:
     """Record, replay alternately and report one variant (with or without the state)."""
     variant = "state" if state else "no_state"
@@ -218,6 +284,7 @@ def measure(root: Path, args: argparse.Namespace, *, state: bool) -> None:
         for name in suites:
             ratio = paired_ratio(cpu[name, " this"], cpu[name, " other"])
             print(f"[{variant}] {name} RATIO this/other CPU (median of pairs): {ratio:.3f}")
+    floor(folder, args, variant, state)
 
 
 def main() -> None:

@@ -651,3 +651,74 @@ def test_a_judged_turn_the_conversation_never_reached_fails(
     ]
     assert turns[2]["reason"] == "the conversation ended before turn 3"
     assert result.score == pytest.approx(0.5)
+
+
+class _CountingEmbedder:
+    """Says which texts were embedded in batches, and refuses one that was not."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    def prefetch(self, texts: list[str]) -> None:
+        self.batches.append(list(texts))
+
+    def similarity(self, a: str, b: str) -> float:
+        known = {t for batch in self.batches for t in batch}
+        assert a == b or {a, b} <= known, f"embedded one by one: {a!r}, {b!r}"
+        return 1.0 if a == b else 0.9
+
+
+EMBEDDED_TURNS = """\
+suite: embedded turns
+models: [{name: m, model: x, api_key_env: K}]
+tools:
+  - name: note
+    description: Take a note.
+    parameters: {type: object, properties: {text: {type: string}}, required: [text]}
+    responses: [{output: ok}]
+cases:
+  - name: two turns
+    critics: {text: {similarity: 0.5}}
+    turns:
+      - user: Note that the meeting moved.
+        expect:
+          tool_calls: [{note: {text: the meeting moved}}]
+      - user: Thanks, anything else?
+        expect:
+          final_answer: {similarity: {value: nothing else for now, threshold: 0.5}}
+  - name: plain turns
+    turns:
+      - user: Note lunch.
+        expect: {tool_calls: [{note: {text: lunch}}]}
+"""
+
+
+def test_similarity_texts_of_every_turn_are_embedded_in_one_batch(tmp_path: Path) -> None:
+    """A conversation's similarity critics and checks, in any turn, are embedded together
+    before scoring; a conversation without any asks the embedder for nothing."""
+    path = tmp_path / "suite.yaml"
+    path.write_text(EMBEDDED_TURNS)
+    suite = api.load_suite(path)
+    from evalspec._scoring.scorer import Scorer
+    from evalspec._transcript import ToolCall, UserTurn
+
+    def conversation(case: str, text: str, answers: list[str]) -> Transcript:
+        return Transcript(
+            item_id=case,
+            case=case,
+            model="m",
+            trial=0,
+            tool_calls=(ToolCall(name="note", arguments={"text": text}, user_turn=0),),
+            final_answer=answers[-1],
+            user_turns=tuple(UserTurn(user=f"u{k}", final_answer=a) for k, a in enumerate(answers)),
+        )
+
+    embedder = _CountingEmbedder()
+    scorer = Scorer(suite, embedder=embedder)
+    [plain] = scorer.score_all([conversation("plain turns", "lunch", ["Noted."])])
+    assert plain.status == "pass"
+    assert embedder.batches == []  # nothing to embed: no batch at all
+    [both] = scorer.score_all([conversation("two turns", "meeting moved", ["Done.", "No."])])
+    texts = ["the meeting moved", "meeting moved", "nothing else for now", "No."]
+    assert embedder.batches[0] == texts  # the first batch, before any turn is judged
+    assert both.status == "pass", both.reason

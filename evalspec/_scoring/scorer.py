@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from evalspec._critics.base import Embedder
+from evalspec._critics.base import Critic, Embedder
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.budgets import over_case_budget
 from evalspec._scoring.final_answer import JudgeUnavailable
@@ -160,6 +160,7 @@ class Scorer:
         self._judges: dict[str, LLMJudge] = {}
         self._turns: dict[str, list[tuple[int, Case]]] = {}
         self._arg_judges: dict[int, tuple[Case, list[list[ArgJudge]]]] = {}
+        self._embeds: dict[str, bool] = {}
         self._state_judge: StateJudge | None = None
 
     @property
@@ -213,8 +214,28 @@ class Scorer:
             made = self._turns[case.name] = turn_cases(case)
         return made
 
+    def _may_embed(self, case: Case) -> bool:
+        """Whether scoring the case can embed a text: a critic that names texts to embed, or a
+        similarity check, in the case or one of its turns. Most cases have neither, and then
+        nobody walks their transcripts (turn by turn, in a conversation) collecting texts."""
+        made = self._embeds.get(case.name)
+        if made is None:
+            parts = [single for _, single in self._turn_cases(case)] if case.turns else [case]
+            made = self._embeds[case.name] = any(
+                any(c.kind == "similarity" for c in part.expect.final_answer)
+                or any(
+                    type(j.critic).texts is not Critic.texts
+                    for judges in self._judges_of(part)
+                    for j in judges
+                )
+                for part in parts
+            )
+        return made
+
     def _texts(self, prep: _Prepared) -> list[str]:
         """`_texts_of`, turn by turn for a multi-turn case."""
+        if not self._may_embed(prep.case):
+            return []
         if not prep.case.turns:
             return _texts_of(prep)
         out: list[str] = []
