@@ -287,3 +287,40 @@ def test_a_path_written_with_dots_or_brackets_is_shown_as_a_json_pointer(tmp_pat
     behavior = "      effects: [{increment: 'items.count'}]"
     code, out = validate(tmp_path, behavior)
     assert code == 2 and "e.g. /items/count" in out, out
+
+
+@pytest.mark.parametrize(
+    ("value", "message", "fix"),
+    [
+        (
+            "'{{ args.sku }}'",
+            "template uses undefined variable 'args'",
+            "a call's arguments and the state are run-time references in a behavior, not {{ }} "
+            "templates: write ${args.sku}",
+        ),
+        (
+            "'{{ sku }}'",
+            "template uses undefined variable 'sku'",
+            "for the call's argument sku, write the run-time reference ${args.sku}; else define",
+        ),
+        ("'${sku}'", "${sku} is not a reference", "for the call's argument sku write ${args.sku}"),
+        (
+            "'${state.cart}'",
+            "${state.cart} is not a reference",
+            "a pointer into the state is written with '/': ${state/cart}",
+        ),
+    ],
+)
+def test_a_load_time_template_or_a_bare_name_in_a_behavior_is_shown_the_reference_meant(
+    tmp_path, value, message, fix
+):
+    code, out = validate(tmp_path, f"      effects: [{{append: /cart, value: {value}}}]")
+    assert code == 2, out
+    assert f"tools[0].behavior.effects[0].value: {message}; {fix}" in out
+
+
+def test_a_template_outside_a_behavior_keeps_its_advice(tmp_path):
+    code, out = validate(tmp_path, APPEND, case="    vars: {n: 1}\n    tags: ['{{ sku }}']\n")
+    assert code == 2, out
+    assert "undefined variable 'sku'; define it in vars or the case's matrix (defined: n)" in out
+    assert "${args" not in out

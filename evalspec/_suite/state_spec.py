@@ -199,12 +199,15 @@ def _ref(body: str, where: tuple[Any, ...]) -> Ref:
     m = _STATE_REF.match(body)
     if m:
         return Ref(m.group(1), "", parse_pointer(m.group(2), where))
-    raise SpecProblem(
-        where,
-        f"${{{body}}} is not a reference",
-        "write ${args.NAME} (an argument), ${state/POINTER} or ${count/POINTER}; "
-        "$${ writes a literal ${",
-    )
+    forms = "${args.NAME} (an argument), ${state/POINTER} or ${count/POINTER}"
+    hint = f"write {forms}; $${{ writes a literal ${{"
+    word = body.strip()
+    if re.fullmatch(_NAME, word):
+        hint = f"for the call's argument {word} write ${{args.{word}}} (references: {forms})"
+    elif re.fullmatch(r"(state|count)\.[^{}]*", word):
+        kind, _, rest = word.partition(".")
+        hint = f"a pointer into the state is written with '/': ${{{kind}/{rest.replace('.', '/')}}}"
+    raise SpecProblem(where, f"${{{body}}} is not a reference", hint)
 
 
 def tokens(text: str, where: tuple[Any, ...]) -> list[str | Ref]:
