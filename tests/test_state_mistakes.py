@@ -324,3 +324,11 @@ def test_a_template_outside_a_behavior_keeps_its_advice(tmp_path):
     assert code == 2, out
     assert "undefined variable 'sku'; define it in vars or the case's matrix (defined: n)" in out
     assert "${args" not in out
+
+
+def test_the_plan_counts_one_item_in_the_singular():
+    done = cli("plan", ROOT / "suites" / "support.yaml")
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "customer (simulated user): 1 item, ~" in said
+    assert "gpt-4o-mini: 3 items, ~" in said
