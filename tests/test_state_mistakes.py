@@ -332,3 +332,17 @@ def test_the_plan_counts_one_item_in_the_singular():
     said = " ".join(done.output.split())
     assert "customer (simulated user): 1 item, ~" in said
     assert "gpt-4o-mini: 3 items, ~" in said
+
+
+def test_a_run_time_reference_in_an_expected_argument_is_refused(tmp_path):
+    path = tmp_path / "s.yaml"
+    text = (SHOP % ("", APPEND, "", "")).replace("{sku: MUG1}}]", "{sku: '${args.sku}'}}]")
+    path.write_text(text, encoding="utf-8")
+    done = cli("validate", path)
+    assert done.exit_code == 2, done.output
+    said = " ".join(done.output.split())
+    assert "s.yaml:13:32: cases[0].expect.tool_calls[0].sku: '${args.sku}' is a run-time" in said
+    assert "write the value a good model sends" in said
+    # `$${` is a literal `${`, as in a behavior: an argument may say it.
+    path.write_text(text.replace("'${args.sku}'", "'$${args.sku}'"), encoding="utf-8")
+    assert cli("validate", path).exit_code == 0

@@ -126,6 +126,8 @@ def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:
 
 
 _CASE_PATH = re.compile(r"cases\[(\d+)\]")
+_RUN_TIME_REF = re.compile(r"(?<!\$)\$\{(args\.|state/|count/)")
+"""`${args.x}` and the like: a behaviour's run-time references, filled in nowhere else."""
 
 
 def _broken_cases(problems: list[Problem]) -> frozenset[int] | None:
@@ -646,6 +648,16 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
                         did_you_mean(key, props)
                         or f"its arguments: {', '.join(sorted(props)) or 'none'}",
                     )
+                continue
+            if isinstance(value, str) and "${" in value and _RUN_TIME_REF.search(value):
+                self.problem(
+                    vpos,
+                    f"{path}.{key}",
+                    f"{value!r:.60} is a run-time reference, which only a tool's behavior fills "
+                    "in; an expected argument is compared as written",
+                    "write the value a good model sends, or a {{ variable }} from vars or the "
+                    "case's matrix",
+                )
                 continue
             if key in loose or (isinstance(value, str) and ("{{" in value)):
                 continue
