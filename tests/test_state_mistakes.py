@@ -346,3 +346,12 @@ def test_a_run_time_reference_in_an_expected_argument_is_refused(tmp_path):
     # `$${` is a literal `${`, as in a behavior: an argument may say it.
     path.write_text(text.replace("'${args.sku}'", "'$${args.sku}'"), encoding="utf-8")
     assert cli("validate", path).exit_code == 0
+
+
+def test_a_run_time_reference_as_an_expected_state_value_is_refused(tmp_path):
+    expect = "      state: {/cart/0/sku: '${args.sku}', /items: {value: '${count/cart}'}}"
+    code, out = validate(tmp_path, APPEND, expect)
+    assert code == 2, out
+    assert "./cart/0/sku: '${args.sku}' is a run-time reference" in out
+    assert "./items: '${count/cart}' is a run-time reference" in out
+    assert "write the value the state should hold" in out

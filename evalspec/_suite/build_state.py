@@ -255,6 +255,17 @@ class StatePart:
         self, pointer: str, parts: tuple[str, ...], value: Any, pos: Pos, path: str
     ) -> StateCheck | None:
         loc = make_loc(pos, path)
+        expected = value.get("value") if isinstance(value, dict) else value
+        if isinstance(expected, str) and RUN_TIME_REF.search(expected):
+            self.problem(
+                pos,
+                path,
+                f"{expected!r:.60} is a run-time reference, which only a tool's behavior fills "
+                "in; an expected value is compared as written",
+                "write the value the state should hold, or a {{ variable }} from vars or the "
+                "case's matrix",
+            )
+            return None
         if not isinstance(value, dict):
             spec = CriticSpec(pointer, "binary", loc=loc)
             return StateCheck(pointer, parts, spec, plain(value), loc=loc)
@@ -305,6 +316,8 @@ class StatePart:
         return StateCheck(pointer, parts, judged, plain(value.get("value")), loc=loc)
 
 
+RUN_TIME_REF = re.compile(r"(?<!\$)\$\{(args\.|state/|count/)")
+"""`${args.x}` and the like: a behaviour's run-time references, filled in nowhere else."""
 _DOTTED = re.compile(r"([^.\[\]]+)((?:\.[^.\[\]]+|\[\d+\])+)$")
 
 

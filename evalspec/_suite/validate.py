@@ -15,7 +15,7 @@ from evalspec._critics import default_critic, make_critic
 from evalspec._critics.dates import DatetimeCritic
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.build_checks import ChecksPart
-from evalspec._suite.build_state import StatePart
+from evalspec._suite.build_state import RUN_TIME_REF, StatePart
 from evalspec._suite.build_tools import ToolsPart, refuse_too_many_tools
 from evalspec._suite.build_turns import TurnsPart, all_expected
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
@@ -126,8 +126,6 @@ def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:
 
 
 _CASE_PATH = re.compile(r"cases\[(\d+)\]")
-_RUN_TIME_REF = re.compile(r"(?<!\$)\$\{(args\.|state/|count/)")
-"""`${args.x}` and the like: a behaviour's run-time references, filled in nowhere else."""
 
 
 def _broken_cases(problems: list[Problem]) -> frozenset[int] | None:
@@ -649,7 +647,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
                         or f"its arguments: {', '.join(sorted(props)) or 'none'}",
                     )
                 continue
-            if isinstance(value, str) and "${" in value and _RUN_TIME_REF.search(value):
+            if isinstance(value, str) and "${" in value and RUN_TIME_REF.search(value):
                 self.problem(
                     vpos,
                     f"{path}.{key}",
