@@ -355,3 +355,25 @@ def test_a_run_time_reference_as_an_expected_state_value_is_refused(tmp_path):
     assert "./cart/0/sku: '${args.sku}' is a run-time reference" in out
     assert "./items: '${count/cart}' is a run-time reference" in out
     assert "write the value the state should hold" in out
+
+
+def test_a_turn_rule_without_turns_is_refused(tmp_path):
+    code, out = validate(tmp_path, APPEND, case="    turn_rule: all_or_nothing\n")
+    assert code == 2, out
+    assert "s.yaml:12:5: cases[0].turn_rule: `turn_rule` combines the scores of `turns:`" in out
+    assert "remove `turn_rule:`, or write the conversation as `turns:`" in out
+
+
+def test_a_key_a_case_state_adds_that_nothing_reads_is_refused(tmp_path):
+    code, out = validate(tmp_path, APPEND, case="    state: {kart: [{sku: MUG1}]}\n")
+    assert code == 2, out
+    assert "s.yaml:12:13: cases[0].state.kart: the suite's `state:` has no 'kart'" in out
+    assert "did you mean 'cart'?" in out
+    # A key a behavior reads, even only through a reference in a value, is the case's to add.
+    behavior = "      effects: [{append: /cart, value: {cut: '${state/discount}'}}]"
+    code, out = validate(tmp_path, behavior, case="    state: {discount: 5}\n")
+    assert code == 0, out
+    code, out = validate(
+        tmp_path, APPEND, case="    state: {seen: 1}\n", expect="      unchanged: [/seen]"
+    )
+    assert code == 0, out

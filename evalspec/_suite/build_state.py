@@ -23,6 +23,7 @@ from evalspec._suite.state_spec import (
     escape,
     merge_state,
     parse_pointer,
+    read_roots,
     state_problem,
     state_roots,
 )
@@ -148,6 +149,12 @@ class StatePart:
             return suite_state
         if isinstance(own, dict):
             self.__dict__.setdefault("case_state_keys", set()).update(map(str, own))
+            if isinstance(suite_state, dict) and isinstance(own, LDict):
+                new = self.__dict__.setdefault("case_new_keys", [])
+                for key in own:
+                    if key not in suite_state:
+                        at = own.key_pos.get(key, own.pos)
+                        new.append((at, f"{path}.state.{key}", str(key)))
         pos = self.vpos(raw, "state")
         if suite_state is None:
             self.problem(
@@ -167,16 +174,19 @@ class StatePart:
         """A fixed path into a top-level key that no state has and no effect creates: in a
         behaviour it fails every call at run time ("the state has nothing at /item_count"),
         seen only by the model; in `unchanged` it checks nothing; in `expect.state` it can
-        never hold. Name each now."""
+        never hold. And a key a case's state adds that nothing reads (a misspelt override).
+        Name each now."""
         if not isinstance(suite_state, dict) or self.__dict__.get("environment_spec"):
             return
         users = self.__dict__.get("state_users", [])
         known = set(suite_state) | self.__dict__.get("case_state_keys", set())
+        read: set[str] = set()
         for _, _, b in users:
             created = created_roots(b)
             if created is None:
                 return  # a `set` at `/${args.NAME}` may create any key
             known |= created
+            read |= created | read_roots(b)
         for raw, bpath, behavior in users:
             for root, where in state_roots(behavior):
                 if root not in known:
@@ -184,9 +194,23 @@ class StatePart:
                     self._missing_root(
                         pos, _path(bpath, where), root, known, "this fails at every call"
                     )
-        for pos, path, root, why in self.__dict__.get("judged_roots", []):
+        judged = self.__dict__.get("judged_roots", [])
+        for pos, path, root, why in judged:
             if root not in known:
                 self._missing_root(pos, path, root, known, why)
+        read |= {root for _, _, root, _ in judged}
+        for pos, path, key in self.__dict__.get("case_new_keys", []):
+            if key not in read:
+                close = did_you_mean(key, sorted(suite_state))
+                self.problem(
+                    pos,
+                    path,
+                    f"the suite's `state:` has no {key!r} and no tool or check reads it, so "
+                    "this changes nothing",
+                    (f"{close} " if close else "")
+                    + "a case's state is merged over the suite's key by key: use a key the "
+                    "suite's `state:` has",
+                )
 
     def _unknown_root(self, parts: tuple[str, ...]) -> bool:
         """Not a key of the suite's state (cases and effects are weighed once all are read)."""

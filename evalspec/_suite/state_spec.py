@@ -564,6 +564,40 @@ def state_roots(behavior: Behavior) -> list[tuple[str, tuple[Any, ...]]]:
     return out
 
 
+def read_roots(behavior: Behavior) -> set[str]:
+    """Every top-level key of the state a behaviour may touch through a fixed first key:
+    its paths, `${state/...}` and `${count/...}` anywhere, and `$select`s anywhere."""
+    out = {root for root, _ in state_roots(behavior)}
+    stack: list[Any] = [*behavior.preconditions, *behavior.effects, behavior.response]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Ref):
+            if node.kind != "args" and node.pointer:
+                out.add(node.pointer[0])
+        elif isinstance(node, Select):
+            root = _root(node.path)
+            if root is not None:
+                out.add(root)
+            stack.extend((node.path, node.where))
+        elif isinstance(node, Text):
+            stack.extend(node.parts)
+        elif isinstance(node, Tree):
+            stack.extend(node.value.values() if isinstance(node.value, dict) else node.value)
+        elif isinstance(node, Path):
+            stack.extend(node.parts)
+        elif isinstance(node, Check):
+            root = _root(node.path)
+            if root is not None:
+                out.add(root)
+            stack.extend((node.path, node.value, node.error, *(t[1] for t in node.tests)))
+        elif isinstance(node, Effect):
+            root = _root(node.path)
+            if root is not None:
+                out.add(root)
+            stack.extend((node.path, node.value, node.where, node.at, node.by))
+    return out
+
+
 def created_roots(behavior: Behavior) -> set[str] | None:
     """Top-level keys a behaviour's `set` effects create when missing; None when a `set`
     names its key with a reference (it may create any)."""
