@@ -211,7 +211,7 @@ VALID = SHOP % (
       response: {$select: /cart, $where: {sku: '${args.sku}'}, $first: true}""",
     "",
     "      state: {/cart/0: {value: {sku: MUG1}}, /items: {value: 1, numeric: {min: 0, max: 9}}}\n"
-    "      unchanged: ['', /coupon]",
+    "      unchanged: [/coupon]",
 )
 
 MISTAKES = [
@@ -225,7 +225,7 @@ MISTAKES = [
     ("{remove: /cart, where: {sku: y}}", "{remove: /cart, at: /n}", "tools/0/behavior/effects/3"),
     ("by: '${count/cart}'", "by: [1]", "tools/0/behavior/effects/1/by"),
     ("/items: {value: 1,", "items: {value: 1,", "cases/0/expect/state"),
-    ("unchanged: ['', /coupon]", "unchanged: [coupon]", "cases/0/expect/unchanged/0"),
+    ("unchanged: [/coupon]", "unchanged: [coupon]", "cases/0/expect/unchanged/0"),
     ("    user: hi\n", "    user: hi\n    turns: [{user: hi}]\n", "cases/0"),
 ]
 
@@ -377,3 +377,45 @@ def test_a_key_a_case_state_adds_that_nothing_reads_is_refused(tmp_path):
         tmp_path, APPEND, case="    state: {seen: 1}\n", expect="      unchanged: [/seen]"
     )
     assert code == 0, out
+
+
+def test_a_state_check_that_unchanged_forbids_is_refused(tmp_path):
+    expect = (
+        "      state: {/cart/0/sku: MUG1, /items: 0, /cart/1: {exists: false}}\n"
+        "      unchanged: [/cart, /items]"
+    )
+    code, out = validate(tmp_path, APPEND, expect)
+    assert code == 2, out
+    assert (
+        'cases[0].expect.state./cart/0/sku: /cart/0/sku is expected to end as "MUG1", but '
+        "`unchanged` keeps /cart as it began (/cart/0/sku: nothing), so the two can never both "
+        "hold; remove /cart from `unchanged`, or this state check"
+    ) in out
+    assert "/items is expected" not in out  # 0 is what it began with: no clash
+    assert "/cart/1 is expected" not in out
+    # Against the case's own initial state, which may hold what the check asks for.
+    code, out = validate(
+        tmp_path,
+        APPEND,
+        case="    state: {cart: [{sku: TEA}]}\n",
+        expect="      state: {/cart/0/sku: TEA, /cart/1: {exists: false}}\n"
+        "      unchanged: [/cart]",
+    )
+    assert code == 0, out
+
+
+def test_a_turn_state_check_that_its_unchanged_forbids_is_refused(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "suite: s\nmodels: [m]\nstate: {n: 0}\n"
+        "tools: [{name: t, behavior: {effects: [{increment: /n}]}}]\n"
+        "cases:\n  - name: c\n    turns:\n      - user: hi\n"
+        "        expect: {state: {/n: 1}, unchanged: ['']}\n",
+        encoding="utf-8",
+    )
+    done = cli("validate", path)
+    assert done.exit_code == 2, done.output
+    said = " ".join(done.output.split())
+    assert "s.yaml:9:30: cases[0].turns[0].expect.state./n: /n is expected to end as 1" in said
+    assert "`unchanged` keeps the whole state as it began (/n: 0)" in said
+    assert "remove '' from `unchanged`, or this state check" in said

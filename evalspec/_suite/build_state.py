@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.load import LDict, LList, Pos
-from evalspec._suite.model import CriticSpec, EnvironmentSpec, StateCheck
+from evalspec._suite.model import CriticSpec, EnvironmentSpec, Expectation, StateCheck
 from evalspec._suite.schema import did_you_mean, locate
 from evalspec._suite.state_spec import (
+    MISSING_VALUE,
     Behavior,
     SpecProblem,
     compile_behavior,
@@ -26,6 +27,7 @@ from evalspec._suite.state_spec import (
     read_roots,
     state_problem,
     state_roots,
+    value_at,
 )
 
 _CHECK_KEYS = ("weight", "required")
@@ -212,6 +214,35 @@ class StatePart:
                     "suite's `state:` has",
                 )
 
+    def unchanged_conflicts(self, state: Any, expects: list[Expectation]) -> Any:
+        """A state check inside an `unchanged` place that asks for something other than what
+        the place began with can never pass beside it: say so. Returns `state`."""
+        for expect in expects if state is not None else ():
+            for check in expect.state:
+                kept = next((u for u in expect.unchanged if check.parts[: len(u)] == u), None)
+                if kept is None or (check.spec.kind != "binary" and not check.absent):
+                    continue
+                begun = value_at(state, check.parts)
+                if check.absent:
+                    clash = begun is not MISSING_VALUE
+                else:
+                    clash = begun is MISSING_VALUE or not _same_json(begun, check.expected)
+                if not clash:
+                    continue
+                where = "/" + "/".join(escape(p) for p in kept) if kept else "''"
+                was = "nothing" if begun is MISSING_VALUE else _short_json(begun)
+                self.problem(
+                    Pos(check.loc.file, check.loc.line, check.loc.column),
+                    check.loc.path,
+                    f"{check.pointer} is expected to end "
+                    + ("empty" if check.absent else f"as {_short_json(check.expected)}")
+                    + f", but `unchanged` keeps {where if kept else 'the whole state'} as it "
+                    f"began ({check.pointer}: {was}), so "
+                    "the two can never both hold",
+                    f"remove {where} from `unchanged`, or this state check",
+                )
+        return state
+
     def _unknown_root(self, parts: tuple[str, ...]) -> bool:
         """Not a key of the suite's state (cases and effects are weighed once all are read)."""
         state = self.__dict__.get("suite_state")
@@ -353,6 +384,13 @@ def _dotted(root: str, known: set[str]) -> str | None:
         return None
     steps = re.findall(r"\.([^.\[\]]+)|\[(\d+)\]", m.group(2))
     return "/" + "/".join([escape(m.group(1)), *(escape(a or b) for a, b in steps)])
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON, loosely (5 and 5.0, "5" and 5): a clash is reported only when sure."""
+    return (
+        a == b or json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True) or str(a) == str(b)
+    )
 
 
 def _short_json(value: Any) -> str:

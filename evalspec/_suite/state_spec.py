@@ -614,6 +614,23 @@ def created_roots(behavior: Behavior) -> set[str] | None:
 # ------------------------------------------------------------------ states
 
 
+MISSING_VALUE = object()
+"""What `value_at` finds where the state has nothing."""
+
+
+def value_at(state: Any, parts: tuple[str, ...]) -> Any:
+    """The value at a pointer's parts, or MISSING_VALUE."""
+    node = state
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return MISSING_VALUE
+    return node
+
+
 def merge_state(base: Any, override: Any) -> Any:
     """A case's state over the suite's: mappings merge key by key, anything else replaces."""
     if isinstance(base, dict) and isinstance(override, dict):

@@ -445,7 +445,10 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             loc=make_loc(raw.pos, path),
             flaky=bool(raw.get("flaky", False)),
             budget=Budget(**{**self.case_budget, **dict(raw.get("budget") or {})}),
-            state=self.case_state(raw, path, self.suite_state),
+            state=self.unchanged_conflicts(
+                self.case_state(raw, path, self.suite_state),
+                [expect, *(t.expect for t in turns if t.expect is not None)],
+            ),
             turns=turns,
             turn_rule=raw.get("turn_rule", _TURN_RULE),
             simulated_user=simulated,
