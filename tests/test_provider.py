@@ -379,3 +379,42 @@ def test_a_header_naming_an_unset_variable_is_a_run_error(
     monkeypatch.delenv("EVALSPEC_TEST_UNSET", raising=False)
     with pytest.raises(RunError, match="header X-Token takes environment variable"):
         provider(server.base_url, headers={"X-Token": "${EVALSPEC_TEST_UNSET}"})
+
+
+_CALL = {
+    "id": "call_1",
+    "type": "function",
+    "function": {"name": "send_dm_to_user", "arguments": "{}"},
+}
+
+
+def test_an_answer_that_called_tools_goes_back_with_empty_text_not_null(
+    server: FakeOpenAI,
+) -> None:
+    """llama.cpp's Python server refuses `content: null` (HTTP 500), its own answer; OpenAI
+    takes `""` as well. The request's messages themselves, which its key is made of, keep null."""
+    called = {"role": "assistant", "content": None, "tool_calls": [_CALL]}
+    bare = {"role": "assistant", "tool_calls": [_CALL]}
+    said = {"role": "assistant", "content": "Sending it.", "tool_calls": [_CALL]}
+    messages = (
+        {"role": "user", "content": "Say hi to johndoe"},
+        called,
+        {"role": "tool", "tool_call_id": "call_1", "content": "sent"},
+        bare,
+        said,
+        {"role": "assistant", "content": None},
+    )
+    sent = ChatRequest(
+        key="k", model="gpt-4o-mini", messages=messages, tools=(TOOL,), params={}, label=LABEL
+    )
+    complete(provider(server.base_url), sent)
+    wire = server.requests[0].body["messages"]
+    assert [m.get("content", "(none)") for m in wire] == [
+        "Say hi to johndoe",
+        "",
+        "sent",
+        "",
+        "Sending it.",
+        None,  # no tool call: as it was
+    ]
+    assert called["content"] is None and "content" not in bare  # the history is untouched

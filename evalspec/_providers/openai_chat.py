@@ -14,7 +14,7 @@ import os
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -313,7 +313,7 @@ class OpenAIChatProvider:
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         params = {k: v for k, v in request.params.items() if k not in _DROPPED_PARAMS}
-        params["messages"] = list(request.messages)
+        params["messages"] = _wire_messages(request.messages)
         if request.tools:
             params["tools"] = list(request.tools)
         else:
@@ -503,3 +503,18 @@ class OpenAIChatProvider:
         if self._api_key:
             text = text.replace(self._api_key, "***")
         return _KEY_LIKE.sub("***", redaction.scrub(text))
+
+
+def _wire_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages as sent: an assistant message that made tool calls carries its text as
+    `""`, not `null`. OpenAI accepts both; llama.cpp's Python server (HTTP 500 "Input should
+    be a valid string"; without `content`, its template fails) and Mistral's endpoint refuse
+    `null`, though it is what they answer with: a conversation's second request failed there.
+    Only the wire changes: the history, its request keys and the recordings keep the answer
+    as the server gave it."""
+    out = list(messages)
+    for i, message in enumerate(out):
+        calls = message.get("role") == "assistant" and message.get("tool_calls")
+        if calls and message.get("content") is None:
+            out[i] = {**message, "content": ""}
+    return out
