@@ -153,3 +153,31 @@ def test_a_cut_in_an_included_file_is_found_there(tmp_path: Path) -> None:
     (found,) = info.value.problems
     assert found.file.endswith("more.yaml") and (found.line, found.column) == (2, 14)
     assert 'put the whole text in quotes: "Read #general"' in found.hint
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "column", "key", "opener", "spaces", "first"),
+    [
+        ("  - name: a\n  user: hi\n", 6, 3, "user", 5, 4, "name:"),
+        (
+            "  - name: a\n    user: hi\n    expect:\n      tool_calls:\n        - t: {}\n"
+            "        x: 1\n",
+            10,
+            9,
+            "x",
+            9,
+            10,
+            "t:",
+        ),
+    ],
+)
+def test_a_key_lined_up_with_the_dash_of_its_item_is_named_with_the_fix(
+    tmp_path, body, line, column, key, opener, spaces, first
+):
+    (found,) = problems(tmp_path, HEAD + body)
+    assert found.startswith(
+        f"{line}:{column}: YAML syntax error: `{key}:` is lined up with the `-` of the list item "
+        f"on line {opener}"
+    ), found
+    assert f"indent it {spaces} spaces, like `{first}` on line {opener}" in found
+    assert f"start a new item with `- {key}:`" in found

@@ -15,7 +15,7 @@ def estimate_lines(estimates: list[ModelEstimate]) -> list[str]:
     for e in estimates:
         cost = f", cost ~{e.total_cost:.4f}" if e.total_cost is not None else " (no price:)"
         line = (
-            f"{e.model}: {e.items} items, ~{e.tokens:,.0f} tokens{cost} "
+            f"{e.model}: {_items(e.items)}, ~{e.tokens:,.0f} tokens{cost} "
             f"({e.recorded} recorded, {e.estimated} estimated"
             + (f", {e.unknown} with nothing recorded to estimate from" if e.unknown else "")
             + ")"
@@ -24,8 +24,12 @@ def estimate_lines(estimates: list[ModelEstimate]) -> list[str]:
         if missing:
             rec_cost = f", cost ~{e.to_record_cost:.4f}" if e.to_record_cost is not None else ""
             line += (
-                f"; not recorded (a --record auto run calls these): {missing} items, "
+                f"; not recorded (a --record auto run calls these): {_items(missing)}, "
                 f"~{e.to_record_tokens:,.0f} tokens{rec_cost}"
             )
         lines.append(line)
     return lines
+
+
+def _items(n: int) -> str:
+    return f"{n} item" if n == 1 else f"{n} items"

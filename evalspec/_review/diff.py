@@ -376,6 +376,26 @@ def _sides(
     }
 
 
+def _behaviors_reached(
+    base: Suite, head: Suite, transcripts: Sequence[Transcript]
+) -> dict[str, set[str]]:
+    """Per case, the stateful tools its recorded calls reach whose preconditions or effects
+    changed: every output may stay the same (nothing is stale) while the state the case ends
+    in moves, so the change is the case's, not one "no recorded call reaches"."""
+    before = {t.name: t.behavior for t in base.tools}
+    changed = set()
+    for tool in head.tools:
+        old, new = before.get(tool.name), tool.behavior
+        if old is None or new is None:
+            continue  # a behaviour added or removed changes the outputs: stale, named there
+        if (old.preconditions, old.effects) != (new.preconditions, new.effects):
+            changed.add(tool.name)
+    out: dict[str, set[str]] = defaultdict(set)
+    for t in transcripts if changed else ():
+        out[t.case].update(c.name for c in t.tool_calls if c.name in changed)
+    return out
+
+
 def _plan_ids(suite: Suite) -> dict[tuple[str, str], dict[int, str]]:
     from evalspec._plan import compile_plan
 
@@ -555,6 +575,9 @@ def diff_suites(
     stale_tools: dict[str, set[str]] = defaultdict(set)
     for (case, _model), ev in evidence.items():
         stale_tools[case].update(ev.tools)
+    if base is not None:
+        for case, names in _behaviors_reached(base, head, chosen).items():
+            stale_tools[case].update(names)
     named = case_changes(base, head, stale_tools) if base is not None else {}
     suite_wide = suite_wide_changes(base, head) if base is not None else []
     suite_wide += _common_to_all(named)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec._critics import make_critic
-from evalspec._critics.base import Critic, Embedder
+from evalspec._critics.base import MISSING, Critic, Embedder
 from evalspec._scoring.turns import offered_calls
 from evalspec._scoring.types import Row
 from evalspec._suite.model import Case, StateCheck, Suite
@@ -127,13 +127,16 @@ class StateJudge:
         actual = found if present else None
         emb = embedder() if critic.texts(check.expected, actual) else None
         result = critic.evaluate(check.expected, actual, present=present, embedder=emb)
+        reason = result.reason
+        if not present:  # critics word a missing value as an argument the call left out
+            reason = reason.replace(MISSING, f"the state has nothing at {check.pointer}", 1)
         return Row(
             name,
             check.expected,
             actual,
             result.score,
             weight,
-            result.reason,
+            reason,
             check.spec.kind,
             None,
             result.match,

@@ -7,19 +7,27 @@ plugin registered.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.load import LDict, LList, Pos
-from evalspec._suite.model import CriticSpec, EnvironmentSpec, StateCheck
+from evalspec._suite.model import CriticSpec, EnvironmentSpec, Expectation, StateCheck
 from evalspec._suite.schema import did_you_mean, locate
 from evalspec._suite.state_spec import (
+    MISSING_VALUE,
     Behavior,
     SpecProblem,
     compile_behavior,
+    created_roots,
+    escape,
     merge_state,
     parse_pointer,
+    read_roots,
     state_problem,
+    state_roots,
+    value_at,
 )
 
 _CHECK_KEYS = ("weight", "required")
@@ -56,6 +64,7 @@ class StatePart:
         except SpecProblem as exc:
             self._spec_problem(raw, bpath, exc)
             return None
+        self.__dict__.setdefault("state_users", []).append((raw, bpath, behavior))
         for arg in sorted(behavior.arguments - props):
             where = _find_reference(raw, f"args.{arg}")
             hint = did_you_mean(arg, sorted(props)) or (
@@ -140,6 +149,14 @@ class StatePart:
         own = raw.get("state")
         if own is None:
             return suite_state
+        if isinstance(own, dict):
+            self.__dict__.setdefault("case_state_keys", set()).update(map(str, own))
+            if isinstance(suite_state, dict) and isinstance(own, LDict):
+                new = self.__dict__.setdefault("case_new_keys", [])
+                for key in own:
+                    if key not in suite_state:
+                        at = own.key_pos.get(key, own.pos)
+                        new.append((at, f"{path}.state.{key}", str(key)))
         pos = self.vpos(raw, "state")
         if suite_state is None:
             self.problem(
@@ -154,6 +171,94 @@ class StatePart:
         if why:
             self.problem(pos, f"{path}.state", why, "make the state smaller")
         return merged
+
+    def check_state_roots(self, suite_state: Any) -> None:
+        """A fixed path into a top-level key that no state has and no effect creates: in a
+        behaviour it fails every call at run time ("the state has nothing at /item_count"),
+        seen only by the model; in `unchanged` it checks nothing; in `expect.state` it can
+        never hold. And a key a case's state adds that nothing reads (a misspelt override).
+        Name each now."""
+        if not isinstance(suite_state, dict) or self.__dict__.get("environment_spec"):
+            return
+        users = self.__dict__.get("state_users", [])
+        known = set(suite_state) | self.__dict__.get("case_state_keys", set())
+        read: set[str] = set()
+        for _, _, b in users:
+            created = created_roots(b)
+            if created is None:
+                return  # a `set` at `/${args.NAME}` may create any key
+            known |= created
+            read |= created | read_roots(b)
+        for raw, bpath, behavior in users:
+            for root, where in state_roots(behavior):
+                if root not in known:
+                    pos = locate(raw, list(where), key=isinstance(where[-1], str))
+                    self._missing_root(
+                        pos, _path(bpath, where), root, known, "this fails at every call"
+                    )
+        judged = self.__dict__.get("judged_roots", [])
+        for pos, path, root, why in judged:
+            if root not in known:
+                self._missing_root(pos, path, root, known, why)
+        read |= {root for _, _, root, _ in judged}
+        for pos, path, key in self.__dict__.get("case_new_keys", []):
+            if key not in read:
+                close = did_you_mean(key, sorted(suite_state))
+                self.problem(
+                    pos,
+                    path,
+                    f"the suite's `state:` has no {key!r} and no tool or check reads it, so "
+                    "this changes nothing",
+                    (f"{close} " if close else "")
+                    + "a case's state is merged over the suite's key by key: use a key the "
+                    "suite's `state:` has",
+                )
+
+    def unchanged_conflicts(self, state: Any, expects: list[Expectation]) -> Any:
+        """A state check inside an `unchanged` place that asks for something other than what
+        the place began with can never pass beside it: say so. Returns `state`."""
+        for expect in expects if state is not None else ():
+            for check in expect.state:
+                kept = next((u for u in expect.unchanged if check.parts[: len(u)] == u), None)
+                if kept is None or (check.spec.kind != "binary" and not check.absent):
+                    continue
+                begun = value_at(state, check.parts)
+                if check.absent:
+                    clash = begun is not MISSING_VALUE
+                else:
+                    clash = begun is MISSING_VALUE or not _same_json(begun, check.expected)
+                if not clash:
+                    continue
+                where = "/" + "/".join(escape(p) for p in kept) if kept else "''"
+                was = "nothing" if begun is MISSING_VALUE else _short_json(begun)
+                self.problem(
+                    Pos(check.loc.file, check.loc.line, check.loc.column),
+                    check.loc.path,
+                    f"{check.pointer} is expected to end "
+                    + ("empty" if check.absent else f"as {_short_json(check.expected)}")
+                    + f", but `unchanged` keeps {where if kept else 'the whole state'} as it "
+                    f"began ({check.pointer}: {was}), so "
+                    "the two can never both hold",
+                    f"remove {where} from `unchanged`, or this state check",
+                )
+        return state
+
+    def _unknown_root(self, parts: tuple[str, ...]) -> bool:
+        """Not a key of the suite's state (cases and effects are weighed once all are read)."""
+        state = self.__dict__.get("suite_state")
+        return isinstance(state, dict) and parts[0] not in state
+
+    def _missing_root(self, pos: Pos, path: str, root: str, known: set[str], why: str) -> None:
+        message = f"/{escape(root)} is not in the suite's `state:` (nor in any case's), so {why}"
+        written = _dotted(root, known)
+        if written is not None:  # /cart[0].sku or /cart.0.sku: a path written another way
+            hint = f"a JSON Pointer separates keys and indexes with '/': write {written}"
+        else:
+            close = did_you_mean(root, sorted(known))
+            hint = (f"{close} " if close else "") + (
+                f"add `{root}:` with its first value under `state:`, or fix the path"
+            )
+        self.problem(pos, path, message, hint)
 
     def state_checks(
         self, raw: LDict, epath: str, stateful: bool
@@ -178,6 +283,9 @@ class StatePart:
             if parts is None:
                 continue
             check = self._state_check(pointer, parts, value, vpos, cpath)
+            if check is not None and parts and not check.absent and self._unknown_root(parts):
+                judged = self.__dict__.setdefault("judged_roots", [])
+                judged.append((kpos, cpath, parts[0], "nothing is ever there to check"))
             if check is not None:
                 checks.append(check)
         kept: list[tuple[str, ...]] = []
@@ -186,6 +294,9 @@ class StatePart:
             parts = self._pointer(pointer, pos, f"{epath}.unchanged[{i}]")
             if parts is not None:
                 kept.append(parts)
+                if parts and self._unknown_root(parts):
+                    judged = self.__dict__.setdefault("judged_roots", [])
+                    judged.append((pos, f"{epath}.unchanged[{i}]", parts[0], "it checks nothing"))
         return tuple(checks), tuple(kept)
 
     def _pointer(self, text: str, pos: Pos, path: str) -> tuple[str, ...] | None:
@@ -199,6 +310,17 @@ class StatePart:
         self, pointer: str, parts: tuple[str, ...], value: Any, pos: Pos, path: str
     ) -> StateCheck | None:
         loc = make_loc(pos, path)
+        expected = value.get("value") if isinstance(value, dict) else value
+        if isinstance(expected, str) and RUN_TIME_REF.search(expected):
+            self.problem(
+                pos,
+                path,
+                f"{expected!r:.60} is a run-time reference, which only a tool's behavior fills "
+                "in; an expected value is compared as written",
+                "write the value the state should hold, or a {{ variable }} from vars or the "
+                "case's matrix",
+            )
+            return None
         if not isinstance(value, dict):
             spec = CriticSpec(pointer, "binary", loc=loc)
             return StateCheck(pointer, parts, spec, plain(value), loc=loc)
@@ -221,6 +343,18 @@ class StatePart:
             if close and not _is_critic(k):
                 self.problem(pos, f"{path}.{k}", f"unknown key {k!r} in a state check", close)
                 return None
+        unknown = [k for k in critic_keys if not _is_critic(k)]
+        if unknown and "value" not in value:
+            # A record written as the expected value: its keys are fields, not critics.
+            self.problem(
+                pos,
+                path,
+                f"a mapping here is read as a critic, and {', '.join(map(repr, unknown))} "
+                + ("is no critic" if len(unknown) == 1 else "are no critics"),
+                "to expect this mapping itself, write it under `value:`, e.g. "
+                f"{{value: {_short_json(plain(value))}}}",
+            )
+            return None
         if "value" in value and not critic_keys:
             rest = {**rest, "binary": True}
         if not critic_keys and "value" not in value:
@@ -235,6 +369,33 @@ class StatePart:
         if judged is None:
             return None
         return StateCheck(pointer, parts, judged, plain(value.get("value")), loc=loc)
+
+
+RUN_TIME_REF = re.compile(r"(?<!\$)\$\{(args\.|state/|count/)")
+"""`${args.x}` and the like: a behaviour's run-time references, filled in nowhere else."""
+_DOTTED = re.compile(r"([^.\[\]]+)((?:\.[^.\[\]]+|\[\d+\])+)$")
+
+
+def _dotted(root: str, known: set[str]) -> str | None:
+    """A key of the state followed by `.key` / `[0]` steps, as other path languages write
+    them: the JSON Pointer meant, or None."""
+    m = _DOTTED.match(root)
+    if m is None or m.group(1) not in known:
+        return None
+    steps = re.findall(r"\.([^.\[\]]+)|\[(\d+)\]", m.group(2))
+    return "/" + "/".join([escape(m.group(1)), *(escape(a or b) for a, b in steps)])
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON, loosely (5 and 5.0, "5" and 5): a clash is reported only when sure."""
+    return (
+        a == b or json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True) or str(a) == str(b)
+    )
+
+
+def _short_json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_critic(kind: str) -> bool:

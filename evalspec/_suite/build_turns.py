@@ -30,7 +30,16 @@ class TurnsPart(Reporter):
         """The case's turns; () for a case without `turns:`, None when a turn is broken."""
         items = raw.get("turns")
         if items is None:
+            if "turn_rule" in raw:
+                self.problem(
+                    self.kpos(raw, "turn_rule"),
+                    f"{path}.turn_rule",
+                    "`turn_rule` combines the scores of `turns:`, and this case has none",
+                    "remove `turn_rule:`, or write the conversation as `turns:`",
+                )
             return ()
+        if isinstance(raw.get("user"), dict):
+            return ()  # a simulated user beside turns: `simulated_user` says it, once
         for key, why in (
             ("user", "the first turn's `user` is what the user says first"),
             ("expect", "each turn has its own `expect`"),

@@ -54,6 +54,22 @@ def _template(source: str) -> Any:
     return _env().from_string(source)
 
 
+_ARG_TEMPLATE = re.compile(r"\{\{\s*args\.([A-Za-z_][\w-]*)\s*\}\}")
+
+
+def _run_time_hint(text: str, name: str) -> str:
+    """In a tool's behavior, `{{ }}` names load-time variables; what a call brings is written
+    as a run-time reference. Say which one was meant."""
+    if name in ("args", "state", "count"):
+        m = _ARG_TEMPLATE.search(text)
+        ref = f"${{args.{m.group(1)}}}" if m else "${args.NAME}"
+        return (
+            f"a call's arguments and the state are run-time references in a behavior, not "
+            f"{{{{ }}}} templates: write {ref}, ${{state/POINTER}} or ${{count/POINTER}}"
+        )
+    return f"for the call's argument {name}, write the run-time reference ${{args.{name}}}"
+
+
 def _problem(pos: Pos, path: str, message: str, hint: str = "") -> Problem:
     return Problem.at(pos, path, message, hint)
 
@@ -283,14 +299,15 @@ class Renderer:
             self.undefined.append((len(self.problems), name))
             known = ", ".join(sorted(variables)) or "none"
             close = did_you_mean(name, list(variables))
+            hint = f"{close} " * bool(close) + (
+                f"define it in vars or the case's matrix (defined: {known})"
+            )
+            if ".behavior." in f"{path}." and name in ("args", "state", "count"):
+                hint = _run_time_hint(text, name)
+            elif ".behavior." in f"{path}.":
+                hint = _run_time_hint(text, name) + "; else " + hint
             self.problems.append(
-                _problem(
-                    pos,
-                    path,
-                    f"template uses undefined variable {name!r}",
-                    f"{close} " * bool(close)
-                    + f"define it in vars or the case's matrix (defined: {known})",
-                )
+                _problem(pos, path, f"template uses undefined variable {name!r}", hint)
             )
         except TemplateAssertionError as exc:
             named = re.search(r"filter named '([^']+)'", str(exc))

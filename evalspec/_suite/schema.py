@@ -245,7 +245,15 @@ def schema_problems(root: LDict) -> list[Problem]:
     return unique
 
 
+WORDED_BY_VALIDATE = "validate: evalspec validate reports this in its own words"
+"""The `$comment` of a schema node whose every check the semantic pass makes too, with a
+message written for it (a behaviour's keys, a state pointer): the schema's error is left to
+it, so editors flag the mistake and `validate` words it once."""
+
+
 def _translate(root: LDict, error: Any) -> list[Problem]:
+    if isinstance(error.schema, dict) and error.schema.get("$comment") == WORDED_BY_VALIDATE:
+        return []
     parts = list(error.absolute_path)
     path = format_path(parts)
     v = error.validator

@@ -43,7 +43,7 @@ _STATE_REF = re.compile(r"(state|count)((?:/[^/]*)*)$")
 class SpecProblem(Exception):
     """Something wrong in a behaviour, at `where` (keys under `behavior:`)."""
 
-    def __init__(self, where: tuple[Any, ...], message: str, hint: str = ""):
+    def __init__(self, where: tuple[Any, ...], message: str, hint: str):
         super().__init__(message)
         self.where = where
         self.message = message
@@ -155,18 +155,41 @@ def parse_pointer(text: str, where: tuple[Any, ...] = ()) -> tuple[str, ...]:
     if text == "":
         return ()
     if not text.startswith("/"):
-        raise SpecProblem(
-            where, f"{text!r} is not a JSON Pointer", f"start it with '/', e.g. /{text}"
-        )
+        raise SpecProblem(where, f"{text!r} is not a JSON Pointer", _pointer_fix(text))
     parts = text[1:].split("/")
     if len(parts) > MAX_PATH_PARTS:
-        raise SpecProblem(
-            where, f"the path has {len(parts)} parts; the limit is {MAX_PATH_PARTS}", ""
-        )
+        raise SpecProblem(where, *_too_long(len(parts)))
     for p in parts:
         if re.search(r"~(?![01])", p):
-            raise SpecProblem(where, f"{text!r}: '~' must be written ~0 (and '/' as ~1)", "")
+            raise SpecProblem(where, *_tilde(text))
     return tuple(unescape(p) for p in parts)
+
+
+_DOTTED = re.compile(r"[^./\[\]]+(?:\.[^./\[\]]+|\[\d+\])+")
+
+
+def _pointer_fix(text: str) -> str:
+    """How to write a path that does not start with '/': `events` as /events, and `a.b[0]`
+    (as other path languages write it) as /a/b/0."""
+    if _DOTTED.fullmatch(text):
+        steps = re.findall(r"([^.\[\]]+)|\[(\d+)\]", text)
+        pointer = "/" + "/".join(escape(a or b) for a, b in steps)
+        return f"start it with '/' and separate keys and indexes with '/', e.g. {pointer}"
+    return f"start it with '/', e.g. /{text}"
+
+
+def _too_long(count: int) -> tuple[str, str]:
+    return (
+        f"the path has {count} parts; the limit is {MAX_PATH_PARTS}",
+        "shorten the path: keep the state flatter",
+    )
+
+
+def _tilde(text: str) -> tuple[str, str]:
+    return (
+        f"{text!r}: a '~' in a key must be written ~0 (and a '/' in a key ~1)",
+        "for the key a~b write /a~0b",
+    )
 
 
 def _ref(body: str, where: tuple[Any, ...]) -> Ref:
@@ -176,12 +199,15 @@ def _ref(body: str, where: tuple[Any, ...]) -> Ref:
     m = _STATE_REF.match(body)
     if m:
         return Ref(m.group(1), "", parse_pointer(m.group(2), where))
-    raise SpecProblem(
-        where,
-        f"${{{body}}} is not a reference",
-        "write ${args.NAME} (an argument), ${state/POINTER} or ${count/POINTER}; "
-        "$${ writes a literal ${",
-    )
+    forms = "${args.NAME} (an argument), ${state/POINTER} or ${count/POINTER}"
+    hint = f"write {forms}; $${{ writes a literal ${{"
+    word = body.strip()
+    if re.fullmatch(_NAME, word):
+        hint = f"for the call's argument {word} write ${{args.{word}}} (references: {forms})"
+    elif re.fullmatch(r"(state|count)\.[^{}]*", word):
+        kind, _, rest = word.partition(".")
+        hint = f"a pointer into the state is written with '/': ${{{kind}/{rest.replace('.', '/')}}}"
+    raise SpecProblem(where, f"${{{body}}} is not a reference", hint)
 
 
 def tokens(text: str, where: tuple[Any, ...]) -> list[str | Ref]:
@@ -213,9 +239,13 @@ def tokens(text: str, where: tuple[Any, ...]) -> list[str | Ref]:
 def compile_path(text: Any, where: tuple[Any, ...]) -> Path:
     """A pointer whose parts may hold references; references never split a part."""
     if not isinstance(text, str):
-        raise SpecProblem(where, f"a path must be a JSON Pointer text, not {text!r:.40}", "")
+        raise SpecProblem(
+            where,
+            f"a path must be a JSON Pointer text, not {text!r:.40}",
+            "write it as text starting with '/', e.g. /events/0/date",
+        )
     if text != "" and not text.startswith("/"):
-        hint = "start it with '/'" + (f", e.g. /{text}" if "${" not in text else "")
+        hint = _pointer_fix(text) if "${" not in text else "start it with '/'"
         raise SpecProblem(where, f"{text!r} is not a JSON Pointer", hint)
     parts: list[list[str | Ref]] = [[]]
     for token in tokens(text, where):
@@ -228,15 +258,13 @@ def compile_path(text: Any, where: tuple[Any, ...]) -> Path:
             parts.append([piece])
     parts = parts[1:]  # before the leading '/'
     if len(parts) > MAX_PATH_PARTS:
-        raise SpecProblem(
-            where, f"the path has {len(parts)} parts; the limit is {MAX_PATH_PARTS}", ""
-        )
+        raise SpecProblem(where, *_too_long(len(parts)))
     out: list[str | Text] = []
     for part in parts:
         items = [p for p in part if p != ""]
         for p in items:
             if isinstance(p, str) and re.search(r"~(?![01])", p):
-                raise SpecProblem(where, f"{text!r}: '~' must be written ~0 (and '/' as ~1)", "")
+                raise SpecProblem(where, *_tilde(text))
         texts = [p for p in items if isinstance(p, str)]
         if len(texts) == len(items):
             out.append(unescape("".join(texts)))
@@ -287,7 +315,11 @@ def _select(value: dict[str, Any], where: tuple[Any, ...]) -> Select:
         )
     first = value.get("$first", False)
     if not isinstance(first, bool):
-        raise SpecProblem((*where, "$first"), "$first must be true or false", "")
+        raise SpecProblem(
+            (*where, "$first"),
+            "$first must be true or false",
+            "$first: true gives the first matching record; leave it out for a list of them all",
+        )
     filt = value.get("$where")
     if filt is not None and not isinstance(filt, dict):
         raise SpecProblem(
@@ -335,7 +367,8 @@ def compile_behavior(raw: Any) -> Behavior:
         raise SpecProblem(
             (unknown[0],),
             f"unknown key {unknown[0]!r} in behavior",
-            "a behavior has preconditions, effects and response",
+            _did_you_mean(unknown[0], ("preconditions", "effects", "response"))
+            + "a behavior has preconditions, effects and response",
         )
     pre = _listed(raw, "preconditions", MAX_PRECONDITIONS)
     eff = _listed(raw, "effects", MAX_EFFECTS)
@@ -351,12 +384,23 @@ def compile_behavior(raw: Any) -> Behavior:
     return Behavior(checks, effects, response, "response" in raw, frozenset(names))
 
 
+def _did_you_mean(word: Any, choices: tuple[str, ...]) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(str(word), choices, n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
 def _listed(raw: dict[str, Any], key: str, limit: int) -> list[Any]:
     value = raw.get(key) or []
     if not isinstance(value, list):
         raise SpecProblem((key,), f"{key} must be a list", f"{key}: [...]")
     if len(value) > limit:
-        raise SpecProblem((key,), f"{len(value)} {key}; the limit is {limit} per tool", "")
+        raise SpecProblem(
+            (key,),
+            f"{len(value)} {key}; the limit is {limit} per tool",
+            f"keep at most {limit}; split what the tool does between two tools",
+        )
     return value
 
 
@@ -385,11 +429,19 @@ def _check(raw: Any, where: tuple[Any, ...]) -> Check:
     compiled: list[tuple[str, Any]] = []
     for op, operand in tests:
         if op == "exists" and not isinstance(operand, bool):
-            raise SpecProblem((*where, op), "exists must be true or false", "")
+            raise SpecProblem(
+                (*where, op),
+                "exists must be true or false",
+                "exists: true (something must be there) or exists: false (nothing may be)",
+            )
         if op in ("min", "max") and (
             isinstance(operand, bool) or not isinstance(operand, int | float | str)
         ):
-            raise SpecProblem((*where, op), f"{op} must be a number (or a reference)", "")
+            raise SpecProblem(
+                (*where, op),
+                f"{op} must be a number (or a reference)",
+                f"for example {op}: 1, or {op}: ${{args.NAME}}",
+            )
         compiled.append((op, compile_value(operand, (*where, op))))
     path = compile_path(raw["path"], (*where, "path")) if "path" in raw else None
     value = compile_value(raw.get("value"), (*where, "value"))
@@ -407,14 +459,23 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
 
         word = unknown[0] if unknown else ""
         close = get_close_matches(word, [*EFFECT_OPS, "value", "where", "at", "by"], n=1)
+        if close and close[0] not in EFFECT_OPS:
+            message = f"unknown key {word!r} in an effect"
+        else:
+            message = f"unknown effect op {word!r}" if word else "the effect names no op"
         raise SpecProblem(
             (*where, word) if word else where,
-            f"unknown effect op {word!r}" if word else "the effect names no op",
+            message,
             (f"did you mean {close[0]!r}? " if close else "")
-            + "effects are set, append, remove and increment",
+            + "an effect is one of set, append, remove and increment at a path, with value, "
+            "where, at or by as the op needs",
         )
     if len(ops) > 1:
-        raise SpecProblem(where, f"one effect names {len(ops)} ops ({', '.join(ops)})", "one each")
+        raise SpecProblem(
+            where,
+            f"one effect names {len(ops)} ops ({', '.join(ops)})",
+            "give each op an effect of its own: a new `- ` item under effects:",
+        )
     op = ops[0]
     path = compile_path(raw[op], (*where, op))
     if op in ("set", "append") and "value" not in raw:
@@ -423,14 +484,30 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
         hint = "increment takes by:" if op == "increment" else "remove takes no value"
         raise SpecProblem((*where, "value"), f"{op} takes no value", hint)
     if op != "increment" and "by" in raw:
-        raise SpecProblem((*where, "by"), "only increment takes by", "")
+        raise SpecProblem(
+            (*where, "by"), "only increment takes by", "remove `by:`, or make the op increment"
+        )
     filt = raw.get("where")
     if filt is not None and not isinstance(filt, dict):
-        raise SpecProblem((*where, "where"), "where must be a mapping of field: value", "")
+        raise SpecProblem(
+            (*where, "where"),
+            "where must be a mapping of field: value",
+            'for example where: {id: "${args.id}"}',
+        )
     if "at" in raw and filt is None:
-        raise SpecProblem((*where, "at"), "at is the place inside each record `where` picks", "")
+        raise SpecProblem(
+            (*where, "at"),
+            "`at:` without `where:`: at is the place inside each record `where` picks",
+            "add `where: {field: value}` to pick records of the list, or remove `at:` and write "
+            "the whole place in the path",
+        )
     if op == "append" and filt is not None:
-        raise SpecProblem((*where, "where"), "append takes no where", "")
+        raise SpecProblem(
+            (*where, "where"),
+            "append takes no where",
+            "append adds one item to the list at its path; to change the records that match, "
+            "use set, increment or remove with where",
+        )
     at = compile_path(raw["at"], (*where, "at")) if "at" in raw else None
     if op in ("set", "increment") and filt is not None and at is None:
         raise SpecProblem(
@@ -438,7 +515,11 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
         )
     by = compile_value(raw.get("by", 1), (*where, "by"))
     if isinstance(by, bool) or not isinstance(by, int | float | Ref | Text):
-        raise SpecProblem((*where, "by"), "by must be a number (or a reference)", "")
+        raise SpecProblem(
+            (*where, "by"),
+            "by must be a number (or a reference)",
+            "for example by: 2, or by: ${args.NAME} (leave it out to add 1)",
+        )
     return Effect(
         op,
         path,
@@ -449,7 +530,105 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
     )
 
 
+def _root(path: Path | None) -> str | None:
+    if path is None or not path.parts or not isinstance(path.parts[0], str):
+        return None
+    return path.parts[0]
+
+
+def state_roots(behavior: Behavior) -> list[tuple[str, tuple[Any, ...]]]:
+    """The top-level keys of the state a behaviour's fixed paths need, each with where it is
+    written (keys under `behavior:`). A precondition testing `exists` may name a missing key."""
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    for i, check in enumerate(behavior.preconditions):
+        root = _root(check.path)
+        if root is not None and not any(op == "exists" for op, _ in check.tests):
+            out.append((root, ("preconditions", i, "path")))
+    for i, effect in enumerate(behavior.effects):
+        root = _root(effect.path)
+        if root is not None and not (effect.op == "set" and len(effect.path.parts) == 1):
+            out.append((root, ("effects", i, effect.op)))
+    for ref in references(behavior.response):
+        if ref.kind != "args" and ref.pointer:
+            out.append((ref.pointer[0], ("response",)))
+    stack: list[Any] = [behavior.response]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Select):
+            root = _root(node.path)
+            if root is not None:
+                out.append((root, ("response",)))
+            stack.append(node.where)
+        elif isinstance(node, Tree):
+            stack.extend(node.value.values() if isinstance(node.value, dict) else node.value)
+    return out
+
+
+def read_roots(behavior: Behavior) -> set[str]:
+    """Every top-level key of the state a behaviour may touch through a fixed first key:
+    its paths, `${state/...}` and `${count/...}` anywhere, and `$select`s anywhere."""
+    out = {root for root, _ in state_roots(behavior)}
+    stack: list[Any] = [*behavior.preconditions, *behavior.effects, behavior.response]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Ref):
+            if node.kind != "args" and node.pointer:
+                out.add(node.pointer[0])
+        elif isinstance(node, Select):
+            root = _root(node.path)
+            if root is not None:
+                out.add(root)
+            stack.extend((node.path, node.where))
+        elif isinstance(node, Text):
+            stack.extend(node.parts)
+        elif isinstance(node, Tree):
+            stack.extend(node.value.values() if isinstance(node.value, dict) else node.value)
+        elif isinstance(node, Path):
+            stack.extend(node.parts)
+        elif isinstance(node, Check):
+            root = _root(node.path)
+            if root is not None:
+                out.add(root)
+            stack.extend((node.path, node.value, node.error, *(t[1] for t in node.tests)))
+        elif isinstance(node, Effect):
+            root = _root(node.path)
+            if root is not None:
+                out.add(root)
+            stack.extend((node.path, node.value, node.where, node.at, node.by))
+    return out
+
+
+def created_roots(behavior: Behavior) -> set[str] | None:
+    """Top-level keys a behaviour's `set` effects create when missing; None when a `set`
+    names its key with a reference (it may create any)."""
+    out: set[str] = set()
+    for e in behavior.effects:
+        if e.op == "set" and e.where is None and len(e.path.parts) == 1:
+            key = e.path.parts[0]
+            if not isinstance(key, str):
+                return None
+            out.add(key)
+    return out
+
+
 # ------------------------------------------------------------------ states
+
+
+MISSING_VALUE = object()
+"""What `value_at` finds where the state has nothing."""
+
+
+def value_at(state: Any, parts: tuple[str, ...]) -> Any:
+    """The value at a pointer's parts, or MISSING_VALUE."""
+    node = state
+    for part in parts:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return MISSING_VALUE
+    return node
 
 
 def merge_state(base: Any, override: Any) -> Any:

@@ -15,7 +15,7 @@ from evalspec._critics import default_critic, make_critic
 from evalspec._critics.dates import DatetimeCritic
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.build_checks import ChecksPart
-from evalspec._suite.build_state import StatePart
+from evalspec._suite.build_state import RUN_TIME_REF, StatePart
 from evalspec._suite.build_tools import ToolsPart, refuse_too_many_tools
 from evalspec._suite.build_turns import TurnsPart, all_expected
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
@@ -257,6 +257,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
 
     def finish(self) -> Suite:
         self.check_models_left()
+        self.check_state_roots(self.suite_state)
         top = self.top
         emb = top.get("embeddings") or {}
         return Suite(
@@ -444,7 +445,10 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             loc=make_loc(raw.pos, path),
             flaky=bool(raw.get("flaky", False)),
             budget=Budget(**{**self.case_budget, **dict(raw.get("budget") or {})}),
-            state=self.case_state(raw, path, self.suite_state),
+            state=self.unchanged_conflicts(
+                self.case_state(raw, path, self.suite_state),
+                [expect, *(t.expect for t in turns if t.expect is not None)],
+            ),
             turns=turns,
             turn_rule=raw.get("turn_rule", _TURN_RULE),
             simulated_user=simulated,
@@ -645,6 +649,16 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
                         did_you_mean(key, props)
                         or f"its arguments: {', '.join(sorted(props)) or 'none'}",
                     )
+                continue
+            if isinstance(value, str) and "${" in value and RUN_TIME_REF.search(value):
+                self.problem(
+                    vpos,
+                    f"{path}.{key}",
+                    f"{value!r:.60} is a run-time reference, which only a tool's behavior fills "
+                    "in; an expected argument is compared as written",
+                    "write the value a good model sends, or a {{ variable }} from vars or the "
+                    "case's matrix",
+                )
                 continue
             if key in loose or (isinstance(value, str) and ("{{" in value)):
                 continue

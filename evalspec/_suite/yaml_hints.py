@@ -43,7 +43,11 @@ def explain(text: str, line: int, column: int) -> Hint | None:
     lines = text.splitlines()
     if not 1 <= line <= len(lines):
         return None
-    return _quote_inside_quotes(lines, line, column) or _odd_indentation(lines, line)
+    return (
+        _quote_inside_quotes(lines, line, column)
+        or _odd_indentation(lines, line)
+        or _key_under_dash(lines, line)
+    )
 
 
 def _quote_inside_quotes(lines: list[str], line: int, column: int) -> Hint | None:
@@ -101,6 +105,34 @@ def _odd_indentation(lines: list[str], line: int) -> Hint | None:
         f"(the keys and items above start at {_levels_text(levels)} spaces)",
         f"line it up with the key it belongs with, e.g. {depth} spaces like `{first[:40]}` "
         f"on line {where}",
+    )
+
+
+def _key_under_dash(lines: list[str], line: int) -> Hint | None:
+    """A key lined up with the `-` of the list item above it, inside that list: it is neither
+    a key of the item (those start after `- `) nor a new item."""
+    text = lines[line - 1]
+    body = text.lstrip(" ")
+    if not body or body.startswith("-") or not _KEY_OR_ITEM.match(body):
+        return None
+    indent = len(text) - len(body)
+    opener = _open_levels(lines[: line - 1]).get(indent)
+    if opener is None:
+        return None
+    above = lines[opener - 1]
+    if len(above) - len(above.lstrip(" ")) != indent or not above.lstrip(" ").startswith("- "):
+        return None
+    item = above.lstrip(" ")[2:].lstrip(" ")
+    inner = len(above) - len(item)
+    key = body.split(":", 1)[0]
+    first = item.split(":", 1)[0] + ":" if ":" in item else item
+    return Hint(
+        line,
+        indent + 1,
+        f"`{key[:40]}:` is lined up with the `-` of the list item on line {opener}, so it belongs "
+        "to neither that item nor the list",
+        f"indent it {inner} spaces, like `{first[:40]}` on line {opener}, to make it part of "
+        f"that item; or start a new item with `- {key[:40]}:`",
     )
 
 
