@@ -379,6 +379,23 @@ def test_a_key_a_case_state_adds_that_nothing_reads_is_refused(tmp_path):
     assert code == 0, out
 
 
+@pytest.mark.parametrize(
+    ("behavior", "expect"),
+    [
+        ("      response: {$select: ''}", ""),  # the whole state, answered to the model
+        ("      response: {all: '${state}'}", ""),
+        ("      response: {$select: '/${args.sku}'}", ""),  # a key the call names
+        ("      effects: [{increment: '/${args.sku}'}]", ""),
+        (APPEND, "      unchanged: ['']"),  # the whole state judged
+    ],
+)
+def test_a_key_a_case_adds_is_the_cases_own_when_any_key_may_be_read(tmp_path, behavior, expect):
+    """A behaviour reading the whole state, or a key a reference names, reads every key a case
+    adds; so does a check of the whole state."""
+    code, out = validate(tmp_path, behavior, case="    state: {coupon: 5}\n", expect=expect)
+    assert code == 0, out
+
+
 def test_a_state_check_that_unchanged_forbids_is_refused(tmp_path):
     expect = (
         "      state: {/cart/0/sku: MUG1, /items: 0, /cart/1: {exists: false}}\n"

@@ -183,12 +183,17 @@ class StatePart:
         users = self.__dict__.get("state_users", [])
         known = set(suite_state) | self.__dict__.get("case_state_keys", set())
         read: set[str] = set()
+        reads_any = bool(self.__dict__.get("whole_state_judged"))
         for _, _, b in users:
             created = created_roots(b)
             if created is None:
                 return  # a `set` at `/${args.NAME}` may create any key
             known |= created
-            read |= created | read_roots(b)
+            roots = read_roots(b)
+            if roots is None:  # the whole state, or a key a reference names
+                reads_any = True
+            else:
+                read |= created | roots
         for raw, bpath, behavior in users:
             for root, where in state_roots(behavior):
                 if root not in known:
@@ -201,7 +206,7 @@ class StatePart:
             if root not in known:
                 self._missing_root(pos, path, root, known, why)
         read |= {root for _, _, root, _ in judged}
-        for pos, path, key in self.__dict__.get("case_new_keys", []):
+        for pos, path, key in [] if reads_any else self.__dict__.get("case_new_keys", []):
             if key not in read:
                 close = did_you_mean(key, sorted(suite_state))
                 self.problem(
@@ -283,6 +288,8 @@ class StatePart:
             if parts is None:
                 continue
             check = self._state_check(pointer, parts, value, vpos, cpath)
+            if not parts:  # the whole state: every key a case adds is judged
+                self.__dict__["whole_state_judged"] = True
             if check is not None and parts and not check.absent and self._unknown_root(parts):
                 judged = self.__dict__.setdefault("judged_roots", [])
                 judged.append((kpos, cpath, parts[0], "nothing is ever there to check"))
@@ -294,6 +301,8 @@ class StatePart:
             parts = self._pointer(pointer, pos, f"{epath}.unchanged[{i}]")
             if parts is not None:
                 kept.append(parts)
+                if not parts:
+                    self.__dict__["whole_state_judged"] = True
                 if parts and self._unknown_root(parts):
                     judged = self.__dict__.setdefault("judged_roots", [])
                     judged.append((pos, f"{epath}.unchanged[{i}]", parts[0], "it checks nothing"))

@@ -564,37 +564,38 @@ def state_roots(behavior: Behavior) -> list[tuple[str, tuple[Any, ...]]]:
     return out
 
 
-def read_roots(behavior: Behavior) -> set[str]:
+def read_roots(behavior: Behavior) -> set[str] | None:
     """Every top-level key of the state a behaviour may touch through a fixed first key:
-    its paths, `${state/...}` and `${count/...}` anywhere, and `$select`s anywhere."""
+    its paths, `${state/...}` and `${count/...}` anywhere, and `$select`s anywhere. None when
+    it may read any key: the whole state (`${state}`, `$select: ""`) or a first key that a
+    reference names (`$select: /${args.kind}`)."""
     out = {root for root, _ in state_roots(behavior)}
     stack: list[Any] = [*behavior.preconditions, *behavior.effects, behavior.response]
     while stack:
         node = stack.pop()
         if isinstance(node, Ref):
-            if node.kind != "args" and node.pointer:
+            if node.kind != "args":
+                if not node.pointer or not isinstance(node.pointer[0], str):
+                    return None
                 out.add(node.pointer[0])
-        elif isinstance(node, Select):
-            root = _root(node.path)
-            if root is not None:
+        elif isinstance(node, Select | Check | Effect):
+            if node.path is not None:  # a precondition on a value has none
+                root = _root(node.path)
+                if root is None:  # the whole state, or a first key a reference names
+                    return None
                 out.add(root)
-            stack.extend((node.path, node.where))
+            if isinstance(node, Select):
+                stack.extend((node.path, node.where))
+            elif isinstance(node, Check):
+                stack.extend((node.path, node.value, node.error, *(t[1] for t in node.tests)))
+            else:
+                stack.extend((node.path, node.value, node.where, node.at, node.by))
         elif isinstance(node, Text):
             stack.extend(node.parts)
         elif isinstance(node, Tree):
             stack.extend(node.value.values() if isinstance(node.value, dict) else node.value)
         elif isinstance(node, Path):
             stack.extend(node.parts)
-        elif isinstance(node, Check):
-            root = _root(node.path)
-            if root is not None:
-                out.add(root)
-            stack.extend((node.path, node.value, node.error, *(t[1] for t in node.tests)))
-        elif isinstance(node, Effect):
-            root = _root(node.path)
-            if root is not None:
-                out.add(root)
-            stack.extend((node.path, node.value, node.where, node.at, node.by))
     return out
 
 
