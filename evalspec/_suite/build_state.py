@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.build_base import make_loc, plain
@@ -33,11 +34,33 @@ from evalspec._suite.state_spec import (
 _CHECK_KEYS = ("weight", "required")
 
 
+@dataclass
+class StateUses:
+    """What behaviours, cases and checks say about the state's top-level keys: gathered while
+    the suite is built, weighed once every case is read (`check_state_roots`)."""
+
+    behaviors: list[tuple[LDict, str, Behavior]] = field(default_factory=list)
+    """Each compiled behaviour, with its YAML node and document path."""
+    case_keys: set[str] = field(default_factory=set)
+    """Top-level keys any case's `state:` sets."""
+    case_new_keys: list[tuple[Pos, str, str]] = field(default_factory=list)
+    """(where, document path, key): a key a case's state adds that the suite's lacks."""
+    judged_roots: list[tuple[Pos, str, str, str]] = field(default_factory=list)
+    """(where, document path, key, why it matters): a check into a key the suite's state
+    lacks."""
+    whole_state_judged: bool = False
+    """A check or `unchanged` of the whole state: it reads every key a case adds."""
+
+
 class StatePart:
     """The state-related parts of the suite builder (mixed into validate.py's `_Builder`)."""
 
     doc: LDict
     problems: list[Any]
+    state_uses: StateUses
+    suite_state: Any
+    """The suite's `state:` (None until the tools are built, or without one)."""
+    environment_spec: EnvironmentSpec | None
 
     if TYPE_CHECKING:  # given by the builder's other parts
 
@@ -64,7 +87,7 @@ class StatePart:
         except SpecProblem as exc:
             self._spec_problem(raw, bpath, exc)
             return None
-        self.__dict__.setdefault("state_users", []).append((raw, bpath, behavior))
+        self.state_uses.behaviors.append((raw, bpath, behavior))
         for arg in sorted(behavior.arguments - props):
             where = _find_reference(raw, f"args.{arg}")
             hint = did_you_mean(arg, sorted(props)) or (
@@ -150,9 +173,9 @@ class StatePart:
         if own is None:
             return suite_state
         if isinstance(own, dict):
-            self.__dict__.setdefault("case_state_keys", set()).update(map(str, own))
+            self.state_uses.case_keys.update(map(str, own))
             if isinstance(suite_state, dict) and isinstance(own, LDict):
-                new = self.__dict__.setdefault("case_new_keys", [])
+                new = self.state_uses.case_new_keys
                 for key in own:
                     if key not in suite_state:
                         at = own.key_pos.get(key, own.pos)
@@ -178,12 +201,13 @@ class StatePart:
         seen only by the model; in `unchanged` it checks nothing; in `expect.state` it can
         never hold. And a key a case's state adds that nothing reads (a misspelt override).
         Name each now."""
-        if not isinstance(suite_state, dict) or self.__dict__.get("environment_spec"):
+        uses = self.state_uses
+        if not isinstance(suite_state, dict) or self.environment_spec:
             return
-        users = self.__dict__.get("state_users", [])
-        known = set(suite_state) | self.__dict__.get("case_state_keys", set())
+        users = uses.behaviors
+        known = set(suite_state) | uses.case_keys
         read: set[str] = set()
-        reads_any = bool(self.__dict__.get("whole_state_judged"))
+        reads_any = uses.whole_state_judged
         for _, _, b in users:
             created = created_roots(b)
             if created is None:
@@ -201,12 +225,12 @@ class StatePart:
                     self._missing_root(
                         pos, _path(bpath, where), root, known, "this fails at every call"
                     )
-        judged = self.__dict__.get("judged_roots", [])
+        judged = uses.judged_roots
         for pos, path, root, why in judged:
             if root not in known:
                 self._missing_root(pos, path, root, known, why)
         read |= {root for _, _, root, _ in judged}
-        for pos, path, key in [] if reads_any else self.__dict__.get("case_new_keys", []):
+        for pos, path, key in [] if reads_any else uses.case_new_keys:
             if key not in read:
                 close = did_you_mean(key, sorted(suite_state))
                 self.problem(
@@ -250,8 +274,7 @@ class StatePart:
 
     def _unknown_root(self, parts: tuple[str, ...]) -> bool:
         """Not a key of the suite's state (cases and effects are weighed once all are read)."""
-        state = self.__dict__.get("suite_state")
-        return isinstance(state, dict) and parts[0] not in state
+        return isinstance(self.suite_state, dict) and parts[0] not in self.suite_state
 
     def _missing_root(self, pos: Pos, path: str, root: str, known: set[str], why: str) -> None:
         message = f"/{escape(root)} is not in the suite's `state:` (nor in any case's), so {why}"
@@ -289,10 +312,10 @@ class StatePart:
                 continue
             check = self._state_check(pointer, parts, value, vpos, cpath)
             if not parts:  # the whole state: every key a case adds is judged
-                self.__dict__["whole_state_judged"] = True
+                self.state_uses.whole_state_judged = True
             if check is not None and parts and not check.absent and self._unknown_root(parts):
-                judged = self.__dict__.setdefault("judged_roots", [])
-                judged.append((kpos, cpath, parts[0], "nothing is ever there to check"))
+                why = "nothing is ever there to check"
+                self.state_uses.judged_roots.append((kpos, cpath, parts[0], why))
             if check is not None:
                 checks.append(check)
         kept: list[tuple[str, ...]] = []
@@ -302,10 +325,10 @@ class StatePart:
             if parts is not None:
                 kept.append(parts)
                 if not parts:
-                    self.__dict__["whole_state_judged"] = True
+                    self.state_uses.whole_state_judged = True
                 if parts and self._unknown_root(parts):
-                    judged = self.__dict__.setdefault("judged_roots", [])
-                    judged.append((pos, f"{epath}.unchanged[{i}]", parts[0], "it checks nothing"))
+                    where = f"{epath}.unchanged[{i}]"
+                    self.state_uses.judged_roots.append((pos, where, parts[0], "it checks nothing"))
         return tuple(checks), tuple(kept)
 
     def _pointer(self, text: str, pos: Pos, path: str) -> tuple[str, ...] | None:

@@ -15,7 +15,7 @@ from evalspec._critics import default_critic, make_critic
 from evalspec._critics.dates import DatetimeCritic
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.build_checks import ChecksPart
-from evalspec._suite.build_state import RUN_TIME_REF, StatePart
+from evalspec._suite.build_state import RUN_TIME_REF, StatePart, StateUses
 from evalspec._suite.build_tools import ToolsPart, refuse_too_many_tools
 from evalspec._suite.build_turns import TurnsPart, all_expected
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
@@ -172,6 +172,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         self._arg_validators: dict[tuple[str, str], Any] = {}
         """Per tool argument, jsonschema's validator and a compiled check when the argument's
         schema is plain: shared by every case that uses it."""
+        self.state_uses = StateUses()
+        self.suite_state = None
+        self.environment_spec = None
 
     def build(self) -> Suite:
         """The whole document at once: every case is expanded before any is built."""
