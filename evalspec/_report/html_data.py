@@ -30,6 +30,7 @@ from evalspec._report.columns import (
 from evalspec._scoring.results_file import CaseRecord, ResultsFile
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._transcript import Transcript
+from evalspec._util import terminal
 from evalspec._util.collector import collector_paused
 
 MAX_TEXT = 4000
@@ -349,5 +350,5 @@ def script_json(payload: Payload) -> str:
     return _SHOWN_AS_ESCAPE.sub(lambda m: f"\\\\u{ord(m.group()):04x}", text)
 
 
-_SHOWN_AS_ESCAPE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-"""What `_util.terminal` escapes beyond the C0 controls, which JSON text escapes itself."""
+_SHOWN_AS_ESCAPE = re.compile(f"[{terminal.BEYOND_C0}]")
+"""What the console escapes beyond the C0 controls, which JSON text escapes itself."""

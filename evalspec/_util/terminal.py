@@ -14,11 +14,11 @@ from typing import Any
 
 from rich.text import Text
 
-_CONTROL = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
-)
-"""C0 and C1 controls (newline and tab kept), DEL, and the bidirectional overrides that can
-make text read differently from what it is."""
+BEYOND_C0 = "\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff"
+"""DEL, the C1 controls and the bidirectional marks and overrides that can make text read
+differently from what it is (the body of a character class)."""
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f{BEYOND_C0}]")
+"""C0 controls (newline and tab kept) and everything in BEYOND_C0."""
 
 
 def _escape(match: re.Match[str]) -> str:
