@@ -62,8 +62,11 @@ class UserTurn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A turn written in the suite, or a message of the simulated user."""
     final_answer: str | None = None
     """The model's answer that ended this turn."""
-    state: Any = None
-    """The tools' state after this turn, when the tools keep one."""
+    changes: list[dict[str, Any]] | None = None
+    """When the tools keep a state: what this turn changed in it, as a JSON Patch (RFC 6902)
+    from the state before the turn (for the first turn, the case's initial state) to the state
+    after it; [] when it changed nothing. The state after the last turn is the transcript's
+    `state`."""
     stop: str | None = None
     """On the last turn: why the conversation ended (stop_signal, empty_message, max_turns,
     error)."""

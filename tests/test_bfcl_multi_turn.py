@@ -129,7 +129,7 @@ def _transcript(question: dict[str, Any], label: str, calls: Calls) -> Transcrip
                 )
             )
         text = " ".join(m.get("content", "") for m in question["question"][k]) or ADDED
-        turns.append(UserTurn(text, final_answer="Done.", state=env.snapshot()))
+        turns.append(UserTurn(text, final_answer="Done."))
     return Transcript(
         item_id=f"{question['id']}:{label}",
         case=question["id"],

@@ -471,7 +471,11 @@ def test_one_tool_object_answers_every_turn_and_its_state_is_recorded_after_each
                 await p.aclose()
 
     t = asyncio.run(go())
-    assert [u.state for u in t.user_turns] == [{"total": 3}, {"total": 3}, {"total": 7}]
+    assert [u.changes for u in t.user_turns] == [  # against the state before: {"total": 0}
+        [{"op": "replace", "path": "/total", "value": 3}],
+        [],
+        [{"op": "replace", "path": "/total", "value": 7}],
+    ]
     assert [c.output for c in t.tool_calls] == [3, 7]  # the state carried into turn 3
 
 
@@ -576,7 +580,10 @@ def test_a_stateful_conversation_keeps_one_state_and_judges_each_turn_on_its_own
     path = tmp_path / "stateful.yaml"
     path.write_text(STATEFUL.format(url=server.base_url, key=KEY_ENV), encoding="utf-8")
     report, (t,) = run(path)
-    assert [u.state for u in t.user_turns] == [{"total": 1}, {"total": 3}]
+    assert [u.changes for u in t.user_turns] == [
+        [{"op": "replace", "path": "/total", "value": 1}],
+        [{"op": "replace", "path": "/total", "value": 3}],
+    ]
     assert t.state == {"total": 3}
     (result,) = report.results
     assert [e["status"] for e in result.details["turns"]] == ["pass", "pass"], result.reason

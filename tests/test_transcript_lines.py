@@ -28,7 +28,7 @@ STATES = st.one_of(VALUES, st.dictionaries(st.text(max_size=4), VALUES, max_size
 
 def transcript(state: Any, turns: list[Any]) -> dict[str, Any]:
     data: dict[str, Any] = {"case": "c", "latency_s": 0.25, "messages": [], "state": state}
-    data["user_turns"] = [{"user": f"turn {i}", "state": s} for i, s in enumerate(turns)]
+    data["user_turns"] = [{"user": f"turn {i}", "changes": [s]} for i, s in enumerate(turns)]
     return data
 
 

@@ -9,7 +9,9 @@ item's, and those the turn and earlier ones add (`add_tools:`).
 
 After each user turn the transcript records the turn (its text, its source, the answer that
 ended it) and, when the tools keep a state (an object with a `snapshot()` method, or the
-`snapshot` callable given), that state. Each tool call is tagged with its user turn.
+`snapshot` callable given), what the turn changed in it (a JSON Patch, `state_patch.py`); the
+state the conversation ended in is the transcript's `state`. Each tool call is tagged with its
+user turn.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from evalspec._plan import Plan, PlanItem, RequestKeys, turn_tools
 from evalspec._providers.base import Provider, ProviderError
 from evalspec._runner.user_simulator import UserSimulator
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._tools.state_patch import changes
 from evalspec._transcript import ToolCall, Transcript, Usage, UserTurn
 
 Answer = Callable[[PlanItem, Plan, Provider, Any], Awaitable[Transcript]]
 """The agent loop: answers the last user message of an item's messages (`run_item`)."""
 Snapshot = Callable[[], Any]
-"""Returns the tools' state after a user turn (a JSON value, a copy that later calls do not
-change); recorded in the transcript's user turn."""
+"""Returns the tools' state (a JSON value, a copy that later calls do not change): taken
+before the first user turn and after each, the transcript's user turns record what changed."""
 
 
 async def run_conversation(
@@ -64,6 +67,7 @@ async def run_conversation(
     stop: str | None = None
     origin: Literal["scripted", "simulated"] = "scripted"
     index = 0
+    state = snapshot() if snapshot is not None else None
     while True:
         if simulated is None:
             if index >= len(case.turns):
@@ -106,8 +110,9 @@ async def run_conversation(
         latency += part.latency_s
         answers += part.turns
         final, finish, source = part.final_answer, part.finish_reason, part.source
-        state = snapshot() if snapshot is not None else None
-        user_turns.append(UserTurn(text, origin, part.final_answer, state))
+        before, state = state, snapshot() if snapshot is not None else None
+        changed = changes(before, state) if snapshot is not None else None
+        user_turns.append(UserTurn(text, origin, part.final_answer, changed))
         index += 1
         if part.error:
             error, stop = part.error, "error"

@@ -1,11 +1,10 @@
-"""Transcript lines of a stateful conversation, without encoding the same records again.
+"""Transcript lines of stateful suites, without encoding the same records again.
 
-A multi-turn transcript holds the state after every user turn and at the end; with a suite's
-state of 100 records that is six copies of the records per line, and encoding them was a
-quarter of a five-turn replay. The declared environment never changes a state in place (an
-effect copies only the containers on its path), so a top-level collection a call left alone is
-the same object in every later snapshot, and in every conversation that shares it: its JSON
-text is made once and reused. The line is the same text `dumps_line` writes.
+Every transcript of a stateful suite holds the state its conversation ended in; with a suite's
+state of 100 records, most of each line is records no call touched. The declared environment
+never changes a state in place (an effect copies only the containers on its path), so a
+top-level collection a call left alone is the same object in every conversation that shares
+it: its JSON text is made once and reused. The line is the same text `dumps_line` writes.
 """
 
 from __future__ import annotations
@@ -36,39 +35,17 @@ class StateLines:
         parts = []
         for key in sorted(data):
             value = data[key]
-            if key == "state":
-                text = self.state(value)
-            elif key == "user_turns" and type(value) is list:
-                text = "[" + ", ".join(self._turn(turn) for turn in value) + "]"
-            else:
-                text = _ENCODER.encode(value)
+            text = self.state(value) if key == "state" else _ENCODER.encode(value)
             parts.append(f"{_ENCODER.encode(key)}: {text}")
         return escape_surrogates("{" + ", ".join(parts) + "}")
-
-    def _turn(self, turn: Any) -> str:
-        if type(turn) is not dict or "state" not in turn:
-            return _ENCODER.encode(turn)
-        return self._mapping(turn, {"state"})
 
     def state(self, value: Any) -> str:
         """A state's JSON text; its top-level lists and mappings looked up by identity."""
         if type(value) is not dict or not value:
             return _ENCODER.encode(value)
-        return self._mapping(value, None)
-
-    def _mapping(self, value: dict[Any, Any], states: set[str] | None) -> str:
-        """A mapping as the encoder writes it (sorted keys); `states` names the keys holding a
-        state, None: every value is a collection to look up."""
         if not all(type(k) is str for k in value):
             return _ENCODER.encode(value)  # keys the encoder converts: leave it to it
-        parts = []
-        for key in sorted(value):
-            item = value[key]
-            if states is not None:
-                text = self.state(item) if key in states else _ENCODER.encode(item)
-            else:
-                text = self._shared(item)
-            parts.append(f"{_ENCODER.encode(key)}: {text}")
+        parts = [f"{_ENCODER.encode(key)}: {self._shared(value[key])}" for key in sorted(value)]
         return "{" + ", ".join(parts) + "}"
 
     def _shared(self, value: Any) -> str:

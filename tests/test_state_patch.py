@@ -1,0 +1,198 @@
+"""What each user turn changed in the state, written as a JSON Patch (RFC 6902).
+
+The patches are checked with an RFC 6902 library of its own (`jsonpatch`), on random states
+and on a real run: a 1,000-record state over 20 user turns, recorded against a server on
+loopback. A transcript used to hold the whole state after every turn (21 copies of the
+records per line here); now it holds them once, and any turn's state is the case's initial
+state with the turns' patches applied in order.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonpatch
+import pytest
+from fake_openai import FakeOpenAI, text_reply, tool_call_reply
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalspec import api
+from evalspec._runner import RunOptions
+from evalspec._tools.state import same
+from evalspec._tools.state_patch import changes
+
+LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=6),
+)
+KEYS = st.sampled_from(["a", "b", "~", "/", "a/b", "~1", "", "0"])
+VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(KEYS, inner, max_size=4),
+    max_leaves=25,
+)
+
+
+def applied(before: Any, patch: list[dict[str, Any]]) -> Any:
+    return jsonpatch.apply_patch(copy.deepcopy(before), patch)
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES, VALUES)
+def test_the_patch_between_any_two_states_makes_one_the_other(before: Any, after: Any) -> None:
+    patch = changes(before, after)
+    assert same(applied(before, patch), after)
+    assert (patch == []) == same(before, after)
+
+
+def _edited(value: Any, draw: Any, depth: int = 0) -> Any:
+    """`value` after a few edits made as the state engine makes them: containers on the way
+    copied, everything else the very same object."""
+    if depth > 3 or not isinstance(value, dict | list) or not value or draw(st.booleans()):
+        return draw(VALUES) if draw(st.booleans()) else value
+    if isinstance(value, dict):
+        out = dict(value)
+        key = draw(st.sampled_from(sorted(out)))
+        if draw(st.integers(0, 3)) == 0:
+            del out[key]
+        else:
+            out[key] = _edited(out[key], draw, depth + 1)
+        return out
+    items = list(value)
+    i = draw(st.integers(0, len(items) - 1))
+    match draw(st.integers(0, 3)):
+        case 0:
+            del items[i]
+        case 1:
+            items.insert(i, draw(VALUES))
+        case 2:
+            items.append(draw(VALUES))
+        case _:
+            items[i] = _edited(items[i], draw, depth + 1)
+    return items
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES, st.data())
+def test_a_state_edited_in_place_of_copies_patches_only_what_moved(
+    before: Any, data: st.DataObject
+) -> None:
+    after = _edited(before, data.draw)
+    patch = changes(before, after)
+    assert same(applied(before, patch), after)
+
+
+def test_a_record_changed_in_a_long_list_is_one_replace_not_the_list() -> None:
+    records = [{"id": i, "total": 1} for i in range(1000)]
+    moved = [*records[:500], {**records[500], "total": 2}, *records[501:]]
+    assert changes({"records": records}, {"records": moved}) == [
+        {"op": "replace", "path": "/records/500/total", "value": 2}
+    ]
+    dropped = records[:10] + records[11:]
+    assert changes(records, dropped) == [{"op": "remove", "path": "/10"}]
+    assert changes(records, [*records, {"id": 1000}]) == [
+        {"op": "add", "path": "/1000", "value": {"id": 1000}}
+    ]
+
+
+def test_true_is_not_1_and_1_is_1_point_0() -> None:
+    assert changes({"x": 1}, {"x": True}) == [{"op": "replace", "path": "/x", "value": True}]
+    assert changes({"x": 1}, {"x": 1.0}) == []
+
+
+KEY_ENV = "EVALSPEC_TEST_KEY"
+RECORDS = 1000
+TURNS = 20
+
+SUITE = """\
+suite: a long conversation
+models: [{{name: m, model: fake, base_url: "{url}", api_key_env: {key}}}]
+run: {{retries: 0, timeout: 10, recordings: rec.jsonl}}
+state:
+  records: [{records}]
+  log: []
+tools:
+  - name: note
+    description: Note a record, and set its total.
+    parameters:
+      type: object
+      properties: {{id: {{type: integer}}, total: {{type: integer}}}}
+      required: [id, total]
+    behavior:
+      preconditions:
+        - {{path: /records, contains: {{id: "${{args.id}}"}}, error: "no record ${{args.id}}"}}
+      effects:
+        - append: /log
+          value: {{id: "${{args.id}}"}}
+        - {{set: /records, where: {{id: "${{args.id}}"}}, at: /total, value: "${{args.total}}"}}
+      response: {{$select: /records, $where: {{id: "${{args.id}}"}}, $first: true}}
+cases:
+  - name: twenty turns
+    turns:
+{turns}
+"""
+
+
+def _suite(tmp_path: Path, url: str) -> Path:
+    records = ", ".join(f"{{id: {i}, total: 0, label: record {i}}}" for i in range(RECORDS))
+    turns = "".join(
+        f"      - user: note record {k * 37} with total {k}\n"
+        f"        expect: {{tool_calls: [{{note: {{id: {k * 37}, total: {k}}}}}]}}\n"
+        for k in range(TURNS)
+    )
+    path = tmp_path / "long.yaml"
+    text = SUITE.format(url=url, key=KEY_ENV, records=records, turns=turns)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _respond(body: dict[str, Any]) -> Any:
+    messages = body["messages"]
+    if messages[-1]["role"] == "tool":
+        return text_reply("Noted.")
+    record, total = (int(n) for n in re.findall(r"\d+", messages[-1]["content"]))
+    return tool_call_reply("note", {"id": record, "total": total})
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setenv(KEY_ENV, "sk-test-patch-000000")
+    with FakeOpenAI(_respond) as fake:
+        yield fake
+
+
+def test_a_long_conversation_writes_the_records_once_and_each_turn_what_it_changed(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    from evalspec._runner.run_dir import TRANSCRIPTS_FILE
+
+    suite = api.load_suite(_suite(tmp_path, server.base_url))
+    out = tmp_path / "run"
+    outcome = api.run_plan(api.compile_plan(suite), RunOptions(run_dir=out))
+    (t,) = outcome.transcripts
+    assert t.error is None and len(t.user_turns) == TURNS
+    line = (out / TRANSCRIPTS_FILE).read_text(encoding="utf-8")
+    records = json.dumps(suite.state["records"])
+    assert len(line) < 2 * len(records)  # once, not once per turn (21 times before)
+
+    state = copy.deepcopy(suite.state)
+    for k, turn in enumerate(t.user_turns):
+        record = k * 37
+        assert turn.changes == [  # in the state's own order of keys
+            *([{"op": "replace", "path": f"/records/{record}/total", "value": k}] if k else []),
+            {"op": "add", "path": f"/log/{k}", "value": {"id": record}},
+        ]
+        state = applied(state, turn.changes)
+        assert state["records"][record]["total"] == k
+    assert state == t.state  # every turn's patch in order: the state the run ended in
+    report = api.score(suite, outcome.transcripts)
+    assert [r.status for r in report.results] == ["pass"]
