@@ -33,11 +33,17 @@ MAX_TEXT = 100_000
 
 EFFECT_OPS = ("set", "append", "remove", "increment")
 CHECK_OPS = ("exists", "equals", "not_equals", "contains", "not_contains", "min", "max")
+MAX_ALTERNATIVES = 8
+"""Checks one `any_of` precondition may hold."""
+MAX_ROUND = 15
+"""Decimal places an increment may round to (a float holds no more)."""
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_\-]*"
-_REF = re.compile(r"\$\$\{|\$\{([^{}]*)\}|\$\{")
+MAX_REF_NESTING = 4
+"""Levels of references inside a reference's pointer (`${state/orders/${args.id}/status}` has
+one; a reference in `${args.id}`'s place that holds another, two)."""
 _ARG_REF = re.compile(rf"args\.({_NAME})$")
-_STATE_REF = re.compile(r"(state|count)((?:/[^/]*)*)$")
+_STATE_REF = re.compile(r"(state|count)((?:/[^/]*)*)$", re.S)
 
 
 class SpecProblem(Exception):
@@ -59,12 +65,26 @@ class Ref:
     name: str = ""
     """The argument's name (kind args)."""
     pointer: tuple[str, ...] = ()
-    """Path parts in the state (kind state / count)."""
+    """Path parts in the state (kind state / count), when all are written out."""
+    path: Path | None = None
+    """A pointer whose parts hold references (`${state/orders/${args.id}/status}`), filled
+    when the tool is called; `pointer` is then empty."""
 
     def __str__(self) -> str:
         if self.kind == "args":
             return f"${{args.{self.name}}}"
+        if self.path is not None:
+            return "${" + self.kind + self.path.source + "}"
         return "${" + self.kind + "".join("/" + escape(p) for p in self.pointer) + "}"
+
+    @property
+    def root(self) -> str | None:
+        """The first key of the state it reads; None for the whole state or a first key that
+        a reference names."""
+        if self.path is not None:
+            first = self.path.parts[0] if self.path.parts else None
+            return first if isinstance(first, str) else None
+        return self.pointer[0] if self.pointer else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +133,8 @@ class Check:
     """(op, operand template) in written order; `exists` takes a bool."""
     error: Any = None
     """The error observation (a template); None: a generated one."""
+    any_of: tuple[Check, ...] = ()
+    """`any_of:` alternatives (then no path, value or tests): holds when one of them holds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +147,8 @@ class Effect:
     at: Path | None = None
     """With `where`: the place inside each matching record."""
     by: Any = 1
+    round: int | None = None
+    """increment: round the sum to this many decimal places (money: 2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,12 +216,23 @@ def _tilde(text: str) -> tuple[str, str]:
     )
 
 
-def _ref(body: str, where: tuple[Any, ...]) -> Ref:
+def _ref(body: str, where: tuple[Any, ...], depth: int) -> Ref:
     m = _ARG_REF.match(body)
     if m:
         return Ref("args", m.group(1))
     m = _STATE_REF.match(body)
     if m:
+        if "${" in m.group(2):
+            if depth >= MAX_REF_NESTING:
+                raise SpecProblem(
+                    where,
+                    f"${{{body}}} nests references more than {MAX_REF_NESTING} deep",
+                    "read the inner value with a reference of its own, or keep the state flatter",
+                )
+            path = _compile_path(m.group(2), where, depth + 1)
+            if all(isinstance(p, str) for p in path.parts):  # only `$${` inside: literal
+                return Ref(m.group(1), "", tuple(p for p in path.parts if isinstance(p, str)))
+            return Ref(m.group(1), "", (), path)
         return Ref(m.group(1), "", parse_pointer(m.group(2), where))
     forms = "${args.NAME} (an argument), ${state/POINTER} or ${count/POINTER}"
     hint = f"write {forms}; $${{ writes a literal ${{"
@@ -210,34 +245,69 @@ def _ref(body: str, where: tuple[Any, ...]) -> Ref:
     raise SpecProblem(where, f"${{{body}}} is not a reference", hint)
 
 
-def tokens(text: str, where: tuple[Any, ...]) -> list[str | Ref]:
-    """Literal text and references, in order; `$${` becomes a literal `${`."""
+def _closing(text: str, start: int) -> int:
+    """The index of the `}` that closes the `${` just before `start` (references inside it
+    counted), or -1."""
+    depth = 1
+    i = start
+    while i < len(text):
+        if text.startswith("$${", i):
+            i += 3
+            continue
+        if text.startswith("${", i):
+            depth += 1
+            i += 2
+            continue
+        if text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        elif text[i] == "{":
+            return -1  # a bare brace: no reference holds one
+        i += 1
+    return -1
+
+
+def tokens(text: str, where: tuple[Any, ...], depth: int = 0) -> list[str | Ref]:
+    """Literal text and references, in order; `$${` becomes a literal `${`. A state or count
+    reference's pointer may hold references of its own (`${state/orders/${args.id}}`)."""
     out: list[str | Ref] = []
     at = 0
-    for m in _REF.finditer(text):
-        if m.start() > at:
-            out.append(text[at : m.start()])
-        token = m.group(0)
-        if token == "$${":
-            out.append("${")
-        elif m.group(1) is None:
-            raise SpecProblem(where, f"{text!r}: '${{' is not closed", "end it with }")
+    i = text.find("$")
+    while i != -1:
+        if text.startswith("$${", i):
+            out.append(text[at:i] + "${")
+            at = i + 3
+        elif text.startswith("${", i):
+            end = _closing(text, i + 2)
+            if end == -1:
+                raise SpecProblem(where, f"{text!r}: '${{' is not closed", "end it with }")
+            if i > at:
+                out.append(text[at:i])
+            out.append(_ref(text[i + 2 : end], where, depth))
+            at = end + 1
         else:
-            out.append(_ref(m.group(1), where))
-        at = m.end()
+            i += 1
+            i = text.find("$", i)
+            continue
+        i = text.find("$", at)
     if at < len(text):
         out.append(text[at:])
     merged: list[str | Ref] = []
     for t in out:
         if isinstance(t, str) and merged and isinstance(merged[-1], str):
             merged[-1] += t
-        else:
+        elif t != "":
             merged.append(t)
     return merged
 
 
 def compile_path(text: Any, where: tuple[Any, ...]) -> Path:
     """A pointer whose parts may hold references; references never split a part."""
+    return _compile_path(text, where, 0)
+
+
+def _compile_path(text: Any, where: tuple[Any, ...], depth: int) -> Path:
     if not isinstance(text, str):
         raise SpecProblem(
             where,
@@ -248,7 +318,7 @@ def compile_path(text: Any, where: tuple[Any, ...]) -> Path:
         hint = _pointer_fix(text) if "${" not in text else "start it with '/'"
         raise SpecProblem(where, f"{text!r} is not a JSON Pointer", hint)
     parts: list[list[str | Ref]] = [[]]
-    for token in tokens(text, where):
+    for token in tokens(text, where, depth):
         if isinstance(token, Ref):
             parts[-1].append(token)
             continue
@@ -340,6 +410,8 @@ def references(template: Any) -> list[Ref]:
         node = stack.pop()
         if isinstance(node, Ref):
             out.append(node)
+            if node.path is not None:
+                stack.append(node.path)
         elif isinstance(node, Text):
             stack.extend(node.parts)
         elif isinstance(node, Tree):
@@ -350,6 +422,7 @@ def references(template: Any) -> list[Ref]:
             stack.extend(node.parts)
         elif isinstance(node, Check):
             stack.extend((node.path, node.value, node.error, *(t[1] for t in node.tests)))
+            stack.extend(node.any_of)
         elif isinstance(node, Effect):
             stack.extend((node.path, node.value, node.where, node.at, node.by))
     return out
@@ -404,14 +477,17 @@ def _listed(raw: dict[str, Any], key: str, limit: int) -> list[Any]:
     return value
 
 
-def _check(raw: Any, where: tuple[Any, ...]) -> Check:
+def _check(raw: Any, where: tuple[Any, ...], nested: bool = False) -> Check:
     if not isinstance(raw, dict):
         raise SpecProblem(where, "a precondition is a mapping", "{path: /contacts, exists: true}")
+    if "any_of" in raw:
+        return _any_of(raw, where, nested)
     unknown = [k for k in raw if k not in (*CHECK_OPS, "path", "value", "error")]
     if unknown:
         from difflib import get_close_matches
 
-        close = get_close_matches(unknown[0], [*CHECK_OPS, "path", "value", "error"], n=1)
+        keys = [*CHECK_OPS, "path", "value", "error", "any_of"]
+        close = get_close_matches(unknown[0], keys, n=1)
         raise SpecProblem(
             (*where, unknown[0]),
             f"unknown key {unknown[0]!r} in a precondition",
@@ -449,16 +525,53 @@ def _check(raw: Any, where: tuple[Any, ...]) -> Check:
     return Check(path, value, tuple(compiled), error)
 
 
+def _any_of(raw: dict[str, Any], where: tuple[Any, ...], nested: bool) -> Check:
+    """`{any_of: [check, ...], error: ...}`: holds when one of its checks holds."""
+    if nested:
+        raise SpecProblem(
+            (*where, "any_of"),
+            "an any_of inside an any_of",
+            "list every alternative in the outer any_of: one of them holding is enough",
+        )
+    extra = [k for k in raw if k not in ("any_of", "error")]
+    if extra:
+        raise SpecProblem(
+            (*where, extra[0]),
+            f"{extra[0]!r} beside any_of",
+            "an any_of precondition holds only alternatives and an `error:`; "
+            "put the test inside one of the alternatives",
+        )
+    alternatives = raw["any_of"]
+    if not isinstance(alternatives, list) or not alternatives:
+        raise SpecProblem(
+            (*where, "any_of"),
+            "any_of must be a list of preconditions",
+            "any_of: [{path: /a, equals: 1}, {value: ${args.x}, contains: gift}]",
+        )
+    if len(alternatives) > MAX_ALTERNATIVES:
+        raise SpecProblem(
+            (*where, "any_of"),
+            f"{len(alternatives)} alternatives; the limit is {MAX_ALTERNATIVES}",
+            "split the tool, or keep the state so that fewer cases need checking",
+        )
+    checks = tuple(
+        _check(alt, (*where, "any_of", i), nested=True) for i, alt in enumerate(alternatives)
+    )
+    error = compile_value(raw["error"], (*where, "error")) if "error" in raw else None
+    return Check(None, None, (), error, checks)
+
+
 def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
     if not isinstance(raw, dict):
         raise SpecProblem(where, "an effect is a mapping", "{set: /events/0/status, value: done}")
     ops = [k for k in raw if k in EFFECT_OPS]
-    unknown = [k for k in raw if k not in (*EFFECT_OPS, "value", "where", "at", "by")]
+    keys = (*EFFECT_OPS, "value", "where", "at", "by", "round")
+    unknown = [k for k in raw if k not in keys]
     if unknown or not ops:
         from difflib import get_close_matches
 
         word = unknown[0] if unknown else ""
-        close = get_close_matches(word, [*EFFECT_OPS, "value", "where", "at", "by"], n=1)
+        close = get_close_matches(word, keys, n=1)
         if close and close[0] not in EFFECT_OPS:
             message = f"unknown key {word!r} in an effect"
         else:
@@ -487,6 +600,16 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
         raise SpecProblem(
             (*where, "by"), "only increment takes by", "remove `by:`, or make the op increment"
         )
+    digits = raw.get("round")
+    if "round" in raw:
+        if op != "increment":
+            raise SpecProblem((*where, "round"), "only increment takes round", "remove `round:`")
+        if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= MAX_ROUND:
+            raise SpecProblem(
+                (*where, "round"),
+                f"round must be a whole number of decimal places from 0 to {MAX_ROUND}",
+                "round: 2 keeps cents",
+            )
     filt = raw.get("where")
     if filt is not None and not isinstance(filt, dict):
         raise SpecProblem(
@@ -527,6 +650,7 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
         compile_value(filt, (*where, "where")) if filt is not None else None,
         at,
         by,
+        digits,
     )
 
 
@@ -541,16 +665,19 @@ def state_roots(behavior: Behavior) -> list[tuple[str, tuple[Any, ...]]]:
     written (keys under `behavior:`). A precondition testing `exists` may name a missing key."""
     out: list[tuple[str, tuple[Any, ...]]] = []
     for i, check in enumerate(behavior.preconditions):
-        root = _root(check.path)
-        if root is not None and not any(op == "exists" for op, _ in check.tests):
-            out.append((root, ("preconditions", i, "path")))
+        places = [(check, ("preconditions", i))]
+        places += [(alt, ("preconditions", i, "any_of", j)) for j, alt in enumerate(check.any_of)]
+        for one, where in places:
+            root = _root(one.path)
+            if root is not None and not any(op == "exists" for op, _ in one.tests):
+                out.append((root, (*where, "path")))
     for i, effect in enumerate(behavior.effects):
         root = _root(effect.path)
         if root is not None and not (effect.op == "set" and len(effect.path.parts) == 1):
             out.append((root, ("effects", i, effect.op)))
     for ref in references(behavior.response):
-        if ref.kind != "args" and ref.pointer:
-            out.append((ref.pointer[0], ("response",)))
+        if ref.kind != "args" and ref.root is not None:
+            out.append((ref.root, ("response",)))
     stack: list[Any] = [behavior.response]
     while stack:
         node = stack.pop()
@@ -575,9 +702,11 @@ def read_roots(behavior: Behavior) -> set[str] | None:
         node = stack.pop()
         if isinstance(node, Ref):
             if node.kind != "args":
-                if not node.pointer or not isinstance(node.pointer[0], str):
+                if node.root is None:
                     return None
-                out.add(node.pointer[0])
+                out.add(node.root)
+                if node.path is not None:
+                    stack.append(node.path)
         elif isinstance(node, Select | Check | Effect):
             if node.path is not None:  # a precondition on a value has none
                 root = _root(node.path)
@@ -588,6 +717,7 @@ def read_roots(behavior: Behavior) -> set[str] | None:
                 stack.extend((node.path, node.where))
             elif isinstance(node, Check):
                 stack.extend((node.path, node.value, node.error, *(t[1] for t in node.tests)))
+                stack.extend(node.any_of)
             else:
                 stack.extend((node.path, node.value, node.where, node.at, node.by))
         elif isinstance(node, Text):

@@ -147,12 +147,13 @@ def exists(state: Any, parts: tuple[str, ...] | list[str]) -> bool:
 def _ref_value(ref: Ref, ctx: _Context) -> Any:
     if ref.kind == "args":
         return ctx.args.get(ref.name)
-    found = lookup(ctx.state, ref.pointer)
+    parts = ref.pointer if ref.path is None else path_parts(ref.path, ctx)
+    found = lookup(ctx.state, parts)
     if found is _MISSING:
-        raise Failure(f"the state has nothing at {pointer_text(ref.pointer)}")
+        raise Failure(f"the state has nothing at {pointer_text(parts)}")
     if ref.kind == "count":
         if not isinstance(found, list | dict):
-            raise Failure(f"{pointer_text(ref.pointer)} is not a list or mapping to count")
+            raise Failure(f"{pointer_text(parts)} is not a list or mapping to count")
         return len(found)
     return found
 
@@ -410,6 +411,14 @@ def _first_failure(checks: tuple[Check, ...], ctx: _Context) -> str | None:
 
 def _failure(check: Check, ctx: _Context) -> str | None:
     """Why the check fails (a generated message), or None when it holds."""
+    if check.any_of:
+        reasons = []
+        for alternative in check.any_of:
+            why = _failure(alternative, ctx)
+            if why is None:
+                return None
+            reasons.append(why)
+        return "none of these holds: " + "; ".join(reasons)
     if check.path is not None:
         parts = path_parts(check.path, ctx)
         subject = lookup(ctx.state, parts)
@@ -504,7 +513,7 @@ def _apply(effect: Effect, ctx: _Context, size: int) -> tuple[Any, int]:
         new = _update(ctx.state, parts, drop)
     else:  # increment
         by = _step(effect, ctx)
-        new = _update(ctx.state, parts, lambda old: _incremented(old, by, parts))
+        new = _update(ctx.state, parts, lambda old: _incremented(old, by, parts, effect.round))
     size += delta[0]
     if size > MAX_STATE_VALUES:
         raise Failure(f"the state would hold more than {MAX_STATE_VALUES} values")
@@ -518,7 +527,7 @@ def _step(effect: Effect, ctx: _Context) -> int | float:
     return by
 
 
-def _incremented(old: Any, by: int | float, parts: Any) -> Any:
+def _incremented(old: Any, by: int | float, parts: Any, digits: int | None = None) -> Any:
     if old is _MISSING:
         raise Failure(f"the state has nothing at {pointer_text(parts)}")
     value = _number(old)
@@ -532,7 +541,7 @@ def _incremented(old: Any, by: int | float, parts: Any) -> Any:
         raise Failure(f"{pointer_text(parts)} would not be a finite number")
     if type(result) is int and not -_INT_LIMIT < result < _INT_LIMIT:
         raise Failure(f"{pointer_text(parts)} would have more than {MAX_INT_DIGITS} digits")
-    return result
+    return result if digits is None or type(result) is int else round(result, digits)
 
 
 def _apply_where(
@@ -542,28 +551,39 @@ def _apply_where(
     counted: Callable[[Any, int], Any],
     dropped: Callable[[Any], None],
 ) -> Any:
-    """set / increment / remove on every record of the list at `parts` matching `where`."""
+    """set / increment / remove on every record of the list at `parts` matching `where`;
+    on a mapping, on every value that matches (its key kept; removed with it)."""
     match = matcher(render(effect.where, ctx))
     at = path_parts(effect.at, ctx) if effect.at is not None else []
     value = render(effect.value, ctx) if effect.op == "set" else None
     by = _step(effect, ctx) if effect.op == "increment" else 0
 
+    def changed(record: Any) -> Any:
+        """The record after the effect; _DELETE when it goes."""
+        if effect.op == "remove":
+            if at:
+                return _update(record, at, _remover(at, dropped))
+            dropped(record)
+            return _DELETE
+        if effect.op == "set":
+            return _update(record, at, _setter(value, len(parts) + 1 + len(at)))
+        return _update(record, at, lambda o: _incremented(o, by, [*parts, *at], effect.round))
+
     def each(old: Any) -> Any:
+        if isinstance(old, dict):
+            kept = {}
+            for key, record in old.items():
+                new = changed(record) if match(record) else record
+                if new is not _DELETE:
+                    kept[key] = new
+            return kept
         if old is _MISSING or not isinstance(old, list):
-            raise Failure(f"{pointer_text(parts)} is not a list of records")
+            raise Failure(f"{pointer_text(parts)} is not a list or mapping of records")
         out = []
         for record in old:
-            if not match(record):
-                out.append(record)
-            elif effect.op == "remove":
-                if at:
-                    out.append(_update(record, at, _remover(at, dropped)))
-                else:
-                    dropped(record)
-            elif effect.op == "set":
-                out.append(_update(record, at, _setter(value, len(parts) + 1 + len(at))))
-            else:
-                out.append(_update(record, at, lambda o: _incremented(o, by, [*parts, *at])))
+            new = changed(record) if match(record) else record
+            if new is not _DELETE:
+                out.append(new)
         return out
 
     def _setter(v: Any, depth: int) -> Callable[[Any], Any]:
