@@ -229,10 +229,13 @@ def _ref(body: str, where: tuple[Any, ...], depth: int) -> Ref:
                     f"${{{body}}} nests references more than {MAX_REF_NESTING} deep",
                     "read the inner value with a reference of its own, or keep the state flatter",
                 )
-            path = _compile_path(m.group(2), where, depth + 1)
-            if all(isinstance(p, str) for p in path.parts):  # only `$${` inside: literal
-                return Ref(m.group(1), "", tuple(p for p in path.parts if isinstance(p, str)))
-            return Ref(m.group(1), "", (), path)
+            if "$${" in m.group(2):
+                raise SpecProblem(
+                    where,
+                    f"${{{body}}}: a reference's pointer cannot hold a literal $${{",
+                    "rename the key, or read the mapping above it",
+                )
+            return Ref(m.group(1), "", (), _compile_path(m.group(2), where, depth + 1))
         return Ref(m.group(1), "", parse_pointer(m.group(2), where))
     forms = "${args.NAME} (an argument), ${state/POINTER} or ${count/POINTER}"
     hint = f"write {forms}; $${{ writes a literal ${{"
