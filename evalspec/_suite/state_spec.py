@@ -668,7 +668,7 @@ def state_roots(behavior: Behavior) -> list[tuple[str, tuple[Any, ...]]]:
     written (keys under `behavior:`). A precondition testing `exists` may name a missing key."""
     out: list[tuple[str, tuple[Any, ...]]] = []
     for i, check in enumerate(behavior.preconditions):
-        places = [(check, ("preconditions", i))]
+        places: list[tuple[Check, tuple[Any, ...]]] = [(check, ("preconditions", i))]
         places += [(alt, ("preconditions", i, "any_of", j)) for j, alt in enumerate(check.any_of)]
         for one, where in places:
             root = _root(one.path)
