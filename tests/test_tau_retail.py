@@ -23,7 +23,11 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from fake_openai import FakeOpenAI, text_reply, tool_call_reply
+from support import KEY_ENV
 
+from evalspec import api
+from evalspec._runner import RunOptions
 from evalspec._suite.model import Suite
 from evalspec._tools.environment import Conversation, Conversations
 from evalspec._tools.simulated import ToolSimulator
@@ -269,3 +273,109 @@ def test_random_calls_outside_it_differ_only_at_a_documented_limit(suite: Suite,
         "schema: the parameters' enum refuses the reason before the tool runs",
     }
     assert outcomes["agree", None] > 150
+
+
+# ------------------------------------------------ a whole run, judged as τ-bench does
+
+CHANGING = {
+    "cancel_pending_order",
+    "modify_pending_order_address",
+    "modify_user_address",
+    "return_delivered_order_items",
+}
+RUN_TASKS = (17, 32, 66)
+"""An address changed; two orders paid by gift card cancelled and an item returned; a card
+refund."""
+
+
+def _kept(task: int) -> list[Action]:
+    return next(actions for index, actions, _ in gold_sequences() if index == task)
+
+
+def _expected_state(task: int) -> tuple[dict[str, Any], list[str]]:
+    """τ-bench's reward as evalspec checks: each record the gold calls change must end as
+    τ-bench's Python leaves it (required: all or nothing, as τ-bench's reward is), and every
+    other record must not move."""
+    data = copy.deepcopy(WORLD)
+    for name, kwargs in _kept(task):
+        reference_call(data, name, kwargs)
+    changed = [
+        (kind, key) for kind in WORLD for key in WORLD[kind] if WORLD[kind][key] != data[kind][key]
+    ]
+    assert changed  # each of these tasks changes the world
+    state = {
+        f"/{kind}/{key}": {"value": data[kind][key], "required": True} for kind, key in changed
+    }
+    unchanged = [
+        f"/{kind}/{key}" for kind in WORLD for key in WORLD[kind] if (kind, key) not in changed
+    ]
+    return state, unchanged
+
+
+class GoldModel:
+    """Answers each request with the task's next gold call, then a closing text; `careless`
+    leaves out the last call that changes the world."""
+
+    def __init__(self) -> None:
+        self.scripts: dict[str, list[Action]] = {}
+        for task in RUN_TASKS:
+            actions = _kept(task)
+            last = max(i for i, (name, _) in enumerate(actions) if name in CHANGING)
+            self.scripts[f"good {task}"] = actions
+            self.scripts[f"careless {task}"] = actions[:last] + actions[last + 1 :]
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        script = self.scripts[f"{body['model']} {user.split('#')[1].split()[0]}"]
+        done = sum(m["role"] == "tool" for m in body["messages"])
+        if done < len(script):
+            name, kwargs = script[done]
+            return tool_call_reply(name, kwargs)
+        return text_reply("All done.")
+
+
+def test_a_run_judges_gold_and_careless_agents_by_the_world_they_leave(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-tau-retail-0000")
+    shutil.copy(DATA / "tools.yaml", tmp_path / "tools.yaml")
+    cases = []
+    for task in RUN_TASKS:
+        state, unchanged = _expected_state(task)
+        cases.append(
+            {
+                "name": f"task {task}",
+                "user": f"Please help me: task #{task} of the retail tests.",
+                "expect": {"state": state, "unchanged": unchanged},
+            }
+        )
+    with FakeOpenAI(GoldModel()) as fake:
+        models = [
+            {"name": name, "model": name, "base_url": fake.base_url, "api_key_env": KEY_ENV}
+            for name in ("good", "careless")
+        ]
+        suite_text = json.dumps(
+            {
+                "suite": "tau-retail-run",
+                "models": models,
+                "run": {"mode": "agent", "max_turns": 20},
+                "state": WORLD,
+                "tools": [{"include": "tools.yaml"}],
+                "cases": cases,
+            }
+        )
+        (tmp_path / "run.yaml").write_text(suite_text, encoding="utf-8")
+        suite = load_suite(tmp_path / "run.yaml")
+        outcome = api.run_plan(api.compile_plan(suite), RunOptions(run_dir=tmp_path / "out"))
+    report = api.score(suite, outcome.transcripts)
+    verdicts = {(r.case, r.model): (r.status, r.score) for r in report.results}
+    assert verdicts == {
+        **{(f"task {t}", "good"): ("pass", 1.0) for t in RUN_TASKS},
+        **{
+            (f"task {t}", "careless"): ("fail", verdicts[f"task {t}", "careless"][1])
+            for t in RUN_TASKS
+        },
+    }
+    assert all(verdicts[f"task {t}", "careless"][1] < 1 for t in RUN_TASKS)
+    good = {t.case: t for t in outcome.transcripts if t.model == "good"}
+    assert [c.name for c in good["task 32"].tool_calls] == [name for name, _ in _kept(32)]
