@@ -99,6 +99,9 @@ class RequestKeys:
         self._parts: list[str] = []
         self._tools: list[dict[str, Any]] = []
         self._tools_json = ""
+        self.last: tuple[str, int] | None = None
+        """The key of the conversation's last request and how many messages it sent (the
+        next user turn's first request continues it: `ChatRequest.continues`)."""
 
     def key(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
         same = 0

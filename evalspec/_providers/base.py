@@ -44,6 +44,10 @@ class ChatRequest:
     """temperature, seed, tool_choice, parallel_tool_calls, max_tokens, ..."""
     label: str = ""
     """Human label for error messages, e.g. ``case 'direct message' on model 'gpt-4o-mini'``."""
+    continues: tuple[str, int] | None = None
+    """The key of the request before this one in the same conversation and how many messages
+    it sent: this request's messages start with those. A recordings line then holds only the
+    messages after them, so a conversation's recordings grow with its length, not its square."""
 
     def describe(self) -> str:
         """The label, or a fallback naming the model and request, for error messages."""

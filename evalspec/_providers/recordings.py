@@ -68,11 +68,17 @@ Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class RecordedRequest(msgspec.Struct, frozen=True):
-    """What was asked: the model id aside, everything that makes the request's content id."""
+    """What was asked: the model id aside, everything that makes the request's content id.
+
+    For people reviewing the file; replay reads only the key. A request that continues an
+    earlier one of its conversation names that one's key in `after` and holds only the
+    messages sent after that one's (lines recorded before `after` existed hold them all)."""
 
     messages: list[dict[str, Any]] = msgspec.field(default_factory=list)
     tools: list[dict[str, Any]] = msgspec.field(default_factory=list)
     params: dict[str, Any] = msgspec.field(default_factory=dict)
+    after: str | None = None
+    """The key of the request this one continues: its messages come before these."""
 
 
 class RecordedResponse(msgspec.Struct, frozen=True):
@@ -301,13 +307,15 @@ class Recordings:
 
     def put(self, request: ChatRequest, response: ChatResponse) -> None:
         """Record an answer: appended under the file lock and flushed now."""
+        messages, after = list(request.messages), None
+        if request.continues is not None:
+            after, sent = request.continues
+            del messages[:sent]
         entry = RecordedAnswer(
             key=request.key,
             model=request.model,
             label=request.label,
-            request=RecordedRequest(
-                list(request.messages), list(request.tools), dict(request.params)
-            ),
+            request=RecordedRequest(messages, list(request.tools), dict(request.params), after),
             response=RecordedResponse(
                 response.message,
                 response.finish_reason,
@@ -316,7 +324,10 @@ class Recordings:
             ),
             recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
-        line = _dumps(msgspec.to_builtins(entry, enc_hook=str)) + "\n"
+        data = msgspec.to_builtins(entry, enc_hook=str)
+        if after is None:
+            del data["request"]["after"]  # a conversation's first request: lines as before
+        line = _dumps(data) + "\n"
         try:
             with locked(self.path) as fd:
                 size = os.fstat(fd).st_size
