@@ -226,5 +226,6 @@ def _recordings_give_back_what_was_sent(path: Path, server: FakeOpenAI) -> None:
     sent = sorted(json.dumps(r.body["messages"], sort_keys=True) for r in server.requests)
     rebuilt = [[wire(m) for m in whole(key)] for key in requests]
     assert sorted(json.dumps(m, sort_keys=True) for m in rebuilt) == sent
+    assert sum("tools" in r for r in requests.values()) == 1  # the same tools: said once
     stored = sum(len(r["messages"]) for r in requests.values())
     assert stored == max(len(whole(key)) for key in requests)  # each message once

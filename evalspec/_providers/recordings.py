@@ -72,7 +72,8 @@ class RecordedRequest(msgspec.Struct, frozen=True):
 
     For people reviewing the file; replay reads only the key. A request that continues an
     earlier one of its conversation names that one's key in `after` and holds only the
-    messages sent after that one's (lines recorded before `after` existed hold them all)."""
+    messages sent after that one's, and `tools` only when they differ from that one's (lines
+    recorded before `after` existed hold everything)."""
 
     messages: list[dict[str, Any]] = msgspec.field(default_factory=list)
     tools: list[dict[str, Any]] = msgspec.field(default_factory=list)
@@ -307,15 +308,20 @@ class Recordings:
 
     def put(self, request: ChatRequest, response: ChatResponse) -> None:
         """Record an answer: appended under the file lock and flushed now."""
-        messages, after = list(request.messages), None
-        if request.continues is not None:
-            after, sent = request.continues
-            del messages[:sent]
+        earlier = request.continues
+        messages = list(request.messages)
+        if earlier is not None:
+            del messages[: earlier.sent]
         entry = RecordedAnswer(
             key=request.key,
             model=request.model,
             label=request.label,
-            request=RecordedRequest(messages, list(request.tools), dict(request.params), after),
+            request=RecordedRequest(
+                messages,
+                list(request.tools),
+                dict(request.params),
+                None if earlier is None else earlier.key,
+            ),
             response=RecordedResponse(
                 response.message,
                 response.finish_reason,
@@ -325,8 +331,10 @@ class Recordings:
             recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
         data = msgspec.to_builtins(entry, enc_hook=str)
-        if after is None:
+        if earlier is None:
             del data["request"]["after"]  # a conversation's first request: lines as before
+        elif earlier.tools == request.tools:
+            del data["request"]["tools"]  # as the request it continues
         line = _dumps(data) + "\n"
         try:
             with locked(self.path) as fd:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from evalspec._plan import Plan, PlanItem, RequestKeys, request_key
+from evalspec._plan import Earlier, Plan, PlanItem, RequestKeys, request_key
 from evalspec._providers.base import ChatRequest, Provider, ProviderError
 from evalspec._providers.calls import ModelCalls, model_endpoint, register_suite_secrets
 from evalspec._runner.run_dir import (
@@ -226,7 +226,7 @@ async def _conversation(
             label=item.label,
             continues=previous,
         )
-        previous = (request.key, len(messages))  # `messages` only grows from here
+        previous = Earlier(request.key, len(messages), request.tools)  # messages only grow
         if keys is not None:
             keys.last = previous
         try:
