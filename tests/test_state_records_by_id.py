@@ -262,3 +262,55 @@ def test_references_nested_too_deep_are_refused(tmp_path):
 def test_an_unclosed_inner_reference_is_refused(tmp_path):
     code, out = validate(tmp_path, "      response: '${state/orders/${args.order_id}'")
     assert code == 2 and "is not closed" in out
+
+
+# ---------------------------------------------------------------- $key
+
+
+def test_select_key_answers_the_id_of_a_record_kept_by_id():
+    find = {"response": {"$select": "/users", "$where": {"name": "${args.name}"}, "$key": True}}
+    assert call(find, {"name": "Ann"}).output == ["ann_1"]
+    assert call(find, {"name": "Zed"}).output == []
+    first = {
+        "response": {
+            "$select": "/orders",
+            "$where": {"status": "pending"},
+            "$first": True,
+            "$key": True,
+        }
+    }
+    assert call(first, {}).output == "#W1"
+    nested = {
+        "response": {
+            "$select": "/orders",
+            "$where": {"user_id": "bob_9"},
+            "$first": True,
+            "$key": True,
+        }
+    }
+    assert call(nested, {}).output == "#W3"
+    indexes = {"response": {"$select": "/list", "$where": {"x": 2}, "$key": True}}
+    assert call(indexes, {}, {"list": [{"x": 1}, {"x": 2}, {"x": 2}]}).output == [1, 2]
+    none = {
+        "preconditions": [
+            {
+                "value": {
+                    "$select": "/users",
+                    "$where": {"name": "${args.name}"},
+                    "$first": True,
+                    "$key": True,
+                },
+                "not_equals": None,
+                "error": "user not found",
+            }
+        ],
+        "response": "found",
+    }
+    assert call(none, {"name": "Zed"}).error == "user not found"
+    assert call(none, {"name": "Ann"}).output == "found"
+
+
+def test_select_key_must_be_true_or_false(tmp_path):
+    code, out = validate(tmp_path, "      response: {$select: /users, $key: 1}")
+    assert code == 2
+    assert "s.yaml:8:" in out and "$key must be true or false" in out

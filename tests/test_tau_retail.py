@@ -67,6 +67,8 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Suite:
 
 
 EXPRESSED = (
+    "find_user_id_by_email",
+    "find_user_id_by_name_zip",
     "get_user_details",
     "get_order_details",
     "get_product_details",
@@ -132,6 +134,14 @@ def limit_hit(world: Any, name: str, kwargs: dict[str, Any]) -> str | None:
     """The documented limit this call runs into, judged on tau-bench's world before it; None
     when the YAML claims to do exactly what tau-bench does."""
     order = world["orders"].get(kwargs.get("order_id", ""))
+    if name == "find_user_id_by_email":
+        emails = [u["email"] for u in world["users"].values()]
+        if kwargs["email"] not in emails and kwargs["email"].lower() in map(str.lower, emails):
+            return CASE
+    if name == "find_user_id_by_name_zip":
+        exact = [(u["name"]["first_name"], u["name"]["last_name"]) for u in world["users"].values()]
+        if (kwargs["first_name"], kwargs["last_name"]) not in exact:
+            return CASE
     if name == "cancel_pending_order" and kwargs["reason"] not in REASONS:
         return "schema: the parameters' enum refuses the reason before the tool runs"
     if name == "return_delivered_order_items" and order and order["status"] == "delivered":
@@ -187,6 +197,7 @@ def test_tau_bench_gold_action_sequences_end_in_the_same_world(suite: Suite, tmp
 
 
 SORTED = "return: item ids are stored as given, not sorted"
+CASE = "find: texts compared with their case"
 GOLD_LIMITS = {11: SORTED, 13: SORTED}
 """Tasks 11 and 13 return items listed out of order: tau-bench stores them sorted."""
 
@@ -215,6 +226,18 @@ def random_action(rng: random.Random, inside: bool) -> Action:
         "zip": f"{rng.randint(10000, 99999)}",
     }
     name = rng.choice(EXPRESSED)
+    user = WORLD["users"][rng.choice(USERS)]
+    if name == "find_user_id_by_email":
+        email = rng.choice([user["email"], "nobody@example.com"])
+        if not inside and rng.random() < 0.3:
+            email = email.upper()
+        return name, {"email": email}
+    if name == "find_user_id_by_name_zip":
+        first, last = user["name"]["first_name"], user["name"]["last_name"]
+        if not inside and rng.random() < 0.3:
+            first = first.lower()
+        zip_code = rng.choice([user["address"]["zip"], "00000"])
+        return name, {"first_name": first, "last_name": last, "zip": zip_code}
     if name == "get_user_details":
         return name, {"user_id": rng.choice([*USERS, "nobody_0000"])}
     if name == "get_order_details":
@@ -269,6 +292,7 @@ def test_random_calls_outside_it_differ_only_at_a_documented_limit(suite: Suite,
     limits = {why: n for (kind, why), n in outcomes.items() if kind == "limit"}
     assert set(limits) == {
         SORTED,
+        CASE,
         "return: no per-item check of the item ids against the order",
         "schema: the parameters' enum refuses the reason before the tool runs",
     }

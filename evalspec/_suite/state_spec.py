@@ -101,6 +101,9 @@ class Select:
     path: Path
     where: Any = None
     first: bool = False
+    key: bool = False
+    """`$key: true`: the keys of the matching values of a mapping (indexes of a list's
+    records), not the values: the id of a record kept by id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,12 +382,13 @@ def _dynamic(value: Any) -> bool:
 
 
 def _select(value: dict[str, Any], where: tuple[Any, ...]) -> Select:
-    unknown = [k for k in value if k not in ("$select", "$where", "$first")]
+    unknown = [k for k in value if k not in ("$select", "$where", "$first", "$key")]
     if unknown:
         raise SpecProblem(
             (*where, unknown[0]),
             f"unknown key {unknown[0]!r} in a $select",
-            "a $select takes $where (a mapping records must match) and $first (true/false)",
+            "a $select takes $where (a mapping records must match), $first and $key "
+            "(true/false)",
         )
     first = value.get("$first", False)
     if not isinstance(first, bool):
@@ -392,6 +396,13 @@ def _select(value: dict[str, Any], where: tuple[Any, ...]) -> Select:
             (*where, "$first"),
             "$first must be true or false",
             "$first: true gives the first matching record; leave it out for a list of them all",
+        )
+    key = value.get("$key", False)
+    if not isinstance(key, bool):
+        raise SpecProblem(
+            (*where, "$key"),
+            "$key must be true or false",
+            "$key: true gives the keys of the matching records of a mapping (a list's indexes)",
         )
     filt = value.get("$where")
     if filt is not None and not isinstance(filt, dict):
@@ -402,6 +413,7 @@ def _select(value: dict[str, Any], where: tuple[Any, ...]) -> Select:
         compile_path(value["$select"], (*where, "$select")),
         compile_value(filt, (*where, "$where")) if filt is not None else None,
         first,
+        key,
     )
 
 

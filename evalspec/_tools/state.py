@@ -199,7 +199,11 @@ def _select(sel: Select, ctx: _Context) -> Any:
     records = list(found.values()) if isinstance(found, dict) else found
     if not isinstance(records, list):
         raise Failure(f"{pointer_text(parts)} is not a list to select from")
-    if sel.where is not None:
+    if sel.key:
+        keys: list[Any] = list(found) if isinstance(found, dict) else list(range(len(found)))
+        match = matcher(render(sel.where, ctx)) if sel.where is not None else None
+        records = [k for k, r in zip(keys, records, strict=True) if match is None or match(r)]
+    elif sel.where is not None:
         records = matching(records, render(sel.where, ctx), first=sel.first)
     if sel.first:
         records = records[:1]
