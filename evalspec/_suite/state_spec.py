@@ -387,8 +387,7 @@ def _select(value: dict[str, Any], where: tuple[Any, ...]) -> Select:
         raise SpecProblem(
             (*where, unknown[0]),
             f"unknown key {unknown[0]!r} in a $select",
-            "a $select takes $where (a mapping records must match), $first and $key "
-            "(true/false)",
+            "a $select takes $where (a mapping records must match), $first and $key (true/false)",
         )
     first = value.get("$first", False)
     if not isinstance(first, bool):
