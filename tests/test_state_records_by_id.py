@@ -208,7 +208,7 @@ def test_the_new_forms_validate(tmp_path):
 def test_round_beside_another_op_is_refused_where_written(tmp_path):
     code, out = validate(tmp_path, "      effects: [{set: /orders/x, value: 1, round: 2}]")
     assert code == 2
-    assert "s.yaml:8:" in out and "only increment takes round" in out
+    assert "s.yaml:8:" in out and "only increment and decrement take round" in out
 
 
 def test_round_must_be_a_number_of_places(tmp_path):
@@ -314,3 +314,53 @@ def test_select_key_must_be_true_or_false(tmp_path):
     code, out = validate(tmp_path, "      response: {$select: /users, $key: 1}")
     assert code == 2
     assert "s.yaml:8:" in out and "$key must be true or false" in out
+
+
+# ---------------------------------------------------------------- decrement
+
+
+def test_decrement_takes_an_amount_off_and_keeps_cents():
+    pay = {
+        "preconditions": [
+            {
+                "any_of": [
+                    {
+                        "path": "/users/ann_1/payment_methods/${args.method}/source",
+                        "not_equals": "gift_card",
+                    },
+                    {
+                        "path": "/users/ann_1/payment_methods/${args.method}/balance",
+                        "min": "${args.amount}",
+                    },
+                ],
+                "error": "insufficient gift card balance",
+            }
+        ],
+        "effects": [
+            {
+                "decrement": "/users/ann_1/payment_methods",
+                "where": {"id": "${args.method}", "source": "gift_card"},
+                "at": "/balance",
+                "by": "${args.amount}",
+                "round": 2,
+            }
+        ],
+    }
+    paid = call(pay, {"method": "gift_card_1", "amount": 10.1})
+    assert paid.state["users"]["ann_1"]["payment_methods"]["gift_card_1"]["balance"] == 22.84
+    assert (
+        call(pay, {"method": "gift_card_1", "amount": 40}).error == "insufficient gift card balance"
+    )
+    card = call(
+        pay, {"method": "card_7", "amount": 400}
+    )  # a card: no balance to check or take from
+    assert card.error is None and card.state["users"] == SHOP["users"]
+    plain = {"effects": [{"decrement": "/n"}], "response": "${state/n}"}
+    assert call(plain, {}, {"n": 3}).output == 2
+    text = call({"effects": [{"decrement": "/n", "by": "${args.by}"}]}, {"by": "x"}, {"n": 3})
+    assert text.error == "decrement's `by` is not a number"
+
+
+def test_by_on_an_op_that_takes_none_names_both_that_do(tmp_path):
+    code, out = validate(tmp_path, "      effects: [{set: /orders/x, value: 1, by: 2}]")
+    assert code == 2 and "only increment and decrement take by" in out

@@ -74,6 +74,7 @@ EXPRESSED = (
     "get_product_details",
     "cancel_pending_order",
     "modify_pending_order_address",
+    "modify_pending_order_payment",
     "modify_user_address",
     "return_delivered_order_items",
     "think",
@@ -144,6 +145,9 @@ def limit_hit(world: Any, name: str, kwargs: dict[str, Any]) -> str | None:
             return CASE
     if name == "cancel_pending_order" and kwargs["reason"] not in REASONS:
         return "schema: the parameters' enum refuses the reason before the tool runs"
+    pending = order is not None and order["status"] == "pending"
+    if name == "cancel_pending_order" and pending and len(order["payment_history"]) > 1:
+        return FIRST  # after modify_pending_order_payment
     if name == "return_delivered_order_items" and order and order["status"] == "delivered":
         methods = world["users"][order["user_id"]]["payment_methods"]
         method = kwargs["payment_method_id"]
@@ -198,6 +202,7 @@ def test_tau_bench_gold_action_sequences_end_in_the_same_world(suite: Suite, tmp
 
 SORTED = "return: item ids are stored as given, not sorted"
 CASE = "find: texts compared with their case"
+FIRST = "cancel: refunds the first payment only"
 GOLD_LIMITS = {11: SORTED, 13: SORTED}
 """Tasks 11 and 13 return items listed out of order: tau-bench stores them sorted."""
 
@@ -214,7 +219,10 @@ METHODS = sorted({m for u in WORLD["users"].values() for m in u["payment_methods
 def random_action(rng: random.Random, inside: bool) -> Action:
     """One call over the slice's ids (and a few that are not there). `inside`: only arguments
     for which the YAML claims to do exactly what tau-bench does."""
-    order_id = rng.choice([*ORDERS, "#W0000000"])
+    name = rng.choice(EXPRESSED)
+    wanted = {"return_delivered_order_items": "delivered"}.get(name, "pending")
+    likely = [o for o in ORDERS if WORLD["orders"][o]["status"] == wanted]
+    order_id = rng.choice(likely if rng.random() < 0.7 else [*ORDERS, "#W0000000"])
     order = WORLD["orders"].get(order_id)
     owner = WORLD["users"][order["user_id"]] if order else WORLD["users"][rng.choice(USERS)]
     address = {
@@ -225,7 +233,6 @@ def random_action(rng: random.Random, inside: bool) -> Action:
         "country": "USA",
         "zip": f"{rng.randint(10000, 99999)}",
     }
-    name = rng.choice(EXPRESSED)
     user = WORLD["users"][rng.choice(USERS)]
     if name == "find_user_id_by_email":
         email = rng.choice([user["email"], "nobody@example.com"])
@@ -266,6 +273,12 @@ def random_action(rng: random.Random, inside: bool) -> Action:
             "item_ids": item_ids,
             "payment_method_id": rng.choice(methods),
         }
+    if name == "modify_pending_order_payment":
+        methods = list(owner["payment_methods"]) + ([] if inside else rng.sample(METHODS, 1))
+        current = order["payment_history"][0]["payment_method_id"] if order else None
+        others = [m for m in methods if m != current]
+        pick = rng.choice(others if others and rng.random() < 0.8 else methods)
+        return name, {"order_id": order_id, "payment_method_id": pick}
     if name == "think":
         return name, {"thought": "The order is pending, so it can be cancelled."}
     return name, {"summary": "The user wants a refund to another card."}
@@ -304,6 +317,7 @@ def test_random_calls_outside_it_differ_only_at_a_documented_limit(suite: Suite,
 CHANGING = {
     "cancel_pending_order",
     "modify_pending_order_address",
+    "modify_pending_order_payment",
     "modify_user_address",
     "return_delivered_order_items",
 }
@@ -403,3 +417,35 @@ def test_a_run_judges_gold_and_careless_agents_by_the_world_they_leave(
     assert all(verdicts[f"task {t}", "careless"][1] < 1 for t in RUN_TASKS)
     good = {t.case: t for t in outcome.transcripts if t.model == "good"}
     assert [c.name for c in good["task 32"].tool_calls] == [name for name, _ in _kept(32)]
+
+
+def test_cancel_after_a_payment_change_refunds_only_the_first_payment(
+    suite: Suite, tmp_path: Path
+) -> None:
+    """The one documented limit of cancel_pending_order, shown: τ-bench refunds each of the
+    three payment records a payment change leaves, the YAML only the first."""
+    sequence = None
+    for order_id in ORDERS:
+        for method in METHODS:
+            change = (
+                "modify_pending_order_payment",
+                {"order_id": order_id, "payment_method_id": method},
+            )
+            if reference_call(copy.deepcopy(WORLD), *change)[0] == "ok":
+                sequence = [
+                    change,
+                    ("cancel_pending_order", {"order_id": order_id, "reason": REASONS[0]}),
+                ]
+                break
+        if sequence:
+            break
+    assert sequence is not None
+    assert compare(suite, tmp_path, sequence[:1]) == ("agree", None)
+    assert compare(suite, tmp_path, sequence) == ("limit", FIRST)
+    data = copy.deepcopy(WORLD)
+    theirs = [reference_call(data, name, kwargs) for name, kwargs in sequence][-1][1]
+    conversation = open_conversation(suite, tmp_path)
+    ours = [declared_call(conversation, name, kwargs) for name, kwargs in sequence][-1][1]
+    kinds = [p["transaction_type"] for p in theirs["payment_history"]]
+    assert kinds == ["payment", "payment", "refund", "refund", "refund", "refund"]
+    assert [p["transaction_type"] for p in ours["payment_history"]] == kinds[:4]

@@ -31,7 +31,9 @@ MAX_RENDERED_VALUES = 10_000
 MAX_TEXT = 100_000
 """Characters of one rendered text."""
 
-EFFECT_OPS = ("set", "append", "remove", "increment")
+EFFECT_OPS = ("set", "append", "remove", "increment", "decrement")
+NUMERIC_OPS = ("increment", "decrement")
+"""Effects that add `by` to a number (decrement: take it off)."""
 CHECK_OPS = ("exists", "equals", "not_equals", "contains", "not_contains", "min", "max")
 MAX_ALTERNATIVES = 8
 """Checks one `any_of` precondition may hold."""
@@ -151,7 +153,7 @@ class Effect:
     """With `where`: the place inside each matching record."""
     by: Any = 1
     round: int | None = None
-    """increment: round the sum to this many decimal places (money: 2)."""
+    """increment / decrement: round the result to this many decimal places (money: 2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -594,7 +596,8 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
             (*where, word) if word else where,
             message,
             (f"did you mean {close[0]!r}? " if close else "")
-            + "an effect is one of set, append, remove and increment at a path, with value, "
+            + "an effect is one of set, append, remove, increment and decrement at a path, "
+            "with value, "
             "where, at or by as the op needs",
         )
     if len(ops) > 1:
@@ -607,17 +610,21 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
     path = compile_path(raw[op], (*where, op))
     if op in ("set", "append") and "value" not in raw:
         raise SpecProblem(where, f"{op} needs a value", f"{op}: {path}, value: ...")
-    if op in ("remove", "increment") and "value" in raw:
-        hint = "increment takes by:" if op == "increment" else "remove takes no value"
+    if op in ("remove", *NUMERIC_OPS) and "value" in raw:
+        hint = f"{op} takes by:" if op in NUMERIC_OPS else "remove takes no value"
         raise SpecProblem((*where, "value"), f"{op} takes no value", hint)
-    if op != "increment" and "by" in raw:
+    if op not in NUMERIC_OPS and "by" in raw:
         raise SpecProblem(
-            (*where, "by"), "only increment takes by", "remove `by:`, or make the op increment"
+            (*where, "by"),
+            "only increment and decrement take by",
+            "remove `by:`, or make the op increment",
         )
     digits = raw.get("round")
     if "round" in raw:
-        if op != "increment":
-            raise SpecProblem((*where, "round"), "only increment takes round", "remove `round:`")
+        if op not in NUMERIC_OPS:
+            raise SpecProblem(
+                (*where, "round"), "only increment and decrement take round", "remove `round:`"
+            )
         if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= MAX_ROUND:
             raise SpecProblem(
                 (*where, "round"),
@@ -643,10 +650,10 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
             (*where, "where"),
             "append takes no where",
             "append adds one item to the list at its path; to change the records that match, "
-            "use set, increment or remove with where",
+            "use set, increment, decrement or remove with where",
         )
     at = compile_path(raw["at"], (*where, "at")) if "at" in raw else None
-    if op in ("set", "increment") and filt is not None and at is None:
+    if op in ("set", *NUMERIC_OPS) and filt is not None and at is None:
         raise SpecProblem(
             where, f"{op} with where needs `at`: the place inside each record", "at: /status"
         )

@@ -23,6 +23,7 @@ from evalspec._suite.state_spec import (
     MAX_RENDERED_VALUES,
     MAX_STATE_VALUES,
     MAX_TEXT,
+    NUMERIC_OPS,
     Behavior,
     Check,
     Effect,
@@ -515,7 +516,7 @@ def _apply(effect: Effect, ctx: _Context, size: int) -> tuple[Any, int]:
             return _DELETE
 
         new = _update(ctx.state, parts, drop)
-    else:  # increment
+    else:  # increment, decrement
         by = _step(effect, ctx)
         new = _update(ctx.state, parts, lambda old: _incremented(old, by, parts, effect.round))
     size += delta[0]
@@ -527,8 +528,8 @@ def _apply(effect: Effect, ctx: _Context, size: int) -> tuple[Any, int]:
 def _step(effect: Effect, ctx: _Context) -> int | float:
     by = _number(render(effect.by, ctx))
     if by is None:
-        raise Failure("increment's `by` is not a number")
-    return by
+        raise Failure(f"{effect.op}'s `by` is not a number")
+    return -by if effect.op == "decrement" else by
 
 
 def _incremented(old: Any, by: int | float, parts: Any, digits: int | None = None) -> Any:
@@ -555,12 +556,12 @@ def _apply_where(
     counted: Callable[[Any, int], Any],
     dropped: Callable[[Any], None],
 ) -> Any:
-    """set / increment / remove on every record of the list at `parts` matching `where`;
+    """set / increment / decrement / remove on every record of the list at `parts` matching `where`;
     on a mapping, on every value that matches (its key kept; removed with it)."""
     match = matcher(render(effect.where, ctx))
     at = path_parts(effect.at, ctx) if effect.at is not None else []
     value = render(effect.value, ctx) if effect.op == "set" else None
-    by = _step(effect, ctx) if effect.op == "increment" else 0
+    by = _step(effect, ctx) if effect.op in NUMERIC_OPS else 0
 
     def changed(record: Any) -> Any:
         """The record after the effect; _DELETE when it goes."""
