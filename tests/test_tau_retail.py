@@ -15,8 +15,11 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import os
 import random
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -24,7 +27,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
-from support import KEY_ENV
+from support import KEY_ENV, git
 
 from evalspec import api
 from evalspec._runner import RunOptions
@@ -372,11 +375,11 @@ class GoldModel:
         return text_reply("All done.")
 
 
-def test_a_run_judges_gold_and_careless_agents_by_the_world_they_leave(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(KEY_ENV, "sk-test-tau-retail-0000")
-    shutil.copy(DATA / "tools.yaml", tmp_path / "tools.yaml")
+def run_recorded(folder: Path) -> tuple[Suite, Any]:
+    """The three tasks' suite in `folder` (run.yaml, including retail/tools.yaml), run against
+    the scripted gold and careless agents; their answers recorded in run.recordings.jsonl."""
+    (folder / "retail").mkdir()
+    shutil.copy(DATA / "tools.yaml", folder / "retail" / "tools.yaml")
     cases = []
     for task in RUN_TASKS:
         state, unchanged = _expected_state(task)
@@ -398,13 +401,21 @@ def test_a_run_judges_gold_and_careless_agents_by_the_world_they_leave(
                 "models": models,
                 "run": {"mode": "agent", "max_turns": 20},
                 "state": WORLD,
-                "tools": [{"include": "tools.yaml"}],
+                "tools": [{"include": "retail/tools.yaml"}],
                 "cases": cases,
             }
         )
-        (tmp_path / "run.yaml").write_text(suite_text, encoding="utf-8")
-        suite = load_suite(tmp_path / "run.yaml")
-        outcome = api.run_plan(api.compile_plan(suite), RunOptions(run_dir=tmp_path / "out"))
+        (folder / "run.yaml").write_text(suite_text, encoding="utf-8")
+        suite = load_suite(folder / "run.yaml")
+        outcome = api.run_plan(api.compile_plan(suite), RunOptions(run_dir=folder / "out"))
+    return suite, outcome
+
+
+def test_a_run_judges_gold_and_careless_agents_by_the_world_they_leave(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-tau-retail-0000")
+    suite, outcome = run_recorded(tmp_path)
     report = api.score(suite, outcome.transcripts)
     verdicts = {(r.case, r.model): (r.status, r.score) for r in report.results}
     assert verdicts == {
@@ -417,6 +428,45 @@ def test_a_run_judges_gold_and_careless_agents_by_the_world_they_leave(
     assert all(verdicts[f"task {t}", "careless"][1] < 1 for t in RUN_TASKS)
     good = {t.case: t for t in outcome.transcripts if t.model == "good"}
     assert [c.name for c in good["task 32"].tool_calls] == [name for name, _ in _kept(32)]
+
+
+def test_review_of_a_changed_refund_flags_exactly_the_conversations_that_cancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request that changes cancel_pending_order's refund, reviewed offline from the
+    recordings: only the tasks whose recorded calls cancel an order are stale."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-tau-retail-0000")
+    repo = tmp_path / "repo"
+    (repo / "suites").mkdir(parents=True)
+    run_recorded(repo / "suites")
+    assert (repo / "suites" / "run.recordings.jsonl").exists()
+    shutil.rmtree(repo / "suites" / "out")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "pr")
+    tools = repo / "suites" / "retail" / "tools.yaml"
+    text = tools.read_text(encoding="utf-8")
+    assert text.count("          transaction_type: refund\n") == 2  # cancel, payment change
+    tools.write_text(text.replace("transaction_type: refund\n", "transaction_type: reversal\n", 1))
+    git(repo, "commit", "-q", "-am", "call a cancelled order's refund a reversal")
+    done = subprocess.run(
+        [sys.executable, "-m", "evalspec", "review", "--base-ref", "main", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        timeout=300,
+        env={**os.environ, KEY_ENV: ""},
+    )
+    assert done.returncode in (0, 1, 3), done.stderr
+    (reviewed,) = json.loads(done.stdout)["suites"]
+    stale = {(c["case"], c["model"]) for c in reviewed["changes"] if c["stale"]}
+    # Task 17 cancels nothing; the careless agent of task 66 left its one cancel out.
+    assert stale == {("task 32", "good"), ("task 32", "careless"), ("task 66", "good")}
+    good32 = next(c for c in reviewed["changes"] if (c["case"], c["model"]) == ("task 32", "good"))
+    assert good32["named"] == ["tool cancel_pending_order effects[0] changed"]
+    # Replayed, the renamed refund no longer leaves the world τ-bench's gold calls leave.
+    assert (good32["before"]["status"], good32["after"]["status"]) == ("pass", "fail")
 
 
 def test_cancel_after_a_payment_change_refunds_only_the_first_payment(
