@@ -209,6 +209,21 @@ def test_arguments_are_copied_and_unbounded_math_refused() -> None:
     assert env.snapshot()["TwitterAPI"]["tweets"]["0"]["tags"] == ["#a"]
 
 
+def test_a_conversation_never_sees_what_another_did_to_a_default_argument() -> None:
+    # TwitterAPI.post_tweet keeps its default `mentions=[]` list in the tweet and `mention`
+    # extends it: without fresh defaults the next conversation's tweet would mention "bob".
+    first = bfcl_environment({"TwitterAPI": {}}, {})
+    first.call("authenticate_twitter", {"username": "john", "password": "john123"})
+    first.call("post_tweet", {"content": "one"})
+    first.call("mention", {"tweet_id": 0, "mentioned_usernames": ["bob"]})
+    assert first.snapshot()["TwitterAPI"]["tweets"]["0"]["mentions"] == ["bob"]
+    second = bfcl_environment({"TwitterAPI": {}}, {})
+    second.call("authenticate_twitter", {"username": "john", "password": "john123"})
+    posted = json.loads(second.call("post_tweet", {"content": "two"}).output or "{}")
+    assert posted["mentions"] == []
+    assert second.snapshot()["TwitterAPI"]["tweets"]["0"]["mentions"] == []
+
+
 def test_bfcl_eval_is_imported_only_when_a_conversation_is_built(tmp_path: Path) -> None:
     import subprocess
 
@@ -323,7 +338,7 @@ def _published_sets() -> list[tuple[str, list[dict[str, Any]]]]:
 
 
 def score_published(
-    published: list[dict[str, Any]], tmp: Path
+    published: list[dict[str, Any]], tmp: Path, kind: str | None = None
 ) -> tuple[list[tuple[str, bool, str]], Any]:
     """(record, evalspec's verdict, its reason) for published results, the way a user gets
     them: `evalspec import bfcl` on the category's records, `import bfcl-results` on the result
@@ -347,7 +362,8 @@ def score_published(
     suite, transcripts, out = tmp / "suite.yaml", tmp / "t.jsonl", tmp / "results.json"
     for args in (
         ["import", "bfcl", str(q), str(a), "--out", str(suite)],
-        ["import", "bfcl-results", str(suite), str(results), "--out", str(transcripts)],
+        ["import", "bfcl-results", str(suite), str(results), "--out", str(transcripts)]
+        + (["--kind", kind] if kind else []),
     ):
         done = runner.invoke(app, args)
         assert done.exit_code == 0, done.output
@@ -429,14 +445,14 @@ def test_malformed_multi_turn_results_are_placed_errors(tmp_path: Path) -> None:
     assert t.finish_reason == "max_turns"  # one turn of several: BFCL's force_terminated
 
 
-def bfcl_recheck(published: list[dict[str, Any]], name: str) -> dict[str, bool]:
+def bfcl_recheck(published: list[dict[str, Any]], name: str, kind: str = "fc") -> dict[str, bool]:
     """BFCL's own verdicts, re-run here: its runner's rules (a result that is not a list, or
     has another number of turns, fails) and `multi_turn_checker` on the decoded steps. `name`
     must be new to the process: BFCL keeps each conversation's instances in module globals
     named after it, and a name used before continues from the state its calls left."""
     from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
 
-    from evalspec._interop.bfcl_decode import DecodeError, decode_fc
+    from evalspec._interop.bfcl_decode import DecodeError, decode
 
     category = published[0]["id"].rsplit("_", 1)[0]
     questions, answers = _records(category, 200)
@@ -453,7 +469,7 @@ def bfcl_recheck(published: list[dict[str, Any]], name: str) -> dict[str, bool]:
             steps = []
             for step in turn:
                 try:
-                    calls = decode_fc(step)
+                    calls = decode(step, kind)  # type: ignore[arg-type]
                 except DecodeError:
                     continue
                 if calls:
