@@ -67,13 +67,15 @@ def numbered_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def result_kind(records: list[tuple[int, dict[str, Any]]]) -> Kind:
     """Function-calling results hold each step as a list of calls; the others as text, read
     by the decoder its look calls for (`text_kind`: JSON call objects or call text)."""
-    texts = []
+    texts: list[str] = []
     for _, record in records:
         turns = record["result"]
         for turn in turns if isinstance(turns, list) else ():
-            if isinstance(turn, list) and any(isinstance(step, list) for step in turn):
+            if not isinstance(turn, list):
+                continue
+            if any(isinstance(step, list) for step in turn):
                 return "fc"
-            texts.extend(s for s in turn if isinstance(s, str)) if isinstance(turn, list) else ()
+            texts.extend(step for step in turn if isinstance(step, str))
     return text_kind(texts)
 
 
