@@ -628,3 +628,48 @@ def test_prompting_results_failed_inference_and_too_many_calls(tmp_path: Path) -
             assert len(t.tool_calls) == 100 and "at most 100" in (t.error or "")
             results = {r.case: r for r in api.score(api.load_suite(suite), [t]).results}
             assert results[third].status == "error"
+
+
+def test_json_text_results_give_verdicts_whatever_the_model_wrote(tmp_path: Path) -> None:
+    """Results of models that write calls as JSON text (xLAM's kind is guessed from the file):
+    a call to a function no class has, a name that is code, non-ASCII and nested quotes, a
+    huge text and broken JSON all become transcripts that `score` judges, never a crash."""
+    from typer.testing import CliRunner
+
+    from evalspec._cli import app
+
+    published, suite = _three_published(tmp_path)
+    cases = {c.name: c for c in api.load_suite(suite).cases}
+    first, second, third = (r["id"] for r in published)
+
+    def step(name: str, **args: Any) -> str:
+        return json.dumps([{"name": name, "arguments": args}], ensure_ascii=False)
+
+    odd = [
+        step("ls", a=True),
+        step("__import__('os').system('echo hi')"),
+        step("no_such_function", x="\u202e\u00e9 \"quoted\" 'too'"),
+        step("cd", folder="x" * 200_000),
+        '[{"name": "cd", "arguments": {"folder": ',
+        "Done: " + "\u2603" * 1000,
+    ]
+    records = [
+        {"id": first, "result": [odd] * len(cases[first].turns)},
+        {"id": second, "result": [[step("pwd")]] * len(cases[second].turns)},
+        {"id": third, "result": [["just text"]] * len(cases[third].turns)},
+    ]
+    path, out = tmp_path / "xlam.json", tmp_path / "xlam.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    runner = CliRunner()
+    done = runner.invoke(app, ["import", "bfcl-results", str(suite), str(path), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    by_case = {t.case: t for t in api.load_transcripts(out)}
+    names = [c.name for c in by_case[first].tool_calls[:4]]
+    assert names == ["ls", "__import__('os').system('echo hi')", "no_such_function", "cd"]
+    assert all(c.error and "unknown tool" in c.error for c in by_case[first].tool_calls[1:3])
+    assert [c.name for c in by_case[second].tool_calls][:1] == ["pwd"]
+    assert by_case[third].tool_calls == ()
+    results = api.score(api.load_suite(suite), list(by_case.values())).results
+    assert sorted(r.case for r in results) == sorted(by_case)
+    assert {r.status for r in results} <= {"pass", "warn", "fail"}
+    assert next(r for r in results if r.case == third).status == "fail"
