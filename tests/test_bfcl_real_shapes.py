@@ -265,3 +265,6 @@ def test_json_call_text_is_read_never_run_and_bounded() -> None:
     assert text_kind(["ok", '[{"name": "f", "arguments": {}}]']) == "json"
     assert text_kind(['<|python_tag|>{"name": "f", "parameters": {"a": 1}}']) == "llama"
     assert text_kind(["[f(a=1)]", '{"name": "f"}', "[1, 2]", deep_json]) == "prompting"
+    # A prompting model that once answered in JSON is still read as a prompting model.
+    once = ["[f(a=1)]", "g(b='x')", '[{"name": "f", "arguments": {"a": 1}}]']
+    assert text_kind(once) == "prompting"

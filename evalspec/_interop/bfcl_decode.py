@@ -29,6 +29,7 @@ none, as in BFCL.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import math
 import operator
@@ -69,22 +70,26 @@ def decode(result: Any, kind: Kind) -> list[Call]:
 
 
 def text_kind(texts: Sequence[str]) -> Kind:
-    """The decoder for a model whose answers are text: `json` or `llama` when one of them is a
-    JSON call object (or list of them) with the key that kind's handler reads, else
-    `prompting` (call text such as `[f(a=1)]` is never such JSON)."""
+    """The decoder for a model whose answers are text: `json` or `llama` when more of them are
+    JSON call objects (or lists of them) with the key that kind's handler reads than are call
+    text such as `[f(a=1)]` (never such JSON), else `prompting`. A prompting model that
+    sometimes answers in JSON keeps its kind."""
+    votes = {"prompting": 0, "json": 0, "llama": 0}
     for text in texts:
         if len(text) > MAX_TEXT:
             continue
         try:
             value = loads_untrusted(text.replace("<|python_tag|>", "").strip(), MAX_VALUE_DEPTH)
         except ValueError:
+            with contextlib.suppress(DecodeError):
+                votes["prompting"] += bool(decode_prompting(text))
             continue
         first = value[0] if isinstance(value, list) and value else value
         if isinstance(first, dict) and isinstance(first.get("name"), str):
             for kind, key in _ARGUMENTS.items():
-                if isinstance(first.get(key), dict):
-                    return kind  # type: ignore[return-value]
-    return "prompting"
+                votes[kind] += isinstance(first.get(key), dict)
+    best = max(votes, key=lambda k: (votes[k], k == "prompting"))
+    return best  # type: ignore[return-value]
 
 
 def decode_json_text(text: str, kind: Kind) -> list[Call]:
