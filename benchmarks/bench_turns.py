@@ -17,11 +17,18 @@ most 2x, "5 turns, state of 100 records". Both variants are measured unless `--n
 another checkout (say, main) alternately, each as `python -m evalspec` from its own tree, and
 also prints each suite's CPU ratio this/other (median of the pairs).
 
+`--per-request` adds a third suite: as many single-turn items as the multi-turn suite has user
+turns (1,000 x 5 = 5,000), the same work request for request, and the ratio against it. A turn
+carries what an item carries (a user message, its expectation, two model answers, a call to
+judge), so this ratio says whether a turn costs more than an item.
+
 It also prints the floor any implementation faces: the CPU it takes only to read each suite's
 inputs (libyaml's events of the suite, every recordings line decoded by msgspec, both C code, no
 tree built, nothing checked, run or scored), added to the fixed cost of the whole process (the
 same command on a one-case version of each suite). A ratio measured against that floor shows
-how much of the 2x is left for parsing, replaying, scoring and writing.
+how much of the 2x is left for parsing, replaying, scoring and writing. And the speedup the 2x
+asks for: how many times faster everything beyond the fixed cost would have to run, in both
+suites alike, for the ratio to reach 2 (the fixed cost unchanged; were it cut too, more).
 """
 
 from __future__ import annotations
@@ -83,6 +90,8 @@ STATEFUL = """\
 the conversation's calls (an effect) and answers with a record read from the state."""
 
 RECORDS = 100
+
+PER_REQUEST = "single-turn, one item per turn"
 
 
 def head(name: str, *, state: bool) -> str:
@@ -188,8 +197,9 @@ def inputs_cpu(suite: Path, repeat: int) -> float:
     return best
 
 
-def floor(folder: Path, args: argparse.Namespace, variant: str, state: bool) -> None:
-    """Print the floor: the fixed cost of the process plus reading the inputs, per suite."""
+def floor(folder: Path, args: argparse.Namespace, variant: str, state: bool) -> dict[str, float]:
+    """Print the floor: the fixed cost of the process plus reading the inputs, per suite;
+    return the fixed costs (median CPU seconds of the one-case suites)."""
     ones = {"multi-turn": folder / "turns1.yaml", "single-turn": folder / "single1.yaml"}
     ones["multi-turn"].write_text(multi_turn_suite(1, args.turns, state=state))
     ones["single-turn"].write_text(single_turn_suite(1, state=state))
@@ -222,6 +232,7 @@ def floor(folder: Path, args: argparse.Namespace, variant: str, state: bool) -> 
         f"{inputs['multi-turn'] / inputs['single-turn']:.2f}x; floor (fixed cost + inputs "
         f"alone): {multi:.3f} s / {single:.3f} s = {multi / single:.2f}x"
     )
+    return f
 
 
 def measure(root: Path, args: argparse.Namespace, *, state: bool) -> None:
@@ -232,6 +243,9 @@ def measure(root: Path, args: argparse.Namespace, *, state: bool) -> None:
     suites = {"multi-turn": folder / "turns.yaml", "single-turn": folder / "single.yaml"}
     suites["multi-turn"].write_text(multi_turn_suite(args.cases, args.turns, state=state))
     suites["single-turn"].write_text(single_turn_suite(args.cases, state=state))
+    if args.per_request:
+        suites[PER_REQUEST] = folder / "single_per_turn.yaml"
+        suites[PER_REQUEST].write_text(single_turn_suite(args.cases * args.turns, state=state))
     print(
         f"[{variant}] "
         + ("suite state of 100 records, a stateful tool" if state else "stateless rule tool")
@@ -265,6 +279,12 @@ def measure(root: Path, args: argparse.Namespace, *, state: bool) -> None:
         print(f"[{variant}{tree}] {name} cpu:  {summary(cpu[name, tree])}")
     for tree in trees:
         multi, single = ("multi-turn", tree), ("single-turn", tree)
+        if args.per_request:
+            each = paired_ratio(cpu[multi], cpu[PER_REQUEST, tree])
+            print(
+                f"[{variant}{tree}] multi-turn / {args.cases * args.turns} single-turn items "
+                f"(request for request), cpu: {each:.2f}"
+            )
         wall_ratio = paired_ratio(wall[multi], wall[single])
         print(f"[{variant}{tree}] wall ratio (median of pairs): {wall_ratio:.2f}")
         per_turn = statistics.median(cpu[multi]) / args.turns
@@ -284,7 +304,26 @@ def measure(root: Path, args: argparse.Namespace, *, state: bool) -> None:
         for name in suites:
             ratio = paired_ratio(cpu[name, " this"], cpu[name, " other"])
             print(f"[{variant}] {name} RATIO this/other CPU (median of pairs): {ratio:.3f}")
-    floor(folder, args, variant, state)
+    fixed = floor(folder, args, variant, state)
+    tree = next(iter(trees))  # this tree
+    needed(variant, fixed, {name: statistics.median(cpu[name, tree]) for name in fixed})
+
+
+def needed(variant: str, fixed: dict[str, float], cpu: dict[str, float]) -> None:
+    """Print how many times faster everything beyond the fixed cost must run, in both suites
+    alike, for multi-turn / single-turn to reach 2: (F_m + V_m/s) = 2 (F_s + V_s/s)."""
+    f_m, f_s = fixed["multi-turn"], fixed["single-turn"]
+    v_m, v_s = cpu["multi-turn"] - f_m, cpu["single-turn"] - f_s
+    if v_m <= 2 * v_s:
+        print(f"[{variant}] the 2x needs no speedup beyond the fixed cost")
+    elif 2 * f_s <= f_m:
+        print(f"[{variant}] no speedup reaches 2x: the fixed costs alone are 2x apart")
+    else:
+        speedup = (v_m - 2 * v_s) / (2 * f_s - f_m)
+        print(
+            f"[{variant}] for 2x, all but the fixed cost ({f_m:.3f} s / {f_s:.3f} s) would have "
+            f"to run {speedup:.2f}x faster in both suites (beyond it: {v_m:.3f} s / {v_s:.3f} s)"
+        )
 
 
 def main() -> None:
@@ -297,6 +336,11 @@ def main() -> None:
     only.add_argument("--state-only", action="store_true", help="only the stateful variant")
     parser.add_argument(
         "--against", type=Path, help="another checkout (say, main): both trees, before/after"
+    )
+    parser.add_argument(
+        "--per-request",
+        action="store_true",
+        help="also replay cases x turns single-turn items: the same work request for request",
     )
     args = parser.parse_args()
     print(f"machine: {machine()}")

@@ -82,6 +82,17 @@ class _KeyText:
         )
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """The request before a request in the same conversation."""
+
+    key: str
+    sent: int
+    """How many messages it sent: the later request's messages start with them."""
+    tools: tuple[dict[str, Any], ...]
+    """The tools it offered."""
+
+
 class RequestKeys:
     """`request_key` of each request of one conversation, each message encoded once.
 
@@ -99,6 +110,9 @@ class RequestKeys:
         self._parts: list[str] = []
         self._tools: list[dict[str, Any]] = []
         self._tools_json = ""
+        self.last: Earlier | None = None
+        """The conversation's last request (the next user turn's first request continues it:
+        `ChatRequest.continues`)."""
 
     def key(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
         same = 0

@@ -104,6 +104,43 @@ def test_file_is_reviewable_jsonl(tmp_path: Path) -> None:
     assert entries[0]["label"] == "case 'direct message' on model 'gpt-4o-mini'"
 
 
+def test_a_continued_request_holds_what_came_since_and_its_tools_only_when_they_changed(
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+
+    from evalspec._plan import Earlier
+
+    path = tmp_path / "rec.jsonl"
+    recordings = Recordings(path)
+    first = request("k1")
+    recordings.put(first, answer())
+    said = ({"role": "assistant", "content": None}, {"role": "user", "content": "and Jane?"})
+    second = replace(
+        first,
+        key="k2",
+        messages=first.messages + said,
+        continues=Earlier("k1", len(first.messages), first.tools),
+    )
+    recordings.put(second, answer())
+    more = ({"type": "function", "function": {"name": "send_email", "parameters": {}}},)
+    third = replace(
+        second,
+        key="k3",
+        messages=second.messages + said,
+        tools=second.tools + more,
+        continues=Earlier("k2", len(second.messages), second.tools),
+    )
+    recordings.put(third, answer())
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+    asked = {line["key"]: line["request"] for line in lines}
+    assert "after" not in asked["k1"] and asked["k1"]["messages"] == list(first.messages)
+    assert asked["k2"] == {"after": "k1", "messages": list(said), "params": first.params}
+    assert asked["k3"]["after"] == "k2" and asked["k3"]["messages"] == list(said)
+    assert asked["k3"]["tools"] == list(third.tools)  # a turn that offers more says so
+    assert [Recordings(path).get(k) is not None for k in ("k1", "k2", "k3")] == [True] * 3
+
+
 def test_each_answer_is_on_disk_before_close(tmp_path: Path) -> None:
     path = tmp_path / "rec.jsonl"
     Recordings(path).put(request(), answer())  # never closed: as after a crash

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from evalspec._plan import Earlier
+
 RecordMode = Literal["auto", "offline", "record"]
 """auto: replay recorded answers, call for the rest; offline: replay only; record: refresh."""
 RECORD_MODES: tuple[RecordMode, ...] = ("auto", "offline", "record")
@@ -44,6 +46,10 @@ class ChatRequest:
     """temperature, seed, tool_choice, parallel_tool_calls, max_tokens, ..."""
     label: str = ""
     """Human label for error messages, e.g. ``case 'direct message' on model 'gpt-4o-mini'``."""
+    continues: Earlier | None = None
+    """The request before this one in the same conversation, whose messages this one's start
+    with: a recordings line then holds only the messages after them (and no tools when they
+    are the same), so a conversation's recordings grow with its length, not its square."""
 
     def describe(self) -> str:
         """The label, or a fallback naming the model and request, for error messages."""

@@ -68,11 +68,18 @@ Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class RecordedRequest(msgspec.Struct, frozen=True):
-    """What was asked: the model id aside, everything that makes the request's content id."""
+    """What was asked: the model id aside, everything that makes the request's content id.
+
+    For people reviewing the file; replay reads only the key. A request that continues an
+    earlier one of its conversation names that one's key in `after` and holds only the
+    messages sent after that one's, and `tools` only when they differ from that one's (lines
+    recorded before `after` existed hold everything)."""
 
     messages: list[dict[str, Any]] = msgspec.field(default_factory=list)
     tools: list[dict[str, Any]] = msgspec.field(default_factory=list)
     params: dict[str, Any] = msgspec.field(default_factory=dict)
+    after: str | None = None
+    """The key of the request this one continues: its messages come before these."""
 
 
 class RecordedResponse(msgspec.Struct, frozen=True):
@@ -301,12 +308,19 @@ class Recordings:
 
     def put(self, request: ChatRequest, response: ChatResponse) -> None:
         """Record an answer: appended under the file lock and flushed now."""
+        earlier = request.continues
+        messages = list(request.messages)
+        if earlier is not None:
+            del messages[: earlier.sent]
         entry = RecordedAnswer(
             key=request.key,
             model=request.model,
             label=request.label,
             request=RecordedRequest(
-                list(request.messages), list(request.tools), dict(request.params)
+                messages,
+                list(request.tools),
+                dict(request.params),
+                None if earlier is None else earlier.key,
             ),
             response=RecordedResponse(
                 response.message,
@@ -316,7 +330,12 @@ class Recordings:
             ),
             recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
-        line = _dumps(msgspec.to_builtins(entry, enc_hook=str)) + "\n"
+        data = msgspec.to_builtins(entry, enc_hook=str)
+        if earlier is None:
+            del data["request"]["after"]  # a conversation's first request: lines as before
+        elif earlier.tools == request.tools:
+            del data["request"]["tools"]  # as the request it continues
+        line = _dumps(data) + "\n"
         try:
             with locked(self.path) as fd:
                 size = os.fstat(fd).st_size

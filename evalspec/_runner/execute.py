@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from evalspec._plan import Plan, PlanItem, RequestKeys, request_key
+from evalspec._plan import Earlier, Plan, PlanItem, RequestKeys, request_key
 from evalspec._providers.base import ChatRequest, Provider, ProviderError
 from evalspec._providers.calls import ModelCalls, model_endpoint, register_suite_secrets
 from evalspec._runner.run_dir import (
@@ -215,6 +215,7 @@ async def _conversation(
     turns = 0
     source = "live"
     max_turns = 1 if suite.run.mode == "single_turn" else suite.run.max_turns
+    previous = keys.last if keys is not None else None  # the conversation's request before
     for turn in range(max_turns):
         request = ChatRequest(
             key=_request_key(item, turn, messages, tools, keys),
@@ -223,7 +224,11 @@ async def _conversation(
             tools=tuple(tools),
             params=dict(item.model.params),
             label=item.label,
+            continues=previous,
         )
+        previous = Earlier(request.key, len(messages), request.tools)  # messages only grow
+        if keys is not None:
+            keys.last = previous
         try:
             response = await provider.complete(request)
         except ProviderError as exc:

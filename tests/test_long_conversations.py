@@ -1,10 +1,13 @@
-"""What each user turn changed in the state, written as a JSON Patch (RFC 6902).
+"""A long conversation's files grow with its length, not with its length times its state or
+its length squared.
 
-The patches are checked with an RFC 6902 library of its own (`jsonpatch`), on random states
-and on a real run: a 1,000-record state over 20 user turns, recorded against a server on
-loopback. A transcript used to hold the whole state after every turn (21 copies of the
-records per line here); now it holds them once, and any turn's state is the case's initial
-state with the turns' patches applied in order.
+Transcripts: what each user turn changed in the state is written as a JSON Patch (RFC 6902),
+checked with an RFC 6902 library of its own (`jsonpatch`) on random states and on a real run, a
+1,000-record state over 20 user turns recorded against a server on loopback. A transcript used
+to hold the whole state after every turn (21 copies of the records per line here); now it holds
+them once, and any turn's state is the case's initial state with the turns' patches applied in
+order. Recordings: a request that continues an earlier one of its conversation holds only the
+messages after it, and following `after` gives back what the server was sent.
 """
 
 from __future__ import annotations
@@ -170,7 +173,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
         yield fake
 
 
-def test_a_long_conversation_writes_the_records_once_and_each_turn_what_it_changed(
+def test_a_long_conversation_writes_the_state_once_and_each_message_once(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:
     from evalspec._runner.run_dir import TRANSCRIPTS_FILE
@@ -196,3 +199,33 @@ def test_a_long_conversation_writes_the_records_once_and_each_turn_what_it_chang
     assert state == t.state  # every turn's patch in order: the state the run ended in
     report = api.score(suite, outcome.transcripts)
     assert [r.status for r in report.results] == ["pass"]
+    _recordings_give_back_what_was_sent(tmp_path / "rec.jsonl", server)
+    replayed = api.run_plan(api.compile_plan(suite), RunOptions(record="offline"))
+    assert replayed.counts["replayed"] == len(server.requests)
+    assert replayed.transcripts[0].user_turns == t.user_turns
+
+
+def _recordings_give_back_what_was_sent(path: Path, server: FakeOpenAI) -> None:
+    """Each request's messages, rebuilt by following `after`, are the ones the server got (its
+    wire form aside: an assistant's `null` text goes out as ""); each message is on one line
+    only, so the file grows with the conversation, not with its square."""
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    requests = {x["key"]: x["request"] for x in lines if "key" in x}
+    assert len(requests) == len(server.requests) == 2 * TURNS
+
+    def whole(key: str) -> list[dict[str, Any]]:
+        request = requests[key]
+        before = whole(request["after"]) if "after" in request else []
+        return before + request["messages"]
+
+    def wire(message: dict[str, Any]) -> dict[str, Any]:
+        if message["role"] == "assistant" and message.get("content") is None:
+            return {**message, "content": ""}
+        return message
+
+    sent = sorted(json.dumps(r.body["messages"], sort_keys=True) for r in server.requests)
+    rebuilt = [[wire(m) for m in whole(key)] for key in requests]
+    assert sorted(json.dumps(m, sort_keys=True) for m in rebuilt) == sent
+    assert sum("tools" in r for r in requests.values()) == 1  # the same tools: said once
+    stored = sum(len(r["messages"]) for r in requests.values())
+    assert stored == max(len(whole(key)) for key in requests)  # each message once
