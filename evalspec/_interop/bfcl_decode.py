@@ -134,11 +134,10 @@ def _python_literal(text: str) -> Any:
     """A Python expression of constants, lists, tuples and dicts (what `eval` gives for it),
     read from its tree; a name, a call or anything else that is not data is undecodable."""
     try:
-        body = ast.parse(text.strip(), mode="eval").body
-        return _literal(body)
+        return _literal(ast.parse(text.strip(), mode="eval").body)
+    except DecodeError:
+        raise
     except (SyntaxError, ValueError, MemoryError, RecursionError, UnicodeError) as exc:
-        if isinstance(exc, DecodeError):
-            raise
         raise DecodeError(f"not a Python literal: {str(exc)[:60]}") from None
 
 

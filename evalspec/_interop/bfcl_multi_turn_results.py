@@ -65,8 +65,8 @@ def numbered_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def result_kind(records: list[tuple[int, dict[str, Any]]]) -> Kind:
-    """Function-calling results hold each step as a list of calls; the others as text, read
-    by the decoder its look calls for (`text_kind`: JSON call objects or call text)."""
+    """Function-calling results hold each step as a list of calls; the others hold text, read
+    by the decoder its form asks for (`text_kind`: JSON call objects or call text)."""
     texts: list[str] = []
     for _, record in records:
         turns = record["result"]
