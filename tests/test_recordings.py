@@ -109,7 +109,11 @@ def test_a_continued_request_holds_what_came_since_and_its_tools_only_when_they_
 ) -> None:
     from dataclasses import replace
 
+    import msgspec
+
     from evalspec._plan import Earlier
+    from evalspec._providers.recordings import _parse_line
+    from evalspec._util.files import dumps_line
 
     path = tmp_path / "rec.jsonl"
     recordings = Recordings(path)
@@ -139,6 +143,8 @@ def test_a_continued_request_holds_what_came_since_and_its_tools_only_when_they_
     assert asked["k3"]["after"] == "k2" and asked["k3"]["messages"] == list(said)
     assert asked["k3"]["tools"] == list(third.tools)  # a turn that offers more says so
     assert [Recordings(path).get(k) is not None for k in ("k1", "k2", "k3")] == [True] * 3
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:  # read as written
+        assert dumps_line(msgspec.to_builtins(_parse_line(line.encode()))) == line
 
 
 def test_each_answer_is_on_disk_before_close(tmp_path: Path) -> None:

@@ -76,10 +76,12 @@ class RecordedRequest(msgspec.Struct, frozen=True):
     recorded before `after` existed hold everything)."""
 
     messages: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    tools: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    tools: list[dict[str, Any]] | msgspec.UnsetType = msgspec.UNSET
+    """Absent: the tools of the request `after` names."""
     params: dict[str, Any] = msgspec.field(default_factory=dict)
-    after: str | None = None
-    """The key of the request this one continues: its messages come before these."""
+    after: str | msgspec.UnsetType = msgspec.UNSET
+    """The key of the request this one continues: its messages come before these (absent
+    from a conversation's first request, so such lines read and write as before)."""
 
 
 class RecordedResponse(msgspec.Struct, frozen=True):
@@ -310,18 +312,18 @@ class Recordings:
         """Record an answer: appended under the file lock and flushed now."""
         earlier = request.continues
         messages = list(request.messages)
+        tools: list[dict[str, Any]] | msgspec.UnsetType = list(request.tools)
+        after: str | msgspec.UnsetType = msgspec.UNSET
         if earlier is not None:
             del messages[: earlier.sent]
+            after = earlier.key
+            if earlier.tools == request.tools:
+                tools = msgspec.UNSET  # as the request it continues
         entry = RecordedAnswer(
             key=request.key,
             model=request.model,
             label=request.label,
-            request=RecordedRequest(
-                messages,
-                list(request.tools),
-                dict(request.params),
-                None if earlier is None else earlier.key,
-            ),
+            request=RecordedRequest(messages, tools, dict(request.params), after),
             response=RecordedResponse(
                 response.message,
                 response.finish_reason,
@@ -330,12 +332,7 @@ class Recordings:
             ),
             recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
-        data = msgspec.to_builtins(entry, enc_hook=str)
-        if earlier is None:
-            del data["request"]["after"]  # a conversation's first request: lines as before
-        elif earlier.tools == request.tools:
-            del data["request"]["tools"]  # as the request it continues
-        line = _dumps(data) + "\n"
+        line = _dumps(msgspec.to_builtins(entry, enc_hook=str)) + "\n"
         try:
             with locked(self.path) as fd:
                 size = os.fstat(fd).st_size
