@@ -209,6 +209,21 @@ def test_arguments_are_copied_and_unbounded_math_refused() -> None:
     assert env.snapshot()["TwitterAPI"]["tweets"]["0"]["tags"] == ["#a"]
 
 
+def test_a_conversation_never_sees_what_another_did_to_a_default_argument() -> None:
+    # TwitterAPI.post_tweet keeps its default `mentions=[]` list in the tweet and `mention`
+    # extends it: without fresh defaults the next conversation's tweet would mention "bob".
+    first = bfcl_environment({"TwitterAPI": {}}, {})
+    first.call("authenticate_twitter", {"username": "john", "password": "john123"})
+    first.call("post_tweet", {"content": "one"})
+    first.call("mention", {"tweet_id": 0, "mentioned_usernames": ["bob"]})
+    assert first.snapshot()["TwitterAPI"]["tweets"]["0"]["mentions"] == ["bob"]
+    second = bfcl_environment({"TwitterAPI": {}}, {})
+    second.call("authenticate_twitter", {"username": "john", "password": "john123"})
+    posted = json.loads(second.call("post_tweet", {"content": "two"}).output or "{}")
+    assert posted["mentions"] == []
+    assert second.snapshot()["TwitterAPI"]["tweets"]["0"]["mentions"] == []
+
+
 def test_bfcl_eval_is_imported_only_when_a_conversation_is_built(tmp_path: Path) -> None:
     import subprocess
 
@@ -294,6 +309,11 @@ WHOLE = os.environ.get("EVALSPEC_BFCL_MT_RESULTS")
 """A directory laid out as BFCL writes its output (`result/<model>/multi_turn/
 BFCL_v4_<category>_result.json` and `score/<model>/multi_turn/BFCL_v4_<category>_score.json`):
 measure on those whole files instead of the committed subset."""
+V3_DATA = os.environ.get("EVALSPEC_BFCL_MT_V3_DATA")
+"""BFCL v3's multi-turn questions (`BFCL_v3_<category>.json`) and ground truth
+(`possible_answer/`): with it, `BFCL_v3_*` files under EVALSPEC_BFCL_MT_RESULTS are measured
+too, on the records whose v3 question and ground truth are v4's (about 43% of them; v4 rewrote
+the others)."""
 
 
 def _published_sets() -> list[tuple[str, list[dict[str, Any]]]]:
@@ -306,24 +326,77 @@ def _published_sets() -> list[tuple[str, list[dict[str, Any]]]]:
         ]
     root = Path(WHOLE)
     out = []
-    for result in sorted(root.glob("result/*/multi_turn/BFCL_v4_multi_turn_*_result.json")):
-        category = result.name.removeprefix("BFCL_v4_").removesuffix("_result.json")
-        if category not in CATEGORIES:
+    versions = ("v4", "v3") if V3_DATA else ("v4",)
+    for result in sorted(root.glob("result/*/multi_turn/BFCL_v*_multi_turn_*_result.json")):
+        version = result.name.split("_")[1]
+        category = result.name.removeprefix(f"BFCL_{version}_").removesuffix("_result.json")
+        if category not in CATEGORIES or version not in versions:
             continue
+        same = _same_as_v4(category) if version == "v3" else None
         score = root / "score" / result.parent.parent.name / "multi_turn"
-        lines = (score / f"BFCL_v4_{category}_score.json").read_text("utf-8").splitlines()
+        lines = (score / f"BFCL_{version}_{category}_score.json").read_text("utf-8").splitlines()
         failed = {r["id"]: r for r in map(json.loads, lines[1:])}  # line 1: the summary
         records = []
         for line in result.read_text("utf-8").splitlines():
             r = json.loads(line)
+            if same is not None and r["id"] not in same:
+                continue
             why = failed[r["id"]]["error"]["error_type"] if r["id"] in failed else None
-            records.append({**r, "published_valid": why is None, "published_error_type": why})
-        out.append((f"{result.parent.parent.name}_{category}", records))
+            records.append(
+                {"id": r["id"], "result": r["result"]}
+                | {"published_valid": why is None, "published_error_type": why}
+            )
+        out.append((f"{result.parent.parent.name}_{version}_{category}", records))
     return out
 
 
+def _same_as_v4(category: str) -> set[str]:
+    """The records of a category whose BFCL v3 question and ground truth are v4's."""
+    assert V3_DATA
+    v3 = Path(V3_DATA)
+
+    def by_id(path: Path) -> dict[str, Any]:
+        return {r["id"]: r for r in map(json.loads, path.read_text("utf-8").splitlines())}
+
+    q3, a3 = (
+        by_id(v3 / f"BFCL_v3_{category}.json"),
+        by_id(v3 / "possible_answer" / f"BFCL_v3_{category}.json"),
+    )
+    questions, answers = _records(category, 200)
+    return {
+        q["id"]
+        for q, a in zip(questions, answers, strict=True)
+        if q["id"] in q3
+        and all(q.get(k) == q3[q["id"]].get(k) for k in q.keys() | q3[q["id"]].keys())
+        and a["ground_truth"] == a3[q["id"]]["ground_truth"]
+    }
+
+
+def _calls_held_back_early(record: dict[str, Any]) -> bool:
+    """Whether a miss_func result calls a held-back function before the turn that offers it:
+    the one class of published verdict evalspec differs from by design (docs/differences.md)."""
+    from evalspec._interop.bfcl_decode import DecodeError, decode
+    from evalspec._interop.bfcl_multi_turn_results import result_kind
+
+    if "miss_func" not in record["id"] or not isinstance(record["result"], list):
+        return False
+    questions, _ = _records("multi_turn_miss_func", 200)
+    (question,) = [q for q in questions if q["id"] == record["id"]]
+    offered_at = {f: int(k) for k, fs in question["missed_function"].items() for f in fs}
+    kind = result_kind([(1, record)])
+    for k, turn in enumerate(record["result"]):
+        for step in turn if isinstance(turn, list) else ():
+            try:
+                calls = decode(step, kind)
+            except DecodeError:
+                continue
+            if any(k < offered_at.get(name, 0) for name, _ in calls):
+                return True
+    return False
+
+
 def score_published(
-    published: list[dict[str, Any]], tmp: Path
+    published: list[dict[str, Any]], tmp: Path, kind: str | None = None
 ) -> tuple[list[tuple[str, bool, str]], Any]:
     """(record, evalspec's verdict, its reason) for published results, the way a user gets
     them: `evalspec import bfcl` on the category's records, `import bfcl-results` on the result
@@ -347,7 +420,8 @@ def score_published(
     suite, transcripts, out = tmp / "suite.yaml", tmp / "t.jsonl", tmp / "results.json"
     for args in (
         ["import", "bfcl", str(q), str(a), "--out", str(suite)],
-        ["import", "bfcl-results", str(suite), str(results), "--out", str(transcripts)],
+        ["import", "bfcl-results", str(suite), str(results), "--out", str(transcripts)]
+        + (["--kind", kind] if kind else []),
     ):
         done = runner.invoke(app, args)
         assert done.exit_code == 0, done.output
@@ -371,13 +445,53 @@ def test_published_results_agree_with_bfcls_verdicts(
     ]
     passed = sum(r["published_valid"] for r in published)
     print(f"{label}: {len(rows) - len(disagree)}/{len(rows)} agree ({passed} pass in BFCL)")
-    assert not disagree, disagree
+    # The one documented difference: a held-back function called before its turn runs in BFCL
+    # and is refused here (xLAM-2 knows BFCL's functions and calls them early in most records).
+    assert all(_calls_held_back_early(by_id[rid]) for rid, _, _ in disagree), disagree
     assert 0 < passed < len(published)  # both verdicts occur
     # Where BFCL failed a turn without a call, evalspec says so too (`min_calls`), whatever
     # else it finds.
     for rid, _, reason in rows:
         if by_id[rid]["published_error_type"] == "multi_turn:empty_turn_model_response":
             assert "expected at least 1 tool call, the model made 0" in reason, (rid, reason)
+
+
+RECHECK = os.environ.get("EVALSPEC_BFCL_MT_RECHECK")
+"""A directory of BFCL v4 multi-turn result files without score files (`result/<model>/
+multi_turn/BFCL_v4_<category>_result.json`): judged against BFCL's checker re-run here."""
+
+
+def _checker_only_sets() -> list[tuple[str, list[dict[str, Any]]]]:
+    """Real results published without BFCL's own verdicts (`recheck/`: id and result only),
+    or with EVALSPEC_BFCL_MT_RECHECK whole files."""
+    if not RECHECK:
+        return [
+            (p.stem, [json.loads(line) for line in p.read_text("utf-8").splitlines()])
+            for p in sorted((RESULTS / "recheck").glob("*.jsonl"))
+        ]
+    out = []
+    for path in sorted(Path(RECHECK).glob("result/*/multi_turn/BFCL_v4_multi_turn_*_result.json")):
+        category = path.name.removeprefix("BFCL_v4_").removesuffix("_result.json")
+        if category in CATEGORIES:
+            records = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+            records = [{"id": r["id"], "result": r["result"]} for r in records]
+            out.append((f"{path.parent.parent.name}_{category}", records))
+    return out
+
+
+@pytest.mark.parametrize("label,published", _checker_only_sets(), ids=lambda x: str(x)[:40])
+def test_results_without_published_verdicts_agree_with_bfcls_checker(
+    label: str, published: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """Claude's results (long_context too), judged by BFCL's checker re-run here: the harness
+    that published them reports verdicts BFCL's checker does not give on these files."""
+    rows, _ = score_published(published, tmp_path)
+    theirs = bfcl_recheck(published, f"evalspec_checker_only_{label}")
+    by_id = {r["id"]: r for r in published}
+    disagree = [(rid, reason) for rid, ours, reason in rows if ours != theirs[rid]]
+    print(f"{label}: {len(rows) - len(disagree)}/{len(rows)} agree with BFCL's checker")
+    assert all(_calls_held_back_early(by_id[rid]) for rid, _ in disagree), disagree
+    assert 0 < sum(theirs.values()) < len(published)
 
 
 def _three_published(tmp_path: Path) -> tuple[list[dict[str, Any]], Path]:
@@ -429,18 +543,22 @@ def test_malformed_multi_turn_results_are_placed_errors(tmp_path: Path) -> None:
     assert t.finish_reason == "max_turns"  # one turn of several: BFCL's force_terminated
 
 
-def bfcl_recheck(published: list[dict[str, Any]], name: str) -> dict[str, bool]:
+def bfcl_recheck(
+    published: list[dict[str, Any]], name: str, kind: str | None = None
+) -> dict[str, bool]:
     """BFCL's own verdicts, re-run here: its runner's rules (a result that is not a list, or
     has another number of turns, fails) and `multi_turn_checker` on the decoded steps. `name`
     must be new to the process: BFCL keeps each conversation's instances in module globals
     named after it, and a name used before continues from the state its calls left."""
     from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
 
-    from evalspec._interop.bfcl_decode import DecodeError, decode_fc
+    from evalspec._interop.bfcl_decode import DecodeError, decode
+    from evalspec._interop.bfcl_multi_turn_results import result_kind
 
     category = published[0]["id"].rsplit("_", 1)[0]
     questions, answers = _records(category, 200)
     by_id = {q["id"]: (q, a) for q, a in zip(questions, answers, strict=True)}
+    kind = kind or result_kind([(1, r) for r in published])
     out = {}
     for r in published:
         q, a = by_id[r["id"]]
@@ -453,7 +571,7 @@ def bfcl_recheck(published: list[dict[str, Any]], name: str) -> dict[str, bool]:
             steps = []
             for step in turn:
                 try:
-                    calls = decode_fc(step)
+                    calls = decode(step, kind)  # type: ignore[arg-type]
                 except DecodeError:
                     continue
                 if calls:
@@ -510,3 +628,48 @@ def test_prompting_results_failed_inference_and_too_many_calls(tmp_path: Path) -
             assert len(t.tool_calls) == 100 and "at most 100" in (t.error or "")
             results = {r.case: r for r in api.score(api.load_suite(suite), [t]).results}
             assert results[third].status == "error"
+
+
+def test_json_text_results_give_verdicts_whatever_the_model_wrote(tmp_path: Path) -> None:
+    """Results of models that write calls as JSON text (xLAM's kind is guessed from the file):
+    a call to a function no class has, a name that is code, non-ASCII and nested quotes, a
+    huge text and broken JSON all become transcripts that `score` judges, never a crash."""
+    from typer.testing import CliRunner
+
+    from evalspec._cli import app
+
+    published, suite = _three_published(tmp_path)
+    cases = {c.name: c for c in api.load_suite(suite).cases}
+    first, second, third = (r["id"] for r in published)
+
+    def step(name: str, **args: Any) -> str:
+        return json.dumps([{"name": name, "arguments": args}], ensure_ascii=False)
+
+    odd = [
+        step("ls", a=True),
+        step("__import__('os').system('echo hi')"),
+        step("no_such_function", x="\u202e\u00e9 \"quoted\" 'too'"),
+        step("cd", folder="x" * 200_000),
+        '[{"name": "cd", "arguments": {"folder": ',
+        "Done: " + "\u2603" * 1000,
+    ]
+    records = [
+        {"id": first, "result": [odd] * len(cases[first].turns)},
+        {"id": second, "result": [[step("pwd")]] * len(cases[second].turns)},
+        {"id": third, "result": [["just text"]] * len(cases[third].turns)},
+    ]
+    path, out = tmp_path / "xlam.json", tmp_path / "xlam.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    runner = CliRunner()
+    done = runner.invoke(app, ["import", "bfcl-results", str(suite), str(path), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    by_case = {t.case: t for t in api.load_transcripts(out)}
+    names = [c.name for c in by_case[first].tool_calls[:4]]
+    assert names == ["ls", "__import__('os').system('echo hi')", "no_such_function", "cd"]
+    assert all(c.error and "unknown tool" in c.error for c in by_case[first].tool_calls[1:3])
+    assert [c.name for c in by_case[second].tool_calls][:1] == ["pwd"]
+    assert by_case[third].tool_calls == ()
+    results = api.score(api.load_suite(suite), list(by_case.values())).results
+    assert sorted(r.case for r in results) == sorted(by_case)
+    assert {r.status for r in results} <= {"pass", "warn", "fail"}
+    assert next(r for r in results if r.case == third).status == "fail"

@@ -238,3 +238,33 @@ def test_an_empty_list_counts_as_leaving_out_an_array_argument(tmp_path: Path) -
     truth = _truth("s_1", ("math.factorial", {"number": [5], "deck": [""]}))
     results = ["[math.factorial(number=5, deck=[])]", "[math.factorial(number=5, deck=['x'])]"]
     assert _verdicts(tmp_path, [_record("s_1", fn)], truth, results) == ["pass", "fail"]
+
+
+def test_json_call_text_is_read_never_run_and_bounded() -> None:
+    """Models that write calls as JSON text (`json`: xLAM's handlers, `llama`: Llama 3.1's)."""
+    from evalspec._interop.bfcl_decode import MAX_TEXT, text_kind
+
+    hostile = '{"name": "__import__(\'os\').system(\'x\')", "arguments": {"q": "\\u202e\\u00e9"}}'
+    assert decode(hostile, "json") == [("__import__('os').system('x')", {"q": "\u202e\u00e9"})]
+    assert decode('{"name": "a", "parameters": {"n": 2 ** 10}}', "llama") == [("a", {"n": 1024})]
+    deep_json, deep_python = "[" * 5000 + "]" * 5000, "{'x': " * 3000 + "1" + "}" * 3000
+    for text, kind in [
+        ("{\"name\": __import__('os').system('x'), \"parameters\": {}}", "llama"),
+        ('{"name": "a", "parameters": {"n": 9 ** 9 ** 9}}', "llama"),
+        ('{"name": "a", "parameters": {"s": "x" * 10 ** 9}}', "llama"),
+        ('{"name": "a", "parameters": {"k": {1, 2}}}', "llama"),
+        (deep_json, "json"),
+        (deep_python, "llama"),
+        ('{"name": "a", "arguments": ' + '{"x": ' * 200 + "1" + "}" * 201, "json"),
+        ('{"name": "a", "arguments": {"x": "' + "y" * MAX_TEXT + '"}}', "json"),
+        ('{"name": "a", "arguments": {"x": NaN}}', "json"),
+    ]:
+        with pytest.raises(DecodeError):
+            decode(text, kind)  # type: ignore[arg-type]
+    # The kind a file's text asks for: the key its JSON call objects use, else call text.
+    assert text_kind(["ok", '[{"name": "f", "arguments": {}}]']) == "json"
+    assert text_kind(['<|python_tag|>{"name": "f", "parameters": {"a": 1}}']) == "llama"
+    assert text_kind(["[f(a=1)]", '{"name": "f"}', "[1, 2]", deep_json]) == "prompting"
+    # A prompting model that once answered in JSON is still read as a prompting model.
+    once = ["[f(a=1)]", "g(b='x')", '[{"name": "f", "arguments": {"a": 1}}]']
+    assert text_kind(once) == "prompting"

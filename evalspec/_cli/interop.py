@@ -105,9 +105,12 @@ def bfcl_results(
     kind: Annotated[
         str | None,
         typer.Option(
-            help="The decoder BFCL applies: 'prompting' (call text such as `[f(a=1)]`) or "
-            "'fc' (function-calling results, `[{name: arguments}]`; text is no call). "
-            "Default: 'fc' when the file holds call lists, else 'prompting'."
+            help="The decoder BFCL applies: 'prompting' (call text such as `[f(a=1)]`), "
+            "'fc' (function-calling results, `[{name: arguments}]`; text is no call), "
+            '\'json\' (text `{"name": f, "arguments": {...}}`, BFCL\'s xLAM handlers) or '
+            '\'llama\' (`{"name": f, "parameters": {...}}`, its Llama 3.1 handler). '
+            "Default: 'fc' when the file holds call lists, 'json' or 'llama' when its text is "
+            "such JSON, else 'prompting'."
         ),
     ] = None,
 ) -> None:

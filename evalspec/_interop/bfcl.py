@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalspec._interop.bfcl_decode import DecodeError, Kind, decode
+from evalspec._interop.bfcl_decode import DecodeError, Kind, decode, text_kind
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import UsageError
 from evalspec._util.files import write_text_atomic
@@ -466,8 +466,11 @@ def write_suites(out: Path, suites: Sequence[dict[str, Any]]) -> list[Path]:
 
 
 def result_kind(records: Sequence[Mapping[str, Any]]) -> Kind:
-    """The kind of model a result file comes from: function-calling results hold call lists."""
-    return "fc" if any(isinstance(r.get("result"), list) for r in records) else "prompting"
+    """The kind of model a result file comes from: function-calling results hold call lists;
+    text is call text or JSON call objects (`text_kind`)."""
+    if any(isinstance(r.get("result"), list) for r in records):
+        return "fc"
+    return text_kind([r["result"] for r in records if isinstance(r.get("result"), str)])
 
 
 def _transcript(record_id: str, result: Any, model: str, kind: Kind) -> Transcript:
@@ -527,7 +530,7 @@ def bfcl_transcripts(
 ) -> list[Transcript]:
     """Transcripts from BFCL model results (`{"id", "result"}` records, or a file of them).
 
-    `kind` is the decoder BFCL applies ("prompting" or "fc"); None reads it from the file
+    `kind` is the decoder BFCL applies (one of `bfcl_decode.KINDS`); None reads it from the file
     (`result_kind`)."""
     records = read_records(results) if isinstance(results, str | Path) else list(results)
     for r in records:

@@ -14,6 +14,14 @@ BFCL decodes a result by the kind of model that produced it:
   else (text, arguments that are not a JSON object) is not a call. Arguments already decoded
   (`{name: {...}}`, which BFCL's own files never hold) are taken as they are.
 
+- a model whose handler has it write calls as JSON text answers `{"name": f, "arguments":
+  {...}}`, one such object or a list of them (`json`: BFCL's xLAM handlers read the text as
+  JSON, or else as JSON objects separated by `;`). Llama 3.1's handler (`llama`) reads
+  `{"name": f, "parameters": {...}}` after removing `<|python_tag|>`: objects separated by
+  `;` as JSON, anything else as a Python expression, so `true`, `false` and `null` (names
+  Python lacks) make the output undecodable there, and here; constants and constant
+  arithmetic are read as in prompting text, never evaluated.
+
 Undecodable output is no call: it fails a case that expects calls and passes one that expects
 none, as in BFCL.
 """
@@ -21,6 +29,7 @@ none, as in BFCL.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import math
 import operator
@@ -29,8 +38,10 @@ from typing import Any, Literal, TypeGuard
 
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted, nests_deeper
 
-Kind = Literal["prompting", "fc"]
-KINDS: tuple[Kind, ...] = ("prompting", "fc")
+Kind = Literal["prompting", "fc", "json", "llama"]
+KINDS: tuple[Kind, ...] = ("prompting", "fc", "json", "llama")
+_ARGUMENTS: dict[str, str] = {"json": "arguments", "llama": "parameters"}
+"""The key under which each JSON-text kind writes a call's arguments."""
 
 MAX_TEXT = 1_000_000
 """Longer outputs are not decoded (no model answers a BFCL question with a megabyte)."""
@@ -52,8 +63,102 @@ def decode(result: Any, kind: Kind) -> list[Call]:
     if kind == "fc":
         return decode_fc(result)
     if not isinstance(result, str):
-        raise DecodeError(f"a prompting model's result is text, got {type(result).__name__}")
+        raise DecodeError(f"a {kind} model's result is text, got {type(result).__name__}")
+    if kind in _ARGUMENTS:
+        return decode_json_text(result, kind)
     return decode_prompting(result)
+
+
+def text_kind(texts: Sequence[str]) -> Kind:
+    """The decoder for a model whose answers are text: `json` or `llama` when more of them are
+    JSON call objects (or lists of them) with the key that kind's handler reads than are call
+    text such as `[f(a=1)]` (never such JSON), else `prompting`. A prompting model that
+    sometimes answers in JSON keeps its kind."""
+    votes = {"prompting": 0, "json": 0, "llama": 0}
+    for text in texts:
+        if len(text) > MAX_TEXT:
+            continue
+        try:
+            value = loads_untrusted(text.replace("<|python_tag|>", "").strip(), MAX_VALUE_DEPTH)
+        except ValueError:
+            with contextlib.suppress(DecodeError):
+                votes["prompting"] += bool(decode_prompting(text))
+            continue
+        first = value[0] if isinstance(value, list) and value else value
+        if isinstance(first, dict) and isinstance(first.get("name"), str):
+            for kind, key in _ARGUMENTS.items():
+                votes[kind] += isinstance(first.get(key), dict)
+    best = max(votes, key=lambda k: (votes[k], k == "prompting"))
+    return best  # type: ignore[return-value]
+
+
+def decode_json_text(text: str, kind: Kind) -> list[Call]:
+    """Calls written as JSON text, as BFCL's handler for `kind` reads them (module docstring)."""
+    if len(text) > MAX_TEXT:
+        raise DecodeError("output too long to decode")
+    if kind == "llama":
+        text = text.replace("<|python_tag|>", "")
+        items = _json_pieces(text) if ";" in text else _python_literal(text)
+    else:
+        try:
+            items = loads_untrusted(text, MAX_VALUE_DEPTH)
+        except ValueError:
+            items = _json_pieces(text)
+    if isinstance(items, dict):
+        items = [items]
+    if not isinstance(items, list | tuple):
+        raise DecodeError("not a JSON call object or a list of them")
+    key = _ARGUMENTS[kind]
+    calls = []
+    for item in items:
+        if not isinstance(item, dict) or "name" not in item or key not in item:
+            raise DecodeError(f'each call must be {{"name": ..., "{key}": {{...}}}}')
+        name, args = item["name"], item[key]
+        if not isinstance(args, dict) or not all(isinstance(k, str) for k in args):
+            raise DecodeError(f"the {key} of {str(name)[:60]} are not an object")
+        if nests_deeper(args, MAX_VALUE_DEPTH):
+            raise DecodeError(f"the arguments of {name} nest deeper than {MAX_VALUE_DEPTH}")
+        calls.append((str(name), args))
+    return calls
+
+
+def _json_pieces(text: str) -> list[Any]:
+    """Objects separated by `;`, each JSON; one that is not fails the whole output."""
+    try:
+        return [loads_untrusted(piece.strip(), MAX_VALUE_DEPTH) for piece in text.split(";")]
+    except ValueError as exc:
+        raise DecodeError(f"not JSON call objects separated by ';': {exc}") from None
+
+
+def _python_literal(text: str) -> Any:
+    """A Python expression of constants, lists, tuples and dicts (what `eval` gives for it),
+    read from its tree; a name, a call or anything else that is not data is undecodable."""
+    try:
+        return _literal(ast.parse(text.strip(), mode="eval").body)
+    except DecodeError:
+        raise
+    except (SyntaxError, ValueError, MemoryError, RecursionError, UnicodeError) as exc:
+        raise DecodeError(f"not a Python literal: {str(exc)[:60]}") from None
+
+
+def _literal(node: ast.expr) -> Any:
+    if isinstance(node, ast.Constant):
+        return _constant(node.value)
+    if isinstance(node, ast.UnaryOp):
+        return _unary(node)
+    if isinstance(node, ast.BinOp):
+        return _constant(_arithmetic(node))
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_literal(v) for v in node.elts]
+    if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
+        keys = [_literal(k) for k in node.keys if k is not None]
+        if not all(isinstance(k, str | int | float | bool) or k is None for k in keys):
+            raise DecodeError("a dict key must be a single value")
+        return {
+            (k if isinstance(k, str) else json.dumps(k)): _literal(v)
+            for k, v in zip(keys, node.values, strict=True)
+        }
+    raise DecodeError(f"{_source(node)} is not a Python literal")
 
 
 def decode_fc(result: Any) -> list[Call]:

@@ -112,6 +112,7 @@ class BfclEnvironment:
         # it back, so an output would otherwise depend on what ran before in the process.
         mpmath.mp.dps = _MPMATH_DPS
         decimal.setcontext(decimal.Context())
+        _restore_defaults(method)
         try:
             # The text too: an mpmath number prints at the precision the call set, as in BFCL.
             # Keyword arguments in name order: Python's error for an unexpected one names the
@@ -145,6 +146,22 @@ class BfclEnvironment:
         }
         state[OUTPUTS] = list(self.outputs)
         return state
+
+
+_DEFAULTS: dict[Any, tuple[Any, Any]] = {}
+"""Each BFCL method's default argument values as first seen, before any call could change
+them."""
+
+
+def _restore_defaults(method: Any) -> None:
+    """Give the method fresh copies of its declared defaults. Some are lists a call changes
+    (`TwitterAPI.post_tweet(mentions=[])` keeps that very list in the tweet, and `mention`
+    extends it), so without this an output would depend on every conversation the process
+    ran before, and a transcript would not replay the same in another process."""
+    func = method.__func__
+    if func not in _DEFAULTS:
+        _DEFAULTS[func] = copy.deepcopy((func.__defaults__, func.__kwdefaults__))
+    func.__defaults__, func.__kwdefaults__ = copy.deepcopy(_DEFAULTS[func])
 
 
 def bfcl_text(result: Any) -> str:

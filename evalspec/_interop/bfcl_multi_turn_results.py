@@ -2,7 +2,8 @@
 
 A record is `{"id", "result"}` where `result` holds the model's answers turn by turn and, in each
 turn, step by step (one model answer each): a list of `{name: "JSON arguments"}` for a
-function-calling model, call text for a prompting one. Each step is decoded as BFCL decodes it
+function-calling model, text for the others (call text, or JSON call objects for the
+handlers that ask for them). Each step is decoded as BFCL decodes it
 (never run; a step that does not decode, or decodes to no call, is skipped, as BFCL skips it);
 each call is answered by the suite's own tools as its turn offers them (a tool a later turn adds
 is unknown before), so the transcript shows the outputs the model saw and `evalspec score` finds
@@ -19,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalspec._interop.bfcl_decode import DecodeError, Kind, decode
+from evalspec._interop.bfcl_decode import DecodeError, Kind, decode, text_kind
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import Case, Suite
 from evalspec._transcript import ToolCall, Transcript, UserTurn
@@ -64,13 +65,18 @@ def numbered_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def result_kind(records: list[tuple[int, dict[str, Any]]]) -> Kind:
-    """Function-calling results hold each step as a list of calls; prompting ones as text."""
+    """Function-calling results hold each step as a list of calls; the others hold text, read
+    by the decoder its form asks for (`text_kind`: JSON call objects or call text)."""
+    texts: list[str] = []
     for _, record in records:
         turns = record["result"]
         for turn in turns if isinstance(turns, list) else ():
-            if isinstance(turn, list) and any(isinstance(step, list) for step in turn):
+            if not isinstance(turn, list):
+                continue
+            if any(isinstance(step, list) for step in turn):
                 return "fc"
-    return "prompting"
+            texts.extend(step for step in turn if isinstance(step, str))
+    return text_kind(texts)
 
 
 def multi_turn_transcripts(
