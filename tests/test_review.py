@@ -364,3 +364,44 @@ def test_compare_of_a_run_with_itself_exits_0(run_dir):
     result = cli("compare", str(run_dir), str(run_dir / "results.json"), "--json")
     assert result.exit_code == 0
     assert json.loads(result.stdout)["counts"]["unchanged"] == 6
+
+
+@pytest.fixture
+def beside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose weather suite includes its tools from a file beside it in suites/,
+    where `suites/*.yaml` matches it too; the example recordings committed."""
+    text = WEATHER.read_text(encoding="utf-8")
+    start, end = text.index("tools:\n"), text.index("cases:\n")
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    (suites / "weather_tools.yaml").write_text(text[start:end].replace("tools:\n", "", 1))
+    suite = text[:start] + "tools:\n  - include: weather_tools.yaml\n\n" + text[end:]
+    (suites / "weather.yaml").write_text(suite, encoding="utf-8")
+    shutil.copy(RECORDINGS, suites / RECORDINGS.name)
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_pattern_leaves_out_include_files_and_review_shows_their_change_on_the_suite(beside):
+    assert [line for line in cli("validate", "suites/*.yaml").output.splitlines()] == [
+        "1 suite valid (6 cases)"
+    ]
+    tools = beside / "suites" / "weather_tools.yaml"
+    text = tools.read_text(encoding="utf-8")
+    tools.write_text(text.replace("Current weather for a city.", "Weather now in a city."))
+    result = cli("review", "--base-ref", "HEAD", "--json")
+    assert result.exit_code == 3, result.output  # every case needs a run: its tools changed
+    data = json.loads(result.stdout)
+    assert [s["path"] for s in data["suites"]] == ["suites/weather.yaml"]
+
+
+def test_an_include_file_named_outright_is_still_refused_as_a_suite(beside):
+    result = cli("validate", "suites/weather_tools.yaml")
+    assert result.exit_code == 2
+    assert "weather_tools.yaml:1:3: a suite must be a mapping of keys, not a list" in result.output
+    only = cli("validate", "suites/*_tools.yaml")
+    assert only.exit_code == 2
+    assert "matches only include files (lists of tools or cases), no suite" in only.output

@@ -123,17 +123,25 @@ def configure_logging(verbose: bool) -> None:
 
 
 def expand_globs(patterns: list[str]) -> list[Path]:
-    """Files named by patterns; a pattern that matches nothing is a usage error."""
+    """Suite files named by patterns; a pattern that matches nothing is a usage error. A
+    pattern's include files (a top-level list, read with the suites that include them) are
+    left out; a file named outright never is."""
+    from evalspec._suite.load import is_include_file
     from evalspec._util.globbing import TooManyMatches, expand, has_magic
 
     files: list[Path] = []
     for pattern in patterns:
         try:
-            matches = expand(pattern) if has_magic(pattern) else []
+            found = expand(pattern) if has_magic(pattern) else []
         except TooManyMatches as exc:
             raise UsageError(f"{exc}; name fewer files") from None
-        if has_magic(pattern) and not matches:
+        matches = [m for m in found if not is_include_file(Path(m))]
+        if has_magic(pattern) and not found:
             raise UsageError(f"no file matches {pattern!r}")
+        if has_magic(pattern) and not matches:
+            raise UsageError(
+                f"{pattern!r} matches only include files (lists of tools or cases), no suite"
+            )
         files.extend(Path(m) for m in matches) if matches else files.append(Path(pattern))
     return files
 

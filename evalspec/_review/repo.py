@@ -25,6 +25,7 @@ from evalspec._review.diff import (
 )
 from evalspec._review.git_base import export_tree, repo_root, resolve_commit
 from evalspec._review.security import known_settings
+from evalspec._suite.load import is_include_file
 from evalspec._suite.model import GateOn, Suite
 from evalspec._transcript import Transcript
 from evalspec._util.errors import UsageError
@@ -109,8 +110,8 @@ def find_suites(root: Path, patterns: Sequence[str]) -> list[str]:
             raise UsageError(str(exc)) from None
         for match in matches:
             path = Path(match).resolve()
-            if path.is_file() and path.is_relative_to(root):
-                found.add(path.relative_to(root).as_posix())
+            if path.is_file() and path.is_relative_to(root) and not is_include_file(path):
+                found.add(path.relative_to(root).as_posix())  # an include file: with its suite
     return sorted(found)
 
 

@@ -206,3 +206,21 @@ def _syntax_hint(what: str) -> str:
     if "found character '@'" in what or "found character '`'" in what:
         return "quote values that start with @ or `"
     return "check indentation and quoting near this position"
+
+
+def is_include_file(path: Path) -> bool:
+    """Whether the file's top level is a YAML list: what `- include:` pulls into a suite's
+    tools or cases, never a suite of its own. A pattern such as `suites/*.yaml` matches such
+    files beside the suites that include them; they are read with those suites, not alone.
+    Only the first events are read; a file that cannot be read is no include file (loading it
+    as a suite then says why)."""
+    try:
+        with path.open("rb") as stream:
+            for event in yaml.parse(stream, Loader=yaml.cyaml.CSafeLoader):
+                if isinstance(event, yaml.SequenceStartEvent):
+                    return True
+                if isinstance(event, yaml.MappingStartEvent | yaml.ScalarEvent):
+                    return False
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return False
+    return False
