@@ -405,3 +405,20 @@ def test_an_include_file_named_outright_is_still_refused_as_a_suite(beside):
     only = cli("validate", "suites/*_tools.yaml")
     assert only.exit_code == 2
     assert "matches only include files (lists of tools or cases), no suite" in only.output
+
+
+def test_a_change_that_mends_a_suite_the_base_cannot_load_is_reviewed(beside):
+    suite = beside / "suites" / "weather.yaml"
+    good = suite.read_text(encoding="utf-8")
+    suite.write_text(good.replace("cases:\n", "cases:\n  - nme: broken\n", 1), encoding="utf-8")
+    git(beside, "commit", "-q", "-am", "a broken suite")
+    suite.write_text(good, encoding="utf-8")
+    result = cli("review", "--base-ref", "HEAD", "--json")
+    assert result.exit_code != 2, result.output  # reviewed, not refused
+    data = json.loads(result.stdout)
+    (review,) = data["suites"]
+    line = good[: good.index("cases:\n")].count("\n") + 2
+    notes = " ".join(review["notes"])
+    assert f"the suite at HEAD does not load (HEAD:suites/weather.yaml:{line}:5:" in notes
+    assert "evalspec-review-" not in result.output  # never the temporary copy's name
+    assert review["counts"]["added"] == 6

@@ -131,6 +131,9 @@ class CaseChange:
         return self.rerun or self.needs_run
 
 
+NEW_SUITE_NOTE = "the suite does not exist in the base version: every case is new"
+
+
 @dataclass(frozen=True)
 class Comparison:
     """What a change does to the scores: per case and model, before → after and why; the
@@ -623,7 +626,7 @@ def diff_suites(
         + "; no model was called"
     ]
     if base is None:
-        notes.append("the suite does not exist in the base version: every case is new")
+        notes.append(NEW_SUITE_NOTE)
     if not used:
         notes.append("nothing was scored: no transcript answers a case of either version")
     gate_notes = []

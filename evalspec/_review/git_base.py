@@ -165,7 +165,7 @@ def suite_from_git(ref: str, path: Path) -> Suite | None:
             return load_suite(Path(tmp) / rel)
         except SpecError as exc:
             # Problems name the files as they are at the ref, not the temporary copy.
-            raise SpecError([_at_ref(p, Path(tmp), ref) for p in exc.problems]) from None
+            raise SpecError([at_ref(p, Path(tmp), ref) for p in exc.problems]) from None
 
 
 def _materialise_tool_lock(root: Path, commit: str, rel: str, dest: Path) -> None:
@@ -181,7 +181,9 @@ def _materialise_tool_lock(root: Path, commit: str, rel: str, dest: Path) -> Non
         (dest / lock_rel).write_bytes(shown.stdout)
 
 
-def _at_ref(problem: Problem, tmp: Path, ref: str) -> Problem:
+def at_ref(problem: Problem, tmp: Path, ref: str) -> Problem:
+    """The problem with its file named as at the ref (`main:suites/x.yaml`), not as the
+    temporary copy it was read from."""
     for base in {str(tmp), str(tmp.resolve())}:
         if problem.file.startswith(base + os.sep):
             name = f"{ref}:{Path(problem.file[len(base) + 1 :]).as_posix()}"

@@ -20,15 +20,16 @@ from evalspec._review.diff import (
     EXIT_REGRESSION,
     EXIT_SECURITY,
     EXIT_UNVERIFIED,
+    NEW_SUITE_NOTE,
     Comparison,
     diff_suites,
 )
-from evalspec._review.git_base import export_tree, repo_root, resolve_commit
+from evalspec._review.git_base import at_ref, export_tree, repo_root, resolve_commit
 from evalspec._review.security import known_settings
 from evalspec._suite.load import is_include_file
 from evalspec._suite.model import GateOn, Suite
 from evalspec._transcript import Transcript
-from evalspec._util.errors import UsageError
+from evalspec._util.errors import SpecError, UsageError
 from evalspec._util.globbing import TooManyMatches, expand
 
 DEFAULT_PATTERNS = ("suites/*.yaml",)
@@ -115,6 +116,25 @@ def find_suites(root: Path, patterns: Sequence[str]) -> list[str]:
     return sorted(found)
 
 
+def _load_bases(
+    base_root: Path, paths: Sequence[str], ref: str
+) -> tuple[dict[str, Suite], dict[str, str]]:
+    """The suites at the base that load, and for the others their first problem, named as at
+    the ref: a pull request that mends a broken suite is reviewed as bringing it in anew."""
+    from evalspec._suite.validate import load_suite
+
+    bases: dict[str, Suite] = {}
+    broken: dict[str, str] = {}
+    for rel in paths:
+        try:
+            bases[rel] = load_suite(base_root / rel)
+        except SpecError as exc:
+            problems = [at_ref(p, base_root, ref) for p in exc.problems]
+            more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+            broken[rel] = (str(problems[0]) if problems else "a problem") + more
+    return bases, broken
+
+
 def _replay(suite: Suite, root: Path) -> list[Transcript]:
     """The suite's recorded answers, replayed offline; items with no recording are left out."""
     from evalspec._plan import compile_plan
@@ -177,7 +197,7 @@ def review_repository(
         base_paths = find_suites(base_root, patterns)
         if not head_paths and not base_paths:
             raise UsageError(f"no suite matches {' '.join(patterns)} in {root.name}")
-        bases = {rel: load_suite(base_root / rel) for rel in base_paths}
+        bases, broken = _load_bases(base_root, base_paths, base_ref)
         known = known_settings(list(bases.values()))
         # Paths a suite names (an embedding model) are relative to the working directory.
         here = (cwd or Path.cwd()).resolve()
@@ -202,6 +222,10 @@ def review_repository(
             )
             if base is not None and not _same_text(base_root / rel, root / rel):
                 comparison = _text_changed(comparison)
+            if rel in broken:  # a change that mends a suite the base cannot load
+                why = f"the suite at {base_ref} does not load ({broken[rel]}): every case is new"
+                notes = tuple(why if n == NEW_SUITE_NOTE else n for n in comparison.notes)
+                comparison = replace(comparison, notes=notes)
             if gate is not None:
                 comparison = replace(comparison, gate=replace(comparison.gate, mode=gate))
             reviews.append(SuiteReview(rel, comparison))
