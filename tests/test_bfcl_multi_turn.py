@@ -505,6 +505,26 @@ def _three_published(tmp_path: Path) -> tuple[list[dict[str, Any]], Path]:
     return published, tmp_path / "suite.yaml"
 
 
+def test_v3_results_say_that_v4_answers_another_question_for_most_records(
+    tmp_path: Path,
+) -> None:
+    from typer.testing import CliRunner
+
+    from evalspec._cli import app
+
+    published, suite = _three_published(tmp_path)
+    lines = "".join(json.dumps({"id": r["id"], "result": r["result"]}) + "\n" for r in published)
+    runner = CliRunner()
+    for name, said in (("BFCL_v3_multi_turn_base_result.json", True), ("r.json", False)):
+        (tmp_path / name).write_text(lines, encoding="utf-8")
+        out = tmp_path / f"{name}.jsonl"
+        done = runner.invoke(
+            app, ["import", "bfcl-results", str(suite), str(tmp_path / name), "--out", str(out)]
+        )
+        assert done.exit_code == 0, done.output
+        assert ("note: BFCL v3 results: v4 rewrote most multi-turn records" in done.output) is said
+
+
 def test_malformed_multi_turn_results_are_placed_errors(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

@@ -147,6 +147,14 @@ def import_bfcl(
     return SuitesWritten(tuple(paths), len(records), invalid, INVALID_TAG)
 
 
+V3_MULTI_TURN_NOTE = (
+    "note: BFCL v3 results: v4 rewrote most multi-turn records (of 200 per category, 88 base, "
+    "86 miss_param and 86 miss_func kept their question, state and ground truth); a verdict "
+    "on any other record judges an answer to another question (docs/differences.md)"
+)
+"""Said when BFCL v3 multi-turn results are imported for a suite made of v4's questions."""
+
+
 def import_bfcl_results(
     suite: str | Path,
     results: str | Path,
@@ -180,7 +188,8 @@ def import_bfcl_results(
         if not made:
             raise UsageError(f"no result in {results} has the id of a case of {suite}")
         _write_transcripts(out, made)
-        return TranscriptsWritten(out, len(made), skipped=skipped)
+        note = V3_MULTI_TURN_NOTE if results.name.startswith("BFCL_v3_") else ""
+        return TranscriptsWritten(out, len(made), skipped=skipped, summary=note)
     with importing(results, "BFCL result"):
         transcripts = bfcl_transcripts(results, model=label, kind=kind)
     names = {c.name for c in loaded.cases}

@@ -131,6 +131,8 @@ def bfcl_results(
     written = import_bfcl_results(suite, results, out, model=model, kind=kind)
     if written.skipped:
         sys.stderr.write(f"skipped {written.skipped} results of other records\n")
+    if written.summary:
+        sys.stderr.write(written.summary + "\n")
     _say_written(written)
 
 
