@@ -456,6 +456,53 @@ def test_a_python_environment_from_the_registry_answers_and_keeps_state(tmp_path
     assert result.status == "pass", result.reason
 
 
+class LiveCounter(Counter):
+    """A counter whose snapshot is its own live state, changed in place by later calls."""
+
+    def __init__(self, state: Any, params: dict[str, Any]):
+        super().__init__(state, params)
+        self.live = {"n": self.n}
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        outcome = super().call(name, arguments)
+        self.live["n"] = self.n
+        return outcome
+
+    def snapshot(self) -> Any:
+        return self.live
+
+
+def test_each_turn_records_what_it_changed_even_when_a_plugin_gives_its_live_state(tmp_path):
+    sys.path.insert(0, str(ROOT / "examples"))
+    from scripted_model import ScriptedProvider
+
+    plugins.register("environment", "live counter")(LiveCounter)
+    try:
+        text = COUNTER_SUITE.replace("kind: counter", "kind: live counter").replace(
+            "    user: Bump it twice.\n    expect: {state: {/n: 5}}\n",
+            "    turns:\n      - user: Bump it.\n      - user: Again.\n"
+            "        expect: {state: {/n: 5}}\n",
+        )
+        suite = load_suite(write(tmp_path, text))
+        bump = {"calls": [["bump", {}]]}
+        script = {"bump twice": [bump, {"text": "Done."}, bump, {"text": "Done."}]}
+        outcome = asyncio.run(
+            run_plan_async(
+                compile_plan(suite),
+                RunOptions(record="offline"),
+                providers={"m": ScriptedProvider(script)},
+            )
+        )
+    finally:
+        plugins.unregister("environment", "live counter")
+    (t,) = outcome.transcripts
+    assert [u.changes for u in t.user_turns] == [
+        [{"op": "replace", "path": "/n", "value": 3}],
+        [{"op": "replace", "path": "/n", "value": 5}],
+    ]
+    assert t.state == {"n": 5}
+
+
 # ---------------------------------------------------------------- review
 
 

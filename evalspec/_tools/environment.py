@@ -11,6 +11,7 @@ fresh Conversation to get the same state without any request.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -129,7 +130,11 @@ class Conversation:
         return None
 
     def snapshot(self) -> Any:
-        return self.environment.snapshot()
+        """The state now, as a value later calls cannot change. A plugin's environment may
+        give its live state: it is copied, or each turn's snapshot would move with the next
+        (the declared environment never changes a state in place)."""
+        state = self.environment.snapshot()
+        return state if type(self.environment) is DeclaredEnvironment else copy.deepcopy(state)
 
 
 def _text(error: Any) -> str | None:
