@@ -1,33 +1,43 @@
 """evalspec's state language against a world nobody here wrote: tau-bench's retail domain.
 
-The same calls go (a) through tau-bench's own Python tools (tests/data/tau_retail/reference.py,
-copied unchanged, MIT) and (b) through the same tools written in YAML
-(tests/data/tau_retail/tools.yaml) in a suite whose `state:` is the same slice of tau-bench's
-data; the answers, errors and final worlds are compared. The calls are the gold action
-sequences of tau-bench's test tasks on the slice's users, and seeded random sequences over the
-same ids. Where the YAML cannot say what the Python does, the first difference of a sequence
-must be one of the limits docs/differences.md lists ("tau-bench's retail tools"); anything
-else fails the test.
+The same calls go (a) through tau-bench's own Python tools and (b) through the same tools
+written in YAML (tests/data/tau_retail/tools.yaml) in a suite whose `state:` is the same slice of
+tau-bench's data; the answers, errors and worlds after every call are compared. tau-bench's side
+is recorded in tests/data/tau_retail/oracle.json by make_oracle.py from a tau-bench checkout
+(its answer's digest and what it changed, per call; the commit is in the file), so the test
+needs no tau-bench code. The calls (tests/tau_retail_calls.py) are the gold action sequences of
+tau-bench's test tasks on the slice's users, and seeded random sequences over the same ids.
+Where the YAML cannot say what the Python does, the first difference of a sequence must be one
+of the limits docs/differences.md lists ("tau-bench's retail tools"); anything else fails.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import jsonpatch
 import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 from support import KEY_ENV, git
+from tau_retail_calls import (
+    DATA,
+    EXPRESSED,
+    PAYMENT_THEN_CANCEL,
+    REASONS,
+    WORLD,
+    Action,
+    answer_digest,
+    gold_sequences,
+    sequences,
+)
 
 from evalspec import api
 from evalspec._runner import RunOptions
@@ -36,22 +46,9 @@ from evalspec._tools.environment import Conversation, Conversations
 from evalspec._tools.simulated import ToolSimulator
 from evalspec.api import load_suite
 
-DATA = Path(__file__).resolve().parent / "data" / "tau_retail"
-WORLD: dict[str, Any] = json.loads((DATA / "world.json").read_text(encoding="utf-8"))
-GOLD: list[dict[str, Any]] = json.loads((DATA / "gold.json").read_text(encoding="utf-8"))
-Action = tuple[str, dict[str, Any]]
-REASONS = ["no longer needed", "ordered by mistake"]
-
-
-def _reference() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tau_retail_reference", DATA / "reference.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-REFERENCE = _reference()
+ORACLE: dict[str, Any] = json.loads((DATA / "oracle.json").read_text(encoding="utf-8"))
+Step = list[Any]
+"""tau-bench's side of one call: [digest of its answer, what it changed (RFC 6902)]."""
 
 
 @pytest.fixture(scope="module")
@@ -69,43 +66,12 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Suite:
     return load_suite(folder / "suite.yaml")
 
 
-EXPRESSED = (
-    "find_user_id_by_email",
-    "find_user_id_by_name_zip",
-    "get_user_details",
-    "get_order_details",
-    "get_product_details",
-    "cancel_pending_order",
-    "modify_pending_order_address",
-    "modify_pending_order_payment",
-    "modify_user_address",
-    "return_delivered_order_items",
-    "think",
-    "transfer_to_human_agents",
-)
-
-
 def test_the_yaml_has_exactly_the_tools_it_claims(suite: Suite) -> None:
     assert sorted(t.name for t in suite.tools) == sorted(EXPRESSED)
-    assert set(EXPRESSED) < set(REFERENCE.TOOLS)
+    assert set(EXPRESSED) < set(ORACLE["tools"])  # tau-bench's own tools, less `calculate`
 
 
 # ---------------------------------------------------------------- the two sides
-
-
-def reference_call(data: Any, name: str, kwargs: dict[str, Any]) -> tuple[str, Any]:
-    """One call of tau-bench's tool, as its env.step makes it: an exception is the observation
-    `Error: ...`. Changes `data` in place, as tau-bench does."""
-    try:
-        text = REFERENCE.TOOLS[name](data, **copy.deepcopy(kwargs))
-    except Exception as exc:  # as tau_bench/envs/base.py does
-        text = f"Error: {exc}"
-    if text.startswith("Error: "):
-        return ("error", text[len("Error: ") :])
-    try:
-        return ("ok", json.loads(text))
-    except ValueError:
-        return ("ok", text)
 
 
 def declared_call(conversation: Conversation, name: str, kwargs: dict[str, Any]) -> tuple[str, Any]:
@@ -163,38 +129,45 @@ def limit_hit(world: Any, name: str, kwargs: dict[str, Any]) -> str | None:
     return None
 
 
-def compare(suite: Suite, tmp: Path, actions: list[Action]) -> tuple[str, str | None]:
-    """Both sides, call by call: ("agree", None); ("limit", which) at the first difference,
-    when a documented limit explains it; else ("defect", what differs)."""
+def compare(
+    suite: Suite, tmp: Path, actions: list[Action], steps: list[Step]
+) -> tuple[str, str | None]:
+    """Both sides, call by call (`steps`: tau-bench's, from the oracle): ("agree", None);
+    ("limit", which) at the first difference, when a documented limit explains it; else
+    ("defect", what differs)."""
+    assert len(steps) == len(actions), "oracle.json is not of these calls: remake it"
     data = copy.deepcopy(WORLD)
     conversation = open_conversation(suite, tmp)
-    for i, (name, kwargs) in enumerate(actions):
+    for i, ((name, kwargs), (digest, patch)) in enumerate(zip(actions, steps, strict=True)):
         limit = limit_hit(data, name, kwargs)
-        theirs = reference_call(data, name, kwargs)
+        data = jsonpatch.apply_patch(data, patch)
         ours = declared_call(conversation, name, kwargs)
-        if theirs != ours or data != conversation.snapshot():
+        same_answer = answer_digest(ours) == digest
+        if not same_answer or data != conversation.snapshot():
             if limit is not None:
                 return "limit", limit
-            what = "answers" if theirs != ours else "worlds after it"
-            return "defect", f"call {i} {name}({kwargs}): the {what} differ: {theirs} / {ours}"
+            what = "answers" if not same_answer else "worlds after it"
+            return "defect", f"call {i} {name}({kwargs}): the {what} differ; ours: {ours}"
     return "agree", None
+
+
+def tau_world_after(task: int) -> dict[str, Any]:
+    """tau-bench's world after a task's gold calls (those of tools the YAML has)."""
+    index = [t for t, _, _ in gold_sequences()].index(task)
+    data = copy.deepcopy(WORLD)
+    for _, patch in ORACLE["gold"][index]:
+        data = jsonpatch.apply_patch(data, patch)
+    return data
 
 
 # ---------------------------------------------------------------- tau-bench's own tasks
 
 
-def gold_sequences() -> list[tuple[int, list[Action], int]]:
-    """(task index, the gold actions of tools the YAML has, how many it left out)."""
-    out = []
-    for task in GOLD:
-        actions = [(a["name"], a["kwargs"]) for a in task["actions"]]
-        kept = [a for a in actions if a[0] in EXPRESSED]
-        out.append((task["task"], kept, len(actions) - len(kept)))
-    return out
-
-
 def test_tau_bench_gold_action_sequences_end_in_the_same_world(suite: Suite, tmp_path: Path):
-    outcomes = {index: compare(suite, tmp_path, actions) for index, actions, _ in gold_sequences()}
+    outcomes = {
+        index: compare(suite, tmp_path, actions, steps)
+        for (index, actions, _), steps in zip(gold_sequences(), ORACLE["gold"], strict=True)
+    }
     defects = {i: why for i, (kind, why) in outcomes.items() if kind == "defect"}
     assert not defects
     agree = sorted(i for i, (kind, _) in outcomes.items() if kind == "agree")
@@ -212,97 +185,22 @@ GOLD_LIMITS = {11: SORTED, 13: SORTED}
 
 # ---------------------------------------------------------------- random sequences
 
-USERS = sorted(WORLD["users"])
-ORDERS = sorted(WORLD["orders"])
-PRODUCTS = sorted(WORLD["products"])
-ITEMS = sorted({item["item_id"] for o in WORLD["orders"].values() for item in o["items"]})
-METHODS = sorted({m for u in WORLD["users"].values() for m in u["payment_methods"]})
-
-
-def random_action(rng: random.Random, inside: bool) -> Action:
-    """One call over the slice's ids (and a few that are not there). `inside`: only arguments
-    for which the YAML claims to do exactly what tau-bench does."""
-    name = rng.choice(EXPRESSED)
-    wanted = {"return_delivered_order_items": "delivered"}.get(name, "pending")
-    likely = [o for o in ORDERS if WORLD["orders"][o]["status"] == wanted]
-    order_id = rng.choice(likely if rng.random() < 0.7 else [*ORDERS, "#W0000000"])
-    order = WORLD["orders"].get(order_id)
-    owner = WORLD["users"][order["user_id"]] if order else WORLD["users"][rng.choice(USERS)]
-    address = {
-        "address1": f"{rng.randint(1, 999)} Elm Street",
-        "address2": rng.choice(["", "Suite 4"]),
-        "city": rng.choice(["Denver", "Austin"]),
-        "state": rng.choice(["CO", "TX"]),
-        "country": "USA",
-        "zip": f"{rng.randint(10000, 99999)}",
-    }
-    user = WORLD["users"][rng.choice(USERS)]
-    if name == "find_user_id_by_email":
-        email = rng.choice([user["email"], "nobody@example.com"])
-        if not inside and rng.random() < 0.3:
-            email = email.upper()
-        return name, {"email": email}
-    if name == "find_user_id_by_name_zip":
-        first, last = user["name"]["first_name"], user["name"]["last_name"]
-        if not inside and rng.random() < 0.3:
-            first = first.lower()
-        zip_code = rng.choice([user["address"]["zip"], "00000"])
-        return name, {"first_name": first, "last_name": last, "zip": zip_code}
-    if name == "get_user_details":
-        return name, {"user_id": rng.choice([*USERS, "nobody_0000"])}
-    if name == "get_order_details":
-        return name, {"order_id": order_id}
-    if name == "get_product_details":
-        return name, {"product_id": rng.choice([*PRODUCTS, *ITEMS[:3]])}
-    if name == "cancel_pending_order":
-        reasons = REASONS if inside else [*REASONS, "changed my mind"]
-        return name, {"order_id": order_id, "reason": rng.choice(reasons)}
-    if name == "modify_pending_order_address":
-        return name, {"order_id": order_id, **address}
-    if name == "modify_user_address":
-        return name, {"user_id": rng.choice([*USERS, "nobody_0000"]), **address}
-    if name == "return_delivered_order_items":
-        held = [item["item_id"] for item in order["items"]] if order else []
-        item_ids = rng.sample(held, rng.randint(1, len(held))) if held else ["1234567890"]
-        if inside:
-            item_ids.sort()
-        elif rng.random() < 0.3:
-            item_ids.append(rng.choice(ITEMS))  # one the order may not hold
-        methods = list(owner["payment_methods"])
-        if not inside:
-            methods += rng.sample(METHODS, 2)
-        return name, {
-            "order_id": order_id,
-            "item_ids": item_ids,
-            "payment_method_id": rng.choice(methods),
-        }
-    if name == "modify_pending_order_payment":
-        methods = list(owner["payment_methods"]) + ([] if inside else rng.sample(METHODS, 1))
-        current = order["payment_history"][0]["payment_method_id"] if order else None
-        others = [m for m in methods if m != current]
-        pick = rng.choice(others if others and rng.random() < 0.8 else methods)
-        return name, {"order_id": order_id, "payment_method_id": pick}
-    if name == "think":
-        return name, {"thought": "The order is pending, so it can be cancelled."}
-    return name, {"summary": "The user wants a refund to another card."}
-
-
-def random_sequences(seed: int, count: int, length: int, inside: bool) -> list[list[Action]]:
-    rng = random.Random(seed)
-    return [[random_action(rng, inside) for _ in range(length)] for _ in range(count)]
-
 
 def test_random_calls_within_the_language_agree_call_by_call(suite: Suite, tmp_path: Path):
-    sequences = random_sequences(22, 300, 8, inside=True)
-    outcomes = Counter(compare(suite, tmp_path, s) for s in sequences)
+    runs = sequences()["inside"]
+    outcomes = Counter(
+        compare(suite, tmp_path, s, steps) for s, steps in zip(runs, ORACLE["inside"], strict=True)
+    )
     assert outcomes == Counter({("agree", None): 300})
-    calls = Counter(name for s in sequences for name, _ in s)
+    calls = Counter(name for s in runs for name, _ in s)
     assert set(calls) == set(EXPRESSED)  # every tool was exercised
 
 
 def test_random_calls_outside_it_differ_only_at_a_documented_limit(suite: Suite, tmp_path: Path):
-    sequences = random_sequences(7, 300, 8, inside=False)
-    outcomes = Counter(compare(suite, tmp_path, s) for s in sequences)
+    runs = sequences()["outside"]
+    outcomes = Counter(
+        compare(suite, tmp_path, s, steps) for s, steps in zip(runs, ORACLE["outside"], strict=True)
+    )
     defects = [why for (kind, why) in outcomes if kind == "defect"]
     assert not defects
     limits = {why: n for (kind, why), n in outcomes.items() if kind == "limit"}
@@ -337,9 +235,7 @@ def _expected_state(task: int) -> tuple[dict[str, Any], list[str]]:
     """τ-bench's reward as evalspec checks: each record the gold calls change must end as
     τ-bench's Python leaves it (required: all or nothing, as τ-bench's reward is), and every
     other record must not move."""
-    data = copy.deepcopy(WORLD)
-    for name, kwargs in _kept(task):
-        reference_call(data, name, kwargs)
+    data = tau_world_after(task)
     changed = [
         (kind, key) for kind in WORLD for key in WORLD[kind] if WORLD[kind][key] != data[kind][key]
     ]
@@ -474,28 +370,18 @@ def test_cancel_after_a_payment_change_refunds_only_the_first_payment(
 ) -> None:
     """The one documented limit of cancel_pending_order, shown: τ-bench refunds each of the
     three payment records a payment change leaves, the YAML only the first."""
-    sequence = None
-    for order_id in ORDERS:
-        for method in METHODS:
-            change = (
-                "modify_pending_order_payment",
-                {"order_id": order_id, "payment_method_id": method},
-            )
-            if reference_call(copy.deepcopy(WORLD), *change)[0] == "ok":
-                sequence = [
-                    change,
-                    ("cancel_pending_order", {"order_id": order_id, "reason": REASONS[0]}),
-                ]
-                break
-        if sequence:
-            break
-    assert sequence is not None
-    assert compare(suite, tmp_path, sequence[:1]) == ("agree", None)
-    assert compare(suite, tmp_path, sequence) == ("limit", FIRST)
+    (steps,) = ORACLE["payment_then_cancel"]
+    assert steps[0][1], "tau-bench accepted the payment change"
+    assert compare(suite, tmp_path, PAYMENT_THEN_CANCEL[:1], steps[:1]) == ("agree", None)
+    assert compare(suite, tmp_path, PAYMENT_THEN_CANCEL, steps) == ("limit", FIRST)
     data = copy.deepcopy(WORLD)
-    theirs = [reference_call(data, name, kwargs) for name, kwargs in sequence][-1][1]
+    for _, patch in steps:
+        data = jsonpatch.apply_patch(data, patch)
+    order_id = PAYMENT_THEN_CANCEL[1][1]["order_id"]
+    theirs = data["orders"][order_id]  # what its cancel answers: the order after it
     conversation = open_conversation(suite, tmp_path)
-    ours = [declared_call(conversation, name, kwargs) for name, kwargs in sequence][-1][1]
+    ours = [declared_call(conversation, name, kwargs) for name, kwargs in PAYMENT_THEN_CANCEL]
     kinds = [p["transaction_type"] for p in theirs["payment_history"]]
     assert kinds == ["payment", "payment", "refund", "refund", "refund", "refund"]
-    assert [p["transaction_type"] for p in ours["payment_history"]] == kinds[:4]
+    assert answer_digest(("ok", theirs)) == steps[1][0]  # the answer is that order
+    assert [p["transaction_type"] for p in ours[-1][1]["payment_history"]] == kinds[:4]

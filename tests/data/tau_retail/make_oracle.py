@@ -1,0 +1,99 @@
+"""Remake oracle.json: what tau-bench's own retail tools answer to the differential's calls.
+
+    python make_oracle.py /path/to/tau-bench [COMMIT]
+
+tau-bench's tools are loaded from the checkout's tau_bench/envs/retail/tools/*.py (each
+`invoke` as tau-bench runs it; `calculate` is left out, as it runs `eval`), and every sequence
+of tests/tau_retail_calls.py is run on a fresh copy of world.json, as tau-bench's env.step
+runs a call (an exception is the observation `Error: ...`). For each call the oracle keeps a
+digest of the answer and what it changed in the world, as a JSON Patch (RFC 6902). The commit
+of the checkout used is recorded (COMMIT, for a tree that is not a git checkout); the test never
+needs tau-bench itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import subprocess
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent.parent.parent)]  # tests/, the repo
+
+from tau_retail_calls import WORLD, answer_digest, sequences  # noqa: E402
+
+from evalspec._tools.state_patch import changes  # noqa: E402
+
+Tool = Callable[..., str]
+
+
+def load_tools(root: Path) -> dict[str, Tool]:
+    """Each tool's `invoke` by its name, from the checkout's own files. Their one import,
+    `tau_bench.envs.tool.Tool`, is a bare base class: given here, so nothing else of
+    tau-bench (its model clients) is imported."""
+    base = types.ModuleType("tau_bench.envs.tool")
+    base.Tool = type("Tool", (), {})  # type: ignore[attr-defined]
+    for name in ("tau_bench", "tau_bench.envs"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    sys.modules["tau_bench.envs.tool"] = base
+    tools: dict[str, Tool] = {}
+    for path in sorted((root / "tau_bench" / "envs" / "retail" / "tools").glob("*.py")):
+        if path.stem in ("__init__", "calculate"):
+            continue
+        spec = importlib.util.spec_from_file_location(f"tau_retail_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for value in vars(module).values():
+            if isinstance(value, type) and value is not base.Tool and hasattr(value, "invoke"):
+                tools[value.get_info()["function"]["name"]] = value.invoke
+    return tools
+
+
+def call(tools: dict[str, Tool], data: Any, name: str, kwargs: dict[str, Any]) -> tuple[str, Any]:
+    """One call, as tau-bench's env.step makes it; `data` changes in place, as there."""
+    try:
+        text = tools[name](data, **copy.deepcopy(kwargs))
+    except Exception as exc:  # as tau_bench/envs/base.py does
+        text = f"Error: {exc}"
+    if text.startswith("Error: "):
+        return ("error", text[len("Error: ") :])
+    try:
+        return ("ok", json.loads(text))
+    except ValueError:
+        return ("ok", text)
+
+
+def main(root: Path, commit: str = "") -> None:
+    tools = load_tools(root)
+    commit = (
+        commit
+        or subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+    )
+    out: dict[str, Any] = {"tau_bench_commit": commit or "unknown", "tools": sorted(tools)}
+    for name, runs in sequences().items():
+        steps = []
+        for actions in runs:
+            data = copy.deepcopy(WORLD)
+            run = []
+            for tool, kwargs in actions:
+                before = copy.deepcopy(data)
+                answer = call(tools, data, tool, kwargs)
+                run.append([answer_digest(answer), changes(before, data)])
+            steps.append(run)
+        out[name] = steps
+    text = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+    (HERE / "oracle.json").write_text(text + "\n", encoding="utf-8")
+    print(f"oracle.json: {sum(len(out[n]) for n in sequences())} sequences, {len(text)} bytes")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), *sys.argv[2:3])
