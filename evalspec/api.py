@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         record_answers,
         refresh_tools,
         score,
+        suite_files,
         write_runs_page,
     )
     from evalspec._critics.base import Embedder
@@ -133,6 +134,7 @@ __all__ = [
     "score",
     "stale_transcripts",
     "starter_suite",
+    "suite_files",
     "suite_schema",
     "write_reports",
     "write_runs_page",
@@ -168,6 +170,7 @@ _WHERE: dict[str, tuple[str, ...]] = {
         "record_answers",
         "refresh_tools",
         "score",
+        "suite_files",
         "write_runs_page",
     ),
     "evalspec._critics.base": ("Embedder",),

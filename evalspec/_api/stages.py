@@ -23,6 +23,36 @@ if TYPE_CHECKING:
     from evalspec._transcript import Transcript
 
 
+def suite_files(patterns: Sequence[str]) -> list[Path]:
+    """Suite files named by paths and glob patterns (`suites/*.yaml`, `**` for any depth).
+
+    A pattern that matches nothing is a `UsageError`. The include files a pattern matches (a
+    top-level YAML list: the tools or cases a suite pulls in with `- include:`) are left out,
+    since they are read with the suites that include them; a file named outright never is."""
+    from evalspec._suite.load import is_include_file
+    from evalspec._util.errors import UsageError
+    from evalspec._util.globbing import TooManyMatches, expand, has_magic
+
+    files: list[Path] = []
+    for pattern in patterns:
+        if not has_magic(pattern):
+            files.append(Path(pattern))
+            continue
+        try:
+            found = expand(pattern)
+        except TooManyMatches as exc:
+            raise UsageError(f"{exc}; name fewer files") from None
+        if not found:
+            raise UsageError(f"no file matches {pattern!r}")
+        matches = [Path(m) for m in found if not is_include_file(Path(m))]
+        if not matches:
+            raise UsageError(
+                f"{pattern!r} matches only include files (lists of tools or cases), no suite"
+            )
+        files.extend(matches)
+    return files
+
+
 def compile_plan(
     suite: Suite,
     *,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 import typer
 
 from evalspec._util.collector import collector_paused
-from evalspec._util.errors import EvalspecError, SpecError, UsageError
+from evalspec._util.errors import EvalspecError, SpecError
 from evalspec._util.outputs import check_output_dir, check_output_file
 
 __all__ = ["check_output_dir", "check_output_file"]  # re-exported for the command modules
@@ -120,30 +120,6 @@ def configure_logging(verbose: bool) -> None:
     root = logging.getLogger("evalspec")
     root.addHandler(handler)
     root.setLevel(logging.INFO)
-
-
-def expand_globs(patterns: list[str]) -> list[Path]:
-    """Suite files named by patterns; a pattern that matches nothing is a usage error. A
-    pattern's include files (a top-level list, read with the suites that include them) are
-    left out; a file named outright never is."""
-    from evalspec._suite.load import is_include_file
-    from evalspec._util.globbing import TooManyMatches, expand, has_magic
-
-    files: list[Path] = []
-    for pattern in patterns:
-        try:
-            found = expand(pattern) if has_magic(pattern) else []
-        except TooManyMatches as exc:
-            raise UsageError(f"{exc}; name fewer files") from None
-        matches = [m for m in found if not is_include_file(Path(m))]
-        if has_magic(pattern) and not found:
-            raise UsageError(f"no file matches {pattern!r}")
-        if has_magic(pattern) and not matches:
-            raise UsageError(
-                f"{pattern!r} matches only include files (lists of tools or cases), no suite"
-            )
-        files.extend(Path(m) for m in matches) if matches else files.append(Path(pattern))
-    return files
 
 
 def show(report: Report, options: ReportOptions) -> None:

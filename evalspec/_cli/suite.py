@@ -14,7 +14,6 @@ from evalspec._cli.common import (
     ShardOpt,
     SuiteArg,
     TrialsOpt,
-    expand_globs,
     reports_errors,
 )
 from evalspec._util.errors import SpecError, UsageError
@@ -35,11 +34,11 @@ def validate(
 
       evalspec validate 'suites/*.yaml'
     """
-    from evalspec.api import check_suite
+    from evalspec.api import check_suite, suite_files
 
     problems = []
     cases = 0
-    paths = list(dict.fromkeys(expand_globs(files)))  # a file named twice is validated once
+    paths = list(dict.fromkeys(suite_files(files)))  # a file named twice is validated once
     for path in paths:
         try:
             cases += check_suite(path)
