@@ -171,18 +171,20 @@ def judge(suite: str | Path, transcripts: str | Path, *, concurrency: int | None
 
     from evalspec._providers.calls import ModelCalls, register_suite_secrets
     from evalspec._review.diff import unmatched_transcripts
-    from evalspec._scoring.judging import judge_checks, judge_transcripts
+    from evalspec._scoring.judging import judge_transcripts
     from evalspec._scoring.scorer import check_judge_caches
     from evalspec._suite.endpoints import refuse_keys_in_clear
     from evalspec._suite.validate import load_suite
+    from evalspec._suite.walk import judge_checks
     from evalspec._transcript import load_transcripts
 
     suite_path = Path(suite)
     loaded_suite = load_suite(suite_path)
-    if not any(judge_checks(c) for c in loaded_suite.cases):
+    if not judge_checks(loaded_suite):
         raise UsageError(
             f"{suite_path} has no judge check: add `judge: {{model: ..., criteria: ...}}` under "
-            "a case's expect.final_answer (evalspec import stabletoolbench --judge MODEL does)"
+            "a case's or a turn's expect.final_answer (evalspec import stabletoolbench --judge "
+            "MODEL does)"
         )
     check_judge_caches(loaded_suite)
     loaded = load_transcripts(Path(transcripts))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalspec._providers.base import ChatRequest, ChatResponse, Limiter, Provider
+from evalspec._suite.endpoints import endpoints as suite_endpoints
 from evalspec._util import redaction
 from evalspec._util.schemas import DEFAULT_API_KEY_ENV, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 
@@ -164,24 +165,16 @@ def request_digest(model: str, messages: list[dict[str, Any]], params: dict[str,
 def register_suite_secrets(suite: Suite) -> None:
     """Register every secret this suite's calls may send, so no writer can output it.
 
-    Models, the judge and simulated tools: the value of each `api_key_env` that is set, header
-    values taken from the environment, and any user:password in a `base_url`.
+    Every endpoint `endpoints` finds (models, judges wherever they sit, simulated tools): the
+    value of each `api_key_env` that is set, header values taken from the environment, and any
+    user:password in a `base_url`.
     """
     from evalspec._providers.openai_chat import header_secrets
 
-    endpoints = [model_endpoint(m) for m in suite.models]
-    endpoints += [
-        Endpoint(t.simulate.base_url, t.simulate.api_key_env)
-        for t in suite.tools
-        if t.simulate is not None
+    endpoints = [
+        Endpoint(e.base_url, e.api_key_env, dict(zip(e.header_names, e.header_values, strict=True)))
+        for e in suite_endpoints(suite).values()
     ]
-    for case in suite.cases:
-        for check in case.expect.final_answer:
-            if check.kind == "judge":
-                params = check.params
-                endpoints.append(
-                    Endpoint(params.get("base_url"), params.get("api_key_env", DEFAULT_API_KEY_ENV))
-                )
     urls = {e.base_url for e in endpoints} | {
         os.environ.get("OPENAI_BASE_URL"),
         os.environ.get("ANTHROPIC_BASE_URL"),

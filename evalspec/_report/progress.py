@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from evalspec._suite.walk import judge_checks
+
 if TYPE_CHECKING:
     from rich.progress import Progress
 
@@ -23,11 +25,7 @@ class LiveTally:
         from evalspec._scoring.scorer import Scorer
 
         self.scorer = Scorer(suite)
-        self._judged = {
-            c.name
-            for c in suite.cases
-            if any(check.kind == "judge" for check in c.expect.final_answer)
-        }
+        self._judged = {c.name for c in suite.cases if judge_checks(c)}
         self.counts = {"pass": 0, "warn": 0, "fail": 0, "error": 0, "later": 0}
 
     def add(self, transcript: Transcript) -> str:

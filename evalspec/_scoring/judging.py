@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,6 +28,7 @@ from evalspec._scoring.final_answer import (
     judge_criteria,
 )
 from evalspec._scoring.scorer import case_question, judge_params
+from evalspec._scoring.turns import turn_views
 from evalspec._suite.model import Case, FinalAnswerCheck, Suite
 from evalspec._transcript import Transcript
 
@@ -93,8 +94,21 @@ def _finished(t: Transcript) -> bool:
     return not t.source.startswith("import:stabletoolbench") or t.finish_reason == "finish"
 
 
-def judge_checks(case: Case) -> list[FinalAnswerCheck]:
-    return [c for c in case.expect.final_answer if c.kind == "judge"]
+def judged_answers(
+    case: Case, t: Transcript
+) -> Iterator[tuple[str, Case, Transcript | None, FinalAnswerCheck]]:
+    """Each judge check the scorer runs on this transcript, with the answer it judges, as the
+    scorer cuts them: a multi-turn case's turn judges each see their own turn's answer and
+    question. Named as the scorer names them (`turn 2 final_answer.judge`)."""
+    if not case.turns:
+        for check in case.expect.final_answer:
+            if check.kind == "judge":
+                yield "", case, t, check
+        return
+    for view in turn_views(case, t):
+        for check in view.case.expect.final_answer:
+            if check.kind == "judge":
+                yield f"turn {view.index + 1} ", view.case, view.transcript, check
 
 
 async def judge_transcripts(
@@ -113,13 +127,19 @@ async def judge_transcripts(
     judges: dict[str, LLMJudge] = {}
     limit = asyncio.Semaphore(max(1, concurrency or suite.run.concurrency))
 
-    async def one(t: Transcript, case: Case, check: FinalAnswerCheck) -> JudgedAnswer:
-        name = str(check.params.get("name") or "final_answer.judge")
-        finished = _finished(t)
+    async def one(
+        whole: Transcript, prefix: str, case: Case, t: Transcript | None, check: FinalAnswerCheck
+    ) -> JudgedAnswer:
+        name = prefix + str(check.params.get("name") or "final_answer.judge")
+        finished = _finished(whole)
 
         def answer(source: Source, score: float | None, reason: str) -> JudgedAnswer:
-            return JudgedAnswer(t.case, t.model, t.trial, name, source, score, reason, finished)
+            return JudgedAnswer(
+                whole.case, whole.model, whole.trial, name, source, score, reason, finished
+            )
 
+        if t is None:
+            return answer("no answer", 0.0, "the conversation ended before this turn")
         if t.final_answer is None or not t.final_answer.strip():
             return answer("no answer", 0.0, "the model gave no final answer")
         params = judge_params(suite, check)
@@ -137,9 +157,9 @@ async def judge_transcripts(
         return answer("asked", score, reason)
 
     tasks = [
-        one(t, cases[t.case], check)
+        one(t, prefix, case, part, check)
         for t in transcripts
         if t.case in cases and not t.error
-        for check in judge_checks(cases[t.case])
+        for prefix, case, part, check in judged_answers(cases[t.case], t)
     ]
     return JudgeOutcome(tuple(await asyncio.gather(*tasks)))

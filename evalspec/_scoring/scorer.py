@@ -54,6 +54,7 @@ from evalspec._scoring.turns import (
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
+from evalspec._suite.walk import judge_checks
 from evalspec._transcript import ToolCall, Transcript
 
 if TYPE_CHECKING:
@@ -576,11 +577,9 @@ def check_judge_caches(suite: Suite) -> None:
     from evalspec._scoring.final_answer import JUDGE_CACHE_WHAT
     from evalspec._util.files import read_json_object
 
-    for case in suite.cases:
-        for check in case.expect.final_answer:
-            if check.kind == "judge":
-                path = Path(check.params.get("cache") or judge_cache_path(suite))
-                read_json_object(path, JUDGE_CACHE_WHAT)
+    for _, check in judge_checks(suite):
+        path = Path(check.params.get("cache") or judge_cache_path(suite))
+        read_json_object(path, JUDGE_CACHE_WHAT)
 
 
 def judge_params(suite: Suite, check: FinalAnswerCheck) -> dict[str, Any]:

@@ -9,11 +9,21 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
-from evalspec._suite.model import Suite
+from evalspec._suite.model import (
+    CriticSpec,
+    EvaluatorSpec,
+    FinalAnswerCheck,
+    LLMSimulation,
+    ModelSpec,
+    Suite,
+)
+from evalspec._suite.walk import Path, records
+from evalspec._suite.walk import where as walk_where
 from evalspec._util.errors import UsageError
 from evalspec._util.schemas import DEFAULT_API_KEY_ENV
 
@@ -62,31 +72,65 @@ class Endpoint:
         return [self.api_key_env] + [v for h in self.header_values for v in ENV_REF.findall(h)]
 
 
+CALLERS = (ModelSpec, LLMSimulation, FinalAnswerCheck, EvaluatorSpec, CriticSpec)
+"""Records that can send a request: models, simulators, and checks that take parameters."""
+ENDPOINT_PARAMS = frozenset(("base_url", "api_key_env"))
+"""Parameters that send a check's or evaluator's requests somewhere (the judge's, a plugin's)."""
+
+
 def endpoints(suite: Suite) -> dict[str, Endpoint]:
-    """Every endpoint of the suite, by what uses it (models, judges, LLM tool simulators)."""
+    """Every endpoint of the suite, by what uses it: models, LLM tool simulators, judges and
+    any check, evaluator or critic given a `base_url` or `api_key_env`, wherever the suite
+    nests them (a case, a turn, a conversation's evaluators): found by one walk of the whole
+    suite, the same that finds every judge the scorer runs."""
+    if _LAST and _LAST[0][0]() is suite:  # a run asks twice: to refuse keys in clear, to scrub
+        return dict(_LAST[0][1])
     out: dict[str, Endpoint] = {}
-    for m in suite.models:
-        names = tuple(sorted(m.headers))
-        values = tuple(str(m.headers[n]) for n in names)
-        out[f"model {m.name}"] = Endpoint(
-            f"model {m.name}", m.base_url, m.api_key_env, names, values, m.provider
-        )
-    for t in suite.tools:
-        if t.simulate is not None:
-            where = f"simulator of tool {t.name}"
-            out[where] = Endpoint(where, t.simulate.base_url, t.simulate.api_key_env)
-    for case in suite.cases:
-        for check in case.expect.final_answer:
-            if check.kind == "judge":
-                where = f"judge of case {case.name!r}"
-                base_url = check.params.get("base_url")
-                key_env = check.params.get("api_key_env")
-                out[where] = Endpoint(
-                    where,
-                    str(base_url) if base_url else None,
-                    str(key_env) if key_env else DEFAULT_API_KEY_ENV,
-                )
-    return out
+    for path, record in records(suite, CALLERS, _calls_out):
+        found = _endpoint_of(record, path)
+        label, n = found.where, 2
+        while label in out:  # two of one name (equal case names): both listed
+            label, n = f"{found.where} ({n})", n + 1
+        out[label] = replace(found, where=label)
+    # Models first: what a reader checks first, and what every case sends to.
+    ordered = dict(sorted(out.items(), key=lambda item: not item[0].startswith("model ")))
+    _LAST[:] = [(weakref.ref(suite), ordered)]
+    return dict(ordered)
+
+
+_LAST: list[tuple[weakref.ref[Suite], dict[str, Endpoint]]] = []
+"""The last suite asked about (by identity, not kept alive) and its endpoints."""
+
+
+def _calls_out(record: object) -> bool:
+    """Whether this record sends requests: a model, a simulator, a judge, or a check given an
+    endpoint's parameters."""
+    if isinstance(record, (ModelSpec, LLMSimulation)):
+        return True
+    params = getattr(record, "params", None)
+    return isinstance(params, dict) and (
+        getattr(record, "kind", None) == "judge" or not ENDPOINT_PARAMS.isdisjoint(params)
+    )
+
+
+def _endpoint_of(record: object, path: Path) -> Endpoint:
+    """The endpoint of a record `_calls_out` accepted, named by where it sits."""
+    if isinstance(record, ModelSpec):
+        names = tuple(sorted(record.headers))
+        values = tuple(str(record.headers[n]) for n in names)
+        where = f"model {record.name}"
+        return Endpoint(where, record.base_url, record.api_key_env, names, values, record.provider)
+    if isinstance(record, LLMSimulation):
+        return Endpoint(f"simulator of {walk_where(path)}", record.base_url, record.api_key_env)
+    params: dict[str, object] = getattr(record, "params", {})
+    kind = getattr(record, "kind", None)
+    base_url, key_env = params.get("base_url"), params.get("api_key_env")
+    what = "judge" if kind == "judge" else path[-1]
+    return Endpoint(
+        f"{what} of {walk_where(path[:-1])}",
+        str(base_url) if base_url else None,
+        str(key_env) if key_env else DEFAULT_API_KEY_ENV,
+    )
 
 
 def is_loopback(base_url: str | None) -> bool:

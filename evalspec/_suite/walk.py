@@ -1,0 +1,140 @@
+"""Every configuration record of a suite, with where it sits: one traversal for all who ask.
+
+What a suite lets evalspec do (call an endpoint with a key, start a process, read a cache) sits
+in records nested at many depths: a judge in a case's `expect`, in a turn's `expect`, in a
+conversation's evaluators. Code that lists such places by hand forgets the next nesting a new
+feature adds (a turn judge once went to a pull request's server unlisted). This walk follows
+every field whose declared type can hold a suite record, so a record is found wherever the
+language puts it, and data (states, arguments, outputs, messages) is never mistaken for one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from evalspec._suite import model
+
+Path = tuple[str, ...]
+"""Where a record sits, outermost first, as a reader names it: ("case 'refund'", "turn 2")."""
+
+
+def _dataclasses_in(hint: Any) -> frozenset[type]:
+    """The record (dataclass) types that values of this declared type can be or hold."""
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return frozenset((hint,))
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType, tuple, list):
+        args = typing.get_args(hint)
+        return frozenset().union(*(_dataclasses_in(a) for a in args if a is not Ellipsis))
+    return frozenset()
+
+
+_HINTS: dict[type, dict[str, frozenset[type]]] = {}
+
+
+def _field_types(cls: type) -> dict[str, frozenset[type]]:
+    """Each field of `cls` that can hold records, with their types (read once per class)."""
+    known = _HINTS.get(cls)
+    if known is None:
+        from evalspec._suite.state_spec import Behavior
+
+        hints = typing.get_type_hints(cls, localns={"Behavior": Behavior})
+        known = _HINTS[cls] = {
+            f.name: found
+            for f in dataclasses.fields(cls)
+            if f.name != "loc"  # where a record came from in the YAML, not part of it
+            and (found := _dataclasses_in(hints.get(f.name)))
+        }
+    return known
+
+
+_REACH: dict[tuple[type, tuple[type, ...]], tuple[str, ...]] = {}
+
+
+def _fields_towards(cls: type, kinds: tuple[type, ...]) -> tuple[str, ...]:
+    """The fields of `cls` through which a record of one of `kinds` can be reached: the walk
+    never enters what cannot hold one (a rubric, a budget, a case's messages)."""
+    key = (cls, kinds)
+    known = _REACH.get(key)
+    if known is None:
+        _REACH[key] = ()  # a type that holds itself: reached through its other fields
+        known = _REACH[key] = tuple(
+            name
+            for name, held in _field_types(cls).items()
+            if any(issubclass(t, kinds) or _fields_towards(t, kinds) for t in held)
+        )
+    return known
+
+
+def _name(record: object, index: int | None) -> str:
+    """How a reader names this record inside its holder; "" for one that needs no name."""
+    if isinstance(record, model.Case):
+        return f"case {record.name!r}"
+    if isinstance(record, model.Tool):
+        return f"tool {record.name}"
+    if isinstance(record, model.ModelSpec):
+        return f"model {record.name}"
+    if isinstance(record, model.Turn):
+        return f"turn {(index or 0) + 1}"
+    if isinstance(record, model.UserSimulation):
+        return "simulated user"
+    if isinstance(record, model.ExpectedCall):
+        return f"expected call {(index or 0) + 1} ({record.tool})"
+    if isinstance(record, model.CriticSpec):
+        return f"critic of {record.field}"
+    if isinstance(record, model.EvaluatorSpec):
+        return f"evaluator {record.kind}"
+    if isinstance(record, model.FinalAnswerCheck):
+        return f"final-answer check {record.kind}"  # one per kind: `final_answer` is a mapping
+    if isinstance(record, model.StateCheck):
+        return f"state check {record.pointer}"
+    return ""
+
+
+def records(
+    root: object, kinds: tuple[type, ...], keep: Callable[[Any], bool] = bool
+) -> list[tuple[Path, object]]:
+    """Every record of one of `kinds` in `root` (itself included) that `keep` accepts, in the
+    order the suite declares them, each with its path."""
+    found: list[tuple[Path, object]] = []
+    # (record, its index in the tuple that holds it, the entry of its holder)
+    stack: list[tuple[object, int | None, Any]] = [(root, None, None)]
+    held: list[tuple[object, int | None, Any]]
+    while stack:
+        entry = stack.pop()
+        record = entry[0]
+        if isinstance(record, kinds) and keep(record):
+            found.append((_path(entry), record))
+        held = []
+        for name in _fields_towards(type(record), kinds):
+            value = getattr(record, name)
+            if isinstance(value, (tuple, list)):
+                held += [(item, i, entry) for i, item in enumerate(value) if item is not None]
+            elif value is not None:
+                held.append((value, None, entry))
+        stack.extend(reversed(held))
+    return found
+
+
+def _path(entry: tuple[object, int | None, Any]) -> Path:
+    parts: list[str] = []
+    while entry[2] is not None:
+        parts.append(_name(entry[0], entry[1]))
+        entry = entry[2]
+    return tuple(reversed(parts))
+
+
+def where(path: Path) -> str:
+    """A path as one phrase: "case 'refund' turn 2 final-answer check judge"."""
+    return " ".join(part for part in path if part)
+
+
+def judge_checks(root: object) -> list[tuple[Path, model.FinalAnswerCheck]]:
+    """Every LLM-judge check in `root` (a suite or a case), in a case's expectation, a turn's
+    or anywhere else the language nests one."""
+    found = records(root, (model.FinalAnswerCheck,), lambda r: r.kind == "judge")
+    return [(path, r) for path, r in found if isinstance(r, model.FinalAnswerCheck)]
