@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -273,45 +274,49 @@ def _answer(body: dict[str, Any]) -> Reply:
     return tool_call_reply("lookup", {"id": "2"})  # no rule matches id 2: the simulator answers
 
 
-def test_every_endpoint_a_run_calls_is_in_the_security_section(tmp_path, monkeypatch):
+KEYS = ("AGENT_KEY", "SIM_KEY", "CASE_KEY", "TURN_KEY")
+
+
+@pytest.fixture
+def listened(tmp_path, monkeypatch) -> Iterator[tuple[FakeOpenAI, Path]]:
+    """The listened suite, run live against a fake server that stays up for the test."""
+    for var in KEYS:
+        monkeypatch.setenv(var, f"secret-{var}")
+    with FakeOpenAI(responder=_answer) as server:
+        suite_path = tmp_path / "listened.yaml"
+        url = server.base_url.removesuffix("/v1")
+        suite_path.write_text(LISTENED.format(url=url), encoding="utf-8")
+        api.run(api.RunRequest(suite_path, record="record", out=tmp_path / "run"))
+        yield server, suite_path
+
+
+def test_every_endpoint_a_run_calls_is_in_the_security_section(listened, tmp_path):
     """Listen to a real run: each key the runner or scorer sent, and where it went, is named by
     the security section that review shows for this suite (as a new suite); and the turn
     judge's key, repeated in its answer, is scrubbed from every file the run wrote."""
-    keys = ("AGENT_KEY", "SIM_KEY", "CASE_KEY", "TURN_KEY")
-    for var in keys:
-        monkeypatch.setenv(var, f"secret-{var}")
-    with FakeOpenAI(responder=_answer) as server:
-        url = server.base_url.removesuffix("/v1")
-        suite_path = tmp_path / "listened.yaml"
-        suite_path.write_text(LISTENED.format(url=url), encoding="utf-8")
-        api.run(api.RunRequest(suite_path, record="record", out=tmp_path / "run"))
-        sent = {
-            (url + r.path.removesuffix("/chat/completions"), r.headers["authorization"])
-            for r in server.requests
-        }
+    server, suite_path = listened
+    url = server.base_url.removesuffix("/v1")
+    sent = {
+        (url + r.path.removesuffix("/chat/completions"), r.headers["authorization"])
+        for r in server.requests
+    }
     written = [p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
     assert not [text for text in written if "secret-TURN_KEY" in text]
     listed = security_changes(None, api.load_suite(suite_path))
-    assert {auth.removeprefix("Bearer secret-") for _, auth in sent} == set(keys), sent
+    assert {auth.removeprefix("Bearer secret-") for _, auth in sent} == set(KEYS), sent
     for where, auth in sent:
         var = auth.removeprefix("Bearer secret-")
         assert any(where in line and f"${var}" in line for line in listed), (where, var, listed)
 
 
-def test_judge_asks_turn_judges_what_the_scorer_asks(tmp_path, monkeypatch):
+def test_judge_asks_turn_judges_what_the_scorer_asks(listened, tmp_path):
     """`evalspec judge` fills the cache for every judge the scorer runs, turn judges included,
     each asked about its own turn's question and answer; scoring then needs no run."""
-    for var in ("AGENT_KEY", "SIM_KEY", "CASE_KEY", "TURN_KEY"):
-        monkeypatch.setenv(var, f"secret-{var}")
-    with FakeOpenAI(responder=_answer) as server:
-        url = server.base_url.removesuffix("/v1")
-        suite_path = tmp_path / "listened.yaml"
-        suite_path.write_text(LISTENED.format(url=url), encoding="utf-8")
-        api.run(api.RunRequest(suite_path, record="record", out=tmp_path / "run"))
-        (tmp_path / ".evalspec-cache" / "judge.json").unlink()
-        server.requests.clear()
-        judged = api.judge(suite_path, tmp_path / "run" / "transcripts.jsonl")
-        asked = [r for r in server.requests if r.body["model"] == "j-2"]
+    server, suite_path = listened
+    (tmp_path / ".evalspec-cache" / "judge.json").unlink()
+    server.requests.clear()
+    judged = api.judge(suite_path, tmp_path / "run" / "transcripts.jsonl")
+    asked = [r for r in server.requests if r.body["model"] == "j-2"]
     assert judged.outcome is not None
     assert {a.check for a in judged.outcome.answers} == {
         "final_answer.judge",

@@ -70,29 +70,25 @@ def _fields_towards(cls: type, kinds: tuple[type, ...]) -> tuple[str, ...]:
     return known
 
 
+_NAMES: dict[type, Callable[[Any, int], str]] = {
+    model.Case: lambda r, i: f"case {r.name!r}",
+    model.Tool: lambda r, i: f"tool {r.name}",
+    model.ModelSpec: lambda r, i: f"model {r.name}",
+    model.Turn: lambda r, i: f"turn {i + 1}",
+    model.UserSimulation: lambda r, i: "simulated user",
+    model.ExpectedCall: lambda r, i: f"expected call {i + 1} ({r.tool})",
+    model.CriticSpec: lambda r, i: f"critic of {r.field}",
+    model.EvaluatorSpec: lambda r, i: f"evaluator {r.kind}",
+    # one per kind: a case's `final_answer` is a mapping
+    model.FinalAnswerCheck: lambda r, i: f"final-answer check {r.kind}",
+    model.StateCheck: lambda r, i: f"state check {r.pointer}",
+}
+"""How a reader names a record inside its holder (given its index there); others need none."""
+
+
 def _name(record: object, index: int | None) -> str:
-    """How a reader names this record inside its holder; "" for one that needs no name."""
-    if isinstance(record, model.Case):
-        return f"case {record.name!r}"
-    if isinstance(record, model.Tool):
-        return f"tool {record.name}"
-    if isinstance(record, model.ModelSpec):
-        return f"model {record.name}"
-    if isinstance(record, model.Turn):
-        return f"turn {(index or 0) + 1}"
-    if isinstance(record, model.UserSimulation):
-        return "simulated user"
-    if isinstance(record, model.ExpectedCall):
-        return f"expected call {(index or 0) + 1} ({record.tool})"
-    if isinstance(record, model.CriticSpec):
-        return f"critic of {record.field}"
-    if isinstance(record, model.EvaluatorSpec):
-        return f"evaluator {record.kind}"
-    if isinstance(record, model.FinalAnswerCheck):
-        return f"final-answer check {record.kind}"  # one per kind: `final_answer` is a mapping
-    if isinstance(record, model.StateCheck):
-        return f"state check {record.pointer}"
-    return ""
+    named = _NAMES.get(type(record))
+    return named(record, index or 0) if named else ""
 
 
 def records(
