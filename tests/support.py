@@ -314,6 +314,10 @@ def fault_cli(*args: object, timeout: float = 120) -> subprocess.CompletedProces
 
 Calls = list[tuple[str, dict[str, Any]]]
 BFCL_MODEL = "bfcl-test"
+BFCL_EVAL_ABSENT = (
+    "bfcl-eval is not installed (pip install --no-deps bfcl-eval==2026.3.23; "
+    ".ci/run runs these tests in .venv-diff, where it is)"
+)
 
 
 def first_answer(record: dict, truth: list[dict]) -> Calls:

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import BFCL_EVAL_ABSENT
 
-bfcl_eval = pytest.importorskip("bfcl_eval")
+bfcl_eval = pytest.importorskip("bfcl_eval", reason=BFCL_EVAL_ABSENT)
 
 from evalspec import api  # noqa: E402
 from evalspec._interop.bfcl import suite_yaml  # noqa: E402

@@ -144,6 +144,39 @@ def test_the_readme_shows_the_commands_ci_runs() -> None:
     assert main[0] in install and test_command in install  # the install page shows the same
 
 
+README_VENV = re.compile(r"(?<![\w.-])\.venv(?![\w-])")
+"""The README's environment, `.venv` (not `.venv-checks` or `.venv-diff`)."""
+
+
+def readme_environment_problems(ci: str) -> list[str]:
+    """Why .ci/run would not prove the README's test command on a fresh clone: it must run last,
+    right after `rm -rf .venv`, and no earlier step may use `.venv` (an extra installed there
+    by another check hid tests that fail without it)."""
+    steps = [s.strip() for s in ci.splitlines() if s.strip() and not s.lstrip().startswith("#")]
+    if len(steps) < 2 or steps[-2] != "rm -rf .venv":
+        return ["the README's test command does not follow `rm -rf .venv`"]
+    return [f"an earlier step uses .venv: {s}" for s in steps[:-2] if README_VENV.search(s)]
+
+
+@pytest.mark.parametrize(
+    "ci",
+    [
+        "rm -rf .venv\npython3 -m venv .venv && .venv/bin/pip install -e '.[test,ray]'\n"
+        "rm -rf .venv\npython3 -m venv .venv && .venv/bin/python -m pytest\n",
+        "python3 -m venv .venv-checks\n.venv/bin/ruff check\nrm -rf .venv\nREADME\n",
+        "rm -rf .venv\n.venv-checks/bin/mypy\nREADME\n",
+    ],
+    ids=["extras installed first", "a check in it", "not removed right before"],
+)
+def test_the_ci_check_finds_a_used_readme_environment(ci: str) -> None:
+    assert readme_environment_problems(ci)
+
+
+def test_ci_runs_the_readme_test_command_in_an_untouched_environment() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert readme_environment_problems(ci) == []
+
+
 def _nav_pages(node: Any) -> list[str]:
     if isinstance(node, str):
         return [node]

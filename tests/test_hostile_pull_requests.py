@@ -35,6 +35,7 @@ SUITES = ROOT / "suites"
 BIN = Path(sys.executable).parent
 SECRET = "ghp_deploy_token_never_leaves"
 KEY = "sk-test-key-never-leaves"
+MCP_ABSENT = "mcp is not installed (the mcp or test extra: pip install -e '.[mcp]')"
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -210,7 +211,7 @@ def test_run_refuses_an_mcp_url_that_would_carry_a_secret_in_clear(tmp_path, mon
 
 
 def test_mcp_redirect_to_another_origin_gets_no_header(capture, monkeypatch):
-    pytest.importorskip("mcp")
+    pytest.importorskip("mcp", reason=MCP_ABSENT)
     from evalspec._suite.model import McpServer
     from evalspec._tools.mcp_client import list_server_tools
 
@@ -231,7 +232,7 @@ def test_mcp_redirect_to_another_origin_gets_no_header(capture, monkeypatch):
 def test_http_proxy_does_not_see_a_loopback_mcp_servers_headers(capture, monkeypatch, request):
     """A real MCP server over streamable HTTP on 127.0.0.1, HTTP_PROXY set: the tools are
     listed directly, the proxy sees nothing."""
-    pytest.importorskip("mcp")
+    pytest.importorskip("mcp", reason=MCP_ABSENT)
     from evalspec._suite.model import McpServer
     from evalspec._tools.mcp_client import list_server_tools
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
-from support import cli
+from support import BFCL_EVAL_ABSENT, cli
 
 from evalspec._suite.state_spec import compile_behavior
 from evalspec._tools.state import MAX_INT_DIGITS, run_behavior
@@ -212,7 +212,7 @@ def test_a_bfcl_balance_funded_to_infinity_is_still_a_transcript_score_reads(
 ) -> None:
     """BFCL's TradingBot adds floats: funding 1e308 twice made the balance inf, which the
     snapshot wrote as `Infinity` into transcripts.jsonl, and `score` refused the file."""
-    pytest.importorskip("bfcl_eval")
+    pytest.importorskip("bfcl_eval", reason=BFCL_EVAL_ABSENT)
     from evalspec._interop.bfcl_environment import bfcl_environment
     from evalspec._transcript import Transcript, load_transcripts
     from evalspec._util.files import dumps_line
@@ -243,7 +243,7 @@ def test_imported_bfcl_results_are_transcripts_that_score_reads(
 ) -> None:
     """BFCL result arguments nested 500 deep or holding NaN were imported as they were, and
     `score` then refused the transcripts `import bfcl-results` had just written (exit 2)."""
-    bfcl_eval = pytest.importorskip("bfcl_eval")
+    bfcl_eval = pytest.importorskip("bfcl_eval", reason=BFCL_EVAL_ABSENT)
     data = Path(bfcl_eval.__file__).parent / "data"
     for name, source in [
         ("q.json", data / "BFCL_v4_multi_turn_base.json"),

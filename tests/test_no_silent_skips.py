@@ -3,7 +3,9 @@
 `python -m pytest` in any clone must run what it promises. A skip may depend on the machine
 (an installed package or program, a kernel feature), never on a path above the repository (a
 sibling checkout) or on a file of the repository existing: a file the tests need is shipped in
-tests/data, and a missing one is a failure, not a skip.
+tests/data, and a missing one is a failure, not a skip. A skip for a missing package says which
+and how to get it (the README's environment has the `test` extra only; CI runs the rest where
+the other extras are).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 ABOVE = "skips on a path above the repository root"
 MISSING = "skips when a file of the repository is missing"
+NO_REASON = "skips for a missing package without a reason= saying how to install it"
 EXISTENCE = {"exists", "is_file", "is_dir", "isfile", "isdir", "glob", "rglob", "iterdir"}
 
 
@@ -170,6 +173,17 @@ def problems_in(source: str, path: Path) -> list[Problem]:
     return found
 
 
+def unexplained_skips(source: str, path: Path) -> list[Problem]:
+    """`pytest.importorskip` calls with no reason: pytest's own says only what failed to import."""
+    return [
+        Problem(f"{path.relative_to(ROOT)}:{node.lineno}", NO_REASON)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and _is_pytest_attr(node.func, "importorskip")
+        and not any(k.arg == "reason" for k in node.keywords)
+    ]
+
+
 def _asked_about(call: ast.Call) -> ast.expr:
     """`os.path.isfile(p)` asks about its argument, `p.is_file()` about its receiver."""
     func = call.func
@@ -254,3 +268,24 @@ def test_no_test_module_skips_on_the_clone() -> None:
     assert not found, (
         "ship what the test needs in tests/data and let a missing file fail:\n" + "\n".join(found)
     )
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ('ray = pytest.importorskip("ray")\n', [NO_REASON]),
+        ('def test_x():\n    importorskip("mcp", minversion="1")\n', [NO_REASON]),
+        ('ray = pytest.importorskip("ray", reason="the ray extra is not installed")\n', []),
+    ],
+)
+def test_the_checker_finds_a_package_skip_without_a_reason(source: str, found: list[str]) -> None:
+    assert [p.what for p in unexplained_skips(source, HERE)] == found
+
+
+def test_every_package_skip_says_how_to_install_it() -> None:
+    found = [
+        f"{p.where}: {p.what}"
+        for path in _modules()
+        for p in unexplained_skips(path.read_text(encoding="utf-8"), path)
+    ]
+    assert not found, "\n".join(found)

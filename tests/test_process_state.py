@@ -1,6 +1,6 @@
-"""Library calls leave the caller's process as they found it: the garbage collector (on/off and
-thresholds), the recursion limit, the environment and the secret registry, whether the call
-returns or raises."""
+"""Library calls leave the caller's process as they found it: the garbage collector (on/off,
+thresholds and frozen objects), the recursion limit, the environment and the secret registry,
+whether the call returns or raises."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ def _state() -> tuple[Any, ...]:
     return (
         gc.isenabled(),
         gc.get_threshold(),
+        gc.get_freeze_count(),
         sys.getrecursionlimit(),
         dict(os.environ),
         redaction.registered(),
@@ -100,6 +101,49 @@ def test_running_offline_and_scoring(unusual_process, slack: Path, tmp_path: Pat
     assert len(outcome.transcripts) == 6 and not outcome.missing
     report = _unchanged(lambda: api.score(suite, outcome.transcripts))
     assert len(report.results) == 6
+
+
+def test_a_run_leaves_nothing_frozen(unusual_process, slack: Path, tmp_path: Path) -> None:
+    """`api.run` freezes the suite and the results it keeps while it runs (fewer rescans);
+    when it returns, the caller's objects are collected as before, none left frozen."""
+    assert gc.get_freeze_count() == 0
+    request = api.RunRequest(slack, record="offline", out=tmp_path / "run")
+    result = _unchanged(lambda: api.run(request))
+    assert len(result.report.results) == 6
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_run_that_raises_leaves_nothing_frozen(unusual_process, slack, tmp_path) -> None:
+    (tmp_path / "slack.recordings.jsonl").write_text("", encoding="utf-8")
+    request = api.RunRequest(slack, record="offline", out=tmp_path / "run")
+    _unchanged(lambda: api.run(request), api.RecordingsMissing)
+
+
+class _Kept:
+    """An object a caller holds (a class instance: always tracked by the collector)."""
+
+
+def _frozen(objects: list[_Kept]) -> bool:
+    """All of them frozen: tracked, yet in no generation the collector scans."""
+    scanned = {id(o) for o in gc.get_objects()}
+    return all(gc.is_tracked(o) and id(o) not in scanned for o in objects)
+
+
+def test_a_callers_frozen_objects_stay_frozen(unusual_process, slack, tmp_path) -> None:
+    """A caller that froze objects itself (a pre-fork server, say) finds them frozen still:
+    the run freezes nothing of its own then, since unfreezing would thaw the caller's too."""
+    kept = [_Kept() for _ in range(100)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert _frozen(kept)
+        request = api.RunRequest(slack, record="offline", out=tmp_path / "run")
+        result = api.run(request)
+        assert len(result.report.results) == 6
+        assert _frozen(kept)
+        assert gc.get_freeze_count() <= frozen  # nothing of the run's added (some freed)
+    finally:
+        gc.unfreeze()
 
 
 def test_a_run_that_may_call_keeps_its_secrets(unusual_process, slack, tmp_path) -> None:
