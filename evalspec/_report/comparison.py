@@ -72,6 +72,8 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
         if extra:
             line.append(text(f"  ({extra})", "yellow", single_line=True))
         console.print(line)
+        for item in c.causes:
+            say(f"    cause: {item}", "bold yellow")
         for item in c.named:
             say(f"    changed: {item}", "yellow")
         for item in c.stale:

@@ -11,6 +11,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
+from evalspec._review.edits import edits
 from evalspec._suite.model import (
     Case,
     CriticSpec,
@@ -186,8 +187,14 @@ def _tool_definition(before: Tool | None, after: Tool | None) -> list[str]:
             f"{short(after.description)}"
         )
     if before.parameters != after.parameters:
-        out.append(f"tool {after.name} parameters changed")
+        out += _edited(f"tool {after.name} · parameters", before.parameters, after.parameters)
     return out
+
+
+def _edited(where: str, before: Any, after: Any) -> list[str]:
+    """Each difference inside two versions of a value, by content: `tool t · parameters ·
+    properties · city · type: "string" -> "integer"`."""
+    return [f"{where} · {e.text}" if e.where else f"{where} {e.text}" for e in edits(before, after)]
 
 
 def _tool_answers(before: Tool | None, after: Tool | None) -> list[str]:
@@ -208,8 +215,10 @@ def _tool_answers(before: Tool | None, after: Tool | None) -> list[str]:
             what = f"{_rule_text(rb)} -> {_rule_text(ra)}"
         out.append(f"tool {after.name} response {when}: {what}")
     for name in ("cache_dir", "cache_file", "simulate"):
-        if getattr(before, name) != getattr(after, name):
-            out.append(f"tool {after.name} {name} changed")
+        b, a = getattr(before, name), getattr(after, name)
+        if b != a:
+            named = _moved(f"tool {after.name} {name}", b, a) if b is None or a is None else []
+            out += named or _edited(f"tool {after.name} · {name}", b, a)
     out += _behavior(after.name, before.behavior, after.behavior)
     return out
 
@@ -220,17 +229,7 @@ def _behavior(tool: str, before: Any, after: Any) -> list[str]:
         return []
     if before is None or after is None:
         return [f"tool {tool} behavior {'added' if before is None else 'removed'}"]
-    out = []
-    for part in ("preconditions", "effects"):
-        b, a = getattr(before, part), getattr(after, part)
-        for i in range(max(len(b), len(a))):
-            if i >= len(b) or i >= len(a):
-                out.append(f"tool {tool} {part}[{i}] {'added' if i >= len(b) else 'removed'}")
-            elif b[i] != a[i]:
-                out.append(f"tool {tool} {part}[{i}] changed")
-    if (before.response, before.has_response) != (after.response, after.has_response):
-        out.append(f"tool {tool} response changed")
-    return out
+    return _edited(f"tool {tool}", before, after)
 
 
 def _state(before: Case, after: Case) -> list[str]:
@@ -360,8 +359,8 @@ def tool_changes(base: Suite, head: Suite) -> list[str]:
             continue
         items = _tool_definition(before, after) + _tool_answers(before, after)
         if before.mcp != after.mcp:
-            items.append(f"tool {name} MCP server changed")
-        out += items or [f"tool {name} changed"]
+            items += _edited(f"tool {name} · MCP server", before.mcp, after.mcp)
+        out += items or _edited(f"tool {name}", before, after)
     return out
 
 
@@ -373,6 +372,6 @@ def unnamed_changes(base: Suite, head: Suite, named: Iterable[str]) -> list[str]
     out = [item for item in tool_changes(base, head) if item not in seen]
     out += _moved("description", base.description, head.description)
     relocated = replace(base, path=head.path, tools=tuple(_tools(base).values()))
-    if not out and not seen and relocated != replace(head, tools=tuple(_tools(head).values())):
-        out.append("the suite differs in a way no line above names")
+    if not out and not seen:
+        out += [e.text for e in edits(relocated, replace(head, tools=tuple(_tools(head).values())))]
     return out

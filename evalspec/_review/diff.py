@@ -118,6 +118,11 @@ class CaseChange:
     pull request re-recorded them)."""
     known_flaky: bool = False
     """The suite (its base version, in a diff) marks the case `flaky: true`: never gates."""
+    causes: tuple[str, ...] = ()
+    """Which of `named` moved the verdict, proven by re-scoring with it alone (attribution.py);
+    empty when the verdict did not move or nothing of the suite changed."""
+    counterfactuals: tuple[tuple[str, str], ...] = ()
+    """(what was applied to the base suite, the verdict it gives): the proof of `causes`."""
 
     @property
     def gating(self) -> bool:
@@ -269,6 +274,8 @@ def _change_dict(c: CaseChange) -> dict[str, Any]:
         "needs_run": c.needs_run,
         "stale": list(c.stale),
         "named": list(c.named),
+        "causes": list(c.causes),
+        "counterfactuals": [{"applied": a, "verdict": v} for a, v in c.counterfactuals],
         "rerecorded": c.rerecorded,
         "known_flaky": c.known_flaky,
         "flaky": [side_flaky(c.before), side_flaky(c.after)],
@@ -631,14 +638,20 @@ def diff_suites(
         notes.append("nothing was scored: no transcript answers a case of either version")
     gate_notes = []
     if base is not None and gate is None and head.gate != base.gate:
+        from evalspec._review.edits import edits
+
+        moved = "; ".join(e.text for e in edits(base.gate, head.gate))
         gate_notes.append(
-            "the change edits the suite's gate: it applies once merged; this uses the base's"
+            f"the change edits the suite's gate ({moved}): it applies once merged; this uses "
+            "the base's"
         )
     head_marked = sorted(c.name for c in head.cases if c.flaky and c.name not in known_flaky)
     if base is not None and head_marked:
         gate_notes.append(
             f"marked flaky by this change (still gated until merged): {', '.join(head_marked[:10])}"
         )
+    if base is not None:
+        changes = _attributed(base, head, changes, transcripts, evidence, embedder, judge)
     ordered = _ordered(changes)
     spend = _spend(base, head, transcripts, chosen, ordered)
     noise = tuple(
@@ -667,6 +680,51 @@ def diff_suites(
         noise=noise,
         gate_notes=tuple(gate_notes),
     )
+
+
+def _attributed(
+    base: Suite,
+    head: Suite,
+    changes: list[CaseChange],
+    transcripts: Sequence[Transcript],
+    evidence: dict[tuple[str, str], _Evidence],
+    embedder: Any,
+    judge: Judge | None,
+) -> list[CaseChange]:
+    """Each verdict that moved, with the change(s) that moved it, proven by re-scoring."""
+    from evalspec._review.attribution import Budget, attribute, case_edits, same_verdict
+
+    budget = Budget()
+    recorded = defaultdict(set)
+    for t in transcripts:
+        recorded[(t.case, t.model)].add(id(t))
+    out = []
+    for c in changes:
+        key = (c.case, c.model)
+        ev = evidence.get(key)
+        if c.before is None or c.after is None or ev is None or c.rerun:
+            out.append(c)
+            continue
+        if same_verdict(c.before, c.after):
+            out.append(c)
+            continue
+
+        def score(suite: Suite, chosen: Sequence[Transcript], key: tuple[str, str] = key) -> Any:
+            return _sides(suite, chosen, embedder, judge).get(key)
+
+        found = attribute(
+            base,
+            c.case,
+            c.before,
+            c.after,
+            ev.transcripts,
+            case_edits(base, head, c.case),
+            score,
+            budget,
+            new_evidence={id(t) for t in ev.transcripts} != recorded[key],
+        )
+        out.append(replace(c, causes=found.causes, counterfactuals=found.counterfactuals))
+    return out
 
 
 def _spend(

@@ -73,7 +73,10 @@ def noise_markdown(c0: Comparison, suite: str = "") -> list[str]:
 
 
 def named_text(c: CaseChange, c0: Comparison) -> str:
-    """The suite changes of one case, for a table cell: what was changed, before what moved."""
+    """The suite changes of one case, for a table cell: the proven cause of a moved verdict,
+    else what was changed."""
+    if c.causes:
+        return cell("cause: " + "; ".join(c.causes), 300)
     if c.named:
         return cell("; ".join(c.named), 200)
     return "shared by every case (below)" if c0.suite_wide else "-"
@@ -108,6 +111,11 @@ def case_details(c: CaseChange, suite: str = "") -> str | None:
         f"<details><summary>{where}{cell(c.case)} · {cell(c.model)}: "
         f"{side_text(c.before)} → {side_text(c.after)}</summary>",
         "",
+    ]
+    block += [f"- **cause**: {cell(item, 300)}" for item in c.causes]
+    block += [
+        f"- with {cell(applied, 200)}: {cell(verdict, 40)}"
+        for applied, verdict in c.counterfactuals
     ]
     block += [f"- changed: {cell(item, 300)}" for item in c.named]
     block += [f"- stale evidence: {cell(item, 300)}" for item in c.stale]

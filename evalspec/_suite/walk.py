@@ -86,7 +86,7 @@ _NAMES: dict[type, Callable[[Any, int], str]] = {
 """How a reader names a record inside its holder (given its index there); others need none."""
 
 
-def _name(record: object, index: int | None) -> str:
+def record_name(record: object, index: int | None) -> str:
     named = _NAMES.get(type(record))
     return named(record, index or 0) if named else ""
 
@@ -119,7 +119,7 @@ def records(
 def _path(entry: tuple[object, int | None, Any]) -> Path:
     parts: list[str] = []
     while entry[2] is not None:
-        parts.append(_name(entry[0], entry[1]))
+        parts.append(record_name(entry[0], entry[1]))
         entry = entry[2]
     return tuple(reversed(parts))
 

@@ -1,0 +1,265 @@
+"""Every difference between two versions of a suite, by content, and applicable one at a time.
+
+Review names a change by what it was and what it is (`tool place_order · effect 1 (set
+/orders/-/status) · value: "placed" -> "pending"`), never by position alone; and to say which
+change moved a verdict it re-scores with each change applied alone. Both need the same thing:
+the differences as edits that know where they sit (`steps`, to apply them to a copy of the
+base) and how a reader names that place (`where`). One generic walk over the suite's records
+finds them all, so a new element of the language is named the day it exists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evalspec._suite import model
+from evalspec._suite import state_spec as spec
+from evalspec._suite.walk import record_name
+from evalspec._util.json_values import short
+
+Step = str | int
+"""A field's name, an index in a tuple, or a key of a mapping."""
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "(none)"
+
+
+MISSING: Any = _Missing()
+"""The absent side of an added or removed mapping key."""
+
+MAX_EDITS = 200
+"""Edits listed between two versions of one record; past it, one line says how many more."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One difference: where it sits, its value before and after."""
+
+    steps: tuple[Step, ...]
+    """Where it sits, from the record the edits were taken of: to apply it to a copy."""
+    where: tuple[str, ...]
+    """How a reader names the place: ("tool place_order", "effect 1 (set /orders/-/status)",
+    "value")."""
+    before: Any
+    after: Any
+    summary: str = ""
+    """For a whole list that changed: `tool lookup added`, said instead of before -> after."""
+
+    @property
+    def text(self) -> str:
+        place = " · ".join(part for part in self.where if part)
+        if self.summary:
+            return f"{place} {self.summary}".strip()
+        return f"{place}: {shown(self.before)} -> {shown(self.after)}"
+
+    def within(self, n: int) -> Edit:
+        """The same edit named from `n` steps down (a case's edits without `case 'x'`)."""
+        return dataclasses.replace(self, where=self.where[n:])
+
+
+def shown(value: Any) -> str:
+    """A value as a reviewer reads it, state-language templates as written in the YAML."""
+    if value is MISSING:
+        return "(none)"
+    return short(_source(value))
+
+
+def _source(value: Any) -> Any:
+    """Compiled state-language values back to what the suite says (`${args.id}`)."""
+    if isinstance(value, spec.Ref | spec.Path):
+        return str(value)
+    if isinstance(value, spec.Text):
+        return "".join(str(p) for p in value.parts)
+    if isinstance(value, spec.Tree):
+        return _source(value.value)
+    if isinstance(value, spec.Select):
+        out: dict[str, Any] = {"$select": str(value.path)}
+        if value.where is not None:
+            out["$where"] = _source(value.where)
+        out |= {"$first": True} if value.first else {}
+        return out | ({"$key": True} if value.key else {})
+    if isinstance(value, dict):
+        return {k: _source(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_source(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _source(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.compare and getattr(value, f.name) != f.default
+        }
+    return value
+
+
+# ---------------------------------------------------------------- names of list items
+
+
+def _key_of(item: Any) -> Any:
+    """What pairs an item of a list across versions: a tool by name, a critic by field; None
+    for items paired by position (turns, effects, messages)."""
+    if isinstance(item, model.Tool | model.Case | model.ModelSpec):
+        return item.name
+    if isinstance(item, model.CriticSpec):
+        return item.field
+    if isinstance(item, model.StateCheck):
+        return item.pointer
+    if isinstance(item, model.FinalAnswerCheck):
+        return item.kind
+    return None
+
+
+def _item_name(item: Any, index: int, field: str) -> str:
+    if isinstance(item, spec.Effect):
+        at = f" ... {item.at}" if item.at is not None else ""
+        return f"effect {index + 1} ({item.op} {item.path}{at})"
+    if isinstance(item, spec.Check):
+        return f"precondition {index + 1}" + (f" ({item.path})" if item.path else "")
+    if isinstance(item, model.SimulatedResponse):
+        return f"response {index + 1}" + (f" (when {short(item.when)})" if item.when else "")
+    if isinstance(item, model.Message):
+        return f"{item.role} message {index + 1}"
+    return record_name(item, index) or f"{field} {index + 1}"
+
+
+_FIELD_NAMES: Mapping[str, str] = {"behavior": "", "params": ""}
+"""Fields said otherwise than by their name ("" for none: a tool's behaviour is its parts, a
+critic's parameters are the critic's)."""
+
+
+# ---------------------------------------------------------------- the walk
+
+
+def edits(before: Any, after: Any) -> list[Edit]:
+    """Every difference between two versions of a record (a suite, a case, a tool)."""
+    out: list[Edit] = []
+    _diff(before, after, (), (), out)
+    if len(out) > MAX_EDITS:
+        more = len(out) - MAX_EDITS
+        out = out[:MAX_EDITS]
+        out.append(Edit((), (), None, None, f"... and {more} more differences"))
+    return out
+
+
+def _diff(b: Any, a: Any, steps: tuple[Step, ...], where: tuple[str, ...], out: list[Edit]) -> None:
+    if b is a or b == a:
+        return
+    if _is_record(b) and type(b) is type(a):
+        for f in dataclasses.fields(b):
+            if f.compare:
+                _field(getattr(b, f.name), getattr(a, f.name), f.name, steps, where, out)
+        return
+    if isinstance(b, dict) and isinstance(a, dict):
+        for key in list(b) + [k for k in a if k not in b]:
+            label = str(key)
+            _diff(b.get(key, MISSING), a.get(key, MISSING), (*steps, key), (*where, label), out)
+        return
+    if isinstance(b, tuple) and isinstance(a, tuple) and _items(b, a, steps, where, out):
+        return
+    out.append(Edit(steps, where, b, a))
+
+
+def _field(
+    b: Any, a: Any, name: str, steps: tuple[Step, ...], where: tuple[str, ...], out: list[Edit]
+) -> None:
+    if b == a:
+        return
+    label = _FIELD_NAMES.get(name, name)
+    if _is_record(b) or _is_record(a):
+        label = record_name(a if a is not None else b, None) or label
+    elif isinstance(b, tuple) and isinstance(a, tuple) and any(map(_is_record, (*b, *a))):
+        label = ""  # each item says what it is: `tool lookup`, `effect 1 (...)`
+    _diff(b, a, (*steps, name), (*where, label), out)
+
+
+def _items(
+    b: tuple[Any, ...],
+    a: tuple[Any, ...],
+    steps: tuple[Step, ...],
+    where: tuple[str, ...],
+    out: list[Edit],
+) -> bool:
+    """Pair two lists' records (by name where they have one, else by position) and diff each
+    pair; False for lists of plain values, which are one edit with both sides shown."""
+    if not any(_is_record(x) for x in (*b, *a)):
+        return False
+    field = steps[-1] if steps and isinstance(steps[-1], str) else ""
+    keys_b, keys_a = [_key_of(x) for x in b], [_key_of(x) for x in a]
+    keyed = None not in keys_b + keys_a
+    if keyed and len(set(keys_b)) == len(b) and len(set(keys_a)) == len(a):
+        _keyed_items(b, a, keys_b, keys_a, steps, where, out)
+        return True
+    n = min(len(b), len(a))
+    for i in range(n):
+        _diff(b[i], a[i], (*steps, i), (*where, _item_name(a[i], i, field)), out)
+    if len(b) != len(a):  # the items past the shorter list: added, or removed, as one edit
+        extra = a[n:] if len(a) > n else b[n:]
+        names = [_item_name(x, n + i, field) for i, x in enumerate(extra)]
+        verb = "added" if len(a) > n else "removed"
+        after = (*b[:n], *a[n:]) if len(a) > n else b[:n]
+        out.append(Edit(steps, where, b, after, f"{', '.join(names)} {verb}"))
+    return True
+
+
+def _keyed_items(
+    b: tuple[Any, ...],
+    a: tuple[Any, ...],
+    keys_b: list[Any],
+    keys_a: list[Any],
+    steps: tuple[Step, ...],
+    where: tuple[str, ...],
+    out: list[Edit],
+) -> None:
+    """Items paired by name: each pair diffed; those added or removed (or a new order) one
+    edit of the list, which applied alone adds and removes them and keeps the base's order."""
+    field = steps[-1] if steps and isinstance(steps[-1], str) else ""
+    at = {k: i for i, k in enumerate(keys_b)}
+    for j, key in enumerate(keys_a):
+        if key in at:
+            i = at[key]
+            _diff(b[i], a[j], (*steps, i), (*where, _item_name(a[j], j, field)), out)
+    added = [j for j, k in enumerate(keys_a) if k not in at]
+    gone = [i for i, k in enumerate(keys_b) if k not in set(keys_a)]
+    said = [f"{_item_name(a[j], j, field)} added" for j in added]
+    said += [f"{_item_name(b[i], i, field)} removed" for i in gone]
+    if said:
+        kept = tuple(x for i, x in enumerate(b) if i not in gone)
+        out.append(Edit(steps, where, b, (*kept, *(a[j] for j in added)), "; ".join(said)))
+    elif keys_a != keys_b:
+        out.append(Edit(steps, where, b, b, f"{field} reordered"))
+
+
+def _is_record(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+# ---------------------------------------------------------------- applying one edit
+
+
+def apply(root: Any, edit: Edit) -> Any:
+    """A copy of `root` (the record the edit was taken of, in its `before` version) with this
+    one edit made."""
+    return _set(root, edit.steps, edit.after)
+
+
+def _set(node: Any, steps: tuple[Step, ...], value: Any) -> Any:
+    if not steps:
+        return value
+    step, rest = steps[0], steps[1:]
+    if _is_record(node):
+        assert isinstance(step, str)
+        return dataclasses.replace(node, **{step: _set(getattr(node, step), rest, value)})
+    if isinstance(node, tuple):
+        assert isinstance(step, int)
+        return (*node[:step], _set(node[step], rest, value), *node[step + 1 :])
+    copy = dict(node)
+    new = _set(copy.get(step, MISSING), rest, value)
+    if new is MISSING:
+        copy.pop(step, None)
+    else:
+        copy[step] = new
+    return copy
