@@ -176,11 +176,13 @@ def test_cli_diff_prints_the_change_and_writes_markdown(tmp_path, run_dir):
     assert "REGRESSION compare two cities  PASS 1.000 → FAIL" in result.output
     assert "city (call 2): 1.00×1 → 0.00×1" in result.output
     text = md.read_text(encoding="utf-8")
+    # Neither city alone fails the case (each leaves it at WARN): the row says both did.
     assert (
-        '| compare two cities | expected call 1 (get\\_current\\_weather) city: "Paris" -&gt; '
-        '"Rome"; expected call 2 (get\\_current\\_weather) city: "London" -&gt; "Berlin" | '
-        "PASS 1.000 | FAIL" in text
+        "| compare two cities | cause: interaction of expected call 1 (get\\_current\\_weather)"
+        ' · city: "Paris" -&gt; "Rome" and expected call 2 (get\\_current\\_weather) · city: '
+        '"London" -&gt; "Berlin" (neither alone moves it) | PASS 1.000 | FAIL' in text
     )
+    assert '- changed: expected call 1 (get\\_current\\_weather) city: "Paris" -&gt;' in text
     assert "| forecast for tomorrow |" not in text  # unchanged cases stay out of the comment
 
 
@@ -238,7 +240,7 @@ def test_markdown_diff_respects_the_comment_size_limit(tmp_path, run_dir):
     assert "<details>" in full
     short = render_diff_markdown(comparison, limit=len(full) - 10)
     assert "<details>" not in short and "left out" in short
-    assert "| compare two cities | expected call 1" in short
+    assert "| compare two cities | cause: interaction of expected call 1" in short
 
 
 # ---------------------------------------------------------------- --base-ref

@@ -360,7 +360,9 @@ def test_review_of_a_changed_refund_flags_exactly_the_conversations_that_cancel(
     # Task 17 cancels nothing; the careless agent of task 66 left its one cancel out.
     assert stale == {("task 32", "good"), ("task 32", "careless"), ("task 66", "good")}
     good32 = next(c for c in reviewed["changes"] if (c["case"], c["model"]) == ("task 32", "good"))
-    assert good32["named"] == ["tool cancel_pending_order effects[0] changed"]
+    [named] = good32["named"]  # by content, not position
+    assert named.startswith("tool cancel_pending_order · effect "), named
+    assert 'transaction_type: "refund" -> "reversal"' in named, named
     # Replayed, the renamed refund no longer leaves the world τ-bench's gold calls leave.
     assert (good32["before"]["status"], good32["after"]["status"]) == ("pass", "fail")
 

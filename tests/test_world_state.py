@@ -555,7 +555,9 @@ def test_review_of_a_changed_effect_flags_exactly_the_transcripts_whose_outputs_
     # The change is named on the cases whose recorded calls reach the tool, the regression
     # included, not as a change "no recorded call reaches".
     named = {c["case"]: c["named"] for c in s["changes"]}
-    assert named["cancel by date, any path"] == ["tool cancel_event effects[0] changed"]
+    assert named["cancel by date, any path"] == [
+        'tool cancel_event · effect 1 (set /events ... /status) · value: "cancelled" -> "canceled"'
+    ]
     assert named["book lunch with jane"] == []
     assert s["suite_changes"] == []
 

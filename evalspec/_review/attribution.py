@@ -123,7 +123,11 @@ def attribute(
 
     def counterfactual(suite: Suite, label: str) -> Side | None:
         restricted = replace(suite, cases=tuple(c for c in suite.cases if c.name == case))
-        side = score(restricted, transcripts)
+        try:
+            side = score(restricted, transcripts)
+        except Exception as exc:  # a change that means nothing alone (a reference it needs)
+            tried.append((label, f"cannot be scored alone ({type(exc).__name__})"))
+            return None
         tried.append((label, verdict(side)))
         return side
 

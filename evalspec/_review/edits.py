@@ -126,9 +126,9 @@ def _item_name(item: Any, index: int, field: str) -> str:
     return record_name(item, index) or f"{field} {index + 1}"
 
 
-_FIELD_NAMES: Mapping[str, str] = {"behavior": "", "params": ""}
+_FIELD_NAMES: Mapping[str, str] = {"behavior": "", "params": "", "expect": "", "args": ""}
 """Fields said otherwise than by their name ("" for none: a tool's behaviour is its parts, a
-critic's parameters are the critic's)."""
+critic's parameters are the critic's, an expected call's arguments are the call's)."""
 
 
 # ---------------------------------------------------------------- the walk
@@ -148,7 +148,7 @@ def edits(before: Any, after: Any) -> list[Edit]:
 def _diff(b: Any, a: Any, steps: tuple[Step, ...], where: tuple[str, ...], out: list[Edit]) -> None:
     if b is a or b == a:
         return
-    if _is_record(b) and type(b) is type(a):
+    if _is_record(b) and type(b) is type(a) and _kind(b) == _kind(a):
         for f in dataclasses.fields(b):
             if f.compare:
                 _field(getattr(b, f.name), getattr(a, f.name), f.name, steps, where, out)
@@ -224,13 +224,19 @@ def _keyed_items(
             _diff(b[i], a[j], (*steps, i), (*where, _item_name(a[j], j, field)), out)
     added = [j for j, k in enumerate(keys_a) if k not in at]
     gone = [i for i, k in enumerate(keys_b) if k not in set(keys_a)]
-    said = [f"{_item_name(a[j], j, field)} added" for j in added]
-    said += [f"{_item_name(b[i], i, field)} removed" for i in gone]
+    said = [f"{_item_name(a[j], j, field)} added: {shown(a[j])}" for j in added]
+    said += [f"{_item_name(b[i], i, field)} removed (was {shown(b[i])})" for i in gone]
     if said:
         kept = tuple(x for i, x in enumerate(b) if i not in gone)
         out.append(Edit(steps, where, b, (*kept, *(a[j] for j in added)), "; ".join(said)))
     elif keys_a != keys_b:
         out.append(Edit(steps, where, b, b, f"{field} reordered"))
+
+
+def _kind(record: Any) -> Any:
+    """What a record is (a critic's `kind`, an effect's `op`): when it changes, the record's
+    other fields mean other things, so the record is one edit, never applied in parts."""
+    return getattr(record, "kind", None), getattr(record, "op", None)
 
 
 def _is_record(value: Any) -> bool:
