@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import git
 
 from evalspec import api
 from evalspec._report.columns import Side
@@ -43,15 +44,6 @@ MISSPELT = """\
 """
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 def _edit(text: str, old: str, new: str) -> str:
     assert text.count(old) == 1, old
     return text.replace(old, new)
@@ -70,9 +62,9 @@ def three_causes(tmp_path: Path) -> Path:
     text = _edit(text, "  - name: unknown contact\n", MISSPELT)
     text = _edit(text, "  state_weight: 0.5 ", "  fail_threshold: 0.7\n  state_weight: 0.5 ")
     suite.write_text(text, encoding="utf-8")
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "base")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
     text = _edit(text, "fail_threshold: 0.7", "fail_threshold: 0.8")
     text = _edit(text, "          value: cancelled\n", "          value: canceled\n")
     text = _edit(

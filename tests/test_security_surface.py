@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
+from support import git
 
 from evalspec import api
 from evalspec._review.security import security_changes
@@ -142,23 +143,14 @@ def _suite(place: str | None = None, *, repoint: bool = False) -> str:
     )
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 def _review(tmp_path: Path, base: str, head: str) -> subprocess.CompletedProcess[str]:
     repo = tmp_path / "repo"
     (repo / "suites").mkdir(parents=True)
     suite = repo / "suites" / "surface.yaml"
     suite.write_text(base, encoding="utf-8")
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "base")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
     suite.write_text(head, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != TOKEN}
     return subprocess.run(
