@@ -14,13 +14,29 @@ NaN, lone surrogates) goes through `parse_json`, so those keep their file:line:c
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 
 from evalspec._util.reading import MAX_JSON_DEPTH, parse_json
 
 T = TypeVar("T")
+
+
+MAX_ANSWER_SECONDS = 1e6
+"""The most seconds a recorded answer's latency may hold (some 11 days; a request times out
+after at most a day)."""
+
+MAX_SECONDS = 1e12
+"""The most seconds a transcript's latency may hold: a conversation of a million answers of
+`MAX_ANSWER_SECONDS`; a million transcripts of it still add up to a finite number."""
+
+AnswerSeconds = Annotated[float, msgspec.Meta(ge=0, le=MAX_ANSWER_SECONDS)]
+"""One recorded answer's latency; a larger one is refused where it is read, as a negative or
+overflowing token count is."""
+
+Seconds = Annotated[float, msgspec.Meta(ge=0, le=MAX_SECONDS)]
+"""A transcript's latency (its answers' added up), held as `AnswerSeconds` is."""
 
 
 class RecordError(ValueError):
