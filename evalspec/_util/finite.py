@@ -93,3 +93,17 @@ def finite_number(value: Any) -> bool:
     if isinstance(value, int):
         return -sys.float_info.max <= value <= sys.float_info.max
     return math.isfinite(value)
+
+
+def non_finite_as_text(value: Any) -> Any:
+    """`value` with each NaN or infinity in it replaced by its text (`inf`, `-inf`, `nan`),
+    and tuples as lists: what an imported file's Python literal (`{'x': 1e400}`) or lenient
+    JSON (`NaN`) holds, carried as text as a tool output holding them is, so a transcript made
+    of it can be written and read back."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: non_finite_as_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [non_finite_as_text(v) for v in value]
+    return value
