@@ -136,6 +136,8 @@ _STEP = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 _UNKNOWN = re.compile(r"^Object contains unknown field `(.*)`$")
 _MISSING = re.compile(r"^Object missing required field `(.*)`$")
 _LENGTH = re.compile(r"^Expected `(?:array|object)` of length <= (\d+)$")
+_BOUND = re.compile(r"^Expected `float` (>=|<=|>|<) (\S+)$")
+_BOUND_WORDS = {">=": "at least", "<=": "at most", ">": "more than", "<": "less than"}
 
 
 def _in_words(exc: msgspec.ValidationError, record: Any, data: Any, root: str) -> RecordError:
@@ -160,6 +162,9 @@ def _in_words(exc: msgspec.ValidationError, record: Any, data: Any, root: str) -
     if m := _LENGTH.match(message):
         count = len(value) if isinstance(value, list | dict) else 0
         return RecordError(where, f"{count} items; evalspec reads at most {m.group(1)}")
+    if m := _BOUND.match(message):
+        limit = _BOUND_WORDS[m.group(1)]
+        return RecordError(where, f"{value!r:.40} is out of range: it must be {limit} {m.group(2)}")
     if message.startswith(("Expected", "Invalid enum value")):
         return RecordError(where, f"expected {words(typ)}, got {kind(value)}")
     return RecordError(where, message[:1].lower() + message[1:])
