@@ -7,16 +7,15 @@ number of times without paying for the model again.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgspec
 
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
-from evalspec._util.files import atomic_write
+from evalspec._util.files import atomic_write, dumps_line
 from evalspec._util.reading import display_name, input_error, parse_json, read_text
-from evalspec._util.records import RecordError, convert, decode
+from evalspec._util.records import RecordError, Seconds, convert, decode
 
 TRANSCRIPT_VERSION = 1
 
@@ -124,7 +123,7 @@ class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     tool_calls, length, ...), or max_turns when the turn limit cut it off, or error."""
     usage: Usage = msgspec.field(default_factory=Usage)
     """Tokens summed over every model answer of the item."""
-    latency_s: float = 0.0
+    latency_s: Seconds = 0.0
     """Seconds spent waiting for model answers (successful attempts only; retries and
     rate-limit waits excluded); 0 for replays of old recordings without timing."""
     turns: Count = 0
@@ -176,7 +175,7 @@ def write_transcripts(path: Path, transcripts: list[Transcript]) -> None:
     """Write transcripts as JSONL, atomically (a reader never sees half a file)."""
     with atomic_write(path) as fh:
         for t in transcripts:
-            fh.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+            fh.write(dumps_line(t.to_dict(), path.name) + "\n")
 
 
 MAX_TRANSCRIPTS_BYTES = 256 * 1024 * 1024

@@ -194,13 +194,13 @@ EXPECTED: dict[str, list[str]] = {
         "misspelt_tool_key.yaml:6:5: tools[0]: unknown key 'parameter'; did you mean 'parameters'?",
     ],
     "negative_critic_weight": [
-        "negative_critic_weight.yaml:8:32: critics.city.weight: -1 is out of range: it must be 0 or more; use 0 or more (0 makes it not count)",
+        "negative_critic_weight.yaml:8:32: critics.city.weight: -1 is out of range: it must be from 0 to 1000000; use from 0 to 1000000 (0 makes it not count)",
     ],
     "negative_evaluator_weight": [
-        "negative_evaluator_weight.yaml:10:17: cases[0].evaluators[0].weight: -2 is out of range: it must be 0 or more; for example: 0.5",
+        "negative_evaluator_weight.yaml:10:17: cases[0].evaluators[0].weight: -2 is out of range: it must be from 0 to 1000000; for example: 0.5",
     ],
     "negative_tool_selection_weight": [
-        "negative_tool_selection_weight.yaml:5:26: rubric.tool_selection_weight: -0.5 is out of range: it must be 0 or more; for example: 1",
+        "negative_tool_selection_weight.yaml:5:26: rubric.tool_selection_weight: -0.5 is out of range: it must be from 0 to 1000000; for example: 1",
     ],
     "no_models": [
         "no_models.yaml:2:1: (top level): the suite names no model to evaluate; add `models: [gpt-4o-mini]` (any OpenAI-compatible model id)",

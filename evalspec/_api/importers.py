@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalspec._util.errors import UsageError
 from evalspec._util.outputs import check_output_file
+from evalspec._util.paths import folder_label, model_label
 
 if TYPE_CHECKING:
     from evalspec._transcript import Transcript
@@ -27,6 +28,7 @@ _MALFORMED = (
     IndexError,
     RecursionError,
     StopIteration,
+    ArithmeticError,
 )
 """What converting a file of the right syntax but the wrong content raises."""
 
@@ -179,7 +181,11 @@ def import_bfcl_results(
     if kind is not None and kind not in KINDS:
         raise UsageError(f"--kind {kind!r}: use one of {', '.join(KINDS)}")
     loaded = load_suite(suite)
-    label = model or (loaded.models[0].name if loaded.models else "bfcl")
+    label = (
+        model_label(model, results, "bfcl")
+        if model is not None
+        else (loaded.models[0].name if loaded.models else "bfcl")
+    )
     if any(c.turns for c in loaded.cases):  # a multi-turn category: turns of steps of calls
         from evalspec._interop.bfcl_multi_turn_results import multi_turn_transcripts
 
@@ -300,7 +306,7 @@ def _answer_suites(
     from evalspec._interop.stabletoolbench_suites import answer_file_suites
     from evalspec._util.reading import read_json
 
-    label = transcripts[0].model if transcripts else converted.parent.name
+    label = transcripts[0].model if transcripts else folder_label(converted, "stabletoolbench")
     with importing(converted, "StableToolBench converted answer"):
         suites = answer_file_suites(
             read_json(converted),
@@ -321,6 +327,7 @@ def import_otel(
 
     spans, out = Path(spans), Path(out)
     check_output_file(out, "--out")
+    model = model_label(model, spans, "otel")
     with importing(spans, "OpenTelemetry JSON"):
         transcripts = otel_transcripts(spans, case=case, model=model)
     _write_transcripts(out, transcripts)

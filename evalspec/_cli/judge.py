@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -17,6 +16,7 @@ from evalspec._cli.common import (
     print_error,
     reports_errors,
 )
+from evalspec._util import finite
 
 if TYPE_CHECKING:
     from evalspec.api import JudgeOutcome
@@ -112,4 +112,4 @@ def _print_json(outcome: JudgeOutcome) -> None:
         "cached": outcome.count("cache"),
         "failed": outcome.count("failed"),
     }
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(finite.dumps(data, "the --json output", indent=2, ensure_ascii=False) + "\n")

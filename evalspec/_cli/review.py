@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evalspec._cli.common import HtmlOpt, reports_errors
+from evalspec._util import finite
 from evalspec._util.errors import UsageError
 
 if TYPE_CHECKING:
@@ -38,9 +38,10 @@ GateOpt = Annotated[
 
 def _emit(comparison: Comparison, *, as_json: bool, show_unchanged: bool) -> None:
     if as_json:
-        sys.stdout.write(
-            json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+        text = finite.dumps(
+            comparison.to_dict(), "the --json output", indent=2, ensure_ascii=False, default=str
         )
+        sys.stdout.write(text + "\n")
     else:
         from evalspec._report.comparison import print_comparison
 
@@ -236,7 +237,8 @@ def review(
         full_markdown=full_markdown,
     )
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        text = finite.dumps(result.to_dict(), "the --json output", indent=2, ensure_ascii=False)
+        sys.stdout.write(text + "\n")
     else:
         for suite in result.suites:
             if suite.comparison is None:

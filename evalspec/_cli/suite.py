@@ -16,6 +16,7 @@ from evalspec._cli.common import (
     TrialsOpt,
     reports_errors,
 )
+from evalspec._util import finite
 from evalspec._util.errors import SpecError, UsageError
 
 
@@ -89,7 +90,7 @@ def plan(
         data = compiled.to_dict()
         if cost:
             data["estimate"] = [e.to_dict() for e in estimates]
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        typer.echo(finite.dumps(data, "the --json output", indent=2, ensure_ascii=False))
         return
     from rich.console import Console
     from rich.table import Table

@@ -9,6 +9,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypeGuard
 
+from evalspec._util.finite import finite_number
+
 
 @dataclass(frozen=True)
 class CriticOutcome:
@@ -157,7 +159,7 @@ class Params:
         value = self.raw(name, default)
         if value is None:
             return None
-        if not is_number(value) or not math.isfinite(value):
+        if not is_number(value) or not finite_number(value):
             raise ValueError(f"critic '{self.kind}': '{name}' must be a number, got {show(value)}")
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             bounds = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"

@@ -56,6 +56,11 @@ class NumericCritic(Critic):
             raise ValueError("critic 'numeric': give both min and max (the range of values)")
         if lo is not None and hi is not None and not lo < hi:
             raise ValueError(f"critic 'numeric': min ({lo:g}) must be less than max ({hi:g})")
+        if lo is not None and hi is not None and not math.isfinite(hi - lo):
+            raise ValueError(
+                f"critic 'numeric': the range from min ({lo:g}) to max ({hi:g}) is wider than "
+                "a number can hold; narrow it"
+            )
         if lo is None and tolerance is None:
             raise ValueError(
                 "critic 'numeric' needs min and max (the range of values), or a tolerance"

@@ -29,7 +29,7 @@ from typing import Any
 
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import UsageError
-from evalspec._util.reading import read_json
+from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted, read_json
 
 TOOL_NAME_KEYS = ("tool.name", "gen_ai.tool.name")
 INPUT_KEYS = ("input.value", "gen_ai.tool.call.arguments")
@@ -84,13 +84,19 @@ def _attributes(raw: Any) -> dict[str, Any]:
     return {}
 
 
-def _time(value: Any) -> float:
-    """Start times as sortable numbers: nanoseconds, seconds, or ISO text all sort right."""
-    if isinstance(value, int | float):
-        return float(value)
+def _time(value: Any) -> int | float:
+    """Start times as sortable numbers: nanoseconds, seconds, or ISO text all sort right.
+
+    Kept as they were written (an int compares exactly with a float): a start of 400 digits
+    sorts last, never overflows a float."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
     if isinstance(value, str):
         if value.isdigit():
-            return float(value)
+            try:
+                return int(value)
+            except ValueError:  # more digits than Python converts: no time, as any bad text
+                return 0.0
         from datetime import datetime
 
         try:
@@ -157,9 +163,11 @@ def _first(attrs: Mapping[str, Any], keys: Iterable[str]) -> Any:
 
 
 def _json_or_text(value: Any) -> Any:
+    """The JSON a text attribute holds, or the text: JSON with NaN, Infinity, a number that
+    overflows or deep nesting stays text, as a live tool's output does."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return loads_untrusted(value, MAX_VALUE_DEPTH)
         except ValueError:
             return value
     return value

@@ -35,6 +35,7 @@ from evalspec._tools.toolbench_names import (
 )
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.json_values import parse_json_value
+from evalspec._util.paths import model_label
 from evalspec._util.reading import display_name, input_error, read_json
 
 SOPR_VALUES = {"Solved": 1.0, "Unsure": 0.5, "Unsolved": 0.0}
@@ -279,7 +280,7 @@ def read_converted_answers(path: str | Path, model: str | None = None) -> Conver
     defaults to the file's parent directory name (``virtual_chatgpt_cot``).
     """
     path = Path(path)
-    label = model or path.parent.name
+    label = model_label(model, path, "stabletoolbench")
     data = read_json(path)
     if not isinstance(data, dict):
         raise input_error(
@@ -389,7 +390,7 @@ def transcripts_from_answer_dir(
     ``model`` defaults to the directory's parent name (``virtual_chatgpt_cot``).
     """
     directory = Path(directory)
-    label = model or directory.parent.name
+    label = model_label(model, directory, "stabletoolbench")
     out: list[Transcript] = []
     for path in sorted(directory.glob("*.json")):
         query_id, _, method = path.stem.partition("_")

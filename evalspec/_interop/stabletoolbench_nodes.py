@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalspec._tools.toolbench_names import FINISH
+from evalspec._util.finite import non_finite_as_text
 
 MAX_NODE_CHARS = 1_000_000
 """Longer node text is not parsed as a whole (it is still read field by field)."""
@@ -87,7 +88,7 @@ def _as_mapping(message: Any) -> Mapping[str, Any] | None:
         return None
     for parse in (json.loads, ast.literal_eval):
         try:
-            value = parse(message)
+            value = non_finite_as_text(parse(message))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
         if isinstance(value, Mapping):

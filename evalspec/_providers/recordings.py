@@ -46,7 +46,7 @@ from evalspec._util.reading import (
     open_regular,
     without_lone_surrogates,
 )
-from evalspec._util.records import RecordError, convert
+from evalspec._util.records import AnswerSeconds, RecordError, convert
 
 _log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ WHAT = "a recordings file (JSON lines of recorded answers)"
 
 
 def _dumps(obj: Any) -> str:
-    return redaction.scrub(dumps_line(obj))
+    return redaction.scrub(dumps_line(obj, "a recordings line"))
 
 
 Count = Annotated[int, msgspec.Meta(ge=0)]
@@ -92,7 +92,7 @@ class RecordedResponse(msgspec.Struct, frozen=True):
     usage: dict[str, Count] = msgspec.field(default_factory=dict)
     """Token counts by name (prompt_tokens, completion_tokens): whole numbers of 0 or more, so
     a hand-edited or hostile line is refused where it stands, not at replay."""
-    latency_s: float = 0.0
+    latency_s: AnswerSeconds = 0.0
 
 
 class RecordedAnswer(msgspec.Struct, frozen=True, kw_only=True):

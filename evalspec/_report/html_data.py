@@ -30,7 +30,7 @@ from evalspec._report.columns import (
 from evalspec._scoring.results_file import CaseRecord, ResultsFile
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._transcript import Transcript
-from evalspec._util import terminal
+from evalspec._util import finite, terminal
 from evalspec._util.collector import collector_paused
 
 MAX_TEXT = 4000
@@ -342,7 +342,9 @@ def script_json(payload: Payload) -> str:
         text = msgspec.json.encode(payload).decode("utf-8")
     except UnicodeEncodeError:  # half an emoji in a live answer: json writes it as an escape
         plain = msgspec.to_builtins(payload)
-        text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"), default=str)
+        text = finite.dumps(
+            plain, "the HTML report's data", ensure_ascii=False, separators=(",", ":"), default=str
+        )
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     # The encoder leaves C1 controls and bidirectional overrides as they are: a state value or
     # a model's answer holding U+202E showed its row reversed. The page shows them as escapes

@@ -16,9 +16,10 @@ from typing import IO, Any
 
 from evalspec._report.records import Report, case_records
 from evalspec._scoring.results_file import HEAD, ResultsFile, plain
+from evalspec._util import finite
 from evalspec._util.files import atomic_write
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+_ENCODER = finite.encoder(ensure_ascii=False, default=str)
 
 
 def write_json(report: Report, path: Path) -> None:
@@ -37,19 +38,19 @@ def _write(path: Path, head: ResultsFile, cases: Iterable[Any], results: Iterabl
         fh.write("{\n")
         for key in HEAD:
             value = plain(getattr(head, key))
-            text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+            text = finite.dumps(value, path.name, key, indent=2, ensure_ascii=False, default=str)
             fh.write(f"  {json.dumps(key)}: {text.replace(chr(10), chr(10) + '  ')},\n")
-        _write_list(fh, "cases", (plain(c) for c in cases), last=False)
-        _write_list(fh, "results", (plain(r) for r in results), last=True)
+        _write_list(fh, path.name, "cases", (plain(c) for c in cases), last=False)
+        _write_list(fh, path.name, "results", (plain(r) for r in results), last=True)
         fh.write("}\n")
 
 
-def _write_list(fh: IO[str], key: str, items: Iterable[Any], *, last: bool) -> None:
+def _write_list(fh: IO[str], name: str, key: str, items: Iterable[Any], *, last: bool) -> None:
     fh.write(f'  "{key}": [')
     first = True
-    for item in items:
+    for i, item in enumerate(items):
         fh.write("\n    " if first else ",\n    ")
-        fh.write(_ENCODER.encode(item))
+        fh.write(finite.encode(_ENCODER, item, name, f"{key}[{i}]"))
         first = False
     fh.write("]" if first else "\n  ]")
     fh.write("\n" if last else ",\n")

@@ -10,6 +10,7 @@ gate. Then the team's gate (the suite's `gate:`) decides the exit code.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -247,7 +248,10 @@ def spend_text(before: Spend, after: Spend) -> str:
 
 
 def _change(before: float, after: float) -> str:
-    return f" ({_signed((after - before) / before, '.1%')})" if before else ""
+    """` (+25.0%)`; nothing when there is no ratio to show (from 0, or one whose percentage
+    is too large for a float: a cost of 1e-300 before)."""
+    ratio = (after - before) / before if before else math.inf
+    return f" ({_signed(ratio, '.1%')})" if math.isfinite(ratio * 100) else ""
 
 
 def _names(cases: Sequence[str], limit: int = 10) -> str:

@@ -114,9 +114,9 @@ class Sink:
             return
         fields = t.to_dict()
         if self._states is not None and t.state is not None:
-            text = self._states.line(fields)
+            text = self._states.line(fields, TRANSCRIPTS_FILE)
         else:
-            text = dumps_line(fields)
+            text = dumps_line(fields, TRANSCRIPTS_FILE)
         line = redaction.scrub(text) + "\n"
         if self._torn:
             line = "\n" + line

@@ -7,7 +7,6 @@ run.json lets shards of one run be recognised and merged.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import time
@@ -20,6 +19,7 @@ import msgspec
 
 from evalspec._suite.model import Suite
 from evalspec._transcript import Transcript, read_line
+from evalspec._util import finite
 from evalspec._util.errors import InputError, UsageError
 from evalspec._util.files import FILE_MODE, NOFOLLOW, lock_descriptor, write_text_atomic
 from evalspec._util.paths import safe_name
@@ -184,7 +184,8 @@ def write_manifest(run_dir: Path, suite: Suite, selection: Selection) -> None:
 
 def manifest_text(manifest: RunManifest) -> str:
     """run.json's text: indented, as 1.0 wrote it."""
-    return json.dumps(msgspec.to_builtins(manifest), indent=2, ensure_ascii=False) + "\n"
+    data = msgspec.to_builtins(manifest)
+    return finite.dumps(data, MANIFEST_FILE, indent=2, ensure_ascii=False) + "\n"
 
 
 def read_manifest(run_dir: Path) -> RunManifest | None:

@@ -9,12 +9,12 @@ it: its JSON text is made once and reused. The line is the same text `dumps_line
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from evalspec._util import finite
 from evalspec._util.files import escape_surrogates
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+_ENCODER = finite.encoder(ensure_ascii=False, sort_keys=True, default=str)
 """`dumps_line`'s encoder: the texts joined here are the ones it writes for the same values."""
 
 MAX_ENTRIES = 1024
@@ -30,8 +30,13 @@ class StateLines:
         """By identity: the value (kept, so its id is not reused) and its JSON text."""
         self._chars = 0
 
-    def line(self, data: dict[str, Any]) -> str:
-        """The JSON line of `Transcript.to_dict()`, states' collections encoded once each."""
+    def line(self, data: dict[str, Any], what: str = "a JSON line") -> str:
+        """The JSON line of `Transcript.to_dict()`, states' collections encoded once each;
+        a non-finite number is a NotFiniteError, as `dumps_line` makes it."""
+        with finite.writing(what, data):
+            return self._line(data)
+
+    def _line(self, data: dict[str, Any]) -> str:
         parts = []
         for key in sorted(data):
             value = data[key]

@@ -12,10 +12,10 @@ rewrites the same bytes.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from evalspec._util import finite
 from evalspec._util.errors import Problem, SpecError
 from evalspec._util.files import atomic_write
 from evalspec._util.reading import read_json
@@ -66,7 +66,7 @@ def write_lock(path: Path, servers: LockedTools) -> None:
         "servers": {key: {"tools": tools} for key, tools in sorted(servers.items())},
     }
     with atomic_write(path) as fh:
-        fh.write(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        fh.write(finite.dumps(data, path.name, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def _broken(path: Path, what: str) -> SpecError:

@@ -394,8 +394,8 @@ def range_message(value: Any, schema: dict[str, Any]) -> tuple[str, str]:
     examples = schema.get("examples") or []
     if examples and isinstance(examples[0], int | float):
         return message, f"for example: {_fmt(examples[0])}"
-    if lo == 0 and hi is None:
-        return message, "use 0 or more (0 makes it not count)"
+    if lo == 0 and (hi is None or hi > 1):
+        return message, f"use {allowed} (0 makes it not count)"
     return message, f"use a number {allowed}"
 
 

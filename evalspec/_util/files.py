@@ -9,7 +9,6 @@ the rename itself survives a power cut. Two writers never share a temporary name
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import sys
@@ -18,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
-from evalspec._util import redaction
+from evalspec._util import finite, redaction
 from evalspec._util.errors import InputError, Problem, SpecError
 from evalspec._util.reading import display_name, parse_json, read_text
 
@@ -191,7 +190,9 @@ def update_json_object(
         with atomic_write(path) as fh:
             fh.write(
                 escape_surrogates(
-                    json.dumps(merged, ensure_ascii=False, indent=indent, sort_keys=sort_keys)
+                    finite.dumps(
+                        merged, what, ensure_ascii=False, indent=indent, sort_keys=sort_keys
+                    )
                 )
             )
     return merged
@@ -211,10 +212,11 @@ def escape_surrogates(text: str) -> str:
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-_LINE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+_LINE = finite.encoder(ensure_ascii=False, sort_keys=True, default=str)
 """One encoder for every line (`json.dumps` with options builds one per call)."""
 
 
-def dumps_line(value: Any) -> str:
-    """One JSON line (sorted keys, UTF-8 text kept readable), always encodable."""
-    return escape_surrogates(_LINE.encode(value))
+def dumps_line(value: Any, what: str = "a JSON line") -> str:
+    """One JSON line (sorted keys, UTF-8 text kept readable); anything but a non-finite number
+    (NotFiniteError) is encodable."""
+    return escape_surrogates(finite.encode(_LINE, value, what))

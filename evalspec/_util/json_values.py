@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalspec._util.reading import finite_float
+
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
@@ -21,7 +23,8 @@ def parse_json_value(value: Any, *, containers_only: bool = False) -> Any:
     """Return the JSON value a string holds, or `value` unchanged.
 
     Only strings are parsed, and only when the whole (stripped) string is a JSON document;
-    `NaN` and `Infinity` are not JSON and stay strings. `containers_only` parses objects and
+    `NaN`, `Infinity` and numbers that overflow a float (`1e400`) are not JSON evalspec
+    holds: those stay strings. `containers_only` parses objects and
     arrays only, so the text `"5"` stays text (critics compare `"5"` and `5` as different).
     """
     if not isinstance(value, str):
@@ -30,7 +33,7 @@ def parse_json_value(value: Any, *, containers_only: bool = False) -> Any:
     if not text or (containers_only and text[0] not in "{["):
         return value
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=finite_float)
     except ValueError:
         return value
 

@@ -7,9 +7,12 @@ suite's own directory tree, so no suite can write to `/tmp/x`, `~/.ssh` or `../.
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from evalspec._util.errors import UsageError
 
 MAX_NAME_LENGTH = 80
 """Characters kept of a name used as a directory name (file systems allow 255 bytes)."""
@@ -49,3 +52,20 @@ def escape_reason(base: Path, value: str) -> str:
     if target != root and root not in target.parents:
         return "it leads outside the suite's directory"
     return ""
+
+
+def folder_label(path: Path, fallback: str) -> str:
+    """The name of the folder `path` is in (`virtual_chatgpt_cot` for
+    `virtual_chatgpt_cot/G1.json`), as a model label: taken from the absolute path, so a file
+    in the current folder is labelled by that folder, never by ''; `fallback` at the root."""
+    return Path(os.path.abspath(path)).parent.name or fallback
+
+
+def model_label(model: str | None, path: Path, fallback: str) -> str:
+    """The label of an imported file's answers: `model` when given (never empty), else the
+    name of the folder the file is in (`folder_label`)."""
+    if model is None:
+        return folder_label(path, fallback)
+    if not model.strip():
+        raise UsageError("--model is empty: name the model the answers are from")
+    return model

@@ -232,7 +232,7 @@ def _loads(text: str) -> Any:
     threads (and from Python 3.12 on no longer governs C code), so with other threads running,
     or on 3.12 and later, the text is scanned first instead.
     """
-    kwargs: dict[str, Any] = {"parse_constant": _refuse_constant, "parse_float": _finite_float}
+    kwargs: dict[str, Any] = {"parse_constant": _refuse_constant, "parse_float": finite_float}
     if threading.active_count() > 1 or sys.version_info >= (3, 12):
         if json_depth_error(text) is not None:
             raise RecursionError("too deep")
@@ -253,7 +253,7 @@ def loads_untrusted(text: str, depth: int = MAX_JSON_DEPTH) -> Any:
     if json_depth_error(text, depth) is not None:
         raise ValueError(f"the JSON nests deeper than {depth} levels")
     try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=finite_float)
     except RecursionError:  # pragma: no cover - the scan above refuses it first
         raise ValueError(f"the JSON nests deeper than {depth} levels") from None
 
@@ -319,7 +319,8 @@ def without_lone_surrogates(value: Any) -> Any:
     return value
 
 
-def _finite_float(text: str) -> float:
+def finite_float(text: str) -> float:
+    """A JSON number text as a float; ValueError for one that overflows (`1e400`)."""
     value = float(text)
     if not math.isfinite(value):
         raise ValueError(f"{text} is too large for a number")

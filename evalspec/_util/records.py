@@ -14,13 +14,29 @@ NaN, lone surrogates) goes through `parse_json`, so those keep their file:line:c
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 
 from evalspec._util.reading import MAX_JSON_DEPTH, parse_json
 
 T = TypeVar("T")
+
+
+MAX_ANSWER_SECONDS = 1e6
+"""The most seconds a recorded answer's latency may hold (some 11 days; a request times out
+after at most a day)."""
+
+MAX_SECONDS = 1e12
+"""The most seconds a transcript's latency may hold: a conversation of a million answers of
+`MAX_ANSWER_SECONDS`; a million transcripts of it still add up to a finite number."""
+
+AnswerSeconds = Annotated[float, msgspec.Meta(ge=0, le=MAX_ANSWER_SECONDS)]
+"""One recorded answer's latency; a larger one is refused where it is read, as a negative or
+overflowing token count is."""
+
+Seconds = Annotated[float, msgspec.Meta(ge=0, le=MAX_SECONDS)]
+"""A transcript's latency (its answers' added up), held as `AnswerSeconds` is."""
 
 
 class RecordError(ValueError):
@@ -120,6 +136,8 @@ _STEP = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 _UNKNOWN = re.compile(r"^Object contains unknown field `(.*)`$")
 _MISSING = re.compile(r"^Object missing required field `(.*)`$")
 _LENGTH = re.compile(r"^Expected `(?:array|object)` of length <= (\d+)$")
+_BOUND = re.compile(r"^Expected `float` (>=|<=|>|<) (\S+)$")
+_BOUND_WORDS = {">=": "at least", "<=": "at most", ">": "more than", "<": "less than"}
 
 
 def _in_words(exc: msgspec.ValidationError, record: Any, data: Any, root: str) -> RecordError:
@@ -144,6 +162,9 @@ def _in_words(exc: msgspec.ValidationError, record: Any, data: Any, root: str) -
     if m := _LENGTH.match(message):
         count = len(value) if isinstance(value, list | dict) else 0
         return RecordError(where, f"{count} items; evalspec reads at most {m.group(1)}")
+    if m := _BOUND.match(message):
+        limit = _BOUND_WORDS[m.group(1)]
+        return RecordError(where, f"{value!r:.40} is out of range: it must be {limit} {m.group(2)}")
     if message.startswith(("Expected", "Invalid enum value")):
         return RecordError(where, f"expected {words(typ)}, got {kind(value)}")
     return RecordError(where, message[:1].lower() + message[1:])
