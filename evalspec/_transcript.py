@@ -219,7 +219,6 @@ def read_line(line: str | bytes, name: str, number: int) -> Transcript:
 def load_transcripts(path: Path) -> list[Transcript]:
     """Transcripts from a run directory (its transcripts.jsonl) or a file; UsageError if not."""
     from evalspec._util.errors import UsageError
-
     from evalspec._util.project import kind, named
 
     file = path / "transcripts.jsonl" if path.is_dir() else path

@@ -7,6 +7,7 @@ suite's own directory tree, so no suite can write to `/tmp/x`, `~/.ssh` or `../.
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -42,10 +43,22 @@ def escape_reason(base: Path, value: str) -> str:
     if PureWindowsPath(text).drive:
         return "it names a drive"
     root = base.resolve()
-    try:
-        target = (root / text).resolve()
-    except (OSError, RuntimeError):
-        return "it goes through a symbolic link that loops"
+    target = Path(os.path.normpath(root / text))
     if target != root and root not in target.parents:
         return "it leads outside the suite's directory"
+    link = first_link(root, target)
+    if link is not None:
+        return f"it goes through a symbolic link ({link.relative_to(root).as_posix()})"
     return ""
+
+
+def first_link(root: Path, target: Path) -> Path | None:
+    """The first component of `target` below `root` that is a symbolic link, if any."""
+    current = root
+    for part in target.relative_to(root).parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+        if not current.exists():
+            return None
+    return None
