@@ -61,7 +61,7 @@ def checked(path: str | os.PathLike[str], root: str | os.PathLike[str], what: Fi
         current = current / part
         try:
             info = os.lstat(current)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # writing it fails on its own
             return full
         except OSError as exc:
             raise _refused(name, what, f"it cannot be read ({exc.strerror or exc})") from None
