@@ -218,8 +218,10 @@ def read_line(line: str | bytes, name: str, number: int) -> Transcript:
 def load_transcripts(path: Path) -> list[Transcript]:
     """Transcripts from a run directory (its transcripts.jsonl) or a file; UsageError if not."""
     from evalspec._util.errors import UsageError
+    from evalspec._util.project import kind, named
 
     file = path / "transcripts.jsonl" if path.is_dir() else path
+    file = named(file, kind("run file"))  # no link in its place inside the working directory
     if not file.exists() and not file.is_symlink():
         raise UsageError(f"no transcripts at {file}; pass a run directory or a transcripts.jsonl")
     return read_transcripts(file)

@@ -179,6 +179,7 @@ def _run(
     from evalspec._runner import RunOptions, run_plan
     from evalspec._runner.execute import model_calls, resume_of
     from evalspec._runner.run_dir import (
+        RUN_DIRECTORY,
         Selection,
         completed,
         default_run_dir,
@@ -189,6 +190,7 @@ def _run(
     from evalspec._scoring.scorer import check_judge_caches
     from evalspec._scoring.stream import CHUNK, StreamingScorer
     from evalspec._suite.validate import load_suite
+    from evalspec._util.project import named
 
     suite = load_suite(req.suite)  # the collector is off until the run starts (below)
     check_judge_caches(suite)
@@ -213,7 +215,8 @@ def _run(
             )
     if req.out and not req.resume:
         refuse_used_out(req.out)
-    run_dir = req.resume or req.out or default_run_dir(suite)
+    given = req.resume or req.out
+    run_dir = named(given, RUN_DIRECTORY) if given else default_run_dir(suite)
     options = RunOptions(
         record=req.record,
         concurrency=req.concurrency,
@@ -293,8 +296,9 @@ def _write(report: Report, reports: ReportFiles, run_dir: Path) -> None:
     from dataclasses import replace
 
     from evalspec._report.files import write_reports
+    from evalspec._runner.run_dir import run_file
 
-    write_reports(report, replace(reports, results=run_dir / "results.json"))
+    write_reports(report, replace(reports, results=run_file(run_dir, "results.json")))
 
 
 def _run_on_ray(

@@ -55,6 +55,10 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
         say(f"every case: {item}", "yellow")
     for item in comparison.suite_changes:
         say(f"suite: {item}", "yellow")
+    for rec in comparison.recordings:
+        say(f"recordings: {rec.path}: {rec.text()}", "bold red" if rec.unverified else "yellow")
+        for finding in rec.findings:
+            say(f"    {finding}", "red")
     if comparison.columns:
         print_matrix(comparison, console, show_unchanged=show_unchanged)
     shown = shown_changes(comparison, show_unchanged=show_unchanged and not comparison.columns)

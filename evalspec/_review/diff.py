@@ -41,6 +41,7 @@ from evalspec._review.noise import (
     side_counts,
     side_flaky,
 )
+from evalspec._review.recordings_check import RecordingsChange
 from evalspec._scoring.results_file import ResultsFile
 from evalspec._scoring.types import CaseResult, Row
 from evalspec._suite.model import Gate, Suite
@@ -172,6 +173,13 @@ class Comparison:
     """Per model: the paired change in pass rate, significant or within noise."""
     gate_notes: tuple[str, ...] = ()
     """What the change does to the gate itself (it applies only once merged)."""
+    recordings: tuple[RecordingsChange, ...] = ()
+    """review: the suite's recordings file, when it differs from the base's."""
+
+    @property
+    def false_requests(self) -> int:
+        """Recorded requests the pull request added or changed that do not give their key."""
+        return sum(r.unverified for r in self.recordings)
 
     @property
     def unverified(self) -> int:
@@ -189,7 +197,7 @@ class Comparison:
             return EXIT_SECURITY
         if self.gate_failures:
             return EXIT_REGRESSION
-        if self.scored == 0:
+        if self.scored == 0 or self.false_requests:  # never accepted by --allow-stale
             return EXIT_UNVERIFIED
         if not self.allow_stale and (self.unverified or self.skipped):
             return EXIT_UNVERIFIED
@@ -233,6 +241,11 @@ class Comparison:
         if self.suite_changes:
             k = len(self.suite_changes)
             parts.append(f"{k} other suite change{'s' if k != 1 else ''}")
+        if self.false_requests:
+            k = self.false_requests
+            parts.append(f"{k} recorded request{'s' if k != 1 else ''} not matching its key")
+        elif self.recordings:
+            parts.append("recordings changed")
         return ", ".join(parts) or "nothing to compare"
 
     def to_dict(self) -> dict[str, Any]:
@@ -251,6 +264,7 @@ class Comparison:
             "gate": dict(vars(self.gate)),
             "gate_failures": self.gate_failures,
             "gate_notes": list(self.gate_notes),
+            "recordings": [r.to_dict() for r in self.recordings],
             "noise": [m.to_dict() for m in self.noise],
             "changes": [_change_dict(c) for c in self.changes],
             **({"matrix": matrix_dict(self)} if self.columns else {}),

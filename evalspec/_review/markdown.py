@@ -301,6 +301,7 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
         out += ["### Other changes to suite files", ""]
         out += [f"- `{cell(path)}`: {cell(item, 300)}" for path, item in other]
         out.append("")
+    out += recordings_markdown([(s.path, s.comparison) for s in present])
     out += ["### Suites", ""]
     for s in review.suites:
         if s.comparison is not None and not s.untouched:
@@ -314,6 +315,22 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
     out += ["", "_No model or endpoint was called: recorded answers were re-scored._", ""]
     details = [d for s, c in rows if (d := case_details(c, s.path)) is not None]
     return fit_comment("\n".join(head), table, "\n".join(out), details, limit)
+
+
+def recordings_markdown(suites: list[tuple[str, Comparison]]) -> list[str]:
+    """Every recordings file the pull request changed, by path, with its counts; recorded
+    requests that do not give their key lead, listed (the diff shows them to reviewers)."""
+    changes = [r for _, c in suites for r in c.recordings]
+    if not changes:
+        return []
+    out = ["### Recordings changed", ""]
+    for rec in sorted(changes, key=lambda r: (not r.unverified, r.path)):
+        mark = ":warning: " if rec.unverified else ""
+        out.append(f"- {mark}{code(rec.path)}: {cell(rec.text(), 400)}")
+        out += [f"  - {cell(finding, 300)}" for finding in rec.findings]
+        if rec.unverified > len(rec.findings):
+            out.append(f"  - and {rec.unverified - len(rec.findings)} more")
+    return [*out, ""]
 
 
 FULL_REVIEW_NOTE = (

@@ -25,6 +25,7 @@ from evalspec._review.diff import (
     diff_suites,
 )
 from evalspec._review.git_base import at_ref, export_tree, repo_root, resolve_commit
+from evalspec._review.recordings_check import RecordingsChange, recordings_change
 from evalspec._review.security import known_settings
 from evalspec._suite.load import is_include_file
 from evalspec._suite.model import GateOn, Suite
@@ -59,6 +60,7 @@ class SuiteReview:
             and not c.skipped
             and not c.suite_wide
             and not c.suite_changes
+            and not c.recordings
             and c.exit_code == EXIT_OK
             and all(
                 ch.kind == "unchanged" and not ch.unverified and not ch.named for ch in c.changes
@@ -155,6 +157,16 @@ def _replay(suite: Suite, root: Path) -> list[Transcript]:
     return [t for t in outcome.transcripts if not t.error]
 
 
+def _recordings_change(head: Suite, root: Path, base_root: Path) -> RecordingsChange | None:
+    """The head's recordings file against the same file of the base, and its requests checked
+    (see recordings_check): a changed recordings file is always named."""
+    from evalspec._runner.run_dir import recordings_path
+
+    path = recordings_path(head)
+    rel = path.relative_to(root).as_posix()
+    return recordings_change(base_root / rel, path, rel)
+
+
 TEXT_ONLY = "the file's text changed (comments or layout: no case, tool or setting differs)"
 
 
@@ -226,6 +238,9 @@ def review_repository(
                 why = f"the suite at {base_ref} does not load ({broken[rel]}): every case is new"
                 notes = tuple(why if n == NEW_SUITE_NOTE else n for n in comparison.notes)
                 comparison = replace(comparison, notes=notes)
+            changed = _recordings_change(head, root, base_root)
+            if changed is not None:
+                comparison = replace(comparison, recordings=(changed,))
             if gate is not None:
                 comparison = replace(comparison, gate=replace(comparison.gate, mode=gate))
             reviews.append(SuiteReview(rel, comparison))

@@ -32,6 +32,7 @@ from evalspec._runner.run_dir import (
     read_manifest,
     recordings_path,
     resume_state,
+    run_file,
     write_manifest,
 )
 from evalspec._runner.transcript_lines import StateLines
@@ -44,7 +45,7 @@ from evalspec._tools.stb_cache import ResponseCache
 from evalspec._transcript import ToolCall, Transcript, Usage
 from evalspec._util import redaction
 from evalspec._util.errors import RunError
-from evalspec._util.files import FILE_MODE, dumps_line
+from evalspec._util.files import FILE_MODE, NOFOLLOW, dumps_line
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
 from evalspec._util.redaction import redact, secrets_from_env
 
@@ -105,8 +106,8 @@ class Sink:
         collections are encoded once however many snapshots share them."""
         if run_dir is not None:
             run_dir.mkdir(parents=True, exist_ok=True)
-            path = run_dir / TRANSCRIPTS_FILE
-            self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+            path = run_file(run_dir, TRANSCRIPTS_FILE)
+            self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NOFOLLOW, FILE_MODE)
             self._torn = _ends_torn(path)
 
     def write(self, t: Transcript) -> None:

@@ -32,7 +32,7 @@ class Merged:
 
 def suite_of(run_dir: Path) -> tuple[str, str] | None:
     """(suite name, suite path) a run directory belongs to, from run.json or results.json."""
-    from evalspec._runner.run_dir import read_manifest
+    from evalspec._runner.run_dir import read_manifest, run_file
     from evalspec._util.errors import InputError
     from evalspec._util.reading import read_text
     from evalspec._util.records import RecordError, decode
@@ -40,7 +40,7 @@ def suite_of(run_dir: Path) -> tuple[str, str] | None:
     manifest = read_manifest(run_dir)
     if manifest is not None:
         return manifest.suite, manifest.path
-    file = run_dir / "results.json"
+    file = run_file(run_dir, "results.json")
     try:
         owner = decode(read_text(file, str(file)), _Owner, str(file))
     except (InputError, RecordError):
@@ -109,10 +109,18 @@ class MergeOutcome:
 def merge_runs(run_dirs: Sequence[Path], out: Path, *, suite: Path | None = None) -> MergeOutcome:
     """Write one run directory (transcripts.jsonl, run.json) from the shards' directories."""
     from evalspec._plan import compile_plan
-    from evalspec._runner.run_dir import TRANSCRIPTS_FILE, read_manifest, write_manifest
+    from evalspec._runner.run_dir import (
+        RUN_DIRECTORY,
+        TRANSCRIPTS_FILE,
+        read_manifest,
+        run_file,
+        write_manifest,
+    )
     from evalspec._suite.validate import load_suite
     from evalspec._transcript import write_transcripts
+    from evalspec._util.project import named
 
+    out = named(out, RUN_DIRECTORY)
     if out.resolve() in {d.resolve() for d in run_dirs}:
         raise UsageError(f"--out {out} is one of the run directories; choose a new directory")
     if out.is_dir() and any(out.iterdir()):
@@ -143,7 +151,7 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, suite: Path | None = None
     ordered += [t for t in merged.transcripts if t.item_id not in planned]
     missing = len([i for i in wanted if i not in by_id])
     out.mkdir(parents=True, exist_ok=True)
-    write_transcripts(out / TRANSCRIPTS_FILE, ordered)
+    write_transcripts(run_file(out, TRANSCRIPTS_FILE), ordered)
     merged_from = [str(d) for d in run_dirs]
     write_manifest(out, loaded, msgspec.structs.replace(selection, merged_from=merged_from))
     errored = sum(1 for t in ordered if t.error)

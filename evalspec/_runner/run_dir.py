@@ -23,6 +23,7 @@ from evalspec._util import finite
 from evalspec._util.errors import InputError, UsageError
 from evalspec._util.files import FILE_MODE, NOFOLLOW, lock_descriptor, write_text_atomic
 from evalspec._util.paths import safe_name
+from evalspec._util.project import checked, kind, named
 from evalspec._util.reading import MAX_LOG_BYTES, read_existing
 from evalspec._util.records import RecordError, decode
 
@@ -36,6 +37,11 @@ MANIFEST_FILE = "run.json"
 _log = logging.getLogger(__name__)
 
 
+RECORDINGS = kind("recordings")
+RUN_DIRECTORY = kind("run directory", directory=True)
+RUN_FILE = kind("run file")
+"""transcripts.jsonl, run.json, results.json and the lock of a run directory."""
+
 LOCK_FILE = ".lock"
 """Locked by the one run writing the directory; empty, and left behind harmlessly."""
 
@@ -47,7 +53,7 @@ def run_dir_lock(run_dir: Path) -> Iterator[None]:
     the process, so a crash or kill -9 never leaves the directory locked."""
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
-        fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | NOFOLLOW, FILE_MODE)
+        fd = os.open(run_file(run_dir, LOCK_FILE), os.O_RDWR | os.O_CREAT | NOFOLLOW, FILE_MODE)
     except OSError as exc:
         raise UsageError(f"cannot lock the run directory {run_dir}: {exc.strerror}") from None
     try:
@@ -67,26 +73,20 @@ def run_dir_lock(run_dir: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+def run_file(run_dir: Path, name: str) -> Path:
+    """A file of a run directory, held to the project's policy (no link in its place)."""
+    return checked(name, run_dir, RUN_FILE)
+
+
 def recordings_path(suite: Suite, override: Path | None = None) -> Path:
-    """Recordings live beside the suite: <suite>.recordings.jsonl unless the suite says where."""
+    """Recordings live beside the suite: <suite>.recordings.jsonl unless the suite says where;
+    `--recordings` names a file of the caller's choosing. Held to the project's policy: a
+    committed link would have a run append answers wherever it points."""
     if override:
-        return override
+        return named(override, RECORDINGS)
     base = Path(suite.path).resolve().parent
-    if suite.run.recordings:
-        return base / suite.run.recordings  # checked inside `base` when the suite was loaded
-    path = base / f"{Path(suite.path).stem}.recordings.jsonl"
-    try:
-        target = path.resolve()
-    except (OSError, RuntimeError):  # a link that loops
-        target = None
-    if target is None or not target.is_relative_to(base):
-        # A committed link would have a run append answers wherever it points.
-        raise UsageError(
-            f"{path.name} beside the suite is a link to {target or 'itself'}, outside the "
-            "suite's folder; evalspec does not write through it: remove the link, or name a "
-            "file with --recordings"
-        )
-    return path
+    given = suite.run.recordings or f"{Path(suite.path).stem}.recordings.jsonl"
+    return checked(given, base, RECORDINGS)
 
 
 def read_finished(run_dir: Path) -> dict[str, Transcript]:
@@ -94,7 +94,7 @@ def read_finished(run_dir: Path) -> dict[str, Transcript]:
 
     A line that cannot be read (cut by a crash or a full disk, even inside a UTF-8 character) is
     skipped with a note: that item simply runs again."""
-    path = run_dir / TRANSCRIPTS_FILE
+    path = run_file(run_dir, TRANSCRIPTS_FILE)
     done: dict[str, Transcript] = {}
     data = read_existing(path, limit=MAX_LOG_BYTES)
     if data is None:
@@ -179,7 +179,7 @@ def write_manifest(run_dir: Path, suite: Suite, selection: Selection) -> None:
     manifest = RunManifest(
         suite=suite.name, path=str(Path(suite.path).resolve()), selection=selection
     )
-    write_text_atomic(run_dir / MANIFEST_FILE, manifest_text(manifest))
+    write_text_atomic(run_file(run_dir, MANIFEST_FILE), manifest_text(manifest))
 
 
 def manifest_text(manifest: RunManifest) -> str:
@@ -191,7 +191,7 @@ def manifest_text(manifest: RunManifest) -> str:
 def read_manifest(run_dir: Path) -> RunManifest | None:
     """The run.json of a run directory, or None when it has none (or one that is not a
     manifest: the run is then treated as having none, with a note)."""
-    path = run_dir / MANIFEST_FILE
+    path = run_file(run_dir, MANIFEST_FILE)
     try:
         raw = read_existing(path)
     except OSError:
@@ -206,7 +206,9 @@ def read_manifest(run_dir: Path) -> RunManifest | None:
 
 
 def default_run_dir(suite: Suite) -> Path:
+    """runs/<suite>/<time> under the working directory: no link on the way."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
+    named(Path("runs") / safe_name(suite.name), RUN_DIRECTORY)
     return claim_new_dir(Path("runs") / safe_name(suite.name) / stamp)
 
 

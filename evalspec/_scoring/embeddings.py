@@ -26,9 +26,12 @@ from typing import TYPE_CHECKING, Any
 from evalspec._util.errors import RunError
 from evalspec._util.files import atomic_write
 from evalspec._util.numpy_import import import_numpy
+from evalspec._util.project import checked, kind
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from evalspec._suite.model import Suite
 else:
     np = import_numpy()  # its BLAS on one thread: see evalspec/_util/numpy_import.py
 
@@ -41,6 +44,15 @@ MAX_SHARDS = 32
 
 _KEY_DTYPE = np.dtype("S64")
 _log = logging.getLogger(__name__)
+
+
+EMBEDDING_CACHE = kind("embedding cache", directory=True)
+
+
+def suite_cache_dir(suite: Suite) -> Path | None:
+    """A suite's `embeddings.cache_dir`, held to the project's policy (None: the default)."""
+    given = suite.embeddings.cache_dir
+    return checked(given, Path(suite.path).resolve().parent, EMBEDDING_CACHE) if given else None
 
 
 def default_cache_dir() -> Path:
@@ -197,7 +209,11 @@ class _ShardDir:
     def read_new(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Every readable shard not read before, as (keys, vectors); bad shards are dropped."""
         try:
-            names = sorted(p.name for p in os.scandir(self.path) if p.name.endswith(".npz"))
+            names = sorted(
+                p.name
+                for p in os.scandir(self.path)
+                if p.name.endswith(".npz") and not p.is_symlink()  # never read through a link
+            )
         except OSError:
             return []
         shards = []
@@ -280,8 +296,10 @@ class EmbeddingStore:
         self.model_name = model or DEFAULT_MODEL
         self.batch_size = batch_size
         self.identity = model_identity(model)
-        root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.cache_path = root / _model_dir_name(self.identity)
+        if cache_dir is None:  # the user's own cache, outside any project
+            self.cache_path = default_cache_dir() / _model_dir_name(self.identity)
+        else:  # a suite's: no link in the model's folder's place
+            self.cache_path = checked(_model_dir_name(self.identity), cache_dir, EMBEDDING_CACHE)
         self._disk = _ShardDir(self.cache_path)
         self._model: Any = encoder
         self._lock = threading.RLock()

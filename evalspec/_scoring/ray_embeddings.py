@@ -16,14 +16,18 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import ray
 
 from evalspec._runner.ray_cluster import join
-from evalspec._scoring.embeddings import EmbeddingStore, load_sentence_transformer, model_text
+from evalspec._scoring.embeddings import (
+    EmbeddingStore,
+    load_sentence_transformer,
+    model_text,
+    suite_cache_dir,
+)
 from evalspec._suite.model import Suite
 from evalspec._util.errors import RunError
 from evalspec._util.ray_batches import RAY_EMBED_BATCH
@@ -188,9 +192,8 @@ class ClusterEmbedder:
         cls, suite: Suite, address: str, options: ClusterEmbedOptions | None = None
     ) -> ClusterEmbedder:
         """The embedder of a `--ray` run of `suite`: its model, its cache."""
-        settings = suite.embeddings
-        cache = Path(settings.cache_dir) if settings.cache_dir else None
-        return cls(EmbeddingStore(settings.model, cache), options, suite, address)
+        store = EmbeddingStore(suite.embeddings.model, suite_cache_dir(suite))
+        return cls(store, options, suite, address)
 
     def prefetch(self, texts: list[str]) -> None:
         missing = self.store.uncached(texts)

@@ -56,6 +56,7 @@ from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
 from evalspec._suite.walk import judge_checks
 from evalspec._transcript import ToolCall, Transcript
+from evalspec._util.project import checked, kind
 
 if TYPE_CHECKING:
     from evalspec._scoring.evaluators import EvaluatorResult
@@ -592,9 +593,13 @@ def case_question(case: Case) -> str:
     return next((m.content or "" for m in reversed(case.messages) if m.role == "user"), "")
 
 
+JUDGE_CACHE = kind("judge cache")
+
+
 def judge_cache_path(suite: Suite) -> Path:
-    """Judge verdicts live beside the suite, so re-scoring never pays for the same verdict."""
-    return Path(suite.path).resolve().parent / ".evalspec-cache" / "judge.json"
+    """Judge verdicts live beside the suite, so re-scoring never pays for the same verdict;
+    held to the project's policy (a committed link in its place is refused)."""
+    return checked(".evalspec-cache/judge.json", Path(suite.path).resolve().parent, JUDGE_CACHE)
 
 
 _CHECK_KINDS = frozenset(("contains", "not_contains", "regex", "similarity", "judge", "equals"))
@@ -616,10 +621,9 @@ def _texts_of(prep: _Prepared) -> list[str]:
 
 
 def _default_embedder(suite: Suite) -> Embedder:
-    from evalspec._scoring.embeddings import EmbeddingStore
+    from evalspec._scoring.embeddings import EmbeddingStore, suite_cache_dir
 
-    cache = Path(suite.embeddings.cache_dir) if suite.embeddings.cache_dir else None
-    return EmbeddingStore(model=suite.embeddings.model, cache_dir=cache)
+    return EmbeddingStore(model=suite.embeddings.model, cache_dir=suite_cache_dir(suite))
 
 
 def _evaluator_reason(res: EvaluatorResult) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, overload
 
@@ -63,4 +64,5 @@ class Reporter:
                 "for example: recordings/answers.jsonl",
             )
             return None
-        return str((self.base / str(value)).resolve())
+        # Not resolved: a link on the way is refused where the file is used (_util/project.py).
+        return os.path.normpath(self.base / str(value))

@@ -7,6 +7,7 @@ Nothing here starts a server or imports ``mcp``: the definitions come from
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -173,7 +174,7 @@ class McpPart(Reporter):
     def _cache_folder(self, source: LDict, server: McpServer, where: str) -> Path:
         """<cache>/mcp/<server>/, inside the suite's folder: live runs write there."""
         given = self.written_path(source, "cache", where)
-        cache = Path(given) if given else (self.base / (self.path.stem + CACHE_SUFFIX)).resolve()
+        cache = Path(given) if given else self.base / (self.path.stem + CACHE_SUFFIX)
         name = source.get("name") or default_server_name(list(server.command), server.url)
         return cache / CACHE_CATEGORY / file_slug(name)
 
@@ -226,7 +227,7 @@ class McpPart(Reporter):
             description=str(definition.get("description") or ""),
             parameters=plain(params),
             responses=responses,
-            cache_file=str((folder / (file_slug(name) + ".json")).resolve()),
+            cache_file=os.path.normpath(folder / (file_slug(name) + ".json")),
             mcp=server,
             loc=make_loc(pos, where),
         )

@@ -18,9 +18,11 @@ from typing import Any
 from evalspec._util import finite
 from evalspec._util.errors import Problem, SpecError
 from evalspec._util.files import atomic_write
+from evalspec._util.project import checked, kind
 from evalspec._util.reading import read_json
 
 LOCK_SUFFIX = ".tools.lock.json"
+TOOL_LOCK = kind("tool lock file")
 COMMENT = (
     "MCP tool definitions listed by `evalspec tools refresh`; review changes like code. "
     "Validate, plan, offline runs and review read this file instead of starting the servers."
@@ -41,7 +43,9 @@ def server_key(command: list[str] | tuple[str, ...] | None, url: str | None) -> 
 
 
 def read_lock(path: Path) -> LockedTools | None:
-    """The locked definitions, None when there is no lock file; a broken one is a SpecError."""
+    """The locked definitions, None when there is no lock file; a broken one is a SpecError.
+    A link in its place is refused (the lock lies beside its suite, in the project)."""
+    path = checked(path.name, path.parent, TOOL_LOCK)
     if not path.exists() and not path.is_symlink():
         return None
     data = read_json(path)  # a file that is not a regular, sized, UTF-8 JSON file: InputError
@@ -61,6 +65,7 @@ def read_lock(path: Path) -> LockedTools | None:
 
 def write_lock(path: Path, servers: LockedTools) -> None:
     """Replace the lock file atomically with these servers' definitions."""
+    path = checked(path.name, path.parent, TOOL_LOCK)
     data = {
         "_comment": COMMENT,
         "servers": {key: {"tools": tools} for key, tools in sorted(servers.items())},

@@ -21,11 +21,13 @@ from evalspec._tools.result import ToolResult
 from evalspec._tools.stb_cache import ResponseCache, cache_key, canonical_key
 from evalspec._util import redaction
 from evalspec._util.errors import RunError, SpecError
+from evalspec._util.project import checked, kind
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
 
 _log = logging.getLogger(__name__)
 
 DEFAULT_CACHE_DIR = Path(".evalspec-cache") / "sim"
+SIMULATOR_CACHE = kind("simulator cache")
 MAX_EXAMPLES = 5
 MAX_EXAMPLE_CHARS = 2048
 MAX_TOKENS = 1024
@@ -133,11 +135,11 @@ class LLMSimulatorBackend:
         """How many chat requests this backend sent (cache hits send none)."""
 
     def cache_path(self, tool: Tool) -> Path:
-        """Where this tool's simulated answers are kept."""
+        """Where this tool's simulated answers are kept, held to the project's policy."""
         spec = tool.simulate
-        if spec is not None and spec.cache:
-            return self._base_dir / spec.cache
-        return self._base_dir / DEFAULT_CACHE_DIR / f"{tool.name}.json"
+        given = spec.cache if spec is not None and spec.cache else None
+        path = Path(given) if given else DEFAULT_CACHE_DIR / f"{tool.name}.json"
+        return checked(path, self._base_dir, SIMULATOR_CACHE)
 
     def _cache(self, path: Path) -> ResponseCache:
         if path not in self._caches:

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.model import SimulatedResponse, Tool
 from evalspec._tools.result import ToolResult
-from evalspec._tools.stb_cache import ResponseCache, canonical_key, index_cache_dir
+from evalspec._tools.stb_cache import (
+    TOOL_CACHE,
+    TOOL_CACHE_DIR,
+    ResponseCache,
+    canonical_key,
+    index_cache_dir,
+)
+from evalspec._util.project import checked
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
 from evalspec._util.schemas import plain_schema
 
@@ -277,7 +284,7 @@ class ToolSimulator:
 
     def _cache(self, path: Path) -> ResponseCache:
         if path not in self._caches:
-            self._caches[path] = ResponseCache(path)
+            self._caches[path] = ResponseCache(checked(path, self._base_dir, TOOL_CACHE))
         return self._caches[path]
 
     def _cache_files(self, tool: Tool) -> list[Path]:
@@ -287,7 +294,8 @@ class ToolSimulator:
         if tool.cache_dir:
             directory = self._base_dir / tool.cache_dir
             if directory not in self._dir_index:
-                self._dir_index[directory] = index_cache_dir(directory)
+                folder = checked(directory, self._base_dir, TOOL_CACHE_DIR)
+                self._dir_index[directory] = index_cache_dir(folder)
             found = self._dir_index[directory].get(tool.name)
             if found is not None:
                 files.append(found)

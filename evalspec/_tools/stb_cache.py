@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from evalspec._tools.toolbench_names import function_name, standardize
 from evalspec._util.errors import SpecError
 from evalspec._util.files import read_json_object, update_json_object
+from evalspec._util.project import kind
 
 CACHE_WHAT = "a tool response cache (one JSON object of call -> answer)"
+TOOL_CACHE = kind("tool response cache")
+"""A tool's `cache.file`, a file of its `cache.dir`, an MCP tool's recorded outputs."""
+TOOL_CACHE_DIR = kind("tool response cache folder", directory=True)
 
 
 def standardize_category(category: str) -> str:
@@ -136,7 +141,7 @@ def index_cache_dir(cache_dir: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     if not cache_dir.is_dir():
         return found
-    for path in sorted(cache_dir.rglob("*.json")):
+    for path in sorted(_json_files(cache_dir)):
         rel = path.relative_to(cache_dir).parts
         if len(rel) == 3:
             category, tool_dir, _ = rel
@@ -145,3 +150,14 @@ def index_cache_dir(cache_dir: Path) -> dict[str, Path]:
         else:
             found.setdefault(path.stem, path)
     return found
+
+
+def _json_files(folder: Path) -> list[Path]:
+    """The `.json` files under `folder`, never looking inside a linked folder; a linked file
+    is listed, and refused where it is used (see evalspec._util.project)."""
+    return [
+        Path(top, name)
+        for top, _, files in os.walk(folder)
+        for name in files
+        if name.endswith(".json")
+    ]

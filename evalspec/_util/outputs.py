@@ -6,6 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalspec._util.errors import UsageError
+from evalspec._util.project import kind, named
+
+OUTPUT_FILE = kind("output file")
+"""A file named on the command line to write: a report, results, an import's output."""
+OUTPUT_DIRECTORY = kind("output directory", directory=True)
 
 
 def _blocking_ancestor(path: Path) -> Path | None:
@@ -17,7 +22,8 @@ def _blocking_ancestor(path: Path) -> Path | None:
 
 
 def check_output_file(path: Path | None, option: str) -> None:
-    """Refuse a file option that cannot be written as a regular file."""
+    """Refuse a file option that cannot be written as a regular file, or that would be
+    written through a link inside the working directory (see evalspec._util.project)."""
     if path is None:
         return
     if path.is_dir():
@@ -29,10 +35,11 @@ def check_output_file(path: Path | None, option: str) -> None:
     blocking = _blocking_ancestor(path)
     if blocking is not None:
         raise UsageError(f"{option} {path}: {blocking} is a file, so nothing can be written in it")
+    named(path, OUTPUT_FILE)
 
 
 def check_output_dir(path: Path | None, option: str) -> None:
-    """Refuse a directory option that names an existing file."""
+    """Refuse a directory option that names an existing file, or a link."""
     if path is None:
         return
     if path.exists() and not path.is_dir():
@@ -40,3 +47,4 @@ def check_output_dir(path: Path | None, option: str) -> None:
     blocking = _blocking_ancestor(path)
     if blocking is not None:
         raise UsageError(f"{option} {path}: {blocking} is a file, so nothing can be written in it")
+    named(path, OUTPUT_DIRECTORY)

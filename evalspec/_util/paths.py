@@ -45,12 +45,12 @@ def escape_reason(base: Path, value: str) -> str:
     if PureWindowsPath(text).drive:
         return "it names a drive"
     root = base.resolve()
-    try:
-        target = (root / text).resolve()
-    except (OSError, RuntimeError):
-        return "it goes through a symbolic link that loops"
+    target = Path(os.path.normpath(root / text))
     if target != root and root not in target.parents:
         return "it leads outside the suite's directory"
+    link = first_link(root, target)
+    if link is not None:
+        return f"it goes through a symbolic link ({link.relative_to(root).as_posix()})"
     return ""
 
 
@@ -69,3 +69,15 @@ def model_label(model: str | None, path: Path, fallback: str) -> str:
     if not model.strip():
         raise UsageError("--model is empty: name the model the answers are from")
     return model
+
+
+def first_link(root: Path, target: Path) -> Path | None:
+    """The first component of `target` below `root` that is a symbolic link, if any."""
+    current = root
+    for part in target.relative_to(root).parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+        if not current.exists():
+            return None
+    return None
