@@ -214,8 +214,9 @@ def review(
     Exit codes: 0 nothing to stop for; 1 the gate failed (by default: a passing case now
     fails); 2 invalid suite or usage; 3 evidence missing or stale (a case needs a run or a
     re-run, transcripts match no case or model, or nothing was scored; --allow-stale accepts
-    the first two); 4 a security-relevant change (an endpoint, key variable, header, MCP
-    server or embedding model differs). 4 wins over 1, 1 over 3.
+    the first two; a recordings file whose requests do not match their keys, which it does
+    not); 4 a security-relevant change (an endpoint, key variable, header, MCP server or
+    embedding model differs). 4 wins over 1, 1 over 3.
 
     Examples:
 

@@ -58,14 +58,6 @@ EXIT_UNVERIFIED = 3
 """Some case needs a run or a re-run, transcripts matched nothing, or nothing was scored."""
 EXIT_SECURITY = 4
 """An endpoint, API-key variable or header changed: where keys go is different."""
-EXIT_CODES_TEXT = (
-    "Exit codes: 0 nothing to stop for; 1 the gate failed (by default: a passing case now "
-    "fails); 2 invalid suite or usage; "
-    "3 evidence missing or stale (a case needs a run or a re-run, transcripts match no case or "
-    "model, or nothing was scored; --allow-stale accepts the first two); 4 a security-relevant "
-    "change (an endpoint, key variable, header, MCP server or embedding model differs). "
-    "4 wins over 1, 1 over 3."
-)
 
 
 @dataclass(frozen=True)
@@ -192,7 +184,7 @@ class Comparison:
 
     @property
     def exit_code(self) -> int:
-        """See EXIT_CODES_TEXT: security first, then the gate, then missing evidence."""
+        """Security first, then the gate, then missing evidence (`evalspec review --help`)."""
         if self.security:
             return EXIT_SECURITY
         if self.gate_failures:
