@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from support import ROOT, run_api
+from support import ROOT, run_api, support_two_models
 
 from evalspec._report.console import print_report
 
@@ -32,35 +32,9 @@ WIDTHS = (80, 120)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Z]")
 
 
-def _support_suite(directory: Path) -> Path:
-    """suites/support.yaml with a second evaluated model and its simulated case made to fail,
-    its answers recorded for both models from examples/scripted_model.py."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    from scripted_model import SUPPORT, ScriptedProvider
-
-    from evalspec.api import load_suite, record_answers
-
-    text = (ROOT / "suites" / "support.yaml").read_text(encoding="utf-8")
-    second = (
-        "  - name: gpt-4o-mini-warm\n    model: gpt-4o-mini\n    api_key_env: OPENAI_API_KEY\n"
-        "    params: {temperature: 1, seed: 7}\n"
-    )
-    text = text.replace("  - name: customer\n", second + "  - name: customer\n", 1)
-    # the simulated customer's case now expects a replacement: it fails with a reason
-    text = text.replace(
-        "      final_answer: {contains: refunded}\n      state: {/orders/0/status: refunded}",
-        "      final_answer: {contains: replacement}\n      state: {/orders/0/status: refunded}",
-    )
-    assert "contains: replacement" in text
-    path = directory / "support.yaml"
-    path.write_text(text.replace("../schemas/", str(ROOT / "schemas") + "/"), encoding="utf-8")
-    record_answers(load_suite(path), ScriptedProvider(SUPPORT))
-    return path
-
-
 @pytest.fixture(scope="module")
 def support(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _support_suite(tmp_path_factory.mktemp("support"))
+    return support_two_models(tmp_path_factory.mktemp("support"))
 
 
 def _joined(output: str) -> str:

@@ -426,7 +426,9 @@ def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
     assert "model answered: The sum is 3" in offline.output
     assert "user said: now add 2 and 2" in offline.output
     assert "simulated user (player) said: Please add 1 and 2." in offline.output
-    assert "| turn 3 | now add 2 and 2 | FAIL |" in md.read_text(encoding="utf-8")
+    report_md = md.read_text(encoding="utf-8")
+    assert "| turn 3 | user said | now add 2 and 2 | FAIL |" in report_md
+    assert "|  | model answered | The sum is 5 |" in report_md
     assert "now add 2 and 2" in page.read_text(encoding="utf-8")
     # The simulated user's tokens, apart from the model's: Markdown and the page's trial.
     assert "simulated user (player): 30 tokens, not counted" in md.read_text(encoding="utf-8")

@@ -17,7 +17,12 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from evalspec._report.conversation import conversation, role_label
+from evalspec._report.conversation import (
+    calls_by_item,
+    conversation,
+    role_label,
+    simulator_of,
+)
 from evalspec._report.uncertainty import (
     budget_text,
     flaky_text,
@@ -146,7 +151,7 @@ def _why_not_passed(report: Report, *, verbose: bool) -> Group | None:
     if not problems:
         return None
     shown = problems if verbose else problems[:MAX_PROBLEM_ROWS]
-    calls = _calls_by_item(report)
+    calls = calls_by_item(report.transcripts)
     out: list[RenderableType] = [text("why not passed", "italic")]
     previous = None
     for c in shown:
@@ -175,20 +180,6 @@ def _why_not_passed(report: Report, *, verbose: bool) -> Group | None:
     return Group(*out)
 
 
-def _calls_by_item(report: Report) -> dict[str, list[dict[str, Any]]]:
-    """The calls of each kept transcript, by item id (a streamed run keeps none: its turns
-    then show what was said and answered, without the calls)."""
-    return {t.item_id: [c.to_dict() for c in t.tool_calls] for t in report.transcripts}
-
-
-def _simulator(report: Report, case: str) -> str | None:
-    """The model entry that plays the user of `case`, if a simulated user does."""
-    for spec in report.suite.cases:
-        if spec.name == case and spec.simulated_user is not None:
-            return spec.simulated_user.model
-    return None
-
-
 def _conversation_lines(
     report: Report, c: CaseSummary, calls: dict[str, list[dict[str, Any]]], *, indent: int
 ) -> list[RenderableType]:
@@ -197,7 +188,7 @@ def _conversation_lines(
     worst = min(c.results, key=lambda r: r.score, default=None)
     if worst is None or not worst.details.get("turns"):
         return []
-    simulator = _simulator(report, c.case)
+    simulator = simulator_of(report.suite, c.case)
     out: list[RenderableType] = []
     for turn in conversation(worst.details, calls.get(worst.item_id, ())):
         head = Text(f"turn {turn.number}", style="bold")
@@ -254,7 +245,7 @@ def _add_field_rows(table: Table, c: CaseSummary) -> None:
 def _conversations(report: Report, m: ModelSummary, *, verbose: bool) -> Group | None:
     """Under one model's table, the conversations it did not pass (every one with --verbose),
     turn by turn and line by role, each line wrapped at the terminal's width."""
-    calls = _calls_by_item(report)
+    calls = calls_by_item(report.transcripts)
     out: list[RenderableType] = []
     mine = [c for c in report.cases if c.model == m.model and (verbose or c.status != "pass")]
     for c in mine[:MAX_PROBLEM_ROWS] if not verbose else mine:

@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalspec._suite.model import Suite
+    from evalspec._transcript import Transcript
 
 USER = "user said"
 SIMULATED = "simulated user said"
@@ -111,3 +115,17 @@ def role_label(role: str, simulator: str | None) -> str:
     if role == SIMULATED and simulator:
         return f"simulated user ({simulator}) said"
     return role
+
+
+def simulator_of(suite: Suite, case: str) -> str | None:
+    """The model entry that plays the user of `case`, if a simulated user does."""
+    for spec in suite.cases:
+        if spec.name == case and spec.simulated_user is not None:
+            return spec.simulated_user.model
+    return None
+
+
+def calls_by_item(transcripts: Sequence[Transcript]) -> dict[str, list[dict[str, Any]]]:
+    """The calls of each kept transcript, by item id (a streamed run keeps none: its turns
+    then say what was said and answered, without the calls)."""
+    return {t.item_id: [c.to_dict() for c in t.tool_calls] for t in transcripts}
