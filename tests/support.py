@@ -505,3 +505,32 @@ def assert_each_held_to_its_own_rate(fast: FakeOpenAI, slow: FakeOpenAI, began: 
         arrivals = [r.at for r in server.requests]
         assert len(arrivals) == RPM_CASES
         assert_held_to(rpm, began, arrivals)
+
+
+# ------------------- the support suite with two models (tests/test_console_widths.py, the page)
+
+
+def support_two_models(directory: Path) -> Path:
+    """suites/support.yaml with a second evaluated model and its simulated case made to fail,
+    its answers recorded for both models from examples/scripted_model.py."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    from scripted_model import SUPPORT, ScriptedProvider
+
+    from evalspec.api import load_suite, record_answers
+
+    text = (ROOT / "suites" / "support.yaml").read_text(encoding="utf-8")
+    second = (
+        "  - name: gpt-4o-mini-warm\n    model: gpt-4o-mini\n    api_key_env: OPENAI_API_KEY\n"
+        "    params: {temperature: 1, seed: 7}\n"
+    )
+    text = text.replace("  - name: customer\n", second + "  - name: customer\n", 1)
+    # the simulated customer's case now expects a replacement: it fails with a reason
+    text = text.replace(
+        "      final_answer: {contains: refunded}\n      state: {/orders/0/status: refunded}",
+        "      final_answer: {contains: replacement}\n      state: {/orders/0/status: refunded}",
+    )
+    assert "contains: replacement" in text
+    path = directory / "support.yaml"
+    path.write_text(text.replace("../schemas/", str(ROOT / "schemas") + "/"), encoding="utf-8")
+    record_answers(load_suite(path), ScriptedProvider(SUPPORT))
+    return path

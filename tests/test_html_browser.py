@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -222,3 +223,46 @@ def test_view_writes_the_report_of_several_runs(run_dir, tmp_path, monkeypatch, 
     header = pg.inner_text("#list-head")
     assert header.count("alpha @") == 2 and header.count("beta @") == 2
     pg.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_simulated_conversation_reads_by_role_and_its_player_is_apart(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The case panel of a simulated-user conversation: a line per role (the customer's lines
+    as the simulated user's, the calls, the tool's answers), no user line shown as an expected
+    value, and the model playing the user listed apart from the models evaluated."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from support import support_two_models
+
+    run_dir = tmp_path / "run"
+
+    def record_then_run() -> Any:  # away from the browser's event loop
+        suite = support_two_models(tmp_path)
+        args = ["run", str(suite), "--record", "offline", "--out", str(run_dir)]
+        args += ["--html", str(tmp_path / "report.html")]
+        return CliRunner().invoke(app, args)
+
+    with ThreadPoolExecutor(1) as pool:
+        result = pool.submit(record_then_run).result()
+    assert result.exit_code == 1, result.output
+    pg = browser.new_page(viewport={"width": 1280, "height": 900})
+    pg.goto((tmp_path / "report.html").as_uri() + "#case=the+customer+answers+back")
+    pg.wait_for_selector("body[data-ready='1']")
+    runs = pg.inner_text("#runs")
+    assert "simulated user customer" in runs and "model customer" not in runs
+    assert "model gpt-4o-mini-warm" in runs
+    side = pg.locator(".side").nth(1)
+    turns = side.locator(".turns").inner_text()
+    said = [" ".join(t.split()) for t in side.locator(".turn .said").all_inner_texts()]
+    assert said[0] == (
+        "simulated user (customer) said Hi, my new kettle arrived broken. I'd like my money back."
+    )
+    assert 'model called refund_order {"order_id": "A17", "reason": "damaged"}' in said
+    assert any(s.startswith("tool answered {") and '"refunded": "A17"' in s for s in said)
+    assert "conversation ended the user said ###STOP###" in said
+    assert "expected" not in turns.lower()
+    # the rows table keeps only checks: the user's lines are not in it
+    assert "It's A17." not in side.locator("table.rows").inner_text()
+    side.screenshot(path=str(tmp_path / "simulated-conversation.png"))

@@ -408,7 +408,7 @@ def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
     diffed = cli.invoke(app, ["diff", str(path), str(head), "-t", run_dir, "--json"])
     offline = cli.invoke(
         app,
-        ["run", str(path), "--record", "offline", "--model", "bad", "--out", run_dir + "2"],
+        ["run", str(path), "--record", "offline", "--model", "bad", "--out", run_dir + "2", "-v"],
         env={"COLUMNS": "200"},
     )
     for proc in (scored, diffed, offline):
@@ -421,12 +421,14 @@ def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
     assert changed["counts"]["worse"] == 1 and changed["counts"]["rerun"] == 0, diffed.output
     assert "turn 3 final_answer.contains" in json.dumps(changed)  # the change, by turn
     assert "turn 1: Please add 1 and 2." not in offline.output
-    assert "(the user said ###STOP###)" in offline.output
-    assert "assistant: The sum is 3" in offline.output
-    assert "turn 3: now add 2 and 2" in offline.output and "user: Please add 1 and 2." in (
-        offline.output
-    )
-    assert "| turn 3 | now add 2 and 2 | FAIL |" in md.read_text(encoding="utf-8")
+    # the conversations below the table (every one with -v), a line per role
+    assert "conversation ended: the user said ###STOP###" in offline.output
+    assert "model answered: The sum is 3" in offline.output
+    assert "user said: now add 2 and 2" in offline.output
+    assert "simulated user (player) said: Please add 1 and 2." in offline.output
+    report_md = md.read_text(encoding="utf-8")
+    assert "| turn 3 | user said | now add 2 and 2 | FAIL |" in report_md
+    assert "|  | model answered | The sum is 5 |" in report_md
     assert "now add 2 and 2" in page.read_text(encoding="utf-8")
     # The simulated user's tokens, apart from the model's: Markdown and the page's trial.
     assert "simulated user (player): 30 tokens, not counted" in md.read_text(encoding="utf-8")

@@ -262,7 +262,14 @@ def test_auto_calls_for_misses_then_replays(tmp_path: Path, server: FakeOpenAI) 
     first = RecordingProvider(Recordings(path), live(server), "auto")
     [called] = run(first, request())
     assert called.from_recording is False
-    assert first.counts == {"replayed": 0, "called": 1, "missing": 0}
+    assert first.counts == {
+        "replayed": 0,
+        "called": 1,
+        "shared": 0,
+        "failed": 0,
+        "missing": 0,
+        "sent": 1,
+    }
 
     def no_key_needed() -> OpenAIChatProvider:
         raise AssertionError("a fully recorded run must not build the live provider")

@@ -353,7 +353,10 @@ def test_recordings_are_written_and_a_second_run_replays_without_http(
     items = len(results_of(tmp_path / "first")["results"])
     assert items != calls
     said = rf"^{items} items \(case × model × trial\) in [\d.]+s · model requests: "
-    assert re.search(said + rf"0 replayed, {calls} called · results: ", first.stdout, re.M)
+    counted = (
+        rf"0 replayed, {calls} called, 0 failed · {calls} sent \(retries included\) · results: "
+    )
+    assert re.search(said + counted, first.stdout, re.M)
     first_scores = [
         (r["case"], r["model"], r["score"]) for r in results_of(tmp_path / "first")["results"]
     ]

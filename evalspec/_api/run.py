@@ -95,7 +95,8 @@ class RunResult:
     report: Report
     run_dir: Path
     counts: dict[str, int] = field(default_factory=dict)
-    """Model requests by how they were answered: `replayed`, `called`."""
+    """Model requests by how they ended (`replayed`, `called`, `shared`, `failed`, `missing`),
+    and `sent`: the HTTP requests the live ones took, retries included."""
     resumed: int = 0
     """Items a resume kept from the run directory."""
     rerun: int = 0
@@ -274,9 +275,7 @@ def _run(
     items = [f"{outcome.resumed} resumed"] if outcome.resumed else []
     if outcome.rerun:
         items.append(f"{outcome.rerun} re-run: a tool answers differently now")
-    note = (f"({', '.join(items)}) " if items else "") + (
-        f"· model requests: {counts.get('replayed', 0)} replayed, {counts.get('called', 0)} called"
-    )
+    note = (f"({', '.join(items)}) " if items else "") + f"· {requests_text(counts)}"
     with gc_paused():  # summaries and report files: plain data, no cycles to look for
         report = report_from_results(suite, scoring.finish(), scoring.tally)
         _write(report, reports, run_dir)
@@ -289,6 +288,15 @@ def _run(
         seconds=time.perf_counter() - started,
         note=note,
     )
+
+
+def requests_text(counts: dict[str, int]) -> str:
+    """The run's model requests, each counted once by how it ended, then the HTTP requests the
+    endpoints received for them: a request given up after 5 tries is 1 failed and 5 sent."""
+    said = [f"{counts.get(k, 0)} {k}" for k in ("replayed", "called", "failed")]
+    if counts.get("shared"):
+        said.append(f"{counts['shared']} shared with an identical request in flight")
+    return f"model requests: {', '.join(said)} · {counts.get('sent', 0)} sent (retries included)"
 
 
 def _write(report: Report, reports: ReportFiles, run_dir: Path) -> None:

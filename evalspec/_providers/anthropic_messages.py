@@ -67,4 +67,10 @@ class AnthropicMessagesProvider(OpenAIChatProvider):
                 status=200,
                 attempts=attempts,
             ) from None
-        return ChatResponse(message=message, finish_reason=finish, usage=usage, latency_s=latency)
+        return ChatResponse(
+            message=message,
+            finish_reason=finish,
+            usage=usage,
+            latency_s=latency,
+            attempts=attempts,
+        )

@@ -71,6 +71,8 @@ class ChatResponse:
     latency_s: float = 0.0
     """Wall time of the attempt that succeeded (retries and rate-limit waits excluded)."""
     from_recording: bool = False
+    attempts: int = 1
+    """HTTP requests this answer took, retries included (0 for a replayed one)."""
 
 
 class Provider(Protocol):

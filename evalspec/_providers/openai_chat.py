@@ -480,6 +480,7 @@ class OpenAIChatProvider:
             finish_reason=finish if isinstance(finish, str) else None,
             usage=counted,
             latency_s=latency,
+            attempts=attempts,
         )
 
     def _server_message(self, exc: Any) -> str:

@@ -33,6 +33,7 @@ from evalspec._providers.base import (
     ChatRequest,
     ChatResponse,
     Provider,
+    ProviderError,
     RecordingMissing,
     RecordingStore,
     RecordMode,
@@ -306,6 +307,7 @@ class Recordings:
             usage=dict(response.usage),
             latency_s=response.latency_s,
             from_recording=True,
+            attempts=0,
         )
 
     def put(self, request: ChatRequest, response: ChatResponse) -> None:
@@ -420,6 +422,11 @@ def _write_all(fd: int, data: bytes) -> None:
 ProviderSource = Provider | Callable[[], Provider] | None
 
 
+REQUEST_COUNTS = ("replayed", "called", "shared", "failed", "missing")
+"""How a model request ended: replayed from a recording, answered by a live call, answered by
+an identical request in flight, failed for good (retries used up), or missing offline."""
+
+
 class RecordingProvider:
     """Answers from recordings where it can, from the live provider where the mode allows.
 
@@ -445,7 +452,9 @@ class RecordingProvider:
         self._inner: Provider | None = None
         self.missing: list[str] = []
         """Labels of requests that had no recording and could not be called."""
-        self.counts = {"replayed": 0, "called": 0, "missing": 0}
+        self.counts = dict.fromkeys((*REQUEST_COUNTS, "sent"), 0)
+        """Each request once by how it ended (REQUEST_COUNTS), and `sent`: the HTTP requests
+        the live calls took, retries included."""
         self._flying: dict[str, asyncio.Future[ChatResponse]] = {}
         """Requests being asked now, by key: two conversations that send the same request at
         once (two cases opening alike) get one answer, so a replay gives each what it got."""
@@ -483,12 +492,16 @@ class RecordingProvider:
             )
         flying = self._flying.get(request.key)
         if flying is not None:  # the same request is being asked: share its answer
-            response = await asyncio.shield(flying)
-            self.counts["replayed"] += 1
+            try:
+                response = await asyncio.shield(flying)
+            except ProviderError:
+                self.counts["failed"] += 1
+                raise
+            self.counts["shared"] += 1
             return response
         self._flying[request.key] = answer = asyncio.get_running_loop().create_future()
         try:
-            response = await live.complete(request)
+            response = await self._call(live, request)
         except BaseException as exc:
             answer.set_exception(exc)
             answer.exception()  # retrieved: a request nobody else asked is not an error
@@ -498,6 +511,17 @@ class RecordingProvider:
         answer.set_result(response)
         self.recordings.put(request, response)
         self.counts["called"] += 1
+        return response
+
+    async def _call(self, live: Provider, request: ChatRequest) -> ChatResponse:
+        """One live request, its HTTP attempts counted whether it is answered or given up."""
+        try:
+            response = await live.complete(request)
+        except ProviderError as exc:
+            self.counts["failed"] += 1
+            self.counts["sent"] += exc.attempts
+            raise
+        self.counts["sent"] += response.attempts
         return response
 
     async def aclose(self) -> None:

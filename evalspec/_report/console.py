@@ -10,12 +10,19 @@ data go through evalspec._util.terminal: never read as markup, never a control s
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from evalspec._report.conversation import (
+    calls_by_item,
+    conversation,
+    role_label,
+    simulator_of,
+)
 from evalspec._report.uncertainty import (
     budget_text,
     flaky_text,
@@ -52,6 +59,8 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
     else:
         for m in report.models:
             console.print(_one_model(report, m, verbose=verbose))
+            if talks := _conversations(report, m, verbose=verbose):
+                console.print(talks)
             console.print(_summary_line(m))
     for m in report.models:
         _print_noise(report, m, console, named=len(report.models) > 1)
@@ -130,9 +139,11 @@ def _side_by_side(report: Report, *, verbose: bool) -> Table:
     return table
 
 
-def _why_not_passed(report: Report, *, verbose: bool) -> Table | None:
-    """One line per case x model that did not pass: the case named once for its models, so
-    three models' reasons stay readable; None when every cell passed."""
+def _why_not_passed(report: Report, *, verbose: bool) -> Group | None:
+    """A block per case that some model did not pass: the case named once, then each such
+    model's verdict, its reason as a paragraph (the whole of it, at any width: a table's reason
+    column shrank to a few characters at 80 columns) and, for a conversation, its turns by role.
+    None when every cell passed."""
     first: dict[str, int] = {}
     for c in report.cases:
         first.setdefault(c.case, len(first))
@@ -140,80 +151,116 @@ def _why_not_passed(report: Report, *, verbose: bool) -> Table | None:
     if not problems:
         return None
     shown = problems if verbose else problems[:MAX_PROBLEM_ROWS]
-    table = Table(title="why not passed", title_justify="left", expand=False)
-    table.add_column("case", overflow="fold")
-    table.add_column("model", no_wrap=True)
-    table.add_column("result")
-    table.add_column("score", justify="right")
-    table.add_column("why", overflow="fold")
+    calls = calls_by_item(report.transcripts)
+    out: list[RenderableType] = [text("why not passed", "italic")]
     previous = None
     for c in shown:
-        result, score = _result_and_score(c)
-        table.add_row(
-            text(c.case if c.case != previous else "", single_line=True),
-            text(c.model, single_line=True),
-            Text(result, style=STYLES[c.status]),
-            Text(score),
-            text(c.reason),
-            end_section=False,
-        )
+        if c.case != previous:
+            out.append(text(c.case, "bold", single_line=True))
         previous = c.case
-        _add_turn_rows(table, c, lead=1)
-        if verbose:
-            _add_field_rows(table, c, lead=1)
-    cut = len(problems) - len(shown)
-    table.caption = _left_out(f"{cut} more are in results.json" if cut else "")
-    return table
-
-
-_ENDED = {
-    "stop_signal": "the user said ###STOP###",
-    "empty_message": "the user sent an empty message",
-    "max_turns": "the user reached max_turns",
-    "error": "the conversation stopped on an error",
-}
-
-
-def _add_turn_rows(table: Table, c: CaseSummary, *, lead: int) -> None:
-    """A line per user turn of a multi-turn case (its lowest-scoring trial): what the user
-    said, and the turn's verdict when it is judged; a simulated user's lines are marked."""
-    worst = min(c.results, key=lambda r: r.score, default=None)
-    for entry in (worst.details.get("turns") or []) if worst else ():
-        said = entry.get("user")
-        said = "(not reached)" if said is None else said
-        who = "user" if entry.get("source") == "simulated" else f"turn {entry.get('turn')}"
-        status = entry.get("status")
-        simulated = entry.get("source") == "simulated"
-        stop = f" [{entry['stop']}]" if entry.get("stop") and not simulated else ""
-        table.add_row(
-            *[Text("")] * lead,
-            text(f"  {who}: {said}{stop}", single_line=True),
-            Text(status.upper(), style=STYLES.get(status, "")) if status else Text("-"),
-            Text(f"{entry['score']:.3f}") if "score" in entry else Text(""),
-            text(entry.get("reason", "") if status not in (None, "pass") else ""),
-        )
-        if simulated and entry.get("final_answer"):
-            table.add_row(
-                *[Text("")] * lead,
-                text(f"  assistant: {entry['final_answer']}", "dim", single_line=True),
+        result, score = _result_and_score(c)
+        out.append(
+            Padding(
+                Text.assemble(
+                    text(c.model, "bold", single_line=True),
+                    "  ",
+                    (f"{result} {score}", STYLES[c.status]),
+                ),
+                (0, 0, 0, 2),
+                expand=False,
             )
-        if simulated and entry.get("stop"):
-            ended = _ENDED.get(entry["stop"], entry["stop"])
-            table.add_row(*[Text("")] * lead, text(f"  ({ended})", "dim", single_line=True))
+        )
+        out.append(Padding(text(c.reason), (0, 0, 0, 4), expand=False))
+        out += _conversation_lines(report, c, calls, indent=4)
+        if verbose:
+            out += _field_rows(c, indent=4)
+    cut = len(problems) - len(shown)
+    if cut:
+        out.append(text(_left_out(f"{cut} more are in results.json") or "", "dim"))
+    return Group(*out)
 
 
-def _add_field_rows(table: Table, c: CaseSummary, *, lead: int) -> None:
+def _conversation_lines(
+    report: Report, c: CaseSummary, calls: dict[str, list[dict[str, Any]]], *, indent: int
+) -> list[RenderableType]:
+    """The turns of a conversation's lowest-scoring trial (the one its reason names), a line
+    per role, each wrapped under its own indent; a judged turn says its verdict and why."""
+    worst = min(c.results, key=lambda r: r.score, default=None)
+    if worst is None or not worst.details.get("turns"):
+        return []
+    simulator = simulator_of(report.suite, c.case)
+    out: list[RenderableType] = []
+    for turn in conversation(worst.details, calls.get(worst.item_id, ())):
+        head = Text(f"turn {turn.number}", style="bold")
+        if turn.judged and turn.status is not None:
+            head.append(f"  {turn.status.upper()}", style=STYLES.get(turn.status, ""))
+            if turn.score is not None:
+                head.append(f" {turn.score:.3f}")
+        else:
+            head.append("  not judged", style="dim")
+        out.append(Padding(head, (0, 0, 0, indent), expand=False))
+        for line in turn.lines:
+            said = Text.assemble((f"{role_label(line.role, simulator)}: ", "dim"), text(line.text))
+            out.append(Padding(said, (0, 0, 0, indent + 2), expand=False))
+        if turn.status not in (None, "pass") and turn.reason:
+            why = Text.assemble(("why: ", "dim"), text(turn.reason))
+            out.append(Padding(why, (0, 0, 0, indent + 2), expand=False))
+    return out
+
+
+def _field_rows(c: CaseSummary, *, indent: int) -> list[RenderableType]:
+    """The explanation rows of the case's lowest-scoring trial (--verbose): field, match,
+    score x weight, and why, each row's reason wrapped in its own column."""
+    worst = min(c.results, key=lambda r: r.score, default=None)
+    if worst is None or not worst.rows:
+        return []
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(overflow="fold", max_width=30)
+    grid.add_column(no_wrap=True)
+    grid.add_column(no_wrap=True, justify="right")
+    grid.add_column(overflow="fold", ratio=1)
+    for r in worst.rows:
+        grid.add_row(
+            text(r.field, single_line=True),
+            Text("ok" if r.match else "x", style="green" if r.match else "red"),
+            Text(f"{r.score:.2f}×{r.weight:g}"),
+            text(r.reason),
+        )
+    return [Padding(grid, (0, 0, 0, indent), expand=False)]
+
+
+def _add_field_rows(table: Table, c: CaseSummary) -> None:
     """The explanation rows of the case's lowest-scoring trial (the one its reason names),
-    under its line (--verbose), after `lead` empty cells."""
+    under its line in one model's table (--verbose)."""
     worst = min(c.results, key=lambda r: r.score, default=None)
     for r in worst.rows if worst else ():
         table.add_row(
-            *[Text("")] * lead,
             text(f"  {r.field}", single_line=True),
             Text("ok" if r.match else "x", style="green" if r.match else "red"),
             Text(f"{r.score:.2f}×{r.weight:g}"),
             text(r.reason),
         )
+
+
+def _conversations(report: Report, m: ModelSummary, *, verbose: bool) -> Group | None:
+    """Under one model's table, the conversations it did not pass (every one with --verbose),
+    turn by turn and line by role, each line wrapped at the terminal's width."""
+    calls = calls_by_item(report.transcripts)
+    out: list[RenderableType] = []
+    mine = [c for c in report.cases if c.model == m.model and (verbose or c.status != "pass")]
+    for c in mine[:MAX_PROBLEM_ROWS] if not verbose else mine:
+        lines = _conversation_lines(report, c, calls, indent=2)
+        if lines:
+            result, score = _result_and_score(c)
+            out.append(
+                Text.assemble(
+                    text(c.case, "bold", single_line=True),
+                    "  ",
+                    (f"{result} {score}", STYLES[c.status]),
+                )
+            )
+            out += lines
+    return Group(text("conversations", "italic"), *out) if out else None
 
 
 def _summary_table(report: Report) -> Table:
@@ -263,9 +310,8 @@ def _one_model(report: Report, m: ModelSummary, *, verbose: bool) -> Table:
             Text(score),
             text(why),
         )
-        _add_turn_rows(table, c, lead=0)
         if verbose:
-            _add_field_rows(table, c, lead=0)
+            _add_field_rows(table, c)
     table.caption = _left_out(
         f"{hidden} passing cases not shown" if hidden else "",
         f"{cut} more that did not pass are in results.json" if cut else "",

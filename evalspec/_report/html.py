@@ -28,6 +28,7 @@ from evalspec._report.html_data import (
     shown,
 )
 from evalspec._scoring.results_file import ResultsFile, plain
+from evalspec._scoring.trials import SimulatedUserCost
 from evalspec._util import terminal
 from evalspec._util.files import write_text_atomic
 
@@ -172,8 +173,21 @@ def _flaky(column: Column, results: ResultsFile) -> str:
     return ("flaky: " + ", ".join(found[:20]) + (" …" if len(found) > 20 else "")) if found else ""
 
 
+def _simulators(results: ResultsFile) -> set[str]:
+    """The entries of `models:` that only played a simulated user: listed apart, as players."""
+    evaluated = {m.model for m in results.models}
+    played = {
+        name
+        for m in results.models
+        if isinstance(m.simulated_user, SimulatedUserCost)
+        for name in m.simulated_user.models
+    }
+    return played - evaluated
+
+
 def _run_meta(run: HtmlRun) -> dict[str, Any]:
     r = run.results
+    players = _simulators(r)
     return {
         "label": run.label,
         "suite": shown(r.suite),
@@ -187,6 +201,12 @@ def _run_meta(run: HtmlRun) -> dict[str, Any]:
                 "price": shown(plain(s.price)) if s.price else "",
             }
             for s in r.model_specs
+            if s.name not in players
+        ],
+        "simulators": [
+            {"name": s.name, "model": s.model, "params": shown(s.params) if s.params else ""}
+            for s in r.model_specs
+            if s.name in players
         ],
     }
 

@@ -27,6 +27,7 @@ from evalspec._report.columns import (
     case_change_details,
     case_order,
 )
+from evalspec._report.conversation import conversation, role_label
 from evalspec._scoring.results_file import CaseRecord, ResultsFile
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._transcript import Transcript
@@ -71,6 +72,24 @@ class RowShown(msgspec.Struct, array_like=True, frozen=True):
     """1 when the row matched, 0 when not (the page marks the difference)."""
 
 
+class LineShown(msgspec.Struct, array_like=True, frozen=True):
+    """[role, text] of one line of a conversation's turn: `user said`, `model called`..."""
+
+    role: str
+    text: Text
+
+
+class TurnShown(msgspec.Struct, array_like=True, frozen=True):
+    """[turn, status, score, reason, lines]: one user turn; status "" and score -1 when the
+    turn is not judged."""
+
+    number: int
+    status: str
+    score: float
+    reason: Text
+    lines: tuple[LineShown, ...]
+
+
 class TrialShown(
     msgspec.Struct,
     frozen=True,
@@ -86,6 +105,7 @@ class TrialShown(
         "tokens": "tok",
         "latency_s": "lat",
         "user_tokens": "utok",
+        "turns": "tu",
     },
 ):
     """One trial: its result and, when the run kept its transcript, its conversation."""
@@ -102,6 +122,8 @@ class TrialShown(
     latency_s: float | None = None
     user_tokens: int | None = None
     """The simulated user's tokens, apart from the model's."""
+    turns: tuple[TurnShown, ...] = ()
+    """A conversation's user turns, a line per role (none for a single-turn case)."""
 
 
 class CellShown(msgspec.Struct, array_like=True, frozen=True):
@@ -201,27 +223,21 @@ def _where(row: Row) -> str:
     return row.field + (f" (call {row.call + 1})" if row.call is not None else "")
 
 
-def _turn_rows(details: dict[str, Any], s: _Strings) -> tuple[RowShown, ...]:
-    """A multi-turn case's user turns as the first explanation rows: who said what, the
-    answer that ended the turn, and the turn's score and verdict when it is judged."""
-    out = []
-    for e in details.get("turns") or ():
-        if not isinstance(e, dict):
-            continue
-        who = "simulated user" if e.get("source") == "simulated" else f"turn {e.get('turn')}"
-        judged = "score" in e
-        out.append(
-            RowShown(
-                who,
-                s(e.get("user")),
-                s(e.get("final_answer")),
-                round(float(e["score"]), 3) if judged else 1.0,
-                1.0 if judged else 0.0,
-                s(e.get("reason") or ("" if judged else "not judged")),
-                1 if e.get("status") in (None, "pass", "warn") else 0,
-            )
+def _turns(r: CaseResult, t: Transcript | None, s: _Strings) -> tuple[TurnShown, ...]:
+    """A conversation's turns, a line per role (what the user said is never an expected
+    value); the calls and the tools' answers when the run kept the transcript."""
+    calls = [c.to_dict() for c in t.tool_calls] if t is not None else []
+    player = t.user_usage.model if t is not None and t.user_usage is not None else None
+    return tuple(
+        TurnShown(
+            turn.number,
+            turn.status or "",
+            round(turn.score, 3) if turn.score is not None else -1.0,
+            s(turn.reason),
+            tuple(LineShown(role_label(line.role, player), s(line.text)) for line in turn.lines),
         )
-    return tuple(out)
+        for turn in conversation(r.details, calls)
+    )
 
 
 def _trial(r: CaseResult, t: Transcript | None, s: _Strings) -> TrialShown:
@@ -237,16 +253,16 @@ def _trial(r: CaseResult, t: Transcript | None, s: _Strings) -> TrialShown:
         )
         for row in r.rows
     )
-    if r.details.get("turns"):
-        rows = (*_turn_rows(r.details, s), *rows)
+    turns = _turns(r, t, s) if r.details.get("turns") else ()
     if t is None:
-        return TrialShown(r.trial, r.status, round(r.score, 4), s(r.reason), rows)
+        return TrialShown(r.trial, r.status, round(r.score, 4), s(r.reason), rows, turns=turns)
     return TrialShown(
         r.trial,
         r.status,
         round(r.score, 4),
         s(r.reason),
         rows,
+        turns=turns,
         messages=_messages(t, s),
         final_answer=s(t.final_answer),
         error=s(t.error),

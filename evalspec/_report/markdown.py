@@ -12,6 +12,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalspec._report.conversation import (
+    calls_by_item,
+    conversation,
+    role_label,
+    simulator_of,
+)
 from evalspec._report.uncertainty import (
     budget_text,
     flaky_text,
@@ -94,22 +100,29 @@ def _rows_table(result: CaseResult) -> list[str]:
     )
 
 
-def _turns_table(result: CaseResult) -> list[str]:
-    """A row per user turn of a multi-turn case: who spoke, what, and the turn's verdict."""
+def _turns_table(result: CaseResult, report: Report) -> list[str]:
+    """A row per line of a conversation, by role (what a user said is never an expected value
+    beside the model's answer), each judged turn's verdict on its first row."""
+    calls = calls_by_item(report.transcripts).get(result.item_id, [])
+    player = simulator_of(report.suite, result.case)
     rows = []
-    for e in result.details.get("turns") or []:
-        who = "simulated user" if e.get("source") == "simulated" else f"turn {e.get('turn')}"
-        said = e.get("user")
-        rows.append(
-            [
-                who,
-                cell("(not reached)" if said is None else said, 120),
-                str(e.get("status", "-")).upper(),
-                f"{e['score']:.3f}" if "score" in e else "",
-                cell(e.get("reason", ""), 200),
-            ]
-        )
-    return markdown_table(["turn", "user", "result", "score", "why"], rows)
+    for turn in conversation(result.details, calls):
+        verdict = turn.status.upper() if turn.status else "not judged"
+        score = f"{turn.score:.3f}" if turn.score is not None else ""
+        why = cell(turn.reason, 200) if turn.status not in (None, "pass") else ""
+        for i, line in enumerate(turn.lines):
+            first = i == 0
+            rows.append(
+                [
+                    f"turn {turn.number}" if first else "",
+                    cell(role_label(line.role, player)),
+                    cell(line.text, 200),
+                    verdict if first else "",
+                    score if first else "",
+                    why if first else "",
+                ]
+            )
+    return markdown_table(["turn", "who", "what", "result", "score", "why"], rows)
 
 
 def render_markdown(report: Report) -> str:
@@ -165,7 +178,7 @@ def render_markdown(report: Report) -> str:
                     out += [f"Trial {r.trial}: {r.status.upper()} {r.score:.3f}", ""]
                 out += [cell(r.reason, 400), ""]
                 if r.details.get("turns"):
-                    out += [*_turns_table(r), ""]
+                    out += [*_turns_table(r, report), ""]
                 if r.rows:
                     out += [*_rows_table(r), ""]
             out += ["</details>", ""]

@@ -200,6 +200,43 @@
     return box;
   }
 
+  function roleClass(role) {
+    // The line's colour by who speaks: a simulated user apart from a scripted one.
+    if (role.indexOf("simulated user") === 0) return "sim";
+    if (role === "user said") return "user";
+    if (role === "model called") return "called";
+    if (role.indexOf("tool") === 0) return "tool";
+    if (role === "model answered") return "answered";
+    return "ended";
+  }
+
+  function turnsView(turns) {
+    // A conversation turn by turn, a line per role: what the user said is never shown as an
+    // expected value beside the model's answer.
+    var box = el("div", "turns");
+    box.appendChild(el("h4", null, "conversation, turn by turn"));
+    turns.forEach(function (t) {
+      var turn = el("div", "turn"), head = el("p", "turn-head");
+      head.appendChild(el("b", null, "turn " + t[0] + " "));
+      if (t[1]) {
+        head.appendChild(el("span", "badge " + t[1], t[1].toUpperCase()));
+        head.appendChild(el("span", "score", Number(t[2]).toFixed(3)));
+      } else {
+        head.appendChild(el("span", "muted", "not judged"));
+      }
+      turn.appendChild(head);
+      t[4].forEach(function (line) {
+        var said = el("div", "said " + roleClass(line[0]));
+        said.appendChild(el("span", "role", line[0]));
+        said.appendChild(el("pre", null, txt(line[1])));
+        turn.appendChild(said);
+      });
+      if (t[1] && t[1] !== "pass" && txt(t[3])) turn.appendChild(el("p", "why", "why: " + txt(t[3])));
+      box.appendChild(turn);
+    });
+    return box;
+  }
+
   function trialView(tr, many) {
     var box = el("div", "trial");
     var head = el("p");
@@ -212,8 +249,17 @@
     if (tr.tok != null) head.appendChild(el("span", "muted", (many ? " · " : "") + tr.tok + " tokens · " + tr.lat + " s"));
     if (tr.utok != null) head.appendChild(el("span", "muted", " · simulated user " + tr.utok + " tokens"));
     box.appendChild(head);
+    if (tr.tu && tr.tu.length) box.appendChild(turnsView(tr.tu));
     if (tr.rows.length) box.appendChild(rowsTable(tr.rows));
-    if (tr.m) box.appendChild(conversation(tr));
+    if (tr.m && tr.tu && tr.tu.length) {
+      // The turns above say it by role; every message as the model saw it, on demand.
+      var all = el("details", "messages");
+      all.appendChild(el("summary", null, "every message as the model saw it"));
+      all.appendChild(conversation(tr));
+      box.appendChild(all);
+    } else if (tr.m) {
+      box.appendChild(conversation(tr));
+    }
     return box;
   }
 

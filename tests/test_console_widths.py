@@ -1,0 +1,144 @@
+"""The console at 80 and 120 columns: every reason of two models' conversations, whole.
+
+The support suite with a second model entry and a simulated-user case that fails, run offline
+on scripted recordings: in a real pseudo-terminal of each width (`evalspec run`, as a CI log or
+a developer's terminal gets it) and in-process on a rich Console of each width, every case's
+reason, every turn's reason and every user line appears unbroken once the wrapping is undone
+(no table border, no word cut), no line is wider than the terminal, and each line says its role.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from support import ROOT, run_api, support_two_models
+
+from evalspec._report.console import print_report
+
+WIDTHS = (80, 120)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Z]")
+
+
+@pytest.fixture(scope="module")
+def support(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return support_two_models(tmp_path_factory.mktemp("support"))
+
+
+def _joined(output: str) -> str:
+    """The output with escapes gone and wrapping undone: one space for any run of blanks."""
+    return " ".join(_ANSI.sub("", output).replace("\r", "").split())
+
+
+def _must_show(results: dict[str, Any]) -> list[str]:
+    """Every reason of a result that did not pass, of its turns, and what each user said."""
+    texts = []
+    for r in results["results"]:
+        if r["status"] == "pass":
+            continue
+        texts.append(r["reason"])
+        for turn in r["details"].get("turns") or ():
+            texts.append(turn["user"])
+            if turn.get("status") not in (None, "pass"):
+                texts.append(turn["reason"])
+    return texts
+
+
+def _in_pty(args: list[str], width: int, cwd: Path) -> str:
+    """`python -m evalspec ARGS` in a pseudo-terminal of `width` x 50, everything it printed."""
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 50, width, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["TERM"] = "xterm-256color"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalspec", *args],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        cwd=cwd,
+        env=env,
+        close_fds=True,
+    )
+    os.close(child)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([main], [], [], 60)
+        if not ready:
+            proc.kill()
+            raise AssertionError("no output for 60 s")
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # the child closed its side
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(main)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def _check(output: str, must_show: list[str], width: int) -> None:
+    joined = _joined(output)
+    for said in must_show:
+        assert " ".join(said.split()) in joined, f"not shown whole at {width}: {said!r}"
+    for line in _ANSI.sub("", output).split("\n"):
+        shown = line.rstrip("\r").split("\r")[-1]  # what a terminal keeps of a redrawn line
+        assert len(shown.rstrip()) <= width, shown
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_reason_is_whole_in_a_real_terminal(support: Path, width: int) -> None:
+    out = support.parent / f"run-{width}"
+    output = _in_pty(["run", str(support), "--record", "offline", "--out", str(out)], width, ROOT)
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    must_show = _must_show(results)
+    failed = {(r["case"], r["model"]) for r in results["results"] if r["status"] != "pass"}
+    assert ("the customer answers back", "gpt-4o-mini-warm") in failed  # a simulated user's
+    assert ("two orders, refund the toaster", "gpt-4o-mini") in failed  # and a scripted one's
+    assert len(must_show) >= 10
+    _check(output.split("models")[0], must_show, width)
+    assert "simulated user (customer) said: It's A17." in _joined(output)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_reason_is_whole_on_a_console_of_that_width(
+    support: Path, tmp_path: Path, width: int
+) -> None:
+    report, _ = run_api(support, tmp_path / "run")
+    console = Console(width=width, record=True, color_system=None)
+    print_report(report, console, verbose=True)
+    output = console.export_text()
+    must_show = [r.reason for r in report.results if r.status != "pass"]
+    must_show += [
+        str(e.get(key))
+        for r in report.results
+        if r.status != "pass"
+        for e in r.details.get("turns") or ()
+        for key in ("user", "reason")
+        if e.get(key) and e.get("status") != "pass"
+    ]
+    _check(output.split("\nmodels")[0], must_show, width)
+    joined = _joined(output)
+    # Lines by role: the calls and the tool's answers come from the kept transcripts.
+    assert "simulated user (customer) said: Hi, my new kettle arrived broken." in joined
+    assert 'model called: refund_order {"order_id": "A17", "reason": "not_needed"}' in joined
+    assert 'tool answered: {"refunded": "A17", "days_to_card": 5}' in joined
+    assert "model answered: Order A17 is refunded." in joined
+    assert "user said: Please refund the toaster, I don't need it." in joined
+    assert "conversation ended: the user said ###STOP###" in joined
+    assert "expected:" not in joined.split("why not passed")[1]
