@@ -8,14 +8,16 @@ traceback, and never writes a file that the next run refuses to read.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
-from support import BFCL_EVAL_ABSENT, cli
+from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply, tool_calls_reply
+from support import BFCL_EVAL_ABSENT, cli, git
 
 from evalspec._suite.state_spec import compile_behavior
 from evalspec._tools.state import MAX_INT_DIGITS, run_behavior
@@ -298,3 +300,145 @@ def test_the_html_report_shows_bidi_overrides_and_c1_controls_as_escapes(
     assert data is not None
     shown = json.dumps(json.loads(data.group(1)), ensure_ascii=False)
     assert "txt.exe\\\\u202e \\\\u009b2J done" in shown  # the answer, shown as escapes
+
+
+# ------------------------------------------------- BFCL's file system: shared and cyclic graphs
+
+FILES = {
+    "root": {"w": {"type": "directory", "contents": {"d": {"type": "directory", "contents": {}}}}}
+}
+"""A file system whose current folder holds a folder `d`."""
+
+
+def copies(k: int) -> list[tuple[str, dict[str, str]]]:
+    """`cp d eI; cp d eI; mv eI d`, k times: each round shares d's tree twice more (BFCL's
+    `cp` of a folder copies its mapping, not its children), so the tree is 3**k folders."""
+    calls = []
+    for i in range(k):
+        cp = {"source": "d", "destination": f"e{i}"}
+        calls += [("cp", cp), ("cp", cp), ("mv", {"source": f"e{i}", "destination": "d"})]
+    return calls
+
+
+@pytest.mark.timeout(60)
+def test_an_imported_bfcl_answer_that_shares_folders_is_refused_not_walked(
+    tmp_path: Path,
+) -> None:
+    """Before: `import bfcl` of this 2 KB record ran past 60 s at 2 GB and never ended."""
+    pytest.importorskip("bfcl_eval", reason=BFCL_EVAL_ABSENT)
+    calls = [
+        f"{name}(source='{a['source']}',destination='{a['destination']}')" for name, a in copies(20)
+    ]
+    question = {
+        "id": "multi_turn_base_0",
+        "question": [[{"role": "user", "content": "copy"}]],
+        "initial_config": {"GorillaFileSystem": FILES},
+        "involved_classes": ["GorillaFileSystem"],
+    }
+    (tmp_path / "q.json").write_text(json.dumps(question) + "\n", encoding="utf-8")
+    answer = {"id": "multi_turn_base_0", "ground_truth": [calls]}
+    (tmp_path / "a.json").write_text(json.dumps(answer) + "\n", encoding="utf-8")
+    made = cli(
+        "import", "bfcl", tmp_path / "q.json", tmp_path / "a.json", "--out", tmp_path / "s.yaml"
+    )
+    assert made.returncode == 2, made.stdout + made.stderr
+    assert made.stderr.strip() == (
+        "error: BFCL record multi_turn_base_0: under its ground truth, the BFCL state grew "
+        "beyond what evalspec copies (it holds more than 100000 values)"
+    )
+    assert not (tmp_path / "s.yaml").exists()
+
+
+def test_a_bfcl_folder_copied_into_itself_or_moved_keeps_its_state_or_is_refused() -> None:
+    """One round of copies is a tree BFCL's `==` compares (stale `parent` links left out);
+    `cp d d` puts a folder inside itself: a cycle, the call's error and every later one's."""
+    pytest.importorskip("bfcl_eval", reason=BFCL_EVAL_ABSENT)
+    from evalspec._interop.bfcl_environment import bfcl_environment
+
+    env = bfcl_environment({"GorillaFileSystem": FILES}, {})
+    for name, arguments in copies(1):
+        assert env.call(name, arguments).error is None
+    tree = env.snapshot()["GorillaFileSystem"]["root"]["contents"]["d"]["contents"]
+    assert sorted(tree["e0"]["contents"]) == ["d"]
+    env.call("cp", {"source": "d", "destination": "d"})
+    refused = env.call("ls", {}).error or ""
+    assert refused.startswith("the BFCL state grew beyond what evalspec copies (it refers back")
+    from evalspec._util.graph import GraphTooLarge
+
+    with pytest.raises(GraphTooLarge):
+        env.snapshot()
+
+
+BFCL_SUITE = {
+    "suite": "files",
+    "models": [{"name": "m", "model": "fake", "base_url": "{url}", "api_key_env": KEY_ENV}],
+    "run": {"retries": 0, "recordings": "files.recordings.jsonl"},
+    "environment": {"kind": "bfcl", "validate_arguments": False},
+    "state": {"GorillaFileSystem": FILES},
+    "tools": [
+        {
+            "name": name,
+            "description": name,
+            "parameters": {
+                "type": "object",
+                "properties": {"source": {"type": "string"}, "destination": {"type": "string"}},
+            },
+        }
+        for name in ("cp", "mv")
+    ],
+    "cases": [
+        {
+            "name": "copy",
+            "user": "copy d",
+            "expect": {"state": {"/GorillaFileSystem/root/name": "w"}},
+        }
+    ],
+}
+
+
+@pytest.mark.timeout(120)
+def test_a_pull_request_whose_recorded_answer_shares_folders_is_refused_by_review(
+    tmp_path: Path, key: None
+) -> None:
+    """Before: review of this 15 KB pull request (12 rounds of copies in one recorded answer)
+    was killed at 120 s holding 2 GB; `run --record offline` wrote 44 MB of state for 8."""
+    pytest.importorskip("bfcl_eval", reason=BFCL_EVAL_ABSENT)
+
+    repo = tmp_path / "repo"
+    (repo / "suites").mkdir(parents=True)
+    (repo / "README").write_text("base\n", encoding="utf-8")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+
+    def answer(body: dict) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return text_reply("done")
+        return tool_calls_reply(*copies(12))
+
+    suite = repo / "suites" / "files.yaml"
+    with FakeOpenAI(answer) as server:
+        text = json.dumps(BFCL_SUITE).replace("{url}", server.base_url)
+        suite.write_text(text, encoding="utf-8")
+        live = cli("run", suite, "--out", tmp_path / "live")
+    assert live.returncode == 1, live.stdout + live.stderr
+    offline = cli("run", suite, "--record", "offline", "--out", tmp_path / "offline")
+    assert offline.returncode == 1, offline.stdout + offline.stderr
+    (t,) = map(json.loads, (tmp_path / "offline" / "transcripts.jsonl").read_text().splitlines())
+    assert t["finish_reason"] == "state_too_large" and len(t["tool_calls"]) == 36
+    assert "the final state: the BFCL state grew beyond what evalspec copies" in t["error"]
+    assert t["tool_calls"][-1]["error"].startswith("the BFCL state grew beyond")
+    scored = cli("score", suite, "-t", tmp_path / "offline" / "transcripts.jsonl")
+    assert scored.returncode == 1 and "Traceback" not in scored.stderr, scored.stderr
+    git(repo, "add", ".")
+    reviewed = subprocess.run(
+        [sys.executable, "-m", "evalspec", "review", "--base-ref", "main"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        timeout=100,
+    )
+    assert reviewed.returncode == 2, reviewed.stdout + reviewed.stderr
+    assert "its recordings for case 'copy'" in reviewed.stderr
+    assert "the BFCL state grew beyond what evalspec copies" in reviewed.stderr

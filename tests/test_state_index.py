@@ -65,3 +65,47 @@ def test_a_selection_after_an_append_sees_the_new_record():
         assert outcome.output == [r for r in outcome.state["records"] if r["id"] == new]
         state = outcome.state
     assert len(state["records"]) == 53
+
+
+HASH_MODULUS = 2**61 - 1
+"""Python hashes a whole number n as n mod this: every multiple of it hashes as 0."""
+
+
+def five_selections(ids: list[Any]) -> float:
+    """Seconds (the best of three) for five `$where` calls on records with these ids."""
+    import time
+
+    behavior = compile_behavior(
+        {"response": {"$select": "/records", "$where": {"id": "${args.id}"}}}
+    )
+    best = float("inf")
+    for _ in range(3):
+        state = {"records": [{"id": i} for i in ids]}  # a new list: indexed afresh
+        began = time.perf_counter()
+        for j in range(5):
+            wanted = ids[j * len(ids) // 5]
+            outcome = run_behavior(behavior, state, len(ids) + 2, {"id": wanted})
+            assert outcome.output == [{"id": wanted}]
+        best = min(best, time.perf_counter() - began)
+    return best
+
+
+def test_ids_that_collide_in_pythons_hash_are_selected_as_fast_as_others():
+    """Before: 5,000 records whose ids are multiples of 2**61-1 made the index quadratic (over
+    50x the time of ids 1..5,000; 20,000 records took a run 25x longer)."""
+    n = 5_000
+    colliding = five_selections([k * HASH_MODULUS for k in range(1, n + 1)])
+    control = five_selections(list(range(1, n + 1)))
+    assert colliding < 5 * control + 0.01, (colliding, control)
+
+
+def test_numbers_equal_in_python_share_a_key_and_true_and_text_stay_apart():
+    big = HASH_MODULUS * 3
+    records = [{"id": i} for i in range(20)]
+    records += [{"id": big}, {"id": float(2**70)}, {"id": -0.0}, {"id": True}, {"id": "0"}]
+    for _ in range(3):
+        assert matching(records, {"id": big}) == [{"id": big}]
+        assert matching(records, {"id": 2**70}) == [{"id": float(2**70)}]
+        assert matching(records, {"id": 0.0}) == [{"id": 0}, {"id": -0.0}]
+        assert matching(records, {"id": 1}) == [{"id": 1}]
+        assert matching(records, {"id": 2.5}) == []

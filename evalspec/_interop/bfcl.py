@@ -205,11 +205,14 @@ def _expected_call(
     ((name, answers),) = entry.items()
     params = (fn or {}).get("parameters") or {}
     props = params.get("properties") or {}
-    required = set(params.get("required") or ())
+    listed = list(params.get("required") or ())
+    # Names only in the set: one of the file's numbers would hash as itself (collisions a file
+    # can choose); a number names no parameter, so it only makes the function unpassable.
+    required = {r for r in listed if isinstance(r, str)}
     args: dict[str, Any] = {}
     critics: dict[str, Any] = {}
     undefined = [p for p in answers if p not in props]
-    unpassable = any(r not in props for r in required)
+    unpassable = any(r not in props for r in listed)
     for param, choices in answers.items():
         choices = list(choices) if isinstance(choices, list) else [choices]
         if param not in props:

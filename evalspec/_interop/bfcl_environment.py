@@ -22,6 +22,7 @@ from typing import Any
 from evalspec._tools.environment import ToolOutcome
 from evalspec._tools.state import MAX_INT_DIGITS
 from evalspec._util.errors import UsageError
+from evalspec._util.graph import GraphTooLarge, to_json
 from evalspec._util.registry import register
 
 CLASSES = {
@@ -48,7 +49,7 @@ MAX_POWER_BITS = 1_000_000
 MAX_PRECISION = 1_000
 """MathAPI.logarithm / square_root: digits of precision asked for."""
 MAX_DEPTH = 64
-"""Nesting of a snapshot (BFCL's file system is a tree of objects)."""
+"""Nesting of a snapshot below an attribute (BFCL's file system is a tree of objects)."""
 _INT_LIMIT = 10**MAX_INT_DIGITS
 _MPMATH_DPS = 15
 """mpmath's default precision (`mpmath.mp.dps` in a fresh process)."""
@@ -86,6 +87,8 @@ class BfclEnvironment:
         self.outputs: list[str] = []
         """Every output given so far: BFCL's response check looks for the ground truth's."""
         self.instances: dict[str, Any] = {}
+        self._refused: str | None = None
+        """Why the state can no longer be copied: every later call and snapshot says so."""
         self._methods: dict[str, Any] = {}
         for name in classes:
             instance = getattr(importlib.import_module(f"{_PACKAGE}.{CLASSES[name]}"), name)()
@@ -101,6 +104,8 @@ class BfclEnvironment:
         method = self._methods.get(name)
         if method is None:
             return ToolOutcome(error=f"no BFCL function named {name!r} in this conversation")
+        if self._refused is not None:
+            return ToolOutcome(error=self._refused)
         refused = _unbounded(name, arguments)
         if refused is not None:
             return ToolOutcome(error=refused)
@@ -124,6 +129,10 @@ class BfclEnvironment:
         finally:
             mpmath.mp.dps = dps
             decimal.setcontext(context)
+        try:  # BFCL's own methods (find, du) walk the tree: it must stay within the budget
+            self._state()
+        except GraphTooLarge:
+            return ToolOutcome(error=self._refused)
         self.outputs.append(text)
         return ToolOutcome(output=text)
 
@@ -137,15 +146,34 @@ class BfclEnvironment:
 
     def snapshot(self) -> Any:
         """Each instance's public attributes (those BFCL's state checker compares) as JSON, and
-        under `$outputs` the outputs given so far (what BFCL's response check reads)."""
-        state: dict[str, Any] = {
-            name: {
-                k: _json(v, 0, (id(obj),)) for k, v in vars(obj).items() if not k.startswith("_")
-            }
-            for name, obj in self.instances.items()
-        }
+        under `$outputs` the outputs given so far (what BFCL's response check reads).
+        GraphTooLarge when the instances hold more than evalspec copies (see `_state`)."""
+        state = self._state()
         state[OUTPUTS] = list(self.outputs)
         return state
+
+    def _state(self) -> dict[str, Any]:
+        """The instances as the tree BFCL's `==` compares, bounded (`_util/graph.py`): calls
+        can make a graph whose tree is exponential (`cp` of a directory shares its children)
+        or infinite (`cp d d` puts a directory inside itself)."""
+        if self._refused is not None:
+            raise GraphTooLarge(self._refused)
+        instances = {
+            name: {k: v for k, v in vars(obj).items() if not k.startswith("_")}
+            for name, obj in self.instances.items()
+        }
+        try:
+            shown: dict[str, Any] = to_json(
+                instances,
+                objects=True,
+                max_depth=MAX_DEPTH + 2,
+                too_deep="<too deep>",
+                number=_number,
+            )
+        except GraphTooLarge as exc:
+            self._refused = f"the BFCL state grew beyond what evalspec copies ({exc})"
+            raise GraphTooLarge(self._refused) from None
+        return shown
 
 
 _DEFAULTS: dict[Any, tuple[Any, Any]] = {}
@@ -195,28 +223,11 @@ def _unbounded(name: str, arguments: dict[str, Any]) -> str | None:
     return None
 
 
-def _json(value: Any, depth: int, ancestors: tuple[int, ...] = ()) -> Any:
-    """JSON for a value of an instance: objects become their public attributes; a link back to
-    an object being converted (a directory's `parent`) is left out, as BFCL's `==` ignores it."""
-    if depth > MAX_DEPTH:
-        return "<too deep>"
+def _number(value: int | float) -> Any:
+    """A number as a transcript can hold it."""
     if isinstance(value, float) and not math.isfinite(value):
         # JSON has no such number: a transcript holding one could not be read back
         return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _INT_LIMIT:
+    if isinstance(value, int) and abs(value) >= _INT_LIMIT:
         return f"<a whole number of more than {MAX_INT_DIGITS} digits>"
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, dict):
-        return {str(k): _json(v, depth + 1, ancestors) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
-        return [_json(v, depth + 1, ancestors) for v in items]
-    if hasattr(value, "__dict__"):
-        inner = (*ancestors, id(value))
-        shown: dict[str, Any] = {"$class": type(value).__name__}
-        for key, attr in vars(value).items():
-            if not key.startswith("_") and id(attr) not in inner:
-                shown[key] = _json(attr, depth + 1, inner)
-        return shown
-    return str(value)
+    return value

@@ -23,6 +23,7 @@ from evalspec._interop.bfcl import DEFAULT_MODEL, bfcl_tools, escape_templates
 from evalspec._interop.bfcl_decode import DecodeError, _value
 from evalspec._interop.bfcl_environment import CLASSES, OUTPUTS, BfclEnvironment
 from evalspec._util.errors import UsageError
+from evalspec._util.graph import GraphTooLarge
 
 CATEGORIES = (
     "multi_turn_base",
@@ -96,7 +97,8 @@ def multi_turn_case(
     config = question.get("initial_config") or {}
     state = {c: config.get(c, {}) for c in classes}
     env = BfclEnvironment(state, classes, {"long_context": long_context})
-    excluded = set(question.get("excluded_function") or ())
+    # names only: a set of the file's numbers hashes them as themselves (chosen collisions)
+    excluded = {n for n in question.get("excluded_function") or () if isinstance(n, str)}
     turns_in = list(question.get("question") or [])
     held = held_back(question, len(turns_in))
     later = {n for names in held.values() for n in names}
@@ -106,6 +108,27 @@ def multi_turn_case(
         raise UsageError(
             f"BFCL record {rid}: {len(turns_in)} turns but {len(truth)} ground-truth turns"
         )
+    try:
+        turns = _turns(env, turns_in, truth, held)
+    except GraphTooLarge as exc:
+        raise UsageError(f"BFCL record {rid}: under its ground truth, {exc}") from None
+    return {
+        "name": rid,
+        "tags": [rid.rsplit("_", 1)[0]],
+        "state": state,
+        "tools": offered,
+        "turns": turns,
+        "turn_rule": "all_or_nothing",
+    }
+
+
+def _turns(
+    env: BfclEnvironment,
+    turns_in: list[Any],
+    truth: list[Any],
+    held: dict[int, list[str]],
+) -> list[dict[str, Any]]:
+    """The case's turns, each judged on the state its ground truth leaves in `env`."""
     initial = env.snapshot()
     turns = []
     for k, (messages, calls) in enumerate(zip(turns_in, truth, strict=True)):
@@ -149,14 +172,7 @@ def multi_turn_case(
             # (`empty_turn_model_response`), even where the state is already right.
             turn["expect"] = {"min_calls": 1, **expect}
         turns.append(turn)
-    return {
-        "name": rid,
-        "tags": [rid.rsplit("_", 1)[0]],
-        "state": state,
-        "tools": offered,
-        "turns": turns,
-        "turn_rule": "all_or_nothing",
-    }
+    return turns
 
 
 def held_back(question: Mapping[str, Any], turns: int) -> dict[int, list[str]]:

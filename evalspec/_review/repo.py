@@ -140,7 +140,7 @@ def _load_bases(
 def _replay(suite: Suite, root: Path) -> list[Transcript]:
     """The suite's recorded answers, replayed offline; items with no recording are left out."""
     from evalspec._plan import compile_plan
-    from evalspec._runner.execute import TOO_MANY_CALLS, RunOptions, run_plan
+    from evalspec._runner.execute import STATE_TOO_LARGE, TOO_MANY_CALLS, RunOptions, run_plan
     from evalspec._runner.run_dir import recordings_path
 
     recordings = recordings_path(suite).resolve()
@@ -152,7 +152,7 @@ def _replay(suite: Suite, root: Path) -> list[Transcript]:
         return []
     outcome = run_plan(compile_plan(suite), RunOptions(record="offline"))
     for t in outcome.transcripts:
-        if t.finish_reason == TOO_MANY_CALLS:
+        if t.finish_reason in (TOO_MANY_CALLS, STATE_TOO_LARGE):
             raise UsageError(f"{suite.path}: its recordings for case {t.case!r}: {t.error}")
     return [t for t in outcome.transcripts if not t.error]
 

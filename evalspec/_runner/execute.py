@@ -46,6 +46,7 @@ from evalspec._transcript import ToolCall, Transcript, Usage
 from evalspec._util import redaction
 from evalspec._util.errors import RunError
 from evalspec._util.files import FILE_MODE, NOFOLLOW, dumps_line
+from evalspec._util.graph import GraphTooLarge
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
 from evalspec._util.redaction import redact, secrets_from_env
 
@@ -56,6 +57,8 @@ _OBSERVATION = json.JSONEncoder(ensure_ascii=False)
 
 TOO_MANY_CALLS = "too_many_calls"
 """The finish reason of a case whose model asked for more tool calls than evalspec scores."""
+STATE_TOO_LARGE = "state_too_large"
+"""The finish reason of an item whose final state evalspec refused to copy."""
 """What a tool answered, as the text of its tool message (one encoder for every call)."""
 
 
@@ -195,7 +198,18 @@ async def run_item(item: PlanItem, plan: Plan, provider: Provider, simulator: An
 
     conversation = conversations(plan.suite, simulator).open(item.case)
     t = await _conversation(item, plan, provider, conversation)
-    return msgspec.structs.replace(t, state=conversation.snapshot())
+    return with_final_state(t, conversation)
+
+
+def with_final_state(t: Transcript, conversation: Any) -> Transcript:
+    """`t` with the state its conversation ended in; a state evalspec refuses to copy (a
+    Python environment's graph past the budget, `_util/graph.py`) is the item's error, and
+    the transcript keeps its calls (a replay meets the same refusal)."""
+    try:
+        return msgspec.structs.replace(t, state=conversation.snapshot())
+    except GraphTooLarge as exc:
+        why = f"case {t.case!r} on model {t.model!r}: the final state: {exc}"
+        return msgspec.structs.replace(t, error=t.error or why, finish_reason=STATE_TOO_LARGE)
 
 
 async def _conversation(
@@ -407,11 +421,14 @@ async def run_one(
                 item, plan, provider, tools, user_provider, answer=_conversation
             )
             if plan.suite.stateful:
-                t = msgspec.structs.replace(t, state=tools.snapshot())
+                t = with_final_state(t, tools)
         else:
             t = await run_item(item, plan, provider, simulator)
     except (RunError, asyncio.CancelledError):
         raise
+    except GraphTooLarge as exc:  # a turn's state (the final one is `with_final_state`'s)
+        t = _failed(item, f"{item.label}: a turn's state: {exc}", "live")
+        t = msgspec.structs.replace(t, finish_reason=STATE_TOO_LARGE)
     except SimulatorMissing as exc:  # needs a run that may call the simulator
         missing.append(f"{item.label}: {exc}")
         t = _failed(item, str(exc), "replay")

@@ -56,6 +56,7 @@ from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
 from evalspec._suite.walk import judge_checks
 from evalspec._transcript import ToolCall, Transcript
+from evalspec._util.graph import GraphTooLarge
 from evalspec._util.project import checked, kind
 
 if TYPE_CHECKING:
@@ -269,7 +270,10 @@ class Scorer:
             tally.details["needs_run"] = exc.needs_run
             return _result(t, 0.0, "error", str(exc), tally)
         if prep.case.expect.judges_state:
-            self._state_rows(prep, tally)
+            try:
+                self._state_rows(prep, tally)
+            except GraphTooLarge as exc:  # the replayed calls make a state evalspec refuses
+                return _result(t, 0.0, "error", f"the replayed state: {exc}", tally)
         self._budget_rows(prep, tally)
         if t.user_turns:  # a conversation with a simulated user: its lines, for reports
             tally.details["turns"] = turn_details(prep.case, t, {})

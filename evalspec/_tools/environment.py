@@ -11,7 +11,6 @@ fresh Conversation to get the same state without any request.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -22,6 +21,7 @@ from evalspec._suite.state_spec import MAX_STATE_VALUES, measure
 from evalspec._tools.result import ToolResult
 from evalspec._tools.state import run_behavior
 from evalspec._util.errors import UsageError
+from evalspec._util.graph import GraphTooLarge, to_json
 
 if TYPE_CHECKING:
     from evalspec._tools.simulated import ToolSimulator
@@ -87,6 +87,7 @@ class Conversation:
         self.environment = environment
         self._answers_all = answers_all
         """A Python environment answers every tool; the declared one only tools with behavior."""
+        self._declared = type(environment) is DeclaredEnvironment
         self._stateful = {
             name for name, tool in simulator.tools.items() if tool.behavior is not None
         }
@@ -110,6 +111,11 @@ class Conversation:
         # Any object with `output` and `error` will do: a plugin need not import ToolOutcome.
         error = getattr(outcome, "error", None)
         output = getattr(outcome, "output", None)
+        if error is None and not self._declared:
+            try:  # a Python environment's answer is its objects: copied within the budget
+                output = to_json(output)
+            except GraphTooLarge as exc:
+                return ToolResult(None, f"the tool environment's answer: {exc}", "state")
         return ToolResult(None if error is not None else output, _text(error), "state")
 
     async def call(self, name: str, arguments: dict[str, Any] | None, raw: str) -> ToolResult:
@@ -132,9 +138,10 @@ class Conversation:
     def snapshot(self) -> Any:
         """The state now, as a value later calls cannot change. A plugin's environment may
         give its live state: it is copied, or each turn's snapshot would move with the next
-        (the declared environment never changes a state in place)."""
+        (the declared environment never changes a state in place). The copy is JSON within
+        `_util/graph.py`'s budget (GraphTooLarge past it): the calls shape that graph."""
         state = self.environment.snapshot()
-        return state if type(self.environment) is DeclaredEnvironment else copy.deepcopy(state)
+        return state if self._declared else to_json(state)
 
 
 def _text(error: Any) -> str | None:

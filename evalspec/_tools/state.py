@@ -313,7 +313,7 @@ class _FieldIndex:
 
     def __init__(self, records: list[Any]):
         self.records = records
-        self.positions: dict[tuple[str, Any], list[int]] | None = None
+        self.positions: dict[str, list[int]] | None = None
         """None until the list is scanned a second time."""
 
 
@@ -324,18 +324,26 @@ alone is the same object in every later state and every conversation that shares
 records): its index, built on its second scan, stays right for as long as the list lives."""
 
 
-def _typed(value: Any) -> tuple[str, Any] | None:
+def _typed(value: Any) -> str | None:
     """A key under which `_scalar_test` equality is dict equality (numbers by value, true
-    apart from 1); None for a value no scalar test matches (or NaN, equal to nothing)."""
+    apart from 1); None for a value no scalar test matches (or NaN, equal to nothing).
+
+    Text, never a number: Python hashes a number as itself modulo 2**61-1, so ids a state
+    chooses as multiples of it all collide and an index of 20,000 records took quadratic
+    time; a string's hash is keyed per process (SipHash), so no state can choose collisions.
+    """
     kind = type(value)
     if kind is str:
-        return ("s", value)
+        return "s" + str(value)
     if kind is bool:
-        return ("b", value)
-    if kind is int or (kind is float and value == value):
-        return ("n", value)
+        return "b1" if value else "b0"
+    if kind is int:
+        return "n" + format(value, "x")  # hexadecimal: linear in the digits, unlike decimal
+    if kind is float and value == value:
+        # equal numbers, one key: 2.0 is 2 (exactly, as a whole number), 2.5 its repr
+        return "n" + format(int(value), "x") if value.is_integer() else "f" + repr(value)
     if value is None:
-        return ("z", None)
+        return "z"
     return None
 
 
@@ -356,7 +364,7 @@ def _candidates(records: list[Any], pattern: Any) -> list[int] | None:
         _INDEXES[key] = _FieldIndex(records)
         return None  # a list scanned once is not worth indexing yet
     if index.positions is None:
-        positions: dict[tuple[str, Any], list[int]] = {}
+        positions: dict[str, list[int]] = {}
         for i, record in enumerate(records):
             if type(record) is not dict:
                 if isinstance(record, dict):  # a mapping type of its own: scan, as values_match
