@@ -1,7 +1,8 @@
-"""The documentation: it cannot drift from the schema, its suites validate, its site reads offline.
+"""The documentation: it cannot drift from the schema, and its suites validate.
 
 The site itself is built by `mkdocs build --strict` in `.ci/run` (the `docs` extra); these
-tests need no MkDocs and check what the build relies on.
+tests need no MkDocs and check what the build relies on. That the site reads offline is
+tests/test_docs_offline.py's and tests/test_docs_browser.py's.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 import pytest
 import yaml
 
-from docsgen.offline_check import external_references
 from docsgen.screenshots import screenshots_markdown
 from docsgen.suite_reference import load_schema, render
 from evalspec.api import check_suite
@@ -204,35 +204,6 @@ def test_links_between_pages_name_pages_that_exist() -> None:
             if not (DOCS / resolved).exists() and str(resolved) not in GENERATED_PAGES:
                 broken.append(f"{page.relative_to(DOCS)} -> {target}")
     assert not broken
-
-
-def test_external_resources_in_a_built_site_are_found(tmp_path: Path) -> None:
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "index.html").write_text(
-        '<link rel="stylesheet" href="assets/main.css">'
-        '<link rel="preconnect" href="https://fonts.gstatic.com">'
-        '<link rel="canonical" href="https://docs.example.org/page/">'
-        '<script src="//cdn.example.org/x.js"></script>'
-        '<img srcset="a.png 1x, https://img.example.org/b.png 2x" src="a.png">'
-        '<a href="#top">top</a><a href="../other/">other</a>'
-        '<img src="data:image/png;base64,AAAA">'
-        "<div style=\"background: url('http://t.example.org/p.gif')\"></div>"
-        "<style>@import 'https://css.example.org/f.css';</style>",
-        encoding="utf-8",
-    )
-    (tmp_path / "sub" / "site.css").write_text(
-        "a{background:url(../img/x.svg)} @font-face{src:url(https://fonts.example.org/f.woff2)}",
-        encoding="utf-8",
-    )
-    found = external_references(tmp_path)
-    assert found == [
-        "index.html: https://fonts.gstatic.com",
-        "index.html: //cdn.example.org/x.js",
-        "index.html: https://img.example.org/b.png",
-        "index.html: http://t.example.org/p.gif",
-        "index.html: https://css.example.org/f.css",
-        "sub/site.css: https://fonts.example.org/f.woff2",
-    ]
 
 
 def test_report_screenshots_are_shown_whichever_exist(tmp_path: Path) -> None:
