@@ -107,7 +107,7 @@ def test_each_moved_verdict_is_attributed_to_its_true_cause(three_causes):
     assert '/events/1/status: "cancelled" -> "canceled"' in cause
     critic = changes["unknown contact"]
     [cause] = critic["causes"]
-    assert cause.startswith('critic of attendee added: {"field": "attendee", "kind": "regex"')
+    assert cause.startswith('critic of attendee added: {"regex": {"pattern": "^Robert"}} (alone')
     # The proof: each change applied alone to the base, and the verdict it gives.
     proof = {c["applied"]: c["verdict"] for c in threshold["counterfactuals"]}
     assert proof["rubric · fail_threshold: 0.7 -> 0.8"] == "FAIL 0.750"

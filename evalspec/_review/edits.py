@@ -87,6 +87,8 @@ def _source(value: Any) -> Any:
         return {k: _source(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_source(v) for v in value]
+    if isinstance(value, model.CriticSpec | model.FinalAnswerCheck | model.EvaluatorSpec):
+        return _as_written(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             f.name: _source(getattr(value, f.name))
@@ -94,6 +96,17 @@ def _source(value: Any) -> Any:
             if f.compare and getattr(value, f.name) != f.default
         }
     return value
+
+
+def _as_written(check: model.CriticSpec | model.FinalAnswerCheck | model.EvaluatorSpec) -> Any:
+    """A critic or check as the suite writes it: `{regex: {pattern: "^P"}}`, with its weight
+    and `required` when they are not the defaults."""
+    out: dict[str, Any] = {check.kind: _source(check.params) or True}
+    for name in ("weight", "required"):
+        f = next((f for f in dataclasses.fields(check) if f.name == name), None)
+        if f is not None and getattr(check, name) != f.default:
+            out[name] = getattr(check, name)
+    return out
 
 
 # ---------------------------------------------------------------- names of list items
