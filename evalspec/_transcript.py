@@ -179,17 +179,16 @@ def write_transcripts(path: Path, transcripts: list[Transcript]) -> None:
             fh.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
 
 
-MAX_TRANSCRIPTS_BYTES = 256 * 1024 * 1024
-"""The largest transcripts file read: a few thousand items with long conversations."""
-
 _HOW = "each line must be one transcript, as `evalspec run` writes it"
 
 
 def read_transcripts(path: Path) -> list[Transcript]:
     """Read a JSONL transcript file, or a JSON list of transcripts; InputError with the line of
     the first value that is not a transcript."""
+    from evalspec._suite.limits import max_transcripts_bytes
+
     name = display_name(path)
-    text = read_text(path, name, limit=MAX_TRANSCRIPTS_BYTES)
+    text = read_text(path, name, limit=max_transcripts_bytes())  # the limit `run` writes to
     if text.lstrip().startswith("["):
         data = parse_json(text, name)
         if not isinstance(data, list):

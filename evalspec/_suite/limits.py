@@ -61,9 +61,9 @@ MAX_TOOL_OUTPUT_CHARS = 4_000_000
 than a model's context holds); a conversation that passes it stops, as one with too many calls."""
 MAX_TOOL_OUTPUT_CHARS_ENV = "EVALSPEC_MAX_TOOL_OUTPUT_CHARS"
 REVIEW_MAX_REPLAY_CHARS = 100_000_000
-"""Characters of model answers and tool outputs one review may hold, every suite's replays, base
-and head, together (each transcript holds a tool's output twice: as the call's output and as the
-message the model read)."""
+"""Characters of model answers, tool outputs and states the replays of one suite's base and head
+may hold in review (a tool's output counts twice: the call's output and the message the model
+read)."""
 MAX_REPLAY_CHARS_ENV = "EVALSPEC_MAX_REPLAY_CHARS"
 MAX_TRANSCRIPTS_BYTES = 1024 * 1024 * 1024
 """The largest transcripts.jsonl: a run stops before writing past it, and `score`, `diff` and a
@@ -83,7 +83,8 @@ def max_tool_output_chars() -> int:
 
 
 def max_replay_chars() -> int:
-    """Characters of model answers and tool outputs one review's replays may hold."""
+    """Characters of model answers, tool outputs and states one suite's replays may hold in
+    review."""
     return env_limit(MAX_REPLAY_CHARS_ENV, REVIEW_MAX_REPLAY_CHARS)
 
 
