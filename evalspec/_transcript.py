@@ -185,10 +185,11 @@ _HOW = "each line must be one transcript, as `evalspec run` writes it"
 def read_transcripts(path: Path) -> list[Transcript]:
     """Read a JSONL transcript file, or a JSON list of transcripts; InputError with the line of
     the first value that is not a transcript."""
-    from evalspec._suite.limits import max_transcripts_bytes
+    from evalspec._suite.limits import MAX_TRANSCRIPTS_BYTES_ENV, max_transcripts_bytes
 
     name = display_name(path)
-    text = read_text(path, name, limit=max_transcripts_bytes())  # the limit `run` writes to
+    fix = f"split it, or raise {MAX_TRANSCRIPTS_BYTES_ENV} (a run stops before writing more)"
+    text = read_text(path, name, limit=max_transcripts_bytes(), too_big=fix)
     if text.lstrip().startswith("["):
         data = parse_json(text, name)
         if not isinstance(data, list):
