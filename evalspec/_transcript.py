@@ -173,10 +173,23 @@ class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 def write_transcripts(path: Path, transcripts: list[Transcript]) -> None:
-    """Write transcripts as JSONL, atomically (a reader never sees half a file)."""
+    """Write transcripts as JSONL, atomically (a reader never sees half a file); UsageError,
+    and no file, when they would pass the size `read_transcripts` reads."""
+    from evalspec._suite.limits import MAX_TRANSCRIPTS_BYTES_ENV, max_transcripts_bytes
+    from evalspec._util.errors import UsageError
+
+    limit, size = max_transcripts_bytes(), 0
     with atomic_write(path) as fh:
         for t in transcripts:
-            fh.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+            line = json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
+            size += len(line.encode("utf-8", "backslashreplace"))
+            if size > limit:
+                raise UsageError(
+                    f"the transcripts would make {display_name(path)} larger than {limit} "
+                    f"bytes, the most evalspec reads back; write fewer (or raise "
+                    f"{MAX_TRANSCRIPTS_BYTES_ENV})"
+                )
+            fh.write(line)
 
 
 _HOW = "each line must be one transcript, as `evalspec run` writes it"

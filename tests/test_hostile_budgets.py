@@ -17,13 +17,18 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_calls_reply
+from support import transcript
+from typer.testing import CliRunner
 
+from evalspec._cli import app
 from evalspec._suite.budget import SuiteBudget
 from evalspec._suite.limits import max_rendered_chars, untrusted
 from evalspec._suite.render import Renderer, expand_case
 from evalspec._suite.state_spec import MAX_STATE_CHARS, compile_behavior
 from evalspec._suite.tree import Pos, ldict, llist
 from evalspec._tools.state import run_behavior
+from evalspec._transcript import read_transcripts, write_transcripts
+from evalspec._util.errors import UsageError
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 KEY_ENV = "EVALSPEC_TEST_KEY"
@@ -297,3 +302,33 @@ def test_a_run_never_writes_a_transcripts_file_that_score_refuses(tmp_path: Path
     )
     assert refused.returncode == 2
     assert "EVALSPEC_MAX_TRANSCRIPTS_BYTES" in refused.stderr
+
+
+def test_transcripts_written_whole_stay_within_what_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A merge of shards or an import writes its transcripts at once: past the limit, no file."""
+    monkeypatch.setenv("EVALSPEC_MAX_TRANSCRIPTS_BYTES", "1000")
+    many = [transcript(f"c{i}", ("t", {"a": "x" * 100})) for i in range(10)]
+    out = tmp_path / "t.jsonl"
+    with pytest.raises(UsageError, match="larger than 1000 bytes, the most evalspec reads back"):
+        write_transcripts(out, many)
+    assert list(tmp_path.iterdir()) == []  # not even a temporary file
+    write_transcripts(out, many[:2])
+    assert [t.case for t in read_transcripts(out)] == ["c0", "c1"]
+
+
+def test_running_out_of_memory_anyway_is_exit_2_with_a_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last guard behind the limits: never a traceback, never the gate's exit 1."""
+    from evalspec._review import repo as review_repo
+
+    def greedy(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(review_repo, "review_repository", greedy)
+    monkeypatch.chdir(repository(tmp_path))
+    done = CliRunner().invoke(app, ["review", "--base-ref", "main"])
+    assert done.exit_code == 2
+    assert done.output.startswith("error: out of memory: ")
