@@ -21,11 +21,13 @@ from support import transcript
 from typer.testing import CliRunner
 
 from evalspec._cli import app
+from evalspec._plan import compile_plan, request_key
 from evalspec._suite.budget import SuiteBudget
 from evalspec._suite.limits import max_rendered_chars, untrusted
 from evalspec._suite.render import Renderer, expand_case
 from evalspec._suite.state_spec import MAX_STATE_CHARS, compile_behavior
 from evalspec._suite.tree import Pos, ldict, llist
+from evalspec._suite.validate import load_suite
 from evalspec._tools.state import run_behavior
 from evalspec._transcript import read_transcripts, write_transcripts
 from evalspec._util.errors import UsageError
@@ -332,3 +334,35 @@ def test_running_out_of_memory_anyway_is_exit_2_with_a_message(
     done = CliRunner().invoke(app, ["review", "--base-ref", "main"])
     assert done.exit_code == 2
     assert done.output.startswith("error: out of memory: ")
+
+
+def test_a_long_opening_shared_by_every_matrix_row_is_encoded_and_hashed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After R2-18, review of the same pull request took 480 s: each row's request key
+    encoded and hashed the 3 MB message again (30 GB of work)."""
+    from evalspec import _plan
+
+    (tmp_path / "s.yaml").write_text(
+        matrix_suite(50, 1).replace("\"{{ 'x' * 1 }}\"", "y" * 20_000), encoding="utf-8"
+    )
+    suite = load_suite(tmp_path / "s.yaml")
+    long_work: list[int] = []
+    encode, hash_text = _plan._encode, _plan._hash
+
+    def counted_encode(value: Any) -> str:
+        text = encode(value)
+        long_work.extend([len(text)] if len(text) > 20_000 else [])
+        return text
+
+    def counted_hash(text: str) -> str:
+        long_work.extend([len(text)] if len(text) > 20_000 else [])
+        return hash_text(text)
+
+    monkeypatch.setattr(_plan, "_encode", counted_encode)
+    monkeypatch.setattr(_plan, "_hash", counted_hash)
+    plan = compile_plan(suite)
+    assert len(plan.items) == 50 and len(long_work) == 2  # one encoding, one hash
+    monkeypatch.undo()
+    for item in plan.items:  # the same keys as computed afresh
+        assert item.first_key == request_key(item.model, item.messages, item.tools, item.trial)
