@@ -56,9 +56,10 @@ REVIEW_SECONDS_ENV = "EVALSPEC_REVIEW_SECONDS"
 OWN_MAX_RENDERED_CHARS = 256_000_000
 REVIEW_MAX_RENDERED_CHARS = 32_000_000
 MAX_RENDERED_CHARS_ENV = "EVALSPEC_MAX_RENDERED_CHARS"
-MAX_TOOL_OUTPUT_CHARS = 4_000_000
-"""Characters every tool output of one conversation may add up to (about a million tokens, more
-than a model's context holds); a conversation that passes it stops, as one with too many calls."""
+MAX_TOOL_OUTPUT_CHARS = 2_000_000
+"""Characters every tool output of one conversation may add up to (about half a million tokens,
+more than most models' context holds); a conversation that passes it stops, as one with too many
+calls."""
 MAX_TOOL_OUTPUT_CHARS_ENV = "EVALSPEC_MAX_TOOL_OUTPUT_CHARS"
 REVIEW_MAX_REPLAY_CHARS = 100_000_000
 """Characters of model answers, tool outputs and states the replays of one suite's base and head
