@@ -210,9 +210,9 @@ def compile_plan(
     key_texts = [(model, _KeyText(model)) for model in selected_models]
     # The id's payload, keys sorted: {"first": <hex key>, "max_turns": ..., "mode": ...}.
     id_tail = f',"max_turns":{_encode(suite.run.max_turns)},"mode":{_encode(suite.run.mode)}}}'
+    opening = _Openings()
     for case in chosen:
-        messages = tuple(m.to_openai() for m in case.messages)
-        messages_json = _encode(list(messages))
+        messages, messages_json = opening.of(case)
         offered_key = tuple(case.tools) if case.tools is not None else None
         if offered_key not in offered_of:
             offered = tuple(by_name[n] for n in case.tools) if case.tools is not None else tools
@@ -225,9 +225,9 @@ def compile_plan(
         tail = id_tail
         if case.multi_turn:  # the later user turns shape the answers too
             tail = id_tail[:-1] + conversation_id_part(case, suite) + "}"
-        for model, key_text in key_texts:
+        for m, (model, key_text) in enumerate(key_texts):
             for trial in range(n_trials):
-                first = key_text.key(messages_json, offered_json, trial)
+                first = opening.key(key_text, messages_json, offered_json, (m, trial))
                 item_id = _hash(f'{{{case_part}"first":"{first}"{tail}')
                 items.append(
                     PlanItem(item_id, case, model, trial, messages, n_trials, offered, first)
@@ -236,6 +236,54 @@ def compile_plan(
         index, count = shard
         items = [it for it in items if int(it.id, 16) % count == index - 1]
     return Plan(suite, tuple(items), tools)
+
+
+class _Openings:
+    """The opening messages of cases, encoded, and their first requests' keys, once for each
+    distinct opening: matrix rows share their texts (the same objects), and a 3 MB message in
+    10,000 rows was encoded and hashed 10,000 times (30 GB of work for one review)."""
+
+    _LONG = 4096
+    """Texts at least this long are told apart by identity; shorter ones by value."""
+
+    def __init__(self) -> None:
+        self._json: dict[tuple[Any, ...], tuple[tuple[dict[str, Any], ...], str]] = {}
+        self._keys: dict[tuple[int, str, tuple[int, int]], str] = {}
+        self._kept: list[Any] = []
+        """Every long text and encoding named by identity above, kept so no id is reused."""
+
+    def of(self, case: Case) -> tuple[tuple[dict[str, Any], ...], str]:
+        """The case's opening messages (as sent) and their canonical JSON text."""
+        if not any(
+            isinstance(m.content, str) and len(m.content) >= self._LONG for m in case.messages
+        ):
+            messages = tuple(m.to_openai() for m in case.messages)
+            return messages, _encode(list(messages))
+        ident = tuple(
+            (m.role, id(m.content), m.tool_call_id, m.name, _encode(m.tool_calls))
+            if isinstance(m.content, str) and len(m.content) >= self._LONG
+            else (m.role, m.content, m.tool_call_id, m.name, _encode(m.tool_calls))
+            for m in case.messages
+        )
+        known = self._json.get(ident)
+        if known is None:
+            messages = tuple(m.to_openai() for m in case.messages)
+            known = self._json[ident] = (messages, _encode(list(messages)))
+            self._kept.append(case.messages)
+        return known
+
+    def key(
+        self, key_text: _KeyText, messages_json: str, tools_json: str, at: tuple[int, int]
+    ) -> str:
+        """`key_text.key(...)`, hashed once for each long opening, model and trial."""
+        if len(messages_json) < self._LONG:
+            return key_text.key(messages_json, tools_json, at[1])
+        ident = (id(messages_json), tools_json, at)
+        known = self._keys.get(ident)
+        if known is None:
+            known = self._keys[ident] = key_text.key(messages_json, tools_json, at[1])
+            self._kept.append(messages_json)
+        return known
 
 
 def select_cases(suite: Suite, patterns: list[str] | None) -> list[Case]:

@@ -172,14 +172,24 @@ class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 def write_transcripts(path: Path, transcripts: list[Transcript]) -> None:
-    """Write transcripts as JSONL, atomically (a reader never sees half a file)."""
+    """Write transcripts as JSONL, atomically (a reader never sees half a file); UsageError,
+    and no file, when they would pass the size `read_transcripts` reads."""
+    from evalspec._suite.limits import MAX_TRANSCRIPTS_BYTES_ENV, max_transcripts_bytes
+    from evalspec._util.errors import UsageError
+
+    limit, size = max_transcripts_bytes(), 0
     with atomic_write(path) as fh:
         for t in transcripts:
-            fh.write(dumps_line(t.to_dict(), path.name) + "\n")
+            line = dumps_line(t.to_dict(), path.name) + "\n"
+            size += len(line.encode("utf-8", "backslashreplace"))
+            if size > limit:
+                raise UsageError(
+                    f"the transcripts would make {display_name(path)} larger than {limit} "
+                    f"bytes, the most evalspec reads back; write fewer (or raise "
+                    f"{MAX_TRANSCRIPTS_BYTES_ENV})"
+                )
+            fh.write(line)
 
-
-MAX_TRANSCRIPTS_BYTES = 256 * 1024 * 1024
-"""The largest transcripts file read: a few thousand items with long conversations."""
 
 _HOW = "each line must be one transcript, as `evalspec run` writes it"
 
@@ -187,8 +197,11 @@ _HOW = "each line must be one transcript, as `evalspec run` writes it"
 def read_transcripts(path: Path) -> list[Transcript]:
     """Read a JSONL transcript file, or a JSON list of transcripts; InputError with the line of
     the first value that is not a transcript."""
+    from evalspec._suite.limits import MAX_TRANSCRIPTS_BYTES_ENV, max_transcripts_bytes
+
     name = display_name(path)
-    text = read_text(path, name, limit=MAX_TRANSCRIPTS_BYTES)
+    fix = f"split it, or raise {MAX_TRANSCRIPTS_BYTES_ENV} (a run stops before writing more)"
+    text = read_text(path, name, limit=max_transcripts_bytes(), too_big=fix)
     if text.lstrip().startswith("["):
         data = parse_json(text, name)
         if not isinstance(data, list):

@@ -87,6 +87,12 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
         except KeyboardInterrupt:
             print_error("interrupted")
             raise typer.Exit(130) from None
+        except MemoryError:  # a last guard behind the size limits: never a traceback, never 1
+            print_error(
+                "error: out of memory: the input is larger than this machine can hold; "
+                "split it, or run on a machine with more memory"
+            )
+            raise typer.Exit(2) from None
         except OSError as exc:  # a full disk, a read-only directory: a message, not a traceback
             where = f" {exc.filename}" if exc.filename else ""
             print_error(f"error: cannot write or read{where}: {exc.strerror or exc}")

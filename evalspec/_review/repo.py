@@ -27,6 +27,7 @@ from evalspec._review.diff import (
 from evalspec._review.git_base import at_ref, export_tree, repo_root, resolve_commit
 from evalspec._review.recordings_check import RecordingsChange, recordings_change
 from evalspec._review.security import known_settings
+from evalspec._suite.limits import MAX_REPLAY_CHARS_ENV, max_replay_chars
 from evalspec._suite.load import is_include_file
 from evalspec._suite.model import GateOn, Suite
 from evalspec._transcript import Transcript
@@ -137,10 +138,60 @@ def _load_bases(
     return bases, broken
 
 
-def _replay(suite: Suite, root: Path) -> list[Transcript]:
-    """The suite's recorded answers, replayed offline; items with no recording are left out."""
+class ReplayBudget:
+    """What the replays of one suite's base and head hold, which review keeps until the suite is
+    scored: model answers, tool outputs and states, in characters. Past the limit
+    (REVIEW_MAX_REPLAY_CHARS) review stops at once (100 cases whose tools answered 10 MB each
+    took 4.8 GB)."""
+
+    def __init__(self) -> None:
+        self.limit = max_replay_chars()
+        self.chars = 0
+        self._states: dict[int, Any] = {}
+        """Top-level collections of states already counted, by identity (kept, so an id is
+        never another's): cases share the ones their calls leave alone."""
+
+    def add(self, where: str, t: Transcript) -> None:
+        """Charge one replayed transcript; UsageError (exit 2) past the limit."""
+        from evalspec._suite.state_spec import weigh
+
+        for m in t.messages:
+            if m.get("role") != "system" and m.get("role") != "user":
+                self.chars += _text_chars(m.get("content")) + _text_chars(m.get("tool_calls"))
+        for call in t.tool_calls:
+            self.chars += _text_chars(call.output) + _text_chars(call.arguments)
+        state = t.state
+        for value in state.values() if type(state) is dict else [state]:
+            if id(value) not in self._states:
+                self._states[id(value)] = value
+                self.chars += weigh(value, 1 << 62, self.limit)[2]
+        if self.chars > self.limit:
+            raise UsageError(
+                f"{where}: its recordings replay to more than {self.limit} characters of "
+                f"model answers, tool outputs and states (at case {t.case!r}), more than a "
+                f"review holds; make the tools answer less, or whoever runs the review may "
+                f"raise {MAX_REPLAY_CHARS_ENV}"
+            )
+
+
+def _text_chars(value: Any) -> int:
+    """Characters of a message's or an output's value, about (its texts and keys)."""
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        return len(value)
+    from evalspec._suite.state_spec import weigh
+
+    return weigh(value, 1 << 62, 1 << 62)[2]
+
+
+def _replay(suite: Suite, root: Path, budget: ReplayBudget) -> list[Transcript]:
+    """The suite's recorded answers, replayed offline; items with no recording are left out.
+
+    Each transcript is charged to the review's budget as it finishes; a case stopped at one of
+    evalspec's limits (too many calls, too much tool output) stops the review."""
     from evalspec._plan import compile_plan
-    from evalspec._runner.execute import STATE_TOO_LARGE, TOO_MANY_CALLS, RunOptions, run_plan
+    from evalspec._runner.execute import OVER_LIMIT, RunOptions, run_plan
     from evalspec._runner.run_dir import recordings_path
 
     recordings = recordings_path(suite).resolve()
@@ -150,10 +201,16 @@ def _replay(suite: Suite, root: Path) -> list[Transcript]:
         )
     if not recordings.is_file():
         return []
-    outcome = run_plan(compile_plan(suite), RunOptions(record="offline"))
-    for t in outcome.transcripts:
-        if t.finish_reason in (TOO_MANY_CALLS, STATE_TOO_LARGE):
-            raise UsageError(f"{suite.path}: its recordings for case {t.case!r}: {t.error}")
+
+    path = Path(suite.path).resolve()
+    where = path.relative_to(root).as_posix() if path.is_relative_to(root) else suite.path
+
+    def done(t: Transcript) -> None:
+        if t.finish_reason in OVER_LIMIT:
+            raise UsageError(f"{where}: its recordings for case {t.case!r}: {t.error}")
+        budget.add(where, t)
+
+    outcome = run_plan(compile_plan(suite), RunOptions(record="offline"), on_done=done)
     return [t for t in outcome.transcripts if not t.error]
 
 
@@ -216,10 +273,11 @@ def review_repository(
         model_root = base_root / here.relative_to(root) if here.is_relative_to(root) else base_root
         reviews = []
         for rel in head_paths:
+            held = ReplayBudget()
             head = load_suite(root / rel)
             base = bases.get(rel)
-            base_tx = _replay(base, base_root) if base is not None else []
-            head_tx = _replay(head, root)
+            base_tx = _replay(base, base_root, held) if base is not None else []
+            head_tx = _replay(head, root, held)
             comparison = diff_suites(
                 base,
                 head,

@@ -37,14 +37,20 @@ from evalspec._runner.run_dir import (
 )
 from evalspec._runner.transcript_lines import StateLines
 from evalspec._suite.endpoints import refuse_keys_in_clear
-from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._suite.limits import (
+    MAX_CALLS_PER_CASE,
+    MAX_TOOL_OUTPUT_CHARS_ENV,
+    MAX_TRANSCRIPTS_BYTES_ENV,
+    max_tool_output_chars,
+    max_transcripts_bytes,
+)
 from evalspec._suite.model import ModelSpec, Suite
 from evalspec._tools.llm_sim import SimulatorMissing
 from evalspec._tools.result import ToolResult
 from evalspec._tools.stb_cache import ResponseCache
 from evalspec._transcript import ToolCall, Transcript, Usage
 from evalspec._util import redaction
-from evalspec._util.errors import RunError
+from evalspec._util.errors import RunError, UsageError
 from evalspec._util.files import FILE_MODE, NOFOLLOW, dumps_line
 from evalspec._util.graph import GraphTooLarge
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
@@ -59,6 +65,10 @@ TOO_MANY_CALLS = "too_many_calls"
 """The finish reason of a case whose model asked for more tool calls than evalspec scores."""
 STATE_TOO_LARGE = "state_too_large"
 """The finish reason of an item whose final state evalspec refused to copy."""
+TOO_MUCH_OUTPUT = "too_much_tool_output"
+"""The finish reason of a conversation whose tools answered more than MAX_TOOL_OUTPUT_CHARS."""
+OVER_LIMIT = (TOO_MANY_CALLS, TOO_MUCH_OUTPUT, STATE_TOO_LARGE)
+"""Finish reasons of a case stopped at one of evalspec's limits (review refuses them)."""
 """What a tool answered, as the text of its tool message (one encoder for every call)."""
 
 
@@ -112,6 +122,8 @@ class Sink:
             path = run_file(run_dir, TRANSCRIPTS_FILE)
             self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NOFOLLOW, FILE_MODE)
             self._torn = _ends_torn(path)
+            self._size = os.fstat(self.fd).st_size
+        self._limit = max_transcripts_bytes()
 
     def write(self, t: Transcript) -> None:
         if self.fd is None:
@@ -125,6 +137,13 @@ class Sink:
         if self._torn:
             line = "\n" + line
         data = line.encode("utf-8")
+        if self._size + len(data) > self._limit:  # `score` and `--resume` would refuse the file
+            raise UsageError(
+                f"the transcript of {t.case!r} would take transcripts.jsonl past "
+                f"{self._limit} bytes, the most `score` and `--resume` read, so the run stopped "
+                f"before writing it; every transcript saved before is intact. Run fewer cases "
+                f"(--case, --shard) or raise {MAX_TRANSCRIPTS_BYTES_ENV}"
+            )
         try:
             written = os.write(self.fd, data)
             while written < len(data):
@@ -135,6 +154,7 @@ class Sink:
                 f"cannot save the transcript of {t.case!r} ({exc.strerror or exc}); "
                 "every transcript saved before is intact"
             ) from None
+        self._size += len(data)
         self._torn = False
 
     def close(self) -> None:
@@ -231,6 +251,7 @@ async def _conversation(
     source = "live"
     max_turns = 1 if suite.run.mode == "single_turn" else suite.run.max_turns
     previous = keys.last if keys is not None else None  # the conversation's request before
+    output_left = max_tool_output_chars() - _tool_output(messages)  # earlier turns' count too
     for turn in range(max_turns):
         request = ChatRequest(
             key=_request_key(item, turn, messages, tools, keys),
@@ -303,7 +324,24 @@ async def _conversation(
                     f"unknown tool '{name}'; available tools: {available}",
                     "error:unknown_tool",
                 )
-            observation = result.observation()
+            observation = _OBSERVATION.encode(result.observation())
+            output_left -= len(observation)
+            if output_left < 0:
+                return _transcript(
+                    item,
+                    messages,
+                    calls,
+                    final,
+                    TOO_MUCH_OUTPUT,
+                    prompt,
+                    completion,
+                    latency,
+                    turns,
+                    source,
+                    error=f"the tools answered more than {max_tool_output_chars()} characters "
+                    f"in one conversation (at call {len(calls) + 1}, {name!r}), so the case "
+                    f"stopped there; answer with less, or raise {MAX_TOOL_OUTPUT_CHARS_ENV}",
+                )
             calls.append(
                 ToolCall(
                     name=name,
@@ -319,7 +357,7 @@ async def _conversation(
                 {
                     "role": "tool",
                     "tool_call_id": call_id,
-                    "content": _OBSERVATION.encode(observation),
+                    "content": observation,
                 }
             )
         if suite.run.mode == "single_turn":
@@ -329,6 +367,15 @@ async def _conversation(
         finish = "max_turns"
     return _transcript(
         item, messages, calls, final, finish, prompt, completion, latency, turns, source
+    )
+
+
+def _tool_output(messages: list[dict[str, Any]]) -> int:
+    """Characters the tools already answered in this conversation (earlier user turns)."""
+    return sum(
+        len(m["content"])
+        for m in messages
+        if m.get("role") == "tool" and isinstance(m.get("content"), str)
     )
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 
+from evalspec._suite.limits import max_transcripts_bytes
 from evalspec._suite.model import Suite
 from evalspec._transcript import Transcript, read_line
 from evalspec._util import finite
@@ -24,7 +25,7 @@ from evalspec._util.errors import InputError, UsageError
 from evalspec._util.files import FILE_MODE, NOFOLLOW, lock_descriptor, write_text_atomic
 from evalspec._util.paths import safe_name
 from evalspec._util.project import checked, kind, named
-from evalspec._util.reading import MAX_LOG_BYTES, read_existing
+from evalspec._util.reading import read_existing
 from evalspec._util.records import RecordError, decode
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ def read_finished(run_dir: Path) -> dict[str, Transcript]:
     skipped with a note: that item simply runs again."""
     path = run_file(run_dir, TRANSCRIPTS_FILE)
     done: dict[str, Transcript] = {}
-    data = read_existing(path, limit=MAX_LOG_BYTES)
+    data = read_existing(path, limit=max_transcripts_bytes())  # the limit a run writes to
     if data is None:
         return done
     for number, raw in enumerate(data.split(b"\n"), start=1):

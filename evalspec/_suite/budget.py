@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from evalspec._suite.limits import MAX_RENDERED_CHARS_ENV, max_rendered_chars
+
 MAX_TEMPLATE_SECONDS = 2.0
 """Processor time one template may take to render (processor time, not wall time, so a busy
 machine does not turn a valid suite into an invalid one)."""
@@ -44,11 +46,25 @@ class SuiteBudget:
 
     seconds: float = MAX_SUITE_TEMPLATE_SECONDS
     used: float = 0.0
+    chars: int = 0
+    """Characters rendered so far, every template and matrix row together."""
+    max_chars: int = field(default_factory=max_rendered_chars)
 
     @property
     def spent(self) -> bool:
-        """True once the templates have used all their time: rendering more is pointless."""
-        return self.used > self.seconds
+        """True once the templates have used all their time or characters: rendering more is
+        pointless."""
+        return self.used > self.seconds or self.chars > self.max_chars
+
+    def add_chars(self, count: int) -> None:
+        """Charge `count` rendered characters; TemplateBudgetError past the suite's total (a
+        matrix of 5,000 rows rendering a text of a million characters each took 4.4 GB)."""
+        self.chars += count
+        if self.chars > self.max_chars:
+            raise TemplateBudgetError(
+                f"the suite's templates render more than {self.max_chars} characters in all "
+                f"(whoever runs evalspec may raise {MAX_RENDERED_CHARS_ENV})"
+            )
 
 
 @dataclass

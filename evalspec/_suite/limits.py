@@ -4,6 +4,10 @@ request's (in `review` and `diff --base-ref`) by limits sized for a CI job.
 Whoever runs evalspec may change a limit through the environment; a suite cannot. Own suites
 of 10^6 cases validate and run with no setting; review refuses a suite of more than 10,000 cases
 or a plan of more than 100,000 requests, and stops after REVIEW_SECONDS (exit 2, never a hang).
+
+Sizes are bounded in total as well as per item: what a suite's templates render, what a
+conversation's tools answer, what a review's replays hold and what a run's transcripts file
+holds (a conversation's state is bounded in state_spec.py, in values and in characters).
 """
 
 from __future__ import annotations
@@ -47,6 +51,47 @@ MAX_TOOLS_ENV = "EVALSPEC_MAX_TOOLS"
 REVIEW_SECONDS = 600
 """A review's whole budget: loading, replaying and scoring every suite, base and head."""
 REVIEW_SECONDS_ENV = "EVALSPEC_REVIEW_SECONDS"
+
+
+OWN_MAX_RENDERED_CHARS = 256_000_000
+REVIEW_MAX_RENDERED_CHARS = 32_000_000
+MAX_RENDERED_CHARS_ENV = "EVALSPEC_MAX_RENDERED_CHARS"
+MAX_TOOL_OUTPUT_CHARS = 2_000_000
+"""Characters every tool output of one conversation may add up to (about half a million tokens,
+more than most models' context holds); a conversation that passes it stops, as one with too many
+calls."""
+MAX_TOOL_OUTPUT_CHARS_ENV = "EVALSPEC_MAX_TOOL_OUTPUT_CHARS"
+REVIEW_MAX_REPLAY_CHARS = 100_000_000
+"""Characters of model answers, tool outputs and states the replays of one suite's base and head
+may hold in review (a tool's output counts twice: the call's output and the message the model
+read)."""
+MAX_REPLAY_CHARS_ENV = "EVALSPEC_MAX_REPLAY_CHARS"
+MAX_TRANSCRIPTS_BYTES = 1024 * 1024 * 1024
+"""The largest transcripts.jsonl: a run stops before writing past it, and `score`, `diff` and a
+resumed run read no larger one (one constant, so a run never writes what they refuse)."""
+MAX_TRANSCRIPTS_BYTES_ENV = "EVALSPEC_MAX_TRANSCRIPTS_BYTES"
+
+
+def max_rendered_chars() -> int:
+    """Characters all the templates of one suite may render together (a matrix renders each
+    template once a row)."""
+    return by_trust(MAX_RENDERED_CHARS_ENV, OWN_MAX_RENDERED_CHARS, REVIEW_MAX_RENDERED_CHARS)
+
+
+def max_tool_output_chars() -> int:
+    """Characters of tool output one conversation may receive, all its calls together."""
+    return env_limit(MAX_TOOL_OUTPUT_CHARS_ENV, MAX_TOOL_OUTPUT_CHARS)
+
+
+def max_replay_chars() -> int:
+    """Characters of model answers, tool outputs and states one suite's replays may hold in
+    review."""
+    return env_limit(MAX_REPLAY_CHARS_ENV, REVIEW_MAX_REPLAY_CHARS)
+
+
+def max_transcripts_bytes() -> int:
+    """Bytes a transcripts file may hold, for the run that writes it and every reader."""
+    return env_limit(MAX_TRANSCRIPTS_BYTES_ENV, MAX_TRANSCRIPTS_BYTES)
 
 
 def max_cases() -> int:

@@ -26,6 +26,10 @@ MAX_DEPTH = 64
 """Deepest nesting of the state, and of any value written into it."""
 MAX_STATE_VALUES = 100_000
 """Values (every scalar, list and mapping) one conversation's state may hold."""
+MAX_STATE_CHARS = 10_000_000
+"""Characters one conversation's state may hold written as JSON (about: texts and keys by their
+length, other values by a few characters). Counting values alone let one `where` effect copy a
+100 KB text into 30,000 records: 3 GB of transcript from a 333 KB pull request."""
 MAX_RENDERED_VALUES = 10_000
 """Values one rendered template (an effect's value, a response) may hold."""
 MAX_TEXT = 100_000
@@ -798,27 +802,51 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 def measure(value: Any, limit: int) -> tuple[int, int]:
     """(number of values, depth) of a JSON value, counting stops just past `limit`."""
+    count, depth, _ = weigh(value, limit)
+    return count, depth
+
+
+def weigh(value: Any, limit: int, char_limit: int = MAX_STATE_CHARS) -> tuple[int, int, int]:
+    """(number of values, depth, characters as JSON, about) of a JSON value; counting stops
+    just past `limit` values or `char_limit` characters. A text shared by many places counts
+    at each, as JSON writes it."""
     if type(value) in _SCALARS:  # most rendered references: an argument, a field
-        return 1, 1
+        return 1, 1, scalar_chars(value)
     count = 0
+    chars = 0
     deepest = 0
     stack = [(value, 1)]
-    while stack and count <= limit:
+    while stack and count <= limit and chars <= char_limit:
         node, depth = stack.pop()
         count += 1
         deepest = max(deepest, depth)
         if isinstance(node, dict):
+            chars += 2 + sum(len(k) + 4 for k in node)
             stack.extend((v, depth + 1) for v in node.values())
         elif isinstance(node, list):
+            chars += 2 + len(node)
             stack.extend((v, depth + 1) for v in node)
-    return count, deepest
+        else:
+            chars += scalar_chars(node)
+    return count, deepest, chars
+
+
+def scalar_chars(value: Any) -> int:
+    """About how many characters JSON writes for a text, number, true/false or null."""
+    if type(value) is str:
+        return len(value) + 2
+    if type(value) is int:
+        return value.bit_length() * 3 // 10 + 2
+    return 8
 
 
 def state_problem(value: Any) -> str | None:
     """Why a state cannot be used (too large, too deep), or None."""
-    count, depth = measure(value, MAX_STATE_VALUES)
+    count, depth, chars = weigh(value, MAX_STATE_VALUES)
     if count > MAX_STATE_VALUES:
         return f"the state holds more than {MAX_STATE_VALUES} values"
+    if chars > MAX_STATE_CHARS:
+        return f"the state holds more than {MAX_STATE_CHARS} characters written as JSON"
     if depth > MAX_DEPTH:
         return f"the state is nested {depth} deep; the limit is {MAX_DEPTH}"
     return None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from weakref import WeakKeyDictionary
 
 from evalspec._suite.model import Case, Suite, Tool
-from evalspec._suite.state_spec import MAX_STATE_VALUES, measure
+from evalspec._suite.state_spec import MAX_STATE_VALUES, weigh
 from evalspec._tools.result import ToolResult
 from evalspec._tools.state import run_behavior
 from evalspec._util.errors import UsageError
@@ -55,16 +55,19 @@ class ToolEnvironment(Protocol):
 class DeclaredEnvironment:
     """The environment a suite declares in YAML: its tools' `behavior:` on its `state:`."""
 
-    def __init__(self, tools: dict[str, Tool], state: Any, size: int | None = None):
+    def __init__(self, tools: dict[str, Tool], state: Any, size: tuple[int, int] | None = None):
         self._tools = tools
         self._state = state
-        self._size = measure(state, MAX_STATE_VALUES)[0] if size is None else size
+        if size is None:  # (values, characters): tracked call by call from here
+            values, _, chars = weigh(state, MAX_STATE_VALUES)
+            size = (values, chars)
+        self._size, self._chars = size
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         behavior = self._tools[name].behavior
         assert behavior is not None
-        outcome = run_behavior(behavior, self._state, self._size, arguments)
-        self._state, self._size = outcome.state, outcome.size
+        outcome = run_behavior(behavior, self._state, self._size, arguments, self._chars)
+        self._state, self._size, self._chars = outcome.state, outcome.size, outcome.chars
         return ToolOutcome(outcome.output, outcome.error)
 
     def snapshot(self) -> Any:
@@ -159,13 +162,14 @@ def environment_factory(suite: Suite) -> Callable[[Any], ToolEnvironment]:
     spec = suite.environment
     if spec is None:
         tools = {t.name: t for t in suite.tools}
-        sizes: dict[int, tuple[Any, int]] = {}
+        sizes: dict[int, tuple[Any, tuple[int, int]]] = {}
 
         def declared(state: Any) -> ToolEnvironment:
             # Cases share their initial state unless they override it: measure each once.
             known = sizes.get(id(state))
             if known is None or known[0] is not state:
-                known = sizes[id(state)] = (state, measure(state, MAX_STATE_VALUES)[0])
+                values, _, chars = weigh(state, MAX_STATE_VALUES)
+                known = sizes[id(state)] = (state, (values, chars))
             return DeclaredEnvironment(tools, state, known[1])
 
         return declared

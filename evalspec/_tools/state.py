@@ -21,6 +21,7 @@ from typing import Any
 from evalspec._suite.state_spec import (
     MAX_DEPTH,
     MAX_RENDERED_VALUES,
+    MAX_STATE_CHARS,
     MAX_STATE_VALUES,
     MAX_TEXT,
     NUMERIC_OPS,
@@ -34,6 +35,7 @@ from evalspec._suite.state_spec import (
     Tree,
     escape,
     measure,
+    weigh,
 )
 from evalspec._tools.simulated import values_match
 
@@ -61,26 +63,41 @@ class Outcome:
     """The state after the call (the same object when nothing changed)."""
     size: int
     """Values the state holds (tracked, so limits cost nothing per call)."""
+    chars: int = 0
+    """Characters the state holds written as JSON, about (tracked too)."""
 
 
-def run_behavior(behavior: Behavior, state: Any, size: int, arguments: Any) -> Outcome:
-    """Do one call; never raises, and on any error the state is the one given."""
+def run_behavior(
+    behavior: Behavior, state: Any, size: int, arguments: Any, chars: int | None = None
+) -> Outcome:
+    """Do one call; never raises, and on any error the state is the one given. `size` and
+    `chars` are the state's values and characters (`chars` None: measured here)."""
+    if chars is None:
+        chars = weigh(state, MAX_STATE_VALUES)[2]
     if not isinstance(arguments, dict):
-        return Outcome(None, "arguments must be a JSON object", state, size)
+        return Outcome(None, "arguments must be a JSON object", state, size, chars)
     try:
         failed = _first_failure(behavior.preconditions, _Context(arguments, state))
         if failed is not None:
-            return Outcome(None, failed, state, size)
-        new, new_size = state, size
+            return Outcome(None, failed, state, size, chars)
+        new, new_size = state, _Size(size, chars)
         for effect in behavior.effects:
             new, new_size = _apply(effect, _Context(arguments, new), new_size)
         ctx = _Context(arguments, new)
         output = render(behavior.response, ctx) if behavior.has_response else DEFAULT_OUTPUT
-        return Outcome(output, None, new, new_size)
+        return Outcome(output, None, new, new_size.values, new_size.chars)
     except Failure as exc:
-        return Outcome(None, str(exc), state, size)
+        return Outcome(None, str(exc), state, size, chars)
     except RecursionError:  # pragma: no cover - depths are bounded; kept as a last guard
-        return Outcome(None, "the value is nested too deeply", state, size)
+        return Outcome(None, "the value is nested too deeply", state, size, chars)
+
+
+@dataclass(slots=True)
+class _Size:
+    """What the state holds while a call's effects apply: values and characters."""
+
+    values: int
+    chars: int
 
 
 # ------------------------------------------------------------------ reading
@@ -480,19 +497,27 @@ def _short(value: Any) -> str:
 # ------------------------------------------------------------------ effects
 
 
-def _apply(effect: Effect, ctx: _Context, size: int) -> tuple[Any, int]:
+def _apply(effect: Effect, ctx: _Context, size: _Size) -> tuple[Any, _Size]:
     parts = path_parts(effect.path, ctx)
     delta = [0]
+    chars = [size.chars]
 
     def counted(value: Any, at_depth: int) -> Any:
-        count, depth = measure(value, MAX_STATE_VALUES)
+        count, depth, length = weigh(value, MAX_STATE_VALUES)
         if at_depth + depth > MAX_DEPTH:
             raise Failure(f"the state would be nested deeper than {MAX_DEPTH}")
         delta[0] += count
+        chars[0] += length
+        if chars[0] > MAX_STATE_CHARS:  # at once: a `where` may copy a text into every record
+            raise Failure(
+                f"the state would hold more than {MAX_STATE_CHARS} characters written as JSON"
+            )
         return value
 
     def dropped(value: Any) -> None:
-        delta[0] -= measure(value, MAX_STATE_VALUES)[0]
+        count, _, length = weigh(value, MAX_STATE_VALUES, 1 << 62)
+        delta[0] -= count
+        chars[0] -= length
 
     op = effect.op
     if op == "append":
@@ -526,11 +551,28 @@ def _apply(effect: Effect, ctx: _Context, size: int) -> tuple[Any, int]:
         new = _update(ctx.state, parts, drop)
     else:  # increment, decrement
         by = _step(effect, ctx)
-        new = _update(ctx.state, parts, lambda old: _incremented(old, by, parts, effect.round))
-    size += delta[0]
-    if size > MAX_STATE_VALUES:
+        new = _update(ctx.state, parts, _renumber(by, parts, effect.round, counted, dropped))
+    values = size.values + delta[0]
+    if values > MAX_STATE_VALUES:
         raise Failure(f"the state would hold more than {MAX_STATE_VALUES} values")
-    return new, size
+    return new, _Size(values, chars[0])
+
+
+def _renumber(
+    by: int | float,
+    parts: Any,
+    digits: int | None,
+    counted: Callable[[Any, int], Any],
+    dropped: Callable[[Any], None],
+) -> Callable[[Any], Any]:
+    """An increment's change, its number's characters charged (a number may grow digits)."""
+
+    def change(old: Any) -> Any:
+        new = _incremented(old, by, parts, digits)
+        dropped(old)
+        return counted(new, 0)
+
+    return change
 
 
 def _step(effect: Effect, ctx: _Context) -> int | float:
@@ -580,7 +622,7 @@ def _apply_where(
             return _DELETE
         if effect.op == "set":
             return _update(record, at, _setter(value, len(parts) + 1 + len(at)))
-        return _update(record, at, lambda o: _incremented(o, by, [*parts, *at], effect.round))
+        return _update(record, at, _renumber(by, [*parts, *at], effect.round, counted, dropped))
 
     def each(old: Any) -> Any:
         if isinstance(old, dict):

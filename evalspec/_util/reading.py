@@ -174,10 +174,16 @@ def decode_utf8(raw: bytes, name: str) -> str:
         ) from None
 
 
-def read_text(path: Path, name: str | None = None, *, limit: int = MAX_FILE_BYTES) -> str:
-    """A regular UTF-8 text file no larger than `limit`."""
+def read_text(
+    path: Path,
+    name: str | None = None,
+    *,
+    limit: int = MAX_FILE_BYTES,
+    too_big: str = "split it into smaller files",
+) -> str:
+    """A regular UTF-8 text file no larger than `limit` (`too_big`: the fix to suggest)."""
     name = name or display_name(path)
-    return decode_utf8(read_bytes(path, name, limit=limit), name)
+    return decode_utf8(read_bytes(path, name, limit=limit, too_big=too_big), name)
 
 
 def _refuse_constant(token: str) -> Any:
