@@ -61,27 +61,42 @@ class Attribution:
     """(what was applied, the verdict it gives): the evidence for the causes."""
 
 
-def case_edits(base: Suite, head: Suite, case: str) -> list[Edit]:
-    """Every change that can reach this case's score: the case's own (its rubric, critics,
-    expectations, state, turns: defaults are merged into each case) and those of the tools it
-    offers (definitions, responses, behaviours), each applicable to the base suite alone."""
-    b_at = {c.name: i for i, c in enumerate(base.cases)}
-    h_case = next((c for c in head.cases if c.name == case), None)
-    if case not in b_at or h_case is None:
-        return []
-    i = b_at[case]
-    found = [_under(("cases", i), (), e) for e in edits(base.cases[i], h_case)]
-    b_tools = {t.name: j for j, t in enumerate(base.tools)}
-    h_tools = {t.name: t for t in head.tools}
-    for name in _offered(base, base.cases[i]) | _offered(head, h_case):
-        if name in b_tools and name in h_tools:
-            j = b_tools[name]
-            named = (f"tool {name}",)
-            found += [_under(("tools", j), named, e) for e in edits(base.tools[j], h_tools[name])]
-    if base.environment != head.environment:
+class SuiteEdits:
+    """The edits between two versions of a suite, by the case they can reach: a case's own (its
+    rubric, critics, expectations, state, turns: defaults are merged into each case) and those
+    of the tools it offers (definitions, responses, behaviours), each applicable to the base
+    suite alone. A tool's edits are found once, however many cases offer it."""
+
+    def __init__(self, base: Suite, head: Suite) -> None:
+        self.base, self.head = base, head
+        self._b_cases = {c.name: i for i, c in enumerate(base.cases)}
+        self._h_cases = {c.name: c for c in head.cases}
+        self._b_tools = {t.name: j for j, t in enumerate(base.tools)}
+        self._h_tools = {t.name: t for t in head.tools}
+        self._tools: dict[str, list[Edit]] = {}
         env = edits(base.environment, head.environment)
-        found += [_under(("environment",), ("environment",), e) for e in env]
-    return [e for e in found if e.steps and e.steps[-1] != "loc"]
+        self._environment = [_under(("environment",), ("environment",), e) for e in env]
+
+    def for_case(self, case: str) -> list[Edit]:
+        i, h_case = self._b_cases.get(case), self._h_cases.get(case)
+        if i is None or h_case is None:
+            return []
+        found = [_under(("cases", i), (), e) for e in edits(self.base.cases[i], h_case)]
+        for name in sorted(_offered(self.base, self.base.cases[i]) | _offered(self.head, h_case)):
+            found += self._tool(name)
+        found += self._environment
+        return [e for e in found if e.steps and e.steps[-1] != "loc"]
+
+    def _tool(self, name: str) -> list[Edit]:
+        known = self._tools.get(name)
+        if known is None:
+            j, after = self._b_tools.get(name), self._h_tools.get(name)
+            known = []
+            if j is not None and after is not None:
+                named = (f"tool {name}",)
+                known = [_under(("tools", j), named, e) for e in edits(self.base.tools[j], after)]
+            self._tools[name] = known
+        return known
 
 
 def _under(steps: tuple[str | int, ...], where: tuple[str, ...], e: Edit) -> Edit:
@@ -136,7 +151,7 @@ def attribute(
 
     if new_evidence:
         if not budget.take(1):
-            return done([_bound_text(len(changes))], proven=False)
+            return done([_spent_text()], proven=False)
         on_new = counterfactual(base, "the base suite on the head's recordings")
         if same_verdict(on_new, after):
             return done([f"re-recorded answer (the base suite scores it {verdict(on_new)})"])
@@ -145,8 +160,10 @@ def attribute(
         evidence_moved = False
     if not changes:
         return done(["re-recorded answer"] if evidence_moved else [])
-    if len(changes) > MAX_SINGLE or not budget.take(len(changes)):
+    if len(changes) > MAX_SINGLE:
         return done([_bound_text(len(changes))], proven=False)
+    if not budget.take(len(changes)):
+        return done([_spent_text()], proven=False)
     alone: list[tuple[Edit, Side | None]] = [
         (e, counterfactual(apply(base, e), e.text)) for e in changes
     ]
@@ -194,5 +211,12 @@ def _moved_row(before: Side, after: Side | None) -> str:
 def _bound_text(n: int) -> str:
     return (
         f"cause not computed: {n} changes reach this case, more than the {MAX_SINGLE} tried "
-        "one by one (or the comparison's re-scoring budget is spent)"
+        "one by one"
+    )
+
+
+def _spent_text() -> str:
+    return (
+        f"cause not computed: this comparison's {MAX_RESCORES} re-scorings are spent on the "
+        "cases above"
     )

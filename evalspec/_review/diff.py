@@ -698,21 +698,21 @@ def _attributed(
     judge: Judge | None,
 ) -> list[CaseChange]:
     """Each verdict that moved, with the change(s) that moved it, proven by re-scoring."""
-    from evalspec._review.attribution import Budget, attribute, case_edits, same_verdict
+    from evalspec._review.attribution import Budget, SuiteEdits, attribute, same_verdict
 
-    budget = Budget()
+    budget, suite_edits = Budget(), SuiteEdits(base, head)
     recorded = defaultdict(set)
     for t in transcripts:
         recorded[(t.case, t.model)].add(id(t))
-    out = []
-    for c in changes:
+    out = list(changes)
+    # Most severe first: when the re-scoring budget runs out, it is the least severe that say so.
+    for i in sorted(range(len(changes)), key=lambda i: severity(changes[i])):
+        c = changes[i]
         key = (c.case, c.model)
         ev = evidence.get(key)
         if c.before is None or c.after is None or ev is None or c.rerun:
-            out.append(c)
             continue
         if same_verdict(c.before, c.after):
-            out.append(c)
             continue
 
         def score(suite: Suite, chosen: Sequence[Transcript], key: tuple[str, str] = key) -> Any:
@@ -724,12 +724,12 @@ def _attributed(
             c.before,
             c.after,
             ev.transcripts,
-            case_edits(base, head, c.case),
+            suite_edits.for_case(c.case),
             score,
             budget,
             new_evidence={id(t) for t in ev.transcripts} != recorded[key],
         )
-        out.append(replace(c, causes=found.causes, counterfactuals=found.counterfactuals))
+        out[i] = replace(c, causes=found.causes, counterfactuals=found.counterfactuals)
     return out
 
 
