@@ -41,6 +41,9 @@ class CaseChange(Protocol):
     @property
     def gating(self) -> bool: ...
 
+    @property
+    def trials_differ(self) -> str: ...
+
 
 @dataclass(frozen=True)
 class Spend:
@@ -108,7 +111,7 @@ def model_noise(
     left_out: list[str] = []
     flaky: list[str] = []
     for c in changes:
-        if c.before is None or c.after is None or c.unverified:
+        if c.before is None or c.after is None or c.unverified or c.trials_differ:
             continue
         (bp, bn), (ap, an) = side_counts(c.before), side_counts(c.after)
         if bn == 0 or an == 0:
