@@ -195,7 +195,6 @@ def compile_plan(
 ) -> Plan:
     """Every (case, model, trial) to run, filtered by case patterns, model names and shard."""
     tools = tuple(t.to_openai() for t in suite.tools)
-    by_name = {t.name: t.to_openai() for t in suite.tools}
     selected_models = _select_models(suite, models)
     chosen = select_cases(suite, cases)
     total = sum(len(selected_models) * (trials or c.trials) for c in chosen)
@@ -206,29 +205,15 @@ def compile_plan(
             f"{limit}: run fewer trials or models, or split the suite"
         )
     items: list[PlanItem] = []
-    offered_of: dict[tuple[str, ...] | None, tuple[tuple[dict[str, Any], ...], str]] = {}
+    ids = _IdParts(suite)
     key_texts = [(model, _KeyText(model)) for model in selected_models]
-    # The id's payload, keys sorted: {"first": <hex key>, "max_turns": ..., "mode": ...}.
-    id_tail = f',"max_turns":{_encode(suite.run.max_turns)},"mode":{_encode(suite.run.mode)}}}'
-    opening = _Openings()
     for case in chosen:
-        messages, messages_json = opening.of(case)
-        offered_key = tuple(case.tools) if case.tools is not None else None
-        if offered_key not in offered_of:
-            offered = tuple(by_name[n] for n in case.tools) if case.tools is not None else tools
-            offered_of[offered_key] = (offered, _encode(list(offered)))
-        offered, offered_json = offered_of[offered_key]
+        messages, messages_json, offered, offered_json = ids.request(case)
         n_trials = trials or case.trials
-        # Stateful cases may open with the same request from different states: the case's
-        # name keeps their ids apart (not the state, so a changed state keeps the ids).
-        case_part = f'"case":{_encode(case.name)},' if suite.stateful else ""
-        tail = id_tail
-        if case.multi_turn:  # the later user turns shape the answers too
-            tail = id_tail[:-1] + conversation_id_part(case, suite) + "}"
         for m, (model, key_text) in enumerate(key_texts):
             for trial in range(n_trials):
-                first = opening.key(key_text, messages_json, offered_json, (m, trial))
-                item_id = _hash(f'{{{case_part}"first":"{first}"{tail}')
+                first = ids.openings.key(key_text, messages_json, offered_json, (m, trial))
+                item_id = ids.item_id(case, first)
                 items.append(
                     PlanItem(item_id, case, model, trial, messages, n_trials, offered, first)
                 )
@@ -284,6 +269,58 @@ class _Openings:
             known = self._keys[ident] = key_text.key(messages_json, tools_json, at[1])
             self._kept.append(messages_json)
         return known
+
+
+class _IdParts:
+    """What an item's content id is made of, per case: its opening request and, around the
+    first request's key, the run settings (and a multi-turn case's later turns)."""
+
+    def __init__(self, suite: Suite) -> None:
+        self.suite = suite
+        self.openings = _Openings()
+        self._tools = tuple(t.to_openai() for t in suite.tools)
+        self._by_name = {t.name: t.to_openai() for t in suite.tools}
+        self._offered: dict[tuple[str, ...] | None, tuple[tuple[dict[str, Any], ...], str]] = {}
+        # The id's payload, keys sorted: {"first": <hex key>, "max_turns": ..., "mode": ...}.
+        self._tail = (
+            f',"max_turns":{_encode(suite.run.max_turns)},"mode":{_encode(suite.run.mode)}}}'
+        )
+
+    def request(
+        self, case: Case
+    ) -> tuple[tuple[dict[str, Any], ...], str, tuple[dict[str, Any], ...], str]:
+        """The opening messages and the tools offered, each with its encoding."""
+        messages, messages_json = self.openings.of(case)
+        key = tuple(case.tools) if case.tools is not None else None
+        if key not in self._offered:
+            offered = (
+                tuple(self._by_name[n] for n in case.tools)
+                if case.tools is not None
+                else self._tools
+            )
+            self._offered[key] = (offered, _encode(list(offered)))
+        offered, offered_json = self._offered[key]
+        return messages, messages_json, offered, offered_json
+
+    def item_id(self, case: Case, first: str) -> str:
+        """The item's id from its first request's key.
+
+        Stateful cases may open with the same request from different states: the case's
+        name keeps their ids apart (not the state, so a changed state keeps the ids)."""
+        case_part = f'"case":{_encode(case.name)},' if self.suite.stateful else ""
+        tail = self._tail
+        if case.multi_turn:  # the later user turns shape the answers too
+            tail = tail[:-1] + conversation_id_part(case, self.suite) + "}"
+        return _hash(f'{{{case_part}"first":"{first}"{tail}')
+
+
+def trial_id(suite: Suite, case: Case, model: ModelSpec, trial: int) -> str:
+    """The content id of one (case, model, trial), whatever trials the suite asks for: a
+    recording of trial 3 is checked against trial 3's request even when the suite has one
+    trial (the run said --trials)."""
+    ids = _IdParts(suite)
+    _messages, messages_json, _offered, offered_json = ids.request(case)
+    return ids.item_id(case, _KeyText(model).key(messages_json, offered_json, trial))
 
 
 def select_cases(suite: Suite, patterns: list[str] | None) -> list[Case]:

@@ -70,9 +70,11 @@ def test_models_share_one_table_with_a_column_each(write_suite):
     side = lines[: next(i for i, line in enumerate(lines) if line.startswith("why not passed"))]
     assert sum("greet bob" in line for line in side) == 1
     # Trials of greet bob disagree for cheap: named under the table, with its count.
-    assert "cheap: pass rate" in "\n".join(lines) and "flaky (trials disagree): greet bob 1/2" in (
-        "\n".join(lines)
-    )
+    # Each rate named for what it counts, as compare and review name them.
+    said = " ".join(" ".join(lines).split())
+    assert "cheap: case pass rate 50% (95% CI 9%–91%)" in said
+    assert "trial pass rate 67% (95% CI 21%–94%)" in said
+    assert "flaky (trials disagree): greet bob 1/2" in said
 
 
 def test_summary_row_per_model_with_pass_at_k_tokens_latency_and_cost(write_suite):

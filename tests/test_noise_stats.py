@@ -4,11 +4,14 @@ where it does not)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 
 from evalspec._review.noise import ModelNoise, noise_lines
@@ -122,34 +125,52 @@ def test_sign_flip_test_equals_full_enumeration_on_random_differences():
         assert sign_flip_p(d)[0] == pytest.approx(expected)
 
 
-def test_paired_difference_interval_power_and_cases_needed_by_formula():
+@functools.cache
+def _rejected(j: int) -> tuple[int, ...]:
+    """The improved counts of j discordant cases that scipy's binomtest rejects at 0.05."""
+    return tuple(k for k in range(j + 1) if sps.binomtest(k, j).pvalue < 0.05)
+
+
+def _mcnemar_power_by_brute_force(n: int, share: float, improved: float) -> float:
+    """P(binomtest rejects at 0.05), each count's rejection decided by scipy itself."""
+    total = 0.0
+    for j in range(1, n + 1):  # no discordant case: nothing rejected
+        rejected = sum(sps.binom.pmf(k, j, improved) for k in _rejected(j))
+        total += sps.binom.pmf(j, n, share) * rejected
+    return total
+
+
+def test_the_interval_is_the_mcnemar_test_inverted_and_the_advice_its_exact_power():
     before = [1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0]
     after = [1, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1]
     r = paired_compare(before, after)
-    d = [a - b for a, b in zip(after, before, strict=True)]
-    n = len(d)
-    mean = sum(d) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
-    t = sps.t.ppf(0.975, n - 1)
-    assert r.difference is not None
-    assert r.difference.estimate == pytest.approx(-0.1)
-    assert (r.difference.low, r.difference.high) == pytest.approx(
-        (mean - t * sd / math.sqrt(n), mean + t * sd / math.sqrt(n))
-    )
     assert (r.improved, r.regressed) == (1, 3)
     assert r.p_value == pytest.approx(sps.binomtest(1, 4, 0.5).pvalue)  # 0.625
     assert r.verdict == "within noise" and not r.significant
-    assert r.detectable == pytest.approx((t + sps.norm.ppf(0.8)) * sd / math.sqrt(n))
-    zs = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)  # 2.8016
-    assert r.cases_needed == math.ceil((zs * sd / 0.1) ** 2)
+    # Clopper-Pearson on the improved share of the 4 discordant cases, as a mean difference
+    # 2π − 1; times the discordant share 4/20 at its own Clopper-Pearson bounds (the far end
+    # at the upper); the high end cut at 1 − before = 0.2.
+    pi = sps.binomtest(1, 4).proportion_ci(method="exact")
+    share = sps.binomtest(4, 20).proportion_ci(method="exact")
+    assert r.difference is not None
+    assert r.difference.estimate == pytest.approx(-0.1)
+    assert r.difference.low == pytest.approx((2 * pi.low - 1) * share.high)
+    assert r.difference.high == pytest.approx(min(0.2, (2 * pi.high - 1) * share.high))
+    # The cases needed: the exact power of that same test reaches 80 % there, not one case
+    # earlier, with 20 % of cases discordant and a quarter of those improved (Δ = −10 %).
+    n = r.cases_needed
+    assert n is not None and n > 20
+    assert _mcnemar_power_by_brute_force(n, 0.2, 0.25) >= 0.8
+    assert _mcnemar_power_by_brute_force(n - 1, 0.2, 0.25) < 0.8
 
 
 def test_with_few_cases_the_difference_stays_within_what_two_rates_can_differ():
-    # Three cases, one regressed: the t interval (t = 4.30 at 2 df) would run from −177 % to
-    # +110 %; from a pass rate of 100 % the difference lies in [−1, 0].
+    # Three cases, one regressed: from a pass rate of 100 % the difference lies in [−1, 0];
+    # the inverted test says how far below 0 (one discordant case of three: up to 90.6 %).
     r = paired_compare([1, 1, 1], [1, 0, 1])
+    share = sps.binomtest(1, 3).proportion_ci(method="exact")
     assert r.difference is not None
-    assert (r.difference.low, r.difference.high) == pytest.approx((-1.0, 0.0))
+    assert (r.difference.low, r.difference.high) == pytest.approx((-share.high, 0.0))
     assert r.detectable is not None and r.detectable > 1
     for _ in range(200):
         rng = random.Random(_)
@@ -160,7 +181,8 @@ def test_with_few_cases_the_difference_stays_within_what_two_rates_can_differ():
         rate = sum(before) / n
         assert d is not None and -rate - 1e-12 <= d.low <= d.estimate <= d.high <= 1 - rate + 1e-12
     lines = noise_lines(ModelNoise("m", r, None))
-    assert "95% CI −100.0%…±0.0%" in lines[0]
+    assert "95% CI −90.6%…0.0%" in lines[0] and "±" not in lines[0]
+    assert "3 cases; 0 improved, 1 regressed" in lines[0]
     assert lines[1].startswith("m: 3 cases are too few to detect a change of any size;")
 
 
@@ -172,16 +194,30 @@ def test_a_real_drop_is_significant():
     assert r.verdict == "significant drop" and r.drop
 
 
-def test_trials_needed_follows_the_variance_decomposition():
-    # σ_d² = ω² + σ_w²/K: with var(d) = 0.02, σ_w² = 0.4 at K = 5, ω² = 0.02 − 0.08 → 0;
-    # to see Δ = 0.05 with 40 cases needs σ_d² ≤ 40 · 0.0025 / 2.8016² = 0.01274,
-    # so K = 0.4 / 0.01274 = 31.4 → 32.
-    from evalspec._stats.paired import _trials_needed
+def _sign_flip_power(n: int, change: float, var: float) -> float:
+    """The normal approximation of the sign-flip statistic Σd/√Σd² under a change."""
+    z = sps.norm.ppf(0.975)
+    return sps.norm.cdf((math.sqrt(n) * change - z * math.sqrt(var + change**2)) / math.sqrt(var))
 
-    zs = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
-    k = _trials_needed(0.02, 0.4, 5, 40, 0.05, zs)
-    assert k == math.ceil(0.4 / (40 * 0.0025 / zs**2))
-    assert _trials_needed(0.02, 0.4, 1, 40, 0.05, zs) is None
+
+def test_trials_needed_follows_the_variance_decomposition():
+    # 40 cases × 5 trials; per-case trial rates move a little both ways. σ_d² = ω² + σ_w²/K:
+    # the trials needed are the fewest K whose σ_d² gives the sign-flip test 80 % power.
+    rng = random.Random(11)
+    before = [rng.choice([0.4, 0.6, 0.8, 1.0]) for _ in range(40)]
+    after = [max(0.0, b - rng.choice([0.0, 0.0, 0.2, 0.2, 0.4, -0.2])) for b in before]
+    within = 0.4
+    r = paired_compare(before, after, trials=5, within_variance=within)
+    d = [a - b for a, b in zip(after, before, strict=True)]
+    change = abs(sum(d) / len(d))
+    var = sum((x - sum(d) / len(d)) ** 2 for x in d) / len(d)
+    omega2 = max(0.0, var - within / 5)
+    k = r.trials_needed
+    assert r.test.startswith("sign-flip") and k is not None
+    assert _sign_flip_power(40, change, omega2 + within / k) >= 0.8
+    if r.significant or k > 6:
+        assert _sign_flip_power(40, change, omega2 + within / (k - 1)) < 0.8
+    assert paired_compare(before, after, trials=1).trials_needed is None
 
 
 def test_flaky_and_within_variance():
@@ -198,3 +234,44 @@ def test_t_quantile_is_scipys_to_a_millionth(df, confidence):
     assert t_quantile(confidence, df) == pytest.approx(
         sps.t.ppf(0.5 + confidence / 2, df), abs=1e-6
     )
+
+
+@st.composite
+def paired_outcomes(draw: st.DrawFn) -> tuple[list[float], list[float], int, float]:
+    """Random paired outcomes: n cases, each side passing some of K trials (K = 1: McNemar's
+    binary outcomes; K > 1: the sign-flip test's fractional ones), and a confidence."""
+    n = draw(st.integers(1, 40))
+    k = draw(st.integers(1, 4))
+    lean = draw(st.floats(0.05, 0.95))
+    shift = draw(st.floats(-0.6, 0.6))
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    before, after = [], []
+    for _ in range(n):
+        p = rng.random() * lean + (1 - lean) * 0.5
+        q = min(1.0, max(0.0, p + shift))
+        before.append(sum(rng.random() < p for _ in range(k)) / k)
+        after.append(sum(rng.random() < q for _ in range(k)) / k)
+    confidence = draw(st.sampled_from([0.8, 0.875, 0.9, 0.95, 0.99]))
+    return before, after, k, confidence
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(paired_outcomes())
+def test_decision_interval_and_advice_tell_one_story(outcomes):
+    before, after, k, confidence = outcomes
+    r = paired_compare(
+        before, after, trials=k, within_variance=0.1 * (k > 1), confidence=confidence
+    )
+    d = r.difference
+    assert d is not None and d.confidence == confidence
+    excludes_zero = d.low > 0 or d.high < 0
+    assert r.significant == excludes_zero == (r.p_value < 1 - confidence)
+    assert d.low <= d.estimate <= d.high
+    assert r.verdict == ("within noise" if not excludes_zero else r.verdict)
+    if r.significant:
+        assert (d.estimate < 0) == r.drop
+    else:
+        assert r.cases_needed is None or r.cases_needed > r.cases
+        assert r.trials_needed is None or r.trials_needed > k
+    line = noise_lines(ModelNoise("m", r, None))[0]
+    assert "±" not in line and " 1 cases" not in line and " 1 trials" not in line

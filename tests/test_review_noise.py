@@ -244,7 +244,20 @@ def test_compare_pairs_two_runs_and_the_html_shows_intervals_and_flaky_cases(rep
     [noise] = json.loads(proc.stdout)["noise"]
     assert noise["pass_rate"]["verdict"] == "within noise"
     assert (noise["pass_rate"]["improved"], noise["pass_rate"]["regressed"]) == (4, 4)
-    assert evalspec(repo, "compare", "run/1", "run/2").returncode == 1  # any_regression
+    # The suite's gate (significant_drop), which the runs' results record, applies: the flips
+    # are noise. Reported: compare judged under any_regression whatever the suite said.
+    results = json.loads((repo / "run" / "1" / "results.json").read_text(encoding="utf-8"))
+    assert results["gate"] == {
+        "mode": "significant_drop",
+        "min_pass_rate": None,
+        "max_drop": None,
+        "confidence": 0.95,
+        "power": 0.8,
+    }
+    plain = evalspec(repo, "compare", "run/1", "run/2", "--json")
+    assert plain.returncode == 0, plain.stdout
+    assert json.loads(plain.stdout)["gate"]["mode"] == "significant_drop"
+    assert evalspec(repo, "compare", "run/1", "run/2", "--gate", "any_regression").returncode == 1
     wrong = evalspec(repo, "compare", "run/1", "run/2", "--gate", "sometimes")
     assert wrong.returncode == 2 and "--gate 'sometimes'" in wrong.stderr
     assert "Traceback" not in wrong.stderr

@@ -8,6 +8,7 @@ Each test first reproduces the hole as it was reported (the comments say what wa
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -177,3 +178,75 @@ def test_review_names_a_tool_change_no_recording_reaches(repo):
     comment = render_review_markdown(review)
     assert "### Other changes to suite files" in comment
     assert review.exit_code == 0
+
+
+# ---------------------------------------------------------------- every trial is evidence
+
+
+@pytest.fixture
+def three_trials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A run with --trials 3 of a suite that has no `trials:`: 3 cases × 3 trials."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-stale-0000")
+    with FakeOpenAI(scripted) as server:
+        suite = write_e2e_suite(tmp_path, server.base_url, timeout=30)
+        run_dir = tmp_path / "run"
+        done = cli("run", suite, "--model", "m1", "--trials", "3", "--out", run_dir)
+        assert done.exit_code == 0, done.output
+        yield suite, run_dir
+
+
+def test_score_checks_every_trial_not_only_the_first(three_trials):
+    suite, run_dir = three_trials
+    edit(suite, PARIS_21.format(), PARIS_30.format())
+    # Reported: "2 of 9 transcripts" stale (trial 1 only); trials 2 and 3 scored silently.
+    done = cli("score", suite, "-t", run_dir)
+    assert done.exit_code == 3, done.output
+    text = " ".join(done.output.split())
+    assert "6 of 9 transcripts answer requests" in text
+    for trial in (2, 3):
+        assert f"stale: 'weather paris' · m1 · trial {trial}: get_weather" in text
+
+
+def test_resume_reruns_every_stale_trial(three_trials):
+    suite, run_dir = three_trials
+    edit(suite, PARIS_21.format(), PARIS_30.format())
+    done = cli("run", suite, "--model", "m1", "--trials", "3", "--resume", run_dir)
+    assert done.exit_code == 0, done.output
+    assert "3 resumed, 6 re-run: a tool answers differently now" in done.output
+    assert paris_outputs(run_dir) == [{"temp": 30}] * 6
+
+
+def test_diff_scores_both_sides_on_every_recorded_trial(three_trials, tmp_path: Path):
+    from evalspec import api
+
+    suite, run_dir = three_trials
+    head = tmp_path / "head.yaml"
+    head.write_text(suite.read_text(encoding="utf-8") + "description: head\n", encoding="utf-8")
+    # Reported: the head side was scored on trial 1 alone ("flaky: 2/3 → 1/1", BETTER).
+    comparison = api.diff(suite, head, run_dir)
+    m1 = [c for c in comparison.changes if c.model == "m1"]
+    assert len(m1) == 3
+    for change in m1:
+        assert change.before is not None and change.after is not None
+        assert len(change.before.results) == len(change.after.results) == 3
+        assert change.kind == "unchanged" and not change.trials_differ and not change.unverified
+
+
+def test_compare_refuses_runs_with_different_trials_and_says_why(three_trials, tmp_path: Path):
+    suite, run_dir = three_trials
+    one = tmp_path / "one"
+    assert cli("run", suite, "--model", "m1", "--out", one).exit_code == 0
+    done = cli("compare", run_dir, one, "--json")
+    data = json.loads(done.stdout)
+    assert done.exit_code == 0, done.output
+    assert {c["kind"] for c in data["changes"]} == {"changed"}
+    assert all(
+        c["trials_differ"]
+        == "not compared: the sides ran different trials (3 trials → 1 trial); run both with "
+        "the same --trials"
+        for c in data["changes"]
+    )
+    assert data["noise"][0]["pass_rate"]["cases"] == 0
+    shown = " ".join(cli("compare", run_dir, one).output.split())
+    assert "BETTER" not in shown and "WORSE" not in shown
+    assert "not compared: the sides ran different trials (3 trials → 1 trial)" in shown

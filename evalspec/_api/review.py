@@ -128,17 +128,18 @@ def compare(
     """Put runs (directories or results.json files, earliest first) side by side, by case.
 
     One run compares its models, each against the first; two runs compare before and after;
-    more make a matrix, the first against the last. `markdown` and `html` also write the
-    comparison there. UsageError when there are fewer than two columns."""
+    more make a matrix, the first against the last. The gate is the one the earliest run's
+    suite had (its results file records it); `gate` changes its mode. `markdown` and `html`
+    also write the comparison there. UsageError when there are fewer than two columns."""
     from evalspec._report.columns import RunData
-    from evalspec._review.diff import compare_runs
+    from evalspec._review.diff import compare_runs, recorded_gate
     from evalspec._review.results_file import load_results
 
     check_output_file(markdown, "--markdown")
     check_output_file(html, "--html")
     paths = [Path(p) for p in runs]
     loaded = [RunData(p.as_posix(), load_results(p)) for p in paths]
-    comparison = compare_runs(loaded, gate=gate_override(gate))
+    comparison = compare_runs(loaded, gate=gate_override(gate, recorded_gate(loaded)))
     if len(comparison.columns) < 2:
         raise UsageError("nothing to compare: pass a run with several models, or two or more runs")
     if html:

@@ -147,7 +147,11 @@ def compare(
     ran the same models, otherwise column by column), or more runs for the matrix (the first
     run against the last).
 
-    Exit codes: 0 no case that passed before fails after, 1 some do, 2 unreadable input.
+    The gate is the one the earliest run's suite had (results.json records it), --gate
+    changes its mode.
+
+    Exit codes: 0 the gate passes, 1 it fails (by default: a case that passed before fails
+    after), 2 unreadable input.
 
     Examples:
 

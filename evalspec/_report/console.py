@@ -26,9 +26,7 @@ from evalspec._report.conversation import (
 from evalspec._report.uncertainty import (
     budget_text,
     flaky_text,
-    pass_at_1_with_interval,
-    rate_with_interval,
-    score_with_interval,
+    rates_text,
     simulated_user_text,
 )
 from evalspec._util.terminal import text
@@ -71,9 +69,7 @@ def _print_noise(report: Report, m: ModelSummary, console: Console, *, named: bo
     who = f"{m.model}: " if named else ""
     console.print(
         text(
-            f"{who}pass rate {rate_with_interval(m)} · mean score {score_with_interval(m)}"
-            + (f" · pass@1 {pass_at_1_with_interval(m)}" if m.k > 1 else "")
-            + f" · {flaky_text(report.cases, m)}",
+            f"{who}{rates_text(m)} · {flaky_text(report.cases, m)}",
             "dim",
         )
     )

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
+
 from evalspec._report.records import Report, case_records
 from evalspec._scoring.results_file import HEAD, ResultsFile, plain
 from evalspec._util import finite
@@ -37,6 +39,8 @@ def _write(path: Path, head: ResultsFile, cases: Iterable[Any], results: Iterabl
     with atomic_write(path) as fh:
         fh.write("{\n")
         for key in HEAD:
+            if getattr(head, key) is msgspec.UNSET:  # a file read back keeps what it lacked
+                continue
             value = plain(getattr(head, key))
             text = finite.dumps(value, path.name, key, indent=2, ensure_ascii=False, default=str)
             fh.write(f"  {json.dumps(key)}: {text.replace(chr(10), chr(10) + '  ')},\n")

@@ -21,9 +21,7 @@ from evalspec._report.conversation import (
 from evalspec._report.uncertainty import (
     budget_text,
     flaky_text,
-    pass_at_1_with_interval,
-    rate_with_interval,
-    score_with_interval,
+    rates_text,
     simulated_user_text,
 )
 from evalspec._util.files import write_text_atomic
@@ -134,12 +132,12 @@ def render_markdown(report: Report) -> str:
         summary = (
             f"**{m.passed} passed, {m.warned} warned, {m.failed} failed**"
             + (f", {m.errors} errors" if m.errors else "")
-            + f" of {m.cases} cases · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
+            + f" of {m.cases} cases · mean score {m.mean_score:.2f}"
+            + (f" · trial pass rate {m.pass_at_1:.0%}" if m.k > 1 else "")
         )
         out += [summary, ""]
         out += [
-            f"Pass rate {rate_with_interval(m)} · mean score {score_with_interval(m)}"
-            + (f" · pass@1 {pass_at_1_with_interval(m)}" if m.k > 1 else ""),
+            "C" + rates_text(m)[1:],  # "case pass rate ...", opening a sentence
             "",
             cell(flaky_text(report.cases, m), 2000),
             "",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ from evalspec._critics.base import Embedder
 from evalspec._scoring.budgets import over_budget
 from evalspec._scoring.results_file import (
     CaseRecord,
+    GateRecord,
     ModelSpecRecord,
     ResultsFile,
     Thresholds,
@@ -78,6 +80,7 @@ class Report:
             description=self.suite.description,
             created=self.created,
             rubric=Thresholds(self.suite.rubric.fail_threshold, self.suite.rubric.warn_threshold),
+            gate=GateRecord(**dataclasses.asdict(self.suite.gate)),
             model_specs=model_specs(self.suite),
             models=self.models,
             cases=tuple(case_records(self)) if with_lists else (),

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from evalspec._stats.paired import CASE_RATE, TRIAL_RATE
+
 if TYPE_CHECKING:
     from evalspec._scoring.trials import CaseSummary, ModelSummary
     from evalspec._stats import Interval
@@ -38,7 +40,17 @@ def score_with_interval(m: ModelSummary) -> str:
 
 
 def pass_at_1_with_interval(m: ModelSummary) -> str:
-    return f"{m.pass_at_1:.2f} {interval_text(m.pass_at_1_ci, percent=False)}".rstrip()
+    """The trial pass rate (pass@1) with its clustered interval: `73% (95% CI 60–84%)`."""
+    return f"{m.pass_at_1:.0%} {interval_text(m.pass_at_1_ci, percent=True)}".rstrip()
+
+
+def rates_text(m: ModelSummary) -> str:
+    """Each rate named for what it counts, as compare and review name them: `case pass rate
+    80% (95% CI 64–90%) · mean score 0.812 (...) · trial pass rate 73% (...)` (the trial
+    pass rate with trials only: with one trial per case the two are one)."""
+    return f"{CASE_RATE} {rate_with_interval(m)} · mean score {score_with_interval(m)}" + (
+        f" · {TRIAL_RATE} {pass_at_1_with_interval(m)}" if m.k > 1 else ""
+    )
 
 
 def flaky_cases(cases: Iterable[CaseSummary], model: str) -> list[CaseSummary]:

@@ -116,6 +116,9 @@ class CaseChange:
     empty when the verdict did not move or nothing of the suite changed."""
     counterfactuals: tuple[tuple[str, str], ...] = ()
     """(what was applied to the base suite, the verdict it gives): the proof of `causes`."""
+    trials_differ: str = ""
+    """Why the sides are not compared: they hold different trials (`3 trials → 1 trial`).
+    Such a case is `changed`, never better or worse, and stays out of the noise test."""
 
     @property
     def gating(self) -> bool:
@@ -284,6 +287,7 @@ def _change_dict(c: CaseChange) -> dict[str, Any]:
         "counterfactuals": [{"applied": a, "verdict": v} for a, v in c.counterfactuals],
         "rerecorded": c.rerecorded,
         "known_flaky": c.known_flaky,
+        "trials_differ": c.trials_differ,
         "flaky": [side_flaky(c.before), side_flaky(c.after)],
         "rows": [
             {
@@ -345,19 +349,46 @@ class _Flags(TypedDict, total=False):
     named: tuple[str, ...]
     rerecorded: bool
     known_flaky: bool
+    trials_differ: str
 
 
 def _change(
     case: str, model: str, before: Side | None, after: Side | None, **flags: Unpack[_Flags]
 ) -> CaseChange:
-    """Classify one pair; an unmoved score whose rows or suite definition changed is `changed`."""
+    """Classify one pair; an unmoved score whose rows or suite definition changed is `changed`,
+    and so is a pair whose sides hold different trials (they are not compared)."""
     kind = classify(before, after)
     rows: tuple[RowChange, ...] = ()
     if before is not None and after is not None:
         rows = tuple(row_changes(before.results, after.results))
         if kind == "unchanged" and (rows or flags.get("named")):
             kind = "changed"
+        differ = trials_differ(before, after)
+        if differ:
+            kind, flags["trials_differ"] = "changed", differ
     return CaseChange(case, model, kind, before, after, rows, **flags)
+
+
+def trials_differ(before: Side, after: Side) -> str:
+    """Why two sides cannot be compared trial for trial, or empty: a case passing 2 of 3
+    trials and one passing 1 of 1 are not better or worse than each other."""
+    if not before.results or not after.results:
+        return ""
+    b, a = ({r.trial for r in s.results} for s in (before, after))
+    if b == a:
+        return ""
+    from evalspec._review.noise import count
+
+    shown = f"{count(len(b), 'trial')} → {count(len(a), 'trial')}"
+    if len(b) == len(a):
+        shown = f"trials {_trial_list(b)} → {_trial_list(a)}"
+    return (
+        f"not compared: the sides ran different trials ({shown}); run both with the same --trials"
+    )
+
+
+def _trial_list(trials: set[int]) -> str:
+    return ", ".join(str(t + 1) for t in sorted(trials)[:5]) + (", ..." if len(trials) > 5 else "")
 
 
 def _ordered(changes: list[CaseChange]) -> tuple[CaseChange, ...]:
@@ -451,8 +482,14 @@ def _head_evidence(
         if not t.error and not check.problems(t)
     }
     out: dict[tuple[str, str], _Evidence] = {}
-    for key, trials in head_ids.items():
+    held: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for case, model, trial in [*recorded, *fresh]:
+        held[(case, model)].add(trial)
+    for key, planned in head_ids.items():
         ev = _Evidence([], [])
+        # Every trial the suite asks for, and every trial recorded (a run with --trials): each
+        # is checked, so both sides are scored on the same trials.
+        trials = set(planned) | held.get(key, set())
         for trial in sorted(trials):
             t = recorded.get((*key, trial))
             problems = check.problems_by_tool(t) if t is not None else []
@@ -777,6 +814,9 @@ def compare_results(
 def compare_runs(runs: Sequence[RunData], *, gate: Gate | None = None) -> Comparison:
     """Pair runs by case, whatever the models are called; the matrix of every column.
 
+    The gate is `gate`, else the one the earliest run's suite had (its results file records
+    it), else the default.
+
     Which columns are before and after: see `before_after_pairs`. A change's `model` is the
     model both sides share, or `before → after` when their labels differ.
     """
@@ -802,7 +842,9 @@ def compare_runs(runs: Sequence[RunData], *, gate: Gate | None = None) -> Compar
     after_label = runs[-1].label if runs else ""
     if len(runs) == 1 and len(columns) > 1:
         before_label, after_label = columns[0].label, ", ".join(c.label for c in columns[1:])
-    policy = gate or Gate()
+    policy, gate_note = _runs_gate(runs, gate)
+    if gate_note:
+        notes.append(gate_note)
     ordered = _ordered(changes)
     noise = tuple(
         model_noise(
@@ -825,6 +867,39 @@ def compare_runs(runs: Sequence[RunData], *, gate: Gate | None = None) -> Compar
         gate=policy,
         noise=noise,
     )
+
+
+def recorded_gate(runs: Sequence[RunData]) -> Gate | None:
+    """The gate the earliest run was judged under, as its results file records it (None: a
+    file written before results carried their gate). The earliest, as review takes the
+    base's: the run being compared cannot loosen the gate it is judged by."""
+    for run in runs[:1]:
+        if not isinstance(run.data.gate, msgspec.UnsetType):
+            return Gate(**msgspec.structs.asdict(run.data.gate))
+    return None
+
+
+def recorded_gates(runs: Sequence[RunData]) -> set[Gate]:
+    return {
+        Gate(**msgspec.structs.asdict(r.data.gate))
+        for r in runs
+        if not isinstance(r.data.gate, msgspec.UnsetType)
+    }
+
+
+def _runs_gate(runs: Sequence[RunData], given: Gate | None) -> tuple[Gate, str]:
+    """The gate that applies (`given`, else the earliest run's) and a note when the runs were
+    judged under different gates or the earliest records none."""
+    if given is not None:
+        return given, ""
+    recorded = recorded_gate(runs)
+    if recorded is None:
+        return Gate(), "the earliest run records no gate (written before results carried it): " + (
+            f"gate {Gate().mode}"
+        )
+    others = recorded_gates(runs[1:]) - {recorded}
+    note = "later runs were judged under another gate; this is the earliest's" if others else ""
+    return recorded, note
 
 
 def _pair_label(runs: Sequence[RunData], b_col: Column, a_col: Column) -> str:
@@ -918,6 +993,8 @@ def evidence_text(c: CaseChange) -> str:
         parts.append("re-run needed: the recording answers other requests")
     if c.rerecorded and not c.rerun:
         parts.append("scored on the head's own recordings")
+    if c.trials_differ:
+        parts.append(c.trials_differ)
     flaky = flaky_text(c)
     if flaky:
         parts.append(flaky)

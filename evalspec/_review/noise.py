@@ -2,10 +2,12 @@
 
 A comparison (diff, review, compare) pairs each case's before and after sides. Per model (or
 pair of columns), the cases with evidence on both sides and no error give one paired result
-(evalspec._stats.paired): the change in pass rate with its interval, an exact test on the
-discordant cases, "significant" or "within noise", and the cases or trials needed to detect
-a change of the size seen. Cases the suite marks `flaky: true` are left out of it and never
-gate. Then the team's gate (the suite's `gate:`) decides the exit code.
+(evalspec._stats.paired): the change in pass rate (the case pass rate with one trial per case,
+the trial pass rate with several), an exact test on the discordant cases, the interval that
+test gives inverted, "significant" or "within noise" (the interval excludes 0 or not), and the
+cases or trials that same test needs to detect a change of the size seen. Cases the suite
+marks `flaky: true` are left out of it and never gate. Then the team's gate (the suite's
+`gate:`) decides the exit code.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, Protocol
 from evalspec._report.columns import PASSING, Side
 from evalspec._stats import Interval, PairedResult, is_flaky, paired_compare, within_variance
 from evalspec._stats.intervals import mean_interval
+from evalspec._stats.paired import MAX_CASES, MAX_TRIALS
 from evalspec._suite.model import Gate
 
 
@@ -38,6 +41,9 @@ class CaseChange(Protocol):
 
     @property
     def gating(self) -> bool: ...
+
+    @property
+    def trials_differ(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,7 @@ def model_noise(
     left_out: list[str] = []
     flaky: list[str] = []
     for c in changes:
-        if c.before is None or c.after is None or c.unverified:
+        if c.before is None or c.after is None or c.unverified or c.trials_differ:
             continue
         (bp, bn), (ap, an) = side_counts(c.before), side_counts(c.after)
         if bn == 0 or an == 0:
@@ -151,26 +157,24 @@ def gate_failures(
         gating = [c for c in changes if c.gating]
         if gating:
             n = len(gating)
-            out.append(
-                f"{n} case{'s' if n != 1 else ''} that passed now fail{'s' if n == 1 else ''}"
-            )
+            out.append(f"{count(n, 'case')} that passed now fail{'s' if n == 1 else ''}")
     for m in noise:
         pr = m.pass_rate
         if pr.cases == 0:
             continue
         if gate.mode == "significant_drop" and pr.drop:
             out.append(
-                f"{m.model}: pass rate {pr.before:.1%} → {pr.after:.1%}, a significant drop "
+                f"{m.model}: {pr.rate} {pr.before:.1%} → {pr.after:.1%}, a significant drop "
                 f"({p_text(pr.p_value)})"
             )
         if gate.min_pass_rate is not None and pr.after < gate.min_pass_rate:
             out.append(
-                f"{m.model}: pass rate {pr.after:.1%} is below min_pass_rate "
+                f"{m.model}: {pr.rate} {pr.after:.1%} is below min_pass_rate "
                 f"{gate.min_pass_rate:.1%}"
             )
         if gate.max_drop is not None and pr.before - pr.after > gate.max_drop + 1e-12:
             out.append(
-                f"{m.model}: pass rate fell {pr.before - pr.after:.1%} "
+                f"{m.model}: {pr.rate} fell {pr.before - pr.after:.1%} "
                 f"({pr.before:.1%} → {pr.after:.1%}), more than max_drop {gate.max_drop:.1%}"
             )
     return out
@@ -182,15 +186,21 @@ def p_text(p: float) -> str:
 
 
 def _signed(x: float, fmt: str) -> str:
-    """`+4.1%`, `−0.020`; `±0.0%` when the value rounds to zero."""
+    """`+4.1%`, `−0.020`; `0.0%` when the value rounds to zero (no sign: nothing moved)."""
     shown = format(abs(x), fmt)
     if float(shown.rstrip("%")) == 0:
-        return "±" + shown
+        return shown
     return ("+" if x > 0 else "−") + shown
 
 
+def count(n: int, one: str, many: str | None = None) -> str:
+    """`1 case`, `2 cases`, `1,204 cases`."""
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
 def noise_lines(m: ModelNoise) -> list[str]:
-    """What a reviewer reads: the change with its interval, the test, the verdict, the power."""
+    """What a reviewer reads: the change with the interval of the test that decides, the
+    verdict, and the power of that same test."""
     pr = m.pass_rate
     if pr.cases == 0:
         return [f"{m.model}: no case with evidence on both sides to compare"]
@@ -200,29 +210,20 @@ def noise_lines(m: ModelNoise) -> list[str]:
         if d is not None
         else ""
     )
-    trials = f" × {pr.trials} trials" if pr.trials > 1 else ""
+    trials = f" × {count(pr.trials, 'trial')}" if pr.trials > 1 else ""
     line = (
-        f"{m.model}: pass rate {pr.before:.1%} → {pr.after:.1%} "
-        f"(Δ {_signed(pr.after - pr.before, '.1%')}{ci}; {pr.cases} cases{trials}; "
+        f"{m.model}: {pr.rate} {pr.before:.1%} → {pr.after:.1%} "
+        f"(Δ {_signed(pr.after - pr.before, '.1%')}{ci}; {count(pr.cases, 'case')}{trials}; "
         f"{pr.improved} improved, {pr.regressed} regressed; {pr.test}, {p_text(pr.p_value)}): "
         f"{pr.verdict}"
     )
     lines = [line]
-    power = []
-    if pr.detectable is not None and pr.detectable >= 1:
-        power.append(f"{pr.cases} cases are too few to detect a change of any size")
-    elif pr.detectable is not None:
-        power.append(f"smallest change {pr.cases} cases detect: {pr.detectable:.1%}")
-    if pr.cases_needed is not None and not pr.significant:
-        need = f"{pr.cases_needed:,} cases"
-        if pr.trials_needed is not None:
-            need += f" (or {pr.trials_needed} trials per case on these {pr.cases})"
-        power.append(f"to detect a change of {abs(pr.after - pr.before):.1%}: {need}")
+    power = _power_text(pr)
     if power:
         lines.append(
             f"{m.model}: "
             + "; ".join(power)
-            + f" (power {pr.power:.0%}, α {1 - pr.confidence:.2g})"
+            + f" (the same test at power {pr.power:.0%}, α {1 - pr.confidence:.2g})"
         )
     if m.score is not None:
         s = m.score
@@ -237,6 +238,36 @@ def noise_lines(m: ModelNoise) -> list[str]:
     if m.before_spend and m.after_spend:
         lines.append(f"{m.model}: {spend_text(m.before_spend, m.after_spend)}")
     return lines
+
+
+def _power_text(pr: PairedResult) -> list[str]:
+    """The smallest change these cases detect, and what it takes to detect the change seen
+    when it was not significant (always more than the sample that failed to)."""
+    out = []
+    cases = count(pr.cases, "case")
+    if pr.detectable is not None and pr.detectable > 1:
+        out.append(
+            f"{cases} {'is' if pr.cases == 1 else 'are'} too few to detect a change of any size"
+        )
+    elif pr.detectable is not None:
+        out.append(
+            f"smallest change {cases} detect{'s' if pr.cases == 1 else ''}: {pr.detectable:.1%}"
+        )
+    if pr.cases_needed is not None and not pr.significant:
+        need = (
+            f"more than {count(MAX_CASES, 'case')}"
+            if pr.cases_needed > MAX_CASES
+            else count(pr.cases_needed, "case")
+        )
+        if pr.trials_needed is not None:
+            per = (
+                f"more than {count(MAX_TRIALS, 'trial')}"
+                if pr.trials_needed > MAX_TRIALS
+                else count(pr.trials_needed, "trial")
+            )
+            need += f" (or {per} per case on these {pr.cases})"
+        out.append(f"to detect a change of {abs(pr.after - pr.before):.1%}: {need}")
+    return out
 
 
 def spend_text(before: Spend, after: Spend) -> str:

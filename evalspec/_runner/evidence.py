@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec._plan import Plan, compile_plan
-from evalspec._suite.model import Case, Suite, Tool
+from evalspec._suite.model import Case, ModelSpec, Suite, Tool
 from evalspec._tools.result import ToolResult
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.json_values import difference
@@ -95,8 +95,10 @@ class EvidenceCheck:
         self._offered: dict[str, frozenset[str]] = {}
         self._added: dict[str, list[frozenset[str]]] = {}
         """Cases whose turns add tools: the tools offered in each user turn."""
+        self._pairs: dict[tuple[str, str], ModelSpec] = {}
         for it in (plan or compile_plan(suite)).items:
             self._ids[(it.case.name, it.model.name, it.trial)] = it.id
+            self._pairs[(it.case.name, it.model.name)] = it.model
             self._cases[it.case.name] = it.case
             self._offered[it.case.name] = frozenset(t["function"]["name"] for t in it.tools)
             if any(turn.add_tools for turn in it.case.turns):
@@ -120,7 +122,7 @@ class EvidenceCheck:
         Imported transcripts (`source: import:...`) carry no content id, so only their tool
         outputs are checked, and only where the suite says what the tool answers.
         """
-        head_id = self._ids.get((t.case, t.model, t.trial))
+        head_id = self._id(t)
         if head_id is None:
             return []
         imported = t.source.startswith("import:")
@@ -140,6 +142,19 @@ class EvidenceCheck:
             if finding is not None:
                 out.append(finding)
         return out
+
+    def _id(self, t: Transcript) -> str | None:
+        """The suite's id for `t`'s item: a trial beyond the suite's own (a run with --trials)
+        is checked against that trial's request, never waved through; None for a case or
+        model the suite does not have."""
+        key = (t.case, t.model, t.trial)
+        if key not in self._ids and (t.case, t.model) in self._pairs and t.trial >= 0:
+            from evalspec._plan import trial_id
+
+            self._ids[key] = trial_id(
+                self.suite, self._cases[t.case], self._pairs[t.case, t.model], t.trial
+            )
+        return self._ids.get(key)
 
     def _conversation(self, case: str) -> ToolSimulator | Conversation:
         if not self.suite.stateful:

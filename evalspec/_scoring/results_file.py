@@ -9,7 +9,7 @@ a results file is evidence, and a field this version cannot read must not vanish
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -29,6 +29,16 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     fail_threshold: float
     warn_threshold: float
+
+
+class GateRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The suite's `gate:` the run was judged under, so `compare` applies it to the run."""
+
+    mode: Literal["any_regression", "significant_drop", "none"]
+    min_pass_rate: float | None = None
+    max_drop: float | None = None
+    confidence: float
+    power: float
 
 
 class ModelSpecRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -68,6 +78,8 @@ class ResultsFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     created: str = ""
     """When it was scored, ISO 8601 in UTC."""
     rubric: Thresholds | None = None
+    gate: GateRecord | msgspec.UnsetType = msgspec.UNSET
+    """The suite's gate (absent from files written before it was recorded)."""
     model_specs: tuple[ModelSpecRecord, ...] = ()
     models: tuple[ModelSummary, ...] = ()
     cases: tuple[CaseRecord, ...]
@@ -78,7 +90,17 @@ class ResultsFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         return next((m for m in self.models if m.model == name), None)
 
 
-HEAD = ("version", "suite", "path", "description", "created", "rubric", "model_specs", "models")
+HEAD = (
+    "version",
+    "suite",
+    "path",
+    "description",
+    "created",
+    "rubric",
+    "gate",
+    "model_specs",
+    "models",
+)
 """The keys written before the per-case lists, in this order."""
 
 
