@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from evalspec._runner.evidence import StaleTranscript
     from evalspec._runner.execute import RunOptions, RunOutcome
     from evalspec._runner.run_dir import ResumeState
+    from evalspec._scoring.types import CaseResult
     from evalspec._suite.model import Suite
     from evalspec._transcript import Transcript
 
@@ -187,6 +188,7 @@ def _run(
         read_manifest,
         refuse_used_out,
         run_dir_lock,
+        transcripts_of,
     )
     from evalspec._scoring.scorer import check_judge_caches
     from evalspec._scoring.stream import CHUNK, StreamingScorer
@@ -277,7 +279,9 @@ def _run(
         items.append(f"{outcome.rerun} re-run: a tool answers differently now")
     note = (f"({', '.join(items)}) " if items else "") + f"· {requests_text(counts)}"
     with gc_paused():  # summaries and report files: plain data, no cycles to look for
-        report = report_from_results(suite, scoring.finish(), scoring.tally)
+        results = scoring.finish()
+        shown = transcripts_of(run_dir, _conversations_shown(suite, results))
+        report = report_from_results(suite, results, scoring.tally, transcripts=shown)
         _write(report, reports, run_dir)
     return RunResult(
         report,
@@ -288,6 +292,24 @@ def _run(
         seconds=time.perf_counter() - started,
         note=note,
     )
+
+
+MAX_CONVERSATIONS_SHOWN = 50
+"""Conversations whose calls a run's console and Markdown show, read back after the run."""
+
+
+def _conversations_shown(suite: Suite, results: Sequence[CaseResult]) -> list[str]:
+    """The item ids of the conversations that did not pass (their lowest-scoring trial, the one
+    the reports show by role): what the model called and the tools answered is read back for
+    them alone, as the run keeps no transcript in memory."""
+    multi = {c.name for c in suite.cases if c.multi_turn}
+    worst: dict[tuple[str, str], CaseResult] = {}
+    for r in results:
+        if r.case in multi and r.status != "pass":
+            key = (r.case, r.model)
+            if key not in worst or r.score < worst[key].score:
+                worst[key] = r
+    return [r.item_id for r in list(worst.values())[:MAX_CONVERSATIONS_SHOWN]]
 
 
 def requests_text(counts: dict[str, int]) -> str:

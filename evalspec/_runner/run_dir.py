@@ -10,7 +10,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -117,6 +117,27 @@ def read_finished(run_dir: Path) -> dict[str, Transcript]:
             continue
         done[t.item_id] = t
     return done
+
+
+def transcripts_of(run_dir: Path, item_ids: Iterable[str]) -> list[Transcript]:
+    """The transcripts of these items only, read back from the run directory: a report shows
+    the calls of a few conversations without the run keeping every transcript in memory.
+    Only lines that name one of the items are decoded; unreadable lines are left out."""
+    wanted = {i.encode() for i in item_ids}
+    if not wanted:
+        return []
+    found: list[Transcript] = []
+    try:
+        with open(run_file(run_dir, TRANSCRIPTS_FILE), "rb") as lines:  # streamed, line by line
+            for number, raw in enumerate(lines, start=1):
+                if any(i in raw for i in wanted):
+                    with contextlib.suppress(InputError, RecordError, UnicodeDecodeError):
+                        t = read_line(raw, TRANSCRIPTS_FILE, number)
+                        if t.item_id.encode() in wanted:
+                            found.append(t)
+    except FileNotFoundError:
+        return []
+    return found
 
 
 def completed(run_dir: Path) -> dict[str, Transcript]:
