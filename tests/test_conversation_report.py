@@ -36,6 +36,9 @@ def test_a_failed_conversation_shows_its_calls_and_outputs_by_role(tmp_path):
     assert 'model called: refund_order {"order_id": "A17", "reason": "not_needed"}' in out
     assert 'tool answered: {"days_to_card": 5, "refunded": "A17"}' in out
     assert "user said: Please refund the toaster, I don't need it." in out
+    # What the turn asked for is its own line, after what happened: never beside the answer.
+    assert 'expected: refund_order {"order_id": "B22", "reason": "not_needed"}' in out
     md = markdown.read_text(encoding="utf-8")
     assert "| model called | refund\\_order" in md or "| model called | refund_order" in md
     assert "| tool answered |" in md
+    assert "| expected | refund\\_order" in md

@@ -313,7 +313,7 @@ def test_the_simulated_users_tokens_are_kept_apart_and_priced_at_its_own_entry(
     path = write(tmp_path, server.base_url)
     text = path.read_text(encoding="utf-8")
     text = text.replace(
-        "model: fake-user,", "model: fake-user, price: {input: 1000000, output: 2000000},"
+        "model: fake-user,", "model: fake-user, price: {input: 500000, output: 1000000},"
     )
     path.write_text(text, encoding="utf-8")
     report, transcripts = run(path, models=["good"])
@@ -329,10 +329,10 @@ def test_the_simulated_users_tokens_are_kept_apart_and_priced_at_its_own_entry(
     sim = good.simulated_user
     assert not isinstance(sim, msgspec.UnsetType)
     assert (sim.models, sim.prompt_tokens, sim.completion_tokens) == (("player",), 20, 10)
-    assert sim.cost == pytest.approx(20 * 1.0 + 10 * 2.0)
+    assert sim.cost == pytest.approx(20 * 0.5 + 10 * 1.0)
     shown = io.StringIO()
     print_report(report, Console(file=shown, width=200))
-    assert "simulated user (player): 30 tokens, cost 40.0000, not counted" in shown.getvalue()
+    assert "simulated user (player): 30 tokens, cost 20.0000, not counted" in shown.getvalue()
     # Replayed from the recordings, and estimated before a run, with nothing called.
     monkeypatch.setattr(socket.socket, "connect", _refuse)
     _, replayed = run(path, record="offline", models=["good"])
@@ -340,7 +340,7 @@ def test_the_simulated_users_tokens_are_kept_apart_and_priced_at_its_own_entry(
     estimates = {e.model: e for e in api.estimate_cost(api.compile_plan(api.load_suite(path)))}
     player = estimates["player (simulated user)"]
     assert (player.items, player.recorded, player.tokens) == (2, 1, 60)
-    assert player.total_cost == pytest.approx(80.0)
+    assert player.total_cost == pytest.approx(40.0)
 
 
 def test_the_model_playing_the_user_is_not_evaluated(server: FakeOpenAI, tmp_path: Path) -> None:

@@ -173,7 +173,11 @@ def test_regression_exits_1(repo, tmp_path):
     assert "exit-code=1" in output
     row = next(r for r in comment.splitlines() if r.startswith("| `suites/weather.yaml`"))
     assert row.startswith("| `suites/weather.yaml` | compare two cities | gpt-4o-mini | ")
-    assert '| expected call 1 (get_current_weather) city: "Paris" -> "Rome"; ' in row
+    # Neither city alone fails the case: the row names both, as the cause.
+    assert (
+        '| cause: interaction of expected call 1 (get_current_weather) · city: "Paris" -> "Rome"'
+        ' and expected call 2 (get_current_weather) · city: "London" -> "Berlin"' in row
+    )
     assert row.endswith("| PASS 1.000 | FAIL 0.667 | REGRESSION |")
 
 

@@ -23,7 +23,8 @@ TOOL = "tool answered"
 TOOL_ERROR = "tool refused"
 ANSWERED = "model answered"
 ENDED = "conversation ended"
-ROLES = (USER, SIMULATED, CALLED, TOOL, TOOL_ERROR, ANSWERED, ENDED)
+EXPECTED = "expected"
+ROLES = (USER, SIMULATED, CALLED, TOOL, TOOL_ERROR, ANSWERED, ENDED, EXPECTED)
 """Every role a line can have, in the words the reports show."""
 
 _ENDINGS = {
@@ -96,6 +97,8 @@ def _lines(entry: Mapping[str, Any], calls: Sequence[Mapping[str, Any]]) -> list
         lines.append(Said(ANSWERED, str(entry["final_answer"])))
     if stop := entry.get("stop"):
         lines.append(Said(ENDED, _ENDINGS.get(str(stop), str(stop))))
+    if entry.get("expected"):  # what the suite asked of this turn, after what happened
+        lines.append(Said(EXPECTED, str(entry["expected"])))
     return lines
 
 

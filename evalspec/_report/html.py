@@ -237,12 +237,13 @@ def render_runs(runs: Sequence[HtmlRun]) -> str:
 
 def report_run(report: Report, label: str = "", run_dir: Path | None = None) -> HtmlRun:
     """A Report as the page reads a run (the same content as results.json); the conversations
-    from the report, or from `run_dir`'s transcripts.jsonl when a streamed run kept none."""
+    from the report, or from `run_dir`'s transcripts.jsonl when a streamed run kept only some
+    (those of the conversations its console shows) or none."""
     from evalspec._report.runs import load_transcripts_beside
 
     results = report.results_file()
     transcripts = {t.item_id: t for t in report.transcripts}
-    if not transcripts and run_dir is not None:
+    if len(transcripts) < len(report.results) and run_dir is not None:
         transcripts = load_transcripts_beside(run_dir)
     return HtmlRun(label or report.suite.path or report.suite.name, results, transcripts)
 

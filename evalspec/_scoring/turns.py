@@ -18,7 +18,7 @@ import msgspec
 
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
 from evalspec._scoring.types import CaseResult, Row, Status
-from evalspec._suite.model import Budget, Case, Message, Rubric
+from evalspec._suite.model import Budget, Case, Expectation, Message, Rubric
 from evalspec._transcript import ToolCall, Transcript
 
 Score = Callable[[Transcript, Case, int], CaseResult]
@@ -213,5 +213,40 @@ def turn_details(case: Case, t: Transcript, judged: dict[int, CaseResult]) -> li
         r = judged.get(k)
         if r is not None:
             entry.update(score=r.score, status=r.status, reason=r.reason)
+            expect = case.turns[k].expect if k < len(case.turns) else None
+            if expect is not None:
+                entry["expected"] = expected_text(expect)
         out.append(entry)
     return out
+
+
+def expected_text(expect: Expectation) -> str:
+    """What a judged turn expects, as a reader says it: `refund_order {"order_id": "B22"}`,
+    `no tool call`, `any calls that leave the state right`."""
+    from evalspec._util.json_values import short
+
+    parts = [f"{c.tool} {short(c.args)}" if c.args else c.tool for c in expect.tool_calls]
+    if expect.no_tool_calls:
+        parts.append("no tool call")
+    parts += [_answer_text(c.kind, c.params) for c in expect.final_answer]
+    if expect.judges_state:
+        parts.append("the state checks")
+    return "; ".join(parts) or "nothing checked"
+
+
+_ANSWER_WORDS = {
+    "contains": "an answer containing",
+    "not_contains": "an answer without",
+    "regex": "an answer matching",
+    "equals": "an answer equal to",
+    "similarity": "an answer similar to",
+}
+
+
+def _answer_text(kind: str, params: dict[str, Any]) -> str:
+    from evalspec._util.json_values import short
+
+    if kind == "judge":
+        return "an answer the judge accepts"
+    value = next((params[k] for k in ("values", "value", "pattern") if k in params), params)
+    return f"{_ANSWER_WORDS.get(kind, f'an answer checked by {kind}:')} {short(value)}"
