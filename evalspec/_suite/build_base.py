@@ -35,11 +35,16 @@ class Reporter:
     """What the builder parts share: the problems found so far, and the suite's tools."""
 
     problems: list[Problem]
+    warnings: list[Problem]
     tool_map: dict[str, Tool]
     base: Path
 
     def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
         self.problems.append(Problem.at(pos, path, message, hint))
+
+    def warn(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
+        """Something valid that most likely does not mean what its author meant (lint.py)."""
+        self.warnings.append(Problem.at(pos, path, message, hint))
 
     def vpos(self, node: LDict, key: str) -> Pos:
         return node.value_pos.get(key, node.pos)
