@@ -167,9 +167,8 @@ def init(
 
       evalspec init suites/calendar.yaml
     """
-    from evalspec._suite.starter import project_schema, write_project_schema
     from evalspec._util.files import write_text_atomic
-    from evalspec.api import starter_suite
+    from evalspec.api import project_schema, starter_suite, write_project_schema
 
     if path.exists() and not force:
         raise UsageError(f"{path} exists; pass --force to overwrite it")
