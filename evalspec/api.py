@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from evalspec._runner.evidence import StaleTranscript, stale_transcripts
     from evalspec._runner.execute import RunOptions, RunOutcome, run_plan
     from evalspec._scoring.judging import JudgeOutcome
+    from evalspec._suite.lint import Warnings
     from evalspec._suite.model import ModelSpec, Price, Suite
     from evalspec._suite.schema import suite_schema
     from evalspec._suite.starter import project_schema, starter_suite, write_project_schema
@@ -111,6 +112,7 @@ __all__ = [
     "Transcript",
     "TranscriptsWritten",
     "UsageError",
+    "Warnings",
     "check_suite",
     "compare",
     "compile_plan",
@@ -186,6 +188,7 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "evalspec._runner.evidence": ("StaleTranscript", "stale_transcripts"),
     "evalspec._runner.execute": ("RunOptions", "RunOutcome", "run_plan"),
     "evalspec._scoring.judging": ("JudgeOutcome",),
+    "evalspec._suite.lint": ("Warnings",),
     "evalspec._suite.model": ("ModelSpec", "Price", "Suite"),
     "evalspec._suite.schema": ("suite_schema",),
     "evalspec._suite.starter": ("project_schema", "starter_suite", "write_project_schema"),

@@ -17,6 +17,7 @@ import pytest
 from support import cli
 
 from evalspec._scoring.scorer import Scorer
+from evalspec._suite.lint import MAX_WARNINGS, Warnings
 from evalspec._suite.state_spec import compile_behavior
 from evalspec._suite.validate import check_suite, load_suite
 from evalspec._tools.state import run_behavior
@@ -83,9 +84,9 @@ WRONG = Transcript(
 
 
 def _warnings(path: Path) -> list[Problem]:
-    found: list[Problem] = []
+    found = Warnings()
     check_suite(path, found)
-    return found
+    return list(found)
 
 
 @pytest.mark.parametrize("way", WAYS, ids=list(WAYS))
@@ -320,7 +321,28 @@ def test_warnings_of_a_streamed_suite_are_given_once(tmp_path: Path) -> None:
         "tools[0].behavior.response.id",
     ]
     path.write_text(text + "  - name: broken\n    user: x\n", encoding="utf-8")
-    found: list[Problem] = []
+    found = Warnings()
     with pytest.raises(Exception, match="says nothing about what a good model does"):
         check_suite(path, found)
     assert len({(w.line, w.path) for w in found}) == len(found)
+
+
+def test_a_suite_full_of_traps_keeps_a_bounded_number_of_warnings(tmp_path: Path) -> None:
+    """Each of 5,000 cases has the trap: the first warnings are kept and shown, the rest are
+    counted, so validating stays in the memory of a few hundred cases."""
+    path = tmp_path / "shop.yaml"
+    many = "".join(
+        f"  - name: refuse {i}\n    user: Cancel order Z{i}.\n"
+        f"    expect: {{final_answer: {{contains: [Z{i}]}}}}\n"
+        for i in range(5000)
+    )
+    path.write_text(SHOP.split("cases:\n")[0] + "cases:\n" + many, encoding="utf-8")
+    found = Warnings()
+    assert check_suite(path, found) == 5000
+    assert len(found) == MAX_WARNINGS and found.omitted == 5000 - MAX_WARNINGS
+    done = cli("validate", path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == MAX_WARNINGS + 1
+    assert lines[-1] == f"... and {5000 - MAX_WARNINGS} more warnings, not shown"
+    assert done.stdout.strip() == "1 suite valid (5000 cases); 5000 warnings"

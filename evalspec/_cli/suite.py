@@ -37,10 +37,10 @@ def validate(
 
       evalspec validate 'suites/*.yaml'
     """
-    from evalspec.api import check_suite, suite_files
+    from evalspec.api import Warnings, check_suite, suite_files
 
     problems = []
-    warnings: list[Problem] = []
+    warnings = Warnings()
     cases = 0
     paths = list(dict.fromkeys(suite_files(files)))  # a file named twice is validated once
     for path in paths:
@@ -54,9 +54,11 @@ def validate(
         shown.setdefault((p.file, p.line, p.column, p.message), p)
     for key in sorted(shown):
         print_error(shown[key].describe("warning"))
+    if warnings.omitted:
+        print_error(f"... and {warnings.omitted} more warnings, not shown")
     if problems:
         raise SpecError(problems)
-    n, w = len(paths), len(shown)
+    n, w = len(paths), len(shown) + warnings.omitted
     noted = f"; {w} warning{'s' if w != 1 else ''}" if w else ""
     typer.echo(
         f"{n} suite{'s' if n != 1 else ''} valid ({cases} case{'s' if cases != 1 else ''}){noted}"

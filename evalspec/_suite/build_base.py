@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, overload
 
+from evalspec._suite.lint import Warnings
 from evalspec._suite.load import LDict, Pos
 from evalspec._suite.model import (
     Loc,
@@ -35,7 +36,7 @@ class Reporter:
     """What the builder parts share: the problems found so far, and the suite's tools."""
 
     problems: list[Problem]
-    warnings: list[Problem]
+    warnings: Warnings
     tool_map: dict[str, Tool]
     base: Path
 
@@ -44,7 +45,7 @@ class Reporter:
 
     def warn(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
         """Something valid that most likely does not mean what its author meant (lint.py)."""
-        self.warnings.append(Problem.at(pos, path, message, hint))
+        self.warnings.add(Problem.at(pos, path, message, hint))
 
     def vpos(self, node: LDict, key: str) -> Pos:
         return node.value_pos.get(key, node.pos)

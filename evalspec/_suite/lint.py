@@ -17,6 +17,24 @@ from typing import Any
 
 from evalspec._suite.model import Expectation, Rubric
 from evalspec._suite.state_spec import Behavior, Effect, Ref, references
+from evalspec._util.errors import Problem
+
+MAX_WARNINGS = 200
+"""Warnings kept with their text; past it they are only counted (a suite of a million cases,
+each with the same trap, is still validated in the memory of a few hundred cases)."""
+
+
+class Warnings(list[Problem]):
+    """The warnings found, the first `MAX_WARNINGS` of them kept; `omitted` counts the rest."""
+
+    omitted: int = 0
+
+    def add(self, warning: Problem) -> None:
+        if len(self) < MAX_WARNINGS:
+            self.append(warning)
+        else:
+            self.omitted += 1
+
 
 HOWTO = "docs/how-to/stateful-tools.md"
 """The page that explains both idioms."""

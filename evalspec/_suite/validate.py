@@ -19,7 +19,7 @@ from evalspec._suite.build_state import RUN_TIME_REF, StatePart, StateUses
 from evalspec._suite.build_tools import ToolsPart, refuse_too_many_tools
 from evalspec._suite.build_turns import TurnsPart, all_expected
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
-from evalspec._suite.lint import REFUSAL_FIX, refusal_trap
+from evalspec._suite.lint import REFUSAL_FIX, Warnings, refusal_trap
 from evalspec._suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
 from evalspec._suite.model import (
     Budget,
@@ -72,32 +72,33 @@ def load_suite(path: str | Path) -> Suite:
     return _paused_gc(Path(path), keep_cases=True)[0]
 
 
-def check_suite(path: str | Path, warnings: list[Problem] | None = None) -> int:
+def check_suite(path: str | Path, warnings: Warnings | None = None) -> int:
     """Validate a suite exactly as `load_suite` does, keeping no case: its number of cases.
 
     What `evalspec validate` needs; a large suite is checked in the memory of a few hundred
-    cases (and the names seen), however many it holds. Given a list, `warnings` receives what
-    is valid but most likely not meant (`evalspec._suite.lint`), each at its place."""
+    cases (and the names seen), however many it holds. Given one, `warnings` receives what is
+    valid but most likely not meant (`evalspec._suite.lint`), each at its place."""
     return _paused_gc(Path(path), keep_cases=False, warnings=warnings)[1]
 
 
 def _paused_gc(
-    path: Path, *, keep_cases: bool, warnings: list[Problem] | None = None
+    path: Path, *, keep_cases: bool, warnings: Warnings | None = None
 ) -> tuple[Suite, int]:
     with collector_paused():
-        return _load_suite(path, keep_cases, [] if warnings is None else warnings)
+        return _load_suite(path, keep_cases, Warnings() if warnings is None else warnings)
 
 
-def _load_suite(path: Path, keep_cases: bool, warnings: list[Problem]) -> tuple[Suite, int]:
+def _load_suite(path: Path, keep_cases: bool, warnings: Warnings) -> tuple[Suite, int]:
     """The suite (without its cases unless `keep_cases`) and its number of cases."""
     builder = partial(_Builder, keep_cases=keep_cases, warnings=warnings)
     text = read_text(path)
     cut = may_cut_text(text)
-    before = len(warnings)
+    before, omitted = len(warnings), warnings.omitted
     streamed = None if cut else load_streaming(path, text, builder)
     if streamed is not None:
         return streamed
     del warnings[before:]  # the stream gave up: the whole document is read again below
+    warnings.omitted = omitted
     doc, pos = load_yaml_at(path, text)
     file = pos.file
     if not isinstance(doc, LDict):
@@ -163,10 +164,10 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         *,
         keep_cases: bool = True,
         skip: frozenset[int] = frozenset(),
-        warnings: list[Problem] | None = None,
+        warnings: Warnings | None = None,
     ):
         self.doc = doc
-        self.warnings = [] if warnings is None else warnings
+        self.warnings = Warnings() if warnings is None else warnings
         """Where warnings go (`check_suite`'s caller reads them)."""
         self.keep_cases = keep_cases
         """False: each Case is checked and counted, then dropped (`check_suite`)."""
