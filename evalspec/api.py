@@ -60,9 +60,10 @@ if TYPE_CHECKING:
     from evalspec._runner.evidence import StaleTranscript, stale_transcripts
     from evalspec._runner.execute import RunOptions, RunOutcome, run_plan
     from evalspec._scoring.judging import JudgeOutcome
+    from evalspec._suite.lint import Warnings
     from evalspec._suite.model import ModelSpec, Price, Suite
     from evalspec._suite.schema import suite_schema
-    from evalspec._suite.starter import starter_suite
+    from evalspec._suite.starter import project_schema, starter_suite, write_project_schema
     from evalspec._suite.validate import check_suite, load_suite
     from evalspec._tools.mcp_refresh import RefreshOutcome
     from evalspec._transcript import Transcript, load_transcripts, write_transcripts
@@ -111,6 +112,7 @@ __all__ = [
     "Transcript",
     "TranscriptsWritten",
     "UsageError",
+    "Warnings",
     "check_suite",
     "compare",
     "compile_plan",
@@ -125,6 +127,7 @@ __all__ = [
     "load_suite",
     "load_transcripts",
     "merge",
+    "project_schema",
     "record_answers",
     "refresh_tools",
     "rescore",
@@ -136,6 +139,7 @@ __all__ = [
     "starter_suite",
     "suite_files",
     "suite_schema",
+    "write_project_schema",
     "write_reports",
     "write_runs_page",
     "write_transcripts",
@@ -184,9 +188,10 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "evalspec._runner.evidence": ("StaleTranscript", "stale_transcripts"),
     "evalspec._runner.execute": ("RunOptions", "RunOutcome", "run_plan"),
     "evalspec._scoring.judging": ("JudgeOutcome",),
+    "evalspec._suite.lint": ("Warnings",),
     "evalspec._suite.model": ("ModelSpec", "Price", "Suite"),
     "evalspec._suite.schema": ("suite_schema",),
-    "evalspec._suite.starter": ("starter_suite",),
+    "evalspec._suite.starter": ("project_schema", "starter_suite", "write_project_schema"),
     "evalspec._suite.validate": ("check_suite", "load_suite"),
     "evalspec._tools.mcp_refresh": ("RefreshOutcome",),
     "evalspec._transcript": ("Transcript", "load_transcripts", "write_transcripts"),

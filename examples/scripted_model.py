@@ -5,7 +5,8 @@ suites run offline out of the box and show a realistic mix of results. Its answe
 written by people, not a real model's output: record your own with
 `evalspec run suites/slack.yaml --record record` and an API key.
 
-Regenerate the example recordings:  python examples/scripted_model.py
+Regenerate the example recordings:  python examples/scripted_model.py [SUITE...]
+(`bistro` is docs/how-to/examples/bistro.yaml, the how-to pages' worked example.)
 (suites/calc.yaml's tools run on examples/mcp_calc_server.py, so `python` must import `mcp`.)
 """
 
@@ -24,6 +25,8 @@ EXAMPLE_NOTE = (
 )
 
 Turn = dict[str, Any]  # {"calls": [[name, args], ...]} or {"text": "..."}
+
+_BOOK_GARCIA = {"name": "Garcia", "date": "2026-05-09", "time": "19:30", "people": 4}
 
 SUPPORT: dict[str, list[Any]] = {
     "where is my order, then a refund": [
@@ -63,11 +66,73 @@ USER_LINES: dict[str, list[str]] = {
         "It's A17.",
         "###STOP###",
     ],
+    "a guest who books": [
+        "Hi, a table under Rossi on 2026-05-12 please.",
+        "3 people, at 20:00.",
+        "###STOP###",
+    ],
 }
 """What the simulated customer says, message by message (its last line ends the talk)."""
 
+BISTRO: dict[str, list[Any]] = {
+    "book a table": [
+        {"calls": [["book_table", _BOOK_GARCIA]]},
+        {"text": "Booked: a table for 4 under Garcia on 2026-05-09 at 19:30, booking number 1."},
+    ],
+    "too many people": [
+        {
+            "calls": [
+                [
+                    "book_table",
+                    {"name": "Lee", "date": "2026-05-09", "time": "20:00", "people": 12},
+                ]
+            ]
+        },
+        {"text": "Sorry, I can book at most 8 people online. For 12, please call the Bistro."},
+    ],
+    "cancel, whatever the path": [
+        {"calls": [["find_bookings", {"name": "Garcia"}]]},
+        {"calls": [["cancel_booking", {"id": 1}]]},
+        {"text": "Done: your booking for 4 on 2026-05-09 at 19:30 is cancelled."},
+    ],
+    "book, then change the party": [
+        [
+            {
+                "calls": [
+                    [
+                        "book_table",
+                        {"name": "Okafor", "date": "2026-05-10", "time": "19:00", "people": 2},
+                    ]
+                ]
+            },
+            {"text": "Booked: a table for 2 under Okafor on 2026-05-10 at 19:00, number 1."},
+        ],
+        [{"text": "There is a public car park two streets away, on Rue Haute."}],
+        [
+            {"calls": [["change_booking", {"id": 1, "people": 3}]]},
+            {"text": "Done: booking 1 is now for 3 people."},
+        ],
+    ],
+    "a guest who books": [
+        [{"text": "Gladly! For how many people, on which day and at what time?"}],
+        [
+            {
+                "calls": [
+                    [
+                        "book_table",
+                        {"name": "Rossi", "date": "2026-05-12", "time": "20:00", "people": 3},
+                    ]
+                ]
+            },
+            {"text": "Booked: a table for 3 under Rossi on 2026-05-12 at 20:00, number 1."},
+        ],
+        [{"text": "See you on the 12th!"}],
+    ],
+}
+
 SCRIPTS: dict[str, dict[str, list[Any]]] = {
     "support": SUPPORT,
+    "bistro": BISTRO,
     "slack": {
         "direct message": [
             {
@@ -299,8 +364,12 @@ class ScriptedProvider:
         return None
 
 
+ELSEWHERE = {"bistro": ROOT / "docs" / "how-to" / "examples" / "bistro.yaml"}
+"""Suites outside suites/: the how-to pages' worked example."""
+
+
 def record(suite_name: str) -> Path:
-    suite = load_suite(ROOT / "suites" / f"{suite_name}.yaml")
+    suite = load_suite(ELSEWHERE.get(suite_name, ROOT / "suites" / f"{suite_name}.yaml"))
     return record_answers(suite, ScriptedProvider(SCRIPTS[suite_name]), note=EXAMPLE_NOTE)
 
 

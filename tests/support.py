@@ -534,3 +534,40 @@ def support_two_models(directory: Path) -> Path:
     path.write_text(text.replace("../schemas/", str(ROOT / "schemas") + "/"), encoding="utf-8")
     record_answers(load_suite(path), ScriptedProvider(SUPPORT))
     return path
+
+
+# ------------------------------------------------------------------ pages of the documentation
+def fenced_blocks(page: Path) -> list[tuple[str, str]]:
+    """A documentation page's fenced blocks, in order: (language, text)."""
+    blocks: list[tuple[str, str]] = []
+    language: str | None = None
+    lines: list[str] = []
+    for line in page.read_text(encoding="utf-8").splitlines(keepends=True):
+        if line.startswith("```") and language is None:
+            language, lines = line[3:].strip(), []
+        elif line.startswith("```"):
+            blocks.append((language or "", "".join(lines)))
+            language = None
+        elif language is not None:
+            lines.append(line)
+    return blocks
+
+
+def shown_commands(page: Path) -> list[tuple[str, list[str]]]:
+    """Each `$ command` of a page's console blocks (no language), in order, with the lines
+    printed under it."""
+    shown: list[tuple[str, list[str]]] = []
+    for language, block in fenced_blocks(page):
+        for line in block.splitlines() if language == "" else []:
+            if line.startswith("$ "):
+                shown.append((line[2:], []))
+            elif shown:
+                shown[-1][1].append(line.rstrip())
+    return shown
+
+
+def result_table(lines: list[str], *models: str) -> list[str]:
+    """The result table and the models' summaries: what does not depend on time or place."""
+    kept = [line.rstrip() for line in lines if line[:1] in "┏┃┡│└"]
+    kept += [line.rstrip() for line in lines if line.startswith(tuple(f"{m}: " for m in models))]
+    return kept

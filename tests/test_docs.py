@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from docsgen.prose_check import cut_paragraphs
 from docsgen.screenshots import screenshots_markdown
 from docsgen.suite_reference import load_schema, render
 from evalspec.api import check_suite
@@ -221,3 +222,49 @@ def test_report_screenshots_are_shown_whichever_exist(tmp_path: Path) -> None:
         "![The report: case, 390 px wide](../images/report-case-390.png)",
         "![The report: list](../images/report-list.png)",
     ]
+
+
+CUT_PAGE = """\
+# Large suites
+
+To spread a run over several machines, install the extra, then:
+
+## Split a suite over files
+
+One suite file holds at most 16 MiB.
+
+## Spread a run
+
+The recordings file is owned by one actor on the driver's machine (workers
+
+## How a Ray run works
+
+out request slots to every worker, so each limit holds for the whole cluster.
+"""
+
+
+def test_a_paragraph_cut_by_a_heading_is_found() -> None:
+    """The three cuts docs/how-to/large-suites.md had: a colon whose promise sits under another
+    heading, a sentence that stops before a heading, and one that goes on after it."""
+    found = cut_paragraphs(CUT_PAGE)
+    assert [f.split(":")[0] for f in found] == ["line 5", "line 13", "line 13"]
+    assert "then:" in found[0] and "(workers" in found[1] and "out request slots" in found[2]
+
+
+def test_what_is_not_running_text_is_not_a_cut() -> None:
+    page = (
+        "# Title\n\n"
+        "```bash\nevalspec run x.yaml --ray auto\n```\n\n## After code\n\n"
+        "- a list item without a stop\n  that goes on\n\n## After a list\n\n"
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n## After a table\n\n"
+        '!!! note "Note"\n    an admonition without a stop\n\n## After a note\n\n'
+        "See [the reference](reference/suite.md).\n\n## After a link\n\n"
+        "evalspec starts a sentence with its own name.\n\n"
+        "## Names\n\nτ-bench's tasks are named too.\n"
+    )
+    assert cut_paragraphs(page) == []
+
+
+@pytest.mark.parametrize("page", sorted(DOCS.rglob("*.md")), ids=lambda p: str(p.relative_to(DOCS)))
+def test_no_heading_cuts_a_paragraph(page: Path) -> None:
+    assert cut_paragraphs(page.read_text(encoding="utf-8")) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -56,6 +57,63 @@ def test_init_writes_a_suite_that_validates(tmp_path: Path) -> None:
     assert first.startswith("# yaml-language-server: $schema=")
     schema = (path.parent / first.split("=", 1)[1]).resolve()
     assert schema.is_file() and json.loads(schema.read_text(encoding="utf-8"))["$defs"]
+
+
+def _modeline_target(suite: Path) -> Path:
+    first = suite.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# yaml-language-server: $schema=")
+    return suite.parent / first.split("=", 1)[1]
+
+
+@pytest.mark.parametrize("where", ["weather.yaml", "suites/weather.yaml", "a/b/weather.yaml"])
+def test_the_schema_reference_init_writes_survives_sharing_the_project(
+    where: str, tmp_path: Path, printed_schema: dict[str, Any]
+) -> None:
+    """The modeline points into the project (its own `schemas/` copy), not into the
+    installation that wrote it: the project moved elsewhere, at another depth, on a machine
+    where evalspec lives elsewhere, still finds the schema."""
+    project = tmp_path / "mine"
+    project.mkdir()
+    made = _evalspec("init", where, cwd=project)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout == (
+        f"wrote {where} and schemas/suite.schema.json (the suite language, for editors); "
+        f"next: evalspec validate {where}\n"
+    )
+    shared = tmp_path / "elsewhere" / "deeper" / "theirs"
+    shutil.copytree(project, shared)
+    shutil.rmtree(project)
+    target = _modeline_target(shared / where).resolve()
+    assert target == shared / "schemas" / "suite.schema.json"
+    assert json.loads(target.read_text(encoding="utf-8")) == printed_schema
+
+
+def test_init_reuses_the_projects_schema_copy_and_refreshes_an_old_one(
+    tmp_path: Path, printed_schema: dict[str, Any]
+) -> None:
+    (tmp_path / "schemas").mkdir()
+    old = {**printed_schema, "description": "an older evalspec's schema"}
+    (tmp_path / "schemas" / "suite.schema.json").write_text(json.dumps(old), encoding="utf-8")
+    made = _evalspec("init", "suites/one.yaml", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert "and schemas/suite.schema.json" in made.stdout  # refreshed
+    assert _modeline_target(tmp_path / "suites" / "one.yaml").resolve() == (
+        tmp_path / "schemas" / "suite.schema.json"
+    )
+    again = _evalspec("init", "suites/two.yaml", cwd=tmp_path)
+    assert again.stdout == "wrote suites/two.yaml; next: evalspec validate suites/two.yaml\n"
+    schema = json.loads((tmp_path / "schemas" / "suite.schema.json").read_text(encoding="utf-8"))
+    assert schema == printed_schema
+
+
+def test_init_leaves_another_file_at_the_schemas_place_alone(tmp_path: Path) -> None:
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "suite.schema.json").write_text('{"$id": "mine"}', encoding="utf-8")
+    made = _evalspec("init", "one.yaml", cwd=tmp_path)
+    assert made.returncode == 2 and "Traceback" not in made.stderr
+    assert "is not evalspec's suite schema" in made.stderr
+    assert not (tmp_path / "one.yaml").exists()
+    assert (tmp_path / "schemas" / "suite.schema.json").read_text() == '{"$id": "mine"}'
 
 
 def test_init_refuses_to_overwrite(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
+from support import fenced_blocks, result_table, shown_commands
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "first-suite.md"
 
@@ -46,49 +47,24 @@ def _evalspec(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _fenced_blocks() -> list[tuple[str, str]]:
-    """The page's fenced blocks, in order: (language, text)."""
-    blocks: list[tuple[str, str]] = []
-    language: str | None = None
-    lines: list[str] = []
-    for line in PAGE.read_text(encoding="utf-8").splitlines(keepends=True):
-        if line.startswith("```") and language is None:
-            language, lines = line[3:].strip(), []
-        elif line.startswith("```"):
-            blocks.append((language or "", "".join(lines)))
-            language = None
-        elif language is not None:
-            lines.append(line)
-    return blocks
-
-
 def _shown_outputs() -> dict[str, list[str]]:
     """Each `$ command` of the page's console blocks -> the lines printed under it."""
     shown: dict[str, list[str]] = {}
-    for language, block in _fenced_blocks():
-        command = None
-        for line in block.splitlines() if language == "" else []:
-            if line.startswith("$ "):
-                command = line[2:]
-                shown.setdefault(command, [])
-            elif command is not None:
-                shown[command].append(line.rstrip())
+    for command, lines in shown_commands(PAGE):
+        shown.setdefault(command, []).extend(lines)
     return shown
 
 
 def _block(prefix: str, *, having: str = "", last: bool = False) -> str:
     """The page's first (or last) YAML block that starts with `prefix` and holds `having`."""
-    yaml_blocks = [block for language, block in _fenced_blocks() if language == "yaml"]
+    yaml_blocks = [block for language, block in fenced_blocks(PAGE) if language == "yaml"]
     found = [b for b in yaml_blocks if b.lstrip().startswith(prefix) and having in b]
     assert found, f"no YAML block of the page starts with {prefix!r}"
     return found[-1] if last else found[0]
 
 
 def _table(lines: list[str]) -> list[str]:
-    """The result table and the model's summary: what does not depend on time or place."""
-    kept = [line.rstrip() for line in lines if line[:1] in "┏┃┡│└"]
-    kept += [line.rstrip() for line in lines if line.startswith("local: ")]
-    return kept
+    return result_table(lines, "local")
 
 
 def _edit(suite: Path, old: str, new: str) -> None:

@@ -14,10 +14,11 @@ from evalspec._cli.common import (
     ShardOpt,
     SuiteArg,
     TrialsOpt,
+    print_error,
     reports_errors,
 )
 from evalspec._util import finite
-from evalspec._util.errors import SpecError, UsageError
+from evalspec._util.errors import Problem, SpecError, UsageError
 
 
 @reports_errors
@@ -27,7 +28,9 @@ def validate(
     """Check suites without running anything.
 
     Reports every problem at once as file:line:col: where: what; how to fix. Quiet on success
-    apart from a one-line count. Exit code 2 when any suite is invalid.
+    apart from a one-line count. Exit code 2 when any suite is invalid. What is valid but most
+    likely not meant (a case that fails a model for trying a tool before it answers, a response
+    that reads again a value an effect changed) is a warning, in the same form: exit code 0.
 
     Examples:
 
@@ -35,20 +38,32 @@ def validate(
 
       evalspec validate 'suites/*.yaml'
     """
-    from evalspec.api import check_suite, suite_files
+    from evalspec.api import Warnings, check_suite, suite_files
 
     problems = []
+    warnings = Warnings()
     cases = 0
     paths = list(dict.fromkeys(suite_files(files)))  # a file named twice is validated once
     for path in paths:
         try:
-            cases += check_suite(path)
+            cases += check_suite(path, warnings)
         except SpecError as exc:
             problems.extend(exc.problems)
+    # A case's matrix rows share its place: one warning for them all.
+    shown: dict[tuple[str, int, int, str], Problem] = {}
+    for p in warnings:
+        shown.setdefault((p.file, p.line, p.column, p.message), p)
+    for key in sorted(shown):
+        print_error(shown[key].describe("warning"))
+    if warnings.omitted:
+        print_error(f"... and {warnings.omitted} more warnings, not shown")
     if problems:
         raise SpecError(problems)
-    n = len(paths)
-    typer.echo(f"{n} suite{'s' if n != 1 else ''} valid ({cases} case{'s' if cases != 1 else ''})")
+    n, w = len(paths), len(shown) + warnings.omitted
+    noted = f"; {w} warning{'s' if w != 1 else ''}" if w else ""
+    typer.echo(
+        f"{n} suite{'s' if n != 1 else ''} valid ({cases} case{'s' if cases != 1 else ''}){noted}"
+    )
 
 
 @reports_errors
@@ -146,14 +161,28 @@ def init(
 ) -> None:
     """Write a commented starter suite that validates, to copy and adapt.
 
+    Editors complete and explain its keys from the suite schema: init keeps a copy in the
+    project, `schemas/suite.schema.json` (in the current folder, or the one already there
+    above the suite), and the suite's first line points at it by a relative path, so the
+    folder can be shared. Running init again refreshes the copy after an upgrade.
+
     Example:
 
       evalspec init suites/calendar.yaml
     """
     from evalspec._util.files import write_text_atomic
-    from evalspec.api import starter_suite
+    from evalspec.api import project_schema, starter_suite, write_project_schema
 
     if path.exists() and not force:
         raise UsageError(f"{path} exists; pass --force to overwrite it")
-    write_text_atomic(path, starter_suite(path))
-    typer.echo(f"wrote {path}; next: evalspec validate {path}")
+    schema = project_schema(path)
+    wrote_schema = write_project_schema(schema)
+    write_text_atomic(path, starter_suite(path, schema))
+    also = ""
+    if wrote_schema:
+        try:
+            shown = schema.relative_to(Path.cwd().resolve())
+        except ValueError:
+            shown = schema
+        also = f" and {shown.as_posix()} (the suite language, for editors)"
+    typer.echo(f"wrote {path}{also}; next: evalspec validate {path}")

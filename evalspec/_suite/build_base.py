@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any, overload
 
+from evalspec._suite.lint import Warnings
 from evalspec._suite.load import LDict, Pos
 from evalspec._suite.model import (
     Loc,
@@ -36,11 +37,16 @@ class Reporter:
     """What the builder parts share: the problems found so far, and the suite's tools."""
 
     problems: list[Problem]
+    warnings: Warnings
     tool_map: dict[str, Tool]
     base: Path
 
     def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
         self.problems.append(Problem.at(pos, path, message, hint))
+
+    def warn(self, pos: Pos, path: str, message: str, hint: str = "") -> None:
+        """Something valid that most likely does not mean what its author meant (lint.py)."""
+        self.warnings.add(Problem.at(pos, path, message, hint))
 
     def vpos(self, node: LDict, key: str) -> Pos:
         return node.value_pos.get(key, node.pos)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.build_base import make_loc, plain
+from evalspec._suite.lint import rereads
 from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.model import CriticSpec, EnvironmentSpec, Expectation, StateCheck
 from evalspec._suite.schema import did_you_mean, locate
@@ -66,6 +67,8 @@ class StatePart:
 
         def problem(self, pos: Pos, path: str, message: str, hint: str = "") -> None: ...
 
+        def warn(self, pos: Pos, path: str, message: str, hint: str = "") -> None: ...
+
         def vpos(self, node: LDict, key: str) -> Pos: ...
 
         def critic(self, field: str, value: Any, pos: Pos, path: str) -> CriticSpec | None: ...
@@ -88,6 +91,15 @@ class StatePart:
             self._spec_problem(raw, bpath, exc)
             return None
         self.state_uses.behaviors.append((raw, bpath, behavior))
+        for reread in rereads(behavior):
+            response = raw.get("response") if isinstance(raw, LDict) else None
+            where = ("response", *_find_reference(response, str(reread.ref)[2:-1]))
+            self.warn(
+                locate(raw, list(where)),
+                _path(bpath, where),
+                reread.message(behavior.effects),
+                reread.fix(),
+            )
         for arg in sorted(behavior.arguments - props):
             where = _find_reference(raw, f"args.{arg}")
             hint = did_you_mean(arg, sorted(props)) or (

@@ -56,14 +56,61 @@ cases:
 """
 
 
-def starter_suite(path: Path) -> str:
-    """The starter text for `path`; its modeline points at the schema file evalspec carries,
-    relative to where the suite is written (absolute across drives)."""
+SCHEMA_COPY = Path("schemas") / "suite.schema.json"
+"""Where in a project its copy of the suite schema lives (as in evalspec's own repository)."""
+
+
+def project_schema(suite: Path, cwd: Path | None = None) -> Path:
+    """The project's copy of the suite schema for a suite written at `suite`: a
+    `schemas/suite.schema.json` that exists already in the suite's folder or a folder above it
+    inside the project, else one in the project folder. The project folder is the current one
+    when the suite is inside it, else the suite's own folder."""
+    here = (cwd or Path.cwd()).resolve()
+    folder = suite.resolve().parent
+    project = here if folder.is_relative_to(here) else folder
+    for candidate in (folder, *folder.parents):
+        if (candidate / SCHEMA_COPY).is_file():
+            return candidate / SCHEMA_COPY
+        if candidate == project:
+            break
+    return project / SCHEMA_COPY
+
+
+def write_project_schema(target: Path) -> bool:
+    """Make `target` a copy of the suite schema evalspec carries; False when it is one
+    already. A file there that is not evalspec's suite schema is left alone (UsageError)."""
+    import json
+
+    from evalspec._util.errors import UsageError
+    from evalspec._util.files import write_text_atomic
     from evalspec._util.schemas import schema_file
 
-    schema = schema_file()
+    text = schema_file().read_text(encoding="utf-8")
+    if target.is_file():
+        old = target.read_text(encoding="utf-8", errors="replace")
+        if old == text:
+            return False
+        try:
+            ours = json.loads(old).get("$id") == json.loads(text)["$id"]
+        except (ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise UsageError(
+                f"{target} exists and is not evalspec's suite schema; move it away, and "
+                "`evalspec init` writes the schema there for editors"
+            )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(target, text)
+    return True
+
+
+def starter_suite(path: Path, schema: Path | None = None) -> str:
+    """The starter text for `path`; its modeline points at `schema` (default: the project's
+    copy, `project_schema`) relative to the suite, so it still resolves once the project folder
+    is shared or moved (a path into evalspec's installation would not)."""
+    target = schema or project_schema(path)
     try:
-        rel = os.path.relpath(schema, path.resolve().parent)
-    except ValueError:
-        rel = str(schema)
+        rel = Path(os.path.relpath(target, path.resolve().parent)).as_posix()
+    except ValueError:  # another drive
+        rel = target.as_posix()
     return _TEMPLATE.format(schema=rel, name=path, stem=path.stem.replace("-", "_"))

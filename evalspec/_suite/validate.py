@@ -19,6 +19,7 @@ from evalspec._suite.build_state import RUN_TIME_REF, StatePart, StateUses
 from evalspec._suite.build_tools import ToolsPart, refuse_too_many_tools
 from evalspec._suite.build_turns import TurnsPart, all_expected
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._suite.lint import REFUSAL_FIX, Warnings, refusal_trap
 from evalspec._suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
 from evalspec._suite.model import (
     Budget,
@@ -35,6 +36,7 @@ from evalspec._suite.model import (
     RunSettings,
     Suite,
     Tool,
+    Turn,
     default,
 )
 from evalspec._suite.render import Renderer, expand_cases, has_template, resolve_includes
@@ -70,27 +72,33 @@ def load_suite(path: str | Path) -> Suite:
     return _paused_gc(Path(path), keep_cases=True)[0]
 
 
-def check_suite(path: str | Path) -> int:
+def check_suite(path: str | Path, warnings: Warnings | None = None) -> int:
     """Validate a suite exactly as `load_suite` does, keeping no case: its number of cases.
 
     What `evalspec validate` needs; a large suite is checked in the memory of a few hundred
-    cases (and the names seen), however many it holds."""
-    return _paused_gc(Path(path), keep_cases=False)[1]
+    cases (and the names seen), however many it holds. Given one, `warnings` receives what is
+    valid but most likely not meant (`evalspec._suite.lint`), each at its place."""
+    return _paused_gc(Path(path), keep_cases=False, warnings=warnings)[1]
 
 
-def _paused_gc(path: Path, *, keep_cases: bool) -> tuple[Suite, int]:
+def _paused_gc(
+    path: Path, *, keep_cases: bool, warnings: Warnings | None = None
+) -> tuple[Suite, int]:
     with collector_paused():
-        return _load_suite(path, keep_cases)
+        return _load_suite(path, keep_cases, Warnings() if warnings is None else warnings)
 
 
-def _load_suite(path: Path, keep_cases: bool) -> tuple[Suite, int]:
+def _load_suite(path: Path, keep_cases: bool, warnings: Warnings) -> tuple[Suite, int]:
     """The suite (without its cases unless `keep_cases`) and its number of cases."""
-    builder = partial(_Builder, keep_cases=keep_cases)
+    builder = partial(_Builder, keep_cases=keep_cases, warnings=warnings)
     text = read_text(path)
     cut = may_cut_text(text)
+    before, omitted = len(warnings), warnings.omitted
     streamed = None if cut else load_streaming(path, text, builder)
     if streamed is not None:
         return streamed
+    del warnings[before:]  # the stream gave up: the whole document is read again below
+    warnings.omitted = omitted
     doc, pos = load_yaml_at(path, text)
     file = pos.file
     if not isinstance(doc, LDict):
@@ -156,8 +164,11 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         *,
         keep_cases: bool = True,
         skip: frozenset[int] = frozenset(),
+        warnings: Warnings | None = None,
     ):
         self.doc = doc
+        self.warnings = Warnings() if warnings is None else warnings
+        """Where warnings go (`check_suite`'s caller reads them)."""
         self.keep_cases = keep_cases
         """False: each Case is checked and counted, then dropped (`check_suite`)."""
         self.skip = skip
@@ -428,6 +439,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         calls = all_expected(turns) if turns else expect
         self.check_critic_fields(critics, calls, raw, path)
         evaluators = self.evaluators(raw.get("evaluators") or LList(), path)
+        self.refusal_traps(raw, path, rubric, expect, turns, sum(e.weight for e in evaluators))
         if any(t.add_tools for t in turns):  # offered turn by turn: checked turn by turn
             offered = self.offered_tools(raw, Expectation(), path)
             self.turn_tools(raw, turns, path)
@@ -456,6 +468,33 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             turn_rule=raw.get("turn_rule", _TURN_RULE),
             simulated_user=simulated,
         )
+
+    def refusal_traps(
+        self,
+        raw: LDict,
+        path: str,
+        rubric: Rubric,
+        expect: Expectation,
+        turns: tuple[Turn, ...],
+        evaluator_weight: float,
+    ) -> None:
+        """Warn where a model that tries a tool before answering rightly would fail: the
+        case's expectation, or each judged turn's (the case's evaluators judge the whole
+        conversation there, not a turn)."""
+        judged: list[tuple[Any, str, Expectation, float]] = []
+        if turns:
+            items = raw.get("turns")
+            for k, turn in enumerate(turns):
+                if turn.expect is not None and isinstance(items, LList):
+                    judged.append((items[k].get("expect"), f"{path}.turns[{k}]", turn.expect, 0))
+        else:
+            judged.append((raw.get("expect"), path, expect, evaluator_weight))
+        for node, where, expectation, weight in judged:
+            why = refusal_trap(expectation, rubric, weight)
+            if why is None:
+                continue
+            pos = node.key_pos.get("final_answer", node.pos) if isinstance(node, LDict) else raw.pos
+            self.warn(pos, f"{where}.expect", why, REFUSAL_FIX)
 
     def offered_tools(self, raw: LDict, expect: Expectation, path: str) -> tuple[str, ...] | None:
         """A case's `tools:` must name suite tools, and include every tool it expects."""

@@ -27,9 +27,14 @@ class Problem:
         return cls(pos.file, pos.line, pos.column, path, message, hint)
 
     def __str__(self) -> str:
+        return self.describe()
+
+    def describe(self, kind: str = "") -> str:
+        """`file:line:col: [kind: ]where: what; how to fix`."""
+        label = f"{kind}: " if kind else ""
         where = f"{self.path}: " if self.path else ""
         hint = f"; {self.hint}" if self.hint else ""
-        return f"{self.file}:{self.line}:{self.column}: {where}{self.message}{hint}"
+        return f"{self.file}:{self.line}:{self.column}: {label}{where}{self.message}{hint}"
 
 
 class EvalspecError(Exception):
