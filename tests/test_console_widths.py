@@ -141,4 +141,7 @@ def test_every_reason_is_whole_on_a_console_of_that_width(
     assert "model answered: Order A17 is refunded." in joined
     assert "user said: Please refund the toaster, I don't need it." in joined
     assert "conversation ended: the user said ###STOP###" in joined
-    assert "expected:" not in joined.split("why not passed")[1]
+    # "expected" is what a judged turn asked for, on its own line: never what a user said.
+    after = joined.split("why not passed")[1]
+    assert 'expected: refund_order {"order_id": "B22", "reason": "not_needed"}' in after
+    assert "expected: Please refund" not in after and "expected: Hi," not in after

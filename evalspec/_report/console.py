@@ -266,7 +266,7 @@ def _summary_table(report: Report) -> Table:
     table = Table(title="models", title_justify="left", expand=False)
     longest = max(len(m.model) for m in report.models)
     table.add_column("model", no_wrap=True, min_width=min(longest, 40))
-    figures = ["pass rate", "mean score", f"pass@{k}", f"pass^{k}", "tokens, total"]
+    figures = ["case pass rate", "mean score", f"pass@{k}", f"pass^{k}", "tokens, total"]
     figures.append("latency, total")
     for name in figures + (["cost, total"] if priced else []):
         table.add_column(name, justify="right")
