@@ -13,6 +13,7 @@ import asyncio
 import copy
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -106,6 +107,18 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def suites_repo(tmp_path: Path, suites: Path) -> Path:
+    """A git repository holding `suites` (as `suites/`) committed on `main`, `pr` checked out:
+    where a test plays a pull request."""
+    repo = tmp_path / "repo"
+    shutil.copytree(suites, repo / "suites")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo
 
 
 def git(repo: Path, *args: str) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from support import ROOT, cli, evalspec_import, git, refused_suite
+from support import ROOT, cli, evalspec_import, git, refused_suite, suites_repo
 
 SUITES = ROOT / "suites"
 
@@ -165,13 +164,7 @@ def test_a_parameter_past_the_largest_float_is_a_message_not_a_traceback(tmp_pat
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """The example suites on `main`, `pr` checked out."""
-    repo = tmp_path / "repo"
-    shutil.copytree(SUITES, repo / "suites")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "base")
-    git(repo, "checkout", "-q", "-b", "pr")
-    return repo
+    return suites_repo(tmp_path, SUITES)
 
 
 MODEL_LINE = "    params: {temperature: 0, seed: 7, parallel_tool_calls: true}\n"

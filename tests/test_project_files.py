@@ -17,12 +17,12 @@ import json
 import os
 import pkgutil
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import git
 from typer.testing import CliRunner
 
 import evalspec
@@ -86,15 +86,6 @@ class Scripted:
 
     async def aclose(self) -> None:
         pass
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 def invoke(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:

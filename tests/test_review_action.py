@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import git
+from support import git, suites_repo
 
 from evalspec._providers.recordings import RecordingProvider, Recordings
 from evalspec._runner import RunOptions, run_plan_async
@@ -36,13 +36,7 @@ def edit(path: Path, old: str, new: str) -> None:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """The three example suites and their recordings committed on `main`; `pr` checked out."""
-    repo = tmp_path / "repo"
-    shutil.copytree(SUITES, repo / "suites")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "base")
-    git(repo, "checkout", "-q", "-b", "pr")
-    return repo
+    return suites_repo(tmp_path, SUITES)
 
 
 def sample_pull_request(repo: Path) -> None:

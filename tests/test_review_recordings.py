@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from support import git
 from typer.testing import CliRunner
 
 from evalspec._cli import app
@@ -24,15 +24,6 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 SUITES = Path(__file__).resolve().parent.parent / "suites"
 FILE = "suites/weather.recordings.jsonl"
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 def make_repo(tmp_path: Path, base_lines: int | None = None) -> Path:
