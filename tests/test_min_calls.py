@@ -119,7 +119,10 @@ def test_the_failing_row_shows_in_the_score_report(suite_path: Path, tmp_path: P
     )
     assert done.exit_code == 1, done.output
     shown = " ".join(done.output.replace("│", " ").split())
-    assert "add 2 FAIL 0.000 expected at least 1 tool call, the model made 0" in shown
+    assert (
+        "turn 2 FAIL 0.000 user said: add 2 model answered: ok expected: at least 1 tool call; "
+        "state /total 3 why: expected at least 1 tool call, the model made 0" in shown
+    )
 
 
 @pytest.mark.parametrize(

@@ -218,3 +218,38 @@ def test_numpy_and_embeddings_leave_the_environment_alone() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {}
+
+
+def test_a_verbose_command_leaves_no_handler_on_a_closed_stream(tmp_path, capsys):
+    """`-v` in one in-process command, then another that logs: no "Logging error" in its
+    output (the handler once kept the first command's closed stderr), one handler at most, and
+    none after a command without `-v`."""
+    import logging
+
+    from typer.testing import CliRunner
+
+    from evalspec._cli import app
+
+    suite = str(ROOT / "suites" / "calendar.yaml")
+    runner = CliRunner()
+
+    def run(*flags: str) -> Any:
+        out = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+        return runner.invoke(app, ["run", suite, "--record", "offline", "--out", str(out), *flags])
+
+    def ours() -> list[logging.Handler]:
+        return [
+            h
+            for h in logging.getLogger("evalspec").handlers
+            if type(h).__module__ != "_pytest.logging"
+        ]
+
+    first, second = run("-v"), run("-v")
+    assert first.exit_code == second.exit_code == 1, second.output  # one case fails by design
+    assert len(ours()) == 1
+    capsys.readouterr()
+    logging.getLogger("evalspec.test").info("logged after the commands")
+    err = capsys.readouterr().err
+    assert "Logging error" not in err and "logged after the commands" in err
+    run()
+    assert ours() == []

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 
@@ -117,13 +117,31 @@ class _InertFormatter(logging.Formatter):
         return plain(super().format(record))
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever `sys.stderr` is when a line is logged: a command run in-process (a
+    test's runner, a notebook) replaces and closes its stderr, and a handler that kept the old
+    one printed "Logging error" into the next command's output."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def configure_logging(verbose: bool) -> None:
-    """`-v` shows evalspec's log: retries with their reason and wait, cache use, skipped input."""
+    """`-v` shows evalspec's log: retries with their reason and wait, cache use, skipped input.
+
+    One handler at most, whichever commands ran before in this process."""
+    root = logging.getLogger("evalspec")
+    for old in [h for h in root.handlers if isinstance(h, _StderrHandler)]:
+        root.removeHandler(old)
     if not verbose:
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(_InertFormatter("%(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("evalspec")
     root.addHandler(handler)
     root.setLevel(logging.INFO)
 

@@ -229,8 +229,12 @@ def expected_text(expect: Expectation) -> str:
     if expect.no_tool_calls:
         parts.append("no tool call")
     parts += [_answer_text(c.kind, c.params) for c in expect.final_answer]
-    if expect.judges_state:
-        parts.append("the state checks")
+    if expect.min_calls:
+        parts.append(f"at least {expect.min_calls} tool call{'s' if expect.min_calls != 1 else ''}")
+    parts += [
+        f"state {c.pointer} {'absent' if c.absent else short(c.expected)}" for c in expect.state
+    ]
+    parts += [f"state {'/' + '/'.join(p)} unchanged" for p in expect.unchanged]
     return "; ".join(parts) or "nothing checked"
 
 
