@@ -146,9 +146,6 @@ class Params:
             self.values[name] = value
         self.used: set[str] = set()
 
-    def has(self, name: str) -> bool:
-        return name in self.values
-
     def raw(self, name: str, default: Any = None) -> Any:
         self.used.add(name)
         return self.values.get(name, default)

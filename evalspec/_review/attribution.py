@@ -38,11 +38,10 @@ class Budget:
     """Re-scorings left for this comparison."""
 
     left: int = MAX_RESCORES
-    exhausted: bool = False
 
     def take(self, n: int) -> bool:
+        """Spend `n` re-scorings; False (nothing spent) when fewer are left."""
         if n > self.left:
-            self.exhausted = True
             return False
         self.left -= n
         return True
