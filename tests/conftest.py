@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fault_server import FaultServer
 from support import ROOT, free_port
 
 
@@ -101,3 +105,102 @@ def browser() -> Iterator[Any]:
             pytest.skip(f"chromium would not start: {exc}")
         yield b
         b.close()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--all",
+        action="store_true",
+        help="run the slow tests too (model loads, child processes, browsers, real waits)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The default lane leaves out tests marked slow; `--all` (the README's command, run by CI)
+    keeps them, and so does naming them with `-m`."""
+    if config.getoption("--all") or config.getoption("markexpr"):
+        return
+    kept = [item for item in items if "slow" not in item.keywords]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if "slow" in i.keywords])
+        items[:] = kept
+
+
+class FakeClock:
+    """Time that passes only when something waits: a sleep, or a server's `pause`, moves it on
+    at once. Its `deadline` is asyncio.timeout on this clock, so a time-out fires when the
+    clock passes it, however little real time went by."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+        self._lock = threading.Lock()
+        self._deadlines: dict[int, tuple[float, asyncio.AbstractEventLoop, asyncio.Timeout]] = {}
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.advance(seconds)
+        await asyncio.sleep(0)
+
+    def pause(self, seconds: float) -> None:
+        """A server thread's wait: the clock moves on, and the thread yields a moment so the
+        client sees the time-out before the server's next byte."""
+        self.advance(seconds)
+        time.sleep(0.001)
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self.now += max(0.0, seconds)
+            due = [key for key, (at, _, _) in self._deadlines.items() if at <= self.now]
+            for key in due:
+                _, loop, timeout = self._deadlines.pop(key)
+                loop.call_soon_threadsafe(self._expire, timeout, loop)
+
+    @staticmethod
+    def _expire(timeout: asyncio.Timeout, loop: asyncio.AbstractEventLoop) -> None:
+        with contextlib.suppress(RuntimeError):  # the block ended meanwhile
+            timeout.reschedule(loop.time())
+
+    @contextlib.asynccontextmanager
+    async def deadline(self, seconds: float) -> AsyncIterator[asyncio.Timeout]:
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(None) as timeout:
+            with self._lock:
+                self._deadlines[id(timeout)] = (self.now + seconds, loop, timeout)
+            try:
+                yield timeout
+            finally:
+                with self._lock:
+                    self._deadlines.pop(id(timeout), None)
+
+
+@pytest.fixture
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    """The model calls' clock, sleep and attempt deadline replaced by a FakeClock: back-off,
+    Retry-After, time-outs and rate limits are kept to exactly, without waiting."""
+    from evalspec._providers import openai_chat
+
+    clock = FakeClock()
+    monkeypatch.setattr(openai_chat, "monotonic", clock.monotonic)
+    monkeypatch.setattr(openai_chat, "sleep", clock.sleep)
+    monkeypatch.setattr(openai_chat, "attempt_deadline", clock.deadline)
+    return clock
+
+
+@pytest.fixture
+def fault_server(fake_clock: FakeClock) -> Iterator[Callable[..., FaultServer]]:
+    """Start tests/fault_server.py's scripted server in this process, on the fake clock:
+    `fault_server("drip", drip_s=0.4)`; each is closed after the test."""
+    started: list[FaultServer] = []
+
+    def start(mode: str = "ok", **options: Any) -> FaultServer:
+        server = FaultServer(mode, clock=fake_clock.monotonic, pause=fake_clock.pause, **options)
+        started.append(server.__enter__())
+        return server
+
+    yield start
+    for server in started:
+        server.close()
