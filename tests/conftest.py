@@ -127,12 +127,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 class FakeClock:
-    """Time that passes only when something waits: a sleep, or a server's `pause`, moves it on
-    at once. Its `deadline` is asyncio.timeout on this clock, so a time-out fires when the
-    clock passes it, however little real time went by."""
+    """Time that passes only when something waits, and at once. A sleep of s seconds moves the
+    clock to at least s after it began (sleeps that begin together overlap, as on a real
+    clock); a server's `pause` moves it on to the next attempt deadline at most, so a time-out
+    fires when due and never later. `deadline` is asyncio.timeout on this clock."""
 
     def __init__(self) -> None:
-        self.now = 1000.0
+        self.now = 0.0
         self.slept: list[float] = []
         self._lock = threading.Lock()
         self._deadlines: dict[int, tuple[float, asyncio.AbstractEventLoop, asyncio.Timeout]] = {}
@@ -142,19 +143,28 @@ class FakeClock:
 
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
-        self.advance(seconds)
+        self._advance_to(self.now + seconds)
         await asyncio.sleep(0)
 
     def pause(self, seconds: float) -> None:
-        """A server thread's wait: the clock moves on, and the thread yields a moment so the
-        client sees the time-out before the server's next byte."""
-        self.advance(seconds)
-        time.sleep(0.001)
+        """A server thread's wait, up to the deadline of the request it answers at most at a
+        time: the client sees its time-out before the server's next byte. It stops when no
+        request waits on a deadline (its client gave up)."""
+        idle = 0
+        while seconds > 0 and idle < 20:
+            with self._lock:
+                due = [at - self.now for at, _, _ in self._deadlines.values()]
+            step = min([seconds, *due]) if due else 0.0
+            idle = 0 if due else idle + 1
+            if step > 0:
+                self._advance_to(self.now + step)
+                seconds -= step
+            time.sleep(0.005)
 
-    def advance(self, seconds: float) -> None:
+    def _advance_to(self, when: float) -> None:
         with self._lock:
-            self.now += max(0.0, seconds)
-            due = [key for key, (at, _, _) in self._deadlines.items() if at <= self.now]
+            self.now = max(self.now, when)
+            due = [key for key, (at, _, _) in self._deadlines.items() if at <= self.now + 1e-9]
             for key in due:
                 _, loop, timeout = self._deadlines.pop(key)
                 loop.call_soon_threadsafe(self._expire, timeout, loop)

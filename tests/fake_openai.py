@@ -165,7 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         action = fake._action_for(body)
         if fake.latency_s:
-            time.sleep(fake.latency_s)
+            fake.pause(fake.latency_s)
         try:
             self._perform(action, body)
         except (BrokenPipeError, ConnectionResetError):
@@ -178,7 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True  # close without a byte of answer
                 return
             if action.kind == "delay":
-                time.sleep(action.delay_s)
+                fake.pause(action.delay_s)
                 action = action.then or fake.responder(body)
                 self._perform(action, body)
                 return
@@ -249,12 +249,15 @@ class FakeOpenAI:
         *,
         latency_s: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
+        pause: Callable[[float], object] = time.sleep,
     ) -> None:
         self.responder: Responder = responder or (lambda body: text_reply("ok"))
         self.latency_s = latency_s
         """Fixed delay before every answer, for benchmarks."""
         self.clock = clock
         """Stamps each request's arrival: a test's fake clock (tests/conftest.py) or the real."""
+        self.pause = pause
+        """Waits out a delay (`delay_next`, `latency_s`): on a fake clock, at once."""
         self.requests: list[Received] = []
         self._queue: deque[Action] = deque()
         self._rules: list[list[Any]] = []
