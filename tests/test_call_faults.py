@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FakeClock
 from fault_server import MODES, FaultServer
 from rate_checks import assert_held_to
 from support import FAULT_ENV as ENV
@@ -30,7 +29,7 @@ from support import FAULT_KEY as KEY
 from support import FAULT_SIM_KEY as SIM_KEY
 from support import FAULT_URL_PASSWORD as URL_PASSWORD
 from support import FAULT_URL_USER as URL_USER
-from support import ROOT, write_fault_suite
+from support import ROOT, FakeClock, write_fault_suite
 from support import fault_cli as evalspec
 
 from evalspec import api

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FakeClock
 from fake_openai import FakeOpenAI
 from support import (
     FAST_RPM,
     SLOW_RPM,
+    FakeClock,
     assert_each_held_to_its_own_rate,
     write_two_model_suite,
 )

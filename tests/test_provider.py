@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import FakeClock
 from fake_openai import (
     FakeOpenAI,
     status_fault,
@@ -19,6 +18,7 @@ from fake_openai import (
     tool_calls_reply,
 )
 from rate_checks import assert_held_to
+from support import FakeClock
 from support import complete as complete_once
 
 from evalspec._providers.base import ChatRequest, ChatResponse, ProviderError
