@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -28,6 +29,17 @@ def write_suite(tmp_path: Path):
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True)
+def evalspec_log_left_as_found() -> Iterator[None]:
+    """A CLI run in-process with -v adds a handler on the test's stderr: removed after the test,
+    so a later test's log line never goes to a closed stream."""
+    logger = logging.getLogger("evalspec")
+    handlers, level = list(logger.handlers), logger.level
+    yield
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
 
 
 @pytest.fixture

@@ -201,6 +201,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "link", "command"), _cases())
 def test_a_committed_link_is_refused(
     template: Path,
