@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -9,12 +10,13 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, free_port
+from fault_server import FaultServer
+from support import ROOT, FakeClock, free_port
 
 
 @pytest.fixture
@@ -27,6 +29,17 @@ def write_suite(tmp_path: Path):
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True)
+def evalspec_log_left_as_found() -> Iterator[None]:
+    """A CLI run in-process with -v adds a handler on the test's stderr: removed after the test,
+    so a later test's log line never goes to a closed stream."""
+    logger = logging.getLogger("evalspec")
+    handlers, level = list(logger.handlers), logger.level
+    yield
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
 
 
 @pytest.fixture
@@ -101,3 +114,51 @@ def browser() -> Iterator[Any]:
             pytest.skip(f"chromium would not start: {exc}")
         yield b
         b.close()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--all",
+        action="store_true",
+        help="run the slow tests too (model loads, child processes, browsers, real waits)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The default lane leaves out tests marked slow; `--all` (the README's command, run by CI)
+    keeps them, and so does naming them with `-m`."""
+    if config.getoption("--all") or config.getoption("markexpr"):
+        return
+    kept = [item for item in items if "slow" not in item.keywords]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if "slow" in i.keywords])
+        items[:] = kept
+
+
+@pytest.fixture
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    """The model calls' clock, sleep and attempt deadline replaced by a FakeClock: back-off,
+    Retry-After, time-outs and rate limits are kept to exactly, without waiting."""
+    from evalspec._providers import openai_chat
+
+    clock = FakeClock()
+    monkeypatch.setattr(openai_chat, "monotonic", clock.monotonic)
+    monkeypatch.setattr(openai_chat, "sleep", clock.sleep)
+    monkeypatch.setattr(openai_chat, "attempt_deadline", clock.deadline)
+    return clock
+
+
+@pytest.fixture
+def fault_server(fake_clock: FakeClock) -> Iterator[Callable[..., FaultServer]]:
+    """Start tests/fault_server.py's scripted server in this process, on the fake clock:
+    `fault_server("drip", drip_s=0.4)`; each is closed after the test."""
+    started: list[FaultServer] = []
+
+    def start(mode: str = "ok", **options: Any) -> FaultServer:
+        server = FaultServer(mode, clock=fake_clock.monotonic, pause=fake_clock.pause, **options)
+        started.append(server.__enter__())
+        return server
+
+    yield start
+    for server in started:
+        server.close()

@@ -57,8 +57,9 @@ class FakeAnthropic(FakeOpenAI):
 
     route = "/v1/messages"
 
-    def __init__(self, responder: Any = None, *, latency_s: float = 0.0) -> None:
-        super().__init__(responder or (lambda body: text_reply("ok")), latency_s=latency_s)
+    def __init__(self, responder: Any = None, **options: Any) -> None:
+        """`options`: FakeOpenAI's (latency_s, clock, pause)."""
+        super().__init__(responder or (lambda body: text_reply("ok")), **options)
 
     @property
     def base_url(self) -> str:

@@ -159,13 +159,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         fake = self.server.fake
         headers = {k.lower(): v for k, v in self.headers.items()}
-        fake._received(Received(self.path, body, headers, time.monotonic()))
+        fake._received(Received(self.path, body, headers, fake.clock()))
         if not self.path.rstrip("/").endswith(fake.route):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         action = fake._action_for(body)
         if fake.latency_s:
-            time.sleep(fake.latency_s)
+            fake.pause(fake.latency_s)
         try:
             self._perform(action, body)
         except (BrokenPipeError, ConnectionResetError):
@@ -178,7 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True  # close without a byte of answer
                 return
             if action.kind == "delay":
-                time.sleep(action.delay_s)
+                fake.pause(action.delay_s)
                 action = action.then or fake.responder(body)
                 self._perform(action, body)
                 return
@@ -243,10 +243,21 @@ class FakeOpenAI:
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         return {"error": {"message": message, "type": "fake_error", "code": str(status)}}
 
-    def __init__(self, responder: Responder | None = None, *, latency_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        latency_s: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+        pause: Callable[[float], object] = time.sleep,
+    ) -> None:
         self.responder: Responder = responder or (lambda body: text_reply("ok"))
         self.latency_s = latency_s
         """Fixed delay before every answer, for benchmarks."""
+        self.clock = clock
+        """Stamps each request's arrival: a test's fake clock (tests/conftest.py) or the real."""
+        self.pause = pause
+        """Waits out a delay (`delay_next`, `latency_s`): on a fake clock, at once."""
         self.requests: list[Received] = []
         self._queue: deque[Action] = deque()
         self._rules: list[list[Any]] = []

@@ -27,6 +27,7 @@ import contextlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -88,11 +89,23 @@ def good_content(body: dict[str, Any], extra: str = "") -> tuple[str | None, lis
 class FaultServer:
     """Threaded HTTP/1.1 server whose answers are the faults of `mode`."""
 
-    def __init__(self, mode: str = "ok", *, drip_s: float = 0.5, huge_mb: int = 200) -> None:
+    def __init__(
+        self,
+        mode: str = "ok",
+        *,
+        drip_s: float = 0.5,
+        huge_mb: int = 200,
+        clock: Callable[[], float] = time.monotonic,
+        pause: Callable[[float], object] = time.sleep,
+    ) -> None:
+        """`clock` stamps each request's arrival and `pause` spaces a drip's bytes: a test's
+        fake clock (tests/conftest.py) makes both take no real time."""
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}")
         self.mode = mode
         self.drip_s = drip_s
+        self._clock = clock
+        self._pause = pause
         self.huge_mb = huge_mb
         self.connections = 0
         self.requests: list[dict[str, Any]] = []
@@ -124,7 +137,7 @@ class FaultServer:
                             "path": self.path,
                             "headers": headers,
                             "body": body,
-                            "at": time.monotonic(),
+                            "at": owner._clock(),
                         }
                     )
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -132,7 +145,9 @@ class FaultServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )  # polls for shutdown every 50 ms
 
     @property
     def url(self) -> str:
@@ -191,7 +206,7 @@ class FaultServer:
             for i in range(len(full)):
                 h.wfile.write(full[i : i + 1])
                 h.wfile.flush()
-                time.sleep(self.drip_s)
+                self._pause(self.drip_s)
         elif mode == "storm":
             error = b'{"error": {"message": "slow down"}}'
             self._send(h, 429, error, "application/json", Retry_After="120")

@@ -10,6 +10,7 @@ tests/test_layout.py holds every module of tests/ to this.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import os
@@ -17,6 +18,9 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -584,3 +588,65 @@ def result_table(lines: list[str], *models: str) -> list[str]:
     kept = [line.rstrip() for line in lines if line[:1] in "┏┃┡│└"]
     kept += [line.rstrip() for line in lines if line.startswith(tuple(f"{m}: " for m in models))]
     return kept
+
+
+# ------------------------------------------------ a fake clock for the model calls (conftest)
+class FakeClock:
+    """Time that passes only when something waits, and at once. A sleep of s seconds moves the
+    clock to at least s after it began (sleeps that begin together overlap, as on a real
+    clock); a server's `pause` moves it on to the next attempt deadline at most, so a time-out
+    fires when due and never later. `deadline` is asyncio.timeout on this clock."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+        self._lock = threading.Lock()
+        self._deadlines: dict[int, tuple[float, asyncio.AbstractEventLoop, asyncio.Timeout]] = {}
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self._advance_to(self.now + seconds)
+        await asyncio.sleep(0)
+
+    def pause(self, seconds: float) -> None:
+        """A server thread's wait, up to the deadline of the request it answers at most at a
+        time: the client sees its time-out before the server's next byte. It stops when no
+        request waits on a deadline (its client gave up)."""
+        idle = 0
+        while seconds > 0 and idle < 20:
+            with self._lock:
+                due = [at - self.now for at, _, _ in self._deadlines.values()]
+            step = min([seconds, *due]) if due else 0.0
+            idle = 0 if due else idle + 1
+            if step > 0:
+                self._advance_to(self.now + step)
+                seconds -= step
+            time.sleep(0.005)
+
+    def _advance_to(self, when: float) -> None:
+        with self._lock:
+            self.now = max(self.now, when)
+            due = [key for key, (at, _, _) in self._deadlines.items() if at <= self.now + 1e-9]
+            for key in due:
+                _, loop, timeout = self._deadlines.pop(key)
+                loop.call_soon_threadsafe(self._expire, timeout, loop)
+
+    @staticmethod
+    def _expire(timeout: asyncio.Timeout, loop: asyncio.AbstractEventLoop) -> None:
+        with contextlib.suppress(RuntimeError):  # the block ended meanwhile
+            timeout.reschedule(loop.time())
+
+    @contextlib.asynccontextmanager
+    async def deadline(self, seconds: float) -> AsyncIterator[asyncio.Timeout]:
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(None) as timeout:
+            with self._lock:
+                self._deadlines[id(timeout)] = (self.now + seconds, loop, timeout)
+            try:
+                yield timeout
+            finally:
+                with self._lock:
+                    self._deadlines.pop(id(timeout), None)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from fake_anthropic import FakeAnthropic, MessagesReply, text_reply, tool_use_reply
+from support import FakeClock
 from support import complete as complete_with
 
 from evalspec._providers.anthropic_messages import AnthropicMessagesProvider
@@ -52,9 +53,10 @@ HISTORY = (
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+def server(monkeypatch: pytest.MonkeyPatch, fake_clock: FakeClock) -> Iterator[FakeAnthropic]:
+    """The fake endpoint on the provider's fake clock: Retry-After is kept to, without waiting."""
     monkeypatch.setenv(KEY_ENV, SECRET)
-    with FakeAnthropic() as fake:
+    with FakeAnthropic(clock=fake_clock.monotonic, pause=fake_clock.pause) as fake:
         yield fake
 
 

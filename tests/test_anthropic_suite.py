@@ -115,6 +115,7 @@ def _echoing(body: dict[str, Any]) -> Any:
     return tool_use_reply(("Weather_Get", {"city": "Paris"}))
 
 
+@pytest.mark.slow
 def test_run_against_anthropic_keeps_the_key_out_of_everything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -142,6 +143,7 @@ def test_run_against_anthropic_keeps_the_key_out_of_everything(
     assert "HTTP 500" in oslo["error"] and "***" in oslo["error"]
 
 
+@pytest.mark.slow
 def test_401_from_anthropic_names_the_variable(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
     with FakeAnthropic() as server:

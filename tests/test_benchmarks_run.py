@@ -25,6 +25,7 @@ QUICK = {
 without a goal (bench_records: msgspec against pydantic)."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(QUICK))
 def test_a_quick_benchmark_runs_to_its_figures(script: str) -> None:
     done = subprocess.run(

@@ -99,6 +99,7 @@ def _types(schema: dict) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_bfcl_function_doc_is_a_valid_json_schema() -> None:
     count = 0
     for file in FILES:

@@ -282,6 +282,7 @@ def test_imported_suite_validates_from_the_cli(tmp_path: Path) -> None:
     assert "3 cases" in checked.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("category", CATEGORIES)
 def test_evalspec_agrees_with_bfcls_multi_turn_checker(category: str, tmp_path: Path) -> None:
     rows, n = agreement(category, RECORDS, tmp_path)
@@ -432,6 +433,7 @@ def score_published(
     return [(r["case"], r["status"] in ("pass", "warn"), r["reason"]) for r in scored], scored
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label,published", _published_sets(), ids=lambda x: str(x)[:40])
 def test_published_results_agree_with_bfcls_verdicts(
     label: str, published: list[dict[str, Any]], tmp_path: Path
@@ -480,6 +482,7 @@ def _checker_only_sets() -> list[tuple[str, list[dict[str, Any]]]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label,published", _checker_only_sets(), ids=lambda x: str(x)[:40])
 def test_results_without_published_verdicts_agree_with_bfcls_checker(
     label: str, published: list[dict[str, Any]], tmp_path: Path
@@ -612,6 +615,7 @@ def test_bfcls_own_checker_reproduces_the_published_verdicts(
     assert not differ, differ
 
 
+@pytest.mark.slow
 def test_prompting_results_failed_inference_and_too_many_calls(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

@@ -1,18 +1,23 @@
 """Every model call (model under test, LLM judge, LLM tool simulator) against a hostile server.
 
-Each fault of tests/fault_server.py is sent by each of the three endpoints in turn, through the
-real `evalspec run` command. Handled cleanly means: no traceback, results.json written and valid
-JSON, every transcript line readable, the run within its time budget, and no secret anywhere.
+Each fault of tests/fault_server.py is sent once, in this process and on a fake clock, through
+the call path the three endpoints share (`ModelCalls`): an answer or one request's error, within
+its retries, with no secret in it. Then, through the real `evalspec run` command (slow), one
+fault per endpoint kind, and the faults whose handling is the run's own (echoed secrets in every
+file, a huge answer's memory, a lone surrogate resumed). Handled cleanly means: no traceback,
+results.json written and valid JSON, every transcript line readable, and no secret anywhere.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fault_server import MODES, FaultServer
@@ -24,8 +29,13 @@ from support import FAULT_KEY as KEY
 from support import FAULT_SIM_KEY as SIM_KEY
 from support import FAULT_URL_PASSWORD as URL_PASSWORD
 from support import FAULT_URL_USER as URL_USER
-from support import ROOT, write_fault_suite
+from support import ROOT, FakeClock, write_fault_suite
 from support import fault_cli as evalspec
+
+from evalspec import api
+from evalspec._providers.base import ChatResponse, ProviderError
+from evalspec._providers.calls import Endpoint, ModelCalls
+from evalspec._util import redaction
 
 FAULTS = tuple(mode for mode in MODES if mode not in ("ok", "tripwire"))
 
@@ -71,57 +81,118 @@ def statuses(results: dict) -> list[str]:
     return [r["status"] for r in results["results"]]
 
 
+ANSWERS = ("echo", "surrogate", "invalid_utf8")
+"""Faults that still answer 200 with a completion (a strange one): the caller gets it."""
+
+
+def ask_once(server_url: str, timeout_s: float = 2) -> ChatResponse | ProviderError:
+    """One request through the call layer every endpoint uses (model, judge, simulator), with
+    the fault suite's secrets and policy (timeout 2 s, 1 retry): its answer or its error."""
+    endpoint = Endpoint(with_userinfo(server_url), "FAULT_KEY", {"X-Token": "${FAULT_HDR}"})
+    calls = ModelCalls(timeout_s=timeout_s, retries=1)
+    messages = [{"role": "user", "content": "What is the weather in Paris?"}]
+    try:
+        return asyncio.run(calls.ask(endpoint, "m", messages, label="the request"))
+    except ProviderError as exc:
+        return exc
+
+
+@pytest.fixture(autouse=True)
+def fault_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fault suite's secrets in the environment, each registered as a run registers them."""
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    redaction.register(HEADER_SECRET)  # as register_suite_secrets does for a suite's headers
+
+
 @pytest.mark.parametrize("fault", FAULTS)
-def test_model_endpoint_faults_are_item_errors(fault: str, tmp_path: Path) -> None:
-    with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
-        suite = write_fault_suite(tmp_path, with_userinfo(bad.url), good.url, good.url)
+def test_every_fault_is_one_requests_error(fault: str, fault_server: Callable[..., Any]) -> None:
+    """The fault matrix, once, against the call path the model, judge and simulator share: an
+    answer or a ProviderError (what each caller turns into its item's, case's or call's error),
+    at most one retry, and no secret in the message."""
+    bad = fault_server(fault, drip_s=0.4, huge_mb=20)
+    outcome = ask_once(bad.url)
+    assert len(bad.requests) <= 2, f"{fault}: {len(bad.requests)} attempts"
+    if fault in ANSWERS:
+        assert isinstance(outcome, ChatResponse), outcome
+        json.dumps(outcome.message)  # text a transcript can hold
+        return
+    assert isinstance(outcome, ProviderError), outcome
+    assert outcome.attempts == len(bad.requests)
+    assert_no_secret_in(str(outcome))
+
+
+def test_a_slow_drip_cannot_outlive_the_timeout(fault_server: Callable[..., Any]) -> None:
+    """One byte a second: each attempt ends at the 1 s timeout (a drip that outlived it would
+    have produced an answer)."""
+    drip = fault_server("drip", drip_s=1.0)
+    outcome = ask_once(drip.url, timeout_s=1)
+    assert isinstance(outcome, ProviderError), outcome
+    assert len(drip.requests) <= 2  # the request and its one retry: nothing after
+    assert "1 s timeout" in outcome.message
+
+
+def test_retry_after_storm_gives_up_within_the_budget(
+    fault_server: Callable[..., Any], fake_clock: FakeClock
+) -> None:
+    storm = fault_server("storm")
+    outcome = ask_once(storm.url)
+    # Given up at once: waiting the 120 s asked for would pass the request's 4 s budget.
+    assert isinstance(outcome, ProviderError), outcome
+    assert len(storm.requests) == outcome.attempts == 1
+    assert "past the request's budget" in outcome.message
+    assert fake_clock.slept == []
+
+
+def test_a_huge_answer_is_refused(fault_server: Callable[..., Any]) -> None:
+    huge = fault_server("huge", huge_mb=20)
+    outcome = ask_once(huge.url)
+    assert isinstance(outcome, ProviderError), outcome
+    assert "larger than 16 MiB" in outcome.message
+
+
+def assert_no_secret_in(text: str) -> None:
+    for secret in secret_forms():
+        assert secret not in text, f"{secret!r} leaked into {text[:200]!r}"
+
+
+ENDPOINTS = ("model", "judge", "simulator")
+
+
+def endpoint_urls(kind: str, good: str, bad: str) -> tuple[str, str, str]:
+    """The fault suite's model, judge and simulator URLs, with `kind` sent to the bad server."""
+    urls = {k: with_userinfo(bad) if k == kind else good for k in ENDPOINTS}
+    return urls["model"], urls["judge"], urls["simulator"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ENDPOINTS)
+def test_a_faulty_endpoint_is_its_callers_error(kind: str, tmp_path: Path) -> None:
+    """End to end, once per endpoint kind (child process, real 2 s timeout): a failing model is
+    its item's error, a failing judge its case's, a failing simulator its call's; no secret is
+    written anywhere."""
+    with FaultServer("ok") as good, FaultServer("html") as bad:
+        suite = write_fault_suite(tmp_path, *endpoint_urls(kind, good.url, bad.url))
         proc = evalspec("run", suite, "--out", tmp_path / "run", "-v")
         attempts = len(bad.requests)
     results = assert_handled(proc, tmp_path / "run")
-    # timeout 2 s, 1 retry: at most two attempts for each of the model's requests (a drip or
-    # a storm cannot stretch that; a run that hung would end at evalspec()'s own timeout)
-    assert attempts <= 2 * 3, f"{fault}: {attempts} attempts"
-    if fault in ("echo", "surrogate", "invalid_utf8"):
-        assert statuses(results) == ["pass"], results
-    else:
-        assert statuses(results) == ["error"], results
-    assert_no_secret(tmp_path, proc.stdout, proc.stderr, skip=(suite,))
-
-
-@pytest.mark.parametrize("fault", FAULTS)
-def test_judge_faults_are_that_cases_error(fault: str, tmp_path: Path) -> None:
-    with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
-        suite = write_fault_suite(tmp_path, good.url, with_userinfo(bad.url), good.url)
-        proc = evalspec("run", suite, "--out", tmp_path / "run")
-        attempts = len(bad.requests)
-    assert attempts <= 2, f"{fault}: {attempts} attempts"  # one judge request, one retry
-    results = assert_handled(proc, tmp_path / "run")
     [result] = results["results"]
-    if fault in ("echo", "surrogate", "invalid_utf8"):
-        assert result["status"] == "pass" or "no verdict" in json.dumps(result), result
+    if kind == "model":
+        assert attempts <= 2 * 3, attempts  # at most two attempts for each of its requests
+        assert result["status"] == "error", result
     else:
+        assert attempts <= 2, attempts  # one request, one retry
+    if kind == "judge":
         assert result["status"] in ("error", "fail"), result
         assert "judge" in result["reason"], result
-    assert_no_secret(tmp_path, proc.stdout, proc.stderr, skip=(suite,))
-
-
-@pytest.mark.parametrize("fault", FAULTS)
-def test_simulator_faults_are_that_calls_error(fault: str, tmp_path: Path) -> None:
-    with FaultServer("ok") as good, FaultServer(fault, drip_s=0.4) as bad:
-        suite = write_fault_suite(tmp_path, good.url, good.url, with_userinfo(bad.url))
-        proc = evalspec("run", suite, "--out", tmp_path / "run")
-        attempts = len(bad.requests)
-    assert attempts <= 2, f"{fault}: {attempts} attempts"  # one simulator request, one retry
-    assert_handled(proc, tmp_path / "run")
-    [line] = (tmp_path / "run" / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
-    [call] = json.loads(line)["tool_calls"]
-    if fault in ("echo", "surrogate", "invalid_utf8"):
-        assert call["error"] is None or "no JSON object" in call["error"], call
-    else:
+    if kind == "simulator":
+        [line] = (tmp_path / "run" / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
+        [call] = json.loads(line)["tool_calls"]
         assert call["error"].startswith("tool simulator"), call
     assert_no_secret(tmp_path, proc.stdout, proc.stderr, skip=(suite,))
 
 
+@pytest.mark.slow
 def test_echoed_secrets_reach_no_file_and_no_stream(tmp_path: Path) -> None:
     """Every secret, sent to endpoints that echo headers into 200 answers and into errors."""
     with FaultServer("echo") as echo:
@@ -152,29 +223,7 @@ def test_echoed_secrets_reach_no_file_and_no_stream(tmp_path: Path) -> None:
     assert scanned >= 10
 
 
-def test_a_slow_drip_cannot_outlive_the_timeout(tmp_path: Path) -> None:
-    """One byte a second: each attempt ends at the 1 s timeout (the results say so; a drip that
-    outlived it would have produced an answer or hung until evalspec()'s own timeout)."""
-    with FaultServer("drip", drip_s=1.0) as drip:
-        suite = write_fault_suite(tmp_path, drip.url, drip.url, drip.url, timeout=1)
-        proc = evalspec("run", suite, "--out", tmp_path / "run")
-        attempts = len(drip.requests)
-    assert_handled(proc, tmp_path / "run")
-    assert attempts <= 2, attempts  # the model's request and its one retry: nothing after
-    assert "1 s timeout" in (tmp_path / "run" / "results.json").read_text(encoding="utf-8")
-
-
-def test_retry_after_storm_gives_up_within_the_budget(tmp_path: Path) -> None:
-    with FaultServer("storm") as storm:
-        suite = write_fault_suite(tmp_path, storm.url, storm.url, storm.url)
-        proc = evalspec("run", suite, "--out", tmp_path / "run", timeout=90)
-        attempts = len(storm.requests)
-    results = assert_handled(proc, tmp_path / "run")
-    # Given up at once, not after waiting the 120 s asked for (evalspec() would time out first).
-    assert attempts == 1, attempts
-    assert "past the request's budget" in json.dumps(results)
-
-
+@pytest.mark.slow
 def test_huge_answer_is_refused_with_bounded_memory(tmp_path: Path) -> None:
     with FaultServer("huge", huge_mb=200) as huge:
         suite = write_fault_suite(tmp_path, huge.url, huge.url, huge.url)
@@ -198,6 +247,7 @@ def test_huge_answer_is_refused_with_bounded_memory(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "transcripts.jsonl").stat().st_size < 100_000
 
 
+@pytest.mark.slow
 def test_lone_surrogate_is_stored_escaped_and_resumes(tmp_path: Path) -> None:
     with FaultServer("surrogate") as server:
         suite = write_fault_suite(tmp_path, server.url, server.url, server.url)
@@ -209,17 +259,19 @@ def test_lone_surrogate_is_stored_escaped_and_resumes(tmp_path: Path) -> None:
     assert "\\ud83d" in (tmp_path / "faults.recordings.jsonl").read_text(encoding="utf-8")
 
 
-def test_judge_and_simulator_share_the_runs_rate_limit(tmp_path: Path) -> None:
+def test_judge_and_simulator_share_the_runs_rate_limit(
+    tmp_path: Path, fault_server: Callable[..., Any], fake_clock: FakeClock
+) -> None:
     """requests_per_minute 60: the model's two turns, the simulator and the judge, one a second
-    (one limiter for all four: a limiter each would let them go as fast as they answer)."""
-    with FaultServer("ok") as server:
-        suite = write_fault_suite(
-            tmp_path, server.url, server.url, server.url, run_extra=", requests_per_minute: 60"
-        )
-        began = time.monotonic()
-        proc = evalspec("run", suite, "--out", tmp_path / "run")
-        arrivals = [r["at"] for r in server.requests]
-        systems = [r["body"]["messages"][0]["content"][:10] for r in server.requests]
-    assert proc.returncode == 0, proc.stderr
+    on the calls' clock (one limiter for all four: a limiter each would let them go at once)."""
+    server = fault_server("ok")
+    suite = write_fault_suite(
+        tmp_path, server.url, server.url, server.url, run_extra=", requests_per_minute: 60"
+    )
+    began = fake_clock.now
+    done = api.run(api.RunRequest(suite, out=tmp_path / "run"))
+    arrivals = [r["at"] for r in server.requests]
+    systems = [r["body"]["messages"][0]["content"][:10] for r in server.requests]
+    assert done.exit_code == 0, done.note
     assert len(arrivals) == 4, systems  # model, simulator, model, judge
     assert_held_to(60, began, arrivals)

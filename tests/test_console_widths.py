@@ -99,6 +99,7 @@ def _check(output: str, must_show: list[str], width: int) -> None:
         assert len(shown.rstrip()) <= width, shown
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("width", WIDTHS)
 def test_every_reason_is_whole_in_a_real_terminal(support: Path, width: int) -> None:

@@ -158,6 +158,7 @@ def test_numeric_parameters_are_checked():
 # ----------------------------------------------------------------------------- similarity
 
 
+@pytest.mark.slow
 def test_tfidf_matches_a_hand_computation_of_sklearns_default_vectorizer():
     # Two documents: words in both get idf ln(3/3)+1 = 1, words in one get ln(3/2)+1 = w.
     w = math.log(1.5) + 1
@@ -538,6 +539,7 @@ def test_long_strings_in_json_similarity_use_the_exact_edit_distance():
     assert score == pytest.approx(1 - 300 / 700)  # 3 edits per repetition
 
 
+@pytest.mark.slow
 def test_huge_strings_in_json_similarity_finish_with_an_estimate():
     a, b = "abc" * 50_000, "cab" * 50_000 + "zzz"
     score, _, _ = json_similarity({"t": a}, {"t": b})

@@ -138,6 +138,7 @@ def test_the_readme_shows_the_commands_ci_runs() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     test_command = ci.strip().splitlines()[-1]
     assert test_command.startswith("python3 -m venv .venv") and test_command in readme
+    assert test_command.endswith(" -m pytest --all")  # the full suite: the slow tests too
     commands = [line for line in readme.splitlines() if line.startswith("python3 -m venv .venv")]
     main = [c for c in commands if c.endswith("&& .venv/bin/evalspec run suites/slack.yaml")]
     assert len(main) == 1 and " -e . " in main[0]  # installs this clone, runs the example

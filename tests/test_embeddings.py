@@ -331,6 +331,7 @@ def test_importing_the_module_stays_light() -> None:
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_a_text_with_a_lone_surrogate_is_embedded_and_kept_apart(store: EmbeddingStore) -> None:
     """A model's broken escape reaches a similarity critic as it came: it is compared (as
     U+FFFD to the tokenizer), not a crash, and its cache entry is not the repaired text's."""

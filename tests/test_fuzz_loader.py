@@ -67,12 +67,14 @@ def _load(data: bytes | str, name: str = "fuzz.yaml") -> Suite | None:
 YAML_ALPHABET = st.sampled_from(list("abc:-[]{},'\"&*!|>#%@`?\t\n  \\0123.~<=")) | st.characters()
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.binary(max_size=400))
 def test_random_bytes_raise_only_spec_errors(data: bytes) -> None:
     _load(data)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.text(YAML_ALPHABET, max_size=300))
 def test_random_yaml_like_text_raises_only_spec_errors(text: str) -> None:
@@ -157,6 +159,7 @@ def mutated_suites(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutated_suites())
 def test_mutated_example_suites_raise_only_spec_errors(text: str) -> None:
@@ -211,6 +214,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(json_values, st.sets(st.sampled_from(SLOTS), min_size=1, max_size=4))
 def test_templates_rendering_any_type_raise_only_spec_errors(value: object, slots: set) -> None:

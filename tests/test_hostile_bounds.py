@@ -337,6 +337,7 @@ def test_the_base_is_streamed_and_its_size_is_bounded(
 # ------------------------------------------------------------------ the comment fits GitHub
 
 
+@pytest.mark.slow
 def test_a_pull_request_adding_2000_cases_gets_a_comment_github_accepts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -463,6 +464,7 @@ def test_a_malformed_locked_schema_is_a_suite_problem(
     assert why in output
 
 
+@pytest.mark.slow
 def test_tools_refresh_waits_as_long_as_the_suite_says(tmp_path: Path) -> None:
     """Before: a fixed 30 s, whatever `run.timeout` said."""
     from evalspec._tools.mcp_refresh import refresh_lock
@@ -557,6 +559,7 @@ def test_review_stops_at_its_time_budget_with_a_message(
     assert cli(repo, monkeypatch, "review", "--base-ref", "main")[0] == 3  # new cases: no evidence
 
 
+@pytest.mark.slow
 def test_a_short_suite_including_many_cases_is_read_a_case_at_a_time(tmp_path: Path) -> None:
     """Before: the streaming reader skipped files under 256 KiB, so a short head including
     50,000 cases was read whole (407 MiB to validate instead of 78 MiB)."""

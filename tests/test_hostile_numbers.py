@@ -71,6 +71,7 @@ cases:
 SANE = {"price": 0.15, "timeout": 60, "rpm": 60, "selection": 1, "weight": 1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
@@ -203,6 +204,7 @@ def test_review_of_a_pull_request_pricing_a_model_at_1e308_is_refused(repo: Path
     assert "Infinity" not in done.stdout and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_review_of_a_cost_ratio_past_a_float_shows_no_infinite_percentage(
     repo: Path, tmp_path: Path
@@ -480,6 +482,7 @@ LITERALS = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(LITERALS)
 @example({"v": [1.7e308 * 10, -0.0, 5e-324]})

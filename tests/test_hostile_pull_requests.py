@@ -229,6 +229,7 @@ def test_mcp_redirect_to_another_origin_gets_no_header(capture, monkeypatch):
     assert SECRET not in str(err.value)
 
 
+@pytest.mark.slow
 def test_http_proxy_does_not_see_a_loopback_mcp_servers_headers(capture, monkeypatch, request):
     """A real MCP server over streamable HTTP on 127.0.0.1, HTTP_PROXY set: the tools are
     listed directly, the proxy sees nothing."""
@@ -352,6 +353,7 @@ def _evil_plugin(where: Path, marker: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_python_m_evalspec_imports_nothing_from_the_checkout(repo, tmp_path):
     """The checkout's dist-info is not discovered, so a suite naming an unknown critic is an
     invalid suite (exit 2), not an import of the pull request's module."""
@@ -366,6 +368,7 @@ def test_python_m_evalspec_imports_nothing_from_the_checkout(repo, tmp_path):
     assert "evil_critic" in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_review_loads_installed_plugins_only_when_named(repo, tmp_path):
     """An installed plugin (here on PYTHONPATH, as site-packages would be) stays unloaded in
     review unless the workflow names it with --plugin."""
@@ -434,6 +437,7 @@ MCP_ATTACKS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(MCP_ATTACKS))
 def test_changed_mcp_server_is_a_security_change(repo, name):
     """Lock edited to match, so the suite stays valid (before: "untouched", exit 0)."""
@@ -452,6 +456,7 @@ def test_changed_mcp_server_is_a_security_change(repo, name):
     assert text.index("Security-relevant changes") < text.index(first)
 
 
+@pytest.mark.slow
 def test_an_edited_server_script_is_a_security_change(repo):
     """Same command line, different program: the file the command runs is compared too."""
     with (repo / "examples" / "mcp_calc_server.py").open("a", encoding="utf-8") as f:
@@ -570,6 +575,7 @@ def post_comment(api: str, tmp_path: Path, **env: str) -> subprocess.CompletedPr
     )
 
 
+@pytest.mark.slow
 def test_comment_updates_only_its_own_marked_comment(tmp_path):
     """A pull request's author writes the marker first: the bot's verdict still appears, in a
     comment of its own (before: the author's comment got the update, and the verdict was lost

@@ -79,6 +79,7 @@ def transcripts(tmp_path: Path) -> dict[str, dict]:
     return {t["case"]: t for t in map(json.loads, lines)}
 
 
+@pytest.mark.slow
 def test_an_increment_past_what_json_can_write_is_the_calls_error_not_a_crash(
     tmp_path: Path, key: None
 ) -> None:
@@ -120,6 +121,7 @@ def test_increments_that_leave_the_numbers_json_holds_are_refused_and_change_not
     assert out.error == "/x would not be a finite number"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("usage", [{"prompt_tokens": -7}, {"completion_tokens": float("inf")}])
 def test_a_servers_broken_token_counts_fail_its_item_and_are_never_recorded(
     tmp_path: Path, key: None, usage: dict
@@ -158,6 +160,7 @@ HOSTILE_ARGUMENTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(HOSTILE_ARGUMENTS))
 def test_arguments_no_transcript_may_hold_are_refused_so_the_run_can_be_rescored(
     tmp_path: Path, key: None, name: str
@@ -187,6 +190,7 @@ def test_arguments_no_transcript_may_hold_are_refused_so_the_run_can_be_rescored
     assert viewed.returncode == 0, viewed.stdout + viewed.stderr
 
 
+@pytest.mark.slow
 def test_a_server_reply_nested_deeper_than_a_transcript_may_hold_fails_its_item(
     tmp_path: Path, key: None
 ) -> None:
@@ -232,6 +236,7 @@ def test_a_bfcl_balance_funded_to_infinity_is_still_a_transcript_score_reads(
     assert back.state == state
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kind, answer",
     [
@@ -271,6 +276,7 @@ SPOOFS = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufef
 """C1 controls and bidirectional overrides: the console and Markdown show them as escapes."""
 
 
+@pytest.mark.slow
 def test_the_html_report_shows_bidi_overrides_and_c1_controls_as_escapes(
     tmp_path: Path, key: None
 ) -> None:
@@ -320,6 +326,7 @@ def copies(k: int) -> list[tuple[str, dict[str, str]]]:
     return calls
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_an_imported_bfcl_answer_that_shares_folders_is_refused_not_walked(
     tmp_path: Path,
@@ -396,6 +403,7 @@ BFCL_SUITE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_pull_request_whose_recorded_answer_shares_folders_is_refused_by_review(
     tmp_path: Path, key: None

@@ -88,6 +88,7 @@ def imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         yield suite, transcripts, server, judge
 
 
+@pytest.mark.slow
 def test_sopr_of_published_answers_matches_the_seed_formula(imported):
     suite, transcripts, server, _ = imported
     # Before: scoring calls no judge, so the verdicts are missing and it says how to get them.
@@ -149,6 +150,7 @@ def test_the_judge_goes_through_the_one_provider_path(imported):
     assert len(json.loads(cache.read_text())) == 5
 
 
+@pytest.mark.slow
 def test_a_judge_that_cannot_answer_exits_3_and_keeps_what_it_had(imported):
     suite, transcripts, server, _ = imported
     server.fail_next(500, times=1000, message="the judge is down")

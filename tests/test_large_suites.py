@@ -36,6 +36,7 @@ def _suite(cases: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 def test_own_suites_load_with_no_setting_while_review_keeps_its_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

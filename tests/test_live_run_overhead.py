@@ -191,6 +191,7 @@ def test_the_console_script_skips_teardown_only_after_an_exit_status(
         assert "RuntimeError: boom" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_piped_run_exits_with_its_status_and_whole_report(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:

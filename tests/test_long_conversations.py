@@ -49,6 +49,7 @@ def applied(before: Any, patch: list[dict[str, Any]]) -> Any:
     return jsonpatch.apply_patch(copy.deepcopy(before), patch)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(VALUES, VALUES)
 def test_the_patch_between_any_two_states_makes_one_the_other(before: Any, after: Any) -> None:
@@ -84,6 +85,7 @@ def _edited(value: Any, draw: Any, depth: int = 0) -> Any:
     return items
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(VALUES, st.data())
 def test_a_state_edited_in_place_of_copies_patches_only_what_moved(

@@ -40,6 +40,7 @@ def fake_run(run_dir: Path, suite_path: Path, answers: dict[str, str]) -> None:
     )
 
 
+@pytest.mark.slow
 def test_cli_shards_cover_every_item_once_and_merge_into_one_run(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:

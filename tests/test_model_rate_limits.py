@@ -6,23 +6,21 @@ The same suite on a Ray cluster is in tests/test_ray_run.py.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
+import pytest
 from fake_openai import FakeOpenAI
 from support import (
     FAST_RPM,
-    ROOT,
     SLOW_RPM,
+    FakeClock,
     assert_each_held_to_its_own_rate,
     write_two_model_suite,
 )
 from support import RPM_KEY_ENV as KEY_ENV
 from support import add_answer as answer
 
+from evalspec import api
 from evalspec._providers.calls import (
     Endpoint,
     ModelCalls,
@@ -33,24 +31,18 @@ from evalspec._providers.calls import (
 from evalspec._suite.validate import load_suite
 
 
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalspec", *(str(a) for a in args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        env={**os.environ, KEY_ENV: "sk-test-rpm-0000"},
-        check=False,
-    )
-
-
-def test_each_model_is_held_to_its_own_rate(tmp_path: Path) -> None:
-    with FakeOpenAI(answer) as fast, FakeOpenAI(answer) as slow:
+def test_each_model_is_held_to_its_own_rate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_clock: FakeClock
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-rpm-0000")
+    with (
+        FakeOpenAI(answer, clock=fake_clock.monotonic) as fast,
+        FakeOpenAI(answer, clock=fake_clock.monotonic) as slow,
+    ):
         suite = write_two_model_suite(tmp_path, fast.base_url, slow.base_url)
-        began = time.monotonic()
-        done = run_cli("run", suite, "--out", tmp_path / "run")
-    assert done.returncode == 0, done.stderr[-3000:]
+        began = fake_clock.now
+        done = api.run(api.RunRequest(suite, out=tmp_path / "run"))
+    assert done.exit_code == 0, done.note
     assert_each_held_to_its_own_rate(fast, slow, began)
     # Two limiters, one per model: neither is held to the other's rate.
     models = load_suite(suite).models

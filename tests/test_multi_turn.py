@@ -384,6 +384,7 @@ def test_broken_turns_are_reported_with_places_and_fixes(tmp_path: Path) -> None
     assert "broken.yaml:21:" in out and "expected" in out
 
 
+@pytest.mark.slow
 def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
     server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -497,6 +498,7 @@ _VALID_TURN = st.fixed_dictionaries(
 _MISSING = object()
 
 
+@pytest.mark.slow
 @settings(max_examples=200, derandomize=True, database=None, deadline=None)
 @given(
     turns=st.just(_MISSING)

@@ -151,6 +151,7 @@ def run_script(tmp_path: Path, calls: list[str]) -> Any:
     return t, result
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_plugin_environments_shared_graph_is_the_calls_and_the_items_error(
     tmp_path: Path,

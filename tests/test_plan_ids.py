@@ -63,6 +63,7 @@ def test_ids_do_not_depend_on_key_order(tmp_path: Path, base: Ids) -> None:
     assert _ids_of(text, tmp_path / "b" / "slack.yaml") == base
 
 
+@pytest.mark.slow
 def test_ids_are_the_same_in_another_process(tmp_path: Path, base: Ids) -> None:
     path = tmp_path / "a" / "slack.yaml"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}

@@ -208,6 +208,7 @@ print(json.dumps(changed))
 """
 
 
+@pytest.mark.slow
 def test_numpy_and_embeddings_leave_the_environment_alone() -> None:
     """numpy is imported with one BLAS thread and the embedding model loaded offline, and the
     environment keeps no trace of either (what torch sets as it is imported is torch's)."""

@@ -192,6 +192,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "link", "command"), _cases())
 def test_a_committed_link_is_refused(
     template: Path,
@@ -238,6 +239,7 @@ def test_a_committed_link_is_refused(
     assert _snapshot(outside) == before  # nothing written outside the project
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [RUN, SCORE, REVIEW], ids=lambda c: c[0])
 def test_without_a_link_nothing_is_refused(
     template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]

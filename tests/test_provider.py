@@ -6,7 +6,6 @@ import asyncio
 import heapq
 import itertools
 import socket
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +18,7 @@ from fake_openai import (
     tool_calls_reply,
 )
 from rate_checks import assert_held_to
+from support import FakeClock
 from support import complete as complete_once
 
 from evalspec._providers.base import ChatRequest, ChatResponse, ProviderError
@@ -39,9 +39,11 @@ TOOL = {
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+def server(monkeypatch: pytest.MonkeyPatch, fake_clock: FakeClock) -> Iterator[FakeOpenAI]:
+    """The fake endpoint, its delays and arrival times on the provider's fake clock: waits for
+    Retry-After, back-off, time-outs and the rate limit are kept to exactly, and take no time."""
     monkeypatch.setenv(KEY_ENV, SECRET)
-    with FakeOpenAI() as fake:
+    with FakeOpenAI(clock=fake_clock.monotonic, pause=fake_clock.pause) as fake:
         yield fake
 
 
@@ -74,11 +76,12 @@ def complete(p: OpenAIChatProvider, req: ChatRequest | None = None) -> ChatRespo
 
 def test_text_answer_is_normalised_with_usage(server: FakeOpenAI) -> None:
     server.enqueue(text_reply("Hello!"))
+    server.latency_s = 0.25  # on the fake clock: the attempt took 0.25 s
     response = complete(provider(server.base_url))
     assert response.message == {"role": "assistant", "content": "Hello!"}
     assert response.finish_reason == "stop"
     assert response.usage == {"prompt_tokens": 10, "completion_tokens": 5}
-    assert response.latency_s > 0
+    assert response.latency_s >= 0.25
     assert response.from_recording is False
 
 
@@ -246,7 +249,7 @@ def test_rule_faults_hit_only_matching_requests(server: FakeOpenAI) -> None:
     assert isinstance(answered, ChatResponse)
 
 
-def test_requests_per_minute_spaces_requests(server: FakeOpenAI) -> None:
+def test_requests_per_minute_spaces_requests(server: FakeOpenAI, fake_clock: FakeClock) -> None:
     async def go() -> None:
         p = provider(server.base_url, requests_per_minute=600)  # one per 0.1 s
         try:
@@ -254,7 +257,7 @@ def test_requests_per_minute_spaces_requests(server: FakeOpenAI) -> None:
         finally:
             await p.aclose()
 
-    began = time.monotonic()
+    began = fake_clock.now
     asyncio.run(go())
     assert len(server.requests) == 4
     assert_held_to(600, began, [r.at for r in server.requests])

@@ -36,6 +36,7 @@ def test_ray_not_installed_is_a_usage_error_naming_the_extra(
     assert not (tmp_path / "run" / "transcripts.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_local_run_never_imports_ray(tmp_path: Path) -> None:
     """Without --ray, a run with a similarity critic never loads Ray (nor Ray Data)."""
     with FakeOpenAI(lambda body: tool_call_reply("t", {"id": "lunch on Friday"})) as fake:

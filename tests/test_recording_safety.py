@@ -71,6 +71,7 @@ def spawn(*args: object) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_two_processes_recording_into_one_file_keep_every_answer(tmp_path: Path) -> None:
     with FaultServer("ok") as server:
         suite = write_many_suite(tmp_path, server.url, cases=8)
@@ -148,6 +149,7 @@ def test_runs_started_in_the_same_second_get_their_own_directory(
     assert len(dirs) == 5 and all(d.is_dir() for d in dirs)
 
 
+@pytest.mark.slow
 def test_a_used_out_directory_is_refused_unless_resumed(tmp_path: Path) -> None:
     with FaultServer("ok") as server:
         suite = write_many_suite(tmp_path, server.url)
@@ -163,6 +165,7 @@ def test_a_used_out_directory_is_refused_unless_resumed(tmp_path: Path) -> None:
     assert f"{CASES * 2} resumed" in resumed.stdout
 
 
+@pytest.mark.slow
 def test_torn_and_invalid_utf8_lines_are_skipped_on_resume_with_a_note(tmp_path: Path) -> None:
     with FaultServer("ok") as server:
         suite = write_many_suite(tmp_path, server.url)
@@ -192,6 +195,7 @@ def _mount_tmpfs(where: Path, size: str) -> bool:
     return done.returncode == 0
 
 
+@pytest.mark.slow
 def test_disk_full_mid_run_loses_nothing_and_resumes(tmp_path: Path) -> None:
     disk = tmp_path / "disk"
     if not _mount_tmpfs(disk, "64k"):

@@ -171,6 +171,7 @@ def test_run_writes_junit_and_markdown(tmp_path):
     assert "| now and tomorrow, in order | FAIL |" in md.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_score_writes_every_report_format(tmp_path: Path) -> None:
     """`evalspec score` re-renders JUnit, Markdown and HTML from recorded transcripts."""
     run_dir = tmp_path / "run"

@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI, status_fault
-from support import KEY_ENV, cli, scripted, user_text, write_e2e_suite
+from support import KEY_ENV, scripted, user_text, write_e2e_suite
+from typer.testing import CliRunner
+
+from evalspec._cli import app
 
 COUNTS = re.compile(
     r"model requests: (\d+) replayed, (\d+) called, (\d+) failed"
@@ -35,9 +38,11 @@ def counts(stdout: str) -> dict[str, int]:
 
 
 def run(suite: Path, out: Path, record: str) -> dict[str, int]:
-    proc = cli("run", suite, "--record", record, "--out", out, env={KEY_ENV: "sk-test"})
-    assert proc.returncode in (0, 1), proc.stderr
-    return counts(proc.stdout)
+    """`evalspec run` in this process (the retries' back-off on the test's fake clock)."""
+    args = ["run", str(suite), "--record", record, "--out", str(out)]
+    done = CliRunner().invoke(app, args, env={KEY_ENV: "sk-test", "COLUMNS": None})
+    assert done.exit_code in (0, 1), done.output
+    return counts(done.stdout)
 
 
 def adds_on_fake_2(body: dict) -> bool:
@@ -46,6 +51,7 @@ def adds_on_fake_2(body: dict) -> bool:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.usefixtures("fake_clock")
 def test_counts_match_the_servers_in_every_mode(tmp_path: Path) -> None:
     with FakeOpenAI(responder=scripted) as server:
         server.when(adds_on_fake_2, status_fault(500, message="overloaded"))

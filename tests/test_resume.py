@@ -96,6 +96,7 @@ def lines(run_dir: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines(keepends=True) if path.exists() else []
 
 
+@pytest.mark.slow
 def test_resume_after_kill_9_runs_only_the_missing_items(
     gated: tuple[FakeOpenAI, Gate], tmp_path: Path
 ) -> None:
@@ -133,6 +134,7 @@ def test_resume_after_kill_9_runs_only_the_missing_items(
     assert len({r["item_id"] for r in results}) == ITEMS
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(
     gated: tuple[FakeOpenAI, Gate], tmp_path: Path
 ) -> None:

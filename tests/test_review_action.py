@@ -118,6 +118,7 @@ def test_sample_pull_request_is_reviewed_in_one_comment(repo, tmp_path):
     assert git(repo, "status", "--porcelain") == ""
 
 
+@pytest.mark.slow
 def test_untouched_suites_fold_into_one_line_and_exit_0(repo, tmp_path):
     edit(repo / "suites" / "math.yaml", "suite: math", "suite: math  # renamed nothing")
     git(repo, "commit", "-q", "-am", "comment only")
@@ -131,6 +132,7 @@ def test_untouched_suites_fold_into_one_line_and_exit_0(repo, tmp_path):
     assert "### Cases" not in comment
 
 
+@pytest.mark.slow
 def test_new_suite_is_scored_on_its_own_recordings_and_known_endpoints_pass(repo, tmp_path):
     for ext in ("yaml", "recordings.jsonl"):
         shutil.copy(repo / "suites" / f"math.{ext}", repo / "suites" / f"math2.{ext}")
@@ -159,6 +161,7 @@ ROME_BERLIN = (
 )
 
 
+@pytest.mark.slow
 def test_regression_exits_1(repo, tmp_path):
     edit(repo / "suites" / "weather.yaml", *ROME_BERLIN)
     git(repo, "commit", "-q", "-am", "regression")
@@ -175,6 +178,7 @@ def test_regression_exits_1(repo, tmp_path):
     assert row.endswith("| PASS 1.000 | FAIL 0.667 | REGRESSION |")
 
 
+@pytest.mark.slow
 def test_stale_evidence_exits_3_unless_accepted(repo, tmp_path):
     edit(repo / "suites" / "weather.yaml", "temperature: 21, unit", "temperature: 22, unit")
     git(repo, "commit", "-q", "-am", "stale evidence")
@@ -184,6 +188,7 @@ def test_stale_evidence_exits_3_unless_accepted(repo, tmp_path):
     assert "exit-code=0" in run_review(repo, accepted, EVALSPEC_ALLOW_STALE="true")[1]
 
 
+@pytest.mark.slow
 def test_answers_re_recorded_in_the_pr_stand_in_for_stale_ones(repo, tmp_path):
     edit(repo / "suites" / "slack.yaml", "that the report is ready.", "that the report is done.")
     rerecord(repo / "suites" / "slack.yaml")
@@ -243,6 +248,7 @@ def test_action_installs_the_cpu_torch_and_runs_these_scripts():
     assert len(workflow.splitlines()) <= 20
 
 
+@pytest.mark.slow
 def test_action_keys_its_pip_cache_on_its_own_files(tmp_path: Path) -> None:
     """setup-python hashes files inside the workspace only; the action lives outside it, in
     github.action_path: no setup-python cache, and a key made from the action's own files."""

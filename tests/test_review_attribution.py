@@ -87,6 +87,7 @@ def _review(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_each_moved_verdict_is_attributed_to_its_true_cause(three_causes):
     done = _review(three_causes, "--json")
@@ -117,6 +118,7 @@ def test_each_moved_verdict_is_attributed_to_its_true_cause(three_causes):
     assert not [n for n in named if "effects[" in n or n.endswith(" changed")], named
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_console_and_markdown_show_the_cause_and_its_proof(three_causes, tmp_path):
     comment = tmp_path / "comment.md"

@@ -46,6 +46,7 @@ def drop_caches(directory: Path) -> None:
     (directory / ".evalspec-cache" / "judge.json").unlink()
 
 
+@pytest.mark.slow
 def test_review_commands_with_warm_caches_call_nothing(recorded) -> None:
     tmp_path, suite, _ = recorded
     head = tmp_path / "head.yaml"
@@ -63,6 +64,7 @@ def test_review_commands_with_warm_caches_call_nothing(recorded) -> None:
         assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_cache_misses_are_needs_a_run_never_a_call(recorded) -> None:
     tmp_path, suite, _ = recorded
     drop_caches(tmp_path)

@@ -150,6 +150,7 @@ FAULTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", list(FAULTS), ids=list(FAULTS))
 def test_transient_faults_are_retried_and_the_item_succeeds(
     server: FakeOpenAI, tmp_path: Path, fault: str
@@ -167,6 +168,7 @@ def test_transient_faults_are_retried_and_the_item_succeeds(
         assert gap >= 0.3, f"Retry-After 0.3 s not honoured: retried after {gap:.3f} s"
 
 
+@pytest.mark.slow
 def test_verbose_shows_each_retry_and_quiet_does_not(server: FakeOpenAI, tmp_path: Path) -> None:
     suite = write_e2e_suite(tmp_path, server.base_url)
     server.fail_next(503)
@@ -179,6 +181,7 @@ def test_verbose_shows_each_retry_and_quiet_does_not(server: FakeOpenAI, tmp_pat
     assert "HTTP 503" in loud.stderr and "retry 1 of" in loud.stderr
 
 
+@pytest.mark.slow
 def test_exhausted_retries_make_that_item_an_error(server: FakeOpenAI, tmp_path: Path) -> None:
     server.when(lambda b: "Paris?" in user_text(b), status_fault(503))
     suite = write_e2e_suite(tmp_path, server.base_url, retries=1)
@@ -223,6 +226,7 @@ def test_a_reply_the_provider_cannot_read_fails_only_its_item(
 # --- exit codes and selection through the real command ------------------------------------------
 
 
+@pytest.mark.slow
 def test_exit_code_0_when_all_pass_and_1_when_one_fails(server: FakeOpenAI, tmp_path: Path) -> None:
     suite = write_e2e_suite(tmp_path, server.base_url)
     ok = cli("run", suite, "--model", "m1", "--out", tmp_path / "ok")
@@ -235,6 +239,7 @@ def test_exit_code_0_when_all_pass_and_1_when_one_fails(server: FakeOpenAI, tmp_
     assert statuses[("add numbers", "m1")] == "pass"
 
 
+@pytest.mark.slow
 def test_exit_code_3_when_the_endpoint_is_unreachable(tmp_path: Path) -> None:
     suite = write_e2e_suite(tmp_path, f"http://127.0.0.1:{free_port()}/v1", retries=0)
     proc = cli("run", suite, "--model", "m1", "--out", tmp_path / "run")
@@ -244,6 +249,7 @@ def test_exit_code_3_when_the_endpoint_is_unreachable(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_exit_code_3_names_the_missing_key_variable(tmp_path: Path) -> None:
     suite = write_e2e_suite(
         tmp_path, "https://models.example.invalid/v1", key_env="EVALSPEC_NO_SUCH_KEY"
@@ -262,6 +268,7 @@ def test_exit_code_3_names_the_missing_key_variable(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_case_and_model_select_items(server: FakeOpenAI, tmp_path: Path) -> None:
     suite = write_e2e_suite(tmp_path, server.base_url)
     proc = cli("run", suite, "--case", "paris", "--model", "m2", "--out", tmp_path / "run")
@@ -271,6 +278,7 @@ def test_case_and_model_select_items(server: FakeOpenAI, tmp_path: Path) -> None
     assert {r.body["model"] for r in server.requests} == {"fake-2"}
 
 
+@pytest.mark.slow
 def test_trials_run_each_case_n_times_under_its_pass_rule(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:
@@ -335,6 +343,7 @@ def test_offline_miss_exits_3_naming_case_and_model(server: FakeOpenAI, tmp_path
     assert server.requests == []
 
 
+@pytest.mark.slow
 def test_recordings_are_written_and_a_second_run_replays_without_http(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:

@@ -166,6 +166,7 @@ def _review(tmp_path: Path, base: str, head: str) -> subprocess.CompletedProcess
 ATTACKED = [p for p in PLACES if p != "tools.[].mcp"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 @pytest.mark.parametrize("repoint", [False, True], ids=["added", "repointed"])
 @pytest.mark.parametrize("place", ATTACKED)

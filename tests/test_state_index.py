@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +33,7 @@ RECORDS = st.lists(
 PATTERNS = st.dictionaries(st.sampled_from(["id", "kind"]), SCALARS, min_size=1, max_size=2)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(RECORDS, st.lists(PATTERNS, min_size=1, max_size=4))
 def test_an_indexed_list_selects_what_a_scan_selects(records: list[Any], patterns: list[Any]):

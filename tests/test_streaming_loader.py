@@ -50,6 +50,7 @@ def _grown(source: Path, out: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["slack", "weather", "calc", "math"])
 def test_every_example_suite_grown_large_streams_to_the_same_suite(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
@@ -101,6 +102,7 @@ def _generated(cases: int, *, head_after: str = "", bad_case: int = -1) -> str:
     return "\n".join(lines) + "\n" + head_after
 
 
+@pytest.mark.slow
 def test_a_generated_suite_with_matrices_templates_and_case_settings_streams_identically(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,6 +119,7 @@ def test_a_generated_suite_with_matrices_templates_and_case_settings_streams_ide
     assert by_name["c5"].rubric.warn_threshold == 0.95
 
 
+@pytest.mark.slow
 def test_keys_after_the_cases_are_seen_by_every_case(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -143,6 +146,7 @@ def test_a_mistake_deep_in_a_large_suite_is_reported_as_the_whole_document_repor
     assert "not a number" in first.message
 
 
+@pytest.mark.slow
 def test_streaming_holds_far_less_memory_than_the_whole_document(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -165,6 +169,7 @@ def test_streaming_holds_far_less_memory_than_the_whole_document(
     assert streamed < whole * 0.6, (streamed, whole)
 
 
+@pytest.mark.slow
 def test_validate_counts_the_cases_of_a_large_suite_without_keeping_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -186,6 +186,7 @@ GOLD_LIMITS = {11: SORTED, 13: SORTED}
 # ---------------------------------------------------------------- random sequences
 
 
+@pytest.mark.slow
 def test_random_calls_within_the_language_agree_call_by_call(suite: Suite, tmp_path: Path):
     runs = sequences()["inside"]
     outcomes = Counter(
@@ -196,6 +197,7 @@ def test_random_calls_within_the_language_agree_call_by_call(suite: Suite, tmp_p
     assert set(calls) == set(EXPRESSED)  # every tool was exercised
 
 
+@pytest.mark.slow
 def test_random_calls_outside_it_differ_only_at_a_documented_limit(suite: Suite, tmp_path: Path):
     runs = sequences()["outside"]
     outcomes = Counter(
@@ -326,6 +328,7 @@ def test_a_run_judges_gold_and_careless_agents_by_the_world_they_leave(
     assert [c.name for c in good["task 32"].tool_calls] == [name for name, _ in _kept(32)]
 
 
+@pytest.mark.slow
 def test_review_of_a_changed_refund_flags_exactly_the_conversations_that_cancel(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

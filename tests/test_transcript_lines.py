@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +42,7 @@ def written(line: Any, data: dict[str, Any]) -> str | NotFiniteError:
         return exc
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(STATES, st.lists(STATES, max_size=3))
 def test_a_line_is_the_text_dumps_line_writes(state: Any, turns: list[Any]):

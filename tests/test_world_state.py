@@ -165,6 +165,7 @@ FUZZED = compile_behavior(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.lists(arguments, min_size=1, max_size=6))
 def test_fuzz_the_engine_never_raises_is_atomic_deterministic_and_bounded(calls):
@@ -537,6 +538,7 @@ def stale_cases(data: dict[str, Any]) -> set[str]:
     return {c["case"] for c in suite["changes"] if c["stale"]}
 
 
+@pytest.mark.slow
 def test_review_of_a_changed_effect_flags_exactly_the_transcripts_whose_outputs_move(repo):
     suite = repo / "suites" / "calendar.yaml"
     text = suite.read_text(encoding="utf-8")
@@ -562,6 +564,7 @@ def test_review_of_a_changed_effect_flags_exactly_the_transcripts_whose_outputs_
     assert s["suite_changes"] == []
 
 
+@pytest.mark.slow
 def test_review_of_a_changed_initial_state_flags_only_what_it_moves(repo):
     suite = repo / "suites" / "calendar.yaml"
     text = suite.read_text(encoding="utf-8")
@@ -582,6 +585,7 @@ def test_review_of_a_changed_initial_state_flags_only_what_it_moves(repo):
 scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.sampled_from("ab")
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.dictionaries(st.sampled_from("abc"), scalars, max_size=3) | json_values,
@@ -604,6 +608,7 @@ def test_limits_in_a_behavior_are_placed(tmp_path):
     )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     json_values

@@ -8,6 +8,7 @@ the error policy). ``openai`` is imported lazily: loading a suite must not pay f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -55,6 +56,12 @@ runaway server cannot take the run's memory or fill the recordings."""
 
 RETRY_AFTER_CAP_S = 60.0
 """The longest a server may make one retry wait (Retry-After), however long it asks for."""
+
+# The clock the retry loop and rate limiter read, looked up at each call so tests can put a fake
+# clock in their place: back-off, Retry-After, time-outs and rate limits then take no real time.
+monotonic: Callable[[], float] = time.monotonic
+sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+attempt_deadline: Callable[[float], contextlib.AbstractAsyncContextManager[Any]] = asyncio.timeout
 
 
 def header_secrets(headers: dict[str, str] | None) -> list[str]:
@@ -155,9 +162,10 @@ class RateLimiter:
         self,
         requests_per_minute: float,
         *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        clock: Callable[[], float] | None = None,
+        sleep: Callable[[float], Awaitable[Any]] | None = None,
     ) -> None:
+        """`clock` and `sleep` default to this module's, read when a request asks."""
         if requests_per_minute <= 0:
             raise ValueError("requests_per_minute must be positive")
         self.interval_s = 60.0 / requests_per_minute
@@ -171,14 +179,15 @@ class RateLimiter:
         # loop never collide); then, however late the sleep ended, wait until a whole interval
         # has passed since the last start let go. No lock: the judge's and simulator's calls
         # may come from another thread's loop.
-        clock = self._clock
+        clock = self._clock or monotonic
+        pause = self._sleep or sleep
         now = clock()
         slot = max(now, self._next)
         self._next = slot + self.interval_s
         if slot > now:
-            await self._sleep(slot - now)
+            await pause(slot - now)
         while (wait := self._last + self.interval_s - clock()) > 0:
-            await self._sleep(wait)
+            await pause(wait)
         self._last = clock()
         self._next = max(self._next, self._last + self.interval_s)
 
@@ -341,23 +350,23 @@ class OpenAIChatProvider:
         openai = self._openai
         body = self._body(request)
         attempt = 0
-        budget_ends = time.monotonic() + self.budget_s
+        budget_ends = monotonic() + self.budget_s
         while True:
             if self._limiter is not None:
                 await self._limiter.acquire()
-            started = time.monotonic()
+            started = monotonic()
             wait_hint: float | None = None
             last_status: int | None = None
             try:
                 # One deadline for the whole attempt, body included: a server that sends one
                 # byte a second cannot keep a request alive past the run's timeout.
-                async with asyncio.timeout(self.timeout_s):
+                async with attempt_deadline(self.timeout_s):
                     try:
                         text = await self._send(body)
                     except UnicodeEncodeError:
                         body = without_lone_surrogates(body)  # so the request can be encoded at all
                         text = await self._send(body)
-                latency = time.monotonic() - started
+                latency = monotonic() - started
                 self._reached = True
                 return self._parse(text, latency, request, attempt + 1)
             except _ReplyTooLarge:
@@ -405,7 +414,7 @@ class OpenAIChatProvider:
             delay = backoff_delay(attempt, self.backoff_base_s, self.backoff_cap_s, self._rng)
             if wait_hint is not None:
                 delay = max(delay, min(wait_hint, self.retry_after_cap_s))
-            past_budget = delay > budget_ends - time.monotonic()
+            past_budget = delay > budget_ends - monotonic()
             if past_budget and attempt < self.retries:
                 problem += (
                     f"; the next try would wait {delay:.1f} s, past the request's budget of "
@@ -427,7 +436,7 @@ class OpenAIChatProvider:
                 self.retries,
                 delay,
             )
-            await asyncio.sleep(delay)
+            await sleep(delay)
             attempt += 1
 
     async def _send(self, body: dict[str, Any]) -> str:
