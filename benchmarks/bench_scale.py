@@ -18,7 +18,8 @@ times by both trees alternately (same machine load): CPU and wall seconds, peak 
 ratio this/other of the pairs, and each tree's largest replay against its smallest (issue 37:
 <= 10x, and <= 300 MB). With `--beside N` it also replays the smallest suite with its own
 embedding cache and beside the cache of an N-case suite (vectors synthesised, written the way a
-run writes them: 1,000 texts a shard), interleaved (issue 37: <= 1.1x time, <= 1.2x memory).
+run writes them: 1,000 texts a shard; every second answer reworded, so the replay looks up
+embeddings), interleaved (issue 37: <= 1.1x time, <= 1.2x memory).
 
 Goals (issue 13): validate of 50,000 cases <= 5 s and <= 300 MB; replay run of 50,000 cases
 <= 10 s and <= 400 MB; peak memory sub-linear in the case count (RSS per case falls as the
@@ -93,8 +94,15 @@ def make_suite(cases: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_recordings(suite_path: Path, out: Path) -> int:
-    """One recorded answer per plan item, keyed as the runner keys its first request."""
+def reworded(note: str) -> str:
+    """An answer's note that is not the expected one word for word: the similarity critic
+    embeds both texts (identical texts score 1 without an embedding)."""
+    return f"{note}, please"
+
+
+def write_recordings(suite_path: Path, out: Path, reword_every: int = 0) -> int:
+    """One recorded answer per plan item, keyed as the runner keys its first request; with
+    `reword_every`, every such item's note is `reworded` (so the replay needs embeddings)."""
     sys.path.insert(0, str(REPO))
     from evalspec._plan import compile_plan, request_key
     from evalspec._suite.validate import load_suite
@@ -108,6 +116,8 @@ def write_recordings(suite_path: Path, out: Path) -> int:
             args = dict(call.args)
             if n % 10 == 0:
                 args["id"] = "wrong"
+            if reword_every and n % reword_every == 0:
+                args["note"] = reworded(str(args["note"]))
             message = {
                 "role": "assistant",
                 "content": None,
@@ -218,14 +228,14 @@ def compare_trees(other: Path, sizes: list[int], repeat: int, beside: int) -> No
             _growth(replays, min(sizes), max(sizes))
 
 
-def _case_files(n: int, tmp: Path) -> tuple[Path, Path]:
+def _case_files(n: int, tmp: Path, reword_every: int = 0) -> tuple[Path, Path]:
     """The n-case suite over included files of 10,000 cases, and its recordings."""
     folder = tmp / f"suite{n}"
     folder.mkdir(exist_ok=True)
     suite = split_suite(make_suite(n), folder, -(-n // 10_000))
-    recordings = tmp / f"scale{n}.recordings.jsonl"
+    recordings = tmp / f"scale{n}-{reword_every}.recordings.jsonl"
     if not recordings.exists():
-        write_recordings(suite, recordings)
+        write_recordings(suite, recordings, reword_every)
     return suite, recordings
 
 
@@ -303,7 +313,7 @@ def _growth(replays: dict[int, dict[str, list[Child]]], small: int, big: int) ->
 
 def _compare_beside(small: int, big: int, tmp: Path, trees: dict[str, Path], repeat: int) -> None:
     """The small replay with its own cache, then beside the big suite's cache, both trees."""
-    suite, recordings = _case_files(small, tmp)
+    suite, recordings = _case_files(small, tmp, reword_every=2)
     caches = {"alone": tmp / "cache-alone", "beside": tmp / "cache-beside"}
     synth_cache(caches["alone"], small)
     synth_cache(caches["beside"], big)
@@ -331,16 +341,17 @@ def _compare_beside(small: int, big: int, tmp: Path, trees: dict[str, Path], rep
 
 def synth_cache(cache: Path, cases: int, chunk: int = 1_000) -> None:
     """The embedding cache a run of the `cases`-case suite leaves (random unit vectors for its
-    notes, the texts its similarity critic compares), written as a run writes it."""
+    notes and their rewordings, the texts its similarity critic compares), written as a run
+    writes it."""
     sys.path.insert(0, str(REPO))
     import numpy as np
 
     from evalspec._scoring.embeddings import EmbeddingStore
 
-    texts = [note_text(i) for i in range(cases)]
+    texts = [text for i in range(cases) for text in (note_text(i), reworded(note_text(i)))]
     store = EmbeddingStore(cache_dir=cache / "embeddings")
     rng = np.random.default_rng(0)
-    for start in range(0, cases, chunk):
+    for start in range(0, len(texts), chunk):
         part = texts[start : start + chunk]
         store.uncached(part)  # as a run does: look first, so shards merge as they pile up
         vectors = rng.standard_normal((len(part), 384)).astype(np.float32)
