@@ -19,7 +19,10 @@ ratio this/other of the pairs, and each tree's largest replay against its smalle
 <= 10x, and <= 300 MB). With `--beside N` it also replays the smallest suite with its own
 embedding cache and beside the cache of an N-case suite (vectors synthesised, written the way a
 run writes them: 1,000 texts a shard; every second answer reworded, so the replay looks up
-embeddings), interleaved (issue 37: <= 1.1x time, <= 1.2x memory).
+embeddings), interleaved (issue 37: <= 1.1x time, <= 1.2x memory). With `--record N` it also
+records N cases against a local server answering at once (bench_run's, each answer's note
+unlike the expected one), cold embedding cache, against the floor: the same 2N texts embedded
+alone by the same model in one batched pass, load included (issue 37: <= 1.5x).
 
 Goals (issue 13): validate of 50,000 cases <= 5 s and <= 300 MB; replay run of 50,000 cases
 <= 10 s and <= 400 MB; peak memory sub-linear in the case count (RSS per case falls as the
@@ -215,12 +218,14 @@ def _profile(suite: Path, recordings: Path, out_dir: Path, tmp: Path) -> None:
         print(f"    profile of {name}: {dump} (python -m pstats {dump})")
 
 
-def compare_trees(other: Path, sizes: list[int], repeat: int, beside: int) -> None:
+def compare_trees(other: Path, sizes: list[int], repeat: int, beside: int, record: int = 0) -> None:
     """Replay and HTML render by this tree and by `other`, interleaved: CPU seconds, ratios."""
     trees = {"this": REPO, "other": other.resolve()}
     print(f"this: {REPO}; other: {trees['other']} (both: python -m evalspec)")
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp_name:
         tmp = Path(tmp_name)
+        if record:
+            _compare_record(record, tmp, trees, repeat)
         if beside:
             _compare_beside(min(sizes), beside, tmp, trees, repeat)
         replays = {n: _compare_size(n, tmp, trees, repeat) for n in sizes}
@@ -339,6 +344,70 @@ def _compare_beside(small: int, big: int, tmp: Path, trees: dict[str, Path], rep
             goal(f"replay_{small}_beside_{big}_cache_rss", rss, "<=", 1.2)
 
 
+_ENCODE_ALONE = """
+import sys, time
+from evalspec._scoring.embeddings import load_sentence_transformer, model_text
+texts = open(sys.argv[1], encoding="utf-8").read().split("\\n")
+model = load_sentence_transformer(None)
+model.encode([model_text(t) for t in texts], batch_size=64, normalize_embeddings=True,
+             convert_to_numpy=True, show_progress_bar=False)
+"""
+"""The floor: the same texts embedded in one batched pass by the same model, load included."""
+
+
+def _compare_record(cases: int, tmp: Path, trees: dict[str, Path], repeat: int) -> None:
+    """Recording `cases` cases against a server that answers at once, cold embedding cache
+    (each answer's note differs from the expected one: both are embedded), by both trees,
+    against embedding those texts alone in one batched pass."""
+    from bench_run import ENV, Server, suite_yaml
+
+    server = Server(latency_s=0.0, note=True)
+    try:
+        suite = tmp / f"record{cases}.yaml"
+        suite.write_text(suite_yaml(server.base_url, cases, 32, True), encoding="utf-8")
+        texts = tmp / "record-texts.txt"
+        notes = [
+            (f"adding {i} and {i * 7 % 101}", f"the sum of {i} and {i * 7 % 101}")
+            for i in range(cases)
+        ]
+        texts.write_text("\n".join(t for pair in notes for t in pair), encoding="utf-8")
+        runs = iter(range(10**6))
+
+        def record(tree: str) -> Child:
+            n = next(runs)
+            env = {**ENV, "PYTHONPATH": str(trees[tree]), "EVALSPEC_CACHE_DIR": str(tmp / f"rc{n}")}
+            args = [
+                "run",
+                str(suite),
+                "--recordings",
+                str(tmp / f"rec{n}.jsonl"),
+                "--out",
+                str(tmp / f"record-run{n}"),
+            ]
+            child = run_child([PYTHON, "-m", "evalspec", *args], env=env, cwd=tmp)
+            if child.returncode not in (0, 1):
+                sys.exit(f"{tree}: record failed: {child.stderr[-3000:]}")
+            return child
+
+        def alone() -> Child:
+            env = {"PYTHONPATH": str(trees["this"])}
+            return run_child([PYTHON, "-c", _ENCODE_ALONE, str(texts)], env=env, cwd=tmp)
+
+        subjects: dict[str, Callable[[], Child]] = {"embed alone": alone}
+        subjects.update({t: (lambda t=t: record(t)) for t in trees})
+        children = _interleave_children(subjects, repeat)
+    finally:
+        server.close()
+    for name, measured in children.items():
+        _print_children(f"record {cases} cases, {name:>11}", measured)
+    floor = [c.wall for c in children["embed alone"]]
+    for tree in trees:
+        ratio = paired_ratio([c.wall for c in children[tree]], floor)
+        print(f"{tree:>5}: recording / embedding alone, wall: {ratio:.2f}x")
+        if tree == "this":
+            goal(f"record_{cases}_vs_embedding_alone_wall", ratio, "<=", 1.5, "{:.2f}")
+
+
 def synth_cache(cache: Path, cases: int, chunk: int = 1_000) -> None:
     """The embedding cache a run of the `cases`-case suite leaves (random unit vectors for its
     notes and their rewordings, the texts its similarity critic compares), written as a run
@@ -372,13 +441,16 @@ def main() -> None:
     parser.add_argument(
         "--beside", type=int, default=0, help="with --against: cache of this many cases"
     )
+    parser.add_argument(
+        "--record", type=int, default=0, help="with --against: record this many cases"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.big:
         sizes.append(200_000)
     if args.against:
         print(f"machine: {machine()}")
-        compare_trees(args.against, sizes, args.repeat, args.beside)
+        compare_trees(args.against, sizes, args.repeat, args.beside, args.record)
         return
 
     byte_compile()
