@@ -170,13 +170,13 @@ def split_suite(text: str, folder: Path, parts: int) -> Path:
     return suite
 
 
-def replay_args(suite: Path, recordings: Path, out: Path) -> list[str]:
-    """`evalspec run` replaying only (no model is called)."""
+def replay_args(suite: Path, recordings: Path, out: Path, record: str = "offline") -> list[str]:
+    """`evalspec run` replaying only (no model is called), or with another `--record` mode."""
     return [
         "run",
         str(suite),
         "--record",
-        "offline",
+        record,
         "--recordings",
         str(recordings),
         "--out",
@@ -376,14 +376,7 @@ def _compare_record(cases: int, tmp: Path, trees: dict[str, Path], repeat: int) 
         def record(tree: str) -> Child:
             n = next(runs)
             env = {**ENV, "PYTHONPATH": str(trees[tree]), "EVALSPEC_CACHE_DIR": str(tmp / f"rc{n}")}
-            args = [
-                "run",
-                str(suite),
-                "--recordings",
-                str(tmp / f"rec{n}.jsonl"),
-                "--out",
-                str(tmp / f"record-run{n}"),
-            ]
+            args = replay_args(suite, tmp / f"rec{n}.jsonl", tmp / f"record-run{n}", "auto")
             child = run_child([PYTHON, "-m", "evalspec", *args], env=env, cwd=tmp)
             if child.returncode not in (0, 1):
                 sys.exit(f"{tree}: record failed: {child.stderr[-3000:]}")
