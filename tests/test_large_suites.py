@@ -17,7 +17,7 @@ from evalspec._report.records import report_from_results
 from evalspec._scoring.stream import StreamingScorer
 from evalspec._suite.limits import untrusted
 from evalspec._suite.validate import load_suite
-from evalspec._util.errors import RunError, SpecError
+from evalspec._util.errors import SpecError
 from evalspec.api import score
 
 
@@ -103,43 +103,20 @@ def test_the_console_lists_a_bounded_number_of_failing_cases(tmp_path: Path) -> 
     assert "passing cases not shown" in text
 
 
-@pytest.mark.parametrize("background", [False, True], ids=["on the run's thread", "background"])
 def test_scoring_as_transcripts_finish_reports_what_scoring_at_the_end_does(
-    tmp_path: Path, background: bool
+    tmp_path: Path,
 ) -> None:
     path = tmp_path / "many.yaml"
     path.write_text(_suite(50), encoding="utf-8")
     suite = load_suite(path)
     made = [transcript(f"c{i}", ("t", {"id": f"r{i}" if i % 3 else "x"})) for i in range(50)]
     at_end = score(suite, made)
-    streamed = StreamingScorer(
-        suite, order={t.item_id: i for i, t in enumerate(made)}, chunk=7, background=background
-    )
+    streamed = StreamingScorer(suite, order={t.item_id: i for i, t in enumerate(made)}, chunk=7)
     for t in reversed(made):  # finished in another order than planned
         streamed.add(t)
     report = report_from_results(suite, streamed.finish(), streamed.usage)
     assert report.to_dict() == at_end.to_dict()
     assert report.exit_code == at_end.exit_code == 1
-
-
-def test_a_background_scoring_error_reaches_the_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A chunk that fails on the scoring thread (say, the embedding model cannot load) stops
-    the run at a later chunk, not silently at the end."""
-    path = tmp_path / "many.yaml"
-    path.write_text(_suite(30), encoding="utf-8")
-    suite = load_suite(path)
-    streamed = StreamingScorer(suite, chunk=5, background=True)
-
-    def broken(transcripts: object) -> list[object]:
-        raise RunError("the embedding model cannot load")
-
-    monkeypatch.setattr(streamed.scorer, "score_all", broken)
-    with pytest.raises(RunError, match="cannot load"):
-        for i in range(30):
-            streamed.add(transcript(f"c{i}", ("t", {"id": f"r{i}"})))
-        streamed.finish()
 
 
 def test_a_scorer_forgets_the_judges_of_cases_long_scored(

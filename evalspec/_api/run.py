@@ -230,12 +230,7 @@ def _run(
     calls = model_calls(suite, options)  # one call policy (and rate limit) for run and judge
     order = {it.id: i for i, it in enumerate(plan.items)}
     embedder, chunk = _cluster_embedder(suite, req) if req.ray else (None, CHUNK)
-    # A run that may call models embeds while they answer; a replay's scoring has nothing to
-    # wait for, so it stays on the run's thread.
-    background = req.record != "offline" and not req.ray
-    scoring = StreamingScorer(
-        suite, order=order, calls=calls, embedder=embedder, chunk=chunk, background=background
-    )
+    scoring = StreamingScorer(suite, order=order, calls=calls, embedder=embedder, chunk=chunk)
     held.enter_context(run_dir_lock(run_dir))  # before reading what is done: no item twice
     resumed = resume_of(plan, options)
     for t in resumed.kept.values():

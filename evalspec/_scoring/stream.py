@@ -3,17 +3,10 @@
 What stays is what the report aggregates (one result per item, tokens and latency per model),
 so a 50,000-item run never holds 50,000 transcripts. Each chunk embeds all of its texts in one
 batch, as scoring a whole run at once does, so similarity critics cost the same.
-
-A run that calls models scores in the background (`background=True`): a chunk is handed to one
-scoring thread and the run goes on making requests while its texts are embedded (the encoder
-releases the GIL), so recording is bound by the slower of the two, not by their sum. At most
-`AHEAD` chunks wait, so memory stays flat; a scoring error is raised at the next chunk.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from evalspec._critics.base import Embedder
@@ -29,8 +22,6 @@ if TYPE_CHECKING:
 
 CHUNK = 1000
 """Transcripts scored together: large enough to batch embeddings, small enough to forget."""
-AHEAD = 2
-"""Chunks handed to the scoring thread and not yet scored, at most: the run waits beyond."""
 
 
 class StreamingScorer:
@@ -45,10 +36,8 @@ class StreamingScorer:
         judge: Judge | None = None,
         calls: ModelCalls | None = None,
         chunk: int = CHUNK,
-        background: bool = False,
     ) -> None:
-        """`calls` (the run's ModelCalls) lets an LLM judge ask on a cache miss; `background`
-        scores chunks on a thread of their own (results in the same order)."""
+        """`calls` (the run's ModelCalls) lets an LLM judge ask on a cache miss."""
         self.scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
         self.order = order or {}
         """Item id -> position in the plan: results are reported in plan order."""
@@ -58,8 +47,6 @@ class StreamingScorer:
         self.tally = UsageTally()
         """Tokens and seconds per model, seconds per case: what reports add up."""
         self.count = 0
-        self._worker = ThreadPoolExecutor(1, "evalspec-scoring") if background else None
-        self._ahead: deque[Future[None]] = deque()
 
     def add(self, transcript: Transcript) -> None:
         self.pending.append(transcript)
@@ -74,31 +61,13 @@ class StreamingScorer:
         return self.tally.usage
 
     def flush(self) -> None:
-        if not self.pending:
-            return
-        chunk, self.pending = self.pending, []
-        if self._worker is None:
-            self._score(chunk)
-            return
-        self._settle(keep=AHEAD - 1)
-        self._ahead.append(self._worker.submit(self._score, chunk))
-
-    def _score(self, chunk: list[Transcript]) -> None:
-        """One chunk's results, appended in the order chunks were handed over."""
-        self.results.extend(self.scorer.score_all(chunk))
-
-    def _settle(self, keep: int) -> None:
-        """Wait until at most `keep` chunks are still being scored; raise a chunk's error.
-        Chunks run one at a time in order, so the oldest is always the next to finish."""
-        while len(self._ahead) > keep or (self._ahead and self._ahead[0].done()):
-            self._ahead.popleft().result()
+        if self.pending:
+            self.results.extend(self.scorer.score_all(self.pending))
+            self.pending = []
 
     def finish(self) -> list[CaseResult]:
         """Every result, in plan order (items the plan does not know go last)."""
         self.flush()
-        if self._worker is not None:
-            self._settle(keep=0)
-            self._worker.shutdown()
         last = len(self.order)
         self.results.sort(key=lambda r: self.order.get(r.item_id, last))
         return self.results
