@@ -23,26 +23,9 @@ from pathlib import Path
 
 from _common import byte_compile, evalspec_cmd, goal, machine, run_child
 from bench_review import git
-from bench_scale import make_suite, replay_args, write_recordings
+from bench_scale import make_suite, replay_args, split_suite, write_recordings
 
 LIMIT_VARIABLES = [name for name in os.environ if name.startswith("EVALSPEC_MAX")]
-
-
-def split_suite(text: str, folder: Path, parts: int) -> Path:
-    """The suite's head in suite.yaml and its cases spread over `parts` included files."""
-    head, cases = text.split("cases:\n", 1)
-    lines = cases.splitlines()
-    size = -(-len(lines) // parts)
-    includes = []
-    for p in range(parts):
-        chunk = lines[p * size : (p + 1) * size]
-        (folder / f"cases{p}.yaml").write_text(
-            "".join(line[2:] + "\n" for line in chunk), encoding="utf-8"
-        )
-        includes.append(f"  - include: cases{p}.yaml\n")
-    suite = folder / "suite.yaml"
-    suite.write_text(head + "cases:\n" + "".join(includes), encoding="utf-8")
-    return suite
 
 
 def own_suite(cases: int, parts: int, tmp: Path) -> None:

@@ -12,9 +12,17 @@ RSS of each: the growth curve. `--big` adds 200,000 cases. `--profile DIR` also 
 dumps of validate and replay at the largest size (read them with `python -m pstats`).
 
 `--against CHECKOUT` compares this tree with another checkout of evalspec (say, main) instead:
-at each size, the replayed run and the HTML report of its run directory (`evalspec view`), each
-run `--repeat` times by both trees alternately (same machine load), CPU seconds, with the
-median ratio this/other of the pairs.
+at each size (the suite's cases in included files of 10,000, the layout large suites use), the
+replayed run and the HTML report of its run directory (`evalspec view`), each run `--repeat`
+times by both trees alternately (same machine load): CPU and wall seconds, peak RSS, the median
+ratio this/other of the pairs, and each tree's largest replay against its smallest (issue 37:
+<= 10x, and <= 300 MB). With `--beside N` it also replays the smallest suite with its own
+embedding cache and beside the cache of an N-case suite (vectors synthesised, written the way a
+run writes them: 1,000 texts a shard; every second answer reworded, so the replay looks up
+embeddings), interleaved (issue 37: <= 1.1x time, <= 1.2x memory). With `--record N` it also
+records N cases against a local server answering at once (bench_run's, each answer's note
+unlike the expected one), cold embedding cache, against the floor: the same 2N texts embedded
+alone by the same model in one batched pass, load included (issue 37: <= 1.5x).
 
 Goals (issue 13): validate of 50,000 cases <= 5 s and <= 300 MB; replay run of 50,000 cases
 <= 10 s and <= 400 MB; peak memory sub-linear in the case count (RSS per case falls as the
@@ -29,21 +37,24 @@ import os
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable, Hashable
 from pathlib import Path
+from typing import TypeVar
 
 from _common import (
     PYTHON,
     REPO,
+    Child,
     byte_compile,
     evalspec_cmd,
     goal,
-    interleave,
     machine,
     paired_ratio,
     run_child,
     summary,
 )
 
+K = TypeVar("K", bound=Hashable)
 TOOLS = [f"tool_{n}" for n in range(10)]
 WORDS = ["report", "launch", "lunch", "review", "budget", "audit", "offsite", "hiring"]
 MODEL = "fake-model"
@@ -51,6 +62,11 @@ MODEL = "fake-model"
 
 def _q(text: str) -> str:
     return json.dumps(text)
+
+
+def note_text(i: int) -> str:
+    """Case i's `note` argument: the text its similarity critic embeds."""
+    return f"{WORDS[i % len(WORDS)]} {WORDS[(i * 7) % len(WORDS)]} {i}"
 
 
 def make_suite(cases: int) -> str:
@@ -72,7 +88,7 @@ def make_suite(cases: int) -> str:
     lines.append("cases:")
     for i in range(cases):
         offered = [TOOLS[(i + k) % len(TOOLS)] for k in range(3 + i % 3)]
-        note = f"{WORDS[i % len(WORDS)]} {WORDS[(i * 7) % len(WORDS)]} {i}"
+        note = note_text(i)
         lines.append(
             f"  - {{name: c{i}, user: {_q(f'Please file request {i}: {note}.')}, "
             f"tools: [{', '.join(offered)}], "
@@ -81,8 +97,15 @@ def make_suite(cases: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_recordings(suite_path: Path, out: Path) -> int:
-    """One recorded answer per plan item, keyed as the runner keys its first request."""
+def reworded(note: str) -> str:
+    """An answer's note that is not the expected one word for word: the similarity critic
+    embeds both texts (identical texts score 1 without an embedding)."""
+    return f"{note}, please"
+
+
+def write_recordings(suite_path: Path, out: Path, reword_every: int = 0) -> int:
+    """One recorded answer per plan item, keyed as the runner keys its first request; with
+    `reword_every`, every such item's note is `reworded` (so the replay needs embeddings)."""
     sys.path.insert(0, str(REPO))
     from evalspec._plan import compile_plan, request_key
     from evalspec._suite.validate import load_suite
@@ -96,6 +119,8 @@ def write_recordings(suite_path: Path, out: Path) -> int:
             args = dict(call.args)
             if n % 10 == 0:
                 args["id"] = "wrong"
+            if reword_every and n % reword_every == 0:
+                args["note"] = reworded(str(args["note"]))
             message = {
                 "role": "assistant",
                 "content": None,
@@ -128,13 +153,30 @@ def write_recordings(suite_path: Path, out: Path) -> int:
     return n
 
 
-def replay_args(suite: Path, recordings: Path, out: Path) -> list[str]:
-    """`evalspec run` replaying only (no model is called)."""
+def split_suite(text: str, folder: Path, parts: int) -> Path:
+    """The suite's head in suite.yaml and its cases spread over `parts` included files."""
+    head, cases = text.split("cases:\n", 1)
+    lines = cases.splitlines()
+    size = -(-len(lines) // parts)
+    includes = []
+    for p in range(parts):
+        chunk = lines[p * size : (p + 1) * size]
+        (folder / f"cases{p}.yaml").write_text(
+            "".join(line[2:] + "\n" for line in chunk), encoding="utf-8"
+        )
+        includes.append(f"  - include: cases{p}.yaml\n")
+    suite = folder / "suite.yaml"
+    suite.write_text(head + "cases:\n" + "".join(includes), encoding="utf-8")
+    return suite
+
+
+def replay_args(suite: Path, recordings: Path, out: Path, record: str = "offline") -> list[str]:
+    """`evalspec run` replaying only (no model is called), or with another `--record` mode."""
     return [
         "run",
         str(suite),
         "--record",
-        "offline",
+        record,
         "--recordings",
         str(recordings),
         "--out",
@@ -176,42 +218,206 @@ def _profile(suite: Path, recordings: Path, out_dir: Path, tmp: Path) -> None:
         print(f"    profile of {name}: {dump} (python -m pstats {dump})")
 
 
-def compare_trees(other: Path, sizes: list[int], repeat: int) -> None:
+def compare_trees(other: Path, sizes: list[int], repeat: int, beside: int, record: int = 0) -> None:
     """Replay and HTML render by this tree and by `other`, interleaved: CPU seconds, ratios."""
     trees = {"this": REPO, "other": other.resolve()}
     print(f"this: {REPO}; other: {trees['other']} (both: python -m evalspec)")
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp_name:
-        for n in sizes:
-            _compare_size(n, Path(tmp_name), trees, repeat)
+        tmp = Path(tmp_name)
+        if record:
+            _compare_record(record, tmp, trees, repeat)
+        if beside:
+            _compare_beside(min(sizes), beside, tmp, trees, repeat)
+        replays = {n: _compare_size(n, tmp, trees, repeat) for n in sizes}
+        if len(sizes) > 1:
+            _growth(replays, min(sizes), max(sizes))
 
 
-def _compare_size(n: int, tmp: Path, trees: dict[str, Path], repeat: int) -> None:
-    suite = tmp / f"scale{n}.yaml"
-    suite.write_text(make_suite(n), encoding="utf-8")
-    recordings = tmp / f"scale{n}.recordings.jsonl"
-    write_recordings(suite, recordings)
-    runs = iter(range(10**6))
+def _case_files(n: int, tmp: Path, reword_every: int = 0) -> tuple[Path, Path]:
+    """The n-case suite over included files of 10,000 cases, and its recordings."""
+    folder = tmp / f"suite{n}"
+    folder.mkdir(exist_ok=True)
+    suite = split_suite(make_suite(n), folder, -(-n // 10_000))
+    recordings = tmp / f"scale{n}-{reword_every}.recordings.jsonl"
+    if not recordings.exists():
+        write_recordings(suite, recordings, reword_every)
+    return suite, recordings
 
-    def cpu(tree: str, args: list[str]) -> float:
-        env = {"PYTHONPATH": str(trees[tree]), "EVALSPEC_CACHE_DIR": str(tmp / "cache")}
+
+def _tree_runner(tmp: Path, trees: dict[str, Path]) -> Callable[..., Child]:
+    """Runs `python -m evalspec ARGS` with one tree's code; exits on a failed command."""
+
+    def run(tree: str, args: list[str], cache: Path | None = None) -> Child:
+        env = {"PYTHONPATH": str(trees[tree]), "EVALSPEC_CACHE_DIR": str(cache or tmp / "cache")}
         # Not from the repository root: `python -m` puts the working directory first on the
         # path, so both trees would import the one there.
         child = run_child([PYTHON, "-m", "evalspec", *args], env=env, cwd=tmp)
         if child.returncode not in (0, 1):
             sys.exit(f"{tree}: {' '.join(args[:2])} failed: {child.stderr[-3000:]}")
-        return child.cpu_s
+        return child
 
-    def replay(tree: str) -> float:
-        return cpu(tree, replay_args(suite, recordings, tmp / f"run{n}-{next(runs)}"))
+    return run
+
+
+def _compare_size(n: int, tmp: Path, trees: dict[str, Path], repeat: int) -> dict[str, list[Child]]:
+    suite, recordings = _case_files(n, tmp)
+    run = _tree_runner(tmp, trees)
+    runs = iter(range(10**6))
+
+    def replay(tree: str) -> Child:
+        return run(tree, replay_args(suite, recordings, tmp / f"run{n}-{next(runs)}"))
 
     page = ["view", str(tmp / f"run{n}-0"), "-o", str(tmp / "page.html"), "--no-open"]
-    replays = interleave({t: (lambda t=t: replay(t)) for t in trees}, repeat)
-    views = interleave({t: (lambda t=t: cpu(t, page)) for t in trees}, repeat)
-    for what, times in (("replay", replays), ("html view", views)):
+    replays = _interleave_children({t: (lambda t=t: replay(t)) for t in trees}, repeat)
+    views = _interleave_children({t: (lambda t=t: run(t, page)) for t in trees}, repeat)
+    for what, children in (("replay", replays), ("html view", views)):
         for tree in trees:
-            print(f"{n:>8} {what:>9} {tree:>5}: {summary(times[tree])}")
-        ratio = paired_ratio(times["this"], times["other"])
+            _print_children(f"{n:>8} {what:>9} {tree:>5}", children[tree])
+        cpu = {t: [c.cpu_s for c in children[t]] for t in trees}
+        ratio = paired_ratio(cpu["this"], cpu["other"])
         print(f"{n:>8} {what:>9} RATIO this/other CPU: {ratio:.3f}", flush=True)
+    return replays
+
+
+def _interleave_children(
+    subjects: dict[K, Callable[[], Child]], repeat: int
+) -> dict[K, list[Child]]:
+    """Each subject `repeat` times, alternating, so machine noise hits all alike."""
+    children: dict[K, list[Child]] = {name: [] for name in subjects}
+    for _ in range(repeat):
+        for name, fn in subjects.items():
+            children[name].append(fn())
+    return children
+
+
+def _print_children(label: str, children: list[Child]) -> None:
+    print(
+        f"{label}: CPU {summary([c.cpu_s for c in children])}; "
+        f"wall median {statistics.median(c.wall for c in children):.3f} s; "
+        f"peak RSS {max(c.maxrss_mb for c in children):.0f} MiB",
+        flush=True,
+    )
+
+
+def _median(children: list[Child], what: str) -> float:
+    return statistics.median(float(getattr(c, what)) for c in children)
+
+
+def _growth(replays: dict[int, dict[str, list[Child]]], small: int, big: int) -> None:
+    """Each tree's largest replay against its smallest (medians), and the largest's memory."""
+    for tree in replays[big]:
+        wall = _median(replays[big][tree], "wall") / _median(replays[small][tree], "wall")
+        cpu = _median(replays[big][tree], "cpu_s") / _median(replays[small][tree], "cpu_s")
+        rss = max(c.maxrss_mb for c in replays[big][tree])
+        print(f"{tree:>5}: replay {big} / {small} cases: wall {wall:.1f}x, CPU {cpu:.1f}x")
+        print(f"{tree:>5}: replay {big} peak RSS {rss:.0f} MiB")
+        if tree == "this":
+            goal(f"replay_{big}_vs_{small}_wall", wall, "<=", 10.0, "{:.1f}")
+            goal(f"replay_{big}_peak_rss_mb", rss, "<=", 300.0, "{:.0f}")
+
+
+def _compare_beside(small: int, big: int, tmp: Path, trees: dict[str, Path], repeat: int) -> None:
+    """The small replay with its own cache, then beside the big suite's cache, both trees."""
+    suite, recordings = _case_files(small, tmp, reword_every=2)
+    caches = {"alone": tmp / "cache-alone", "beside": tmp / "cache-beside"}
+    synth_cache(caches["alone"], small)
+    synth_cache(caches["beside"], big)
+    run = _tree_runner(tmp, trees)
+    runs = iter(range(10**6))
+
+    def replay(tree: str, cache: str) -> Child:
+        out = tmp / f"beside-{next(runs)}"
+        return run(tree, replay_args(suite, recordings, out), caches[cache])
+
+    subjects = {(t, c): (lambda t=t, c=c: replay(t, c)) for t in trees for c in caches}
+    children = _interleave_children(subjects, repeat)
+    for (tree, cache), measured in children.items():
+        _print_children(f"{small} cases, cache {cache:>6} ({tree:>5})", measured)
+    for tree in trees:
+        alone, near = children[(tree, "alone")], children[(tree, "beside")]
+        wall = paired_ratio([c.wall for c in near], [c.wall for c in alone])
+        cpu = paired_ratio([c.cpu_s for c in near], [c.cpu_s for c in alone])
+        rss = max(c.maxrss_mb for c in near) / max(c.maxrss_mb for c in alone)
+        print(f"{tree:>5}: beside/alone wall {wall:.3f}, CPU {cpu:.3f}, peak RSS {rss:.3f}")
+        if tree == "this":
+            goal(f"replay_{small}_beside_{big}_cache_wall", wall, "<=", 1.1)
+            goal(f"replay_{small}_beside_{big}_cache_rss", rss, "<=", 1.2)
+
+
+_ENCODE_ALONE = """
+import sys, time
+from evalspec._scoring.embeddings import load_sentence_transformer, model_text
+texts = open(sys.argv[1], encoding="utf-8").read().split("\\n")
+model = load_sentence_transformer(None)
+model.encode([model_text(t) for t in texts], batch_size=64, normalize_embeddings=True,
+             convert_to_numpy=True, show_progress_bar=False)
+"""
+"""The floor: the same texts embedded in one batched pass by the same model, load included."""
+
+
+def _compare_record(cases: int, tmp: Path, trees: dict[str, Path], repeat: int) -> None:
+    """Recording `cases` cases against a server that answers at once, cold embedding cache
+    (each answer's note differs from the expected one: both are embedded), by both trees,
+    against embedding those texts alone in one batched pass."""
+    from bench_run import ENV, Server, suite_yaml
+
+    server = Server(latency_s=0.0, note=True)
+    try:
+        suite = tmp / f"record{cases}.yaml"
+        suite.write_text(suite_yaml(server.base_url, cases, 32, True), encoding="utf-8")
+        texts = tmp / "record-texts.txt"
+        notes = [
+            (f"adding {i} and {i * 7 % 101}", f"the sum of {i} and {i * 7 % 101}")
+            for i in range(cases)
+        ]
+        texts.write_text("\n".join(t for pair in notes for t in pair), encoding="utf-8")
+        runs = iter(range(10**6))
+
+        def record(tree: str) -> Child:
+            n = next(runs)
+            env = {**ENV, "PYTHONPATH": str(trees[tree]), "EVALSPEC_CACHE_DIR": str(tmp / f"rc{n}")}
+            args = replay_args(suite, tmp / f"rec{n}.jsonl", tmp / f"record-run{n}", "auto")
+            child = run_child([PYTHON, "-m", "evalspec", *args], env=env, cwd=tmp)
+            if child.returncode not in (0, 1):
+                sys.exit(f"{tree}: record failed: {child.stderr[-3000:]}")
+            return child
+
+        def alone() -> Child:
+            env = {"PYTHONPATH": str(trees["this"])}
+            return run_child([PYTHON, "-c", _ENCODE_ALONE, str(texts)], env=env, cwd=tmp)
+
+        subjects: dict[str, Callable[[], Child]] = {"embed alone": alone}
+        subjects.update({t: (lambda t=t: record(t)) for t in trees})
+        children = _interleave_children(subjects, repeat)
+    finally:
+        server.close()
+    for name, measured in children.items():
+        _print_children(f"record {cases} cases, {name:>11}", measured)
+    floor = [c.wall for c in children["embed alone"]]
+    for tree in trees:
+        ratio = paired_ratio([c.wall for c in children[tree]], floor)
+        print(f"{tree:>5}: recording / embedding alone, wall: {ratio:.2f}x")
+        if tree == "this":
+            goal(f"record_{cases}_vs_embedding_alone_wall", ratio, "<=", 1.5, "{:.2f}")
+
+
+def synth_cache(cache: Path, cases: int, chunk: int = 1_000) -> None:
+    """The embedding cache a run of the `cases`-case suite leaves (random unit vectors for its
+    notes and their rewordings, the texts its similarity critic compares), written as a run
+    writes it."""
+    sys.path.insert(0, str(REPO))
+    import numpy as np
+
+    from evalspec._scoring.embeddings import EmbeddingStore
+
+    texts = [text for i in range(cases) for text in (note_text(i), reworded(note_text(i)))]
+    store = EmbeddingStore(cache_dir=cache / "embeddings")
+    rng = np.random.default_rng(0)
+    for start in range(0, len(texts), chunk):
+        part = texts[start : start + chunk]
+        store.uncached(part)  # as a run does: look first, so shards merge as they pile up
+        vectors = rng.standard_normal((len(part), 384)).astype(np.float32)
+        store.add(part, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
 
 
 def main() -> None:
@@ -225,13 +431,19 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs per command and size")
     parser.add_argument("--profile", type=Path, help="write cProfile dumps here (largest size)")
     parser.add_argument("--against", type=Path, help="another checkout: before/after ratios")
+    parser.add_argument(
+        "--beside", type=int, default=0, help="with --against: cache of this many cases"
+    )
+    parser.add_argument(
+        "--record", type=int, default=0, help="with --against: record this many cases"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.big:
         sizes.append(200_000)
     if args.against:
         print(f"machine: {machine()}")
-        compare_trees(args.against, sizes, args.repeat)
+        compare_trees(args.against, sizes, args.repeat, args.beside, args.record)
         return
 
     byte_compile()

@@ -339,3 +339,111 @@ def test_a_text_with_a_lone_surrogate_is_embedded_and_kept_apart(store: Embeddin
     assert store.similarity(broken, repaired) == pytest.approx(1.0, abs=1e-5)
     assert store.similarity(broken, "Paris") > 0.5
     assert store.stats["encoded"] >= 2  # the two texts have keys of their own
+
+
+def _unit_vectors(count: int, dim: int = 8, seed: int = 0) -> np.ndarray:
+    vectors = np.random.default_rng(seed).standard_normal((count, dim)).astype(np.float32)
+    normalised: np.ndarray = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return normalised
+
+
+def _big_cache(tmp_path: Path, count: int = 3000, chunk: int = 1000) -> tuple[list[str], Any]:
+    """A cache written the way a large run writes it: several shards, each with its index."""
+    texts = [f"note number {i}" for i in range(count)]
+    vectors = _unit_vectors(count)
+    writer = EmbeddingStore(cache_dir=tmp_path)
+    for start in range(0, count, chunk):
+        writer.add(texts[start : start + chunk], vectors[start : start + chunk])
+    return texts, vectors
+
+
+def _count_whole_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from evalspec._scoring import embeddings
+
+    read: list[str] = []
+    original = embeddings._ShardDir._read
+
+    def spy(self: Any, file: Path) -> Any:
+        read.append(file.name)
+        return original(self, file)
+
+    monkeypatch.setattr(embeddings._ShardDir, "_read", spy)
+    return read
+
+
+def test_a_small_run_beside_a_large_cache_reads_only_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts, vectors = _big_cache(tmp_path)
+    assert len(shard_files(EmbeddingStore(cache_dir=tmp_path))) == 3
+    assert len(list(EmbeddingStore(cache_dir=tmp_path).cache_path.glob("*.idx"))) == 3
+    whole = _count_whole_reads(monkeypatch)
+
+    small = EmbeddingStore(cache_dir=tmp_path)
+    wanted = [texts[5], texts[1500], texts[2999]]
+    small.prefetch(wanted)
+    assert whole == []  # no shard read whole: the indexes answered
+    assert small.stats["loaded"] == 3 and small.stats["encoded"] == 0
+    for text, row in zip(wanted, (5, 1500, 2999), strict=True):
+        assert np.array_equal(small.vector(text), vectors[row])
+    assert small._model is None
+
+
+def test_a_stale_index_costs_a_whole_read_never_a_wrong_vector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts, vectors = _big_cache(tmp_path, count=200, chunk=200)
+    (index,) = EmbeddingStore(cache_dir=tmp_path).cache_path.glob("*.idx")
+    from evalspec._scoring.embedding_index import load_index
+
+    loaded = load_index(index.with_suffix(".npz"))
+    assert loaded is not None
+    loaded.rows[:] = loaded.rows[::-1].copy()  # every prefix now points at another row
+    size = index.with_suffix(".npz").stat().st_size
+    np.savez(
+        index.open("wb"),
+        prefixes=loaded.prefixes,
+        rows=loaded.rows,
+        layout=np.array(
+            [size, loaded.keys_at, loaded.vectors_at, loaded.count, loaded.dim], dtype=np.int64
+        ),
+    )
+    whole = _count_whole_reads(monkeypatch)
+    reader = EmbeddingStore(cache_dir=tmp_path)
+    reader.prefetch(texts[:10])
+    assert len(whole) == 1
+    for row, text in enumerate(texts[:10]):
+        assert np.array_equal(reader.vector(text), vectors[row])
+
+
+def test_a_shard_without_an_index_is_read_whole_and_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts, vectors = _big_cache(tmp_path, count=100, chunk=100)
+    (index,) = EmbeddingStore(cache_dir=tmp_path).cache_path.glob("*.idx")
+    index.unlink()  # a cache written before indexes
+    whole = _count_whole_reads(monkeypatch)
+    first = EmbeddingStore(cache_dir=tmp_path)
+    first.prefetch(texts[:2])
+    assert len(whole) == 1 and index.exists()
+    second = EmbeddingStore(cache_dir=tmp_path)
+    second.prefetch(texts[:2])
+    assert len(whole) == 1 and second.stats["loaded"] == 2
+    assert np.array_equal(second.vector(texts[1]), vectors[1])
+
+
+def test_a_merge_keeps_rows_only_reachable_through_indexes(tmp_path: Path) -> None:
+    from evalspec._scoring.embeddings import MAX_SHARDS
+
+    count = MAX_SHARDS + 3
+    texts = [f"t{i}" for i in range(count)]
+    vectors = _unit_vectors(count)
+    for i in range(count):  # each a new run's store: earlier shards found through indexes
+        run = EmbeddingStore(cache_dir=tmp_path)
+        assert run.uncached(texts[i : i + 1]) == texts[i : i + 1]
+        run.add(texts[i : i + 1], vectors[i : i + 1])
+    assert len(shard_files(EmbeddingStore(cache_dir=tmp_path))) <= MAX_SHARDS
+    reader = EmbeddingStore(cache_dir=tmp_path)
+    reader.prefetch(texts)
+    assert reader.stats["encoded"] == 0
+    assert np.array_equal(reader.vector(texts[0]), vectors[0])

@@ -8,7 +8,8 @@ Cache layout, under ``<cache_dir>/<model-slug>-<model-key>/``: append-only shard
 each holding ``keys`` (hex sha256 of the UTF-8 text, ``S64``) and ``vectors`` (float32, one
 L2-normalised row per key). Shards are written to a temporary file and renamed into place, so
 readers never see half a shard; a shard that cannot be read is ignored (and removed) and its texts
-are embedded again. When shards pile up they are merged into one.
+are embedded again. When shards pile up they are merged into one. Each shard may have an index
+beside it (``<id>.idx``, see `embedding_index`): with it a run reads only the rows it looks up.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalspec._scoring.embedding_index import (
+    ShardIndex,
+    StaleIndex,
+    load_index,
+    remove_index,
+    write_index,
+)
 from evalspec._util.errors import RunError
 from evalspec._util.files import atomic_write
 from evalspec._util.numpy_import import import_numpy
@@ -206,8 +214,24 @@ class _ShardDir:
         self.seen: set[str] = set()
         """Shard file names already read (or rejected), so a rescan reads only new ones."""
 
-    def read_new(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Every readable shard not read before, as (keys, vectors); bad shards are dropped."""
+    def read_new(self) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[ShardIndex]]:
+        """Shards not seen before: those with an index as their index (rows read on demand),
+        the others read whole (keys, vectors), and indexed for the next reader."""
+        shards: list[tuple[np.ndarray, np.ndarray]] = []
+        indexes: list[ShardIndex] = []
+        for name in self._new_names():
+            self.seen.add(name)
+            index = load_index(self.path / name)
+            if index is not None:
+                indexes.append(index)
+                continue
+            shard = self.read_whole(name)
+            if shard is not None:
+                shards.append(shard)
+                write_index(self.path / name, shard[0])
+        return shards, indexes
+
+    def _new_names(self) -> list[str]:
         try:
             names = sorted(
                 p.name
@@ -216,15 +240,12 @@ class _ShardDir:
             )
         except OSError:
             return []
-        shards = []
-        for name in names:
-            if name in self.seen:
-                continue
-            self.seen.add(name)
-            shard = self._read(self.path / name)
-            if shard is not None:
-                shards.append(shard)
-        return shards
+        return [name for name in names if name not in self.seen]
+
+    def read_whole(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """One shard, every row (None if gone or unreadable: then it is removed)."""
+        self.seen.add(name)
+        return self._read(self.path / name)
 
     def _read(self, file: Path) -> tuple[np.ndarray, np.ndarray] | None:
         try:
@@ -259,6 +280,7 @@ class _ShardDir:
             _log.warning("cannot write embedding cache in %s: %s", self.path, exc)
             return None
         self.seen.add(name)
+        write_index(self.path / name, keys)
         return name
 
     def replace_all(self, keys: np.ndarray, vectors: np.ndarray) -> None:
@@ -275,6 +297,7 @@ class _ShardDir:
     def _remove(file: Path) -> None:
         with contextlib.suppress(OSError):
             file.unlink()
+        remove_index(file)
 
 
 class EmbeddingStore:
@@ -307,6 +330,8 @@ class EmbeddingStore:
         # key -> (block, row); blocks are the shard matrices and freshly encoded batches.
         self._where: dict[bytes, tuple[int, int]] = {}
         self._blocks: list[np.ndarray] = []
+        # Indexed shards not read whole: their rows are read as texts are looked up.
+        self._indexed: list[ShardIndex] = []
         # Text -> vector for texts already asked about, so repeated lookups skip hashing.
         self._memo: dict[str, np.ndarray] = {}
         self._stats = {"hits": 0, "misses": 0, "encoded": 0, "loaded": 0}
@@ -363,7 +388,7 @@ class EmbeddingStore:
             if not pending:
                 return []
             self._loaded = True
-            self._absorb(self._disk.read_new())
+            self._read_disk()
             return self._resolve({t: text_key(t) for t in pending})
 
     def add(self, texts: list[str], vectors: np.ndarray) -> None:
@@ -384,20 +409,33 @@ class EmbeddingStore:
                 return
             if not self._loaded:
                 self._loaded = True
-                self._absorb(self._disk.read_new())
+                self._read_disk()
             keyed = {t: text_key(t) for t in pending}
             missing = self._resolve(keyed)
             if missing:
                 # Another process may have embedded them since we loaded: look before encoding.
-                self._absorb(self._disk.read_new())
+                self._read_disk()
                 missing = self._resolve({t: keyed[t] for t in missing})
             self._stats["hits"] += len(pending) - len(missing)
             self._stats["misses"] += len(missing)
             if missing:
                 self._encode_and_store(missing, [keyed[t] for t in missing])
 
+    def _read_disk(self) -> None:
+        shards, indexes = self._disk.read_new()
+        self._absorb(shards)
+        self._indexed.extend(indexes)
+
     def _resolve(self, keyed: dict[str, bytes]) -> list[str]:
-        """Memoise texts whose key is known; return those that are not."""
+        """Memoise texts whose key is known (in memory, else in an indexed shard); return
+        those that are not."""
+        missing = self._resolve_in_memory(keyed)
+        if missing and self._indexed:
+            self._read_indexed([keyed[t] for t in missing])
+            missing = self._resolve_in_memory({t: keyed[t] for t in missing})
+        return missing
+
+    def _resolve_in_memory(self, keyed: dict[str, bytes]) -> list[str]:
         missing = []
         for text, key in keyed.items():
             where = self._where.get(key)
@@ -406,6 +444,31 @@ class EmbeddingStore:
             else:
                 self._memo[text] = self._blocks[where[0]][where[1]]
         return missing
+
+    def _read_indexed(self, keys: list[bytes]) -> None:
+        """Read the rows of `keys` from indexed shards; a shard whose index proves stale is
+        read whole instead (and dropped, with its index, if it cannot be read)."""
+        for index in list(self._indexed):
+            keys = [k for k in keys if k not in self._where]
+            if not keys:
+                return
+            try:
+                found, vectors = index.lookup(keys)
+            except StaleIndex:
+                self._indexed.remove(index)
+                remove_index(index.shard)
+                shard = self._disk.read_whole(index.shard.name)
+                self._absorb([shard] if shard is not None else [])
+                continue
+            if found:
+                self._absorb([(np.array(found, dtype=_KEY_DTYPE), vectors)])
+
+    def _read_all_indexed(self) -> None:
+        """Read every indexed shard whole (a merge rewrites all of them as one)."""
+        for index in self._indexed:
+            shard = self._disk.read_whole(index.shard.name)
+            self._absorb([shard] if shard is not None else [])
+        self._indexed.clear()
 
     def _absorb(self, shards: list[tuple[np.ndarray, np.ndarray]], from_disk: bool = True) -> None:
         for keys, vectors in shards:
@@ -438,6 +501,7 @@ class EmbeddingStore:
             self._where.clear()
             self._blocks.clear()
             self._memo.clear()
+            self._indexed.clear()
         key_array = np.array(keys, dtype=_KEY_DTYPE)
         self._absorb([(key_array, vectors)], from_disk=False)
         self._resolve(dict(zip(texts, keys, strict=True)))
@@ -447,6 +511,7 @@ class EmbeddingStore:
         if len(self._disk.seen) + 1 <= MAX_SHARDS:
             self._disk.write(keys, vectors)
             return
+        self._read_all_indexed()
         all_keys = list(self._where)
         matrix = np.stack([self._blocks[b][r] for b, r in self._where.values()])
         self._disk.replace_all(np.array(all_keys, dtype=_KEY_DTYPE), matrix)

@@ -24,7 +24,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -126,6 +126,22 @@ def _result(
     )
 
 
+K = TypeVar("K")
+V = TypeVar("V")
+MEMO_CASES = 4096
+"""Cases whose judges, turns and embedding needs a scorer remembers: an item's models and trials
+are planned together and finish close together, so a few thousand cover every reuse, while a
+50,000-case run would otherwise keep every case's critics to the end."""
+
+
+def _remember(memo: dict[K, V], key: K, value: V) -> V:
+    """Keep `value` under `key`, forgetting the oldest entry once `MEMO_CASES` are kept."""
+    if len(memo) >= MEMO_CASES:
+        del memo[next(iter(memo))]
+    memo[key] = value
+    return value
+
+
 @dataclass
 class _Prepared:
     case: Case
@@ -207,14 +223,14 @@ class Scorer:
                 judges_for(call, case.critics, self.tools.get(call.tool))
                 for call in case.expect.tool_calls
             ]
-            made = self._arg_judges[id(case)] = (case, judges)
+            made = _remember(self._arg_judges, id(case), (case, judges))
         return made[1]
 
     def _turn_cases(self, case: Case) -> list[tuple[int, Case]]:
         """`turn_cases`, made once per case (every model and trial of it shares them)."""
         made = self._turns.get(case.name)
         if made is None:
-            made = self._turns[case.name] = turn_cases(case)
+            made = _remember(self._turns, case.name, turn_cases(case))
         return made
 
     def _may_embed(self, case: Case) -> bool:
@@ -224,7 +240,7 @@ class Scorer:
         made = self._embeds.get(case.name)
         if made is None:
             parts = [single for _, single in self._turn_cases(case)] if case.turns else [case]
-            made = self._embeds[case.name] = any(
+            made = any(
                 any(c.kind == "similarity" for c in part.expect.final_answer)
                 or any(
                     type(j.critic).texts is not Critic.texts
@@ -233,6 +249,7 @@ class Scorer:
                 )
                 for part in parts
             )
+            _remember(self._embeds, case.name, made)
         return made
 
     def _texts(self, prep: _Prepared) -> list[str]:
