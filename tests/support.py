@@ -614,11 +614,16 @@ class FakeClock:
     def pause(self, seconds: float) -> None:
         """A server thread's wait, up to the deadline of the request it answers at most at a
         time: the client sees its time-out before the server's next byte. It stops when no
-        request waits on a deadline (its client gave up)."""
+        request that was waiting when it began still waits (its client gave up)."""
+        # Only the deadlines of requests already waiting: a retry's deadline, set while this
+        # thread still pauses for the answer its client gave up on, is not this answer's (it
+        # once timed the retry out too, when a loaded machine was slow to answer the retry).
+        with self._lock:
+            waiting = set(self._deadlines)
         idle = 0
         while seconds > 0 and idle < 20:
             with self._lock:
-                due = [at - self.now for at, _, _ in self._deadlines.values()]
+                due = [at - self.now for k, (at, _, _) in self._deadlines.items() if k in waiting]
             step = min([seconds, *due]) if due else 0.0
             idle = 0 if due else idle + 1
             if step > 0:
