@@ -231,3 +231,28 @@ def test_a_published_answer_file_alone_is_judged_end_to_end(tmp_path, monkeypatc
     assert len(server.requests) == sum(1 for t in load_transcripts(out) if t.final_answer)
     lone = cli("import", "stabletoolbench-answers", SUBSET, "--out", out, "--suite-out", suite)
     assert lone.exit_code == 2 and "go together" in lone.output
+
+
+@pytest.mark.timeout(120)
+def test_judge_takes_every_transcripts_file(imported, tmp_path):
+    """`-t a -t b` judges both files (it judged only the last, exit 0, no word about a)."""
+    suite, transcripts, server, _ = imported
+    by_model: dict[str, list[str]] = {}
+    for line in transcripts.read_text().splitlines():
+        by_model.setdefault(json.loads(line)["model"], []).append(line)
+    cot, dfs = tmp_path / "cot.jsonl", tmp_path / "dfs.jsonl"
+    cot.write_text("\n".join(by_model[MODELS[0]]) + "\n")
+    dfs.write_text("\n".join(by_model[MODELS[1]]) + "\n")
+    done = cli("judge", suite, "-t", cot, "-t", dfs)
+    assert done.exit_code == 0, done.output
+    assert "judged 6 answers: 5 asked" in done.output
+    assert f"{MODELS[0]} · final_answer.judge: SoPR 0.667 over 3 answers" in done.output
+    assert f"{MODELS[1]} · final_answer.judge: SoPR 1.000 over 3 answers" in done.output
+    assert f"next: evalspec score {suite} -t {cot}" in done.output
+    assert f"next: evalspec score {suite} -t {dfs}" in done.output
+    # One transcript in two files would count its answer twice: refused, the files named.
+    asked = len(server.requests)
+    twice = cli("judge", suite, "-t", cot, "-t", transcripts)
+    assert twice.exit_code == 2, twice.output
+    assert f"is in both {cot} and {transcripts}" in twice.output
+    assert "Traceback" not in twice.output and len(server.requests) == asked

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from evalspec._cli import interop, judge, review, run, score, suite, tools, view
-from evalspec._cli.common import print_error
+from evalspec._cli.common import one_value_each, print_error
 from evalspec._cli.teardown import skipped_on_exit
 from evalspec._util.redaction import secret_scope
 
@@ -80,6 +80,7 @@ for command in (
     app.command()(command)
 app.add_typer(interop.import_app, name="import")
 app.add_typer(tools.tools_app, name="tools")
+one_value_each(app)
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
+from typer.core import TyperCommand
 
 from evalspec._util.collector import collector_paused
 from evalspec._util.errors import EvalspecError, SpecError
@@ -181,3 +183,44 @@ def print_run(
             + f" · results: {run_dir / 'results.json'}\n"
         )
     return report.exit_code
+
+
+class OneValueEach(TyperCommand):
+    """A command that refuses an option given twice when it takes one value: the parser keeps
+    the last one silently, so `judge SUITE -t a.jsonl -t b.jsonl` judged b only, exit 0."""
+
+    def make_parser(self, ctx: Any) -> Any:
+        parser = super().make_parser(ctx)
+        parse = parser.parse_args
+
+        def checked(args: list[str]) -> Any:
+            opts, rest, order = parse(args=args)
+            refuse_repeats(ctx, order)
+            return opts, rest, order
+
+        setattr(parser, "parse_args", checked)  # noqa: B010 - the parser's own hook
+        return parser
+
+
+def refuse_repeats(ctx: typer.Context, order: list[Any]) -> None:
+    """BadParameter (exit 2, the option named) for a one-value option given more than once."""
+    seen = Counter(order)
+    for param, times in seen.items():
+        single = param.param_type_name == "option" and not param.is_eager
+        if single and times > 1 and not (param.multiple or getattr(param, "count", False)):
+            raise typer.BadParameter(
+                f"given {times} times, but it takes one value (only the last would count): "
+                "give it once",
+                ctx=ctx,
+                param=param,
+            )
+
+
+def one_value_each(app: typer.Typer) -> None:
+    """Every command of `app` and of its groups refuses a one-value option given twice."""
+    for info in app.registered_commands:
+        if info.cls in (None, TyperCommand):
+            info.cls = OneValueEach
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            one_value_each(group.typer_instance)
