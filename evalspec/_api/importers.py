@@ -41,7 +41,7 @@ class SuitesWritten:
     paths: tuple[Path, ...]
     cases: int
     invalid: int = 0
-    """BFCL records whose possible answer names a parameter its function does not define."""
+    """BFCL records whose possible answer names a parameter or function the record lacks."""
     invalid_tag: str = ""
     """The tag those cases carry."""
 

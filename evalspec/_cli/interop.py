@@ -85,7 +85,8 @@ def bfcl(
     if written.invalid:
         typer.echo(
             f"{written.invalid} record(s) tagged {written.invalid_tag}: a possible answer "
-            "names a parameter its function does not define (scored as BFCL scores them)"
+            "names a parameter or function the record does not define (scored as BFCL scores "
+            "them)"
         )
     typer.echo(
         f"{written.cases} cases in {len(written.paths)} suite(s); "

@@ -190,7 +190,7 @@ def _concrete(value: Any, schema: Mapping[str, Any]) -> Any:
 
 
 INVALID_TAG = "bfcl-invalid-answer"
-"""Tag of a record whose possible answer names a parameter its function does not define."""
+"""Tag of a record whose possible answer names a parameter or function the record lacks."""
 
 
 def _expected_call(
@@ -295,6 +295,57 @@ def _pair(
     return [(q, by_id[q["id"]]) for q in questions]
 
 
+def unpassable_case(case: dict[str, Any]) -> dict[str, Any]:
+    """Make `case` fail whatever the model does, as BFCL fails a record no call passes: a call
+    fails the `no_tool_calls` evaluator; without an expected call, making none fails
+    `min_calls` (a case expecting no call would pass a model that makes none)."""
+    case["evaluators"] = ["no_tool_calls"]
+    if not case.get("expect", {}).get("tool_calls"):
+        case["expect"] = {"min_calls": 1}
+    return case
+
+
+SIMPLE_CATEGORIES = frozenset(
+    (
+        "simple",
+        "simple_python",
+        "simple_java",
+        "simple_javascript",
+        "java",
+        "javascript",
+        "live_simple",
+    )
+)
+"""BFCL's categories (v3 and v4) whose records its simple checker judges."""
+
+
+def checker_of(record_id: str) -> str:
+    """The AST checker BFCL runs on a record: `parallel` or `multiple` when its category says so
+    (`ast_checker` tests the name in that order), `simple` for BFCL's simple categories; any
+    other category (not BFCL's) `other`: its answers are read as written."""
+    category = _category(record_id)
+    found = next((c for c in ("parallel", "multiple") if c in category), None)
+    return found or ("simple" if category in SIMPLE_CATEGORIES else "other")
+
+
+def checked_answer(
+    record_id: str, functions: Sequence[Mapping[str, Any]], answer: Mapping[str, Any]
+) -> list[Any]:
+    """The possible answer as BFCL's checker for the record's category reads it.
+
+    The simple checker judges one call against the record's first function, whatever name the
+    answer gives it (v3 simple_363 answers `find_closest` for `restaurant_search.find_closest`).
+    The multiple and parallel checkers look the answer's name up among the offered functions;
+    a name not offered passes no call there (BFCL's lookup finds nothing), so it stays as is."""
+    truth = list(answer.get("ground_truth") or [])
+    if checker_of(record_id) != "simple" or not truth or not functions:
+        return truth
+    first = truth[0]
+    if not isinstance(first, Mapping) or len(first) != 1:
+        return truth
+    return [{functions[0]["name"]: next(iter(first.values()))}]
+
+
 def split_records(
     questions: Sequence[Mapping[str, Any]], names: str = "dotted"
 ) -> list[list[Mapping[str, Any]]]:
@@ -346,7 +397,7 @@ def bfcl_suite_dict(
                 )
             if fn["name"] not in tools:
                 tools[fn["name"]] = bfcl_tools([fn], names)[0]
-        ground_truth = a.get("ground_truth") or []
+        ground_truth = checked_answer(str(q["id"]), q.get("function") or [], a)
         built = [_expected_call(e, functions.get(next(iter(e)))) for e in ground_truth]
         # A possible answer naming a function the record does not offer: no call passes.
         calls = [c for c, _, _ in built if c["tool"] in functions]
@@ -360,8 +411,7 @@ def bfcl_suite_dict(
         case["tools"] = [offered_name(n, names) for n in functions]
         case["expect"] = {"tool_calls": calls} if calls else {"no_tool_calls": True}
         if any(unpassable for _, _, unpassable in built) or len(calls) < len(built):
-            # No call passes in BFCL; with the expected calls above, this fails the rest too.
-            case["evaluators"] = ["no_tool_calls"]
+            unpassable_case(case)
         cases.append(case)
     if not cases:
         raise UsageError("no BFCL records to turn into cases")
