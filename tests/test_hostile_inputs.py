@@ -208,32 +208,34 @@ IMPORTERS: dict[str, Hostile] = {
             write("q.json", '{"id": "x", "question": ' + NESTED + "}\n"), write("a.json", BFCL_A)
         ),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:1:224: the JSON nests deeper than 200 levels; flatten it: evalspec's files never need this much nesting",
+        "error: every record was refused, nothing written: q.json:1:224: record line-1 refused: the JSON nests deeper than 200 levels; check that it is a BFCL question file",
     ),
     "bfcl NaN": Hostile(
         files(write("q.json", '{"id": "x", "n": NaN}\n'), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:1:1: invalid JSON: NaN is not a number JSON allows; write a finite number",
+        "error: every record was refused, nothing written: q.json:1:1: record line-1 refused: invalid JSON: NaN is not a number JSON allows; check that it is a BFCL question file",
     ),
     "bfcl huge exponent": Hostile(
         files(write("q.json", '{"id": "x", "n": 1e999}\n'), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:1:1: invalid JSON: 1e999 is too large for a number; write a finite number",
+        "error: every record was refused, nothing written: q.json:1:1: record line-1 refused: invalid JSON: 1e999 is too large for a number; check that it is a BFCL question file",
     ),
     "bfcl record not an object": Hostile(
         files(write("q.json", BFCL_Q + "5\n"), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:2:1: every record must be a JSON object with an 'id'; name a BFCL question, answer or result file",
+        "1 of 2 record(s) refused, the rest imported; each refused record is a case tagged import-refused that fails, as BFCL fails an errored record",
+        0,
     ),
     "bfcl record without id": Hostile(
         files(write("q.json", '{"question": []}\n'), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:1:1: every record must be a JSON object with an 'id'; name a BFCL question, answer or result file",
+        "error: every record was refused, nothing written: q.json:1:1: record line-1 refused: every record must be a JSON object with an 'id'; check that it is a BFCL question file",
     ),
     "bfcl torn line": Hostile(
         files(write("q.json", BFCL_Q + '{"id": "simple_1", "quest'), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:2:20: invalid JSON: Unterminated string starting at; check the file is JSON",
+        "1 of 2 record(s) refused, the rest imported; each refused record is a case tagged import-refused that fails, as BFCL fails an errored record",
+        0,
     ),
     "bfcl function not a list": Hostile(
         files(
@@ -244,7 +246,7 @@ IMPORTERS: dict[str, Hostile] = {
             write("a.json", BFCL_A),
         ),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "error: q.json is not a valid BFCL file: a value has the wrong type ('int' object is not iterable); check that it is BFCL output",
+        "error: every record was refused, nothing written: q.json:1:1: record simple_0 refused: its 'function' is not a list of named function docs; check that it is a BFCL question file with its possible answers",
     ),
     "bfcl question a directory": Hostile(
         files(mkdir("q.json"), write("a.json", BFCL_A)),
@@ -276,7 +278,7 @@ IMPORTERS: dict[str, Hostile] = {
             write("q.json", BFCL_Q), write("a.json", '{"id": "simple_0", "ground_truth": [{}]}\n')
         ),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "error: q.json is not a valid BFCL file: an entry that must name something is empty; check that it is BFCL output",
+        "error: every record was refused, nothing written: a.json:1:1: record simple_0 refused: {} is not one {function: arguments}; check that it is a BFCL question file with its possible answers",
     ),
     # BFCL results
     "bfcl-results lone surrogate in a call": Hostile(
@@ -310,7 +312,7 @@ IMPORTERS: dict[str, Hostile] = {
     "bfcl-results result missing": Hostile(
         files(SUITE_FILE, write("r.json", '{"id": "weather"}\n')),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "error: a BFCL result needs 'id' and 'result', got keys ['id']",
+        "error: every record was refused, nothing written: r.json:1:1: record weather refused: the record has no 'result'; check that it is a BFCL result file ({id, result} lines)",
     ),
     "bfcl-results empty": Hostile(
         files(SUITE_FILE, write("r.json", "")),

@@ -8,14 +8,17 @@ are evalspec's UsageError/SpecError, which the main CLI prints with exit code 2.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalspec._cli.common import reports_errors
+from evalspec._cli.common import print_error, reports_errors
+from evalspec._interop.records import REFUSED_TAG
 
 if TYPE_CHECKING:
+    from evalspec._interop.records import Refusal
     from evalspec.api import TranscriptsWritten
 
 import_app = typer.Typer(
@@ -35,6 +38,18 @@ JudgeBaseUrlOpt = Annotated[
 JudgeKeyEnvOpt = Annotated[
     str | None, typer.Option(help="Environment variable holding the judge's API key.")
 ]
+
+
+def say_refused(refused: Sequence[Refusal], records: int | None, stands_as: str) -> None:
+    """Each refused record on stderr (file:line:col, id, why), then how many (of how many)."""
+    for refusal in refused:
+        print_error(str(refusal))
+    if refused:
+        of = f" of {records}" if records is not None else ""
+        print_error(
+            f"{len(refused)}{of} record(s) refused, the rest imported; each refused record is "
+            f"{stands_as} that fails, as BFCL fails an errored record"
+        )
 
 
 def _say_written(written: TranscriptsWritten) -> None:
@@ -92,6 +107,7 @@ def bfcl(
         f"{written.cases} cases in {len(written.paths)} suite(s); "
         f"next: evalspec validate {written.paths[0]}"
     )
+    say_refused(written.refused, written.cases, f"a case tagged {REFUSED_TAG}")
 
 
 @import_app.command("bfcl-results")
@@ -135,6 +151,7 @@ def bfcl_results(
     if written.summary:
         sys.stderr.write(written.summary + "\n")
     _say_written(written)
+    say_refused(written.refused, None, "(where it is of a case) an errored transcript")
 
 
 @import_app.command("stabletoolbench")
