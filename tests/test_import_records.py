@@ -29,6 +29,10 @@ DATA = Path(__file__).resolve().parent / "data" / "bfcl_faults"
 MISS_FUNC = DATA / "BFCL_v4_multi_turn_miss_func.json"
 PARALLEL_MULTIPLE = DATA / "BFCL_v3_parallel_multiple.json"
 REFUSED = "each refused record is a case tagged import-refused that fails"
+MF_NAME, PM_ANSWERS = (
+    display_name(MISS_FUNC),
+    display_name(DATA / "possible_answer" / PARALLEL_MULTIPLE.name),
+)
 needs_bfcl = pytest.mark.skipif(
     importlib.util.find_spec("bfcl_eval") is None, reason=BFCL_EVAL_ABSENT
 )
@@ -36,6 +40,16 @@ needs_bfcl = pytest.mark.skipif(
 
 def answers(questions: Path) -> Path:
     return questions.parent / "possible_answer" / questions.name
+
+
+def import_parallel_multiple(out: Path):
+    """`evalspec import bfcl` of the v3 parallel_multiple records (one answer is no function)."""
+    done = evalspec_import(
+        "bfcl", str(PARALLEL_MULTIPLE), str(answers(PARALLEL_MULTIPLE)), "--names", "dotted",
+        "--out", str(out),
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    return done
 
 
 def cases_of(*paths: Path) -> dict[str, dict]:
@@ -52,13 +66,11 @@ def test_miss_func_records_that_add_functions_at_a_turn_with_a_message_are_refus
     lines = done.output.splitlines()
     # Named in the question file, which holds the fault, with the line and the reason.
     assert (
-        f"{display_name(MISS_FUNC)}:2:1: record multi_turn_miss_func_101 refused: turn 1 adds functions but "
-        "has a user message of its own (BFCL asks such turns to be empty, and its inference "
+        f"{MF_NAME}:2:1: record multi_turn_miss_func_101 refused: turn 1 adds functions "
+        "but has a user message of its own (BFCL asks such turns to be empty, and its inference "
         "fails on this record)" in lines
     )
-    assert any(
-        line.startswith(f"{display_name(MISS_FUNC)}:3:1: record multi_turn_miss_func_102") for line in lines
-    )
+    assert any(line.startswith(f"{MF_NAME}:3:1: record multi_turn_miss_func_102") for line in lines)
     assert f"2 of 4 record(s) refused, the rest imported; {REFUSED}" in done.output
     cases = cases_of(out)
     assert list(cases) == [f"multi_turn_miss_func_{n}" for n in (100, 101, 102, 103)]
@@ -91,16 +103,13 @@ def test_miss_func_records_that_add_functions_at_a_turn_with_a_message_are_refus
 @pytest.mark.timeout(300)
 def test_an_answer_that_is_no_function_is_refused_and_blamed_on_the_answer_file(tmp_path):
     out = tmp_path / "pm.yaml"
-    done = evalspec_import(
-        "bfcl", str(PARALLEL_MULTIPLE), str(answers(PARALLEL_MULTIPLE)), "--names", "dotted",
-        "--out", str(out),
-    )  # fmt: skip
-    assert done.exit_code == 0, done.output
+    done = import_parallel_multiple(out)
     assert (
-        f"{display_name(answers(PARALLEL_MULTIPLE))}:3:1: record parallel_multiple_179 refused: "
+        f"{PM_ANSWERS}:3:1: record parallel_multiple_179 refused: "
         '{"deck": [[], ""]}: the arguments are not an object' in done.output.splitlines()
     )
-    assert "unhashable" not in done.output and f"{display_name(PARALLEL_MULTIPLE)}:" not in done.output
+    assert "unhashable" not in done.output
+    assert f"{display_name(PARALLEL_MULTIPLE)}:" not in done.output
     assert f"1 of 4 record(s) refused, the rest imported; {REFUSED}" in done.output
     paths = sorted(tmp_path.glob("pm*.yaml"))
     cases = cases_of(*paths)
@@ -118,21 +127,23 @@ def test_a_bad_line_anywhere_refuses_that_line_only(tmp_path):
     questions, possible = tmp_path / "q.json", tmp_path / "a.json"
     faults = {
         "torn question": (
-            q_lines[:1] + ['{"id": "parallel_multiple_x", "quest'] + q_lines[1:],
+            [*q_lines[:1], '{"id": "parallel_multiple_x", "quest', *q_lines[1:]],
             a_lines,
         ),
         "function not a list": (
-            q_lines[:1] + [json.dumps({**json.loads(q_lines[1]), "function": 5})] + q_lines[2:],
+            [*q_lines[:1], json.dumps({**json.loads(q_lines[1]), "function": 5}), *q_lines[2:]],
             a_lines,
         ),
         "answer entry empty": (
             q_lines,
-            a_lines[:1]
-            + [json.dumps({"id": json.loads(a_lines[1])["id"], "ground_truth": [{}]})]
-            + a_lines[2:],
+            [
+                *a_lines[:1],
+                json.dumps({"id": json.loads(a_lines[1])["id"], "ground_truth": [{}]}),
+                *a_lines[2:],
+            ],
         ),
         "answer missing": (q_lines, a_lines[:1] + a_lines[2:]),
-        "answer NaN": (q_lines, a_lines[:1] + ['{"id": "x", "n": NaN}'] + a_lines[2:]),
+        "answer NaN": (q_lines, [*a_lines[:1], '{"id": "x", "n": NaN}', *a_lines[2:]]),
     }
     for what, (q, a) in faults.items():
         questions.write_text("\n".join(q) + "\n")
@@ -168,11 +179,7 @@ def test_a_refused_record_fails_when_run(tmp_path, monkeypatch):
     """`evalspec run` on an imported suite: the refused record's case fails whatever the model
     says, and the report gives the reason; the other cases run as usual."""
     out = tmp_path / "pm.yaml"
-    done = evalspec_import(
-        "bfcl", str(PARALLEL_MULTIPLE), str(answers(PARALLEL_MULTIPLE)), "--names", "dotted",
-        "--out", str(out),
-    )  # fmt: skip
-    assert done.exit_code == 0, done.output
+    done = import_parallel_multiple(out)
     monkeypatch.setenv(KEY_ENV, "sk-test")
     with FakeOpenAI(lambda body: text_reply("I cannot help with that.")) as server:
         suite = yaml.safe_load(out.read_text())
