@@ -223,7 +223,7 @@ IMPORTERS: dict[str, Hostile] = {
     "bfcl record not an object": Hostile(
         files(write("q.json", BFCL_Q + "5\n"), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "1 of 2 record(s) refused, the rest imported; each refused record is a case tagged import-refused that fails, as BFCL fails an errored record",
+        "1 of 2 record(s) refused, the rest imported; each refused record is a case tagged import-refused that fails (an errored record counts as failed)",
         0,
     ),
     "bfcl record without id": Hostile(
@@ -234,7 +234,7 @@ IMPORTERS: dict[str, Hostile] = {
     "bfcl torn line": Hostile(
         files(write("q.json", BFCL_Q + '{"id": "simple_1", "quest'), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "1 of 2 record(s) refused, the rest imported; each refused record is a case tagged import-refused that fails, as BFCL fails an errored record",
+        "1 of 2 record(s) refused, the rest imported; each refused record is a case tagged import-refused that fails (an errored record counts as failed)",
         0,
     ),
     "bfcl function not a list": Hostile(
@@ -413,7 +413,7 @@ IMPORTERS: dict[str, Hostile] = {
     "stabletoolbench query not an object": Hostile(
         write("q.json", "[5]"),
         ["import", "stabletoolbench", "q.json", "--out", "s.yaml"],
-        "q.json:1:1: the queries must be JSON objects in a list (or in an object by id); name a StableToolBench file",
+        "error: every record was refused, nothing written: q.json:1:1: record query-1 refused: the query is not an object; check that it is a StableToolBench test_instruction file",
     ),
     "stabletoolbench not utf-8": Hostile(
         write("q.json", b'["\xfe"]'),
@@ -433,7 +433,7 @@ IMPORTERS: dict[str, Hostile] = {
     "stabletoolbench-answers record a number": Hostile(
         write("c.json", '{"q1": 5}'),
         ["import", "stabletoolbench-answers", "c.json", "--out", "t.jsonl"],
-        "c.json:1:1: the answers must be JSON objects in a list (or in an object by id); name a StableToolBench file",
+        "error: every record was refused, nothing written: c.json:1:1: record q1 refused: the answer is not an object; check that it is a model_predictions_converted answer file",
     ),
     "stabletoolbench-answers NaN": Hostile(
         write("c.json", '{"q1": NaN}'),

@@ -196,3 +196,58 @@ def test_a_refused_record_fails_when_run(tmp_path, monkeypatch):
     assert refused["status"] == "fail"
     assert "min_calls" in json.dumps(refused["rows"])
     assert {r["case"] for r in results} >= {"parallel_multiple_177", "parallel_multiple_179"}
+
+
+STB = Path(__file__).resolve().parent / "data" / "stabletoolbench"
+STB_QUERIES = STB / "solvable_queries_example/test_instruction/G1_instruction.json"
+STB_ANSWERS = (
+    STB / "data_example/model_predictions_converted/virtual_chatgpt_cot/G1_instruction.json"
+)
+
+
+@pytest.mark.timeout(120)
+def test_a_stabletoolbench_query_that_cannot_become_a_case_is_refused_alone(tmp_path):
+    queries = json.loads(STB_QUERIES.read_text())
+    broken = queries[1]["query_id"]
+    del queries[1]["api_list"]
+    path = tmp_path / "G1.json"
+    path.write_text(json.dumps([*queries, 5]))
+    out = tmp_path / "stb.yaml"
+    done = evalspec_import("stabletoolbench", str(path), "--out", str(out))
+    assert done.exit_code == 0, done.output
+    lines = done.output.splitlines()
+    where = display_name(path)
+    assert f"{where}:1:1: record {broken} refused: a record lacks the key 'api_list'" in lines
+    assert f"{where}:1:1: record query-4 refused: the query is not an object" in lines
+    assert f"2 of 4 record(s) refused, the rest imported; {REFUSED}" in done.output
+    cases = cases_of(*tmp_path.glob("stb*.yaml"))
+    assert "import-refused" in cases[str(broken)]["tags"]
+    kept = [n for n, c in cases.items() if "import-refused" not in c["tags"]]
+    assert sorted(kept) == sorted(str(q["query_id"]) for q in queries if q["query_id"] != broken)
+    for suite in tmp_path.glob("stb*.yaml"):
+        api.load_suite(suite)  # validates
+
+
+@pytest.mark.timeout(120)
+def test_a_stabletoolbench_answer_with_a_node_naming_no_call_is_refused_alone(tmp_path):
+    """Its score would be wrong without the call: that query's transcript is errored (it fails),
+    the others import; the file was refused whole (exit 2)."""
+    answers = json.loads(STB_ANSWERS.read_text())
+    first = next(iter(answers))
+    tree = [
+        {"role": "system", "message": "", "next": [{"role": "tool", "message": "x", "next": []}]}
+    ]
+    answers[first]["answer"]["answer_details"] = tree
+    path = tmp_path / "virtual_chatgpt_cot" / "G1.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(answers))
+    out = tmp_path / "t.jsonl"
+    done = evalspec_import("stabletoolbench-answers", str(path), "--out", str(out))
+    assert done.exit_code == 0, done.output
+    assert f"{display_name(path)}:1:1: record {first} refused: 1 tool node(s) name no call" in (
+        done.output
+    )
+    made = {t.case: t for t in api.load_transcripts(out)}
+    assert set(made) == set(answers)
+    assert made[first].finish_reason == "error" and "name no call" in made[first].error
+    assert all(t.finish_reason != "error" for c, t in made.items() if c != first)

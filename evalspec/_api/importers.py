@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalspec._interop.records import MALFORMED, why
+from evalspec._interop.records import MALFORMED, refused_all, refused_case, why
 from evalspec._util.errors import UsageError
 from evalspec._util.outputs import check_output_file
 from evalspec._util.paths import folder_label, model_label
@@ -105,7 +105,7 @@ def import_bfcl(
         read_numbered,
         write_suites,
     )
-    from evalspec._interop.records import Sources, refused_all, refused_case
+    from evalspec._interop.records import Sources
 
     questions, out = Path(questions), Path(out)
     check_output_file(out, "--out")
@@ -265,23 +265,30 @@ def import_stabletoolbench(
     from evalspec._interop.stabletoolbench_suites import stabletoolbench_suites
 
     queries, out = Path(queries), Path(out)
+    refused: list[Refusal] = []
     try:
-        loaded = load_queries(queries, ids)
+        loaded = load_queries(queries, ids, refused=refused)
     except OSError as exc:
         raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
     except ValueError as exc:
         raise UsageError(f"not a StableToolBench query file: {exc}") from None
-    try:
+    if not loaded and refused:
+        raise refused_all(refused, "a StableToolBench test_instruction file")
+    with importing(queries, "StableToolBench query"):  # a last guard
         suites = stabletoolbench_suites(
             loaded,
             name=name or f"stabletoolbench-{queries.stem}",
             models=list(models or [DEFAULT_MODEL]),
             judge=judge,
             judge_endpoint=_judge_endpoint(judge, judge_base_url, judge_key_env),
+            refused=refused,
+            source=display_name(queries),
         )
-    except _MALFORMED as exc:
-        raise UsageError(f"{queries}: a query lacks {exc}") from None
-    return SuitesWritten(tuple(write_suites(out, suites)), len(loaded))
+    # An entry that is no query still counts: a case that fails, named by its place.
+    loading = [r for r in refused if r.record.startswith("query-")]
+    suites[0]["cases"].extend(refused_case(r, ["stabletoolbench"]) for r in loading)
+    cases = sum(len(s["cases"]) for s in suites)
+    return SuitesWritten(tuple(write_suites(out, suites)), cases, refused=tuple(refused))
 
 
 def _judge_endpoint(judge: str | None, base_url: str | None, key_env: str | None) -> dict[str, str]:
@@ -322,24 +329,29 @@ def import_stabletoolbench_answers(
         raise UsageError(f"cannot read {converted}: {exc.strerror}") from None
     except _MALFORMED as exc:
         raise UsageError(f"{converted} is not a converted answer file: {exc}") from None
-    if answers.nodes_dropped:
-        shown = "; ".join(answers.nodes_dropped[:3])
-        raise UsageError(
-            f"{converted}: {len(answers.nodes_dropped)} tool node(s) name no call ({shown}); "
-            "nothing written, since scores without those calls would be wrong. "
-            "Check the file is a model_predictions_converted answer file."
-        )
+    refused = list(answers.refused)
     suites: tuple[Path, ...] = ()
     if suite_path is not None and judge is not None:
-        suites = _answer_suites(converted, suite_path, answers.transcripts, judge, endpoint)
+        suites = _answer_suites(
+            converted, suite_path, answers.transcripts, judge, endpoint, refused
+        )
     _write_transcripts(out, answers.transcripts)
     return TranscriptsWritten(
-        out, len(answers.transcripts), suites=suites, summary=answers.summary()
+        out,
+        len(answers.transcripts),
+        suites=suites,
+        summary=answers.summary(),
+        refused=tuple(refused),
     )
 
 
 def _answer_suites(
-    converted: Path, out: Path, transcripts: list[Transcript], judge: str, endpoint: dict[str, str]
+    converted: Path,
+    out: Path,
+    transcripts: list[Transcript],
+    judge: str,
+    endpoint: dict[str, str],
+    refused: list[Refusal],
 ) -> tuple[Path, ...]:
     """Write the suite(s) of a converted answer file's queries, labelled as its transcripts."""
     from evalspec._interop.bfcl import write_suites
@@ -354,6 +366,8 @@ def _answer_suites(
             models=[label],
             judge=judge,
             judge_endpoint=endpoint,
+            refused=[],  # the same queries: refused already, where their answers are read
+            source=display_name(converted),
         )
     return tuple(write_suites(out, suites))
 

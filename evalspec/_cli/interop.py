@@ -48,7 +48,7 @@ def say_refused(refused: Sequence[Refusal], records: int | None, stands_as: str)
         of = f" of {records}" if records is not None else ""
         print_error(
             f"{len(refused)}{of} record(s) refused, the rest imported; each refused record is "
-            f"{stands_as} that fails, as BFCL fails an errored record"
+            f"{stands_as} that fails (an errored record counts as failed)"
         )
 
 
@@ -197,6 +197,7 @@ def stabletoolbench(
     for p in written.paths:
         typer.echo(f"wrote {p}")
     typer.echo(f"{written.cases} cases in {len(written.paths)} suite(s)")
+    say_refused(written.refused, written.cases, f"a case tagged {REFUSED_TAG}")
 
 
 @import_app.command("stabletoolbench-answers")
@@ -247,6 +248,7 @@ def stabletoolbench_answers(
         typer.echo(f"wrote {p}")
     _say_written(written)
     typer.echo(written.summary)
+    say_refused(written.refused, written.count, "an errored transcript")
 
 
 @import_app.command("otel")

@@ -44,6 +44,9 @@ from evalspec._interop.records import (
     refused_all,
     refused_case,
 )
+from evalspec._interop.records import (
+    errored_transcript as errored,
+)
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import UsageError
 from evalspec._util.files import write_text_atomic
@@ -724,13 +727,5 @@ NO_RESULT = "the record has no 'result'"
 
 
 def errored_transcript(record_id: str, model: str, why: str) -> Transcript:
-    """The transcript of a record whose result could not be read or whose case was refused:
-    an errored run, which fails, as BFCL fails an errored record."""
-    return Transcript(
-        item_id=f"bfcl:{model}:{record_id}",
-        case=record_id,
-        model=model,
-        finish_reason="error",
-        error=why,
-        source="import:bfcl",
-    )
+    """An errored transcript of a BFCL record (see `records.errored_transcript`)."""
+    return errored(f"bfcl:{model}:{record_id}", record_id, model, why, "import:bfcl")

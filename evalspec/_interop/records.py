@@ -16,10 +16,13 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec._util.errors import InputError, UsageError
 from evalspec._util.reading import display_name, input_error, parse_json, read_text
+
+if TYPE_CHECKING:
+    from evalspec._transcript import Transcript
 
 REFUSED_TAG = "import-refused"
 """Tag of a case standing for a record the importer refused."""
@@ -149,3 +152,13 @@ def numbered_json(path: Path, what: str, hint: str) -> tuple[list[tuple[int, Any
     if not numbered and not refused:
         raise input_error(name, f"the file holds no {what}", hint)
     return numbered, refused
+
+
+def errored_transcript(item_id: str, case: str, model: str, why: str, source: str) -> Transcript:
+    """The transcript of a record that could not be read or whose case was refused: an errored
+    run, which fails, as BFCL fails an errored record."""
+    from evalspec._transcript import Transcript
+
+    return Transcript(
+        item_id=item_id, case=case, model=model, finish_reason="error", error=why, source=source
+    )

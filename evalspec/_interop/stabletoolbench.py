@@ -17,11 +17,19 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalspec._interop.records import (
+    RecordFault,
+    Refusal,
+    blame,
+    errored_transcript,
+    refused_all,
+)
 from evalspec._interop.stabletoolbench_nodes import finished, read_tool_node, walk
 from evalspec._suite.model import Tool
 from evalspec._tools.toolbench_names import (
@@ -37,6 +45,9 @@ from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.json_values import parse_json_value
 from evalspec._util.paths import model_label
 from evalspec._util.reading import display_name, input_error, read_json
+
+SOURCE = "import:stabletoolbench"
+"""The source of transcripts made from StableToolBench files."""
 
 SOPR_VALUES = {"Solved": 1.0, "Unsure": 0.5, "Unsolved": 0.0}
 DESCRIPTION_MAX = 256
@@ -67,14 +78,22 @@ def _objects(items: Any, path: Path, what: str) -> None:
         )
 
 
-def load_queries(path: str | Path, ids_path: str | Path | None = None) -> list[dict[str, Any]]:
+def load_queries(
+    path: str | Path, ids_path: str | Path | None = None, *, refused: list[Refusal] | None = None
+) -> list[dict[str, Any]]:
     """Read a ``test_instruction`` file, keeping only the ids in ``ids_path`` when given.
 
-    The id file may be a list of ids or a dict keyed by id; ids compare as strings.
-    """
+    The id file may be a list of ids or a dict keyed by id; ids compare as strings. With
+    `refused`, an entry that is not an object is refused on its own (appended there)."""
     queries = read_json(Path(path))
     if isinstance(queries, dict):
         queries = list(queries.values())
+    if refused is not None and isinstance(queries, list):
+        name = display_name(Path(path))
+        for i, q in enumerate(queries):
+            if not isinstance(q, dict):
+                refused.append(Refusal(f"query-{i + 1}", name, 1, "the query is not an object"))
+        queries = [q for q in queries if isinstance(q, dict)]
     _objects(queries, Path(path), "queries")
     if ids_path is None:
         return list(queries)
@@ -247,7 +266,7 @@ def _transcript(
         final_answer=answer,
         finish_reason="finish" if finish else "incomplete",
         turns=len(calls),
-        source=f"import:stabletoolbench:{method}" if method else "import:stabletoolbench",
+        source=f"{SOURCE}:{method}" if method else SOURCE,
     )
 
 
@@ -261,10 +280,13 @@ class ConvertedAnswers:
     arguments_cut_off: int
     nodes_dropped: tuple[str, ...]
     finished: int
+    refused: tuple[Refusal, ...] = ()
+    """Queries refused (their transcripts are errored), each with the reason."""
 
     def summary(self) -> str:
         return (
-            f"{len(self.transcripts)} transcripts: {self.nodes_read} tool nodes read, "
+            f"{len(self.transcripts)} transcripts ({len(self.refused)} of refused queries): "
+            f"{self.nodes_read} tool nodes read, "
             f"{self.calls_kept} calls kept ({self.arguments_cut_off} with cut-off arguments, "
             f"kept as unreadable), {len(self.nodes_dropped)} dropped; "
             f"{self.finished} runs end with Finish"
@@ -277,61 +299,89 @@ def read_converted_answers(path: str | Path, model: str | None = None) -> Conver
 
     Every tool node of the ``answer_details`` tree becomes a call, depth first; for a DFS tree
     that includes abandoned branches, as StableToolBench's own API scorer counts them. ``model``
-    defaults to the file's parent directory name (``virtual_chatgpt_cot``).
+    defaults to the file's parent directory name (``virtual_chatgpt_cot``). A query that
+    cannot be read, or whose tool node names no call (its score would be wrong without it), is
+    refused (`ConvertedAnswers.refused`) and its transcript is errored: it fails.
     """
     path = Path(path)
     label = model_label(model, path, "stabletoolbench")
     data = read_json(path)
+    name = display_name(path)
     if not isinstance(data, dict):
         raise input_error(
-            display_name(path),
+            name,
             "a converted answer file must be a JSON object of answers by query id",
             "name a model_predictions_converted file",
         )
-    _objects(list(data.values()), path, "answers")
     out: list[Transcript] = []
-    read = cut = 0
+    refused: list[Refusal] = []
+    tally = Counter[str]()
     dropped: list[str] = []
     for query_id, record in data.items():
-        answer = record.get("answer") or {}
-        details = answer.get("answer_details") or ()
-        calls: list[ToolCall] = []
-        for node in walk(details):
-            if node.get("role") != "tool":
-                continue
-            read += 1
-            call = read_tool_node(node.get("message"))
-            if call is None:
-                dropped.append(f"query {query_id}: {str(node.get('message'))[:60]!r}")
-                continue
-            cut += not call.arguments_complete
-            calls.append(
-                _tool_call(
-                    call.name,
-                    call.arguments,
-                    call.response,
-                    len(calls),
-                    readable=call.arguments_complete,
-                )
-            )
-        out.append(
-            _transcript(
-                str(query_id),
-                str(record.get("query", "")),
-                label,
-                calls,
-                answer.get("final_answer"),
-                str(answer.get("method", "")),
-                finish=finished(details),
-            )
-        )
+        try:
+            with blame(name):
+                out.append(_answer(str(query_id), record, label, tally, dropped))
+        except RecordFault as fault:
+            refused.append(Refusal(str(query_id), name, 1, fault.reason))
+            item = f"{label}:{query_id}"
+            out.append(errored_transcript(item, str(query_id), label, fault.reason, SOURCE))
+    if data and len(refused) == len(data):
+        raise refused_all(refused, "a model_predictions_converted answer file")
     return ConvertedAnswers(
         transcripts=out,
-        nodes_read=read,
+        nodes_read=tally["read"],
         calls_kept=sum(len(t.tool_calls) for t in out),
-        arguments_cut_off=cut,
+        arguments_cut_off=tally["cut"],
         nodes_dropped=tuple(dropped),
         finished=sum(t.finish_reason == "finish" for t in out),
+        refused=tuple(refused),
+    )
+
+
+def _answer(
+    query_id: str, record: Any, label: str, tally: Counter[str], dropped: list[str]
+) -> Transcript:
+    """One query's run; a RecordFault when a tool node of it names no call."""
+    if not isinstance(record, dict):
+        raise RecordFault("the answer is not an object", "answers")
+    answer = record.get("answer") or {}
+    details = answer.get("answer_details") or ()
+    calls: list[ToolCall] = []
+    unread = []
+    for node in walk(details):
+        if node.get("role") != "tool":
+            continue
+        tally["read"] += 1
+        call = read_tool_node(node.get("message"))
+        if call is None:
+            unread.append(f"query {query_id}: {str(node.get('message'))[:60]!r}")
+            continue
+        tally["cut"] += not call.arguments_complete
+        calls.append(
+            _tool_call(
+                call.name,
+                call.arguments,
+                call.response,
+                len(calls),
+                readable=call.arguments_complete,
+            )
+        )
+    if unread:
+        dropped.extend(unread)
+        shown = "; ".join(unread[:3])
+        raise RecordFault(
+            f"{len(unread)} tool node(s) name no call ({shown}); its score would be wrong without "
+            "them",
+            "answers",
+        )
+    return _transcript(
+        query_id,
+        str(record.get("query", "")),
+        label,
+        calls,
+        answer.get("final_answer"),
+        str(answer.get("method", "")),
+        finish=finished(details),
     )
 
 
