@@ -350,12 +350,12 @@ IMPORTERS: dict[str, Hostile] = {
     "otel intValue abc": Hostile(
         write("spans.json", otel_attr({"intValue": "abc"})),
         ["import", "otel", "spans.json", "--case", "weather", "--out", "t.jsonl"],
-        "error: spans.json is not a valid OpenTelemetry JSON file: intValue 'abc' is not a number; check that it is OpenTelemetry JSON output",
+        "error: every record was refused, nothing written: spans.json:1:1: record trace t refused: span 1: intValue 'abc' is not a number; check that it is an OpenTelemetry JSON export",
     ),
     "otel doubleValue NaN text": Hostile(
         write("spans.json", otel_attr({"doubleValue": "NaN"})),
         ["import", "otel", "spans.json", "--case", "weather", "--out", "t.jsonl"],
-        "error: spans.json is not a valid OpenTelemetry JSON file: doubleValue 'NaN' is not a finite number; check that it is OpenTelemetry JSON output",
+        "error: every record was refused, nothing written: spans.json:1:1: record trace t refused: span 1: doubleValue 'NaN' is not a finite number; check that it is an OpenTelemetry JSON export",
     ),
     "otel bytesValue not base64": Hostile(
         write("spans.json", otel_attr({"bytesValue": "%%%"})),
@@ -366,7 +366,7 @@ IMPORTERS: dict[str, Hostile] = {
     "otel attribute value a number": Hostile(
         write("spans.json", otel_attr(5)),
         ["import", "otel", "spans.json", "--case", "weather", "--out", "t.jsonl"],
-        "error: spans.json is not a valid OpenTelemetry JSON file: an attribute value must be an object, got 5; check that it is OpenTelemetry JSON output",
+        "error: every record was refused, nothing written: spans.json:1:1: record trace t refused: span 1: an attribute value must be an object, got 5; check that it is an OpenTelemetry JSON export",
     ),
     "otel lone surrogate": Hostile(
         write("spans.json", otel_attr({"stringValue": "\\ud800"}).replace("\\\\ud800", "\\ud800")),

@@ -251,3 +251,32 @@ def test_a_stabletoolbench_answer_with_a_node_naming_no_call_is_refused_alone(tm
     assert set(made) == set(answers)
     assert made[first].finish_reason == "error" and "name no call" in made[first].error
     assert all(t.finish_reason != "error" for c, t in made.items() if c != first)
+
+
+@pytest.mark.timeout(120)
+def test_an_unreadable_span_errors_its_trace_only(tmp_path):
+    """Two traces of one case; a span of the second holds an intValue that is no number: that
+    trace's transcript is errored (a call missing would make its score wrong), the first is
+    imported as it was; the file was refused whole."""
+
+    def span(trace: str, sid: str, value: dict) -> dict:
+        attributes = [
+            {"key": "tool.name", "value": {"stringValue": "get_user"}},
+            {"key": "input.value", "value": {"stringValue": '{"id": 1}'}},
+            {"key": "retries", "value": value},
+        ]
+        return {"traceId": trace, "spanId": sid, "name": "tool", "attributes": attributes}
+
+    spans = [span("good", "a", {"intValue": "1"}), span("bad", "b", {"intValue": "abc"})]
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+    out = tmp_path / "t.jsonl"
+    done = evalspec_import("otel", str(path), "--case", "c", "--out", str(out))
+    assert done.exit_code == 0, done.output
+    assert (
+        f"{display_name(path)}:1:1: record trace bad refused: span 2: intValue 'abc' is not a "
+        "number" in done.output.splitlines()
+    )
+    made = {t.item_id: t for t in api.load_transcripts(out)}
+    assert made["otel:c:good"].tool_calls[0].name == "get_user"
+    assert made["otel:c:bad"].finish_reason == "error"

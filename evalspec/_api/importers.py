@@ -382,7 +382,10 @@ def import_otel(
     spans, out = Path(spans), Path(out)
     check_output_file(out, "--out")
     model = model_label(model, spans, "otel")
+    refused: list[Refusal] = []
     with importing(spans, "OpenTelemetry JSON"):
-        transcripts = otel_transcripts(spans, case=case, model=model)
+        transcripts = otel_transcripts(spans, case=case, model=model, refused=refused)
+    if all(t.error for t in transcripts) and refused:
+        raise refused_all(refused, "an OpenTelemetry JSON export")
     _write_transcripts(out, transcripts)
-    return TranscriptsWritten(out, len(transcripts))
+    return TranscriptsWritten(out, len(transcripts), refused=tuple(refused))

@@ -267,4 +267,6 @@ def otel(
     """
     from evalspec.api import import_otel
 
-    _say_written(import_otel(spans, out, case=case, model=model))
+    written = import_otel(spans, out, case=case, model=model)
+    _say_written(written)
+    say_refused(written.refused, None, "(where its trace is known) an errored transcript")
