@@ -280,3 +280,38 @@ def test_an_unreadable_span_errors_its_trace_only(tmp_path):
     made = {t.item_id: t for t in api.load_transcripts(out)}
     assert made["otel:c:good"].tool_calls[0].name == "get_user"
     assert made["otel:c:bad"].finish_reason == "error"
+
+
+@pytest.mark.timeout(120)
+def test_a_result_the_decoder_chokes_on_costs_that_record_only(tmp_path, monkeypatch):
+    """Whatever decoding a result raises (here a decoder fault, forced), that record is refused
+    and errored; the file's other results import (it stopped the whole import)."""
+    import evalspec._interop.bfcl as bfcl
+
+    simple = DATA / "BFCL_v3_simple.json"
+    suite = tmp_path / "s.yaml"
+    done = evalspec_import(
+        "bfcl", str(simple), str(answers(simple)), "--names", "dotted", "--out", str(suite)
+    )
+    assert done.exit_code == 0, done.output
+    decode = bfcl.decode
+
+    def choking(result, kind):
+        if result == "boom":
+            raise TypeError("the decoder choked")
+        return decode(result, kind)
+
+    monkeypatch.setattr(bfcl, "decode", choking)
+    results = tmp_path / "r.json"
+    rows = [("simple_362", "[get_best_sushi_places(city='Tokyo')]"), ("simple_363", "boom")]
+    results.write_text("".join(json.dumps({"id": i, "result": r}) + "\n" for i, r in rows))
+    out = tmp_path / "t.jsonl"
+    done = evalspec_import("bfcl-results", str(suite), str(results), "--out", str(out))
+    assert done.exit_code == 0, done.output
+    assert (
+        f"{display_name(results)}:2:1: record simple_363 refused: a value has the wrong type"
+        in (done.output)
+    )
+    made = {t.case: t for t in api.load_transcripts(out)}
+    assert made["simple_363"].finish_reason == "error"
+    assert made["simple_362"].tool_calls[0].name == "get_best_sushi_places"

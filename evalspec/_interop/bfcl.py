@@ -718,7 +718,17 @@ def bfcl_transcripts(
         raise refused_all(bad, "a BFCL result file ({id, result} lines)")
     (refused if refused is not None else []).extend(bad)
     kind = kind or result_kind(kept)
-    out = [_transcript(str(r["id"]), r["result"], model, kind) for r in kept]
+    out = []
+    for r in kept:
+        rid = str(r["id"])
+        try:
+            with blame(name):
+                out.append(_transcript(rid, r["result"], model, kind))
+        except RecordFault as fault:  # what decoding did not foresee: this record only
+            if refused is None:
+                raise UsageError(f"{name}: result {rid}: {fault}") from None
+            refused.append(Refusal(rid, name, lines.get(rid, 1), fault.reason))
+            out.append(errored_transcript(rid, model, fault.reason))
     errored = [errored_transcript(str(r["id"]), model, NO_RESULT) for r in records if r not in kept]
     return out + errored
 
