@@ -85,7 +85,9 @@ def bfcl(
     """Write a suite with one case per BFCL record, judged by BFCL's possible answers.
 
     Records that define one function name differently go to extra suites beside OUT
-    (suite-2.yaml, ...), since a suite offers one definition per tool name.
+    (suite-2.yaml, ...), since a suite offers one definition per tool name. A record that
+    cannot become a case is refused alone (named on stderr with the file holding the fault)
+    and stands as a case tagged import-refused that fails; exit 2 only when every record is.
 
     Example:
 
