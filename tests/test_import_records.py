@@ -193,8 +193,12 @@ def test_a_refused_record_fails_when_run(tmp_path, monkeypatch):
     results = json.loads((runs / "results.json").read_text())["results"]
     by_case = {r["case"]: r for r in results}
     refused = by_case["parallel_multiple_179"]
-    assert refused["status"] == "fail"
-    assert "min_calls" in json.dumps(refused["rows"])
+    assert refused["status"] == "error"
+    assert refused["reason"] == (
+        f"refused at import: {PM_ANSWERS}:3:1: record parallel_multiple_179 refused: "
+        '{"deck": [[], ""]}: the arguments are not an object'
+    )
+    assert by_case["parallel_multiple_177"]["status"] == "fail"  # scored as usual
     assert {r["case"] for r in results} >= {"parallel_multiple_177", "parallel_multiple_179"}
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from evalspec._critics.base import Critic, Embedder
+from evalspec._interop.records import REFUSED_TAG
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.budgets import over_case_budget
 from evalspec._scoring.final_answer import JudgeUnavailable
@@ -271,6 +272,8 @@ class Scorer:
     def _score(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
         if prep is None:
             return _result(t, 0.0, "error", f"the suite has no case named {t.case!r}")
+        if REFUSED_TAG in prep.case.tags:  # an importer's stand-in for a record it refused
+            return _result(t, 0.0, "error", prep.case.description or REFUSED_TAG)
         if t.error:
             return _result(t, 0.0, "error", f"the run failed: {t.error}")
         if len(prep.actual) > MAX_CALLS_PER_CASE:
