@@ -32,8 +32,8 @@ from evalspec._transcript import ToolCall, Transcript
 if TYPE_CHECKING:
     from click.testing import Result
 
-    from evalspec import api
     from evalspec._providers.base import ChatRequest, ChatResponse
+    from evalspec.records import Report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -246,7 +246,7 @@ def scripted(body: dict[str, Any]) -> Any:
 
 def run_api(
     suite_path: Path, run_dir: Path, *, cases: list[str] | None = None, **plan_kw: Any
-) -> tuple[api.Report, list[Any]]:
+) -> tuple[Report, list[Any]]:
     """Run a suite through the Python API and score it: the report and the transcripts."""
     from evalspec import api
     from evalspec._runner import RunOptions

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from evalspec import api
+from evalspec import api, errors, records
 from evalspec._util import redaction
 from evalspec._util.collector import collector_paused
 from evalspec._util.errors import InputError, SpecError, UsageError
@@ -96,7 +96,7 @@ def test_loading_and_checking_suites(unusual_process, slack: Path, tmp_path: Pat
 def test_running_offline_and_scoring(unusual_process, slack: Path, tmp_path: Path) -> None:
     suite = api.load_suite(slack)
     plan = api.compile_plan(suite)
-    options = api.RunOptions(record="offline", run_dir=tmp_path / "run")
+    options = records.RunOptions(record="offline", run_dir=tmp_path / "run")
     outcome = _unchanged(lambda: api.run_plan(plan, options))
     assert len(outcome.transcripts) == 6 and not outcome.missing
     report = _unchanged(lambda: api.score(suite, outcome.transcripts))
@@ -107,7 +107,7 @@ def test_a_run_leaves_nothing_frozen(unusual_process, slack: Path, tmp_path: Pat
     """`api.run` freezes the suite and the results it keeps while it runs (fewer rescans);
     when it returns, the caller's objects are collected as before, none left frozen."""
     assert gc.get_freeze_count() == 0
-    request = api.RunRequest(slack, record="offline", out=tmp_path / "run")
+    request = records.RunRequest(slack, record="offline", out=tmp_path / "run")
     result = _unchanged(lambda: api.run(request))
     assert len(result.report.results) == 6
     assert gc.get_freeze_count() == 0
@@ -115,8 +115,8 @@ def test_a_run_leaves_nothing_frozen(unusual_process, slack: Path, tmp_path: Pat
 
 def test_a_run_that_raises_leaves_nothing_frozen(unusual_process, slack, tmp_path) -> None:
     (tmp_path / "slack.recordings.jsonl").write_text("", encoding="utf-8")
-    request = api.RunRequest(slack, record="offline", out=tmp_path / "run")
-    _unchanged(lambda: api.run(request), api.RecordingsMissing)
+    request = records.RunRequest(slack, record="offline", out=tmp_path / "run")
+    _unchanged(lambda: api.run(request), errors.RecordingsMissing)
 
 
 class _Kept:
@@ -137,7 +137,7 @@ def test_a_callers_frozen_objects_stay_frozen(unusual_process, slack, tmp_path) 
     try:
         frozen = gc.get_freeze_count()
         assert _frozen(kept)
-        request = api.RunRequest(slack, record="offline", out=tmp_path / "run")
+        request = records.RunRequest(slack, record="offline", out=tmp_path / "run")
         result = api.run(request)
         assert len(result.report.results) == 6
         assert _frozen(kept)
@@ -149,7 +149,7 @@ def test_a_callers_frozen_objects_stay_frozen(unusual_process, slack, tmp_path) 
 def test_a_run_that_may_call_keeps_its_secrets(unusual_process, slack, tmp_path) -> None:
     """Replaying with calls allowed registers the model's key for the run; it is the run's."""
     suite = api.load_suite(slack)
-    options = api.RunOptions(record="auto", run_dir=tmp_path / "run")
+    options = records.RunOptions(record="auto", run_dir=tmp_path / "run")
     outcome = _unchanged(lambda: api.run_plan(api.compile_plan(suite), options))
     assert len(outcome.transcripts) == 6 and outcome.calls is not None
     assert KEY not in redaction.registered()
@@ -159,7 +159,7 @@ def test_a_run_that_raises(unusual_process, slack: Path, tmp_path: Path) -> None
     """An offline run missing recordings stops with an error; the process is as it was."""
     (tmp_path / "slack.recordings.jsonl").write_text("", encoding="utf-8")
     plan = api.compile_plan(api.load_suite(slack))
-    options = api.RunOptions(record="offline", run_dir=tmp_path / "run")
+    options = records.RunOptions(record="offline", run_dir=tmp_path / "run")
     before = _state()
     try:
         outcome = api.run_plan(plan, options)

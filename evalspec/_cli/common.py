@@ -23,7 +23,7 @@ from evalspec._util.outputs import check_output_dir, check_output_file
 __all__ = ["check_output_dir", "check_output_file"]  # re-exported for the command modules
 
 if TYPE_CHECKING:
-    from evalspec.api import Report, ReportFiles
+    from evalspec.records import Report, ReportFiles
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -54,7 +54,7 @@ class ReportOptions:
 
     def files(self, results: Path | None = None) -> ReportFiles:
         """The report files these options ask for (and results.json at `results`)."""
-        from evalspec.api import ReportFiles
+        from evalspec.records import ReportFiles
 
         return ReportFiles(
             results=results, junit=self.junit, markdown=self.markdown, html=self.html

@@ -16,7 +16,7 @@ import typer
 from evalspec._cli.common import reports_errors
 
 if TYPE_CHECKING:
-    from evalspec.api import TranscriptsWritten
+    from evalspec.records import TranscriptsWritten
 
 import_app = typer.Typer(
     help="Import other systems' data: BFCL, StableToolBench, OpenTelemetry traces.\n\n"
