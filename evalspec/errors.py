@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from evalspec._util.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from evalspec._api.run import RecordingsMissing as RecordingsMissing
-    from evalspec._api.run import RunInterrupted as RunInterrupted
     from evalspec._util.errors import EvalspecError as EvalspecError
     from evalspec._util.errors import Problem as Problem
+    from evalspec._util.errors import RecordingsMissing as RecordingsMissing
     from evalspec._util.errors import RunError as RunError
+    from evalspec._util.errors import RunInterrupted as RunInterrupted
     from evalspec._util.errors import SpecError as SpecError
     from evalspec._util.errors import UsageError as UsageError
 

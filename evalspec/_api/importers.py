@@ -111,9 +111,9 @@ def import_bfcl(
     )
 
     questions, out = Path(questions), Path(out)
-    check_output_file(out, "--out")
+    check_output_file(out, "out")
     if names is not None and names not in NAME_RULES:
-        raise UsageError(f"--names {names!r}: use one of {', '.join(NAME_RULES)}")
+        raise UsageError(f"names={names!r}: use one of {', '.join(NAME_RULES)}", params=["names"])
     with importing(questions, "BFCL"):
         records = read_records(questions)
         from evalspec._interop.bfcl_multi_turn import is_multi_turn, multi_turn_suite_dict
@@ -133,9 +133,10 @@ def import_bfcl(
             raise UsageError(
                 f"{questions} names functions with a dot ({', '.join(dotted[:3])}"
                 f"{' ...' if len(dotted) > 3 else ''}), which BFCL offers differently to "
-                "different models: say --names dotted for a prompting model (or a "
-                "function-calling one whose API allows dots), --names underscored for OpenAI, "
-                "Anthropic, Mistral or Google function calling (`math_factorial`)"
+                "different models: say names=dotted for a prompting model (or a "
+                "function-calling one whose API allows dots), names=underscored for OpenAI, "
+                "Anthropic, Mistral or Google function calling (`math_factorial`)",
+                params=["names"],
             )
         suites = bfcl_suite_dicts(
             records,
@@ -177,9 +178,9 @@ def import_bfcl_results(
     from evalspec._suite.validate import load_suite
 
     results, out = Path(results), Path(out)
-    check_output_file(out, "--out")
+    check_output_file(out, "out")
     if kind is not None and kind not in KINDS:
-        raise UsageError(f"--kind {kind!r}: use one of {', '.join(KINDS)}")
+        raise UsageError(f"kind={kind!r}: use one of {', '.join(KINDS)}", params=["kind"])
     loaded = load_suite(suite)
     label = (
         model_label(model, results, "bfcl")
@@ -248,7 +249,10 @@ def _judge_endpoint(judge: str | None, base_url: str | None, key_env: str | None
     """The judge's endpoint settings (only with a judge)."""
     given = {"base_url": base_url, "api_key_env": key_env}
     if not judge and any(given.values()):
-        raise UsageError("--judge-base-url and --judge-key-env need --judge MODEL")
+        raise UsageError(
+            "judge_base_url= and judge_key_env= need judge=MODEL",
+            params=["judge_base_url", "judge_key_env", "judge"],
+        )
     return {k: v for k, v in given.items() if v}
 
 
@@ -271,11 +275,14 @@ def import_stabletoolbench_answers(
 
     converted, out = Path(converted), Path(out)
     suite_path = Path(suite_out) if suite_out is not None else None
-    check_output_file(out, "--out")
-    check_output_file(suite_path, "--suite-out")
+    check_output_file(out, "out")
+    check_output_file(suite_path, "suite_out")
     endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env)
     if (suite_path is None) != (judge is None):
-        raise UsageError("--suite-out and --judge go together: the suite's one check is the judge")
+        raise UsageError(
+            "suite_out= and judge= go together: the suite's one check is the judge",
+            params=["suite_out", "judge"],
+        )
     try:
         answers = read_converted_answers(converted, model)
     except OSError as exc:
@@ -326,7 +333,7 @@ def import_otel(
     from evalspec._interop.otel import otel_transcripts
 
     spans, out = Path(spans), Path(out)
-    check_output_file(out, "--out")
+    check_output_file(out, "out")
     model = model_label(model, spans, "otel")
     with importing(spans, "OpenTelemetry JSON"):
         transcripts = otel_transcripts(spans, case=case, model=model)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 
+from evalspec._cli.flags import exit_code, flag_text
 from evalspec._util.collector import collector_paused
 from evalspec._util.errors import EvalspecError, SpecError
 from evalspec._util.outputs import check_output_dir, check_output_file
@@ -77,13 +78,13 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
             return func(*args, **kwargs)
         except SpecError as exc:
             for p in exc.problems:
-                print_error(str(p))
+                print_error(flag_text(str(p), exc.params))
             n = len(exc.problems)
             print_error(f"{n} problem{'s' if n != 1 else ''} found")
             raise typer.Exit(2) from None
         except EvalspecError as exc:
-            print_error(f"error: {exc}")
-            raise typer.Exit(exc.exit_code) from None
+            print_error(f"error: {flag_text(str(exc), exc.params)}")
+            raise typer.Exit(exit_code(exc)) from None
         except KeyboardInterrupt:
             print_error("interrupted")
             raise typer.Exit(130) from None
@@ -103,9 +104,9 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
 
 def check_report_files(options: ReportOptions) -> None:
     """Every report file asked for can be written (checked before a command spends anything)."""
-    check_output_file(options.junit, "--junit")
-    check_output_file(options.markdown, "--markdown")
-    check_output_file(options.html, "--html")
+    check_output_file(options.junit, "junit")
+    check_output_file(options.markdown, "markdown")
+    check_output_file(options.html, "html")
 
 
 class _InertFormatter(logging.Formatter):

@@ -78,7 +78,8 @@ def expand_header_values(headers: dict[str, str] | None) -> dict[str, str]:
             if not os.environ.get(var):
                 raise RunError(
                     f"header {name} takes environment variable {var}, which is not set; "
-                    "export it, or replay recorded answers with --record offline"
+                    "export it, or replay recorded answers with record=offline",
+                    params=["record"],
                 )
         out[name] = ENV_REF.sub(lambda m: os.environ[m.group(1)], value)
     redaction.register(*header_secrets(headers))
@@ -116,7 +117,8 @@ def resolve_api_key(
     raise RunError(
         f"environment variable {api_key_env} is not set; it must hold the API key for "
         f"{display_url(base_url, default_url)}. Export it, or replay recorded answers with "
-        "--record offline"
+        "record=offline",
+        params=["record"],
     )
 
 

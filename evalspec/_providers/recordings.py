@@ -200,7 +200,8 @@ class _Index:
                             path,
                             WHAT,
                             f"line {number} is {parsed}",
-                            "point run.recordings (or --recordings) at a new file",
+                            "point run.recordings (or recordings=) at a new file",
+                            params=["recordings"],
                         )
                     if not ended:  # the last line, without its newline: cut short
                         suspect = (number, offset, parsed)
@@ -252,9 +253,10 @@ def _corrupt(path: Path, number: int, why: str) -> SpecError:
                 1,
                 "",
                 f"not a recorded answer: {why}",
-                "fix or delete this line, or re-record with --record record",
+                "fix or delete this line, or re-record with record=record",
             )
-        ]
+        ],
+        params=["record"],
     )
 
 
@@ -480,7 +482,10 @@ class RecordingProvider:
         live = None if self.mode == "offline" else self._live()
         if live is None:
             if self.mode == "record":
-                raise RunError("--record record needs a model endpoint to call, and none is set")
+                raise RunError(
+                    "record=record needs a model endpoint to call, and none is set",
+                    params=["record"],
+                )
             self.counts["missing"] += 1
             self.missing.append(request.describe())
             raise RecordingMissing(
