@@ -174,13 +174,13 @@ def import_bfcl_results(
     a multi-turn category takes BFCL's multi-turn results (turns of steps of calls), each call
     answered by the suite's tools."""
     from evalspec._interop.bfcl import bfcl_transcripts
-    from evalspec._interop.bfcl_decode import KINDS
+    from evalspec._interop.bfcl_decode import RESULT_FORMATS
     from evalspec._suite.validate import load_suite
 
     results, out = Path(results), Path(out)
     check_output_file(out, "out")
-    if kind is not None and kind not in KINDS:
-        raise UsageError(f"kind={kind!r}: use one of {', '.join(KINDS)}", params=["kind"])
+    if kind is not None and kind not in RESULT_FORMATS:
+        raise UsageError(f"kind={kind!r}: use one of {', '.join(RESULT_FORMATS)}", params=["kind"])
     loaded = load_suite(suite)
     label = (
         model_label(model, results, "bfcl")

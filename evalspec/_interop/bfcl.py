@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalspec._interop.bfcl_decode import DecodeError, Kind, decode, text_kind
+from evalspec._interop.bfcl_decode import DecodeError, ResultFormat, decode, text_kind
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import UsageError
 from evalspec._util.files import write_text_atomic
@@ -468,7 +468,7 @@ def write_suites(out: Path, suites: Sequence[dict[str, Any]]) -> list[Path]:
 # ------------------------------------------------------------------------------------ results
 
 
-def result_kind(records: Sequence[Mapping[str, Any]]) -> Kind:
+def result_kind(records: Sequence[Mapping[str, Any]]) -> ResultFormat:
     """The kind of model a result file comes from: function-calling results hold call lists;
     text is call text or JSON call objects (`text_kind`)."""
     if any(isinstance(r.get("result"), list) for r in records):
@@ -476,7 +476,7 @@ def result_kind(records: Sequence[Mapping[str, Any]]) -> Kind:
     return text_kind([r["result"] for r in records if isinstance(r.get("result"), str)])
 
 
-def _transcript(record_id: str, result: Any, model: str, kind: Kind) -> Transcript:
+def _transcript(record_id: str, result: Any, model: str, kind: ResultFormat) -> Transcript:
     raw = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     try:
         decoded = decode(result, kind)
@@ -529,12 +529,12 @@ def bfcl_transcripts(
     results: str | Path | Iterable[Mapping[str, Any]],
     *,
     model: str = DEFAULT_MODEL,
-    kind: Kind | None = None,
+    kind: ResultFormat | None = None,
 ) -> list[Transcript]:
     """Transcripts from BFCL model results (`{"id", "result"}` records, or a file of them).
 
-    `kind` is the decoder BFCL applies (one of `bfcl_decode.KINDS`); None reads it from the file
-    (`result_kind`)."""
+    `kind` is the decoder BFCL applies (one of `bfcl_decode.RESULT_FORMATS`); None reads it from
+    the file (`result_kind`)."""
     records = read_records(results) if isinstance(results, str | Path) else list(results)
     for r in records:
         if "id" not in r or "result" not in r:

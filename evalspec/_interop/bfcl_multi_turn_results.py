@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalspec._interop.bfcl_decode import DecodeError, Kind, decode, text_kind
+from evalspec._interop.bfcl_decode import DecodeError, ResultFormat, decode, text_kind
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import Case, Suite
 from evalspec._transcript import ToolCall, Transcript, UserTurn
@@ -64,7 +64,7 @@ def numbered_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield line, record
 
 
-def result_kind(records: list[tuple[int, dict[str, Any]]]) -> Kind:
+def result_kind(records: list[tuple[int, dict[str, Any]]]) -> ResultFormat:
     """Function-calling results hold each step as a list of calls; the others hold text, read
     by the decoder its form asks for (`text_kind`: JSON call objects or call text)."""
     texts: list[str] = []
@@ -80,7 +80,7 @@ def result_kind(records: list[tuple[int, dict[str, Any]]]) -> Kind:
 
 
 def multi_turn_transcripts(
-    path: Path, suite: Suite, *, model: str, kind: Kind | None
+    path: Path, suite: Suite, *, model: str, kind: ResultFormat | None
 ) -> tuple[list[Transcript], int]:
     """Transcripts of the records that are cases of `suite`, and how many records are not."""
     from evalspec._tools.environment import Conversations
@@ -117,7 +117,7 @@ def multi_turn_transcripts(
 
 
 def _steps(
-    record: Mapping[str, Any], case: Case, kind: Kind, name: str, line: int
+    record: Mapping[str, Any], case: Case, kind: ResultFormat, name: str, line: int
 ) -> list[list[list[tuple[str, dict[str, Any]]]]] | str:
     """Each turn's steps that decode to calls; the text of a failed inference instead."""
     result = record["result"]

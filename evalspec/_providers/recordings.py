@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -47,7 +47,7 @@ from evalspec._util.reading import (
     open_regular,
     without_lone_surrogates,
 )
-from evalspec._util.records import AnswerSeconds, RecordError, convert
+from evalspec._util.records import AnswerSeconds, Count, RecordError, convert
 
 _log = logging.getLogger(__name__)
 
@@ -62,10 +62,6 @@ WHAT = "a recordings file (JSON lines of recorded answers)"
 
 def _dumps(obj: Any) -> str:
     return redaction.scrub(dumps_line(obj, "a recordings line"))
-
-
-Count = Annotated[int, msgspec.Meta(ge=0)]
-"""A token count: a whole number of 0 or more."""
 
 
 class RecordedRequest(msgspec.Struct, frozen=True):
