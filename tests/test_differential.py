@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import write_suite_yaml
 
 from evalspec._critics import make_critic
 from evalspec._scoring.evaluators import run_evaluator
@@ -437,7 +438,7 @@ def test_bfcl_ast_checker_agrees(tmp_path: Path) -> None:
     import bfcl_eval
     from support import bfcl_mutations, bfcl_transcript
 
-    from evalspec._interop.bfcl import read_records, write_suite_yaml
+    from evalspec._interop.bfcl import read_records
     from evalspec.api import load_suite, score
 
     checker, python = _bfcl_checker()
@@ -592,7 +593,7 @@ def test_bfcl_agrees_on_real_models_results(tmp_path: Path) -> None:
     published results of real prompting and function-calling models."""
     import bfcl_eval
 
-    from evalspec._interop.bfcl import bfcl_transcripts, read_records, write_suite_yaml
+    from evalspec._interop.bfcl import bfcl_transcripts, read_records
     from evalspec.api import load_suite, score
 
     data = Path(bfcl_eval.__file__).parent / "data"

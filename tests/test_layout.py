@@ -323,3 +323,53 @@ def test_each_of_these_names_is_defined_in_one_module():
         for name in _top_level_names(path) & set(ONE_MEANING):
             where[name].append(module)
     assert {name: found for name, found in where.items() if len(found) != 1} == {}
+
+
+TEST_ONLY = {
+    "accepting_stale": "evalspec._review.diff, moving with the comparison package",
+    "compare_results": "evalspec._review.diff, moving with the comparison package",
+    "stats": "EmbeddingStore's cache counters, which the embedding tests observe",
+}
+"""Library names only tests reach, and why each is still there."""
+
+
+def _referenced(paths: list[Path]) -> set[str]:
+    """Every name a file uses: read, called, imported or named in a string."""
+    found: set[str] = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                found.add(node.attr)
+            elif isinstance(node, ast.alias):
+                found.add(node.name.rsplit(".", 1)[-1])
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found.add(node.value)
+    return found
+
+
+def _defined(path: Path) -> list[str]:
+    """Functions, classes and methods defined at the top of a module or of its classes; not
+    those a decorator registers (a command, a check, a tool environment), reached by it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = [*tree.body]
+    nodes += [n for c in tree.body if isinstance(c, ast.ClassDef) for n in c.body]
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    return [
+        n.name
+        for n in nodes
+        if isinstance(n, kinds) and not n.name.startswith("__") and not _registered(n)
+    ]
+
+
+def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    return any(isinstance(d, ast.Call) for d in node.decorator_list)
+
+
+def test_no_library_code_is_reached_only_from_tests():
+    library = sorted(PACKAGE.rglob("*.py"))
+    outside = [p for d in ("tests", "benchmarks", "examples") for p in (ROOT / d).rglob("*.py")]
+    used, tried = _referenced(library), _referenced(outside)
+    only_tests = ({name for path in library for name in _defined(path)} - used) & tried
+    assert only_tests <= set(TEST_ONLY), sorted(only_tests - set(TEST_ONLY))

@@ -437,23 +437,6 @@ def suite_yaml(suite: Mapping[str, Any]) -> str:
     return header + body
 
 
-def write_suite_yaml(
-    questions: Sequence[Mapping[str, Any]],
-    answers: Sequence[Mapping[str, Any]] | None,
-    out: str | Path,
-    *,
-    name: str,
-    models: Sequence[str] = (DEFAULT_MODEL,),
-    names: str = "dotted",
-) -> list[Path]:
-    """Write the suite(s) for these records; extra suites go beside `out` as `<stem>-2.yaml`, ...
-
-    Every file is written to a temporary name first, so a failure leaves nothing half-written.
-    """
-    suites = bfcl_suite_dicts(questions, answers, name=name, models=models, names=names)
-    return write_suites(Path(out), suites)
-
-
 def write_suites(out: Path, suites: Sequence[dict[str, Any]]) -> list[Path]:
     """Write suites to `out`, `<stem>-2.yaml`, ...; all to temporary names first, then moved."""
     paths = [out] + [
