@@ -81,23 +81,23 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
                 print_error(flag_text(str(p), exc.params))
             n = len(exc.problems)
             print_error(f"{n} problem{'s' if n != 1 else ''} found")
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_code(exc)) from None
         except EvalspecError as exc:
             print_error(f"error: {flag_text(str(exc), exc.params)}")
             raise typer.Exit(exit_code(exc)) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             print_error("interrupted")
-            raise typer.Exit(130) from None
-        except MemoryError:  # a last guard behind the size limits: never a traceback, never 1
+            raise typer.Exit(exit_code(exc)) from None
+        except MemoryError as exc:  # behind the size limits: never a traceback, never 1
             print_error(
                 "error: out of memory: the input is larger than this machine can hold; "
                 "split it, or run on a machine with more memory"
             )
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_code(exc)) from None
         except OSError as exc:  # a full disk, a read-only directory: a message, not a traceback
             where = f" {exc.filename}" if exc.filename else ""
             print_error(f"error: cannot write or read{where}: {exc.strerror or exc}")
-            raise typer.Exit(3) from None
+            raise typer.Exit(exit_code(exc)) from None
 
     return wrapper
 

@@ -41,10 +41,16 @@ FLAGS: dict[str, str] = {
 
 EXIT_CODES: dict[type[BaseException], int] = {
     RunInterrupted: 130,
+    KeyboardInterrupt: 130,
     RunError: 3,
     EvalspecError: 2,
+    MemoryError: 2,
+    OSError: 3,
 }
-"""The exit code of each kind of error, most specific first (`SpecError` and `UsageError`: 2)."""
+"""The exit code of each kind of error a command reports, most specific first: 2 the input
+(`SpecError`, `UsageError`, an input too large to hold), 3 the run or the machine (`RunError`,
+a full disk), 130 interrupted. A result's own code (0 pass, 1 fail, review's 3 and 4) is the
+result's."""
 
 _FOLLOWS_VALUE = re.compile(r"[^\s,;:)`.]|\.\S")
 """What starts a value after `name=` (not a space or the punctuation that ends a phrase)."""

@@ -27,6 +27,7 @@ from evalspec._cli.common import (
     print_run,
     reports_errors,
 )
+from evalspec._cli.flags import exit_code
 from evalspec._util.ray_batches import RAY_BATCH, RAY_EMBED_BATCH
 from evalspec.api import RECORD_MODES
 
@@ -140,7 +141,7 @@ def execute(request: RunRequest, options: ReportOptions) -> int:
         sys.stderr.write(
             f"{stopped}\nresume with: evalspec run {request.suite} --resume {stopped.run_dir}\n"
         )
-        return 130
+        return exit_code(stopped)
     except RecordingsMissing as missing:
         for label in missing.labels:
             print_error(f"no recorded answer: {label}")
