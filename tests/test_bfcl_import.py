@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 from msgspec.structs import replace
-from support import evalspec_import
+from support import evalspec_import, write_suite_yaml
 
 from evalspec._interop.bfcl import (
     INVALID_TAG,
@@ -20,7 +20,6 @@ from evalspec._interop.bfcl import (
     read_records,
     split_records,
     suite_yaml,
-    write_suite_yaml,
 )
 from evalspec._interop.bfcl_decode import DecodeError, decode
 from evalspec._transcript import ToolCall, Transcript

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import BFCL_EVAL_ABSENT, bfcl_transcript
+from support import BFCL_EVAL_ABSENT, bfcl_checker, bfcl_transcript, read_records, write_suite_yaml
 
-from evalspec._interop.bfcl import read_records, write_suite_yaml
 from evalspec.api import load_suite, score
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl_faults"
@@ -44,9 +43,7 @@ OUTPUTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
 
 def bfcl_verdict(category: str, record: dict[str, Any], calls: list[Any]) -> bool:
     """bfcl-eval's ast_checker on the calls; a checker that raises is an errored record: fail."""
-    from test_differential import _bfcl_checker
-
-    checker, python = _bfcl_checker()
+    checker, python = bfcl_checker()
     output = [{name: args} for name, args in calls]
     try:
         verdict = checker(record["function"], output, TRUTH["simple_363"], python, category, "m")

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply
+from support import has_finish, majority_status, sopr_from_pass_rate_results, sopr_score
 from typer.testing import CliRunner
 
 from evalspec._cli import app
-from evalspec._interop.stabletoolbench import majority_status, sopr_from_pass_rate_results
 
 DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
 QUERIES = DATA / "solvable_queries_example/test_instruction/G1_instruction.json"
@@ -205,7 +205,6 @@ def length_verdict(body: dict[str, Any]) -> Any:
 def test_a_published_answer_file_alone_is_judged_end_to_end(tmp_path, monkeypatch):
     """The leaderboard's answer files come without their queries in a test_instruction file:
     --suite-out makes the suite from the answer file itself, as StableToolEval reads it."""
-    from evalspec._interop.stabletoolbench import has_finish, sopr_score
     from evalspec._transcript import load_transcripts
 
     monkeypatch.setenv(KEY_ENV, KEY)

@@ -108,9 +108,9 @@ def import_bfcl(
     from evalspec._interop.records import Sources
 
     questions, out = Path(questions), Path(out)
-    check_output_file(out, "--out")
+    check_output_file(out, "out")
     if names is not None and names not in NAME_RULES:
-        raise UsageError(f"--names {names!r}: use one of {', '.join(NAME_RULES)}")
+        raise UsageError(f"names={names!r}: use one of {', '.join(NAME_RULES)}", params=["names"])
     asked = read_numbered(questions)
     given = read_numbered(answers) if answers is not None else None
     sources = Sources(
@@ -157,9 +157,10 @@ def _bfcl_suites(
         raise UsageError(
             f"{sources.files['questions']} names functions with a dot ({', '.join(dotted[:3])}"
             f"{' ...' if len(dotted) > 3 else ''}), which BFCL offers differently to "
-            "different models: say --names dotted for a prompting model (or a "
-            "function-calling one whose API allows dots), --names underscored for OpenAI, "
-            "Anthropic, Mistral or Google function calling (`math_factorial`)"
+            "different models: say names=dotted for a prompting model (or a "
+            "function-calling one whose API allows dots), names=underscored for OpenAI, "
+            "Anthropic, Mistral or Google function calling (`math_factorial`)",
+            params=["names"],
         )
     return bfcl_suite_dicts(
         records,
@@ -195,13 +196,13 @@ def import_bfcl_results(
     a multi-turn category takes BFCL's multi-turn results (turns of steps of calls), each call
     answered by the suite's tools."""
     from evalspec._interop.bfcl import bfcl_transcripts
-    from evalspec._interop.bfcl_decode import KINDS
+    from evalspec._interop.bfcl_decode import RESULT_FORMATS
     from evalspec._suite.validate import load_suite
 
     results, out = Path(results), Path(out)
-    check_output_file(out, "--out")
-    if kind is not None and kind not in KINDS:
-        raise UsageError(f"--kind {kind!r}: use one of {', '.join(KINDS)}")
+    check_output_file(out, "out")
+    if kind is not None and kind not in RESULT_FORMATS:
+        raise UsageError(f"kind={kind!r}: use one of {', '.join(RESULT_FORMATS)}", params=["kind"])
     loaded = load_suite(suite)
     refused: list[Refusal] = []
     label = (
@@ -239,7 +240,7 @@ def _unless_refused(transcript: Transcript, case: Case) -> Transcript:
     """The transcript, or an errored one for a case standing for a record refused at import
     (it fails whatever the model answered, as BFCL fails an errored record)."""
     from evalspec._interop.bfcl import errored_transcript
-    from evalspec._interop.records import REFUSED_TAG
+    from evalspec._suite.model import REFUSED_TAG
 
     if REFUSED_TAG not in case.tags:
         return transcript
@@ -295,7 +296,10 @@ def _judge_endpoint(judge: str | None, base_url: str | None, key_env: str | None
     """The judge's endpoint settings (only with a judge)."""
     given = {"base_url": base_url, "api_key_env": key_env}
     if not judge and any(given.values()):
-        raise UsageError("--judge-base-url and --judge-key-env need --judge MODEL")
+        raise UsageError(
+            "judge_base_url= and judge_key_env= need judge=MODEL",
+            params=["judge_base_url", "judge_key_env", "judge"],
+        )
     return {k: v for k, v in given.items() if v}
 
 
@@ -318,11 +322,14 @@ def import_stabletoolbench_answers(
 
     converted, out = Path(converted), Path(out)
     suite_path = Path(suite_out) if suite_out is not None else None
-    check_output_file(out, "--out")
-    check_output_file(suite_path, "--suite-out")
+    check_output_file(out, "out")
+    check_output_file(suite_path, "suite_out")
     endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env)
     if (suite_path is None) != (judge is None):
-        raise UsageError("--suite-out and --judge go together: the suite's one check is the judge")
+        raise UsageError(
+            "suite_out= and judge= go together: the suite's one check is the judge",
+            params=["suite_out", "judge"],
+        )
     try:
         answers = read_converted_answers(converted, model)
     except OSError as exc:
@@ -380,7 +387,7 @@ def import_otel(
     from evalspec._interop.otel import otel_transcripts
 
     spans, out = Path(spans), Path(out)
-    check_output_file(out, "--out")
+    check_output_file(out, "out")
     model = model_label(model, spans, "otel")
     refused: list[Refusal] = []
     with importing(spans, "OpenTelemetry JSON"):

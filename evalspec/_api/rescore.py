@@ -92,10 +92,10 @@ def rescore(
 
     files = reports or ReportFiles()
     for path, option in (
-        (files.junit, "--junit"),
-        (files.markdown, "--markdown"),
-        (files.html, "--html"),
-        (files.results, "--out"),
+        (files.junit, "junit"),
+        (files.markdown, "markdown"),
+        (files.html, "html"),
+        (files.results, "results"),
     ):
         check_output_file(path, option)
     suite_path = Path(suite)

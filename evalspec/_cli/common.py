@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 import typer
 from typer.core import TyperCommand
 
+from evalspec._cli.flags import exit_code, flag_text
 from evalspec._util.collector import collector_paused
 from evalspec._util.errors import EvalspecError, SpecError
 from evalspec._util.outputs import check_output_dir, check_output_file
@@ -25,7 +26,7 @@ from evalspec._util.outputs import check_output_dir, check_output_file
 __all__ = ["check_output_dir", "check_output_file"]  # re-exported for the command modules
 
 if TYPE_CHECKING:
-    from evalspec.api import Report, ReportFiles
+    from evalspec.records import Report, ReportFiles
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -56,7 +57,7 @@ class ReportOptions:
 
     def files(self, results: Path | None = None) -> ReportFiles:
         """The report files these options ask for (and results.json at `results`)."""
-        from evalspec.api import ReportFiles
+        from evalspec.records import ReportFiles
 
         return ReportFiles(
             results=results, junit=self.junit, markdown=self.markdown, html=self.html
@@ -79,35 +80,35 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
             return func(*args, **kwargs)
         except SpecError as exc:
             for p in exc.problems:
-                print_error(str(p))
+                print_error(flag_text(str(p), exc.params))
             n = len(exc.problems)
             print_error(f"{n} problem{'s' if n != 1 else ''} found")
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_code(exc)) from None
         except EvalspecError as exc:
-            print_error(f"error: {exc}")
-            raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
+            print_error(f"error: {flag_text(str(exc), exc.params)}")
+            raise typer.Exit(exit_code(exc)) from None
+        except KeyboardInterrupt as exc:
             print_error("interrupted")
-            raise typer.Exit(130) from None
-        except MemoryError:  # a last guard behind the size limits: never a traceback, never 1
+            raise typer.Exit(exit_code(exc)) from None
+        except MemoryError as exc:  # behind the size limits: never a traceback, never 1
             print_error(
                 "error: out of memory: the input is larger than this machine can hold; "
                 "split it, or run on a machine with more memory"
             )
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_code(exc)) from None
         except OSError as exc:  # a full disk, a read-only directory: a message, not a traceback
             where = f" {exc.filename}" if exc.filename else ""
             print_error(f"error: cannot write or read{where}: {exc.strerror or exc}")
-            raise typer.Exit(3) from None
+            raise typer.Exit(exit_code(exc)) from None
 
     return wrapper
 
 
 def check_report_files(options: ReportOptions) -> None:
     """Every report file asked for can be written (checked before a command spends anything)."""
-    check_output_file(options.junit, "--junit")
-    check_output_file(options.markdown, "--markdown")
-    check_output_file(options.html, "--html")
+    check_output_file(options.junit, "junit")
+    check_output_file(options.markdown, "markdown")
+    check_output_file(options.html, "html")
 
 
 class _InertFormatter(logging.Formatter):

@@ -15,11 +15,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evalspec._cli.common import print_error, reports_errors
-from evalspec._interop.records import REFUSED_TAG
 
 if TYPE_CHECKING:
-    from evalspec._interop.records import Refusal
-    from evalspec.api import TranscriptsWritten
+    from evalspec.records import Refusal, TranscriptsWritten
 
 import_app = typer.Typer(
     help="Import other systems' data: BFCL, StableToolBench, OpenTelemetry traces.\n\n"
@@ -109,7 +107,7 @@ def bfcl(
         f"{written.cases} cases in {len(written.paths)} suite(s); "
         f"next: evalspec validate {written.paths[0]}"
     )
-    say_refused(written.refused, written.cases, f"a case tagged {REFUSED_TAG}")
+    say_refused(written.refused, written.cases, "a case tagged import-refused")
 
 
 @import_app.command("bfcl-results")
@@ -199,7 +197,7 @@ def stabletoolbench(
     for p in written.paths:
         typer.echo(f"wrote {p}")
     typer.echo(f"{written.cases} cases in {len(written.paths)} suite(s)")
-    say_refused(written.refused, written.cases, f"a case tagged {REFUSED_TAG}")
+    say_refused(written.refused, written.cases, "a case tagged import-refused")
 
 
 @import_app.command("stabletoolbench-answers")

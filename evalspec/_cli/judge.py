@@ -19,7 +19,7 @@ from evalspec._cli.common import (
 from evalspec._util import finite
 
 if TYPE_CHECKING:
-    from evalspec.api import JudgeOutcome
+    from evalspec.records import JudgeOutcome
 
 
 @reports_errors

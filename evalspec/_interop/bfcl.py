@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalspec._interop.bfcl_decode import DecodeError, Kind, decode, text_kind
+from evalspec._interop.bfcl_decode import DecodeError, ResultFormat, decode, text_kind
 from evalspec._interop.records import (
     RecordFault,
     Refusal,
@@ -50,7 +50,7 @@ from evalspec._interop.records import (
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import UsageError
 from evalspec._util.files import write_text_atomic
-from evalspec._util.reading import display_name, input_error
+from evalspec._util.reading import display_name
 
 _JSON_TYPES = {
     "string": "string",
@@ -145,17 +145,6 @@ def read_numbered(path: str | Path) -> Read:
         records.append(record)
         lines.setdefault(str(record["id"]), line)
     return Read(records, lines, refused)
-
-
-def read_records(path: str | Path) -> list[dict[str, Any]]:
-    """Every record of a BFCL file; InputError (file:line) at the first line that is none."""
-    read = read_numbered(path)
-    if read.refused:
-        first = read.refused[0]
-        raise input_error(
-            first.file, first.reason, "name a BFCL question, answer or result file", first.line
-        )
-    return read.records
 
 
 # ------------------------------------------------------------------------------------ tools
@@ -600,23 +589,6 @@ def suite_yaml(suite: Mapping[str, Any]) -> str:
     return header + body
 
 
-def write_suite_yaml(
-    questions: Sequence[Mapping[str, Any]],
-    answers: Sequence[Mapping[str, Any]] | None,
-    out: str | Path,
-    *,
-    name: str,
-    models: Sequence[str] = (DEFAULT_MODEL,),
-    names: str = "dotted",
-) -> list[Path]:
-    """Write the suite(s) for these records; extra suites go beside `out` as `<stem>-2.yaml`, ...
-
-    Every file is written to a temporary name first, so a failure leaves nothing half-written.
-    """
-    suites = bfcl_suite_dicts(questions, answers, name=name, models=models, names=names)
-    return write_suites(Path(out), suites)
-
-
 def write_suites(out: Path, suites: Sequence[dict[str, Any]]) -> list[Path]:
     """Write suites to `out`, `<stem>-2.yaml`, ...; all to temporary names first, then moved."""
     paths = [out] + [
@@ -631,7 +603,7 @@ def write_suites(out: Path, suites: Sequence[dict[str, Any]]) -> list[Path]:
 # ------------------------------------------------------------------------------------ results
 
 
-def result_kind(records: Sequence[Mapping[str, Any]]) -> Kind:
+def result_kind(records: Sequence[Mapping[str, Any]]) -> ResultFormat:
     """The kind of model a result file comes from: function-calling results hold call lists;
     text is call text or JSON call objects (`text_kind`)."""
     if any(isinstance(r.get("result"), list) for r in records):
@@ -639,7 +611,7 @@ def result_kind(records: Sequence[Mapping[str, Any]]) -> Kind:
     return text_kind([r["result"] for r in records if isinstance(r.get("result"), str)])
 
 
-def _transcript(record_id: str, result: Any, model: str, kind: Kind) -> Transcript:
+def _transcript(record_id: str, result: Any, model: str, kind: ResultFormat) -> Transcript:
     raw = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     try:
         decoded = decode(result, kind)
@@ -692,15 +664,15 @@ def bfcl_transcripts(
     results: str | Path | Iterable[Mapping[str, Any]],
     *,
     model: str = DEFAULT_MODEL,
-    kind: Kind | None = None,
+    kind: ResultFormat | None = None,
     refused: list[Refusal] | None = None,
 ) -> list[Transcript]:
     """Transcripts from BFCL model results (`{"id", "result"}` records, or a file of them).
 
-    `kind` is the decoder BFCL applies (one of `bfcl_decode.KINDS`); None reads it from the file
-    (`result_kind`). A record that cannot be read is refused (appended to `refused`; without
-    that list, UsageError): one with an id still gives a transcript, errored, so it fails as
-    BFCL fails an errored record. UsageError when every record is refused."""
+    `kind` is the decoder BFCL applies (one of `bfcl_decode.RESULT_FORMATS`); None reads it
+    from the file (`result_kind`). A record that cannot be read is refused (appended to
+    `refused`; without that list, UsageError): one with an id still gives a transcript, errored,
+    so it fails as BFCL fails an errored record. UsageError when every record is refused."""
     records: list[Mapping[str, Any]]
     if isinstance(results, str | Path):
         read = read_numbered(results)

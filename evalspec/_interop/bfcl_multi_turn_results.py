@@ -21,16 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from evalspec._interop.bfcl import errored_transcript
-from evalspec._interop.bfcl_decode import DecodeError, Kind, decode, text_kind
+from evalspec._interop.bfcl_decode import DecodeError, ResultFormat, decode, text_kind
 from evalspec._interop.records import (
-    REFUSED_TAG,
     RecordFault,
     Refusal,
     numbered_json,
     refused_all,
 )
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
-from evalspec._suite.model import Case, Suite
+from evalspec._suite.model import REFUSED_TAG, Case, Suite
 from evalspec._transcript import ToolCall, Transcript, UserTurn
 from evalspec._util.reading import display_name, input_error
 
@@ -56,7 +55,7 @@ def numbered_records(path: Path, refused: list[Refusal]) -> list[tuple[int, dict
     return out
 
 
-def result_kind(records: list[tuple[int, dict[str, Any]]]) -> Kind:
+def result_kind(records: list[tuple[int, dict[str, Any]]]) -> ResultFormat:
     """Function-calling results hold each step as a list of calls; the others hold text, read
     by the decoder its form asks for (`text_kind`: JSON call objects or call text)."""
     texts: list[str] = []
@@ -72,7 +71,7 @@ def result_kind(records: list[tuple[int, dict[str, Any]]]) -> Kind:
 
 
 def multi_turn_transcripts(
-    path: Path, suite: Suite, *, model: str, kind: Kind | None, refused: list[Refusal]
+    path: Path, suite: Suite, *, model: str, kind: ResultFormat | None, refused: list[Refusal]
 ) -> tuple[list[Transcript], int]:
     """Transcripts of the records that are cases of `suite`, and how many records are not.
 
@@ -124,7 +123,7 @@ def multi_turn_transcripts(
 
 
 def _steps(
-    record: Mapping[str, Any], case: Case, kind: Kind
+    record: Mapping[str, Any], case: Case, kind: ResultFormat
 ) -> list[list[list[tuple[str, dict[str, Any]]]]] | str:
     """Each turn's steps that decode to calls; the text of a failed inference instead."""
     result = record["result"]

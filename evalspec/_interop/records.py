@@ -18,14 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalspec._suite.model import REFUSED_TAG
 from evalspec._util.errors import InputError, UsageError
 from evalspec._util.reading import display_name, input_error, parse_json, read_text
 
 if TYPE_CHECKING:
     from evalspec._transcript import Transcript
-
-REFUSED_TAG = "import-refused"
-"""Tag of a case standing for a record the importer refused."""
 
 REFUSED_PREFIX = "refused at import: "
 """How a refused record's case description begins (and the error of a result for it)."""

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from evalspec._critics.base import Critic, Embedder
-from evalspec._interop.records import REFUSED_TAG
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.budgets import over_case_budget
 from evalspec._scoring.final_answer import JudgeUnavailable
@@ -54,7 +53,7 @@ from evalspec._scoring.turns import (
 )
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
-from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
+from evalspec._suite.model import REFUSED_TAG, Case, FinalAnswerCheck, Rubric, Suite
 from evalspec._suite.walk import judge_checks
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.graph import GraphTooLarge
