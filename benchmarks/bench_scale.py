@@ -40,7 +40,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Hashable
@@ -411,18 +410,11 @@ def _compare_record(cases: int, tmp: Path, trees: dict[str, Path], repeat: int) 
             goal(f"record_{cases}_vs_embedding_alone_wall", ratio, "<=", 1.5, "{:.2f}")
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 def _review_repo(cases: int, tmp: Path) -> Path:
     """A repository whose `main` holds the suite and its recordings, and whose checked-out
     branch rewords the expected note of every case in the first included file."""
+    from bench_review import git as _git
+
     suite, recordings = _case_files(cases, tmp)
     repo = tmp / f"review{cases}"
     (repo / "suites").mkdir(parents=True)
