@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -134,10 +135,12 @@ are planned together and finish close together, so a few thousand cover every re
 50,000-case run would otherwise keep every case's critics to the end."""
 
 
-def _remember(memo: dict[K, V], key: K, value: V) -> V:
-    """Keep `value` under `key`, forgetting the oldest entry once `MEMO_CASES` are kept."""
+def _remember(memo: OrderedDict[K, V], key: K, value: V) -> V:
+    """Keep `value` under `key`, forgetting the oldest entry once `MEMO_CASES` are kept (an
+    OrderedDict: a dict's first key, after thousands taken from its front, is found by a scan
+    over the holes they left)."""
     if len(memo) >= MEMO_CASES:
-        del memo[next(iter(memo))]
+        memo.popitem(last=False)
     memo[key] = value
     return value
 
@@ -177,9 +180,9 @@ class Scorer:
         self._embedder = embedder
         self._judge = judge
         self._judges: dict[str, LLMJudge] = {}
-        self._turns: dict[str, list[tuple[int, Case]]] = {}
-        self._arg_judges: dict[int, tuple[Case, list[list[ArgJudge]]]] = {}
-        self._embeds: dict[str, bool] = {}
+        self._turns: OrderedDict[str, list[tuple[int, Case]]] = OrderedDict()
+        self._arg_judges: OrderedDict[int, tuple[Case, list[list[ArgJudge]]]] = OrderedDict()
+        self._embeds: OrderedDict[str, bool] = OrderedDict()
         self._state_judge: StateJudge | None = None
 
     @property
