@@ -268,3 +268,77 @@ def test_json_call_text_is_read_never_run_and_bounded() -> None:
     # A prompting model that once answered in JSON is still read as a prompting model.
     once = ["[f(a=1)]", "g(b='x')", '[{"name": "f", "arguments": {"a": 1}}]']
     assert text_kind(once) == "prompting"
+
+
+@pytest.mark.timeout(20)
+def test_tagged_call_text_is_read_never_run_and_bounded() -> None:
+    """Models whose calls sit between markers (`qwen`: `<tool_call>` blocks, `granite`:
+    `<function_call>` pieces, `glm`: a name over a line of JSON). BFCL's Qwen handler finds its
+    blocks with a lazy regex, quadratic in unclosed tags (8,000 take 12 s, so the 80,000 below
+    some 20 minutes); here one search forward. An output no reader takes is no call."""
+    from evalspec._interop.bfcl_decode import MAX_TEXT, text_kind
+
+    block = '<tool_call>\n{"name": "%s", "arguments": {"q": "\\u202e\\u00e9"}}\n</tool_call>'
+    hostile = block % "__import__('os').system('x')"
+    assert decode(hostile, "qwen") == [("__import__('os').system('x')", {"q": "\u202e\u00e9"})]
+    assert decode("<tool_call>\n" * 80_000, "qwen") == []
+    assert decode("<function_call>" * 60_000, "granite") == []
+    deep = "[" * 5000 + "]" * 5000  # beyond Python's own reader: BFCL skips the block too
+    assert decode(f"<tool_call>\n{deep}\n</tool_call>", "qwen") == []
+    nested = '{"name": "a", "arguments": ' + '{"x": ' * 200 + "1" + "}" * 201
+    for text, kind in [
+        (f"<tool_call>\n{nested}\n</tool_call>", "qwen"),
+        ('<tool_call>\n{"name": "a", "arguments": {"x": NaN}}\n</tool_call>', "qwen"),
+        ('<tool_call>\n{"name": "a", "arguments": {"x": 1e999}}\n</tool_call>', "qwen"),
+        (block % ("y" * MAX_TEXT), "qwen"),
+        (f"<function_call> {nested}", "granite"),
+        ('<function_call> {"name": "a", "arguments": {"x": Infinity}}', "granite"),
+        ('<function_call> {"name": "no_function", "arguments": {}}', "granite"),
+        ("f\n" + deep, "glm"),
+        ("f\n" + "x" * (MAX_TEXT + 1), "glm"),
+    ]:
+        with pytest.raises(DecodeError):
+            decode(text, kind)  # type: ignore[arg-type]
+    # The kind a file's text asks for: its handler's markers.
+    assert text_kind(["I cannot.", block % "f", block % "g"]) == "qwen"
+    assert text_kind(['<function_call> {"name": "f", "arguments": {}}', "no"]) == "granite"
+    assert text_kind(['spotify_play\n{"artist": "A"}', 'f\n{"a": 1}', "text"]) == "glm"
+    assert text_kind(["[f(a=1)]", "Sure.\nHere it is.", "[g(b=2)]"]) == "prompting"
+
+
+def test_a_hostile_tagged_answer_is_no_call_for_its_record_only(tmp_path: Path) -> None:
+    """`import bfcl-results` of a Qwen-style file: the record whose answer cannot be read fails
+    alone (no call, as BFCL scores it); the other record's calls are imported and pass."""
+    records = [_record("s_1", FACTORIAL), _record("s_2", FACTORIAL)]
+    truth = _truth("s_1", ("math.factorial", {"number": [5]})) + _truth(
+        "s_2", ("math.factorial", {"number": [5]})
+    )
+    (tmp_path / "q.json").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (tmp_path / "a.json").write_text("".join(json.dumps(r) + "\n" for r in truth))
+    good = '<tool_call>\n{"name": "math.factorial", "arguments": {"number": 5}}\n</tool_call>'
+    bad = '<tool_call>\n{"name": "math.factorial", "arguments": {"number": NaN}}\n</tool_call>'
+    results = tmp_path / "r.json"
+    results.write_text(
+        json.dumps({"id": "s_1", "result": good}) + "\n" + json.dumps({"id": "s_2", "result": bad})
+    )
+    suite = tmp_path / "s.yaml"
+    made = evalspec_import(
+        "bfcl",
+        str(tmp_path / "q.json"),
+        str(tmp_path / "a.json"),
+        "--names",
+        "dotted",
+        "--out",
+        str(suite),
+    )
+    assert made.exit_code == 0, made.output
+    out = tmp_path / "t.jsonl"
+    done = evalspec_import("bfcl-results", str(suite), str(results), "--out", str(out))
+    assert done.exit_code == 0, done.output
+    transcripts = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [len(t.get("tool_calls") or ()) for t in transcripts] == [1, 0]
+    statuses = {
+        r.case: r.status
+        for r in score(load_suite(suite), bfcl_transcripts(results, model="m")).results
+    }
+    assert statuses == {"s_1": "pass", "s_2": "fail"}

@@ -527,11 +527,41 @@ def _import_bfcl(module: str) -> Any:
     raise ImportError(module)
 
 
+_HANDLERS = {
+    "json": ("salesforce_llama", "SalesforceLlamaHandler"),
+    "llama": ("llama_3_1", "LlamaHandler_3_1"),
+    "qwen": ("qwen_fc", "QwenFCHandler"),
+    "granite": ("granite", "GraniteFunctionCallingHandler"),
+    "glm": ("glm", "GLMHandler"),
+}
+"""BFCL's handler (module of `model_handler.local_inference`, class) for each text kind."""
+
+
+_OVERRIDES = _Absent("overrides")
+
+
+def _bfcl_handler(kind: str) -> Any:
+    """BFCL's handler for a kind of model, built without its model client: its decoders use
+    none. Without the `overrides` package, its `@override` hands the method back."""
+    stub, present = _OVERRIDES, sys.modules.get("overrides")
+    absent = isinstance(present, _Absent) or (
+        present is None and importlib.util.find_spec("overrides") is None
+    )
+    if present is not stub and absent:
+        stub.override = stub.final = lambda method: method  # type: ignore[attr-defined]
+        sys.modules["overrides"] = stub
+        for name in [m for m in sys.modules if ".local_inference." in m]:
+            del sys.modules[name]  # imported with a placeholder `override`: import again
+    module, cls = _HANDLERS[kind]
+    handler = getattr(_import_bfcl(f"bfcl_eval.model_handler.local_inference.{module}"), cls)
+    return handler.__new__(handler)
+
+
 def _bfcl_decode(result: Any, kind: str) -> Any:
     """BFCL's decoders: its prompting decoder; its function-calling handlers' loop (the same in
     the OpenAI, Claude and Mistral handlers, copied here since building a handler needs their
-    clients)."""
-    from bfcl_eval.constants.enums import ReturnFormat
+    clients); for text kinds, the `decode_ast` of BFCL's handler for that kind."""
+    from bfcl_eval.constants.enums import Language, ReturnFormat
 
     default_decode_ast_prompting = _import_bfcl(
         "bfcl_eval.model_handler.utils"
@@ -539,6 +569,8 @@ def _bfcl_decode(result: Any, kind: str) -> Any:
 
     if kind == "prompting":
         return default_decode_ast_prompting(result, ReturnFormat.PYTHON, False)
+    if kind in _HANDLERS:
+        return _bfcl_handler(kind).decode_ast(result, Language.PYTHON, False)
     decoded = []
     for invoked in result:
         name = next(iter(invoked))
@@ -700,27 +732,13 @@ _JSON_TEXT_OUTPUTS = {
 
 @_needs("bfcl_eval", "bfcl-eval")
 @pytest.mark.parametrize("kind", sorted(_JSON_TEXT_OUTPUTS))
-def test_json_call_text_decodes_as_bfcls_handlers_decode_it(
-    kind: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_json_call_text_decodes_as_bfcls_handlers_decode_it(kind: str) -> None:
     from evalspec._interop.bfcl_decode import DecodeError, decode
 
-    module, cls = {
-        "json": ("salesforce_llama", "SalesforceLlamaHandler"),
-        "llama": ("llama_3_1", "LlamaHandler_3_1"),
-    }[kind]
-    module = f"bfcl_eval.model_handler.local_inference.{module}"
-    try:
-        import overrides  # noqa: F401
-    except ImportError:  # its `@override` must hand the method back, not a placeholder
-        stub = _Absent("overrides")
-        stub.override = stub.final = lambda method: method  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "overrides", stub)
-        monkeypatch.delitem(sys.modules, module, raising=False)
-    handler = getattr(_import_bfcl(module), cls)
+    handler = _bfcl_handler(kind)
     for text in _JSON_TEXT_OUTPUTS[kind]:
         try:
-            theirs = handler.decode_execute(None, text, False)
+            theirs = handler.decode_execute(text, False)
         except Exception:  # BFCL: no call from this output (its runner skips the step)
             theirs = None
         try:
@@ -731,3 +749,87 @@ def test_json_call_text_decodes_as_bfcls_handlers_decode_it(
         except DecodeError:
             ours = None
         assert ours == theirs, (kind, text)
+
+
+# BFCL's handlers that find calls between markers (Qwen FC's `<tool_call>` blocks, Granite's
+# `<function_call>` pieces, GLM's name line), each output as a real one looked or as a model could
+# get it wrong. JSON a transcript cannot hold (NaN, beyond 100 levels) is left out: evalspec makes
+# it no call where BFCL keeps it (docs/differences.md), tested in test_bfcl_real_shapes.py.
+_TAGGED_OUTPUTS = {
+    "qwen": [
+        '<tool_call>\n{"name": "spotify.play", "arguments": {"artist": "A", "duration": 20}}\n'
+        '</tool_call>\n<tool_call>\n{"name": "spotify.play", "arguments": {"artist": "B"}}\n'
+        "</tool_call>",
+        'Let me call it.\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>\nDone.',
+        '<tool_call>\nnot json\n</tool_call>\n<tool_call>\n{"name": "f", "arguments": {}}\n'
+        "</tool_call>",
+        '<tool_call>\n{"arguments": {"x": 1}}\n</tool_call>',
+        '<tool_call>\n{"name": "f", "arguments": "{\\"x\\": 1}"}\n</tool_call>',
+        '<tool_call>\n[{"name": "f", "arguments": {}}]\n</tool_call>',
+        '<tool_call>{"name": "f", "arguments": {}}</tool_call>',
+        '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call',
+        '<tool_call>\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>',
+        "<tool_call>\n\n</tool_call>",
+        '<tool_call>\n{"name": "a", "arguments": {"s": "\\n</tool_call>"}}\n</tool_call>',
+        '<tool_call>\n{"name": 5, "arguments": {}}\n</tool_call>',
+        "<tool_call>\n" + "[" * 5000 + "]" * 5000 + "\n</tool_call>",
+        "I cannot help with that.",
+        "",
+    ],
+    "granite": [
+        '<function_call> {"name": "f", "arguments": {"a": 1}} <function_call> {"name": "g", '
+        '"arguments": {"b": [1, 2]}}',
+        '<function_call> {"name": "no_function", "arguments": {}}',
+        '<function_call> {"name": "f", "arguments": {}} <function_call> {"name": "no_function"}',
+        '<function_call> {"name": "f", "arguments": {}} and some text',
+        '<function_call> {"name": " f ", "arguments": {"a": "x"}}',
+        '<function_call> {"arguments": {"a": 1}}',
+        '<function_call> {"name": "f"}',
+        '<function_call> {"name": "f", "arguments": [1]}',
+        '<function_call> {"name": null, "arguments": {}}',
+        '<function_call> ["f"]',
+        "<function_call><function_call>",
+        "I am not able to answer that.",
+        "",
+    ],
+    "glm": [
+        'spotify_play\n{"artist": "Taylor Swift", "duration": 20}',
+        'f\n{"a": 1}\ng\n{"b": 2}',
+        "f",
+        "f\nnot json",
+        "f\n[1, 2]",
+        '\n{"a": 1}',
+        'a function name with spaces\n{"a": 1}',
+        "I cannot answer this question with the functions given.",
+        "",
+    ],
+}
+
+
+def _as_calls(decoded: Any) -> list[tuple[str, Any]]:
+    """BFCL's verdict-relevant reading of a decoded output: its calls when it is in function
+    calling format (`is_function_calling_format_output`), else none."""
+    is_calls = _import_bfcl("bfcl_eval.utils").is_function_calling_format_output
+    if not is_calls(decoded):
+        return []
+    return [next(iter(item.items())) for item in decoded]
+
+
+@_needs("bfcl_eval", "bfcl-eval")
+@pytest.mark.parametrize("kind", sorted(_TAGGED_OUTPUTS))
+def test_tagged_call_text_decodes_as_bfcls_handlers_decode_it(kind: str) -> None:
+    from bfcl_eval.constants.enums import Language
+
+    from evalspec._interop.bfcl_decode import DecodeError, decode
+
+    handler = _bfcl_handler(kind)
+    for text in _TAGGED_OUTPUTS[kind]:
+        try:
+            theirs = _as_calls(handler.decode_ast(text, Language.PYTHON, False))
+        except Exception:  # BFCL: a decoding error is no call
+            theirs = []
+        try:
+            ours = decode(text, kind)  # type: ignore[arg-type]
+        except DecodeError:
+            ours = []
+        assert [(str(n), a) for n, a in theirs] == ours, (kind, text[:80])
