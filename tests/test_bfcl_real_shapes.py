@@ -272,7 +272,7 @@ def test_json_call_text_is_read_never_run_and_bounded() -> None:
 
 @pytest.mark.timeout(20)
 def test_tagged_call_text_is_read_never_run_and_bounded() -> None:
-    """Models whose calls sit between markers (`qwen`: `<tool_call>` blocks, `granite`:
+    """Models whose calls sit between markers (`qwen_fc`: `<tool_call>` blocks, `granite`:
     `<function_call>` pieces, `glm`: a name over a line of JSON). BFCL's Qwen handler finds its
     blocks with a lazy regex, quadratic in unclosed tags (8,000 take 12 s, so the 80,000 below
     some 20 minutes); here one search forward. An output no reader takes is no call."""
@@ -280,17 +280,17 @@ def test_tagged_call_text_is_read_never_run_and_bounded() -> None:
 
     block = '<tool_call>\n{"name": "%s", "arguments": {"q": "\\u202e\\u00e9"}}\n</tool_call>'
     hostile = block % "__import__('os').system('x')"
-    assert decode(hostile, "qwen") == [("__import__('os').system('x')", {"q": "\u202e\u00e9"})]
-    assert decode("<tool_call>\n" * 80_000, "qwen") == []
+    assert decode(hostile, "qwen_fc") == [("__import__('os').system('x')", {"q": "\u202e\u00e9"})]
+    assert decode("<tool_call>\n" * 80_000, "qwen_fc") == []
     assert decode("<function_call>" * 60_000, "granite") == []
     deep = "[" * 5000 + "]" * 5000  # beyond Python's own reader: BFCL skips the block too
-    assert decode(f"<tool_call>\n{deep}\n</tool_call>", "qwen") == []
+    assert decode(f"<tool_call>\n{deep}\n</tool_call>", "qwen_fc") == []
     nested = '{"name": "a", "arguments": ' + '{"x": ' * 200 + "1" + "}" * 201
     for text, kind in [
-        (f"<tool_call>\n{nested}\n</tool_call>", "qwen"),
-        ('<tool_call>\n{"name": "a", "arguments": {"x": NaN}}\n</tool_call>', "qwen"),
-        ('<tool_call>\n{"name": "a", "arguments": {"x": 1e999}}\n</tool_call>', "qwen"),
-        (block % ("y" * MAX_TEXT), "qwen"),
+        (f"<tool_call>\n{nested}\n</tool_call>", "qwen_fc"),
+        ('<tool_call>\n{"name": "a", "arguments": {"x": NaN}}\n</tool_call>', "qwen_fc"),
+        ('<tool_call>\n{"name": "a", "arguments": {"x": 1e999}}\n</tool_call>', "qwen_fc"),
+        (block % ("y" * MAX_TEXT), "qwen_fc"),
         (f"<function_call> {nested}", "granite"),
         ('<function_call> {"name": "a", "arguments": {"x": Infinity}}', "granite"),
         ('<function_call> {"name": "no_function", "arguments": {}}', "granite"),
@@ -299,8 +299,17 @@ def test_tagged_call_text_is_read_never_run_and_bounded() -> None:
     ]:
         with pytest.raises(DecodeError):
             decode(text, kind)  # type: ignore[arg-type]
+    # A multi-turn step's arguments may be JSON text (BFCL's `decode_execute` reads them), held
+    # to the same bounds.
+    as_text = '<tool_call>\n{"name": "f", "arguments": "%s"}\n</tool_call>'
+    assert decode(as_text % '{\\"x\\": 1}', "qwen_fc", multi_turn=True) == [("f", {"x": 1})]
+    for arguments in ['{\\"x\\": NaN}', "[1]", "x=1", "[" * 5000]:
+        with pytest.raises(DecodeError):
+            decode(as_text % arguments, "qwen_fc", multi_turn=True)
+    with pytest.raises(DecodeError):  # an AST answer's arguments must be an object
+        decode(as_text % '{\\"x\\": 1}', "qwen_fc")
     # The kind a file's text asks for: its handler's markers.
-    assert text_kind(["I cannot.", block % "f", block % "g"]) == "qwen"
+    assert text_kind(["I cannot.", block % "f", block % "g"]) == "qwen_fc"
     assert text_kind(['<function_call> {"name": "f", "arguments": {}}', "no"]) == "granite"
     assert text_kind(['spotify_play\n{"artist": "A"}', 'f\n{"a": 1}', "text"]) == "glm"
     assert text_kind(["[f(a=1)]", "Sure.\nHere it is.", "[g(b=2)]"]) == "prompting"

@@ -109,7 +109,7 @@ def bfcl_results(
             "'fc' (function-calling results, `[{name: arguments}]`; text is no call), "
             '\'json\' (text `{"name": f, "arguments": {...}}`, BFCL\'s xLAM handlers), '
             '\'llama\' (`{"name": f, "parameters": {...}}`, its Llama 3.1 handler), '
-            "'qwen' (`<tool_call>` blocks: its Qwen FC handler; Hermes and Qwen chat templates), "
+            "'qwen_fc' (`<tool_call>` blocks: its Qwen FC handler; Hermes and Qwen templates), "
             "'granite' (`<function_call> {...}`: granite-20b-functioncalling) or 'glm' (a name, "
             "then a line of JSON arguments: GLM-4). Default: 'fc' when the file holds call "
             "lists, else the kind most of its answers are written in, else 'prompting'."

@@ -22,15 +22,16 @@ BFCL decodes a result by the kind of model that produced it:
   Python lacks) make the output undecodable there, and here; constants and constant
   arithmetic are read as in prompting text, never evaluated.
 
-- a model whose handler finds calls between tags: `qwen` (BFCL's Qwen FC handler, also the
+- a model whose handler finds calls between tags: `qwen_fc` (BFCL's Qwen FC handler, also the
   format of Hermes 2 Pro and Qwen 2.5/3 chat templates) reads every
-  `<tool_call>\n{"name": f, "arguments": {...}}\n</tool_call>` block; a block that is not JSON
+  `<tool_call>\\n{"name": f, "arguments": {...}}\\n</tool_call>` block; a block that is not JSON
   is skipped, text around the blocks is ignored, and no block is no call. `granite` (BFCL's
   handler for granite-20b-functioncalling) splits the text at `<function_call>` and reads each
   piece as one `{"name": f, "arguments": {...}}` object; a piece that is not (text, the model's
   `no_function`) makes the whole output no call, as BFCL's format check makes it. `glm` (BFCL's
   GLM-4 handler) reads a name on the first line and its JSON arguments on the second; one line
-  is no call, later lines are ignored.
+  is no call, later lines are ignored. In a multi-turn step, `qwen_fc` also reads arguments
+  written as JSON text, as that handler's `decode_execute` does (`decode(multi_turn=True)`).
 
 JSON that BFCL reads but a transcript cannot hold (NaN, numbers beyond a float, deeper than
 100 levels) makes the whole output no call here, where BFCL keeps it as arguments.
@@ -52,8 +53,8 @@ from typing import Any, Literal, TypeGuard
 
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted, nests_deeper
 
-Kind = Literal["prompting", "fc", "json", "llama", "qwen", "granite", "glm"]
-KINDS: tuple[Kind, ...] = ("prompting", "fc", "json", "llama", "qwen", "granite", "glm")
+Kind = Literal["prompting", "fc", "json", "llama", "qwen_fc", "granite", "glm"]
+KINDS: tuple[Kind, ...] = ("prompting", "fc", "json", "llama", "qwen_fc", "granite", "glm")
 _ARGUMENTS: dict[str, str] = {"json": "arguments", "llama": "parameters"}
 """The key under which each JSON-text kind writes a call's arguments."""
 
@@ -72,8 +73,13 @@ class DecodeError(ValueError):
 Call = tuple[str, dict[str, Any]]
 
 
-def decode(result: Any, kind: Kind) -> list[Call]:
-    """A result as (name, arguments) pairs by BFCL's decoder for `kind`; DecodeError if none."""
+def decode(result: Any, kind: Kind, *, multi_turn: bool = False) -> list[Call]:
+    """A result as (name, arguments) pairs by BFCL's decoder for `kind`; DecodeError if none.
+
+    `multi_turn`: a step of a multi-turn result, which BFCL reads with each handler's
+    `decode_execute`; only `qwen_fc`'s differs (it also reads arguments given as JSON text)."""
+    if kind == "qwen_fc" and multi_turn and isinstance(result, str) and len(result) <= MAX_TEXT:
+        return decode_qwen(result, arguments_as_text=True)
     if kind == "fc":
         return decode_fc(result)
     if not isinstance(result, str):
@@ -89,10 +95,10 @@ def decode(result: Any, kind: Kind) -> list[Call]:
 
 def text_kind(texts: Sequence[str]) -> Kind:
     """The decoder for a model whose answers are text: the kind most of them are written for
-    (`json` or `llama`: JSON call objects with the key that kind's handler reads; `qwen`,
+    (`json` or `llama`: JSON call objects with the key that kind's handler reads; `qwen_fc`,
     `granite`, `glm`: their handler's markers, `_tagged_kind`), else `prompting` (call text
     such as `[f(a=1)]`). A prompting model that sometimes answers otherwise keeps its kind."""
-    votes = dict.fromkeys(("prompting", "json", "llama", "qwen", "granite", "glm"), 0)
+    votes = dict.fromkeys(("prompting", "json", "llama", "qwen_fc", "granite", "glm"), 0)
     for text in texts:
         if len(text) > MAX_TEXT:
             continue
@@ -117,7 +123,7 @@ def _tagged_kind(text: str) -> Kind | None:
     """The kind whose handler looks for this text's markers: `<tool_call>` blocks, a
     `<function_call>` tag, or a bare name over a line of JSON arguments."""
     if _OPEN in text and _CLOSE in text:
-        return "qwen"
+        return "qwen_fc"
     if "<function_call>" in text:
         return "granite"
     with contextlib.suppress(DecodeError):
@@ -390,8 +396,11 @@ _GLM_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,200}")
 """A first line the `glm` guess takes for a function name (BFCL's GLM handler takes any)."""
 
 
-def decode_qwen(text: str) -> list[Call]:
-    """`<tool_call>` blocks as BFCL's Qwen FC handler reads them (module docstring)."""
+def decode_qwen(text: str, *, arguments_as_text: bool = False) -> list[Call]:
+    """`<tool_call>` blocks as BFCL's Qwen FC handler reads them (module docstring).
+
+    `arguments_as_text`: arguments written as JSON text (`"arguments": "{\\"a\\": 1}"`) are
+    read as its `decode_execute` reads them for multi-turn steps; its `decode_ast` does not."""
     calls = []
     for block in _tool_call_blocks(text):
         try:
@@ -400,8 +409,18 @@ def decode_qwen(text: str) -> list[Call]:
             if _is_json(block):  # JSON BFCL keeps, but a transcript cannot hold
                 raise DecodeError(f"a tool call's JSON cannot be held: {exc}") from None
             continue  # BFCL skips a block that is not JSON
+        if arguments_as_text and isinstance(item, dict) and isinstance(item.get("arguments"), str):
+            item = item | {"arguments": _json_object(item["arguments"])}
         calls.append(_named_call(item, "arguments"))
     return calls
+
+
+def _json_object(text: str) -> Any:
+    """JSON text BFCL's `convert_to_function_call` reads; DecodeError where its reader fails."""
+    try:
+        return loads_untrusted(text, MAX_VALUE_DEPTH)
+    except ValueError as exc:
+        raise DecodeError(f"the arguments are not JSON: {str(exc)[:60]}") from None
 
 
 def _tool_call_blocks(text: str) -> list[str]:
@@ -468,7 +487,7 @@ def _named_call(item: Any, key: str = "arguments") -> Call:
 
 
 _TAGGED: dict[str, Callable[[str], list[Call]]] = {
-    "qwen": decode_qwen,
+    "qwen_fc": decode_qwen,
     "granite": decode_granite,
     "glm": decode_glm,
 }
