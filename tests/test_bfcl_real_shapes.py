@@ -142,6 +142,9 @@ def test_import_asks_which_name_rule_when_a_name_has_a_dot(tmp_path: Path) -> No
         ("height=7//2", 3),
         ("height=10/4", 2.5),
         ("height='ab'+'c'", "abc"),
+        ("c=3 * 10^8", 22),  # a real answer (Raven v2): `^` is Python's xor, as BFCL evals it
+        ("m=6 & 3 | 8", 10),
+        ("s=1 << 10 >> 2", 256),
     ],
 )
 def test_constant_arithmetic_is_computed_without_eval(text: str, value: Any) -> None:
@@ -161,6 +164,9 @@ def test_constant_arithmetic_is_computed_without_eval(text: str, value: Any) -> 
         "[f(a=9**9**9)]",  # refused, not computed
         "[f(a='x'*10**9)]",
         "[f(a=(1 << 100000))]",
+        "[f(a=1 << -1)]",  # Python's ValueError: no call in BFCL too
+        "[f(a=1.5 ^ 2)]",
+        "[f(a='x' | 'y')]",
     ],
 )
 def test_arguments_bfcl_cannot_read_make_the_output_undecodable(text: str) -> None:
@@ -273,9 +279,10 @@ def test_json_call_text_is_read_never_run_and_bounded() -> None:
 @pytest.mark.timeout(20)
 def test_tagged_call_text_is_read_never_run_and_bounded() -> None:
     """Models whose calls sit between markers (`qwen_fc`: `<tool_call>` blocks, `granite`:
-    `<function_call>` pieces, `glm`: a name over a line of JSON). BFCL's Qwen handler finds its
-    blocks with a lazy regex, quadratic in unclosed tags (8,000 take 12 s, so the 80,000 below
-    some 20 minutes); here one search forward. An output no reader takes is no call."""
+    `<function_call>` pieces, `glm`: a name over a line of JSON, `nexus`: `;` between calls).
+    BFCL's Qwen handler finds its blocks with a lazy regex, quadratic in unclosed tags (8,000
+    take 12 s, so the 80,000 below some 20 minutes); here one search forward. An output no
+    reader takes is no call."""
     from evalspec._interop.bfcl_decode import MAX_TEXT, text_kind
 
     block = '<tool_call>\n{"name": "%s", "arguments": {"q": "\\u202e\\u00e9"}}\n</tool_call>'
@@ -296,6 +303,9 @@ def test_tagged_call_text_is_read_never_run_and_bounded() -> None:
         ('<function_call> {"name": "no_function", "arguments": {}}', "granite"),
         ("f\n" + deep, "glm"),
         ("f\n" + "x" * (MAX_TEXT + 1), "glm"),
+        (";" * (MAX_TEXT - 1), "nexus"),
+        ("f(a=" + "[" * 50_000 + "]" * 50_000 + ");", "nexus"),
+        ("f(a=1); out_of_domain(q='x');", "nexus"),
     ]:
         with pytest.raises(DecodeError):
             decode(text, kind)  # type: ignore[arg-type]
@@ -312,7 +322,11 @@ def test_tagged_call_text_is_read_never_run_and_bounded() -> None:
     assert text_kind(["I cannot.", block % "f", block % "g"]) == "qwen_fc"
     assert text_kind(['<function_call> {"name": "f", "arguments": {}}', "no"]) == "granite"
     assert text_kind(['spotify_play\n{"artist": "A"}', 'f\n{"a": 1}', "text"]) == "glm"
+    assert text_kind(["f(a=1); g(b='x');", "h(c=[1]);", "f(a=2)"]) == "nexus"
     assert text_kind(["[f(a=1)]", "Sure.\nHere it is.", "[g(b=2)]"]) == "prompting"
+    assert decode("f(a=1); g(b='x; y');" * 2_000, "nexus")[-1] == ("g", {"b": "x, y"})
+    code = "__import__('os').system('x')"  # a call without keywords is its text, as in BFCL
+    assert decode(f"f(a={code});", "nexus") == [("f", {"a": code})]
 
 
 def test_a_hostile_tagged_answer_is_no_call_for_its_record_only(tmp_path: Path) -> None:

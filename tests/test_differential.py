@@ -528,15 +528,17 @@ def _import_bfcl(module: str) -> Any:
 
 
 _HANDLERS = {
-    "json": ("salesforce_llama", "SalesforceLlamaHandler"),
-    "llama": ("llama_3_1", "LlamaHandler_3_1"),
-    "qwen_fc": ("qwen_fc", "QwenFCHandler"),
-    "granite": ("granite", "GraniteFunctionCallingHandler"),
-    "glm": ("glm", "GLMHandler"),
-    "mistral_fc": ("mistral_fc", "MistralFCHandler"),
+    "json": ("local_inference.salesforce_llama", "SalesforceLlamaHandler"),
+    "llama": ("local_inference.llama_3_1", "LlamaHandler_3_1"),
+    "qwen_fc": ("local_inference.qwen_fc", "QwenFCHandler"),
+    "granite": ("local_inference.granite", "GraniteFunctionCallingHandler"),
+    "glm": ("local_inference.glm", "GLMHandler"),
+    "nexus": ("api_inference.nexus", "NexusHandler"),
+    "mistral_fc": ("local_inference.mistral_fc", "MistralFCHandler"),
+    "gorilla": ("api_inference.gorilla", "GorillaHandler"),
 }
-"""BFCL's handler (module of `model_handler.local_inference`, class) for each text kind, and
-for models whose handler writes calls already decoded (`models.json`'s `handler`)."""
+"""BFCL's handler (module under `bfcl_eval.model_handler`, class) for each text kind, and for
+models whose handler is not their kind's (`models.json`'s `handler`)."""
 
 
 _OVERRIDES = _Absent("overrides")
@@ -552,10 +554,10 @@ def _bfcl_handler(kind: str) -> Any:
     if present is not stub and absent:
         stub.override = stub.final = lambda method: method  # type: ignore[attr-defined]
         sys.modules["overrides"] = stub
-        for name in [m for m in sys.modules if ".local_inference." in m]:
+        for name in [m for m in sys.modules if m.startswith("bfcl_eval.model_handler.")]:
             del sys.modules[name]  # imported with a placeholder `override`: import again
     module, cls = _HANDLERS[kind]
-    handler = getattr(_import_bfcl(f"bfcl_eval.model_handler.local_inference.{module}"), cls)
+    handler = getattr(_import_bfcl(f"bfcl_eval.model_handler.{module}"), cls)
     return handler.__new__(handler)
 
 
@@ -563,7 +565,7 @@ def _bfcl_decode(result: Any, kind: str) -> Any:
     """BFCL's decoders: its prompting decoder; its function-calling handlers' loop (the same in
     the OpenAI, Claude and Mistral handlers, copied here since building a handler needs their
     clients); for text kinds, the `decode_ast` of BFCL's handler for that kind."""
-    from bfcl_eval.constants.enums import Language, ReturnFormat
+    from bfcl_eval.constants.enums import ReturnFormat
 
     default_decode_ast_prompting = _import_bfcl(
         "bfcl_eval.model_handler.utils"
@@ -572,7 +574,9 @@ def _bfcl_decode(result: Any, kind: str) -> Any:
     if kind == "prompting":
         return default_decode_ast_prompting(result, ReturnFormat.PYTHON, False)
     if kind in _HANDLERS:
-        return _bfcl_handler(kind).decode_ast(result, Language.PYTHON, False)
+        return _bfcl_handler(kind).decode_ast(
+            result, ReturnFormat.PYTHON, False
+        )  # as its eval_runner calls it
     decoded = []
     for invoked in result:
         name = next(iter(invoked))
@@ -804,6 +808,21 @@ _TAGGED_OUTPUTS = {
         "I am not able to answer that.",
         "",
     ],
+    "nexus": [
+        "calculate_triangle_area(base=10, height=5);",
+        "math_toolkit.sum_of_multiples(lower_limit=1, multiples=[3, 5]); math.f(count=5);",
+        "math.sum(numbers=[1, 2, 3])",
+        "out_of_domain(user_query='Solve 3x^2 - 2x - 5.');",
+        "f(a=1); out_of_domain(user_query='x');",
+        "f(text='a; b');",
+        "f(a=1);;",
+        "f(a=1);\n",
+        "[f(a=1)];",
+        "`f(a=1)`;",
+        "f(a=lambda: 1);",
+        "I cannot do that; sorry.",
+        "",
+    ],
     "glm": [
         'spotify_play\n{"artist": "Taylor Swift", "duration": 20}',
         'f\n{"a": 1}\ng\n{"b": 2}',
@@ -830,14 +849,14 @@ def _as_calls(decoded: Any) -> list[tuple[str, Any]]:
 @_needs("bfcl_eval", "bfcl-eval")
 @pytest.mark.parametrize("kind", sorted(_TAGGED_OUTPUTS))
 def test_tagged_call_text_decodes_as_bfcls_handlers_decode_it(kind: str) -> None:
-    from bfcl_eval.constants.enums import Language
+    from bfcl_eval.constants.enums import ReturnFormat
 
     from evalspec._interop.bfcl_decode import DecodeError, decode
 
     handler = _bfcl_handler(kind)
     for text in _TAGGED_OUTPUTS[kind]:
         try:
-            theirs = _as_calls(handler.decode_ast(text, Language.PYTHON, False))
+            theirs = _as_calls(handler.decode_ast(text, ReturnFormat.PYTHON, False))
         except Exception:  # BFCL: a decoding error is no call
             theirs = []
         try:
@@ -846,6 +865,10 @@ def test_tagged_call_text_decodes_as_bfcls_handlers_decode_it(kind: str) -> None
             ours = []
         assert [(str(n), a) for n, a in theirs] == ours, (kind, text[:80])
         # Multi-turn: the calls BFCL's executor would run (`decode_execute`), as Python text.
+        # Nexus's passes its tag flag where the format goes and fails on every step (a BFCL
+        # defect: docs/differences.md); evalspec reads a step as an AST answer.
+        if kind == "nexus":
+            continue
         try:
             run = handler.decode_execute(text, False)
         except Exception:  # BFCL's runner: no call from this step

@@ -110,8 +110,9 @@ def bfcl_results(
             '\'json\' (text `{"name": f, "arguments": {...}}`, BFCL\'s xLAM handlers), '
             '\'llama\' (`{"name": f, "parameters": {...}}`, its Llama 3.1 handler), '
             "'qwen_fc' (`<tool_call>` blocks: its Qwen FC handler; Hermes and Qwen templates), "
-            "'granite' (`<function_call> {...}`: granite-20b-functioncalling) or 'glm' (a name, "
-            "then a line of JSON arguments: GLM-4). Default: 'fc' when the file holds call "
+            "'granite' (`<function_call> {...}`: granite-20b-functioncalling), 'glm' (a name, "
+            "then a line of JSON arguments: GLM-4) or 'nexus' (`f(a=1); g(b=2);`: Nexusflow "
+            "Raven). Default: 'fc' when the file holds call "
             "lists, else the kind most of its answers are written in, else 'prompting'."
         ),
     ] = None,

@@ -33,6 +33,11 @@ BFCL decodes a result by the kind of model that produced it:
   is no call, later lines are ignored. In a multi-turn step, `qwen_fc` also reads arguments
   written as JSON text, as that handler's `decode_execute` does (`decode(multi_turn=True)`).
 
+- Nexusflow Raven's handler (`nexus`) reads call text separated by `;` (`f(a=1); g(b=2);`):
+  one trailing `;` is dropped, every other `;` becomes a comma (one inside quoted text too, as
+  there), and the result is read as prompting call text in brackets; an answer naming
+  `out_of_domain` anywhere is no call.
+
 JSON that BFCL reads but a transcript cannot hold (NaN, numbers beyond a float, deeper than
 100 levels) makes the whole output no call here, where BFCL keeps it as arguments.
 
@@ -53,9 +58,18 @@ from typing import Any, Literal, TypeGuard
 
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted, nests_deeper
 
-Kind = Literal["prompting", "fc", "json", "llama", "qwen_fc", "granite", "glm"]
-KINDS: tuple[Kind, ...] = ("prompting", "fc", "json", "llama", "qwen_fc", "granite", "glm")
-_ARGUMENTS: dict[str, str] = {"json": "arguments", "llama": "parameters"}
+Kind = Literal["prompting", "fc", "json", "llama", "qwen_fc", "granite", "glm", "nexus"]
+KINDS: tuple[Kind, ...] = (
+    "prompting",
+    "fc",
+    "json",
+    "llama",
+    "qwen_fc",
+    "granite",
+    "glm",
+    "nexus",
+)
+_ARGUMENTS: dict[Kind, str] = {"json": "arguments", "llama": "parameters"}
 """The key under which each JSON-text kind writes a call's arguments."""
 
 MAX_TEXT = 1_000_000
@@ -96,9 +110,9 @@ def decode(result: Any, kind: Kind, *, multi_turn: bool = False) -> list[Call]:
 def text_kind(texts: Sequence[str]) -> Kind:
     """The decoder for a model whose answers are text: the kind most of them are written for
     (`json` or `llama`: JSON call objects with the key that kind's handler reads; `qwen_fc`,
-    `granite`, `glm`: their handler's markers, `_tagged_kind`), else `prompting` (call text
-    such as `[f(a=1)]`). A prompting model that sometimes answers otherwise keeps its kind."""
-    votes = dict.fromkeys(("prompting", "json", "llama", "qwen_fc", "granite", "glm"), 0)
+    `granite`, `glm`, `nexus`: their handler's markers, `_tagged_kind`), else `prompting` (call
+    text such as `[f(a=1)]`). A prompting model that sometimes answers otherwise keeps its kind."""
+    votes = dict.fromkeys(KINDS, 0)
     for text in texts:
         if len(text) > MAX_TEXT:
             continue
@@ -116,7 +130,7 @@ def text_kind(texts: Sequence[str]) -> Kind:
             for kind, key in _ARGUMENTS.items():
                 votes[kind] += isinstance(first.get(key), dict)
     best = max(votes, key=lambda k: (votes[k], k == "prompting"))
-    return best  # type: ignore[return-value]
+    return best
 
 
 def _tagged_kind(text: str) -> Kind | None:
@@ -130,6 +144,10 @@ def _tagged_kind(text: str) -> Kind | None:
         name = decode_glm(text)[0][0]
         if _GLM_NAME.fullmatch(name):
             return "glm"
+    if text.rstrip().endswith(";"):
+        with contextlib.suppress(DecodeError):
+            decode_nexus(text)
+            return "nexus"
     return None
 
 
@@ -350,6 +368,11 @@ _OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
+    ast.BitXor: operator.xor,  # `3 * 10^8` (Raven's answer for 3e8): 22 in BFCL's `eval`
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
 }
 
 
@@ -383,6 +406,8 @@ def _check_size(op: ast.operator, left: Any, right: Any) -> None:
             too_big = len(text) * count > MAX_TEXT_RESULT
         elif isinstance(left, int) and isinstance(right, int):
             too_big = left.bit_length() + right.bit_length() > MAX_INT_BITS
+    elif isinstance(op, ast.LShift) and isinstance(left, int) and isinstance(right, int):
+        too_big = left.bit_length() + right > MAX_INT_BITS
     elif isinstance(op, ast.Add) and isinstance(left, str) and isinstance(right, str):
         too_big = len(left) + len(right) > MAX_TEXT_RESULT
     if too_big:
@@ -476,6 +501,15 @@ def decode_glm(text: str) -> list[Call]:
     return [_named_call({"name": lines[0], "arguments": args})]
 
 
+def decode_nexus(text: str) -> list[Call]:
+    """`f(a=1); g(b=2);` as BFCL's Nexus (Raven) handler reads it (module docstring)."""
+    body = text[:-1] if text.endswith(";") else text
+    calls = decode_prompting("[" + body.replace(";", ",") + "]")
+    if "out_of_domain" in body:
+        raise DecodeError("the model answered out_of_domain")
+    return calls
+
+
 def _named_call(item: Any, key: str = "arguments") -> Call:
     """One `{"name": f, key: {...}}` object as a call; DecodeError for anything else."""
     if not isinstance(item, dict) or "name" not in item or key not in item:
@@ -490,4 +524,5 @@ _TAGGED: dict[str, Callable[[str], list[Call]]] = {
     "qwen_fc": decode_qwen,
     "granite": decode_granite,
     "glm": decode_glm,
+    "nexus": decode_nexus,
 }
