@@ -318,8 +318,22 @@ def test_tagged_call_text_is_read_never_run_and_bounded() -> None:
             decode(as_text % arguments, "qwen_fc", multi_turn=True)
     with pytest.raises(DecodeError):  # an AST answer's arguments must be an object
         decode(as_text % '{\\"x\\": 1}', "qwen_fc")
+    # Hermes 2 Pro writes Python-quoted JSON, which BFCL's Hermes handler read by turning
+    # every `'` into `"`: a name with an apostrophe then breaks the whole answer, there as here.
+    quoted = "<tool_call>\n{'arguments': {'a': 20}, 'name': 'f'}\n</tool_call>"
+    assert decode(quoted, "hermes") == [("f", {"a": 20})]
+    assert decode(quoted, "qwen_fc") == []  # the Qwen FC handler skips the block
+    apostrophe = '<tool_call>\n{"arguments": {"who": "O\'Brien"}, "name": "f"}\n</tool_call>'
+    with pytest.raises(DecodeError):
+        decode(apostrophe, "hermes")
+    with pytest.raises(DecodeError):
+        decode(f"<tool_call>\n{nested}\n</tool_call>", "hermes")
+    with pytest.raises(DecodeError):  # its last line, empty, is no JSON: BFCL's error too
+        decode("<tool_call>\n" * 80_000, "hermes")
+    assert decode("<tool_call>\n</tool_call>\n" * 40_000, "hermes") == []
     # The kind a file's text asks for: its handler's markers.
     assert text_kind(["I cannot.", block % "f", block % "g"]) == "qwen_fc"
+    assert text_kind([quoted, block % "g", quoted]) == "hermes"
     assert text_kind(['<function_call> {"name": "f", "arguments": {}}', "no"]) == "granite"
     assert text_kind(['spotify_play\n{"artist": "A"}', 'f\n{"a": 1}', "text"]) == "glm"
     assert text_kind(["f(a=1); g(b='x');", "h(c=[1]);", "f(a=2)"]) == "nexus"

@@ -109,7 +109,8 @@ def bfcl_results(
             "'fc' (function-calling results, `[{name: arguments}]`; text is no call), "
             '\'json\' (text `{"name": f, "arguments": {...}}`, BFCL\'s xLAM handlers), '
             '\'llama\' (`{"name": f, "parameters": {...}}`, its Llama 3.1 handler), '
-            "'qwen_fc' (`<tool_call>` blocks: its Qwen FC handler; Hermes and Qwen templates), "
+            "'qwen_fc' (`<tool_call>` blocks: its Qwen FC handler), 'hermes' (the same blocks, "
+            "one line each, `'` read as `\"`: its former Hermes 2 Pro handler), "
             "'granite' (`<function_call> {...}`: granite-20b-functioncalling), 'glm' (a name, "
             "then a line of JSON arguments: GLM-4) or 'nexus' (`f(a=1); g(b=2);`: Nexusflow "
             "Raven). Default: 'fc' when the file holds call "

@@ -30,7 +30,10 @@ BFCL decodes a result by the kind of model that produced it:
   piece as one `{"name": f, "arguments": {...}}` object; a piece that is not (text, the model's
   `no_function`) makes the whole output no call, as BFCL's format check makes it. `glm` (BFCL's
   GLM-4 handler) reads a name on the first line and its JSON arguments on the second; one line
-  is no call, later lines are ignored. In a multi-turn step, `qwen_fc` also reads arguments
+  is no call, later lines are ignored. `hermes` (the handler BFCL used for Hermes 2 Pro
+  until its v4 release removed it) reads the line after each line `<tool_call>` as one call,
+  every `'` read as `"` (Hermes writes `{'a': 1}`); a line that is then not JSON makes the
+  whole output no call. In a multi-turn step, `qwen_fc` also reads arguments
   written as JSON text, as that handler's `decode_execute` does (`decode(multi_turn=True)`).
 
 - Nexusflow Raven's handler (`nexus`) reads call text separated by `;` (`f(a=1); g(b=2);`):
@@ -58,13 +61,14 @@ from typing import Any, Literal, TypeGuard
 
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted, nests_deeper
 
-Kind = Literal["prompting", "fc", "json", "llama", "qwen_fc", "granite", "glm", "nexus"]
+Kind = Literal["prompting", "fc", "json", "llama", "qwen_fc", "hermes", "granite", "glm", "nexus"]
 KINDS: tuple[Kind, ...] = (
     "prompting",
     "fc",
     "json",
     "llama",
     "qwen_fc",
+    "hermes",
     "granite",
     "glm",
     "nexus",
@@ -137,7 +141,9 @@ def _tagged_kind(text: str) -> Kind | None:
     """The kind whose handler looks for this text's markers: `<tool_call>` blocks, a
     `<function_call>` tag, or a bare name over a line of JSON arguments."""
     if _OPEN in text and _CLOSE in text:
-        return "qwen_fc"
+        blocks = _tool_call_blocks(text)
+        quoted = any(not _is_json(b) and _is_json(b.replace("'", '"')) for b in blocks)
+        return "hermes" if quoted else "qwen_fc"
     if "<function_call>" in text:
         return "granite"
     with contextlib.suppress(DecodeError):
@@ -470,6 +476,23 @@ def _is_json(text: str) -> bool:
     return True
 
 
+def decode_hermes(text: str) -> list[Call]:
+    """`<tool_call>` lines as BFCL's removed Hermes handler read them (module docstring)."""
+    calls, inside = [], False
+    for line in text.split("\n"):
+        if line in ("<tool_call>", "</tool_call>"):
+            inside = line == "<tool_call>"
+            continue
+        if inside:
+            try:
+                item = loads_untrusted(line.replace("'", '"'), MAX_VALUE_DEPTH)
+            except ValueError as exc:
+                raise DecodeError(f"a tool call line is not JSON: {str(exc)[:60]}") from None
+            calls.append(_named_call(item))
+        inside = False
+    return calls
+
+
 def decode_granite(text: str) -> list[Call]:
     """`<function_call> {...} <function_call> {...}` as BFCL's Granite handler reads it."""
     calls = []
@@ -515,6 +538,8 @@ def _named_call(item: Any, key: str = "arguments") -> Call:
     if not isinstance(item, dict) or "name" not in item or key not in item:
         raise DecodeError(f'each call must be {{"name": ..., "{key}": {{...}}}}')
     name, args = item["name"], item[key]
+    if isinstance(name, list | dict):  # BFCL makes it a mapping key: a TypeError there
+        raise DecodeError("a function name must be a single value")
     if not isinstance(args, dict):
         raise DecodeError(f"the {key} of {str(name)[:60]} are not an object")
     return str(name), args
@@ -522,6 +547,7 @@ def _named_call(item: Any, key: str = "arguments") -> Call:
 
 _TAGGED: dict[str, Callable[[str], list[Call]]] = {
     "qwen_fc": decode_qwen,
+    "hermes": decode_hermes,
     "granite": decode_granite,
     "glm": decode_glm,
     "nexus": decode_nexus,
