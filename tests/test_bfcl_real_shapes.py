@@ -379,3 +379,15 @@ def test_a_hostile_tagged_answer_is_no_call_for_its_record_only(tmp_path: Path) 
         for r in score(load_suite(suite), bfcl_transcripts(results, model="m")).results
     }
     assert statuses == {"s_1": "pass", "s_2": "fail"}
+
+
+def test_a_call_without_a_name_fails_and_is_named_so(tmp_path: Path) -> None:
+    """Granite's handler calls a piece without a name `""` (BFCL: a call, so an irrelevance
+    record fails); the reason must not say the model made no call."""
+    record = _record("irrelevance_1", FACTORIAL)
+    (path,) = write_suite_yaml([record], None, tmp_path / "s.yaml", name="s", names="dotted")
+    answer = '<function_call> {"arguments": {"number": 5}}'
+    transcripts = bfcl_transcripts([{"id": "irrelevance_1", "result": answer}], kind="granite")
+    (result,) = score(load_suite(path), transcripts).results
+    assert result.status == "fail"
+    assert result.reason == 'expected no tool call, the model called ""'
