@@ -337,6 +337,9 @@ def test_tagged_call_text_is_read_never_run_and_bounded() -> None:
     assert text_kind(['<function_call> {"name": "f", "arguments": {}}', "no"]) == "granite"
     assert text_kind(['spotify_play\n{"artist": "A"}', 'f\n{"a": 1}', "text"]) == "glm"
     assert text_kind(["f(a=1); g(b='x');", "h(c=[1]);", "f(a=2)"]) == "nexus"
+    # Raven's answers to irrelevance records: mostly `out_of_domain(...);`, no call, but its kind.
+    no_call = ["out_of_domain(user_query='a');", "out_of_domain(user_query='b');", "f(a=1)"]
+    assert text_kind(no_call) == "nexus"
     assert text_kind(["[f(a=1)]", "Sure.\nHere it is.", "[g(b=2)]"]) == "prompting"
     assert decode("f(a=1); g(b='x; y');" * 2_000, "nexus")[-1] == ("g", {"b": "x, y"})
     code = "__import__('os').system('x')"  # a call without keywords is its text, as in BFCL
@@ -391,3 +394,20 @@ def test_a_call_without_a_name_fails_and_is_named_so(tmp_path: Path) -> None:
     (result,) = score(load_suite(path), transcripts).results
     assert result.status == "fail"
     assert result.reason == 'expected no tool call, the model called ""'
+
+
+def test_a_published_files_kind_is_guessed_as_its_bfcl_handler_reads_it() -> None:
+    """`import bfcl-results` without `--kind`, on each shipped file of real results: the calls
+    are those its model's BFCL handler reads (a file whose answers have no marker at all, such
+    as answers to irrelevance records in prose, may be guessed otherwise: no call either way)."""
+    root = Path(__file__).parent / "data" / "bfcl_results"
+    models = json.loads((root / "models.json").read_text(encoding="utf-8"))
+    checked = 0
+    for model, info in sorted(models.items()):
+        for path in sorted((root / model).glob("BFCL_v4_*_result.json")):
+            guessed = bfcl_transcripts(path, model=model)
+            given = bfcl_transcripts(path, model=model, kind=info["kind"])
+            calls = [[(c.name, c.arguments) for c in t.tool_calls] for t in guessed]
+            assert calls == [[(c.name, c.arguments) for c in t.tool_calls] for t in given], path
+            checked += len(given)
+    assert checked > 600

@@ -152,7 +152,7 @@ def _tagged_kind(text: str) -> Kind | None:
             return "glm"
     if text.rstrip().endswith(";"):
         with contextlib.suppress(DecodeError):
-            decode_nexus(text)
+            _nexus_calls(text)  # `out_of_domain(...);` too: Raven's answer to irrelevance
             return "nexus"
     return None
 
@@ -526,11 +526,16 @@ def decode_glm(text: str) -> list[Call]:
 
 def decode_nexus(text: str) -> list[Call]:
     """`f(a=1); g(b=2);` as BFCL's Nexus (Raven) handler reads it (module docstring)."""
-    body = text[:-1] if text.endswith(";") else text
-    calls = decode_prompting("[" + body.replace(";", ",") + "]")
-    if "out_of_domain" in body:
+    calls = _nexus_calls(text)
+    if "out_of_domain" in text:
         raise DecodeError("the model answered out_of_domain")
     return calls
+
+
+def _nexus_calls(text: str) -> list[Call]:
+    """The calls of `f(a=1); g(b=2);`: one trailing `;` dropped, the others commas."""
+    body = text[:-1] if text.endswith(";") else text
+    return decode_prompting("[" + body.replace(";", ",") + "]")
 
 
 def _named_call(item: Any, key: str = "arguments") -> Call:
