@@ -705,3 +705,45 @@ def test_json_text_results_give_verdicts_whatever_the_model_wrote(tmp_path: Path
     assert sorted(r.case for r in results) == sorted(by_case)
     assert {r.status for r in results} <= {"pass", "warn", "fail"}
     assert next(r for r in results if r.case == third).status == "fail"
+
+
+def test_tool_call_steps_are_read_as_bfcls_executor_reads_them(tmp_path: Path) -> None:
+    """Multi-turn results in `<tool_call>` blocks (Qwen FC; the kind is guessed from the file):
+    a step's arguments written as JSON text are run, as BFCL's `decode_execute` runs them; a
+    block that is not JSON is skipped; text around the blocks is no call."""
+    from typer.testing import CliRunner
+
+    from evalspec._cli import app
+
+    published, suite = _three_published(tmp_path)
+    cases = {c.name: c for c in api.load_suite(suite).cases}
+    first, second, third = (r["id"] for r in published)
+
+    def block(name: str, arguments: Any) -> str:
+        return (
+            "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
+        )
+
+    step = (
+        "I will look.\n" + block("ls", json.dumps({"a": True})) + "\n<tool_call>\nls(\n</tool_call>"
+    )
+    records = [
+        {"id": first, "result": [[step, "Done."]] * len(cases[first].turns)},
+        {"id": second, "result": [[block("pwd", {})]] * len(cases[second].turns)},
+        {"id": third, "result": [[block("ls", "not json")]] * len(cases[third].turns)},
+    ]
+    path, out = tmp_path / "qwen.json", tmp_path / "qwen.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    done = CliRunner().invoke(
+        app, ["import", "bfcl-results", str(suite), str(path), "--out", str(out)]
+    )
+    assert done.exit_code == 0, done.output
+    by_case = {t.case: t for t in api.load_transcripts(out)}
+    calls = by_case[first].tool_calls
+    assert [(c.name, c.arguments, c.user_turn) for c in calls][:2] == [
+        ("ls", {"a": True}, 0),
+        ("ls", {"a": True}, 1),
+    ]
+    assert calls[0].output and not calls[0].error
+    assert [c.name for c in by_case[second].tool_calls][:1] == ["pwd"]
+    assert by_case[third].tool_calls == ()

@@ -142,6 +142,9 @@ def test_import_asks_which_name_rule_when_a_name_has_a_dot(tmp_path: Path) -> No
         ("height=7//2", 3),
         ("height=10/4", 2.5),
         ("height='ab'+'c'", "abc"),
+        ("c=3 * 10^8", 22),  # a real answer (Raven v2): `^` is Python's xor, as BFCL evals it
+        ("m=6 & 3 | 8", 10),
+        ("s=1 << 10 >> 2", 256),
     ],
 )
 def test_constant_arithmetic_is_computed_without_eval(text: str, value: Any) -> None:
@@ -161,6 +164,9 @@ def test_constant_arithmetic_is_computed_without_eval(text: str, value: Any) -> 
         "[f(a=9**9**9)]",  # refused, not computed
         "[f(a='x'*10**9)]",
         "[f(a=(1 << 100000))]",
+        "[f(a=1 << -1)]",  # Python's ValueError: no call in BFCL too
+        "[f(a=1.5 ^ 2)]",
+        "[f(a='x' | 'y')]",
     ],
 )
 def test_arguments_bfcl_cannot_read_make_the_output_undecodable(text: str) -> None:
@@ -268,3 +274,140 @@ def test_json_call_text_is_read_never_run_and_bounded() -> None:
     # A prompting model that once answered in JSON is still read as a prompting model.
     once = ["[f(a=1)]", "g(b='x')", '[{"name": "f", "arguments": {"a": 1}}]']
     assert text_kind(once) == "prompting"
+
+
+@pytest.mark.timeout(20)
+def test_tagged_call_text_is_read_never_run_and_bounded() -> None:
+    """Models whose calls sit between markers (`qwen_fc`: `<tool_call>` blocks, `granite`:
+    `<function_call>` pieces, `glm`: a name over a line of JSON, `nexus`: `;` between calls).
+    BFCL's Qwen handler finds its blocks with a lazy regex, quadratic in unclosed tags (8,000
+    take 12 s, so the 80,000 below some 20 minutes); here one search forward. An output no
+    reader takes is no call."""
+    from evalspec._interop.bfcl_decode import MAX_TEXT, text_kind
+
+    block = '<tool_call>\n{"name": "%s", "arguments": {"q": "\\u202e\\u00e9"}}\n</tool_call>'
+    hostile = block % "__import__('os').system('x')"
+    assert decode(hostile, "qwen_fc") == [("__import__('os').system('x')", {"q": "\u202e\u00e9"})]
+    assert decode("<tool_call>\n" * 80_000, "qwen_fc") == []
+    assert decode("<function_call>" * 60_000, "granite") == []
+    deep = "[" * 5000 + "]" * 5000  # beyond Python's own reader: BFCL skips the block too
+    assert decode(f"<tool_call>\n{deep}\n</tool_call>", "qwen_fc") == []
+    nested = '{"name": "a", "arguments": ' + '{"x": ' * 200 + "1" + "}" * 201
+    for text, kind in [
+        (f"<tool_call>\n{nested}\n</tool_call>", "qwen_fc"),
+        ('<tool_call>\n{"name": "a", "arguments": {"x": NaN}}\n</tool_call>', "qwen_fc"),
+        ('<tool_call>\n{"name": "a", "arguments": {"x": 1e999}}\n</tool_call>', "qwen_fc"),
+        (block % ("y" * MAX_TEXT), "qwen_fc"),
+        (f"<function_call> {nested}", "granite"),
+        ('<function_call> {"name": "a", "arguments": {"x": Infinity}}', "granite"),
+        ('<function_call> {"name": "no_function", "arguments": {}}', "granite"),
+        ("f\n" + deep, "glm"),
+        ("f\n" + "x" * (MAX_TEXT + 1), "glm"),
+        (";" * (MAX_TEXT - 1), "nexus"),
+        ("f(a=" + "[" * 50_000 + "]" * 50_000 + ");", "nexus"),
+        ("f(a=1); out_of_domain(q='x');", "nexus"),
+    ]:
+        with pytest.raises(DecodeError):
+            decode(text, kind)  # type: ignore[arg-type]
+    # A multi-turn step's arguments may be JSON text (BFCL's `decode_execute` reads them), held
+    # to the same bounds.
+    as_text = '<tool_call>\n{"name": "f", "arguments": "%s"}\n</tool_call>'
+    assert decode(as_text % '{\\"x\\": 1}', "qwen_fc", multi_turn=True) == [("f", {"x": 1})]
+    for arguments in ['{\\"x\\": NaN}', "[1]", "x=1", "[" * 5000]:
+        with pytest.raises(DecodeError):
+            decode(as_text % arguments, "qwen_fc", multi_turn=True)
+    with pytest.raises(DecodeError):  # an AST answer's arguments must be an object
+        decode(as_text % '{\\"x\\": 1}', "qwen_fc")
+    # Hermes 2 Pro writes Python-quoted JSON, which BFCL's Hermes handler read by turning
+    # every `'` into `"`: a name with an apostrophe then breaks the whole answer, there as here.
+    quoted = "<tool_call>\n{'arguments': {'a': 20}, 'name': 'f'}\n</tool_call>"
+    assert decode(quoted, "hermes") == [("f", {"a": 20})]
+    assert decode(quoted, "qwen_fc") == []  # the Qwen FC handler skips the block
+    apostrophe = '<tool_call>\n{"arguments": {"who": "O\'Brien"}, "name": "f"}\n</tool_call>'
+    with pytest.raises(DecodeError):
+        decode(apostrophe, "hermes")
+    with pytest.raises(DecodeError):
+        decode(f"<tool_call>\n{nested}\n</tool_call>", "hermes")
+    with pytest.raises(DecodeError):  # its last line, empty, is no JSON: BFCL's error too
+        decode("<tool_call>\n" * 80_000, "hermes")
+    assert decode("<tool_call>\n</tool_call>\n" * 40_000, "hermes") == []
+    # The kind a file's text asks for: its handler's markers.
+    assert text_kind(["I cannot.", block % "f", block % "g"]) == "qwen_fc"
+    assert text_kind([quoted, block % "g", quoted]) == "hermes"
+    assert text_kind(['<function_call> {"name": "f", "arguments": {}}', "no"]) == "granite"
+    assert text_kind(['spotify_play\n{"artist": "A"}', 'f\n{"a": 1}', "text"]) == "glm"
+    assert text_kind(["f(a=1); g(b='x');", "h(c=[1]);", "f(a=2)"]) == "nexus"
+    # Raven's answers to irrelevance records: mostly `out_of_domain(...);`, no call, but its kind.
+    no_call = ["out_of_domain(user_query='a');", "out_of_domain(user_query='b');", "f(a=1)"]
+    assert text_kind(no_call) == "nexus"
+    assert text_kind(["[f(a=1)]", "Sure.\nHere it is.", "[g(b=2)]"]) == "prompting"
+    assert decode("f(a=1); g(b='x; y');" * 2_000, "nexus")[-1] == ("g", {"b": "x, y"})
+    code = "__import__('os').system('x')"  # a call without keywords is its text, as in BFCL
+    assert decode(f"f(a={code});", "nexus") == [("f", {"a": code})]
+
+
+def test_a_hostile_tagged_answer_is_no_call_for_its_record_only(tmp_path: Path) -> None:
+    """`import bfcl-results` of a Qwen-style file: the record whose answer cannot be read fails
+    alone (no call, as BFCL scores it); the other record's calls are imported and pass."""
+    records = [_record("s_1", FACTORIAL), _record("s_2", FACTORIAL)]
+    truth = _truth("s_1", ("math.factorial", {"number": [5]})) + _truth(
+        "s_2", ("math.factorial", {"number": [5]})
+    )
+    (tmp_path / "q.json").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (tmp_path / "a.json").write_text("".join(json.dumps(r) + "\n" for r in truth))
+    good = '<tool_call>\n{"name": "math.factorial", "arguments": {"number": 5}}\n</tool_call>'
+    bad = '<tool_call>\n{"name": "math.factorial", "arguments": {"number": NaN}}\n</tool_call>'
+    results = tmp_path / "r.json"
+    results.write_text(
+        json.dumps({"id": "s_1", "result": good}) + "\n" + json.dumps({"id": "s_2", "result": bad})
+    )
+    suite = tmp_path / "s.yaml"
+    made = evalspec_import(
+        "bfcl",
+        str(tmp_path / "q.json"),
+        str(tmp_path / "a.json"),
+        "--names",
+        "dotted",
+        "--out",
+        str(suite),
+    )
+    assert made.exit_code == 0, made.output
+    out = tmp_path / "t.jsonl"
+    done = evalspec_import("bfcl-results", str(suite), str(results), "--out", str(out))
+    assert done.exit_code == 0, done.output
+    transcripts = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [len(t.get("tool_calls") or ()) for t in transcripts] == [1, 0]
+    statuses = {
+        r.case: r.status
+        for r in score(load_suite(suite), bfcl_transcripts(results, model="m")).results
+    }
+    assert statuses == {"s_1": "pass", "s_2": "fail"}
+
+
+def test_a_call_without_a_name_fails_and_is_named_so(tmp_path: Path) -> None:
+    """Granite's handler calls a piece without a name `""` (BFCL: a call, so an irrelevance
+    record fails); the reason must not say the model made no call."""
+    record = _record("irrelevance_1", FACTORIAL)
+    (path,) = write_suite_yaml([record], None, tmp_path / "s.yaml", name="s", names="dotted")
+    answer = '<function_call> {"arguments": {"number": 5}}'
+    transcripts = bfcl_transcripts([{"id": "irrelevance_1", "result": answer}], kind="granite")
+    (result,) = score(load_suite(path), transcripts).results
+    assert result.status == "fail"
+    assert result.reason == 'expected no tool call, the model called ""'
+
+
+def test_a_published_files_kind_is_guessed_as_its_bfcl_handler_reads_it() -> None:
+    """`import bfcl-results` without `--kind`, on each shipped file of real results: the calls
+    are those its model's BFCL handler reads (a file whose answers have no marker at all, such
+    as answers to irrelevance records in prose, may be guessed otherwise: no call either way)."""
+    root = Path(__file__).parent / "data" / "bfcl_results"
+    models = json.loads((root / "models.json").read_text(encoding="utf-8"))
+    checked = 0
+    for model, info in sorted(models.items()):
+        for path in sorted((root / model).glob("BFCL_v4_*_result.json")):
+            guessed = bfcl_transcripts(path, model=model)
+            given = bfcl_transcripts(path, model=model, kind=info["kind"])
+            calls = [[(c.name, c.arguments) for c in t.tool_calls] for t in guessed]
+            assert calls == [[(c.name, c.arguments) for c in t.tool_calls] for t in given], path
+            checked += len(given)
+    assert checked > 600

@@ -191,10 +191,11 @@ def import_bfcl_results(
     """Turn BFCL model results into transcripts for the cases of a suite `import_bfcl` wrote.
 
     Results are decoded as BFCL decodes them (never run): `kind` `prompting` (call text), `fc`
-    (call lists), `json` or `llama` (JSON call objects in text), by default guessed from the
-    file. Results of records that are not cases of the suite are skipped (counted). A suite of
-    a multi-turn category takes BFCL's multi-turn results (turns of steps of calls), each call
-    answered by the suite's tools."""
+    (call lists), `json` or `llama` (JSON call objects in text), `qwen_fc`, `hermes`,
+    `granite`, `glm` or `nexus` (calls between their handler's markers), by default guessed
+    from the file. Results of records that are not cases of the suite are skipped (counted).
+    A suite of a multi-turn category takes BFCL's multi-turn results (turns of steps of
+    calls), each call answered by the suite's tools."""
     from evalspec._interop.bfcl import bfcl_transcripts
     from evalspec._interop.bfcl_decode import RESULT_FORMATS
     from evalspec._suite.validate import load_suite

@@ -124,10 +124,14 @@ def bfcl_results(
         typer.Option(
             help="The decoder BFCL applies: 'prompting' (call text such as `[f(a=1)]`), "
             "'fc' (function-calling results, `[{name: arguments}]`; text is no call), "
-            '\'json\' (text `{"name": f, "arguments": {...}}`, BFCL\'s xLAM handlers) or '
-            '\'llama\' (`{"name": f, "parameters": {...}}`, its Llama 3.1 handler). '
-            "Default: 'fc' when the file holds call lists, 'json' or 'llama' when its text is "
-            "such JSON, else 'prompting'."
+            '\'json\' (text `{"name": f, "arguments": {...}}`, BFCL\'s xLAM handlers), '
+            '\'llama\' (`{"name": f, "parameters": {...}}`, its Llama 3.1 handler), '
+            "'qwen_fc' (`<tool_call>` blocks: its Qwen FC handler), 'hermes' (the same blocks, "
+            "one line each, `'` read as `\"`: its former Hermes 2 Pro handler), "
+            "'granite' (`<function_call> {...}`: granite-20b-functioncalling), 'glm' (a name, "
+            "then a line of JSON arguments: GLM-4) or 'nexus' (`f(a=1); g(b=2);`: Nexusflow "
+            "Raven). Default: 'fc' when the file holds call "
+            "lists, else the kind most of its answers are written in, else 'prompting'."
         ),
     ] = None,
 ) -> None:

@@ -22,6 +22,28 @@ BFCL decodes a result by the kind of model that produced it:
   Python lacks) make the output undecodable there, and here; constants and constant
   arithmetic are read as in prompting text, never evaluated.
 
+- a model whose handler finds calls between tags: `qwen_fc` (BFCL's Qwen FC handler, also the
+  format of Hermes 2 Pro and Qwen 2.5/3 chat templates) reads every
+  `<tool_call>\\n{"name": f, "arguments": {...}}\\n</tool_call>` block; a block that is not JSON
+  is skipped, text around the blocks is ignored, and no block is no call. `granite` (BFCL's
+  handler for granite-20b-functioncalling) splits the text at `<function_call>` and reads each
+  piece as one `{"name": f, "arguments": {...}}` object; a piece that is not (text, the model's
+  `no_function`) makes the whole output no call, as BFCL's format check makes it. `glm` (BFCL's
+  GLM-4 handler) reads a name on the first line and its JSON arguments on the second; one line
+  is no call, later lines are ignored. `hermes` (the handler BFCL used for Hermes 2 Pro
+  until its v4 release removed it) reads the line after each line `<tool_call>` as one call,
+  every `'` read as `"` (Hermes writes `{'a': 1}`); a line that is then not JSON makes the
+  whole output no call. In a multi-turn step, `qwen_fc` also reads arguments
+  written as JSON text, as that handler's `decode_execute` does (`decode(multi_turn=True)`).
+
+- Nexusflow Raven's handler (`nexus`) reads call text separated by `;` (`f(a=1); g(b=2);`):
+  one trailing `;` is dropped, every other `;` becomes a comma (one inside quoted text too, as
+  there), and the result is read as prompting call text in brackets; an answer naming
+  `out_of_domain` anywhere is no call.
+
+JSON that BFCL reads but a transcript cannot hold (NaN, numbers beyond a float, deeper than
+100 levels) makes the whole output no call here, where BFCL keeps it as arguments.
+
 Undecodable output is no call: it fails a case that expects calls and passes one that expects
 none, as in BFCL.
 """
@@ -33,14 +55,27 @@ import contextlib
 import json
 import math
 import operator
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeGuard
 
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted, nests_deeper
 
-ResultFormat = Literal["prompting", "fc", "json", "llama"]
-RESULT_FORMATS: tuple[ResultFormat, ...] = ("prompting", "fc", "json", "llama")
-_ARGUMENTS: dict[str, str] = {"json": "arguments", "llama": "parameters"}
+ResultFormat = Literal[
+    "prompting", "fc", "json", "llama", "qwen_fc", "hermes", "granite", "glm", "nexus"
+]
+RESULT_FORMATS: tuple[ResultFormat, ...] = (
+    "prompting",
+    "fc",
+    "json",
+    "llama",
+    "qwen_fc",
+    "hermes",
+    "granite",
+    "glm",
+    "nexus",
+)
+_ARGUMENTS: dict[ResultFormat, str] = {"json": "arguments", "llama": "parameters"}
 """The key under which each JSON-text kind writes a call's arguments."""
 
 MAX_TEXT = 1_000_000
@@ -58,25 +93,37 @@ class DecodeError(ValueError):
 Call = tuple[str, dict[str, Any]]
 
 
-def decode(result: Any, kind: ResultFormat) -> list[Call]:
-    """A result as (name, arguments) pairs by BFCL's decoder for `kind`; DecodeError if none."""
+def decode(result: Any, kind: ResultFormat, *, multi_turn: bool = False) -> list[Call]:
+    """A result as (name, arguments) pairs by BFCL's decoder for `kind`; DecodeError if none.
+
+    `multi_turn`: a step of a multi-turn result, which BFCL reads with each handler's
+    `decode_execute`; only `qwen_fc`'s differs (it also reads arguments given as JSON text)."""
+    if kind == "qwen_fc" and multi_turn and isinstance(result, str) and len(result) <= MAX_TEXT:
+        return decode_qwen(result, arguments_as_text=True)
     if kind == "fc":
         return decode_fc(result)
     if not isinstance(result, str):
         raise DecodeError(f"a {kind} model's result is text, got {type(result).__name__}")
+    if len(result) > MAX_TEXT:
+        raise DecodeError("output too long to decode")
     if kind in _ARGUMENTS:
         return decode_json_text(result, kind)
+    if kind in _TAGGED:
+        return _TAGGED[kind](result)
     return decode_prompting(result)
 
 
 def text_kind(texts: Sequence[str]) -> ResultFormat:
-    """The decoder for a model whose answers are text: `json` or `llama` when more of them are
-    JSON call objects (or lists of them) with the key that kind's handler reads than are call
-    text such as `[f(a=1)]` (never such JSON), else `prompting`. A prompting model that
-    sometimes answers in JSON keeps its kind."""
-    votes = {"prompting": 0, "json": 0, "llama": 0}
+    """The decoder for a model whose answers are text: the kind most of them are written for
+    (`json` or `llama`: JSON call objects with the key that kind's handler reads; `qwen_fc`,
+    `granite`, `glm`, `nexus`: their handler's markers, `_tagged_kind`), else `prompting` (call
+    text such as `[f(a=1)]`). A prompting model that sometimes answers otherwise keeps its kind."""
+    votes = dict.fromkeys(RESULT_FORMATS, 0)
     for text in texts:
         if len(text) > MAX_TEXT:
+            continue
+        if (tagged := _tagged_kind(text)) is not None:
+            votes[tagged] += 1
             continue
         try:
             value = loads_untrusted(text.replace("<|python_tag|>", "").strip(), MAX_VALUE_DEPTH)
@@ -89,7 +136,27 @@ def text_kind(texts: Sequence[str]) -> ResultFormat:
             for kind, key in _ARGUMENTS.items():
                 votes[kind] += isinstance(first.get(key), dict)
     best = max(votes, key=lambda k: (votes[k], k == "prompting"))
-    return best  # type: ignore[return-value]
+    return best
+
+
+def _tagged_kind(text: str) -> ResultFormat | None:
+    """The kind whose handler looks for this text's markers: `<tool_call>` blocks, a
+    `<function_call>` tag, or a bare name over a line of JSON arguments."""
+    if _OPEN in text and _CLOSE in text:
+        blocks = _tool_call_blocks(text)
+        quoted = any(not _is_json(b) and _is_json(b.replace("'", '"')) for b in blocks)
+        return "hermes" if quoted else "qwen_fc"
+    if "<function_call>" in text:
+        return "granite"
+    with contextlib.suppress(DecodeError):
+        name = decode_glm(text)[0][0]
+        if _GLM_NAME.fullmatch(name):
+            return "glm"
+    if text.rstrip().endswith(";"):
+        with contextlib.suppress(DecodeError):
+            _nexus_calls(text)  # `out_of_domain(...);` too: Raven's answer to irrelevance
+            return "nexus"
+    return None
 
 
 def decode_json_text(text: str, kind: ResultFormat) -> list[Call]:
@@ -309,6 +376,11 @@ _OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
+    ast.BitXor: operator.xor,  # `3 * 10^8` (Raven's answer for 3e8): 22 in BFCL's `eval`
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
 }
 
 
@@ -342,7 +414,148 @@ def _check_size(op: ast.operator, left: Any, right: Any) -> None:
             too_big = len(text) * count > MAX_TEXT_RESULT
         elif isinstance(left, int) and isinstance(right, int):
             too_big = left.bit_length() + right.bit_length() > MAX_INT_BITS
+    elif isinstance(op, ast.LShift) and isinstance(left, int) and isinstance(right, int):
+        too_big = left.bit_length() + right > MAX_INT_BITS
     elif isinstance(op, ast.Add) and isinstance(left, str) and isinstance(right, str):
         too_big = len(left) + len(right) > MAX_TEXT_RESULT
     if too_big:
         raise DecodeError("arithmetic result too large")
+
+
+# ------------------------------------------------------------------ calls between tags or lines
+
+_OPEN, _CLOSE = "<tool_call>\n", "\n</tool_call>"
+_GLM_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,200}")
+"""A first line the `glm` guess takes for a function name (BFCL's GLM handler takes any)."""
+
+
+def decode_qwen(text: str, *, arguments_as_text: bool = False) -> list[Call]:
+    """`<tool_call>` blocks as BFCL's Qwen FC handler reads them (module docstring).
+
+    `arguments_as_text`: arguments written as JSON text (`"arguments": "{\\"a\\": 1}"`) are
+    read as its `decode_execute` reads them for multi-turn steps; its `decode_ast` does not."""
+    calls = []
+    for block in _tool_call_blocks(text):
+        try:
+            item = loads_untrusted(block, MAX_VALUE_DEPTH)
+        except ValueError as exc:
+            if _is_json(block):  # JSON BFCL keeps, but a transcript cannot hold
+                raise DecodeError(f"a tool call's JSON cannot be held: {exc}") from None
+            continue  # BFCL skips a block that is not JSON
+        if arguments_as_text and isinstance(item, dict) and isinstance(item.get("arguments"), str):
+            item = item | {"arguments": _json_object(item["arguments"])}
+        calls.append(_named_call(item, "arguments"))
+    return calls
+
+
+def _json_object(text: str) -> Any:
+    """JSON text BFCL's `convert_to_function_call` reads; DecodeError where its reader fails."""
+    try:
+        return loads_untrusted(text, MAX_VALUE_DEPTH)
+    except ValueError as exc:
+        raise DecodeError(f"the arguments are not JSON: {str(exc)[:60]}") from None
+
+
+def _tool_call_blocks(text: str) -> list[str]:
+    """What `re.findall(r"<tool_call>\\n(.*?)\\n</tool_call>", text, re.DOTALL)` finds, by
+    searching forward only: no backtracking, so an output of unclosed tags cannot hang it."""
+    blocks, at = [], 0
+    while (start := text.find(_OPEN, at)) >= 0:
+        end = text.find(_CLOSE, start + len(_OPEN))
+        if end < 0:  # no later tag can be closed either
+            break
+        blocks.append(text[start + len(_OPEN) : end])
+        at = end + len(_CLOSE)
+    return blocks
+
+
+def _is_json(text: str) -> bool:
+    """Whether Python's own reader (BFCL's) takes the text, without building what it holds."""
+    try:
+        json.loads(text, parse_constant=lambda _: None, parse_float=lambda _: None)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def decode_hermes(text: str) -> list[Call]:
+    """`<tool_call>` lines as BFCL's removed Hermes handler read them (module docstring)."""
+    calls, inside = [], False
+    for line in text.split("\n"):
+        if line in ("<tool_call>", "</tool_call>"):
+            inside = line == "<tool_call>"
+            continue
+        if inside:
+            try:
+                item = loads_untrusted(line.replace("'", '"'), MAX_VALUE_DEPTH)
+            except ValueError as exc:
+                raise DecodeError(f"a tool call line is not JSON: {str(exc)[:60]}") from None
+            calls.append(_named_call(item))
+        inside = False
+    return calls
+
+
+def decode_granite(text: str) -> list[Call]:
+    """`<function_call> {...} <function_call> {...}` as BFCL's Granite handler reads it."""
+    calls = []
+    for piece in (p.strip() for p in text.split("<function_call>")):
+        if not piece:
+            continue
+        try:
+            item = loads_untrusted(piece, MAX_VALUE_DEPTH)
+        except ValueError as exc:
+            raise DecodeError(f"not a JSON call object: {str(exc)[:60]}") from None
+        if not isinstance(item, dict) or not isinstance(item.get("name", ""), str):
+            raise DecodeError('each call must be {"name": ..., "arguments": {...}}')
+        name = item.get("name", "").strip()
+        if name == "no_function":
+            raise DecodeError("the model called no function (no_function)")
+        calls.append(_named_call({"name": name, "arguments": item.get("arguments", {})}))
+    return calls
+
+
+def decode_glm(text: str) -> list[Call]:
+    """A name on the first line, JSON arguments on the second, as BFCL's GLM handler reads it."""
+    lines = text.split("\n", 2)
+    if len(lines) < 2:
+        raise DecodeError("a name and a line of JSON arguments are needed")
+    try:
+        args = loads_untrusted(lines[1], MAX_VALUE_DEPTH)
+    except ValueError as exc:
+        raise DecodeError(f"the arguments are not JSON: {str(exc)[:60]}") from None
+    return [_named_call({"name": lines[0], "arguments": args})]
+
+
+def decode_nexus(text: str) -> list[Call]:
+    """`f(a=1); g(b=2);` as BFCL's Nexus (Raven) handler reads it (module docstring)."""
+    calls = _nexus_calls(text)
+    if "out_of_domain" in text:
+        raise DecodeError("the model answered out_of_domain")
+    return calls
+
+
+def _nexus_calls(text: str) -> list[Call]:
+    """The calls of `f(a=1); g(b=2);`: one trailing `;` dropped, the others commas."""
+    body = text[:-1] if text.endswith(";") else text
+    return decode_prompting("[" + body.replace(";", ",") + "]")
+
+
+def _named_call(item: Any, key: str = "arguments") -> Call:
+    """One `{"name": f, key: {...}}` object as a call; DecodeError for anything else."""
+    if not isinstance(item, dict) or "name" not in item or key not in item:
+        raise DecodeError(f'each call must be {{"name": ..., "{key}": {{...}}}}')
+    name, args = item["name"], item[key]
+    if isinstance(name, list | dict):  # BFCL makes it a mapping key: a TypeError there
+        raise DecodeError("a function name must be a single value")
+    if not isinstance(args, dict):
+        raise DecodeError(f"the {key} of {str(name)[:60]} are not an object")
+    return str(name), args
+
+
+_TAGGED: dict[str, Callable[[str], list[Call]]] = {
+    "qwen_fc": decode_qwen,
+    "hermes": decode_hermes,
+    "granite": decode_granite,
+    "glm": decode_glm,
+    "nexus": decode_nexus,
+}

@@ -146,7 +146,7 @@ def _steps(
         decoded = []
         for step in turn:
             try:
-                calls = decode(step, kind)
+                calls = decode(step, kind, multi_turn=True)
             except DecodeError:
                 continue  # BFCL ignores an answer that is no call (text, broken arguments)
             if calls:

@@ -252,4 +252,5 @@ def _align(scores: list[list[float]], n: int, m: int) -> list[tuple[int, int]]:
 
 
 def describe_calls(calls: Sequence[ToolCall]) -> str:
-    return ", ".join(c.name for c in calls) or "no calls"
+    """The calls' names; a call without one (an imported `{"arguments": ...}`) is `""`."""
+    return ", ".join(c.name or '""' for c in calls) if calls else "no calls"
