@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from evalspec._report.console import STYLES
+from evalspec._util.terminal import STYLES
 
 if TYPE_CHECKING:
     from rich.console import Console

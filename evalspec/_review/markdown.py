@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from evalspec._report.markdown import GITHUB_COMMENT_LIMIT, cell, code, markdown_table
 from evalspec._review.diff import (
     EXIT_OK,
     EXIT_REGRESSION,
@@ -29,6 +28,7 @@ from evalspec._review.diff import (
 from evalspec._review.noise import noise_lines
 from evalspec._review.repo import Review
 from evalspec._util.files import write_text_atomic
+from evalspec._util.markdown import GITHUB_COMMENT_LIMIT, cell, code, markdown_table
 
 EXIT_MEANING = {
     EXIT_OK: "",
