@@ -49,12 +49,12 @@ if TYPE_CHECKING:
         suite_files,
         write_runs_page,
     )
+    from evalspec._compare.records import Comparison
     from evalspec._critics.base import Embedder
     from evalspec._plan import Plan, PlanItem
     from evalspec._providers.base import RECORD_MODES, ChatRequest, ChatResponse, Provider
     from evalspec._report.files import ReportFiles, write_reports
     from evalspec._report.records import Report
-    from evalspec._review.diff import Comparison
     from evalspec._review.repo import Review
     from evalspec._runner.estimate import ModelEstimate
     from evalspec._runner.evidence import StaleTranscript, stale_transcripts
@@ -182,7 +182,7 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "evalspec._providers.base": ("RECORD_MODES", "ChatRequest", "ChatResponse", "Provider"),
     "evalspec._report.files": ("ReportFiles", "write_reports"),
     "evalspec._report.records": ("Report",),
-    "evalspec._review.diff": ("Comparison",),
+    "evalspec._compare.records": ("Comparison",),
     "evalspec._review.repo": ("Review",),
     "evalspec._runner.estimate": ("ModelEstimate",),
     "evalspec._runner.evidence": ("StaleTranscript", "stale_transcripts"),

@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from evalspec._cli import app
+from evalspec._compare.markdown import FULL_REVIEW_NOTE, fit_comment
 from evalspec._plan import compile_plan
 from evalspec._providers.base import ChatRequest, ChatResponse
-from evalspec._review.markdown import FULL_REVIEW_NOTE, fit_comment
 from evalspec._runner.execute import TOO_MANY_CALLS, run_item
 from evalspec._scoring.scorer import Scorer
 from evalspec._suite.limits import MAX_CALLS_PER_CASE, max_plan_items, untrusted

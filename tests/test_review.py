@@ -12,9 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from evalspec._cli import app
+from evalspec._compare.diff import diff_suites
+from evalspec._compare.markdown import render_diff_markdown
+from evalspec._compare.runs import compare_results
 from evalspec._report.json_report import write_json
-from evalspec._review.diff import compare_results, diff_suites
-from evalspec._review.markdown import render_diff_markdown
 from evalspec._review.results_file import load_results
 from evalspec._transcript import load_transcripts
 from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalspec._cli import app
-from evalspec._review.diff import diff_suites
+from evalspec._compare.diff import diff_suites
 from evalspec._transcript import ToolCall, Transcript, load_transcripts
 from evalspec.api import RunOptions, compile_plan, load_suite, run_plan
 
@@ -212,7 +212,7 @@ def test_a_judge_pointed_elsewhere_is_a_security_change(tmp_path):
             ),
         )
     )
-    from evalspec._review.security import security_changes
+    from evalspec._compare.security import security_changes
 
     assert security_changes(base, head) == [
         "judge of case 'compare two cities' (new) sends to https://judge.example.net/v1 with "
@@ -280,7 +280,7 @@ def test_stricter_similarity_that_flips_a_match_is_named_even_when_the_score_sta
     assert general.before.score == pytest.approx(general.after.score)
     (row,) = general.rows
     assert row.verdict_only
-    from evalspec._review.diff import row_text
+    from evalspec._compare.text import row_text
 
     assert row_text(row).startswith("message (call 1): similarity 0.91 now not matched")
 

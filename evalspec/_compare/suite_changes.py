@@ -11,7 +11,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from evalspec._review.edits import edits
+from evalspec._compare.edits import edits
 from evalspec._suite.model import (
     Case,
     CriticSpec,
