@@ -58,6 +58,11 @@ class _Scored:
         """The head's (case, model) pairs in plan order, then those only the base has."""
         return list(self.head_ids) + [k for k in self.base_ids if k not in self.head_ids]
 
+    def used(self, transcripts: Sequence[Transcript]) -> int:
+        """How many transcripts were scored: those of the base's cases, and the head's evidence."""
+        ids = {id(t) for t in transcripts if (t.case, t.model) in self.base_ids}
+        return len(ids | {id(t) for t in self.chosen})
+
 
 @dataclass(frozen=True)
 class _Named:
@@ -104,12 +109,8 @@ def diff_suites(
     named = _named_changes(base, head, scored)
     known_flaky = frozenset(c.name for c in (base or head).cases if c.flaky)
     changes = _case_changes(scored, named, known_flaky)
-    used = {id(t) for t in transcripts if (t.case, t.model) in scored.base_ids}
-    used |= {id(t) for t in scored.chosen}
-    skipped = unmatched_transcripts(
-        transcripts, [s for s in (base, head) if s is not None], "the suite"
-    )
-    gate_notes = _gate_notes(base, head, gate, known_flaky)
+    used = scored.used(transcripts)
+    suites = [s for s in (base, head) if s is not None]
     if base is not None:
         changes = _attributed(base, head, changes, transcripts, scored.evidence, embedder, judge)
     in_order = ordered(changes)
@@ -120,16 +121,16 @@ def diff_suites(
         before_label=base_label or (base.path if base is not None else "(none)"),
         after_label=head_label or head.path,
         changes=in_order,
-        notes=tuple(_notes(base, len(used), source)),
+        notes=tuple(_notes(base, used, source)),
         security=tuple(security_changes(base, head, known_endpoints)),
-        skipped=tuple(skipped),
+        skipped=tuple(unmatched_transcripts(transcripts, suites, "the suite")),
         suite_wide=tuple(named.suite_wide),
         suite_changes=tuple(named.others),
-        scored=len(used),
+        scored=used,
         allow_stale=allow_stale,
         gate=policy,
         noise=_noise(scored, in_order, policy, known_flaky, spend),
-        gate_notes=tuple(gate_notes),
+        gate_notes=tuple(_gate_notes(base, head, gate, known_flaky)),
     )
 
 

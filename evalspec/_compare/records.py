@@ -9,17 +9,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from evalspec._compare.recordings_check import RecordingsChange
 from evalspec._compare.words import count, p_text
 from evalspec._scoring.results_file import ResultsFile
 from evalspec._scoring.trials import ModelSummary
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._stats import Interval, PairedResult, is_flaky
 from evalspec._suite.model import Gate
+
+if TYPE_CHECKING:
+    from evalspec._compare.recordings_check import RecordingsChange
 
 Kind = Literal[
     "regression", "worse", "better", "changed", "added", "removed", "missing", "unchanged"
