@@ -1,4 +1,4 @@
-"""Is a comparison's movement more than noise? Paired statistics per model, and the gate.
+"""Is a comparison's movement more than noise? Paired statistics per model.
 
 A comparison (diff, review, compare) pairs each case's before and after sides. Per model (or
 pair of columns), the cases with evidence on both sides and no error give one paired result

@@ -18,7 +18,7 @@ from evalspec._compare.markdown import (
     named_text,
     noise_markdown,
 )
-from evalspec._compare.records import Comparison
+from evalspec._compare.records import CaseChange, Comparison
 from evalspec._compare.text import change_text, shown_changes, side_text
 from evalspec._review.repo import Review
 from evalspec._util.files import write_text_atomic
@@ -48,6 +48,16 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
         for s in review.suites
         if s.comparison is not None
     ]
+    rows = [(s, c) for s in present for c in shown_changes(s.comparison, show_unchanged=False)]
+    rows.sort(key=lambda sc: severity(sc[1]))
+    head = _review_head(review, present)
+    tail = _suite_changes(present) + _suites_list(review)
+    details = [d for s, c in rows if (d := case_details(c, s.path)) is not None]
+    return fit_comment("\n".join(head), _case_table(rows), "\n".join(tail), details, limit)
+
+
+def _review_head(review: Review, present: list[_Present]) -> list[str]:
+    """The verdict, then security-relevant changes, skipped transcripts and the noise test."""
     meaning = EXIT_MEANING.get(review.exit_code, f"exit code {review.exit_code}")
     out = [
         REVIEW_MARKER,
@@ -75,26 +85,33 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
     ]
     if noise:
         out += ["### Signal or noise", "", *noise, ""]
-    rows = [(s, c) for s in present for c in shown_changes(s.comparison, show_unchanged=False)]
-    rows.sort(key=lambda sc: severity(sc[1]))
-    head, out = out, []
-    table: list[str] = []
-    if rows:
-        table = markdown_table(
-            ["suite", "case", "model", "suite change", "before", "after", "outcome"],
+    return out
+
+
+def _case_table(rows: list[tuple[_Present, CaseChange]]) -> list[str]:
+    """Every case shown across suites, one table, most severe first."""
+    if not rows:
+        return []
+    return markdown_table(
+        ["suite", "case", "model", "suite change", "before", "after", "outcome"],
+        [
             [
-                [
-                    code(s.path, in_table=True),
-                    cell(c.case),
-                    cell(c.model),
-                    named_text(c, s.comparison),
-                    side_text(c.before),
-                    side_text(c.after),
-                    cell(change_text(c, s.comparison)),
-                ]
-                for s, c in rows
-            ],
-        )
+                code(s.path, in_table=True),
+                cell(c.case),
+                cell(c.model),
+                named_text(c, s.comparison),
+                side_text(c.before),
+                side_text(c.after),
+                cell(change_text(c, s.comparison)),
+            ]
+            for s, c in rows
+        ],
+    )
+
+
+def _suite_changes(present: list[_Present]) -> list[str]:
+    """Changes to every case of a suite, other changes to suite files, recordings changed."""
+    out: list[str] = []
     wide = [(s.path, item) for s in present for item in s.comparison.suite_wide]
     if wide:
         out += ["### Changes to every case of a suite", ""]
@@ -105,8 +122,12 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
         out += ["### Other changes to suite files", ""]
         out += [f"- `{cell(path)}`: {cell(item, 300)}" for path, item in other]
         out.append("")
-    out += recordings_markdown([(s.path, s.comparison) for s in present])
-    out += ["### Suites", ""]
+    return out + recordings_markdown([(s.path, s.comparison) for s in present])
+
+
+def _suites_list(review: Review) -> list[str]:
+    """Each suite's one-line summary; untouched and removed suites share a line each."""
+    out = ["### Suites", ""]
     for s in review.suites:
         if s.comparison is not None and not s.untouched:
             out.append(f"- {code(s.path)}: {cell(s.comparison.summary(), 300)}")
@@ -116,9 +137,7 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
     removed = [code(s.path) for s in review.suites if s.comparison is None]
     if removed:
         out.append(f"- Removed in this change: {', '.join(removed)}.")
-    out += ["", "_No model or endpoint was called: recorded answers were re-scored._", ""]
-    details = [d for s, c in rows if (d := case_details(c, s.path)) is not None]
-    return fit_comment("\n".join(head), table, "\n".join(out), details, limit)
+    return [*out, "", "_No model or endpoint was called: recorded answers were re-scored._", ""]
 
 
 def recordings_markdown(suites: list[tuple[str, Comparison]]) -> list[str]:
