@@ -25,12 +25,12 @@ if TYPE_CHECKING:
     from evalspec._api.run import RunRequest as RunRequest
     from evalspec._api.run import RunResult as RunResult
     from evalspec._api.run import RunStart as RunStart
+    from evalspec._compare.records import Comparison as Comparison
     from evalspec._interop.records import Refusal as Refusal
     from evalspec._plan import Plan as Plan
     from evalspec._plan import PlanItem as PlanItem
     from evalspec._report.files import ReportFiles as ReportFiles
     from evalspec._report.records import Report as Report
-    from evalspec._review.diff import Comparison as Comparison
     from evalspec._review.repo import Review as Review
     from evalspec._runner.estimate import ModelEstimate as ModelEstimate
     from evalspec._runner.evidence import StaleTranscript as StaleTranscript

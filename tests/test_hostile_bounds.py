@@ -14,10 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from evalspec._cli import app
+from evalspec._compare.markdown import FULL_REVIEW_NOTE, fit_comment
 from evalspec._plan import compile_plan
 from evalspec._providers.base import ChatRequest, ChatResponse
-from evalspec._report.markdown import GITHUB_COMMENT_LIMIT, code
-from evalspec._review.markdown import FULL_REVIEW_NOTE, fit_comment
 from evalspec._runner.execute import TOO_MANY_CALLS, run_item
 from evalspec._scoring.scorer import Scorer
 from evalspec._suite.limits import MAX_CALLS_PER_CASE, max_plan_items, untrusted
@@ -26,6 +25,7 @@ from evalspec._suite.validate import load_suite
 from evalspec._tool_schema import pattern_problems, tool_validator
 from evalspec._tools.simulated import ToolSimulator
 from evalspec._transcript import Transcript
+from evalspec._util.markdown import GITHUB_COMMENT_LIMIT, code
 from evalspec._util.schemas import compiled_check
 
 EVIL = "^(a+)+$"

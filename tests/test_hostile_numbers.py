@@ -426,7 +426,8 @@ FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 @example(before=1.8e-306, after=1000.0)
 @example(before=-0.0, after=1.0)
 def test_a_cost_change_is_never_shown_as_an_infinite_percentage(before: float, after: float):
-    from evalspec._review.noise import Spend, spend_text
+    from evalspec._compare.records import Spend
+    from evalspec._compare.text import spend_text
 
     shown = spend_text(Spend(10, before), Spend(20, after))
     assert "inf" not in shown and "nan" not in shown

@@ -471,7 +471,7 @@ def test_an_edited_server_script_is_a_security_change(repo):
 def test_execute_switched_on_and_provider_switched_are_security_changes(tmp_path):
     """Switching protocol under one key variable sends that key to another provider's host;
     `execute: true` runs the model's calls on the server."""
-    from evalspec._review.security import security_changes
+    from evalspec._compare.security import security_changes
     from evalspec.api import load_suite
 
     where = tmp_path / "suites"

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "evalspec"
 
-# Lowest first. A module may import modules of its own layer or of layers below it.
+# Lowest first. A module may import modules of its own layer or of layers below it; no
+# exceptions. docs/layout.md lists the same order (a test below keeps the two the same).
 LAYERS: list[tuple[str, ...]] = [
     ("evalspec._util",),
     ("evalspec._stats",),
@@ -24,9 +26,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("evalspec._providers", "evalspec._tools"),
     ("evalspec._runner",),
     ("evalspec._scoring",),
+    ("evalspec._compare",),
     ("evalspec._report",),
     ("evalspec._review", "evalspec._interop"),
-    ("evalspec._report.comparison",),  # the console view of review's records
     ("evalspec._api",),
     ("evalspec.api", "evalspec.records", "evalspec.errors", "evalspec.plugins"),
     ("evalspec._cli", "evalspec.__main__"),
@@ -39,7 +41,7 @@ CLI_MAY_IMPORT = (
     "evalspec.plugins",
     "evalspec._cli",
     "evalspec._util",
-    "evalspec._report.comparison",
+    "evalspec._compare.console",
     "evalspec._report.console",
     "evalspec._report.estimates",
     "evalspec._report.progress",
@@ -157,14 +159,63 @@ def test_every_module_has_a_layer():
     assert not unplaced, f"add these modules to LAYERS: {unplaced}"
 
 
-@pytest.mark.parametrize("module", sorted(_graph()))
-def test_no_module_imports_from_a_layer_above_it(module):
-    graph = _graph()
+def _upward(module: str, targets: set[str]) -> list[str]:
+    """The modules of `targets` in a layer above `module`'s."""
     rank = _layer(module)
     if rank is None:
-        return
-    upward = sorted(t for t in graph[module] if (_layer(t) or 0) > rank)
-    assert not upward, f"{module} (layer {rank}) imports from a layer above it: {upward}"
+        return []
+    return sorted(t for t in targets if (_layer(t) or 0) > rank)
+
+
+def test_the_checker_finds_an_import_up_the_layers():
+    # The arrow the comparison's console view once drew: a report module importing review.
+    assert _upward("evalspec._report.comparison", {"evalspec._review.diff"}) == [
+        "evalspec._review.diff"
+    ]
+    assert _upward("evalspec._compare.records", {"evalspec._report.console"}) != []
+    assert _upward("evalspec._report.html", {"evalspec._compare.columns"}) == []
+
+
+@pytest.mark.parametrize("module", sorted(_graph()))
+def test_no_module_imports_from_a_layer_above_it(module):
+    upward = _upward(module, _graph()[module])
+    assert not upward, f"{module} (layer {_layer(module)}) imports from a layer above it: {upward}"
+
+
+COMPARE_ORDER: list[tuple[str, ...]] = [
+    ("words",),
+    ("recordings_check", "edits", "security"),
+    ("records",),
+    ("classify",),
+    ("columns",),
+    ("noise",),
+    ("suite_changes", "attribution"),
+    ("evidence", "scoring"),
+    ("diff", "runs"),
+    ("text", "console", "markdown"),
+]
+"""evalspec._compare within itself, lowest first: records, then the computation in its steps,
+then the views (the order docs/layout.md and the package's docstring give)."""
+
+
+def test_the_comparison_package_keeps_its_own_order():
+    rank = {f"evalspec._compare.{m}": i for i, names in enumerate(COMPARE_ORDER) for m in names}
+    inside = {m: t for m, t in _graph().items() if m.startswith("evalspec._compare.")}
+    assert set(inside) == set(rank), "add these modules to COMPARE_ORDER"
+    wrong = {m: sorted(t for t in ts if rank.get(t, -1) > rank[m]) for m, ts in inside.items()}
+    assert not {m: t for m, t in wrong.items() if t}, wrong
+
+
+def test_the_layout_page_lists_the_layers_in_their_order():
+    """docs/layout.md is where a contributor learns the order: it must be this one."""
+    page = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    section = page.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    listed = [
+        tuple(re.findall(r"`([\w.]+)`", line))
+        for line in section.splitlines()
+        if re.match(r"\d+\. ", line)
+    ]
+    assert listed == LAYERS
 
 
 def _inside(module: str, prefixes: tuple[str, ...]) -> bool:
@@ -326,8 +377,6 @@ def test_each_of_these_names_is_defined_in_one_module():
 
 
 TEST_ONLY = {
-    "accepting_stale": "evalspec._review.diff, moving with the comparison package",
-    "compare_results": "evalspec._review.diff, moving with the comparison package",
     "stats": "EmbeddingStore's cache counters, which the embedding tests observe",
 }
 """Library names only tests reach, and why each is still there."""

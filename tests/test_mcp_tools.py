@@ -18,7 +18,7 @@ from fake_anthropic import text_reply as claude_text
 from fake_openai import FakeOpenAI, text_reply, tool_calls_reply
 
 from evalspec import api
-from evalspec._review.diff import EXIT_UNVERIFIED
+from evalspec._compare.records import EXIT_UNVERIFIED
 from evalspec._runner import RunOptions
 from evalspec._util.errors import SpecError
 

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from evalspec._review.noise import ModelNoise, noise_lines
+from evalspec._compare.records import ModelNoise
+from evalspec._compare.text import noise_lines
 from evalspec._stats import (
     clustered_rate,
     is_flaky,

@@ -6,15 +6,18 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from evalspec._cli import app
+from evalspec._compare.diff import diff_suites
+from evalspec._compare.markdown import render_diff_markdown
+from evalspec._compare.records import RunData
+from evalspec._compare.runs import compare_runs
 from evalspec._report.json_report import write_json
-from evalspec._review.diff import compare_results, diff_suites
-from evalspec._review.markdown import render_diff_markdown
 from evalspec._review.results_file import load_results
 from evalspec._transcript import load_transcripts
 from evalspec.api import compile_plan, load_suite, run_plan, score
@@ -146,7 +149,7 @@ def test_edited_user_message_needs_a_rerun_and_does_not_gate(tmp_path, run_dir):
         'user message: "Will it rain in Paris tomorrow?" -> "Does it rain in Paris tomorrow?"',
     )
     assert comparison.exit_code == 3  # stale evidence gates by default
-    assert comparison.accepting_stale().exit_code == 0
+    assert replace(comparison, allow_stale=True).exit_code == 0
 
 
 def test_added_and_removed_cases(tmp_path, run_dir):
@@ -162,7 +165,7 @@ def test_added_and_removed_cases(tmp_path, run_dir):
     added = next(c for c in comparison.changes if c.kind == "added")
     assert added.needs_run and added.after is None
     assert comparison.exit_code == 3  # a case with no evidence gates by default
-    assert comparison.accepting_stale().exit_code == 0
+    assert replace(comparison, allow_stale=True).exit_code == 0
 
 
 def cli(*args: str):
@@ -354,7 +357,9 @@ def test_base_ref_unknown_ref_exits_2(repo, run_dir):
 def test_compare_puts_regressions_first(tmp_path, run_dir):
     head = load_suite(edited(tmp_path, BERLIN))
     write_json(score(head, load_transcripts(run_dir)), tmp_path / "b" / "results.json")
-    comparison = compare_results(load_results(run_dir), load_results(tmp_path / "b"))
+    comparison = compare_runs(
+        [RunData("A", load_results(run_dir)), RunData("B", load_results(tmp_path / "b"))]
+    )
     kinds = [c.kind for c in comparison.changes]
     assert kinds == sorted(kinds, key=["regression", "worse", "better", "unchanged"].index)
     assert kinds.count("regression") == 1 and comparison.exit_code == 1

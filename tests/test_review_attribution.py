@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from support import git
 
 from evalspec import api
-from evalspec._report.columns import Side
-from evalspec._review.attribution import MAX_SINGLE, Budget, attribute
-from evalspec._review.edits import MISSING, Edit, apply, edits
+from evalspec._compare.attribution import MAX_SINGLE, Budget, attribute
+from evalspec._compare.edits import MISSING, Edit, apply, edits
+from evalspec._compare.records import Side
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

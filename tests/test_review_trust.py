@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from evalspec._cli import app
-from evalspec._review.diff import diff_suites
+from evalspec._compare.diff import diff_suites
 from evalspec._transcript import ToolCall, Transcript, load_transcripts
 from evalspec.api import compile_plan, load_suite, run_plan
 from evalspec.records import RunOptions
@@ -82,7 +83,7 @@ def test_changed_simulated_response_flags_exactly_the_cases_that_saw_it(tmp_path
     # The forecast case also asks about Paris, but another tool: its evidence still holds.
     assert not next(c for c in comparison.changes if c.case == "forecast for tomorrow").rerun
     assert comparison.exit_code == 3
-    assert comparison.accepting_stale().exit_code == 0
+    assert replace(comparison, allow_stale=True).exit_code == 0
 
 
 def test_stale_evidence_gates_the_cli_unless_accepted(tmp_path, weather_run):
@@ -213,7 +214,7 @@ def test_a_judge_pointed_elsewhere_is_a_security_change(tmp_path):
             ),
         )
     )
-    from evalspec._review.security import security_changes
+    from evalspec._compare.security import security_changes
 
     assert security_changes(base, head) == [
         "judge of case 'compare two cities' (new) sends to https://judge.example.net/v1 with "
@@ -281,7 +282,7 @@ def test_stricter_similarity_that_flips_a_match_is_named_even_when_the_score_sta
     assert general.before.score == pytest.approx(general.after.score)
     (row,) = general.rows
     assert row.verdict_only
-    from evalspec._review.diff import row_text
+    from evalspec._compare.text import row_text
 
     assert row_text(row).startswith("message (call 1): similarity 0.91 now not matched")
 

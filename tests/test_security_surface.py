@@ -25,7 +25,7 @@ from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
 from support import git
 
 from evalspec import api, records
-from evalspec._review.security import security_changes
+from evalspec._compare.security import security_changes
 from evalspec._suite.endpoints import endpoints
 from evalspec._suite.model import (
     Case,

@@ -13,7 +13,7 @@ from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 from support import refused_suite
 
 from evalspec import api, records
-from evalspec._review.changes import case_changes
+from evalspec._compare.suite_changes import case_changes
 from evalspec._runner import RunOptions
 from evalspec._transcript import Transcript
 

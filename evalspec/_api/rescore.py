@@ -82,10 +82,10 @@ def rescore(
     `cases` (patterns or tags, as `run` reads them) scores only the cases they choose: the
     report holds those alone. Transcripts of other cases or models are named in `skipped`;
     stale ones in `stale`, scored anyway."""
+    from evalspec._compare.diff import unmatched_transcripts
     from evalspec._plan import select_cases
     from evalspec._report.files import ReportFiles, write_reports
     from evalspec._report.records import build_report
-    from evalspec._review.diff import unmatched_transcripts
     from evalspec._runner.evidence import stale_transcripts
     from evalspec._suite.validate import load_suite
     from evalspec._transcript import load_transcripts
@@ -177,8 +177,8 @@ def judge(
     import asyncio
     import os
 
+    from evalspec._compare.diff import unmatched_transcripts
     from evalspec._providers.calls import ModelCalls, register_suite_secrets
-    from evalspec._review.diff import unmatched_transcripts
     from evalspec._scoring.judging import judge_transcripts
     from evalspec._scoring.scorer import check_judge_caches
     from evalspec._suite.endpoints import refuse_keys_in_clear

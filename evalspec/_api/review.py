@@ -15,7 +15,7 @@ from evalspec._util.errors import UsageError
 from evalspec._util.outputs import check_output_file
 
 if TYPE_CHECKING:
-    from evalspec._review.diff import Comparison
+    from evalspec._compare.records import Comparison
     from evalspec._review.repo import Review
     from evalspec._suite.model import Gate, GateOn, Suite
     from evalspec._transcript import Transcript
@@ -61,7 +61,7 @@ def diff(
     the base suite and its includes are read from git at that ref, and the change is treated as
     a pull request's: review's limits and time budget apply. `markdown` also writes the diff
     as a pull-request comment there (`show_unchanged` lists unchanged cases in it too)."""
-    from evalspec._review.diff import diff_suites
+    from evalspec._compare.diff import diff_suites
     from evalspec._review.git_base import suite_from_git
     from evalspec._suite.limits import review_budget, untrusted
     from evalspec._transcript import load_transcripts
@@ -105,7 +105,7 @@ def diff(
             gate=gate_override(gate, (base_suite or head_suite).gate),
         )
     if markdown:
-        from evalspec._review.markdown import write_diff_markdown
+        from evalspec._compare.markdown import write_diff_markdown
 
         write_diff_markdown(comparison, markdown, show_unchanged=show_unchanged)
     return comparison
@@ -134,8 +134,8 @@ def compare(
     more make a matrix, the first against the last. The gate is the one the earliest run's
     suite had (its results file records it); `gate` changes its mode. `markdown` and `html`
     also write the comparison there. UsageError when there are fewer than two columns."""
-    from evalspec._report.columns import RunData
-    from evalspec._review.diff import compare_runs, recorded_gate
+    from evalspec._compare.records import RunData
+    from evalspec._compare.runs import compare_runs, recorded_gate
     from evalspec._review.results_file import load_results
 
     check_output_file(markdown, "markdown")
@@ -151,7 +151,7 @@ def compare(
 
         write_runs_html([html_run(r.label, r.data, Path(r.label)) for r in loaded], html)
     if markdown:
-        from evalspec._review.markdown import write_diff_markdown
+        from evalspec._compare.markdown import write_diff_markdown
 
         write_diff_markdown(comparison, markdown, show_unchanged=show_unchanged)
     return comparison

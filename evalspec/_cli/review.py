@@ -43,7 +43,7 @@ def _emit(comparison: Comparison, *, as_json: bool, show_unchanged: bool) -> Non
         )
         sys.stdout.write(text + "\n")
     else:
-        from evalspec._report.comparison import print_comparison
+        from evalspec._compare.console import print_comparison
 
         print_comparison(comparison, show_unchanged=show_unchanged)
 
@@ -228,7 +228,7 @@ def review(
 
       evalspec review 'suites/**/*.yaml' --base-ref "$BASE_SHA" --json
     """
-    from evalspec._report.comparison import print_comparison
+    from evalspec._compare.console import print_comparison
     from evalspec._util.terminal import plain
     from evalspec.api import review as review_repository
 

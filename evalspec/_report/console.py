@@ -29,7 +29,7 @@ from evalspec._report.uncertainty import (
     rates_text,
     simulated_user_text,
 )
-from evalspec._util.terminal import text
+from evalspec._util.terminal import STYLES, text
 
 if TYPE_CHECKING:
     from evalspec._report.records import Report
@@ -41,7 +41,6 @@ MAX_PROBLEM_ROWS = 200
 """Failing, warning and errored cases listed (all with --verbose); results.json has every one,
 and tens of thousands of table rows would take longer to print than to run."""
 
-STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
 
 Row = TypeVar("Row")
 

@@ -33,7 +33,7 @@ from evalspec._util import terminal
 from evalspec._util.files import write_text_atomic
 
 if TYPE_CHECKING:
-    from evalspec._report.columns import Column
+    from evalspec._compare.records import Column
     from evalspec._report.records import Report
     from evalspec._stats import Interval
 

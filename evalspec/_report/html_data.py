@@ -18,15 +18,8 @@ from typing import Any
 
 import msgspec
 
-from evalspec._report.columns import (
-    Column,
-    RunData,
-    Side,
-    before_after_pairs,
-    build_columns,
-    case_change_details,
-    case_order,
-)
+from evalspec._compare.columns import before_after_pairs, build_columns, case_change_details
+from evalspec._compare.records import Column, RunData, Side, case_order
 from evalspec._report.conversation import conversation, role_label
 from evalspec._scoring.results_file import CaseRecord, ResultsFile
 from evalspec._scoring.types import CaseResult, Row, Status

@@ -25,7 +25,6 @@ from evalspec._scoring.types import CaseResult
 from evalspec._scoring.usage import UsageTally
 from evalspec._suite.model import Price, Suite
 from evalspec._transcript import Transcript
-from evalspec._util.redaction import secret_scope
 
 if TYPE_CHECKING:
     from evalspec._providers.calls import ModelCalls
@@ -132,11 +131,9 @@ def build_report(
 
     Without `calls` (a run's ModelCalls) an LLM judge only reads its cache. Secrets a judge
     registers are the call's (`redaction.secret_scope`)."""
-    from evalspec._scoring.scorer import Scorer
+    from evalspec._scoring.scorer import score_transcripts
 
-    with secret_scope():
-        scorer = Scorer(suite, embedder=embedder, judge=judge, calls=calls)
-        results = scorer.score_all(list(transcripts))
+    results = score_transcripts(suite, transcripts, embedder=embedder, judge=judge, calls=calls)
     tally = UsageTally()
     for t in transcripts:
         tally.add(t)

@@ -15,18 +15,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from evalspec._review.diff import (
+from evalspec._compare.diff import diff_suites
+from evalspec._compare.recordings_check import RecordingsChange, recordings_change
+from evalspec._compare.records import (
     EXIT_OK,
     EXIT_REGRESSION,
     EXIT_SECURITY,
     EXIT_UNVERIFIED,
     NEW_SUITE_NOTE,
     Comparison,
-    diff_suites,
 )
+from evalspec._compare.security import known_settings
 from evalspec._review.git_base import at_ref, export_tree, repo_root, resolve_commit
-from evalspec._review.recordings_check import RecordingsChange, recordings_change
-from evalspec._review.security import known_settings
 from evalspec._suite.limits import MAX_REPLAY_CHARS_ENV, max_replay_chars
 from evalspec._suite.load import is_include_file
 from evalspec._suite.model import GateOn, Suite

@@ -59,6 +59,7 @@ from evalspec._suite.walk import judge_checks
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.graph import GraphTooLarge
 from evalspec._util.project import checked, kind
+from evalspec._util.redaction import secret_scope
 
 if TYPE_CHECKING:
     from evalspec._scoring.evaluators import EvaluatorResult
@@ -157,6 +158,23 @@ class _Prepared:
     state_start: int = 0
     """For one turn of a conversation: how many of `state_from`'s calls came before the turn
     (the state changes shown are the turn's own)."""
+
+
+def score_transcripts(
+    suite: Suite,
+    transcripts: Sequence[Transcript],
+    *,
+    embedder: Embedder | None = None,
+    judge: Judge | None = None,
+    calls: ModelCalls | None = None,
+) -> list[CaseResult]:
+    """Score a batch under `suite`: what a report and each side of a diff are made from.
+
+    Secrets a judge registers are the call's (`redaction.secret_scope`)."""
+    with secret_scope():
+        return Scorer(suite, embedder=embedder, judge=judge, calls=calls).score_all(
+            list(transcripts)
+        )
 
 
 class Scorer:

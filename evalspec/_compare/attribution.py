@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 
-from evalspec._report.columns import EPS, Side
-from evalspec._review.edits import Edit, apply, edits
+from evalspec._compare.edits import Edit, apply, edits
+from evalspec._compare.records import EPS, Side
 from evalspec._suite.model import Case, Suite
 from evalspec._transcript import Transcript
 

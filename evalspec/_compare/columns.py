@@ -9,80 +9,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
 
+from evalspec._compare.classify import classify
+from evalspec._compare.records import KIND_ORDER, Column, Kind, RunData, Side, case_order
 from evalspec._scoring.results_file import ResultsFile
-from evalspec._scoring.trials import ModelSummary
-from evalspec._scoring.types import CaseResult, Status
-
-Kind = Literal[
-    "regression", "worse", "better", "changed", "added", "removed", "missing", "unchanged"
-]
-KIND_ORDER: tuple[Kind, ...] = (
-    "regression",
-    "worse",
-    "better",
-    "changed",
-    "added",
-    "missing",
-    "removed",
-    "unchanged",
-)
-"""Display order: what a reviewer must look at first comes first."""
-
-STATUS_RANK: dict[str, int] = {"error": 0, "fail": 1, "warn": 2, "pass": 3}
-PASSING = ("pass", "warn")
-EPS = 1e-9
-
-
-@dataclass(frozen=True)
-class Side:
-    """One case × model on one side of a comparison: trials already combined."""
-
-    status: Status
-    score: float
-    reason: str
-    results: tuple[CaseResult, ...] = ()
-
-
-@dataclass(frozen=True)
-class Column:
-    """One model of one run, as a reader sees it: a label and a cell per case."""
-
-    label: str
-    run: str
-    model: str
-    run_index: int = 0
-    cells: dict[str, Side] = field(default_factory=dict)
-    summary: ModelSummary | None = None
-    """The run's per-model summary (pass rate, tokens, latency, cost), if the file has one."""
-
-
-@dataclass(frozen=True)
-class RunData:
-    """A results file and the label it is shown under (the path as given)."""
-
-    label: str
-    data: ResultsFile
-
-
-def classify(before: Side | None, after: Side | None) -> Kind:
-    """How the after side compares with the before side, from a reviewer's point of view."""
-    if before is None and after is None:
-        return "missing"
-    if before is None:
-        return "added"
-    if after is None:
-        return "removed"
-    if before.status in PASSING and after.status not in PASSING:
-        return "regression"
-    rank = STATUS_RANK[after.status] - STATUS_RANK[before.status]
-    if rank < 0 or (rank == 0 and after.score < before.score - EPS):
-        return "worse"
-    if rank > 0 or after.score > before.score + EPS:
-        return "better"
-    return "unchanged"
+from evalspec._scoring.types import CaseResult
 
 
 def sides_from_results(
@@ -133,15 +65,6 @@ def build_columns(runs: Sequence[RunData], *, with_results: bool = True) -> list
         label = model if unique else f"{model} @ {run_name(run.label)}"
         columns.append(Column(label, run.label, model, index, cells, run.data.model(model)))
     return columns
-
-
-def case_order(columns: Sequence[Column]) -> list[str]:
-    """Every case of every column, in the order they first appear."""
-    seen: dict[str, None] = {}
-    for col in columns:
-        for case in col.cells:
-            seen.setdefault(case, None)
-    return list(seen)
 
 
 def before_after_pairs(runs: Sequence[RunData], columns: Sequence[Column]) -> list[tuple[int, int]]:

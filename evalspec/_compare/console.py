@@ -3,20 +3,20 @@
 Security-relevant changes first, then the matrix of cases and columns, one line per case that
 changed with the rows that explain it, then the paired noise test and the gate's verdict. Names
 and reasons from the data go through evalspec._util.terminal: never markup, never a control
-sequence. It renders review's records, so it sits above `evalspec._review` in the layers.
+sequence.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from evalspec._report.console import STYLES
+from evalspec._compare.records import CaseChange, Comparison, matrix_rows
+from evalspec._compare.text import evidence_text, noise_lines, row_text, shown_changes, side_text
+from evalspec._util.terminal import STYLES
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from evalspec._review.diff import Comparison
 
 KIND_STYLES = {
     "regression": "bold red",
@@ -33,9 +33,7 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
     """Security-relevant changes first, then one line per case that changed (before → after),
     the suite changes that affect it, why its evidence is stale, and the rows that explain it."""
     from rich.console import Console
-    from rich.text import Text
 
-    from evalspec._review.diff import evidence_text, row_text, shown_changes, side_text
     from evalspec._util.terminal import text
 
     console = Console(highlight=False)
@@ -47,14 +45,10 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
         text(comparison.title, "bold", single_line=True)
         + text(f"  {comparison.before_label} → {comparison.after_label}", "dim", single_line=True)
     )
-    for item in comparison.security:
-        say(f"SECURITY   {item}", "bold red")
-    for item in comparison.skipped:
-        say(f"SKIPPED    {item}", "bold yellow")
-    for item in comparison.suite_wide:
-        say(f"every case: {item}", "yellow")
-    for item in comparison.suite_changes:
-        say(f"suite: {item}", "yellow")
+    _say_each(say, "SECURITY   ", comparison.security, "bold red")
+    _say_each(say, "SKIPPED    ", comparison.skipped, "bold yellow")
+    _say_each(say, "every case: ", comparison.suite_wide, "yellow")
+    _say_each(say, "suite: ", comparison.suite_changes, "yellow")
     for rec in comparison.recordings:
         say(f"recordings: {rec.path}: {rec.text()}", "bold red" if rec.unverified else "yellow")
         for finding in rec.findings:
@@ -64,28 +58,7 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
     shown = shown_changes(comparison, show_unchanged=show_unchanged and not comparison.columns)
     multi = len({c.model for c in comparison.changes}) > 1
     for c in shown:
-        line = Text()
-        line.append(f"{c.kind.upper():<10} ", style=KIND_STYLES.get(c.kind, "dim"))
-        line.append(text(c.case + (f" · {c.model}" if multi else ""), "bold", single_line=True))
-        line.append("  ")
-        for i, s in enumerate((c.before, c.after)):
-            if i:
-                line.append(" → ")
-            line.append(text(side_text(s), STYLES.get(s.status, "") if s else "dim"))
-        extra = evidence_text(c)
-        if extra:
-            line.append(text(f"  ({extra})", "yellow", single_line=True))
-        console.print(line)
-        for item in c.causes:
-            say(f"    cause: {item}", "bold yellow")
-        for item in c.named:
-            say(f"    changed: {item}", "yellow")
-        for item in c.stale:
-            say(f"    stale: {item}", "yellow")
-        if c.before and c.after and c.before.reason != c.after.reason:
-            say(f"    now: {c.after.reason}", "dim")
-        for r in c.rows:
-            say(f"    {row_text(r)}", "dim")
+        print_change(c, console, say, multi=multi)
     if not shown:
         console.print("no case changed")
     say(comparison.summary(), "bold")
@@ -94,10 +67,44 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
         say(note, "dim")
 
 
+def print_change(
+    c: CaseChange, console: Console, say: Callable[[str, str], None], *, multi: bool
+) -> None:
+    """One case's line (before → after, the state of its evidence), then why it moved."""
+    from rich.text import Text
+
+    from evalspec._util.terminal import text
+
+    line = Text()
+    line.append(f"{c.kind.upper():<10} ", style=KIND_STYLES.get(c.kind, "dim"))
+    line.append(text(c.case + (f" · {c.model}" if multi else ""), "bold", single_line=True))
+    line.append("  ")
+    for i, s in enumerate((c.before, c.after)):
+        if i:
+            line.append(" → ")
+        line.append(text(side_text(s), STYLES.get(s.status, "") if s else "dim"))
+    extra = evidence_text(c)
+    if extra:
+        line.append(text(f"  ({extra})", "yellow", single_line=True))
+    console.print(line)
+    _say_each(say, "    cause: ", c.causes, "bold yellow")
+    _say_each(say, "    changed: ", c.named, "yellow")
+    _say_each(say, "    stale: ", c.stale, "yellow")
+    if c.before and c.after and c.before.reason != c.after.reason:
+        say(f"    now: {c.after.reason}", "dim")
+    for r in c.rows:
+        say(f"    {row_text(r)}", "dim")
+
+
+def _say_each(
+    say: Callable[[str, str], None], prefix: str, items: Iterable[str], style: str
+) -> None:
+    for item in items:
+        say(f"{prefix}{item}", style)
+
+
 def print_noise(comparison: Comparison, say: Callable[[str, str], None]) -> None:
     """Per model: the paired change, significant or within noise; then the gate's verdict."""
-    from evalspec._review.noise import noise_lines
-
     for m in comparison.noise:
         for i, line in enumerate(noise_lines(m)):
             say(line, ("bold red" if m.pass_rate.drop else "bold") if i == 0 else "")
@@ -117,7 +124,6 @@ def print_matrix(comparison: Comparison, console: Console, *, show_unchanged: bo
     from rich.table import Table
     from rich.text import Text
 
-    from evalspec._review.diff import matrix_rows, side_text
     from evalspec._util.terminal import text
 
     table = Table(show_lines=False, title_justify="left")

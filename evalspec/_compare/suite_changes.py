@@ -11,7 +11,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from evalspec._review.edits import edits
+from evalspec._compare.edits import edits
 from evalspec._suite.model import (
     Case,
     CriticSpec,
@@ -284,7 +284,7 @@ def suite_wide_changes(base: Suite, head: Suite) -> list[str]:
     for f in fields(base.run):
         out += _moved(f"run.{f.name}", getattr(base.run, f.name), getattr(head.run, f.name))
     out += _models({m.name: m for m in base.models}, {m.name: m for m in head.models})
-    return out  # embedding settings: a security-relevant change (review/security.py)
+    return out  # embedding settings: a security-relevant change (security.py)
 
 
 def case_changes(
