@@ -218,9 +218,11 @@ def compile_lets(raw: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(out)
 
 
-def check_names(lets: tuple[tuple[str, Any], ...], *nodes: Any) -> None:
+def check_names(
+    lets: tuple[tuple[str, Any], ...], places: list[tuple[tuple[Any, ...], Any]]
+) -> None:
     """Every `${let.NAME}` names a `let:` value; a value reads only those before it (so none
-    reads itself)."""
+    reads itself). `places`: each compiled part of the behaviour with where it is written."""
     from evalspec._suite.state_spec import references
 
     known: list[str] = []
@@ -233,11 +235,11 @@ def check_names(lets: tuple[tuple[str, Any], ...], *nodes: Any) -> None:
                     "a let value may read the ones listed above it",
                 )
         known.append(name)
-    for node in nodes:
+    for where, node in places:
         for ref in references(node):
             if ref.kind == "let" and ref.name not in known:
                 raise SpecProblem(
-                    ("let",),
+                    where,
                     f"{ref} names no let value (defined: {', '.join(known) or 'none'})",
                     f"add `let: {{{ref.name}: ...}}` to the behavior",
                 )
