@@ -493,7 +493,9 @@ def compile_behavior(raw: Any) -> Behavior:
     names = {r.name for node in nodes for r in references(node) if r.kind == "args"}
     from evalspec._suite.state_compute import check_names
 
-    places = [(("preconditions", i), c) for i, c in enumerate(checks)]
+    places: list[tuple[tuple[Any, ...], Any]] = [
+        (("preconditions", i), c) for i, c in enumerate(checks)
+    ]
     places += [(("effects", i), e) for i, e in enumerate(effects)]
     check_names(lets, [*places, (("response",), response)])
     return Behavior(checks, effects, response, "response" in raw, frozenset(names), lets)
