@@ -18,6 +18,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from evalspec._api.import_tau_bench import TauBenchImported, import_tau_bench
     from evalspec._api.importers import (
         SuitesWritten,
         TranscriptsWritten,
@@ -109,6 +110,7 @@ __all__ = [
     "StaleTranscript",
     "Suite",
     "SuitesWritten",
+    "TauBenchImported",
     "Transcript",
     "TranscriptsWritten",
     "UsageError",
@@ -123,6 +125,7 @@ __all__ = [
     "import_otel",
     "import_stabletoolbench",
     "import_stabletoolbench_answers",
+    "import_tau_bench",
     "judge",
     "load_suite",
     "load_transcripts",
@@ -157,6 +160,7 @@ _WHERE: dict[str, tuple[str, ...]] = {
         "merge",
         "run",
     ),
+    "evalspec._api.import_tau_bench": ("TauBenchImported", "import_tau_bench"),
     "evalspec._api.rescore": ("Adopted", "Judged", "Rescored", "judge", "rescore"),
     "evalspec._api.review": ("GATE_NAMES", "compare", "diff", "review"),
     "evalspec._api.importers": (

@@ -1,11 +1,13 @@
 """Remake the slice in this folder from a tau-bench checkout.
 
-    python make_slice.py /path/to/tau-bench
+    python make_slice.py /path/to/tau-bench [/path/to/tau-bench-at-7362a17]
 
 Copies, unchanged, from tau_bench/envs/airline/data: every flight (a search answers from all of
 them), the users of the test tasks (tasks_test.py) and their reservations, and any other
 reservation a task's gold actions name; and each task's gold actions and required outputs, as
-JSON (world.json.gz, gold.json).
+JSON (world.json.gz, gold.json). With a second checkout, at commit 7362a17 (where the published
+trajectories were added, and made: its users' addresses say `province` where later data says
+`state`), also the same users as that commit has them (users-7362a17.json.gz).
 """
 
 from __future__ import annotations
@@ -76,5 +78,16 @@ def main(root: Path) -> None:
     (here / "gold.json").write_text(f"[{lines}]\n")
 
 
+def old_users(root: Path, older: Path) -> None:
+    """The slice's users as the older checkout has them (the trajectories' data)."""
+    here = Path(__file__).parent
+    world = json.loads(gzip.decompress((here / "world.json.gz").read_bytes()))
+    users = json.loads((older / "tau_bench" / "envs" / "airline" / "data" / "users.json").read_text())
+    text = json.dumps({u: users[u] for u in world["users"]}, separators=(",", ":"))
+    (here / "users-7362a17.json.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
+
+
 if __name__ == "__main__":
     main(Path(sys.argv[1]))
+    if len(sys.argv) > 2:
+        old_users(Path(sys.argv[1]), Path(sys.argv[2]))
