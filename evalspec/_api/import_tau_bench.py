@@ -75,7 +75,6 @@ def import_tau_bench(
     base = _suite(suite_path.stem, label, state, include, [])
     gold = _gold_worlds(base, suite_path, tasks(read.runs))
     cases = [_case(task_id, task, state, gold[task_id]) for task_id, task in gold_tasks(read.runs)]
-    suite_path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(suite_path) as fh:
         fh.write(_suite(suite_path.stem, label, state, include, cases))
     from evalspec._transcript import write_transcripts
@@ -115,7 +114,8 @@ def _gold_worlds(text: str, suite_path: Path, by_task: dict[int, dict[str, Any]]
     from evalspec._tools.simulated import ToolSimulator
     from evalspec.api import load_suite
 
-    draft = suite_path.with_name(f".{suite_path.name}.gold.yaml")
+    draft = suite_path.with_name(f".{suite_path.name}.gold.yaml")  # beside it: the include
+    draft.parent.mkdir(parents=True, exist_ok=True)
     draft.write_text(text, encoding="utf-8")
     try:
         suite = load_suite(draft)
