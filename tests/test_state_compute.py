@@ -9,6 +9,9 @@ traceback or a hang. A suite that misuses the forms is refused by `validate` at 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +261,98 @@ def test_a_run_whose_model_sends_a_hostile_expression_reports_it_and_completes(
     (line,) = (tmp_path / "run" / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
     tool = [m["content"] for m in json.loads(line)["messages"] if m["role"] == "tool"]
     assert tool and "more than 4300 digits" in tool[0], tool
+
+
+# ------------------------------------------------ a pull request that changes a computed fee
+
+BAGS_SUITE = """\
+suite: bags
+models: [{{name: m, model: fake, base_url: "{url}", api_key_env: {key}}}]
+run: {{retries: 0, timeout: 10, max_turns: 4, recordings: bags.recordings.jsonl}}
+state: {{res: {{r1: {{bags: 1, paid: []}}, r2: {{bags: 0, paid: []}}}}}}
+tools:
+  - name: add_bags
+    parameters:
+      type: object
+      properties: {{id: {{type: string}}, bags: {{type: integer}}}}
+      required: [id, bags]
+    behavior:
+      let:
+        fee: {{$calc: "50 * max(0, ${{args.bags}} - ${{state/res/${{args.id}}/bags}})"}}
+      preconditions:
+        - {{path: "/res/${{args.id}}", exists: true, error: no such reservation}}
+      effects:
+        - {{set: "/res/${{args.id}}/bags", value: "${{args.bags}}"}}
+        - append: /res/${{args.id}}/paid
+          value: ${{let.fee}}
+          when: {{value: "${{let.fee}}", not_equals: 0}}
+      response: {{fee: "${{let.fee}}"}}
+  - name: look
+    parameters: {{type: object, properties: {{id: {{type: string}}}}, required: [id]}}
+    behavior:
+      response: ${{state/res/${{args.id}}}}
+cases:
+  - name: three bags
+    user: add bags to r1
+    expect: {{state: {{/res/r1/paid: [100]}}}}
+  - name: no new bag
+    user: add bags to r2
+    expect: {{state: {{/res/r2/paid: []}}}}
+  - name: just look
+    user: show r1
+    expect: {{tool_calls: [{{look: {{id: r1}}}}]}}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_review_of_a_changed_fee_flags_exactly_the_conversations_it_charges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request raising the fee inside a `$calc`: replayed offline from the recordings,
+    only the conversation the fee charged is stale, and its verdict moves; one where the fee
+    is 0 (`when` skips the payment) and one that never adds bags are untouched."""
+    from support import git
+
+    monkeypatch.setenv(KEY_ENV, "sk-test-bags-0000")
+    calls = {
+        "add bags to r1": ("add_bags", {"id": "r1", "bags": 3}),
+        "add bags to r2": ("add_bags", {"id": "r2", "bags": 0}),
+        "show r1": ("look", {"id": "r1"}),
+    }
+
+    def answer(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return text_reply("done")
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        return tool_call_reply(*calls[user])
+
+    repo = tmp_path / "repo"
+    (repo / "suites").mkdir(parents=True)
+    with FakeOpenAI(answer) as server:
+        suite = repo / "suites" / "bags.yaml"
+        suite.write_text(BAGS_SUITE.format(url=server.base_url, key=KEY_ENV), encoding="utf-8")
+        done = cli("run", suite, "--out", tmp_path / "run", "--record", "record")
+    assert done.returncode == 0, done.stdout + done.stderr
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "pr")
+    text = suite.read_text(encoding="utf-8")
+    suite.write_text(text.replace('$calc: "50 * max', '$calc: "75 * max'), encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "bags cost 75")
+    reviewed = subprocess.run(
+        [sys.executable, "-m", "evalspec", "review", "--base-ref", "main", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        timeout=240,
+        env={**os.environ, KEY_ENV: ""},
+    )
+    assert "Traceback" not in reviewed.stderr
+    assert reviewed.stdout, reviewed.stderr
+    (result,) = json.loads(reviewed.stdout)["suites"]
+    stale = {c["case"] for c in result["changes"] if c["stale"]}
+    assert stale == {"three bags"}
+    moved = next(c for c in result["changes"] if c["case"] == "three bags")
+    assert (moved["before"]["status"], moved["after"]["status"]) == ("pass", "fail")

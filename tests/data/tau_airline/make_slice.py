@@ -78,11 +78,12 @@ def main(root: Path) -> None:
     (here / "gold.json").write_text(f"[{lines}]\n")
 
 
-def old_users(root: Path, older: Path) -> None:
+def old_users(older: Path) -> None:
     """The slice's users as the older checkout has them (the trajectories' data)."""
     here = Path(__file__).parent
     world = json.loads(gzip.decompress((here / "world.json.gz").read_bytes()))
-    users = json.loads((older / "tau_bench" / "envs" / "airline" / "data" / "users.json").read_text())
+    data = older / "tau_bench" / "envs" / "airline" / "data"
+    users = json.loads((data / "users.json").read_text())
     text = json.dumps({u: users[u] for u in world["users"]}, separators=(",", ":"))
     (here / "users-7362a17.json.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
 
@@ -90,4 +91,4 @@ def old_users(root: Path, older: Path) -> None:
 if __name__ == "__main__":
     main(Path(sys.argv[1]))
     if len(sys.argv) > 2:
-        old_users(Path(sys.argv[1]), Path(sys.argv[2]))
+        old_users(Path(sys.argv[2]))
