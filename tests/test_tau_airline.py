@@ -54,12 +54,23 @@ def declared_call(conversation: Conversation, name: str, kwargs: dict[str, Any])
     return ("error", result.error) if result.error is not None else ("ok", result.output)
 
 
+_OPENERS: dict[int, tuple[Suite, Conversations]] = {}
+
+
+def opener(suite: Suite, tmp: Path) -> Conversations:
+    """One for the suite (its simulator compiles the tools' schemas once)."""
+    known = _OPENERS.get(id(suite))
+    if known is None or known[0] is not suite:
+        known = _OPENERS[id(suite)] = (suite, Conversations(suite, ToolSimulator(suite.tools, tmp)))
+    return known[1]
+
+
 def compare(suite: Suite, tmp: Path, actions: list[Action], steps: list[Any]) -> str | None:
     """Both sides, call by call; None when every answer and world agree, else the first
     difference."""
     assert len(steps) == len(actions), "oracle.json is not of these calls: remake it"
     data = json.loads(WORLD_TEXT)  # a fresh copy, faster than deepcopy
-    conversation = Conversations(suite, ToolSimulator(suite.tools, tmp)).open(suite.cases[0])
+    conversation = opener(suite, tmp).open(suite.cases[0])
     for i, ((name, kwargs), (digest, patch)) in enumerate(zip(actions, steps, strict=True)):
         data = jsonpatch.apply_patch(data, patch, in_place=True) if patch else data
         ours = declared_call(conversation, name, kwargs)
@@ -83,3 +94,31 @@ def test_all_50_gold_action_sequences_reach_tau_benchs_world_after_every_call(
     calls = [name for _, actions in gold_sequences() for name, _ in actions]
     changing = {"book_reservation", "update_reservation_flights", "cancel_reservation"}
     assert changing <= set(calls)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_refund_left_positive_is_caught_at_the_first_cancellation(tmp_path: Path) -> None:
+    """The differential has teeth: the same tools with cancel_reservation's refund not negated
+    disagree with τ-bench at the first gold call that cancels, and only there."""
+    text = (DATA / "tools.yaml").read_text(encoding="utf-8")
+    assert text.count('amount: {$calc: "-${each/amount}"}') == 1
+    (tmp_path / "tools.yaml").write_text(
+        text.replace('amount: {$calc: "-${each/amount}"}', 'amount: "${each/amount}"'),
+        encoding="utf-8",
+    )
+    (tmp_path / "suite.yaml").write_text(
+        "suite: broken\nmodels: [m]\n"
+        f"state: {WORLD_TEXT}\n"
+        "tools: [{include: tools.yaml}]\n"
+        "cases: [{name: any, user: Hello., expect: {no_tool_calls: true}}]\n",
+        encoding="utf-8",
+    )
+    broken = load_suite(tmp_path / "suite.yaml")
+    outcomes = {
+        task: compare(broken, tmp_path, actions, steps)
+        for (task, actions), steps in zip(gold_sequences(), ORACLE["gold"], strict=True)
+    }
+    cancelling = {t for t, actions in gold_sequences() if "cancel_reservation" in dict(actions)}
+    assert {t for t, why in outcomes.items() if why is not None} == cancelling
+    assert all("cancel_reservation: the answers differ" in outcomes[t] for t in cancelling)
