@@ -168,6 +168,11 @@ def test_each_over_a_huge_list_a_model_sends_stops_at_the_rendering_limit() -> N
     )
     out = run_behavior(behavior, {}, 1, {"items": list(range(50_000))})
     assert out.error == "the value would hold more than 10000 values"
+    listed = compile_behavior(
+        {"preconditions": [{"for_each": "${args.items}", "checks": [{"value": 1, "equals": 1}]}]}
+    )
+    out = run_behavior(listed, {}, 1, {"items": "not a list"})
+    assert out.error == 'for_each needs a list, not "not a list"'
     nested = compile_behavior({"response": {"$calc": "sum(${args.items})"}})
     out = run_behavior(nested, {}, 1, {"items": [1, "2"]})
     assert out.error == "'2' is not a number"
@@ -204,6 +209,11 @@ cases:
             "for_each needs checks",
         ),
         ("      response: {$each: [1, 2]}", "8:7", "$each needs $do"),
+        (
+            "      effects: [{set: /n, value: '${each}'}]",
+            "8:17",
+            "${each} reads an item, but no $each or for_each gives one here",
+        ),
         (
             "      response: {$if: {value: 1, equals: 1}, $then: 1, $otherwise: 2}",
             "8:56",

@@ -235,6 +235,15 @@ def check_names(
                     "a let value may read the ones listed above it",
                 )
         known.append(name)
+    for where, node in [(("let", name), value) for name, value in lets] + places:
+        stray = item_outside_each(node)
+        if stray is not None:
+            raise SpecProblem(
+                where,
+                f"{stray} reads an item, but no $each or for_each gives one here",
+                "read items inside `$each: LIST, $do: ...`, or in a precondition or effect "
+                "with `for_each: LIST`",
+            )
     for where, node in places:
         for ref in references(node):
             if ref.kind == "let" and ref.name not in known:
@@ -243,6 +252,40 @@ def check_names(
                     f"{ref} names no let value (defined: {', '.join(known) or 'none'})",
                     f"add `let: {{{ref.name}: ...}}` to the behavior",
                 )
+
+
+def item_outside_each(node: Any) -> Ref | None:
+    """The first `${each...}` reference of a compiled part that no `$each` or `for_each`
+    around it gives an item to; None when every one has one."""
+    from evalspec._suite.state_spec import Effect, Path, Select, Text
+
+    if isinstance(node, Ref):
+        if node.kind == "each":
+            return node
+        return item_outside_each(node.path) if node.path is not None else None
+    inner: list[Any] = []
+    if isinstance(node, Each):
+        inner = [node.source]  # `$do` and `$when` have the item
+    elif isinstance(node, Check):
+        if node.for_each is not None:
+            inner = [node.for_each]
+        else:
+            inner = [node.path, node.value, node.error, *(t[1] for t in node.tests), *node.any_of]
+    elif isinstance(node, Effect):
+        inner = [node.for_each]
+        if node.for_each is None:
+            inner += [node.path, node.value, node.where, node.at, node.by, *node.when]
+    elif isinstance(node, Tree):
+        inner = list(node.value.values() if isinstance(node.value, dict) else node.value)
+    elif isinstance(node, Text | Path):
+        inner = list(node.parts)
+    elif isinstance(node, Select):
+        inner = [node.path, node.where]
+    for child in inner:
+        found = item_outside_each(child)
+        if found is not None:
+            return found
+    return None
 
 
 def for_each_check(raw: dict[str, Any], where: tuple[Any, ...], nested: bool) -> Check:
