@@ -35,6 +35,7 @@ FLAGS: dict[str, str] = {
     "shard": "--shard",
     "suite": "--suite",
     "suite_out": "--suite-out",
+    "tools": "--tools",
     "trials": "--trials",
 }
 """Each API parameter an error may name, and the option of the command that sets it."""

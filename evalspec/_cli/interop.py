@@ -255,6 +255,52 @@ def stabletoolbench_answers(
     say_refused(written.refused, written.count, "an errored transcript")
 
 
+@import_app.command("tau-bench")
+@reports_errors
+def tau_bench(
+    trajectories: Annotated[
+        Path, typer.Argument(help="A tau-bench trajectory file (historical_trajectories/*.json).")
+    ],
+    out: Out,
+    world: Annotated[
+        Path, typer.Option(help="tau-bench's data as one JSON mapping: the suite's state.")
+    ],
+    tools: Annotated[
+        Path, typer.Option(help="The domain's tools in the state language (a tools YAML file).")
+    ],
+    suite_out: Annotated[
+        Path, typer.Option(help="The suite to write: one case per task, judged as tau-bench.")
+    ],
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model label (default: the file's name).")
+    ] = None,
+) -> None:
+    """Turn tau-bench's published runs into transcripts, and its tasks into a suite.
+
+    Each task becomes a case judged as tau-bench's reward judges a run: every record of the
+    world must end as the task's gold actions (run through --tools) leave it, and each
+    required output must be in the answer. Then `evalspec score SUITE -t TRANSCRIPTS` gives
+    each run's verdict beside the reward the file publishes. A record that is not a run is
+    named and left out; the others are imported.
+
+    Example:
+
+      evalspec import tau-bench gpt-4o-airline.json --world airline.json \
+        --tools airline-tools.yaml --suite-out tau_airline.yaml --out transcripts.jsonl
+    """
+    from evalspec.api import import_tau_bench
+
+    written = import_tau_bench(
+        trajectories, out, world=world, tools=tools, suite_out=suite_out, model=model
+    )
+    for why in written.refused:
+        sys.stderr.write(f"{trajectories}: left out {why}\n")
+    typer.echo(f"wrote {written.suite}")
+    typer.echo(f"wrote {written.count} transcripts to {written.transcripts}")
+    passed = sum(1 for r in written.rewards.values() if r == 1)
+    typer.echo(f"published rewards: {passed} of {len(written.rewards)} runs at 1")
+
+
 @import_app.command("otel")
 @reports_errors
 def otel(

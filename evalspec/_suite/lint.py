@@ -130,7 +130,7 @@ def rereads(behavior: Behavior) -> list[Reread]:
     effects = behavior.effects
     seen: set[str] = set()
     for ref in references(behavior.response):
-        if ref.kind == "args" or str(ref) in seen:
+        if ref.kind not in ("state", "count") or str(ref) in seen:
             continue
         seen.add(str(ref))
         hit = _first_reread(ref, effects)

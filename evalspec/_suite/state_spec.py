@@ -48,8 +48,8 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_\-]*"
 MAX_REF_NESTING = 4
 """Levels of references inside a reference's pointer (`${state/orders/${args.id}/status}` has
 one; a reference in `${args.id}`'s place that holds another, two)."""
-_ARG_REF = re.compile(rf"args\.({_NAME})$")
-_STATE_REF = re.compile(r"(state|count)((?:/[^/]*)*)$", re.S)
+_ARG_REF = re.compile(rf"(args|let)\.({_NAME})$")
+_STATE_REF = re.compile(r"(state|count|each)((?:/[^/]*)*)$", re.S)
 
 
 class SpecProblem(Exception):
@@ -67,9 +67,9 @@ class Ref:
     """A run-time reference: an argument, a value of the state, or the size of one."""
 
     kind: str
-    """args | state | count"""
+    """args | state | count | let (a `let:` value) | each (the item of a `$each`/`for_each`)"""
     name: str = ""
-    """The argument's name (kind args)."""
+    """The argument's or `let:` value's name (kind args, let)."""
     pointer: tuple[str, ...] = ()
     """Path parts in the state (kind state / count), when all are written out."""
     path: Path | None = None
@@ -77,8 +77,8 @@ class Ref:
     when the tool is called; `pointer` is then empty."""
 
     def __str__(self) -> str:
-        if self.kind == "args":
-            return f"${{args.{self.name}}}"
+        if self.kind in ("args", "let"):
+            return f"${{{self.kind}.{self.name}}}"
         if self.path is not None:
             return "${" + self.kind + self.path.source + "}"
         return "${" + self.kind + "".join("/" + escape(p) for p in self.pointer) + "}"
@@ -86,7 +86,9 @@ class Ref:
     @property
     def root(self) -> str | None:
         """The first key of the state it reads; None for the whole state or a first key that
-        a reference names."""
+        a reference names (or it reads no state: an argument, a `let:` value, an item)."""
+        if self.kind not in ("state", "count"):
+            return None
         if self.path is not None:
             first = self.path.parts[0] if self.path.parts else None
             return first if isinstance(first, str) else None
@@ -144,6 +146,9 @@ class Check:
     """The error observation (a template); None: a generated one."""
     any_of: tuple[Check, ...] = ()
     """`any_of:` alternatives (then no path, value or tests): holds when one of them holds."""
+    for_each: Any = None
+    """`{for_each: LIST, checks: [...]}` (a template): `checks` hold for each item in turn."""
+    checks: tuple[Check, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +163,10 @@ class Effect:
     by: Any = 1
     round: int | None = None
     """increment / decrement: round the result to this many decimal places (money: 2)."""
+    when: tuple[Check, ...] = ()
+    """Checks that must all hold for the effect to apply; else it is skipped."""
+    for_each: Any = None
+    """A list template: the effect applies once per item, `${each/...}` reading it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +179,9 @@ class Behavior:
     has_response: bool = False
     arguments: frozenset[str] = frozenset()
     """Every argument a reference names (checked against the tool's parameters)."""
+    lets: tuple[tuple[str, Any], ...] = ()
+    """`let:` values by name, in order: computed when first read, on the state the call
+    found."""
 
 
 # ------------------------------------------------------------------ pointers and references
@@ -228,7 +240,7 @@ def _tilde(text: str) -> tuple[str, str]:
 def _ref(body: str, where: tuple[Any, ...], depth: int) -> Ref:
     m = _ARG_REF.match(body)
     if m:
-        return Ref("args", m.group(1))
+        return Ref(m.group(1), m.group(2))
     m = _STATE_REF.match(body)
     if m:
         if "${" in m.group(2):
@@ -371,6 +383,10 @@ def compile_value(value: Any, where: tuple[Any, ...]) -> Any:
     if isinstance(value, dict):
         if "$select" in value:
             return _select(value, where)
+        from evalspec._suite import state_compute
+
+        if state_compute.is_form(value):
+            return state_compute.compile_form(value, where)
         items = {str(k): compile_value(v, (*where, k)) for k, v in value.items()}
         if any(_dynamic(v) for v in items.values()):
             return Tree(items)
@@ -442,9 +458,10 @@ def references(template: Any) -> list[Ref]:
             stack.extend(node.parts)
         elif isinstance(node, Check):
             stack.extend((node.path, node.value, node.error, *(t[1] for t in node.tests)))
-            stack.extend(node.any_of)
+            stack.extend((*node.any_of, node.for_each, *node.checks))
         elif isinstance(node, Effect):
             stack.extend((node.path, node.value, node.where, node.at, node.by))
+            stack.extend((*node.when, node.for_each))
     return out
 
 
@@ -455,26 +472,33 @@ def compile_behavior(raw: Any) -> Behavior:
     """A tool's `behavior:` mapping as a Behavior; SpecProblem at the first thing wrong."""
     if not isinstance(raw, dict):
         raise SpecProblem((), "behavior must be a mapping", "preconditions:, effects:, response:")
-    unknown = [k for k in raw if k not in ("preconditions", "effects", "response")]
+    keys = ("let", "preconditions", "effects", "response")
+    unknown = [k for k in raw if k not in keys]
     if unknown:
         raise SpecProblem(
             (unknown[0],),
             f"unknown key {unknown[0]!r} in behavior",
-            _did_you_mean(unknown[0], ("preconditions", "effects", "response"))
-            + "a behavior has preconditions, effects and response",
+            _did_you_mean(unknown[0], keys) + "a behavior has let, preconditions, effects and "
+            "response",
         )
+    from evalspec._suite.state_compute import compile_lets
+
+    lets = compile_lets(raw.get("let"))
     pre = _listed(raw, "preconditions", MAX_PRECONDITIONS)
     eff = _listed(raw, "effects", MAX_EFFECTS)
     checks = tuple(_check(c, ("preconditions", i)) for i, c in enumerate(pre))
     effects = tuple(_effect(e, ("effects", i)) for i, e in enumerate(eff))
     response = compile_value(raw.get("response"), ("response",))
-    names = {
-        r.name
-        for node in (*checks, *effects, response)
-        for r in references(node)
-        if r.kind == "args"
-    }
-    return Behavior(checks, effects, response, "response" in raw, frozenset(names))
+    nodes = (*(v for _, v in lets), *checks, *effects, response)
+    names = {r.name for node in nodes for r in references(node) if r.kind == "args"}
+    from evalspec._suite.state_compute import check_names
+
+    places: list[tuple[tuple[Any, ...], Any]] = [
+        (("preconditions", i), c) for i, c in enumerate(checks)
+    ]
+    places += [(("effects", i), e) for i, e in enumerate(effects)]
+    check_names(lets, [*places, (("response",), response)])
+    return Behavior(checks, effects, response, "response" in raw, frozenset(names), lets)
 
 
 def _did_you_mean(word: Any, choices: tuple[str, ...]) -> str:
@@ -502,6 +526,10 @@ def _check(raw: Any, where: tuple[Any, ...], nested: bool = False) -> Check:
         raise SpecProblem(where, "a precondition is a mapping", "{path: /contacts, exists: true}")
     if "any_of" in raw:
         return _any_of(raw, where, nested)
+    if "for_each" in raw:
+        from evalspec._suite.state_compute import for_each_check
+
+        return for_each_check(raw, where, nested)
     unknown = [k for k in raw if k not in (*CHECK_OPS, "path", "value", "error")]
     if unknown:
         from difflib import get_close_matches
@@ -585,7 +613,7 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
     if not isinstance(raw, dict):
         raise SpecProblem(where, "an effect is a mapping", "{set: /events/0/status, value: done}")
     ops = [k for k in raw if k in EFFECT_OPS]
-    keys = (*EFFECT_OPS, "value", "where", "at", "by", "round")
+    keys = (*EFFECT_OPS, "value", "where", "at", "by", "round", "when", "for_each")
     unknown = [k for k in raw if k not in keys]
     if unknown or not ops:
         from difflib import get_close_matches
@@ -668,6 +696,8 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
             "by must be a number (or a reference)",
             "for example by: 2, or by: ${args.NAME} (leave it out to add 1)",
         )
+    from evalspec._suite.state_compute import conditions
+
     return Effect(
         op,
         path,
@@ -676,6 +706,8 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
         at,
         by,
         digits,
+        conditions(raw["when"], (*where, "when")) if "when" in raw else (),
+        compile_value(raw["for_each"], (*where, "for_each")) if "for_each" in raw else None,
     )
 
 
@@ -726,7 +758,7 @@ def read_roots(behavior: Behavior) -> set[str] | None:
     while stack:
         node = stack.pop()
         if isinstance(node, Ref):
-            if node.kind != "args":
+            if node.kind in ("state", "count"):
                 if node.root is None:
                     return None
                 out.add(node.root)
@@ -742,9 +774,10 @@ def read_roots(behavior: Behavior) -> set[str] | None:
                 stack.extend((node.path, node.where))
             elif isinstance(node, Check):
                 stack.extend((node.path, node.value, node.error, *(t[1] for t in node.tests)))
-                stack.extend(node.any_of)
+                stack.extend((*node.any_of, node.for_each, *node.checks))
             else:
                 stack.extend((node.path, node.value, node.where, node.at, node.by))
+                stack.extend((*node.when, node.for_each))
         elif isinstance(node, Text):
             stack.extend(node.parts)
         elif isinstance(node, Tree):

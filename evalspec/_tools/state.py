@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evalspec._suite.state_compute import Calc, Each, If
 from evalspec._suite.state_spec import (
     MAX_DEPTH,
     MAX_RENDERED_VALUES,
@@ -37,7 +38,10 @@ from evalspec._suite.state_spec import (
     measure,
     weigh,
 )
+from evalspec._tools import state_compute
 from evalspec._tools.simulated import values_match
+
+Computed = Calc | If | Each
 
 DEFAULT_OUTPUT = "ok"
 """What a stateful tool without `response:` answers when its call succeeds."""
@@ -77,13 +81,14 @@ def run_behavior(
     if not isinstance(arguments, dict):
         return Outcome(None, "arguments must be a JSON object", state, size, chars)
     try:
-        failed = _first_failure(behavior.preconditions, _Context(arguments, state))
+        lets = _Lets(behavior.lets, arguments, state)
+        failed = _first_failure(behavior.preconditions, _Context(arguments, state, lets))
         if failed is not None:
             return Outcome(None, failed, state, size, chars)
         new, new_size = state, _Size(size, chars)
         for effect in behavior.effects:
-            new, new_size = _apply(effect, _Context(arguments, new), new_size)
-        ctx = _Context(arguments, new)
+            new, new_size = _apply_effect(effect, _Context(arguments, new, lets), new_size)
+        ctx = _Context(arguments, new, lets)
         output = render(behavior.response, ctx) if behavior.has_response else DEFAULT_OUTPUT
         return Outcome(output, None, new, new_size.values, new_size.chars)
     except Failure as exc:
@@ -104,23 +109,51 @@ class _Size:
 
 
 class _Context:
-    """What references read: the call's arguments and the current state; a shared budget."""
+    """What references read: the call's arguments, the current state, the call's `let:`
+    values and the item of a `$each` or `for_each`; a budget shared with the item's."""
 
-    __slots__ = ("args", "chars", "state", "values")
+    __slots__ = ("args", "item", "lets", "spent", "state")
 
-    def __init__(self, args: dict[str, Any], state: Any):
+    def __init__(self, args: dict[str, Any], state: Any, lets: _Lets | None = None):
         self.args = args
         self.state = state
-        self.values = 0
-        self.chars = 0
+        self.lets = lets
+        self.item: Any = _MISSING
+        self.spent = [0, 0]
+
+    def with_item(self, item: Any) -> _Context:
+        inner = _Context(self.args, self.state, self.lets)
+        inner.item = item
+        inner.spent = self.spent
+        return inner
 
     def spend(self, values: int = 0, chars: int = 0) -> None:
-        self.values += values
-        self.chars += chars
-        if self.values > MAX_RENDERED_VALUES:
+        self.spent[0] += values
+        self.spent[1] += chars
+        if self.spent[0] > MAX_RENDERED_VALUES:
             raise Failure(f"the value would hold more than {MAX_RENDERED_VALUES} values")
-        if self.chars > MAX_TEXT:
+        if self.spent[1] > MAX_TEXT:
             raise Failure(f"the text would be longer than {MAX_TEXT} characters")
+
+
+class _Lets:
+    """A call's `let:` values, each computed when first read, on the state the call found
+    (so a value reads the same in the preconditions, every effect and the response)."""
+
+    __slots__ = ("args", "known", "raw", "state")
+
+    def __init__(self, raw: tuple[tuple[str, Any], ...], args: Any, state: Any):
+        self.raw = dict(raw)
+        self.args = args
+        self.state = state
+        self.known: dict[str, Any] = {}
+
+    def get(self, name: str) -> Any:
+        if name not in self.known:
+            if name not in self.raw:
+                raise Failure(f"no let value {name}")
+            self.known[name] = render(self.raw[name], _Context(self.args, self.state, self))
+        return self.known[name]
 
 
 def pointer_text(parts: tuple[str, ...] | list[str]) -> str:
@@ -165,7 +198,18 @@ def exists(state: Any, parts: tuple[str, ...] | list[str]) -> bool:
 def _ref_value(ref: Ref, ctx: _Context) -> Any:
     if ref.kind == "args":
         return ctx.args.get(ref.name)
+    if ref.kind == "let":
+        if ctx.lets is None:
+            raise Failure(f"{ref} is read where no let value is defined")
+        return ctx.lets.get(ref.name)
     parts = ref.pointer if ref.path is None else path_parts(ref.path, ctx)
+    if ref.kind == "each":
+        if ctx.item is _MISSING:
+            raise Failure(f"{ref} is read outside a $each or for_each")
+        found = lookup(ctx.item, parts)
+        if found is _MISSING:
+            raise Failure(f"the item has nothing at {pointer_text(parts)}")
+        return found
     found = lookup(ctx.state, parts)
     if found is _MISSING:
         raise Failure(f"the state has nothing at {pointer_text(parts)}")
@@ -197,6 +241,8 @@ def render(template: Any, ctx: _Context) -> Any:
             out.append(text)
         ctx.spend(values=1)
         return "".join(out)
+    if isinstance(template, Computed):
+        return state_compute.render_form(template, ctx, render, _holds, Failure)
     if isinstance(template, Tree):
         ctx.spend(values=1)
         if isinstance(template.value, dict):
@@ -439,8 +485,14 @@ def _first_failure(checks: tuple[Check, ...], ctx: _Context) -> str | None:
     return None
 
 
+def _holds(checks: tuple[Check, ...], ctx: _Context) -> bool:
+    return all(_failure(check, ctx) is None for check in checks)
+
+
 def _failure(check: Check, ctx: _Context) -> str | None:
     """Why the check fails (a generated message), or None when it holds."""
+    if check.checks:
+        return _each_failure(check, ctx)
     if check.any_of:
         reasons = []
         for alternative in check.any_of:
@@ -484,6 +536,18 @@ def _failure(check: Check, ctx: _Context) -> str | None:
     return None
 
 
+def _each_failure(check: Check, ctx: _Context) -> str | None:
+    """A `for_each` precondition: the first item's first failing check (its error)."""
+    items = render(check.for_each, ctx)
+    if not isinstance(items, list):
+        return f"for_each needs a list, not {_short(items)}"
+    for item in items:
+        failed = _first_failure(check.checks, ctx.with_item(item))
+        if failed is not None:
+            return failed
+    return None
+
+
 def _short(value: Any) -> str:
     if value is _MISSING:
         return "nothing"
@@ -495,6 +559,25 @@ def _short(value: Any) -> str:
 
 
 # ------------------------------------------------------------------ effects
+
+
+def _apply_effect(effect: Effect, ctx: _Context, size: _Size) -> tuple[Any, _Size]:
+    """One effect as written: skipped when its `when:` fails; once per item of its
+    `for_each:` (the list as the effect found it), each on the state the one before left."""
+    if effect.for_each is None:
+        if effect.when and not _holds(effect.when, ctx):
+            return ctx.state, size
+        return _apply(effect, ctx, size)
+    items = render(effect.for_each, ctx)
+    if not isinstance(items, list):
+        raise Failure(f"for_each needs a list, not {_short(items)}")
+    state = ctx.state
+    for item in items:
+        inner = _Context(ctx.args, state, ctx.lets).with_item(item)
+        if effect.when and not _holds(effect.when, inner):
+            continue
+        state, size = _apply(effect, inner, size)
+    return state, size
 
 
 def _apply(effect: Effect, ctx: _Context, size: _Size) -> tuple[Any, _Size]:

@@ -14,64 +14,23 @@ needs tau-bench itself.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import subprocess
 import sys
-import types
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent.parent.parent)]  # tests/, the repo
 
+from tau_bench_tools import call, load_tools  # noqa: E402
 from tau_retail_calls import WORLD, answer_digest, sequences  # noqa: E402
 
 from evalspec._tools.state_patch import changes  # noqa: E402
 
-Tool = Callable[..., str]
-
-
-def load_tools(root: Path) -> dict[str, Tool]:
-    """Each tool's `invoke` by its name, from the checkout's own files. Their one import,
-    `tau_bench.envs.tool.Tool`, is a bare base class: given here, so nothing else of
-    tau-bench (its model clients) is imported."""
-    base = types.ModuleType("tau_bench.envs.tool")
-    base.Tool = type("Tool", (), {})  # type: ignore[attr-defined]
-    for name in ("tau_bench", "tau_bench.envs"):
-        sys.modules.setdefault(name, types.ModuleType(name))
-    sys.modules["tau_bench.envs.tool"] = base
-    tools: dict[str, Tool] = {}
-    for path in sorted((root / "tau_bench" / "envs" / "retail" / "tools").glob("*.py")):
-        if path.stem in ("__init__", "calculate"):
-            continue
-        spec = importlib.util.spec_from_file_location(f"tau_retail_{path.stem}", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        for value in vars(module).values():
-            if isinstance(value, type) and value is not base.Tool and hasattr(value, "invoke"):
-                tools[value.get_info()["function"]["name"]] = value.invoke
-    return tools
-
-
-def call(tools: dict[str, Tool], data: Any, name: str, kwargs: dict[str, Any]) -> tuple[str, Any]:
-    """One call, as tau-bench's env.step makes it; `data` changes in place, as there."""
-    try:
-        text = tools[name](data, **copy.deepcopy(kwargs))
-    except Exception as exc:  # as tau_bench/envs/base.py does
-        text = f"Error: {exc}"
-    if text.startswith("Error: "):
-        return ("error", text[len("Error: ") :])
-    try:
-        return ("ok", json.loads(text))
-    except ValueError:
-        return ("ok", text)
-
 
 def main(root: Path, commit: str = "") -> None:
-    tools = load_tools(root)
+    tools = load_tools(root, "retail", leave_out=("calculate",))
     commit = (
         commit
         or subprocess.run(
