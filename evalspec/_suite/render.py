@@ -26,6 +26,7 @@ from evalspec._suite.budget import (
 from evalspec._suite.limits import MAX_CASES_ENV, max_cases
 from evalspec._suite.load import LDict, LList, Pos, ldict, llist, load_yaml, read_text
 from evalspec._suite.schema import did_you_mean
+from evalspec._suite.tree import share_positions
 from evalspec._suite.yaml_hints import cut_text_problems, may_cut_text
 from evalspec._util.errors import Problem, SpecError
 from evalspec._util.reading import display_name, file_kind
@@ -578,10 +579,10 @@ def expand_case(
     given_vars = case.get("vars")
     case_vars: dict[str, Any] = given_vars if isinstance(given_vars, dict) else {}
     body = LDict()
-    body.pos, body.key_pos, body.value_pos = case.pos, case.key_pos, case.value_pos
     for k, v in case.items():
         if k not in ("matrix", "vars"):
             body[k] = v
+    share_positions(body, case)
     rows = matrix_rows(case, path, problems)
     reported: set[tuple[Any, ...]] = set()
     if rows is None:

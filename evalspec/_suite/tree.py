@@ -88,6 +88,17 @@ class LList(list[Any]):
         self.marks = None
 
 
+def share_positions(target: LDict, source: LDict) -> None:
+    """Give `target`, which holds some of `source`'s keys, `source`'s positions: its marks when
+    they are unread and the keys are the same (most cases: nothing is made from them)."""
+    target.pos = source.pos
+    marks = getattr(source, "marks", None)
+    if marks is not None and len(target) == len(source):
+        target.file, target.marks = source.file, marks
+    else:
+        target.key_pos, target.value_pos = source.key_pos, source.value_pos
+
+
 def ldict(pos: Pos, items: dict[str, Any] | None = None) -> LDict:
     d = LDict(items or {})
     d.pos = pos
