@@ -372,13 +372,16 @@ class TreeBuilder:
         value.marks = frame.marks
         value.file = self.file
         value.pos = mark_pos(self.file, mark)
-        if is_seq and len(stack) == 1 and parent is not None and parent.key == "tools":
+        if is_seq and len(stack) == 1 and parent is not None:
+            self._top_level_list(parent, frame)
+        return frame
+
+    def _top_level_list(self, parent: _Frame, frame: _Frame) -> None:
+        """`tools:` is bounded while it is read; `cases:` goes to the sink, if there is one."""
+        if parent.key == "tools":
             frame.max_items = max_tools()  # refused while parsing: no tree of 100,000 tools
         if (
             self.sink is not None
-            and is_seq
-            and len(stack) == 1
-            and parent is not None
             and parent.key == "cases"
             and isinstance(parent.value, LDict)  # always: only a mapping has keys
             and not parent.merges  # `<<:` keys arrive only when the root closes
@@ -386,7 +389,6 @@ class TreeBuilder:
             self.sink.start(parent.value)
             frame.streamed = 0
             self.braces_before = self.braces
-        return frame
 
     def _close(self, frame: _Frame) -> Any:
         value = frame.value
