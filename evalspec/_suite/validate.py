@@ -250,6 +250,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         self.built_run = self.run_settings(top.get("run") or {})
         budgets = top.get("budgets") or {}
         self.case_budget = dict(budgets.get("case") or {})
+        self.suite_case_budget = Budget(**self.case_budget)
+        """A case's budget when it sets none: one (immutable) for every such case."""
         self.built_cases: list[Case] = []
         self.seen_names: dict[str, str] = {}
 
@@ -460,7 +462,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             tools=offered,
             loc=make_loc(raw.pos, path),
             flaky=bool(raw.get("flaky", False)),
-            budget=Budget(**{**self.case_budget, **dict(raw.get("budget") or {})}),
+            budget=Budget(**{**self.case_budget, **dict(raw["budget"] or {})})
+            if "budget" in raw
+            else self.suite_case_budget,
             state=self.unchanged_conflicts(
                 self.case_state(raw, path, self.suite_state),
                 [expect, *(t.expect for t in turns if t.expect is not None)],
@@ -833,6 +837,8 @@ def _numbers_to_text(doc: LDict) -> None:
 def _merge_critics(
     suite: tuple[CriticSpec, ...], case: tuple[CriticSpec, ...]
 ) -> tuple[CriticSpec, ...]:
+    if not case:
+        return suite
     fields = {c.field for c in case}
     return tuple(c for c in suite if c.field not in fields) + case
 
