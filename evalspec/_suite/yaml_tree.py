@@ -12,6 +12,9 @@ time and no nesting depth can exhaust a stack (libyaml's own composer crashes th
 - at most `max_values()` values written out (2,000,000 unless EVALSPEC_MAX_SUITE_VALUES says
   otherwise), so a 50,000-case suite loads while memory stays bounded by the file.
 
+Each container keeps the parser's marks of what it holds; positions are made from them only
+when read (tree.py), as most never are.
+
 Given a `CaseSink`, the builder hands each item of the top-level `cases:` list to it as soon as
 the item is complete instead of keeping it, so a large suite is checked one case at a time.
 """
