@@ -1,7 +1,7 @@
 """How `validate` and a replayed `run` grow with the number of cases: time and peak memory.
 
 Run: ``.venv/bin/python benchmarks/bench_scale.py [--sizes 500,5000,50000] [--big] [--repeat 1]
-[--profile DIR] [--against CHECKOUT]``
+[--profile DIR] [--against CHECKOUT [--beside N] [--record N] [--review N]]``
 
 For each size it writes a generated suite (10 tools; each case offers 3 to 5 of them, expects
 one call with 2 arguments judged by a binary and a similarity critic) and, once, its
@@ -22,7 +22,11 @@ run writes them: 1,000 texts a shard; every second answer reworded, so the repla
 embeddings), interleaved (issue 37: <= 1.1x time, <= 1.2x memory). With `--record N` it also
 records N cases against a local server answering at once (bench_run's, each answer's note
 unlike the expected one), cold embedding cache, against the floor: the same 2N texts embedded
-alone by the same model in one batched pass, load included (issue 37: <= 1.5x).
+alone by the same model in one batched pass, load included (issue 37: <= 1.5x). With `--review N`
+it also reviews a pull request on a git repository holding the N-case suite (over included files
+of 10,000, with its recordings) that rewords the expected note of the first file's cases, by both
+trees: `evalspec review --base-ref main` with no setting, so review's limit of 10,000 cases for a
+pull request's suite applies (issue 37: within 1 GB, and said early: CPU and peak RSS printed).
 
 Goals (issue 13): validate of 50,000 cases <= 5 s and <= 300 MB; replay run of 50,000 cases
 <= 10 s and <= 400 MB; peak memory sub-linear in the case count (RSS per case falls as the
@@ -34,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -218,12 +223,16 @@ def _profile(suite: Path, recordings: Path, out_dir: Path, tmp: Path) -> None:
         print(f"    profile of {name}: {dump} (python -m pstats {dump})")
 
 
-def compare_trees(other: Path, sizes: list[int], repeat: int, beside: int, record: int = 0) -> None:
+def compare_trees(
+    other: Path, sizes: list[int], repeat: int, beside: int, record: int = 0, review: int = 0
+) -> None:
     """Replay and HTML render by this tree and by `other`, interleaved: CPU seconds, ratios."""
     trees = {"this": REPO, "other": other.resolve()}
     print(f"this: {REPO}; other: {trees['other']} (both: python -m evalspec)")
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp_name:
         tmp = Path(tmp_name)
+        if review:
+            _compare_review(review, tmp, trees, repeat)
         if record:
             _compare_record(record, tmp, trees, repeat)
         if beside:
@@ -401,6 +410,57 @@ def _compare_record(cases: int, tmp: Path, trees: dict[str, Path], repeat: int) 
             goal(f"record_{cases}_vs_embedding_alone_wall", ratio, "<=", 1.5, "{:.2f}")
 
 
+def _review_repo(cases: int, tmp: Path) -> Path:
+    """A repository whose `main` holds the suite and its recordings, and whose checked-out
+    branch rewords the expected note of every case in the first included file."""
+    from bench_review import git as _git
+
+    suite, recordings = _case_files(cases, tmp)
+    repo = tmp / f"review{cases}"
+    (repo / "suites").mkdir(parents=True)
+    for part in suite.parent.iterdir():
+        (repo / "suites" / part.name).write_bytes(part.read_bytes())
+    (repo / "suites" / "suite.recordings.jsonl").write_bytes(recordings.read_bytes())
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    _git(repo, "checkout", "-qb", "change")
+    first = repo / "suites" / "cases0.yaml"
+    text = first.read_text(encoding="utf-8")
+    first.write_text(re.sub(r'note: "([^"]*)"', r'note: "\1 now"', text), encoding="utf-8")
+    _git(repo, "commit", "-qam", "reword the first file's notes")
+    return repo
+
+
+_RAISED = ("EVALSPEC_MAX_CASES", "EVALSPEC_MAX_SUITE_BYTES", "EVALSPEC_MAX_SUITE_VALUES")
+"""The limits `main` raises for the replays (suites this large are the operator's choice)."""
+
+
+def _compare_review(cases: int, tmp: Path, trees: dict[str, Path], repeat: int) -> None:
+    """`evalspec review` of the change, no limit raised, by both trees interleaved."""
+    repo = _review_repo(cases, tmp)
+    args = ["review", "suites/*.yaml", "--base-ref", "main", "--markdown", str(tmp / "c.md")]
+
+    def review(tree: str) -> Child:
+        env = {"PYTHONPATH": str(trees[tree]), "EVALSPEC_CACHE_DIR": str(tmp / "review-cache")}
+        for limit in _RAISED:
+            env[limit] = ""  # review's own limits, as with no setting (empty: unreadable)
+        child = run_child([PYTHON, "-m", "evalspec", *args], env=env, cwd=repo)
+        if child.returncode not in (0, 1, 2):
+            sys.exit(f"{tree}: review failed: {child.stderr[-3000:]}")
+        return child
+
+    children = _interleave_children({t: (lambda t=t: review(t)) for t in trees}, repeat)
+    for tree, measured in children.items():
+        _print_children(f"review of {cases} cases, {tree:>5}", measured)
+        said = (measured[-1].stderr.strip().splitlines() or [""])[0]
+        print(f"{tree:>5}: exit {measured[-1].returncode}: {said[:160]}")
+    cpu = {t: [c.cpu_s for c in children[t]] for t in trees}
+    print(f"review RATIO this/other CPU: {paired_ratio(cpu['this'], cpu['other']):.3f}")
+    rss = max(c.maxrss_mb for c in children["this"])
+    goal(f"review_{cases}_peak_rss_mb", rss, "<=", 1024.0, "{:.0f}")
+
+
 def synth_cache(cache: Path, cases: int, chunk: int = 1_000) -> None:
     """The embedding cache a run of the `cases`-case suite leaves (random unit vectors for its
     notes and their rewordings, the texts its similarity critic compares), written as a run
@@ -437,13 +497,16 @@ def main() -> None:
     parser.add_argument(
         "--record", type=int, default=0, help="with --against: record this many cases"
     )
+    parser.add_argument(
+        "--review", type=int, default=0, help="with --against: review a change of this suite"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.big:
         sizes.append(200_000)
     if args.against:
         print(f"machine: {machine()}")
-        compare_trees(args.against, sizes, args.repeat, args.beside, args.record)
+        compare_trees(args.against, sizes, args.repeat, args.beside, args.record, args.review)
         return
 
     byte_compile()

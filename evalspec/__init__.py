@@ -1,62 +1,43 @@
 """evalspec: declarative, YAML-driven evaluation of LLM tool calling.
 
-Everything public is importable from here: the Python API (`evalspec.api`: run, score, diff,
-review, compare, merge, the importers and their records) and the plugin interface
-(`evalspec.plugins`: register). Each name is loaded on first use, so `import evalspec` stays
-cheap; the command line lives in `evalspec._cli`.
-"""
+The verbs are here: `run`, `merge`, `score`, `rescore`, `judge`, `diff`, `compare`, `review` and
+the importers (`import_bfcl`, ...). The rest of the public surface is grouped by what it is:
 
-from __future__ import annotations
+- `evalspec.api`: the verbs and the stages one by one (load_suite, compile_plan, run_plan);
+- `evalspec.records`: what they take and return (RunRequest, RunResult, Report, Suite, ...);
+- `evalspec.errors`: what they raise (EvalspecError and its kinds);
+- `evalspec.plugins`: the hooks for your own checks, tool environments and model code.
+
+Each name is loaded on first use, so `import evalspec` stays cheap; the imports below are the
+one list of the names offered here. The command line lives in `evalspec._cli`.
+"""
 
 from typing import TYPE_CHECKING, Any
 
-from evalspec import api
+from evalspec._util.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from evalspec.api import *  # noqa: F403
-    from evalspec.plugins import (
-        AnswerCheck,
-        AnswerInput,
-        CheckReturn,
-        Critic,
-        CriticOutcome,
-        Evaluator,
-        EvaluatorInput,
-        Finding,
-        Plugin,
-        ToolEnvironment,
-        ToolOutcome,
-        Verdict,
-        find,
-        register,
-        registered,
-        unregister,
-    )
+    from evalspec.api import compare as compare
+    from evalspec.api import diff as diff
+    from evalspec.api import import_bfcl as import_bfcl
+    from evalspec.api import import_bfcl_results as import_bfcl_results
+    from evalspec.api import import_otel as import_otel
+    from evalspec.api import import_stabletoolbench as import_stabletoolbench
+    from evalspec.api import import_stabletoolbench_answers as import_stabletoolbench_answers
+    from evalspec.api import judge as judge
+    from evalspec.api import merge as merge
+    from evalspec.api import rescore as rescore
+    from evalspec.api import review as review
+    from evalspec.api import run as run
+    from evalspec.api import score as score
 
 DISTRIBUTION = "evalspec-yaml"
 """The name on the package index (`evalspec` there is an unrelated project)."""
 
-__all__ = list(api.__all__)
-__all__ += [
-    "AnswerCheck",
-    "AnswerInput",
-    "CheckReturn",
-    "Critic",
-    "CriticOutcome",
-    "Evaluator",
-    "EvaluatorInput",
-    "Finding",
-    "Plugin",
-    "ToolEnvironment",
-    "ToolOutcome",
-    "Verdict",
-    "find",
-    "register",
-    "registered",
-    "unregister",
-]
-_PLUGIN_NAMES = frozenset(__all__) - frozenset(api.__all__)
-"""The plugin interface, from `evalspec.plugins` (a list literal above, so checkers read it)."""
+_GROUPS = ("api", "records", "errors", "plugins")
+"""The public modules, each a group of names."""
+
+_public, __dir__ = lazy_names(__name__, __file__, globals())
 
 
 def __getattr__(name: str) -> Any:
@@ -69,14 +50,8 @@ def __getattr__(name: str) -> Any:
             return version(DISTRIBUTION)
         except PackageNotFoundError:  # a source tree that was never installed
             return "0.0.0+unknown"
-    if name in _PLUGIN_NAMES:
-        from evalspec import plugins
+    if name in _GROUPS:  # `import evalspec` then `evalspec.records.Report`
+        from importlib import import_module
 
-        return getattr(plugins, name)
-    if name in api.__all__:
-        return getattr(api, name)
-    raise AttributeError(f"module 'evalspec' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+        return import_module(f"evalspec.{name}")
+    return _public(name)

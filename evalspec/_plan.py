@@ -413,7 +413,7 @@ def parse_shard(text: str) -> tuple[int, int]:
     try:
         i, n = (int(x) for x in text.split("/"))
     except ValueError:
-        raise UsageError(f"--shard takes i/n, like 1/4; got {text!r}") from None
+        raise UsageError(f"shard= takes i/n, like 1/4; got {text!r}", params=["shard"]) from None
     if not (1 <= i <= n):
-        raise UsageError(f"--shard {text}: i must be between 1 and n")
+        raise UsageError(f"shard={text}: i must be between 1 and n", params=["shard"])
     return i, n

@@ -15,12 +15,9 @@ import msgspec
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._util.files import atomic_write, dumps_line
 from evalspec._util.reading import display_name, input_error, parse_json, read_text
-from evalspec._util.records import RecordError, Seconds, convert, decode
+from evalspec._util.records import Count, RecordError, Seconds, convert, decode
 
 TRANSCRIPT_VERSION = 1
-
-Count = Annotated[int, msgspec.Meta(ge=0)]
-"""A whole number of 0 or more: a trial, a turn, a token count."""
 
 
 class ToolCall(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

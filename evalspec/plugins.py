@@ -26,63 +26,41 @@ forms, ``fn(transcript, expected_calls, params)`` and ``fn(answer, params)``, ke
 `options` is the JSON Schema of the plugin's options in YAML (default: any mapping). A plugin may
 not take a built-in's name. Plugins are code the user chose to install; nothing here loads a
 module a suite names.
+
+Model code that is not behind an OpenAI-compatible or Anthropic endpoint answers through a
+`Provider` (``async complete(ChatRequest) -> ChatResponse``; `evalspec.api.record_answers`
+records its answers), and a scorer can be given its own `Embedder`.
+
+Each name is imported on first use; the imports below are the one list of public names.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from evalspec._critics.base import Critic, CriticOutcome, Params, outcome, show
-from evalspec._scoring.protocols import (
-    AnswerCheck,
-    AnswerInput,
-    CheckReturn,
-    Evaluator,
-    EvaluatorInput,
-    Finding,
-    Verdict,
-)
-from evalspec._tools.environment import ToolEnvironment, ToolOutcome
-from evalspec._util.registry import (
-    BUILTIN,
-    DISABLE_ENV,
-    ENTRY_POINT_GROUP,
-    KINDS,
-    Entry,
-    Kind,
-    Plugin,
-    allow_only,
-    find,
-    load_entry_points,
-    register,
-    registered,
-    unregister,
-)
+from evalspec._util.lazy import lazy_names
 
-__all__ = [
-    "BUILTIN",
-    "DISABLE_ENV",
-    "ENTRY_POINT_GROUP",
-    "KINDS",
-    "AnswerCheck",
-    "AnswerInput",
-    "CheckReturn",
-    "Critic",
-    "CriticOutcome",
-    "Entry",
-    "Evaluator",
-    "EvaluatorInput",
-    "Finding",
-    "Kind",
-    "Params",
-    "Plugin",
-    "ToolEnvironment",
-    "ToolOutcome",
-    "Verdict",
-    "allow_only",
-    "find",
-    "load_entry_points",
-    "outcome",
-    "register",
-    "registered",
-    "show",
-    "unregister",
-]
+if TYPE_CHECKING:
+    from evalspec._critics.base import Critic as Critic
+    from evalspec._critics.base import CriticOutcome as CriticOutcome
+    from evalspec._critics.base import Embedder as Embedder
+    from evalspec._critics.base import Params as Params
+    from evalspec._critics.base import outcome as outcome
+    from evalspec._critics.base import show as show
+    from evalspec._providers.base import ChatRequest as ChatRequest
+    from evalspec._providers.base import ChatResponse as ChatResponse
+    from evalspec._providers.base import Provider as Provider
+    from evalspec._scoring.protocols import AnswerCheck as AnswerCheck
+    from evalspec._scoring.protocols import AnswerInput as AnswerInput
+    from evalspec._scoring.protocols import CheckReturn as CheckReturn
+    from evalspec._scoring.protocols import Evaluator as Evaluator
+    from evalspec._scoring.protocols import EvaluatorInput as EvaluatorInput
+    from evalspec._scoring.protocols import Finding as Finding
+    from evalspec._scoring.protocols import Verdict as Verdict
+    from evalspec._tools.environment import ToolEnvironment as ToolEnvironment
+    from evalspec._tools.environment import ToolOutcome as ToolOutcome
+    from evalspec._util.registry import Plugin as Plugin
+    from evalspec._util.registry import find as find
+    from evalspec._util.registry import register as register
+    from evalspec._util.registry import registered as registered
+    from evalspec._util.registry import unregister as unregister
+
+__getattr__, __dir__ = lazy_names(__name__, __file__, globals())

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from evalspec.api import RunOptions, compile_plan, diff, load_suite, run_plan, score
+from evalspec.api import compile_plan, diff, load_suite, run_plan, score
+from evalspec.records import RunOptions
 
 SUITE = Path(__file__).resolve().parent.parent / "suites" / "slack.yaml"
 

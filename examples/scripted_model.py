@@ -16,7 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalspec.api import ChatRequest, ChatResponse, load_suite, record_answers
+from evalspec.api import load_suite, record_answers
+from evalspec.plugins import ChatRequest, ChatResponse
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_NOTE = (

@@ -20,11 +20,6 @@ from typing import Any
 from msgspec.structs import replace as changed
 
 from evalspec.api import (
-    ModelSpec,
-    Price,
-    ReportFiles,
-    RunOptions,
-    Transcript,
     compile_plan,
     load_suite,
     run_plan,
@@ -33,6 +28,7 @@ from evalspec.api import (
     write_runs_page,
     write_transcripts,
 )
+from evalspec.records import ModelSpec, Price, ReportFiles, RunOptions, Transcript
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = ("slack", "weather", "math")

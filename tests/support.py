@@ -20,20 +20,25 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+import types
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply, tool_calls_reply
 from rate_checks import assert_held_to
 
+from evalspec._interop.stabletoolbench import SOPR_VALUES
+from evalspec._tools.toolbench_names import FINISH, function_name, is_api_call, name_key
 from evalspec._transcript import ToolCall, Transcript
+from evalspec._util.reading import read_json
 
 if TYPE_CHECKING:
     from click.testing import Result
 
-    from evalspec import api
     from evalspec._providers.base import ChatRequest, ChatResponse
+    from evalspec.records import Report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -246,7 +251,7 @@ def scripted(body: dict[str, Any]) -> Any:
 
 def run_api(
     suite_path: Path, run_dir: Path, *, cases: list[str] | None = None, **plan_kw: Any
-) -> tuple[api.Report, list[Any]]:
+) -> tuple[Report, list[Any]]:
     """Run a suite through the Python API and score it: the report and the transcripts."""
     from evalspec import api
     from evalspec._runner import RunOptions
@@ -655,3 +660,137 @@ class FakeClock:
             finally:
                 with self._lock:
                     self._deadlines.pop(id(timeout), None)
+
+
+# ------------------------- StableToolEval's metrics: the oracle the judge and imports are held to
+
+
+def api_names(queries: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Function name -> (tool_name, api_name) over every API of these queries."""
+    found: dict[str, tuple[str, str]] = {}
+    for query in queries:
+        for api in query.get("api_list") or ():
+            pair = (api["tool_name"], api["api_name"])
+            found.setdefault(function_name(*pair), pair)
+            found.setdefault(name_key(function_name(*pair)), pair)
+            found.setdefault(f"{pair[0]}_{pair[1]}", pair)
+    return found
+
+
+def has_finish(transcript: Transcript) -> bool:
+    """Did the run end its reasoning with a Finish call (any return_type)?
+
+    An imported run carries StableToolBench's own verdict (see `stabletoolbench_nodes.finished`);
+    any other run finished when it called Finish.
+    """
+    if transcript.source.startswith("import:stabletoolbench"):
+        return transcript.finish_reason == "finish"
+    return any(call.name == FINISH for call in transcript.tool_calls)
+
+
+def called_apis(
+    transcript: Transcript, queries: Iterable[Mapping[str, Any]]
+) -> set[tuple[str, str]]:
+    """The (tool_name, api_name) pairs a run called, Finish excluded.
+
+    Names are mapped back through the queries' api lists, accepting StableToolBench function
+    names (``transfermarkt_details_for_theclique``) and ``<tool>_<api>`` names. A name no API
+    of these queries has is ignored: it cannot be in the gold set anyway. Older ToolBench
+    names (``4_get_x`` for ``get_4_get_x``) are read too.
+    """
+    names = api_names(queries)
+    found = (
+        names.get(call.name) or names.get(name_key(call.name))
+        for call in transcript.tool_calls
+        if is_api_call(call.name)
+    )
+    return {pair for pair in found if pair is not None}
+
+
+def parse_status(value: Any) -> str:
+    """``"AnswerStatus.Solved"`` / ``"Solved"`` -> ``"Solved"``; anything unknown -> Unsure."""
+    name = str(value).rsplit(".", 1)[-1].strip().capitalize()
+    return name if name in SOPR_VALUES else "Unsure"
+
+
+def sopr_score(status: str, finished: bool = True) -> float:
+    """SoPR value of one judged answer; without a Finish call it is Unsolved whatever the judge."""
+    if not finished:
+        return 0.0
+    return SOPR_VALUES[parse_status(status)]
+
+
+def majority_status(votes: Sequence[str]) -> str:
+    """The most common status; ties go to the lower score (a split vote is not a pass)."""
+    statuses = [parse_status(v) for v in votes]
+    if not statuses:
+        return "Unsolved"
+    counts = {s: statuses.count(s) for s in SOPR_VALUES}
+    best = max(counts.values())
+    return min((s for s, c in counts.items() if c == best), key=lambda s: SOPR_VALUES[s])
+
+
+def sopr_from_pass_rate_results(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Read a StableToolEval pass-rate JSON file.
+
+    Returns ``{query_id: {"votes": [...], "status": majority, "sopr": mean}}`` where ``sopr`` is
+    the mean of the votes' values (Solved 1, Unsure 0.5, Unsolved 0), the per-query share of
+    StableToolEval's pass rate, and ``status`` the majority vote (ties toward the lower status).
+    """
+    data = read_json(Path(path))
+    out: dict[str, dict[str, Any]] = {}
+    for query_id, record in data.items():
+        raw = record.get("is_solved") or {}
+        keys = sorted(raw, key=lambda k: int(k) if str(k).isdigit() else 0)
+        votes = [parse_status(raw[k]) for k in keys] if isinstance(raw, dict) else []
+        if isinstance(raw, list):
+            votes = [parse_status(v) for v in raw]
+        mean = sum(SOPR_VALUES[v] for v in votes) / len(votes) if votes else 0.0
+        out[str(query_id)] = {"votes": votes, "status": majority_status(votes), "sopr": mean}
+    return out
+
+
+# ------------------------------------------------------------ BFCL records written as suites
+
+
+def write_suite_yaml(
+    questions: Sequence[Mapping[str, Any]],
+    answers: Sequence[Mapping[str, Any]] | None,
+    out: str | Path,
+    *,
+    name: str,
+    models: Sequence[str] | None = None,
+    names: str = "dotted",
+) -> list[Path]:
+    """The suite(s) `import bfcl` writes for these records, from records in memory; extra
+    suites go beside `out` as `<stem>-2.yaml`, ..."""
+    from evalspec._interop.bfcl import DEFAULT_MODEL, bfcl_suite_dicts, write_suites
+
+    models = models or (DEFAULT_MODEL,)
+    suites = bfcl_suite_dicts(questions, answers, name=name, models=models, names=names)
+    return write_suites(Path(out), suites)
+
+
+def bfcl_checker() -> tuple[Any, Any]:
+    """BFCL's ast_checker. Its model registry pulls every model client; the checker only asks
+    it whether a model writes `.` as `_`, so a registry answering "no" stands in."""
+    name = "bfcl_eval.constants.model_config"
+    if name not in sys.modules:
+        registry = types.ModuleType(name)
+        registry.MODEL_CONFIG_MAPPING = defaultdict(  # type: ignore[attr-defined]
+            lambda: types.SimpleNamespace(underscore_to_dot=False)
+        )
+        sys.modules[name] = registry
+    from bfcl_eval.constants.enums import Language
+    from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
+
+    return ast_checker, Language.PYTHON
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """Every record of a BFCL file (the tests' data is whole: a refused line is an error)."""
+    from evalspec._interop.bfcl import read_numbered
+
+    read = read_numbered(path)
+    assert not read.refused, read.refused
+    return list(read.records)

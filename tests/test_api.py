@@ -1,9 +1,10 @@
-"""The public surface: `evalspec` and `evalspec.api` offer the same names, each documented and
-loaded on first use, and the API does what the commands do without a command line."""
+"""The public surface: the verbs in `evalspec`, the functions in `evalspec.api`, records, errors
+and plugin hooks each in their own module, every name documented and loaded on first use; and
+the API does what the commands do without a command line."""
 
 from __future__ import annotations
 
-import ast
+import importlib
 import inspect
 import json
 import shutil
@@ -15,58 +16,149 @@ from pathlib import Path
 import pytest
 
 import evalspec
-from evalspec import api
+from evalspec import api, errors, plugins, records
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "reference" / "python-api.md"
-PLUGIN_NAMES = [
-    "AnswerCheck",
-    "AnswerInput",
-    "CheckReturn",
-    "Critic",
-    "CriticOutcome",
-    "Evaluator",
-    "EvaluatorInput",
-    "Finding",
-    "Plugin",
-    "ToolEnvironment",
-    "ToolOutcome",
-    "Verdict",
-    "find",
-    "register",
-    "registered",
-    "unregister",
+VERBS = [
+    "compare",
+    "diff",
+    "import_bfcl",
+    "import_bfcl_results",
+    "import_otel",
+    "import_stabletoolbench",
+    "import_stabletoolbench_answers",
+    "judge",
+    "merge",
+    "rescore",
+    "review",
+    "run",
+    "score",
 ]
+STAGES = [
+    "GATE_NAMES",
+    "RECORD_MODES",
+    "check_suite",
+    "compile_plan",
+    "estimate_cost",
+    "load_suite",
+    "load_transcripts",
+    "project_schema",
+    "record_answers",
+    "refresh_tools",
+    "run_plan",
+    "stale_transcripts",
+    "starter_suite",
+    "suite_files",
+    "suite_schema",
+    "write_project_schema",
+    "write_reports",
+    "write_runs_page",
+    "write_transcripts",
+]
+SURFACE = {
+    "evalspec": VERBS,
+    "evalspec.api": sorted([*VERBS, *STAGES]),
+    "evalspec.records": [
+        "Adopted",
+        "Comparison",
+        "JudgeOutcome",
+        "Judged",
+        "Merged",
+        "ModelEstimate",
+        "ModelSpec",
+        "Plan",
+        "PlanItem",
+        "Price",
+        "RefreshOutcome",
+        "Refusal",
+        "Report",
+        "ReportFiles",
+        "Rescored",
+        "Review",
+        "RunOptions",
+        "RunOutcome",
+        "RunProgress",
+        "RunRequest",
+        "RunResult",
+        "RunStart",
+        "StaleTranscript",
+        "Suite",
+        "SuitesWritten",
+        "Transcript",
+        "TranscriptsWritten",
+        "Warnings",
+    ],
+    "evalspec.errors": [
+        "EvalspecError",
+        "Problem",
+        "RecordingsMissing",
+        "RunError",
+        "RunInterrupted",
+        "SpecError",
+        "UsageError",
+    ],
+    "evalspec.plugins": [
+        "AnswerCheck",
+        "AnswerInput",
+        "ChatRequest",
+        "ChatResponse",
+        "CheckReturn",
+        "Critic",
+        "CriticOutcome",
+        "Embedder",
+        "Evaluator",
+        "EvaluatorInput",
+        "Finding",
+        "Params",
+        "Plugin",
+        "Provider",
+        "ToolEnvironment",
+        "ToolOutcome",
+        "Verdict",
+        "find",
+        "outcome",
+        "register",
+        "registered",
+        "show",
+        "unregister",
+    ],
+}
+"""The public surface, group by group: a name added or dropped by accident fails here."""
+PUBLIC = [(module, name) for module, names in SURFACE.items() for name in names]
 SLACK = ROOT / "suites" / "slack.yaml"
 
 
-def test_the_package_offers_the_api_and_the_plugin_interface():
-    assert evalspec.__all__ == [*api.__all__, *PLUGIN_NAMES]
-    assert len(set(evalspec.__all__)) == len(evalspec.__all__)
-    for name in api.__all__:
+@pytest.mark.parametrize("module", SURFACE)
+def test_each_public_module_offers_exactly_its_group(module):
+    offered = importlib.import_module(module)
+    assert sorted(offered.__all__) == SURFACE[module]
+    assert set(SURFACE[module]) <= set(dir(offered))
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        _ = offered.nothing_here
+
+
+def test_the_groups_do_not_overlap_and_the_verbs_at_the_top_are_the_apis():
+    """Each name has one home; the top level repeats the verbs of `evalspec.api`."""
+    groups = [set(names) for module, names in SURFACE.items() if module != "evalspec"]
+    assert sum(map(len, groups)) == len(set().union(*groups))
+    for name in SURFACE["evalspec"]:
         assert getattr(evalspec, name) is getattr(api, name), name
-    from evalspec import plugins
-
-    for name in PLUGIN_NAMES:
-        assert getattr(evalspec, name) is getattr(plugins, name), name
-    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
-        _ = evalspec.nothing_here
-    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
-        _ = api.nothing_here
+    assert evalspec.records is records and evalspec.errors is errors
+    assert evalspec.plugins is plugins
 
 
-def test_the_api_names_its_modules_once_for_type_checkers_and_for_loading():
-    """`__all__`, the table the names load from and the TYPE_CHECKING imports agree."""
-    tree = ast.parse((ROOT / "evalspec" / "api.py").read_text(encoding="utf-8"))
-    typed: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
-            for imp in node.body:
-                assert isinstance(imp, ast.ImportFrom)
-                typed.update({a.name: imp.module or "" for a in imp.names})
-    loaded = {name: module for module, names in api._WHERE.items() for name in names}
-    assert typed == loaded
-    assert sorted(api.__all__) == sorted(loaded)
+def test_internals_are_not_offered():
+    for module, name in [
+        ("evalspec", "load_suite"),
+        ("evalspec", "register"),
+        ("evalspec.api", "RAY_BATCH"),
+        ("evalspec.api", "RunRequest"),
+        ("evalspec.plugins", "Kind"),
+        ("evalspec.plugins", "load_entry_points"),
+    ]:
+        with pytest.raises(AttributeError):
+            getattr(importlib.import_module(module), name)
 
 
 def _own_doc(value: object) -> str:
@@ -76,14 +168,14 @@ def _own_doc(value: object) -> str:
     return doc
 
 
-@pytest.mark.parametrize("name", [*api.__all__, *PLUGIN_NAMES])
-def test_every_public_name_has_a_docstring_and_is_on_the_reference_page(name):
+@pytest.mark.parametrize(("module", "name"), PUBLIC)
+def test_every_public_name_has_a_docstring_and_is_on_the_reference_page(module, name):
     page = PAGE.read_text(encoding="utf-8")
-    value = getattr(evalspec, name)
+    value = getattr(importlib.import_module(module), name)
     if inspect.isclass(value) or inspect.isfunction(value):
         assert _own_doc(value).strip(), f"{name} has no docstring"
-        module = "plugins" if name in PLUGIN_NAMES else "api"
-        assert f"::: evalspec.{module}.{name}\n" in page, f"{name} is not in {PAGE.name}"
+        if module != "evalspec":  # the verbs are documented where they live, in evalspec.api
+            assert f"::: {module}.{name}\n" in page, f"{module}.{name} is not in {PAGE.name}"
     else:  # a constant: described in a definition list
         assert f"`{name}`" in page, f"{name} is not described in {PAGE.name}"
 
@@ -104,10 +196,12 @@ def _modules_after(code: str) -> set[str]:
 
 
 def test_importing_evalspec_loads_no_stage():
-    assert _modules_after("import evalspec") == {"evalspec", "evalspec.api"}
-    assert _modules_after("import evalspec.api") == {"evalspec", "evalspec.api"}
+    lazy = {"evalspec", "evalspec._util", "evalspec._util.lazy"}
+    assert _modules_after("import evalspec") == lazy
+    for group in ("api", "records", "errors", "plugins"):
+        assert _modules_after(f"import evalspec.{group}") == {*lazy, f"evalspec.{group}"}
     # A name loads its own module and what that needs, not the whole pipeline.
-    loaded = _modules_after("from evalspec import load_suite")
+    loaded = _modules_after("from evalspec.api import load_suite")
     assert "evalspec._suite.validate" in loaded
     assert not any(m.startswith(("evalspec._runner", "evalspec._review")) for m in loaded)
 
@@ -116,14 +210,14 @@ class Recorder:
     """A RunProgress that keeps what it is told."""
 
     def __init__(self) -> None:
-        self.started: list[api.RunStart] = []
+        self.started: list[records.RunStart] = []
         self.finished: list[str] = []
         self.stopped = 0
 
-    def start(self, run: api.RunStart) -> None:
+    def start(self, run: records.RunStart) -> None:
         self.started.append(run)
 
-    def advance(self, transcript: api.Transcript) -> None:
+    def advance(self, transcript: records.Transcript) -> None:
         self.finished.append(transcript.item_id)
 
     def stop(self) -> None:
@@ -156,8 +250,8 @@ def test_run_replays_the_slack_suite_offline_and_resumes(tmp_path, monkeypatch):
     suite = _slack(tmp_path)
     progress = Recorder()
     first = api.run(
-        api.RunRequest(suite, record="offline", out=tmp_path / "run"),
-        reports=api.ReportFiles(markdown=tmp_path / "report.md"),
+        records.RunRequest(suite, record="offline", out=tmp_path / "run"),
+        reports=records.ReportFiles(markdown=tmp_path / "report.md"),
         progress=progress,
     )
     items = len(first.report.results)
@@ -176,7 +270,7 @@ def test_run_replays_the_slack_suite_offline_and_resumes(tmp_path, monkeypatch):
     transcripts.write_text("\n".join(lines[:-2]) + "\n", encoding="utf-8")
     again = Recorder()
     resumed = api.run(
-        api.RunRequest(suite, record="offline", resume=tmp_path / "run"), progress=again
+        records.RunRequest(suite, record="offline", resume=tmp_path / "run"), progress=again
     )
     assert resumed.resumed == items - 2
     assert len(again.finished) == 2 and again.stopped == 1
@@ -185,8 +279,8 @@ def test_run_replays_the_slack_suite_offline_and_resumes(tmp_path, monkeypatch):
     assert "4 resumed" in resumed.note
 
     # A used run directory is refused before anything runs.
-    with pytest.raises(api.UsageError, match="--out"):
-        api.run(api.RunRequest(suite, record="offline", out=tmp_path / "run"))
+    with pytest.raises(errors.UsageError, match=r"out=.* already holds files"):
+        api.run(records.RunRequest(suite, record="offline", out=tmp_path / "run"))
 
 
 def test_missing_recordings_name_every_request_and_write_no_results(tmp_path, monkeypatch):
@@ -194,21 +288,21 @@ def test_missing_recordings_name_every_request_and_write_no_results(tmp_path, mo
     dropped = ("direct message", "read the general channel")
     suite = _slack(tmp_path, drop_cases=dropped)
     run_dir = tmp_path / "run"
-    with pytest.raises(api.RecordingsMissing) as info:
-        api.run(api.RunRequest(suite, record="offline", out=run_dir))
+    with pytest.raises(errors.RecordingsMissing) as info:
+        api.run(records.RunRequest(suite, record="offline", out=run_dir))
     missing = info.value
-    assert isinstance(missing, api.RunError) and missing.exit_code == 3
+    assert isinstance(missing, errors.RunError)
     assert len(missing.labels) == len(dropped)
     for case in dropped:
         assert any(f"case {case!r}" in label for label in missing.labels), missing.labels
-    assert "--record offline may not call the model" in str(missing)
+    assert "record=offline may not call the model" in str(missing)
     assert not (run_dir / "results.json").exists()
 
 
 def test_diff_of_suites_in_memory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     suite_path = _slack(tmp_path)
-    result = api.run(api.RunRequest(suite_path, record="offline", out=tmp_path / "run"))
+    result = api.run(records.RunRequest(suite_path, record="offline", out=tmp_path / "run"))
     transcripts = api.load_transcripts(result.run_dir)
     suite = api.load_suite(suite_path)
     # A case whose rubric no longer tolerates anything below a perfect score.
@@ -240,10 +334,10 @@ def test_diff_of_suites_in_memory(tmp_path, monkeypatch):
 def test_merge_of_shards_is_the_whole_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     suite = _slack(tmp_path)
-    whole = api.run(api.RunRequest(suite, record="offline", out=tmp_path / "whole"))
+    whole = api.run(records.RunRequest(suite, record="offline", out=tmp_path / "whole"))
     shards = [tmp_path / "s1", tmp_path / "s2"]
     for i, out in enumerate(shards, 1):
-        part = api.run(api.RunRequest(suite, record="offline", shard=f"{i}/2", out=out))
+        part = api.run(records.RunRequest(suite, record="offline", shard=f"{i}/2", out=out))
         assert 0 < len(part.report.results) < len(whole.report.results)
     merged = api.merge(shards, tmp_path / "all")
     assert (merged.missing, merged.planned) == (0, len(whole.report.results))
@@ -258,8 +352,10 @@ def test_merge_of_shards_is_the_whole_run(tmp_path, monkeypatch):
 def test_rescore_names_what_it_left_out_and_compare_pairs_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     suite = _slack(tmp_path)
-    first = api.run(api.RunRequest(suite, record="offline", out=tmp_path / "run"))
-    again = api.rescore(suite, first.run_dir, reports=api.ReportFiles(results=tmp_path / "r.json"))
+    first = api.run(records.RunRequest(suite, record="offline", out=tmp_path / "run"))
+    again = api.rescore(
+        suite, first.run_dir, reports=records.ReportFiles(results=tmp_path / "r.json")
+    )
     assert (again.exit_code, again.stale, again.skipped, again.adopted) == (0, (), (), None)
     assert again.scored == again.read == len(first.report.results)
     assert _statuses(tmp_path / "r.json") == _statuses(first.results_file)
@@ -289,14 +385,14 @@ def test_rescore_names_what_it_left_out_and_compare_pairs_runs(tmp_path, monkeyp
     assert nothing.skipped and "'elsewhere'" in nothing.skipped[0]
 
     # Two runs side by side: the same answers, so nothing changed and the gate passes.
-    second = api.run(api.RunRequest(SLACK, record="offline", out=tmp_path / "run2"))
+    second = api.run(records.RunRequest(SLACK, record="offline", out=tmp_path / "run2"))
     comparison = api.compare([first.run_dir, second.run_dir], html=tmp_path / "c.html")
     assert len(comparison.columns) == 2 and comparison.exit_code == 0
     assert not [c for c in comparison.changes if c.kind not in ("unchanged",)]
     assert (tmp_path / "c.html").stat().st_size > 0
-    with pytest.raises(api.UsageError, match="nothing to compare"):
+    with pytest.raises(errors.UsageError, match="nothing to compare"):
         api.compare([first.run_dir])
-    with pytest.raises(api.UsageError, match="--gate 'strict'"):
+    with pytest.raises(errors.UsageError, match="gate='strict'"):
         api.compare([first.run_dir, second.run_dir], gate="strict")
 
 
@@ -304,17 +400,21 @@ class _Canned:
     """A model of the caller's own: calls get_weather once, then says what it read."""
 
     def __init__(self) -> None:
-        self.requests: list[api.ChatRequest] = []
+        self.requests: list[plugins.ChatRequest] = []
 
-    async def complete(self, request: api.ChatRequest) -> api.ChatResponse:
+    async def complete(self, request: plugins.ChatRequest) -> plugins.ChatResponse:
         self.requests.append(request)
         if request.messages[-1]["role"] == "tool":
             message = {"role": "assistant", "content": "It is 21 degrees in Paris."}
-            return api.ChatResponse(message, "stop", {"prompt_tokens": 9, "completion_tokens": 7})
+            return plugins.ChatResponse(
+                message, "stop", {"prompt_tokens": 9, "completion_tokens": 7}
+            )
         call = {"id": "c1", "type": "function"}
         call["function"] = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
         message = {"role": "assistant", "content": None, "tool_calls": [call]}
-        return api.ChatResponse(message, "tool_calls", {"prompt_tokens": 5, "completion_tokens": 3})
+        return plugins.ChatResponse(
+            message, "tool_calls", {"prompt_tokens": 5, "completion_tokens": 3}
+        )
 
     async def aclose(self) -> None:
         return None
@@ -344,7 +444,7 @@ def test_record_answers_from_your_own_provider_then_replay_them_offline(
     assert len(model.requests) == 2  # the call, then the answer after the tool's output
     lines = written.read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[0]) == {"_comment": "EXAMPLE answers"} and len(lines) == 3
-    result = api.run(api.RunRequest(path, record="offline", out=tmp_path / "run"))
+    result = api.run(records.RunRequest(path, record="offline", out=tmp_path / "run"))
     (summary,) = result.report.models
     assert (summary.passed, summary.failed) == (1, 0)
     (case,) = result.report.cases

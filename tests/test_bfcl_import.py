@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 from msgspec.structs import replace
-from support import evalspec_import
+from support import evalspec_import, write_suite_yaml
 
 from evalspec._interop.bfcl import (
     INVALID_TAG,
@@ -20,11 +20,10 @@ from evalspec._interop.bfcl import (
     read_records,
     split_records,
     suite_yaml,
-    write_suite_yaml,
 )
 from evalspec._interop.bfcl_decode import DecodeError, decode
 from evalspec._transcript import ToolCall, Transcript
-from evalspec._util.errors import InputError, UsageError
+from evalspec._util.errors import UsageError
 from evalspec.api import load_suite, score
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl"
@@ -261,8 +260,8 @@ def test_records_redefining_a_tool_name_go_to_separate_suites() -> None:
 
 def test_missing_possible_answer_is_a_usage_error() -> None:
     q = {"id": "x_1", "question": [[{"role": "user", "content": "q"}]], "function": [AREA]}
-    with pytest.raises(UsageError, match="no possible answer"):
-        bfcl_suite_dict([q], [], name="t")
+    with pytest.raises(UsageError, match=r"every record was refused.*no possible answer"):
+        bfcl_suite_dicts([q], [], name="t")
 
 
 def test_template_like_text_survives_rendering(tmp_path: Path) -> None:
@@ -359,7 +358,7 @@ def test_results_file_needs_id_and_result(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="'id' and 'result'"):
         bfcl_transcripts(path)
     path.write_text("{not json\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"r\.json:1:2: invalid JSON"):
+    with pytest.raises(UsageError, match=r"r\.json:1:2: record line-1 refused: invalid JSON"):
         bfcl_transcripts(path)
 
 

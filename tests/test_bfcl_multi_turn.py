@@ -529,7 +529,9 @@ def test_v3_results_say_that_v4_answers_another_question_for_most_records(
         assert ("note: BFCL v3 results: v4 rewrote most multi-turn records" in done.output) is said
 
 
-def test_malformed_multi_turn_results_are_placed_errors(tmp_path: Path) -> None:
+def test_malformed_multi_turn_results_are_refused_one_by_one(tmp_path: Path) -> None:
+    """A malformed record is refused with its file and line; the others import, and one of a
+    case still gives a transcript, errored (it fails, as BFCL fails an errored record)."""
     from typer.testing import CliRunner
 
     from evalspec._cli import app
@@ -550,9 +552,14 @@ def test_malformed_multi_turn_results_are_placed_errors(tmp_path: Path) -> None:
         done = runner.invoke(
             app, ["import", "bfcl-results", str(suite), str(path), "--out", str(tmp_path / "x")]
         )
-        assert done.exit_code == 2, (what, done.output)
+        assert done.exit_code == 0, (what, done.output)
         assert "bad.json:2:" in done.output, (what, done.output)
+        assert "1 record(s) refused, the rest imported" in done.output, (what, done.output)
         assert "Traceback" not in done.output
+        made = {t.case: t for t in api.load_transcripts(tmp_path / "x")}
+        assert made[second].finish_reason != "error"
+        if what in ("turn not a list", "too many turns", "no result"):
+            assert made[first].finish_reason == "error", what
     # A call is read, never run: text that would run code is no call at all.
     path = tmp_path / "evil.json"
     step = [{"ls": json.dumps({"a": True})}, {"__import__('os').system('x')": "{}"}]

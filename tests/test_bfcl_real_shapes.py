@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import evalspec_import
+from support import evalspec_import, write_suite_yaml
 
-from evalspec._interop.bfcl import bfcl_transcripts, write_suite_yaml
+from evalspec._interop.bfcl import bfcl_transcripts
 from evalspec._interop.bfcl_decode import DecodeError, decode
 from evalspec.api import load_suite, score
 

@@ -34,9 +34,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from support import BFCL_MODEL, Calls, bfcl_mutations, bfcl_transcript
+from support import (
+    BFCL_MODEL,
+    Calls,
+    bfcl_mutations,
+    bfcl_transcript,
+    read_records,
+    write_suite_yaml,
+)
 
-from evalspec._interop.bfcl import read_records, write_suite_yaml
 from evalspec._transcript import Transcript
 from evalspec.api import load_suite, score
 

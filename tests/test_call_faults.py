@@ -32,7 +32,7 @@ from support import FAULT_URL_USER as URL_USER
 from support import ROOT, FakeClock, write_fault_suite
 from support import fault_cli as evalspec
 
-from evalspec import api
+from evalspec import api, records
 from evalspec._providers.base import ChatResponse, ProviderError
 from evalspec._providers.calls import Endpoint, ModelCalls
 from evalspec._util import redaction
@@ -269,7 +269,7 @@ def test_judge_and_simulator_share_the_runs_rate_limit(
         tmp_path, server.url, server.url, server.url, run_extra=", requests_per_minute: 60"
     )
     began = fake_clock.now
-    done = api.run(api.RunRequest(suite, out=tmp_path / "run"))
+    done = api.run(records.RunRequest(suite, out=tmp_path / "run"))
     arrivals = [r["at"] for r in server.requests]
     systems = [r["body"]["messages"][0]["content"][:10] for r in server.requests]
     assert done.exit_code == 0, done.note

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from evalspec._cli import app
 from evalspec._report.json_report import write_json
-from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
+from evalspec.api import compile_plan, load_suite, run_plan, score
+from evalspec.records import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "suites" / "weather.yaml"

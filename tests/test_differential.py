@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import bfcl_checker, read_records, write_suite_yaml
 
 from evalspec._critics import make_critic
 from evalspec._scoring.evaluators import run_evaluator
@@ -415,32 +416,15 @@ BFCL_CATEGORIES = [
 ]
 
 
-def _bfcl_checker():
-    """BFCL's ast_checker. Its model registry pulls every model client; the checker only asks
-    it whether a model writes `.` as `_`, so a registry answering "no" stands in."""
-    name = "bfcl_eval.constants.model_config"
-    if name not in sys.modules:
-        registry = types.ModuleType(name)
-        registry.MODEL_CONFIG_MAPPING = defaultdict(  # type: ignore[attr-defined]
-            lambda: types.SimpleNamespace(underscore_to_dot=False)
-        )
-        sys.modules[name] = registry
-    from bfcl_eval.constants.enums import Language
-    from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
-
-    return ast_checker, Language.PYTHON
-
-
 @pytest.mark.slow
 @_needs("bfcl_eval", "bfcl-eval")
 def test_bfcl_ast_checker_agrees(tmp_path: Path) -> None:
     import bfcl_eval
     from support import bfcl_mutations, bfcl_transcript
 
-    from evalspec._interop.bfcl import read_records, write_suite_yaml
     from evalspec.api import load_suite, score
 
-    checker, python = _bfcl_checker()
+    checker, python = bfcl_checker()
     data = Path(bfcl_eval.__file__).parent / "data"
     results, differences = [], []
     for category in BFCL_CATEGORIES:
@@ -548,7 +532,7 @@ def _bfcl_decode(result: Any, kind: str) -> Any:
 
 def _bfcl_real_verdict(record, result, truth, category: str, kind: str, names: str) -> bool:
     """BFCL's verdict on one result, by its eval_runner's rules for AST and irrelevance."""
-    checker, python = _bfcl_checker()
+    checker, python = bfcl_checker()
     bfcl_utils = _import_bfcl("bfcl_eval.utils")
     is_empty_output = bfcl_utils.is_empty_output
     is_function_calling_format_output = bfcl_utils.is_function_calling_format_output
@@ -592,7 +576,7 @@ def test_bfcl_agrees_on_real_models_results(tmp_path: Path) -> None:
     published results of real prompting and function-calling models."""
     import bfcl_eval
 
-    from evalspec._interop.bfcl import bfcl_transcripts, read_records, write_suite_yaml
+    from evalspec._interop.bfcl import bfcl_transcripts
     from evalspec.api import load_suite, score
 
     data = Path(bfcl_eval.__file__).parent / "data"

@@ -337,7 +337,7 @@ def test_api_call_score_over_distinct_names():
 def test_only_the_exact_finish_pseudo_call_is_not_an_api():
     """ToolBench ends a run on `action_name == "Finish"` only: a suite's own `finish` tool is an
     API, in the evaluator and in the StableToolBench scorer alike."""
-    from evalspec._interop.stabletoolbench import called_apis
+    from support import called_apis
 
     t = transcript("finish", "Finish")
     r = run("api_call_score", t, gold=["finish"])

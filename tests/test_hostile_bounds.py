@@ -541,6 +541,7 @@ def test_review_refuses_more_tools_than_its_cap(
     assert cli(repo, monkeypatch, "validate", "suites/p.yaml")[0] == 0  # own: up to 10,000
 
 
+@pytest.mark.timeout(300, method="thread")  # no test-runner timer: the review's own signal runs
 def test_review_stops_at_its_time_budget_with_a_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -557,6 +558,36 @@ def test_review_stops_at_its_time_budget_with_a_message(
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no timer left behind
     monkeypatch.delenv("EVALSPEC_REVIEW_SECONDS")
     assert cli(repo, monkeypatch, "review", "--base-ref", "main")[0] == 3  # new cases: no evidence
+
+
+@pytest.mark.timeout(300, method="thread")
+def test_review_budget_leaves_the_callers_timer_and_handler_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A caller with its own SIGALRM handler and a timer running (a watchdog, a test runner's
+    time-out): the review's budget holds on a timer thread, and the caller's timer still
+    runs, its handler still set, when the review stops."""
+    import signal
+    import threading
+
+    from evalspec._suite.limits import ReviewTimeUp, review_budget
+
+    def watchdog(signum: int, frame: object) -> None:
+        raise AssertionError("the caller's timer fired")
+
+    previous = signal.signal(signal.SIGALRM, watchdog)
+    signal.setitimer(signal.ITIMER_REAL, 120)
+    try:
+        monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.05")
+        never = threading.Event()
+        with pytest.raises(ReviewTimeUp, match=r"time budget of 0\.05 s"), review_budget("review"):
+            while not never.wait(0.01):
+                pass
+        assert signal.getsignal(signal.SIGALRM) is watchdog
+        assert signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.mark.slow

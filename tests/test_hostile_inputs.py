@@ -208,32 +208,34 @@ IMPORTERS: dict[str, Hostile] = {
             write("q.json", '{"id": "x", "question": ' + NESTED + "}\n"), write("a.json", BFCL_A)
         ),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:1:224: the JSON nests deeper than 200 levels; flatten it: evalspec's files never need this much nesting",
+        "error: every record was refused, nothing written: q.json:1:224: record line-1 refused: the JSON nests deeper than 200 levels; check that it is a BFCL question file",
     ),
     "bfcl NaN": Hostile(
         files(write("q.json", '{"id": "x", "n": NaN}\n'), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:1:1: invalid JSON: NaN is not a number JSON allows; write a finite number",
+        "error: every record was refused, nothing written: q.json:1:1: record line-1 refused: invalid JSON: NaN is not a number JSON allows; check that it is a BFCL question file",
     ),
     "bfcl huge exponent": Hostile(
         files(write("q.json", '{"id": "x", "n": 1e999}\n'), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:1:1: invalid JSON: 1e999 is too large for a number; write a finite number",
+        "error: every record was refused, nothing written: q.json:1:1: record line-1 refused: invalid JSON: 1e999 is too large for a number; check that it is a BFCL question file",
     ),
     "bfcl record not an object": Hostile(
         files(write("q.json", BFCL_Q + "5\n"), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:2:1: every record must be a JSON object with an 'id'; name a BFCL question, answer or result file",
+        "1 of 2 record(s) refused, the rest imported; each refused record is a case tagged import-refused that fails (an errored record counts as failed)",
+        0,
     ),
     "bfcl record without id": Hostile(
         files(write("q.json", '{"question": []}\n'), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:1:1: every record must be a JSON object with an 'id'; name a BFCL question, answer or result file",
+        "error: every record was refused, nothing written: q.json:1:1: record line-1 refused: every record must be a JSON object with an 'id'; check that it is a BFCL question file",
     ),
     "bfcl torn line": Hostile(
         files(write("q.json", BFCL_Q + '{"id": "simple_1", "quest'), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:2:20: invalid JSON: Unterminated string starting at; check the file is JSON",
+        "1 of 2 record(s) refused, the rest imported; each refused record is a case tagged import-refused that fails (an errored record counts as failed)",
+        0,
     ),
     "bfcl function not a list": Hostile(
         files(
@@ -244,7 +246,7 @@ IMPORTERS: dict[str, Hostile] = {
             write("a.json", BFCL_A),
         ),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "error: q.json is not a valid BFCL file: a value has the wrong type ('int' object is not iterable); check that it is BFCL output",
+        "error: every record was refused, nothing written: q.json:1:1: record simple_0 refused: its 'function' is not a list of named function docs; check that it is a BFCL question file with its possible answers",
     ),
     "bfcl question a directory": Hostile(
         files(mkdir("q.json"), write("a.json", BFCL_A)),
@@ -276,7 +278,7 @@ IMPORTERS: dict[str, Hostile] = {
             write("q.json", BFCL_Q), write("a.json", '{"id": "simple_0", "ground_truth": [{}]}\n')
         ),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "error: q.json is not a valid BFCL file: an entry that must name something is empty; check that it is BFCL output",
+        "error: every record was refused, nothing written: a.json:1:1: record simple_0 refused: {} is not one {function: arguments}; check that it is a BFCL question file with its possible answers",
     ),
     # BFCL results
     "bfcl-results lone surrogate in a call": Hostile(
@@ -310,7 +312,7 @@ IMPORTERS: dict[str, Hostile] = {
     "bfcl-results result missing": Hostile(
         files(SUITE_FILE, write("r.json", '{"id": "weather"}\n')),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "error: a BFCL result needs 'id' and 'result', got keys ['id']",
+        "error: every record was refused, nothing written: r.json:1:1: record weather refused: the record has no 'result'; check that it is a BFCL result file ({id, result} lines)",
     ),
     "bfcl-results empty": Hostile(
         files(SUITE_FILE, write("r.json", "")),
@@ -348,12 +350,12 @@ IMPORTERS: dict[str, Hostile] = {
     "otel intValue abc": Hostile(
         write("spans.json", otel_attr({"intValue": "abc"})),
         ["import", "otel", "spans.json", "--case", "weather", "--out", "t.jsonl"],
-        "error: spans.json is not a valid OpenTelemetry JSON file: intValue 'abc' is not a number; check that it is OpenTelemetry JSON output",
+        "error: every record was refused, nothing written: spans.json:1:1: record trace t refused: span 1: intValue 'abc' is not a number; check that it is an OpenTelemetry JSON export",
     ),
     "otel doubleValue NaN text": Hostile(
         write("spans.json", otel_attr({"doubleValue": "NaN"})),
         ["import", "otel", "spans.json", "--case", "weather", "--out", "t.jsonl"],
-        "error: spans.json is not a valid OpenTelemetry JSON file: doubleValue 'NaN' is not a finite number; check that it is OpenTelemetry JSON output",
+        "error: every record was refused, nothing written: spans.json:1:1: record trace t refused: span 1: doubleValue 'NaN' is not a finite number; check that it is an OpenTelemetry JSON export",
     ),
     "otel bytesValue not base64": Hostile(
         write("spans.json", otel_attr({"bytesValue": "%%%"})),
@@ -364,7 +366,7 @@ IMPORTERS: dict[str, Hostile] = {
     "otel attribute value a number": Hostile(
         write("spans.json", otel_attr(5)),
         ["import", "otel", "spans.json", "--case", "weather", "--out", "t.jsonl"],
-        "error: spans.json is not a valid OpenTelemetry JSON file: an attribute value must be an object, got 5; check that it is OpenTelemetry JSON output",
+        "error: every record was refused, nothing written: spans.json:1:1: record trace t refused: span 1: an attribute value must be an object, got 5; check that it is an OpenTelemetry JSON export",
     ),
     "otel lone surrogate": Hostile(
         write("spans.json", otel_attr({"stringValue": "\\ud800"}).replace("\\\\ud800", "\\ud800")),
@@ -411,7 +413,7 @@ IMPORTERS: dict[str, Hostile] = {
     "stabletoolbench query not an object": Hostile(
         write("q.json", "[5]"),
         ["import", "stabletoolbench", "q.json", "--out", "s.yaml"],
-        "q.json:1:1: the queries must be JSON objects in a list (or in an object by id); name a StableToolBench file",
+        "error: every record was refused, nothing written: q.json:1:1: record query-1 refused: the query is not an object; check that it is a StableToolBench test_instruction file",
     ),
     "stabletoolbench not utf-8": Hostile(
         write("q.json", b'["\xfe"]'),
@@ -431,7 +433,7 @@ IMPORTERS: dict[str, Hostile] = {
     "stabletoolbench-answers record a number": Hostile(
         write("c.json", '{"q1": 5}'),
         ["import", "stabletoolbench-answers", "c.json", "--out", "t.jsonl"],
-        "c.json:1:1: the answers must be JSON objects in a list (or in an object by id); name a StableToolBench file",
+        "error: every record was refused, nothing written: c.json:1:1: record q1 refused: the answer is not an object; check that it is a model_predictions_converted answer file",
     ),
     "stabletoolbench-answers NaN": Hostile(
         write("c.json", '{"q1": NaN}'),
@@ -946,3 +948,28 @@ def test_base_ref(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_cli_limits(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     check(tmp_path, monkeypatch, LIMITS[name])
     assert not (tmp_path / "runs").exists(), "a refused command started a run"
+
+
+def test_a_models_arguments_are_held_to_their_depth_however_many_brackets_they_quote() -> None:
+    """Arguments nested past the limit are refused; brackets inside strings are text, however
+    many; NaN, overflowing numbers, broken JSON and a leading BOM are refused, the last two in
+    json.loads's words."""
+    from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
+
+    deep = "[" * (MAX_VALUE_DEPTH + 1) + "]" * (MAX_VALUE_DEPTH + 1)
+    with pytest.raises(ValueError, match=f"deeper than {MAX_VALUE_DEPTH} levels"):
+        loads_untrusted(deep, MAX_VALUE_DEPTH)
+    quoted = json.dumps({"note": "[{" * MAX_VALUE_DEPTH})
+    assert loads_untrusted(quoted, MAX_VALUE_DEPTH) == {"note": "[{" * MAX_VALUE_DEPTH}
+    assert loads_untrusted('{"x": [1.5, {"y": null}]}', MAX_VALUE_DEPTH) == {
+        "x": [1.5, {"y": None}]
+    }
+    for refused in ('{"x": NaN}', '{"x": 1e400}'):
+        with pytest.raises(ValueError, match=r"not a number JSON allows|too large for a number"):
+            loads_untrusted(refused, MAX_VALUE_DEPTH)
+    for broken in ('\ufeff{"x": 1}', '{"x": }'):  # worded as json.loads words them
+        with pytest.raises(ValueError) as ours:
+            loads_untrusted(broken, MAX_VALUE_DEPTH)
+        with pytest.raises(ValueError) as plain:
+            json.loads(broken)
+        assert str(ours.value) == str(plain.value)

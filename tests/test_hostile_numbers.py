@@ -252,18 +252,24 @@ def test_recorded_latencies_that_add_up_to_infinity_are_refused_where_read(repo:
 
 def test_a_non_finite_number_reaching_a_writer_is_an_error_and_no_file(tmp_path: Path) -> None:
     """The guard behind the bounds: results.json with an infinite cost is never written."""
+    from dataclasses import replace
+
     import msgspec
 
-    from evalspec._report.json_report import write_results
-    from evalspec._scoring.results_file import ModelSummary, ResultsFile
+    from evalspec._report.json_report import write_json
+    from evalspec._scoring.results_file import ModelSummary
     from evalspec._util.finite import NotFiniteError
+    from evalspec.api import compile_plan, load_suite, run_plan, score
+    from evalspec.records import RunOptions
 
+    suite = load_suite(SUITES / "weather.yaml")
+    outcome = run_plan(compile_plan(suite), RunOptions(record="offline", run_dir=tmp_path / "run"))
     model = msgspec.convert({"model": "m", "cost": math.inf}, ModelSummary)
-    results = ResultsFile(suite="s", models=(model,), cases=())
+    report = replace(score(suite, outcome.transcripts), models=(model,))
     path = tmp_path / "results.json"
     with pytest.raises(NotFiniteError, match=r"results\.json: models\[0\]\.cost = inf"):
-        write_results(results, path)
-    assert list(tmp_path.iterdir()) == []
+        write_json(report, path)
+    assert not path.exists()
 
 
 # ------------------------------------------------------------------ imported files

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply
+from support import has_finish, majority_status, sopr_from_pass_rate_results, sopr_score
 from typer.testing import CliRunner
 
 from evalspec._cli import app
-from evalspec._interop.stabletoolbench import majority_status, sopr_from_pass_rate_results
 
 DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
 QUERIES = DATA / "solvable_queries_example/test_instruction/G1_instruction.json"
@@ -205,7 +205,6 @@ def length_verdict(body: dict[str, Any]) -> Any:
 def test_a_published_answer_file_alone_is_judged_end_to_end(tmp_path, monkeypatch):
     """The leaderboard's answer files come without their queries in a test_instruction file:
     --suite-out makes the suite from the answer file itself, as StableToolEval reads it."""
-    from evalspec._interop.stabletoolbench import has_finish, sopr_score
     from evalspec._transcript import load_transcripts
 
     monkeypatch.setenv(KEY_ENV, KEY)
@@ -231,3 +230,28 @@ def test_a_published_answer_file_alone_is_judged_end_to_end(tmp_path, monkeypatc
     assert len(server.requests) == sum(1 for t in load_transcripts(out) if t.final_answer)
     lone = cli("import", "stabletoolbench-answers", SUBSET, "--out", out, "--suite-out", suite)
     assert lone.exit_code == 2 and "go together" in lone.output
+
+
+@pytest.mark.timeout(120)
+def test_judge_takes_every_transcripts_file(imported, tmp_path):
+    """`-t a -t b` judges both files (it judged only the last, exit 0, no word about a)."""
+    suite, transcripts, server, _ = imported
+    by_model: dict[str, list[str]] = {}
+    for line in transcripts.read_text().splitlines():
+        by_model.setdefault(json.loads(line)["model"], []).append(line)
+    cot, dfs = tmp_path / "cot.jsonl", tmp_path / "dfs.jsonl"
+    cot.write_text("\n".join(by_model[MODELS[0]]) + "\n")
+    dfs.write_text("\n".join(by_model[MODELS[1]]) + "\n")
+    done = cli("judge", suite, "-t", cot, "-t", dfs)
+    assert done.exit_code == 0, done.output
+    assert "judged 6 answers: 5 asked" in done.output
+    assert f"{MODELS[0]} · final_answer.judge: SoPR 0.667 over 3 answers" in done.output
+    assert f"{MODELS[1]} · final_answer.judge: SoPR 1.000 over 3 answers" in done.output
+    assert f"next: evalspec score {suite} -t {cot}" in done.output
+    assert f"next: evalspec score {suite} -t {dfs}" in done.output
+    # One transcript in two files would count its answer twice: refused, the files named.
+    asked = len(server.requests)
+    twice = cli("judge", suite, "-t", cot, "-t", transcripts)
+    assert twice.exit_code == 2, twice.output
+    assert f"is in both {cot} and {transcripts}" in twice.output
+    assert "Traceback" not in twice.output and len(server.requests) == asked

@@ -142,3 +142,24 @@ def test_a_scorer_forgets_the_judges_of_cases_long_scored(
     got = report_from_results(suite, results, streamed.usage).to_dict()
     assert sorted(map(repr, got.pop("results"))) == sorted(map(repr, expected.pop("results")))
     assert got == expected
+
+
+def test_a_suite_over_the_case_limit_is_refused_before_the_files_after_it_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review refuses a 50,000-case suite at its 10,001st case; the files after that one
+    (here a missing one) are never read, so the refusal costs one file's worth, not the suite's."""
+    head, cases = _suite(300).split("cases:\n", 1)
+    lines = cases.splitlines()
+    for n in range(2):
+        part = "".join(line[2:] + "\n" for line in lines[n * 150 : (n + 1) * 150])
+        (tmp_path / f"part{n}.yaml").write_text(part, encoding="utf-8")
+    includes = "".join(f"  - include: part{n}.yaml\n" for n in range(3))  # part2: missing
+    path = tmp_path / "many.yaml"
+    path.write_text(head + "cases:\n" + includes, encoding="utf-8")
+    monkeypatch.setenv("EVALSPEC_MAX_CASES", "200")
+    with pytest.raises(SpecError) as info:
+        load_suite(path)
+    (problem,) = info.value.problems
+    assert "part1.yaml:51:" in str(problem)
+    assert "cases[200]: with this case the suite has more than 200 cases" in str(problem)

@@ -16,7 +16,8 @@ import pytest
 from fake_openai import FakeOpenAI, tool_call_reply
 
 from evalspec._util.errors import UsageError
-from evalspec.api import RunRequest, run
+from evalspec.api import run
+from evalspec.records import RunRequest
 
 REPO = Path(__file__).resolve().parents[1]
 KEY_ENV = "EVALSPEC_TEST_KEY"

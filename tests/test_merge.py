@@ -101,7 +101,7 @@ def test_merge_without_run_json_needs_the_suite(tmp_path: Path) -> None:
     ids = [it.id for it in api.compile_plan(api.load_suite(suite), models=["m1"]).items]
     fake_run(tmp_path / "a", suite, {ids[0]: "x"})
     (tmp_path / "a" / MANIFEST_FILE).unlink()
-    with pytest.raises(UsageError, match="--suite"):
+    with pytest.raises(UsageError, match="suite=SUITE"):
         merge_runs([tmp_path / "a"], tmp_path / "out")
     merged = merge_runs([tmp_path / "a"], tmp_path / "out", suite=suite)
     assert (merged.missing, merged.planned) == (5, 6)

@@ -20,7 +20,7 @@ from support import (
 from support import RPM_KEY_ENV as KEY_ENV
 from support import add_answer as answer
 
-from evalspec import api
+from evalspec import api, records
 from evalspec._providers.calls import (
     Endpoint,
     ModelCalls,
@@ -41,7 +41,7 @@ def test_each_model_is_held_to_its_own_rate(
     ):
         suite = write_two_model_suite(tmp_path, fast.base_url, slow.base_url)
         began = fake_clock.now
-        done = api.run(api.RunRequest(suite, out=tmp_path / "run"))
+        done = api.run(records.RunRequest(suite, out=tmp_path / "run"))
     assert done.exit_code == 0, done.note
     assert_each_held_to_its_own_rate(fast, slow, began)
     # Two limiters, one per model: neither is held to the other's rate.

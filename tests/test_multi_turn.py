@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from support import refused_suite
 
-from evalspec import api
+from evalspec import api, records
 from evalspec._report.console import print_report
 from evalspec._runner import RunOptions
 from evalspec._runner.user_simulator import STOP_SIGNAL
@@ -122,7 +122,7 @@ def write(tmp_path: Path, url: str, *, rule: str = "partial", max_turns: int = 4
     return path
 
 
-def run(path: Path, record: str = "auto", **kw: Any) -> tuple[api.Report, list[Transcript]]:
+def run(path: Path, record: str = "auto", **kw: Any) -> tuple[records.Report, list[Transcript]]:
     suite = api.load_suite(path)
     outcome = api.run_plan(api.compile_plan(suite, **kw), RunOptions(record=record))
     return api.score(suite, outcome.transcripts), outcome.transcripts

@@ -20,6 +20,7 @@ from support import transcript
 from evalspec import plugins
 from evalspec._critics.base import Critic, CriticOutcome, Params, outcome
 from evalspec._suite.validate import load_suite
+from evalspec._util import registry
 from evalspec.api import score
 
 EXAMPLE_INSTALLED = any(ep.name == "example" for ep in entry_points(group="evalspec.plugins"))
@@ -155,7 +156,7 @@ def test_review_hides_installed_plugins_only_while_it_runs(
 
     from evalspec._cli import app
 
-    with plugins.allow_only(()):
+    with registry.allow_only(()):
         assert "same_day" not in plugins.registered("critic")
     assert "same_day" in plugins.registered("critic")
     # The review command itself, run in this process outside a git repository (exit 2).

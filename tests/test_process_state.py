@@ -1,28 +1,60 @@
 """Library calls leave the caller's process as they found it: the garbage collector (on/off,
-thresholds and frozen objects), the recursion limit, the environment and the secret registry,
-whether the call returns or raises."""
+thresholds and frozen objects), the recursion limit, the environment, the working directory,
+logging, signal handlers and timers, warnings filters, the standard streams and hooks, and the
+secret registry, whether the call returns or raises."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
+import logging
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import threading
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import suites_repo
 
-from evalspec import api
+from evalspec import api, errors, records
 from evalspec._util import redaction
 from evalspec._util.collector import collector_paused
 from evalspec._util.errors import InputError, SpecError, UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-process-state-0123456789"
+
+
+def _loggers() -> dict[str, tuple[Any, ...]]:
+    """Every logger configured away from the defaults (a logger made by an import, with no
+    level or handler of its own, changes nothing; nor does the NullHandler a library puts on
+    its own logger as it is imported, which prints nothing)."""
+    found = {"": logging.getLogger()} | {
+        name: logger
+        for name, logger in logging.root.manager.loggerDict.items()
+        if isinstance(logger, logging.Logger)
+    }
+    state = {}
+    for name, logger in found.items():
+        handlers = tuple(h for h in logger.handlers if type(h) is not logging.NullHandler)
+        if logger.level or handlers or not logger.propagate or logger.disabled:
+            state[name] = (logger.level, handlers, logger.propagate, logger.disabled)
+    return state
+
+
+def _timer() -> tuple[bool, float]:
+    """Whether a real-time timer is running (a test runner's time-out may be), and its
+    interval: what is left of it changes as the test goes."""
+    remaining, interval = signal.getitimer(signal.ITIMER_REAL)
+    return remaining > 0, interval
 
 
 def _state() -> tuple[Any, ...]:
@@ -32,7 +64,19 @@ def _state() -> tuple[Any, ...]:
         gc.get_freeze_count(),
         sys.getrecursionlimit(),
         dict(os.environ),
+        os.getcwd(),
+        list(sys.path),
         redaction.registered(),
+        _loggers(),
+        logging.root.manager.disable,
+        {sig: signal.getsignal(sig) for sig in signal.valid_signals()},
+        _timer(),
+        list(warnings.filters),
+        (sys.stdin, sys.stdout, sys.stderr, sys.excepthook, threading.excepthook),
+        sys.getswitchinterval(),
+        socket.getdefaulttimeout(),
+        type(asyncio.get_event_loop_policy()),
+        sorted(t.name for t in threading.enumerate() if not t.daemon),
     )
 
 
@@ -96,7 +140,7 @@ def test_loading_and_checking_suites(unusual_process, slack: Path, tmp_path: Pat
 def test_running_offline_and_scoring(unusual_process, slack: Path, tmp_path: Path) -> None:
     suite = api.load_suite(slack)
     plan = api.compile_plan(suite)
-    options = api.RunOptions(record="offline", run_dir=tmp_path / "run")
+    options = records.RunOptions(record="offline", run_dir=tmp_path / "run")
     outcome = _unchanged(lambda: api.run_plan(plan, options))
     assert len(outcome.transcripts) == 6 and not outcome.missing
     report = _unchanged(lambda: api.score(suite, outcome.transcripts))
@@ -107,7 +151,7 @@ def test_a_run_leaves_nothing_frozen(unusual_process, slack: Path, tmp_path: Pat
     """`api.run` freezes the suite and the results it keeps while it runs (fewer rescans);
     when it returns, the caller's objects are collected as before, none left frozen."""
     assert gc.get_freeze_count() == 0
-    request = api.RunRequest(slack, record="offline", out=tmp_path / "run")
+    request = records.RunRequest(slack, record="offline", out=tmp_path / "run")
     result = _unchanged(lambda: api.run(request))
     assert len(result.report.results) == 6
     assert gc.get_freeze_count() == 0
@@ -115,8 +159,8 @@ def test_a_run_leaves_nothing_frozen(unusual_process, slack: Path, tmp_path: Pat
 
 def test_a_run_that_raises_leaves_nothing_frozen(unusual_process, slack, tmp_path) -> None:
     (tmp_path / "slack.recordings.jsonl").write_text("", encoding="utf-8")
-    request = api.RunRequest(slack, record="offline", out=tmp_path / "run")
-    _unchanged(lambda: api.run(request), api.RecordingsMissing)
+    request = records.RunRequest(slack, record="offline", out=tmp_path / "run")
+    _unchanged(lambda: api.run(request), errors.RecordingsMissing)
 
 
 class _Kept:
@@ -137,7 +181,7 @@ def test_a_callers_frozen_objects_stay_frozen(unusual_process, slack, tmp_path) 
     try:
         frozen = gc.get_freeze_count()
         assert _frozen(kept)
-        request = api.RunRequest(slack, record="offline", out=tmp_path / "run")
+        request = records.RunRequest(slack, record="offline", out=tmp_path / "run")
         result = api.run(request)
         assert len(result.report.results) == 6
         assert _frozen(kept)
@@ -149,7 +193,7 @@ def test_a_callers_frozen_objects_stay_frozen(unusual_process, slack, tmp_path) 
 def test_a_run_that_may_call_keeps_its_secrets(unusual_process, slack, tmp_path) -> None:
     """Replaying with calls allowed registers the model's key for the run; it is the run's."""
     suite = api.load_suite(slack)
-    options = api.RunOptions(record="auto", run_dir=tmp_path / "run")
+    options = records.RunOptions(record="auto", run_dir=tmp_path / "run")
     outcome = _unchanged(lambda: api.run_plan(api.compile_plan(suite), options))
     assert len(outcome.transcripts) == 6 and outcome.calls is not None
     assert KEY not in redaction.registered()
@@ -159,7 +203,7 @@ def test_a_run_that_raises(unusual_process, slack: Path, tmp_path: Path) -> None
     """An offline run missing recordings stops with an error; the process is as it was."""
     (tmp_path / "slack.recordings.jsonl").write_text("", encoding="utf-8")
     plan = api.compile_plan(api.load_suite(slack))
-    options = api.RunOptions(record="offline", run_dir=tmp_path / "run")
+    options = records.RunOptions(record="offline", run_dir=tmp_path / "run")
     before = _state()
     try:
         outcome = api.run_plan(plan, options)
@@ -254,3 +298,30 @@ def test_a_verbose_command_leaves_no_handler_on_a_closed_stream(tmp_path, capsys
     assert "Logging error" not in err and "logged after the commands" in err
     run()
     assert ours() == []
+
+
+def test_a_run_leaves_the_process_as_it_was(unusual_process, slack: Path, tmp_path: Path) -> None:
+    """`api.run` with every report file: logging, signals, warnings, streams, the working
+    directory and the rest are as the caller had them."""
+    files = records.ReportFiles(
+        junit=tmp_path / "r.xml", markdown=tmp_path / "r.md", html=tmp_path / "r.html"
+    )
+    request = records.RunRequest(slack, record="offline", out=tmp_path / "run")
+    result = _unchanged(lambda: api.run(request, reports=files))
+    assert len(result.report.results) == 6 and (tmp_path / "r.html").is_file()
+
+
+def test_a_review_leaves_the_process_as_it_was(unusual_process, tmp_path: Path) -> None:
+    """`api.review` of a pull request (a time budget on a timer signal, untrusted limits,
+    plugins held back, git read in children) restores everything it set, on return and when
+    it refuses the request."""
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    for name in ("slack.yaml", "slack.recordings.jsonl"):
+        shutil.copy(ROOT / "suites" / name, suites / name)
+    repo = suites_repo(tmp_path, suites)
+    suite = repo / "suites" / "slack.yaml"
+    suite.write_text(suite.read_text(encoding="utf-8") + "\n# a comment\n", encoding="utf-8")
+    result = _unchanged(lambda: api.review(base_ref="main", cwd=repo))
+    assert [s.path for s in result.suites] == ["suites/slack.yaml"], result
+    _unchanged(lambda: api.review(base_ref="no-such-ref", cwd=repo), UsageError)

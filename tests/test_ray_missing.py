@@ -12,7 +12,8 @@ import pytest
 from fake_openai import FakeOpenAI, tool_call_reply
 
 from evalspec._util.errors import UsageError
-from evalspec.api import RunRequest, run
+from evalspec.api import run
+from evalspec.records import RunRequest
 
 SUITE = """\
 suite: no-ray

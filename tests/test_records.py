@@ -25,7 +25,6 @@ from evalspec._providers.recordings import (
 )
 from evalspec._report import record_schemas
 from evalspec._report.html_data import HtmlRun, Payload, build_payload, script_json
-from evalspec._report.json_report import write_results
 from evalspec._report.runs import load_transcripts_beside
 from evalspec._runner.run_dir import manifest_text, read_manifest
 from evalspec._scoring.results_file import ResultsFile, load_results
@@ -74,13 +73,13 @@ def test_v1_transcripts_decode_validate_and_write_back(run: str, tmp_path: Path)
 
 
 @pytest.mark.parametrize("run", RUNS)
-def test_v1_results_decode_validate_and_write_back(run: str, tmp_path: Path) -> None:
+def test_v1_results_decode_and_validate(run: str) -> None:
+    """What 1.0 wrote reads back and fits the schema (a fresh replay writes the same bytes:
+    test_a_fresh_replay_writes_what_1_0_wrote)."""
     source = V1 / run / "results.json"
     results = load_results(source)
     assert isinstance(results, ResultsFile) and results.results and results.models
     assert not list(validator("results.schema.json").iter_errors(json.loads(source.read_text())))
-    write_results(results, tmp_path / "results.json")
-    assert (tmp_path / "results.json").read_bytes() == source.read_bytes()
 
 
 @pytest.mark.parametrize("run", RUNS)

@@ -25,7 +25,7 @@ from evalspec._suite.model import EvaluatorSpec, ExpectedCall, FinalAnswerCheck
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util import registry
 from evalspec._util.errors import SpecError, UsageError
-from evalspec._util.schemas import suite_schema
+from evalspec._util.schemas import language_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "plugin"
@@ -118,7 +118,7 @@ def test_code_registering_a_builtin_name_is_refused() -> None:
 
 
 def test_builtins_are_registered_through_the_decorator_and_match_the_language_schema() -> None:
-    defs = suite_schema()["$defs"]
+    defs = language_schema()["$defs"]
     in_schema = {
         "critic": set(defs["critic"]["anyOf"][0]["enum"]),
         "evaluator": set(defs["evaluator"]["anyOf"][0]["enum"]),
@@ -145,7 +145,7 @@ def test_allow_only_hides_plugins_and_keeps_builtins(monkeypatch) -> None:
     monkeypatch.setitem(registry._REGISTRY["critic"], "from_elsewhere", hidden)
     monkeypatch.setattr(registry, "_entry_points_loaded", True)
     assert registry.find("critic", "from_elsewhere") is hidden
-    with plugins.allow_only(()):
+    with registry.allow_only(()):
         assert registry.find("critic", "from_elsewhere") is None
         assert registry.find("critic", "binary").impl is BinaryCritic
         assert set(registry.registered("critic")) >= CRITIC_KINDS

@@ -22,7 +22,8 @@ import pytest
 from fake_openai import FakeOpenAI
 from support import KEY_ENV, ROOT, results_of, run_api, scripted, user_text, write_e2e_suite
 
-from evalspec.api import RunRequest, run
+from evalspec.api import run
+from evalspec.records import RunRequest
 
 ITEMS = 12  # 3 cases x 1 model x 4 trials, one request each (single_turn)
 DEADLINE_S = 30.0

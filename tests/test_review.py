@@ -17,7 +17,8 @@ from evalspec._review.diff import compare_results, diff_suites
 from evalspec._review.markdown import render_diff_markdown
 from evalspec._review.results_file import load_results
 from evalspec._transcript import load_transcripts
-from evalspec.api import RunOptions, compile_plan, load_suite, run_plan, score
+from evalspec.api import compile_plan, load_suite, run_plan, score
+from evalspec.records import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "suites" / "weather.yaml"

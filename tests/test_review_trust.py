@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from evalspec._cli import app
 from evalspec._review.diff import diff_suites
 from evalspec._transcript import ToolCall, Transcript, load_transcripts
-from evalspec.api import RunOptions, compile_plan, load_suite, run_plan
+from evalspec.api import compile_plan, load_suite, run_plan
+from evalspec.records import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalspec._util import schemas
-from evalspec._util.schemas import CRITIC, MODEL, RUBRIC, RUN, schema_default, suite_schema
+from evalspec._util.schemas import CRITIC, MODEL, RUBRIC, RUN, language_schema, schema_default
 from evalspec.api import load_suite
 
 
@@ -41,7 +41,7 @@ cases:
 
 
 def test_the_schema_declares_the_defaults_that_matter():
-    declared = dict(_defaults(suite_schema()))
+    declared = dict(_defaults(language_schema()))
     for key in ("fail_threshold", "warn_threshold", "extra_calls", "normalize_tool_names"):
         assert f"/$defs/rubric/properties/{key}" in declared
     for key in ("mode", "max_turns", "concurrency", "timeout", "retries"):
@@ -98,7 +98,7 @@ POINTERS = (
 def test_defaults_are_found_by_name_whatever_order_the_union_branches_are_in(monkeypatch):
     """A default inside `anyOf` is named by its key: reordering the branches moves nothing."""
     as_written = {p: schema_default(p) for p in POINTERS}
-    reordered = _reversed_unions(copy.deepcopy(suite_schema()))
-    assert reordered != suite_schema()
-    monkeypatch.setattr(schemas, "suite_schema", lambda: reordered)
+    reordered = _reversed_unions(copy.deepcopy(language_schema()))
+    assert reordered != language_schema()
+    monkeypatch.setattr(schemas, "language_schema", lambda: reordered)
     assert {p: schema_default(p) for p in POINTERS} == as_written

@@ -24,7 +24,7 @@ import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
 from support import git
 
-from evalspec import api
+from evalspec import api, records
 from evalspec._review.security import security_changes
 from evalspec._suite.endpoints import endpoints
 from evalspec._suite.model import (
@@ -279,7 +279,7 @@ def listened(tmp_path, monkeypatch) -> Iterator[tuple[FakeOpenAI, Path]]:
         suite_path = tmp_path / "listened.yaml"
         url = server.base_url.removesuffix("/v1")
         suite_path.write_text(LISTENED.format(url=url), encoding="utf-8")
-        api.run(api.RunRequest(suite_path, record="record", out=tmp_path / "run"))
+        api.run(records.RunRequest(suite_path, record="record", out=tmp_path / "run"))
         yield server, suite_path
 
 

@@ -6,7 +6,9 @@ import json
 import re
 from pathlib import Path
 
-from evalspec._interop.stabletoolbench import has_finish, transcripts_from_converted
+from support import has_finish
+
+from evalspec._interop.stabletoolbench import read_converted_answers
 
 PUBLISHED = (
     Path(__file__).resolve().parent
@@ -45,7 +47,7 @@ def test_published_text_nodes_keep_every_call(tmp_path: Path) -> None:
         app, ["import", "stabletoolbench-answers", str(PUBLISHED), "--out", str(out)]
     )
     assert res.exit_code == 0, res.output
-    transcripts = transcripts_from_converted(PUBLISHED)
+    transcripts = read_converted_answers(PUBLISHED).transcripts
     calls = [c for t in transcripts for c in t.tool_calls]
     assert len(calls) == len(nodes) > 30
     assert [c.name for c in calls] == [re.search(r"'name': '(.*?)'", m).group(1) for m in nodes]

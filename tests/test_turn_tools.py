@@ -12,7 +12,7 @@ import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 from support import refused_suite
 
-from evalspec import api
+from evalspec import api, records
 from evalspec._review.changes import case_changes
 from evalspec._runner import RunOptions
 from evalspec._transcript import Transcript
@@ -87,7 +87,7 @@ def write(tmp_path: Path, url: str, text: str = SUITE) -> Path:
     return path
 
 
-def run(path: Path, record: str = "auto") -> tuple[api.Report, list[Transcript]]:
+def run(path: Path, record: str = "auto") -> tuple[records.Report, list[Transcript]]:
     suite = api.load_suite(path)
     outcome = api.run_plan(api.compile_plan(suite), RunOptions(record=record))
     return api.score(suite, outcome.transcripts), outcome.transcripts

@@ -13,23 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalspec._interop.records import MALFORMED, refused_all, refused_case, why
 from evalspec._util.errors import UsageError
 from evalspec._util.outputs import check_output_file
 from evalspec._util.paths import folder_label, model_label
+from evalspec._util.reading import display_name
 
 if TYPE_CHECKING:
+    from evalspec._interop.bfcl import Read
+    from evalspec._interop.records import Refusal, Sources
+    from evalspec._suite.model import Case
     from evalspec._transcript import Transcript
 
-_MALFORMED = (
-    KeyError,
-    TypeError,
-    ValueError,
-    AttributeError,
-    IndexError,
-    RecursionError,
-    StopIteration,
-    ArithmeticError,
-)
+_MALFORMED = MALFORMED
 """What converting a file of the right syntax but the wrong content raises."""
 
 
@@ -41,9 +37,12 @@ class SuitesWritten:
     paths: tuple[Path, ...]
     cases: int
     invalid: int = 0
-    """BFCL records whose possible answer names a parameter its function does not define."""
+    """BFCL records whose possible answer names a parameter or function the record lacks."""
     invalid_tag: str = ""
     """The tag those cases carry."""
+    refused: tuple[Refusal, ...] = ()
+    """Records refused, each with its file, line and reason; each stands in a suite as a case
+    that fails (tagged `import-refused`)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +57,9 @@ class TranscriptsWritten:
     """Suites written beside the transcripts (StableToolBench answers with a judge)."""
     summary: str = ""
     """What was read and kept, in one line (StableToolBench answers)."""
+    refused: tuple[Refusal, ...] = ()
+    """Records refused, each with its file, line and reason (a record of a case still gives
+    a transcript, errored, which fails)."""
 
 
 @contextlib.contextmanager
@@ -66,16 +68,8 @@ def importing(source: Path, what: str) -> Iterator[None]:
     try:
         yield
     except _MALFORMED as exc:
-        if isinstance(exc, KeyError):
-            why = f"a record lacks the key {exc.args[0]!r}" if exc.args else "a key is missing"
-        elif isinstance(exc, StopIteration):
-            why = "an entry that must name something is empty"
-        elif isinstance(exc, TypeError | AttributeError):
-            why = f"a value has the wrong type ({exc})"
-        else:
-            why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise UsageError(
-            f"{source} is not a valid {what} file: {why}; check that it is {what} output"
+            f"{source} is not a valid {what} file: {why(exc)}; check that it is {what} output"
         ) from None
 
 
@@ -99,54 +93,83 @@ def import_bfcl(
     for the irrelevance categories: every record then expects no call).
 
     `names` is BFCL's tool-name rule for the model: `dotted` keeps `math.factorial`,
-    `underscored` offers `math_factorial`; required when a record names a function with a dot."""
+    `underscored` offers `math_factorial`; required when a record names a function with a dot.
+    A record that cannot become a case is refused (`SuitesWritten.refused`, each naming the
+    file with the fault) and stands in the suite as a case that fails; the rest import."""
     from evalspec._interop.bfcl import (
+        ANSWERS,
         DEFAULT_MODEL,
         INVALID_TAG,
         NAME_RULES,
-        bfcl_suite_dicts,
-        dotted_names,
-        read_records,
+        QUESTIONS,
+        read_numbered,
         write_suites,
     )
+    from evalspec._interop.records import Sources
 
     questions, out = Path(questions), Path(out)
-    check_output_file(out, "--out")
+    check_output_file(out, "out")
     if names is not None and names not in NAME_RULES:
-        raise UsageError(f"--names {names!r}: use one of {', '.join(NAME_RULES)}")
-    with importing(questions, "BFCL"):
-        records = read_records(questions)
-        from evalspec._interop.bfcl_multi_turn import is_multi_turn, multi_turn_suite_dict
-
-        if is_multi_turn(records):
-            suites = [
-                multi_turn_suite_dict(
-                    records,
-                    read_records(answers) if answers is not None else None,
-                    name=name or questions.stem,
-                    models=list(models or [DEFAULT_MODEL]),
-                )
-            ]
-            return SuitesWritten(tuple(write_suites(out, suites)), len(records), 0, INVALID_TAG)
-        dotted = dotted_names(records)
-        if names is None and dotted:
-            raise UsageError(
-                f"{questions} names functions with a dot ({', '.join(dotted[:3])}"
-                f"{' ...' if len(dotted) > 3 else ''}), which BFCL offers differently to "
-                "different models: say --names dotted for a prompting model (or a "
-                "function-calling one whose API allows dots), --names underscored for OpenAI, "
-                "Anthropic, Mistral or Google function calling (`math_factorial`)"
-            )
-        suites = bfcl_suite_dicts(
-            records,
-            read_records(answers) if answers is not None else None,
-            name=name or questions.stem,
-            models=list(models or [DEFAULT_MODEL]),
-            names=names or "dotted",
-        )
-        paths = write_suites(out, suites)
+        raise UsageError(f"names={names!r}: use one of {', '.join(NAME_RULES)}", params=["names"])
+    asked = read_numbered(questions)
+    given = read_numbered(answers) if answers is not None else None
+    sources = Sources(
+        {QUESTIONS: display_name(questions), ANSWERS: display_name(Path(answers or ""))},
+        {QUESTIONS: asked.lines, ANSWERS: given.lines if given else {}},
+    )
+    refused = [*asked.refused, *(given.refused if given else ())]
+    if not asked.records:
+        raise refused_all(refused, "a BFCL question file")
+    settings = {"name": name or questions.stem, "models": list(models or [DEFAULT_MODEL])}
+    with importing(questions, "BFCL"):  # a last guard: what no record's check caught
+        suites = _bfcl_suites(asked.records, given, names, refused, sources, settings)
+    # A question line that is no record still counts: a case that fails, named by its line.
+    suites[0]["cases"].extend(refused_case(r) for r in asked.refused)
+    paths = write_suites(out, suites)
     invalid = sum(INVALID_TAG in c["tags"] for s in suites for c in s["cases"])
-    return SuitesWritten(tuple(paths), len(records), invalid, INVALID_TAG)
+    cases = sum(len(s["cases"]) for s in suites)
+    return SuitesWritten(tuple(paths), cases, invalid, INVALID_TAG, tuple(refused))
+
+
+def _bfcl_suites(
+    records: list[dict[str, Any]],
+    given: Read | None,
+    names: str | None,
+    refused: list[Refusal],
+    sources: Sources,
+    settings: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """The suites of BFCL records: multi-turn ones in one suite, the others by `names`."""
+    from evalspec._interop.bfcl import bfcl_suite_dicts, dotted_names
+    from evalspec._interop.bfcl_multi_turn import is_multi_turn, multi_turn_suite_dict
+
+    if is_multi_turn(records):
+        suite = multi_turn_suite_dict(
+            records,
+            given.records if given else None,
+            refused=refused,
+            sources=sources,
+            **settings,
+        )
+        return [suite]
+    dotted = dotted_names(records)
+    if names is None and dotted:
+        raise UsageError(
+            f"{sources.files['questions']} names functions with a dot ({', '.join(dotted[:3])}"
+            f"{' ...' if len(dotted) > 3 else ''}), which BFCL offers differently to "
+            "different models: say names=dotted for a prompting model (or a "
+            "function-calling one whose API allows dots), names=underscored for OpenAI, "
+            "Anthropic, Mistral or Google function calling (`math_factorial`)",
+            params=["names"],
+        )
+    return bfcl_suite_dicts(
+        records,
+        given.records if given else None,
+        names=names or "dotted",
+        refused=refused,
+        sources=sources,
+        **settings,
+    )
 
 
 V3_MULTI_TURN_NOTE = (
@@ -173,14 +196,15 @@ def import_bfcl_results(
     a multi-turn category takes BFCL's multi-turn results (turns of steps of calls), each call
     answered by the suite's tools."""
     from evalspec._interop.bfcl import bfcl_transcripts
-    from evalspec._interop.bfcl_decode import KINDS
+    from evalspec._interop.bfcl_decode import RESULT_FORMATS
     from evalspec._suite.validate import load_suite
 
     results, out = Path(results), Path(out)
-    check_output_file(out, "--out")
-    if kind is not None and kind not in KINDS:
-        raise UsageError(f"--kind {kind!r}: use one of {', '.join(KINDS)}")
+    check_output_file(out, "out")
+    if kind is not None and kind not in RESULT_FORMATS:
+        raise UsageError(f"kind={kind!r}: use one of {', '.join(RESULT_FORMATS)}", params=["kind"])
     loaded = load_suite(suite)
+    refused: list[Refusal] = []
     label = (
         model_label(model, results, "bfcl")
         if model is not None
@@ -190,20 +214,37 @@ def import_bfcl_results(
         from evalspec._interop.bfcl_multi_turn_results import multi_turn_transcripts
 
         with importing(results, "BFCL multi-turn result"):
-            made, skipped = multi_turn_transcripts(results, loaded, model=label, kind=kind)
+            made, skipped = multi_turn_transcripts(
+                results, loaded, model=label, kind=kind, refused=refused
+            )
         if not made:
             raise UsageError(f"no result in {results} has the id of a case of {suite}")
         _write_transcripts(out, made)
         note = V3_MULTI_TURN_NOTE if results.name.startswith("BFCL_v3_") else ""
-        return TranscriptsWritten(out, len(made), skipped=skipped, summary=note)
+        return TranscriptsWritten(
+            out, len(made), skipped=skipped, summary=note, refused=tuple(refused)
+        )
     with importing(results, "BFCL result"):
-        transcripts = bfcl_transcripts(results, model=label, kind=kind)
-    names = {c.name for c in loaded.cases}
-    kept = [t for t in transcripts if t.case in names]
+        transcripts = bfcl_transcripts(results, model=label, kind=kind, refused=refused)
+    cases = {c.name: c for c in loaded.cases}
+    kept = [_unless_refused(t, cases[t.case]) for t in transcripts if t.case in cases]
     if not kept:
         raise UsageError(f"no result in {results} has the id of a case of {suite}")
     _write_transcripts(out, kept)
-    return TranscriptsWritten(out, len(kept), skipped=len(transcripts) - len(kept))
+    return TranscriptsWritten(
+        out, len(kept), skipped=len(transcripts) - len(kept), refused=tuple(refused)
+    )
+
+
+def _unless_refused(transcript: Transcript, case: Case) -> Transcript:
+    """The transcript, or an errored one for a case standing for a record refused at import
+    (it fails whatever the model answered, as BFCL fails an errored record)."""
+    from evalspec._interop.bfcl import errored_transcript
+    from evalspec._suite.model import REFUSED_TAG
+
+    if REFUSED_TAG not in case.tags:
+        return transcript
+    return errored_transcript(case.name, transcript.model, case.description or REFUSED_TAG)
 
 
 def import_stabletoolbench(
@@ -225,30 +266,40 @@ def import_stabletoolbench(
     from evalspec._interop.stabletoolbench_suites import stabletoolbench_suites
 
     queries, out = Path(queries), Path(out)
+    refused: list[Refusal] = []
     try:
-        loaded = load_queries(queries, ids)
+        loaded = load_queries(queries, ids, refused=refused)
     except OSError as exc:
         raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
     except ValueError as exc:
         raise UsageError(f"not a StableToolBench query file: {exc}") from None
-    try:
+    if not loaded and refused:
+        raise refused_all(refused, "a StableToolBench test_instruction file")
+    with importing(queries, "StableToolBench query"):  # a last guard
         suites = stabletoolbench_suites(
             loaded,
             name=name or f"stabletoolbench-{queries.stem}",
             models=list(models or [DEFAULT_MODEL]),
             judge=judge,
             judge_endpoint=_judge_endpoint(judge, judge_base_url, judge_key_env),
+            refused=refused,
+            source=display_name(queries),
         )
-    except _MALFORMED as exc:
-        raise UsageError(f"{queries}: a query lacks {exc}") from None
-    return SuitesWritten(tuple(write_suites(out, suites)), len(loaded))
+    # An entry that is no query still counts: a case that fails, named by its place.
+    loading = [r for r in refused if r.record.startswith("query-")]
+    suites[0]["cases"].extend(refused_case(r, ["stabletoolbench"]) for r in loading)
+    cases = sum(len(s["cases"]) for s in suites)
+    return SuitesWritten(tuple(write_suites(out, suites)), cases, refused=tuple(refused))
 
 
 def _judge_endpoint(judge: str | None, base_url: str | None, key_env: str | None) -> dict[str, str]:
     """The judge's endpoint settings (only with a judge)."""
     given = {"base_url": base_url, "api_key_env": key_env}
     if not judge and any(given.values()):
-        raise UsageError("--judge-base-url and --judge-key-env need --judge MODEL")
+        raise UsageError(
+            "judge_base_url= and judge_key_env= need judge=MODEL",
+            params=["judge_base_url", "judge_key_env", "judge"],
+        )
     return {k: v for k, v in given.items() if v}
 
 
@@ -271,35 +322,43 @@ def import_stabletoolbench_answers(
 
     converted, out = Path(converted), Path(out)
     suite_path = Path(suite_out) if suite_out is not None else None
-    check_output_file(out, "--out")
-    check_output_file(suite_path, "--suite-out")
+    check_output_file(out, "out")
+    check_output_file(suite_path, "suite_out")
     endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env)
     if (suite_path is None) != (judge is None):
-        raise UsageError("--suite-out and --judge go together: the suite's one check is the judge")
+        raise UsageError(
+            "suite_out= and judge= go together: the suite's one check is the judge",
+            params=["suite_out", "judge"],
+        )
     try:
         answers = read_converted_answers(converted, model)
     except OSError as exc:
         raise UsageError(f"cannot read {converted}: {exc.strerror}") from None
     except _MALFORMED as exc:
         raise UsageError(f"{converted} is not a converted answer file: {exc}") from None
-    if answers.nodes_dropped:
-        shown = "; ".join(answers.nodes_dropped[:3])
-        raise UsageError(
-            f"{converted}: {len(answers.nodes_dropped)} tool node(s) name no call ({shown}); "
-            "nothing written, since scores without those calls would be wrong. "
-            "Check the file is a model_predictions_converted answer file."
-        )
+    refused = list(answers.refused)
     suites: tuple[Path, ...] = ()
     if suite_path is not None and judge is not None:
-        suites = _answer_suites(converted, suite_path, answers.transcripts, judge, endpoint)
+        suites = _answer_suites(
+            converted, suite_path, answers.transcripts, judge, endpoint, refused
+        )
     _write_transcripts(out, answers.transcripts)
     return TranscriptsWritten(
-        out, len(answers.transcripts), suites=suites, summary=answers.summary()
+        out,
+        len(answers.transcripts),
+        suites=suites,
+        summary=answers.summary(),
+        refused=tuple(refused),
     )
 
 
 def _answer_suites(
-    converted: Path, out: Path, transcripts: list[Transcript], judge: str, endpoint: dict[str, str]
+    converted: Path,
+    out: Path,
+    transcripts: list[Transcript],
+    judge: str,
+    endpoint: dict[str, str],
+    refused: list[Refusal],
 ) -> tuple[Path, ...]:
     """Write the suite(s) of a converted answer file's queries, labelled as its transcripts."""
     from evalspec._interop.bfcl import write_suites
@@ -314,6 +373,8 @@ def _answer_suites(
             models=[label],
             judge=judge,
             judge_endpoint=endpoint,
+            refused=[],  # the same queries: refused already, where their answers are read
+            source=display_name(converted),
         )
     return tuple(write_suites(out, suites))
 
@@ -326,9 +387,12 @@ def import_otel(
     from evalspec._interop.otel import otel_transcripts
 
     spans, out = Path(spans), Path(out)
-    check_output_file(out, "--out")
+    check_output_file(out, "out")
     model = model_label(model, spans, "otel")
+    refused: list[Refusal] = []
     with importing(spans, "OpenTelemetry JSON"):
-        transcripts = otel_transcripts(spans, case=case, model=model)
+        transcripts = otel_transcripts(spans, case=case, model=model, refused=refused)
+    if all(t.error for t in transcripts) and refused:
+        raise refused_all(refused, "an OpenTelemetry JSON export")
     _write_transcripts(out, transcripts)
-    return TranscriptsWritten(out, len(transcripts))
+    return TranscriptsWritten(out, len(transcripts), refused=tuple(refused))

@@ -7,6 +7,7 @@ the suite's judge, to fill that cache.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -91,10 +92,10 @@ def rescore(
 
     files = reports or ReportFiles()
     for path, option in (
-        (files.junit, "--junit"),
-        (files.markdown, "--markdown"),
-        (files.html, "--html"),
-        (files.results, "--out"),
+        (files.junit, "junit"),
+        (files.markdown, "markdown"),
+        (files.html, "html"),
+        (files.results, "results"),
     ):
         check_output_file(path, option)
     suite_path = Path(suite)
@@ -161,11 +162,18 @@ class Judged:
 
 
 @secret_scope()  # the judge's keys are scrubbed from what it writes, then forgotten
-def judge(suite: str | Path, transcripts: str | Path, *, concurrency: int | None = None) -> Judged:
+def judge(
+    suite: str | Path,
+    transcripts: str | Path | Sequence[str | Path],
+    *,
+    concurrency: int | None = None,
+) -> Judged:
     """Ask the suite's LLM judge for every verdict its cache lacks (the one call that may ask),
     through the suite's call settings; verdicts already cached are not asked again.
 
-    UsageError when the suite has no judge check."""
+    `transcripts`: one file or run, or several (every one judged). UsageError when the suite
+    has no judge check, or when one transcript is in two of the files (its answer would count
+    twice)."""
     import asyncio
     import os
 
@@ -176,7 +184,6 @@ def judge(suite: str | Path, transcripts: str | Path, *, concurrency: int | None
     from evalspec._suite.endpoints import refuse_keys_in_clear
     from evalspec._suite.validate import load_suite
     from evalspec._suite.walk import judge_checks
-    from evalspec._transcript import load_transcripts
 
     suite_path = Path(suite)
     loaded_suite = load_suite(suite_path)
@@ -187,7 +194,7 @@ def judge(suite: str | Path, transcripts: str | Path, *, concurrency: int | None
             "MODEL does)"
         )
     check_judge_caches(loaded_suite)
-    loaded = load_transcripts(Path(transcripts))
+    loaded = _load_every(transcripts)
     skipped = tuple(unmatched_transcripts(loaded, [loaded_suite], suite_path.as_posix()))
     models = {m.name for m in loaded_suite.models}
     cases = {c.name for c in loaded_suite.cases}
@@ -199,3 +206,23 @@ def judge(suite: str | Path, transcripts: str | Path, *, concurrency: int | None
     calls = ModelCalls.for_run(loaded_suite.run, loaded_suite.models)
     outcome = asyncio.run(judge_transcripts(loaded_suite, kept, calls, concurrency=concurrency))
     return Judged(outcome, skipped)
+
+
+def _load_every(sources: str | Path | Sequence[str | Path]) -> list[Transcript]:
+    """The transcripts of every source, in order; the same transcript in two of them is refused
+    (SoPR would count its answer twice, and which of two answers to judge is the user's call)."""
+    from evalspec._transcript import load_transcripts
+
+    paths = [Path(sources)] if isinstance(sources, str | Path) else [Path(s) for s in sources]
+    seen: dict[str, Path] = {}
+    out: list[Transcript] = []
+    for path in paths:
+        for t in load_transcripts(path):
+            first = seen.setdefault(t.item_id, path)
+            if first != path:
+                raise UsageError(
+                    f"transcript {t.item_id!r} is in both {first} and {path}: judge each file "
+                    "on its own, or combine them first with `evalspec merge` (one answer each)"
+                )
+            out.append(t)
+    return out

@@ -41,7 +41,7 @@ def gate_mode(name: str | None) -> GateOn | None:
     for mode in GATE_NAMES:
         if name == mode:
             return mode
-    raise UsageError(f"--gate {name!r}: choose one of {', '.join(GATE_NAMES)}")
+    raise UsageError(f"gate={name!r}: choose one of {', '.join(GATE_NAMES)}", params=["gate"])
 
 
 def diff(
@@ -66,17 +66,20 @@ def diff(
     from evalspec._suite.limits import review_budget, untrusted
     from evalspec._transcript import load_transcripts
 
-    check_output_file(markdown, "--markdown")
+    gate_mode(gate)  # an unknown name is refused before anything is read
+    check_output_file(markdown, "markdown")
     if base_ref is not None and base is not None:
-        raise UsageError("with --base-ref, pass only the suite file (its base comes from git)")
+        raise UsageError(
+            "with base_ref=, pass base=None (the base suite comes from git)", params=["base_ref"]
+        )
     if base_ref is None and base is None:
-        raise UsageError("pass BASE_SUITE HEAD_SUITE, or HEAD_SUITE with --base-ref REF")
+        raise UsageError("pass a base suite, or base_ref=REF with a head suite file")
     if base_ref is not None and not isinstance(head, str | Path):
         raise UsageError("with a base ref, the head suite is a file in the repository")
     pull_request = base_ref is not None
     with (
         untrusted() if pull_request else nullcontext(),
-        review_budget("diff --base-ref") if pull_request else nullcontext(),
+        review_budget("diff with base_ref=", ["base_ref"]) if pull_request else nullcontext(),
     ):
         if isinstance(transcripts, str | Path):
             source = Path(transcripts).as_posix()
@@ -135,8 +138,8 @@ def compare(
     from evalspec._review.diff import compare_runs, recorded_gate
     from evalspec._review.results_file import load_results
 
-    check_output_file(markdown, "--markdown")
-    check_output_file(html, "--html")
+    check_output_file(markdown, "markdown")
+    check_output_file(html, "html")
     paths = [Path(p) for p in runs]
     loaded = [RunData(p.as_posix(), load_results(p)) for p in paths]
     comparison = compare_runs(loaded, gate=gate_override(gate, recorded_gate(loaded)))
@@ -180,8 +183,8 @@ def review(
     from evalspec._util import registry
 
     mode = gate_mode(gate)  # an unknown name is refused before anything is read
-    check_output_file(markdown, "--markdown")
-    check_output_file(full_markdown, "--full-markdown")
+    check_output_file(markdown, "markdown")
+    check_output_file(full_markdown, "full_markdown")
     with registry.allow_only(plugins), untrusted(), review_budget("review"):
         result = review_repository(
             list(patterns or DEFAULT_PATTERNS),

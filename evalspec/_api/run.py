@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from evalspec._util.errors import EvalspecError, RunError, UsageError
+from evalspec._util.errors import RecordingsMissing, RunError, RunInterrupted, UsageError
 from evalspec._util.outputs import check_output_dir, check_output_file
 from evalspec._util.ray_batches import RAY_BATCH, RAY_EMBED_BATCH
 from evalspec._util.redaction import secret_scope
@@ -118,30 +118,6 @@ class RunResult:
         return self.report.exit_code
 
 
-class RunInterrupted(EvalspecError):
-    """The run was interrupted (Ctrl-C); what finished is saved in its run directory."""
-
-    exit_code = 130
-
-    def __init__(self, done: int, total: int, run_dir: Path):
-        self.done, self.total, self.run_dir = done, total, run_dir
-        super().__init__(f"interrupted: {done} of {total} items finished and saved in {run_dir}")
-
-
-class RecordingsMissing(RunError):
-    """Requests without a recorded answer, in a mode that may not call the model.
-
-    Nothing is scored and no results.json is written: a score without those items would be a
-    score of another selection."""
-
-    def __init__(self, labels: Sequence[str], record: str):
-        self.labels = tuple(labels)
-        super().__init__(
-            f"{len(self.labels)} request(s) have no recorded answer and --record "
-            f"{record} may not call the model; run with --record auto and an API key"
-        )
-
-
 def run(
     request: RunRequest,
     *,
@@ -170,11 +146,11 @@ def _run(
     collector: RunCollector,
     held: contextlib.ExitStack,
 ) -> RunResult:
-    check_output_file(reports.junit, "--junit")
-    check_output_file(reports.markdown, "--markdown")
-    check_output_file(reports.html, "--html")
-    check_output_dir(req.out, "--out")
-    check_output_file(req.recordings, "--recordings")
+    check_output_file(reports.junit, "junit")
+    check_output_file(reports.markdown, "markdown")
+    check_output_file(reports.html, "html")
+    check_output_dir(req.out, "out")
+    check_output_file(req.recordings, "recordings")
     from evalspec._plan import compile_plan, parse_shard
     from evalspec._report.html_data import gc_paused
     from evalspec._report.records import report_from_results
@@ -208,13 +184,14 @@ def _run(
     # at every collection while the run makes transcripts (a 50,000-item run spent seconds so).
     collector.start_run()
     if req.resume and not req.resume.is_dir():
-        raise UsageError(f"--resume {req.resume}: no such run directory")
+        raise UsageError(f"resume={req.resume}: no such run directory", params=["resume"])
     if req.resume:
         manifest = read_manifest(req.resume)
         if manifest is not None and manifest.suite != suite.name:
             raise UsageError(
-                f"--resume {req.resume}: that run is of suite {manifest.suite!r} "
-                f"({manifest.path or '?'}), not {suite.name!r}; resume it with its own suite"
+                f"resume={req.resume}: that run is of suite {manifest.suite!r} "
+                f"({manifest.path or '?'}), not {suite.name!r}; resume it with its own suite",
+                params=["resume"],
             )
     if req.out and not req.resume:
         refuse_used_out(req.out)
@@ -267,7 +244,8 @@ def _run(
         raise RunError(
             f"{exc}\n{done} of {len(plan.items)} items finished and saved in "
             f"{run_dir}; fix the cause, then: evalspec run {req.suite} "
-            f"--resume {run_dir}"
+            f"--resume {run_dir}",
+            params=exc.params,
         ) from None
     if outcome.missing:
         raise RecordingsMissing(outcome.missing, req.record)
@@ -342,7 +320,7 @@ def _run_on_ray(
     try:
         from evalspec._runner.ray_cluster import ClusterOptions, run_plan_on_ray
     except ImportError:
-        raise UsageError(_NO_RAY) from None
+        raise UsageError(_NO_RAY, params=["ray"]) from None
     cluster = ClusterOptions(address=req.ray or "auto", batch_size=req.ray_batch)
     return run_plan_on_ray(plan, options, cluster, on_done=on_done, resumed=resumed)
 
@@ -357,12 +335,12 @@ def _cluster_embedder(suite: Suite, req: RunRequest) -> tuple[Embedder, int]:
             ClusterEmbedOptions,
         )
     except ImportError:
-        raise UsageError(_NO_RAY) from None
+        raise UsageError(_NO_RAY, params=["ray"]) from None
     options = ClusterEmbedOptions(batch_size=req.ray_embed_batch)
     return ClusterEmbedder.for_suite(suite, req.ray or "auto", options), SCORING_CHUNK
 
 
-_NO_RAY = "--ray needs Ray: pip install 'evalspec-yaml[ray]' (or run without --ray)"
+_NO_RAY = "ray= needs Ray: pip install 'evalspec-yaml[ray]' (or run without ray=)"
 
 
 @dataclass(frozen=True)
@@ -399,7 +377,7 @@ def merge(
     from evalspec._report.records import build_report
     from evalspec._runner.merge import merge_runs
 
-    check_output_dir(out, "--out")
+    check_output_dir(out, "out")
     merged = merge_runs(run_dirs, out, suite=suite)
     report = build_report(merged.suite, merged.transcripts)
     _write(report, reports or ReportFiles(), out)

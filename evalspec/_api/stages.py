@@ -108,7 +108,7 @@ def write_runs_page(runs: Sequence[str | Path], out: str | Path) -> Path:
     from evalspec._review.results_file import load_results
 
     target = Path(out)
-    check_output_file(target, "--out")
+    check_output_file(target, "out")
     paths = [Path(p) for p in runs]
     write_runs_html([html_run(p.as_posix(), load_results(p), p) for p in paths], target)
     return target

@@ -11,7 +11,8 @@ from typing import Annotated
 import typer
 
 from evalspec._cli import interop, judge, review, run, score, suite, tools, view
-from evalspec._cli.common import print_error
+from evalspec._cli.common import one_value_each, print_error
+from evalspec._cli.flags import exit_code
 from evalspec._cli.teardown import skipped_on_exit
 from evalspec._util.redaction import secret_scope
 
@@ -80,6 +81,7 @@ for command in (
     app.command()(command)
 app.add_typer(interop.import_app, name="import")
 app.add_typer(tools.tools_app, name="tools")
+one_value_each(app)
 
 
 def main() -> None:
@@ -88,6 +90,6 @@ def main() -> None:
     with skipped_on_exit(), secret_scope():
         try:
             app()
-        except KeyboardInterrupt:  # pragma: no cover - typer usually handles it first
+        except KeyboardInterrupt as exc:  # pragma: no cover - typer usually handles it first
             print_error("interrupted")
-            raise SystemExit(130) from None
+            raise SystemExit(exit_code(exc)) from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
@@ -15,7 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
+from typer.core import TyperCommand
 
+from evalspec._cli.flags import exit_code, flag_text
 from evalspec._util.collector import collector_paused
 from evalspec._util.errors import EvalspecError, SpecError
 from evalspec._util.outputs import check_output_dir, check_output_file
@@ -23,7 +26,7 @@ from evalspec._util.outputs import check_output_dir, check_output_file
 __all__ = ["check_output_dir", "check_output_file"]  # re-exported for the command modules
 
 if TYPE_CHECKING:
-    from evalspec.api import Report, ReportFiles
+    from evalspec.records import Report, ReportFiles
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -54,7 +57,7 @@ class ReportOptions:
 
     def files(self, results: Path | None = None) -> ReportFiles:
         """The report files these options ask for (and results.json at `results`)."""
-        from evalspec.api import ReportFiles
+        from evalspec.records import ReportFiles
 
         return ReportFiles(
             results=results, junit=self.junit, markdown=self.markdown, html=self.html
@@ -77,35 +80,35 @@ def reports_errors(func: Callable[P, R]) -> Callable[P, R]:
             return func(*args, **kwargs)
         except SpecError as exc:
             for p in exc.problems:
-                print_error(str(p))
+                print_error(flag_text(str(p), exc.params))
             n = len(exc.problems)
             print_error(f"{n} problem{'s' if n != 1 else ''} found")
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_code(exc)) from None
         except EvalspecError as exc:
-            print_error(f"error: {exc}")
-            raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
+            print_error(f"error: {flag_text(str(exc), exc.params)}")
+            raise typer.Exit(exit_code(exc)) from None
+        except KeyboardInterrupt as exc:
             print_error("interrupted")
-            raise typer.Exit(130) from None
-        except MemoryError:  # a last guard behind the size limits: never a traceback, never 1
+            raise typer.Exit(exit_code(exc)) from None
+        except MemoryError as exc:  # behind the size limits: never a traceback, never 1
             print_error(
                 "error: out of memory: the input is larger than this machine can hold; "
                 "split it, or run on a machine with more memory"
             )
-            raise typer.Exit(2) from None
+            raise typer.Exit(exit_code(exc)) from None
         except OSError as exc:  # a full disk, a read-only directory: a message, not a traceback
             where = f" {exc.filename}" if exc.filename else ""
             print_error(f"error: cannot write or read{where}: {exc.strerror or exc}")
-            raise typer.Exit(3) from None
+            raise typer.Exit(exit_code(exc)) from None
 
     return wrapper
 
 
 def check_report_files(options: ReportOptions) -> None:
     """Every report file asked for can be written (checked before a command spends anything)."""
-    check_output_file(options.junit, "--junit")
-    check_output_file(options.markdown, "--markdown")
-    check_output_file(options.html, "--html")
+    check_output_file(options.junit, "junit")
+    check_output_file(options.markdown, "markdown")
+    check_output_file(options.html, "html")
 
 
 class _InertFormatter(logging.Formatter):
@@ -181,3 +184,44 @@ def print_run(
             + f" · results: {run_dir / 'results.json'}\n"
         )
     return report.exit_code
+
+
+class OneValueEach(TyperCommand):
+    """A command that refuses an option given twice when it takes one value: the parser keeps
+    the last one silently, so `judge SUITE -t a.jsonl -t b.jsonl` judged b only, exit 0."""
+
+    def make_parser(self, ctx: Any) -> Any:
+        parser = super().make_parser(ctx)
+        parse = parser.parse_args
+
+        def checked(args: list[str]) -> Any:
+            opts, rest, order = parse(args=args)
+            refuse_repeats(ctx, order)
+            return opts, rest, order
+
+        setattr(parser, "parse_args", checked)  # noqa: B010 - the parser's own hook
+        return parser
+
+
+def refuse_repeats(ctx: typer.Context, order: list[Any]) -> None:
+    """BadParameter (exit 2, the option named) for a one-value option given more than once."""
+    seen = Counter(order)
+    for param, times in seen.items():
+        single = param.param_type_name == "option" and not param.is_eager
+        if single and times > 1 and not (param.multiple or getattr(param, "count", False)):
+            raise typer.BadParameter(
+                f"given {times} times, but it takes one value (only the last would count): "
+                "give it once",
+                ctx=ctx,
+                param=param,
+            )
+
+
+def one_value_each(app: typer.Typer) -> None:
+    """Every command of `app` and of its groups refuses a one-value option given twice."""
+    for info in app.registered_commands:
+        if info.cls in (None, TyperCommand):
+            info.cls = OneValueEach
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            one_value_each(group.typer_instance)

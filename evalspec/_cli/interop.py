@@ -8,15 +8,16 @@ are evalspec's UsageError/SpecError, which the main CLI prints with exit code 2.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalspec._cli.common import reports_errors
+from evalspec._cli.common import print_error, reports_errors
 
 if TYPE_CHECKING:
-    from evalspec.api import TranscriptsWritten
+    from evalspec.records import Refusal, TranscriptsWritten
 
 import_app = typer.Typer(
     help="Import other systems' data: BFCL, StableToolBench, OpenTelemetry traces.\n\n"
@@ -35,6 +36,18 @@ JudgeBaseUrlOpt = Annotated[
 JudgeKeyEnvOpt = Annotated[
     str | None, typer.Option(help="Environment variable holding the judge's API key.")
 ]
+
+
+def say_refused(refused: Sequence[Refusal], records: int | None, stands_as: str) -> None:
+    """Each refused record on stderr (file:line:col, id, why), then how many (of how many)."""
+    for refusal in refused:
+        print_error(str(refusal))
+    if refused:
+        of = f" of {records}" if records is not None else ""
+        print_error(
+            f"{len(refused)}{of} record(s) refused, the rest imported; each refused record is "
+            f"{stands_as} that fails (an errored record counts as failed)"
+        )
 
 
 def _say_written(written: TranscriptsWritten) -> None:
@@ -70,7 +83,9 @@ def bfcl(
     """Write a suite with one case per BFCL record, judged by BFCL's possible answers.
 
     Records that define one function name differently go to extra suites beside OUT
-    (suite-2.yaml, ...), since a suite offers one definition per tool name.
+    (suite-2.yaml, ...), since a suite offers one definition per tool name. A record that
+    cannot become a case is refused alone (named on stderr with the file holding the fault)
+    and stands as a case tagged import-refused that fails; exit 2 only when every record is.
 
     Example:
 
@@ -85,12 +100,14 @@ def bfcl(
     if written.invalid:
         typer.echo(
             f"{written.invalid} record(s) tagged {written.invalid_tag}: a possible answer "
-            "names a parameter its function does not define (scored as BFCL scores them)"
+            "names a parameter or function the record does not define (scored as BFCL scores "
+            "them)"
         )
     typer.echo(
         f"{written.cases} cases in {len(written.paths)} suite(s); "
         f"next: evalspec validate {written.paths[0]}"
     )
+    say_refused(written.refused, written.cases, "a case tagged import-refused")
 
 
 @import_app.command("bfcl-results")
@@ -134,6 +151,7 @@ def bfcl_results(
     if written.summary:
         sys.stderr.write(written.summary + "\n")
     _say_written(written)
+    say_refused(written.refused, None, "(where it is of a case) an errored transcript")
 
 
 @import_app.command("stabletoolbench")
@@ -179,6 +197,7 @@ def stabletoolbench(
     for p in written.paths:
         typer.echo(f"wrote {p}")
     typer.echo(f"{written.cases} cases in {len(written.paths)} suite(s)")
+    say_refused(written.refused, written.cases, "a case tagged import-refused")
 
 
 @import_app.command("stabletoolbench-answers")
@@ -229,6 +248,7 @@ def stabletoolbench_answers(
         typer.echo(f"wrote {p}")
     _say_written(written)
     typer.echo(written.summary)
+    say_refused(written.refused, written.count, "an errored transcript")
 
 
 @import_app.command("otel")
@@ -247,4 +267,6 @@ def otel(
     """
     from evalspec.api import import_otel
 
-    _say_written(import_otel(spans, out, case=case, model=model))
+    written = import_otel(spans, out, case=case, model=model)
+    _say_written(written)
+    say_refused(written.refused, None, "(where its trace is known) an errored transcript")

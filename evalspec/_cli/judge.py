@@ -19,16 +19,19 @@ from evalspec._cli.common import (
 from evalspec._util import finite
 
 if TYPE_CHECKING:
-    from evalspec.api import JudgeOutcome
+    from evalspec.records import JudgeOutcome
 
 
 @reports_errors
 def judge(
     suite: SuiteArg,
     transcripts: Annotated[
-        Path,
+        list[Path],
         typer.Option(
-            "--transcripts", "-t", help="transcripts.jsonl (imported or recorded), or a run."
+            "--transcripts",
+            "-t",
+            help="transcripts.jsonl (imported or recorded), or a run; give -t again for more "
+            "(every one is judged).",
         ),
     ],
     concurrency: Annotated[
@@ -61,7 +64,7 @@ def judge(
 
 
 def judge_answers(
-    suite_path: Path, transcripts: Path, *, concurrency: int | None, as_json: bool
+    suite_path: Path, transcripts: list[Path], *, concurrency: int | None, as_json: bool
 ) -> int:
     """`evalspec.api.judge`, its verdicts printed; the exit code."""
     from evalspec.api import judge as judge_transcripts
@@ -71,7 +74,8 @@ def judge_answers(
         print_error(f"skipped: {problem}")
     outcome = judged.outcome
     if outcome is None:
-        print_error(f"error: nothing to judge: no transcript in {transcripts} is of {suite_path}")
+        given = ", ".join(str(t) for t in transcripts)
+        print_error(f"error: nothing to judge: no transcript in {given} is of {suite_path}")
         return judged.exit_code
     if as_json:
         _print_json(outcome)
@@ -82,7 +86,7 @@ def judge_answers(
     return judged.exit_code
 
 
-def _print_text(outcome: JudgeOutcome, suite_path: Path, transcripts: Path) -> None:
+def _print_text(outcome: JudgeOutcome, suite_path: Path, transcripts: list[Path]) -> None:
     from evalspec._util.terminal import plain
 
     n = len(outcome.answers)
@@ -96,7 +100,8 @@ def _print_text(outcome: JudgeOutcome, suite_path: Path, transcripts: Path) -> N
         if verdicts["no verdict"]:
             shown += f", no verdict {verdicts['no verdict']}"
         print(plain(f"{model} · {check}: SoPR {mean:.3f} over {total} answers ({shown})"))
-    print(plain(f"next: evalspec score {suite_path} -t {transcripts}"))
+    for path in transcripts:  # `score` takes one -t: one line per file
+        print(plain(f"next: evalspec score {suite_path} -t {path}"))
 
 
 def _print_json(outcome: JudgeOutcome) -> None:

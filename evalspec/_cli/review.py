@@ -13,7 +13,7 @@ from evalspec._util import finite
 from evalspec._util.errors import UsageError
 
 if TYPE_CHECKING:
-    from evalspec.api import Comparison
+    from evalspec.records import Comparison
 
 AllowStaleOpt = Annotated[
     bool,

@@ -27,13 +27,15 @@ from evalspec._cli.common import (
     print_run,
     reports_errors,
 )
-from evalspec.api import RAY_BATCH, RAY_EMBED_BATCH, RECORD_MODES
+from evalspec._cli.flags import exit_code
+from evalspec._util.ray_batches import RAY_BATCH, RAY_EMBED_BATCH
+from evalspec.api import RECORD_MODES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from evalspec._report.progress import ProgressBar
-    from evalspec.api import RunRequest, RunStart, StaleTranscript, Transcript
+    from evalspec.records import RunRequest, RunStart, StaleTranscript, Transcript
 
 MAX_RERUN_SHOWN = 10
 """Items a resume runs again that are named one by one; the rest are counted."""
@@ -105,7 +107,7 @@ def run(
 
       evalspec run suites/weather.yaml --resume runs/weather/20261121-101500
     """
-    from evalspec.api import RunRequest
+    from evalspec.records import RunRequest
 
     configure_logging(verbose)
     options = ReportOptions(as_json, verbose, junit, markdown, html)
@@ -129,8 +131,8 @@ def run(
 
 def execute(request: RunRequest, options: ReportOptions) -> int:
     """`evalspec.api.run` with the console's progress, its results printed; the exit code."""
-    from evalspec.api import RecordingsMissing, RunInterrupted
     from evalspec.api import run as run_suite
+    from evalspec.errors import RecordingsMissing, RunInterrupted
 
     interactive = sys.stderr.isatty() and not options.as_json
     try:
@@ -139,7 +141,7 @@ def execute(request: RunRequest, options: ReportOptions) -> int:
         sys.stderr.write(
             f"{stopped}\nresume with: evalspec run {request.suite} --resume {stopped.run_dir}\n"
         )
-        return 130
+        return exit_code(stopped)
     except RecordingsMissing as missing:
         for label in missing.labels:
             print_error(f"no recorded answer: {label}")

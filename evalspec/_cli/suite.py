@@ -38,7 +38,8 @@ def validate(
 
       evalspec validate 'suites/*.yaml'
     """
-    from evalspec.api import Warnings, check_suite, suite_files
+    from evalspec.api import check_suite, suite_files
+    from evalspec.records import Warnings
 
     problems = []
     warnings = Warnings()

@@ -30,14 +30,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalspec._interop.bfcl_decode import DecodeError, Kind, decode, text_kind
+from evalspec._interop.bfcl_decode import DecodeError, ResultFormat, decode, text_kind
+from evalspec._interop.records import (
+    RecordFault,
+    Refusal,
+    Sources,
+    blame,
+    numbered_json,
+    refused_all,
+    refused_case,
+)
+from evalspec._interop.records import (
+    errored_transcript as errored,
+)
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import UsageError
 from evalspec._util.files import write_text_atomic
-from evalspec._util.reading import display_name, input_error, parse_json, read_text
+from evalspec._util.reading import display_name
 
 _JSON_TYPES = {
     "string": "string",
@@ -51,6 +64,11 @@ _JSON_TYPES = {
     "object": "object",
 }
 _KEPT_KEYWORDS = ("description", "enum", "default", "format", "minimum", "maximum")
+
+QUESTIONS, ANSWERS = "questions", "answers"
+"""The roles of BFCL's two files: a record's fault is in one of them."""
+SOURCES = Sources({QUESTIONS: "the question file", ANSWERS: "the answer file"}, {})
+"""Names for the two files when no file was read (records given to the API)."""
 
 DEFAULT_MODEL = "gpt-4o-mini"
 """The model a generated suite names until the user names theirs (a suite needs one)."""
@@ -81,38 +99,52 @@ def offered_name(name: str, names: str) -> str:
 
 def dotted_names(questions: Iterable[Mapping[str, Any]]) -> list[str]:
     """Function names holding a `.`: where the two name rules differ."""
-    return sorted(
-        {fn["name"] for q in questions for fn in q.get("function") or () if "." in fn["name"]}
-    )
+    return sorted({n for q in questions for n in function_names(q) if "." in n})
+
+
+def function_names(question: Mapping[str, Any]) -> list[str]:
+    """The names of the functions a record offers (none when its functions are malformed: the
+    record is refused when its case is made)."""
+    functions = question.get("function")
+    if not isinstance(functions, list):
+        return []
+    return [
+        fn["name"]
+        for fn in functions
+        if isinstance(fn, Mapping) and isinstance(fn.get("name"), str)
+    ]
 
 
 # ------------------------------------------------------------------------------------ reading
 
 
-def read_records(path: str | Path) -> list[dict[str, Any]]:
-    """Read a BFCL file: JSON Lines (its usual form despite the .json suffix) or a JSON list."""
+@dataclass(frozen=True)
+class Read:
+    """A BFCL file's records, the line of each id, and the lines refused (not a record)."""
+
+    records: list[dict[str, Any]]
+    lines: dict[str, int]
+    refused: list[Refusal]
+
+
+NOT_A_RECORD = "every record must be a JSON object with an 'id'"
+
+
+def read_numbered(path: str | Path) -> Read:
+    """Read a BFCL file: JSON Lines (its usual form despite the .json suffix) or a JSON list; a
+    line that is no record is refused on its own (`Read.refused`)."""
     path = Path(path)
     name = display_name(path)
-    text = read_text(path, name)
-    if text.lstrip().startswith("["):
-        data = parse_json(text, name)
-        lines = [1] * len(data) if isinstance(data, list) else []
-    else:
-        numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-        data = [parse_json(line, name, n) for n, line in numbered]
-        lines = [n for n, _ in numbered]
-    if not data:
-        raise input_error(name, "the file holds no BFCL records", "name a BFCL .json file")
-    for line, record in zip(lines, data, strict=False):
+    numbered, refused = numbered_json(path, "BFCL records", "name a BFCL .json file")
+    records: list[dict[str, Any]] = []
+    lines: dict[str, int] = {}
+    for line, record in numbered:
         if not isinstance(record, dict) or "id" not in record:
-            raise input_error(
-                name,
-                "every record must be a JSON object with an 'id'",
-                "name a BFCL question, answer or result file",
-                line,
-            )
-    records: list[dict[str, Any]] = data  # a list of objects, checked just above
-    return records
+            refused.append(Refusal(f"line-{line}", name, line, NOT_A_RECORD))
+            continue
+        records.append(record)
+        lines.setdefault(str(record["id"]), line)
+    return Read(records, lines, refused)
 
 
 # ------------------------------------------------------------------------------------ tools
@@ -190,7 +222,7 @@ def _concrete(value: Any, schema: Mapping[str, Any]) -> Any:
 
 
 INVALID_TAG = "bfcl-invalid-answer"
-"""Tag of a record whose possible answer names a parameter its function does not define."""
+"""Tag of a record whose possible answer names a parameter or function the record lacks."""
 
 
 def _expected_call(
@@ -257,13 +289,14 @@ class _Flow(dict[str, Any]):
 def _messages(record: Mapping[str, Any]) -> dict[str, Any]:
     turns = record.get("question") or []
     if len(turns) != 1 or not turns[0]:
-        raise UsageError(
-            f"BFCL record {record['id']}: {len(turns)} turns; only single-turn records "
-            "(simple, multiple, parallel, ...) can become cases"
+        raise RecordFault(
+            f"{len(turns)} turns; only single-turn records (simple, multiple, parallel, ...) "
+            "can become cases",
+            QUESTIONS,
         )
     messages = [dict(m) for m in turns[0]]
     if messages[-1].get("role") != "user":
-        raise UsageError(f"BFCL record {record['id']}: the last message is not the user's")
+        raise RecordFault("the last message is not the user's", QUESTIONS)
     out: dict[str, Any] = {}
     if messages[0].get("role") == "system":
         out["system"] = str(messages.pop(0).get("content") or "")
@@ -281,18 +314,55 @@ def _fn_key(fn: Mapping[str, Any]) -> str:
     return json.dumps(fn, sort_keys=True, ensure_ascii=False)
 
 
-def _pair(
-    questions: Sequence[Mapping[str, Any]], answers: Sequence[Mapping[str, Any]] | None
-) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
-    """Each question with its possible answer; without answers, each expects no call."""
-    if answers is None:
-        return [(q, {"id": q["id"], "ground_truth": []}) for q in questions]
-    by_id = {a["id"]: a for a in answers}
-    missing = [q["id"] for q in questions if q["id"] not in by_id]
-    if missing:
-        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-        raise UsageError(f"no possible answer for {len(missing)} question(s): {shown}")
-    return [(q, by_id[q["id"]]) for q in questions]
+def unpassable_case(case: dict[str, Any]) -> dict[str, Any]:
+    """Make `case` fail whatever the model does, as BFCL fails a record no call passes: a call
+    fails the `no_tool_calls` evaluator; without an expected call, making none fails
+    `min_calls` (a case expecting no call would pass a model that makes none)."""
+    case["evaluators"] = ["no_tool_calls"]
+    if not case.get("expect", {}).get("tool_calls"):
+        case["expect"] = {"min_calls": 1}
+    return case
+
+
+SIMPLE_CATEGORIES = frozenset(
+    (
+        "simple",
+        "simple_python",
+        "simple_java",
+        "simple_javascript",
+        "java",
+        "javascript",
+        "live_simple",
+    )
+)
+"""BFCL's categories (v3 and v4) whose records its simple checker judges."""
+
+
+def checker_of(record_id: str) -> str:
+    """The AST checker BFCL runs on a record: `parallel` or `multiple` when its category says so
+    (`ast_checker` tests the name in that order), `simple` for BFCL's simple categories; any
+    other category (not BFCL's) `other`: its answers are read as written."""
+    category = _category(record_id)
+    found = next((c for c in ("parallel", "multiple") if c in category), None)
+    return found or ("simple" if category in SIMPLE_CATEGORIES else "other")
+
+
+def checked_answer(
+    record_id: str, functions: Sequence[Mapping[str, Any]], answer: Mapping[str, Any]
+) -> list[Any]:
+    """The possible answer as BFCL's checker for the record's category reads it.
+
+    The simple checker judges one call against the record's first function, whatever name the
+    answer gives it (v3 simple_363 answers `find_closest` for `restaurant_search.find_closest`).
+    The multiple and parallel checkers look the answer's name up among the offered functions;
+    a name not offered passes no call there (BFCL's lookup finds nothing), so it stays as is."""
+    truth = list(answer.get("ground_truth") or [])
+    if checker_of(record_id) != "simple" or not truth or not functions:
+        return truth
+    first = truth[0]
+    if not isinstance(first, Mapping) or len(first) != 1:
+        return truth
+    return [{functions[0]["name"]: next(iter(first.values()))}]
 
 
 def split_records(
@@ -324,19 +394,32 @@ def bfcl_suite_dict(
     name: str,
     models: Sequence[str] = (DEFAULT_MODEL,),
     names: str = "dotted",
+    refused: list[Refusal] | None = None,
+    sources: Sources = SOURCES,
 ) -> dict[str, Any]:
     """One suite in evalspec's YAML language: a case per record, BFCL's verdict as the rubric.
 
     `answers` None: every record expects no call (BFCL's irrelevance categories). `names`: one
-    of NAME_RULES. Raises UsageError when two records define the same function name
-    differently (use `bfcl_suite_dicts`, which splits them into several suites).
+    of NAME_RULES. A record whose answer is missing or cannot be read is refused (appended to
+    `refused`) and becomes a case that fails (`refused_case`). Raises UsageError when two
+    records define the same function name differently (use `bfcl_suite_dicts`, which splits
+    them into several suites).
     """
     tools: dict[str, dict[str, Any]] = {}
     docs: dict[str, str] = {}
+    by_id = None if answers is None else {str(a["id"]): a for a in answers}
     cases = []
-    for q, a in _pair(questions, answers):
-        functions = {fn["name"]: fn for fn in q.get("function") or ()}
-        for fn in functions.values():
+    for q in questions:
+        rid = str(q["id"])
+        try:
+            with blame(ANSWERS):
+                case = _case(q, _answer_of(rid, by_id), names)
+        except RecordFault as fault:
+            refusal = sources.refusal(rid, fault)
+            (refused if refused is not None else []).append(refusal)
+            cases.append(refused_case(refusal, [_category(rid)]))
+            continue
+        for fn in q.get("function") or ():
             key = _fn_key(fn)
             if docs.setdefault(offered_name(fn["name"], names), key) != key:
                 raise UsageError(
@@ -346,25 +429,15 @@ def bfcl_suite_dict(
                 )
             if fn["name"] not in tools:
                 tools[fn["name"]] = bfcl_tools([fn], names)[0]
-        ground_truth = a.get("ground_truth") or []
-        built = [_expected_call(e, functions.get(next(iter(e)))) for e in ground_truth]
-        # A possible answer naming a function the record does not offer: no call passes.
-        calls = [c for c, _, _ in built if c["tool"] in functions]
-        for call in calls:
-            call["tool"] = offered_name(call["tool"], names)
-        case: dict[str, Any] = {"name": str(q["id"]), "tags": [_category(str(q["id"]))]}
-        if any(undefined for _, undefined, _ in built) or len(calls) < len(built):
-            case["tags"].append(INVALID_TAG)
-        case.update(_messages(q))
-        # The record's own functions, as BFCL offers them; none offers none.
-        case["tools"] = [offered_name(n, names) for n in functions]
-        case["expect"] = {"tool_calls": calls} if calls else {"no_tool_calls": True}
-        if any(unpassable for _, _, unpassable in built) or len(calls) < len(built):
-            # No call passes in BFCL; with the expected calls above, this fails the rest too.
-            case["evaluators"] = ["no_tool_calls"]
         cases.append(case)
     if not cases:
         raise UsageError("no BFCL records to turn into cases")
+    return _suite(name, models, list(tools.values()), cases)
+
+
+def _suite(
+    name: str, models: Sequence[str], tools: list[dict[str, Any]], cases: list[dict[str, Any]]
+) -> dict[str, Any]:
     suite: dict[str, Any] = {
         "suite": name,
         "description": "Imported from BFCL: one case per record; a case passes exactly when "
@@ -373,10 +446,64 @@ def bfcl_suite_dict(
     suite["models"] = list(models) or [DEFAULT_MODEL]
     suite["run"] = {"mode": "single_turn"}
     suite["rubric"] = dict(RUBRIC)
-    suite["tools"] = list(tools.values())
+    suite["tools"] = tools
     suite["cases"] = cases
     escaped: dict[str, Any] = escape_templates(suite)  # the same shape, its texts escaped
     return escaped
+
+
+def _answer_of(rid: str, by_id: Mapping[str, Mapping[str, Any]] | None) -> Mapping[str, Any]:
+    """The record's possible answer; none for a file given without answers (no call)."""
+    if by_id is None:
+        return {"id": rid, "ground_truth": []}
+    if rid not in by_id:
+        raise RecordFault("the answer file has no possible answer with this id", ANSWERS)
+    return by_id[rid]
+
+
+def _case(q: Mapping[str, Any], a: Mapping[str, Any], names: str) -> dict[str, Any]:
+    """One record's case (its question already screened: `screen_question`)."""
+    functions = {fn["name"]: fn for fn in q.get("function") or ()}
+    truth = checked_answer(str(q["id"]), q.get("function") or [], a)
+    if not isinstance(truth, list):
+        raise RecordFault("its ground_truth is not a list of calls", ANSWERS)
+    for entry in truth:
+        if not isinstance(entry, Mapping) or len(entry) != 1:
+            raise RecordFault(f"{_shown(entry)} is not one {{function: arguments}}", ANSWERS)
+        if not isinstance(next(iter(entry.values())), Mapping):
+            raise RecordFault(f"{_shown(entry)}: the arguments are not an object", ANSWERS)
+    built = [_expected_call(e, functions.get(next(iter(e)))) for e in truth]
+    # A possible answer naming a function the record does not offer: no call passes.
+    calls = [c for c, _, _ in built if c["tool"] in functions]
+    for call in calls:
+        call["tool"] = offered_name(call["tool"], names)
+    case: dict[str, Any] = {"name": str(q["id"]), "tags": [_category(str(q["id"]))]}
+    if any(undefined for _, undefined, _ in built) or len(calls) < len(built):
+        case["tags"].append(INVALID_TAG)
+    case.update(_messages(q))
+    # The record's own functions, as BFCL offers them; none offers none.
+    case["tools"] = [offered_name(n, names) for n in functions]
+    case["expect"] = {"tool_calls": calls} if calls else {"no_tool_calls": True}
+    if any(unpassable for _, _, unpassable in built) or len(calls) < len(built):
+        unpassable_case(case)
+    return case
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)[:80]
+
+
+def screen_question(q: Mapping[str, Any], names: str) -> None:
+    """A RecordFault (the question file's) when the record cannot become a case: functions that
+    are not named objects, parameters that are no schema, messages that are no single turn."""
+    with blame(QUESTIONS):
+        functions = q.get("function") or []
+        if not isinstance(functions, list) or not all(
+            isinstance(fn, Mapping) and isinstance(fn.get("name"), str) for fn in functions
+        ):
+            raise RecordFault("its 'function' is not a list of named function docs", QUESTIONS)
+        bfcl_tools(functions, names)
+        _messages(q)
 
 
 def bfcl_suite_dicts(
@@ -386,19 +513,44 @@ def bfcl_suite_dicts(
     name: str,
     models: Sequence[str] = (DEFAULT_MODEL,),
     names: str = "dotted",
+    refused: list[Refusal] | None = None,
+    sources: Sources = SOURCES,
 ) -> list[dict[str, Any]]:
-    """As many suites as the records need (see `split_records`): `name`, `name-2`, ..."""
-    groups = split_records(questions, names)
-    return [
+    """As many suites as the records need (see `split_records`): `name`, `name-2`, ...
+
+    A record that cannot become a case is refused (appended to `refused`) and stands in the
+    first suite as a case that fails; UsageError when every record is refused."""
+    refused = refused if refused is not None else []
+    before = len(refused)
+    good, placeholders = [], []
+    for q in questions:
+        try:
+            screen_question(q, names)
+        except RecordFault as fault:
+            refusal = sources.refusal(str(q["id"]), fault)
+            refused.append(refusal)
+            placeholders.append(refused_case(refusal, [_category(str(q["id"]))]))
+            continue
+        good.append(q)
+    groups = split_records(good, names)
+    suites = [
         bfcl_suite_dict(
             group,
             answers,
             name=name if i == 0 else f"{name}-{i + 1}",
             models=models,
             names=names,
+            refused=refused,
+            sources=sources,
         )
         for i, group in enumerate(groups)
     ]
+    if questions and len(refused) - before == len(questions):
+        raise refused_all(refused[before:], "a BFCL question file with its possible answers")
+    if not suites:
+        suites = [_suite(name, models, [], [])]
+    suites[0]["cases"].extend(placeholders)
+    return suites
 
 
 def escape_templates(node: Any) -> Any:
@@ -437,23 +589,6 @@ def suite_yaml(suite: Mapping[str, Any]) -> str:
     return header + body
 
 
-def write_suite_yaml(
-    questions: Sequence[Mapping[str, Any]],
-    answers: Sequence[Mapping[str, Any]] | None,
-    out: str | Path,
-    *,
-    name: str,
-    models: Sequence[str] = (DEFAULT_MODEL,),
-    names: str = "dotted",
-) -> list[Path]:
-    """Write the suite(s) for these records; extra suites go beside `out` as `<stem>-2.yaml`, ...
-
-    Every file is written to a temporary name first, so a failure leaves nothing half-written.
-    """
-    suites = bfcl_suite_dicts(questions, answers, name=name, models=models, names=names)
-    return write_suites(Path(out), suites)
-
-
 def write_suites(out: Path, suites: Sequence[dict[str, Any]]) -> list[Path]:
     """Write suites to `out`, `<stem>-2.yaml`, ...; all to temporary names first, then moved."""
     paths = [out] + [
@@ -468,7 +603,7 @@ def write_suites(out: Path, suites: Sequence[dict[str, Any]]) -> list[Path]:
 # ------------------------------------------------------------------------------------ results
 
 
-def result_kind(records: Sequence[Mapping[str, Any]]) -> Kind:
+def result_kind(records: Sequence[Mapping[str, Any]]) -> ResultFormat:
     """The kind of model a result file comes from: function-calling results hold call lists;
     text is call text or JSON call objects (`text_kind`)."""
     if any(isinstance(r.get("result"), list) for r in records):
@@ -476,7 +611,7 @@ def result_kind(records: Sequence[Mapping[str, Any]]) -> Kind:
     return text_kind([r["result"] for r in records if isinstance(r.get("result"), str)])
 
 
-def _transcript(record_id: str, result: Any, model: str, kind: Kind) -> Transcript:
+def _transcript(record_id: str, result: Any, model: str, kind: ResultFormat) -> Transcript:
     raw = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     try:
         decoded = decode(result, kind)
@@ -529,15 +664,50 @@ def bfcl_transcripts(
     results: str | Path | Iterable[Mapping[str, Any]],
     *,
     model: str = DEFAULT_MODEL,
-    kind: Kind | None = None,
+    kind: ResultFormat | None = None,
+    refused: list[Refusal] | None = None,
 ) -> list[Transcript]:
     """Transcripts from BFCL model results (`{"id", "result"}` records, or a file of them).
 
-    `kind` is the decoder BFCL applies (one of `bfcl_decode.KINDS`); None reads it from the file
-    (`result_kind`)."""
-    records = read_records(results) if isinstance(results, str | Path) else list(results)
+    `kind` is the decoder BFCL applies (one of `bfcl_decode.RESULT_FORMATS`); None reads it
+    from the file (`result_kind`). A record that cannot be read is refused (appended to
+    `refused`; without that list, UsageError): one with an id still gives a transcript, errored,
+    so it fails as BFCL fails an errored record. UsageError when every record is refused."""
+    records: list[Mapping[str, Any]]
+    if isinstance(results, str | Path):
+        read = read_numbered(results)
+        name, lines, records = display_name(Path(results)), read.lines, list(read.records)
+        bad = read.refused
+    else:
+        name, lines, records, bad = "the results", {}, list(results), []
+    kept = [r for r in records if "result" in r]
     for r in records:
-        if "id" not in r or "result" not in r:
-            raise UsageError(f"a BFCL result needs 'id' and 'result', got keys {sorted(r)}")
-    kind = kind or result_kind(records)
-    return [_transcript(str(r["id"]), r["result"], model, kind) for r in records]
+        if "result" not in r:
+            bad.append(Refusal(str(r["id"]), name, lines.get(str(r["id"]), 1), NO_RESULT))
+    if bad and (refused is None or not kept):
+        if refused is None:
+            raise UsageError(f"{bad[0]} (a BFCL result is a record with 'id' and 'result')")
+        raise refused_all(bad, "a BFCL result file ({id, result} lines)")
+    (refused if refused is not None else []).extend(bad)
+    kind = kind or result_kind(kept)
+    out = []
+    for r in kept:
+        rid = str(r["id"])
+        try:
+            with blame(name):
+                out.append(_transcript(rid, r["result"], model, kind))
+        except RecordFault as fault:  # what decoding did not foresee: this record only
+            if refused is None:
+                raise UsageError(f"{name}: result {rid}: {fault}") from None
+            refused.append(Refusal(rid, name, lines.get(rid, 1), fault.reason))
+            out.append(errored_transcript(rid, model, fault.reason))
+    errored = [errored_transcript(str(r["id"]), model, NO_RESULT) for r in records if r not in kept]
+    return out + errored
+
+
+NO_RESULT = "the record has no 'result'"
+
+
+def errored_transcript(record_id: str, model: str, why: str) -> Transcript:
+    """An errored transcript of a BFCL record (see `records.errored_transcript`)."""
+    return errored(f"bfcl:{model}:{record_id}", record_id, model, why, "import:bfcl")

@@ -38,8 +38,8 @@ from typing import Any, Literal, TypeGuard
 
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted, nests_deeper
 
-Kind = Literal["prompting", "fc", "json", "llama"]
-KINDS: tuple[Kind, ...] = ("prompting", "fc", "json", "llama")
+ResultFormat = Literal["prompting", "fc", "json", "llama"]
+RESULT_FORMATS: tuple[ResultFormat, ...] = ("prompting", "fc", "json", "llama")
 _ARGUMENTS: dict[str, str] = {"json": "arguments", "llama": "parameters"}
 """The key under which each JSON-text kind writes a call's arguments."""
 
@@ -58,7 +58,7 @@ class DecodeError(ValueError):
 Call = tuple[str, dict[str, Any]]
 
 
-def decode(result: Any, kind: Kind) -> list[Call]:
+def decode(result: Any, kind: ResultFormat) -> list[Call]:
     """A result as (name, arguments) pairs by BFCL's decoder for `kind`; DecodeError if none."""
     if kind == "fc":
         return decode_fc(result)
@@ -69,7 +69,7 @@ def decode(result: Any, kind: Kind) -> list[Call]:
     return decode_prompting(result)
 
 
-def text_kind(texts: Sequence[str]) -> Kind:
+def text_kind(texts: Sequence[str]) -> ResultFormat:
     """The decoder for a model whose answers are text: `json` or `llama` when more of them are
     JSON call objects (or lists of them) with the key that kind's handler reads than are call
     text such as `[f(a=1)]` (never such JSON), else `prompting`. A prompting model that
@@ -92,7 +92,7 @@ def text_kind(texts: Sequence[str]) -> Kind:
     return best  # type: ignore[return-value]
 
 
-def decode_json_text(text: str, kind: Kind) -> list[Call]:
+def decode_json_text(text: str, kind: ResultFormat) -> list[Call]:
     """Calls written as JSON text, as BFCL's handler for `kind` reads them (module docstring)."""
     if len(text) > MAX_TEXT:
         raise DecodeError("output too long to decode")

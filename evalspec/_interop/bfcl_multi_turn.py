@@ -19,9 +19,24 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from evalspec._interop.bfcl import DEFAULT_MODEL, bfcl_tools, escape_templates
+from evalspec._interop.bfcl import (
+    ANSWERS,
+    DEFAULT_MODEL,
+    QUESTIONS,
+    SOURCES,
+    bfcl_tools,
+    escape_templates,
+)
 from evalspec._interop.bfcl_decode import DecodeError, _value
 from evalspec._interop.bfcl_environment import CLASSES, OUTPUTS, BfclEnvironment
+from evalspec._interop.records import (
+    RecordFault,
+    Refusal,
+    Sources,
+    blame,
+    refused_all,
+    refused_case,
+)
 from evalspec._util.errors import UsageError
 from evalspec._util.graph import GraphTooLarge
 
@@ -93,7 +108,7 @@ def multi_turn_case(
     classes = [str(c) for c in question.get("involved_classes") or ()]
     unknown = [c for c in classes if c not in CLASSES]
     if unknown:
-        raise UsageError(f"BFCL record {rid}: class {unknown[0]!r} is not a multi-turn class")
+        raise RecordFault(f"class {unknown[0]!r} is not a multi-turn class", QUESTIONS)
     config = question.get("initial_config") or {}
     state = {c: config.get(c, {}) for c in classes}
     env = BfclEnvironment(state, classes, {"long_context": long_context})
@@ -103,15 +118,18 @@ def multi_turn_case(
     held = held_back(question, len(turns_in))
     later = {n for names in held.values() for n in names}
     offered = [d["name"] for d in function_docs(classes) if d["name"] not in excluded | later]
-    truth = list(answer.get("ground_truth") or [])
-    if len(truth) != len(turns_in):
-        raise UsageError(
-            f"BFCL record {rid}: {len(turns_in)} turns but {len(truth)} ground-truth turns"
-        )
-    try:
-        turns = _turns(env, turns_in, truth, held)
-    except GraphTooLarge as exc:
-        raise UsageError(f"BFCL record {rid}: under its ground truth, {exc}") from None
+    with blame(ANSWERS):
+        truth = answer.get("ground_truth") or []
+        if not isinstance(truth, list) or len(truth) != len(turns_in):
+            raise RecordFault(
+                f"its ground truth is not a list of {len(turns_in)} turns, one per turn of "
+                "the question",
+                ANSWERS,
+            )
+        try:
+            turns = _turns(env, turns_in, truth, held)
+        except GraphTooLarge as exc:
+            raise RecordFault(f"under its ground truth, {exc}", ANSWERS) from None
     return {
         "name": rid,
         "tags": [rid.rsplit("_", 1)[0]],
@@ -178,23 +196,24 @@ def _turns(
 def held_back(question: Mapping[str, Any], turns: int) -> dict[int, list[str]]:
     """multi_turn_miss_func's `missed_function`: the functions offered from a later turn on,
     by turn; BFCL leaves those turns' questions empty."""
-    rid = str(question["id"])
     raw = question.get("missed_function") or {}
     if not isinstance(raw, Mapping):
-        raise UsageError(f"BFCL record {rid}: missed_function must map turn numbers to names")
+        raise RecordFault("missed_function must map turn numbers to names", QUESTIONS)
     out: dict[int, list[str]] = {}
     for key, names in raw.items():
         k = int(key) if str(key).isdigit() else -1
         if not 0 < k < turns or not isinstance(names, list):
-            raise UsageError(
-                f"BFCL record {rid}: missed_function turn {str(key)[:20]!r} is not a later turn "
-                f"of its {turns} turns with a list of function names"
+            raise RecordFault(
+                f"missed_function turn {str(key)[:20]!r} is not a later turn of its {turns} "
+                "turns with a list of function names",
+                QUESTIONS,
             )
         questions = question.get("question") or []
         if questions[k]:
-            raise UsageError(
-                f"BFCL record {rid}: turn {k} adds functions but has a user message of its own "
-                "(BFCL asks such turns to be empty)"
+            raise RecordFault(
+                f"turn {k} adds functions but has a user message of its own (BFCL asks such "
+                "turns to be empty, and its inference fails on this record)",
+                QUESTIONS,
             )
         out[k] = [str(n) for n in names]
     return out
@@ -207,26 +226,52 @@ def _added_functions_prompt() -> str:
     return str(DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC)
 
 
+def _case_or_refusal(
+    question: Mapping[str, Any],
+    by_id: Mapping[str, Mapping[str, Any]],
+    long_context: bool,
+    refused: list[Refusal],
+    sources: Sources,
+) -> dict[str, Any]:
+    """The record's case, or (its fault named in `refused`) a case that fails."""
+    rid = str(question["id"])
+    try:
+        with blame(QUESTIONS):
+            if rid not in by_id:
+                raise RecordFault("the answer file has no possible answer with this id", ANSWERS)
+            return multi_turn_case(question, by_id[rid], long_context=long_context)
+    except RecordFault as fault:
+        refusal = sources.refusal(rid, fault)
+        refused.append(refusal)
+        return refused_case(refusal, [rid.rsplit("_", 1)[0]])
+
+
 def multi_turn_suite_dict(
     questions: Sequence[Mapping[str, Any]],
     answers: Sequence[Mapping[str, Any]] | None,
     *,
     name: str,
     models: Sequence[str] = (DEFAULT_MODEL,),
+    refused: list[Refusal] | None = None,
+    sources: Sources = SOURCES,
 ) -> dict[str, Any]:
-    """A suite of BFCL multi-turn conversations (the `bfcl` environment answers every call)."""
+    """A suite of BFCL multi-turn conversations (the `bfcl` environment answers every call).
+
+    A record that cannot become a case is refused (appended to `refused`) and stands in the
+    suite as a case that fails; UsageError when every record is refused."""
     if answers is None:
         raise UsageError("BFCL multi-turn records need their possible answers (the ground truth)")
     by_id = {str(a["id"]): a for a in answers}
-    missing = [str(q["id"]) for q in questions if str(q["id"]) not in by_id]
-    if missing:
-        raise UsageError(f"no possible answer for {len(missing)} record(s): {missing[0]} ...")
     categories = {str(q["id"]).rsplit("_", 1)[0] for q in questions}
     long_context = categories == {"multi_turn_long_context"}
     if len(categories) > 1 and "multi_turn_long_context" in categories:
         raise UsageError("import multi_turn_long_context records on their own (a suite of theirs)")
-    cases = [multi_turn_case(q, by_id[str(q["id"])], long_context=long_context) for q in questions]
-    classes = sorted({c for q in questions for c in q.get("involved_classes") or ()})
+    refused = refused if refused is not None else []
+    before = len(refused)
+    cases = [_case_or_refusal(q, by_id, long_context, refused, sources) for q in questions]
+    if questions and len(refused) - before == len(questions):
+        raise refused_all(refused[before:], "a BFCL multi-turn question file with its answers")
+    classes = sorted({c for case in cases for c in case.get("state") or ()})
     suite: dict[str, Any] = {
         "suite": name,
         "description": "Imported from BFCL's multi-turn records: one case per conversation, "

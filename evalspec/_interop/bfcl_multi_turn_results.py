@@ -16,60 +16,51 @@ the later turns unreached.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalspec._interop.bfcl_decode import DecodeError, Kind, decode, text_kind
+from evalspec._interop.bfcl import errored_transcript
+from evalspec._interop.bfcl_decode import DecodeError, ResultFormat, decode, text_kind
+from evalspec._interop.records import (
+    RecordFault,
+    Refusal,
+    numbered_json,
+    refused_all,
+)
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
-from evalspec._suite.model import Case, Suite
+from evalspec._suite.model import REFUSED_TAG, Case, Suite
 from evalspec._transcript import ToolCall, Transcript, UserTurn
-from evalspec._util.reading import display_name, input_error, parse_json, read_text
+from evalspec._util.reading import display_name, input_error
 
 SOURCE = "import:bfcl"
+RESULTS = "results"
 _SHOWN = 200
 """Characters of a failed inference's text kept in the transcript's error."""
 
 
-def numbered_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line, record) of a BFCL file: JSON Lines, or one JSON list (every record on line 1)."""
+def numbered_records(path: Path, refused: list[Refusal]) -> list[tuple[int, dict[str, Any]]]:
+    """(line, record) of a BFCL result file: JSON Lines, or one JSON list (every record on line
+    1); a line that is no record with a text id is refused on its own (appended to `refused`)."""
     name = display_name(path)
-    text = read_text(path, name)
-    if text.lstrip().startswith("["):
-        data = parse_json(text, name)
-        numbered = [(1, r) for r in data] if isinstance(data, list) else [(1, data)]
-    else:
-        numbered = [
-            (n, parse_json(line, name, n))
-            for n, line in enumerate(text.splitlines(), 1)
-            if line.strip()
-        ]
-    if not numbered:
-        raise input_error(name, "the file holds no BFCL results", "name a BFCL result file")
+    numbered, bad = numbered_json(path, "BFCL results", "name a BFCL result file")
+    refused.extend(bad)
+    out = []
     for line, record in numbered:
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-            raise input_error(
-                name,
-                "every BFCL result must be a JSON object with a text 'id'",
-                "name a BFCL result file (`BFCL_v4_<category>_result.json`)",
-                line,
-            )
-        if "result" not in record:
-            raise input_error(
-                name,
-                f"result {record['id']!r} has no 'result'",
-                "name a BFCL result file: each line is {id, result}",
-                line,
-            )
-        yield line, record
+            why = "every BFCL result must be a JSON object with a text 'id'"
+            refused.append(Refusal(f"line-{line}", name, line, why))
+        else:
+            out.append((line, record))
+    return out
 
 
-def result_kind(records: list[tuple[int, dict[str, Any]]]) -> Kind:
+def result_kind(records: list[tuple[int, dict[str, Any]]]) -> ResultFormat:
     """Function-calling results hold each step as a list of calls; the others hold text, read
     by the decoder its form asks for (`text_kind`: JSON call objects or call text)."""
     texts: list[str] = []
     for _, record in records:
-        turns = record["result"]
+        turns = record.get("result")
         for turn in turns if isinstance(turns, list) else ():
             if not isinstance(turn, list):
                 continue
@@ -80,14 +71,19 @@ def result_kind(records: list[tuple[int, dict[str, Any]]]) -> Kind:
 
 
 def multi_turn_transcripts(
-    path: Path, suite: Suite, *, model: str, kind: Kind | None
+    path: Path, suite: Suite, *, model: str, kind: ResultFormat | None, refused: list[Refusal]
 ) -> tuple[list[Transcript], int]:
-    """Transcripts of the records that are cases of `suite`, and how many records are not."""
+    """Transcripts of the records that are cases of `suite`, and how many records are not.
+
+    A record that cannot be read is refused (appended to `refused`); one of a case gives an
+    errored transcript, as does a case the suite holds for a record refused at import."""
     from evalspec._tools.environment import Conversations
     from evalspec._tools.simulated import ToolSimulator
 
     name = display_name(path)
-    records = list(numbered_records(path))
+    records = numbered_records(path, refused)
+    if not records:
+        raise refused_all(refused, "a BFCL multi-turn result file ({id, result} lines)")
     kind = kind or result_kind(records)
     cases = {c.name: c for c in suite.cases}
     tools = Conversations(suite, ToolSimulator(suite.tools, Path(suite.path).resolve().parent))
@@ -98,6 +94,9 @@ def multi_turn_transcripts(
         if case is None:
             skipped += 1
             continue
+        if REFUSED_TAG in case.tags:  # the record was refused at import: it fails here too
+            out.append(errored_transcript(case.name, model, case.description or REFUSED_TAG))
+            continue
         if not case.turns:
             raise input_error(
                 name,
@@ -107,7 +106,14 @@ def multi_turn_transcripts(
                 "multi-turn category",
                 line,
             )
-        steps = _steps(record, case, kind, name, line)
+        try:
+            if "result" not in record:
+                raise RecordFault("the record has no 'result'", RESULTS)
+            steps = _steps(record, case, kind)
+        except RecordFault as fault:
+            refused.append(Refusal(case.name, name, line, fault.reason))
+            out.append(errored_transcript(case.name, model, fault.reason))
+            continue
         offered = [
             frozenset(o) if (o := case.offered_in_turn(k)) is not None else every_tool
             for k in range(len(case.turns))
@@ -117,28 +123,25 @@ def multi_turn_transcripts(
 
 
 def _steps(
-    record: Mapping[str, Any], case: Case, kind: Kind, name: str, line: int
+    record: Mapping[str, Any], case: Case, kind: ResultFormat
 ) -> list[list[list[tuple[str, dict[str, Any]]]]] | str:
     """Each turn's steps that decode to calls; the text of a failed inference instead."""
     result = record["result"]
     if not isinstance(result, list):
         return result if isinstance(result, str) else json.dumps(result)[:_SHOWN]
     if len(result) > len(case.turns):
-        raise input_error(
-            name,
-            f"result {record['id']!r} answers {len(result)} turns; the suite's case has "
-            f"{len(case.turns)}",
-            "import results of the same BFCL version as the questions the suite was made from",
-            line,
+        raise RecordFault(
+            f"it answers {len(result)} turns; the suite's case has {len(case.turns)} (import "
+            "results of the same BFCL version as the questions the suite was made from)",
+            RESULTS,
         )
     turns = []
     for k, turn in enumerate(result):
         if not isinstance(turn, list):
-            raise input_error(
-                name,
-                f"turn {k + 1} of result {record['id']!r} is not a list of steps",
-                "each turn of a multi-turn result is a list of the model's answers",
-                line,
+            raise RecordFault(
+                f"its turn {k + 1} is not a list of steps (each turn of a multi-turn result is "
+                "a list of the model's answers)",
+                RESULTS,
             )
         decoded = []
         for step in turn:

@@ -27,9 +27,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evalspec._interop.records import RecordFault, Refusal, blame, errored_transcript
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import UsageError
-from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted, read_json
+from evalspec._util.reading import MAX_VALUE_DEPTH, display_name, loads_untrusted, read_json
 
 TOOL_NAME_KEYS = ("tool.name", "gen_ai.tool.name")
 INPUT_KEYS = ("input.value", "gen_ai.tool.call.arguments")
@@ -133,14 +134,22 @@ def _flat(span: Mapping[str, Any], order: int) -> dict[str, Any]:
     }
 
 
-def read_spans(source: str | Path | Any) -> list[dict[str, Any]]:
-    """Spans from a file or parsed JSON, flattened to one shape (see the module docstring)."""
+def read_spans(
+    source: str | Path | Any, refused: list[Refusal] | None = None
+) -> list[dict[str, Any]]:
+    """Spans from a file or parsed JSON, flattened to one shape (see the module docstring).
+
+    With `refused`, an entry that is no span, or a span that cannot be read, is refused on its
+    own (appended there); a span's refusal names its trace (`Refusal.record`: `trace <id>`),
+    whose transcript is then errored. Without it, the first such is a ValueError/UsageError."""
     data = source
+    name = "the spans"
     if isinstance(source, str | Path):
         data = read_json(Path(source))
+        name = display_name(Path(source))
     spans: list[Mapping[str, Any]] = []
     batches = data if isinstance(data, list) else [data]
-    for item in batches:
+    for i, item in enumerate(batches):
         if isinstance(item, Mapping) and "resourceSpans" in item:
             for resource in item.get("resourceSpans") or ():
                 for scope in (
@@ -151,11 +160,32 @@ def read_spans(source: str | Path | Any) -> list[dict[str, Any]]:
             spans.extend(item["spans"])
         elif isinstance(item, Mapping) and "name" in item:
             spans.append(item)
+        elif refused is not None:
+            refused.append(Refusal(f"entry-{i + 1}", name, 1, NOT_SPANS))
         else:
-            raise UsageError(
-                "expected OTLP JSON (resourceSpans) or a list of spans with name and attributes"
-            )
-    return [_flat(s, i) for i, s in enumerate(spans)]
+            raise UsageError(NOT_SPANS)
+    flat = []
+    for i, span in enumerate(spans):
+        try:
+            with blame(name):
+                flat.append(_flat(span, i))
+        except RecordFault as fault:
+            if refused is None:
+                raise ValueError(fault.reason) from None
+            refused.append(Refusal(f"trace {_trace_id(span)}", name, 1, f"span {i + 1}: {fault}"))
+    return flat
+
+
+NOT_SPANS = "expected OTLP JSON (resourceSpans) or a list of spans with name and attributes"
+
+
+def _trace_id(span: Any) -> str:
+    """The trace a span says it is in, as far as it can be read ("" when it cannot)."""
+    if not isinstance(span, Mapping):
+        return ""
+    context = span.get("context")
+    context = context if isinstance(context, Mapping) else {}
+    return str(span.get("traceId") or context.get("trace_id") or "")
 
 
 def _first(attrs: Mapping[str, Any], keys: Iterable[str]) -> Any:
@@ -194,15 +224,30 @@ def _tool_call(span: Mapping[str, Any], index: int) -> ToolCall:
 
 
 def otel_transcripts(
-    source: str | Path | Any, *, case: str, model: str = "otel"
+    source: str | Path | Any,
+    *,
+    case: str,
+    model: str = "otel",
+    refused: list[Refusal] | None = None,
 ) -> list[Transcript]:
-    """One transcript per trace in `source`, all for `case` (several traces = trials)."""
-    spans = read_spans(source)
+    """One transcript per trace in `source`, all for `case` (several traces = trials).
+
+    With `refused`, a span that cannot be read is refused (appended there) and its trace's
+    transcript is errored (a call missing would make its score wrong): it fails."""
+    spans = read_spans(source, refused)
     traces: dict[str, list[dict[str, Any]]] = {}
     for span in spans:
         traces.setdefault(span["trace_id"], []).append(span)
+    spans_refused = [r for r in refused or () if r.record.startswith("trace ")]
+    broken = {r.record.removeprefix("trace "): r.reason for r in spans_refused}
+    for trace_id in broken:
+        traces.setdefault(trace_id, [])
     out = []
     for trial, (trace_id, members) in enumerate(traces.items()):
+        if trace_id in broken:
+            item = f"otel:{case}:{trace_id or trial}"
+            out.append(errored_transcript(item, case, model, broken[trace_id], "import:otel"))
+            continue
         members.sort(key=lambda s: (s["start"], s["order"]))
         tools = [s for s in members if _first(s["attributes"], TOOL_NAME_KEYS) is not None]
         calls = tuple(_tool_call(s, i) for i, s in enumerate(tools))

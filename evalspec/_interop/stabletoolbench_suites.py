@@ -7,9 +7,10 @@ further suite, since a suite offers one definition per tool name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from evalspec._interop.records import RecordFault, Refusal, blame, refused_all, refused_case
 from evalspec._util.errors import UsageError
 
 
@@ -32,6 +33,30 @@ def _judge_check(judge: str, endpoint: Mapping[str, str] | None) -> dict[str, An
     return {"judge": {"criteria": JUDGE_CRITERIA, "model": judge, **(endpoint or {})}}
 
 
+def each_case(
+    records: Sequence[tuple[str, Any]],
+    case_of: Callable[[Any], tuple[dict[str, dict[str, Any]], dict[str, Any]]],
+    refused: list[Refusal] | None,
+    source: str,
+) -> list[tuple[dict[str, dict[str, Any]], dict[str, Any]]]:
+    """(tools, case) of each (name, record); a record that cannot become a case is refused
+    (appended to `refused`, naming `source`) and stands as a case that fails. UsageError when
+    every record is refused: the file is wrong, not a record."""
+    cases = []
+    out = refused if refused is not None else []
+    before = len(out)
+    for name, record in records:
+        try:
+            with blame(source):
+                cases.append(case_of(record))
+        except RecordFault as fault:
+            out.append(Refusal(name, source, 1, fault.reason))
+            cases.append(({}, refused_case(out[-1], ["stabletoolbench"])))
+    if records and len(out) - before == len(records):
+        raise refused_all(out[before:], "a StableToolBench file")
+    return cases
+
+
 def stabletoolbench_suites(
     queries: Sequence[Mapping[str, Any]],
     *,
@@ -39,16 +64,19 @@ def stabletoolbench_suites(
     models: Sequence[str],
     judge: str | None,
     judge_endpoint: Mapping[str, str] | None = None,
+    refused: list[Refusal] | None = None,
+    source: str = "the query file",
 ) -> list[dict[str, Any]]:
     """Suites for StableToolBench queries: tools from `api_list`, gold APIs scored by
-    `api_call_score`; queries whose APIs disagree with earlier ones go to further suites.
+    `api_call_score`; queries whose APIs disagree with earlier ones go to further suites. A
+    query that cannot become a case is refused (appended to `refused`) and stands as a case
+    that fails.
 
     `judge` (a model id) adds StableToolBench's SoPR judge on the final answer; its
     `judge_endpoint` holds the judge's `base_url` and `api_key_env` when not the defaults."""
     from evalspec._interop.stabletoolbench import api_to_tool, gold_apis
 
-    cases = []
-    for q in queries:
+    def case_of(q: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
         tools = {t["name"]: t for t in (_tool_dict(api_to_tool(a)) for a in q["api_list"])}
         gold = sorted([list(pair) for pair in gold_apis(q)])
         case: dict[str, Any] = {
@@ -61,7 +89,10 @@ def stabletoolbench_suites(
         }
         if judge:
             case["expect"]["final_answer"] = _judge_check(judge, judge_endpoint)
-        cases.append((tools, case))
+        return tools, case
+
+    keyed = [(str(q.get("query_id", f"query-{i + 1}")), q) for i, q in enumerate(queries)]
+    cases = each_case(keyed, case_of, refused, source)
     description = (
         "Imported from StableToolBench: a case passes when the model calls every gold API "
         "(api_call_score)."
@@ -76,6 +107,8 @@ def answer_file_suites(
     models: Sequence[str],
     judge: str,
     judge_endpoint: Mapping[str, str] | None = None,
+    refused: list[Refusal] | None = None,
+    source: str = "the answer file",
 ) -> list[dict[str, Any]]:
     """Suites for the queries of a converted answer file, judged as StableToolEval judges it.
 
@@ -84,8 +117,11 @@ def answer_file_suites(
     case per query, offering those functions (Finish left out: evalspec ends a run on a text
     answer), with the SoPR judge on the final answer as its only check.
     """
-    cases = []
-    for query_id, record in answers.items():
+
+    def case_of(
+        item: tuple[str, Mapping[str, Any]],
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+        query_id, record = item
         tools = {
             t["name"]: t
             for t in (_function_tool(f) for f in record.get("available_tools") or ())
@@ -98,7 +134,10 @@ def answer_file_suites(
             "tools": list(tools),
             "expect": {"tool_calls": [], "final_answer": _judge_check(judge, judge_endpoint)},
         }
-        cases.append((tools, case))
+        return tools, case
+
+    keyed = [(str(query_id), (query_id, record)) for query_id, record in answers.items()]
+    cases = each_case(keyed, case_of, refused, source)
     description = (
         "Imported from StableToolBench answers: a case passes when the judge finds the final "
         "answer solves the request (SoPR)."

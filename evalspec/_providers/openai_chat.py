@@ -17,8 +17,10 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
+
+import tenacity
 
 from evalspec._providers.base import (
     ChatRequest,
@@ -78,7 +80,8 @@ def expand_header_values(headers: dict[str, str] | None) -> dict[str, str]:
             if not os.environ.get(var):
                 raise RunError(
                     f"header {name} takes environment variable {var}, which is not set; "
-                    "export it, or replay recorded answers with --record offline"
+                    "export it, or replay recorded answers with record=offline",
+                    params=["record"],
                 )
         out[name] = ENV_REF.sub(lambda m: os.environ[m.group(1)], value)
     redaction.register(*header_secrets(headers))
@@ -116,7 +119,8 @@ def resolve_api_key(
     raise RunError(
         f"environment variable {api_key_env} is not set; it must hold the API key for "
         f"{display_url(base_url, default_url)}. Export it, or replay recorded answers with "
-        "--record offline"
+        "record=offline",
+        params=["record"],
     )
 
 
@@ -347,97 +351,136 @@ class OpenAIChatProvider:
         return display_url(self.base_url, self.default_url)
 
     async def _complete(self, request: ChatRequest) -> ChatResponse:
-        openai = self._openai
+        """Send the request, retrying what another attempt may cure (tenacity's loop): the
+        back-off (full jitter, at least the server's Retry-After) is computed first, then
+        the stop reads it, so no retry waits past the request's budget."""
         body = self._body(request)
-        attempt = 0
         budget_ends = monotonic() + self.budget_s
-        while True:
-            if self._limiter is not None:
-                await self._limiter.acquire()
-            started = monotonic()
-            wait_hint: float | None = None
-            last_status: int | None = None
-            try:
-                # One deadline for the whole attempt, body included: a server that sends one
-                # byte a second cannot keep a request alive past the run's timeout.
-                async with attempt_deadline(self.timeout_s):
-                    try:
-                        text = await self._send(body)
-                    except UnicodeEncodeError:
-                        body = without_lone_surrogates(body)  # so the request can be encoded at all
-                        text = await self._send(body)
-                latency = monotonic() - started
-                self._reached = True
-                return self._parse(text, latency, request, attempt + 1)
-            except _ReplyTooLarge:
-                self._reached = True
-                raise ProviderError(
-                    f"{request.describe()}: the endpoint's reply is larger than "
-                    f"{self.max_reply_bytes // (1024 * 1024)} MiB, the most evalspec reads; "
-                    "it was not stored (ask for a shorter answer, e.g. max_tokens)",
-                    label=request.label,
-                    status=200,
-                    attempts=attempt + 1,
-                ) from None
-            except openai.APIStatusError as exc:
-                self._reached = True
-                status = exc.status_code
-                problem = f"HTTP {status}: {self._server_message(exc)}"
-                if status == 401:
-                    raise RunError(self._auth_message(problem)) from None
-                if 300 <= status < 400:
-                    where = f"the model endpoint {self._where()}"
-                    raise RunError(redirect_message(status, exc.response.headers, where)) from None
-                if status not in RETRYABLE_STATUS:
-                    raise ProviderError(
-                        f"{request.describe()}: the endpoint refused the request ({problem})",
-                        label=request.label,
-                        status=status,
-                        attempts=attempt + 1,
-                    ) from None
-                wait_hint = parse_retry_after(exc.response.headers)
-                last_status = status
-            except (TimeoutError, openai.APITimeoutError):
-                problem = f"no answer within the {self.timeout_s:g} s timeout"
-            except _BodyBroken as exc:
-                self._reached = True
-                problem = f"the answer was cut off ({self._redact(str(exc.__cause__))[:200]})"
-            except openai.APIConnectionError as exc:
-                refused = _has_cause(exc, "ConnectError")
-                problem = "could not connect" if refused else "connection dropped"
-                if attempt >= self.retries and refused and not self._reached:
-                    raise RunError(
-                        f"cannot reach the model endpoint {self._where()} "
-                        f"({self._redact(str(exc.__cause__ or exc))}); is the server running "
-                        "and the base_url right?"
-                    ) from None
-            delay = backoff_delay(attempt, self.backoff_base_s, self.backoff_cap_s, self._rng)
-            if wait_hint is not None:
-                delay = max(delay, min(wait_hint, self.retry_after_cap_s))
-            past_budget = delay > budget_ends - monotonic()
-            if past_budget and attempt < self.retries:
-                problem += (
-                    f"; the next try would wait {delay:.1f} s, past the request's budget of "
-                    f"{self.budget_s:g} s (timeout x attempts)"
-                )
-            if past_budget or attempt >= self.retries:
-                raise ProviderError(
-                    f"{request.describe()}: gave up after {attempt + 1} attempts, "
-                    f"last error: {problem}",
-                    label=request.label,
-                    status=last_status,
-                    attempts=attempt + 1,
-                ) from None
-            _log.info(
-                "%s: %s; retry %d of %d in %.2f s",
-                request.describe(),
-                problem,
-                attempt + 1,
-                self.retries,
-                delay,
+        retrying = tenacity.AsyncRetrying(
+            retry=tenacity.retry_if_exception_type(_Retryable),
+            wait=self._delay,
+            stop=lambda state: self._stops(state, budget_ends),
+            sleep=lambda seconds: sleep(seconds),  # looked up at each retry: tests fake it
+            before_sleep=lambda state: self._log_retry(request, state),
+            retry_error_callback=lambda state: self._give_up(request, state, budget_ends),
+        )
+        async for attempt in retrying:
+            with attempt:
+                made = attempt.retry_state.attempt_number - 1
+                response = await self._attempt(request, body, made)
+        return response
+
+    def _delay(self, state: tenacity.RetryCallState) -> float:
+        """The wait before the next attempt: full jitter, at least (up to a cap) the server's
+        Retry-After."""
+        delay = backoff_delay(
+            state.attempt_number - 1, self.backoff_base_s, self.backoff_cap_s, self._rng
+        )
+        hint = _failure(state).wait_hint
+        return delay if hint is None else max(delay, min(hint, self.retry_after_cap_s))
+
+    def _stops(self, state: tenacity.RetryCallState, budget_ends: float) -> bool:
+        """Every retry spent, or the next wait would end past the request's budget."""
+        past_budget = (state.upcoming_sleep or 0.0) > budget_ends - monotonic()
+        return past_budget or state.attempt_number > self.retries
+
+    def _log_retry(self, request: ChatRequest, state: tenacity.RetryCallState) -> None:
+        _log.info(
+            "%s: %s; retry %d of %d in %.2f s",
+            request.describe(),
+            _failure(state).problem,
+            state.attempt_number,
+            self.retries,
+            state.upcoming_sleep,
+        )
+
+    def _give_up(
+        self, request: ChatRequest, state: tenacity.RetryCallState, budget_ends: float
+    ) -> NoReturn:
+        """The last attempt failed: one error saying how many were made and the last cause."""
+        failed, attempts = _failure(state), state.attempt_number
+        problem = failed.problem
+        delay = state.upcoming_sleep or 0.0
+        if delay > budget_ends - monotonic() and attempts <= self.retries:
+            problem += (
+                f"; the next try would wait {delay:.1f} s, past the request's budget of "
+                f"{self.budget_s:g} s (timeout x attempts)"
             )
-            await sleep(delay)
-            attempt += 1
+        raise ProviderError(
+            f"{request.describe()}: gave up after {attempts} attempts, last error: {problem}",
+            label=request.label,
+            status=failed.status,
+            attempts=attempts,
+        ) from None
+
+    async def _attempt(
+        self, request: ChatRequest, body: dict[str, Any], attempt: int
+    ) -> ChatResponse:
+        """One attempt (`attempt` made before it): the reply parsed; `_Retryable` when another
+        attempt may succeed; any other error ends the request."""
+        openai = self._openai
+        if self._limiter is not None:
+            await self._limiter.acquire()
+        started = monotonic()
+        try:
+            # One deadline for the whole attempt, body included: a server that sends one
+            # byte a second cannot keep a request alive past the run's timeout.
+            async with attempt_deadline(self.timeout_s):
+                try:
+                    text = await self._send(body)
+                except UnicodeEncodeError:
+                    body = without_lone_surrogates(body)  # so the request can be encoded at all
+                    text = await self._send(body)
+            latency = monotonic() - started
+            self._reached = True
+            return self._parse(text, latency, request, attempt + 1)
+        except _ReplyTooLarge:
+            self._reached = True
+            raise ProviderError(
+                f"{request.describe()}: the endpoint's reply is larger than "
+                f"{self.max_reply_bytes // (1024 * 1024)} MiB, the most evalspec reads; "
+                "it was not stored (ask for a shorter answer, e.g. max_tokens)",
+                label=request.label,
+                status=200,
+                attempts=attempt + 1,
+            ) from None
+        except openai.APIStatusError as exc:
+            self._reached = True
+            raise self._status_failure(request, exc, attempt) from None
+        except (TimeoutError, openai.APITimeoutError):
+            raise _Retryable(f"no answer within the {self.timeout_s:g} s timeout") from None
+        except _BodyBroken as exc:
+            self._reached = True
+            why = self._redact(str(exc.__cause__))[:200]
+            raise _Retryable(f"the answer was cut off ({why})") from None
+        except openai.APIConnectionError as exc:
+            refused = _has_cause(exc, "ConnectError")
+            if attempt >= self.retries and refused and not self._reached:
+                raise RunError(
+                    f"cannot reach the model endpoint {self._where()} "
+                    f"({self._redact(str(exc.__cause__ or exc))}); is the server running "
+                    "and the base_url right?"
+                ) from None
+            problem = "could not connect" if refused else "connection dropped"
+            raise _Retryable(problem) from None
+
+    def _status_failure(self, request: ChatRequest, exc: Any, attempt: int) -> Exception:
+        """What an HTTP error status means: a retry (429, 5xx), or the end of the request."""
+        status = exc.status_code
+        problem = f"HTTP {status}: {self._server_message(exc)}"
+        if status == 401:
+            return RunError(self._auth_message(problem))
+        if 300 <= status < 400:
+            where = f"the model endpoint {self._where()}"
+            return RunError(redirect_message(status, exc.response.headers, where))
+        if status not in RETRYABLE_STATUS:
+            return ProviderError(
+                f"{request.describe()}: the endpoint refused the request ({problem})",
+                label=request.label,
+                status=status,
+                attempts=attempt + 1,
+            )
+        return _Retryable(problem, parse_retry_after(exc.response.headers), status)
 
     async def _send(self, body: dict[str, Any]) -> str:
         """POST one request and read its reply, at most max_reply_bytes of it."""
@@ -534,3 +577,22 @@ def _wire_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         if calls and message.get("content") is None:
             out[i] = {**message, "content": ""}
     return out
+
+
+class _Retryable(Exception):
+    """An attempt failed in a way another attempt may not: what went wrong (said in the log
+    and, after the last, in the error), and what the server asked for."""
+
+    def __init__(
+        self, problem: str, wait_hint: float | None = None, status: int | None = None
+    ) -> None:
+        super().__init__(problem)
+        self.problem, self.wait_hint, self.status = problem, wait_hint, status
+
+
+def _failure(state: tenacity.RetryCallState) -> _Retryable:
+    """The retryable failure of the attempt `state` is about."""
+    assert state.outcome is not None
+    failed = state.outcome.exception()
+    assert isinstance(failed, _Retryable)
+    return failed

@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -47,7 +47,7 @@ from evalspec._util.reading import (
     open_regular,
     without_lone_surrogates,
 )
-from evalspec._util.records import AnswerSeconds, RecordError, convert
+from evalspec._util.records import AnswerSeconds, Count, RecordError, convert
 
 _log = logging.getLogger(__name__)
 
@@ -62,10 +62,6 @@ WHAT = "a recordings file (JSON lines of recorded answers)"
 
 def _dumps(obj: Any) -> str:
     return redaction.scrub(dumps_line(obj, "a recordings line"))
-
-
-Count = Annotated[int, msgspec.Meta(ge=0)]
-"""A token count: a whole number of 0 or more."""
 
 
 class RecordedRequest(msgspec.Struct, frozen=True):
@@ -200,7 +196,8 @@ class _Index:
                             path,
                             WHAT,
                             f"line {number} is {parsed}",
-                            "point run.recordings (or --recordings) at a new file",
+                            "point run.recordings (or recordings=) at a new file",
+                            params=["recordings"],
                         )
                     if not ended:  # the last line, without its newline: cut short
                         suspect = (number, offset, parsed)
@@ -252,9 +249,10 @@ def _corrupt(path: Path, number: int, why: str) -> SpecError:
                 1,
                 "",
                 f"not a recorded answer: {why}",
-                "fix or delete this line, or re-record with --record record",
+                "fix or delete this line, or re-record with record=record",
             )
-        ]
+        ],
+        params=["record"],
     )
 
 
@@ -480,7 +478,10 @@ class RecordingProvider:
         live = None if self.mode == "offline" else self._live()
         if live is None:
             if self.mode == "record":
-                raise RunError("--record record needs a model endpoint to call, and none is set")
+                raise RunError(
+                    "record=record needs a model endpoint to call, and none is set",
+                    params=["record"],
+                )
             self.counts["missing"] += 1
             self.missing.append(request.describe())
             raise RecordingMissing(

@@ -30,11 +30,6 @@ def write_json(report: Report, path: Path) -> None:
     _write(path, head, case_records(report), report.results)
 
 
-def write_results(file: ResultsFile, path: Path) -> None:
-    """Write a results file read back (a merge, a rewrite): the same bytes 1.0 wrote."""
-    _write(path, file, file.cases, file.results)
-
-
 def _write(path: Path, head: ResultsFile, cases: Iterable[Any], results: Iterable[Any]) -> None:
     with atomic_write(path) as fh:
         fh.write("{\n")

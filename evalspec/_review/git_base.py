@@ -26,7 +26,9 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     try:
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
     except FileNotFoundError:
-        raise UsageError("--base-ref needs git, and git is not installed") from None
+        raise UsageError(
+            "base_ref= needs git, and git is not installed", params=["base_ref"]
+        ) from None
 
 
 def repo_root(path: Path) -> Path:
@@ -44,10 +46,13 @@ def repo_root(path: Path) -> Path:
 def resolve_commit(root: Path, ref: str) -> str:
     """The commit id `ref` names; UsageError for anything else (including option-like text)."""
     if not ref or ref.startswith("-") or any(ch in ref for ch in "\0\n\r"):
-        raise UsageError(f"--base-ref {ref!r}: not a git ref name")
+        raise UsageError(f"base_ref={ref!r}: not a git ref name", params=["base_ref"])
     found = _git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
     if found.returncode != 0:
-        raise UsageError(f"--base-ref {ref}: no such commit; fetch it first (git fetch origin)")
+        raise UsageError(
+            f"base_ref={ref}: no such commit; fetch it first (git fetch origin)",
+            params=["base_ref"],
+        )
     return found.stdout.decode().strip()
 
 
@@ -77,7 +82,9 @@ def export_tree(root: Path, commit: str, dest: Path) -> None:
             stderr=subprocess.DEVNULL,
         )
     except FileNotFoundError:
-        raise UsageError("--base-ref needs git, and git is not installed") from None
+        raise UsageError(
+            "base_ref= needs git, and git is not installed", params=["base_ref"]
+        ) from None
     assert git.stdin is not None and git.stdout is not None
     try:
         for oid, path in wanted:
@@ -150,12 +157,16 @@ def suite_from_git(ref: str, path: Path) -> Suite | None:
     try:
         root = repo_root(path.parent)
     except UsageError:
-        raise UsageError(f"--base-ref: {path} is not inside a git repository") from None
+        raise UsageError(
+            f"base_ref={ref}: {path} is not inside a git repository", params=["base_ref"]
+        ) from None
     commit = resolve_commit(root, ref)
     try:
         rel = path.resolve().relative_to(root).as_posix()
     except ValueError:
-        raise UsageError(f"--base-ref: {path} is outside the repository at {root}") from None
+        raise UsageError(
+            f"base_ref={ref}: {path} is outside the repository at {root}", params=["base_ref"]
+        ) from None
     if _git(root, "cat-file", "-e", f"{commit}:{rel}").returncode != 0:
         return None
     with tempfile.TemporaryDirectory(prefix="evalspec-base-") as tmp:
@@ -198,22 +209,28 @@ def _materialise(root: Path, commit: str, rel: str, dest: Path, done: set[str], 
     done.add(rel)
     if len(done) > MAX_INCLUDES + 1:
         raise UsageError(
-            f"--base-ref {ref}: the suite includes more than {MAX_INCLUDES} files in all"
+            f"base_ref={ref}: the suite includes more than {MAX_INCLUDES} files in all",
+            params=["base_ref"],
         )
     kind = _git(root, "cat-file", "-t", f"{commit}:{rel}" if rel != "." else f"{commit}^{{tree}}")
     if kind.returncode == 0 and kind.stdout.strip() != b"blob":
         raise UsageError(
-            f"--base-ref {ref}: {rel} is included but is a directory at {ref}, not a file; "
-            "an include names a .yaml file"
+            f"base_ref={ref}: {rel} is included but is a directory at {ref}, not a file; "
+            "an include names a .yaml file",
+            params=["base_ref"],
         )
     size = _git(root, "cat-file", "-s", f"{commit}:{rel}")
     if size.returncode == 0 and int(size.stdout.strip() or 0) > MAX_FILE_BYTES:
-        raise UsageError(f"--base-ref {ref}: {rel} is larger than {MAX_FILE_BYTES} bytes at {ref}")
+        raise UsageError(
+            f"base_ref={ref}: {rel} is larger than {MAX_FILE_BYTES} bytes at {ref}",
+            params=["base_ref"],
+        )
     shown = _git(root, "show", f"{commit}:{rel}")
     if shown.returncode != 0:
         raise UsageError(
-            f"--base-ref {ref}: {rel} is included but does not exist at {ref}; "
-            f"check out {ref} and pass both suite files instead"
+            f"base_ref={ref}: {rel} is included but does not exist at {ref}; "
+            f"check out {ref} and pass both suite files instead",
+            params=["base_ref"],
         )
     target = dest / rel
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -223,14 +240,16 @@ def _materialise(root: Path, commit: str, rel: str, dest: Path, done: set[str], 
             continue  # load_suite reports an empty include at its place
         if posixpath.isabs(inc):
             raise UsageError(
-                f"--base-ref {ref}: {rel} includes the absolute path {inc}, which cannot be "
-                f"read from git; check out {ref} and pass both suite files instead"
+                f"base_ref={ref}: {rel} includes the absolute path {inc}, which cannot be "
+                f"read from git; check out {ref} and pass both suite files instead",
+                params=["base_ref"],
             )
         inc_rel = posixpath.normpath(posixpath.join(posixpath.dirname(rel), inc))
         if inc_rel.startswith("../"):
             raise UsageError(
-                f"--base-ref {ref}: {rel} includes {inc}, outside the repository; "
-                f"check out {ref} and pass both suite files instead"
+                f"base_ref={ref}: {rel} includes {inc}, outside the repository; "
+                f"check out {ref} and pass both suite files instead",
+                params=["base_ref"],
             )
         _materialise(root, commit, inc_rel, dest, done, ref)
 

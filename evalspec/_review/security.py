@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalspec._suite.endpoints import ENV_REF, Endpoint, endpoints, sends_key_in_clear
+from evalspec._suite.endpoints import ENV_REF, DeclaredEndpoint, endpoints, sends_key_in_clear
 from evalspec._suite.model import McpServer, Suite
 
 MAX_DIGESTED_BYTES = 16 * 1024 * 1024
@@ -42,7 +42,7 @@ class Surface:
         return " ".join(part for part in (self.where, "(new)", self.verb, self.text) if part)
 
 
-def _where(e: Endpoint) -> str:
+def _where(e: DeclaredEndpoint) -> str:
     clear = (
         " (plain http to another host: the key travels unencrypted)"
         if (sends_key_in_clear(e.base_url))

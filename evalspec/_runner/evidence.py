@@ -44,7 +44,7 @@ REQUEST_CHANGED = (
 
 
 @dataclass(frozen=True)
-class Finding:
+class StaleReason:
     """One reason a transcript may no longer be evidence for a suite."""
 
     tool: str | None
@@ -106,17 +106,17 @@ class EvidenceCheck:
 
     def problems(self, t: Transcript) -> list[str]:
         """Why `t` is not evidence for this suite; empty when it is."""
-        return [f.text for f in self.findings(t)]
+        return [f.text for f in self.reasons(t)]
 
     def problems_by_tool(self, t: Transcript) -> list[tuple[str | None, str]]:
         """(tool whose output differs, or None for the opening request; why), in call order."""
-        return [(f.tool, f.text) for f in self.findings(t)]
+        return [(f.tool, f.text) for f in self.reasons(t)]
 
     def differences(self, t: Transcript) -> list[str]:
         """What is known to differ between the requests `t` answers and the suite's now."""
-        return [f.text for f in self.findings(t) if f.known]
+        return [f.text for f in self.reasons(t) if f.known]
 
-    def findings(self, t: Transcript) -> list[Finding]:
+    def reasons(self, t: Transcript) -> list[StaleReason]:
         """Every reason `t` may not be evidence for this suite, in call order.
 
         Imported transcripts (`source: import:...`) carry no content id, so only their tool
@@ -126,10 +126,10 @@ class EvidenceCheck:
         if head_id is None:
             return []
         imported = t.source.startswith("import:")
-        out: list[Finding] = []
+        out: list[StaleReason] = []
         if not imported and t.item_id != head_id:
             why = conversation_change(self._cases[t.case], t) if t.user_turns else None
-            out.append(Finding(None, why or REQUEST_CHANGED, known=True))
+            out.append(StaleReason(None, why or REQUEST_CHANGED, known=True))
         offered = self._offered.get(t.case, frozenset())
         added = self._added.get(t.case)
         # A stateful suite's calls are replayed in order through a fresh environment: an
@@ -170,12 +170,12 @@ class EvidenceCheck:
         tools: ToolSimulator | Conversation,
         *,
         imported: bool,
-    ) -> Finding | None:
+    ) -> StaleReason | None:
         now = self._answer(call, offered, tools)
         if now is None:
             if imported:
                 return None
-            return Finding(
+            return StaleReason(
                 call.name,
                 f"{self._label(call)}: only a live tool (the LLM simulator or an MCP server) "
                 "answers these arguments and no cache holds its answer; re-run to see what the "
@@ -188,7 +188,7 @@ class EvidenceCheck:
         current = now.observation()
         if _observation(recorded) == _observation(current):
             return None
-        return Finding(
+        return StaleReason(
             call.name,
             f"{self._label(call)}: the tool answers differently from what the model saw: "
             f"{difference(recorded, current)}",

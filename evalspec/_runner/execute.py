@@ -140,9 +140,10 @@ class Sink:
         if self._size + len(data) > self._limit:  # `score` and `--resume` would refuse the file
             raise UsageError(
                 f"the transcript of {t.case!r} would take transcripts.jsonl past "
-                f"{self._limit} bytes, the most `score` and `--resume` read, so the run stopped "
+                f"{self._limit} bytes, the most `score` and `resume=` read, so the run stopped "
                 f"before writing it; every transcript saved before is intact. Run fewer cases "
-                f"(--case, --shard) or raise {MAX_TRANSCRIPTS_BYTES_ENV}"
+                f"(cases=, shard=) or raise {MAX_TRANSCRIPTS_BYTES_ENV}",
+                params=["resume", "cases", "shard"],
             )
         try:
             written = os.write(self.fd, data)

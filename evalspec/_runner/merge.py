@@ -81,7 +81,8 @@ def combine(run_dirs: Sequence[Path], suite: Path | None = None) -> Merged:
             raise UsageError(
                 "cannot tell which suite file these runs belong to"
                 + (f" (they name {', '.join(sorted(paths))})" if paths else "")
-                + "; pass --suite SUITE"
+                + "; pass suite=SUITE",
+                params=["suite"],
             )
         suite_path = Path(paths.pop())
     merged: dict[str, Transcript] = {}
@@ -122,10 +123,14 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, suite: Path | None = None
 
     out = named(out, RUN_DIRECTORY)
     if out.resolve() in {d.resolve() for d in run_dirs}:
-        raise UsageError(f"--out {out} is one of the run directories; choose a new directory")
+        raise UsageError(
+            f"out={out} is one of the run directories; choose a new directory", params=["out"]
+        )
     if out.is_dir() and any(out.iterdir()):
         # Merging into another run's directory would mix its transcripts with the shards'.
-        raise UsageError(f"--out {out} already holds files of a run; choose a new directory")
+        raise UsageError(
+            f"out={out} already holds files of a run; choose a new directory", params=["out"]
+        )
     merged = combine(run_dirs, suite)
     loaded = load_suite(merged.suite_path)
     names = {o[0] for o in map(suite_of, run_dirs) if o}

@@ -345,8 +345,9 @@ def _check_reachable(address: str) -> None:
         socket.create_connection((host, int(port)), timeout=5).close()
     except OSError as exc:
         raise RunError(
-            f"--ray {address}: nothing answers there ({exc.strerror or exc}); start a cluster "
-            "with `ray start --head`, or give its address"
+            f"ray={address}: nothing answers there ({exc.strerror or exc}); start a cluster "
+            "with `ray start --head`, or give its address",
+            params=["ray"],
         ) from None
 
 
@@ -365,8 +366,9 @@ def connect(address: str, env_names: list[str]) -> None:
             )
         except ConnectionError as exc:
             raise RunError(
-                f"--ray {address}: cannot reach a Ray cluster ({exc}); start one with "
-                "`ray start --head`, or give its address"
+                f"ray={address}: cannot reach a Ray cluster ({exc}); start one with "
+                "`ray start --head`, or give its address",
+                params=["ray"],
             ) from None
 
 

@@ -255,5 +255,6 @@ def refuse_used_out(out: Path) -> None:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         what = "is not a directory" if not out.is_dir() else "already holds files of a run"
         raise UsageError(
-            f"--out {out} {what}; give a new directory, or finish that run with --resume {out}"
+            f"out={out} {what}; give a new directory, or finish that run with resume={out}",
+            params=["out", "resume"],
         )

@@ -9,6 +9,7 @@ it: its JSON text is made once and reused. The line is the same text `dumps_line
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from evalspec._util import finite
@@ -26,7 +27,7 @@ class StateLines:
     """`dumps_line` for transcripts whose states are never changed in place once made."""
 
     def __init__(self) -> None:
-        self._texts: dict[int, tuple[Any, str]] = {}
+        self._texts: OrderedDict[int, tuple[Any, str]] = OrderedDict()  # oldest out first
         """By identity: the value (kept, so its id is not reused) and its JSON text."""
         self._chars = 0
 
@@ -66,7 +67,7 @@ class StateLines:
         while self._texts and (
             len(self._texts) >= MAX_ENTRIES or self._chars + len(text) > MAX_CHARS
         ):
-            _, dropped = self._texts.pop(next(iter(self._texts)))
+            _, (_, dropped) = self._texts.popitem(last=False)
             self._chars -= len(dropped)
         if len(text) <= MAX_CHARS:
             self._texts[id(value)] = (value, text)

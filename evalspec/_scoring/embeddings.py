@@ -370,16 +370,6 @@ class EmbeddingStore:
             va, vb = self._memo[a], self._memo[b]
         return min(1.0, max(-1.0, float(va @ vb)))
 
-    def similarities(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        """Cosine similarity of every (a, b) pair, vectorised; one encode call for all misses."""
-        if not pairs:
-            return np.zeros(0, dtype=np.float32)
-        self.prefetch([t for pair in pairs for t in pair])
-        left = np.stack([self._memo[a] for a, _ in pairs])
-        right = np.stack([self._memo[b] for _, b in pairs])
-        cosine: np.ndarray = np.clip(np.einsum("ij,ij->i", left, right), -1.0, 1.0)
-        return cosine
-
     def uncached(self, texts: Iterable[str]) -> list[str]:
         """The distinct texts with no vector in memory or on disk, without loading the model
         (so another engine, such as a Ray cluster, can embed them and `add` the vectors)."""

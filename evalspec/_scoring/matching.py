@@ -202,7 +202,10 @@ def assign(scores: list[list[float]], ordered: bool) -> list[tuple[int, int]]:
         return _align(scores, n, m)
     if math.perm(max(n, m), min(n, m)) <= _EXHAUSTIVE_LIMIT:
         return _best_by_enumeration(scores, n, m)
-    import numpy as np
+    from evalspec._util.numpy_import import import_numpy, import_scipy
+
+    np = import_numpy()
+    import_scipy("scipy.optimize")
     from scipy.optimize import linear_sum_assignment
 
     rows, cols = linear_sum_assignment(np.asarray(scores, dtype=float), maximize=True)

@@ -126,8 +126,9 @@ def _embedding_step(
         from ray import data
     except ImportError as exc:  # Ray installed without its data extra (pandas, pyarrow)
         raise RunError(
-            f"--ray embeds texts with Ray Data, which cannot load here ({exc}): "
-            "pip install 'evalspec-yaml[ray]' on every node"
+            f"ray= embeds texts with Ray Data, which cannot load here ({exc}): "
+            "pip install 'evalspec-yaml[ray]' on every node",
+            params=["ray"],
         ) from None
     context = data.DataContext.get_current()
     context.enable_progress_bars = False

@@ -14,11 +14,11 @@ from typing import Any, Literal
 import msgspec
 
 from evalspec._scoring.trials import ModelSummary
-from evalspec._scoring.types import CaseResult, Count, Status
+from evalspec._scoring.types import CaseResult, Status
 from evalspec._suite.model import Price
 from evalspec._util.errors import UsageError
 from evalspec._util.reading import display_name, input_error, read_text
-from evalspec._util.records import RecordError, decode
+from evalspec._util.records import Count, RecordError, decode
 
 RESULTS_VERSION = 1
 """Version of results.json's layout."""

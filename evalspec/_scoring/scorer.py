@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,7 +54,7 @@ from evalspec._scoring.turns import (
 )
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
-from evalspec._suite.model import Case, FinalAnswerCheck, Rubric, Suite
+from evalspec._suite.model import REFUSED_TAG, Case, FinalAnswerCheck, Rubric, Suite
 from evalspec._suite.walk import judge_checks
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.graph import GraphTooLarge
@@ -134,10 +135,12 @@ are planned together and finish close together, so a few thousand cover every re
 50,000-case run would otherwise keep every case's critics to the end."""
 
 
-def _remember(memo: dict[K, V], key: K, value: V) -> V:
-    """Keep `value` under `key`, forgetting the oldest entry once `MEMO_CASES` are kept."""
+def _remember(memo: OrderedDict[K, V], key: K, value: V) -> V:
+    """Keep `value` under `key`, forgetting the oldest entry once `MEMO_CASES` are kept (an
+    OrderedDict: a dict's first key, after thousands taken from its front, is found by a scan
+    over the holes they left)."""
     if len(memo) >= MEMO_CASES:
-        del memo[next(iter(memo))]
+        memo.popitem(last=False)
     memo[key] = value
     return value
 
@@ -177,9 +180,9 @@ class Scorer:
         self._embedder = embedder
         self._judge = judge
         self._judges: dict[str, LLMJudge] = {}
-        self._turns: dict[str, list[tuple[int, Case]]] = {}
-        self._arg_judges: dict[int, tuple[Case, list[list[ArgJudge]]]] = {}
-        self._embeds: dict[str, bool] = {}
+        self._turns: OrderedDict[str, list[tuple[int, Case]]] = OrderedDict()
+        self._arg_judges: OrderedDict[int, tuple[Case, list[list[ArgJudge]]]] = OrderedDict()
+        self._embeds: OrderedDict[str, bool] = OrderedDict()
         self._state_judge: StateJudge | None = None
 
     @property
@@ -271,6 +274,8 @@ class Scorer:
     def _score(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
         if prep is None:
             return _result(t, 0.0, "error", f"the suite has no case named {t.case!r}")
+        if REFUSED_TAG in prep.case.tags:  # an importer's stand-in for a record it refused
+            return _result(t, 0.0, "error", prep.case.description or REFUSED_TAG)
         if t.error:
             return _result(t, 0.0, "error", f"the run failed: {t.error}")
         if len(prep.actual) > MAX_CALLS_PER_CASE:

@@ -17,9 +17,10 @@ from math import comb
 import msgspec
 
 from evalspec._scoring.scorer import band
-from evalspec._scoring.types import CaseResult, Count, Status
+from evalspec._scoring.types import CaseResult, Status
 from evalspec._stats import DEFAULT_CONFIDENCE, Interval, clustered_rate, is_flaky, mean_interval
 from evalspec._suite.model import Case, Suite
+from evalspec._util.records import Count
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -7,13 +7,13 @@ the same types (see evalspec._scoring.results_file).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import msgspec
 
-Status = Literal["pass", "warn", "fail", "error"]
+from evalspec._util.records import Count
 
-Count = Annotated[int, msgspec.Meta(ge=0)]
+Status = Literal["pass", "warn", "fail", "error"]
 
 
 class Row(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -58,6 +58,9 @@ def t_quantile(confidence: float, df: int) -> float:
     run needs no scipy import; below, scipy's exact inverse.
     """
     if df < CORNISH_FISHER_FROM:
+        from evalspec._util.numpy_import import import_scipy
+
+        import_scipy("scipy.special")
         from scipy.special import stdtrit
 
         return float(stdtrit(df, 0.5 + confidence / 2))

@@ -41,7 +41,7 @@ from statistics import NormalDist
 from typing import Any
 
 from evalspec._stats.intervals import DEFAULT_CONFIDENCE, Interval, z_quantile
-from evalspec._util.numpy_import import import_numpy
+from evalspec._util.numpy_import import import_numpy, import_scipy
 
 DEFAULT_POWER = 0.8
 EXACT_UP_TO = 16
@@ -131,6 +131,7 @@ def _two_sided(tail: int, total: int) -> float:
 
 def _mcnemar(x: Any, confidence: float) -> _Tested:
     """Discordant differences all ±c: binomial at 1/2, Clopper-Pearson on the improved share."""
+    import_scipy("scipy.stats")
     from scipy.stats import binomtest
 
     c = float(abs(x[0]))
@@ -277,6 +278,7 @@ def _difference(
 ) -> Interval:
     """The change in rate with the inverted test's interval, cut to what two rates allow
     ([−before, 1 − before]; both ends stay on their side of 0, which that range contains)."""
+    import_scipy("scipy.stats")
     from scipy.stats import binomtest
 
     ci = binomtest(m, n).proportion_ci(confidence_level=confidence, method="exact")
@@ -375,6 +377,7 @@ def _mcnemar_power(n: int, share: float, improved: float, alpha: float) -> float
     `share`, a discordant one improved with probability `improved`: summed over the number of
     discordant cases j, the binomial probability of the counts that test rejects."""
     np = import_numpy()
+    import_scipy("scipy.stats")
     from scipy.stats import binom
 
     j = np.arange(n + 1)

@@ -37,8 +37,8 @@ ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
-class Endpoint:
-    """One place a request (and so a key) can go."""
+class DeclaredEndpoint:
+    """One place the suite sends requests (and so a key): what calls it, and where to."""
 
     where: str
     """What calls it: `model gpt-4o`, `judge of case 'x'`, `simulator of tool y`."""
@@ -78,14 +78,14 @@ ENDPOINT_PARAMS = frozenset(("base_url", "api_key_env"))
 """Parameters that send a check's or evaluator's requests somewhere (the judge's, a plugin's)."""
 
 
-def endpoints(suite: Suite) -> dict[str, Endpoint]:
+def endpoints(suite: Suite) -> dict[str, DeclaredEndpoint]:
     """Every endpoint of the suite, by what uses it: models, LLM tool simulators, judges and
     any check, evaluator or critic given a `base_url` or `api_key_env`, wherever the suite
     nests them (a case, a turn, a conversation's evaluators): found by one walk of the whole
     suite, the same that finds every judge the scorer runs."""
     if _LAST and _LAST[0][0]() is suite:  # a run asks twice: to refuse keys in clear, to scrub
         return dict(_LAST[0][1])
-    out: dict[str, Endpoint] = {}
+    out: dict[str, DeclaredEndpoint] = {}
     for path, record in records(suite, CALLERS, _calls_out):
         found = _endpoint_of(record, path)
         label, n = found.where, 2
@@ -98,7 +98,7 @@ def endpoints(suite: Suite) -> dict[str, Endpoint]:
     return dict(ordered)
 
 
-_LAST: list[tuple[weakref.ref[Suite], dict[str, Endpoint]]] = []
+_LAST: list[tuple[weakref.ref[Suite], dict[str, DeclaredEndpoint]]] = []
 """The last suite asked about (by identity, not kept alive) and its endpoints."""
 
 
@@ -113,20 +113,24 @@ def _calls_out(record: object) -> bool:
     )
 
 
-def _endpoint_of(record: object, path: Path) -> Endpoint:
+def _endpoint_of(record: object, path: Path) -> DeclaredEndpoint:
     """The endpoint of a record `_calls_out` accepted, named by where it sits."""
     if isinstance(record, ModelSpec):
         names = tuple(sorted(record.headers))
         values = tuple(str(record.headers[n]) for n in names)
         where = f"model {record.name}"
-        return Endpoint(where, record.base_url, record.api_key_env, names, values, record.provider)
+        return DeclaredEndpoint(
+            where, record.base_url, record.api_key_env, names, values, record.provider
+        )
     if isinstance(record, LLMSimulation):
-        return Endpoint(f"simulator of {walk_where(path)}", record.base_url, record.api_key_env)
+        return DeclaredEndpoint(
+            f"simulator of {walk_where(path)}", record.base_url, record.api_key_env
+        )
     params: dict[str, object] = getattr(record, "params", {})
     kind = getattr(record, "kind", None)
     base_url, key_env = params.get("base_url"), params.get("api_key_env")
     what = "judge" if kind == "judge" else path[-1]
-    return Endpoint(
+    return DeclaredEndpoint(
         f"{what} of {walk_where(path[:-1])}",
         str(base_url) if base_url else None,
         str(key_env) if key_env else DEFAULT_API_KEY_ENV,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from evalspec._util.errors import SpecError, UsageError
@@ -123,12 +123,13 @@ class _TimeUp(BaseException):
 
 
 @contextmanager
-def review_budget(what: str) -> Iterator[None]:
+def review_budget(what: str, params: Sequence[str] = ()) -> Iterator[None]:
     """Stop the block with ReviewTimeUp (exit 2) once REVIEW_SECONDS have passed.
 
     A timer signal, not checks sprinkled through loading and scoring: whatever stage a hostile
     pull request makes slow, the review ends with a message. Only in the main thread (where
-    signals are delivered); elsewhere the block runs unbounded in time, as before."""
+    signals are delivered); elsewhere the block runs unbounded in time, as before. Where there
+    is no timer signal, or the caller uses it, a timer thread interrupts the main thread."""
     seconds = env_seconds(REVIEW_SECONDS_ENV, REVIEW_SECONDS)
     import threading
 
@@ -138,9 +139,10 @@ def review_budget(what: str) -> Iterator[None]:
 
     time_up = ReviewTimeUp(
         f"{what} stopped after its time budget of {seconds:g} s; a pull request may not "
-        f"make review take longer (whoever runs it may raise {REVIEW_SECONDS_ENV})"
+        f"make review take longer (whoever runs it may raise {REVIEW_SECONDS_ENV})",
+        params=params,
     )
-    if not hasattr(signal, "SIGALRM"):  # Windows has no timer signal: a timer thread instead
+    if not hasattr(signal, "SIGALRM") or _alarm_in_use():  # a timer thread instead
         with _interrupted_after(seconds, time_up):
             yield
         return
@@ -157,6 +159,14 @@ def review_budget(what: str) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _alarm_in_use() -> bool:
+    """The caller has a real-time timer running or its own SIGALRM handler (a test runner's
+    time-out, an application's watchdog): the review must neither replace nor cancel it."""
+    handler = signal.getsignal(signal.SIGALRM)
+    own = handler is not signal.SIG_DFL and handler is not signal.SIG_IGN
+    return own or signal.getitimer(signal.ITIMER_REAL)[0] > 0
 
 
 @contextmanager

@@ -33,6 +33,10 @@ PassRule = Literal["all", "any", "majority", "mean"]
 # read with `default(Cls, "name")`, not `Cls.name` (that is the slot).
 
 
+REFUSED_TAG = "import-refused"
+"""Tag of a case an importer made to stand for a record it refused: scored as an error."""
+
+
 @dataclass(frozen=True, slots=True)
 class Loc:
     """Where a node came from, for messages that point back into the YAML."""

@@ -13,7 +13,7 @@ from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.yaml_hints import implicit_reading
 from evalspec._util import registry
 from evalspec._util.errors import Problem
-from evalspec._util.schemas import suite_schema as _language_schema
+from evalspec._util.schemas import language_schema
 
 
 def _plugin_names() -> tuple[tuple[str, ...], ...]:
@@ -32,7 +32,7 @@ def suite_schema() -> dict[str, Any]:
 
 @lru_cache(maxsize=4)
 def _schema_for(names: tuple[tuple[str, ...], ...]) -> dict[str, Any]:
-    base = _language_schema()
+    base = language_schema()
     if not any(names):
         return base
     schema: dict[str, Any] = json.loads(json.dumps(base))
@@ -145,7 +145,7 @@ message when something is wrong."""
 @lru_cache(maxsize=1)
 def _compiled() -> Any:
     """The language alone: a suite that fits it names no plugin."""
-    return _compile(_language_schema())
+    return _compile(language_schema())
 
 
 def _compile(schema: dict[str, Any]) -> Any:
@@ -158,7 +158,7 @@ def _compile(schema: dict[str, Any]) -> Any:
 
 def _head_schema() -> dict[str, Any]:
     """The language with `cases` left out: the top-level keys a stream checks first."""
-    base = _language_schema()
+    base = language_schema()
     return {**base, "properties": {**base["properties"], "cases": {"type": "array"}}}
 
 
@@ -172,7 +172,7 @@ def _head_validator() -> Any:
 @lru_cache(maxsize=1)
 def _compiled_case() -> Any:
     """The validator of one case, for the parts of a suite read one case at a time."""
-    base = _language_schema()
+    base = language_schema()
     one_case: dict[str, Any] = {k: base[k] for k in ("$schema", "$id", "$defs") if k in base}
     return _compile({**one_case, "$ref": "#/$defs/case"})
 

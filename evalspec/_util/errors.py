@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -38,17 +40,25 @@ class Problem:
 
 
 class EvalspecError(Exception):
-    """Base class of every error evalspec reports without a traceback."""
+    """Base class of every error evalspec reports without a traceback.
 
-    exit_code = 2
+    An error about an argument names the function's parameter as a Python caller writes it,
+    `name=` then the value (``gate='strict': choose one of ...``), and lists the names in
+    `params`: the command line shows its own option there instead (``--gate 'strict'``), and
+    maps each kind of error to its exit code (evalspec._cli.flags)."""
+
+    def __init__(self, *args: object, params: Sequence[str] = ()) -> None:
+        super().__init__(*args)
+        self.params = tuple(params)
+        """The parameters the message names, each written `name=` in it."""
 
 
 class SpecError(EvalspecError):
     """A suite (or a file it includes) is invalid; carries every problem found."""
 
-    def __init__(self, problems: list[Problem]):
+    def __init__(self, problems: list[Problem], *, params: Sequence[str] = ()):
         self.problems = sorted(problems, key=lambda p: (p.file, p.line, p.column, p.message))
-        super().__init__("\n".join(str(p) for p in self.problems))
+        super().__init__("\n".join(str(p) for p in self.problems), params=params)
 
 
 class UsageError(EvalspecError):
@@ -58,10 +68,31 @@ class UsageError(EvalspecError):
 class RunError(EvalspecError):
     """The run could not proceed: endpoint unreachable, API key missing, recording missing."""
 
-    exit_code = 3
-
 
 class InputError(SpecError):
     """A file evalspec was asked to read is not what it should be: not a regular file, too
     large, not UTF-8, not JSON, nested too deeply, or holding NaN. Same exit code and format as
     a suite mistake, since the fix is the same kind: change the file or the path."""
+
+
+class RunInterrupted(EvalspecError):
+    """The run was interrupted (Ctrl-C); what finished is saved in its run directory."""
+
+    def __init__(self, done: int, total: int, run_dir: Path):
+        self.done, self.total, self.run_dir = done, total, run_dir
+        super().__init__(f"interrupted: {done} of {total} items finished and saved in {run_dir}")
+
+
+class RecordingsMissing(RunError):
+    """Requests without a recorded answer, in a mode that may not call the model.
+
+    Nothing is scored and no results.json is written: a score without those items would be a
+    score of another selection."""
+
+    def __init__(self, labels: Sequence[str], record: str):
+        self.labels = tuple(labels)
+        super().__init__(
+            f"{len(self.labels)} request(s) have no recorded answer and record={record} may "
+            "not call the model; run with record=auto and an API key",
+            params=["record"],
+        )

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -149,10 +149,14 @@ def pread(fd: int, length: int, offset: int) -> bytes:
     return os.read(fd, length)
 
 
-def not_this_kind(path: Path, what: str, why: str, hint: str) -> SpecError:
-    """The error for a file that is not what evalspec expected there: it is never rewritten."""
+def not_this_kind(
+    path: Path, what: str, why: str, hint: str, params: Sequence[str] = ()
+) -> SpecError:
+    """The error for a file that is not what evalspec expected there: it is never rewritten.
+    `params` are the parameters the hint names (`name=`)."""
     return SpecError(
-        [Problem(str(path), 1, 1, "", f"not {what}: {why}; evalspec will not overwrite it", hint)]
+        [Problem(str(path), 1, 1, "", f"not {what}: {why}; evalspec will not overwrite it", hint)],
+        params=params,
     )
 
 

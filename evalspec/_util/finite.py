@@ -80,9 +80,14 @@ def encoder(**options: Any) -> json.JSONEncoder:
 
 
 def encode(coder: json.JSONEncoder, value: Any, what: str, root: str = "") -> str:
-    """`coder.encode(value)`, a non-finite number a NotFiniteError naming `what` and where."""
-    with writing(what, value, root):
+    """`coder.encode(value)`, a non-finite number a NotFiniteError naming `what` and where.
+    (`writing`'s check without its context manager: a run encodes a few lines per item.)"""
+    try:
         return coder.encode(value)
+    except ValueError:
+        if non_finite_at(value) is None:
+            raise
+        raise not_finite(what, value, root) from None
 
 
 def finite_number(value: Any) -> bool:

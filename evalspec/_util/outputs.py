@@ -21,30 +21,41 @@ def _blocking_ancestor(path: Path) -> Path | None:
     return None
 
 
-def check_output_file(path: Path | None, option: str) -> None:
-    """Refuse a file option that cannot be written as a regular file, or that would be
-    written through a link inside the working directory (see evalspec._util.project)."""
+def check_output_file(path: Path | None, param: str) -> None:
+    """Refuse a file to write (the parameter `param`) that cannot be written as a regular
+    file, or that would be written through a link inside the working directory (see
+    evalspec._util.project)."""
     if path is None:
         return
     if path.is_dir():
         raise UsageError(
-            f"{option} {path} is a directory; name a file to write (in it or elsewhere)"
+            f"{param}={path} is a directory; name a file to write (in it or elsewhere)",
+            params=[param],
         )
     if path.exists() and not path.is_file():
-        raise UsageError(f"{option} {path} is not a regular file; name a file to write")
+        raise UsageError(
+            f"{param}={path} is not a regular file; name a file to write", params=[param]
+        )
     blocking = _blocking_ancestor(path)
     if blocking is not None:
-        raise UsageError(f"{option} {path}: {blocking} is a file, so nothing can be written in it")
+        raise UsageError(
+            f"{param}={path}: {blocking} is a file, so nothing can be written in it", params=[param]
+        )
     named(path, OUTPUT_FILE)
 
 
-def check_output_dir(path: Path | None, option: str) -> None:
-    """Refuse a directory option that names an existing file, or a link."""
+def check_output_dir(path: Path | None, param: str) -> None:
+    """Refuse a directory to write (the parameter `param`) that names an existing file, or a
+    link."""
     if path is None:
         return
     if path.exists() and not path.is_dir():
-        raise UsageError(f"{option} {path} is a file, not a directory; name a directory")
+        raise UsageError(
+            f"{param}={path} is a file, not a directory; name a directory", params=[param]
+        )
     blocking = _blocking_ancestor(path)
     if blocking is not None:
-        raise UsageError(f"{option} {path}: {blocking} is a file, so nothing can be written in it")
+        raise UsageError(
+            f"{param}={path}: {blocking} is a file, so nothing can be written in it", params=[param]
+        )
     named(path, OUTPUT_DIRECTORY)

@@ -67,7 +67,7 @@ def model_label(model: str | None, path: Path, fallback: str) -> str:
     if model is None:
         return folder_label(path, fallback)
     if not model.strip():
-        raise UsageError("--model is empty: name the model the answers are from")
+        raise UsageError("model= is empty: name the model the answers are from", params=["model"])
     return model
 
 

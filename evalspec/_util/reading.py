@@ -256,9 +256,13 @@ def loads_untrusted(text: str, depth: int = MAX_JSON_DEPTH) -> Any:
     """JSON a model, a server or a tool sent, held to what evalspec's own files may hold, so a
     run never writes a transcript that `score` and `view` then refuse: no NaN or Infinity, no
     number too large for a float, at most `depth` levels. ValueError otherwise."""
-    if json_depth_error(text, depth) is not None:
+    # No text nests deeper than its opening brackets: most (a call's arguments) need no scan.
+    if text.count("[") + text.count("{") > depth and json_depth_error(text, depth) is not None:
         raise ValueError(f"the JSON nests deeper than {depth} levels")
     try:
+        # json.loads builds a decoder each call; it alone words a leading BOM's refusal.
+        if not text.startswith("\ufeff"):
+            return _UNTRUSTED.decode(text)
         return json.loads(text, parse_constant=_refuse_constant, parse_float=finite_float)
     except RecursionError:  # pragma: no cover - the scan above refuses it first
         raise ValueError(f"the JSON nests deeper than {depth} levels") from None
@@ -331,6 +335,10 @@ def finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{text} is too large for a number")
     return value
+
+
+_UNTRUSTED = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=finite_float)
+"""`json.loads(text, parse_constant=..., parse_float=...)`, made once."""
 
 
 def read_json(path: Path, name: str | None = None, *, limit: int = MAX_FILE_BYTES) -> Any:

@@ -22,6 +22,10 @@ from evalspec._util.reading import MAX_JSON_DEPTH, parse_json
 
 T = TypeVar("T")
 
+Count = Annotated[int, msgspec.Meta(ge=0)]
+"""How many of something a record holds (tokens, turns, a trial's number): never negative,
+checked as the record is read."""
+
 
 MAX_ANSWER_SECONDS = 1e6
 """The most seconds a recorded answer's latency may hold (some 11 days; a request times out

@@ -33,7 +33,7 @@ BUILTIN = "evalspec"
 
 
 @dataclass(frozen=True)
-class Kind:
+class PluginKind:
     """One kind of thing a suite names: what it is called in messages, and where its built-ins
     are registered."""
 
@@ -46,13 +46,15 @@ class Kind:
     positional plugin (`legacy`)."""
 
 
-KINDS: dict[str, Kind] = {
+KINDS: dict[str, PluginKind] = {
     kind.name: kind
     for kind in (
-        Kind("critic", "critic", "evalspec._critics", call_arity=0),
-        Kind("evaluator", "evaluator", "evalspec._scoring.evaluators"),
-        Kind("final_answer", "final-answer check", "evalspec._scoring.final_answer"),
-        Kind("environment", "tool environment", "evalspec._interop.bfcl_environment", call_arity=0),
+        PluginKind("critic", "critic", "evalspec._critics", call_arity=0),
+        PluginKind("evaluator", "evaluator", "evalspec._scoring.evaluators"),
+        PluginKind("final_answer", "final-answer check", "evalspec._scoring.final_answer"),
+        PluginKind(
+            "environment", "tool environment", "evalspec._interop.bfcl_environment", call_arity=0
+        ),
     )
 }
 """Adding a kind is one line here."""

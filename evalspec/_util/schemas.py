@@ -34,8 +34,9 @@ def schema_file() -> Path:
 
 
 @lru_cache(maxsize=1)
-def suite_schema() -> dict[str, Any]:
-    """The suite language's JSON Schema (schemas/suite.schema.json)."""
+def language_schema() -> dict[str, Any]:
+    """The suite language's JSON Schema as written (schemas/suite.schema.json), without the
+    plugins' checks, which `evalspec._suite.schema.suite_schema` adds."""
     from importlib import resources
 
     packaged = resources.files("evalspec").joinpath("suite.schema.json")
@@ -54,7 +55,7 @@ def schema_default(pointer: str) -> Any:
     A pointer that leads nowhere, or to a key without a default, raises KeyError: a default
     that code relies on must be written in the schema.
     """
-    node: Any = suite_schema()
+    node: Any = language_schema()
     for part in pointer.strip("/").split("/"):
         node = _step(node, part.replace("~1", "/").replace("~0", "~"))
     return node["default"]

@@ -1,0 +1,162 @@
+"""Records, not files: one record's fault refuses that record, never the file it came from.
+
+An importer reads a file of records (BFCL questions and answers, results, StableToolBench
+queries, spans). A record that cannot be read or converted (a line that is not JSON, an answer
+that is no function, a turn both adding functions and asking something) is refused: named by
+its id (or line), with the reason and the file that holds the fault (the answer file, not the
+question file, when the answer is wrong). The rest import. A refused record still counts, as
+BFCL counts an errored record: it becomes a case that fails whatever the model does (tagged
+`import-refused`, the reason in its description), and a result for it an errored transcript.
+Only a file whose every record is refused is refused as a whole (exit 2, nothing written).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalspec._suite.model import REFUSED_TAG
+from evalspec._util.errors import InputError, UsageError
+from evalspec._util.reading import display_name, input_error, parse_json, read_text
+
+if TYPE_CHECKING:
+    from evalspec._transcript import Transcript
+
+REFUSED_PREFIX = "refused at import: "
+"""How a refused record's case description begins (and the error of a result for it)."""
+
+MALFORMED = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    RecursionError,
+    StopIteration,
+    ArithmeticError,
+)
+"""What converting a record of the right syntax but the wrong content raises (evalspec's own
+errors are not among them: a missing package is no record's fault)."""
+
+
+def why(exc: BaseException) -> str:
+    """One line saying what was wrong, from what converting a record raised."""
+    if isinstance(exc, KeyError):
+        return f"a record lacks the key {exc.args[0]!r}" if exc.args else "a key is missing"
+    if isinstance(exc, StopIteration):
+        return "an entry that must name something is empty"
+    if isinstance(exc, TypeError | AttributeError):
+        return f"a value has the wrong type ({exc})"
+    text = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+    return text
+
+
+class RecordFault(Exception):
+    """One record's fault; `role` says which file holds it ("questions", "answers", ...)."""
+
+    def __init__(self, reason: str, role: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.role = role
+
+
+@contextlib.contextmanager
+def blame(role: str) -> Iterator[None]:
+    """A fault raised inside is in the file of `role` (one already blamed keeps its file)."""
+    try:
+        yield
+    except RecordFault:
+        raise
+    except MALFORMED as exc:
+        raise RecordFault(why(exc), role) from None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A record the importer refused: which, where, why."""
+
+    record: str
+    file: str
+    line: int
+    reason: str
+    column: int = 1
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}"
+        return f"{where}: record {self.record} refused: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The files records come from, by role, and each record's line in them (for messages)."""
+
+    files: dict[str, str]
+    lines: dict[str, dict[str, int]]
+
+    def refusal(self, record: str, fault: RecordFault) -> Refusal:
+        file = self.files.get(fault.role, fault.role)
+        line = self.lines.get(fault.role, {}).get(record, 1)
+        return Refusal(record, file, line, fault.reason)
+
+
+def refused_case(refusal: Refusal, tags: Sequence[str] = ()) -> dict[str, Any]:
+    """A case that stands for a refused record and fails whatever the model does: it offers no
+    tool and asks for a call (`min_calls`), and any call fails `no_tool_calls`."""
+    text = f"{REFUSED_PREFIX}{refusal}"
+    return {
+        "name": refusal.record,
+        "description": text,
+        "tags": [*tags, REFUSED_TAG],
+        "user": f"({text})",
+        "tools": [],
+        "expect": {"min_calls": 1},
+        "evaluators": ["no_tool_calls"],
+    }
+
+
+def refused_all(refusals: Sequence[Refusal], what: str) -> UsageError:
+    """The error when no record of a file could be imported: the file is wrong, not a record."""
+    shown = "; ".join(str(r) for r in refusals[:3])
+    more = f" (and {len(refusals) - 3} more)" if len(refusals) > 3 else ""
+    return UsageError(
+        f"every record was refused, nothing written: {shown}{more}; check that it is {what}"
+    )
+
+
+def numbered_json(path: Path, what: str, hint: str) -> tuple[list[tuple[int, Any]], list[Refusal]]:
+    """(line, value) of each record of a JSON Lines file, or of a JSON list (every record on
+    line 1); a line that is not JSON is refused on its own. The whole file is refused only when
+    it cannot be read at all (size, encoding, a JSON list that does not parse) or is empty."""
+    name = display_name(path)
+    text = read_text(path, name)
+    refused: list[Refusal] = []
+    if text.lstrip().startswith("["):
+        data = parse_json(text, name)
+        numbered = [(1, r) for r in data] if isinstance(data, list) else [(1, data)]
+    else:
+        numbered = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:  # the limits of untrusted input hold for each line
+                numbered.append((n, parse_json(line, name, n)))
+            except InputError as exc:
+                at = exc.problems[0] if exc.problems else None
+                message, column = (at.message, at.column) if at else (str(exc), 1)
+                refused.append(Refusal(f"line-{n}", name, at.line if at else n, message, column))
+    if not numbered and not refused:
+        raise input_error(name, f"the file holds no {what}", hint)
+    return numbered, refused
+
+
+def errored_transcript(item_id: str, case: str, model: str, why: str, source: str) -> Transcript:
+    """The transcript of a record that could not be read or whose case was refused: an errored
+    run, which fails, as BFCL fails an errored record."""
+    from evalspec._transcript import Transcript
+
+    return Transcript(
+        item_id=item_id, case=case, model=model, finish_reason="error", error=why, source=source
+    )
