@@ -1,13 +1,20 @@
 """How fast `evalspec validate` starts and how it scales to a big suite.
 
-Run: ``.venv/bin/python benchmarks/bench_validate.py [--repeat 7] [--cases 5000]``
+Run: ``.venv/bin/python benchmarks/bench_validate.py [--repeat 7] [--cases 5000]
+[--big 50000] [--against CHECKOUT]``
 
 Measured in one run:
   (a) whole-process `evalspec validate suites/*.yaml` against `python -c "import yaml,
       jsonschema"` (the floor any YAML + JSON Schema validator pays), alternated, median ratio;
   (b) a generated suite of 5,000 cases (10 tools, expected calls, critics, matrix cases):
       whole-process `evalspec validate` wall time and peak RSS, and in-process `load_suite`;
-  (c) which heavy libraries `validate` and `plan` import (none should be).
+  (c) which heavy libraries `validate` and `plan` import (none should be);
+  (d) `evalspec validate` of a `--big`-case suite (bench_scale.py's cases) split over included
+      files of 10,000 cases, against the floor of its parser: libyaml reading the same files'
+      events and nothing more (issue 31: <= 2x, and < 150 MB peak RSS).
+`--against CHECKOUT` runs (a) and (d) with this tree and another checkout (say, main)
+alternately, each as `python -m evalspec` with its own tree on PYTHONPATH: both trees' ratios
+to the floors measured in the same run, and this/other.
 For scale: promptfoo's `validate config` takes 2.6 s and 248 MiB on a 500-test config on the
 same 2-core machine.
 """
@@ -18,15 +25,18 @@ import argparse
 import glob
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from _common import (
     HEAVY,
     PYTHON,
     REPO,
+    Child,
     byte_compile,
     evalspec_cmd,
     goal,
@@ -38,6 +48,8 @@ from _common import (
     run_child,
     summary,
 )
+from bench_scale import _interleave_children, _print_children, split_suite
+from bench_scale import make_suite as scale_suite
 
 TOOLS = [
     ("send_dm_to_user", {"user_name": "string", "message": "string"}),
@@ -156,14 +168,108 @@ def make_suite(cases: int, seed: int = 7) -> str:
     return "\n".join(lines) + "\n"
 
 
+EVENTS_FLOOR = """
+import sys, yaml, yaml.cyaml
+for name in sys.argv[1:]:
+    with open(name, encoding="utf-8") as fh:
+        parser = yaml.cyaml.CParser(fh.read())
+    while parser.get_event():
+        pass
+    parser.dispose()
+"""
+"""The parser's floor: libyaml reads every event of the files into Python, nothing is built."""
+
+Runner = tuple[list[str], dict[str, str]]
+"""How a tree runs `evalspec`: the command's first words and the environment it adds."""
+
+
+def runners(against: Path | None) -> dict[str, Runner]:
+    """This tree alone through its console script, or both trees as `python -m evalspec`."""
+    if against is None:
+        return {"this": (evalspec_cmd(), {})}
+    trees = {"this": REPO, "other": against.resolve()}
+    for tree in trees.values():
+        subprocess.run([PYTHON, "-m", "compileall", "-q", str(tree / "evalspec")], check=True)
+    return {
+        name: ([PYTHON, "-m", "evalspec"], {"PYTHONPATH": str(tree)})
+        for name, tree in trees.items()
+    }
+
+
+def checked(child: Child, what: str) -> Child:
+    if child.returncode != 0:
+        sys.exit(
+            f"{what} failed ({child.returncode}): {child.stdout[-1000:]}{child.stderr[-2000:]}"
+        )
+    return child
+
+
+def versus_floor(
+    label: str,
+    floor: list[str],
+    args: list[str],
+    trees: dict[str, Runner],
+    repeat: int,
+    cwd: Path,
+) -> dict[str, list[Child]]:
+    """`evalspec ARGS` by each tree and the floor command, alternated; ratios to the floor."""
+    subjects: dict[str, Callable[[], Child]] = {
+        "floor": lambda: checked(run_child(floor, cwd=cwd), "the floor")
+    }
+    for tree, (cmd, env) in trees.items():
+        subjects[tree] = lambda cmd=cmd, env=env, tree=tree: checked(
+            run_child([*cmd, *args], env=env, cwd=cwd), f"{tree}: evalspec {args[0]}"
+        )
+    children = _interleave_children(subjects, repeat)
+    for name, measured in children.items():
+        _print_children(f"{label} {name:>5}", measured)
+    base = [c.wall for c in children["floor"]]
+    for tree in trees:
+        wall = paired_ratio([c.wall for c in children[tree]], base)
+        cpu = paired_ratio([c.cpu_s for c in children[tree]], [c.cpu_s for c in children["floor"]])
+        print(f"{label} {tree:>5}: ratio to the floor, wall {wall:.2f}x, CPU {cpu:.2f}x")
+    if "other" in trees:
+        this, other = ([c.wall for c in children[t]] for t in ("this", "other"))
+        print(f"{label} RATIO this/other wall: {paired_ratio(this, other):.3f}")
+    return children
+
+
+def big_over_includes(cases: int, trees: dict[str, Runner], repeat: int, tmp: Path) -> None:
+    """(d) a large suite over included files of 10,000 cases against libyaml's events."""
+    folder = tmp / "big-over-includes"
+    folder.mkdir()
+    suite = split_suite(scale_suite(cases), folder, -(-cases // 10_000))
+    files = sorted(str(p) for p in folder.glob("*.yaml"))
+    size = sum(Path(f).stat().st_size for f in files) / 1024 / 1024
+    print(f"(d) {cases} cases over {len(files) - 1} included files ({size:.1f} MiB)")
+    print(f"    floor: libyaml's events of the same files ({PYTHON} -c ...)")
+    floor = [PYTHON, "-c", EVENTS_FLOOR, *files]
+    children = versus_floor(f"{cases:>6}", floor, ["validate", str(suite)], trees, repeat, tmp)
+    this = children["this"]
+    ratio = paired_ratio([c.wall for c in this], [c.wall for c in children["floor"]])
+    goal(f"validate_{cases}_over_includes_vs_events", ratio, "<=", 2.0, "{:.2f}")
+    goal(
+        f"validate_{cases}_over_includes_peak_rss_mb",
+        max(c.maxrss_mb for c in this),
+        "<",
+        150.0,
+        "{:.0f}",
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="alternated runs of each command")
     parser.add_argument("--cases", type=int, default=5000, help="cases in the generated suite")
+    parser.add_argument("--big", type=int, default=50_000, help="cases of (d); 0 skips it")
+    parser.add_argument("--against", type=Path, help="another checkout: both trees, alternated")
     args = parser.parse_args()
 
     byte_compile()
     print(f"machine: {machine()}")
+    if args.against:
+        compare_trees(args.against, args.repeat, args.big)
+        return
     cli = evalspec_cmd()
     suites = sorted(glob.glob(str(REPO / "suites" / "*.yaml")))
     baseline_cmd = [PYTHON, "-c", "import yaml, jsonschema"]
@@ -233,6 +339,31 @@ def main() -> None:
                 not loaded,
                 f"none of {', '.join(HEAVY)}",
             )
+
+        if args.big:
+            big_over_includes(args.big, runners(None), max(3, args.repeat // 2), Path(tmp))
+
+
+def compare_trees(other: Path, repeat: int, big: int) -> None:
+    """(a) and (d) by this tree and `other`, alternated, each against the same run's floors."""
+    trees = runners(other)
+    print(f"this: {REPO}; other: {other.resolve()} (both: python -m evalspec)")
+    suites = sorted(glob.glob(str(REPO / "suites" / "*.yaml")))
+    with tempfile.TemporaryDirectory(prefix="bench-validate-") as tmp:
+        print("(a) floor: python -c 'import yaml, jsonschema'")
+        small = versus_floor(
+            "suites/*.yaml",
+            [PYTHON, "-c", "import yaml, jsonschema"],
+            ["validate", *suites],
+            trees,
+            repeat,
+            Path(tmp),
+        )
+        walls = [c.wall for c in small["this"]]
+        ratio = paired_ratio(walls, [c.wall for c in small["floor"]])
+        goal("validate_startup_ratio", ratio, "<=", 3.0, "{:.2f}")
+        if big:
+            big_over_includes(big, trees, max(3, repeat // 2), Path(tmp))
 
 
 if __name__ == "__main__":

@@ -213,3 +213,34 @@ def test_an_alias_bomb_spread_over_many_cases_is_refused_while_streaming(tmp_pat
     problem = info.value.problems[0]
     assert (problem.line, problem.column) == (5, 3)
     assert "expands to more than 200000 values" in problem.message
+
+
+@pytest.mark.slow
+def test_included_case_files_with_and_without_templates_stream_identically(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = _generated(0).replace("cases:\n", "")
+    (tmp_path / "suite.yaml").write_text(
+        head + "cases:\n  - include: plain.yaml\n  - include: templated.yaml\n", encoding="utf-8"
+    )
+    call = "expect: {tool_calls: [{t: {id: r, note: n}}]}"
+    (tmp_path / "plain.yaml").write_text(
+        "".join(f"- {{name: p{i}, user: 'q {i}', {call}}}\n" for i in range(1500)),
+        encoding="utf-8",
+    )
+    # The only template of this file is written with escapes: its text shows no `{{`.
+    (tmp_path / "templated.yaml").write_text(
+        "".join(
+            f'- {{name: t{i}, user: "\\x7b\\x7b greeting }}}} {i}", {call}}}\n' for i in range(1500)
+        ),
+        encoding="utf-8",
+    )
+    streamed = _streamed(tmp_path / "suite.yaml")
+    assert streamed is not None, "the stream gave up on a valid suite"
+    with monkeypatch.context() as m:
+        m.setattr("evalspec._suite.validate.load_streaming", lambda *args: None)
+        whole = load_suite(tmp_path / "suite.yaml")
+    assert streamed == whole
+    users = {c.name: c.messages[-1].content for c in streamed.cases}
+    assert users["p7"] == "q 7"
+    assert users["t7"] == "Hello 7"

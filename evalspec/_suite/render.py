@@ -12,6 +12,7 @@ import math
 import os
 import re
 import stat
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from evalspec._suite.budget import (
 from evalspec._suite.limits import MAX_CASES_ENV, max_cases
 from evalspec._suite.load import LDict, LList, Pos, ldict, llist, load_yaml, read_text
 from evalspec._suite.schema import did_you_mean
+from evalspec._suite.tree import share_positions
 from evalspec._suite.yaml_hints import cut_text_problems, may_cut_text
 from evalspec._util.errors import Problem, SpecError
 from evalspec._util.reading import display_name, file_kind
@@ -79,20 +81,34 @@ def _problem(pos: Pos, path: str, message: str, hint: str = "") -> Problem:
 # ---------------------------------------------------------------- includes
 
 
+@dataclass
+class Included:
+    """What the includes of one suite have read so far, shared by every file it includes."""
+
+    files: int = 0
+    templated: int = 0
+    """Files whose text may hold a template: the others' cases need no search for one."""
+
+
+_TEMPLATE_SIGNS = ("{{", "{%", "{#", "\\")
+"""Without these in a file's text no value in it holds a template: values join lines only with
+a space or a line break, and only a backslash escape writes a `{` the text does not show."""
+
+
 def resolve_includes(
     doc: LDict,
     base: Path,
     problems: list[Problem],
     depth: int = 0,
     chain: tuple[Path, ...] = (),
-    included: list[int] | None = None,
+    included: Included | None = None,
 ) -> None:
     """Replace `{include: file}` items of `tools` and `cases` with the file's items, in place.
 
     `chain` holds the files being included, outermost first, to report include cycles;
-    `included` counts the files included so far in the whole tree (one shared cell).
+    `included` counts the files included so far in the whole tree (one for the whole suite).
     """
-    included = included if included is not None else [0]
+    included = included if included is not None else Included()
     for section in ("tools", "cases"):
         items = doc.get(section)
         if not isinstance(items, LList):
@@ -119,7 +135,7 @@ def _include(
     problems: list[Problem],
     depth: int,
     chain: tuple[Path, ...],
-    included: list[int],
+    included: Included,
 ) -> list[Any]:
     path = f"{section}[{index}].include"
     pos = item.value_pos.get("include", item.pos)
@@ -148,9 +164,9 @@ def _include(
             )
         )
         return []
-    included[0] += 1
-    if included[0] > MAX_INCLUDES:
-        if included[0] == MAX_INCLUDES + 1:
+    included.files += 1
+    if included.files > MAX_INCLUDES:
+        if included.files == MAX_INCLUDES + 1:
             problems.append(
                 _problem(
                     pos,
@@ -192,6 +208,8 @@ def _include(
     except SpecError as exc:
         problems.extend(exc.problems)
         return []
+    if any(sign in text for sign in _TEMPLATE_SIGNS):
+        included.templated += 1
     if may_cut_text(text):  # an included file's texts can be cut by ` #` too
         problems.extend(cut_text_problems(loaded, text, display_name(file)))
     if isinstance(loaded, LDict) and section in loaded:
@@ -578,10 +596,10 @@ def expand_case(
     given_vars = case.get("vars")
     case_vars: dict[str, Any] = given_vars if isinstance(given_vars, dict) else {}
     body = LDict()
-    body.pos, body.key_pos, body.value_pos = case.pos, case.key_pos, case.value_pos
     for k, v in case.items():
         if k not in ("matrix", "vars"):
             body[k] = v
+    share_positions(body, case)
     rows = matrix_rows(case, path, problems)
     reported: set[tuple[Any, ...]] = set()
     if rows is None:

@@ -23,6 +23,7 @@ from evalspec._suite.load import LDict, Pos, ldict, llist, load_yaml_streaming
 from evalspec._suite.model import Suite
 from evalspec._suite.render import (
     CaseCounter,
+    Included,
     Renderer,
     expand_case,
     has_template,
@@ -76,7 +77,7 @@ class CaseStream:
         self.weight = 0
         """Cases counted as the schema check's work: a multi-turn case counts its turns."""
         self.counter = CaseCounter()
-        self.included = [0]  # one count of included files for the whole suite
+        self.included = Included()  # one count of included files for the whole suite
         self.pending: list[tuple[Any, Pos, bool]] = []
 
     def start(self, root: LDict) -> None:
@@ -108,9 +109,11 @@ class CaseStream:
     def _build(self, item: Any, pos: Pos, braces: bool) -> None:
         builder = self.builder
         assert builder is not None  # start() came first
+        templated = self.included.templated
         included = self._included(item, pos)
         if len(included) != 1 or included[0] is not item:
-            braces = True  # another file's cases: look for templates in them
+            # Another file's cases: look for templates in them if its text may hold one.
+            braces = self.included.templated != templated
         included.reverse()
         while included:
             tree = included.pop()  # an included file's case trees are freed as they are built

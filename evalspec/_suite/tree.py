@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar, overload
+
+T = TypeVar("T")
 
 
 class Pos(NamedTuple):
@@ -15,21 +17,86 @@ class Pos(NamedTuple):
     """1-based."""
 
 
-class LDict(dict[str, Any]):
-    """A mapping from YAML that knows where it and each of its keys and values stand."""
+_new_tuple = tuple.__new__
 
-    __slots__ = ("key_pos", "pos", "value_pos")  # no per-instance __dict__: 50,000 cases
+
+def mark_pos(file: str, mark: Any) -> Pos:
+    """The position of a parser's mark (0-based line and column) in `file`."""
+    return _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
+
+
+class _Unpacked(Generic[T]):
+    """A table of positions made from the container's marks when first read (then kept)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _Unpacked[T]: ...
+    @overload
+    def __get__(self, obj: LDict | LList, owner: type) -> T: ...
+    def __get__(self, obj: LDict | LList | None, owner: type) -> T | _Unpacked[T]:
+        if obj is None:
+            return self
+        try:
+            found: T = getattr(obj, self.slot)
+        except AttributeError:
+            obj.unpack()
+            found = getattr(obj, self.slot)
+        return found
+
+    def __set__(self, obj: LDict | LList, value: T) -> None:
+        setattr(obj, self.slot, value)
+
+
+class LDict(dict[str, Any]):
+    """A mapping from YAML that knows where it and each of its keys and values stand.
+
+    The YAML tree builder leaves the parser's marks of each key and value in `marks`, in the
+    order written; `key_pos` and `value_pos` are made from them when first read: most are
+    never read (a valid case needs a few), and a 50,000-case suite writes 1.4 million."""
+
+    __slots__ = ("_key_pos", "_value_pos", "file", "marks", "pos")  # no per-instance __dict__
     pos: Pos
-    key_pos: dict[str, Pos]
-    value_pos: dict[str, Pos]
+    file: str
+    marks: list[Any] | None
+    """Marks of key, value, key, value, ... (None once read into positions)."""
+    key_pos = _Unpacked[dict[str, Pos]]()
+    value_pos = _Unpacked[dict[str, Pos]]()
+
+    def unpack(self) -> None:
+        """Positions from the marks; keys added since (by `<<:`) come with their own."""
+        file, marks, keys = self.file, self.marks or [], list(self)
+        self._key_pos = {k: mark_pos(file, m) for k, m in zip(keys, marks[0::2], strict=False)}
+        self._value_pos = {k: mark_pos(file, m) for k, m in zip(keys, marks[1::2], strict=False)}
+        self.marks = None
 
 
 class LList(list[Any]):
-    """A sequence from YAML that knows where it and each of its items stand."""
+    """A sequence from YAML that knows where it and each of its items stand (made from the
+    parser's marks when first read, as LDict's)."""
 
-    __slots__ = ("item_pos", "pos")
+    __slots__ = ("_item_pos", "file", "marks", "pos")
     pos: Pos
-    item_pos: list[Pos]
+    file: str
+    marks: list[Any] | None
+    item_pos = _Unpacked[list[Pos]]()
+
+    def unpack(self) -> None:
+        file = self.file
+        self._item_pos = [mark_pos(file, m) for m in self.marks or ()]
+        self.marks = None
+
+
+def share_positions(target: LDict, source: LDict) -> None:
+    """Give `target`, which holds some of `source`'s keys, `source`'s positions: its marks when
+    they are unread and the keys are the same (most cases: nothing is made from them)."""
+    target.pos = source.pos
+    marks = getattr(source, "marks", None)
+    if marks is not None and len(target) == len(source):
+        target.file, target.marks = source.file, marks
+    else:
+        target.key_pos, target.value_pos = source.key_pos, source.value_pos
 
 
 def ldict(pos: Pos, items: dict[str, Any] | None = None) -> LDict:

@@ -7,6 +7,7 @@ semantic checks (tools named exist, critics fit arguments, arguments fit the too
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -249,6 +250,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         self.built_run = self.run_settings(top.get("run") or {})
         budgets = top.get("budgets") or {}
         self.case_budget = dict(budgets.get("case") or {})
+        self.suite_case_budget = Budget(**self.case_budget)
+        """A case's budget when it sets none: one (immutable) for every such case."""
         self.built_cases: list[Case] = []
         self.seen_names: dict[str, str] = {}
 
@@ -459,7 +462,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             tools=offered,
             loc=make_loc(raw.pos, path),
             flaky=bool(raw.get("flaky", False)),
-            budget=Budget(**{**self.case_budget, **dict(raw.get("budget") or {})}),
+            budget=Budget(**{**self.case_budget, **dict(raw["budget"] or {})})
+            if "budget" in raw
+            else self.suite_case_budget,
             state=self.unchanged_conflicts(
                 self.case_state(raw, path, self.suite_state),
                 [expect, *(t.expect for t in turns if t.expect is not None)],
@@ -648,9 +653,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
                     f"{name}: {{arg: value}}",
                 )
                 return None
-        name_pos = item.value_pos.get("tool", item.key_pos.get(name, pos))
         tool = self.tool_map.get(name)
         if tool is None:
+            name_pos = item.value_pos.get("tool", item.key_pos.get(name, pos))
             hint = unknown_tool_hint(name, self.tool_map)
             self.problem(name_pos, path, f"{name!r} is not a tool of this suite", hint)
             return None
@@ -680,12 +685,12 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         props = tool.parameters.get("properties") or {}
         loose = {c.field for c in critics if c.kind in ("one_of", "regex", "ignore", "contains")}
         for key, value in args.items():
-            vpos = node.value_pos.get(key, pos) if isinstance(node, LDict) else pos
-            kpos = node.key_pos.get(key, pos) if isinstance(node, LDict) else pos
+            # Positions are read only for a problem: most arguments have none.
+            vpos = partial(_pos_of, node, "value_pos", key, pos)
             if key not in props:
                 if tool.parameters.get("additionalProperties", True) is False or props:
                     self.problem(
-                        kpos,
+                        _pos_of(node, "key_pos", key, pos),
                         f"{path}.{key}",
                         f"{tool.name!r} has no argument {key!r}",
                         did_you_mean(key, props)
@@ -694,7 +699,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
                 continue
             if isinstance(value, str) and "${" in value and RUN_TIME_REF.search(value):
                 self.problem(
-                    vpos,
+                    vpos(),
                     f"{path}.{key}",
                     f"{value!r:.60} is a run-time reference, which only a tool's behavior fills "
                     "in; an expected argument is compared as written",
@@ -717,11 +722,11 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
                 message = explain_value_error(errors[0])
                 hint = "fix the value, or the tool's `parameters`"
                 wants = errors[0].validator_value if errors[0].validator == "type" else ()
-                reading = implicit_reading(*vpos, value) if "string" in wants else None
+                reading = implicit_reading(*vpos(), value) if "string" in wants else None
                 if reading is not None:
                     message, hint = f"{message}: {reading[0]}", reading[1]
                 self.problem(
-                    vpos,
+                    vpos(),
                     f"{path}.{key}",
                     f"the expected {key} {value!r:.60} does not fit {tool.name}'s parameter: "
                     + message,
@@ -734,11 +739,11 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         key: str,
         value: Any,
         critics: tuple[CriticSpec, ...],
-        pos: Pos,
+        pos: Callable[[], Pos],
         path: str,
     ) -> None:
         """An expected value the datetime critic that judges it cannot read fails every model:
-        say so now, not after a run."""
+        say so now, not after a run. `pos` finds the value's position, for that problem."""
         if not isinstance(value, str):
             return  # only a text can be a date the critic fails to read (checked first: cheap)
         chosen = next(
@@ -760,7 +765,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             return
         dateutil = params.get("parse") == "dateutil"
         self.problem(
-            pos,
+            pos(),
             path,
             f"the expected {key} {value!r:.60} is not a date the datetime critic can read, "
             "so every answer would fail",
@@ -797,6 +802,12 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             self.check_field(c, {"properties": props}, sorted({t.name for t in tools}))
 
 
+def _pos_of(node: Any, table: str, key: str, default: Pos) -> Pos:
+    """Where `node`'s key or value `key` stands (`table`: key_pos or value_pos)."""
+    found: Pos = getattr(node, table).get(key, default) if isinstance(node, LDict) else default
+    return found
+
+
 def _numbers_to_text(doc: LDict) -> None:
     """`"{{ n }}"` renders to the number n; where the schema wants text, it becomes text again."""
     for error in language_validator().iter_errors(doc):
@@ -826,6 +837,8 @@ def _numbers_to_text(doc: LDict) -> None:
 def _merge_critics(
     suite: tuple[CriticSpec, ...], case: tuple[CriticSpec, ...]
 ) -> tuple[CriticSpec, ...]:
+    if not case:
+        return suite
     fields = {c.field for c in case}
     return tuple(c for c in suite if c.field not in fields) + case
 

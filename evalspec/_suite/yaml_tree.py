@@ -12,6 +12,9 @@ time and no nesting depth can exhaust a stack (libyaml's own composer crashes th
 - at most `max_values()` values written out (2,000,000 unless EVALSPEC_MAX_SUITE_VALUES says
   otherwise), so a 50,000-case suite loads while memory stays bounded by the file.
 
+Each container keeps the parser's marks of what it holds; positions are made from them only
+when read (tree.py), as most never are.
+
 Given a `CaseSink`, the builder hands each item of the top-level `cases:` list to it as soon as
 the item is complete instead of keeping it, so a large suite is checked one case at a time.
 """
@@ -25,7 +28,7 @@ from typing import Any, Protocol
 import yaml
 
 from evalspec._suite.limits import MAX_TOOLS_ENV, env_limit, max_tools
-from evalspec._suite.tree import LDict, LList, Pos
+from evalspec._suite.tree import LDict, LList, Pos, mark_pos
 from evalspec._util.errors import Problem, SpecError
 
 MAX_DEPTH = 64
@@ -59,13 +62,14 @@ _SCALARS = {
     _CORE + "null": yaml.constructor.SafeConstructor.construct_yaml_null,
 }
 _RESOLVER = yaml.resolver.Resolver()
+_MAY_RESOLVE = frozenset(_RESOLVER.yaml_implicit_resolvers)
+"""First characters (and "", for the empty text) of plain scalars that may be read as
+something other than text: a plain scalar starting with any other character, and any quoted
+one, is text without asking the resolver (there are no path or wildcard resolvers)."""
 _ScalarEvent, _AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
 _SequenceStartEvent, _MappingStartEvent = yaml.SequenceStartEvent, yaml.MappingStartEvent
-_new_tuple = tuple.__new__
 _NO_KEY = object()
 _MERGE = object()
-_NO_POS = Pos("", 0, 0)
-"""A frame's `key_pos` while no key waits for its value (never read then)."""
 
 
 class CaseSink(Protocol):
@@ -103,33 +107,49 @@ class _Frame:
 
     __slots__ = (
         "anchor",
+        "at",
         "chars",
         "key",
-        "key_pos",
+        "key_mark",
         "mark",
+        "marks",
         "max_items",
         "merges",
-        "path",
         "size",
         "streamed",
+        "up",
         "value",
     )
 
-    def __init__(self, value: LDict | LList, mark: Any, anchor: str | None, path: DocPath | None):
+    def __init__(
+        self, value: LDict | LList, mark: Any, anchor: str | None, up: _Frame | None, at: Any
+    ):
         self.value = value
+        self.marks: list[Any] = []
+        """The value's own list of marks (LDict.marks, LList.marks): appended to inline."""
         self.mark = mark
         self.anchor = anchor
-        self.path = path
+        self.up = up
+        self.at = at
+        """Its key or index in `up`; None for a `<<:` source (which has its parent's path)."""
         self.size = 1
         self.chars = 0
         """Characters of text in the value once every alias in it is expanded."""
         self.key: Any = _NO_KEY
-        self.key_pos: Pos = _NO_POS
-        self.merges: list[tuple[LDict, int]] = []
+        self.key_mark: Any = None
+        self.merges: list[tuple[LDict, int]] | None = None
         self.max_items = -1
         """-1, or (for the top-level `tools:` list) how many items it may hold."""
         self.streamed = -1
         """-1, or (for the `cases:` list handed to a sink) how many items went to the sink."""
+
+    @property
+    def path(self) -> DocPath | None:
+        """The value's document path, made only for an error message."""
+        up = self.up
+        if up is None:
+            return None
+        return up.path if self.at is None else DocPath(up.path, self.at)
 
 
 _RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
@@ -178,9 +198,7 @@ class TreeBuilder:
         self.braces_before = 0
 
     def pos(self, mark: Any) -> Pos:
-        # tuple.__new__ skips the NamedTuple's Python-level __new__: 2.4x faster, and a
-        # 50,000-case suite makes 1.4 million positions.
-        return _new_tuple(Pos, (self.file, mark.line + 1, mark.column + 1))
+        return mark_pos(self.file, mark)
 
     def fail(self, mark: Any, message: str, hint: str, path: DocPath | None = None) -> SpecError:
         return SpecError(
@@ -217,7 +235,6 @@ class TreeBuilder:
     def _document(self) -> tuple[Any, Pos]:
         get_event = self.parser.get_event
         stack: list[_Frame] = []
-        file = self.file
         while True:
             event = get_event()
             kind = type(event)
@@ -225,54 +242,64 @@ class TreeBuilder:
             if kind is _ScalarEvent:
                 if len(stack) >= MAX_DEPTH:
                     raise self._too_deep(event.start_mark)
+                text = event.value
+                # Surely ASCII text (what _tag_of would say, without asking it).
+                simple = (
+                    event.tag is None
+                    and (not event.implicit[0] or text[:1] not in _MAY_RESOLVE)
+                    and text.isascii()
+                )
                 if parent is not None and parent.key is _NO_KEY and type(parent.value) is LDict:
-                    key = event.value
+                    key = text
                     if (
-                        event.tag is None
+                        (
+                            simple
+                            or (
+                                event.tag is None
+                                and _RESOLVED.get((key, event.implicit)) == _STR_TAG
+                                and key.isascii()
+                            )
+                        )
                         and not self.cases_done
-                        and _RESOLVED.get((key, event.implicit)) == _STR_TAG
-                        and key.isascii()
-                        and key not in parent.value.key_pos
+                        and key not in parent.value
                     ):
                         # The common key, inline: plain ASCII text, seen before, not repeated.
                         if "{" in key:
                             self.braces += 1
-                        mark = event.start_mark
                         parent.key = key
-                        parent.key_pos = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
+                        parent.key_mark = event.start_mark
                         continue
                     self._key(parent, event)
                     continue
                 self.count += 1
                 if self.count > self.limit:
                     raise self._too_many(event.start_mark, self._child_path(parent))
-                tag = _tag_of(event)
-                text = event.value
+                tag = _STR_TAG if simple else _tag_of(event)
                 mark = event.start_mark
                 chars = len(text)
                 self.written += chars
-                if tag in _TEXT_TAGS and text.isascii() and parent is not None:
+                if (simple or (tag in _TEXT_TAGS and text.isascii())) and parent is not None:
                     # The common case, inline: plain ASCII text into a mapping or a list.
                     if "{" in text:
                         self.braces += 1
                     if event.anchor:
                         self.anchors[event.anchor] = (text, 1, chars, self.pos(mark))
                     container = parent.value
-                    where = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
-                    if isinstance(container, LList):
-                        if parent.streamed >= 0:
-                            self._stream(parent, text, 1, chars, mark)
-                        else:
-                            container.append(text)
-                            container.item_pos.append(where)
-                            parent.size += 1
-                            parent.chars += chars
+                    if parent.streamed >= 0:
+                        self._stream(parent, text, 1, chars, mark)
+                        continue
+                    if type(container) is LList:
+                        container.append(text)
+                        parent.marks.append(mark)
+                        parent.size += 1
+                        parent.chars += chars
                         continue
                     key = parent.key
                     if key is not _MERGE:
                         container[key] = text
-                        container.key_pos[key] = parent.key_pos
-                        container.value_pos[key] = where
+                        marks = parent.marks
+                        marks.append(parent.key_mark)
+                        marks.append(mark)
                         parent.size += 1
                         parent.chars += chars
                         parent.key = _NO_KEY
@@ -321,40 +348,43 @@ class TreeBuilder:
     def _open(self, event: Any, stack: list[_Frame]) -> _Frame:
         mark = event.start_mark
         parent = stack[-1] if stack else None
-        path = self._child_path(parent)
-        if parent is not None and isinstance(parent.value, LDict) and parent.key is _NO_KEY:
-            raise self.fail(
-                mark,
-                "a key must be plain text, not a list or mapping",
-                "write keys as plain words, like `name:`",
-                parent.path,
-            )
+        at: Any = None
+        if parent is not None:
+            if type(parent.value) is LList:
+                at = len(parent.value) + (parent.streamed if parent.streamed > 0 else 0)
+            elif parent.key is _NO_KEY:
+                raise self.fail(
+                    mark,
+                    "a key must be plain text, not a list or mapping",
+                    "write keys as plain words, like `name:`",
+                    parent.path,
+                )
+            elif parent.key is not _MERGE:
+                at = parent.key
         if len(stack) >= MAX_DEPTH:
             raise self._too_deep(mark)
         self.count += 1
         if self.count > self.limit:
-            raise self._too_many(mark, path)
-        is_seq = isinstance(event, yaml.SequenceStartEvent)
+            raise self._too_many(mark, self._child_path(parent))
+        is_seq = type(event) is _SequenceStartEvent
         tag = event.tag
         if tag is not None and tag != "!" and tag != (_SEQ_TAG if is_seq else _MAP_TAG):
-            raise self._bad_tag(mark, tag, path)
-        value: LDict | LList
-        if is_seq:
-            value = LList()
-            value.item_pos = []
-        else:
-            value = LDict()
-            value.key_pos = {}
-            value.value_pos = {}
-        value.pos = self.pos(mark)
-        frame = _Frame(value, mark, event.anchor, path)
-        if is_seq and len(stack) == 1 and parent is not None and parent.key == "tools":
+            raise self._bad_tag(mark, tag, self._child_path(parent))
+        value: LDict | LList = LList() if is_seq else LDict()
+        frame = _Frame(value, mark, event.anchor, parent, at)
+        value.marks = frame.marks
+        value.file = self.file
+        value.pos = mark_pos(self.file, mark)
+        if is_seq and len(stack) == 1 and parent is not None:
+            self._top_level_list(parent, frame)
+        return frame
+
+    def _top_level_list(self, parent: _Frame, frame: _Frame) -> None:
+        """`tools:` is bounded while it is read; `cases:` goes to the sink, if there is one."""
+        if parent.key == "tools":
             frame.max_items = max_tools()  # refused while parsing: no tree of 100,000 tools
         if (
             self.sink is not None
-            and is_seq
-            and len(stack) == 1
-            and parent is not None
             and parent.key == "cases"
             and isinstance(parent.value, LDict)  # always: only a mapping has keys
             and not parent.merges  # `<<:` keys arrive only when the root closes
@@ -362,7 +392,6 @@ class TreeBuilder:
             self.sink.start(parent.value)
             frame.streamed = 0
             self.braces_before = self.braces
-        return frame
 
     def _close(self, frame: _Frame) -> Any:
         value = frame.value
@@ -420,7 +449,10 @@ class TreeBuilder:
                     parent.path,
                 )
             container.append(value)
-            container.item_pos.append(self.pos(mark))
+            if container.marks is None:  # its positions were read while it was open
+                container.item_pos.append(self.pos(mark))
+            else:
+                container.marks.append(mark)
             parent.size += size
             parent.chars += chars
             return
@@ -429,9 +461,14 @@ class TreeBuilder:
         if parent.key is _MERGE:
             self._take_merge_sources(parent, value, mark)
         else:
-            container[parent.key] = value
-            container.key_pos[parent.key] = parent.key_pos
-            container.value_pos[parent.key] = self.pos(mark)
+            key = parent.key
+            container[key] = value
+            if container.marks is None:  # the root, read by the sink when `cases:` began
+                container.key_pos[key] = self.pos(parent.key_mark)
+                container.value_pos[key] = self.pos(mark)
+            else:
+                container.marks.append(parent.key_mark)
+                container.marks.append(mark)
             parent.size += size
             parent.chars += chars
         parent.key = _NO_KEY
@@ -513,7 +550,7 @@ class TreeBuilder:
         key = str(key)
         mapping = frame.value
         assert isinstance(mapping, LDict)  # a key is read only inside a mapping
-        if key in mapping or key in mapping.key_pos:
+        if key in mapping:
             first = mapping.key_pos[key]
             raise self.fail(
                 mark,
@@ -522,7 +559,7 @@ class TreeBuilder:
                 DocPath(frame.path, key),
             )
         frame.key = key
-        frame.key_pos = self.pos(mark)
+        frame.key_mark = mark
 
     def _where(self, parent: _Frame | None, is_key: bool) -> DocPath | None:
         if is_key:
@@ -557,13 +594,15 @@ class TreeBuilder:
                     "write `<<: *anchor_of_a_mapping`",
                     frame.path,
                 )
+            if frame.merges is None:
+                frame.merges = []
             frame.merges.append((src, len(src)))
             frame.chars += self.merge_chars.get(id(src), 0)
 
     def _merge(self, frame: _Frame) -> None:
         """`<<: *defaults` copies keys the mapping does not set itself (the first source wins)."""
         mapping = frame.value
-        assert isinstance(mapping, LDict)  # only a mapping has `<<:` sources
+        assert isinstance(mapping, LDict) and frame.merges  # only a mapping has `<<:` sources
         for src, size in frame.merges:
             frame.size += size
             for key, value in src.items():

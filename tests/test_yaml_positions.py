@@ -1,0 +1,97 @@
+"""Every position the loader keeps for an error message is where PyYAML's own composer puts
+that node: the tree keeps the parser's marks and makes positions only when one is read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from evalspec._suite.load import LDict, LList, Pos, load_yaml
+from evalspec._suite.validate import check_suite
+from evalspec._util.errors import SpecError
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((REPO / "suites").glob("*.yaml"))
+
+MERGED = """\
+defaults: &defaults
+  trials: 2
+  tags: [smoke]
+cases:
+  - <<: *defaults
+    name: first
+    user: "Hi"
+  - name: second
+    <<: *defaults
+    tags: [own]
+"""
+
+
+def _pos(file: str, mark: Any) -> Pos:
+    return Pos(file, mark.line + 1, mark.column + 1)
+
+
+def _compare(file: str, node: yaml.Node, value: Any) -> int:
+    """Assert every position under `value` against PyYAML's node; how many were compared."""
+    if isinstance(node, yaml.MappingNode):
+        assert isinstance(value, LDict)
+        assert value.pos == _pos(file, node.start_mark)
+        compared = 1
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # merged keys keep the positions of the mapping they come from
+            key = key_node.value
+            assert value.key_pos[key] == _pos(file, key_node.start_mark), key
+            assert value.value_pos[key] == _pos(file, value_node.start_mark), key
+            compared += 2 + _compare(file, value_node, value[key])
+        return compared
+    if isinstance(node, yaml.SequenceNode):
+        assert isinstance(value, LList)
+        assert value.pos == _pos(file, node.start_mark)
+        assert value.item_pos == [_pos(file, item.start_mark) for item in node.value]
+        return (
+            1
+            + len(node.value)
+            + sum(_compare(file, n, v) for n, v in zip(node.value, value, strict=True))
+        )
+    return 0
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_position_of_an_example_suite_is_where_the_yaml_puts_it(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    assert _compare("suite.yaml", node, load_yaml(path, text, "suite.yaml")) > 50
+
+
+def test_merged_keys_keep_the_positions_of_the_mapping_they_come_from(tmp_path: Path) -> None:
+    path = tmp_path / "merged.yaml"
+    path.write_text(MERGED, encoding="utf-8")
+    doc = load_yaml(path, display="merged.yaml")
+    first, second = doc["cases"]
+    assert first.key_pos["trials"] == Pos("merged.yaml", 2, 3)
+    assert first.key_pos["name"] == Pos("merged.yaml", 6, 5)
+    assert second.value_pos["tags"] == Pos("merged.yaml", 10, 11)  # its own, not the merged one
+    assert second.value_pos["trials"] == Pos("merged.yaml", 2, 11)
+
+
+def test_a_mistake_in_an_included_case_file_names_its_line_and_column(tmp_path: Path) -> None:
+    head = (REPO / "suites" / "weather.yaml").read_text(encoding="utf-8").split("cases:")[0]
+    (tmp_path / "suite.yaml").write_text(head + "cases:\n  - include: more.yaml\n")
+    rows = "".join(
+        f"- {{name: c{i}, user: 'Weather {i}?', expect: {{tool_calls: [{{get_current_weather: "
+        f"{{city: Paris}}}}]}}}}\n"
+        for i in range(300)
+    )
+    call = "{get_current_weather: {town: Rome}}"
+    wrong = f"- {{name: late, user: 'Weather?', expect: {{tool_calls: [{call}]}}}}\n"
+    (tmp_path / "more.yaml").write_text(rows + wrong + rows.replace("name: c", "name: d"))
+    with pytest.raises(SpecError) as caught:
+        check_suite(tmp_path / "suite.yaml")
+    problems = caught.value.problems
+    where = [(Path(p.file).name, p.line, p.column) for p in problems]
+    assert where == [("more.yaml", 301, wrong.index("town") + 1)]
+    assert "town" in problems[0].message
