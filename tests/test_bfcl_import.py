@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 from msgspec.structs import replace
-from support import evalspec_import, write_suite_yaml
+from support import evalspec_import, read_records, write_suite_yaml
 
 from evalspec._interop.bfcl import (
     INVALID_TAG,
@@ -17,7 +17,6 @@ from evalspec._interop.bfcl import (
     bfcl_tools,
     bfcl_transcripts,
     param_schema,
-    read_records,
     split_records,
     suite_yaml,
 )
