@@ -114,11 +114,14 @@ def write_runs_page(runs: Sequence[str | Path], out: str | Path) -> Path:
     return target
 
 
-def refresh_tools(suite_path: str | Path) -> RefreshOutcome:
-    """List the tools of the suite's MCP servers into its lock file (starts the servers)."""
+def refresh_tools(suite_path: str | Path, *, check: bool = False) -> RefreshOutcome:
+    """List the tools of the suite's MCP servers into its lock file (starts the servers).
+
+    With `check`, the lock is left as it is and the outcome's `drift` says how the servers'
+    tool lists differ from it (CI's question: did a server change under the suite?)."""
     from evalspec._tools.mcp_refresh import refresh_lock
 
-    return refresh_lock(suite_path)
+    return refresh_lock(suite_path, check=check)
 
 
 def record_answers(

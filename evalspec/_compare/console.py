@@ -53,6 +53,10 @@ def print_comparison(comparison: Comparison, *, show_unchanged: bool) -> None:
         say(f"recordings: {rec.path}: {rec.text()}", "bold red" if rec.unverified else "yellow")
         for finding in rec.findings:
             say(f"    {finding}", "red")
+    for drift in comparison.tool_drift:
+        say(f"MCP tools: {drift.server}: {drift.counts()}", "yellow")
+        for line in drift.lines():
+            say(f"    {line}", "yellow")
     if comparison.columns:
         print_matrix(comparison, console, show_unchanged=show_unchanged)
     shown = shown_changes(comparison, show_unchanged=show_unchanged and not comparison.columns)

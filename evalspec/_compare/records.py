@@ -22,6 +22,7 @@ from evalspec._suite.model import Gate
 
 if TYPE_CHECKING:
     from evalspec._compare.recordings_check import RecordingsChange
+    from evalspec._suite.mcp_drift import ServerDrift
 
 Kind = Literal[
     "regression", "worse", "better", "changed", "added", "removed", "missing", "unchanged"
@@ -249,6 +250,8 @@ class Comparison:
     """What the change does to the gate itself (it applies only once merged)."""
     recordings: tuple[RecordingsChange, ...] = ()
     """review: the suite's recordings file, when it differs from the base's."""
+    tool_drift: tuple[ServerDrift, ...] = ()
+    """review: MCP servers whose tool list in the suite's lock file differs from the base's."""
 
     @property
     def false_requests(self) -> int:
@@ -317,6 +320,9 @@ class Comparison:
             parts.append(f"{k} recorded request{'s' if k != 1 else ''} not matching its key")
         elif self.recordings:
             parts.append("recordings changed")
+        if self.tool_drift:
+            k = len(self.tool_drift)
+            parts.append(f"{k} MCP tool list{'s' if k != 1 else ''} changed")
         return ", ".join(parts) or "nothing to compare"
 
     def to_dict(self) -> dict[str, Any]:
@@ -336,6 +342,7 @@ class Comparison:
             "gate_failures": self.gate_failures,
             "gate_notes": list(self.gate_notes),
             "recordings": [r.to_dict() for r in self.recordings],
+            "tool_drift": [d.to_dict() for d in self.tool_drift],
             "noise": [m.to_dict() for m in self.noise],
             "changes": [_change_dict(c) for c in self.changes],
             **({"matrix": matrix_dict(self)} if self.columns else {}),

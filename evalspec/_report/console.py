@@ -17,6 +17,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from evalspec._report.confusion import confusion_lines
 from evalspec._report.conversation import (
     calls_by_item,
     conversation,
@@ -61,6 +62,17 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
             console.print(_summary_line(m))
     for m in report.models:
         _print_noise(report, m, console, named=len(report.models) > 1)
+    for m in report.models:
+        _print_confusion(m, console)
+
+
+def _print_confusion(m: ModelSummary, console: Console) -> None:
+    """Which tool the model called where another was expected (nothing when it never did)."""
+    lines = confusion_lines(m.tool_confusion)
+    if lines:
+        console.print(text(f"tool confusion · {m.model} (expected → called):", "bold"))
+        for line in lines:
+            console.print(text(f"  {line}", "yellow"))
 
 
 def _print_noise(report: Report, m: ModelSummary, console: Console, *, named: bool) -> None:

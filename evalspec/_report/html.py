@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from evalspec._report.confusion import confusion_rows
 from evalspec._report.html_data import (
     STATUSES,
     HtmlRun,
@@ -152,6 +153,7 @@ def _summary(column: Column, results: ResultsFile) -> dict[str, Any]:
         "bars": _bars(column),
         "thresholds": _thresholds(results),
         "flaky": _flaky(column, results),
+        "confusion": confusion_rows(m.tool_confusion) if m is not None else [],
         **figures,
     }
 

@@ -122,7 +122,8 @@ def _suite_changes(present: list[_Present]) -> list[str]:
         out += ["### Other changes to suite files", ""]
         out += [f"- `{cell(path)}`: {cell(item, 300)}" for path, item in other]
         out.append("")
-    return out + recordings_markdown([(s.path, s.comparison) for s in present])
+    out += recordings_markdown([(s.path, s.comparison) for s in present])
+    return out + tool_drift_markdown([(s.path, s.comparison) for s in present])
 
 
 def _suites_list(review: Review) -> list[str]:
@@ -153,6 +154,18 @@ def recordings_markdown(suites: list[tuple[str, Comparison]]) -> list[str]:
         out += [f"  - {cell(finding, 300)}" for finding in rec.findings]
         if rec.unverified > len(rec.findings):
             out.append(f"  - and {rec.unverified - len(rec.findings)} more")
+    return [*out, ""]
+
+
+def tool_drift_markdown(suites: list[tuple[str, Comparison]]) -> list[str]:
+    """Each MCP server whose tool list in a suite's lock file changed, with what changed."""
+    drifted = [(path, d) for path, c in suites for d in c.tool_drift]
+    if not drifted:
+        return []
+    out = ["### MCP servers' tool lists changed", ""]
+    for path, d in drifted:
+        out.append(f"- {code(path)} · server {code(d.server, 200)}: {cell(d.counts())}")
+        out += [f"  - {cell(line, 400)}" for line in d.lines()]
     return [*out, ""]
 
 

@@ -29,6 +29,7 @@ from evalspec._compare.security import known_settings
 from evalspec._review.git_base import at_ref, export_tree, repo_root, resolve_commit
 from evalspec._suite.limits import MAX_REPLAY_CHARS_ENV, max_replay_chars
 from evalspec._suite.load import is_include_file
+from evalspec._suite.mcp_drift import locks_drift
 from evalspec._suite.model import GateOn, Suite
 from evalspec._transcript import Transcript
 from evalspec._util.errors import SpecError, UsageError
@@ -62,6 +63,7 @@ class SuiteReview:
             and not c.suite_wide
             and not c.suite_changes
             and not c.recordings
+            and not c.tool_drift
             and c.exit_code == EXIT_OK
             and all(
                 ch.kind == "unchanged" and not ch.unverified and not ch.named for ch in c.changes
@@ -299,6 +301,9 @@ def review_repository(
             changed = _recordings_change(head, root, base_root)
             if changed is not None:
                 comparison = replace(comparison, recordings=(changed,))
+            drift = locks_drift(base_root / rel, root / rel) if base is not None else []
+            if drift:
+                comparison = replace(comparison, tool_drift=tuple(drift))
             if gate is not None:
                 comparison = replace(comparison, gate=replace(comparison.gate, mode=gate))
             reviews.append(SuiteReview(rel, comparison))

@@ -16,6 +16,7 @@ from math import comb
 
 import msgspec
 
+from evalspec._scoring.confusion import ConfusionCell, confusion
 from evalspec._scoring.scorer import band
 from evalspec._scoring.types import CaseResult, Status
 from evalspec._stats import DEFAULT_CONFIDENCE, Interval, clustered_rate, is_flaky, mean_interval
@@ -158,6 +159,9 @@ class ModelSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Why this model's run is over the suite's budget (empty: within it, or no budget)."""
     simulated_user: SimulatedUserCost | msgspec.UnsetType = msgspec.UNSET
     """The simulated users' tokens and cost (absent when no case has a simulated user)."""
+    tool_confusion: tuple[ConfusionCell, ...] = ()
+    """Which tool was called where which was expected, over every trial, with counts (right
+    picks included; "" for no call): which tool descriptions collide."""
 
 
 def summarize(
@@ -211,6 +215,7 @@ def summarize(
                 ),
                 mean_score_ci=mean_interval(scores, confidence, (0.0, 1.0)),
                 flaky=sum(c.flaky for c in mine),
+                tool_confusion=confusion(trials),
             )
         )
     return cases, models

@@ -2,7 +2,8 @@
 
 The suite is read only as far as its `tools:` (includes resolved, schema checked), because a
 suite whose lock file is missing or stale does not validate yet: refreshing is how it gets there.
-The lock is rewritten whole and atomically, only after every server answered.
+The lock is rewritten whole and atomically, only after every server answered; a check
+(`--check`) compares instead and never writes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from evalspec._suite.build_mcp import server_of, source_problem
 from evalspec._suite.load import LDict, LList, load_yaml_at
+from evalspec._suite.mcp_drift import ServerDrift, tool_drift
 from evalspec._suite.mcp_lock import LockedTools, lock_path, read_lock, write_lock
 from evalspec._suite.model import McpServer
 from evalspec._suite.render import resolve_includes
@@ -24,13 +26,18 @@ from evalspec._util.schemas import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT
 
 @dataclass
 class RefreshOutcome:
-    """The lock file written, the tools each MCP server listed, and what changed."""
+    """The lock file written (or checked), the tools each MCP server listed, and what changed."""
 
     lock_file: Path
+    written: bool = False
+    """False for a check, and for a suite with no MCP server: the lock was left as it was."""
     servers: dict[str, list[str]] = field(default_factory=dict)
     """Server key -> names of the tools it listed."""
     changed: list[str] = field(default_factory=list)
     """Tools added, removed or redefined since the previous lock, as `+name`, `-name`, `~name`."""
+    drift: list[ServerDrift] = field(default_factory=list)
+    """Per server whose tool list differs from the lock: exactly what (renames, descriptions,
+    input schemas by JSON pointer)."""
 
 
 def mcp_servers(suite_path: Path) -> tuple[list[McpServer], float]:
@@ -77,9 +84,12 @@ async def _list_all(servers: list[McpServer], timeout_s: float) -> LockedTools:
     return {s.key: tools for s, tools in zip(servers, listed, strict=True)}
 
 
-def refresh_lock(suite_path: str | Path, *, timeout_s: float | None = None) -> RefreshOutcome:
-    """List every MCP server's tools now and rewrite the suite's lock file with them; a server
-    gets `timeout_s` (by default the suite's `run.timeout`) to start and to answer."""
+def refresh_lock(
+    suite_path: str | Path, *, timeout_s: float | None = None, check: bool = False
+) -> RefreshOutcome:
+    """List every MCP server's tools now and rewrite the suite's lock file with them (with
+    `check`, only compare them with it); a server gets `timeout_s` (by default the suite's
+    `run.timeout`) to start and to answer."""
     path = Path(suite_path)
     servers, suite_timeout = mcp_servers(path)
     timeout_s = suite_timeout if timeout_s is None else timeout_s
@@ -95,5 +105,8 @@ def refresh_lock(suite_path: str | Path, *, timeout_s: float | None = None) -> R
     for key, tools in fresh.items():
         outcome.servers[key] = [t["name"] for t in tools]
         outcome.changed += _changes(previous.get(key, []), tools)
-    write_lock(lock_file, fresh)
+    outcome.drift = tool_drift(previous, fresh)
+    if not check:
+        write_lock(lock_file, fresh)
+        outcome.written = True
     return outcome
