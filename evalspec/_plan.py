@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalspec._suite.limits import max_plan_items
-from evalspec._suite.model import Case, ModelSpec, Suite
+from evalspec._suite.model import Case, Fault, ModelSpec, Suite
 from evalspec._util.errors import UsageError
 
 ID_VERSION = 1
@@ -151,6 +151,8 @@ class PlanItem:
     """`request_key` of the item's first request, computed once with its id."""
     keys: RequestKeys | None = field(default=None, compare=False, repr=False)
     """The keys of a conversation's requests so far, shared by its user turns."""
+    faults: tuple[Fault, ...] = ()
+    """The faults its tool calls may meet: the case's, then those of the tools it offers."""
 
     @property
     def label(self) -> str:
@@ -215,7 +217,17 @@ def compile_plan(
                 first = ids.openings.key(key_text, messages_json, offered_json, (m, trial))
                 item_id = ids.item_id(case, first)
                 items.append(
-                    PlanItem(item_id, case, model, trial, messages, n_trials, offered, first)
+                    PlanItem(
+                        item_id,
+                        case,
+                        model,
+                        trial,
+                        messages,
+                        n_trials,
+                        offered,
+                        first,
+                        faults=ids.faults(case),
+                    )
                 )
     if shard:
         index, count = shard
@@ -281,6 +293,8 @@ class _IdParts:
         self._tools = tuple(t.to_openai() for t in suite.tools)
         self._by_name = {t.name: t.to_openai() for t in suite.tools}
         self._offered: dict[tuple[str, ...] | None, tuple[tuple[dict[str, Any], ...], str]] = {}
+        self._tool_faults = {t.name: t.faults for t in suite.tools if t.faults}
+        self._all_names = tuple(t.name for t in suite.tools)
         # The id's payload, keys sorted: {"first": <hex key>, "max_turns": ..., "mode": ...}.
         self._tail = (
             f',"max_turns":{_encode(suite.run.max_turns)},"mode":{_encode(suite.run.mode)}}}'
@@ -302,13 +316,31 @@ class _IdParts:
         offered, offered_json = self._offered[key]
         return messages, messages_json, offered, offered_json
 
+    def faults(self, case: Case) -> tuple[Fault, ...]:
+        """The faults the case's calls may meet: its own, then its offered tools' (a tool's
+        faults concern only the cases that offer it)."""
+        if not self._tool_faults and not case.faults:
+            return ()
+        names = self._all_names if case.tools is None else case.tools
+        added = tuple(n for t in case.turns for n in t.add_tools)
+        return case.faults + tuple(
+            f for n in dict.fromkeys((*names, *added)) for f in self._tool_faults.get(n, ())
+        )
+
     def item_id(self, case: Case, first: str) -> str:
         """The item's id from its first request's key.
 
         Stateful cases may open with the same request from different states: the case's
-        name keeps their ids apart (not the state, so a changed state keeps the ids)."""
+        name keeps their ids apart (not the state, so a changed state keeps the ids). Faults
+        shape what the model reads, so they join the id (absent without any: ids stay)."""
         case_part = f'"case":{_encode(case.name)},' if self.suite.stateful else ""
         tail = self._tail
+        faults = self.faults(case)
+        if faults:  # the case's name too: a rate's draws depend on it
+            tail = (
+                f',"fault_case":{_encode(case.name)}'
+                f',"faults":{_encode([f.to_id() for f in faults])}{tail}'
+            )
         if case.multi_turn:  # the later user turns shape the answers too
             tail = tail[:-1] + conversation_id_part(case, self.suite) + "}"
         return _hash(f'{{{case_part}"first":"{first}"{tail}')

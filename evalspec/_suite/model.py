@@ -57,6 +57,41 @@ class SimulatedResponse:
     error: str | None = None
 
 
+FaultKind = Literal["error", "timeout", "rate_limit", "latency", "malformed", "partial"]
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A fault a tool call meets (`faults:`), decided from the data alone so replays meet it."""
+
+    tool: str
+    kind: FaultKind
+    on_call: int | None = None
+    """Only the n-th call of the tool in the conversation (from 1)."""
+    when: dict[str, Any] | None = None
+    rate: float | None = None
+    seed: int = 0
+    message: str | None = None
+    status: int | None = None
+    seconds: float | None = None
+    retry_after: float = 1
+    applied: bool = False
+    """The call took effect before its answer was lost."""
+    form: Literal["cut_json", "wrong_types", "empty"] | None = None
+    keep: int | None = None
+    field: str | None = None
+    # `dataclasses.field` by its full name: this class's own `field` shadows it.
+    loc: Loc = dataclasses.field(default=Loc(), compare=False)
+
+    def to_id(self) -> dict[str, Any]:
+        """What the fault contributes to a case's content id (everything but where it is)."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "loc" and getattr(self, f.name) is not None
+        }
+
+
 @dataclass(frozen=True)
 class LLMSimulation:
     """Answer calls no rule matches with a model that pretends to be the API (cached)."""
@@ -99,6 +134,8 @@ class Tool:
     loc: Loc = field(default=Loc(), compare=False)
     behavior: Behavior | None = None
     """What the tool does to the suite's state (`behavior:`); None: a stateless tool."""
+    faults: tuple[Fault, ...] = ()
+    """Faults its calls meet in every case that offers it (`faults:`)."""
 
     def to_openai(self) -> dict[str, Any]:
         return {
@@ -316,6 +353,8 @@ class Case:
     turn_rule: TurnRule = schema_default("/$defs/case/properties/turn_rule")
     simulated_user: UserSimulation | None = None
     """The model playing the user, for a case whose user is simulated."""
+    faults: tuple[Fault, ...] = ()
+    """Faults this case's tool calls meet, tried before the tools' own (`faults:`)."""
 
     @property
     def expected_calls(self) -> tuple[ExpectedCall, ...]:

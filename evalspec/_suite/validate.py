@@ -28,6 +28,7 @@ from evalspec._suite.model import (
     EmbeddingSettings,
     Expectation,
     ExpectedCall,
+    Fault,
     Gate,
     Message,
     ModelSpec,
@@ -467,7 +468,20 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             turns=turns,
             turn_rule=raw.get("turn_rule", _TURN_RULE),
             simulated_user=simulated,
+            faults=self.case_faults(raw, path, offered),
         )
+
+    def case_faults(
+        self, raw: LDict, path: str, offered: tuple[str, ...] | None
+    ) -> tuple[Fault, ...]:
+        """The case's `faults:`, each on a tool the case offers."""
+        tools = (
+            self.tool_map
+            if offered is None
+            else {n: self.tool_map[n] for n in offered if n in self.tool_map}
+        )
+        props = {n: set(t.parameters.get("properties") or {}) for n, t in tools.items()}
+        return self.faults(raw.get("faults"), path, None, props)
 
     def refusal_traps(
         self,

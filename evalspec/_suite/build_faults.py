@@ -1,0 +1,144 @@
+"""`faults:` of tools and cases: each checked for keys its kind cannot use, before any run.
+
+A key that does nothing for its kind (`retry_after` on a malformed answer) is refused rather
+than ignored: a suite author who writes it means something the run would not do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalspec._suite.build_base import Reporter, make_loc, plain
+from evalspec._suite.load import LDict, LList
+from evalspec._suite.model import Fault
+from evalspec._suite.schema import did_you_mean
+
+_ONLY: dict[str, frozenset[str]] = {
+    "status": frozenset({"error"}),
+    "applied": frozenset({"error", "timeout"}),
+    "retry_after": frozenset({"rate_limit"}),
+    "seconds": frozenset({"timeout", "latency"}),
+    "message": frozenset({"error", "timeout", "rate_limit"}),
+    "form": frozenset({"malformed"}),
+    "keep": frozenset({"partial"}),
+    "field": frozenset({"partial"}),
+}
+"""Keys that mean something for some kinds only."""
+
+_NEEDS = {"malformed": "form", "partial": "keep", "latency": "seconds"}
+"""Keys a kind cannot do without."""
+
+_EXAMPLE = {
+    "form": "form: cut_json",
+    "keep": "keep: 1",
+    "seconds": "seconds: 2.5",
+}
+
+
+class FaultsPart(Reporter):
+    """Builds `faults:` lists into Fault objects."""
+
+    def faults(
+        self, raw: Any, path: str, tool: str | None, props: dict[str, set[str]]
+    ) -> tuple[Fault, ...]:
+        """The faults of a tool (`tool` names it) or of a case (each fault names its tool);
+        `props` holds each suite tool's arguments, for checking `when`."""
+        if not isinstance(raw, LList):
+            return ()
+        out = []
+        for i, item in enumerate(raw):
+            fpath = f"{path}.faults[{i}]"
+            if not isinstance(item, LDict):
+                continue
+            fault = self._fault(item, fpath, tool, props)
+            if fault is not None:
+                out.append(fault)
+        return tuple(out)
+
+    def _fault(
+        self, item: LDict, path: str, tool: str | None, props: dict[str, set[str]]
+    ) -> Fault | None:
+        kind = str(item.get("kind"))
+        named = item.get("tool")
+        ok = True
+        if tool is None and named is None:
+            self.problem(
+                item.pos,
+                path,
+                "a case's fault must name the tool whose calls meet it",
+                f"add `tool: {next(iter(sorted(props)), 'charge_card')}`",
+            )
+            return None
+        if tool is not None and named is not None and named != tool:
+            self.problem(
+                self.vpos(item, "tool"),
+                f"{path}.tool",
+                f"this fault sits under tool {tool!r} but names tool {named!r}",
+                "remove `tool:`, or move the fault to the case's `faults:`",
+            )
+            ok = False
+        target = str(named if tool is None else tool)
+        if target not in props:
+            self.problem(
+                self.vpos(item, "tool"),
+                f"{path}.tool",
+                f"this case offers no tool {target!r}",
+                did_you_mean(target, set(props)) or f"tools: {', '.join(sorted(props))}",
+            )
+            return None
+        for key, kinds in _ONLY.items():
+            if key in item and kind not in kinds:
+                self.problem(
+                    item.key_pos.get(key, item.pos),
+                    f"{path}.{key}",
+                    f"`{key}` means nothing to a fault of kind {kind!r}",
+                    f"remove it; `{key}` is for kind {' or '.join(sorted(kinds))}",
+                )
+                ok = False
+        need = _NEEDS.get(kind)
+        if need is not None and need not in item:
+            self.problem(
+                item.pos,
+                path,
+                f"a fault of kind {kind!r} needs `{need}`",
+                f"add `{_EXAMPLE[need]}`",
+            )
+            ok = False
+        if "seed" in item and "rate" not in item:
+            self.problem(
+                item.key_pos.get("seed", item.pos),
+                f"{path}.seed",
+                "`seed` chooses the calls of a `rate`, and this fault has none",
+                "add `rate: 0.2` (a share of the calls), or remove `seed`",
+            )
+            ok = False
+        when = item.get("when")
+        args = props[target]
+        for key in when or {}:
+            if args and key not in args:
+                self.problem(
+                    when.key_pos.get(key, item.pos) if isinstance(when, LDict) else item.pos,
+                    f"{path}.when.{key}",
+                    f"{target!r} has no argument {key!r}",
+                    did_you_mean(key, args) or f"arguments: {', '.join(sorted(args))}",
+                )
+                ok = False
+        if not ok:
+            return None
+        return Fault(
+            tool=target,
+            kind=item["kind"],
+            on_call=item.get("on_call"),
+            when=plain(when) if when is not None else None,
+            rate=float(item["rate"]) if "rate" in item else None,
+            seed=int(item.get("seed", 0)),
+            message=item.get("message"),
+            status=item.get("status"),
+            seconds=item.get("seconds"),  # as written: 5 is sent as 5, not 5.0
+            retry_after=item.get("retry_after", 1),
+            applied=bool(item.get("applied", False)),
+            form=item.get("form"),
+            keep=item.get("keep"),
+            field=item.get("field"),
+            loc=make_loc(item.pos, path),
+        )

@@ -1,0 +1,136 @@
+"""Faults declared in a suite (`faults:`): the model reads them, the transcript records them as
+faults, and an offline replay meets exactly the same ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeOpenAI, text_reply, tool_call_reply
+from support import cli, refused_suite, tool_messages
+
+SUITE = """\
+suite: shop-faults
+models:
+  - {{name: m, model: fake-1, base_url: "{url}", api_key_env: FAKE_KEY}}
+run: {{retries: 0, max_turns: 6}}
+tools:
+  - name: charge_card
+    description: Charge the customer's card.
+    parameters:
+      type: object
+      properties: {{amount: {{type: number}}}}
+      required: [amount]
+    responses:
+      - output: {{charged: true, receipt: R-1, items: [a, b, c]}}
+    faults:
+      - {{kind: error, on_call: 1, status: 503}}
+cases:
+  - name: retried
+    user: Charge 20 dollars.
+    expect:
+      tool_calls: [{{charge_card: {{amount: 20}}}}]
+  - name: rate limited
+    user: Charge 30 dollars.
+    faults:
+      - {{tool: charge_card, kind: rate_limit, on_call: 1, retry_after: 5}}
+      - {{tool: charge_card, kind: partial, on_call: 2, keep: 1, field: /items}}
+    expect:
+      tool_calls: [{{charge_card: {{amount: 30}}}}]
+  - name: broken answers
+    user: Charge 40 dollars.
+    faults:
+      - {{tool: charge_card, kind: malformed, form: cut_json, on_call: 1}}
+      - {{tool: charge_card, kind: timeout, seconds: 12, on_call: 2}}
+      - {{tool: charge_card, kind: latency, seconds: 2.5, on_call: 3}}
+    expect:
+      tool_calls: [{{charge_card: {{amount: 40}}}}]
+"""
+
+
+def _model(body: dict[str, Any]) -> Any:
+    """Retries the charge until it reads an answer without an error, at most three times."""
+    seen = tool_messages(body)
+    amount = {"20": 20, "30": 30, "40": 40}
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    value = next(v for k, v in amount.items() if k in user)
+    if len(seen) >= 3 or (
+        seen
+        and '"error"' not in seen[-1]["content"]
+        and "{" in seen[-1]["content"]
+        and seen[-1]["content"].endswith("}")
+    ):
+        return text_reply("Charged; last answer: " + (seen[-1]["content"] if seen else ""))
+    return tool_call_reply("charge_card", {"amount": value})
+
+
+def _calls(run: Path) -> dict[str, list[dict[str, Any]]]:
+    lines = (run / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
+    return {t["case"]: t["tool_calls"] for t in map(json.loads, lines) if "case" in t}
+
+
+@pytest.mark.timeout(240)
+def test_faults_reach_the_model_are_recorded_and_replay_offline(tmp_path):
+    with FakeOpenAI(responder=_model) as server:
+        suite = tmp_path / "shop.yaml"
+        suite.write_text(SUITE.format(url=server.base_url), encoding="utf-8")
+        env = {"FAKE_KEY": "sk-test"}
+        live = cli("run", suite, "--record", "record", "--out", tmp_path / "live", env=env)
+        assert live.returncode in (0, 1), live.stdout + live.stderr
+        sent = [tool_messages(r.body) for r in server.requests]
+    # The model read each fault as what a real tool would send.
+    seen = {m["content"] for msgs in sent for m in msgs}
+    assert '{"error": "503 Service Unavailable", "status": 503}' in seen
+    assert '{"error": "429 Too Many Requests", "status": 429, "retry_after": 5}' in seen
+    assert '{"charged": true, "receipt": "R-1", "items": ["a"]}' in seen
+    assert '{"error": "the call timed out after 12 s"}' in seen
+    assert '{"charged": true, "receipt": "' in seen  # the JSON cut in half, as sent
+    calls = _calls(tmp_path / "live")
+    assert [c.get("fault") for c in calls["retried"]] == [
+        {"kind": "error", "applied": False, "status": 503},
+        None,
+    ]
+    assert [c.get("fault", {}).get("kind") for c in calls["broken answers"]] == [
+        "malformed",
+        "timeout",
+        "latency",
+    ]
+    assert calls["broken answers"][2]["fault"] == {"kind": "latency", "seconds": 2.5}
+    # Offline, with the server gone: the same faults, the same calls, no request.
+    replay = cli("run", suite, "--record", "offline", "--out", tmp_path / "replay", env=env)
+    assert replay.returncode == live.returncode, replay.stdout + replay.stderr
+    assert _calls(tmp_path / "replay") == calls
+
+
+def test_a_fault_key_its_kind_cannot_use_is_refused_at_its_place(tmp_path):
+    out = refused_suite(
+        tmp_path / "s.yaml",
+        """\
+suite: s
+models: [{name: m, model: x}]
+tools:
+  - name: pay
+    parameters: {type: object, properties: {amount: {type: number}}}
+    faults:
+      - {kind: malformed, form: empty, retry_after: 3}
+cases:
+  - name: c
+    user: pay
+    faults:
+      - {kind: error}
+      - {tool: refund, kind: error}
+      - {tool: pay, kind: partial}
+      - {tool: pay, kind: error, seed: 3, when: {amont: 3}}
+    expect: {tool_calls: [{pay: {amount: 3}}]}
+""",
+    )
+    assert (
+        "s.yaml:7:" in out and "`retry_after` means nothing to a fault of kind 'malformed'" in out
+    )
+    assert "a case's fault must name the tool whose calls meet it" in out
+    assert "this case offers no tool 'refund'" in out
+    assert "a fault of kind 'partial' needs `keep`" in out and "add `keep: 1`" in out
+    assert "`seed` chooses the calls of a `rate`" in out
+    assert "'pay' has no argument 'amont'" in out and "amount" in out
