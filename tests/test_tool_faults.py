@@ -4,12 +4,13 @@ faults, and an offline replay meets exactly the same ones."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
-from support import cli, refused_suite, tool_messages
+from support import cli, refused_suite, results_of, tool_messages
 
 SUITE = """\
 suite: shop-faults
@@ -99,9 +100,27 @@ def test_faults_reach_the_model_are_recorded_and_replay_offline(tmp_path):
     ]
     assert calls["broken answers"][2]["fault"] == {"kind": "latency", "seconds": 2.5}
     # Offline, with the server gone: the same faults, the same calls, no request.
-    replay = cli("run", suite, "--record", "offline", "--out", tmp_path / "replay", env=env)
+    replay = cli(
+        "run",
+        suite,
+        "--record",
+        "offline",
+        "--out",
+        tmp_path / "replay",
+        "-v",
+        env={**env, "COLUMNS": "200"},
+    )
     assert replay.returncode == live.returncode, replay.stdout + replay.stderr
     assert _calls(tmp_path / "replay") == calls
+    assert "0 called" in replay.stdout
+    # A retry after a fault is the call the case expects, and the report says what the faults were.
+    assert re.search(r"retried +│ PASS", replay.stdout)
+    assert re.search(r"rate limited +│ PASS", replay.stdout)
+    assert re.search(r"│ +fault +│ ok", replay.stdout)  # a row of its own in the console
+    rows = [r for res in results_of(tmp_path / "replay")["results"] for r in res["rows"]]
+    assert "charge_card (call 1) met a declared fault: rate_limit, status 429, Retry-After 5" in [
+        r["reason"] for r in rows if r["field"] == "fault"
+    ]
 
 
 def test_a_fault_key_its_kind_cannot_use_is_refused_at_its_place(tmp_path):

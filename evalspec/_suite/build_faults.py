@@ -10,8 +10,8 @@ from typing import Any
 
 from evalspec._suite.build_base import Reporter, make_loc, plain
 from evalspec._suite.load import LDict, LList
-from evalspec._suite.model import Fault
-from evalspec._suite.schema import did_you_mean
+from evalspec._suite.model import Fault, ForbiddenCall
+from evalspec._suite.schema import did_you_mean, unknown_tool_hint
 
 _ONLY: dict[str, frozenset[str]] = {
     "status": frozenset({"error"}),
@@ -142,3 +142,33 @@ class FaultsPart(Reporter):
             field=item.get("field"),
             loc=make_loc(item.pos, path),
         )
+
+    def forbidden_calls(self, raw: Any, path: str) -> tuple[ForbiddenCall, ...]:
+        """`expect.forbidden_calls`: each names a suite tool, its `args` that tool's."""
+        if not isinstance(raw, LList):
+            return ()
+        out = []
+        for i, item in enumerate(raw):
+            where, pos = f"{path}.forbidden_calls[{i}]", raw.item_pos[i]
+            name = item.get("tool") if isinstance(item, LDict) else item
+            args = item.get("args") if isinstance(item, LDict) else None
+            tool = self.tool_map.get(str(name))
+            if tool is None:
+                hint = unknown_tool_hint(str(name), self.tool_map)
+                self.problem(pos, where, f"{name!r} is not a tool of this suite", hint)
+                continue
+            props = set(tool.parameters.get("properties") or {})
+            for key in args or {}:
+                if props and key not in props:
+                    self.problem(
+                        args.key_pos.get(key, pos) if isinstance(args, LDict) else pos,
+                        f"{where}.args.{key}",
+                        f"{tool.name!r} has no argument {key!r}",
+                        did_you_mean(key, props) or f"arguments: {', '.join(sorted(props))}",
+                    )
+            out.append(
+                ForbiddenCall(
+                    tool.name, plain(args) if args is not None else None, make_loc(pos, where)
+                )
+            )
+        return tuple(out)

@@ -123,6 +123,7 @@ class ToolsPart(FaultsPart, McpPart):
                     loc=make_loc(pos, path),
                     behavior=self.behavior(item, path, name, props),
                     faults=self.faults(item.get("faults"), path, name, {name: props}),
+                    idempotent=item.get("idempotent"),
                 )
             )
         self.stop_if_unlocked()

@@ -136,6 +136,8 @@ class Tool:
     """What the tool does to the suite's state (`behavior:`); None: a stateless tool."""
     faults: tuple[Fault, ...] = ()
     """Faults its calls meet in every case that offers it (`faults:`)."""
+    idempotent: bool | None = None
+    """False: repeating an identical call repeats a side effect (reported as a duplicate)."""
 
     def to_openai(self) -> dict[str, Any]:
         return {
@@ -222,6 +224,15 @@ class StateCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class ForbiddenCall:
+    """A call the model must not make: this tool, with arguments that include `args`."""
+
+    tool: str
+    args: dict[str, Any] | None = None
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class Expectation:
     tool_calls: tuple[ExpectedCall, ...] = ()
     ordered: bool = schema_default(EXPECT + "ordered")
@@ -232,15 +243,27 @@ class Expectation:
     state: tuple[StateCheck, ...] = ()
     unchanged: tuple[tuple[str, ...], ...] = ()
     """Places of the state (pointer parts) that must end as they began."""
+    forbidden_calls: tuple[ForbiddenCall, ...] = ()
+    """Calls the model must not make, attempted or not: one fails the case outright."""
+    max_retries: int | None = None
+    """After a call a fault stopped, the model must call that tool again, at most this many
+    times in a row before a call gets through; None: retries are not judged."""
+    no_duplicates: bool = False
+    """No call of an `idempotent: false` tool may reach it twice with the same arguments."""
 
     @property
     def judges_state(self) -> bool:
         return bool(self.state or self.unchanged)
 
     @property
+    def judges_recovery(self) -> bool:
+        return bool(self.forbidden_calls or self.max_retries or self.no_duplicates)
+
+    @property
     def only_state(self) -> bool:
-        """Nothing but the state is expected: any calls that reach it will do."""
-        return self.judges_state and not (
+        """Nothing but the state, or what calls must not do, is expected: any other calls
+        will do."""
+        return (self.judges_state or self.judges_recovery) and not (
             self.tool_calls or self.no_tool_calls or self.final_answer
         )
 

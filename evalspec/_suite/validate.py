@@ -612,6 +612,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             and not checks
             and "state" not in raw
             and "unchanged" not in raw
+            and not any(k in raw for k in ("forbidden_calls", "max_retries", "no_duplicates"))
         ):
             self.problem(
                 raw.pos,
@@ -627,6 +628,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             final_answer=checks,
             state=state,
             unchanged=unchanged,
+            forbidden_calls=self.forbidden_calls(raw.get("forbidden_calls"), epath),
+            max_retries=raw.get("max_retries"),
+            no_duplicates=bool(raw.get("no_duplicates", False)),
         )
 
     def expected_call(self, item: LDict, pos: Pos, path: str) -> ExpectedCall | None:

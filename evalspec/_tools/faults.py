@@ -162,3 +162,21 @@ def _as_text(value: Any) -> Any:
     if isinstance(value, list):
         return [_as_text(v) for v in value]
     return value
+
+
+def fault_text(fault: Mapping[str, Any]) -> str:
+    """`error, status 503` or `latency, 2.5 s`: a recorded fault in a few words."""
+    parts = [str(fault.get("kind"))]
+    for key, word in (
+        ("status", "status {}"),
+        ("retry_after", "Retry-After {}"),
+        ("seconds", "{} s"),
+        ("form", "{}"),
+        ("keep", "kept {}"),
+        ("field", "at {}"),
+    ):
+        if fault.get(key) is not None:
+            parts.append(word.format(fault[key]))
+    if fault.get("applied"):
+        parts.append("after the call took effect")
+    return ", ".join(parts)
