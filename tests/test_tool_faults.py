@@ -4,13 +4,17 @@ faults, and an offline replay meets exactly the same ones."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
-from support import ROOT, cli, refused_suite, results_of, tool_messages
+from support import ROOT, cli, git, refused_suite, results_of, suites_repo, tool_messages
 
 SUITE = """\
 suite: shop-faults
@@ -173,3 +177,57 @@ def test_the_shop_suite_shows_recovery_a_duplicate_and_injections_offline(tmp_pa
     why = {r["field"]: r["reason"] for r in moved["rows"]}
     assert "forbidden call transfer_money account='999-ATTACKER'" in why["forbidden_calls"]
     assert "/transfers/0 added" in why["state /transfers"]
+
+
+@pytest.mark.timeout(300)
+def test_review_of_a_changed_fault_flags_exactly_the_case_it_concerns(tmp_path):
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    for name in ("shop.yaml", "shop.recordings.jsonl"):
+        shutil.copy(ROOT / "suites" / name, shipped / name)
+    repo = suites_repo(tmp_path, shipped)
+    suite = repo / "suites" / "shop.yaml"
+    text = suite.read_text(encoding="utf-8")
+    old = "{tool: charge_card, kind: error, on_call: 1, status: 503}"
+    assert old in text
+    suite.write_text(text.replace(old, old.replace("503", "502")), encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "the gateway answers 502")
+    done = subprocess.run(
+        [sys.executable, "-m", "evalspec", "review", "--base-ref", "main", "--json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    (review,) = json.loads(done.stdout)["suites"]
+    flagged = {c["case"] for c in review["changes"] if c["rerun_needed"]}
+    assert flagged == {"a retry that recovered"}
+    assert review["suite_changes"] == [
+        "case 'a retry that recovered' · faults 1 · status: 503 -> 502"
+    ]
+
+
+def test_a_tool_fault_changes_the_ids_of_the_cases_offering_the_tool_only(write_suite):
+    from evalspec.api import compile_plan, load_suite
+
+    text = """\
+        suite: s
+        models: [{name: m, model: x}]
+        tools:
+          - {name: pay, parameters: {type: object, properties: {}}, responses: [{output: ok}]}
+          - {name: mail, parameters: {type: object, properties: {}}, responses: [{output: ok}]}
+        cases:
+          - {name: pays, user: pay, tools: [pay], expect: {tool_calls: [{pay: {}}]}}
+          - {name: mails, user: mail, tools: [mail], expect: {tool_calls: [{mail: {}}]}}
+        """
+    before = compile_plan(load_suite(write_suite(text)))
+    faulted = text.replace(
+        "{name: pay, parameters", "{name: pay, faults: [{kind: timeout}], parameters"
+    )
+    after = compile_plan(load_suite(write_suite(faulted, "faulted.yaml")))
+    ids = {it.case.name: it.id for it in before.items}
+    new = {it.case.name: it.id for it in after.items}
+    assert new["mails"] == ids["mails"]
+    assert new["pays"] != ids["pays"]

@@ -40,7 +40,8 @@ MAX_SHOWN = 120
 CHECKED_SOURCES = frozenset({"rule", "cache", "llm", "state"})
 """Where an imported transcript's tool outputs are compared: the suite's own answers."""
 REQUEST_CHANGED = (
-    "the request to the model changed (messages, tools offered, model, parameters or run settings)"
+    "the request to the model changed (messages, tools offered, model, parameters, run "
+    "settings or the faults its tools meet)"
 )
 
 
