@@ -314,6 +314,9 @@ class _IdParts:
             )
             self._offered[key] = (offered, _encode(list(offered)))
         offered, offered_json = self._offered[key]
+        if case.described:  # text injected into descriptions: this case's own definitions
+            offered = described(offered, case.described)
+            offered_json = _encode(list(offered))
         return messages, messages_json, offered, offered_json
 
     def faults(self, case: Case) -> tuple[Fault, ...]:
@@ -344,6 +347,24 @@ class _IdParts:
         if case.multi_turn:  # the later user turns shape the answers too
             tail = tail[:-1] + conversation_id_part(case, self.suite) + "}"
         return _hash(f'{{{case_part}"first":"{first}"{tail}')
+
+
+def described(
+    offered: tuple[dict[str, Any], ...], injected: tuple[tuple[str, str], ...]
+) -> tuple[dict[str, Any], ...]:
+    """Tool definitions with injected text appended to the descriptions it names."""
+    extra: dict[str, list[str]] = {}
+    for tool, text in injected:
+        extra.setdefault(tool, []).append(text)
+    out = []
+    for d in offered:
+        fn = d["function"]
+        more = extra.get(fn["name"])
+        if more:
+            text = "\n\n".join([fn.get("description") or "", *more]).strip()
+            d = {**d, "function": {**fn, "description": text}}
+        out.append(d)
+    return tuple(out)
 
 
 def trial_id(suite: Suite, case: Case, model: ModelSpec, trial: int) -> str:

@@ -172,3 +172,60 @@ class FaultsPart(Reporter):
                 )
             )
         return tuple(out)
+
+    def injections(
+        self, raw: Any, path: str, props: dict[str, set[str]]
+    ) -> tuple[tuple[Fault, ...], tuple[tuple[str, str], ...]]:
+        """A case's `inject:`: text into outputs (as faults of kind `inject`) and text into
+        descriptions ((tool, text) pairs)."""
+        if not isinstance(raw, LList):
+            return (), ()
+        faults: list[Fault] = []
+        described: list[tuple[str, str]] = []
+        for i, item in enumerate(raw):
+            where = f"{path}.inject[{i}]"
+            if not isinstance(item, LDict):
+                continue
+            tool = str(item.get("tool"))
+            if tool not in props:
+                self.problem(
+                    self.vpos(item, "tool"),
+                    f"{where}.tool",
+                    f"this case offers no tool {tool!r}",
+                    did_you_mean(tool, set(props)) or f"tools: {', '.join(sorted(props))}",
+                )
+                continue
+            if item.get("into", "output") == "description":
+                wrong = [k for k in ("on_call", "when", "field") if k in item]
+                for key in wrong:
+                    self.problem(
+                        item.key_pos.get(key, item.pos),
+                        f"{where}.{key}",
+                        f"`{key}` chooses calls, and a description is sent with every request",
+                        f"remove `{key}`, or inject `into: output`",
+                    )
+                if not wrong:
+                    described.append((tool, str(item["text"])))
+                continue
+            when = item.get("when")
+            for key in when or {}:
+                if props[tool] and key not in props[tool]:
+                    self.problem(
+                        when.key_pos.get(key, item.pos) if isinstance(when, LDict) else item.pos,
+                        f"{where}.when.{key}",
+                        f"{tool!r} has no argument {key!r}",
+                        did_you_mean(key, props[tool])
+                        or f"arguments: {', '.join(sorted(props[tool]))}",
+                    )
+            faults.append(
+                Fault(
+                    tool=tool,
+                    kind="inject",
+                    on_call=item.get("on_call"),
+                    when=plain(when) if when is not None else None,
+                    field=item.get("field"),
+                    text=str(item["text"]),
+                    loc=make_loc(item.pos, where),
+                )
+            )
+        return tuple(faults), tuple(described)

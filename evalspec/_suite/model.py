@@ -57,7 +57,7 @@ class SimulatedResponse:
     error: str | None = None
 
 
-FaultKind = Literal["error", "timeout", "rate_limit", "latency", "malformed", "partial"]
+FaultKind = Literal["error", "timeout", "rate_limit", "latency", "malformed", "partial", "inject"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +80,8 @@ class Fault:
     form: Literal["cut_json", "wrong_types", "empty"] | None = None
     keep: int | None = None
     field: str | None = None
+    text: str | None = None
+    """inject: the text added to the output (`inject:` of a case)."""
     # `dataclasses.field` by its full name: this class's own `field` shadows it.
     loc: Loc = dataclasses.field(default=Loc(), compare=False)
 
@@ -377,7 +379,10 @@ class Case:
     simulated_user: UserSimulation | None = None
     """The model playing the user, for a case whose user is simulated."""
     faults: tuple[Fault, ...] = ()
-    """Faults this case's tool calls meet, tried before the tools' own (`faults:`)."""
+    """Faults this case's tool calls meet, tried before the tools' own (`faults:`); text
+    injected into outputs (`inject:`) comes last, as faults of kind `inject`."""
+    described: tuple[tuple[str, str], ...] = ()
+    """(tool, text) appended to a tool's description in this case (`inject: into: description`)."""
 
     @property
     def expected_calls(self) -> tuple[ExpectedCall, ...]:

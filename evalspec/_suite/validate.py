@@ -446,6 +446,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             self.turn_tools(raw, turns, path)
         else:
             offered = self.offered_tools(raw, calls, path)
+        faults = self.case_faults(raw, path, offered)
+        injected, described = self.injections(raw.get("inject"), path, self.offered_props(offered))
         return Case(
             name=name,
             messages=messages,
@@ -468,20 +470,24 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             turns=turns,
             turn_rule=raw.get("turn_rule", _TURN_RULE),
             simulated_user=simulated,
-            faults=self.case_faults(raw, path, offered),
+            faults=faults + injected,
+            described=described,
         )
 
     def case_faults(
         self, raw: LDict, path: str, offered: tuple[str, ...] | None
     ) -> tuple[Fault, ...]:
         """The case's `faults:`, each on a tool the case offers."""
+        return self.faults(raw.get("faults"), path, None, self.offered_props(offered))
+
+    def offered_props(self, offered: tuple[str, ...] | None) -> dict[str, set[str]]:
+        """Each tool the case offers, with its arguments."""
         tools = (
             self.tool_map
             if offered is None
             else {n: self.tool_map[n] for n in offered if n in self.tool_map}
         )
-        props = {n: set(t.parameters.get("properties") or {}) for n, t in tools.items()}
-        return self.faults(raw.get("faults"), path, None, props)
+        return {n: set(t.parameters.get("properties") or {}) for n, t in tools.items()}
 
     def refusal_traps(
         self,

@@ -92,6 +92,8 @@ def apply(fault: Fault, result: ToolResult | None) -> ToolResult:
     if fault.kind == "latency":
         record["seconds"] = fault.seconds
         return ToolResult(result.output, None, result.source, fault=record)
+    if fault.kind == "inject":
+        return ToolResult(_injected(result.output, fault), None, "fault", fault=record)
     if fault.kind == "partial":
         record["keep"] = fault.keep
         if fault.field is not None:
@@ -125,6 +127,19 @@ def _stopping(fault: Fault, record: dict[str, Any]) -> ToolResult:
         message = fault.message or f"{status} {_reason(status)}".rstrip()
         body = {"error": message, "status": status}
     return ToolResult(None, message, "fault", text=_JSON.encode(body), fault=record)
+
+
+def _injected(output: Any, fault: Fault) -> Any:
+    """`output` carrying the injected text: after a text, at `field` (default `note`) of an
+    object, at the end of a list, or beside any other value."""
+    text = fault.text or ""
+    if isinstance(output, str):
+        return f"{output}\n\n{text}" if output else text
+    if isinstance(output, dict):
+        return {**output, fault.field or "note": text}
+    if isinstance(output, list):
+        return [*output, text]
+    return {"output": output, fault.field or "note": text}
 
 
 def _reason(status: int) -> str:
