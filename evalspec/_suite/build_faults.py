@@ -78,13 +78,7 @@ class FaultsPart(Reporter):
             )
             ok = False
         target = str(named if tool is None else tool)
-        if target not in props:
-            self.problem(
-                self.vpos(item, "tool"),
-                f"{path}.tool",
-                f"this case offers no tool {target!r}",
-                did_you_mean(target, set(props)) or f"tools: {', '.join(sorted(props))}",
-            )
+        if not self._offered(item, path, target, props):
             return None
         for key, kinds in _ONLY.items():
             if key in item and kind not in kinds:
@@ -113,16 +107,7 @@ class FaultsPart(Reporter):
             )
             ok = False
         when = item.get("when")
-        args = props[target]
-        for key in when or {}:
-            if args and key not in args:
-                self.problem(
-                    when.key_pos.get(key, item.pos) if isinstance(when, LDict) else item.pos,
-                    f"{path}.when.{key}",
-                    f"{target!r} has no argument {key!r}",
-                    did_you_mean(key, args) or f"arguments: {', '.join(sorted(args))}",
-                )
-                ok = False
+        ok = self._when_fits(item, path, target, props[target]) and ok
         if not ok:
             return None
         return Fault(
@@ -187,13 +172,7 @@ class FaultsPart(Reporter):
             if not isinstance(item, LDict):
                 continue
             tool = str(item.get("tool"))
-            if tool not in props:
-                self.problem(
-                    self.vpos(item, "tool"),
-                    f"{where}.tool",
-                    f"this case offers no tool {tool!r}",
-                    did_you_mean(tool, set(props)) or f"tools: {', '.join(sorted(props))}",
-                )
+            if not self._offered(item, where, tool, props):
                 continue
             if item.get("into", "output") == "description":
                 wrong = [k for k in ("on_call", "when", "field") if k in item]
@@ -208,15 +187,7 @@ class FaultsPart(Reporter):
                     described.append((tool, str(item["text"])))
                 continue
             when = item.get("when")
-            for key in when or {}:
-                if props[tool] and key not in props[tool]:
-                    self.problem(
-                        when.key_pos.get(key, item.pos) if isinstance(when, LDict) else item.pos,
-                        f"{where}.when.{key}",
-                        f"{tool!r} has no argument {key!r}",
-                        did_you_mean(key, props[tool])
-                        or f"arguments: {', '.join(sorted(props[tool]))}",
-                    )
+            self._when_fits(item, where, tool, props[tool])
             faults.append(
                 Fault(
                     tool=tool,
@@ -229,3 +200,30 @@ class FaultsPart(Reporter):
                 )
             )
         return tuple(faults), tuple(described)
+
+    def _offered(self, item: LDict, where: str, tool: str, props: dict[str, set[str]]) -> bool:
+        """Whether `tool` is one the case offers; a problem at `tool:` when not."""
+        if tool in props:
+            return True
+        self.problem(
+            self.vpos(item, "tool"),
+            f"{where}.tool",
+            f"this case offers no tool {tool!r}",
+            did_you_mean(tool, set(props)) or f"tools: {', '.join(sorted(props))}",
+        )
+        return False
+
+    def _when_fits(self, item: LDict, where: str, tool: str, args: set[str]) -> bool:
+        """Whether every key of the item's `when` is an argument of `tool`."""
+        when = item.get("when")
+        ok = True
+        for key in when or {}:
+            if args and key not in args:
+                self.problem(
+                    when.key_pos.get(key, item.pos) if isinstance(when, LDict) else item.pos,
+                    f"{where}.when.{key}",
+                    f"{tool!r} has no argument {key!r}",
+                    did_you_mean(key, args) or f"arguments: {', '.join(sorted(args))}",
+                )
+                ok = False
+        return ok
