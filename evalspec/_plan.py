@@ -294,6 +294,8 @@ class _IdParts:
         self._by_name = {t.name: t.to_openai() for t in suite.tools}
         self._offered: dict[tuple[str, ...] | None, tuple[tuple[dict[str, Any], ...], str]] = {}
         self._tool_faults = {t.name: t.faults for t in suite.tools if t.faults}
+        self._offered_faults: dict[Any, tuple[tuple[Fault, ...], list[dict[str, Any]]]] = {}
+        self._last: tuple[Case, tuple[tuple[Fault, ...], str]] | None = None
         self._all_names = tuple(t.name for t in suite.tools)
         # The id's payload, keys sorted: {"first": <hex key>, "max_turns": ..., "mode": ...}.
         self._tail = (
@@ -322,13 +324,28 @@ class _IdParts:
     def faults(self, case: Case) -> tuple[Fault, ...]:
         """The faults the case's calls may meet: its own, then its offered tools' (a tool's
         faults concern only the cases that offer it)."""
+        return self._faults_of(case)[0]
+
+    def _faults_of(self, case: Case) -> tuple[tuple[Fault, ...], str]:
+        """The case's faults and their text in its ids; each case's once (a plan asks per
+        model and trial), each set of offered tools' once."""
         if not self._tool_faults and not case.faults:
-            return ()
-        names = self._all_names if case.tools is None else case.tools
+            return (), ""
+        if self._last is not None and self._last[0] is case:
+            return self._last[1]
         added = tuple(n for t in case.turns for n in t.add_tools)
-        return case.faults + tuple(
-            f for n in dict.fromkeys((*names, *added)) for f in self._tool_faults.get(n, ())
-        )
+        key = (case.tools, added)
+        tools = self._offered_faults.get(key)
+        if tools is None:
+            names = self._all_names if case.tools is None else case.tools
+            faults = tuple(
+                f for n in dict.fromkeys((*names, *added)) for f in self._tool_faults.get(n, ())
+            )
+            tools = self._offered_faults[key] = (faults, [f.to_id() for f in faults])
+        every = case.faults + tools[0]
+        text = _encode([*(f.to_id() for f in case.faults), *tools[1]]) if every else ""
+        self._last = (case, (every, text))
+        return every, text
 
     def item_id(self, case: Case, first: str) -> str:
         """The item's id from its first request's key.
@@ -338,12 +355,9 @@ class _IdParts:
         shape what the model reads, so they join the id (absent without any: ids stay)."""
         case_part = f'"case":{_encode(case.name)},' if self.suite.stateful else ""
         tail = self._tail
-        faults = self.faults(case)
+        faults, text = self._faults_of(case)
         if faults:  # the case's name too: a rate's draws depend on it
-            tail = (
-                f',"fault_case":{_encode(case.name)}'
-                f',"faults":{_encode([f.to_id() for f in faults])}{tail}'
-            )
+            tail = f',"fault_case":{_encode(case.name)},"faults":{text}{tail}'
         if case.multi_turn:  # the later user turns shape the answers too
             tail = tail[:-1] + conversation_id_part(case, self.suite) + "}"
         return _hash(f'{{{case_part}"first":"{first}"{tail}')
