@@ -309,3 +309,34 @@ def test_injected_text_reaches_the_model_and_is_judged_by_its_calls(tmp_path):
     assert results["obeys"]["status"] == "fail"
     assert "forbidden call transfer_money account='999'" in results["obeys"]["reason"]
     assert results["plain"]["status"] == "pass"
+
+
+def test_a_conversation_shows_a_fault_as_a_fault_not_as_an_answer():
+    from evalspec._report.conversation import conversation
+
+    details = {"turns": [{"turn": 1, "user": "Charge order A17.", "final_answer": "Charged."}]}
+    calls = [
+        {
+            "name": "charge_card",
+            "raw_arguments": '{"order_id": "A17"}',
+            "error": "429 Too Many Requests",
+            "fault": {"kind": "rate_limit", "status": 429, "retry_after": 5, "applied": False},
+            "user_turn": 0,
+        },
+        {
+            "name": "charge_card",
+            "raw_arguments": '{"order_id": "A17"}',
+            "output": {"ok": True},
+            "user_turn": 0,
+        },
+    ]
+    (turn,) = conversation(details, calls)
+    assert [(line.role, line.text) for line in turn.lines] == [
+        ("user said", "Charge order A17."),
+        ("model called", 'charge_card {"order_id": "A17"}'),
+        ("fault injected", "rate_limit, status 429, Retry-After 5"),
+        ("tool refused", "429 Too Many Requests"),
+        ("model called", 'charge_card {"order_id": "A17"}'),
+        ("tool answered", '{"ok": true}'),
+        ("model answered", "Charged."),
+    ]
