@@ -82,7 +82,17 @@ def test_faults_reach_the_model_are_recorded_and_replay_offline(tmp_path):
         suite = tmp_path / "shop.yaml"
         suite.write_text(SUITE.format(url=server.base_url), encoding="utf-8")
         env = {"FAKE_KEY": "sk-test"}
-        live = cli("run", suite, "--record", "record", "--out", tmp_path / "live", env=env)
+        live = cli(
+            "run",
+            suite,
+            "--record",
+            "record",
+            "--out",
+            tmp_path / "live",
+            "--html",
+            tmp_path / "report.html",
+            env=env,
+        )
         assert live.returncode in (0, 1), live.stdout + live.stderr
         sent = [tool_messages(r.body) for r in server.requests]
     # The model read each fault as what a real tool would send.
@@ -92,6 +102,10 @@ def test_faults_reach_the_model_are_recorded_and_replay_offline(tmp_path):
     assert '{"charged": true, "receipt": "R-1", "items": ["a"]}' in seen
     assert '{"error": "the call timed out after 12 s"}' in seen
     assert '{"charged": true, "receipt": "' in seen  # the JSON cut in half, as sent
+    # The page marks what the model read there as a fault, not as the tool's answer.
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "tool · fault: error, status 503" in page
+    assert "tool · fault: malformed, cut_json" in page
     calls = _calls(tmp_path / "live")
     assert [c.get("fault") for c in calls["retried"]] == [
         {"kind": "error", "applied": False, "status": 503},
