@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalspec._suite.limits import max_plan_items
-from evalspec._suite.model import Case, ModelSpec, Suite
+from evalspec._suite.model import Case, Fault, ModelSpec, Suite
 from evalspec._util.errors import UsageError
 
 ID_VERSION = 1
@@ -151,6 +151,8 @@ class PlanItem:
     """`request_key` of the item's first request, computed once with its id."""
     keys: RequestKeys | None = field(default=None, compare=False, repr=False)
     """The keys of a conversation's requests so far, shared by its user turns."""
+    faults: tuple[Fault, ...] = ()
+    """The faults its tool calls may meet: the case's, then those of the tools it offers."""
 
     @property
     def label(self) -> str:
@@ -215,7 +217,17 @@ def compile_plan(
                 first = ids.openings.key(key_text, messages_json, offered_json, (m, trial))
                 item_id = ids.item_id(case, first)
                 items.append(
-                    PlanItem(item_id, case, model, trial, messages, n_trials, offered, first)
+                    PlanItem(
+                        item_id,
+                        case,
+                        model,
+                        trial,
+                        messages,
+                        n_trials,
+                        offered,
+                        first,
+                        faults=ids.faults(case),
+                    )
                 )
     if shard:
         index, count = shard
@@ -281,6 +293,10 @@ class _IdParts:
         self._tools = tuple(t.to_openai() for t in suite.tools)
         self._by_name = {t.name: t.to_openai() for t in suite.tools}
         self._offered: dict[tuple[str, ...] | None, tuple[tuple[dict[str, Any], ...], str]] = {}
+        self._tool_faults = {t.name: t.faults for t in suite.tools if t.faults}
+        self._offered_faults: dict[Any, tuple[tuple[Fault, ...], list[dict[str, Any]]]] = {}
+        self._last: tuple[Case, tuple[tuple[Fault, ...], str]] | None = None
+        self._all_names = tuple(t.name for t in suite.tools)
         # The id's payload, keys sorted: {"first": <hex key>, "max_turns": ..., "mode": ...}.
         self._tail = (
             f',"max_turns":{_encode(suite.run.max_turns)},"mode":{_encode(suite.run.mode)}}}'
@@ -300,18 +316,69 @@ class _IdParts:
             )
             self._offered[key] = (offered, _encode(list(offered)))
         offered, offered_json = self._offered[key]
+        if case.described:  # text injected into descriptions: this case's own definitions
+            offered = described(offered, case.described)
+            offered_json = _encode(list(offered))
         return messages, messages_json, offered, offered_json
+
+    def faults(self, case: Case) -> tuple[Fault, ...]:
+        """The faults the case's calls may meet: its own, then its offered tools' (a tool's
+        faults concern only the cases that offer it)."""
+        return self._faults_of(case)[0]
+
+    def _faults_of(self, case: Case) -> tuple[tuple[Fault, ...], str]:
+        """The case's faults and their text in its ids; each case's once (a plan asks per
+        model and trial), each set of offered tools' once."""
+        if not self._tool_faults and not case.faults:
+            return (), ""
+        if self._last is not None and self._last[0] is case:
+            return self._last[1]
+        added = tuple(n for t in case.turns for n in t.add_tools)
+        key = (case.tools, added)
+        tools = self._offered_faults.get(key)
+        if tools is None:
+            names = self._all_names if case.tools is None else case.tools
+            faults = tuple(
+                f for n in dict.fromkeys((*names, *added)) for f in self._tool_faults.get(n, ())
+            )
+            tools = self._offered_faults[key] = (faults, [f.to_id() for f in faults])
+        every = case.faults + tools[0]
+        text = _encode([*(f.to_id() for f in case.faults), *tools[1]]) if every else ""
+        self._last = (case, (every, text))
+        return every, text
 
     def item_id(self, case: Case, first: str) -> str:
         """The item's id from its first request's key.
 
         Stateful cases may open with the same request from different states: the case's
-        name keeps their ids apart (not the state, so a changed state keeps the ids)."""
+        name keeps their ids apart (not the state, so a changed state keeps the ids). Faults
+        shape what the model reads, so they join the id (absent without any: ids stay)."""
         case_part = f'"case":{_encode(case.name)},' if self.suite.stateful else ""
         tail = self._tail
+        faults, text = self._faults_of(case)
+        if faults:  # the case's name too: a rate's draws depend on it
+            tail = f',"fault_case":{_encode(case.name)},"faults":{text}{tail}'
         if case.multi_turn:  # the later user turns shape the answers too
             tail = tail[:-1] + conversation_id_part(case, self.suite) + "}"
         return _hash(f'{{{case_part}"first":"{first}"{tail}')
+
+
+def described(
+    offered: tuple[dict[str, Any], ...], injected: tuple[tuple[str, str], ...]
+) -> tuple[dict[str, Any], ...]:
+    """Tool definitions with injected text appended to the descriptions it names."""
+    extra: dict[str, list[str]] = {}
+    for tool, text in injected:
+        extra.setdefault(tool, []).append(text)
+    out = []
+    for d in offered:
+        fn = d["function"]
+        more = extra.get(fn["name"])
+        if more:
+            text = "\n\n".join([fn.get("description") or "", *more]).strip()
+            d = {**d, "function": {**fn, "description": text}}
+        out.append(d)
+    return tuple(out)
 
 
 def trial_id(suite: Suite, case: Case, model: ModelSpec, trial: int) -> str:

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalspec._tools.faults import fault_text
+
 if TYPE_CHECKING:
     from evalspec._suite.model import Suite
     from evalspec._transcript import Transcript
@@ -21,10 +23,11 @@ SIMULATED = "simulated user said"
 CALLED = "model called"
 TOOL = "tool answered"
 TOOL_ERROR = "tool refused"
+FAULT = "fault injected"
 ANSWERED = "model answered"
 ENDED = "conversation ended"
 EXPECTED = "expected"
-ROLES = (USER, SIMULATED, CALLED, TOOL, TOOL_ERROR, ANSWERED, ENDED, EXPECTED)
+ROLES = (USER, SIMULATED, CALLED, FAULT, TOOL, TOOL_ERROR, ANSWERED, ENDED, EXPECTED)
 """Every role a line can have, in the words the reports show."""
 
 _ENDINGS = {
@@ -89,6 +92,8 @@ def _lines(entry: Mapping[str, Any], calls: Sequence[Mapping[str, Any]]) -> list
     lines = [Said(who, "(not reached)" if said is None else str(said))]
     for call in calls:
         lines.append(Said(CALLED, _call_text(call)))
+        if isinstance(call.get("fault"), Mapping):
+            lines.append(Said(FAULT, fault_text(call["fault"])))
         if call.get("error") is not None:
             lines.append(Said(TOOL_ERROR, _value(call.get("error"))))
         else:

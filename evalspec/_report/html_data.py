@@ -23,6 +23,7 @@ from evalspec._compare.records import Column, RunData, Side, case_order
 from evalspec._report.conversation import conversation, role_label
 from evalspec._scoring.results_file import CaseRecord, ResultsFile
 from evalspec._scoring.types import CaseResult, Row, Status
+from evalspec._tools.faults import fault_text
 from evalspec._transcript import Transcript
 from evalspec._util import finite, terminal
 from evalspec._util.collector import collector_paused
@@ -198,6 +199,7 @@ def _messages(t: Transcript, s: _Strings) -> tuple[MessageShown, ...]:
     """Each message as the model saw the conversation. Messages are the provider's own chat
     format, which the transcript keeps as it came (not a declared record): read leniently."""
     out = []
+    faults = {c.id: c.fault for c in t.tool_calls if c.fault is not None}
     for m in t.messages:
         calls = m.get("tool_calls")
         shown_calls = tuple(
@@ -208,6 +210,9 @@ def _messages(t: Transcript, s: _Strings) -> tuple[MessageShown, ...]:
         role = shown(m.get("role"))
         if role == "tool" and m.get("name"):
             role = f"tool · {shown(m.get('name'))}"
+        fault = faults.get(str(m.get("tool_call_id"))) if role.startswith("tool") else None
+        if fault is not None:  # what the model read here is a declared fault, not an answer
+            role = f"{role} · fault: {fault_text(fault)}"
         out.append(MessageShown(role, s(m.get("content")), shown_calls))
     return tuple(out)
 

@@ -92,16 +92,7 @@ async def run_conversation(
         )
         part = await answer(turn_item, plan, provider, tools)
         calls.extend(
-            ToolCall(
-                c.name,
-                c.arguments,
-                c.raw_arguments,
-                c.id,
-                c.output,
-                c.error,
-                c.turn + answers,
-                index,
-            )
+            msgspec.structs.replace(c, turn=c.turn + answers, user_turn=index)
             for c in part.tool_calls
         )
         history = list(part.messages)

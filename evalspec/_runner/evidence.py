@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalspec._plan import Plan, compile_plan
 from evalspec._suite.model import Case, ModelSpec, Suite, Tool
+from evalspec._tools.faults import reached_tool
 from evalspec._tools.result import ToolResult
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.json_values import difference
@@ -39,7 +40,8 @@ MAX_SHOWN = 120
 CHECKED_SOURCES = frozenset({"rule", "cache", "llm", "state"})
 """Where an imported transcript's tool outputs are compared: the suite's own answers."""
 REQUEST_CHANGED = (
-    "the request to the model changed (messages, tools offered, model, parameters or run settings)"
+    "the request to the model changed (messages, tools offered, model, parameters, run "
+    "settings or the faults its tools meet)"
 )
 
 
@@ -171,6 +173,10 @@ class EvidenceCheck:
         *,
         imported: bool,
     ) -> StaleReason | None:
+        if call.fault is not None:  # the faults are in the item's id; a call a fault stopped
+            if reached_tool(call.fault):  # never ran, one that ran still moves the state
+                self._answer(call, offered, tools)
+            return None
         now = self._answer(call, offered, tools)
         if now is None:
             if imported:

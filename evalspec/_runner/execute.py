@@ -45,6 +45,8 @@ from evalspec._suite.limits import (
     max_transcripts_bytes,
 )
 from evalspec._suite.model import ModelSpec, Suite
+from evalspec._tools.faults import FaultPlan, stops
+from evalspec._tools.faults import apply as apply_fault
 from evalspec._tools.llm_sim import SimulatorMissing
 from evalspec._tools.result import ToolResult
 from evalspec._tools.stb_cache import ResponseCache
@@ -253,6 +255,7 @@ async def _conversation(
     max_turns = 1 if suite.run.mode == "single_turn" else suite.run.max_turns
     previous = keys.last if keys is not None else None  # the conversation's request before
     output_left = max_tool_output_chars() - _tool_output(messages)  # earlier turns' count too
+    faults = _fault_plan(item, messages)
     for turn in range(max_turns):
         request = ChatRequest(
             key=_request_key(item, turn, messages, tools, keys),
@@ -316,7 +319,12 @@ async def _conversation(
             raw = raw if isinstance(raw, str) else json.dumps(raw)
             args = _parse_args(raw)
             call_id = tc.get("id") or f"call_{turn}_{i}"
-            if name in offered:
+            fault = faults.decide(name, args) if faults is not None and name in offered else None
+            if fault is not None:
+                result = apply_fault(
+                    fault, None if stops(fault) else await simulator.call(name, args, raw)
+                )
+            elif name in offered:
                 result = await simulator.call(name, args, raw)  # SimulatorMissing passes up
             else:  # a suite tool this case does not offer is as unknown as any other name
                 available = ", ".join(sorted(offered))
@@ -325,7 +333,11 @@ async def _conversation(
                     f"unknown tool '{name}'; available tools: {available}",
                     "error:unknown_tool",
                 )
-            observation = _OBSERVATION.encode(result.observation())
+            observation = (
+                result.text
+                if result.text is not None
+                else _OBSERVATION.encode(result.observation())
+            )
             output_left -= len(observation)
             if output_left < 0:
                 return _transcript(
@@ -352,6 +364,7 @@ async def _conversation(
                     output=result.output,
                     error=result.error,
                     turn=turn,
+                    fault=result.fault,
                 )
             )
             messages.append(
@@ -369,6 +382,19 @@ async def _conversation(
     return _transcript(
         item, messages, calls, final, finish, prompt, completion, latency, turns, source
     )
+
+
+def _fault_plan(item: PlanItem, messages: list[dict[str, Any]]) -> FaultPlan | None:
+    """The item's faults, counting the calls of earlier user turns; None without faults."""
+    if not item.faults:
+        return None
+    earlier = (
+        str((tc.get("function") or {}).get("name", ""))
+        for m in messages
+        if m.get("role") == "assistant"
+        for tc in m.get("tool_calls") or ()
+    )
+    return FaultPlan(item.faults, item.case.name, item.trial, earlier)
 
 
 def _tool_output(messages: list[dict[str, Any]]) -> int:

@@ -45,6 +45,7 @@ from evalspec._scoring.matching import (
 )
 from evalspec._scoring.protocols import Judge
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
+from evalspec._scoring.recovery import recovery_rows
 from evalspec._scoring.turns import (
     offered_calls,
     score_turns,
@@ -56,6 +57,7 @@ from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import REFUSED_TAG, Case, FinalAnswerCheck, Rubric, Suite
 from evalspec._suite.walk import judge_checks
+from evalspec._tools.faults import reached_tool
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.graph import GraphTooLarge
 from evalspec._util.project import checked, kind
@@ -194,6 +196,8 @@ class Scorer:
         self._calls = calls
         self.cases = {c.name: c for c in suite.cases}
         self.tools = {t.name: t for t in suite.tools}
+        self._side_effects = any(t.idempotent is False for t in suite.tools)
+        """Some tool repeats a side effect when called twice: duplicates are reported."""
         self.prices = {m.name: m.price for m in suite.models}
         self._embedder = embedder
         self._judge = judge
@@ -229,7 +233,9 @@ class Scorer:
         case = case or self.cases.get(t.case)
         if case is None:
             return None
-        actual = list(t.tool_calls)
+        # A call a fault answered in the tool's place is an attempt, not a call: the expected
+        # calls are matched against the calls that reached the tools (the retry, not its fault).
+        actual = [c for c in t.tool_calls if c.fault is None or reached_tool(c.fault)]
         if self.suite.run.mode == "single_turn":
             actual = [c for c in actual if c.turn == 0]
         return _Prepared(case, t, actual, self._judges_of(case))
@@ -399,6 +405,15 @@ class Scorer:
                 tally.selection_failures.append(why)
         if case.expect.min_calls:
             self._min_calls_row(prep, tally)
+        if (
+            case.expect.judges_recovery
+            or self._side_effects
+            or any(c.fault is not None for c in prep.transcript.tool_calls)
+        ):
+            for row in recovery_rows(case.expect, prep.transcript.tool_calls, self.tools):
+                tally.add(row)
+                if not row.match:
+                    tally.required_failures.append(row.reason)
         pairs = self._pairs(prep)
         for i, _j, ps in pairs:
             for row in ps.rows:

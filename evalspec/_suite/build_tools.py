@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.build_base import make_loc, plain
+from evalspec._suite.build_faults import FaultsPart
 from evalspec._suite.build_mcp import McpPart
 from evalspec._suite.limits import MAX_TOOLS_ENV, SuiteTooLarge, max_tools
 from evalspec._suite.load import LDict, LList, Pos
@@ -45,7 +46,7 @@ def refuse_too_many_tools(doc: LDict) -> None:
         )
 
 
-class ToolsPart(McpPart):
+class ToolsPart(FaultsPart, McpPart):
     """Builds `tools:` entries into Tool objects, checking their schemas and rules."""
 
     if TYPE_CHECKING:  # build_state.StatePart, beside this part in the builder
@@ -121,6 +122,8 @@ class ToolsPart(McpPart):
                     else None,
                     loc=make_loc(pos, path),
                     behavior=self.behavior(item, path, name, props),
+                    faults=self.faults(item.get("faults"), path, name, {name: props}),
+                    idempotent=item.get("idempotent"),
                 )
             )
         self.stop_if_unlocked()

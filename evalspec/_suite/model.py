@@ -57,6 +57,43 @@ class SimulatedResponse:
     error: str | None = None
 
 
+FaultKind = Literal["error", "timeout", "rate_limit", "latency", "malformed", "partial", "inject"]
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A fault a tool call meets (`faults:`), decided from the data alone so replays meet it."""
+
+    tool: str
+    kind: FaultKind
+    on_call: int | None = None
+    """Only the n-th call of the tool in the conversation (from 1)."""
+    when: dict[str, Any] | None = None
+    rate: float | None = None
+    seed: int = 0
+    message: str | None = None
+    status: int | None = None
+    seconds: float | None = None
+    retry_after: float = 1
+    applied: bool = False
+    """The call took effect before its answer was lost."""
+    form: Literal["cut_json", "wrong_types", "empty"] | None = None
+    keep: int | None = None
+    field: str | None = None
+    text: str | None = None
+    """inject: the text added to the output (`inject:` of a case)."""
+    # `dataclasses.field` by its full name: this class's own `field` shadows it.
+    loc: Loc = dataclasses.field(default=Loc(), compare=False)
+
+    def to_id(self) -> dict[str, Any]:
+        """What the fault contributes to a case's content id (everything but where it is)."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "loc" and getattr(self, f.name) is not None
+        }
+
+
 @dataclass(frozen=True)
 class LLMSimulation:
     """Answer calls no rule matches with a model that pretends to be the API (cached)."""
@@ -99,6 +136,10 @@ class Tool:
     loc: Loc = field(default=Loc(), compare=False)
     behavior: Behavior | None = None
     """What the tool does to the suite's state (`behavior:`); None: a stateless tool."""
+    faults: tuple[Fault, ...] = ()
+    """Faults its calls meet in every case that offers it (`faults:`)."""
+    idempotent: bool | None = None
+    """False: repeating an identical call repeats a side effect (reported as a duplicate)."""
 
     def to_openai(self) -> dict[str, Any]:
         return {
@@ -185,6 +226,15 @@ class StateCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class ForbiddenCall:
+    """A call the model must not make: this tool, with arguments that include `args`."""
+
+    tool: str
+    args: dict[str, Any] | None = None
+    loc: Loc = field(default=Loc(), compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class Expectation:
     tool_calls: tuple[ExpectedCall, ...] = ()
     ordered: bool = schema_default(EXPECT + "ordered")
@@ -195,15 +245,27 @@ class Expectation:
     state: tuple[StateCheck, ...] = ()
     unchanged: tuple[tuple[str, ...], ...] = ()
     """Places of the state (pointer parts) that must end as they began."""
+    forbidden_calls: tuple[ForbiddenCall, ...] = ()
+    """Calls the model must not make, attempted or not: one fails the case outright."""
+    max_retries: int | None = None
+    """After a call a fault stopped, the model must call that tool again, at most this many
+    times in a row before a call gets through; None: retries are not judged."""
+    no_duplicates: bool = False
+    """No call of an `idempotent: false` tool may reach it twice with the same arguments."""
 
     @property
     def judges_state(self) -> bool:
         return bool(self.state or self.unchanged)
 
     @property
+    def judges_recovery(self) -> bool:
+        return bool(self.forbidden_calls or self.max_retries or self.no_duplicates)
+
+    @property
     def only_state(self) -> bool:
-        """Nothing but the state is expected: any calls that reach it will do."""
-        return self.judges_state and not (
+        """Nothing but the state, or what calls must not do, is expected: any other calls
+        will do."""
+        return (self.judges_state or self.judges_recovery) and not (
             self.tool_calls or self.no_tool_calls or self.final_answer
         )
 
@@ -316,6 +378,11 @@ class Case:
     turn_rule: TurnRule = schema_default("/$defs/case/properties/turn_rule")
     simulated_user: UserSimulation | None = None
     """The model playing the user, for a case whose user is simulated."""
+    faults: tuple[Fault, ...] = ()
+    """Faults this case's tool calls meet, tried before the tools' own (`faults:`); text
+    injected into outputs (`inject:`) comes last, as faults of kind `inject`."""
+    described: tuple[tuple[str, str], ...] = ()
+    """(tool, text) appended to a tool's description in this case (`inject: into: description`)."""
 
     @property
     def expected_calls(self) -> tuple[ExpectedCall, ...]:

@@ -29,6 +29,7 @@ from evalspec._suite.model import (
     EmbeddingSettings,
     Expectation,
     ExpectedCall,
+    Fault,
     Gate,
     Message,
     ModelSpec,
@@ -448,6 +449,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             self.turn_tools(raw, turns, path)
         else:
             offered = self.offered_tools(raw, calls, path)
+        faults = self.case_faults(raw, path, offered)
+        injected, described = self.injections(raw.get("inject"), path, self.offered_props(offered))
         return Case(
             name=name,
             messages=messages,
@@ -472,7 +475,24 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             turns=turns,
             turn_rule=raw.get("turn_rule", _TURN_RULE),
             simulated_user=simulated,
+            faults=faults + injected,
+            described=described,
         )
+
+    def case_faults(
+        self, raw: LDict, path: str, offered: tuple[str, ...] | None
+    ) -> tuple[Fault, ...]:
+        """The case's `faults:`, each on a tool the case offers."""
+        return self.faults(raw.get("faults"), path, None, self.offered_props(offered))
+
+    def offered_props(self, offered: tuple[str, ...] | None) -> dict[str, set[str]]:
+        """Each tool the case offers, with its arguments."""
+        tools = (
+            self.tool_map
+            if offered is None
+            else {n: self.tool_map[n] for n in offered if n in self.tool_map}
+        )
+        return {n: set(t.parameters.get("properties") or {}) for n, t in tools.items()}
 
     def refusal_traps(
         self,
@@ -603,6 +623,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             and not checks
             and "state" not in raw
             and "unchanged" not in raw
+            and not any(k in raw for k in ("forbidden_calls", "max_retries", "no_duplicates"))
         ):
             self.problem(
                 raw.pos,
@@ -618,6 +639,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             final_answer=checks,
             state=state,
             unchanged=unchanged,
+            forbidden_calls=self.forbidden_calls(raw.get("forbidden_calls"), epath),
+            max_retries=raw.get("max_retries"),
+            no_duplicates=bool(raw.get("no_duplicates", False)),
         )
 
     def expected_call(self, item: LDict, pos: Pos, path: str) -> ExpectedCall | None:

@@ -18,6 +18,7 @@ from weakref import WeakKeyDictionary
 
 from evalspec._suite.model import Case, Suite, Tool
 from evalspec._suite.state_spec import MAX_STATE_VALUES, weigh
+from evalspec._tools.faults import reached_tool
 from evalspec._tools.result import ToolResult
 from evalspec._tools.state import run_behavior
 from evalspec._util.errors import UsageError
@@ -222,7 +223,7 @@ class Conversations:
         conversation = self.open(case)
         before = conversation.snapshot() if start <= 0 else None
         for i, call in enumerate(calls, start=1):
-            if call.name in offered:
+            if call.name in offered and reached_tool(call.fault):  # not one a fault stopped
                 conversation.act(call.name, call.arguments, call.raw_arguments)
             if i == start:
                 before = conversation.snapshot()

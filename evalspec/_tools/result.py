@@ -16,7 +16,12 @@ class ToolResult:
     """Error observation text."""
     source: str
     """rule, cache, llm, error:unknown_tool, error:schema (also for arguments that are not a JSON
-    object), error:no_response, error:simulator (the LLM simulator failed)."""
+    object), error:no_response, error:simulator (the LLM simulator failed), fault."""
+    text: str | None = None
+    """The exact text the model reads, when it is not the JSON of `observation()` (a fault's
+    cut or empty body, an error with its status)."""
+    fault: dict[str, Any] | None = None
+    """The fault this answer met (`faults:`), as the transcript records it."""
 
     def observation(self) -> Any:
         """The value to put in the tool message: the output, or ``{"error": ...}``."""

@@ -1,0 +1,122 @@
+"""What declared faults cost a replay: deciding them is O(1) per call.
+
+Run: ``.venv/bin/python benchmarks/bench_faults.py [--cases 1000] [--repeat 5]``
+
+Two suites of --cases cases (written to a temporary folder), each case a conversation that calls
+three tools and answers: one suite without faults, one with faults on every tool (a seeded
+latency on half the calls, and an error whose `when` no call matches, so every call is checked
+against both). Each is recorded once with a scripted model, then replayed offline in-process
+(`compile_plan` and `run_plan`, no scoring), the two alternating so machine noise hits both alike.
+
+Goal: replay with faults / replay without <= 1.1 (median of the paired ratios).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import REPO, goal, interleave, machine, paired_ratio, summary
+
+sys.path.insert(0, str(REPO))
+
+TOOLS = ("lookup", "charge", "notify")
+
+FAULTS = """\
+    faults:
+      - {kind: latency, seconds: 0.5, rate: 0.5, seed: 3}
+      - {kind: error, status: 503, when: {id: never}}
+"""
+
+
+def suite_text(n: int, *, faults: bool) -> str:
+    tools = "".join(
+        f"""\
+  - name: {name}
+    parameters: {{type: object, properties: {{id: {{type: string}}}}, required: [id]}}
+    responses: [{{output: {{ok: true, tool: {name}}}}}]
+{FAULTS if faults else ""}"""
+        for name in TOOLS
+    )
+    cases = "".join(
+        f"""\
+  - name: case {i}
+    user: Handle order {i}.
+    expect: {{tool_calls: [{", ".join(f"{{{t}: {{id: '{i}'}}}}" for t in TOOLS)}]}}
+"""
+        for i in range(n)
+    )
+    return (
+        f"suite: bench-faults\nmodels: [m]\nrun: {{max_turns: 5}}\ntools:\n{tools}cases:\n{cases}"
+    )
+
+
+class Scripted:
+    """Calls the three tools in turn with the order's number, then answers."""
+
+    async def complete(self, request: Any) -> Any:
+        from evalspec._providers.base import ChatResponse
+
+        messages = request.messages
+        done = sum(1 for m in messages if m["role"] == "tool")
+        usage = {"prompt_tokens": 40, "completion_tokens": 8}
+        if done >= len(TOOLS):
+            return ChatResponse({"role": "assistant", "content": "Done."}, "stop", usage)
+        user = next(m["content"] for m in messages if m["role"] == "user")
+        order = user.split()[-1].rstrip(".")
+        call = {
+            "id": f"call_{done}",
+            "type": "function",
+            "function": {"name": TOOLS[done], "arguments": json.dumps({"id": order})},
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return ChatResponse(message, "tool_calls", usage)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def replay(path: Path) -> float:
+    from evalspec._runner import RunOptions, run_plan_async
+    from evalspec.api import compile_plan, load_suite
+
+    suite = load_suite(path)
+    began = time.perf_counter()  # the plan's ids hash the faults: timed with the replay
+    plan = compile_plan(suite)
+    outcome = asyncio.run(run_plan_async(plan, RunOptions(record="offline")))
+    took = time.perf_counter() - began
+    bad = [t for t in outcome.transcripts if t.error]
+    if bad:
+        raise SystemExit(f"replay failed: {bad[0].error}")
+    return took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    from evalspec.api import load_suite, record_answers
+
+    print(machine())
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {}
+        for name, faulted in (("plain", False), ("faults", True)):
+            path = Path(tmp) / f"{name}.yaml"
+            path.write_text(suite_text(args.cases, faults=faulted), encoding="utf-8")
+            record_answers(load_suite(path), Scripted())  # type: ignore[arg-type]
+            paths[name] = path
+        times = interleave({n: lambda p=p: replay(p) for n, p in paths.items()}, args.repeat)
+    for name, values in times.items():
+        print(f"{name}: {summary(values)}")
+    goal("replay with faults / without", paired_ratio(times["faults"], times["plain"]), "<=", 1.1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""Decide and apply the faults a conversation's tool calls meet (`faults:`).
+
+A fault is decided from the data alone — the tool's call index in the conversation, the call's
+arguments and, for a rate, a hash of its seed, the case, the trial and that index — so a replay
+meets exactly the faults the recorded run met, and deciding costs O(1) per call. Nothing here
+sleeps: added latency and time-outs are recorded, never waited for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from http import HTTPStatus
+from typing import Any
+
+from evalspec._suite.model import Fault
+from evalspec._tools.result import ToolResult
+from evalspec._tools.simulated import values_match
+
+STOPPING = frozenset({"error", "timeout", "rate_limit"})
+"""Kinds that answer instead of the tool: the call does not reach it (unless `applied`)."""
+
+DEFAULT_TIMEOUT_S = 30.0
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+def reached_tool(fault: Mapping[str, Any] | None) -> bool:
+    """Whether a recorded call reached its tool (and so changed its state)."""
+    if fault is None:
+        return True
+    return fault.get("kind") not in STOPPING or bool(fault.get("applied"))
+
+
+def _draw(seed: int, case: str, trial: int, tool: str, n: int) -> float:
+    """A number in [0, 1) fixed by its inputs: the same in every run and on every machine."""
+    text = f"{seed}\x00{case}\x00{trial}\x00{tool}\x00{n}".encode("utf-8", "surrogatepass")
+    digest = hashlib.blake2b(text, digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2.0**64
+
+
+class FaultPlan:
+    """The faults of one conversation, and how many calls each tool has had in it."""
+
+    def __init__(
+        self, faults: Sequence[Fault], case: str, trial: int, earlier: Iterable[str] = ()
+    ) -> None:
+        self._by_tool: dict[str, list[Fault]] = {}
+        for fault in faults:
+            self._by_tool.setdefault(fault.tool, []).append(fault)
+        self._case = case
+        self._trial = trial
+        self._counts: dict[str, int] = {}
+        for name in earlier:  # calls of earlier user turns count too
+            self._counts[name] = self._counts.get(name, 0) + 1
+
+    def decide(self, tool: str, arguments: dict[str, Any] | None) -> Fault | None:
+        """The fault this call meets, if any; every call of a tool counts, faulted or not."""
+        n = self._counts.get(tool, 0) + 1
+        self._counts[tool] = n
+        for fault in self._by_tool.get(tool, ()):
+            if fault.on_call is not None and fault.on_call != n:
+                continue
+            if fault.when is not None and (
+                arguments is None or not values_match(fault.when, arguments)
+            ):
+                continue
+            if fault.rate is not None and (
+                _draw(fault.seed, self._case, self._trial, tool, n) >= fault.rate
+            ):
+                continue
+            return fault
+        return None
+
+
+def stops(fault: Fault) -> bool:
+    """The fault answers before the tool runs (`applied` faults let it run first)."""
+    return fault.kind in STOPPING and not fault.applied
+
+
+def apply(fault: Fault, result: ToolResult | None) -> ToolResult:
+    """The answer the model gets: `result` (the tool's, None when it did not run) with the
+    fault applied, carrying a record of the fault for the transcript."""
+    record: dict[str, Any] = {"kind": fault.kind}
+    if fault.kind in STOPPING:
+        record["applied"] = fault.applied
+        return _stopping(fault, record)
+    assert result is not None
+    if result.error is not None:  # the tool refused: nothing to slow, break or cut
+        return result
+    if fault.kind == "latency":
+        record["seconds"] = fault.seconds
+        return ToolResult(result.output, None, result.source, fault=record)
+    if fault.kind == "inject":
+        return ToolResult(_injected(result.output, fault), None, "fault", fault=record)
+    if fault.kind == "partial":
+        record["keep"] = fault.keep
+        if fault.field is not None:
+            record["field"] = fault.field
+        output = _cut(result.output, fault.field or "", fault.keep or 0)
+        return ToolResult(output, None, "fault", fault=record)
+    record["form"] = fault.form
+    text = _JSON.encode(result.output)
+    if fault.form == "cut_json":
+        cut = text[: len(text) // 2]
+        return ToolResult(cut, None, "fault", text=cut, fault=record)
+    if fault.form == "empty":
+        return ToolResult("", None, "fault", text="", fault=record)
+    return ToolResult(_as_text(result.output), None, "fault", fault=record)
+
+
+def _stopping(fault: Fault, record: dict[str, Any]) -> ToolResult:
+    body: dict[str, Any]
+    if fault.kind == "timeout":
+        seconds = DEFAULT_TIMEOUT_S if fault.seconds is None else fault.seconds
+        record["seconds"] = seconds
+        message = fault.message or f"the call timed out after {seconds:g} s"
+        body = {"error": message}
+    elif fault.kind == "rate_limit":
+        record["status"], record["retry_after"] = 429, fault.retry_after
+        message = fault.message or "429 Too Many Requests"
+        body = {"error": message, "status": 429, "retry_after": fault.retry_after}
+    else:
+        status = fault.status or 500
+        record["status"] = status
+        message = fault.message or f"{status} {_reason(status)}".rstrip()
+        body = {"error": message, "status": status}
+    return ToolResult(None, message, "fault", text=_JSON.encode(body), fault=record)
+
+
+def _injected(output: Any, fault: Fault) -> Any:
+    """`output` carrying the injected text: after a text, at `field` (default `note`) of an
+    object, at the end of a list, or beside any other value."""
+    text = fault.text or ""
+    if isinstance(output, str):
+        return f"{output}\n\n{text}" if output else text
+    if isinstance(output, dict):
+        return {**output, fault.field or "note": text}
+    if isinstance(output, list):
+        return [*output, text]
+    return {"output": output, fault.field or "note": text}
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _cut(value: Any, pointer: str, keep: int) -> Any:
+    """`value` with the list or text at `pointer` cut to `keep` items or characters."""
+    if pointer in ("", "/"):
+        if isinstance(value, list | str):
+            return value[:keep]
+        return value
+    head, _, rest = pointer[1:].partition("/")
+    key = head.replace("~1", "/").replace("~0", "~")
+    tail = "/" + rest if rest else ""
+    if isinstance(value, dict) and key in value:
+        return {**value, key: _cut(value[key], tail, keep)}
+    if isinstance(value, list) and key.isdigit() and int(key) < len(value):
+        i = int(key)
+        return [*value[:i], _cut(value[i], tail, keep), *value[i + 1 :]]
+    return value
+
+
+def _as_text(value: Any) -> Any:
+    """`wrong_types`: every number and boolean turned into text, at every depth."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_text(v) for v in value]
+    return value
+
+
+def fault_text(fault: Mapping[str, Any]) -> str:
+    """`error, status 503` or `latency, 2.5 s`: a recorded fault in a few words."""
+    parts = [str(fault.get("kind"))]
+    for key, word in (
+        ("status", "status {}"),
+        ("retry_after", "Retry-After {}"),
+        ("seconds", "{} s"),
+        ("form", "{}"),
+        ("keep", "kept {}"),
+        ("field", "at {}"),
+    ):
+        if fault.get(key) is not None:
+            parts.append(word.format(fault[key]))
+    if fault.get("applied"):
+        parts.append("after the call took effect")
+    return ", ".join(parts)
