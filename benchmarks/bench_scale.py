@@ -39,6 +39,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -189,9 +190,15 @@ def replay_args(suite: Path, recordings: Path, out: Path, record: str = "offline
     ]
 
 
-def _measure(cmd: list[str], repeat: int, env: dict[str, str]) -> tuple[float, float, str]:
+def _measure(
+    cmd: list[str], repeat: int, env: dict[str, str], out: Path | None = None
+) -> tuple[float, float, str]:
+    """Median wall time, peak memory and the last line said; `out` (a run directory the
+    command writes) is removed before each run, as a run refuses a directory that holds one."""
     walls, rss, last = [], [], ""
     for _ in range(repeat):
+        if out is not None:
+            shutil.rmtree(out, ignore_errors=True)
         child = run_child(cmd, env=env)
         if child.returncode not in (0, 1):
             sys.exit(f"{' '.join(cmd[:3])} failed ({child.returncode}): {child.stderr[-3000:]}")
@@ -527,7 +534,7 @@ def main() -> None:
             write_recordings(suite, recordings)
             v_wall, v_rss, _ = _measure([*cli, "validate", str(suite)], args.repeat, env)
             replay = [*cli, *replay_args(suite, recordings, tmp / f"run{n}")]
-            r_wall, r_rss, said = _measure(replay, args.repeat, env)
+            r_wall, r_rss, said = _measure(replay, args.repeat, env, tmp / f"run{n}")
             curve[n] = {"v_wall": v_wall, "v_rss": v_rss, "r_wall": r_wall, "r_rss": r_rss}
             print(
                 f"{n:>8} {v_wall:>11.2f} {v_rss:>6.0f} {v_rss * 1024 / n:>9.1f} "
