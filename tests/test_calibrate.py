@@ -138,3 +138,107 @@ def test_labels_on_answers_the_judge_never_saw_need_a_judge_run(
     assert done.exit_code == 3, done.output
     assert "no judge verdict" in done.output
     assert "evalspec judge" in done.output
+
+
+def git(repo: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def helpdesk_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository holding the helpdesk suite, its recordings, judge cache and labels."""
+    import shutil
+
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    for name in ("helpdesk.yaml", "helpdesk.recordings.jsonl", "helpdesk.labels.jsonl"):
+        shutil.copy(ROOT / "suites" / name, suites / name)
+    (suites / ".evalspec-cache").mkdir()
+    shutil.copy(ROOT / "suites" / ".evalspec-cache" / "judge.json", suites / ".evalspec-cache")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.timeout(180)
+def test_review_flags_a_changed_rubric_as_calibration_stale(helpdesk_repo: Path) -> None:
+    suite = helpdesk_repo / "suites" / "helpdesk.yaml"
+    untouched = cli("review", "--base-ref", "HEAD", "--json")
+    assert json.loads(untouched.stdout)["suites"][0]["calibration"] == []
+    text = suite.read_text()
+    suite.write_text(text.replace("answers the customer's", "answers exactly the customer's"))
+    done = cli("review", "--base-ref", "HEAD", "--json", "--markdown", "comment.md")
+    (review,) = json.loads(done.stdout)["suites"]
+    lines = review["calibration"]
+    assert lines[0].startswith("calibration stale: the judge's criteria changed")
+    assert "suites/helpdesk.labels.jsonl" in lines[0]
+    # The changed judge has no verdicts cached: before and after cannot be compared yet.
+    assert "cannot be shown without a run: 10 labelled answers" in lines[1]
+    comment = (helpdesk_repo / "comment.md").read_text()
+    assert "### Judge calibration" in comment
+    assert "calibration stale" in comment
+
+
+@pytest.mark.timeout(180)
+def test_review_shows_agreement_before_and_after_a_new_judge_model(helpdesk_repo: Path) -> None:
+    from evalspec._scoring.final_answer import LLMJudge
+
+    suite = helpdesk_repo / "suites" / "helpdesk.yaml"
+    suite.write_text(
+        suite.read_text().replace(
+            "model: gpt-4o-mini\n      criteria", "model: gpt-4o\n      criteria"
+        )
+    )
+    # The new judge's verdicts, cached as `evalspec judge` would: it agrees with ana throughout.
+    cache_path = helpdesk_repo / "suites" / ".evalspec-cache" / "judge.json"
+    cache = json.loads(cache_path.read_text())
+    old, new = LLMJudge("gpt-4o-mini"), LLMJudge("gpt-4o")
+    from evalspec._scoring.final_answer import judge_prompt
+    from evalspec.api import load_suite, load_transcripts
+
+    ana = {
+        json.loads(x)["case"]: json.loads(x)["verdict"]
+        for x in LABELS.read_text().splitlines()[1:]
+        if json.loads(x)["labeller"] == "ana"
+    }
+    loaded = load_suite(suite)
+    run = cli("run", suite, "--record", "offline", "--out", helpdesk_repo / "run")
+    assert run.exit_code == 1, run.output
+    scores = {"Solved": 1.0, "Unsure": 0.5, "Unsolved": 0.0}
+    for t in load_transcripts(helpdesk_repo / "run"):
+        case = next(c for c in loaded.cases if c.name == t.case)
+        criteria = case.expect.final_answer[0].params["criteria"]
+        prompt = judge_prompt(case.messages[-1].content, t.final_answer, criteria)
+        assert old._key(prompt) in cache
+        cache[new._key(prompt)] = {"score": scores[ana[t.case]], "reason": "as ana"}
+    cache_path.write_text(json.dumps(cache))
+    done = cli("review", "--base-ref", "HEAD", "--json")
+    (review,) = json.loads(done.stdout)["suites"]
+    lines = review["calibration"]
+    assert lines[0].startswith("calibration stale: the judge's model (gpt-4o-mini → gpt-4o)")
+    # ana: 0.800 → 1.000 (kappa 0.583 → 1.000); ben: 0.700 → 0.800 (kappa 0.375 → 0.655...)
+    assert (
+        "final_answer.judge vs ana: agreement 0.800 → 1.000, Cohen's kappa 0.583 → 1.000" in lines
+    )
+    from sklearn.metrics import cohen_kappa_score
+
+    ben = {
+        json.loads(x)["case"]: json.loads(x)["verdict"]
+        for x in LABELS.read_text().splitlines()[1:]
+        if json.loads(x)["labeller"] == "ben"
+    }
+    cases = sorted(ana)
+    kappa = cohen_kappa_score([ana[c] for c in cases], [ben[c] for c in cases])
+    agree = sum(ana[c] == ben[c] for c in cases) / len(cases)
+    assert (
+        f"final_answer.judge vs ben: agreement 0.700 → {agree:.3f}, Cohen's kappa 0.375 → "
+        f"{kappa:.3f}" in lines
+    )

@@ -51,7 +51,8 @@ class Calibration:
     unmatched: tuple[str, ...]
     """`line N: why` for each label no judged answer matches."""
     unjudged: tuple[str, ...]
-    """`line N: why` for each labelled answer the judge's cache has no verdict on."""
+    """`case, model, trial, check: why` for each labelled answer the judge's cache has no
+    verdict on (once, however many labellers)."""
 
     @property
     def exit_code(self) -> int:
@@ -96,7 +97,10 @@ def calibrate_judges(
             )
             continue
         if answer.source == "failed" or answer.score is None:
-            unjudged.append(f"line {label.line}: {answer.reason}")
+            unjudged.append(
+                f"case {label.case!r}, model {model!r}, trial {label.trial}, {label.check}: "
+                f"{answer.reason}"
+            )
             continue
         rated = table.setdefault(_TURN.sub("", label.check), {}).setdefault(key, {})
         rated[""] = VERDICTS[answer.score]
