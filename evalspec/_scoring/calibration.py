@@ -103,10 +103,16 @@ def calibrate_judges(
             )
             continue
         rated = table.setdefault(_TURN.sub("", label.check), {}).setdefault(key, {})
-        rated[""] = VERDICTS[answer.score]
+        rated[""] = nearest_verdict(answer.score)
         rated[label.labeller] = label.verdict
     judges = tuple(_calibration(check, rated, seed) for check, rated in sorted(table.items()))
     return Calibration(judges, tuple(unmatched), tuple(dict.fromkeys(unjudged)))
+
+
+def nearest_verdict(score: float) -> str:
+    """The verdict a judge's score stands for: its own for one round; for the mean of several
+    rounds the nearest verdict, a tie (0.25, 0.75) going to Unsure."""
+    return min(VERDICTS.items(), key=lambda kv: (abs(kv[0] - score), kv[0] != 0.5))[1]
 
 
 def _calibration(
