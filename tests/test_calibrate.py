@@ -124,6 +124,44 @@ def test_a_bad_labels_line_is_named_with_its_place(
     assert words in done.output
 
 
+def test_the_labels_schema_takes_the_shipped_file_and_refuses_what_the_reader_refuses() -> None:
+    import jsonschema
+
+    schema = json.loads((ROOT / "schemas" / "labels-line.schema.json").read_text())
+    for line in LABELS.read_text().splitlines():
+        jsonschema.validate(json.loads(line), schema)
+    for bad in (
+        {"case": "paypal", "labeller": "ana", "verdict": "Good"},
+        {"case": "paypal", "labeller": "ana", "verdict": "Solved", "score": 1},
+        {"case": "", "labeller": "ana", "verdict": "Solved"},
+        {"case": "paypal", "labeller": "ana", "verdict": "Solved", "turn": 0},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+
+
+def test_a_huge_value_in_a_labels_file_is_quoted_short(run_dir: Path, tmp_path: Path) -> None:
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"case": "x", "labeller": "a", "verdict": "S" * 100_000}) + "\n")
+    done = cli("calibrate", SUITE, "--labels", labels, "-t", run_dir)
+    assert done.exit_code == 2
+    assert len(done.output) < 400, done.output
+
+
+def test_thousands_of_unmatched_labels_print_a_bounded_report(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    labels = tmp_path / "labels.jsonl"
+    lines = [
+        {"case": f"no such case {i}", "labeller": "ana", "verdict": "Solved"} for i in range(3000)
+    ]
+    labels.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    done = cli("calibrate", SUITE, "--labels", labels, "-t", run_dir)
+    assert done.exit_code == 3
+    assert "skipped label: and 2980 more (--json lists every one)" in done.output
+    assert len(done.output.splitlines()) < 30
+
+
 @pytest.mark.timeout(60)
 def test_labels_on_answers_the_judge_never_saw_need_a_judge_run(
     run_dir: Path, tmp_path: Path

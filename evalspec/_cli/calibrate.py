@@ -64,13 +64,22 @@ def calibrate(
         _print_json(result)
     else:
         _print_text(result)
-    for line in result.unmatched:
-        print_error(f"skipped label: {line}")
-    for line in result.unjudged:
-        print_error(f"error: no judge verdict: {line}")
+    _print_some("skipped label", result.unmatched)
+    _print_some("error: no judge verdict", result.unjudged)
     if not result.judges:
         print_error("error: no labelled answer has a judge verdict to compare")
     raise typer.Exit(result.exit_code)
+
+
+SHOWN = 20
+"""Lines of one kind printed before `and N more` (a labels file may hold thousands)."""
+
+
+def _print_some(prefix: str, lines: tuple[str, ...]) -> None:
+    for line in lines[:SHOWN]:
+        print_error(f"{prefix}: {line}")
+    if len(lines) > SHOWN:
+        print_error(f"{prefix}: and {len(lines) - SHOWN} more (--json lists every one)")
 
 
 def _interval(value: Any) -> str:

@@ -24,10 +24,16 @@ def labels_beside(suite_path: Path) -> Path:
     return suite_path.with_name(suite_path.stem + LABELS_SUFFIX)
 
 
-def judge_identity(suite: Suite) -> set[tuple[str, str]]:
-    """Each judge the suite asks, as (model, criteria): what its verdicts depend on."""
+def judge_identity(suite: Suite) -> set[tuple[str, str, str]]:
+    """Each judge the suite asks, as (model, criteria, settings): what its verdicts depend on
+    (settings: its rounds and temperature)."""
     return {
-        (str(check.params.get("model", "")), str(check.params.get("criteria", "")))
+        (
+            str(check.params.get("model", "")),
+            str(check.params.get("criteria", "")),
+            f"rounds {check.params.get('rounds', 1)}, temperature "
+            f"{check.params.get('temperature', 0)}",
+        )
         for _, check in judge_checks(suite)
     }
 
@@ -70,15 +76,15 @@ def calibration_review(
     return tuple(lines)
 
 
-def _what_changed(before: set[tuple[str, str]], after: set[tuple[str, str]]) -> str:
-    models = {m for m, _ in before} != {m for m, _ in after}
-    criteria = {c for _, c in before} != {c for _, c in after}
-    if models and criteria:
-        return "model and criteria"
-    if models:
-        old, new = sorted({m for m, _ in before}), sorted({m for m, _ in after})
-        return f"model ({', '.join(old)} → {', '.join(new)})"
-    return "criteria"
+def _what_changed(before: set[tuple[str, str, str]], after: set[tuple[str, str, str]]) -> str:
+    """`model (a → b)`, `criteria`, `settings (...)`, or several joined with `and`."""
+    changed = []
+    for i, word in enumerate(("model", "criteria", "settings")):
+        old, new = sorted({j[i] for j in before}), sorted({j[i] for j in after})
+        if old != new:
+            shown = f" ({', '.join(old)} → {', '.join(new)})" if word != "criteria" else ""
+            changed.append(word + shown)
+    return " and ".join(changed)
 
 
 def _before_after(before: Calibration | None, after: Calibration) -> list[str]:

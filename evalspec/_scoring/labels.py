@@ -17,14 +17,45 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from evalspec._util.errors import InputError, Problem
 from evalspec._util.reading import display_name, parse_json, read_text
 
 VERDICT_NAMES = ("Solved", "Unsure", "Unsolved")
 MAX_LABELS_BYTES = 16 * 1024 * 1024
+MAX_NAME_CHARS = 500
+"""The longest case, labeller, model or check name a label may give (messages quote them)."""
 _KEYS = {"case", "turn", "model", "trial", "check", "labeller", "verdict"}
+
+
+class LabelLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One line of a labels file: one labeller's verdict on one judged answer (the declaration
+    schemas/labels-line.schema.json is generated from; `read_labels` checks the same rules)."""
+
+    case: Annotated[str, msgspec.Meta(min_length=1)]
+    """The case's name."""
+    labeller: Annotated[str, msgspec.Meta(min_length=1)]
+    """Who gave the verdict."""
+    verdict: Literal["Solved", "Unsure", "Unsolved"]
+    """The labeller's verdict, on the judge's own scale."""
+    model: Annotated[str, msgspec.Meta(min_length=1)] | None = None
+    """The model whose answer it is; may be left out when one model answered the case."""
+    trial: Annotated[int, msgspec.Meta(ge=0, lt=10**6)] = 0
+    """The trial, from 0."""
+    turn: Annotated[int, msgspec.Meta(ge=1, lt=10**6)] | None = None
+    """The judged turn of a multi-turn case, from 1."""
+    check: Annotated[str, msgspec.Meta(min_length=1)] = "final_answer.judge"
+    """The judge check's `name:`, when a case has several."""
+
+
+class LabelsComment(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A note line: its only key is `_comment`."""
+
+    comment: str = msgspec.field(name="_comment")
+    """Free text for the people who read the file."""
 
 
 @dataclass(frozen=True)
@@ -89,18 +120,27 @@ def _label(data: Any, name: str, line: int) -> Label | None:
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise _error(
-            name, line, f"unknown key {unknown[0]!r}", f"allowed keys: {', '.join(sorted(_KEYS))}"
+            name,
+            line,
+            f"unknown key {_short(unknown[0])}",
+            f"allowed keys: {', '.join(sorted(_KEYS))}",
         )
     case, labeller = data.get("case"), data.get("labeller")
     for key, value in (("case", case), ("labeller", labeller)):
         if not isinstance(value, str) or not value.strip():
             raise _error(name, line, f"`{key}` must be non-empty text", f"give the {key}'s name")
+    for key in ("case", "labeller", "model", "check"):
+        value = data.get(key)
+        if isinstance(value, str) and len(value) > MAX_NAME_CHARS:
+            raise _error(
+                name, line, f"`{key}` is longer than {MAX_NAME_CHARS} characters", "shorten it"
+            )
     verdict = data.get("verdict")
     if verdict not in VERDICT_NAMES:
         raise _error(
             name,
             line,
-            f"`verdict` {verdict!r} is not a verdict",
+            f"`verdict` {_short(verdict)} is not a verdict",
             f"one of {', '.join(VERDICT_NAMES)}",
         )
     model = data.get("model")
@@ -119,6 +159,12 @@ def _label(data: Any, name: str, line: int) -> Label | None:
     prefix = f"turn {turn} " if turn is not None else ""
     assert isinstance(case, str) and isinstance(labeller, str)
     return Label(case, model, trial, prefix + check, labeller, verdict, line)
+
+
+def _short(value: Any) -> str:
+    """A value as the message quotes it, cut short: a labels file may hold anything."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _problem(name: str, line: int, message: str, hint: str) -> Problem:
