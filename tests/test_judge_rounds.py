@@ -47,18 +47,17 @@ class RoundJudge:
 
 
 def imported(tmp_path: Path, base_url: str, rounds: int) -> tuple[Path, Path]:
-    """The example queries as a suite whose judge asks `rounds` rounds, and both published
-    runs' answers as transcripts."""
+    """The example queries as a suite whose judge asks `rounds` rounds as StableToolBench's
+    evaluator does, and both published runs' answers as transcripts."""
     suite = tmp_path / "stb.yaml"
     done = cli(
         "import", "stabletoolbench", QUERIES, "--out", suite, "--judge", "judge-model",
-        "--judge-base-url", base_url, "--judge-key-env", KEY_ENV,
+        "--judge-base-url", base_url, "--judge-key-env", KEY_ENV, "--judge-rounds", rounds,
         "--model", MODELS[0], "--model", MODELS[1],
     )  # fmt: skip
     assert done.exit_code == 0, done.output
     text = suite.read_text()
-    assert text.count("model: judge-model") == 3  # flow style: {criteria: ..., model: ...}
-    suite.write_text(text.replace("model: judge-model", f"model: judge-model, rounds: {rounds}"))
+    assert text.count(f"rounds: {rounds}") == 3 and text.count("temperature: 0.2") == 3
     assert cli("validate", suite).exit_code == 0
     lines = []
     for model in MODELS:
@@ -150,6 +149,22 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
     for child in children:
         found += _dicts(child)
     return found
+
+
+def test_judge_rounds_need_a_judge_and_a_small_whole_number(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    alone = cli("import", "stabletoolbench", QUERIES, "--out", suite, "--judge-rounds", 4)
+    assert (
+        alone.exit_code == 2
+        and "--judge-rounds" in alone.output
+        and "--judge-rounds needs --judge MODEL" in alone.output
+    )
+    many = cli(
+        "import", "stabletoolbench", QUERIES, "--out", suite, "--judge", "m", "--judge-rounds", 99
+    )
+    assert (
+        many.exit_code == 2 and "--judge-rounds 99: give a whole number from 1 to 20" in many.output
+    )
 
 
 def test_rounds_must_be_a_small_whole_number(tmp_path: Path) -> None:
