@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from evalspec._runner.evidence import StaleTranscript as StaleTranscript
     from evalspec._runner.execute import RunOptions as RunOptions
     from evalspec._runner.execute import RunOutcome as RunOutcome
+    from evalspec._scoring.calibration import Calibration as Calibration
     from evalspec._scoring.judging import JudgeOutcome as JudgeOutcome
     from evalspec._suite.lint import Warnings as Warnings
     from evalspec._suite.model import ModelSpec as ModelSpec

@@ -158,6 +158,28 @@ SHOP: dict[str, list[Any]] = {
     ],
 }
 
+HELPDESK_ANSWERS = {  # (topic, final answer): some right, some wrong, some in between
+    "return window": ("returns", "You have 30 days to return an unused item for a full refund."),
+    "used item return": ("returns", "Yes, you can return it within 30 days for a full refund."),
+    "free shipping threshold": ("shipping", "Shipping is free on orders over 50 EUR."),
+    "shipping time": ("shipping", "Delivery usually takes a few days."),
+    "small order shipping cost": ("shipping", "Shipping on a 20 EUR order costs 4.90 EUR."),
+    "kettle warranty": (
+        "warranty",
+        "Yes: appliances have a two-year warranty. Send the kettle in with the receipt.",
+    ),
+    "warranty without receipt": (
+        "warranty",
+        "No problem, we can look your purchase up without the receipt.",
+    ),
+    "cash on delivery": (
+        "payment",
+        "Sorry, we do not offer cash on delivery: card, PayPal or bank transfer only.",
+    ),
+    "paypal": ("payment", "Yes, PayPal is accepted, as are cards and bank transfer."),
+    "refund speed": ("returns", "Refunds are issued in full for items returned within 30 days."),
+}
+
 SCRIPTS: dict[str, dict[str, list[Any]]] = {
     "support": SUPPORT,
     "shop": SHOP,
@@ -233,6 +255,10 @@ SCRIPTS: dict[str, dict[str, list[Any]]] = {
         "divide 100 by 9": [{"calls": [["divide", {"a": 100, "b": 9}]]}],
         "divide 81 by 4": [{"calls": [["divide", {"a": 81, "b": 4}]]}],
         "divide 81 by 9": [{"calls": [["divide", {"a": 9, "b": 81}]]}],
+    },
+    "helpdesk": {
+        case: [{"calls": [["get_policy", {"topic": topic}]]}, {"text": text}]
+        for case, (topic, text) in HELPDESK_ANSWERS.items()
     },
     "weather": {
         "compare two cities": [

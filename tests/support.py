@@ -750,6 +750,22 @@ def sopr_from_pass_rate_results(path: str | Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def published_votes(example: Path, models: Sequence[str]) -> dict[str, list[str]]:
+    """Final answer text -> StableToolEval's published verdict of each round on it, in round
+    order, for the runs of `models` in StableToolBench's `data_example` folder."""
+    out = {}
+    for model in models:
+        converted = read_json(example / f"model_predictions_converted/{model}/G1_instruction.json")
+        votes = sopr_from_pass_rate_results(
+            example / f"pass_rate_results/{model}/G1_instruction_{model}.json"
+        )
+        for query_id, record in converted.items():
+            answer = json.loads(record["answer"]["final_answer"] or "{}").get("final_answer")
+            if answer:
+                out[answer] = votes[query_id]["votes"]
+    return out
+
+
 # ------------------------------------------------------------ BFCL records written as suites
 
 

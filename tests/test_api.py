@@ -39,6 +39,7 @@ VERBS = [
 STAGES = [
     "GATE_NAMES",
     "RECORD_MODES",
+    "calibrate",
     "check_suite",
     "compile_plan",
     "estimate_cost",
@@ -62,6 +63,7 @@ SURFACE = {
     "evalspec.api": sorted([*VERBS, *STAGES]),
     "evalspec.records": [
         "Adopted",
+        "Calibration",
         "Comparison",
         "JudgeOutcome",
         "Judged",

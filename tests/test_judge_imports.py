@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply
-from support import has_finish, majority_status, sopr_from_pass_rate_results, sopr_score
+from support import (
+    has_finish,
+    majority_status,
+    published_votes,
+    sopr_from_pass_rate_results,
+    sopr_score,
+)
 from typer.testing import CliRunner
 
 from evalspec._cli import app
@@ -35,19 +41,9 @@ def cli(*args: Any):
 
 def published_verdicts() -> dict[str, str]:
     """Final answer text -> StableToolEval's majority verdict on it, for both published runs."""
-    out = {}
-    for model in MODELS:
-        converted = json.loads(
-            (EXAMPLE / f"model_predictions_converted/{model}/G1_instruction.json").read_text()
-        )
-        votes = sopr_from_pass_rate_results(
-            EXAMPLE / f"pass_rate_results/{model}/G1_instruction_{model}.json"
-        )
-        for query_id, record in converted.items():
-            answer = json.loads(record["answer"]["final_answer"] or "{}").get("final_answer")
-            if answer:
-                out[answer] = majority_status(votes[query_id]["votes"])
-    return out
+    return {
+        answer: majority_status(votes) for answer, votes in published_votes(EXAMPLE, MODELS).items()
+    }
 
 
 class PublishedJudge:

@@ -258,10 +258,12 @@ def import_stabletoolbench(
     judge: str | None = None,
     judge_base_url: str | None = None,
     judge_key_env: str | None = None,
+    judge_rounds: int | None = None,
 ) -> SuitesWritten:
     """Write a suite with one case per StableToolBench query (only those in `ids`, a
     test_query_ids file, when given), expecting its gold APIs; with `judge` (a model), also
-    StableToolBench's SoPR judge on the final answer."""
+    StableToolBench's SoPR judge on the final answer (`judge_rounds`: asked that many rounds
+    at StableToolBench's temperature 0.2 and combined as it combines them; it uses 4)."""
     from evalspec._interop.bfcl import DEFAULT_MODEL, write_suites
     from evalspec._interop.stabletoolbench import load_queries
     from evalspec._interop.stabletoolbench_suites import stabletoolbench_suites
@@ -282,7 +284,7 @@ def import_stabletoolbench(
             name=name or f"stabletoolbench-{queries.stem}",
             models=list(models or [DEFAULT_MODEL]),
             judge=judge,
-            judge_endpoint=_judge_endpoint(judge, judge_base_url, judge_key_env),
+            judge_endpoint=_judge_endpoint(judge, judge_base_url, judge_key_env, judge_rounds),
             refused=refused,
             source=display_name(queries),
         )
@@ -293,15 +295,34 @@ def import_stabletoolbench(
     return SuitesWritten(tuple(write_suites(out, suites)), cases, refused=tuple(refused))
 
 
-def _judge_endpoint(judge: str | None, base_url: str | None, key_env: str | None) -> dict[str, str]:
-    """The judge's endpoint settings (only with a judge)."""
+STB_JUDGE_TEMPERATURE = 0.2
+"""The temperature of StableToolBench's evaluator (tooleval_gpt-3.5-turbo_default/config.yaml):
+its rounds differ only by sampling."""
+
+
+def _judge_endpoint(
+    judge: str | None, base_url: str | None, key_env: str | None, rounds: int | None = None
+) -> dict[str, Any]:
+    """The judge's settings besides model and criteria: its endpoint, and StableToolBench's
+    rounds with its temperature when `rounds` is given (only with a judge)."""
     given = {"base_url": base_url, "api_key_env": key_env}
     if not judge and any(given.values()):
         raise UsageError(
             "judge_base_url= and judge_key_env= need judge=MODEL",
             params=["judge_base_url", "judge_key_env", "judge"],
         )
-    return {k: v for k, v in given.items() if v}
+    if not judge and rounds is not None:
+        raise UsageError("judge_rounds= needs judge=MODEL", params=["judge_rounds", "judge"])
+    settings: dict[str, Any] = {k: v for k, v in given.items() if v}
+    if rounds is not None:
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= 20:
+            raise UsageError(
+                f"judge_rounds={rounds!r}: give a whole number from 1 to 20 (StableToolBench "
+                "asks 4)",
+                params=["judge_rounds"],
+            )
+        settings |= {"rounds": rounds, "temperature": STB_JUDGE_TEMPERATURE}
+    return settings
 
 
 def import_stabletoolbench_answers(
@@ -313,6 +334,7 @@ def import_stabletoolbench_answers(
     judge: str | None = None,
     judge_base_url: str | None = None,
     judge_key_env: str | None = None,
+    judge_rounds: int | None = None,
 ) -> TranscriptsWritten:
     """Turn a StableToolBench converted answer file into transcripts (one per query).
 
@@ -325,7 +347,7 @@ def import_stabletoolbench_answers(
     suite_path = Path(suite_out) if suite_out is not None else None
     check_output_file(out, "out")
     check_output_file(suite_path, "suite_out")
-    endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env)
+    endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env, judge_rounds)
     if (suite_path is None) != (judge is None):
         raise UsageError(
             "suite_out= and judge= go together: the suite's one check is the judge",

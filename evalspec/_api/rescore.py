@@ -194,7 +194,7 @@ def judge(
             "MODEL does)"
         )
     check_judge_caches(loaded_suite)
-    loaded = _load_every(transcripts)
+    loaded = load_every(transcripts)
     skipped = tuple(unmatched_transcripts(loaded, [loaded_suite], suite_path.as_posix()))
     models = {m.name for m in loaded_suite.models}
     cases = {c.name for c in loaded_suite.cases}
@@ -208,7 +208,7 @@ def judge(
     return Judged(outcome, skipped)
 
 
-def _load_every(sources: str | Path | Sequence[str | Path]) -> list[Transcript]:
+def load_every(sources: str | Path | Sequence[str | Path]) -> list[Transcript]:
     """The transcripts of every source, in order; the same transcript in two of them is refused
     (SoPR would count its answer twice, and which of two answers to judge is the user's call)."""
     from evalspec._transcript import load_transcripts

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from evalspec._cli import interop, judge, review, run, score, suite, tools, view
+from evalspec._cli import calibrate, interop, judge, review, run, score, suite, tools, view
 from evalspec._cli.common import one_value_each, print_error
 from evalspec._cli.flags import exit_code
 from evalspec._cli.teardown import skipped_on_exit
@@ -70,6 +70,7 @@ for command in (
     run.run,
     score.score,
     judge.judge,
+    calibrate.calibrate,
     review.diff,
     review.compare,
     review.review,

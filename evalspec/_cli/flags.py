@@ -21,6 +21,7 @@ FLAGS: dict[str, str] = {
     "judge": "--judge",
     "judge_base_url": "--judge-base-url",
     "judge_key_env": "--judge-key-env",
+    "judge_rounds": "--judge-rounds",
     "junit": "--junit",
     "kind": "--kind",
     "markdown": "--markdown",

@@ -36,6 +36,13 @@ JudgeBaseUrlOpt = Annotated[
 JudgeKeyEnvOpt = Annotated[
     str | None, typer.Option(help="Environment variable holding the judge's API key.")
 ]
+JudgeRoundsOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Ask the judge this many rounds per answer at temperature 0.2 and score their "
+        "mean, as StableToolBench's evaluator does (it asks 4).",
+    ),
+]
 
 
 def say_refused(refused: Sequence[Refusal], records: int | None, stands_as: str) -> None:
@@ -175,6 +182,7 @@ def stabletoolbench(
     ] = None,
     judge_base_url: JudgeBaseUrlOpt = None,
     judge_key_env: JudgeKeyEnvOpt = None,
+    judge_rounds: JudgeRoundsOpt = None,
 ) -> None:
     """Write a suite with one case per StableToolBench query, expecting its gold APIs.
 
@@ -197,6 +205,7 @@ def stabletoolbench(
         judge=judge,
         judge_base_url=judge_base_url,
         judge_key_env=judge_key_env,
+        judge_rounds=judge_rounds,
     )
     for p in written.paths:
         typer.echo(f"wrote {p}")
@@ -223,6 +232,7 @@ def stabletoolbench_answers(
     ] = None,
     judge_base_url: JudgeBaseUrlOpt = None,
     judge_key_env: JudgeKeyEnvOpt = None,
+    judge_rounds: JudgeRoundsOpt = None,
 ) -> None:
     """Turn StableToolBench converted answers into transcripts (one per query).
 
@@ -247,6 +257,7 @@ def stabletoolbench_answers(
         judge=judge,
         judge_base_url=judge_base_url,
         judge_key_env=judge_key_env,
+        judge_rounds=judge_rounds,
     )
     for p in written.suites:
         typer.echo(f"wrote {p}")

@@ -97,6 +97,8 @@ def _print_text(outcome: JudgeOutcome, suite_path: Path, transcripts: list[Path]
     )
     for model, check, mean, verdicts, total in outcome.sopr():
         shown = ", ".join(f"{v} {verdicts[v]}" for v in ("Solved", "Unsure", "Unsolved"))
+        if verdicts["mixed rounds"]:
+            shown += f", mixed rounds {verdicts['mixed rounds']}"
         if verdicts["no verdict"]:
             shown += f", no verdict {verdicts['no verdict']}"
         print(plain(f"{model} · {check}: SoPR {mean:.3f} over {total} answers ({shown})"))

@@ -250,6 +250,8 @@ def review(
                 print(plain(f"removed: {suite.path}"))
             elif not suite.untouched:
                 print_comparison(suite.comparison, show_unchanged=False)
+                for line in suite.calibration:
+                    print(plain(f"{suite.path}: {line}"))
                 print()
         untouched = [s.path for s in result.suites if s.untouched]
         if untouched:

@@ -28,7 +28,7 @@ RUBRIC = {
 }
 
 
-def _judge_check(judge: str, endpoint: Mapping[str, str] | None) -> dict[str, Any]:
+def _judge_check(judge: str, endpoint: Mapping[str, Any] | None) -> dict[str, Any]:
     """StableToolBench's SoPR judge on the final answer, at `endpoint` (base_url, api_key_env)."""
     return {"judge": {"criteria": JUDGE_CRITERIA, "model": judge, **(endpoint or {})}}
 
@@ -63,7 +63,7 @@ def stabletoolbench_suites(
     name: str,
     models: Sequence[str],
     judge: str | None,
-    judge_endpoint: Mapping[str, str] | None = None,
+    judge_endpoint: Mapping[str, Any] | None = None,
     refused: list[Refusal] | None = None,
     source: str = "the query file",
 ) -> list[dict[str, Any]]:
@@ -106,7 +106,7 @@ def answer_file_suites(
     name: str,
     models: Sequence[str],
     judge: str,
-    judge_endpoint: Mapping[str, str] | None = None,
+    judge_endpoint: Mapping[str, Any] | None = None,
     refused: list[Refusal] | None = None,
     source: str = "the answer file",
 ) -> list[dict[str, Any]]:

@@ -69,12 +69,19 @@ def _payload() -> tuple[type, ...]:
     return (Payload,)
 
 
+def _labels() -> tuple[type, ...]:
+    from evalspec._scoring.labels import LabelLine, LabelsComment
+
+    return (LabelLine, LabelsComment)
+
+
 SCHEMAS = (
     Described("transcript.schema.json", "evalspec transcript", _transcript),
     Described("results.schema.json", "evalspec results file", _results),
     Described("run-manifest.schema.json", "evalspec run manifest (run.json)", _manifest),
     Described("recordings-line.schema.json", "evalspec recordings line", _recordings),
     Described("html-payload.schema.json", "evalspec HTML report data", _payload),
+    Described("labels-line.schema.json", "evalspec labels line (people's verdicts)", _labels),
 )
 
 

@@ -51,7 +51,7 @@ def render_review_markdown(review: Review, *, limit: int = GITHUB_COMMENT_LIMIT)
     rows = [(s, c) for s in present for c in shown_changes(s.comparison, show_unchanged=False)]
     rows.sort(key=lambda sc: severity(sc[1]))
     head = _review_head(review, present)
-    tail = _suite_changes(present) + _suites_list(review)
+    tail = _calibration(review) + _suite_changes(present) + _suites_list(review)
     details = [d for s, c in rows if (d := case_details(c, s.path)) is not None]
     return fit_comment("\n".join(head), _case_table(rows), "\n".join(tail), details, limit)
 
@@ -107,6 +107,16 @@ def _case_table(rows: list[tuple[_Present, CaseChange]]) -> list[str]:
             for s, c in rows
         ],
     )
+
+
+def _calibration(review: Review) -> list[str]:
+    """Judges whose calibration against people a change made stale, and what it did to it."""
+    stale = [(s.path, line) for s in review.suites for line in s.calibration]
+    if not stale:
+        return []
+    out = ["### Judge calibration", ""]
+    out += [f"- {code(path)}: {cell(line, 400)}" for path, line in stale]
+    return [*out, ""]
 
 
 def _suite_changes(present: list[_Present]) -> list[str]:

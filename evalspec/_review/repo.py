@@ -26,6 +26,7 @@ from evalspec._compare.records import (
     Comparison,
 )
 from evalspec._compare.security import known_settings
+from evalspec._review.calibration import calibration_review
 from evalspec._review.git_base import at_ref, export_tree, repo_root, resolve_commit
 from evalspec._suite.limits import MAX_REPLAY_CHARS_ENV, max_replay_chars
 from evalspec._suite.load import is_include_file
@@ -45,6 +46,9 @@ class SuiteReview:
     """Repository-relative, with forward slashes."""
     comparison: Comparison | None
     """None: the suite exists only in the base (removed by this change)."""
+    calibration: tuple[str, ...] = ()
+    """The judge changed while people's labels hold it to account: calibration stale, and
+    the agreement before and after when both can be measured."""
 
     @property
     def exit_code(self) -> int:
@@ -58,7 +62,8 @@ class SuiteReview:
         if c is None:
             return False
         return (
-            not c.security
+            not self.calibration
+            and not c.security
             and not c.skipped
             and not c.suite_wide
             and not c.suite_changes
@@ -88,7 +93,7 @@ class Review:
             "base_ref": self.base_ref,
             "exit_code": self.exit_code,
             "suites": [
-                {"path": s.path, "removed": s.comparison is None}
+                {"path": s.path, "removed": s.comparison is None, "calibration": s.calibration}
                 | (s.comparison.to_dict() if s.comparison is not None else {})
                 for s in self.suites
             ],
@@ -306,6 +311,7 @@ def review_repository(
                 comparison = replace(comparison, tool_drift=tuple(drift))
             if gate is not None:
                 comparison = replace(comparison, gate=replace(comparison.gate, mode=gate))
-            reviews.append(SuiteReview(rel, comparison))
+            stale = calibration_review(base, head, base_tx, head_tx, rel)
+            reviews.append(SuiteReview(rel, comparison, stale))
         reviews += [SuiteReview(rel, None) for rel in base_paths if rel not in head_paths]
     return Review(base_ref, tuple(sorted(reviews, key=suite_rank)))

@@ -413,6 +413,18 @@ def parse_verdict(text: str) -> tuple[float, str] | None:
     return None
 
 
+def combine_rounds(rounds: list[tuple[float, str]]) -> tuple[float, str]:
+    """Several rounds' verdicts as one, by StableToolBench's rule (eval_pass_rate.py: a round
+    scores Solved 1, Unsure 0.5, else 0, and the pass rate is the mean over rounds): the mean
+    of the rounds' scores. One round is its own verdict."""
+    if len(rounds) == 1:
+        return rounds[0]
+    names = {1.0: "Solved", 0.5: "Unsure", 0.0: "Unsolved"}
+    shown = ", ".join(names.get(score, str(score)) for score, _ in rounds)
+    mean = sum(score for score, _ in rounds) / len(rounds)
+    return mean, f"mean of {len(rounds)} rounds ({shown}): {rounds[0][1]}"
+
+
 class JudgeUnavailable(RuntimeError):
     """No verdict could be had: not cached where no call is allowed, or the call failed.
 
@@ -443,8 +455,13 @@ class LLMJudge:
         api_key_env: str = DEFAULT_API_KEY_ENV,
         cache_path: str | Path | None = None,
         calls: ModelCalls | None = None,
+        rounds: int = 1,
+        temperature: float = 0.0,
     ):
         self.model = model
+        self.rounds = rounds
+        """How many times each answer is asked about; the score is their verdicts' mean."""
+        self.temperature = temperature
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.cache_path = Path(cache_path) if cache_path else None
@@ -459,30 +476,71 @@ class LLMJudge:
         model = params.get("model")
         if not isinstance(model, str) or not model:
             raise ParamError("`judge` needs `model`, the judge model's id")
+        rounds = params.get("rounds", 1)
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= 20:
+            raise ParamError(
+                f"`judge` needs `rounds` as a whole number from 1 to 20, not {rounds!r}"
+            )
+        temperature = params.get("temperature", 0)
+        if isinstance(temperature, bool) or not isinstance(temperature, int | float):
+            raise ParamError(f"`judge` needs `temperature` as a number, not {temperature!r}")
+        if not 0 <= temperature <= 2:
+            raise ParamError(f"`judge` needs `temperature` from 0 to 2, not {temperature!r}")
         return cls(
             model,
             base_url=params.get("base_url"),
             api_key_env=params.get("api_key_env", DEFAULT_API_KEY_ENV),
             cache_path=params.get("cache"),
             calls=calls,
+            rounds=rounds,
+            temperature=float(temperature),
         )
 
     def cached(self, question: str, answer: str, criteria: str) -> tuple[float, str] | None:
-        """The cached verdict on this answer, or None; never a request."""
-        hit = self._load_cache().get(self._key(judge_prompt(question, answer, criteria)))
+        """The cached verdict on this answer (every round's, combined), or None; never a
+        request."""
+        prompt = judge_prompt(question, answer, criteria)
+        got = [self._cached_round(prompt, r) for r in range(self.rounds)]
+        if any(g is None for g in got):
+            return None
+        return combine_rounds([g for g in got if g is not None])
+
+    def cached_rounds(self, question: str, answer: str, criteria: str) -> list[float | None]:
+        """Each round's cached score (None: not cached), in order."""
+        prompt = judge_prompt(question, answer, criteria)
+        return [
+            g[0] if (g := self._cached_round(prompt, r)) is not None else None
+            for r in range(self.rounds)
+        ]
+
+    def _cached_round(self, prompt: str, round_: int) -> tuple[float, str] | None:
+        hit = self._load_cache().get(self._key(prompt, round_))
         if isinstance(hit, dict) and "score" in hit:
             return float(hit["score"]), str(hit.get("reason", ""))
         return None
 
-    def _key(self, prompt: str) -> str:
-        text = json.dumps([self.model, JUDGE_SYSTEM, prompt])
+    def _key(self, prompt: str, round_: int = 0) -> str:
+        """One verdict's cache key: the model, the instructions and the prompt; a later round
+        and a sampling temperature are part of it too (left out at their defaults, so verdicts
+        cached by a single-round judge stay valid)."""
+        parts: list[object] = [self.model, JUDGE_SYSTEM, prompt]
+        if self.temperature:
+            parts.append({"temperature": self.temperature})
+        if round_:
+            parts.append({"round": round_})
+        text = json.dumps(parts)
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     async def judge(self, question: str, answer: str, criteria: str) -> tuple[float, str]:
+        """The verdict on this answer: every round asked (or read from the cache), combined by
+        StableToolBench's rule, the mean of the rounds' scores."""
         prompt = judge_prompt(question, answer, criteria)
-        key = self._key(prompt)
+        return combine_rounds([await self._round(prompt, r) for r in range(self.rounds)])
+
+    async def _round(self, prompt: str, round_: int) -> tuple[float, str]:
+        key = self._key(prompt, round_)
         cache = self._load_cache()
-        hit = self.cached(question, answer, criteria)
+        hit = self._cached_round(prompt, round_)
         if hit is not None:
             _log.debug("judge verdict from %s", self.cache_path)
             return hit
@@ -500,6 +558,8 @@ class LLMJudge:
             raise JudgeError(f"the judge's reply holds no verdict: {text[:200]!r}")
         async with self._lock:
             cache[key] = {"score": parsed[0], "reason": parsed[1]}
+            if self.rounds > 1:
+                cache[key]["round"] = round_ + 1
             if self.cache_path:
                 update_json_object(self.cache_path, {key: cache[key]}, JUDGE_CACHE_WHAT)
         return parsed
@@ -515,7 +575,7 @@ class LLMJudge:
                     {"role": "system", "content": JUDGE_SYSTEM},
                     {"role": "user", "content": prompt},
                 ],
-                params={"temperature": 0},
+                params={"temperature": self.temperature},
                 label=f"judge '{self.model}'",
             )
         except (ProviderError, RunError) as exc:

@@ -80,7 +80,7 @@ class JudgeOutcome:
         out = []
         for (model, check), answers in groups.items():
             verdicts: Counter[str] = Counter(
-                VERDICTS.get(a.sopr, "Unsolved") if a.source != "failed" else "no verdict"
+                VERDICTS.get(a.sopr, "mixed rounds") if a.source != "failed" else "no verdict"
                 for a in answers
             )
             mean = sum(a.sopr for a in answers) / len(answers)

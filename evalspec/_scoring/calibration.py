@@ -1,0 +1,140 @@
+"""A judge held against people: its cached verdicts on labelled answers, compared per judge check.
+
+The judge's verdicts come from its cache only (no model is called: `evalspec judge` fills it),
+so a calibration report costs nothing and is the same on every machine. Per judge check: the
+judge against each labeller (agreement, Cohen's kappa, confusion matrix) and, with several
+labellers, Krippendorff's alpha among the people and among the people and the judge together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evalspec._scoring.judging import VERDICTS, judge_transcripts
+from evalspec._scoring.labels import VERDICT_NAMES, Label
+from evalspec._stats.agreement import PairAgreement, krippendorff_alpha, pair_agreement
+from evalspec._stats.intervals import Interval
+from evalspec._suite.model import Suite
+from evalspec._transcript import Transcript
+
+
+@dataclass(frozen=True)
+class LabellerAgreement:
+    """The judge (first rater) against one labeller (second) on the answers both rated."""
+
+    labeller: str
+    agreement: PairAgreement
+
+
+@dataclass(frozen=True)
+class JudgeCalibration:
+    """One judge check's calibration over the labelled answers it gave a verdict on."""
+
+    check: str
+    answers: int
+    """Labelled answers with a judge verdict (each counted once, however many labellers)."""
+    labellers: tuple[LabellerAgreement, ...]
+    people_alpha: Interval | None
+    """Krippendorff's alpha among the labellers (None with one labeller, or undefined)."""
+    alpha: Interval | None
+    """Krippendorff's alpha among the labellers and the judge as one more rater."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Every judge check's calibration, and the labels it could not use (and why)."""
+
+    judges: tuple[JudgeCalibration, ...]
+    unmatched: tuple[str, ...]
+    """`line N: why` for each label no judged answer matches."""
+    unjudged: tuple[str, ...]
+    """`case, model, trial, check: why` for each labelled answer the judge's cache has no
+    verdict on (once, however many labellers)."""
+
+    @property
+    def exit_code(self) -> int:
+        """0 every label was compared; 3 some answer needs a judge run, or nothing compared."""
+        return 3 if self.unjudged or not self.judges else 0
+
+
+_TURN = re.compile(r"^turn \d+ ")
+
+
+def calibrate_judges(
+    suite: Suite, transcripts: Sequence[Transcript], labels: Sequence[Label], *, seed: int = 0
+) -> Calibration:
+    """Compare the judge's cached verdicts with the people's labels, per judge check."""
+    outcome = asyncio.run(judge_transcripts(suite, transcripts, None))
+    answers = {(a.case, a.model, a.trial, a.check): a for a in outcome.answers}
+    models: dict[str, set[str]] = {}
+    for a in outcome.answers:
+        models.setdefault(a.case, set()).add(a.model)
+    unmatched: list[str] = []
+    unjudged: list[str] = []
+    # per check: answer key -> {rater: verdict}; the judge's verdict under rater ""
+    table: dict[str, dict[tuple[str, str, int, str], dict[str, str]]] = {}
+    for label in labels:
+        model = label.model
+        if model is None:
+            known = sorted(models.get(label.case, ()))
+            if len(known) > 1:
+                unmatched.append(
+                    f"line {label.line}: case {label.case!r} was answered by {len(known)} "
+                    f"models ({', '.join(known)}): name the label's `model`"
+                )
+                continue
+            model = known[0] if known else ""
+        key = (label.case, model, label.trial, label.check)
+        answer = answers.get(key)
+        if answer is None:
+            unmatched.append(
+                f"line {label.line}: no judged answer of case {label.case!r}, model "
+                f"{model or '(any)'!r}, trial {label.trial}, check {label.check!r} in the "
+                "transcripts"
+            )
+            continue
+        if answer.source == "failed" or answer.score is None:
+            unjudged.append(
+                f"case {label.case!r}, model {model!r}, trial {label.trial}, {label.check}: "
+                f"{answer.reason}"
+            )
+            continue
+        rated = table.setdefault(_TURN.sub("", label.check), {}).setdefault(key, {})
+        rated[""] = nearest_verdict(answer.score)
+        rated[label.labeller] = label.verdict
+    judges = tuple(_calibration(check, rated, seed) for check, rated in sorted(table.items()))
+    return Calibration(judges, tuple(unmatched), tuple(dict.fromkeys(unjudged)))
+
+
+def nearest_verdict(score: float) -> str:
+    """The verdict a judge's score stands for: its own for one round; for the mean of several
+    rounds the nearest verdict, a tie (0.25, 0.75) going to Unsure."""
+    return min(VERDICTS.items(), key=lambda kv: (abs(kv[0] - score), kv[0] != 0.5))[1]
+
+
+def _calibration(
+    check: str, rated: dict[tuple[str, str, int, str], dict[str, str]], seed: int
+) -> JudgeCalibration:
+    people = sorted({r for verdicts in rated.values() for r in verdicts if r})
+    keys = sorted(rated)
+    pairs = []
+    for person in people:
+        both = [rated[k] for k in keys if person in rated[k]]
+        pairs.append(
+            LabellerAgreement(
+                person,
+                pair_agreement(
+                    [v[""] for v in both], [v[person] for v in both], VERDICT_NAMES, seed=seed
+                ),
+            )
+        )
+    people_alpha = alpha = None
+    if len(people) > 1:
+        rows = [[rated[k].get(p) for k in keys] for p in people]
+        people_alpha = krippendorff_alpha(rows, VERDICT_NAMES, seed=seed)
+        judge_row: list[str | None] = [rated[k][""] for k in keys]
+        alpha = krippendorff_alpha([*rows, judge_row], VERDICT_NAMES, seed=seed)
+    return JudgeCalibration(check, len(keys), tuple(pairs), people_alpha, alpha)
