@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalspec._suite import model
-from evalspec._suite import state_spec as spec
+from evalspec._suite import state_types as spec
 from evalspec._suite.walk import record_name
 from evalspec._util.json_values import short
 
