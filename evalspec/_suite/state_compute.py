@@ -10,7 +10,7 @@ starts with `$` (compiled here, applied by `evalspec._tools.state_compute`):
   as operands: `{$calc: "50 * max(0, ${args.bags} - ${state/res/bags})"}`; `$with` names
   values a reference cannot be (a `$select`, a `$each`), read in the expression by NAME. An
   expression that is exactly one reference to a text parses that text when the tool is
-  called: a calculator.
+  called: a calculator (its text holds only CALCULATOR_KEYS).
 - `{$if: CHECK, $then: VALUE, $else: VALUE}`: CHECK is a precondition (or a list of them, all
   of which must hold).
 - `{$each: LIST, $do: VALUE, $when: CHECK, $key: TEXT}`: one value per item of LIST (`$when`
@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalspec._suite.state_types import (
@@ -57,6 +57,9 @@ _KEYS = {
     "$sorted": ("$sorted",),
 }
 FUNCTIONS = ("len", "sum", "min", "max", "abs", "round", "float", "int")
+CALCULATOR_KEYS = frozenset("0123456789+-*/(). ")
+"""The characters a calculator's text may hold (its keys): anything else is refused before the
+text is parsed, as a calculator that runs Python refuses it."""
 MAX_EXPRESSION = 2_000
 """Characters of one expression (a calculator's text too)."""
 MAX_NODES = 200
@@ -96,9 +99,14 @@ class Calc(Tree):
     """`$calc`: `value` lists the operands, `_0`, `_1`... in `tree` (its references, then its
     `$with` values)."""
 
-    tree: ast.expr
-    parse_text: bool
+    tree: ast.expr = field(compare=False)
+    """Parsed once; two Calcs are the same when their texts and operands are."""
+    parse_text: bool = False
     """The expression is one reference: a text it holds is parsed when the tool is called."""
+    text: str = ""
+    """The expression as written."""
+    names: tuple[str, ...] = ()
+    """The `$with` names, in the order of their operands (after the references)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +254,7 @@ def _calc(value: dict[str, Any], where: tuple[Any, ...], c: Compilers) -> Calc:
         raise SpecProblem(where, f"{text!r}: {exc}", _CALC_HINT) from None
     tree = _numbered(tree, {name: f"_{len(refs) + i}" for i, name in enumerate(named)})
     one_ref = len(refs) == 1 and not named and isinstance(tree, ast.Name)
-    return Calc([*refs, *named.values()], tree, one_ref)
+    return Calc([*refs, *named.values()], tree, one_ref, text, tuple(named))
 
 
 def _with(value: dict[str, Any], where: tuple[Any, ...], c: Compilers) -> dict[str, Any]:
@@ -281,7 +289,7 @@ def parse(text: str, names: int = 0, words: tuple[str, ...] = ()) -> ast.expr:
         raise ExpressionError(f"longer than {MAX_EXPRESSION} characters")
     try:
         tree = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         raise ExpressionError("not an arithmetic expression") from None
     for seen, node in enumerate(ast.walk(tree), 1):
         if seen > MAX_NODES:

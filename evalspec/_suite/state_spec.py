@@ -420,11 +420,11 @@ def _check(raw: Any, where: tuple[Any, ...], nested: bool = False) -> Check:
                 "exists: true (something must be there) or exists: false (nothing may be)",
             )
         if op in ("min", "max") and (
-            isinstance(operand, bool) or not isinstance(operand, int | float | str)
+            isinstance(operand, bool) or not isinstance(operand, int | float | str | dict)
         ):
             raise SpecProblem(
                 (*where, op),
-                f"{op} must be a number (or a reference)",
+                f"{op} must be a number (or a reference, or a computed value)",
                 f"for example {op}: 1, or {op}: ${{args.NAME}}",
             )
         compiled.append((op, compile_value(operand, (*where, op))))

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from evalspec._suite.state_compute import (
+    CALCULATOR_KEYS,
     MAX_WALK_ITEMS,
     Calc,
     Each,
@@ -44,6 +45,8 @@ def render_form(
     if isinstance(form, Calc):
         values = [render(ref, ctx) for ref in form.value]
         if form.parse_text and isinstance(values[0], str):
+            if not set(values[0]) <= CALCULATOR_KEYS:
+                raise fail("invalid characters in expression")
             try:
                 tree = parse(values[0])
             except ExpressionError as exc:
@@ -184,8 +187,8 @@ def _binary(op: ast.operator, a: Number, b: Number, fail: type[Exception]) -> Nu
         if isinstance(op, ast.Mod):
             return a % b
         return _power(a, b, fail)
-    except ZeroDivisionError:
-        raise fail("division by zero") from None
+    except ZeroDivisionError as exc:  # Python's words, as a calculator that runs it answers
+        raise fail(str(exc)) from None
     except OverflowError:
         raise fail("the result is not a finite number") from None
 
