@@ -477,3 +477,25 @@ def test_review_names_a_changed_computed_value_as_the_suite_writes_it() -> None:
     assert shown(compile_value(listing, ())) == json.dumps(listing, sort_keys=True)
     plain = {"$sorted": {"$each": "${state/ps}", "$do": "${each/n}"}}
     assert shown(compile_value(plain, ())) == json.dumps(plain, sort_keys=True)
+
+
+@pytest.mark.timeout(60)
+def test_the_calls_steps_count_its_let_values_checks_and_effects_together() -> None:
+    """Each part walks 600 x 600 = 360,000 pairs: under the call's 1,000,000 alone, past it
+    together (a let value, then a precondition, then the answer)."""
+    ids = [str(i) for i in range(600)]
+    pairs = {
+        "$calc": "len(same)",
+        "$with": {
+            "same": {"$each": "${args.ids}", "$do": {"$select": "${args.ids}", "$where": "${each}"}}
+        },
+    }
+    one = call({"response": pairs}, {"ids": ids})
+    assert (one.error, one.output) == (None, 600)
+    three = {
+        "let": {"n": pairs},
+        "preconditions": [{"value": pairs, "min": "${let.n}"}],
+        "response": pairs,
+    }
+    out = call(three, {"ids": ids})
+    assert out.error == f"the call would walk or scan more than {MAX_CALL_STEPS} items and records"

@@ -114,7 +114,7 @@ class _Context:
     """What references read: the call's arguments, the current state, the call's `let:`
     values and the item of a `$each` or `for_each`; a budget shared with the item's."""
 
-    __slots__ = ("args", "items", "lets", "spent", "state")
+    __slots__ = ("args", "items", "lets", "spent", "state", "steps")
 
     def __init__(self, args: dict[str, Any], state: Any, lets: _Lets | None = None):
         self.args = args
@@ -122,19 +122,22 @@ class _Context:
         self.lets = lets
         self.items: dict[str, Any] = {}
         """The items of the walks around: by name, "" for a walk of one plain list."""
-        self.spent = [0, 0, 0]  # values, characters, steps
+        self.spent = [0, 0]  # values, characters: of one rendered value
+        self.steps = lets.steps if lets is not None else [0]
+        """Items walked and records scanned: one count for the whole call, its lets too."""
 
     def with_items(self, items: dict[str, Any], state: Any = _MISSING) -> _Context:
         """The same call, with a walk's items named (on `state` when given)."""
         inner = _Context(self.args, self.state if state is _MISSING else state, self.lets)
         inner.items = {**self.items, **items}
         inner.spent = self.spent
+        inner.steps = self.steps
         return inner
 
     def step(self, count: int) -> None:
         """Items walked or records scanned: bounded for the whole call."""
-        self.spent[2] += count
-        if self.spent[2] > MAX_CALL_STEPS:
+        self.steps[0] += count
+        if self.steps[0] > MAX_CALL_STEPS:
             raise Failure(
                 f"the call would walk or scan more than {MAX_CALL_STEPS} items and records"
             )
@@ -150,15 +153,17 @@ class _Context:
 
 class _Lets:
     """A call's `let:` values, each computed when first read, on the state the call found
-    (so a value reads the same in the preconditions, every effect and the response)."""
+    (so a value reads the same in the preconditions, every effect and the response). It holds
+    the call's count of steps, which every context of the call shares."""
 
-    __slots__ = ("args", "known", "raw", "state")
+    __slots__ = ("args", "known", "raw", "state", "steps")
 
     def __init__(self, raw: tuple[tuple[str, Any], ...], args: Any, state: Any):
         self.raw = dict(raw)
         self.args = args
         self.state = state
         self.known: dict[str, Any] = {}
+        self.steps = [0]
 
     def get(self, name: str) -> Any:
         if name not in self.known:
