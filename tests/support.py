@@ -142,6 +142,19 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
+def review_offline(repo: Path, key_env: str) -> subprocess.CompletedProcess[str]:
+    """`evalspec review --base-ref main --json` in `repo` with no API key (`key_env` emptied):
+    what a pull request's check runs, replaying recordings only."""
+    return subprocess.run(
+        [sys.executable, "-m", "evalspec", "review", "--base-ref", "main", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        timeout=240,
+        env={**os.environ, key_env: ""},
+    )
+
+
 # ------------------------------------------------------------------- OpenAI-style requests
 
 

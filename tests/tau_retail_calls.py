@@ -31,10 +31,14 @@ EXPRESSED = (
     "modify_pending_order_payment",
     "modify_user_address",
     "return_delivered_order_items",
+    "exchange_delivered_order_items",
+    "modify_pending_order_items",
+    "list_all_product_types",
+    "calculate",
     "think",
     "transfer_to_human_agents",
 )
-"""The tools written in YAML (tests/data/tau_retail/tools.yaml)."""
+"""The tools written in YAML (tests/data/tau_retail/tools.yaml): all 16 of tau-bench's."""
 
 RANDOM = {"inside": (22, 300, 8, True), "outside": (7, 300, 8, False)}
 """Seed, count, length and `inside` of each set of random sequences."""
@@ -88,7 +92,8 @@ def random_action(rng: random.Random, inside: bool) -> Action:
     """One call over the slice's ids (and a few that are not there). `inside`: only arguments
     for which the YAML claims to do exactly what tau-bench does."""
     name = rng.choice(EXPRESSED)
-    wanted = {"return_delivered_order_items": "delivered"}.get(name, "pending")
+    delivered = ("return_delivered_order_items", "exchange_delivered_order_items")
+    wanted = "delivered" if name in delivered else "pending"
     likely = [o for o in ORDERS if WORLD["orders"][o]["status"] == wanted]
     order_id = rng.choice(likely if rng.random() < 0.7 else [*ORDERS, "#W0000000"])
     order = WORLD["orders"].get(order_id)
@@ -147,9 +152,47 @@ def random_action(rng: random.Random, inside: bool) -> Action:
         others = [m for m in methods if m != current]
         pick = rng.choice(others if others and rng.random() < 0.8 else methods)
         return name, {"order_id": order_id, "payment_method_id": pick}
+    if name in ("exchange_delivered_order_items", "modify_pending_order_items"):
+        return name, swap_arguments(rng, order_id, order, owner, inside)
+    if name == "list_all_product_types":
+        return name, {}
+    if name == "calculate":
+        return name, {"expression": expression(rng, inside)}
     if name == "think":
         return name, {"thought": "The order is pending, so it can be cancelled."}
     return name, {"summary": "The user wants a refund to another card."}
+
+
+def swap_arguments(
+    rng: random.Random, order_id: str, order: Any, owner: Any, inside: bool
+) -> dict[str, Any]:
+    """Items of the order (duplicates as it holds them), each for a variant of its product
+    (available or not); outside: sometimes an id of another product, or one id fewer."""
+    items = order["items"] if order else []
+    chosen = rng.sample(items, rng.randint(1, len(items))) if items else []
+    new_ids = []
+    for item in chosen:
+        variants = sorted(WORLD["products"][item["product_id"]]["variants"])
+        new_ids.append(rng.choice(variants))
+    if not inside and rng.random() < 0.3:
+        new_ids = [*new_ids[:-1], rng.choice(ITEMS)] if rng.random() < 0.5 else new_ids[1:]
+    methods = list(owner["payment_methods"]) + ([] if inside else rng.sample(METHODS, 1))
+    return {
+        "order_id": order_id,
+        "item_ids": [item["item_id"] for item in chosen] or ["1234567890"],
+        "new_item_ids": new_ids or ["1234567890"],
+        "payment_method_id": rng.choice(methods),
+    }
+
+
+def expression(rng: random.Random, inside: bool) -> str:
+    """Arithmetic a calculator is asked: prices, a discount, now and then a division by zero;
+    outside, text that is not arithmetic."""
+    a, b = round(rng.uniform(1, 500), 2), round(rng.uniform(1, 500), 2)
+    forms = [f"{a} + {b}", f"({a} - {b}) * 0.9", f"{a} * 3 / 4", f"{a} / 0", f"-{a} + {b}"]
+    if not inside:
+        forms += [f"{a} +", "two plus two", f"{a} % 7"]
+    return rng.choice(forms)
 
 
 def random_sequences(seed: int, count: int, length: int, inside: bool) -> list[list[Action]]:

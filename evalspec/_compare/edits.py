@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalspec._suite import model
-from evalspec._suite import state_spec as spec
+from evalspec._suite import state_compute as compute
+from evalspec._suite import state_types as spec
 from evalspec._suite.walk import record_name
 from evalspec._util.json_values import short
 
@@ -75,13 +76,17 @@ def _source(value: Any) -> Any:
         return str(value)
     if isinstance(value, spec.Text):
         return "".join(str(p) for p in value.parts)
+    if isinstance(value, compute.Calc | compute.If | compute.Each | compute.Walk | compute.Sorted):
+        return _computed(value)
     if isinstance(value, spec.Tree):
         return _source(value.value)
     if isinstance(value, spec.Select):
-        out: dict[str, Any] = {"$select": str(value.path)}
+        source = value.path if value.source is None else value.source
+        out: dict[str, Any] = {"$select": str(source)}
         if value.where is not None:
             out["$where"] = _source(value.where)
         out |= {"$first": True} if value.first else {}
+        out |= {"$ignore_case": True} if value.ignore_case else {}
         return out | ({"$key": True} if value.key else {})
     if isinstance(value, dict):
         return {k: _source(v) for k, v in value.items()}
@@ -96,6 +101,33 @@ def _source(value: Any) -> Any:
             if f.compare and getattr(value, f.name) != f.default
         }
     return value
+
+
+def _computed(
+    value: compute.Calc | compute.If | compute.Each | compute.Walk | compute.Sorted,
+) -> Any:
+    """A computed value as the suite writes it: `{$calc: "round(${let.x}, 2)"}`."""
+    if isinstance(value, compute.Calc):
+        named = value.value[len(value.value) - len(value.names) :]
+        out: dict[str, Any] = {"$calc": value.text}
+        return out | (
+            {"$with": dict(zip(value.names, _source(named), strict=True))} if named else {}
+        )
+    if isinstance(value, compute.Walk):
+        lists = _source(value.value)
+        return lists[0] if value.names == ("",) else dict(zip(value.names, lists, strict=True))
+    if isinstance(value, compute.Sorted):
+        return {"$sorted": _source(value.value[0])}
+    if isinstance(value, compute.If):
+        checks = _source(value.checks)
+        return {
+            "$if": checks[0] if len(checks) == 1 else checks,
+            "$then": _source(value.then),
+            "$else": _source(value.otherwise),
+        }
+    out = {"$each": _computed(value.walk), "$do": _source(value.do)}
+    out |= {"$when": _source(value.when)} if value.when else {}
+    return out | ({"$key": _source(value.key)} if value.keyed else {})
 
 
 def _as_written(check: model.CriticSpec | model.FinalAnswerCheck | model.EvaluatorSpec) -> Any:

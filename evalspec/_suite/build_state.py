@@ -19,11 +19,8 @@ from evalspec._suite.model import CriticSpec, EnvironmentSpec, Expectation, Stat
 from evalspec._suite.schema import did_you_mean, locate
 from evalspec._suite.state_spec import (
     MISSING_VALUE,
-    Behavior,
-    SpecProblem,
     compile_behavior,
     created_roots,
-    escape,
     merge_state,
     parse_pointer,
     read_roots,
@@ -31,6 +28,7 @@ from evalspec._suite.state_spec import (
     state_roots,
     value_at,
 )
+from evalspec._suite.state_types import Behavior, SpecProblem, escape
 
 _CHECK_KEYS = ("weight", "required")
 

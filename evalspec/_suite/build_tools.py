@@ -25,7 +25,7 @@ from evalspec._util.errors import Problem
 from evalspec._util.schemas import DEFAULT_API_KEY_ENV
 
 if TYPE_CHECKING:
-    from evalspec._suite.state_spec import Behavior
+    from evalspec._suite.state_types import Behavior
 
 
 def refuse_too_many_tools(doc: LDict) -> None:

@@ -23,7 +23,7 @@ from evalspec._util.schemas import (
 )
 
 if TYPE_CHECKING:
-    from evalspec._suite.state_spec import Behavior
+    from evalspec._suite.state_types import Behavior
 
 Mode = Literal["agent", "single_turn"]
 PassRule = Literal["all", "any", "majority", "mean"]

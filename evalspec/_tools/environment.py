@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from weakref import WeakKeyDictionary
 
 from evalspec._suite.model import Case, Suite, Tool
-from evalspec._suite.state_spec import MAX_STATE_VALUES, weigh
+from evalspec._suite.state_spec import MAX_STATE_VALUES, weigh, weigh_state
 from evalspec._tools.faults import reached_tool
 from evalspec._tools.result import ToolResult
 from evalspec._tools.state import run_behavior
@@ -169,7 +169,7 @@ def environment_factory(suite: Suite) -> Callable[[Any], ToolEnvironment]:
             # Cases share their initial state unless they override it: measure each once.
             known = sizes.get(id(state))
             if known is None or known[0] is not state:
-                values, _, chars = weigh(state, MAX_STATE_VALUES)
+                values, _, chars = weigh_state(state)
                 known = sizes[id(state)] = (state, (values, chars))
             return DeclaredEnvironment(tools, state, known[1])
 

@@ -42,12 +42,13 @@ if TYPE_CHECKING:
 MAX_SCHEMA_ERRORS = 3
 
 
-def values_match(pattern: Any, actual: Any) -> bool:
+def values_match(pattern: Any, actual: Any, fold: bool = False) -> bool:
     """Does a call's value satisfy a rule's value?
 
-    Numbers compare by value (5 == 5.0) but booleans are not numbers; strings compare exactly;
-    a dict pattern matches any dict that has its keys with matching values (subset, at every
-    depth); lists match element-wise and must have the same length.
+    Numbers compare by value (5 == 5.0) but booleans are not numbers; strings compare exactly
+    (with `fold`, lowercased: the pattern's texts must be lowercase already); a dict pattern
+    matches any dict that has its keys with matching values (subset, at every depth); lists
+    match element-wise and must have the same length.
     """
     if isinstance(pattern, bool) or isinstance(actual, bool):
         return isinstance(pattern, bool) and isinstance(actual, bool) and pattern == actual
@@ -55,14 +56,17 @@ def values_match(pattern: Any, actual: Any) -> bool:
         return pattern == actual
     if isinstance(pattern, dict):
         return isinstance(actual, dict) and all(
-            key in actual and values_match(value, actual[key]) for key, value in pattern.items()
+            key in actual and values_match(value, actual[key], fold)
+            for key, value in pattern.items()
         )
     if isinstance(pattern, list):
         return (
             isinstance(actual, list)
             and len(pattern) == len(actual)
-            and all(values_match(p, a) for p, a in zip(pattern, actual, strict=True))
+            and all(values_match(p, a, fold) for p, a in zip(pattern, actual, strict=True))
         )
+    if fold and type(pattern) is str and type(actual) is str:
+        return pattern == actual.lower()
     return type(pattern) is type(actual) and pattern == actual
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalspec._suite.state_compute import Calc, Each, If
+from evalspec._suite.state_compute import MAX_CALL_STEPS, Calc, Each, If, Sorted
 from evalspec._suite.state_spec import (
     MAX_DEPTH,
     MAX_RENDERED_VALUES,
@@ -26,6 +26,10 @@ from evalspec._suite.state_spec import (
     MAX_STATE_VALUES,
     MAX_TEXT,
     NUMERIC_OPS,
+    measure,
+    weigh,
+)
+from evalspec._suite.state_types import (
     Behavior,
     Check,
     Effect,
@@ -35,13 +39,11 @@ from evalspec._suite.state_spec import (
     Text,
     Tree,
     escape,
-    measure,
-    weigh,
 )
 from evalspec._tools import state_compute
 from evalspec._tools.simulated import values_match
 
-Computed = Calc | If | Each
+Computed = Calc | If | Each | Sorted
 
 DEFAULT_OUTPUT = "ok"
 """What a stateful tool without `response:` answers when its call succeeds."""
@@ -112,20 +114,33 @@ class _Context:
     """What references read: the call's arguments, the current state, the call's `let:`
     values and the item of a `$each` or `for_each`; a budget shared with the item's."""
 
-    __slots__ = ("args", "item", "lets", "spent", "state")
+    __slots__ = ("args", "items", "lets", "spent", "state", "steps")
 
     def __init__(self, args: dict[str, Any], state: Any, lets: _Lets | None = None):
         self.args = args
         self.state = state
         self.lets = lets
-        self.item: Any = _MISSING
-        self.spent = [0, 0]
+        self.items: dict[str, Any] = {}
+        """The items of the walks around: by name, "" for a walk of one plain list."""
+        self.spent = [0, 0]  # values, characters: of one rendered value
+        self.steps = lets.steps if lets is not None else [0]
+        """Items walked and records scanned: one count for the whole call, its lets too."""
 
-    def with_item(self, item: Any) -> _Context:
-        inner = _Context(self.args, self.state, self.lets)
-        inner.item = item
+    def with_items(self, items: dict[str, Any], state: Any = _MISSING) -> _Context:
+        """The same call, with a walk's items named (on `state` when given)."""
+        inner = _Context(self.args, self.state if state is _MISSING else state, self.lets)
+        inner.items = {**self.items, **items}
         inner.spent = self.spent
+        inner.steps = self.steps
         return inner
+
+    def step(self, count: int) -> None:
+        """Items walked or records scanned: bounded for the whole call."""
+        self.steps[0] += count
+        if self.steps[0] > MAX_CALL_STEPS:
+            raise Failure(
+                f"the call would walk or scan more than {MAX_CALL_STEPS} items and records"
+            )
 
     def spend(self, values: int = 0, chars: int = 0) -> None:
         self.spent[0] += values
@@ -138,15 +153,17 @@ class _Context:
 
 class _Lets:
     """A call's `let:` values, each computed when first read, on the state the call found
-    (so a value reads the same in the preconditions, every effect and the response)."""
+    (so a value reads the same in the preconditions, every effect and the response). It holds
+    the call's count of steps, which every context of the call shares."""
 
-    __slots__ = ("args", "known", "raw", "state")
+    __slots__ = ("args", "known", "raw", "state", "steps")
 
     def __init__(self, raw: tuple[tuple[str, Any], ...], args: Any, state: Any):
         self.raw = dict(raw)
         self.args = args
         self.state = state
         self.known: dict[str, Any] = {}
+        self.steps = [0]
 
     def get(self, name: str) -> Any:
         if name not in self.known:
@@ -204,11 +221,13 @@ def _ref_value(ref: Ref, ctx: _Context) -> Any:
         return ctx.lets.get(ref.name)
     parts = ref.pointer if ref.path is None else path_parts(ref.path, ctx)
     if ref.kind == "each":
-        if ctx.item is _MISSING:
-            raise Failure(f"{ref} is read outside a $each or for_each")
-        found = lookup(ctx.item, parts)
+        item = ctx.items.get(ref.name, _MISSING)
+        if item is _MISSING:
+            raise Failure(f"{ref} is read outside a $each or for_each that names its item")
+        found = lookup(item, parts)
         if found is _MISSING:
-            raise Failure(f"the item has nothing at {pointer_text(parts)}")
+            what = f"the item {ref.name}" if ref.name else "the item"
+            raise Failure(f"{what} has nothing at {pointer_text(parts)}")
         return found
     found = lookup(ctx.state, parts)
     if found is _MISSING:
@@ -256,19 +275,27 @@ def render(template: Any, ctx: _Context) -> Any:
 
 
 def _select(sel: Select, ctx: _Context) -> Any:
-    parts = path_parts(sel.path, ctx)
-    found = lookup(ctx.state, parts)
-    if found is _MISSING:
-        raise Failure(f"the state has nothing at {pointer_text(parts)}")
+    if sel.source is not None:
+        found, name = _ref_value(sel.source, ctx), str(sel.source)
+    else:
+        parts = path_parts(sel.path, ctx)
+        found, name = lookup(ctx.state, parts), pointer_text(parts)
+        if found is _MISSING:
+            raise Failure(f"the state has nothing at {name}")
     records = list(found.values()) if isinstance(found, dict) else found
     if not isinstance(records, list):
-        raise Failure(f"{pointer_text(parts)} is not a list to select from")
+        raise Failure(f"{name} is not a list to select from")
+    if sel.where is not None:
+        pattern = render(sel.where, ctx)
+        ctx.step(len(records))
+        places = _positions(records, pattern, sel.ignore_case, found, first=sel.first)
+    else:
+        places = list(range(len(records)))
     if sel.key:
         keys: list[Any] = list(found) if isinstance(found, dict) else list(range(len(found)))
-        match = matcher(render(sel.where, ctx)) if sel.where is not None else None
-        records = [k for k, r in zip(keys, records, strict=True) if match is None or match(r)]
+        records = [keys[i] for i in places]
     elif sel.where is not None:
-        records = matching(records, render(sel.where, ctx), first=sel.first)
+        records = [records[i] for i in places]
     if sel.first:
         records = records[:1]
         value = records[0] if records else None
@@ -342,9 +369,19 @@ def _scalar_test(expected: Any) -> Callable[[Any], bool] | None:
     return None
 
 
-def matcher(pattern: Any) -> Callable[[Any], bool]:
+def matcher(pattern: Any, fold: bool = False) -> Callable[[Any], bool]:
     """`values_match(pattern, record)` as a predicate, fast for the usual `where` (a mapping
-    of field to scalar), which list scans call once per record."""
+    of field to scalar), which list scans call once per record. `fold`: texts match whatever
+    their case (both sides lowercased, as Python's str.lower does)."""
+    if fold:
+        lowered = _lowered(pattern)
+        texts = _folded_fields(lowered)
+        if texts is not None:
+            return lambda record: (
+                type(record) is dict
+                and all(type(record.get(k)) is str and record[k].lower() == v for k, v in texts)
+            )
+        return lambda record: values_match(lowered, record, fold=True)
     if type(pattern) is dict:
         tests = [(key, _scalar_test(value)) for key, value in pattern.items()]
         if all(test is not None for _, test in tests):
@@ -363,6 +400,25 @@ def matcher(pattern: Any) -> Callable[[Any], bool]:
     return lambda record: values_match(pattern, record)
 
 
+def _folded_fields(pattern: Any) -> list[tuple[str, str]] | None:
+    """A lowercased pattern that is a mapping of field to text, as pairs (the usual
+    case-insensitive `$where`: an e-mail); None for any other."""
+    if type(pattern) is not dict or not all(type(v) is str for v in pattern.values()):
+        return None
+    return list(pattern.items())
+
+
+def _lowered(value: Any) -> Any:
+    """A pattern with its texts lowercased."""
+    if isinstance(value, str):
+        return value.lower()
+    if isinstance(value, dict):
+        return {k: _lowered(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_lowered(v) for v in value]
+    return value
+
+
 _INDEXED_LEN = 16
 """Lists shorter than this are scanned: an index would not pay."""
 _INDEXED_LISTS = 32
@@ -374,14 +430,15 @@ class _FieldIndex:
 
     __slots__ = ("positions", "records")
 
-    def __init__(self, records: list[Any]):
+    def __init__(self, records: Any):
         self.records = records
+        """The list indexed, or the mapping whose values are (kept alive, compared by id)."""
         self.positions: dict[str, list[int]] | None = None
         """None until the list is scanned a second time."""
 
 
 _SCALAR_TYPES = (str, bool, int, float)
-_INDEXES: dict[tuple[int, str], _FieldIndex] = {}
+_INDEXES: dict[tuple[int, str, bool], _FieldIndex] = {}
 """By (list identity, field). States are never changed in place, so a list that a call leaves
 alone is the same object in every later state and every conversation that shares it (a suite's
 records): its index, built on its second scan, stays right for as long as the list lives."""
@@ -410,21 +467,25 @@ def _typed(value: Any) -> str | None:
     return None
 
 
-def _candidates(records: list[Any], pattern: Any) -> list[int] | None:
+def _candidates(
+    records: list[Any], pattern: Any, fold: bool = False, owner: Any = None
+) -> list[int] | None:
     """Positions of the only records that can match `pattern` (all others fail its first
-    scalar field), from an index; None when the list is to be scanned whole."""
+    scalar field), from an index; None when the list is to be scanned whole. `owner`: the
+    mapping whose values `records` lists (indexed by its identity); `fold`: texts lowercased."""
     if len(records) < _INDEXED_LEN or type(pattern) is not dict:
         return None
     scalar = [(k, v) for k, v in pattern.items() if type(v) in _SCALAR_TYPES or v is None]
     if not scalar:
         return None
     field, expected = scalar[0]
-    key = (id(records), field)
+    owner = records if owner is None else owner
+    key = (id(owner), field, fold)
     index = _INDEXES.get(key)
-    if index is None or index.records is not records:
+    if index is None or index.records is not owner:
         if len(_INDEXES) >= _INDEXED_LISTS:
             del _INDEXES[next(iter(_INDEXES))]
-        _INDEXES[key] = _FieldIndex(records)
+        _INDEXES[key] = _FieldIndex(owner)
         return None  # a list scanned once is not worth indexing yet
     if index.positions is None:
         positions: dict[str, list[int]] = {}
@@ -434,28 +495,33 @@ def _candidates(records: list[Any], pattern: Any) -> list[int] | None:
                     del _INDEXES[key]
                     return None
                 continue  # not a record: matches no mapping pattern
-            typed = _typed(record.get(field, _MISSING))
+            value = record.get(field, _MISSING)
+            typed = _typed(value.lower() if fold and type(value) is str else value)
             if typed is not None:
                 positions.setdefault(typed, []).append(i)
         index.positions = positions
-    typed = _typed(expected)
+    typed = _typed(expected.lower() if fold and type(expected) is str else expected)
     return [] if typed is None else index.positions.get(typed, [])
 
 
-def matching(records: list[Any], pattern: Any, *, first: bool = False) -> list[Any]:
-    """The records that `values_match(pattern, record)`, in order (only the first if `first`).
+def _positions(
+    records: list[Any], pattern: Any, fold: bool, owner: Any, *, first: bool = False
+) -> list[int]:
+    """Where the records that match `pattern` are, in order (only the first if `first`).
 
     A list scanned again (a suite's records, shared by every conversation and call that leaves
     them alone) is looked up in an index instead of matched record by record."""
-    match = matcher(pattern)
-    positions = _candidates(records, pattern)
-    pool = records if positions is None else [records[i] for i in positions]
+    match = matcher(pattern, fold)
+    candidates = _candidates(records, pattern, fold, owner)
+    pool = range(len(records)) if candidates is None else candidates
     if first:
-        for record in pool:
-            if match(record):
-                return [record]
-        return []
-    return [r for r in pool if match(r)]
+        return next(([i] for i in pool if match(records[i])), [])
+    return [i for i in pool if match(records[i])]
+
+
+def matching(records: list[Any], pattern: Any, *, first: bool = False) -> list[Any]:
+    """The records that `values_match(pattern, record)`, in order (only the first if `first`)."""
+    return [records[i] for i in _positions(records, pattern, False, None, first=first)]
 
 
 def _contains(subject: Any, operand: Any) -> bool:
@@ -538,11 +604,8 @@ def _failure(check: Check, ctx: _Context) -> str | None:
 
 def _each_failure(check: Check, ctx: _Context) -> str | None:
     """A `for_each` precondition: the first item's first failing check (its error)."""
-    items = render(check.for_each, ctx)
-    if not isinstance(items, list):
-        return f"for_each needs a list, not {_short(items)}"
-    for item in items:
-        failed = _first_failure(check.checks, ctx.with_item(item))
+    for inner in state_compute.walk(check.for_each, ctx, render, Failure):
+        failed = _first_failure(check.checks, inner)
         if failed is not None:
             return failed
     return None
@@ -568,12 +631,9 @@ def _apply_effect(effect: Effect, ctx: _Context, size: _Size) -> tuple[Any, _Siz
         if effect.when and not _holds(effect.when, ctx):
             return ctx.state, size
         return _apply(effect, ctx, size)
-    items = render(effect.for_each, ctx)
-    if not isinstance(items, list):
-        raise Failure(f"for_each needs a list, not {_short(items)}")
     state = ctx.state
-    for item in items:
-        inner = _Context(ctx.args, state, ctx.lets).with_item(item)
+    for item in list(state_compute.walk(effect.for_each, ctx, render, Failure)):
+        inner = item.with_items({}, state)
         if effect.when and not _holds(effect.when, inner):
             continue
         state, size = _apply(effect, inner, size)
@@ -707,19 +767,29 @@ def _apply_where(
             return _update(record, at, _setter(value, len(parts) + 1 + len(at)))
         return _update(record, at, _renumber(by, [*parts, *at], effect.round, counted, dropped))
 
+    todo = [1 if effect.first else -1]  # matching records still to change (-1: all)
+
+    def picked(record: Any) -> bool:
+        if todo[0] == 0 or not match(record):
+            return False
+        todo[0] -= 1
+        return True
+
     def each(old: Any) -> Any:
         if isinstance(old, dict):
+            ctx.step(len(old))
             kept = {}
             for key, record in old.items():
-                new = changed(record) if match(record) else record
+                new = changed(record) if picked(record) else record
                 if new is not _DELETE:
                     kept[key] = new
             return kept
         if old is _MISSING or not isinstance(old, list):
             raise Failure(f"{pointer_text(parts)} is not a list or mapping of records")
+        ctx.step(len(old))
         out = []
         for record in old:
-            new = changed(record) if match(record) else record
+            new = changed(record) if picked(record) else record
             if new is not _DELETE:
                 out.append(new)
         return out

@@ -1,4 +1,5 @@
-"""Computed values when a tool is called: `$calc`, `$if` and `$each`.
+"""Computed values when a tool is called: `$calc`, `$if`, `$each`, `$sorted`, and the walks of
+`for_each` and `$each` through their lists.
 
 Compiled by `evalspec._suite.state_compute`; every problem a call brings (a text where a number
 is needed, a division by zero, a number too large) is a `Failure`, the call's error
@@ -8,12 +9,24 @@ observation, never an exception out of the engine.
 from __future__ import annotations
 
 import ast
+import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from evalspec._suite.state_compute import Calc, Each, ExpressionError, If, parse
-from evalspec._suite.state_spec import MAX_RENDERED_VALUES, Check, Tree
+from evalspec._suite.state_compute import (
+    CALCULATOR_KEYS,
+    MAX_WALK_ITEMS,
+    Calc,
+    Each,
+    ExpressionError,
+    If,
+    Sorted,
+    Walk,
+    parse,
+)
+from evalspec._suite.state_spec import MAX_RENDERED_VALUES
+from evalspec._suite.state_types import Check, Tree
 
 Number = int | float
 _INT_LIMIT = 10**4300
@@ -32,6 +45,8 @@ def render_form(
     if isinstance(form, Calc):
         values = [render(ref, ctx) for ref in form.value]
         if form.parse_text and isinstance(values[0], str):
+            if not set(values[0]) <= CALCULATOR_KEYS:
+                raise fail("invalid characters in expression")
             try:
                 tree = parse(values[0])
             except ExpressionError as exc:
@@ -41,17 +56,83 @@ def render_form(
     if isinstance(form, If):
         return render(form.then if holds(form.checks, ctx) else form.otherwise, ctx)
     if isinstance(form, Each):
-        items = render(form.source, ctx)
-        if not isinstance(items, list):
-            raise fail(f"$each needs a list, not {type(items).__name__}")
-        out = []
-        for item in items:
-            inner = ctx.with_item(item)
-            if form.when and not holds(form.when, inner):
-                continue
-            out.append(render(form.do, inner))
-        return out
+        return _each(form, ctx, render, holds, fail)
+    if isinstance(form, Sorted):
+        return _sorted(render(form.value[0], ctx), fail)
     raise AssertionError(form)  # pragma: no cover - every compiled form is one of these
+
+
+def walk(
+    walk: Walk, ctx: Any, render: Callable[[Any, Any], Any], fail: type[Exception]
+) -> Iterator[Any]:
+    """The contexts a walk gives, one per item, its names bound; the lists are read once,
+    before the first, and must be as long as each other (a mapping gives its values)."""
+    lists = [
+        _items(render(template, ctx), name, fail)
+        for name, template in zip(walk.names, walk.value, strict=True)
+    ]
+    if len({len(items) for items in lists}) > 1:
+        sizes = " and ".join(
+            f"{name or 'the list'} ({len(items)} items)"
+            for name, items in zip(walk.names, lists, strict=True)
+        )
+        raise fail(f"for_each walks lists of different lengths: {sizes}")
+    for values in zip(*lists, strict=True):
+        ctx.step(1)
+        yield ctx.with_items(dict(zip(walk.names, values, strict=True)))
+
+
+def _items(value: Any, name: str, fail: type[Exception]) -> list[Any]:
+    what = f"for_each {name}" if name else "for_each"
+    if isinstance(value, dict):
+        value = list(value.values())
+    if not isinstance(value, list):
+        raise fail(f"{what} needs a list, not {_shown(value)}")
+    if len(value) > MAX_WALK_ITEMS:
+        raise fail(f"{what}: {len(value)} items; the limit is {MAX_WALK_ITEMS}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _each(
+    form: Each,
+    ctx: Any,
+    render: Callable[[Any, Any], Any],
+    holds: Callable[[tuple[Check, ...], Any], bool],
+    fail: type[Exception],
+) -> Any:
+    """A list of `$do` for each item `$when` keeps; with `$key`, a mapping key -> `$do` (a key
+    met again keeps its place and takes the later value)."""
+    listed: list[Any] = []
+    keyed: dict[str, Any] = {}
+    for inner in walk(form.walk, ctx, render, fail):
+        if form.when and not holds(form.when, inner):
+            continue
+        if not form.keyed:
+            listed.append(render(form.do, inner))
+            continue
+        key = render(form.key, inner)
+        if not isinstance(key, str):
+            raise fail(f"$each's $key is {_shown(key)}; a mapping's key must be text")
+        keyed[key] = render(form.do, inner)
+    return keyed if form.keyed else listed
+
+
+def _sorted(value: Any, fail: type[Exception]) -> Any:
+    """Texts by code point, numbers by value; a mapping keeps its values, its keys in order."""
+    if isinstance(value, dict):
+        return dict(sorted(value.items()))
+    if not isinstance(value, list):
+        raise fail(f"$sorted needs a list or mapping, not {_shown(value)}")
+    if all(isinstance(v, str) for v in value):
+        return sorted(value)
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return sorted(value)
+    raise fail("$sorted: the list must hold only texts or only numbers")
 
 
 def _checked(value: Any, fail: type[Exception]) -> Any:
@@ -106,8 +187,8 @@ def _binary(op: ast.operator, a: Number, b: Number, fail: type[Exception]) -> Nu
         if isinstance(op, ast.Mod):
             return a % b
         return _power(a, b, fail)
-    except ZeroDivisionError:
-        raise fail("division by zero") from None
+    except ZeroDivisionError as exc:  # Python's words, as a calculator that runs it answers
+        raise fail(str(exc)) from None
     except OverflowError:
         raise fail("the result is not a finite number") from None
 

@@ -3,7 +3,7 @@
     python make_oracle.py /path/to/tau-bench [COMMIT]
 
 tau-bench's tools are loaded from the checkout's tau_bench/envs/retail/tools/*.py (each
-`invoke` as tau-bench runs it; `calculate` is left out, as it runs `eval`), and every sequence
+`invoke` as tau-bench runs it, `calculate`'s `eval` too: here only), and every sequence
 of tests/tau_retail_calls.py is run on a fresh copy of world.json, as tau-bench's env.step
 runs a call (an exception is the observation `Error: ...`). For each call the oracle keeps a
 digest of the answer and what it changed in the world, as a JSON Patch (RFC 6902). The commit
@@ -29,14 +29,16 @@ from tau_retail_calls import WORLD, answer_digest, sequences  # noqa: E402
 from evalspec._tools.state_patch import changes  # noqa: E402
 
 
+def checkout_commit(root: Path) -> str:
+    """The commit of a tau-bench git checkout ("" for a tree that is not one)."""
+    command = ["git", "-C", str(root), "rev-parse", "HEAD"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
 def main(root: Path, commit: str = "") -> None:
-    tools = load_tools(root, "retail", leave_out=("calculate",))
-    commit = (
-        commit
-        or subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-    )
+    tools = load_tools(root, "retail")
+    commit = commit or checkout_commit(root)
     out: dict[str, Any] = {"tau_bench_commit": commit or "unknown", "tools": sorted(tools)}
     for name, runs in sequences().items():
         steps = []

@@ -3,8 +3,9 @@
     python make_slice.py /path/to/tau-bench
 
 Copies, unchanged, the listed users of tau_bench/envs/retail/data/users.json, every order of
-theirs, and the products the chosen test tasks look up (get_product_details); and the gold action
-sequences of the chosen tasks of tasks_test.py (by index), as JSON.
+theirs, and the products the chosen test tasks look up (get_product_details) or their orders
+hold (an exchange looks up the product of each item); and the gold action sequences of the
+chosen tasks of tasks_test.py (by index), as JSON.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ USERS = [
 
 
 def main(root: Path) -> None:
-    sys.path.insert(0, str(root))
-    from tau_bench.envs.retail.tasks_test import TASKS_TEST  # plain pydantic records
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from make_whole import load_tasks  # tasks_test.py's plain pydantic records
+
+    TASKS_TEST = load_tasks(root)
 
     data = root / "tau_bench" / "envs" / "retail" / "data"
     users = json.loads((data / "users.json").read_text())
@@ -37,7 +40,7 @@ def main(root: Path) -> None:
     products = json.loads((data / "products.json").read_text())
     tasks = [(i, t) for i, t in enumerate(TASKS_TEST) if t.user_id in USERS]
     wanted = {o for u in USERS for o in users[u]["orders"]}
-    product_ids = set()
+    product_ids = {item["product_id"] for o in wanted for item in orders[o]["items"]}
     for _, task in tasks:
         for action in task.actions:
             if action.name == "get_product_details":
