@@ -349,10 +349,12 @@ def test_an_imported_bfcl_answer_that_shares_folders_is_refused_not_walked(
         "import", "bfcl", tmp_path / "q.json", tmp_path / "a.json", "--out", tmp_path / "s.yaml"
     )
     assert made.returncode == 2, made.stdout + made.stderr
-    assert made.stderr.strip() == (
-        "error: BFCL record multi_turn_base_0: under its ground truth, the BFCL state grew "
-        "beyond what evalspec copies (it holds more than 100000 values)"
-    )
+    # the only record is refused, named in the answer file that holds its ground truth
+    assert made.stderr.startswith("error: every record was refused, nothing written: ")
+    assert (
+        f"{tmp_path / 'a.json'}:1:1: record multi_turn_base_0 refused: under its ground truth, "
+        "the BFCL state grew beyond what evalspec copies (it holds more than 100000 values)"
+    ) in made.stderr
     assert not (tmp_path / "s.yaml").exists()
 
 

@@ -17,10 +17,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from support import fenced_blocks, result_table, shown_commands
 
+from evalspec._suite.state_spec import compile_behavior
+from evalspec._tools.state import run_behavior
 from evalspec._transcript import load_transcripts
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "how-to"
@@ -50,12 +54,18 @@ def _one(page: str, having: str) -> str:
     return found[0]
 
 
+WORKED_TOOLS = ("- name: pay_bill", "  - name: swap_items")
+"""Tools the stateful-tools page works through on a world of their own, outside the example
+suite; `test_the_worked_tools_answer_as_the_page_says` calls each as the page does."""
+
+
 def _is_draft(page: str, block: str) -> bool:
-    """A first draft the page fixes below it, or a fragment it suggests adding: not the
-    suite's text as it stands."""
+    """A first draft the page fixes below it, a fragment it suggests adding, or a worked tool
+    with a world of its own: not the suite's text as it stands."""
     if page == "stateful-tools.md":
         refusal = block.startswith("  - name: too many people") and "rubric:" not in block
-        return refusal or 'response: {booking: "${count/bookings}"' in block
+        worked = any(tool in block for tool in WORKED_TOOLS)
+        return refusal or worked or 'response: {booking: "${count/bookings}"' in block
     return page == "conversations.md" and "turn_rule: all_or_nothing" in block
 
 
@@ -66,6 +76,43 @@ def test_the_suite_the_pages_show_is_the_example_file(page: str) -> None:
     assert shown, page
     missing = [block for block in shown if block not in suite]
     assert not missing, f"{page} shows YAML the example suite does not hold: {missing}"
+
+
+def _worked(having: str) -> tuple[dict[str, Any], Any]:
+    """(the tool, the world its block declares or None) of a worked tool on the page."""
+    block = yaml.safe_load(_one("stateful-tools.md", having))
+    if isinstance(block, list):
+        return block[0], None
+    return block["tools"][0], block["state"]
+
+
+def _call(tool: dict[str, Any], world: Any, args: dict[str, Any]) -> Any:
+    return run_behavior(compile_behavior(tool["behavior"]), world, 100, args)
+
+
+def test_the_worked_tools_answer_as_the_page_says() -> None:
+    bill, _ = _worked("- name: pay_bill")
+    world = {"menu": {"soup": 6.5, "steak": 24}, "bills": [], "tips": []}
+    paid = _call(bill, world, {"table": 3, "dishes": ["soup", "steak", "soup"], "tip": 10})
+    assert paid.error is None and paid.output == {"table": 3, "total": 40.7}
+    assert paid.state["bills"] == [{"table": 3, "total": 40.7}]
+    assert paid.state["tips"] == [{"table": 3, "percent": 10}]
+    cake = _call(bill, world, {"table": 3, "dishes": ["soup", "cake"], "tip": 10})
+    assert cake.error == "there is no cake on the menu" and cake.state is world
+    untipped = _call(bill, world, {"table": 3, "dishes": ["soup"], "tip": 0})
+    assert untipped.state["tips"] == [] and untipped.state["bills"] == [{"table": 3, "total": 6.5}]
+
+    swap, shop = _worked("  - name: swap_items")
+    swapped = _call(
+        swap, shop, {"order_id": "o1", "item_ids": ["mug-red"], "new_ids": ["mug-blue"]}
+    )
+    order = swapped.output
+    assert swapped.error is None
+    assert [i["item_id"] for i in order["items"]] == ["mug-blue", "mug-red"]
+    assert order["swapped"] == ["mug-red"] and order["difference"] == 2.2
+    three = {"order_id": "o1", "item_ids": ["mug-red"] * 3, "new_ids": ["mug-blue"] * 3}
+    refused = _call(swap, shop, three)
+    assert refused.error == "mug-red is not in the order that often" and refused.state is shop
 
 
 @pytest.fixture
