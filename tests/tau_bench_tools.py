@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import subprocess
 import sys
 import types
 from collections.abc import Callable
@@ -51,3 +52,38 @@ def call(tools: dict[str, Tool], data: Any, name: str, kwargs: dict[str, Any]) -
         return ("ok", json.loads(text))
     except ValueError:
         return ("ok", text)
+
+
+Action = tuple[str, dict[str, Any]]
+
+
+def checkout_commit(root: Path) -> str:
+    """The commit of a tau-bench git checkout ("" for a tree that is not one)."""
+    command = ["git", "-C", str(root), "rev-parse", "HEAD"]
+    return subprocess.run(command, capture_output=True, text=True).stdout.strip()
+
+
+def run_actions(
+    tools: dict[str, Tool],
+    world: Any,
+    actions: list[Action],
+    digest: Callable[[tuple[str, Any]], Any],
+) -> list[Any]:
+    """Each call of one sequence on a fresh copy of `world`: [its answer's digest, what it
+    changed as a JSON Patch], which is what the differentials compare after every call."""
+    from evalspec._tools.state_patch import changes
+
+    data = copy.deepcopy(world)
+    steps = []
+    for tool, kwargs in actions:
+        before = copy.deepcopy(data)
+        answer = call(tools, data, tool, kwargs)
+        steps.append([digest(answer), changes(before, data)])
+    return steps
+
+
+def write_oracle(path: Path, out: dict[str, Any]) -> str:
+    """The oracle as one compact JSON line (the form the tests read)."""
+    text = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+    path.write_text(text + "\n", encoding="utf-8")
+    return text

@@ -12,9 +12,6 @@ changed in the world, as a JSON Patch (RFC 6902). The commit of the checkout is 
 
 from __future__ import annotations
 
-import copy
-import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,33 +20,16 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent.parent.parent)]  # tests/, the repo
 
 from tau_airline_calls import WORLD, answer_digest, sequences  # noqa: E402
-from tau_bench_tools import call, load_tools  # noqa: E402
-
-from evalspec._tools.state_patch import changes  # noqa: E402
+from tau_bench_tools import checkout_commit, load_tools, run_actions, write_oracle  # noqa: E402
 
 
 def main(root: Path, commit: str = "") -> None:
     tools = load_tools(root, "airline")
-    commit = (
-        commit
-        or subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-    )
+    commit = commit or checkout_commit(root)
     out: dict[str, Any] = {"tau_bench_commit": commit or "unknown", "tools": sorted(tools)}
     for name, runs in sequences().items():
-        steps = []
-        for actions in runs:
-            data = copy.deepcopy(WORLD)
-            run = []
-            for tool, kwargs in actions:
-                before = copy.deepcopy(data)
-                answer = call(tools, data, tool, kwargs)
-                run.append([answer_digest(answer), changes(before, data)])
-            steps.append(run)
-        out[name] = steps
-    text = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
-    (HERE / "oracle.json").write_text(text + "\n", encoding="utf-8")
+        out[name] = [run_actions(tools, WORLD, actions, answer_digest) for actions in runs]
+    text = write_oracle(HERE / "oracle.json", out)
     print(f"oracle.json: {sum(len(out[n]) for n in sequences())} sequences, {len(text)} bytes")
 
 

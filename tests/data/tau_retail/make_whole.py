@@ -5,7 +5,7 @@
 - `users.json.gz`, `orders.json.gz`, `products.json.gz`: tau_bench/envs/retail/data/*.json,
   unchanged (gzip of the same bytes).
 - `tasks_test.json`: the gold action sequences of all 115 tasks of tasks_test.py, as JSON.
-- `oracle_whole.json`: what tau-bench's own tools (make_oracle.load_tools: its files, loaded
+- `oracle_whole.json`: what tau-bench's own tools (tau_bench_tools.load_tools: its files, loaded
   without the rest of tau-bench) answer to each of those sequences, each on a fresh copy of the
   whole world, as make_oracle.py records it: per call a digest of the answer and what the call
   changed (RFC 6902).
@@ -16,7 +16,6 @@ it never needs tau-bench itself.
 
 from __future__ import annotations
 
-import copy
 import gzip
 import importlib.util
 import json
@@ -28,11 +27,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent.parent), str(HERE.parent.parent.parent)]
 
-from make_oracle import checkout_commit  # noqa: E402
-from tau_bench_tools import call, load_tools  # noqa: E402
+from tau_bench_tools import checkout_commit, load_tools, run_actions, write_oracle  # noqa: E402
 from tau_retail_calls import answer_digest  # noqa: E402
-
-from evalspec._tools.state_patch import changes  # noqa: E402
 
 KINDS = ("users", "orders", "products")
 
@@ -70,18 +66,14 @@ def main(root: Path, commit: str = "") -> None:
     (HERE / "tasks_test.json").write_text(f"[{lines}]\n")
     tools = load_tools(root, "retail")
     commit = commit or checkout_commit(root)
-    steps = []
-    for task in gold:
-        data = copy.deepcopy(world)
-        run = []
-        for action in task["actions"]:
-            before = copy.deepcopy(data)
-            answer = call(tools, data, action["name"], action["kwargs"])
-            run.append([answer_digest(answer), changes(before, data)])
-        steps.append(run)
+    steps = [
+        run_actions(
+            tools, world, [(a["name"], a["kwargs"]) for a in task["actions"]], answer_digest
+        )
+        for task in gold
+    ]
     out = {"tau_bench_commit": commit or "unknown", "tools": sorted(tools), "gold": steps}
-    text = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
-    (HERE / "oracle_whole.json").write_text(text + "\n", encoding="utf-8")
+    write_oracle(HERE / "oracle_whole.json", out)
     print(f"oracle_whole.json: {len(steps)} sequences, {sum(map(len, steps))} calls")
 
 
