@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.lint import rereads
 from evalspec._suite.load import LDict, LList, Pos
-from evalspec._suite.model import CriticSpec, EnvironmentSpec, Expectation, StateCheck
+from evalspec._suite.model import CriticSpec, EnvironmentSpec, Expectation, StateCheck, default
 from evalspec._suite.schema import did_you_mean, locate
 from evalspec._suite.state_spec import (
     MISSING_VALUE,
@@ -161,7 +161,10 @@ class StatePart:
             kind,
             plain(dict(raw.get("params") or {})),
             make_loc(pos, ""),
-            validate_arguments=raw.get("validate_arguments", True) is not False,
+            validate_arguments=raw.get(
+                "validate_arguments", default(EnvironmentSpec, "validate_arguments")
+            )
+            is not False,
         )
 
     def _check_options(self, raw: Any, options: dict[str, Any], pos: Pos) -> None:

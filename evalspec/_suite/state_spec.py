@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evalspec._language.state import BEHAVIOR
+from evalspec._language.vocabulary import default_of
 from evalspec._suite import state_compute
 from evalspec._suite.state_compute import Compilers
 from evalspec._suite.state_types import (
@@ -545,7 +547,7 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
             "append adds one item to the list at its path; to change the records that match, "
             "use set, increment, decrement or remove with where",
         )
-    first = raw.get("first", False)
+    first = raw.get("first", default_of(BEHAVIOR, "effects", "first"))
     if "first" in raw and (filt is None or not isinstance(first, bool)):
         raise SpecProblem(
             (*where, "first"),
