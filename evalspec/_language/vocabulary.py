@@ -246,11 +246,18 @@ def default_of(node: Node, *path: str) -> Any:
     A path that leads nowhere, or to a key without a default, raises KeyError: a default that
     code relies on must be declared.
     """
-    for name in path:
-        node = _property(node, name)
+    node = declaration_at(node, *path)
     if node.default is NO_DEFAULT:
         raise KeyError(f"no default declared for {'/'.join(path)}")
     return node.default
+
+
+def declaration_at(node: Node, *path: str) -> Node:
+    """The declaration at `path` (property names) under `node`, through unions and lists;
+    KeyError when there is none."""
+    for name in path:
+        node = _property(node, name)
+    return node
 
 
 def _property(node: Node, name: str) -> Node:
