@@ -17,7 +17,7 @@ from evalspec._language.generate import declared_schema, schema_text
 from evalspec._language.models import MODEL
 from evalspec._language.state import BEHAVIOR
 from evalspec._language.suite import SUITE
-from evalspec._language.vocabulary import NO_DEFAULT, Node, OneOf, default_of
+from evalspec._language.vocabulary import NO_DEFAULT, Const, Node, OneOf, Str, default_of, schema
 from evalspec.api import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,3 +145,10 @@ def test_defaults_are_found_by_name_whatever_order_the_union_branches_are_in():
         reordered = _reversed(node)
         assert reordered != node or not isinstance(node, OneOf)
         assert default_of(reordered, *path) == default_of(node, *path)
+
+
+def test_null_is_a_value_a_default_or_a_constant_may_take():
+    """A declared `default=None` is written as `"default": null`, not dropped."""
+    assert schema(Str(default=None)) == {"type": "string", "default": None}
+    assert schema(Const(value=None)) == {"const": None}
+    assert schema(Str()) == {"type": "string"}

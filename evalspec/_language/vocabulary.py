@@ -77,8 +77,8 @@ class Node:
         for item in fields(self):
             keyword = item.metadata.get("keyword")
             value = getattr(self, item.name)
-            if keyword is None or value is None or value is NO_DEFAULT:
-                continue
+            if keyword is None or value is NO_DEFAULT or (value is None and item.default is None):
+                continue  # not declared (a `default` or `const` of None is: null)
             found[keyword] = _schema_value(keyword, value)
         return found
 
@@ -157,7 +157,7 @@ class Enum(Node):
 class Const(Node):
     """Exactly this value."""
 
-    value: Any = _kw("const")
+    value: Any = _kw("const", NO_DEFAULT)
 
 
 @dataclass(frozen=True, kw_only=True)
