@@ -233,7 +233,7 @@ CASE = Obj(
         ),
     },
 )
-"""The language's `case`."""
+"""`$defs/case`: each entry of `cases:`."""
 
 TURN = Obj(
     description=(
@@ -278,7 +278,7 @@ TURN = Obj(
         ),
     },
 )
-"""The language's `turn`."""
+"""`$defs/turn`: each entry of a case's `turns:`."""
 
 MESSAGE = Obj(
     description="One earlier message of the conversation, in OpenAI chat format.",
@@ -316,7 +316,7 @@ MESSAGE = Obj(
         "name": Str(description="Optional name of the speaker or tool.", examples=("search",)),
     },
 )
-"""The language's `message`."""
+"""`$defs/message`: each entry of a case's `history:`."""
 
 SIMULATED_USER = Obj(
     description=(
@@ -372,4 +372,4 @@ SIMULATED_USER = Obj(
         ),
     },
 )
-"""The language's `simulated_user`."""
+"""`$defs/simulated_user`: a case's `user: {simulate: ...}`."""

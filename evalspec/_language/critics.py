@@ -293,7 +293,7 @@ CRITIC = OneOf(
         ),
     ),
 )
-"""The language's `critic`."""
+"""`$defs/critic`: each value of a `critics:` mapping (suite, case or expected call)."""
 
 TOOL_CALL_ORDER = Options(
     Bool(),
@@ -440,7 +440,7 @@ EVALUATOR = OneOf(
         ),
     ),
 )
-"""The language's `evaluator`."""
+"""`$defs/evaluator`: each entry of a case's `evaluators:`."""
 
 RUBRIC = Obj(
     description=(
@@ -524,4 +524,4 @@ RUBRIC = Obj(
         ),
     },
 )
-"""The language's `rubric`."""
+"""`$defs/rubric`: `rubric:` of the suite or of a case."""

@@ -133,7 +133,7 @@ EXPECT = Obj(
         ),
     },
 )
-"""The language's `expect`."""
+"""`$defs/expect`: a case's (or a turn's) `expect:`."""
 
 EXPECTED_CALL = Obj(
     description=(
@@ -169,7 +169,7 @@ EXPECTED_CALL = Obj(
         ),
     },
 )
-"""The language's `expected_call`."""
+"""`$defs/expected_call`: each entry of `expect.tool_calls`."""
 
 FINAL_ANSWER = Obj(
     description="Checks on the model's final text answer.",
@@ -285,4 +285,4 @@ FINAL_ANSWER = Obj(
         "weight": WEIGHT,
     },
 )
-"""The language's `final_answer`."""
+"""`$defs/final_answer`: `expect.final_answer`."""

@@ -125,7 +125,7 @@ FAULT = Obj(
         ),
     },
 )
-"""The language's `fault`."""
+"""`$defs/fault`: each entry of a case's or a tool's `faults:`."""
 
 INJECTION = Obj(
     description=(
@@ -182,4 +182,4 @@ INJECTION = Obj(
         ),
     },
 )
-"""The language's `injection`."""
+"""`$defs/injection`: each entry of a case's `inject:`."""

@@ -127,7 +127,7 @@ MODEL = Options(
         ),
     },
 )
-"""The language's `model`."""
+"""`$defs/model`: each entry of `models:` (a model id alone, or a mapping)."""
 
 BUDGET = Obj(
     description=(
@@ -159,7 +159,7 @@ BUDGET = Obj(
         ),
     },
 )
-"""The language's `budget`."""
+"""`$defs/budget`: `budgets.case` of the suite, or a case's `budget:`."""
 
 SUITE_BUDGET = Obj(
     description=(
@@ -187,4 +187,4 @@ SUITE_BUDGET = Obj(
         "max_turns": Int(description="Most model answers over the run.", minimum=0, examples=(8,)),
     },
 )
-"""The language's `suite_budget`."""
+"""`$defs/suite_budget`: `budgets.suite`."""

@@ -193,7 +193,7 @@ TOOL = Obj(
         ),
     },
 )
-"""The language's `tool`."""
+"""`$defs/tool`: each entry of `tools:`."""
 
 SIMULATED_RESPONSE = Obj(
     description=(
@@ -220,4 +220,4 @@ SIMULATED_RESPONSE = Obj(
         ),
     },
 )
-"""The language's `simulated_response`."""
+"""`$defs/simulated_response`: each rule of a tool's `responses:`."""
