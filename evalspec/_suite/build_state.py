@@ -17,7 +17,7 @@ from evalspec._suite.lint import rereads
 from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.model import CriticSpec, EnvironmentSpec, Expectation, StateCheck, default
 from evalspec._suite.schema import did_you_mean, locate
-from evalspec._suite.state_spec import (
+from evalspec._suite.state.spec import (
     MISSING_VALUE,
     compile_behavior,
     created_roots,
@@ -28,7 +28,7 @@ from evalspec._suite.state_spec import (
     state_roots,
     value_at,
 )
-from evalspec._suite.state_types import Behavior, SpecProblem, escape
+from evalspec._suite.state.types import Behavior, SpecProblem, escape
 
 _CHECK_KEYS = ("weight", "required")
 

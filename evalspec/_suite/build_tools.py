@@ -25,7 +25,7 @@ from evalspec._tool_schema import pattern_problems
 from evalspec._util.errors import Problem
 
 if TYPE_CHECKING:
-    from evalspec._suite.state_types import Behavior
+    from evalspec._suite.state.types import Behavior
 
 
 def refuse_too_many_tools(doc: LDict) -> None:

@@ -21,7 +21,7 @@ from evalspec._language.tools import TOOL
 from evalspec._language.vocabulary import default_of
 
 if TYPE_CHECKING:
-    from evalspec._suite.state_types import Behavior
+    from evalspec._suite.state.types import Behavior
 
 Mode = Literal["agent", "single_turn"]
 PassRule = Literal["all", "any", "majority", "mean"]
