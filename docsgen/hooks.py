@@ -26,7 +26,7 @@ from mkdocs.structure.files import File, Files
 
 from docsgen import csp, offline_check
 from docsgen.screenshots import fill_marker
-from docsgen.suite_reference import SCHEMA_PATH, load_schema, render
+from docsgen.suite_reference import DECLARATIONS, load_schema, render
 
 SUITE_REFERENCE_PAGE = "reference/suite.md"
 PAGE_SUFFIXES = (".html", ".htm")
@@ -41,12 +41,16 @@ def on_startup(command: str, dirty: bool) -> None:
 
 
 def on_files(files: Files, config: Any) -> Files:
-    files.append(File.generated(config, SUITE_REFERENCE_PAGE, content=render(load_schema())))
+    files.append(
+        File.generated(
+            config, SUITE_REFERENCE_PAGE, content=render(load_schema(fresh=_build["serve"]))
+        )
+    )
     return files
 
 
 def on_serve(server: Any, config: Any, builder: Any) -> Any:
-    server.watch(str(SCHEMA_PATH))  # `mkdocs serve` rebuilds when the schema changes
+    server.watch(str(DECLARATIONS))  # `mkdocs serve` rebuilds when a declaration changes
     return server
 
 

@@ -1,20 +1,24 @@
-"""The suite-language reference page, written from the JSON Schema at every docs build.
+"""The suite-language reference page, written from the language's declarations at every build.
 
-The schema is the language's source of truth (validation, editor completion and
-`evalspec schema` all read it), so the reference is made from it rather than written beside it:
-a key added to the schema appears in the docs at the next build, with its description, type,
-default and example. `tests/test_docs.py` checks that every property of the schema is listed.
+The declarations (evalspec/_language/) are the language's source of truth: the JSON Schema that
+validation, editor completion and `evalspec schema` read is generated from them, and so is this
+page, from the same schema, rather than written beside it: a key declared appears in the docs at
+the next build, with its description, type, default and example. `tests/test_docs.py` checks
+that every property of the schema is listed.
 """
 
 from __future__ import annotations
 
 import html
+import importlib
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "suite.schema.json"
+DECLARATIONS = Path(__file__).resolve().parent.parent / "evalspec" / "_language"
+"""Where the language is declared: `mkdocs serve` rebuilds when a file there changes."""
 
 # Sections in the order a reader meets them; a definition not listed here follows, by name.
 SECTION_ORDER = (
@@ -67,8 +71,15 @@ SECTION_EXPLAINED = {
 _DATA_KEYWORDS = ("examples", "default", "enum", "const")
 
 
-def load_schema(path: Path = SCHEMA_PATH) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+def load_schema(fresh: bool = False) -> dict[str, Any]:
+    """The suite schema as the declarations make it; `fresh` re-reads the declaration modules
+    (`mkdocs serve` keeps one process across edits)."""
+    if fresh:
+        for name in sorted(n for n in sys.modules if n.startswith("evalspec._language.")):
+            importlib.reload(sys.modules[name])
+    from evalspec._language.generate import declared_schema
+
+    return declared_schema()
 
 
 def render(schema: dict[str, Any]) -> str:
@@ -77,12 +88,13 @@ def render(schema: dict[str, Any]) -> str:
     parts = [
         "# Suite reference",
         "",
-        "<!-- Generated from schemas/suite.schema.json by docsgen/suite_reference.py at every "
-        "build: edit the schema, not this page. -->",
+        "<!-- Generated from the declarations in evalspec/_language/ by "
+        "docsgen/suite_reference.py at every build: edit the declarations, not this page. -->",
         "",
-        "Every key a suite may hold, generated from `schemas/suite.schema.json` (the file "
-        "editors, `evalspec validate` and `evalspec schema` read) each time these pages are "
-        "built, so it always says what the installed version accepts. A key written "
+        "Every key a suite may hold, generated from the language's declarations (from which "
+        "`schemas/suite.schema.json`, the file editors, `evalspec validate` and `evalspec "
+        "schema` read, is generated too) each time these pages are built, so it always says "
+        "what the installed version accepts. A key written "
         "`run.mode` is `mode:` inside `run:`; a list's entries are described once. "
         "[The suite language](language.md) explains how the pieces work together.",
         "",

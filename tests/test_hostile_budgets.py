@@ -25,7 +25,7 @@ from evalspec._plan import compile_plan, request_key
 from evalspec._suite.budget import SuiteBudget
 from evalspec._suite.limits import max_rendered_chars, untrusted
 from evalspec._suite.render import Renderer, expand_case
-from evalspec._suite.state_spec import MAX_STATE_CHARS, compile_behavior
+from evalspec._suite.state.spec import MAX_STATE_CHARS, compile_behavior
 from evalspec._suite.tree import Pos, ldict, llist
 from evalspec._suite.validate import load_suite
 from evalspec._tools.state import run_behavior

@@ -19,7 +19,7 @@ import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply, tool_calls_reply
 from support import BFCL_EVAL_ABSENT, cli, git
 
-from evalspec._suite.state_spec import compile_behavior
+from evalspec._suite.state.spec import compile_behavior
 from evalspec._tools.state import MAX_INT_DIGITS, run_behavior
 
 KEY_ENV = "EVALSPEC_TEST_KEY"

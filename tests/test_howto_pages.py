@@ -23,7 +23,7 @@ import pytest
 import yaml
 from support import fenced_blocks, result_table, shown_commands
 
-from evalspec._suite.state_spec import compile_behavior
+from evalspec._suite.state.spec import compile_behavior
 from evalspec._tools.state import run_behavior
 from evalspec._transcript import load_transcripts
 

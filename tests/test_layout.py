@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "evalspec"
 # exceptions. docs/layout.md lists the same order (a test below keeps the two the same).
 LAYERS: list[tuple[str, ...]] = [
     ("evalspec._util",),
+    ("evalspec._language",),
     ("evalspec._stats",),
     ("evalspec._critics", "evalspec._tool_schema"),
     ("evalspec._suite",),

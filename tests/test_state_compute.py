@@ -17,8 +17,8 @@ import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
 from support import cli, review_offline
 
-from evalspec._suite.state_compute import ExpressionError, parse
-from evalspec._suite.state_spec import compile_behavior
+from evalspec._suite.state.computed import ExpressionError, parse
+from evalspec._suite.state.spec import compile_behavior
 from evalspec._tools.state import run_behavior
 
 KEY_ENV = "EVALSPEC_TEST_KEY"

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalspec._suite.state_spec import compile_behavior
+from evalspec._suite.state.spec import compile_behavior
 from evalspec._tools.simulated import values_match
 from evalspec._tools.state import matching, run_behavior
 

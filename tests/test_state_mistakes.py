@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalspec._cli import app
-from evalspec._suite.state_spec import SpecProblem, compile_behavior
+from evalspec._suite.state.spec import SpecProblem, compile_behavior
 
 ROOT = Path(__file__).resolve().parent.parent
 CALENDAR = ROOT / "suites" / "calendar.yaml"

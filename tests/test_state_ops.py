@@ -18,8 +18,8 @@ import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
 from support import cli, git, review_offline
 
-from evalspec._suite.state_compute import MAX_CALL_STEPS, MAX_WALK_ITEMS
-from evalspec._suite.state_spec import compile_behavior
+from evalspec._suite.state.computed import MAX_CALL_STEPS, MAX_WALK_ITEMS
+from evalspec._suite.state.spec import compile_behavior
 from evalspec._tools.state import run_behavior
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
@@ -469,7 +469,7 @@ def test_an_item_read_in_the_answer_is_not_taken_for_a_place_an_effect_changed(
 
 def test_review_names_a_changed_computed_value_as_the_suite_writes_it() -> None:
     from evalspec._compare.edits import shown
-    from evalspec._suite.state_spec import compile_value
+    from evalspec._suite.state.spec import compile_value
 
     written = {"$calc": "sum(x)", "$with": {"x": {"$select": "${args.ids}"}}}
     assert shown(compile_value(written, ())) == json.dumps(written, sort_keys=True)

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalspec._cli import app
-from evalspec._suite.state_spec import MAX_REF_NESTING, SpecProblem, compile_behavior, measure
+from evalspec._suite.state.spec import MAX_REF_NESTING, SpecProblem, compile_behavior, measure
 from evalspec._tools.state import Outcome, run_behavior
 
 SHOP: dict[str, Any] = {

@@ -18,7 +18,7 @@ from support import cli
 
 from evalspec._scoring.scorer import Scorer
 from evalspec._suite.lint import MAX_WARNINGS, Warnings
-from evalspec._suite.state_spec import compile_behavior
+from evalspec._suite.state.spec import compile_behavior
 from evalspec._suite.validate import check_suite, load_suite
 from evalspec._tools.state import run_behavior
 from evalspec._transcript import ToolCall, Transcript

@@ -24,7 +24,7 @@ from evalspec import plugins
 from evalspec._cli import app
 from evalspec._runner import RunOptions, run_plan_async
 from evalspec._scoring.scorer import Scorer
-from evalspec._suite.state_spec import (
+from evalspec._suite.state.spec import (
     MAX_RENDERED_VALUES,
     MAX_STATE_VALUES,
     compile_behavior,
@@ -615,7 +615,7 @@ def test_limits_in_a_behavior_are_placed(tmp_path):
     | st.dictionaries(st.sampled_from(["preconditions", "effects", "response"]), json_values)
 )
 def test_fuzz_any_behavior_compiles_or_is_a_spec_problem(raw):
-    from evalspec._suite.state_spec import SpecProblem
+    from evalspec._suite.state.spec import SpecProblem
 
     try:
         behavior = compile_behavior(raw)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalspec._suite import model
-from evalspec._suite import state_compute as compute
-from evalspec._suite import state_types as spec
+from evalspec._suite.state import computed as compute
+from evalspec._suite.state import types as spec
 from evalspec._suite.walk import record_name
 from evalspec._util.json_values import short
 

@@ -15,8 +15,8 @@ from evalspec._critics.base import (
     outcome,
     show,
 )
+from evalspec._language.defaults import DEFAULT_SIMILARITY_THRESHOLD
 from evalspec._util.registry import register
-from evalspec._util.schemas import DEFAULT_SIMILARITY_THRESHOLD
 
 
 def tfidf_similarity(expected: str, actual: str) -> float:

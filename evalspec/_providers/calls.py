@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalspec._language.defaults import DEFAULT_API_KEY_ENV, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 from evalspec._providers.base import ChatRequest, ChatResponse, Limiter, Provider
 from evalspec._suite.endpoints import endpoints as suite_endpoints
 from evalspec._util import redaction
-from evalspec._util.schemas import DEFAULT_API_KEY_ENV, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
     from evalspec._providers.openai_chat import OpenAIChatProvider

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import tenacity
 
+from evalspec._language.defaults import DEFAULT_API_KEY_ENV, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 from evalspec._providers.base import (
     ChatRequest,
     ChatResponse,
@@ -34,7 +35,6 @@ from evalspec._suite.endpoints import ENV_REF, is_loopback
 from evalspec._util import redaction
 from evalspec._util.errors import RunError
 from evalspec._util.reading import loads_untrusted, without_lone_surrogates
-from evalspec._util.schemas import DEFAULT_API_KEY_ENV, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 
 _log = logging.getLogger(__name__)
 

@@ -160,7 +160,7 @@ class ReplayBudget:
 
     def add(self, where: str, t: Transcript) -> None:
         """Charge one replayed transcript; UsageError (exit 2) past the limit."""
-        from evalspec._suite.state_spec import weigh
+        from evalspec._suite.state.spec import weigh
 
         for m in t.messages:
             if m.get("role") != "system" and m.get("role") != "user":
@@ -187,7 +187,7 @@ def _text_chars(value: Any) -> int:
         return 0
     if isinstance(value, str):
         return len(value)
-    from evalspec._suite.state_spec import weigh
+    from evalspec._suite.state.spec import weigh
 
     return weigh(value, 1 << 62, 1 << 62)[2]
 

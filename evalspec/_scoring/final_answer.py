@@ -18,8 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from evalspec._critics.base import Embedder
-from evalspec._critics.json_similarity import JsonSimilarityCritic, json_similarity
+from evalspec._critics.json_similarity import json_similarity
 from evalspec._critics.patterns import PatternError, compile_pattern
+from evalspec._language.defaults import DEFAULT_API_KEY_ENV, DEFAULT_SIMILARITY_THRESHOLD
+from evalspec._language.expect import FINAL_ANSWER
+from evalspec._language.vocabulary import default_of
 from evalspec._providers.base import ProviderError
 from evalspec._providers.calls import Endpoint, ModelCalls
 from evalspec._scoring.evaluators import EvaluatorResult, ParamError
@@ -31,11 +34,10 @@ from evalspec._util.errors import Problem, RunError, SpecError
 from evalspec._util.files import read_json_object, update_json_object
 from evalspec._util.json_values import json_equal, parse_json_value
 from evalspec._util.registry import Entry, builtin_names, find, register
-from evalspec._util.schemas import DEFAULT_API_KEY_ENV, DEFAULT_SIMILARITY_THRESHOLD
 
 _log = logging.getLogger(__name__)
 
-JSON_SIMILARITY_THRESHOLD = JsonSimilarityCritic.threshold
+JSON_SIMILARITY_THRESHOLD = default_of(FINAL_ANSWER, "json_similarity", "threshold")
 
 NO_ANSWER = "the model gave no final answer"
 VERDICT_SCORES = {"solved": 1.0, "unsure": 0.5, "unsolved": 0.0}
@@ -476,12 +478,12 @@ class LLMJudge:
         model = params.get("model")
         if not isinstance(model, str) or not model:
             raise ParamError("`judge` needs `model`, the judge model's id")
-        rounds = params.get("rounds", 1)
+        rounds = params.get("rounds", default_of(FINAL_ANSWER, "judge", "rounds"))
         if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= 20:
             raise ParamError(
                 f"`judge` needs `rounds` as a whole number from 1 to 20, not {rounds!r}"
             )
-        temperature = params.get("temperature", 0)
+        temperature = params.get("temperature", default_of(FINAL_ANSWER, "judge", "temperature"))
         if isinstance(temperature, bool) or not isinstance(temperature, int | float):
             raise ParamError(f"`judge` needs `temperature` as a number, not {temperature!r}")
         if not 0 <= temperature <= 2:

@@ -6,6 +6,8 @@ from dataclasses import replace
 from typing import Any
 
 from evalspec._critics.patterns import PatternError, compile_pattern
+from evalspec._language.critics import CRITIC
+from evalspec._language.vocabulary import declaration_at
 from evalspec._suite.build_base import Reporter, make_loc, plain
 from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.model import (
@@ -16,7 +18,6 @@ from evalspec._suite.model import (
     default,
 )
 from evalspec._suite.schema import (
-    suite_schema,
     unknown_tool_hint,
 )
 
@@ -211,10 +212,9 @@ def critic_hint(kind: str) -> str:
             "write a valid regular expression; put \\ before ( ) [ ] . * + ? to match them as text"
         )
     try:
-        options = suite_schema()["$defs"]["critic"]["anyOf"][1]["properties"][kind]
-    except (KeyError, IndexError):
+        examples = declaration_at(CRITIC, kind).examples or ()
+    except KeyError:  # a plugin's critic: its options are its own
         return "fix the critic's options"
-    examples = options.get("examples") or []
     if not examples:
         return "fix the critic's options"
     import json

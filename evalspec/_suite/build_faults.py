@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalspec._language.faults import INJECTION
+from evalspec._language.vocabulary import default_of
 from evalspec._suite.build_base import Reporter, make_loc, plain
 from evalspec._suite.load import LDict, LList
-from evalspec._suite.model import Fault, ForbiddenCall
+from evalspec._suite.model import Fault, ForbiddenCall, default
 from evalspec._suite.schema import did_you_mean, unknown_tool_hint
 
 _ONLY: dict[str, frozenset[str]] = {
@@ -116,12 +118,12 @@ class FaultsPart(Reporter):
             on_call=item.get("on_call"),
             when=plain(when) if when is not None else None,
             rate=float(item["rate"]) if "rate" in item else None,
-            seed=int(item.get("seed", 0)),
+            seed=int(item.get("seed", default(Fault, "seed"))),
             message=item.get("message"),
             status=item.get("status"),
             seconds=item.get("seconds"),  # as written: 5 is sent as 5, not 5.0
-            retry_after=item.get("retry_after", 1),
-            applied=bool(item.get("applied", False)),
+            retry_after=item.get("retry_after", default(Fault, "retry_after")),
+            applied=bool(item.get("applied", default(Fault, "applied"))),
             form=item.get("form"),
             keep=item.get("keep"),
             field=item.get("field"),
@@ -174,7 +176,7 @@ class FaultsPart(Reporter):
             tool = str(item.get("tool"))
             if not self._offered(item, where, tool, props):
                 continue
-            if item.get("into", "output") == "description":
+            if item.get("into", default_of(INJECTION, "into")) == "description":
                 wrong = [k for k in ("on_call", "when", "field") if k in item]
                 for key in wrong:
                     self.problem(

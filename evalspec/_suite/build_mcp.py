@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from evalspec._suite.build_base import Reporter, make_loc, plain
 from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.mcp_lock import LockedTools, lock_path, read_lock, server_key
-from evalspec._suite.model import McpServer, SimulatedResponse, Tool
+from evalspec._suite.model import McpServer, SimulatedResponse, Tool, default
 from evalspec._tool_schema import pattern_problems
 from evalspec._util.errors import SpecError
 
@@ -65,7 +65,7 @@ def server_of(source: dict[str, Any], base: Path) -> McpServer:
         url=source.get("url"),
         headers={str(k): str(v) for k, v in (source.get("headers") or {}).items()},
         cwd=str(base),
-        execute=bool(source.get("execute", False)),
+        execute=bool(source.get("execute", default(McpServer, "execute"))),
     )
 
 

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.lint import rereads
 from evalspec._suite.load import LDict, LList, Pos
-from evalspec._suite.model import CriticSpec, EnvironmentSpec, Expectation, StateCheck
+from evalspec._suite.model import CriticSpec, EnvironmentSpec, Expectation, StateCheck, default
 from evalspec._suite.schema import did_you_mean, locate
-from evalspec._suite.state_spec import (
+from evalspec._suite.state.spec import (
     MISSING_VALUE,
     compile_behavior,
     created_roots,
@@ -28,7 +28,7 @@ from evalspec._suite.state_spec import (
     state_roots,
     value_at,
 )
-from evalspec._suite.state_types import Behavior, SpecProblem, escape
+from evalspec._suite.state.types import Behavior, SpecProblem, escape
 
 _CHECK_KEYS = ("weight", "required")
 
@@ -161,7 +161,10 @@ class StatePart:
             kind,
             plain(dict(raw.get("params") or {})),
             make_loc(pos, ""),
-            validate_arguments=raw.get("validate_arguments", True) is not False,
+            validate_arguments=raw.get(
+                "validate_arguments", default(EnvironmentSpec, "validate_arguments")
+            )
+            is not False,
         )
 
     def _check_options(self, raw: Any, options: dict[str, Any], pos: Pos) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalspec._language.defaults import DEFAULT_API_KEY_ENV
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.build_faults import FaultsPart
 from evalspec._suite.build_mcp import McpPart
@@ -22,10 +23,9 @@ from evalspec._suite.schema import (
 )
 from evalspec._tool_schema import pattern_problems
 from evalspec._util.errors import Problem
-from evalspec._util.schemas import DEFAULT_API_KEY_ENV
 
 if TYPE_CHECKING:
-    from evalspec._suite.state_types import Behavior
+    from evalspec._suite.state.types import Behavior
 
 
 def refuse_too_many_tools(doc: LDict) -> None:

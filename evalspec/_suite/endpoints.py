@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
+from evalspec._language.defaults import DEFAULT_API_KEY_ENV
 from evalspec._suite.model import (
     CriticSpec,
     EvaluatorSpec,
@@ -25,7 +26,6 @@ from evalspec._suite.model import (
 from evalspec._suite.walk import Path, records
 from evalspec._suite.walk import where as walk_where
 from evalspec._util.errors import UsageError
-from evalspec._util.schemas import DEFAULT_API_KEY_ENV
 
 DEFAULT_ENDPOINT = "the provider's default (OPENAI_BASE_URL or OpenAI)"
 DEFAULT_ENDPOINTS = {

@@ -7,7 +7,7 @@ or a plan of more than 100,000 requests, and stops after REVIEW_SECONDS (exit 2,
 
 Sizes are bounded in total as well as per item: what a suite's templates render, what a
 conversation's tools answer, what a review's replays hold and what a run's transcripts file
-holds (a conversation's state is bounded in state_spec.py, in values and in characters).
+holds (a conversation's state is bounded in state/spec.py, in values and in characters).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalspec._suite.model import Expectation, Rubric
-from evalspec._suite.state_types import Behavior, Effect, Ref, references
+from evalspec._suite.state.types import Behavior, Effect, Ref, references
 from evalspec._util.errors import Problem
 
 MAX_WARNINGS = 200

@@ -10,20 +10,18 @@ import dataclasses
 from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
-from evalspec._util.schemas import (
-    CRITIC,
-    DEFAULT_API_KEY_ENV,
-    EVALUATOR,
-    EXPECT,
-    FINAL_ANSWER,
-    MODEL,
-    RUBRIC,
-    RUN,
-    schema_default,
-)
+from evalspec._language.cases import CASE, SIMULATED_USER
+from evalspec._language.critics import CRITIC, EVALUATOR, RUBRIC
+from evalspec._language.defaults import DEFAULT_API_KEY_ENV
+from evalspec._language.expect import EXPECT, FINAL_ANSWER
+from evalspec._language.faults import FAULT
+from evalspec._language.models import MODEL
+from evalspec._language.suite import SUITE
+from evalspec._language.tools import TOOL
+from evalspec._language.vocabulary import default_of
 
 if TYPE_CHECKING:
-    from evalspec._suite.state_types import Behavior
+    from evalspec._suite.state.types import Behavior
 
 Mode = Literal["agent", "single_turn"]
 PassRule = Literal["all", "any", "majority", "mean"]
@@ -70,12 +68,12 @@ class Fault:
     """Only the n-th call of the tool in the conversation (from 1)."""
     when: dict[str, Any] | None = None
     rate: float | None = None
-    seed: int = 0
+    seed: int = default_of(FAULT, "seed")
     message: str | None = None
     status: int | None = None
     seconds: float | None = None
-    retry_after: float = 1
-    applied: bool = False
+    retry_after: float = default_of(FAULT, "retry_after")
+    applied: bool = default_of(FAULT, "applied")
     """The call took effect before its answer was lost."""
     form: Literal["cut_json", "wrong_types", "empty"] | None = None
     keep: int | None = None
@@ -116,7 +114,7 @@ class McpServer:
     """Header values may hold `${NAME}`, filled from the environment when connecting."""
     cwd: str = "."
     """Folder a command server starts in (the suite's)."""
-    execute: bool = False
+    execute: bool = default_of(TOOL, "mcp", "execute")
     """Run the model's calls on the server in live runs, recording outputs in the cache."""
 
 
@@ -158,11 +156,11 @@ class CriticSpec:
 
     field: str
     kind: str
-    weight: float = float(schema_default(CRITIC + "weight"))
+    weight: float = float(default_of(CRITIC, "weight"))
     # `dataclasses.field` by its full name: this class's own `field` shadows it for a checker.
     params: dict[str, Any] = dataclasses.field(default_factory=dict)
     loc: Loc = dataclasses.field(default=Loc(), compare=False)
-    required: bool = schema_default(CRITIC + "required")
+    required: bool = default_of(CRITIC, "required")
     """When true, the case fails unless this critic matches, whatever the total score."""
 
 
@@ -182,8 +180,8 @@ class ExpectedCall:
 class EvaluatorSpec:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
-    weight: float = float(schema_default(EVALUATOR + "weight"))
-    required: bool = schema_default(EVALUATOR + "required")
+    weight: float = float(default_of(EVALUATOR, "weight"))
+    required: bool = default_of(EVALUATOR, "required")
     """When true, the case fails unless this evaluator scores 1, whatever the total."""
     loc: Loc = field(default=Loc(), compare=False)
 
@@ -194,21 +192,21 @@ class FinalAnswerCheck:
     """A built-in ("contains", "not_contains", "regex", "similarity", "judge", "equals") or a
     registered plugin's name."""
     params: dict[str, Any] = field(default_factory=dict)
-    weight: float = float(schema_default(FINAL_ANSWER + "weight"))
+    weight: float = float(default_of(FINAL_ANSWER, "weight"))
     loc: Loc = field(default=Loc(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Rubric:
-    fail_threshold: float = float(schema_default(RUBRIC + "fail_threshold"))
-    warn_threshold: float = float(schema_default(RUBRIC + "warn_threshold"))
-    fail_on_tool_selection: bool = schema_default(RUBRIC + "fail_on_tool_selection")
-    fail_on_tool_call_quantity: bool = schema_default(RUBRIC + "fail_on_tool_call_quantity")
-    tool_selection_weight: float = float(schema_default(RUBRIC + "tool_selection_weight"))
-    extra_args: Literal["allow", "penalize"] = schema_default(RUBRIC + "extra_args")
-    extra_calls: Literal["allow", "penalize"] = schema_default(RUBRIC + "extra_calls")
-    normalize_tool_names: bool = schema_default(RUBRIC + "normalize_tool_names")
-    state_weight: float = float(schema_default(RUBRIC + "state_weight"))
+    fail_threshold: float = float(default_of(RUBRIC, "fail_threshold"))
+    warn_threshold: float = float(default_of(RUBRIC, "warn_threshold"))
+    fail_on_tool_selection: bool = default_of(RUBRIC, "fail_on_tool_selection")
+    fail_on_tool_call_quantity: bool = default_of(RUBRIC, "fail_on_tool_call_quantity")
+    tool_selection_weight: float = float(default_of(RUBRIC, "tool_selection_weight"))
+    extra_args: Literal["allow", "penalize"] = default_of(RUBRIC, "extra_args")
+    extra_calls: Literal["allow", "penalize"] = default_of(RUBRIC, "extra_calls")
+    normalize_tool_names: bool = default_of(RUBRIC, "normalize_tool_names")
+    state_weight: float = float(default_of(RUBRIC, "state_weight"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,9 +235,9 @@ class ForbiddenCall:
 @dataclass(frozen=True, slots=True)
 class Expectation:
     tool_calls: tuple[ExpectedCall, ...] = ()
-    ordered: bool = schema_default(EXPECT + "ordered")
-    no_tool_calls: bool = schema_default(EXPECT + "no_tool_calls")
-    min_calls: int = schema_default(EXPECT + "min_calls")
+    ordered: bool = default_of(EXPECT, "ordered")
+    no_tool_calls: bool = default_of(EXPECT, "no_tool_calls")
+    min_calls: int = default_of(EXPECT, "min_calls")
     """Fewest tool calls (of any tools) the model must make: fewer fails outright."""
     final_answer: tuple[FinalAnswerCheck, ...] = ()
     state: tuple[StateCheck, ...] = ()
@@ -250,7 +248,7 @@ class Expectation:
     max_retries: int | None = None
     """After a call a fault stopped, the model must call that tool again, at most this many
     times in a row before a call gets through; None: retries are not judged."""
-    no_duplicates: bool = False
+    no_duplicates: bool = default_of(EXPECT, "no_duplicates")
     """No call of an `idempotent: false` tool may reach it twice with the same arguments."""
 
     @property
@@ -312,7 +310,7 @@ class UserSimulation:
     persona: str = ""
     instructions: str = ""
     stop_when: str = ""
-    max_turns: int = schema_default("/$defs/simulated_user/properties/max_turns")
+    max_turns: int = default_of(SIMULATED_USER, "max_turns")
     loc: Loc = field(default=Loc(), compare=False)
 
 
@@ -343,11 +341,11 @@ GateOn = Literal["any_regression", "significant_drop", "none"]
 class Gate:
     """When a comparison (diff, review, compare) fails: see the schema's `gate`."""
 
-    mode: GateOn = schema_default("/properties/gate/properties/mode")
+    mode: GateOn = default_of(SUITE, "gate", "mode")
     min_pass_rate: float | None = None
     max_drop: float | None = None
-    confidence: float = schema_default("/properties/gate/properties/confidence")
-    power: float = schema_default("/properties/gate/properties/power")
+    confidence: float = default_of(SUITE, "gate", "confidence")
+    power: float = default_of(SUITE, "gate", "power")
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,14 +357,14 @@ class Case:
     critics: tuple[CriticSpec, ...] = ()
     evaluators: tuple[EvaluatorSpec, ...] = ()
     rubric: Rubric = Rubric()
-    trials: int = schema_default("/properties/trials")
-    pass_rule: PassRule = schema_default("/properties/pass_rule")
+    trials: int = default_of(SUITE, "trials")
+    pass_rule: PassRule = default_of(SUITE, "pass_rule")
     tags: tuple[str, ...] = ()
     description: str = ""
     tools: tuple[str, ...] | None = None
     """Names of the tools offered to the model in this case; None offers every suite tool."""
     loc: Loc = field(default=Loc(), compare=False)
-    flaky: bool = False
+    flaky: bool = default_of(CASE, "flaky")
     """Known to vary between trials: reported, never gated on in comparisons."""
     budget: Budget = Budget()
     """Limits each trial must stay within (the suite's `budgets.case`, overridden by the case's)."""
@@ -375,7 +373,7 @@ class Case:
     suite without state."""
     turns: tuple[Turn, ...] = ()
     """A multi-turn case's user turns (the first one's text ends `messages`); () otherwise."""
-    turn_rule: TurnRule = schema_default("/$defs/case/properties/turn_rule")
+    turn_rule: TurnRule = default_of(CASE, "turn_rule")
     simulated_user: UserSimulation | None = None
     """The model playing the user, for a case whose user is simulated."""
     faults: tuple[Fault, ...] = ()
@@ -429,7 +427,7 @@ class ModelSpec:
     headers: dict[str, str] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     """temperature, seed, tool_choice, parallel_tool_calls, max_tokens, ..."""
-    provider: Literal["openai", "anthropic"] = schema_default(MODEL + "provider")
+    provider: Literal["openai", "anthropic"] = default_of(MODEL, "provider")
     """Wire protocol: OpenAI chat completions, or Anthropic's Messages API."""
     price: Price | None = None
     """Per million tokens, for the cost in reports; not part of the request."""
@@ -440,11 +438,11 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class RunSettings:
-    mode: Mode = schema_default(RUN + "mode")
-    max_turns: int = schema_default(RUN + "max_turns")
-    concurrency: int = schema_default(RUN + "concurrency")
-    timeout_s: float = float(schema_default(RUN + "timeout"))
-    retries: int = schema_default(RUN + "retries")
+    mode: Mode = default_of(SUITE, "run", "mode")
+    max_turns: int = default_of(SUITE, "run", "max_turns")
+    concurrency: int = default_of(SUITE, "run", "concurrency")
+    timeout_s: float = float(default_of(SUITE, "run", "timeout"))
+    retries: int = default_of(SUITE, "run", "retries")
     requests_per_minute: float | None = None
     recordings: str | None = None
     """JSONL file of recorded model answers, relative to the suite file."""
@@ -464,7 +462,7 @@ class EnvironmentSpec:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
     loc: Loc = field(default=Loc(), compare=False)
-    validate_arguments: bool = True
+    validate_arguments: bool = default_of(SUITE, "environment", "validate_arguments")
     """False: calls reach the environment whatever their arguments (BFCL runs any call)."""
 
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
+from evalspec._language.common import WORDED_BY_VALIDATE
 from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.yaml_hints import implicit_reading
 from evalspec._util import registry
@@ -243,12 +244,6 @@ def schema_problems(root: LDict) -> list[Problem]:
             seen.add(k)
             unique.append(p)
     return unique
-
-
-WORDED_BY_VALIDATE = "validate: evalspec validate reports this in its own words"
-"""The `$comment` of a schema node whose every check the semantic pass makes too, with a
-message written for it (a behaviour's keys, a state pointer): the schema's error is left to
-it, so editors flag the mistake and `validate` words it once."""
 
 
 def _translate(root: LDict, error: Any) -> list[Problem]:

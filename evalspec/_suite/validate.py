@@ -14,6 +14,7 @@ from typing import Any
 
 from evalspec._critics import default_critic, make_critic
 from evalspec._critics.dates import DatetimeCritic
+from evalspec._language.defaults import default_api_key_env
 from evalspec._suite.build_base import make_loc, plain
 from evalspec._suite.build_checks import ChecksPart
 from evalspec._suite.build_state import RUN_TIME_REF, StatePart, StateUses
@@ -55,7 +56,7 @@ from evalspec._suite.yaml_hints import cut_text_problems, implicit_reading, may_
 from evalspec._tool_schema import tool_validator
 from evalspec._util.collector import collector_paused
 from evalspec._util.errors import Problem, SpecError
-from evalspec._util.schemas import compiled_check, default_api_key_env
+from evalspec._util.schemas import compiled_check
 
 _CASE_TRIALS = default(Case, "trials")
 _CASE_PASS_RULE = default(Case, "pass_rule")
@@ -464,7 +465,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             description=str(raw.get("description", "")),
             tools=offered,
             loc=make_loc(raw.pos, path),
-            flaky=bool(raw.get("flaky", False)),
+            flaky=bool(raw.get("flaky", default(Case, "flaky"))),
             budget=Budget(**{**self.case_budget, **dict(raw["budget"] or {})})
             if "budget" in raw
             else self.suite_case_budget,
@@ -641,7 +642,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             unchanged=unchanged,
             forbidden_calls=self.forbidden_calls(raw.get("forbidden_calls"), epath),
             max_retries=raw.get("max_retries"),
-            no_duplicates=bool(raw.get("no_duplicates", False)),
+            no_duplicates=bool(raw.get("no_duplicates", default(Expectation, "no_duplicates"))),
         )
 
     def expected_call(self, item: LDict, pos: Pos, path: str) -> ExpectedCall | None:

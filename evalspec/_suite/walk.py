@@ -40,7 +40,7 @@ def _field_types(cls: type) -> dict[str, frozenset[type]]:
     """Each field of `cls` that can hold records, with their types (read once per class)."""
     known = _HINTS.get(cls)
     if known is None:
-        from evalspec._suite.state_types import Behavior
+        from evalspec._suite.state.types import Behavior
 
         hints = typing.get_type_hints(cls, localns={"Behavior": Behavior})
         known = _HINTS[cls] = {

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from weakref import WeakKeyDictionary
 
 from evalspec._suite.model import Case, Suite, Tool
-from evalspec._suite.state_spec import MAX_STATE_VALUES, weigh, weigh_state
+from evalspec._suite.state.spec import MAX_STATE_VALUES, weigh, weigh_state
 from evalspec._tools.faults import reached_tool
 from evalspec._tools.result import ToolResult
 from evalspec._tools.state import run_behavior

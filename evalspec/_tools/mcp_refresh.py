@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalspec._language.defaults import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT
 from evalspec._suite.build_mcp import server_of, source_problem
 from evalspec._suite.load import LDict, LList, load_yaml_at
 from evalspec._suite.mcp_drift import ServerDrift, tool_drift
@@ -21,7 +22,6 @@ from evalspec._suite.model import McpServer
 from evalspec._suite.render import resolve_includes
 from evalspec._suite.schema import schema_problems
 from evalspec._util.errors import Problem, SpecError
-from evalspec._util.schemas import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT
 
 
 @dataclass

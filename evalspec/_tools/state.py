@@ -18,8 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalspec._suite.state_compute import MAX_CALL_STEPS, Calc, Each, If, Sorted
-from evalspec._suite.state_spec import (
+from evalspec._suite.state import evaluate
+from evalspec._suite.state.computed import MAX_CALL_STEPS, Calc, Each, If, Sorted
+from evalspec._suite.state.spec import (
     MAX_DEPTH,
     MAX_RENDERED_VALUES,
     MAX_STATE_CHARS,
@@ -29,7 +30,7 @@ from evalspec._suite.state_spec import (
     measure,
     weigh,
 )
-from evalspec._suite.state_types import (
+from evalspec._suite.state.types import (
     Behavior,
     Check,
     Effect,
@@ -40,7 +41,6 @@ from evalspec._suite.state_types import (
     Tree,
     escape,
 )
-from evalspec._tools import state_compute
 from evalspec._tools.simulated import values_match
 
 Computed = Calc | If | Each | Sorted
@@ -261,7 +261,7 @@ def render(template: Any, ctx: _Context) -> Any:
         ctx.spend(values=1)
         return "".join(out)
     if isinstance(template, Computed):
-        return state_compute.render_form(template, ctx, render, _holds, Failure)
+        return evaluate.render_form(template, ctx, render, _holds, Failure)
     if isinstance(template, Tree):
         ctx.spend(values=1)
         if isinstance(template.value, dict):
@@ -604,7 +604,7 @@ def _failure(check: Check, ctx: _Context) -> str | None:
 
 def _each_failure(check: Check, ctx: _Context) -> str | None:
     """A `for_each` precondition: the first item's first failing check (its error)."""
-    for inner in state_compute.walk(check.for_each, ctx, render, Failure):
+    for inner in evaluate.walk(check.for_each, ctx, render, Failure):
         failed = _first_failure(check.checks, inner)
         if failed is not None:
             return failed
@@ -632,7 +632,7 @@ def _apply_effect(effect: Effect, ctx: _Context, size: _Size) -> tuple[Any, _Siz
             return ctx.state, size
         return _apply(effect, ctx, size)
     state = ctx.state
-    for item in list(state_compute.walk(effect.for_each, ctx, render, Failure)):
+    for item in list(evaluate.walk(effect.for_each, ctx, render, Failure)):
         inner = item.with_items({}, state)
         if effect.when and not _holds(effect.when, inner):
             continue

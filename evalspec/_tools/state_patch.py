@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalspec._suite.state_spec import MAX_DEPTH
-from evalspec._suite.state_types import escape
+from evalspec._suite.state.spec import MAX_DEPTH
+from evalspec._suite.state.types import escape
 from evalspec._tools.state import same
 
 Patch = list[dict[str, Any]]

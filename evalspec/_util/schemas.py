@@ -1,10 +1,9 @@
-"""JSON Schemas: the suite language's, loaded once with the defaults it declares, and the
-compiled checks for the plain schemas tools use.
+"""JSON Schemas: the suite language's file, loaded once, and the compiled checks for the plain
+schemas tools use.
 
-The suite schema is the one source of truth for the language: editors complete from it,
-`validate` checks against it, and the `default` it gives a key is the value evalspec uses when a
-suite leaves that key out. Code reads defaults from here instead of repeating them, so the
-documentation, editor hints and behaviour cannot disagree.
+The suite schema file is generated from the language's declarations (evalspec._language, which
+also holds the defaults code reads); editors complete from the file and `validate` checks
+against it, reading it as JSON rather than building it from the declarations at each start.
 
 jsonschema words every error well but costs ~10 µs a check; a validator compiled by
 fastjsonschema answers "valid?" in a tenth of that. The two agree only on some keywords, so a
@@ -43,63 +42,6 @@ def language_schema() -> dict[str, Any]:
     source = packaged if packaged.is_file() else SCHEMA_PATH
     schema: dict[str, Any] = json.loads(source.read_text(encoding="utf-8"))
     return schema
-
-
-def schema_default(pointer: str) -> Any:
-    """The `default` the schema declares at a JSON pointer, e.g. `/$defs/rubric/properties/x`.
-
-    A name the pointer does not find where it is, but inside one of the node's `anyOf` / `oneOf`
-    branches, is looked up in those branches by name: pointers name keys, never branch
-    positions, so reordering a union in the schema cannot move a default.
-
-    A pointer that leads nowhere, or to a key without a default, raises KeyError: a default
-    that code relies on must be written in the schema.
-    """
-    node: Any = language_schema()
-    for part in pointer.strip("/").split("/"):
-        node = _step(node, part.replace("~1", "/").replace("~0", "~"))
-    return node["default"]
-
-
-def _step(node: Any, part: str) -> Any:
-    if isinstance(node, list):
-        return node[int(part)]
-    if part in node:
-        return node[part]
-    for union in ("anyOf", "oneOf"):
-        for branch in node.get(union, ()):
-            try:
-                return _step(branch, part)
-            except (KeyError, IndexError, ValueError, TypeError):
-                continue
-    raise KeyError(part)
-
-
-RUBRIC = "/$defs/rubric/properties/"
-RUN = "/properties/run/properties/"
-MODEL = "/$defs/model/properties/"
-EVALUATOR = "/$defs/evaluator/properties/"
-CRITIC = "/$defs/critic/properties/"
-EXPECT = "/$defs/expect/properties/"
-FINAL_ANSWER = "/$defs/final_answer/properties/"
-
-DEFAULT_TIMEOUT_S: float = float(schema_default(RUN + "timeout"))
-"""Seconds one model request (or MCP refresh) may take when the suite does not say."""
-DEFAULT_RETRIES: int = schema_default(RUN + "retries")
-"""Retries of one model request after a 429/5xx/timeout when the suite does not say."""
-
-DEFAULT_API_KEY_ENV: str = schema_default(MODEL + "api_key_env")
-"""Where a model's (or judge's, or simulator's) key is read from when the suite does not say."""
-ANTHROPIC_API_KEY_ENV = "ANTHROPIC_API_KEY"
-
-
-def default_api_key_env(provider: str) -> str:
-    """Where a model's key is read from when the suite does not say: its provider's usual one."""
-    return ANTHROPIC_API_KEY_ENV if provider == "anthropic" else DEFAULT_API_KEY_ENV
-
-
-DEFAULT_SIMILARITY_THRESHOLD: float = schema_default(CRITIC + "similarity/properties/threshold")
-"""Similarity at or above which texts count as matching, for critics and final answers."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 A booking tool prices a reservation from its flights (the sum of each flight's fare, times the
 passengers, plus the bags), refunds every payment of a cancelled one, and picks the first free
 id; plain references cannot say any of that. These forms can, each a mapping whose first key
-starts with `$` (compiled here, applied by `evalspec._tools.state_compute`):
+starts with `$` (compiled here, applied by `evalspec._suite.state.evaluate`):
 
 - `{$calc: "EXPRESSION", $with: {NAME: VALUE}}`: arithmetic on numbers (`+ - * / // % **`,
   parentheses, `len`, `sum`, `min`, `max`, `abs`, `round`, `float`, `int`), with references
@@ -25,7 +25,7 @@ A mapping is walked by its values.
 
 Nothing here is evaluated as code: an expression is parsed once into a small tree of the
 operations above and walked; anything else is refused with its place. This module imports
-only the shapes (`state_types`): the compiler hands in its own functions (`Compilers`).
+only the shapes (`types`): the compiler hands in its own functions (`Compilers`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalspec._suite.state_types import (
+from evalspec._suite.state.types import (
     Check,
     Effect,
     Path,
@@ -82,7 +82,7 @@ _CALC_HINT = (
 
 @dataclass(frozen=True, slots=True)
 class Compilers:
-    """The compiler's own functions (`state_spec`), handed in so this module never imports
+    """The compiler's own functions (`spec`), handed in so this module never imports
     it: a computed form holds templates and checks, which hold computed forms."""
 
     value: Callable[[Any, tuple[Any, ...]], Any]

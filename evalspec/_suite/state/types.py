@@ -1,7 +1,7 @@
 """The shapes a compiled behaviour is made of: references, templates, checks, effects.
 
 Plain frozen records and the walk that lists their references, with no parsing and no running,
-so that the compiler (`state_spec`), the computed forms (`state_compute`) and the engine
+so that the compiler (`spec`), the computed forms (`computed`) and the engine
 (`evalspec._tools.state`) all depend on this one module and never on each other in a circle.
 """
 
@@ -123,7 +123,7 @@ class Check:
     any_of: tuple[Check, ...] = ()
     """`any_of:` alternatives (then no path, value or tests): holds when one of them holds."""
     for_each: Any = None
-    """`{for_each: LIST, checks: [...]}` (a `state_compute.Walk`): `checks` hold for each
+    """`{for_each: LIST, checks: [...]}` (a `computed.Walk`): `checks` hold for each
     item in turn."""
     checks: tuple[Check, ...] = ()
 
@@ -143,7 +143,7 @@ class Effect:
     when: tuple[Check, ...] = ()
     """Checks that must all hold for the effect to apply; else it is skipped."""
     for_each: Any = None
-    """A walk (`state_compute.Walk`): the effect applies once per item, `${each...}` reading
+    """A walk (`computed.Walk`): the effect applies once per item, `${each...}` reading
     it."""
     first: bool = False
     """With `where`: only the first record that matches."""

@@ -18,9 +18,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evalspec._suite import state_compute
-from evalspec._suite.state_compute import Compilers
-from evalspec._suite.state_types import (
+from evalspec._language.state import BEHAVIOR
+from evalspec._language.vocabulary import default_of
+from evalspec._suite.state import computed
+from evalspec._suite.state.computed import Compilers
+from evalspec._suite.state.types import (
     Behavior,
     Check,
     Effect,
@@ -264,8 +266,8 @@ def compile_value(value: Any, where: tuple[Any, ...]) -> Any:
     if isinstance(value, dict):
         if "$select" in value:
             return _select(value, where)
-        if state_compute.is_form(value):
-            return state_compute.compile_form(value, where, _COMPILERS)
+        if computed.is_form(value):
+            return computed.compile_form(value, where, _COMPILERS)
         items = {str(k): compile_value(v, (*where, k)) for k, v in value.items()}
         if any(_dynamic(v) for v in items.values()):
             return Tree(items)
@@ -348,7 +350,7 @@ def compile_behavior(raw: Any) -> Behavior:
             _did_you_mean(unknown[0], keys) + "a behavior has let, preconditions, effects and "
             "response",
         )
-    lets = state_compute.compile_lets(raw.get("let"), _COMPILERS)
+    lets = computed.compile_lets(raw.get("let"), _COMPILERS)
     pre = _listed(raw, "preconditions", MAX_PRECONDITIONS)
     eff = _listed(raw, "effects", MAX_EFFECTS)
     checks = tuple(_check(c, ("preconditions", i)) for i, c in enumerate(pre))
@@ -360,7 +362,7 @@ def compile_behavior(raw: Any) -> Behavior:
         (("preconditions", i), c) for i, c in enumerate(checks)
     ]
     places += [(("effects", i), e) for i, e in enumerate(effects)]
-    state_compute.check_names(lets, [*places, (("response",), response)])
+    computed.check_names(lets, [*places, (("response",), response)])
     return Behavior(checks, effects, response, "response" in raw, frozenset(names), lets)
 
 
@@ -390,7 +392,7 @@ def _check(raw: Any, where: tuple[Any, ...], nested: bool = False) -> Check:
     if "any_of" in raw:
         return _any_of(raw, where, nested)
     if "for_each" in raw:
-        return state_compute.for_each_check(raw, where, nested, _COMPILERS)
+        return computed.for_each_check(raw, where, nested, _COMPILERS)
     unknown = [k for k in raw if k not in (*CHECK_OPS, "path", "value", "error")]
     if unknown:
         from difflib import get_close_matches
@@ -545,7 +547,7 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
             "append adds one item to the list at its path; to change the records that match, "
             "use set, increment, decrement or remove with where",
         )
-    first = raw.get("first", False)
+    first = raw.get("first", default_of(BEHAVIOR, "effects", "first"))
     if "first" in raw and (filt is None or not isinstance(first, bool)):
         raise SpecProblem(
             (*where, "first"),
@@ -573,8 +575,8 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
         at,
         by,
         digits,
-        state_compute.conditions(raw["when"], (*where, "when"), c) if "when" in raw else (),
-        state_compute.compile_walk(raw["for_each"], (*where, "for_each"), c)
+        computed.conditions(raw["when"], (*where, "when"), c) if "when" in raw else (),
+        computed.compile_walk(raw["for_each"], (*where, "for_each"), c)
         if "for_each" in raw
         else None,
         first,
@@ -582,7 +584,7 @@ def _effect(raw: Any, where: tuple[Any, ...]) -> Effect:
 
 
 _COMPILERS = Compilers(compile_value, _check, tokens)
-"""What `state_compute` compiles the templates and checks inside a computed form with."""
+"""What `computed` compiles the templates and checks inside a computed form with."""
 
 
 def _root(path: Path | None) -> str | None:

@@ -1,7 +1,7 @@
 """Computed values when a tool is called: `$calc`, `$if`, `$each`, `$sorted`, and the walks of
 `for_each` and `$each` through their lists.
 
-Compiled by `evalspec._suite.state_compute`; every problem a call brings (a text where a number
+Compiled by `evalspec._suite.state.computed`; every problem a call brings (a text where a number
 is needed, a division by zero, a number too large) is a `Failure`, the call's error
 observation, never an exception out of the engine.
 """
@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from evalspec._suite.state_compute import (
+from evalspec._suite.state.computed import (
     CALCULATOR_KEYS,
     MAX_WALK_ITEMS,
     Calc,
@@ -25,8 +25,8 @@ from evalspec._suite.state_compute import (
     Walk,
     parse,
 )
-from evalspec._suite.state_spec import MAX_RENDERED_VALUES
-from evalspec._suite.state_types import Check, Tree
+from evalspec._suite.state.spec import MAX_RENDERED_VALUES
+from evalspec._suite.state.types import Check, Tree
 
 Number = int | float
 _INT_LIMIT = 10**4300
