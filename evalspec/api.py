@@ -23,6 +23,7 @@ from evalspec._util.lazy import lazy_names
 
 if TYPE_CHECKING:
     from evalspec._api.calibrate import calibrate as calibrate
+    from evalspec._api.capture import accept_capture as accept_capture
     from evalspec._api.import_tau_bench import import_tau_bench as import_tau_bench
     from evalspec._api.importers import import_bfcl as import_bfcl
     from evalspec._api.importers import import_bfcl_results as import_bfcl_results

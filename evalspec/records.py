@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from evalspec._util.lazy import lazy_names
 
 if TYPE_CHECKING:
+    from evalspec._api.capture import CaptureAccepted as CaptureAccepted
     from evalspec._api.import_tau_bench import TauBenchImported as TauBenchImported
     from evalspec._api.importers import SuitesWritten as SuitesWritten
     from evalspec._api.importers import TranscriptsWritten as TranscriptsWritten

@@ -39,6 +39,7 @@ VERBS = [
 STAGES = [
     "GATE_NAMES",
     "RECORD_MODES",
+    "accept_capture",
     "calibrate",
     "check_suite",
     "compile_plan",
@@ -64,6 +65,7 @@ SURFACE = {
     "evalspec.records": [
         "Adopted",
         "Calibration",
+        "CaptureAccepted",
         "Comparison",
         "JudgeOutcome",
         "Judged",
