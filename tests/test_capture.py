@@ -219,6 +219,7 @@ cases:
     capture: true
     turns:
       - user: Who is u-1?
+      - user: And u-2?
       - user: Thanks, bye.
 """
 
@@ -226,15 +227,19 @@ cases:
 def test_a_multi_turn_capture_case_gets_one_expectation_per_turn(
     tmp_path: Path, no_network: None
 ) -> None:
-    script = {("two turns", "m1", 1): [("get_user", {"user_id": "u-1"})]}
+    script = {
+        ("two turns", "m1", 1): [("get_user", {"user_id": "u-1"})],
+        ("two turns", "m1", 2): [("get_user", {"user_id": "u-2"})],
+    }
     path, run_dir = captured_run(tmp_path, TURNS, script)
     assert accept(path, run_dir).exit_code == 0
     case = yaml.safe_load(path.read_text(encoding="utf-8"))["cases"][0]
     assert "capture" not in case
-    first, second = case["turns"]
+    first, second, third = case["turns"]
     assert first["user"] == "Who is u-1?"
     assert first["expect"]["tool_calls"][0]["args"] == {"user_id": "u-1"}
-    assert second["expect"] == {"no_tool_calls": True}
+    assert second["expect"]["tool_calls"][0]["args"] == {"user_id": "u-2"}
+    assert third["expect"] == {"no_tool_calls": True}
     assert {c.status for c in offline_report(path, tmp_path).cases} == {"pass"}
 
 

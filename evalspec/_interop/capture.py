@@ -51,7 +51,8 @@ def runs_of(transcripts: Sequence[Transcript], turns: int) -> list[Run]:
     for t in transcripts:
         per_turn: list[list[tuple[str, str]]] = [[] for _ in range(max(turns, 1))]
         for call in t.tool_calls:
-            per_turn[min(call.turn, len(per_turn) - 1)].append((call.name, _canonical(call)))
+            k = call.user_turn or 0  # absent for a single request
+            per_turn[min(k, len(per_turn) - 1)].append((call.name, _canonical(call)))
         out.append(Run(f"{t.model}#{t.trial}", tuple(tuple(c) for c in per_turn)))
     return out
 
