@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from evalspec._api.importers import (
         import_stabletoolbench_answers as import_stabletoolbench_answers,
     )
+    from evalspec._api.importers import import_traces as import_traces
     from evalspec._api.rescore import judge as judge
     from evalspec._api.rescore import rescore as rescore
     from evalspec._api.review import GATE_NAMES as GATE_NAMES

@@ -51,7 +51,7 @@ def accept_capture(
         finished = [t for t in finished if t.model in set(models)]
     text = read_text(path)
     lines = text.split("\n")
-    tools = {t.name: t for t in loaded.tools}
+    tools = {t.name: t.parameters for t in loaded.tools}
     here = Path(path).resolve()
     edits, written, left = [], [], []
     places: dict[tuple[str, int], int] = {}

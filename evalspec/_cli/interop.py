@@ -331,3 +331,70 @@ def otel(
     written = import_otel(spans, out, case=case, model=model)
     _say_written(written)
     say_refused(written.refused, None, "(where its trace is known) an errored transcript")
+
+
+@import_app.command("traces")
+@reports_errors
+def traces(
+    spans: Annotated[
+        Path,
+        typer.Argument(
+            help="OpenTelemetry spans: JSON Lines (an OTLP export, a span or a span's "
+            "attributes per line), or one JSON document."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The suite to write.")],
+    transcripts: Annotated[
+        Path | None,
+        typer.Option(help="Also write each conversation as a transcript of its case."),
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Suite name (default: the file's).")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="Model label (default: the traces' request model)."),
+    ] = None,
+    capture: Annotated[
+        bool,
+        typer.Option(
+            "--capture",
+            help="Write no expectations: mark each case `capture: true`, to run and accept "
+            "(`evalspec capture accept`) after review.",
+        ),
+    ] = False,
+    redact: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Replace personal data in every text before anything is written: email, "
+            "phone, ip, card, or regex:PATTERN (repeatable).",
+        ),
+    ] = None,
+) -> None:
+    """Turn traced conversations into a suite: one case per trace, its user messages as
+    turns, the calls the model made as expected calls, each tool answering as it did.
+
+    Reads the GenAI semantic conventions (gen_ai.input.messages, gen_ai.output.messages,
+    execute_tool spans) and OpenInference (llm.input_messages.*, tool.name). A line or trace
+    that cannot be read is refused alone (named on stderr) and stands as a case tagged
+    import-refused that fails; exit 2 only when every one is.
+
+    Example:
+
+      evalspec import traces traces.jsonl --out suites/production.yaml \
+        --transcripts production.jsonl --redact email --redact 'regex:ACC-[0-9]+'
+    """
+    from evalspec.api import import_traces
+
+    written = import_traces(
+        spans,
+        out,
+        transcripts=transcripts,
+        name=name,
+        model=model,
+        capture=capture,
+        redact=redact or (),
+    )
+    typer.echo(f"wrote {written.suite}: {written.cases} conversations as cases")
+    if written.transcripts is not None:
+        typer.echo(f"wrote {written.transcripts}: the conversations as transcripts")
+    typer.echo(f"next: evalspec validate {written.suite}")
+    say_refused(written.refused, None, "a case tagged import-refused")

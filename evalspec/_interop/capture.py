@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
-from evalspec._suite.model import Case, Loc, Tool
+from evalspec._suite.model import Case, Loc
 from evalspec._transcript import ToolCall, Transcript
 
 Calls = tuple[tuple[str, str], ...]
@@ -63,9 +63,10 @@ def _canonical(call: ToolCall) -> str:
 
 
 def expectation(
-    runs: Sequence[Run], turn: int, tools: dict[str, Tool]
+    runs: Sequence[Run], turn: int, parameters: Mapping[str, Mapping[str, Any]]
 ) -> tuple[dict[str, Any], list[str]]:
-    """The `expect:` mapping of one turn and the comments for its reviewer.
+    """The `expect:` mapping of one turn and the comments for its reviewer (`parameters`:
+    each tool's JSON Schema, by name, for the critics suggested).
 
     The most common sequence of tools called becomes the expected calls (ties: the first run
     seen); runs that called other tools are named in a comment."""
@@ -81,7 +82,9 @@ def expectation(
     if not shape:
         return {"no_tool_calls": True}, comments
     calls = [
-        _expected_call(name, [json.loads(r.turns[turn][i][1]) for r in agreeing], tools.get(name))
+        _expected_call(
+            name, [json.loads(r.turns[turn][i][1]) for r in agreeing], parameters.get(name)
+        )
         for i, name in enumerate(shape)
     ]
     return {"ordered": True, "tool_calls": calls} if len(calls) > 1 else {
@@ -89,9 +92,9 @@ def expectation(
     }, comments
 
 
-def _expected_call(name: str, seen: list[Any], tool: Tool | None) -> dict[str, Any]:
+def _expected_call(name: str, seen: list[Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:
     """One expected call from the arguments each agreeing run gave it."""
-    properties = (tool.parameters.get("properties") or {}) if tool else {}
+    properties = (schema or {}).get("properties") or {}
     given = [a for a in seen if isinstance(a, dict)]
     keys = list(dict.fromkeys(k for a in given for k in a))
     args: dict[str, Any] = {}
@@ -144,7 +147,7 @@ def block(expect: dict[str, Any], comments: list[str], indent: int) -> list[str]
     """`expect:` and its body as lines at `indent` (the key's column), comments first inside."""
     inner = " " * (indent + 2)
     body = yaml.safe_dump(
-        _literal(expect), sort_keys=False, allow_unicode=True, default_flow_style=None, width=96
+        literal(expect), sort_keys=False, allow_unicode=True, default_flow_style=None, width=96
     )
     lines = ["expect:"]
     lines += [f"{inner}# {_one_line(c)}" for c in comments]
@@ -156,7 +159,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())[:300]
 
 
-def _literal(value: Any) -> Any:
+def literal(value: Any) -> Any:
     """Text that would read as a template (`{{ }}`, `{% %}`) kept as written: a model's text
     must not become a template of the suite."""
     if isinstance(value, str) and "{" in value and any(m in value for m in ("{{", "{%", "{#")):
@@ -166,9 +169,9 @@ def _literal(value: Any) -> Any:
             + "{% endraw %}"
         )
     if isinstance(value, dict):
-        return {k: _literal(v) for k, v in value.items()}
+        return {k: literal(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_literal(v) for v in value]
+        return [literal(v) for v in value]
     return value
 
 
