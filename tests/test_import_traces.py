@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 import yaml
 from support import evalspec_import
+from typer.testing import CliRunner
 
 from evalspec import api
+from evalspec._cli import app
+from evalspec.records import RunRequest
 
 DATA = Path(__file__).resolve().parent / "data" / "otel_genai"
 PUBLIC = ["otel_genai_client_span_tool_calls.json", "openinference_client_span_tool_calls.json"]
@@ -215,6 +218,37 @@ def test_a_public_trace_becomes_a_suite_that_validates_and_scores_offline(
     assert [c.status for c in report.cases] == ["pass"]
     (t,) = api.load_transcripts(runs)
     assert t.final_answer == "The weather in Paris is currently rainy with a temperature of 57°F."
+
+
+@pytest.mark.parametrize("fixture", PUBLIC)
+def test_a_public_trace_replays_its_models_answers_with_no_call(
+    fixture: str, tmp_path: Path, no_network: None
+) -> None:
+    suite = tmp_path / "paris.yaml"
+    done = evalspec_import("traces", str(DATA / fixture), "--out", str(suite), "--record")
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "paris.recordings.jsonl").is_file()
+    result = api.run(RunRequest(suite, record="offline", out=tmp_path / "run"))
+    assert [c.status for c in result.report.cases] == ["pass"]
+    (t,) = api.load_transcripts(result.run_dir / "transcripts.jsonl")
+    assert [(c.name, c.output) for c in t.tool_calls] == [("get_weather", "rainy, 57°F")]
+    assert t.final_answer == "The weather in Paris is currently rainy with a temperature of 57°F."
+
+
+def test_traces_imported_for_capture_are_accepted_and_replay(
+    tmp_path: Path, no_network: None
+) -> None:
+    lines = [*two_turn_trace(), *one_turn_trace("t-3", "Oslo")]
+    done, suite, _ = imported(tmp_path, lines, "--capture", "--record")
+    assert done.exit_code == 0, done.output
+    captured = api.run(RunRequest(suite, record="offline", out=tmp_path / "run"))
+    assert {c.status for c in captured.report.cases} == {"captured"}
+    accepted = CliRunner().invoke(app, ["capture", "accept", str(suite), str(tmp_path / "run")])
+    assert accepted.exit_code == 0, accepted.output
+    turns = cases_of(suite)["trace t-2"]["turns"]
+    assert turns[1]["expect"]["tool_calls"][0]["tool"] == "cancel_order"
+    replayed = api.run(RunRequest(suite, record="offline", out=tmp_path / "again"))
+    assert {c.status for c in replayed.report.cases} == {"pass"}
 
 
 def test_many_conversations_per_file_with_turns_tools_and_their_answers(tmp_path: Path) -> None:

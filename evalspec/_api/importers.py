@@ -435,6 +435,8 @@ class TracesImported:
     refused: tuple[Refusal, ...] = ()
     """Records refused (a line that is not JSON, a trace with no conversation in it), each
     standing in the suite as a case that fails (tagged `import-refused`)."""
+    recordings: Path | None = None
+    """The suite's recordings of the traced model's answers, when asked for (`record`)."""
 
 
 def import_traces(
@@ -446,6 +448,7 @@ def import_traces(
     model: str | None = None,
     capture: bool = False,
     redact: Sequence[str] = (),
+    record: bool = False,
 ) -> TracesImported:
     """Turn traced conversations (OpenTelemetry GenAI or OpenInference spans; JSON Lines or
     one JSON document) into a suite: one case per trace, its user messages as turns, the
@@ -454,7 +457,9 @@ def import_traces(
 
     `redact` rules (`email`, `phone`, `ip`, `card`, `regex:PATTERN`) replace personal data in
     every text before anything is written. `transcripts` also writes each conversation as a
-    transcript of its case, for `evalspec score` with no model called."""
+    transcript of its case, for `evalspec score` with no model called. `record` also writes
+    the suite's recordings: the traced model's answers, which `evalspec run --record offline`
+    replays (each conversation's answers are then kept in memory until the end)."""
     from evalspec._interop.pii import redactor
     from evalspec._interop.trace_suites import SuiteWriter, work_dir
     from evalspec._interop.traces import read_traces
@@ -481,6 +486,7 @@ def import_traces(
                 t_fh,
                 cases_fh,
             )
+            writer.answers = {} if record else None
             for conversation in read_traces(traces, refused):
                 writer.add(conversation)
             if writer.count == 0:
@@ -492,4 +498,18 @@ def import_traces(
         with (work / "cases.yaml").open(encoding="utf-8") as cases_fh:
             for line in cases_fh:
                 suite_fh.write(line)
-    return TracesImported(out, writer.count, writer.model, transcripts, tuple(refused))
+    recordings = _record_traced(out, writer.answers, traces) if writer.answers is not None else None
+    return TracesImported(out, writer.count, writer.model, transcripts, tuple(refused), recordings)
+
+
+def _record_traced(suite: Path, answers: dict[str, Any], traces: Path) -> Path:
+    """The suite's recordings: each request answered as the traced model answered it."""
+    from evalspec._api.stages import record_answers
+    from evalspec._interop.trace_suites import TraceAnswers
+    from evalspec._suite.validate import load_suite
+
+    note = (
+        f"answers of the traced model, read from {display_name(traces)} by `evalspec import "
+        "traces --record`: what it said in production, not a run made here"
+    )
+    return record_answers(load_suite(suite), TraceAnswers(answers), note=note)

@@ -361,6 +361,14 @@ def traces(
             "(`evalspec capture accept`) after review.",
         ),
     ] = False,
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="Also write the suite's recordings: the traced model's answers, which "
+            "`evalspec run --record offline` replays.",
+        ),
+    ] = False,
     redact: Annotated[
         list[str] | None,
         typer.Option(
@@ -392,9 +400,12 @@ def traces(
         model=model,
         capture=capture,
         redact=redact or (),
+        record=record,
     )
     typer.echo(f"wrote {written.suite}: {written.cases} conversations as cases")
     if written.transcripts is not None:
         typer.echo(f"wrote {written.transcripts}: the conversations as transcripts")
+    if written.recordings is not None:
+        typer.echo(f"wrote {written.recordings}: the traced model's answers, to replay")
     typer.echo(f"next: evalspec validate {written.suite}")
     say_refused(written.refused, None, "a case tagged import-refused")

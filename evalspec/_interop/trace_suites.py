@@ -15,7 +15,9 @@ written.
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,9 +30,12 @@ from evalspec._interop.capture import Run, expectation, literal
 from evalspec._interop.pii import Redactor
 from evalspec._interop.records import Refusal, errored_transcript, refused_case
 from evalspec._interop.traces import Call, Conversation
+from evalspec._providers.base import ChatRequest, ChatResponse
 from evalspec._transcript import ToolCall, Transcript, UserTurn
 from evalspec._util.files import dumps_line
 
+DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+"""libyaml's dumper where installed: ten times faster for the many small items written."""
 NO_ANSWER = "no answer to these arguments was recorded in the traces"
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
 
@@ -67,6 +72,10 @@ class SuiteWriter:
     cases: IO[str]
     tools: dict[str, ToolSeen] = field(default_factory=dict)
     count: int = 0
+    answers: dict[str, list[list[Step]]] | None = None
+    """With recordings asked for: each case's answers, turn by turn (kept until the end)."""
+    longest: int = 0
+    """The most model answers in one conversation: the suite's `max_turns`."""
 
     def add(self, conv: Conversation) -> None:
         """One conversation: its case, its tools' answers and its transcript, redacted."""
@@ -79,6 +88,10 @@ class SuiteWriter:
             for call in calls:
                 self.record_answer(call)
         self.write_case(case_dict(conv, turns, self.capture, self.parameters(), self.source))
+        steps = steps_of(conv)
+        self.longest = max(self.longest, sum(len(s) for s in steps))
+        if self.answers is not None:
+            self.answers[case_name(conv)] = steps
         if self.transcripts is not None:
             line = dumps_line(transcript(conv, turns, self.model).to_dict(), "transcripts")
             self.transcripts.write(line + "\n")
@@ -109,7 +122,8 @@ class SuiteWriter:
             fh.write(_items([literal(rule)], 6))
 
     def write_case(self, case: dict[str, Any]) -> None:
-        self.cases.write(_items([literal(case)], 2))
+        # A capture case in block style: `capture accept` writes where each key stands.
+        self.cases.write(_items([literal(case)], 2, flow=False if self.capture else None))
 
     def write_refused(self, refusals: Iterable[Refusal], model: str) -> int:
         """Each refused record as a case that fails, and (with transcripts) an errored one."""
@@ -133,7 +147,11 @@ class SuiteWriter:
             "# one case per traced conversation. Review it: the expected calls are what\n"
             "# happened in production, not necessarily what is right.\n"
         )
-        head = {"suite": self.name, "models": [{"name": self.model, "model": self.model}]}
+        head = {
+            "suite": self.name,
+            "models": [{"name": self.model, "model": self.model}],
+            "run": {"max_turns": min(MAX_TURNS, max(DEFAULT_TURNS, self.longest))},
+        }
         out.write(
             yaml.safe_dump(
                 literal(head), sort_keys=False, allow_unicode=True, default_flow_style=None
@@ -158,12 +176,74 @@ class SuiteWriter:
 
 
 SOURCE = "import:otel"
+DEFAULT_TURNS, MAX_TURNS = 8, 100
+"""The suite language's default and largest `run.max_turns`."""
+
+Step = tuple[str, tuple[Call, ...]]
+"""One answer of the model: its text and its calls."""
 
 
-def _items(values: list[Any], indent: int) -> str:
-    """YAML list items at `indent` spaces."""
-    text = yaml.safe_dump(
-        values, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None
+def steps_of(conv: Conversation) -> list[list[Step]]:
+    """The model's answers, turn by turn."""
+    out: list[list[Step]] = []
+    for message in conv.messages:
+        if message.role == "user":
+            out.append([])
+        elif out and message.role == "assistant":
+            out[-1].append((message.text, tuple(message.calls)))
+    return out
+
+
+_LABEL = re.compile(r"^case ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\") on model ")
+
+
+class TraceAnswers:
+    """A stand-in model that answers each case's requests with what the traced model
+    answered (`evalspec import traces --record` writes its answers as the recordings)."""
+
+    def __init__(self, answers: dict[str, list[list[Step]]]) -> None:
+        self.answers = answers
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        match = _LABEL.match(request.label)
+        case = ast.literal_eval(match.group(1)) if match else ""
+        turns = self.answers.get(case) or [[]]
+        users = [i for i, m in enumerate(request.messages) if m.get("role") == "user"]
+        steps = turns[min(max(len(users) - 1, 0), len(turns) - 1)]
+        after = request.messages[users[-1] :] if users else ()
+        n = sum(1 for m in after if m.get("role") == "assistant")
+        text, calls = steps[n] if n < len(steps) else ("", ())
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if not calls:
+            message["content"] = text
+            return ChatResponse(message, "stop", {}, 0.0)
+        message["tool_calls"] = [
+            {
+                "id": c.id or f"call_{n}_{i}",
+                "type": "function",
+                "function": {"name": c.name, "arguments": _text(c.arguments)},
+            }
+            for i, c in enumerate(calls)
+        ]
+        return ChatResponse(message, "tool_calls", {}, 0.0)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def _items(values: list[Any], indent: int, flow: bool | None = None) -> str:
+    """YAML list items at `indent` spaces (`flow` None: small mappings on one line)."""
+    text = yaml.dump(
+        values,
+        Dumper=DUMPER,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=flow,
     )
     pad = " " * indent
     return "".join(pad + line + "\n" for line in text.splitlines())
