@@ -297,6 +297,7 @@ def test_a_capture_flag_written_inline_is_left_for_a_person(tmp_path: Path) -> N
     api.load_suite(path)
 
 
+@pytest.mark.slow
 def test_turning_a_judged_case_into_a_capture_case_is_a_regression(tmp_path: Path) -> None:
     judged = "    expect: {tool_calls: [{get_user: {user_id: u-17}}]}\n"
     base, run_dir = captured_run(tmp_path, SUITE.replace("    capture: true\n", judged, 1))

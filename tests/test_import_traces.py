@@ -235,6 +235,7 @@ def test_a_public_trace_replays_its_models_answers_with_no_call(
     assert t.final_answer == "The weather in Paris is currently rainy with a temperature of 57°F."
 
 
+@pytest.mark.slow
 def test_traces_imported_for_capture_are_accepted_and_replay(
     tmp_path: Path, no_network: None
 ) -> None:
