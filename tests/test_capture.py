@@ -307,3 +307,27 @@ def test_turning_a_judged_case_into_a_capture_case_is_a_regression(tmp_path: Pat
     kinds = {(c.case, c.model): c.kind for c in comparison.changes}
     assert kinds[("look up", "m1")] == "regression"
     assert comparison.exit_code == 1
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_pull_request_that_stops_judging_a_case_fails_review(tmp_path: Path) -> None:
+    """A pull request turns a passing case into a capture case (its `expect` gone): review,
+    replaying the committed recordings, names it a regression and fails (exit 1)."""
+    from support import git, review_offline, suites_repo
+
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    judged = "    expect: {tool_calls: [{get_user: {user_id: u-17}}]}\n"
+    path = suites / "cap.yaml"
+    path.write_text(SUITE.replace("    capture: true\n", judged, 1), "utf-8")
+    api.record_answers(api.load_suite(path), Scripted())
+    repo = suites_repo(tmp_path, suites)
+    (repo / "suites" / "cap.yaml").write_text(SUITE, "utf-8")
+    git(repo, "commit", "-q", "-am", "stop judging look up")
+    done = review_offline(repo, "OPENAI_API_KEY")
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr
+    (reviewed,) = json.loads(done.stdout)["suites"]
+    kinds = {(c["case"], c["model"]): c["kind"] for c in reviewed["changes"]}
+    assert kinds[("look up", "m1")] == kinds[("look up", "m2")] == "regression"

@@ -292,7 +292,8 @@ def tau_bench(
     world must end as the task's gold actions (run through --tools) leave it, and each
     required output must be in the answer. Then `evalspec score SUITE -t TRANSCRIPTS` gives
     each run's verdict beside the reward the file publishes. A record that is not a run is
-    named and left out; the others are imported.
+    refused alone (named on stderr) and stands as a case tagged import-refused that fails;
+    the others are imported.
 
     Example:
 
@@ -304,12 +305,12 @@ def tau_bench(
     written = import_tau_bench(
         trajectories, out, world=world, tools=tools, suite_out=suite_out, model=model
     )
-    for why in written.refused:
-        sys.stderr.write(f"{trajectories}: left out {why}\n")
     typer.echo(f"wrote {written.suite}")
-    typer.echo(f"wrote {written.count} transcripts to {written.transcripts}")
+    written_lines = written.count + len(written.refused)  # an errored one per refused record
+    typer.echo(f"wrote {written_lines} transcripts to {written.transcripts}")
     passed = sum(1 for r in written.rewards.values() if r == 1)
     typer.echo(f"published rewards: {passed} of {len(written.rewards)} runs at 1")
+    say_refused(written.refused, written_lines, "a case tagged import-refused")
 
 
 @import_app.command("otel")
