@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from evalspec import api
 from evalspec.errors import SpecError
 from evalspec.plugins import ChatRequest, ChatResponse
-from evalspec.records import RunOptions
+from evalspec.records import ReportFiles, RunOptions
 
 SUITE = """\
 # The team's new suite: no expectations yet.
@@ -331,3 +331,15 @@ def test_a_pull_request_that_stops_judging_a_case_fails_review(tmp_path: Path) -
     (reviewed,) = json.loads(done.stdout)["suites"]
     kinds = {(c["case"], c["model"]): c["kind"] for c in reviewed["changes"]}
     assert kinds[("look up", "m1")] == kinds[("look up", "m2")] == "regression"
+
+
+def test_junit_shows_a_captured_case_as_skipped(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    path, run_dir = captured_run(tmp_path)
+    report = api.score(api.load_suite(path), api.load_transcripts(run_dir / "transcripts.jsonl"))
+    api.write_reports(report, ReportFiles(junit=tmp_path / "junit.xml"))
+    cases = ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")
+    skipped = {c.get("name"): c.find("skipped") for c in cases}
+    assert skipped["look up"] is not None and skipped["judged"] is None
+    assert skipped["look up"].get("message", "").startswith("captured: get_user(")
