@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from typer.testing import CliRunner
+from support import evalspec_in_process
 
 from evalspec import api
 from evalspec.errors import SpecError
@@ -120,9 +120,7 @@ def captured_run(tmp_path: Path, text: str = SUITE, script: Any = None) -> tuple
 
 
 def accept(*args: str | Path) -> Any:
-    from evalspec._cli import app
-
-    return CliRunner().invoke(app, ["capture", "accept", *map(str, args)])
+    return evalspec_in_process("capture", "accept", *args)
 
 
 def offline_report(path: Path, tmp_path: Path) -> Any:

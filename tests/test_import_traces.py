@@ -11,11 +11,9 @@ from typing import Any
 
 import pytest
 import yaml
-from support import evalspec_import
-from typer.testing import CliRunner
+from support import evalspec_import, evalspec_in_process
 
 from evalspec import api
-from evalspec._cli import app
 from evalspec.records import RunRequest
 
 DATA = Path(__file__).resolve().parent / "data" / "otel_genai"
@@ -244,7 +242,7 @@ def test_traces_imported_for_capture_are_accepted_and_replay(
     assert done.exit_code == 0, done.output
     captured = api.run(RunRequest(suite, record="offline", out=tmp_path / "run"))
     assert {c.status for c in captured.report.cases} == {"captured"}
-    accepted = CliRunner().invoke(app, ["capture", "accept", str(suite), str(tmp_path / "run")])
+    accepted = evalspec_in_process("capture", "accept", suite, tmp_path / "run")
     assert accepted.exit_code == 0, accepted.output
     turns = cases_of(suite)["trace t-2"]["turns"]
     assert turns[1]["expect"]["tool_calls"][0]["tool"] == "cancel_order"
@@ -287,10 +285,10 @@ def test_many_conversations_per_file_with_turns_tools_and_their_answers(tmp_path
 
 def test_personal_data_is_redacted_before_anything_is_written(tmp_path: Path) -> None:
     done, suite, runs = imported(
-        tmp_path, two_turn_trace(), "--redact", "email", "--redact", "regex:ACC-[0-9]+"
+        tmp_path, two_turn_trace(), "--redact", "email", "--redact", "regex:ACC-[0-9]+", "--record"
     )
     assert done.exit_code == 0, done.output
-    for written in (suite, runs):
+    for written in (suite, runs, tmp_path / "prod.recordings.jsonl"):
         body = written.read_text(encoding="utf-8")
         assert "ann@example.com" not in body and "ACC-99812" not in body
     turns = cases_of(suite)["trace t-2"]["turns"]
