@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalspec._util.errors import UsageError
+from evalspec._util.outputs import check_output_file
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ def accept_capture(
     from evalspec._util.reading import display_name
 
     path, run_dir = Path(suite), Path(run_dir)
+    check_output_file(path, "suite")  # rewritten in place: a link there is refused
     if not (run_dir / "transcripts.jsonl").is_file():
         raise UsageError(f"{run_dir} holds no transcripts.jsonl: give the run directory of a run")
     loaded = load_suite(path)
