@@ -96,7 +96,10 @@ class Scripted:
                 {
                     "id": f"c{i}",
                     "type": "function",
-                    "function": {"name": n, "arguments": json.dumps(a)},
+                    "function": {
+                        "name": n,
+                        "arguments": a if isinstance(a, str) else json.dumps(a),
+                    },
                 }
                 for i, (n, a) in enumerate(calls)
             ],
@@ -192,6 +195,17 @@ def test_disagreeing_calls_are_named_in_a_comment(tmp_path: Path) -> None:
     written = path.read_text(encoding="utf-8")
     assert "# captured from 2 run(s): m1#0, m2#0" in written
     assert "# 1 run(s) called send instead (m2#0)" in written
+    api.load_suite(path)
+
+
+def test_arguments_that_are_not_json_are_named_and_left_out(tmp_path: Path) -> None:
+    script = {**CALLS, ("look up", "m2"): [("get_user", '{"user_id": "u-17", oops')]}
+    path, run_dir = captured_run(tmp_path, SUITE, script)
+    assert accept(path, run_dir).exit_code == 0
+    written = path.read_text(encoding="utf-8")
+    assert "# the arguments m2#0 gave get_user (call 1) are not a JSON object: left out" in written
+    call = yaml.safe_load(written)["cases"][0]["expect"]["tool_calls"][0]
+    assert call["args"] == {"user_id": "u-17", "verbose": False}
     api.load_suite(path)
 
 

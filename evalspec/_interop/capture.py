@@ -81,6 +81,13 @@ def expectation(
             comments.append(f"{count} run(s) called {called} instead ({', '.join(who)})")
     if not shape:
         return {"no_tool_calls": True}, comments
+    for i, name in enumerate(shape):
+        unread = [r.label for r in agreeing if not _is_object(r.turns[turn][i][1])]
+        if unread:
+            comments.append(
+                f"the arguments {', '.join(unread)} gave {name} (call {i + 1}) are not a JSON "
+                "object: left out of the expected ones"
+            )
     calls = [
         _expected_call(
             name, [json.loads(r.turns[turn][i][1]) for r in agreeing], parameters.get(name)
@@ -90,6 +97,10 @@ def expectation(
     return {"ordered": True, "tool_calls": calls} if len(calls) > 1 else {
         "tool_calls": calls
     }, comments
+
+
+def _is_object(canonical: str) -> bool:
+    return isinstance(json.loads(canonical), dict)
 
 
 def _expected_call(name: str, seen: list[Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:
