@@ -355,3 +355,20 @@ def test_template_text_in_a_trace_stays_text(tmp_path: Path) -> None:
     loaded = api.load_suite(suite)
     assert loaded.cases[0].messages[-1].content == "Weather in {{ range(10**9) | list }}?"
     assert [c.status for c in api.score(loaded, api.load_transcripts(runs)).cases] == ["pass"]
+
+
+def test_one_pretty_printed_document_is_read_whole(tmp_path: Path) -> None:
+    """An OTLP export written as one indented JSON document (not JSON Lines) holds the same
+    conversations: every span of every line in one `resourceSpans`."""
+    spans = [
+        s
+        for line in [*two_turn_trace(), *one_turn_trace("t-3", "Oslo")]
+        for s in json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    ]
+    document = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    source, suite = tmp_path / "export.json", tmp_path / "prod.yaml"
+    source.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    done = evalspec_import("traces", str(source), "--out", str(suite))
+    assert done.exit_code == 0, done.output
+    assert set(cases_of(suite)) == {"trace t-2", "trace t-3"}
+    api.load_suite(suite)
