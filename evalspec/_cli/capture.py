@@ -22,7 +22,9 @@ capture_app = typer.Typer(
 @reports_errors
 def accept(
     suite: SuiteArg,
-    run_dir: Annotated[Path, typer.Argument(help="The run directory of a run of SUITE.")],
+    run_dir: Annotated[
+        Path, typer.Argument(help="The run directory of a run of SUITE.", metavar="RUN_DIR")
+    ],
     model: Annotated[
         list[str] | None,
         typer.Option("--model", "-m", help="Only these models' calls (default: every model's)."),
