@@ -341,7 +341,8 @@ def traces(
         Path,
         typer.Argument(
             help="OpenTelemetry spans: JSON Lines (an OTLP export, a span or a span's "
-            "attributes per line), or one JSON document."
+            "attributes per line), or one JSON document.",
+            metavar="TRACES",
         ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="The suite to write.")],
