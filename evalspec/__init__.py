@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from evalspec.api import import_stabletoolbench as import_stabletoolbench
     from evalspec.api import import_stabletoolbench_answers as import_stabletoolbench_answers
     from evalspec.api import import_tau_bench as import_tau_bench
+    from evalspec.api import import_traces as import_traces
     from evalspec.api import judge as judge
     from evalspec.api import merge as merge
     from evalspec.api import rescore as rescore

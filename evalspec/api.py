@@ -23,6 +23,7 @@ from evalspec._util.lazy import lazy_names
 
 if TYPE_CHECKING:
     from evalspec._api.calibrate import calibrate as calibrate
+    from evalspec._api.capture import accept_capture as accept_capture
     from evalspec._api.import_tau_bench import import_tau_bench as import_tau_bench
     from evalspec._api.importers import import_bfcl as import_bfcl
     from evalspec._api.importers import import_bfcl_results as import_bfcl_results
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from evalspec._api.importers import (
         import_stabletoolbench_answers as import_stabletoolbench_answers,
     )
+    from evalspec._api.importers import import_traces as import_traces
     from evalspec._api.rescore import judge as judge
     from evalspec._api.rescore import rescore as rescore
     from evalspec._api.review import GATE_NAMES as GATE_NAMES

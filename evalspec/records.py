@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 from evalspec._util.lazy import lazy_names
 
 if TYPE_CHECKING:
+    from evalspec._api.capture import CaptureAccepted as CaptureAccepted
     from evalspec._api.import_tau_bench import TauBenchImported as TauBenchImported
     from evalspec._api.importers import SuitesWritten as SuitesWritten
+    from evalspec._api.importers import TracesImported as TracesImported
     from evalspec._api.importers import TranscriptsWritten as TranscriptsWritten
     from evalspec._api.rescore import Adopted as Adopted
     from evalspec._api.rescore import Judged as Judged

@@ -20,6 +20,17 @@ from support import ROOT, FakeClock, free_port
 
 
 @pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any socket opened fails the test: what an offline replay must never do."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a socket was opened")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture
 def write_suite(tmp_path: Path):
     """Write YAML text (dedented) to a suite file and return its path."""
 

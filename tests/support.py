@@ -100,11 +100,17 @@ def refused_suite(path: Path, text: str) -> str:
 
 def evalspec_import(*args: str) -> Result:
     """`evalspec import ARGS`, in process (typer's CliRunner)."""
+    return evalspec_in_process("import", *args)
+
+
+def evalspec_in_process(*args: str | Path) -> Result:
+    """`evalspec ARGS`, in process (typer's CliRunner): the command as a user runs it, with
+    no child process to start."""
     from typer.testing import CliRunner
 
     from evalspec._cli import app
 
-    return CliRunner().invoke(app, ["import", *args])
+    return CliRunner().invoke(app, [str(a) for a in args])
 
 
 def results_of(run_dir: Path) -> dict[str, Any]:

@@ -29,6 +29,7 @@ VERBS = [
     "import_stabletoolbench",
     "import_stabletoolbench_answers",
     "import_tau_bench",
+    "import_traces",
     "judge",
     "merge",
     "rescore",
@@ -39,6 +40,7 @@ VERBS = [
 STAGES = [
     "GATE_NAMES",
     "RECORD_MODES",
+    "accept_capture",
     "calibrate",
     "check_suite",
     "compile_plan",
@@ -64,6 +66,7 @@ SURFACE = {
     "evalspec.records": [
         "Adopted",
         "Calibration",
+        "CaptureAccepted",
         "Comparison",
         "JudgeOutcome",
         "Judged",
@@ -89,6 +92,7 @@ SURFACE = {
         "Suite",
         "SuitesWritten",
         "TauBenchImported",
+        "TracesImported",
         "Transcript",
         "TranscriptsWritten",
         "Warnings",

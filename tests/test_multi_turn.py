@@ -132,15 +132,6 @@ def by_case(transcripts: list[Transcript], model: str = "good") -> dict[str, Tra
     return {t.case: t for t in transcripts if t.model == model}
 
 
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("a socket was opened")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-
-
 def test_turns_go_over_one_conversation_and_each_call_knows_its_turn(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:

@@ -129,13 +129,21 @@ def test_a_record_that_is_not_a_run_is_named_and_the_others_are_judged(tmp_path:
     records = [run_record(0, 0, 2), run_record("zero", 1, 2), [], run_record(0, 1, 3, 0.0)]
     done = small(tmp_path, records)
     assert done.returncode == 0, done.stderr
-    assert "left out record 1: task_id is str, not a whole number" in done.stderr
-    assert "left out record 2: the record is list, not a mapping" in done.stderr
-    assert "wrote 2 transcripts" in done.stdout
+    assert "runs.json:1:1: record record-1 refused: task_id is str, not a whole number" in (
+        done.stderr
+    )
+    assert "runs.json:1:1: record record-2 refused: the record is list, not a mapping" in (
+        done.stderr
+    )
+    assert "2 of 4 record(s) refused, the rest imported" in done.stderr
+    assert "wrote 4 transcripts" in done.stdout  # two runs, and an errored one per refused
     scored = cli("score", tmp_path / "out" / "s.yaml", "-t", tmp_path / "out" / "t.jsonl", "--json")
     assert "Traceback" not in scored.stderr
-    verdicts = {r["trial"]: r["status"] for r in json.loads(scored.stdout)["results"]}
+    results = json.loads(scored.stdout)["results"]
+    verdicts = {r["trial"]: r["status"] for r in results if r["case"] == "task 0"}
     assert verdicts == {0: "pass", 1: "fail"}  # by 2 reaches the gold world, by 3 does not
+    refused = {r["case"]: r["status"] for r in results if r["case"] != "task 0"}
+    assert refused == {"record-1": "error", "record-2": "error"}  # each counts, as failed
 
 
 @pytest.mark.timeout(120)
@@ -143,7 +151,7 @@ def test_a_record_that_is_not_a_run_is_named_and_the_others_are_judged(tmp_path:
     ("content", "words"),
     [
         ({"task_id": 0}, "is not a τ-bench trajectory file: the file is not a JSON list of runs"),
-        ([{"task_id": 0}], "no τ-bench run in it (record 0: trial is NoneType"),
+        ([{"task_id": 0}], "runs.json:1:1: record record-0 refused: trial is NoneType"),
         ("[{", "runs.json:1:3"),
     ],
 )

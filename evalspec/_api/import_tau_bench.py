@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalspec._interop.records import Refusal, errored_transcript, refused_all, refused_case
 from evalspec._interop.tau_bench import Run, case_name, gold_calls, read_runs, tasks
 from evalspec._util.errors import UsageError
 from evalspec._util.files import atomic_write
 from evalspec._util.outputs import check_output_file
-from evalspec._util.reading import parse_json, read_text
+from evalspec._util.reading import display_name, parse_json, read_text
 
 PASS_ONLY_AT_ONE = {
     "fail_threshold": 1.0,
@@ -38,7 +39,9 @@ class TauBenchImported:
     suite: Path
     transcripts: Path
     count: int
-    refused: tuple[str, ...]
+    refused: tuple[Refusal, ...]
+    """Records that are not runs (file, line, why), each standing in the suite as a case
+    tagged `import-refused` that fails, with an errored transcript."""
     rewards: dict[tuple[str, int], float]
     """(case, trial) -> the reward the file publishes."""
 
@@ -60,13 +63,15 @@ def import_tau_bench(
     label = model or source.stem
     records = parse_json(read_text(source), str(source))
     try:
-        read = read_runs(records, label)
+        read = read_runs(records, label, display_name(source))
     except ValueError as exc:
         raise UsageError(f"{source} is not a τ-bench trajectory file: {exc}") from None
     if not read.runs:
+        if read.refused:
+            raise refused_all(read.refused, "a historical_trajectories/*.json file of tau-bench")
         raise UsageError(
-            f"{source}: no τ-bench run in it ({'; '.join(read.refused[:3]) or 'empty'}); "
-            "give a historical_trajectories/*.json file of tau-bench"
+            f"{source}: no τ-bench run in it (empty); give a historical_trajectories/*.json "
+            "file of tau-bench"
         )
     state = parse_json(read_text(Path(world)), str(world))
     if not isinstance(state, dict):
@@ -75,12 +80,17 @@ def import_tau_bench(
     base = _suite(suite_path.stem, label, state, include, [])
     gold = _gold_worlds(base, suite_path, tasks(read.runs))
     cases = [_case(task_id, task, state, gold[task_id]) for task_id, task in gold_tasks(read.runs)]
+    cases += [refused_case(r) for r in read.refused]
+    stand_ins = [
+        errored_transcript(f"tau:{r.record}", r.record, label, str(r), "import:tau-bench")
+        for r in read.refused
+    ]
     with atomic_write(suite_path) as fh:
         fh.write(_suite(suite_path.stem, label, state, include, cases))
     from evalspec._transcript import write_transcripts
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_transcripts(out, [run.transcript for run in read.runs])
+    write_transcripts(out, [run.transcript for run in read.runs] + stand_ins)
     return TauBenchImported(
         suite_path,
         out,

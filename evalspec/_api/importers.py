@@ -419,3 +419,97 @@ def import_otel(
         raise refused_all(refused, "an OpenTelemetry JSON export")
     _write_transcripts(out, transcripts)
     return TranscriptsWritten(out, len(transcripts), refused=tuple(refused))
+
+
+@dataclass(frozen=True)
+class TracesImported:
+    """What `import_traces` wrote: a suite of one case per traced conversation and, when
+    asked, the conversations as transcripts of those cases."""
+
+    suite: Path
+    cases: int
+    """Conversations imported (refused records not counted)."""
+    model: str
+    """The model label of the suite and the transcripts."""
+    transcripts: Path | None = None
+    refused: tuple[Refusal, ...] = ()
+    """Records refused (a line that is not JSON, a trace with no conversation in it), each
+    standing in the suite as a case that fails (tagged `import-refused`)."""
+    recordings: Path | None = None
+    """The suite's recordings of the traced model's answers, when asked for (`record`)."""
+
+
+def import_traces(
+    traces: str | Path,
+    out: str | Path,
+    *,
+    transcripts: str | Path | None = None,
+    name: str | None = None,
+    model: str | None = None,
+    capture: bool = False,
+    redact: Sequence[str] = (),
+    record: bool = False,
+) -> TracesImported:
+    """Turn traced conversations (OpenTelemetry GenAI or OpenInference spans; JSON Lines or
+    one JSON document) into a suite: one case per trace, its user messages as turns, the
+    calls the model made as expected calls (none, with `capture`: the cases are marked
+    `capture: true` for `evalspec capture accept`), the tools answering as they answered.
+
+    `redact` rules (`email`, `phone`, `ip`, `card`, `regex:PATTERN`) replace personal data in
+    every text before anything is written. `transcripts` also writes each conversation as a
+    transcript of its case, for `evalspec score` with no model called. `record` also writes
+    the suite's recordings: the traced model's answers, which `evalspec run --record offline`
+    replays (each conversation's answers are then kept in memory until the end)."""
+    from evalspec._interop.pii import redactor
+    from evalspec._interop.trace_suites import SuiteWriter, work_dir
+    from evalspec._interop.traces import read_traces
+    from evalspec._util.files import atomic_write
+
+    traces, out = Path(traces), Path(out)
+    transcripts = Path(transcripts) if transcripts is not None else None
+    check_output_file(out, "out")
+    check_output_file(transcripts, "transcripts")
+    rules = redactor(redact)  # a wrong rule is refused before anything is read
+    refused: list[Refusal] = []
+    with contextlib.ExitStack() as stack:
+        work = Path(stack.enter_context(work_dir(out)))
+        suite_fh = stack.enter_context(atomic_write(out))
+        t_fh = stack.enter_context(atomic_write(transcripts)) if transcripts else None
+        with (work / "cases.yaml").open("w", encoding="utf-8") as cases_fh:
+            writer = SuiteWriter(
+                name or traces.stem,
+                model or "",
+                capture,
+                rules,
+                display_name(traces),
+                work,
+                t_fh,
+                cases_fh,
+            )
+            writer.answers = {} if record else None
+            for conversation in read_traces(traces, refused):
+                writer.add(conversation)
+            if writer.count == 0:
+                if refused:
+                    raise refused_all(refused, "an OpenTelemetry JSON export of GenAI spans")
+                raise UsageError(f"{traces} holds no span: nothing to import")
+            writer.write_refused(refused, writer.model)
+        writer.suite_text(suite_fh)
+        with (work / "cases.yaml").open(encoding="utf-8") as cases_fh:
+            for line in cases_fh:
+                suite_fh.write(line)
+    recordings = _record_traced(out, writer.answers, traces) if writer.answers is not None else None
+    return TracesImported(out, writer.count, writer.model, transcripts, tuple(refused), recordings)
+
+
+def _record_traced(suite: Path, answers: dict[str, Any], traces: Path) -> Path:
+    """The suite's recordings: each request answered as the traced model answered it."""
+    from evalspec._api.stages import record_answers
+    from evalspec._interop.trace_suites import TraceAnswers
+    from evalspec._suite.validate import load_suite
+
+    note = (
+        f"answers of the traced model, read from {display_name(traces)} by `evalspec import "
+        "traces --record`: what it said in production, not a run made here"
+    )
+    return record_answers(load_suite(suite), TraceAnswers(answers), note=note)

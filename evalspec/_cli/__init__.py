@@ -10,7 +10,18 @@ from typing import Annotated
 
 import typer
 
-from evalspec._cli import calibrate, interop, judge, review, run, score, suite, tools, view
+from evalspec._cli import (
+    calibrate,
+    capture,
+    interop,
+    judge,
+    review,
+    run,
+    score,
+    suite,
+    tools,
+    view,
+)
 from evalspec._cli.common import one_value_each, print_error
 from evalspec._cli.flags import exit_code
 from evalspec._cli.teardown import skipped_on_exit
@@ -82,6 +93,7 @@ for command in (
     app.command()(command)
 app.add_typer(interop.import_app, name="import")
 app.add_typer(tools.tools_app, name="tools")
+app.add_typer(capture.capture_app, name="capture")
 one_value_each(app)
 
 

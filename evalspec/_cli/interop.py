@@ -292,7 +292,8 @@ def tau_bench(
     world must end as the task's gold actions (run through --tools) leave it, and each
     required output must be in the answer. Then `evalspec score SUITE -t TRANSCRIPTS` gives
     each run's verdict beside the reward the file publishes. A record that is not a run is
-    named and left out; the others are imported.
+    refused alone (named on stderr) and stands as a case tagged import-refused that fails;
+    the others are imported.
 
     Example:
 
@@ -304,12 +305,12 @@ def tau_bench(
     written = import_tau_bench(
         trajectories, out, world=world, tools=tools, suite_out=suite_out, model=model
     )
-    for why in written.refused:
-        sys.stderr.write(f"{trajectories}: left out {why}\n")
     typer.echo(f"wrote {written.suite}")
-    typer.echo(f"wrote {written.count} transcripts to {written.transcripts}")
+    written_lines = written.count + len(written.refused)  # an errored one per refused record
+    typer.echo(f"wrote {written_lines} transcripts to {written.transcripts}")
     passed = sum(1 for r in written.rewards.values() if r == 1)
     typer.echo(f"published rewards: {passed} of {len(written.rewards)} runs at 1")
+    say_refused(written.refused, written_lines, "a case tagged import-refused")
 
 
 @import_app.command("otel")
@@ -331,3 +332,82 @@ def otel(
     written = import_otel(spans, out, case=case, model=model)
     _say_written(written)
     say_refused(written.refused, None, "(where its trace is known) an errored transcript")
+
+
+@import_app.command("traces")
+@reports_errors
+def traces(
+    spans: Annotated[
+        Path,
+        typer.Argument(
+            help="OpenTelemetry spans: JSON Lines (an OTLP export, a span or a span's "
+            "attributes per line), or one JSON document.",
+            metavar="TRACES",
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The suite to write.")],
+    transcripts: Annotated[
+        Path | None,
+        typer.Option(help="Also write each conversation as a transcript of its case."),
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Suite name (default: the file's).")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="Model label (default: the traces' request model)."),
+    ] = None,
+    capture: Annotated[
+        bool,
+        typer.Option(
+            "--capture",
+            help="Write no expectations: mark each case `capture: true`, to run and accept "
+            "(`evalspec capture accept`) after review.",
+        ),
+    ] = False,
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="Also write the suite's recordings: the traced model's answers, which "
+            "`evalspec run --record offline` replays.",
+        ),
+    ] = False,
+    redact: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Replace personal data in every text before anything is written: email, "
+            "phone, ip, card, or regex:PATTERN (repeatable).",
+        ),
+    ] = None,
+) -> None:
+    """Turn traced conversations into a suite: one case per trace, its user messages as
+    turns, the calls the model made as expected calls, each tool answering as it did.
+
+    Reads the GenAI semantic conventions (gen_ai.input.messages, gen_ai.output.messages,
+    execute_tool spans) and OpenInference (llm.input_messages.*, tool.name). A line or trace
+    that cannot be read is refused alone (named on stderr) and stands as a case tagged
+    import-refused that fails; exit 2 only when every one is.
+
+    Example:
+
+      evalspec import traces traces.jsonl --out suites/production.yaml \
+        --transcripts production.jsonl --redact email --redact 'regex:ACC-[0-9]+'
+    """
+    from evalspec.api import import_traces
+
+    written = import_traces(
+        spans,
+        out,
+        transcripts=transcripts,
+        name=name,
+        model=model,
+        capture=capture,
+        redact=redact or (),
+        record=record,
+    )
+    typer.echo(f"wrote {written.suite}: {written.cases} conversations as cases")
+    if written.transcripts is not None:
+        typer.echo(f"wrote {written.transcripts}: the conversations as transcripts")
+    if written.recordings is not None:
+        typer.echo(f"wrote {written.recordings}: the traced model's answers, to replay")
+    typer.echo(f"next: evalspec validate {written.suite}")
+    say_refused(written.refused, None, "a case tagged import-refused")

@@ -39,7 +39,8 @@ KIND_ORDER: tuple[Kind, ...] = (
 )
 """Display order: what a reviewer must look at first comes first."""
 
-STATUS_RANK: dict[str, int] = {"error": 0, "fail": 1, "warn": 2, "pass": 3}
+STATUS_RANK: dict[str, int] = {"error": 0, "fail": 1, "warn": 2, "pass": 3, "captured": -1}
+"""A capture case is judged by nothing: a case turned into one is worse, whatever it was."""
 PASSING = ("pass", "warn")
 EPS = 1e-9
 

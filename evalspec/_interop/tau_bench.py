@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from evalspec._interop.records import Refusal
 from evalspec._transcript import ToolCall, Transcript
 
 TERMINATE = ("transfer_to_human_agents",)
@@ -43,8 +44,8 @@ class Run:
 @dataclass(frozen=True)
 class Trajectories:
     runs: list[Run]
-    refused: list[str]
-    """`record N: why`, one per record that is not a run."""
+    refused: list[Refusal]
+    """One per record that is not a run (`record-N`, N its index in the file's list)."""
 
 
 class NotARun(ValueError):
@@ -55,8 +56,9 @@ def case_name(task_id: int) -> str:
     return f"task {task_id}"
 
 
-def read_runs(records: Any, model: str) -> Trajectories:
-    """Every run of a parsed trajectory file; the records that are not runs, refused."""
+def read_runs(records: Any, model: str, source: str = "") -> Trajectories:
+    """Every run of a parsed trajectory file (`source`, for messages); the records that are
+    not runs, refused (evalspec._interop.records: each stands as a case that fails)."""
     if not isinstance(records, list):
         raise NotARun("the file is not a JSON list of runs")
     runs, refused = [], []
@@ -64,7 +66,7 @@ def read_runs(records: Any, model: str) -> Trajectories:
         try:
             runs.append(_run(record, model))
         except NotARun as exc:
-            refused.append(f"record {i}: {exc}")
+            refused.append(Refusal(f"record-{i}", source, 1, str(exc)))
     return Trajectories(runs, refused)
 
 

@@ -88,6 +88,8 @@ def build_junit(report: Report) -> ET.Element:
                     type=c.status,
                 )
                 el.text = _clean(_rows_text(c, only_failing=True))
+            elif c.status == "captured":  # capture mode: recorded, not judged
+                ET.SubElement(tc, "skipped", message=_clean(c.reason))
             elif c.status == "warn":
                 out = ET.SubElement(tc, "system-out")
                 rows = _rows_text(c, only_failing=True)

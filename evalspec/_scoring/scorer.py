@@ -302,6 +302,8 @@ class Scorer:
             return _result(t, 0.0, "error", prep.case.description or REFUSED_TAG)
         if t.error:
             return _result(t, 0.0, "error", f"the run failed: {t.error}")
+        if prep.case.capture is not None:  # nothing to judge yet: what was called, recorded
+            return _result(t, 0.0, "captured", captured_reason(prep.actual))
         if len(prep.actual) > MAX_CALLS_PER_CASE:
             n, cap = len(prep.actual), MAX_CALLS_PER_CASE
             why = f"the model made {n} tool calls; at most {cap} are scored in one case"
@@ -695,6 +697,22 @@ def _evaluator_reason(res: EvaluatorResult) -> str:
 def _check_expected(check: FinalAnswerCheck) -> object:
     p = check.params
     return p.get("values") or p.get("value") or p.get("pattern") or p.get("criteria")
+
+
+def captured_reason(calls: Sequence[ToolCall]) -> str:
+    """What a capture case's model called, in one line (the calls themselves are in the
+    transcript, which `evalspec capture accept` reads)."""
+    if not calls:
+        return "captured: no tool call"
+    shown = ", ".join(
+        f"{c.name}({_cut(json.dumps(c.arguments, ensure_ascii=False))})" for c in calls[:5]
+    )
+    more = f" and {len(calls) - 5} more" if len(calls) > 5 else ""
+    return f"captured: {shown}{more}"
+
+
+def _cut(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _band_reason(score: float, status: Status, rubric: Rubric, rows: list[Row]) -> str:

@@ -82,6 +82,8 @@ def combine_trials(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
     errors = [r for r in results if r.status == "error"]
     if errors and len(errors) == n:
         status: Status = "error"
+    elif case.capture is not None:  # a capture case: recorded, never judged
+        status = "captured"
     elif case.pass_rule == "mean":
         status = band(mean, case.rubric)
     else:
@@ -186,7 +188,8 @@ def summarize(
                 cases.append(combine_trials(case, group))
     models: list[ModelSummary] = []
     for model in suite.models:
-        mine = [c for c in cases if c.model == model.name]
+        # A capture case is recorded, not judged: it counts in no rate or mean.
+        mine = [c for c in cases if c.model == model.name and c.status != "captured"]
         if not mine:
             continue
         scores = [c.score for c in mine]

@@ -13,7 +13,8 @@ import msgspec
 
 from evalspec._util.records import Count
 
-Status = Literal["pass", "warn", "fail", "error"]
+Status = Literal["pass", "warn", "fail", "error", "captured"]
+"""`captured`: a capture-mode case (no expectations yet): its calls are recorded, not judged."""
 
 
 class Row(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

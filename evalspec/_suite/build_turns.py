@@ -26,8 +26,9 @@ class TurnsPart(Reporter):
     expect: Callable[[Any, LDict, str], Expectation | None]
     """The builder's own expectation parser, used for each turn's `expect`."""
 
-    def turns(self, raw: LDict, path: str) -> tuple[Turn, ...] | None:
-        """The case's turns; () for a case without `turns:`, None when a turn is broken."""
+    def turns(self, raw: LDict, path: str, *, judged: bool = True) -> tuple[Turn, ...] | None:
+        """The case's turns; () for a case without `turns:`, None when a turn is broken.
+        `judged` False: a capture case, whose turns have no expectations yet."""
         items = raw.get("turns")
         if items is None:
             if "turn_rule" in raw:
@@ -63,7 +64,7 @@ class TurnsPart(Reporter):
                 ok = ok and expect is not None
             added = tuple(str(n) for n in item.get("add_tools") or ())
             out.append(Turn(str(item["user"]), expect, make_loc(pos, at), added))
-        if ok and out and all(t.expect is None for t in out):
+        if judged and ok and out and all(t.expect is None for t in out):
             self.problem(
                 self.vpos(raw, "turns"),
                 f"{path}.turns",

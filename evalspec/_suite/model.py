@@ -381,6 +381,9 @@ class Case:
     injected into outputs (`inject:`) comes last, as faults of kind `inject`."""
     described: tuple[tuple[str, str], ...] = ()
     """(tool, text) appended to a tool's description in this case (`inject: into: description`)."""
+    capture: Loc | None = field(default=None, compare=False)
+    """Where `capture: true` is written: a capture-mode case, whose calls are recorded and not
+    judged until `evalspec capture accept` writes its expectations there; None otherwise."""
 
     @property
     def expected_calls(self) -> tuple[ExpectedCall, ...]:

@@ -32,6 +32,7 @@ from evalspec._suite.model import (
     ExpectedCall,
     Fault,
     Gate,
+    Loc,
     Message,
     ModelSpec,
     Price,
@@ -435,10 +436,11 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         critics = self.critics(raw.get("critics") or {}, raw.get("critics"), f"{path}.critics")
         self.case_critics = critics
         simulated = self.simulated_user(raw, path)
-        turns = self.turns(raw, path)
+        capture = self.capture(raw, path)
+        turns = self.turns(raw, path, judged=capture is None)
         if turns is None:
             return None
-        expect = Expectation() if turns else self.expect(raw.get("expect"), raw, path)
+        expect = Expectation() if turns or capture else self.expect(raw.get("expect"), raw, path)
         if expect is None:
             return None
         calls = all_expected(turns) if turns else expect
@@ -478,7 +480,26 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             simulated_user=simulated,
             faults=faults + injected,
             described=described,
+            capture=capture,
         )
+
+    def capture(self, raw: LDict, path: str) -> Loc | None:
+        """Where `capture: true` stands, for a capture-mode case (None for any other): such a
+        case has no expectations yet, and one it has would be overwritten by the captured."""
+        if raw.get("capture") is not True:
+            return None
+        items = raw.get("turns")
+        turns = items if isinstance(items, list) else []
+        if "expect" in raw or any(isinstance(t, dict) and "expect" in t for t in turns):
+            where = "expect" if "expect" in raw else "turns"
+            self.problem(
+                self.kpos(raw, where),
+                f"{path}.{where}",
+                "a capture case has no `expect` yet: running it records what the models call, "
+                "and `evalspec capture accept` writes that as its expectations",
+                "remove `capture: true` (the case is judged by its `expect`), or its `expect:`",
+            )
+        return make_loc(self.kpos(raw, "capture"), f"{path}.capture")
 
     def case_faults(
         self, raw: LDict, path: str, offered: tuple[str, ...] | None
@@ -581,7 +602,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
                 case.pos,
                 path,
                 "the case says nothing about what a good model does",
-                "add `expect: {tool_calls: [...]}` or `expect: {no_tool_calls: true}`",
+                "add `expect: {tool_calls: [...]}` or `expect: {no_tool_calls: true}`; or "
+                "`capture: true` to record what models call and write it with "
+                "`evalspec capture accept`",
             )
             return None
         calls = []

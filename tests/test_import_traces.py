@@ -1,0 +1,374 @@
+"""Cases from production traces: OpenTelemetry GenAI and OpenInference conversations become a
+suite (user turns, expected calls, the tools answering as they did) and transcripts that score
+it offline; many conversations per file, personal data redacted before anything is written,
+bad records refused one by one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from support import evalspec_import, evalspec_in_process
+
+from evalspec import api
+from evalspec.records import RunRequest
+
+DATA = Path(__file__).resolve().parent / "data" / "otel_genai"
+PUBLIC = ["otel_genai_client_span_tool_calls.json", "openinference_client_span_tool_calls.json"]
+"""Public fixtures of Arize-ai/openinference (Apache-2.0; tests/data/README.md)."""
+
+
+def typed(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    return {"stringValue": value if isinstance(value, str) else json.dumps(value)}
+
+
+def span(trace: str, sid: str, parent: str, start: int, status: int = 1, **attrs: Any) -> dict:
+    """One span as the OTLP JSON exporter writes it (typed attribute values)."""
+    return {
+        "traceId": trace,
+        "spanId": sid,
+        "parentSpanId": parent,
+        "name": str(attrs.get("gen_ai.operation.name", "agent")),
+        "startTimeUnixNano": str(start),
+        "attributes": [{"key": k, "value": typed(v)} for k, v in attrs.items()],
+        "status": {"code": status},
+    }
+
+
+def export(*spans: dict) -> str:
+    """One line of the Collector's file exporter: an OTLP export holding `spans`."""
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]})
+
+
+def text(role: str, content: str) -> dict:
+    return {"role": role, "parts": [{"type": "text", "content": content}]}
+
+
+def call(cid: str, name: str, **args: Any) -> dict:
+    return {
+        "role": "assistant",
+        "parts": [{"type": "tool_call", "id": cid, "name": name, "arguments": args}],
+    }
+
+
+def chat(
+    trace: str, sid: str, start: int, inputs: list[dict], outputs: list[dict], **more: Any
+) -> dict:
+    return span(
+        trace,
+        sid,
+        "root",
+        start,
+        **{
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "gpt-4o",
+            "gen_ai.input.messages": json.dumps(inputs),
+            "gen_ai.output.messages": json.dumps(outputs),
+            **more,
+        },
+    )
+
+
+def tool_span(
+    trace: str, sid: str, start: int, cid: str, name: str, result: Any, status: int = 1
+) -> dict:
+    attrs = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.call.id": cid,
+    }
+    if result is not None:
+        attrs["gen_ai.tool.call.result"] = json.dumps(result)
+    return span(trace, sid, "root", start, status, **attrs)
+
+
+DEFINITIONS = json.dumps(
+    [
+        {
+            "type": "function",
+            "name": "find_order",
+            "description": "Find an order by its id.",
+            "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+        }
+    ]
+)
+
+
+def two_turn_trace(trace: str = "t-2") -> list[str]:
+    """A support conversation over two user turns, split over three export lines as a batch
+    exporter writes them: the model's spans, the tools' spans, and the root span last."""
+    first = [text("user", "Where is order A17? Mail me at ann@example.com")]
+    turn1 = [
+        *first,
+        call("c1", "find_order", order_id="A17"),
+        {
+            "role": "tool",
+            "parts": [
+                {"type": "tool_call_response", "id": "c1", "response": {"status": "shipped"}}
+            ],
+        },
+        text("assistant", "It shipped."),
+    ]
+    turn2 = [
+        *turn1,
+        text("user", "Cancel it please, account ACC-99812"),
+        call("c2", "cancel_order", order_id="A17", reason="not needed"),
+    ]
+    return [
+        export(
+            chat(
+                trace,
+                "s1",
+                10,
+                first,
+                [call("c1", "find_order", order_id="A17")],
+                **{
+                    "gen_ai.system_instructions": json.dumps(
+                        [{"type": "text", "content": "You help shoppers."}]
+                    ),
+                    "gen_ai.tool.definitions": DEFINITIONS,
+                },
+            ),
+            chat(trace, "s3", 30, turn1[:-1], [text("assistant", "It shipped.")]),
+        ),
+        export(
+            tool_span(trace, "s2", 20, "c1", "find_order", {"status": "shipped"}),
+            chat(trace, "s4", 40, turn2[:-1], [turn2[-1]]),
+            tool_span(trace, "s5", 50, "c2", "cancel_order", None, status=2),
+            chat(
+                trace,
+                "s6",
+                60,
+                [
+                    *turn2,
+                    {
+                        "role": "tool",
+                        "parts": [
+                            {"type": "tool_call_response", "id": "c2", "response": "cannot cancel"}
+                        ],
+                    },
+                ],
+                [text("assistant", "Sorry, it cannot be cancelled.")],
+            ),
+        ),
+        export(span(trace, "root", "", 0, **{"gen_ai.operation.name": "invoke_agent"})),
+    ]
+
+
+def one_turn_trace(trace: str, city: str) -> list[str]:
+    asked = [text("user", f"Weather in {city}?")]
+    called = [
+        *asked,
+        call("w1", "get_weather", city=city),
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "w1", "response": "sunny"}],
+        },
+    ]
+    return [
+        export(
+            chat(trace, "s1", 1, called, [text("assistant", f"Sunny in {city}.")]),
+            span(trace, "root", "", 0),
+        )
+    ]
+
+
+def imported(tmp_path: Path, lines: list[str], *args: str) -> tuple[Any, Path, Path]:
+    source = tmp_path / "traces.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    suite, runs = tmp_path / "prod.yaml", tmp_path / "prod.jsonl"
+    done = evalspec_import(
+        "traces", str(source), "--out", str(suite), "--transcripts", str(runs), *args
+    )
+    return done, suite, runs
+
+
+def cases_of(suite: Path) -> dict[str, dict[str, Any]]:
+    return {c["name"]: c for c in yaml.safe_load(suite.read_text(encoding="utf-8"))["cases"]}
+
+
+@pytest.mark.parametrize("fixture", PUBLIC)
+def test_a_public_trace_becomes_a_suite_that_validates_and_scores_offline(
+    fixture: str, tmp_path: Path, no_network: None
+) -> None:
+    suite, runs = tmp_path / "paris.yaml", tmp_path / "paris.jsonl"
+    done = evalspec_import(
+        "traces", str(DATA / fixture), "--out", str(suite), "--transcripts", str(runs)
+    )
+    assert done.exit_code == 0, done.output
+    assert "1 conversations as cases" in done.output
+    loaded = api.load_suite(suite)
+    (case,) = loaded.cases
+    assert case.messages[-1].content == "Weather in Paris?"
+    (expected,) = case.expect.tool_calls
+    assert (expected.tool, expected.args) == ("get_weather", {"location": "Paris"})
+    (tool,) = loaded.tools
+    assert tool.responses[0].when == {"location": "Paris"}
+    assert tool.responses[0].output == "rainy, 57°F"
+    report = api.score(loaded, api.load_transcripts(runs))
+    assert [c.status for c in report.cases] == ["pass"]
+    (t,) = api.load_transcripts(runs)
+    assert t.final_answer == "The weather in Paris is currently rainy with a temperature of 57°F."
+
+
+@pytest.mark.parametrize("fixture", PUBLIC)
+def test_a_public_trace_replays_its_models_answers_with_no_call(
+    fixture: str, tmp_path: Path, no_network: None
+) -> None:
+    suite = tmp_path / "paris.yaml"
+    done = evalspec_import("traces", str(DATA / fixture), "--out", str(suite), "--record")
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "paris.recordings.jsonl").is_file()
+    result = api.run(RunRequest(suite, record="offline", out=tmp_path / "run"))
+    assert [c.status for c in result.report.cases] == ["pass"]
+    (t,) = api.load_transcripts(result.run_dir / "transcripts.jsonl")
+    assert [(c.name, c.output) for c in t.tool_calls] == [("get_weather", "rainy, 57°F")]
+    assert t.final_answer == "The weather in Paris is currently rainy with a temperature of 57°F."
+
+
+@pytest.mark.slow
+def test_traces_imported_for_capture_are_accepted_and_replay(
+    tmp_path: Path, no_network: None
+) -> None:
+    lines = [*two_turn_trace(), *one_turn_trace("t-3", "Oslo")]
+    done, suite, _ = imported(tmp_path, lines, "--capture", "--record")
+    assert done.exit_code == 0, done.output
+    captured = api.run(RunRequest(suite, record="offline", out=tmp_path / "run"))
+    assert {c.status for c in captured.report.cases} == {"captured"}
+    accepted = evalspec_in_process("capture", "accept", suite, tmp_path / "run")
+    assert accepted.exit_code == 0, accepted.output
+    turns = cases_of(suite)["trace t-2"]["turns"]
+    assert turns[1]["expect"]["tool_calls"][0]["tool"] == "cancel_order"
+    replayed = api.run(RunRequest(suite, record="offline", out=tmp_path / "again"))
+    assert {c.status for c in replayed.report.cases} == {"pass"}
+
+
+def test_many_conversations_per_file_with_turns_tools_and_their_answers(tmp_path: Path) -> None:
+    lines = [*two_turn_trace(), *one_turn_trace("t-3", "Oslo"), *one_turn_trace("t-4", "Rome")]
+    done, suite, runs = imported(tmp_path, lines)
+    assert done.exit_code == 0, done.output
+    assert "3 conversations as cases" in done.output
+    cases = cases_of(suite)
+    support = cases["trace t-2"]
+    assert support["system"] == "You help shoppers."
+    first, second = support["turns"]
+    assert first["user"] == "Where is order A17? Mail me at ann@example.com"
+    assert first["expect"]["tool_calls"][0]["args"] == {"order_id": "A17"}
+    assert second["expect"]["tool_calls"][0]["tool"] == "cancel_order"
+    tools = {t["name"]: t for t in yaml.safe_load(suite.read_text(encoding="utf-8"))["tools"]}
+    assert tools["find_order"]["description"] == "Find an order by its id."
+    assert tools["find_order"]["responses"][0] == {
+        "when": {"order_id": "A17"},
+        "output": {"status": "shipped"},
+    }
+    # The failed call (ERROR status on its execute_tool span, answered in text) is an error.
+    assert tools["cancel_order"]["responses"][0]["when"] == {
+        "order_id": "A17",
+        "reason": "not needed",
+    }
+    assert tools["get_weather"]["parameters"]["properties"] == {"city": {"type": "string"}}
+    loaded = api.load_suite(suite)
+    report = api.score(loaded, api.load_transcripts(runs))
+    assert {c.case: c.status for c in report.cases} == {
+        "trace t-2": "pass",
+        "trace t-3": "pass",
+        "trace t-4": "pass",
+    }
+
+
+def test_personal_data_is_redacted_before_anything_is_written(tmp_path: Path) -> None:
+    done, suite, runs = imported(
+        tmp_path, two_turn_trace(), "--redact", "email", "--redact", "regex:ACC-[0-9]+", "--record"
+    )
+    assert done.exit_code == 0, done.output
+    for written in (suite, runs, tmp_path / "prod.recordings.jsonl"):
+        body = written.read_text(encoding="utf-8")
+        assert "ann@example.com" not in body and "ACC-99812" not in body
+    turns = cases_of(suite)["trace t-2"]["turns"]
+    assert turns[0]["user"] == "Where is order A17? Mail me at [redacted:email]"
+    assert turns[1]["user"] == "Cancel it please, account [redacted]"
+    assert not list(tmp_path.glob(".prod.yaml*"))  # no part left behind
+
+
+def test_a_wrong_redaction_rule_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    done, suite, runs = imported(tmp_path, two_turn_trace(), "--redact", "regex:([")
+    assert done.exit_code == 2
+    assert "--redact 'regex:([': the pattern does not compile" in done.output
+    assert not suite.exists() and not runs.exists()
+    done, suite, _ = imported(tmp_path, two_turn_trace(), "--redact", "names")
+    assert (
+        done.exit_code == 2 and "use one of email, phone, ip, card, or regex:PATTERN" in done.output
+    )
+
+
+def test_bad_records_are_refused_alone_and_fail_as_cases(tmp_path: Path) -> None:
+    no_messages = export(span("t-9", "root", "", 0, **{"gen_ai.operation.name": "invoke_agent"}))
+    late = export(chat("t-3", "s9", 9, [text("user", "again")], []))
+    lines = [*one_turn_trace("t-3", "Oslo"), "{not json", no_messages, late]
+    done, suite, runs = imported(tmp_path, lines)
+    assert done.exit_code == 0, done.output
+    assert "traces.jsonl:2:2: record line-2 refused: invalid JSON" in done.output
+    assert (
+        "traces.jsonl:3:1: record trace t-9 refused: no span holds the conversation" in done.output
+    )
+    assert (
+        "traces.jsonl:4:1: record trace t-3 (line 4) refused: a span of this trace comes after"
+        in done.output
+    )
+    cases = cases_of(suite)
+    assert "import-refused" in cases["trace t-9"]["tags"]
+    report = api.score(api.load_suite(suite), api.load_transcripts(runs))
+    status = {c.case: c.status for c in report.cases}
+    assert status["trace t-9"] == "error" and status["line-2"] == "error"
+
+
+def test_a_file_of_nothing_but_bad_records_writes_nothing(tmp_path: Path) -> None:
+    done, suite, runs = imported(tmp_path, ["{not json", "[1, 2"])
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert "every record was refused, nothing written" in done.output
+    assert not suite.exists() and not runs.exists()
+    assert not list(tmp_path.glob(".prod*"))
+
+
+def test_capture_leaves_the_expectations_for_review(tmp_path: Path) -> None:
+    done, suite, _ = imported(
+        tmp_path, [*two_turn_trace(), *one_turn_trace("t-3", "Oslo")], "--capture"
+    )
+    assert done.exit_code == 0, done.output
+    cases = cases_of(suite)
+    assert cases["trace t-3"]["capture"] is True and "expect" not in cases["trace t-3"]
+    assert all("expect" not in turn for turn in cases["trace t-2"]["turns"])
+    assert [c.capture is not None for c in api.load_suite(suite).cases] == [True, True]
+
+
+def test_template_text_in_a_trace_stays_text(tmp_path: Path) -> None:
+    lines = one_turn_trace("t-5", "{{ range(10**9) | list }}")
+    done, suite, runs = imported(tmp_path, lines)
+    assert done.exit_code == 0, done.output
+    loaded = api.load_suite(suite)
+    assert loaded.cases[0].messages[-1].content == "Weather in {{ range(10**9) | list }}?"
+    assert [c.status for c in api.score(loaded, api.load_transcripts(runs)).cases] == ["pass"]
+
+
+def test_one_pretty_printed_document_is_read_whole(tmp_path: Path) -> None:
+    """An OTLP export written as one indented JSON document (not JSON Lines) holds the same
+    conversations: every span of every line in one `resourceSpans`."""
+    spans = [
+        s
+        for line in [*two_turn_trace(), *one_turn_trace("t-3", "Oslo")]
+        for s in json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    ]
+    document = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    source, suite = tmp_path / "export.json", tmp_path / "prod.yaml"
+    source.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    done = evalspec_import("traces", str(source), "--out", str(suite))
+    assert done.exit_code == 0, done.output
+    assert set(cases_of(suite)) == {"trace t-2", "trace t-3"}
+    api.load_suite(suite)
