@@ -23,6 +23,18 @@ PASS_RULE = Enum(
 )
 """How a case's trials combine: for every case or one case."""
 
+CAPTURE = Bool(
+    description=(
+        "Capture mode: the case has no `expect` yet. Running it records what each "
+        "model calls (reported as captured, never pass or fail); `evalspec capture "
+        "accept SUITE RUN_DIR` then writes the calls as the case's expectations, with "
+        "critics suggested from the arguments' types, for a person to review."
+    ),
+    default=False,
+    examples=(True,),
+)
+"""A case that records what models call instead of judging it (`capture: true`)."""
+
 CASE = Obj(
     description=(
         "One thing a user asks, and what a good model does about it. Or `{include: "
@@ -194,6 +206,14 @@ CASE = Obj(
             ),
             default=False,
             examples=(True,),
+        ),
+        "capture": Ref(
+            "capture",
+            description=(
+                "Capture mode: no `expect` yet; a run records what each model calls (reported "
+                "as captured), and `evalspec capture accept` writes it as the case's "
+                "expectations."
+            ),
         ),
         "budget": Ref(
             "budget", description="This case's limits, over the suite's `budgets.case` key by key."

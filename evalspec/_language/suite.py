@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from evalspec._language.cases import CASE, MESSAGE, PASS_RULE, SIMULATED_USER, TRIALS, TURN
+from evalspec._language.cases import CAPTURE, CASE, MESSAGE, PASS_RULE, SIMULATED_USER, TRIALS, TURN
 from evalspec._language.critics import CRITIC, EVALUATOR, RUBRIC
 from evalspec._language.expect import EXPECT, EXPECTED_CALL, FINAL_ANSWER
 from evalspec._language.faults import FAULT, INJECTION
@@ -306,5 +306,6 @@ DEFS = {
     "suite_budget": SUITE_BUDGET,
     "fault": FAULT,
     "injection": INJECTION,
+    "capture": CAPTURE,
 }
 """The named pieces, in the order the schema lists them."""
