@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from evalspec._compare.words import count, p_text
+from evalspec._scoring.confusion import ConfusionCell
 from evalspec._scoring.results_file import ResultsFile
 from evalspec._scoring.trials import ModelSummary
 from evalspec._scoring.types import CaseResult, Row, Status
@@ -130,9 +131,11 @@ class ModelNoise:
     """Cases whose trials disagree on either side."""
     before_spend: Spend | None = None
     after_spend: Spend | None = None
+    confusion: tuple[tuple[ConfusionCell, ...], tuple[ConfusionCell, ...]] | None = None
+    """Tool confusion before and after, for two tool variants of one model (compare)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "model": self.model,
             "pass_rate": self.pass_rate.to_dict(),
             "score_difference": self.score.to_dict() if self.score else None,
@@ -141,6 +144,10 @@ class ModelNoise:
             "before_spend": vars(self.before_spend) if self.before_spend else None,
             "after_spend": vars(self.after_spend) if self.after_spend else None,
         }
+        if self.confusion is not None:
+            before, after = (msgspec.to_builtins(side) for side in self.confusion)
+            out["tool_confusion"] = {"before": before, "after": after}
+        return out
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from evalspec._compare.records import (
     side_flaky,
 )
 from evalspec._compare.words import count, names, p_text, signed
+from evalspec._scoring.confusion import changed_lines
 from evalspec._stats import PairedResult
 from evalspec._stats.paired import MAX_CASES, MAX_TRIALS
 
@@ -137,6 +138,9 @@ def noise_lines(m: ModelNoise) -> list[str]:
         lines.append(f"{m.model}: marked flaky in the suite, not gated: {names(m.known_flaky)}")
     if m.before_spend and m.after_spend:
         lines.append(f"{m.model}: {spend_text(m.before_spend, m.after_spend)}")
+    if m.confusion is not None:
+        changed = changed_lines(*m.confusion)
+        lines += [f"{m.model}: tool confusion (expected → called): {c}" for c in changed]
     return lines
 
 

@@ -20,7 +20,7 @@ from evalspec._scoring.confusion import ConfusionCell, confusion
 from evalspec._scoring.scorer import band
 from evalspec._scoring.types import CaseResult, Status
 from evalspec._stats import DEFAULT_CONFIDENCE, Interval, clustered_rate, is_flaky, mean_interval
-from evalspec._suite.model import Case, Suite
+from evalspec._suite.model import Case, ModelSpec, Suite
 from evalspec._util.records import Count
 
 
@@ -162,6 +162,10 @@ class ModelSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     tool_confusion: tuple[ConfusionCell, ...] = ()
     """Which tool was called where which was expected, over every trial, with counts (right
     picks included; "" for no call): which tool descriptions collide."""
+    variant: str | msgspec.UnsetType = msgspec.UNSET
+    """The version of the suite's tools this row ran with (`variants:`); absent without."""
+    variant_of: str | msgspec.UnsetType = msgspec.UNSET
+    """The model's own name, which `model` suffixes with `@<variant>`; absent without."""
 
 
 def summarize(
@@ -216,6 +220,14 @@ def summarize(
                 mean_score_ci=mean_interval(scores, confidence, (0.0, 1.0)),
                 flaky=sum(c.flaky for c in mine),
                 tool_confusion=confusion(trials),
+                **_variant_fields(model),
             )
         )
     return cases, models
+
+
+def _variant_fields(model: ModelSpec) -> dict[str, str]:
+    """A variant row's variant and model's own name (nothing for a suite without variants)."""
+    if model.variant is None:
+        return {}
+    return {"variant": model.variant.name, "variant_of": model.base_name}
