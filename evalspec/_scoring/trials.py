@@ -20,7 +20,7 @@ from evalspec._scoring.confusion import ConfusionCell, confusion
 from evalspec._scoring.scorer import band
 from evalspec._scoring.types import CaseResult, Status
 from evalspec._stats import DEFAULT_CONFIDENCE, Interval, clustered_rate, is_flaky, mean_interval
-from evalspec._suite.model import Case, ModelSpec, Suite
+from evalspec._suite.model import Case, Suite
 from evalspec._util.records import Count
 
 
@@ -220,14 +220,8 @@ def summarize(
                 mean_score_ci=mean_interval(scores, confidence, (0.0, 1.0)),
                 flaky=sum(c.flaky for c in mine),
                 tool_confusion=confusion(trials),
-                **_variant_fields(model),
+                variant=model.variant.name if model.variant else msgspec.UNSET,
+                variant_of=model.base_name if model.variant else msgspec.UNSET,
             )
         )
     return cases, models
-
-
-def _variant_fields(model: ModelSpec) -> dict[str, str]:
-    """A variant row's variant and model's own name (nothing for a suite without variants)."""
-    if model.variant is None:
-        return {}
-    return {"variant": model.variant.name, "variant_of": model.base_name}

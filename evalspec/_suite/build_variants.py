@@ -186,25 +186,26 @@ class VariantsPart(Reporter):
         path: str,
         pos: Pos,
     ) -> None:
-        """Two tools offered under one name would make the model's calls ambiguous."""
-        owner: dict[str, str] = {}
+        """Two tools offered under one name would make the model's calls ambiguous: the
+        renamed one is at fault, at its `name:`."""
+        owners: dict[str, list[str]] = {}
         for tool in base:
-            if tool in dropped:
-                continue
-            offered = edits.get(tool, base[tool])["name"]
-            if offered in owner:
-                where = f"{path}.tools.{tool}.name"
-                node = item.get("tools")
+            if tool not in dropped:
+                owners.setdefault(edits.get(tool, base[tool])["name"], []).append(tool)
+        node = item.get("tools")
+        for offered, tools in owners.items():
+            for tool in tools if len(tools) > 1 else ():
+                if offered == tool:
+                    continue
                 edit = node.get(tool) if isinstance(node, LDict) else None
-                at = self.vpos(edit, "name") if isinstance(edit, LDict) else pos
+                other = next(t for t in tools if t != tool)
                 self.problem(
-                    at,
-                    where,
-                    f"{tool!r} is offered as {offered!r}, the name {owner[offered]!r} "
-                    "already has in this variant",
-                    "rename it to a name no other tool of the variant has",
+                    self.vpos(edit, "name") if isinstance(edit, LDict) else pos,
+                    f"{path}.tools.{tool}.name",
+                    f"{tool!r} is renamed to {offered!r}, which {other!r} is offered as too",
+                    "rename it to a name no other tool of the variant has, or drop the other "
+                    f"(`{other}: {{drop: true}}`)",
                 )
-            owner.setdefault(offered, tool)
 
 
 def _one_each(servers: set[str], lock: dict[str, Any]) -> bool:
