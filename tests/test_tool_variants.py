@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, git, refused_suite, suites_repo
+from support import ROOT, git, refused_suite, review_offline, suites_repo
 
 from evalspec.api import compare, compile_plan, load_suite, record_answers, run
 from evalspec.errors import RecordingsMissing, SpecError
@@ -236,7 +235,7 @@ def test_review_of_a_pull_request_that_rewords_a_variants_lock(tmp_path: Path) -
     text = lock.read_text(encoding="utf-8")
     lock.write_text(text.replace("Not for the documentation.", "Always use this tool."))
     git(repo, "commit", "-q", "-am", "reword")
-    done = cli_in(repo, "review", "--base-ref", "main", "--json")
+    done = review_offline(repo, "OPENAI_API_KEY")
     assert done.returncode == 3, done.stdout + done.stderr
     (suite,) = json.loads(done.stdout)["suites"]
     said = " ".join(suite["suite_wide"])
@@ -245,14 +244,3 @@ def test_review_of_a_pull_request_that_rewords_a_variants_lock(tmp_path: Path) -
     assert {m for _, m in rerun} == {"gpt-4o-mini@v2", "claude-sonnet@v2"}
     assert len(rerun) == 24
 
-
-def cli_in(repo: Path, *args: str) -> Any:
-    import subprocess
-
-    return subprocess.run(
-        [sys.executable, "-m", "evalspec", *args],
-        capture_output=True,
-        text=True,
-        cwd=repo,
-        timeout=240,
-    )
