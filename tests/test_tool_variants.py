@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -244,3 +246,31 @@ def test_review_of_a_pull_request_that_rewords_a_variants_lock(tmp_path: Path) -
     assert {m for _, m in rerun} == {"gpt-4o-mini@v2", "claude-sonnet@v2"}
     assert len(rerun) == 24
 
+
+@pytest.mark.slow
+def test_diff_against_git_reads_the_variants_locks_and_names_the_drift(tmp_path: Path) -> None:
+    """`diff --base-ref` loads the base suite with its variants' lock files as they were, and
+    says what changed in the suite's lock as `tools refresh --check` and review do."""
+    repo = _search_repo(tmp_path)
+    done = run(RunRequest(repo / "suites" / "search.yaml", record="offline", out=repo / "run"))
+    assert done.exit_code == 1
+    lock = repo / "suites" / "search.tools.lock.json"
+    lock.write_text(lock.read_text(encoding="utf-8").replace("Search by keywords.", "Find.", 1))
+    diff = cli_in(repo, "diff", "--base-ref", "main", "suites/search.yaml", "-t", "run", "--json")
+    assert diff.returncode == 3, diff.stdout + diff.stderr  # every v1 answer is now stale
+    (drift,) = json.loads(diff.stdout)["tool_drift"]
+    assert drift["server"] == "python ../examples/mcp_search_server.py"
+    assert drift["changed"] == [
+        {"name": "Docs.Search", "description": {"before": "Search by keywords.", "after": "Find."}}
+    ]
+
+
+def cli_in(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`evalspec ARGS` in a child process, in the repository."""
+    return subprocess.run(
+        [sys.executable, "-m", "evalspec", *args],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        timeout=240,
+    )
