@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ROOT, git, refused_suite, review_offline, suites_repo
+from support import ROOT, cli, git, refused_suite, review_offline, suites_repo
 
 from evalspec.api import compare, compile_plan, load_suite, record_answers, run
 from evalspec.errors import RecordingsMissing, SpecError
@@ -256,21 +254,10 @@ def test_diff_against_git_reads_the_variants_locks_and_names_the_drift(tmp_path:
     assert done.exit_code == 1
     lock = repo / "suites" / "search.tools.lock.json"
     lock.write_text(lock.read_text(encoding="utf-8").replace("Search by keywords.", "Find.", 1))
-    diff = cli_in(repo, "diff", "--base-ref", "main", "suites/search.yaml", "-t", "run", "--json")
+    diff = cli("diff", "--base-ref", "main", "suites/search.yaml", "-t", "run", "--json", cwd=repo)
     assert diff.returncode == 3, diff.stdout + diff.stderr  # every v1 answer is now stale
     (drift,) = json.loads(diff.stdout)["tool_drift"]
     assert drift["server"] == "python ../examples/mcp_search_server.py"
     assert drift["changed"] == [
         {"name": "Docs.Search", "description": {"before": "Search by keywords.", "after": "Find."}}
     ]
-
-
-def cli_in(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`evalspec ARGS` in a child process, in the repository."""
-    return subprocess.run(
-        [sys.executable, "-m", "evalspec", *args],
-        capture_output=True,
-        text=True,
-        cwd=repo,
-        timeout=240,
-    )
