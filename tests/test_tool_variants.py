@@ -261,3 +261,20 @@ def test_diff_against_git_reads_the_variants_locks_and_names_the_drift(tmp_path:
     assert drift["changed"] == [
         {"name": "Docs.Search", "description": {"before": "Search by keywords.", "after": "Find."}}
     ]
+
+
+@pytest.mark.slow
+def test_the_run_says_which_version_of_the_tools_won(tmp_path: Path) -> None:
+    for path in SUITES.glob("search.*"):
+        shutil.copy(path, tmp_path / path.name)
+    done = cli("run", "search.yaml", "--record", "offline", "--out", "run", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    out = " ".join(done.stdout.split())  # the console wraps at 80 columns
+    assert (
+        "tool confusion · gpt-4o-mini@v1 (expected → called): Tickets.Search → Docs.Search 6 of 6"
+        in out
+    )
+    assert "tool variants, paired by case" in out
+    assert "12 cases; 6 improved, 0 regressed; exact McNemar" in out
+    assert "p = 0.031): significant gain" in out
+    assert "Tickets.Search → Docs.Search 3 of 6 → 0 of 6" in out
