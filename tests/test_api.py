@@ -89,6 +89,7 @@ SURFACE = {
         "Suite",
         "SuitesWritten",
         "TauBenchImported",
+        "ToolVariant",
         "Transcript",
         "TranscriptsWritten",
         "Warnings",
