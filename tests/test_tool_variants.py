@@ -13,7 +13,7 @@ import pytest
 from support import ROOT, cli, git, refused_suite, review_offline, suites_repo
 
 from evalspec.api import compare, compile_plan, load_suite, record_answers, run
-from evalspec.errors import RecordingsMissing, SpecError
+from evalspec.errors import EvalspecError, RecordingsMissing, SpecError
 from evalspec.plugins import ChatRequest, ChatResponse
 from evalspec.records import RunRequest
 
@@ -278,3 +278,18 @@ def test_the_run_says_which_version_of_the_tools_won(tmp_path: Path) -> None:
     assert "12 cases; 6 improved, 0 regressed; exact McNemar" in out
     assert "p = 0.031): significant gain" in out
     assert "Tickets.Search → Docs.Search 3 of 6 → 0 of 6" in out
+
+
+def test_a_variant_lock_reached_through_a_link_is_refused(tmp_path: Path) -> None:
+    """A pull request cannot point a variant at a file outside the project by a link."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copy(SUITES / "search.v2.tools.lock.json", outside / "v2.tools.lock.json")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "locks").symlink_to(outside, target_is_directory=True)
+    path = _suite(project, "  - name: a\n  - name: b\n    lock: locks/v2.tools.lock.json\n")
+    with pytest.raises(EvalspecError) as caught:
+        load_suite(path)
+    assert "link" in str(caught.value)
+    assert str(outside) not in str(caught.value)
