@@ -158,6 +158,17 @@ class PlanItem:
     """The faults its tool calls may meet: the case's, then those of the tools it offers."""
 
     @property
+    def renamed(self) -> dict[str, str]:
+        """Offered name -> base name of the tools its model's tool variant renames."""
+        return self.model.variant.back if self.model.variant is not None else {}
+
+    @property
+    def offered_names(self) -> frozenset[str]:
+        """The names of the tools it offers as its calls are recorded: base names."""
+        back = self.renamed
+        return frozenset(back.get(n, n) for n in (t["function"]["name"] for t in self.tools))
+
+    @property
     def label(self) -> str:
         trial = f" (trial {self.trial}, trials 0-{self.trials - 1})" if self.trials > 1 else ""
         return f"case {self.case.name!r} on model {self.model.name!r}{trial}"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from support import ROOT, cli, git, refused_suite, review_offline, suites_repo
 
-from evalspec.api import compare, compile_plan, load_suite, record_answers, run
+from evalspec.api import compare, compile_plan, diff, load_suite, record_answers, run
 from evalspec.errors import EvalspecError, RecordingsMissing, SpecError
 from evalspec.plugins import ChatRequest, ChatResponse
 from evalspec.records import RunRequest
@@ -293,3 +293,17 @@ def test_a_variant_lock_reached_through_a_link_is_refused(tmp_path: Path) -> Non
         load_suite(path)
     assert "link" in str(caught.value)
     assert str(outside) not in str(caught.value)
+
+
+def test_a_renamed_variants_answers_stay_evidence_for_an_unchanged_suite(tmp_path: Path) -> None:
+    """Its calls are recorded under the base names: a diff or review of an unchanged suite
+    finds every answer still valid, for each variant."""
+    path = _suite(tmp_path, RENAMED)
+    record_answers(load_suite(path), Picks())
+    run(RunRequest(path, record="offline", out=tmp_path / "run"))
+    comparison = diff(path, path, tmp_path / "run")
+    assert [(c.model, c.rerun, c.stale) for c in comparison.changes] == [
+        ("m@plain", False, ()),
+        ("m@renamed", False, ()),
+    ]
+    assert comparison.exit_code == 0

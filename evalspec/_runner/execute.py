@@ -244,9 +244,9 @@ async def _conversation(
     messages: list[dict[str, Any]] = list(item.messages)
     tools = list(item.tools)  # the plan resolved them: a case offering none offers none
     keys = item.keys  # a conversation's, shared by its user turns; None for one request
-    back = item.model.variant.back if item.model.variant is not None else {}
+    back = item.renamed  # a tool variant's renamed tools are called by their offered names
     shown = sorted(t["function"]["name"] for t in tools)  # as the model reads them
-    offered = {back.get(n, n) for n in shown}  # a tool variant's renamed tools: base names
+    offered = item.offered_names
     calls: list[ToolCall] = []
     prompt = completion = 0
     latency = 0.0
