@@ -307,3 +307,28 @@ def test_a_renamed_variants_answers_stay_evidence_for_an_unchanged_suite(tmp_pat
         ("m@renamed", False, ()),
     ]
     assert comparison.exit_code == 0
+
+
+@pytest.mark.slow
+def test_review_says_which_version_of_the_tools_the_head_prefers(tmp_path: Path) -> None:
+    """A pull request that leaves the tools alone: the review still pairs each model's
+    variants on the head's evidence (never gating), in the JSON and the comment."""
+    repo = _search_repo(tmp_path)
+    suite = repo / "suites" / "search.yaml"
+    suite.write_text(suite.read_text(encoding="utf-8").replace("Do models", "Do the models"))
+    git(repo, "commit", "-q", "-am", "reword the description")
+    done = review_offline(repo, "OPENAI_API_KEY")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (reviewed,) = json.loads(done.stdout)["suites"]
+    verdicts = {v["model"]: v["pass_rate"]["verdict"] for v in reviewed["variants"]}
+    assert verdicts == {
+        "gpt-4o-mini@v1 → gpt-4o-mini@v2": "significant gain",
+        "claude-sonnet@v1 → claude-sonnet@v2": "within noise",
+    }
+    confused = reviewed["variants"][0]["tool_confusion"]
+    assert {"expected": "Tickets.Search", "called": "Docs.Search", "count": 6} in confused["before"]
+    comment = tmp_path / "comment.md"
+    cli("review", "--base-ref", "main", "--markdown", comment, cwd=repo)
+    text = comment.read_text(encoding="utf-8")
+    assert "tool variants in the head, each model's first against the others" in text
+    assert "Tickets.Search → Docs.Search 6 of 6 → 0 of 6" in text

@@ -259,6 +259,8 @@ class Comparison:
     """review: the suite's recordings file, when it differs from the base's."""
     tool_drift: tuple[ServerDrift, ...] = ()
     """review: MCP servers whose tool list in the suite's lock file differs from the base's."""
+    variants: tuple[ModelNoise, ...] = ()
+    """diff, review: each model's tool variants paired in the head (its first against each)."""
 
     @property
     def false_requests(self) -> int:
@@ -350,6 +352,7 @@ class Comparison:
             "gate_notes": list(self.gate_notes),
             "recordings": [r.to_dict() for r in self.recordings],
             "tool_drift": [d.to_dict() for d in self.tool_drift],
+            "variants": [v.to_dict() for v in self.variants],
             "noise": [m.to_dict() for m in self.noise],
             "changes": [_change_dict(c) for c in self.changes],
             **({"matrix": matrix_dict(self)} if self.columns else {}),

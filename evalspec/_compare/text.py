@@ -99,6 +99,10 @@ def row_text(r: RowChange) -> str:
     return f"{where}: {b} → {a}" + (f": {why}" if why else "")
 
 
+VARIANTS_HEADING = "tool variants in the head, each model's first against the others:"
+"""Above the variants' paired results in a diff or review (they never gate)."""
+
+
 def noise_lines(m: ModelNoise) -> list[str]:
     """What a reviewer reads: the change with the interval of the test that decides, the
     verdict, and the power of that same test."""
