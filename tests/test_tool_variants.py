@@ -122,6 +122,7 @@ def test_model_selection_by_its_own_name_takes_every_variant(tmp_path: Path) -> 
     assert [m["model"] for m in _results(tmp_path / "one")["models"]] == ["m@renamed"]
 
 
+@pytest.mark.slow
 def test_compare_pairs_each_models_variants_with_interval_test_and_confusion(
     tmp_path: Path,
 ) -> None:
