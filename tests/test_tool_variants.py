@@ -333,3 +333,28 @@ def test_review_says_which_version_of_the_tools_the_head_prefers(tmp_path: Path)
     text = comment.read_text(encoding="utf-8")
     assert "tool variants in the head, each model's first against the others" in text
     assert "Tickets.Search → Docs.Search 6 of 6 → 0 of 6" in text
+
+
+def test_a_tool_the_variants_lock_does_not_list_is_not_offered(tmp_path: Path) -> None:
+    """The server's other version dropped a tool: that variant offers the rest, and a
+    locked schema it cannot use is refused at the variant's `lock:`."""
+    for path in SUITES.glob("search.*"):
+        shutil.copy(path, tmp_path / path.name)
+    lock = tmp_path / "search.v2.tools.lock.json"
+    data = json.loads(lock.read_text(encoding="utf-8"))
+    (server,) = data["servers"].values()
+    server["tools"] = [t for t in server["tools"] if t["name"] != "Tickets.Search"]
+    lock.write_text(json.dumps(data), encoding="utf-8")
+    plan = compile_plan(load_suite(tmp_path / "search.yaml"), models=["gpt-4o-mini"])
+    offered = {it.model.name: [t["function"]["name"] for t in it.tools] for it in plan.items}
+    assert offered == {
+        "gpt-4o-mini@v1": ["Docs.Search", "Tickets.Search"],
+        "gpt-4o-mini@v2": ["Docs.Search"],
+    }
+    server["tools"][0]["inputSchema"] = {"type": "object", "properties": {"query": {"type": 1}}}
+    lock.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        load_suite(tmp_path / "search.yaml")
+    (problem,) = caught.value.problems
+    assert (problem.line, problem.path) == (40, "variants[1].lock")
+    assert "the input schema of 'Docs.Search' is not usable" in problem.message

@@ -9,7 +9,6 @@ what the model reads; each model then runs every case once per variant.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from evalspec._suite.build_base import Reporter, make_loc, plain
@@ -85,8 +84,7 @@ class VariantsPart(Reporter):
                 "give a lock file beside the suite, e.g. calc.v2.tools.lock.json",
             )
             return
-        where = Path(value)
-        lock = read_lock(self.base / where)
+        lock = read_lock(self.base / value)
         if lock is None:
             self.problem(
                 lpos,
@@ -104,8 +102,9 @@ class VariantsPart(Reporter):
                 f"{value!r} lists no tools of MCP server {key!r}",
                 "servers in it: " + (", ".join(sorted(lock)) or "none"),
             )
+        by_name = {key: {d["name"]: d for d in listed} for key, listed in lock.items()}
         for tool in tools:
-            listed = self._listed(lock, tool, servers)
+            listed = _listed(by_name, tool, servers)
             if listed is None:
                 continue
             definition = listed.get(tool.name)
@@ -120,17 +119,6 @@ class VariantsPart(Reporter):
                 "description": str(definition.get("description") or ""),
                 "parameters": plain(params),
             }
-
-    @staticmethod
-    def _listed(
-        lock: dict[str, list[dict[str, Any]]], tool: Tool, servers: set[str]
-    ) -> dict[str, dict[str, Any]] | None:
-        """The definitions the variant's lock lists for `tool`'s server, by name (None: the
-        tool is not an MCP tool, or its server is not in the lock)."""
-        if tool.mcp is None:
-            return None
-        tools = next(iter(lock.values())) if _one_each(servers, lock) else lock.get(tool.mcp.key)
-        return None if tools is None else {d["name"]: d for d in tools}
 
     def _edit(
         self,
@@ -206,6 +194,16 @@ class VariantsPart(Reporter):
                     "rename it to a name no other tool of the variant has, or drop the other "
                     f"(`{other}: {{drop: true}}`)",
                 )
+
+
+def _listed(
+    lock: dict[str, dict[str, dict[str, Any]]], tool: Tool, servers: set[str]
+) -> dict[str, dict[str, Any]] | None:
+    """The definitions the variant's lock lists for `tool`'s server, by name (None: the tool
+    is not an MCP tool, or its server is not in the lock)."""
+    if tool.mcp is None:
+        return None
+    return next(iter(lock.values())) if _one_each(servers, lock) else lock.get(tool.mcp.key)
 
 
 def _one_each(servers: set[str], lock: dict[str, Any]) -> bool:
