@@ -326,6 +326,8 @@ def test_review_says_which_version_of_the_tools_the_head_prefers(tmp_path: Path)
         "gpt-4o-mini@v1 → gpt-4o-mini@v2": "significant gain",
         "claude-sonnet@v1 → claude-sonnet@v2": "within noise",
     }
+    moved = {m["case"] for m in reviewed["variants"][1]["moved"] if m["kind"] == "better"}
+    assert moved == {"mobile crashes", "refund requests", "slow dashboard"}
     confused = reviewed["variants"][0]["tool_confusion"]
     assert {"expected": "Tickets.Search", "called": "Docs.Search", "count": 6} in confused["before"]
     comment = tmp_path / "comment.md"
@@ -333,6 +335,9 @@ def test_review_says_which_version_of_the_tools_the_head_prefers(tmp_path: Path)
     text = comment.read_text(encoding="utf-8")
     assert "tool variants in the head, each model's first against the others" in text
     assert "Tickets.Search → Docs.Search 6 of 6 → 0 of 6" in text
+    assert (
+        "claude-sonnet@&#8203;v2: better: mobile crashes, refund requests, slow dashboard" in text
+    )
 
 
 def test_a_tool_the_variants_lock_does_not_list_is_not_offered(tmp_path: Path) -> None:

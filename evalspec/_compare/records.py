@@ -133,9 +133,12 @@ class ModelNoise:
     after_spend: Spend | None = None
     confusion: tuple[tuple[ConfusionCell, ...], tuple[ConfusionCell, ...]] | None = None
     """Tool confusion before and after, for two tool variants of one model (compare)."""
+    moved: tuple[tuple[Kind, str], ...] = ()
+    """(kind, case) of each case that moved, for two tool variants in a diff or review (a
+    comparison of runs lists them as changes)."""
 
     def to_dict(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "model": self.model,
             "pass_rate": self.pass_rate.to_dict(),
             "score_difference": self.score.to_dict() if self.score else None,
@@ -147,6 +150,8 @@ class ModelNoise:
         if self.confusion is not None:
             before, after = (msgspec.to_builtins(side) for side in self.confusion)
             out["tool_confusion"] = {"before": before, "after": after}
+        if self.moved:
+            out["moved"] = [{"kind": kind, "case": case} for kind, case in self.moved]
         return out
 
 

@@ -142,6 +142,9 @@ def noise_lines(m: ModelNoise) -> list[str]:
         lines.append(f"{m.model}: marked flaky in the suite, not gated: {names(m.known_flaky)}")
     if m.before_spend and m.after_spend:
         lines.append(f"{m.model}: {spend_text(m.before_spend, m.after_spend)}")
+    for kind in dict.fromkeys(k for k, _case in m.moved):
+        moved = [case for k, case in m.moved if k == kind]
+        lines.append(f"{m.model}: {kind}: {names(moved)}")
     if m.confusion is not None:
         changed = changed_lines(*m.confusion)
         lines += [f"{m.model}: tool confusion (expected → called): {c}" for c in changed]

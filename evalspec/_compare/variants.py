@@ -9,12 +9,16 @@ with the same paired test as any comparison and the tool confusion of both.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from evalspec._compare.classify import case_change
+from evalspec._compare.classify import case_change, ordered
 from evalspec._compare.noise import model_noise
 from evalspec._compare.records import CaseChange, ModelNoise, Side
 from evalspec._scoring.confusion import ConfusionCell, confusion
 from evalspec._suite.model import Gate, Suite
+
+MOVED = ("regression", "worse", "better")
+"""The kinds of change a reader of two variants wants named."""
 
 
 def variant_noise(
@@ -40,7 +44,9 @@ def variant_noise(
                 if (c.name, first) in after and (c.name, other) in after
             ]
             sides = (_confusion(after, head, first), _confusion(after, head, other))
-            out.append(model_noise(label, pairs, gate, known_flaky=known_flaky, confusion=sides))
+            noise = model_noise(label, pairs, gate, known_flaky=known_flaky, confusion=sides)
+            moved = tuple((c.kind, c.case) for c in ordered(pairs) if c.kind in MOVED)
+            out.append(replace(noise, moved=moved))
     return tuple(out)
 
 
