@@ -45,7 +45,8 @@ def request_key(
 
     The provider joins the key only when it is not the default, so ids recorded before
     providers existed stay valid and an OpenAI and an Anthropic model with the same id do not
-    share answers.
+    share answers. A tool variant's name joins it likewise: two variants that offer the same
+    definitions still never answer for each other.
     """
     return _request_key_of_encoded(model, _encode(messages), _encode(tools), trial)
 
@@ -64,7 +65,8 @@ def _request_key_of_encoded(
 class _KeyText:
     """The text of one model's request payloads around the parts that vary per request.
 
-    The payload's keys sorted are messages, model, params, [provider,] tools, trial, v: the
+    The payload's keys sorted are messages, model, params, [provider,] tools, trial, v,
+    [variant]: the
     model's parts sit between the messages and the tools, encoded once per model here, not
     once per item (12 encodings per item were a tenth of a 50,000-case replay)."""
 
@@ -73,7 +75,8 @@ class _KeyText:
         if model.provider != "openai":
             middle += f',"provider":{_encode(model.provider)}'
         self.middle = middle + ',"tools":'
-        self.tail = f',"v":{_encode(ID_VERSION)}}}'
+        variant = f',"variant":{_encode(model.variant.name)}' if model.variant else ""
+        self.tail = f',"v":{_encode(ID_VERSION)}{variant}}}'
 
     def key(self, messages_json: str, tools_json: str, trial: int) -> str:
         return _hash(
@@ -155,6 +158,17 @@ class PlanItem:
     """The faults its tool calls may meet: the case's, then those of the tools it offers."""
 
     @property
+    def renamed(self) -> dict[str, str]:
+        """Offered name -> base name of the tools its model's tool variant renames."""
+        return self.model.variant.back if self.model.variant is not None else {}
+
+    @property
+    def offered_names(self) -> frozenset[str]:
+        """The names of the tools it offers as its calls are recorded: base names."""
+        back = self.renamed
+        return frozenset(back.get(n, n) for n in (t["function"]["name"] for t in self.tools))
+
+    @property
     def label(self) -> str:
         trial = f" (trial {self.trial}, trials 0-{self.trials - 1})" if self.trials > 1 else ""
         return f"case {self.case.name!r} on model {self.model.name!r}{trial}"
@@ -210,9 +224,10 @@ def compile_plan(
     ids = _IdParts(suite)
     key_texts = [(model, _KeyText(model)) for model in selected_models]
     for case in chosen:
-        messages, messages_json, offered, offered_json = ids.request(case)
+        messages, messages_json, *base_offered = ids.request(case)
         n_trials = trials or case.trials
         for m, (model, key_text) in enumerate(key_texts):
+            offered, offered_json = ids.variant(case, model, base_offered)
             for trial in range(n_trials):
                 first = ids.openings.key(key_text, messages_json, offered_json, (m, trial))
                 item_id = ids.item_id(case, first)
@@ -297,6 +312,7 @@ class _IdParts:
         self._offered_faults: dict[Any, tuple[tuple[Fault, ...], list[dict[str, Any]]]] = {}
         self._last: tuple[Case, tuple[tuple[Fault, ...], str]] | None = None
         self._all_names = tuple(t.name for t in suite.tools)
+        self._variants: dict[Any, tuple[tuple[dict[str, Any], ...], str]] = {}
         # The id's payload, keys sorted: {"first": <hex key>, "max_turns": ..., "mode": ...}.
         self._tail = (
             f',"max_turns":{_encode(suite.run.max_turns)},"mode":{_encode(suite.run.mode)}}}'
@@ -309,17 +325,36 @@ class _IdParts:
         messages, messages_json = self.openings.of(case)
         key = tuple(case.tools) if case.tools is not None else None
         if key not in self._offered:
-            offered = (
-                tuple(self._by_name[n] for n in case.tools)
-                if case.tools is not None
-                else self._tools
-            )
+            offered = self._base_offered(case)
             self._offered[key] = (offered, _encode(list(offered)))
         offered, offered_json = self._offered[key]
         if case.described:  # text injected into descriptions: this case's own definitions
             offered = described(offered, case.described)
             offered_json = _encode(list(offered))
         return messages, messages_json, offered, offered_json
+
+    def variant(
+        self, case: Case, model: ModelSpec, base: list[Any]
+    ) -> tuple[tuple[dict[str, Any], ...], str]:
+        """The tools offered to `model` and their encoding: the case's, as its tool variant
+        defines them (each variant's once per set of offered tools)."""
+        offered, offered_json = base
+        if model.variant is None:
+            return offered, offered_json
+        key = (model.variant.name, case.tools, case.described)
+        known = self._variants.get(key)
+        if known is None:
+            tools = variant_tools(self._base_offered(case), model)
+            if case.described:
+                back = {b: n for n, b in model.variant.back.items()}
+                tools = described(tools, tuple((back.get(t, t), x) for t, x in case.described))
+            known = self._variants[key] = (tools, _encode(list(tools)))
+        return known
+
+    def _base_offered(self, case: Case) -> tuple[dict[str, Any], ...]:
+        return (
+            tuple(self._by_name[n] for n in case.tools) if case.tools is not None else self._tools
+        )
 
     def faults(self, case: Case) -> tuple[Fault, ...]:
         """The faults the case's calls may meet: its own, then its offered tools' (a tool's
@@ -363,6 +398,13 @@ class _IdParts:
         return _hash(f'{{{case_part}"first":"{first}"{tail}')
 
 
+def variant_tools(
+    offered: tuple[dict[str, Any], ...], model: ModelSpec
+) -> tuple[dict[str, Any], ...]:
+    """The definitions offered to `model`: the base tools, as its tool variant has them."""
+    return model.variant.apply(offered) if model.variant is not None else offered
+
+
 def described(
     offered: tuple[dict[str, Any], ...], injected: tuple[tuple[str, str], ...]
 ) -> tuple[dict[str, Any], ...]:
@@ -386,7 +428,8 @@ def trial_id(suite: Suite, case: Case, model: ModelSpec, trial: int) -> str:
     recording of trial 3 is checked against trial 3's request even when the suite has one
     trial (the run said --trials)."""
     ids = _IdParts(suite)
-    _messages, messages_json, _offered, offered_json = ids.request(case)
+    _messages, messages_json, *base = ids.request(case)
+    _offered, offered_json = ids.variant(case, model, base)
     return ids.item_id(case, _KeyText(model).key(messages_json, offered_json, trial))
 
 
@@ -429,16 +472,18 @@ def conversation_id_part(case: Case, suite: Suite) -> str:
 
 
 def turn_tools(
-    case: Case, first: tuple[dict[str, Any], ...], suite: Suite
+    case: Case, first: tuple[dict[str, Any], ...], suite: Suite, model: ModelSpec | None = None
 ) -> list[tuple[dict[str, Any], ...]]:
     """The tools offered in each user turn of a scripted conversation: the first turn offers
-    `first` (the item's), each later one what the turn before offered and its `add_tools`."""
+    `first` (the item's), each later one what the turn before offered and its `add_tools` (as
+    `model`'s tool variant defines them)."""
     by_name = {t.name: t for t in suite.tools} if any(t.add_tools for t in case.turns) else {}
     out: list[tuple[dict[str, Any], ...]] = []
     offered = first
     for k, turn in enumerate(case.turns):
         if k > 0 and turn.add_tools:
-            offered = (*offered, *(by_name[n].to_openai() for n in turn.add_tools))
+            added = tuple(by_name[n].to_openai() for n in turn.add_tools)
+            offered = (*offered, *(variant_tools(added, model) if model else added))
         out.append(offered)
     return out
 
@@ -455,6 +500,10 @@ def _select_models(suite: Suite, names: list[str] | None) -> list[ModelSpec]:
     known = {m.name: m for m in suite.models}
     out = []
     for name in names:
+        variants = [m for m in suite.models if m.base_name == name and m.variant is not None]
+        if name not in known and variants:  # the model's name: every variant of it
+            out.extend(variants)
+            continue
         if name not in known:
             raise UsageError(f"model {name!r} is not in the suite; models: {', '.join(known)}")
         if name in players:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from evalspec._suite.model import ModelSpec as ModelSpec
     from evalspec._suite.model import Price as Price
     from evalspec._suite.model import Suite as Suite
+    from evalspec._suite.model import ToolVariant as ToolVariant
     from evalspec._tools.mcp_refresh import RefreshOutcome as RefreshOutcome
     from evalspec._transcript import Transcript as Transcript
 

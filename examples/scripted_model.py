@@ -180,8 +180,39 @@ HELPDESK_ANSWERS = {  # (topic, final answer): some right, some wrong, some in b
     "refund speed": ("returns", "Refunds are issued in full for items returned within 30 days."),
 }
 
+_SEARCH_QUERIES = {
+    "how to reset a password": ("Docs.Search", "reset password"),
+    "exporting as csv": ("Docs.Search", "export csv"),
+    "sso setup": ("Docs.Search", "sso"),
+    "release notes": ("Docs.Search", "release notes 2.3"),
+    "api rate limits": ("Docs.Search", "api rate limits"),
+    "webhooks reference": ("Docs.Search", "webhooks"),
+    "login complaints": ("Tickets.Search", "login"),
+    "double invoice": ("Tickets.Search", "invoice"),
+    "export timeouts": ("Tickets.Search", "export"),
+    "mobile crashes": ("Tickets.Search", "mobile crash"),
+    "refund requests": ("Tickets.Search", "refund"),
+    "slow dashboard": ("Tickets.Search", "slow dashboard"),
+}
+_SEARCH_V1_MISSES = {
+    # Both v1 descriptions say "Search by keywords.": one model takes the first tool for
+    # every question, the other for three of the ticket questions.
+    "gpt-4o-mini@v1": [c for c, (tool, _q) in _SEARCH_QUERIES.items() if tool != "Docs.Search"],
+    "claude-sonnet@v1": ["mobile crashes", "refund requests", "slow dashboard"],
+}
+SEARCH: dict[str, list[Any]] = {
+    case: [{"calls": [[tool, {"query": query}]]}] for case, (tool, query) in _SEARCH_QUERIES.items()
+} | {
+    f"{case} on {model}": [{"calls": [["Docs.Search", {"query": _SEARCH_QUERIES[case][1]}]]}]
+    for model, cases in _SEARCH_V1_MISSES.items()
+    for case in cases
+}
+"""suites/search.yaml: a script per case, and per `<case> on <model@variant>` where that
+model, under that version of the tool descriptions, picks the wrong tool."""
+
 SCRIPTS: dict[str, dict[str, list[Any]]] = {
     "support": SUPPORT,
+    "search": SEARCH,
     "shop": SHOP,
     "bistro": BISTRO,
     "slack": {
@@ -369,7 +400,8 @@ SCRIPTS: dict[str, dict[str, list[Any]]] = {
 
 
 class ScriptedProvider:
-    """Answers from SCRIPTS: the n-th answer of a case is its script's n-th turn.
+    """Answers from SCRIPTS: the n-th answer of a case is its script's n-th turn (the
+    script of `<case> on <model>` when there is one, else the case's).
 
     In a multi-turn case (the script is a list of lists) the k-th user message is answered
     by its k-th list; a simulated user's requests are answered from USER_LINES, one line per
@@ -389,7 +421,8 @@ class ScriptedProvider:
         users = [i for i, m in enumerate(request.messages) if m["role"] == "user"]
         last_user = users[-1]
         turn = sum(1 for m in request.messages[last_user:] if m["role"] == "assistant")
-        steps = self.script[case]
+        model = request.label.split("'")[3]
+        steps = self.script.get(f"{case} on {model}") or self.script[case]
         if steps and isinstance(steps[0], list):  # one list of steps per user turn
             steps = steps[min(len(users) - 1, len(steps) - 1)]
         step = steps[min(turn, len(steps) - 1)]

@@ -72,9 +72,9 @@ def transcript(
 
 
 def cli(
-    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 60
+    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 60, cwd: Path = ROOT
 ) -> subprocess.CompletedProcess[str]:
-    """The real `evalspec` command, in a child process, from the repository root."""
+    """The real `evalspec` command, in a child process, from the repository root (or `cwd`)."""
     full_env = {**os.environ, **(env or {})}
     full_env.pop("COLUMNS", None)
     return subprocess.run(
@@ -82,7 +82,7 @@ def cli(
         capture_output=True,
         text=True,
         env=full_env,
-        cwd=ROOT,
+        cwd=cwd,
         timeout=timeout,
     )
 

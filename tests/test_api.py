@@ -93,6 +93,7 @@ SURFACE = {
         "SuitesWritten",
         "TauBenchImported",
         "TracesImported",
+        "ToolVariant",
         "Transcript",
         "TranscriptsWritten",
         "Warnings",

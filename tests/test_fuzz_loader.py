@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -42,6 +43,8 @@ _LOCKED = {
 }
 for _name in ("fuzz", "regression"):
     (Path(_DIR) / f"{_name}.tools.lock.json").write_text(json.dumps({"servers": _LOCKED}))
+for _lock in SUITES.glob("*.tools.lock.json"):  # and each by its name, for tool variants
+    shutil.copy(_lock, Path(_DIR) / _lock.name)
 
 
 def _load(data: bytes | str, name: str = "fuzz.yaml") -> Suite | None:

@@ -190,7 +190,7 @@ COMPARE_ORDER: list[tuple[str, ...]] = [
     ("classify",),
     ("columns",),
     ("noise",),
-    ("suite_changes", "attribution"),
+    ("suite_changes", "attribution", "variants"),
     ("evidence", "scoring"),
     ("diff", "runs"),
     ("text", "console", "markdown"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,7 +63,7 @@ def diff(
     a pull request's: review's limits and time budget apply. `markdown` also writes the diff
     as a pull-request comment there (`show_unchanged` lists unchanged cases in it too)."""
     from evalspec._compare.diff import diff_suites
-    from evalspec._review.git_base import suite_from_git
+    from evalspec._review.git_base import lock_drift_at, suite_from_git
     from evalspec._suite.limits import review_budget, untrusted
     from evalspec._transcript import load_transcripts
 
@@ -104,6 +105,9 @@ def diff(
             allow_stale=allow_stale,
             gate=gate_override(gate, (base_suite or head_suite).gate),
         )
+        if base_ref is not None and base_suite is not None:  # as review says it
+            drift = lock_drift_at(base_ref, Path(head))  # type: ignore[arg-type]  # a file
+            comparison = replace(comparison, tool_drift=tuple(drift))
     if markdown:
         from evalspec._compare.markdown import write_diff_markdown
 

@@ -8,7 +8,8 @@ Lowest first; a module imports only the ones above it in this list:
 - classify: how one pair moved, the rows that explain it, the reviewer's order
 - columns: runs read back as (run, model) columns, and which to pair
 - noise: the paired test per model
-- suite_changes, attribution: the suite changes a case sees, and which one moved its verdict
+- suite_changes, attribution, variants: the suite changes a case sees, which one moved its
+  verdict; the head's tool variants paired
 - evidence, scoring: which transcripts answer the head suite; each side scored
 - diff, runs: the computations (two suite versions; results files)
 - text, console, markdown: the views (the JSON form is the records' `to_dict`; the HTML view is

@@ -11,6 +11,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from evalspec._compare.classify import classify
 from evalspec._compare.records import KIND_ORDER, Column, Kind, RunData, Side, case_order
 from evalspec._scoring.results_file import ResultsFile
@@ -77,13 +79,29 @@ def before_after_pairs(runs: Sequence[RunData], columns: Sequence[Column]) -> li
     if not columns:
         return []
     if len(runs) == 1:
-        return [(0, i) for i in range(1, len(columns))]
+        return variant_pairs(columns) or [(0, i) for i in range(1, len(columns))]
     first = [i for i, c in enumerate(columns) if c.run_index == 0]
     last = [i for i, c in enumerate(columns) if c.run_index == len(runs) - 1]
     by_model = {columns[i].model: i for i in last}
     if {columns[i].model for i in first} == set(by_model):
         return [(i, by_model[columns[i].model]) for i in first]
     return list(zip(first, last, strict=False))
+
+
+def variant_pairs(columns: Sequence[Column]) -> list[tuple[int, int]]:
+    """Per model run with tool variants, its first variant's column against each other
+    variant's: the same model, cases and trials, only the tools' definitions differ."""
+    first: dict[str, int] = {}
+    pairs = []
+    for i, col in enumerate(columns):
+        summary = col.summary
+        if summary is None or isinstance(summary.variant_of, msgspec.UnsetType):
+            continue
+        if summary.variant_of in first:
+            pairs.append((first[summary.variant_of], i))
+        else:
+            first[summary.variant_of] = i
+    return pairs
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from evalspec._compare.records import CaseChange, Comparison, matrix_rows
-from evalspec._compare.text import evidence_text, noise_lines, row_text, shown_changes, side_text
+from evalspec._compare.text import (
+    VARIANTS_HEADING,
+    evidence_text,
+    noise_lines,
+    row_text,
+    shown_changes,
+    side_text,
+)
 from evalspec._util.terminal import STYLES
 
 if TYPE_CHECKING:
@@ -112,6 +119,11 @@ def print_noise(comparison: Comparison, say: Callable[[str, str], None]) -> None
     for m in comparison.noise:
         for i, line in enumerate(noise_lines(m)):
             say(line, ("bold red" if m.pass_rate.drop else "bold") if i == 0 else "")
+    if comparison.variants:
+        say(VARIANTS_HEADING, "bold")
+    for m in comparison.variants:
+        for i, line in enumerate(noise_lines(m)):
+            say(f"  {line}", "bold" if i == 0 else "")
     failures = comparison.gate_failures
     gate = f"gate {comparison.gate.mode}"
     if failures:

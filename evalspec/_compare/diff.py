@@ -32,6 +32,7 @@ from evalspec._compare.records import (
     Spend,
 )
 from evalspec._compare.scoring import review_embedder, score_sides
+from evalspec._compare.variants import variant_noise
 from evalspec._suite.model import Gate, Suite
 from evalspec._transcript import Transcript
 
@@ -130,6 +131,7 @@ def diff_suites(
         allow_stale=allow_stale,
         gate=policy,
         noise=_noise(scored, in_order, policy, known_flaky, spend),
+        variants=variant_noise(head, in_order, policy, known_flaky),
         gate_notes=tuple(_gate_notes(base, head, gate, known_flaky)),
     )
 

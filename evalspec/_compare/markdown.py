@@ -22,7 +22,14 @@ from evalspec._compare.records import (
     RowChange,
     matrix_rows,
 )
-from evalspec._compare.text import change_text, noise_lines, row_text, shown_changes, side_text
+from evalspec._compare.text import (
+    VARIANTS_HEADING,
+    change_text,
+    noise_lines,
+    row_text,
+    shown_changes,
+    side_text,
+)
 from evalspec._util.files import write_text_atomic
 from evalspec._util.markdown import GITHUB_COMMENT_LIMIT, cell, code, markdown_table
 
@@ -57,6 +64,10 @@ def noise_markdown(c0: Comparison, suite: str = "") -> list[str]:
         lines = noise_lines(m)
         mark = ":small_red_triangle_down: " if m.pass_rate.drop else ""
         out.append(f"- {mark}{where}{cell(lines[0], 600)}")
+        out += [f"  - {cell(line, 600)}" for line in lines[1:]]
+    for m in c0.variants:
+        lines = noise_lines(m)
+        out.append(f"- {where}{VARIANTS_HEADING} {cell(lines[0], 600)}")
         out += [f"  - {cell(line, 600)}" for line in lines[1:]]
     failures = c0.gate_failures
     gate = f"gate `{c0.gate.mode}`"

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from evalspec._compare.records import CaseChange, ModelNoise, Spend, side_counts
+from evalspec._scoring.confusion import ConfusionCell
 from evalspec._stats import is_flaky, paired_compare, within_variance
 from evalspec._stats.intervals import mean_interval
 from evalspec._suite.model import Gate
@@ -27,6 +28,7 @@ def model_noise(
     *,
     known_flaky: frozenset[str] = frozenset(),
     spend: tuple[Spend, Spend] | None = None,
+    confusion: tuple[tuple[ConfusionCell, ...], tuple[ConfusionCell, ...]] | None = None,
 ) -> ModelNoise:
     """The paired result over the changes of one model with evidence on both sides."""
     before: list[float] = []
@@ -71,4 +73,5 @@ def model_noise(
         tuple(flaky),
         spend[0] if spend else None,
         spend[1] if spend else None,
+        confusion,
     )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from evalspec._compare.words import count, p_text
+from evalspec._scoring.confusion import ConfusionCell
 from evalspec._scoring.results_file import ResultsFile
 from evalspec._scoring.trials import ModelSummary
 from evalspec._scoring.types import CaseResult, Row, Status
@@ -131,9 +132,14 @@ class ModelNoise:
     """Cases whose trials disagree on either side."""
     before_spend: Spend | None = None
     after_spend: Spend | None = None
+    confusion: tuple[tuple[ConfusionCell, ...], tuple[ConfusionCell, ...]] | None = None
+    """Tool confusion before and after, for two tool variants of one model (compare)."""
+    moved: tuple[tuple[Kind, str], ...] = ()
+    """(kind, case) of each case that moved, for two tool variants in a diff or review (a
+    comparison of runs lists them as changes)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "model": self.model,
             "pass_rate": self.pass_rate.to_dict(),
             "score_difference": self.score.to_dict() if self.score else None,
@@ -142,6 +148,12 @@ class ModelNoise:
             "before_spend": vars(self.before_spend) if self.before_spend else None,
             "after_spend": vars(self.after_spend) if self.after_spend else None,
         }
+        if self.confusion is not None:
+            before, after = (msgspec.to_builtins(side) for side in self.confusion)
+            out["tool_confusion"] = {"before": before, "after": after}
+        if self.moved:
+            out["moved"] = [{"kind": kind, "case": case} for kind, case in self.moved]
+        return out
 
 
 @dataclass(frozen=True)
@@ -253,6 +265,8 @@ class Comparison:
     """review: the suite's recordings file, when it differs from the base's."""
     tool_drift: tuple[ServerDrift, ...] = ()
     """review: MCP servers whose tool list in the suite's lock file differs from the base's."""
+    variants: tuple[ModelNoise, ...] = ()
+    """diff, review: each model's tool variants paired in the head (its first against each)."""
 
     @property
     def false_requests(self) -> int:
@@ -344,6 +358,7 @@ class Comparison:
             "gate_notes": list(self.gate_notes),
             "recordings": [r.to_dict() for r in self.recordings],
             "tool_drift": [d.to_dict() for d in self.tool_drift],
+            "variants": [v.to_dict() for v in self.variants],
             "noise": [m.to_dict() for m in self.noise],
             "changes": [_change_dict(c) for c in self.changes],
             **({"matrix": matrix_dict(self)} if self.columns else {}),

@@ -14,6 +14,7 @@ from evalspec._compare.classify import case_change, ordered
 from evalspec._compare.columns import before_after_pairs, build_columns
 from evalspec._compare.noise import model_noise
 from evalspec._compare.records import CaseChange, Column, Comparison, RunData, Spend, case_order
+from evalspec._scoring.confusion import ConfusionCell
 from evalspec._suite.model import Gate
 
 
@@ -47,7 +48,9 @@ def compare_runs(runs: Sequence[RunData], *, gate: Gate | None = None) -> Compar
     before_label = runs[0].label if runs else ""
     after_label = runs[-1].label if runs else ""
     if len(runs) == 1 and len(columns) > 1:
-        before_label, after_label = columns[0].label, ", ".join(c.label for c in columns[1:])
+        before_label, after_label = (
+            ", ".join(dict.fromkeys(columns[p[side]].label for p in pairs)) for side in (0, 1)
+        )
     policy, gate_note = _runs_gate(runs, gate)
     if gate_note:
         notes.append(gate_note)
@@ -58,6 +61,7 @@ def compare_runs(runs: Sequence[RunData], *, gate: Gate | None = None) -> Compar
             [c for c in in_order if c.model == label],
             policy,
             spend=_column_spend(columns[i], columns[j]),
+            confusion=_variant_confusion(columns[i], columns[j]),
         )
         for label, (i, j) in _pair_labels(runs, columns, pairs).items()
     )
@@ -130,3 +134,16 @@ def _column_spend(before: Column, after: Column) -> tuple[Spend, Spend] | None:
 
     b, a = spend(before), spend(after)
     return (b, a) if b is not None and a is not None else None
+
+
+def _variant_confusion(
+    before: Column, after: Column
+) -> tuple[tuple[ConfusionCell, ...], tuple[ConfusionCell, ...]] | None:
+    """Both columns' tool confusion when they are two tool variants of one model: what the
+    tool owner compares (None otherwise: another model's picks say nothing of the tools)."""
+    b, a = before.summary, after.summary
+    if b is None or a is None or isinstance(b.variant_of, msgspec.UnsetType):
+        return None
+    if b.variant_of != a.variant_of:
+        return None
+    return b.tool_confusion, a.tool_confusion

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec._compare.edits import edits
+from evalspec._suite.mcp_drift import tool_drift
 from evalspec._suite.model import (
     Case,
     CriticSpec,
@@ -21,6 +22,7 @@ from evalspec._suite.model import (
     ModelSpec,
     Suite,
     Tool,
+    ToolVariant,
 )
 from evalspec._util.json_values import difference, short
 
@@ -284,7 +286,30 @@ def suite_wide_changes(base: Suite, head: Suite) -> list[str]:
     for f in fields(base.run):
         out += _moved(f"run.{f.name}", getattr(base.run, f.name), getattr(head.run, f.name))
     out += _models({m.name: m for m in base.models}, {m.name: m for m in head.models})
-    return out  # embedding settings: a security-relevant change (security.py)
+    return out + variant_changes(base, head)  # embedding settings: security.py
+
+
+def variant_changes(base: Suite, head: Suite) -> list[str]:
+    """What each tool variant offers differently, said as `tools refresh --check` says a
+    server's drift (`variant v2: Docs.Search: description "a" -> "b"`)."""
+    before = {v.name: _offered_by(base, v) for v in base.variants}
+    after = {v.name: _offered_by(head, v) for v in head.variants}
+    out = [
+        f"variant {name} {'added' if name in after else 'removed'}"
+        for name in [*(n for n in after if n not in before), *(n for n in before if n not in after)]
+    ]
+    for name in (n for n in after if n in before):
+        for drift in tool_drift({name: before[name]}, {name: after[name]}):
+            out += [f"variant {name}: {line}" for line in drift.lines()]
+    return out
+
+
+def _offered_by(suite: Suite, variant: ToolVariant) -> list[dict[str, Any]]:
+    """The definitions a variant offers, as a lock lists a server's tools."""
+    return [
+        {"name": f["name"], "description": f["description"], "inputSchema": f["parameters"]}
+        for f in (d["function"] for d in variant.apply(tuple(t.to_openai() for t in suite.tools)))
+    ]
 
 
 def case_changes(

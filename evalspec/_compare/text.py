@@ -15,6 +15,7 @@ from evalspec._compare.records import (
     side_flaky,
 )
 from evalspec._compare.words import count, names, p_text, signed
+from evalspec._scoring.confusion import changed_lines
 from evalspec._stats import PairedResult
 from evalspec._stats.paired import MAX_CASES, MAX_TRIALS
 
@@ -98,6 +99,10 @@ def row_text(r: RowChange) -> str:
     return f"{where}: {b} → {a}" + (f": {why}" if why else "")
 
 
+VARIANTS_HEADING = "tool variants in the head, each model's first against the others:"
+"""Above the variants' paired results in a diff or review (they never gate)."""
+
+
 def noise_lines(m: ModelNoise) -> list[str]:
     """What a reviewer reads: the change with the interval of the test that decides, the
     verdict, and the power of that same test."""
@@ -137,6 +142,12 @@ def noise_lines(m: ModelNoise) -> list[str]:
         lines.append(f"{m.model}: marked flaky in the suite, not gated: {names(m.known_flaky)}")
     if m.before_spend and m.after_spend:
         lines.append(f"{m.model}: {spend_text(m.before_spend, m.after_spend)}")
+    for kind in dict.fromkeys(k for k, _case in m.moved):
+        moved = [case for k, case in m.moved if k == kind]
+        lines.append(f"{m.model}: {kind}: {names(moved)}")
+    if m.confusion is not None:
+        changed = changed_lines(*m.confusion)
+        lines += [f"{m.model}: tool confusion (expected → called): {c}" for c in changed]
     return lines
 
 

@@ -9,7 +9,7 @@ from evalspec._language.critics import CRITIC, EVALUATOR, RUBRIC
 from evalspec._language.expect import EXPECT, EXPECTED_CALL, FINAL_ANSWER
 from evalspec._language.faults import FAULT, INJECTION
 from evalspec._language.models import BUDGET, MODEL, SUITE_BUDGET
-from evalspec._language.tools import SIMULATED_RESPONSE, TOOL
+from evalspec._language.tools import SIMULATED_RESPONSE, TOOL, TOOL_EDIT, VARIANT
 from evalspec._language.vocabulary import Arr, Bool, Enum, Int, Map, Num, Obj, Ref, Str
 
 SUITE = Obj(
@@ -270,6 +270,18 @@ SUITE = Obj(
                 ],
             ),
         ),
+        "variants": Arr(
+            description=(
+                "Versions of the suite's tools to run every case against, side by side: each "
+                "model runs each case once per variant (as `MODEL@VARIANT`), paired by case "
+                "and trial, so `evalspec compare RUN` says which version's tools models use "
+                "better. The first variant is the baseline."
+            ),
+            min_items=1,
+            max_items=20,
+            items=Ref("variant"),
+            examples=([{"name": "v1"}, {"name": "v2", "lock": "calc.v2.tools.lock.json"}],),
+        ),
         "cases": Arr(
             description="What users ask, and what a good model does.",
             min_items=1,
@@ -307,5 +319,7 @@ DEFS = {
     "fault": FAULT,
     "injection": INJECTION,
     "capture": CAPTURE,
+    "variant": VARIANT,
+    "tool_edit": TOOL_EDIT,
 }
 """The named pieces, in the order the schema lists them."""

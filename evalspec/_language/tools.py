@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evalspec._language.state import BEHAVIOR
-from evalspec._language.vocabulary import Arr, Bool, Map, Mixed, Obj, Ref, Str
+from evalspec._language.vocabulary import Arr, Bool, Const, Map, Mixed, Obj, Ref, Str
 
 TOOL = Obj(
     description=(
@@ -221,3 +221,78 @@ SIMULATED_RESPONSE = Obj(
     },
 )
 """`$defs/simulated_response`: each rule of a tool's `responses:`."""
+
+TOOL_EDIT = Obj(
+    description=(
+        "What one tool looks like to the model in a variant. The model's calls of a "
+        "renamed tool count as calls of the base tool: cases keep naming the base tool."
+    ),
+    additional=False,
+    min_properties=1,
+    examples=({"name": "Math.Sum", "description": "Sum of two numbers."},),
+    properties={
+        "name": Str(
+            description="The name the model sees instead of the base tool's.",
+            pattern="^[^\\s]{1,64}$",
+            examples=("Math.Sum",),
+        ),
+        "description": Str(
+            description="The description the model reads instead of the base tool's.",
+            max_length=10000,
+            examples=("Sum of two numbers.",),
+        ),
+        "input_schema": Obj(
+            description=(
+                "The JSON Schema of the arguments instead of the base tool's (an "
+                "object schema). Expected arguments are still checked against the base "
+                "tool's."
+            ),
+            examples=({"type": "object", "properties": {"a": {"type": "integer"}}},),
+        ),
+        "drop": Const(
+            description="The tool is not offered in this variant.", value=True, examples=(True,)
+        ),
+    },
+)
+"""An edit of one base tool in a tool variant (`variants[].tools.NAME`)."""
+
+VARIANT = Obj(
+    description=(
+        "One version of the suite's tools: the base tools, changed by another lock "
+        "file of the same MCP servers (`lock`) and by edits of single tools (`tools`), "
+        "applied in that order."
+    ),
+    additional=False,
+    required=("name",),
+    examples=(
+        {
+            "name": "clear",
+            "tools": {"Math.Add": {"description": "Add two numbers; not for lists."}},
+        },
+    ),
+    properties={
+        "name": Str(
+            description=(
+                "Shown after the model's name in reports (`gpt-4o-mini@clear`); "
+                "letters, digits, `_`, `.`, `-`."
+            ),
+            pattern="^[A-Za-z0-9_.-]{1,40}$",
+            examples=("v2",),
+        ),
+        "lock": Str(
+            description=(
+                "A tool lock file (as `evalspec tools refresh` writes) relative to the "
+                "suite file: each MCP tool of the suite takes the description and "
+                "input schema this file lists for it under the same server. A tool it "
+                "does not list is not offered in this variant."
+            ),
+            examples=("calc.v2.tools.lock.json",),
+        ),
+        "tools": Map(
+            Ref("tool_edit"),
+            description="Edits by base tool name.",
+            examples=({"Math.Add": {"name": "Math.Sum"}},),
+        ),
+    },
+)
+"""One version of the suite's tools (`variants:`), run side by side with the others."""

@@ -3,18 +3,16 @@ was expected (`Math.Add → Math.Plus  3 of 5`), the most frequent first, a few 
 
 from __future__ import annotations
 
-from evalspec._scoring.confusion import NO_CALL, ConfusionCell, expected_total, mistakes
+from evalspec._scoring.confusion import (
+    NO_CALL,
+    ConfusionCell,
+    expected_total,
+    mistakes,
+    pair_text,
+)
 
 MAX_SHOWN = 10
 """Confusions listed per model; results.json has them all."""
-NAME_WIDTH = 30
-"""Characters of a tool name shown (a hostile server's names can be long)."""
-
-
-def _name(tool: str, missing: str) -> str:
-    if tool == NO_CALL:
-        return missing
-    return tool if len(tool) <= NAME_WIDTH else tool[: NAME_WIDTH - 1] + "…"
 
 
 def confusion_lines(cells: tuple[ConfusionCell, ...]) -> list[str]:
@@ -22,7 +20,7 @@ def confusion_lines(cells: tuple[ConfusionCell, ...]) -> list[str]:
     wrong = mistakes(cells)
     out = []
     for cell in wrong[:MAX_SHOWN]:
-        pair = f"{_name(cell.expected, '(no call expected)')} → {_name(cell.called, '(no call)')}"
+        pair = pair_text(cell)
         of = f" of {expected_total(cells, cell.expected)}" if cell.expected != NO_CALL else ""
         out.append(f"{pair}  {cell.count}{of}")
     if len(wrong) > MAX_SHOWN:

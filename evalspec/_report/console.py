@@ -64,6 +64,26 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
         _print_noise(report, m, console, named=len(report.models) > 1)
     for m in report.models:
         _print_confusion(m, console)
+    _print_variants(report, console)
+
+
+def _print_variants(report: Report, console: Console) -> None:
+    """Each model's tool variants paired against its first, as `evalspec compare` says it:
+    which version of the tools won, by how much, beyond noise or not."""
+    if len(report.suite.variants) < 2:
+        return
+    from evalspec._compare.records import RunData
+    from evalspec._compare.runs import compare_runs
+    from evalspec._compare.text import noise_lines
+
+    pairs = compare_runs([RunData("run", report.results_file())]).noise
+    if pairs:
+        console.print(
+            text("tool variants, paired by case (cases that moved: evalspec compare RUN):", "bold")
+        )
+    for m in pairs:
+        for line in noise_lines(m):
+            console.print(text(f"  {line}"))
 
 
 def _print_confusion(m: ModelSummary, console: Console) -> None:

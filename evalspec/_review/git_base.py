@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evalspec._suite.load import MAX_FILE_BYTES
+from evalspec._suite.mcp_drift import ServerDrift
 from evalspec._suite.model import Suite
 from evalspec._suite.render import MAX_INCLUDES
 from evalspec._util.errors import Problem, SpecError, UsageError
@@ -179,16 +180,60 @@ def suite_from_git(ref: str, path: Path) -> Suite | None:
             raise SpecError([at_ref(p, Path(tmp), ref) for p in exc.problems]) from None
 
 
+def lock_drift_at(ref: str, path: Path) -> list[ServerDrift]:
+    """How the lock beside the suite at `path` differs from its lock at git `ref`, as
+    `tools refresh --check` says it (nothing when the suite is new at the ref)."""
+    from evalspec._suite.mcp_drift import locks_drift
+
+    root = repo_root(path.parent)
+    commit = resolve_commit(root, ref)
+    rel = path.resolve().relative_to(root).as_posix()
+    with tempfile.TemporaryDirectory(prefix="evalspec-base-") as tmp:
+        if _git(root, "cat-file", "-e", f"{commit}:{rel}").returncode != 0:
+            return []
+        from evalspec._suite.mcp_lock import lock_path
+
+        _materialise_lock(root, commit, lock_path(rel).as_posix(), Path(tmp))
+        return locks_drift(Path(tmp) / rel, path)
+
+
 def _materialise_tool_lock(root: Path, commit: str, rel: str, dest: Path) -> None:
-    """The suite's MCP tool lock file as it is at `commit`, when it has one there."""
+    """The suite's MCP tool lock files as they are at `commit`, those it has there: its own,
+    and each tool variant's (`variants: [{lock: ...}]`)."""
     from evalspec._suite.mcp_lock import lock_path
 
-    lock_rel = lock_path(rel).as_posix()
+    _materialise_lock(root, commit, lock_path(rel).as_posix(), dest)
+    for lock in _variant_locks((dest / rel).read_bytes()):
+        lock_rel = posixpath.normpath(posixpath.join(posixpath.dirname(rel), lock))
+        if not posixpath.isabs(lock) and not lock_rel.startswith("../"):
+            _materialise_lock(root, commit, lock_rel, dest)  # others: load_suite refuses them
+
+
+def _variant_locks(text: bytes) -> list[str]:
+    """The lock files a suite's tool variants name."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return []  # load_suite reports the mistake with its position
+    variants = doc.get("variants") if isinstance(doc, dict) else None
+    listed = variants if isinstance(variants, list) else []
+    return [
+        v["lock"]
+        for v in listed
+        if isinstance(v, dict) and isinstance(v.get("lock"), str) and "\x00" not in v["lock"]
+    ]
+
+
+def _materialise_lock(root: Path, commit: str, lock_rel: str, dest: Path) -> None:
+    """One lock file as it is at `commit`, when it is there."""
     size = _git(root, "cat-file", "-s", f"{commit}:{lock_rel}")
     if size.returncode == 0 and int(size.stdout.strip() or 0) > MAX_FILE_BYTES:
         raise UsageError(f"{lock_rel} is larger than {MAX_FILE_BYTES} bytes at the base")
     shown = _git(root, "show", f"{commit}:{lock_rel}")
     if shown.returncode == 0:
+        (dest / lock_rel).parent.mkdir(parents=True, exist_ok=True)
         (dest / lock_rel).write_bytes(shown.stdout)
 
 

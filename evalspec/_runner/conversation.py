@@ -53,7 +53,7 @@ async def run_conversation(
     if snapshot is None and callable(getattr(tools, "snapshot", None)):
         snapshot = tools.snapshot
     simulated = _simulator(item, plan, user_provider)
-    offers = turn_tools(case, item.tools, plan.suite)  # a turn may offer more (`add_tools`)
+    offers = turn_tools(case, item.tools, plan.suite, item.model)  # a turn may add (`add_tools`)
     history: list[dict[str, Any]] = [dict(m) for m in item.messages]
     keys = RequestKeys(item.model, item.trial)  # each message encoded once, not once a turn
     calls: list[ToolCall] = []

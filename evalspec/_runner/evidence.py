@@ -94,17 +94,18 @@ class EvidenceCheck:
         self._cases: dict[str, Case] = {c.name: c for c in suite.cases}
         self._tools = {t.name: t for t in suite.tools}
         self._ids: dict[tuple[str, str, int], str] = {}
-        self._offered: dict[str, frozenset[str]] = {}
-        self._added: dict[str, list[frozenset[str]]] = {}
+        self._offered: dict[tuple[str, str], frozenset[str]] = {}
+        self._added: dict[tuple[str, str], list[frozenset[str]]] = {}
         """Cases whose turns add tools: the tools offered in each user turn."""
         self._pairs: dict[tuple[str, str], ModelSpec] = {}
         for it in (plan or compile_plan(suite)).items:
             self._ids[(it.case.name, it.model.name, it.trial)] = it.id
             self._pairs[(it.case.name, it.model.name)] = it.model
             self._cases[it.case.name] = it.case
-            self._offered[it.case.name] = frozenset(t["function"]["name"] for t in it.tools)
+            pair = (it.case.name, it.model.name)  # a tool variant may offer other tools
+            self._offered[pair] = it.offered_names
             if any(turn.add_tools for turn in it.case.turns):
-                self._added[it.case.name] = _offered_by_turn(it.case, self._offered[it.case.name])
+                self._added[pair] = _offered_by_turn(it.case, self._offered[pair])
 
     def problems(self, t: Transcript) -> list[str]:
         """Why `t` is not evidence for this suite; empty when it is."""
@@ -132,8 +133,8 @@ class EvidenceCheck:
         if not imported and t.item_id != head_id:
             why = conversation_change(self._cases[t.case], t) if t.user_turns else None
             out.append(StaleReason(None, why or REQUEST_CHANGED, known=True))
-        offered = self._offered.get(t.case, frozenset())
-        added = self._added.get(t.case)
+        offered = self._offered.get((t.case, t.model), frozenset())
+        added = self._added.get((t.case, t.model))
         # A stateful suite's calls are replayed in order through a fresh environment: an
         # output differs when an effect, a precondition or the initial state moved it.
         tools = self._conversation(t.case)

@@ -244,7 +244,9 @@ async def _conversation(
     messages: list[dict[str, Any]] = list(item.messages)
     tools = list(item.tools)  # the plan resolved them: a case offering none offers none
     keys = item.keys  # a conversation's, shared by its user turns; None for one request
-    offered = {t["function"]["name"] for t in tools}
+    back = item.renamed  # a tool variant's renamed tools are called by their offered names
+    shown = sorted(t["function"]["name"] for t in tools)  # as the model reads them
+    offered = item.offered_names
     calls: list[ToolCall] = []
     prompt = completion = 0
     latency = 0.0
@@ -255,7 +257,7 @@ async def _conversation(
     max_turns = 1 if suite.run.mode == "single_turn" else suite.run.max_turns
     previous = keys.last if keys is not None else None  # the conversation's request before
     output_left = max_tool_output_chars() - _tool_output(messages)  # earlier turns' count too
-    faults = _fault_plan(item, messages)
+    faults = _fault_plan(item, messages, back)
     for turn in range(max_turns):
         request = ChatRequest(
             key=_request_key(item, turn, messages, tools, keys),
@@ -315,6 +317,7 @@ async def _conversation(
         for i, tc in enumerate(tool_calls):
             fn = tc.get("function") or {}
             name = str(fn.get("name", ""))
+            name = back.get(name, name)  # cases, answers and scores know the base name
             raw = fn.get("arguments") or ""
             raw = raw if isinstance(raw, str) else json.dumps(raw)
             args = _parse_args(raw)
@@ -327,7 +330,7 @@ async def _conversation(
             elif name in offered:
                 result = await simulator.call(name, args, raw)  # SimulatorMissing passes up
             else:  # a suite tool this case does not offer is as unknown as any other name
-                available = ", ".join(sorted(offered))
+                available = ", ".join(shown)
                 result = ToolResult(
                     None,
                     f"unknown tool '{name}'; available tools: {available}",
@@ -384,16 +387,20 @@ async def _conversation(
     )
 
 
-def _fault_plan(item: PlanItem, messages: list[dict[str, Any]]) -> FaultPlan | None:
-    """The item's faults, counting the calls of earlier user turns; None without faults."""
+def _fault_plan(
+    item: PlanItem, messages: list[dict[str, Any]], back: dict[str, str]
+) -> FaultPlan | None:
+    """The item's faults, counting the calls of earlier user turns (by their base names);
+    None without faults."""
     if not item.faults:
         return None
-    earlier = (
+    called = (
         str((tc.get("function") or {}).get("name", ""))
         for m in messages
         if m.get("role") == "assistant"
         for tc in m.get("tool_calls") or ()
     )
+    earlier = (back.get(n, n) for n in called)
     return FaultPlan(item.faults, item.case.name, item.trial, earlier)
 
 

@@ -57,3 +57,37 @@ def mistakes(cells: Iterable[ConfusionCell]) -> list[ConfusionCell]:
 def expected_total(cells: Iterable[ConfusionCell], expected: str) -> int:
     """How often `expected` was expected, over every cell of its row."""
     return sum(c.count for c in cells if c.expected == expected)
+
+
+NAME_WIDTH = 30
+"""Characters of a tool name shown (a hostile server's names can be long)."""
+
+
+def shown_name(tool: str, missing: str) -> str:
+    """A tool's name as a person reads it in a confusion line; `missing` for no call."""
+    if tool == NO_CALL:
+        return missing
+    return tool if len(tool) <= NAME_WIDTH else tool[: NAME_WIDTH - 1] + "…"
+
+
+def pair_text(cell: ConfusionCell) -> str:
+    """`expected → called`, with words for no call."""
+    expected = shown_name(cell.expected, "(no call expected)")
+    return f"{expected} → {shown_name(cell.called, '(no call)')}"
+
+
+def times_text(cells: tuple[ConfusionCell, ...], expected: str, called: str) -> str:
+    """How often `called` was called where `expected` was expected, of how many times."""
+    n = sum(c.count for c in cells if c.expected == expected and c.called == called)
+    return f"{n} of {expected_total(cells, expected)}" if expected != NO_CALL else str(n)
+
+
+def changed_lines(before: tuple[ConfusionCell, ...], after: tuple[ConfusionCell, ...]) -> list[str]:
+    """Each confusion on either side, before → after (`Docs → Tickets  6 of 6 → 0 of 6`), the
+    most frequent before first: what a change of tool descriptions did to the picks."""
+    pairs = dict.fromkeys((c.expected, c.called) for c in (*mistakes(before), *mistakes(after)))
+    return [
+        f"{pair_text(ConfusionCell(expected=e, called=c, count=0))}  "
+        f"{times_text(before, e, c)} → {times_text(after, e, c)}"
+        for e, c in pairs
+    ]

@@ -164,6 +164,10 @@ class ModelSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     tool_confusion: tuple[ConfusionCell, ...] = ()
     """Which tool was called where which was expected, over every trial, with counts (right
     picks included; "" for no call): which tool descriptions collide."""
+    variant: str | msgspec.UnsetType = msgspec.UNSET
+    """The version of the suite's tools this row ran with (`variants:`); absent without."""
+    variant_of: str | msgspec.UnsetType = msgspec.UNSET
+    """The model's own name, which `model` suffixes with `@<variant>`; absent without."""
 
 
 def summarize(
@@ -219,6 +223,8 @@ def summarize(
                 mean_score_ci=mean_interval(scores, confidence, (0.0, 1.0)),
                 flaky=sum(c.flaky for c in mine),
                 tool_confusion=confusion(trials),
+                variant=model.variant.name if model.variant else msgspec.UNSET,
+                variant_of=model.base_name if model.variant else msgspec.UNSET,
             )
         )
     return cases, models

@@ -179,7 +179,7 @@ class McpPart(Reporter):
         return cache / CACHE_CATEGORY / file_slug(name)
 
     @staticmethod
-    def _schema_problems(params: dict[str, Any]) -> list[str]:
+    def schema_problems(params: dict[str, Any]) -> list[str]:
         """Why a locked schema cannot be used: not JSON Schema, or a pattern RE2 refuses."""
         from jsonschema import Draft202012Validator
         from jsonschema.exceptions import SchemaError
@@ -210,7 +210,7 @@ class McpPart(Reporter):
                 "fix the server, then `evalspec tools refresh`",
             )
             params = {"type": "object"}
-        for why in self._schema_problems(params):
+        for why in self.schema_problems(params):
             self.problem(
                 pos,
                 where,

@@ -437,6 +437,42 @@ class ModelSpec:
     requests_per_minute: float | None = None
     """This model's own rate limit, in place of the run's, shared by models of one endpoint."""
     loc: Loc = field(default=Loc(), compare=False)
+    variant: ToolVariant | None = None
+    """The version of the suite's tools this model is run with (`variants:`); its name is
+    then `<model>@<variant>`."""
+    base_name: str = ""
+    """The model's own name in the suite when it runs a variant."""
+
+
+@dataclass(frozen=True)
+class ToolVariant:
+    """One version of the suite's tools (`variants:`): the definitions the model reads.
+
+    Cases and the tools' answers keep the base names: `back` maps a renamed tool's name, as
+    the model calls it, to its base name."""
+
+    name: str
+    edits: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """Base tool name -> the function definition offered instead (OpenAI format)."""
+    dropped: frozenset[str] = frozenset()
+    """Base tools not offered in this variant."""
+    loc: Loc = field(default=Loc(), compare=False)
+
+    @property
+    def back(self) -> dict[str, str]:
+        """Offered name -> base name, for the tools the variant renames."""
+        return {fn["name"]: base for base, fn in self.edits if fn["name"] != base}
+
+    def apply(self, offered: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+        """The definitions offered under this variant, in the base tools' order."""
+        edits = dict(self.edits)
+        out = []
+        for d in offered:
+            name = d["function"]["name"]
+            if name in self.dropped:
+                continue
+            out.append({**d, "function": edits[name]} if name in edits else d)
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -488,6 +524,9 @@ class Suite:
     state: Any = None
     """The initial state (`state:`); None when no tool keeps state."""
     environment: EnvironmentSpec | None = None
+    variants: tuple[ToolVariant, ...] = ()
+    """Versions of the tools each model runs every case with; `models` holds one entry per
+    model and variant."""
 
     @property
     def stateful(self) -> bool:

@@ -20,6 +20,7 @@ from evalspec._suite.build_checks import ChecksPart
 from evalspec._suite.build_state import RUN_TIME_REF, StatePart, StateUses
 from evalspec._suite.build_tools import ToolsPart, refuse_too_many_tools
 from evalspec._suite.build_turns import TurnsPart, all_expected
+from evalspec._suite.build_variants import VariantsPart, variant_models
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.lint import REFUSAL_FIX, Warnings, refusal_trap
 from evalspec._suite.load import LDict, LList, Pos, llist, load_yaml_at, read_text
@@ -157,7 +158,7 @@ def _kind(value: Any) -> str:
     return "a list" if isinstance(value, list) else f"a single value ({value!r:.40})"
 
 
-class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
+class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
     """Builds the typed Suite from a schema-valid document, collecting semantic problems."""
 
     def __init__(
@@ -250,6 +251,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         self.suite_state = self.initial_state(top, tools)
         self.environment_spec = self.environment(top, tools)
         self.built_models = tuple(self.models(top.get("models")))
+        self.built_variants = self.variants(top.get("variants"), tools)
         self.built_run = self.run_settings(top.get("run") or {})
         budgets = top.get("budgets") or {}
         self.case_budget = dict(budgets.get("case") or {})
@@ -285,7 +287,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             path=str(self.path),
             tools=self.built_tools,
             cases=tuple(self.built_cases),
-            models=self.built_models,
+            models=self.variant_models(),
             rubric=self.suite_rubric,
             run=self.built_run,
             embeddings=EmbeddingSettings(
@@ -297,7 +299,24 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
             gate=Gate(**dict(top.get("gate") or {})),
             state=self.suite_state,
             environment=self.environment_spec,
+            variants=self.built_variants,
         )
+
+    def variant_models(self) -> tuple[ModelSpec, ...]:
+        """The models to run, once per variant; a name taken twice is a problem."""
+        players: dict[str, Any] = self.__dict__.get("user_models", {})
+        models = variant_models(self.built_models, self.built_variants, set(players))
+        names = [m.name for m in models]
+        for m in models:
+            if m.variant is not None and names.count(m.name) > 1:
+                self.problem(
+                    Pos(m.loc.file, m.loc.line, m.loc.column),
+                    m.loc.path,
+                    f"model {m.base_name!r} with variant {m.variant.name!r} is named "
+                    f"{m.name!r}, as another model of the suite is",
+                    "rename that model or the variant",
+                )
+        return models
 
     def check_rendered(self, top: dict[str, Any], expanded: list[tuple[str, LDict]]) -> None:
         """Templates fill values in after the schema check: check what they produced too.
