@@ -447,6 +447,9 @@ class LLMJudge:
     cache is the only source and a miss is :class:`JudgeUnavailable` with ``needs_run``.
     """
 
+    system = JUDGE_SYSTEM
+    """The judge's instructions (part of every verdict's cache key)."""
+
     def __init__(
         self,
         model: str,
@@ -523,7 +526,7 @@ class LLMJudge:
         """One verdict's cache key: the model, the instructions and the prompt; a later round
         and a sampling temperature are part of it too (left out at their defaults, so verdicts
         cached by a single-round judge stay valid)."""
-        parts: list[object] = [self.model, JUDGE_SYSTEM, prompt]
+        parts: list[object] = [self.model, self.system, prompt]
         if self.temperature:
             parts.append({"temperature": self.temperature})
         if round_:
@@ -538,10 +541,18 @@ class LLMJudge:
         return combine_rounds([await self._round(prompt, r) for r in range(self.rounds)])
 
     async def _round(self, prompt: str, round_: int) -> tuple[float, str]:
+        entry = await self._entry(prompt, round_)
+        return float(entry["score"]), str(entry.get("reason", ""))
+
+    async def _entry(
+        self, prompt: str, round_: int, extra: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """One round's cache entry: read, or asked for and written (with `extra`, what the
+        entry keeps beside the verdict) as soon as it arrives."""
         key = self._key(prompt, round_)
         cache = self._load_cache()
-        hit = self._cached_round(prompt, round_)
-        if hit is not None:
+        hit = cache.get(key)
+        if isinstance(hit, dict) and "score" in hit:
             _log.debug("judge verdict from %s", self.cache_path)
             return hit
         if self._calls is None:
@@ -552,17 +563,21 @@ class LLMJudge:
                 needs_run=True,
             )
         _log.info("judge verdict not cached; asking %s", self.model)
-        text = await self._ask(prompt)
-        parsed = parse_verdict(text)
-        if parsed is None:
-            raise JudgeError(f"the judge's reply holds no verdict: {text[:200]!r}")
+        entry = {**self.parse_reply(await self._ask(prompt)), **(extra or {})}
         async with self._lock:
-            cache[key] = {"score": parsed[0], "reason": parsed[1]}
+            cache[key] = entry
             if self.rounds > 1:
                 cache[key]["round"] = round_ + 1
             if self.cache_path:
                 update_json_object(self.cache_path, {key: cache[key]}, JUDGE_CACHE_WHAT)
-        return parsed
+        return entry
+
+    def parse_reply(self, text: str) -> dict[str, Any]:
+        """The cache entry of the judge's reply; JudgeError when it holds no verdict."""
+        parsed = parse_verdict(text)
+        if parsed is None:
+            raise JudgeError(f"the judge's reply holds no verdict: {text[:200]!r}")
+        return {"score": parsed[0], "reason": parsed[1]}
 
     async def _ask(self, prompt: str) -> str:
         assert self._calls is not None
@@ -572,7 +587,7 @@ class LLMJudge:
                 Endpoint(self.base_url, self.api_key_env),
                 self.model,
                 [
-                    {"role": "system", "content": JUDGE_SYSTEM},
+                    {"role": "system", "content": self.system},
                     {"role": "user", "content": prompt},
                 ],
                 params={"temperature": self.temperature},

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -132,6 +132,7 @@ def _result(
 
 K = TypeVar("K")
 V = TypeVar("V")
+T = TypeVar("T")
 MEMO_CASES = 4096
 """Cases whose judges, turns and embedding needs a scorer remembers: an item's models and trials
 are planned together and finish close together, so a few thousand cover every reuse, while a
@@ -538,6 +539,9 @@ class Scorer:
                     f"required evaluator {res.name} scored {res.score:.2f}"
                 )
         for check in case.expect.final_answer:
+            if check.kind == "judge" and "rubric" in check.params:
+                self._rubric_rows(check, t, case, tally)
+                continue
             res = self._final_answer(check, t, case)
             name = f"final_answer.{check.kind}"
             tally.evaluators[name] = res.score
@@ -596,14 +600,35 @@ class Scorer:
         values = [[(big if ps.tool_ok else 0.0) + ps.earned for ps in row] for row in table]
         return [(i, j, table[i][j]) for i, j in assign(values, case.expect.ordered)]
 
+    def _rubric_rows(
+        self, check: FinalAnswerCheck, t: Transcript, case: Case, tally: _Explanation
+    ) -> None:
+        """A rubric judge's rows, one per criterion, and its verdicts in the details."""
+        from evalspec._scoring.rubric import RubricJudge, answer_slot, judge_rubric
+
+        name = str(check.params.get("name") or "final_answer.judge")
+        judge = self._cached_judge(check)
+        slot = answer_slot(t.case, t.model, t.trial, name, case_question(case))
+        assert isinstance(judge, RubricJudge)
+        overall, verdicts, rows = _drive(judge_rubric(judge, check, self.suite, case, t, slot))
+        for row in rows:
+            tally.add(row)
+        tally.evaluators[name] = overall
+        tally.details[name] = {
+            "score": overall,
+            "rubric": {
+                v.name: {"score": v.score, "passed": v.passed, "reason": v.reason} for v in verdicts
+            },
+        }
+
     def _cached_judge(self, check: FinalAnswerCheck) -> LLMJudge:
         """One LLM judge per judge configuration, with verdicts cached on disk."""
-        from evalspec._scoring.final_answer import LLMJudge
+        from evalspec._scoring.rubric import judge_for
 
         params = judge_params(self.suite, check)
         key = json.dumps(params, sort_keys=True)
         if key not in self._judges:
-            self._judges[key] = LLMJudge.from_params(params, self._calls)
+            self._judges[key] = judge_for(params, self._calls, check)
         return self._judges[key]
 
     def _final_answer(self, check: FinalAnswerCheck, t: Transcript, case: Case) -> Any:
@@ -616,19 +641,25 @@ class Scorer:
         question = case_question(case)
         judge = (self._judge or self._cached_judge(check)) if check.kind == "judge" else None
         if is_async_check(check.kind):
-            coro = acheck_final_answer(
-                check, t.final_answer, embedder=self._embedder, judge=judge, question=question
+            return _drive(
+                acheck_final_answer(
+                    check, t.final_answer, embedder=self._embedder, judge=judge, question=question
+                )
             )
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                return asyncio.run(coro)
-            # Scoring called from inside an event loop: the judge gets a loop of its own.
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                return pool.submit(asyncio.run, coro).result()
         return check_final_answer(check, t.final_answer, embedder=self._embedder, question=question)
+
+
+def _drive(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a judge's coroutine to its end; called from inside an event loop, in a loop of its
+    own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def check_judge_caches(suite: Suite) -> None:
