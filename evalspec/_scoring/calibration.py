@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalspec._scoring.judging import VERDICTS, judge_transcripts
-from evalspec._scoring.labels import VERDICT_NAMES, Label
+from evalspec._scoring.labels import CRITERION_VERDICTS, VERDICT_NAMES, Label
 from evalspec._stats.agreement import PairAgreement, krippendorff_alpha, pair_agreement
 from evalspec._stats.intervals import Interval
 from evalspec._suite.model import Suite
@@ -102,8 +102,15 @@ def calibrate_judges(
                 f"{answer.reason}"
             )
             continue
+        judged = answer.verdict or nearest_verdict(answer.score)
+        if (judged in CRITERION_VERDICTS) != (label.verdict in CRITERION_VERDICTS):
+            scale = "pass or fail" if judged in CRITERION_VERDICTS else ", ".join(VERDICT_NAMES)
+            unmatched.append(
+                f"line {label.line}: {label.check} is judged {scale}, not {label.verdict!r}"
+            )
+            continue
         rated = table.setdefault(_TURN.sub("", label.check), {}).setdefault(key, {})
-        rated[""] = nearest_verdict(answer.score)
+        rated[""] = judged
         rated[label.labeller] = label.verdict
     judges = tuple(_calibration(check, rated, seed) for check, rated in sorted(table.items()))
     return Calibration(judges, tuple(unmatched), tuple(dict.fromkeys(unjudged)))
@@ -120,21 +127,21 @@ def _calibration(
 ) -> JudgeCalibration:
     people = sorted({r for verdicts in rated.values() for r in verdicts if r})
     keys = sorted(rated)
+    judged = {v for verdicts in rated.values() for v in verdicts.values()}
+    names = CRITERION_VERDICTS if judged <= set(CRITERION_VERDICTS) else VERDICT_NAMES
     pairs = []
     for person in people:
         both = [rated[k] for k in keys if person in rated[k]]
         pairs.append(
             LabellerAgreement(
                 person,
-                pair_agreement(
-                    [v[""] for v in both], [v[person] for v in both], VERDICT_NAMES, seed=seed
-                ),
+                pair_agreement([v[""] for v in both], [v[person] for v in both], names, seed=seed),
             )
         )
     people_alpha = alpha = None
     if len(people) > 1:
         rows = [[rated[k].get(p) for k in keys] for p in people]
-        people_alpha = krippendorff_alpha(rows, VERDICT_NAMES, seed=seed)
+        people_alpha = krippendorff_alpha(rows, names, seed=seed)
         judge_row: list[str | None] = [rated[k][""] for k in keys]
-        alpha = krippendorff_alpha([*rows, judge_row], VERDICT_NAMES, seed=seed)
+        alpha = krippendorff_alpha([*rows, judge_row], names, seed=seed)
     return JudgeCalibration(check, len(keys), tuple(pairs), people_alpha, alpha)
