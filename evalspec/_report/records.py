@@ -48,6 +48,9 @@ class Report:
     """When it was scored, ISO 8601 in UTC."""
     latency: dict[tuple[str, str], float] = field(default_factory=dict)
     """Seconds per (case, model), all trials together."""
+    calibration: tuple[str, ...] = ()
+    """How often the suite's judges agree with people (labels beside the suite), or that they
+    are uncalibrated; empty when no check is a judge."""
 
     @property
     def exit_code(self) -> int:
@@ -82,6 +85,7 @@ class Report:
             gate=GateRecord(**dataclasses.asdict(self.suite.gate)),
             model_specs=model_specs(self.suite),
             models=self.models,
+            calibration=self.calibration,
             cases=tuple(case_records(self)) if with_lists else (),
             results=self.results if with_lists else (),
         )
@@ -165,8 +169,11 @@ def report_from_results(
     usage: UsageTally | dict[str, tuple[int, float]],
     *,
     transcripts: Sequence[Transcript] = (),
+    judged: Sequence[Transcript] | None = None,
 ) -> Report:
-    """Summarise results already scored (as a streamed run scores them)."""
+    """Summarise results already scored (as a streamed run scores them). `judged`: the
+    transcripts the judges' calibration is measured on, when the report keeps none."""
+    from evalspec._scoring.calibration import report_calibration
     from evalspec._scoring.trials import summarize
 
     tally = usage if isinstance(usage, UsageTally) else UsageTally(usage=dict(usage))
@@ -204,4 +211,5 @@ def report_from_results(
         tuple(transcripts),
         created,
         tally.latency,
+        report_calibration(suite, transcripts if judged is None else judged),
     )

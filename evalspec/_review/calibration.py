@@ -11,17 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evalspec._scoring.calibration import Calibration, calibrate_judges
-from evalspec._scoring.labels import read_labels
+from evalspec._scoring.labels import labels_beside, read_labels
 from evalspec._suite.model import Suite
 from evalspec._suite.walk import judge_checks
 from evalspec._transcript import Transcript
-
-LABELS_SUFFIX = ".labels.jsonl"
-
-
-def labels_beside(suite_path: Path) -> Path:
-    """The labels file of a suite: `helpdesk.yaml` → `helpdesk.labels.jsonl`."""
-    return suite_path.with_name(suite_path.stem + LABELS_SUFFIX)
 
 
 def judge_identity(suite: Suite) -> set[tuple[str, str, str]]:

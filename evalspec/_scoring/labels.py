@@ -26,6 +26,7 @@ from evalspec._util.errors import InputError, Problem
 from evalspec._util.reading import display_name, parse_json, read_text
 
 VERDICT_NAMES = ("Solved", "Unsure", "Unsolved")
+LABELS_SUFFIX = ".labels.jsonl"
 CRITERION_VERDICTS = ("pass", "fail")
 """The verdicts on one criterion of a rubric judge."""
 MAX_LABELS_BYTES = 16 * 1024 * 1024
@@ -74,6 +75,11 @@ class Label:
     labeller: str
     verdict: str
     line: int
+
+
+def labels_beside(suite_path: Path) -> Path:
+    """The labels file of a suite: `helpdesk.yaml` → `helpdesk.labels.jsonl`."""
+    return suite_path.with_name(suite_path.stem + LABELS_SUFFIX)
 
 
 def read_labels(path: Path) -> tuple[Label, ...]:
