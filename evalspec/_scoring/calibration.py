@@ -29,7 +29,6 @@ from evalspec._suite.model import Suite
 from evalspec._suite.walk import judge_checks
 from evalspec._transcript import Transcript
 from evalspec._util.errors import InputError
-from evalspec._util.reading import display_name
 
 
 @dataclass(frozen=True)
@@ -184,7 +183,7 @@ def report_calibration(suite: Suite, transcripts: Sequence[Transcript]) -> tuple
     if not suite.path or not judge_checks(suite):
         return ()
     path = labels_beside(Path(suite.path))
-    name = display_name(path)
+    name = path.name  # beside the suite, as the report names the suite
     if not path.is_file():
         return (f"judge uncalibrated: no labels file {name} beside the suite",)
     if not transcripts:

@@ -217,8 +217,13 @@ def input_digests(
 ) -> dict[str, str]:
     """Each input of a verdict with its own digest: what a cache miss compares to name the
     input that changed."""
+    shown = dict(parts)
+    calls = shown.pop("calls", None)
+    if calls is not None:  # the calls and their outputs, shown together, changed apart
+        shown["calls"] = [{k: c.get(k) for k in ("tool", "arguments", "omitted")} for c in calls]
+        shown["tool_outputs"] = [{k: c.get(k) for k in ("output", "error")} for c in calls]
     out = {"model": model, "settings": settings, "rubric": _digest(spec.text())}
-    out.update({name: _digest(json.dumps(value, sort_keys=True)) for name, value in parts.items()})
+    out.update({name: _digest(json.dumps(value, sort_keys=True)) for name, value in shown.items()})
     return out
 
 
