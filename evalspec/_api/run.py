@@ -259,6 +259,8 @@ def _run(
     note = (f"({', '.join(items)}) " if items else "") + f"· {requests_text(counts)}"
     with gc_paused():  # summaries and report files: plain data, no cycles to look for
         results = scoring.finish()
+        if asked := scoring.scorer.judge_requests:
+            note += f" · judge requests: {asked} sent"
         shown = transcripts_of(run_dir, _conversations_shown(suite, results))
         judged = transcripts_of(run_dir, labelled_items(suite, results))
         report = report_from_results(

@@ -82,8 +82,14 @@ def _print_some(prefix: str, lines: tuple[str, ...]) -> None:
         print_error(f"{prefix}: and {len(lines) - SHOWN} more (--json lists every one)")
 
 
+def _interval(value: Any) -> str:
+    """An estimate with its interval (an Interval record), or why there is none."""
+    if value is None:
+        return "undefined (one verdict throughout)"
+    return f"{value.estimate:.3f} ({value.confidence:.0%} CI {value.low:.3f} to {value.high:.3f})"
+
+
 def _print_text(result: Calibration) -> None:
-    from evalspec._scoring.calibration import interval_text
     from evalspec._util.terminal import plain
 
     for judge in result.judges:
@@ -93,14 +99,14 @@ def _print_text(result: Calibration) -> None:
             print(
                 plain(
                     f"  judge vs {each.labeller}: agreement {a.agreement:.3f} over {a.items}, "
-                    f"Cohen's kappa {interval_text(a.kappa)}"
+                    f"Cohen's kappa {_interval(a.kappa)}"
                 )
             )
             for line in _matrix(a, each.labeller):
                 print(plain("    " + line))
         if judge.people_alpha is not None or judge.alpha is not None:
-            print(plain(f"  Krippendorff's alpha, people: {interval_text(judge.people_alpha)}"))
-            print(plain(f"  Krippendorff's alpha, people and judge: {interval_text(judge.alpha)}"))
+            print(plain(f"  Krippendorff's alpha, people: {_interval(judge.people_alpha)}"))
+            print(plain(f"  Krippendorff's alpha, people and judge: {_interval(judge.alpha)}"))
         if judge.labellers and judge.labellers[0].agreement.kappa is not None:
             print(plain(f"  interval: {judge.labellers[0].agreement.kappa.method}"))
 

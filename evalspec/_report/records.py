@@ -85,7 +85,7 @@ class Report:
             gate=GateRecord(**dataclasses.asdict(self.suite.gate)),
             model_specs=model_specs(self.suite),
             models=self.models,
-            calibration=self.calibration,
+            calibration=self.calibration or msgspec.UNSET,
             cases=tuple(case_records(self)) if with_lists else (),
             results=self.results if with_lists else (),
         )

@@ -600,6 +600,12 @@ class Scorer:
         values = [[(big if ps.tool_ok else 0.0) + ps.earned for ps in row] for row in table]
         return [(i, j, table[i][j]) for i, j in assign(values, case.expect.ordered)]
 
+    @property
+    def judge_requests(self) -> int:
+        """Requests the suite's LLM judges sent while scoring (verdicts read from the cache
+        are not requests)."""
+        return sum(j.calls for j in self._judges.values())
+
     def _rubric_rows(
         self, check: FinalAnswerCheck, t: Transcript, case: Case, tally: _Explanation
     ) -> None:
