@@ -290,3 +290,34 @@ def test_a_bad_rubric_is_the_suites_mistake_with_its_place(tmp_path: Path) -> No
     assert done.exit_code == 2
     assert f"{NAME}.yaml:" in done.output and "scale" in done.output
     assert "Traceback" not in done.output
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_turns_rubric_judge_sees_the_conversation_up_to_that_turn(
+    tmp_path: Path, judge: tuple[FakeOpenAI, RubricServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, script = judge
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    for name in ("support.yaml", "support.recordings.jsonl"):
+        shutil.copy(ROOT / "suites" / name, tmp_path / name)
+    suite = tmp_path / "support.yaml"
+    rubric = (
+        "          final_answer:\n            judge:\n              model: judge-model\n"
+        f"              base_url: {server.base_url}\n              api_key_env: {KEY_ENV}\n"
+        "              rubric:\n                criteria:\n"
+        "                  - {name: resolved, ask: The order's status is given.}\n"
+        "                  - {name: truthful, ask: It matches the lookup.}\n"
+        "                  - {name: polite, ask: Courteous?, scale: 5}\n"
+    )
+    text = suite.read_text()
+    first_turn = "          final_answer: {contains: delivered}\n"
+    assert text.count(first_turn) == 1
+    suite.write_text(text.replace(first_turn, rubric))
+    done = cli("run", suite, "--record", "auto", "--out", tmp_path / "run", "--case", "where*")
+    assert "judge requests: 1 sent" in done.output, done.output
+    ((_, prompt),) = script.prompts
+    record = fenced_record(prompt)
+    said = [m["text"] for m in record["conversation"] if m["role"] == "user"]
+    assert said == ["Where is my order A17?"]  # not the later turns
+    assert [c["tool"] for c in record["calls"]] == ["lookup_order"]

@@ -102,19 +102,20 @@ def _finished(t: Transcript) -> bool:
 
 def judged_answers(
     case: Case, t: Transcript
-) -> Iterator[tuple[str, Case, Transcript | None, FinalAnswerCheck]]:
+) -> Iterator[tuple[str, Case, Transcript | None, FinalAnswerCheck, int | None]]:
     """Each judge check the scorer runs on this transcript, with the answer it judges, as the
     scorer cuts them: a multi-turn case's turn judges each see their own turn's answer and
-    question. Named as the scorer names them (`turn 2 final_answer.judge`)."""
+    question. Named as the scorer names them (`turn 2 final_answer.judge`), with the turn's
+    index (None for the whole case)."""
     if not case.turns:
         for check in case.expect.final_answer:
             if check.kind == "judge":
-                yield "", case, t, check
+                yield "", case, t, check, None
         return
     for view in turn_views(case, t):
         for check in view.case.expect.final_answer:
             if check.kind == "judge":
-                yield f"turn {view.index + 1} ", view.case, view.transcript, check
+                yield f"turn {view.index + 1} ", view.case, view.transcript, check, view.index
 
 
 async def judge_transcripts(
@@ -141,7 +142,12 @@ async def judge_transcripts(
         return judges[key]
 
     async def one(
-        whole: Transcript, prefix: str, case: Case, t: Transcript | None, check: FinalAnswerCheck
+        whole: Transcript,
+        prefix: str,
+        case: Case,
+        t: Transcript | None,
+        check: FinalAnswerCheck,
+        turn: int | None,
     ) -> tuple[JudgedAnswer, ...]:
         name = prefix + str(check.params.get("name") or "final_answer.judge")
         finished = _finished(whole)
@@ -158,7 +164,7 @@ async def judge_transcripts(
         judge = judge_of(check)
         if isinstance(judge, RubricJudge):
             async with limit:
-                return await _rubric_answers(suite, whole, prefix, case, t, judge)
+                return await _rubric_answers(suite, whole, (prefix, turn), case, t, judge)
         if t.final_answer is None or not t.final_answer.strip():
             return answer("no answer", 0.0, "the model gave no final answer")
         question, criteria = case_question(case), judge_criteria(check)
@@ -173,20 +179,26 @@ async def judge_transcripts(
         return answer("asked", score, reason)
 
     tasks = [
-        one(t, prefix, case, part, check)
+        one(t, prefix, case, part, check, turn)
         for t in transcripts
         if t.case in cases and not t.error
-        for prefix, case, part, check in judged_answers(cases[t.case], t)
+        for prefix, case, part, check, turn in judged_answers(cases[t.case], t)
     ]
     return JudgeOutcome(tuple(a for got in await asyncio.gather(*tasks) for a in got))
 
 
 async def _rubric_answers(
-    suite: Suite, whole: Transcript, prefix: str, case: Case, t: Transcript, judge: RubricJudge
+    suite: Suite,
+    whole: Transcript,
+    where: tuple[str, int | None],
+    case: Case,
+    t: Transcript,
+    judge: RubricJudge,
 ) -> tuple[JudgedAnswer, ...]:
     """A rubric judge's verdict on one transcript, one answer per criterion (`NAME.criterion`,
     pass or fail), so each criterion is calibrated on its own."""
-    parts = shown_parts(judge.spec, t, initial_state(suite, case))
+    prefix, turn = where
+    parts = shown_parts(judge.spec, t, initial_state(suite, case), turn)
     check = "final_answer.judge"
     name = prefix + check
     slot = answer_slot(whole.case, whole.model, whole.trial, check, case_question(case))

@@ -150,15 +150,18 @@ def _sees(raw: Any) -> tuple[str, ...]:
 # what the judge is shown
 
 
-def shown_parts(spec: RubricSpec, t: Transcript, before: Any) -> dict[str, Any]:
+def shown_parts(
+    spec: RubricSpec, t: Transcript, before: Any, turn: int | None = None
+) -> dict[str, Any]:
     """Each part of the transcript the rubric may see, bounded: the prompt shows exactly these,
-    and the content id keeps each one's digest."""
+    and the content id keeps each one's digest. For user turn `turn` of a conversation (from
+    0), the conversation up to that turn's end."""
     parts: dict[str, Any] = {}
     if "conversation" in spec.sees:
         parts["conversation"] = _bounded_list(
             [
                 {"role": m.get("role"), "text": _cut(m.get("content"))}
-                for m in t.messages
+                for m in _upto(t.messages, turn)
                 if m.get("role") in ("user", "assistant") and m.get("content")
             ]
         )
@@ -169,6 +172,14 @@ def shown_parts(spec: RubricSpec, t: Transcript, before: Any) -> dict[str, Any]:
     if "state_after" in spec.sees:
         parts["state_after"] = _cut(t.state)
     return parts
+
+
+def _upto(messages: Sequence[dict[str, Any]], turn: int | None) -> Sequence[dict[str, Any]]:
+    """The messages before user turn `turn + 1` begins (all of them for None)."""
+    if turn is None:
+        return messages
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    return messages[: users[turn + 1]] if turn + 1 < len(users) else messages
 
 
 def _call(c: Any, sees: Sequence[str]) -> dict[str, Any]:
@@ -418,13 +429,15 @@ async def judge_rubric(
     case: Case,
     t: Transcript,
     slot: str,
+    turn: int | None = None,
 ) -> tuple[float, tuple[CriterionVerdict, ...], list[Row]]:
     """The rubric's verdict on transcript `t` and the rows that explain it: one per criterion,
     sharing the check's weight by the criteria's weights, and one weighing nothing with the
-    rubric's score against its pass mark. A reply with no readable verdict scores 0."""
+    rubric's score against its pass mark (`turn`: the user turn judged, from 0, if one is).
+    A reply with no readable verdict scores 0."""
     name = str(check.params.get("name") or "final_answer.judge")
     spec = judge.spec
-    parts = shown_parts(spec, t, initial_state(suite, case))
+    parts = shown_parts(spec, t, initial_state(suite, case), turn)
     try:
         overall, verdicts = await judge.verdict(parts, slot)
     except JudgeError as exc:

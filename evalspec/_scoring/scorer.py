@@ -161,6 +161,9 @@ class _Prepared:
     state_start: int = 0
     """For one turn of a conversation: how many of `state_from`'s calls came before the turn
     (the state changes shown are the turn's own)."""
+    turn: int | None = None
+    """For one turn of a conversation: its index, from 0 (a rubric judge sees the
+    conversation up to its end)."""
 
 
 def score_transcripts(
@@ -341,6 +344,8 @@ class Scorer:
 
         def one(part: Transcript, case: Case, index: int) -> CaseResult:
             prep = self._prepare(part, case)
+            if prep is not None:
+                prep.turn = index
             if prep is not None and case.expect.judges_state:
                 done = offered_calls(whole, t.tool_calls, index)
                 prep.state_from = msgspec.structs.replace(t, tool_calls=done)
@@ -540,7 +545,7 @@ class Scorer:
                 )
         for check in case.expect.final_answer:
             if check.kind == "judge" and "rubric" in check.params:
-                self._rubric_rows(check, t, case, tally)
+                self._rubric_rows(check, t, case, tally, prep.turn)
                 continue
             res = self._final_answer(check, t, case)
             name = f"final_answer.{check.kind}"
@@ -607,7 +612,12 @@ class Scorer:
         return sum(j.calls for j in self._judges.values())
 
     def _rubric_rows(
-        self, check: FinalAnswerCheck, t: Transcript, case: Case, tally: _Explanation
+        self,
+        check: FinalAnswerCheck,
+        t: Transcript,
+        case: Case,
+        tally: _Explanation,
+        turn: int | None,
     ) -> None:
         """A rubric judge's rows, one per criterion, and its verdicts in the details."""
         from evalspec._scoring.rubric import RubricJudge, answer_slot, judge_rubric
@@ -616,7 +626,9 @@ class Scorer:
         judge = self._cached_judge(check)
         slot = answer_slot(t.case, t.model, t.trial, name, case_question(case))
         assert isinstance(judge, RubricJudge)
-        overall, verdicts, rows = _drive(judge_rubric(judge, check, self.suite, case, t, slot))
+        overall, verdicts, rows = _drive(
+            judge_rubric(judge, check, self.suite, case, t, slot, turn)
+        )
         for row in rows:
             tally.add(row)
         tally.evaluators[name] = overall
