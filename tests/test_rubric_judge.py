@@ -266,8 +266,12 @@ def test_every_report_shows_the_judges_calibration_per_criterion(tmp_path: Path)
     calibration = json.loads((run / "results.json").read_text())["calibration"]
     assert len(calibration) == 6 and calibration[0].startswith(line)
     assert line in " ".join(done.output.split())
-    assert line.replace("_", "\\_") in (tmp_path / "r.md").read_text()
-    assert line.replace("'", "&#39;") in (tmp_path / "r.html").read_text()
+    markdown, html = (tmp_path / "r.md").read_text(), (tmp_path / "r.html").read_text()
+    assert line.replace("_", "\\_") in markdown
+    assert line.replace("'", "&#39;") in html
+    # Each criterion's verdict is a row of its own in every report.
+    assert "| final\\_answer.judge.truthful |" in markdown
+    assert '["final_answer.judge.truthful",2,"fail",0.0,0.4,' in html
 
 
 @pytest.mark.slow
@@ -321,3 +325,31 @@ def test_a_turns_rubric_judge_sees_the_conversation_up_to_that_turn(
     said = [m["text"] for m in record["conversation"] if m["role"] == "user"]
     assert said == ["Where is my order A17?"]  # not the later turns
     assert [c["tool"] for c in record["calls"]] == ["lookup_order"]
+
+
+class TwoMinds(RubricServer):
+    """Passes every criterion in the first round about an answer, fails it in the second."""
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        self.prompts.append((body["messages"][0]["content"], body["messages"][-1]["content"]))
+        word = "pass" if sum(p[1] == self.prompts[-1][1] for p in self.prompts) == 1 else "fail"
+        answer = {c: {"score": word, "reason": word} for c in ("resolved", "truthful")}
+        return text_reply(json.dumps({**answer, "polite": {"score": 5, "reason": "kind"}}))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_rounds_score_each_criterion_as_the_mean_of_the_rounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeOpenAI(responder=(minds := TwoMinds())) as server:
+        monkeypatch.setenv(KEY_ENV, "sk-test")
+        suite = copy_example(tmp_path / "suites", server.base_url)
+        suite.write_text(suite.read_text().replace("    judge:\n", "    judge:\n      rounds: 2\n"))
+        cli("run", suite, "--record", "auto", "--out", tmp_path / "run")
+    assert len(minds.prompts) == 8
+    results = json.loads((tmp_path / "run" / "results.json").read_text())["results"]
+    rubric = results[0]["details"]["final_answer.judge"]["rubric"]
+    assert rubric["resolved"]["score"] == 0.5 and rubric["resolved"]["passed"] is False
+    assert rubric["polite"]["score"] == 1.0
+    assert rubric["resolved"]["reason"].startswith("mean of 2 rounds")
