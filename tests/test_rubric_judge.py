@@ -272,6 +272,10 @@ def test_every_report_shows_the_judges_calibration_per_criterion(tmp_path: Path)
     # Each criterion's verdict is a row of its own in every report.
     assert "| final\\_answer.judge.truthful |" in markdown
     assert '["final_answer.judge.truthful",2,"fail",0.0,0.4,' in html
+    # `evalspec judge` reads every criterion's verdict from the cache, and counts them.
+    judged = cli("judge", suite, "-t", run).output
+    assert "judged 12 answers: 0 asked, 12 from the cache" in judged
+    assert "final_answer.judge.polite: mean score 0.750 over 4 (pass 2, fail 2)" in judged
 
 
 @pytest.mark.slow
