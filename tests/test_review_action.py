@@ -112,7 +112,7 @@ def test_sample_pull_request_is_reviewed_in_one_comment(repo, tmp_path):
     ]
     assert "similarity 0.91 now not matched" in comment
     assert 'user message: "Great, DM her that the report is ready." -> "Great' in comment
-    untouched = ("calc", "calendar", "helpdesk", "math", "shop", "support_conversation")
+    untouched = ("calc", "calendar", "helpdesk", "math", "shop")
     assert "Untouched: " + ", ".join(f"`suites/{s}.yaml`" for s in untouched) in comment
     # Repository-relative paths only, and the checkout is left as it was.
     assert str(tmp_path) not in markdown and "/tmp/" not in markdown

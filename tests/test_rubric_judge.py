@@ -6,6 +6,7 @@ the judge's calibration in every report."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 from collections.abc import Iterator
@@ -293,11 +294,23 @@ def test_a_judge_without_labels_is_called_uncalibrated_once(tmp_path: Path) -> N
 
 def test_a_bad_rubric_is_the_suites_mistake_with_its_place(tmp_path: Path) -> None:
     suite = copy_example(tmp_path / "suites", "", cache=True)
-    suite.write_text(suite.read_text().replace("scale: 5", "scale: 50"))
+    text = suite.read_text()
+    suite.write_text(text.replace("scale: 5", "scale: 50"))
     done = cli("validate", suite)
     assert done.exit_code == 2
     assert f"{NAME}.yaml:" in done.output and "scale" in done.output
     assert "Traceback" not in done.output
+    # Two criteria of one name: the schema lets it through, the suite's check does not, and a
+    # run refuses it before it calls anything.
+    suite.write_text(text.replace("- name: truthful", "- name: resolved"))
+    done = cli("validate", suite)
+    assert done.exit_code == 2
+    assert re.search(
+        rf"{NAME}\.yaml:\d+:\d+: .*two rubric criteria are named 'resolved'", done.output
+    )
+    run = cli("run", suite, "--record", "offline", "--out", tmp_path / "run")
+    assert run.exit_code == 2 and "two rubric criteria" in run.output
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.slow

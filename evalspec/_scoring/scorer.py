@@ -681,14 +681,18 @@ def _drive(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def check_judge_caches(suite: Suite) -> None:
-    """Refuse, before a run calls anything, a judge cache that names a file of another kind
-    (so a run never ends without results.json because of it)."""
+    """Refuse, before a run calls anything, a judge cache that names a file of another kind,
+    or a rubric the schema lets through (so a run never ends without results.json because of
+    it)."""
     from evalspec._scoring.final_answer import JUDGE_CACHE_WHAT
+    from evalspec._scoring.rubric import judge_for
     from evalspec._util.files import read_json_object
 
     for _, check in judge_checks(suite):
         path = Path(check.params.get("cache") or judge_cache_path(suite))
         read_json_object(path, JUDGE_CACHE_WHAT)
+        if "rubric" in check.params:  # a rubric the schema cannot check (names alike)
+            judge_for(dict(check.params), None, check)
 
 
 def judge_params(suite: Suite, check: FinalAnswerCheck) -> dict[str, Any]:
