@@ -370,3 +370,27 @@ def test_rounds_score_each_criterion_as_the_mean_of_the_rounds(
     assert rubric["resolved"]["score"] == 0.5 and rubric["resolved"]["passed"] is False
     assert rubric["polite"]["score"] == 1.0
     assert rubric["resolved"]["reason"].startswith("mean of 2 rounds")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_the_judges_tokens_count_in_the_suites_budget_live_and_replayed(
+    tmp_path: Path, judge: tuple[FakeOpenAI, RubricServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model's answers cost 1,353 recorded tokens; the judge's four verdicts 15 each (the
+    fake endpoint's usage). A budget of 1,380 holds the model alone, not with its judge."""
+    server, _ = judge
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    suite = copy_example(tmp_path / "suites", server.base_url)
+    suite.write_text(
+        suite.read_text().replace("state:\n", "budgets: {suite: {max_tokens: 1380}}\n\nstate:\n")
+    )
+    over = "the run: 1,413 tokens > max_tokens 1,380 (the judge's 60 included)"
+    live = cli("run", suite, "--record", "auto", "--out", tmp_path / "live")
+    no_sockets(monkeypatch)
+    replayed = cli("run", suite, "--record", "offline", "--out", tmp_path / "replayed")
+    for done, run in ((live, "live"), (replayed, "replayed")):
+        assert done.exit_code == 1, done.output
+        data = json.loads((tmp_path / run / "results.json").read_text())
+        assert data["models"][0]["over_budget"] == [over]
+        assert [r["details"]["judge_tokens"] for r in data["results"]] == [15] * 4

@@ -184,14 +184,21 @@ def report_from_results(
         p, c = tally.split.get(m.model, (0, 0))
         price = prices.get(m.model)
         cost = price.cost(p, c) if price and m.model in tally.split else None
+        judging = sum(
+            r.details.get("judge_tokens", 0) for r in results if r.model == m.model
+        )  # what judging this model's answers cost
         over = over_budget(
             suite.budget,
-            tokens=m.tokens,
+            tokens=m.tokens + judging,
             cost=cost,
             latency_s=None if m.model in tally.replayed else m.latency_s,
             turns=tally.turns.get(m.model),
             what="the run: ",
         )
+        over = [
+            f"{why} (the judge's {judging:,} included)" if judging and "max_tokens" in why else why
+            for why in over
+        ]
         priced.append(
             msgspec.structs.replace(
                 m,

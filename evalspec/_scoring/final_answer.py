@@ -425,6 +425,12 @@ def combine_rounds(rounds: list[tuple[float, str]]) -> tuple[float, str]:
     return mean, f"mean of {len(rounds)} rounds ({shown}): {rounds[0][1]}"
 
 
+def entry_tokens(entry: Mapping[str, Any]) -> int:
+    """The tokens a cached verdict cost (0 for one cached before they were kept)."""
+    tokens = entry.get("tokens", 0)
+    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else 0
+
+
 class JudgeUnavailable(RuntimeError):
     """No verdict could be had: not cached where no call is allowed, or the call failed.
 
@@ -473,6 +479,9 @@ class LLMJudge:
         self._lock = asyncio.Lock()
         self.calls = 0
         """Requests actually sent (cache hits excluded)."""
+        self.spent = 0
+        """Tokens of the verdicts this judge gave, asked or read from the cache (each cached
+        verdict keeps the tokens it cost), so a budget counts a replay as it counted the run."""
 
     @classmethod
     def from_params(cls, params: dict[str, Any], calls: ModelCalls | None = None) -> LLMJudge:
@@ -554,6 +563,7 @@ class LLMJudge:
         hit = cache.get(key)
         if isinstance(hit, dict) and "score" in hit:
             _log.debug("judge verdict from %s", self.cache_path)
+            self.spent += entry_tokens(hit)
             return hit
         if self._calls is None:
             raise JudgeUnavailable(
@@ -563,7 +573,9 @@ class LLMJudge:
                 needs_run=True,
             )
         _log.info("judge verdict not cached; asking %s", self.model)
-        entry = {**self.parse_reply(await self._ask(prompt)), **(extra or {})}
+        text, tokens = await self._ask(prompt)
+        self.spent += tokens
+        entry = {**self.parse_reply(text), **(extra or {}), "tokens": tokens}
         async with self._lock:
             cache[key] = entry
             if self.rounds > 1:
@@ -579,7 +591,8 @@ class LLMJudge:
             raise JudgeError(f"the judge's reply holds no verdict: {text[:200]!r}")
         return {"score": parsed[0], "reason": parsed[1]}
 
-    async def _ask(self, prompt: str) -> str:
+    async def _ask(self, prompt: str) -> tuple[str, int]:
+        """The judge's reply to `prompt`, and the tokens it cost."""
         assert self._calls is not None
         self.calls += 1
         try:
@@ -599,7 +612,12 @@ class LLMJudge:
             problem = redaction.scrub(f"{type(exc).__name__}: {exc}")
             raise JudgeUnavailable(f"the judge failed: {problem}", needs_run=False) from None
         content = reply.message.get("content")
-        return content if isinstance(content, str) else ""
+        tokens = sum(
+            v
+            for k, v in reply.usage.items()
+            if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int) and v > 0
+        )
+        return (content if isinstance(content, str) else ""), tokens
 
     def _load_cache(self) -> dict[str, dict[str, Any]]:
         if self._cache is None:

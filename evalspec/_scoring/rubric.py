@@ -22,7 +22,7 @@ from typing import Any
 
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.evaluators import ParamError
-from evalspec._scoring.final_answer import JudgeError, JudgeUnavailable, LLMJudge
+from evalspec._scoring.final_answer import JudgeError, JudgeUnavailable, LLMJudge, entry_tokens
 from evalspec._scoring.types import Row
 from evalspec._suite.model import Case, FinalAnswerCheck, Suite
 from evalspec._tools.environment import initial_state
@@ -332,21 +332,27 @@ class RubricJudge(LLMJudge):
 
     def cached_verdict(self, parts: Mapping[str, Any]) -> Judged | None:
         """The cached verdict on what `parts` show (every round's, combined), or None."""
+        entries = self._cached_entries(parts)
+        return None if entries is None else self._combine(entries)
+
+    def _cached_entries(self, parts: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         prompt = self.prompt(parts)
         entries = [self._load_cache().get(self._key(prompt, r)) for r in range(self.rounds)]
         if not all(isinstance(e, dict) for e in entries):
             return None
-        return self._combine([e for e in entries if isinstance(e, dict)])
+        return [e for e in entries if isinstance(e, dict)]
 
     async def verdict(self, parts: Mapping[str, Any], slot: str) -> Judged:
         """The rubric's verdict on what `parts` show: cached, or asked when calls are allowed.
         Without calls, a miss names the inputs that changed since this answer's last verdict
         (`slot`: which answer of which case and check it is)."""
         inputs = input_digests(self.spec, parts, self.model, self.settings)
-        if self._calls is None and (hit := self.cached_verdict(parts)) is not None:
-            return hit
         if self._calls is None:
-            raise JudgeUnavailable(self._miss(inputs, slot), needs_run=True)
+            entries = self._cached_entries(parts)
+            if entries is None:
+                raise JudgeUnavailable(self._miss(inputs, slot), needs_run=True)
+            self.spent += sum(entry_tokens(e) for e in entries)  # a replay costs what the run did
+            return self._combine(entries)
         prompt = self.prompt(parts)
         extra = {"inputs": inputs, "slot": slot}
         entries = [await self._entry(prompt, r, extra) for r in range(self.rounds)]

@@ -231,7 +231,7 @@ class Scorer:
         if texts:
             self._embedder = self._embedder or _default_embedder(self.suite)
             self._embedder.prefetch(texts)
-        return [self._score(t, prep) for t, prep in zip(transcripts, preps, strict=True)]
+        return [self._scored(t, prep) for t, prep in zip(transcripts, preps, strict=True)]
 
     def _prepare(self, t: Transcript, case: Case | None = None) -> _Prepared | None:
         case = case or self.cases.get(t.case)
@@ -297,7 +297,20 @@ class Scorer:
 
     def score(self, t: Transcript) -> CaseResult:
         """Score one transcript (texts it needs are embedded on demand)."""
-        return self._score(t, self._prepare(t))
+        return self._scored(t, self._prepare(t))
+
+    def _scored(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
+        """`_score`, with the tokens the suite's judges spent on this transcript (asked, or
+        as their cached verdicts cost) in its details as `judge_tokens`: a budget counts them."""
+        before = self._judge_spent()
+        result = self._score(t, prep)
+        spent = self._judge_spent() - before
+        if not spent:
+            return result
+        return msgspec.structs.replace(result, details={**result.details, "judge_tokens": spent})
+
+    def _judge_spent(self) -> int:
+        return sum(j.spent for j in self._judges.values())
 
     def _score(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
         if prep is None:
