@@ -245,10 +245,12 @@ def test_review_rejudges_only_the_changed_rubric_and_flags_its_calibration_stale
     assert review["calibration"] == []
     suite = tmp_path / "suites" / f"{NAME}.yaml"
     suite.write_text(suite.read_text().replace("from 1 (rude or confusing) to 5", "from 1 to 5"))
-    done = cli("review", "--base-ref", "HEAD", "--json")
+    done = cli("review", "--base-ref", "HEAD", "--json", "--markdown", "comment.md")
     (review,) = json.loads(done.stdout)["suites"]
     assert review["calibration"][0].startswith("calibration stale: the judge's rubric changed")
-    assert "its rubric changed since the verdict cached" in done.stdout
+    comment = (tmp_path / "comment.md").read_text()
+    assert comment.count("its rubric changed since the verdict cached in suites/") == 4
+    assert str(tmp_path) not in comment
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evalspec._providers.calls import ModelCalls
@@ -28,6 +29,7 @@ from evalspec._suite.model import Case, FinalAnswerCheck, Suite
 from evalspec._tools.environment import initial_state
 from evalspec._transcript import Transcript
 from evalspec._util.errors import Problem, SpecError
+from evalspec._util.reading import display_name
 
 SEES = ("conversation", "calls", "tool_outputs", "state_before", "state_after")
 """What a rubric judge may be shown, in the order its prompt shows them."""
@@ -362,13 +364,14 @@ class RubricJudge(LLMJudge):
         rounds = [e.get("criteria") for e in entries]
         if not all(_answers_every(self.spec, r) for r in rounds):
             raise JudgeError(
-                f"a cached rubric verdict in {self.cache_path} does not answer every criterion "
+                f"a cached rubric verdict in {display_name(self.cache_path or Path())} does "
+                "not answer every criterion "
                 "of the rubric; delete it and judge again"
             )
         return combine_criteria(self.spec, [r for r in rounds if isinstance(r, Mapping)])
 
     def _miss(self, inputs: Mapping[str, str], slot: str) -> str:
-        where = self.cache_path or "the cache"
+        where = display_name(self.cache_path) if self.cache_path else "the cache"
         how = (
             "it needs a run, or `evalspec judge SUITE -t TRANSCRIPTS`, with the judge's key in "
             f"{self.api_key_env}, to fill the cache"
