@@ -135,8 +135,8 @@ def _criterion(item: Any, index: int) -> Criterion:
             f"rubric criterion {name!r}: `scale` is pass_fail or a whole number from 2 to 10"
         )
     weight = item.get("weight", 1)
-    if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
-        raise ParamError(f"rubric criterion {name!r}: `weight` must be a number above 0")
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 < weight <= 1000:
+        raise ParamError(f"rubric criterion {name!r}: `weight` must be a number from 0 to 1000")
     return Criterion(name, ask.strip(), None if scale == "pass_fail" else scale, float(weight))
 
 
