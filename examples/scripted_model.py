@@ -287,6 +287,29 @@ SCRIPTS: dict[str, dict[str, list[Any]]] = {
         "divide 81 by 4": [{"calls": [["divide", {"a": 81, "b": 4}]]}],
         "divide 81 by 9": [{"calls": [["divide", {"a": 9, "b": 81}]]}],
     },
+    "support_conversation": {
+        "refund a broken kettle": [
+            {"calls": [["lookup_order", {"order_id": "A17"}]]},
+            {"calls": [["refund_order", {"order_id": "A17"}]]},
+            {
+                "text": "I'm sorry the kettle arrived broken. Order A17 is refunded; the money "
+                "reaches your card within 5 days."
+            },
+        ],
+        "toaster refund, note in the order": [
+            {"calls": [["lookup_order", {"order_id": "B22"}]]},
+            {"text": "Order B22 is refunded."},
+        ],
+        "grinder not delivered yet": [
+            {"calls": [["lookup_order", {"order_id": "C31"}]]},
+            {"calls": [["refund_order", {"order_id": "C31"}]]},
+            {"text": "Done, your grinder is refunded."},
+        ],
+        "where is the grinder": [
+            {"calls": [["lookup_order", {"order_id": "C31"}]]},
+            {"text": "Your coffee grinder (order C31) is in transit. Anything else I can do?"},
+        ],
+    },
     "helpdesk": {
         case: [{"calls": [["get_policy", {"topic": topic}]]}, {"text": text}]
         for case, (topic, text) in HELPDESK_ANSWERS.items()

@@ -6,7 +6,14 @@ from dataclasses import replace
 
 from evalspec._language.cases import CAPTURE, CASE, MESSAGE, PASS_RULE, SIMULATED_USER, TRIALS, TURN
 from evalspec._language.critics import CRITIC, EVALUATOR, RUBRIC
-from evalspec._language.expect import EXPECT, EXPECTED_CALL, FINAL_ANSWER
+from evalspec._language.expect import (
+    EXPECT,
+    EXPECTED_CALL,
+    FINAL_ANSWER,
+    JUDGE_CRITERION,
+    JUDGE_RUBRIC,
+    JUDGE_SEES,
+)
 from evalspec._language.faults import FAULT, INJECTION
 from evalspec._language.models import BUDGET, MODEL, SUITE_BUDGET
 from evalspec._language.tools import SIMULATED_RESPONSE, TOOL, TOOL_EDIT, VARIANT
@@ -321,5 +328,8 @@ DEFS = {
     "capture": CAPTURE,
     "variant": VARIANT,
     "tool_edit": TOOL_EDIT,
+    "judge_rubric": JUDGE_RUBRIC,
+    "judge_criterion": JUDGE_CRITERION,
+    "judge_sees": JUDGE_SEES,
 }
 """The named pieces, in the order the schema lists them."""

@@ -183,6 +183,7 @@ class Mixed(Str, Num, Arr, Obj):
     TYPE: ClassVar[str | None] = None
     types: tuple[str, ...] = ()
     all_of: tuple[Node, ...] | None = _kw("allOf")
+    any_of: tuple[Node, ...] | None = _kw("anyOf")
     if_: Node | None = _kw("if")
     then: Node | None = _kw("then")
     not_: Node | None = _kw("not")

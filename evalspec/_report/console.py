@@ -64,6 +64,8 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
         _print_noise(report, m, console, named=len(report.models) > 1)
     for m in report.models:
         _print_confusion(m, console)
+    for line in report.calibration:
+        console.print(text(line))
     _print_variants(report, console)
 
 

@@ -210,6 +210,7 @@ def _run_meta(run: HtmlRun) -> dict[str, Any]:
             for s in r.model_specs
             if s.name in players
         ],
+        "calibration": [shown(line) for line in r.calibration or ()],
     }
 
 

@@ -76,6 +76,8 @@ def _turns_table(result: CaseResult, report: Report) -> list[str]:
 def render_markdown(report: Report) -> str:
     """The whole report: a summary per model, a table of cases, the rows of non-passing ones."""
     out = [f"# evalspec: {cell(report.suite.name)}", ""]
+    if report.calibration:
+        out += [*(f"- {cell(line, 1000)}" for line in report.calibration), ""]
     for m in report.models:
         out.append(f"## {cell(m.model)}")
         out.append("")
