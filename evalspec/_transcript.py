@@ -14,7 +14,14 @@ import msgspec
 
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._util.files import atomic_write, dumps_line
-from evalspec._util.reading import display_name, input_error, parse_json, read_text
+from evalspec._util.reading import (
+    MAX_VALUE_DEPTH,
+    display_name,
+    input_error,
+    loads_untrusted,
+    parse_json,
+    read_text,
+)
 from evalspec._util.records import Count, RecordError, Seconds, convert, decode
 
 TRANSCRIPT_VERSION = 1
@@ -54,6 +61,18 @@ class ToolCall(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return data
 
 
+def call_arguments(raw: str) -> dict[str, Any] | None:
+    """A call's arguments as every call's are read (the model's and a user's alike): an
+    object, or None for text that is not one (NaN, too deep...: the call is refused)."""
+    if not raw.strip():
+        return {}
+    try:
+        value = loads_untrusted(raw, MAX_VALUE_DEPTH)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 class UserTurn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One user turn of a multi-turn conversation, as it went."""
 
@@ -71,9 +90,21 @@ class UserTurn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     stop: str | None = None
     """On the last turn: why the conversation ended (stop_signal, empty_message, max_turns,
     error)."""
+    calls: tuple[ToolCall, ...] = ()
+    """The user's own tool calls in this turn, made on the shared world before it spoke (dual
+    control); never among the transcript's `tool_calls`, which are the model's."""
+    calls_after: tuple[ToolCall, ...] = ()
+    """On the last turn: the user's calls after the model's answer, before it ended the
+    conversation without a word more."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {f: getattr(self, f) for f in self.__struct_fields__ if getattr(self, f) is not None}
+        out = {f: getattr(self, f) for f in self.__struct_fields__ if getattr(self, f) is not None}
+        for key in ("calls", "calls_after"):
+            if out[key]:
+                out[key] = [c.to_dict() for c in out[key]]
+            else:
+                del out[key]
+        return out
 
 
 class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

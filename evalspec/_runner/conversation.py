@@ -16,6 +16,7 @@ user turn.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, Literal
@@ -24,7 +25,7 @@ import msgspec
 
 from evalspec._plan import Plan, PlanItem, RequestKeys, turn_tools
 from evalspec._providers.base import Provider, ProviderError
-from evalspec._runner.user_simulator import UserSimulator
+from evalspec._runner.user_simulator import UserSimulator, user_call
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._tools.state_patch import changes
 from evalspec._transcript import ToolCall, Transcript, Usage, UserTurn
@@ -52,7 +53,7 @@ async def run_conversation(
     case = item.case
     if snapshot is None and callable(getattr(tools, "snapshot", None)):
         snapshot = tools.snapshot
-    simulated = _simulator(item, plan, user_provider)
+    simulated = _simulator(item, plan, user_provider, tools)
     offers = turn_tools(case, item.tools, plan.suite)  # a turn may offer more (`add_tools`)
     history: list[dict[str, Any]] = [dict(m) for m in item.messages]
     keys = RequestKeys(item.model, item.trial)  # each message encoded once, not once a turn
@@ -73,6 +74,7 @@ async def run_conversation(
             if index >= len(case.turns):
                 break
             text, origin = case.turns[index].user, "scripted"
+            mine = await _scripted_calls(case.turns[index].user_calls, tools, plan)
             if index > 0:  # the first turn's text already ends the case's messages
                 history.append({"role": "user", "content": text})
         else:
@@ -82,8 +84,11 @@ async def run_conversation(
                 error, finish, stop = f"the simulated user: {exc}", "error", "error"
                 break
             if said is None:
+                if simulated.calls and user_turns:  # calls made just before it stopped
+                    after = tuple(simulated.calls)
+                    user_turns[-1] = msgspec.structs.replace(user_turns[-1], calls_after=after)
                 break
-            text, origin = said, "simulated"
+            text, origin, mine = said, "simulated", tuple(simulated.calls)
             history.append({"role": "user", "content": text})
         first_key = item.first_key if index == 0 and simulated is None else ""
         offered = offers[index] if index < len(offers) else item.tools
@@ -103,7 +108,7 @@ async def run_conversation(
         final, finish, source = part.final_answer, part.finish_reason, part.source
         before, state = state, snapshot() if snapshot is not None else None
         changed = changes(before, state) if snapshot is not None else None
-        user_turns.append(UserTurn(text, origin, part.final_answer, changed))
+        user_turns.append(UserTurn(text, origin, part.final_answer, changed, calls=mine))
         index += 1
         if part.error:
             error, stop = part.error, "error"
@@ -140,11 +145,35 @@ async def run_conversation(
     )
 
 
-def _simulator(item: PlanItem, plan: Plan, provider: Provider | None) -> UserSimulator | None:
+def _simulator(
+    item: PlanItem, plan: Plan, provider: Provider | None, tools: Any
+) -> UserSimulator | None:
     sim = item.case.simulated_user
     if sim is None:
         return None
     player = next((m for m in plan.suite.models if m.name == sim.model), None)
     if player is None or provider is None:
         raise ProviderError(f"{item.label}: no provider for the simulated user {sim.model!r}")
-    return UserSimulator(sim, player, provider, item.trial, item.label)
+    own = user_tools(plan, sim.tools)
+    return UserSimulator(sim, player, provider, item.trial, item.label, tools=own, world=tools)
+
+
+def user_tools(plan: Plan, names: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
+    """The definitions of the user's own tools, in the order the suite names them."""
+    by_name = {t.name: t for t in plan.suite.tools}
+    return tuple(by_name[n].to_openai() for n in names if n in by_name)
+
+
+async def _scripted_calls(
+    wanted: tuple[tuple[str, dict[str, Any]], ...], tools: Any, plan: Plan
+) -> tuple[ToolCall, ...]:
+    """A scripted user's own calls of one turn, run on the shared world in order."""
+    if not wanted:
+        return ()
+    own = user_tools(plan, tuple(name for name, _ in wanted))
+    return tuple(
+        [
+            await user_call(tools, own, name, json.dumps(args), i)
+            for i, (name, args) in enumerate(wanted)
+        ]
+    )

@@ -52,8 +52,11 @@ from evalspec._scoring.turns import (
     turn_cases,
     turn_details,
     turn_views,
+    user_tool_names,
+    world_calls,
 )
 from evalspec._scoring.types import CaseResult, Row, Status
+from evalspec._scoring.user_checks import user_verdict
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import REFUSED_TAG, Case, FinalAnswerCheck, Rubric, Suite
 from evalspec._suite.walk import judge_checks
@@ -160,6 +163,8 @@ class _Prepared:
     state_start: int = 0
     """For one turn of a conversation: how many of `state_from`'s calls came before the turn
     (the state changes shown are the turn's own)."""
+    user_tools: frozenset[str] = frozenset()
+    """The tools the user holds (dual control), whose calls `state_from` holds too."""
 
 
 def score_transcripts(
@@ -227,7 +232,7 @@ class Scorer:
         if texts:
             self._embedder = self._embedder or _default_embedder(self.suite)
             self._embedder.prefetch(texts)
-        return [self._score(t, prep) for t, prep in zip(transcripts, preps, strict=True)]
+        return [self._judged(t, prep) for t, prep in zip(transcripts, preps, strict=True)]
 
     def _prepare(self, t: Transcript, case: Case | None = None) -> _Prepared | None:
         case = case or self.cases.get(t.case)
@@ -292,8 +297,14 @@ class Scorer:
         return out
 
     def score(self, t: Transcript) -> CaseResult:
-        """Score one transcript (texts it needs are embedded on demand)."""
-        return self._score(t, self._prepare(t))
+        """Score one transcript (texts it needs are embedded on demand); a simulated user that
+        failed its own checks takes the verdict (`user_checks.py`)."""
+        return self._judged(t, self._prepare(t))
+
+    def _judged(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
+        """The transcript's verdict: the model's, or the simulated user's fault."""
+        result = self._score(t, prep)
+        return result if prep is None else user_verdict(prep.case, t, result)
 
     def _score(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
         if prep is None:
@@ -342,6 +353,9 @@ class Scorer:
             prep = self._prepare(part, case)
             if prep is not None and case.expect.judges_state:
                 done = offered_calls(whole, t.tool_calls, index)
+                if held := user_tool_names(whole):  # the user's calls changed the world too
+                    done = tuple(world_calls(t, done, held, index))
+                    prep.user_tools = held
                 prep.state_from = msgspec.structs.replace(t, tool_calls=done)
                 prep.state_start = sum((c.user_turn or 0) < index for c in done)
             return self._score(part, prep)
@@ -486,9 +500,14 @@ class Scorer:
 
         if self._state_judge is None:
             self._state_judge = StateJudge(self.suite)
-        replayed = prep.state_from or prep.transcript
+        replayed, held = prep.state_from, prep.user_tools
+        if replayed is None:
+            replayed, held = prep.transcript, user_tool_names(prep.case)
+            if held:  # a simulated user with tools: its calls changed the world too
+                calls = world_calls(replayed, replayed.tool_calls, held)
+                replayed = msgspec.structs.replace(replayed, tool_calls=tuple(calls))
         judged = self._state_judge.judge(
-            prep.case, replayed, self._need_embedder, start=prep.state_start
+            prep.case, replayed, self._need_embedder, start=prep.state_start, also=held
         )
         tally.rows.extend(judged.rows)
         # The before -> after diff, as rows weighing nothing: every report shows rows.

@@ -71,6 +71,41 @@ def offered_calls(case: Case, calls: Sequence[ToolCall], last: int) -> tuple[Too
     return tuple(out)
 
 
+def user_tool_names(case: Case) -> frozenset[str]:
+    """The tools the case's user holds (dual control): its simulated user's, its turns'."""
+    sim = case.simulated_user
+    names = set(sim.tools) if sim is not None else set()
+    names.update(name for turn in case.turns for name, _ in turn.user_calls)
+    return frozenset(names)
+
+
+def world_calls(
+    t: Transcript, calls: Sequence[ToolCall], held: frozenset[str], last: int | None = None
+) -> list[ToolCall]:
+    """Every call on the shared world in the order it ran: in each user turn (up to `last`),
+    the user's own calls, then the model's (`calls`), then the user's closing ones; each
+    tagged with its user turn. Only what ran is kept: a model's call of a tool the user holds
+    (`held`), or a user's call of any other, was refused and changed nothing."""
+    by_turn: dict[int, list[ToolCall]] = {}
+    for c in calls:
+        if c.name not in held:
+            by_turn.setdefault(c.user_turn or 0, []).append(c)
+    out: list[ToolCall] = []
+    turns = t.user_turns if last is None else t.user_turns[: last + 1]
+    for k, u in enumerate(turns):
+        out += _users(u.calls, held, k)
+        out += by_turn.pop(k, [])
+        out += _users(u.calls_after, held, k)
+    for rest in by_turn.values():
+        out += rest
+    return out
+
+
+def _users(calls: Sequence[ToolCall], held: frozenset[str], k: int) -> list[ToolCall]:
+    """The user's calls of turn k that reached its tools, tagged with the turn."""
+    return [msgspec.structs.replace(c, user_turn=k) for c in calls if c.name in held]
+
+
 def turn_views(
     case: Case, t: Transcript, cases: list[tuple[int, Case]] | None = None
 ) -> Iterator[TurnView]:
@@ -205,6 +240,10 @@ def turn_details(case: Case, t: Transcript, judged: dict[int, CaseResult]) -> li
         if k < len(t.user_turns):
             u = t.user_turns[k]
             entry.update(user=u.user, source=u.source, final_answer=u.final_answer)
+            if u.calls:
+                entry["user_calls"] = [c.to_dict() for c in u.calls]
+            if u.calls_after:
+                entry["user_calls_after"] = [c.to_dict() for c in u.calls_after]
             if u.stop:
                 entry["stop"] = u.stop
         else:

@@ -13,7 +13,9 @@ import msgspec
 
 from evalspec._util.records import Count
 
-Status = Literal["pass", "warn", "fail", "error"]
+Status = Literal["pass", "warn", "fail", "error", "user_fault"]
+"""`user_fault`: a check on the simulated user failed, so the trial says nothing of the model
+(`_scoring/user_checks.py`); it is counted apart from the model's pass and fail."""
 
 
 class Row(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

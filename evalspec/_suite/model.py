@@ -300,6 +300,31 @@ class Turn:
     loc: Loc = field(default=Loc(), compare=False)
     add_tools: tuple[str, ...] = ()
     """Suite tools offered from this turn on, besides those offered before it (`add_tools:`)."""
+    user_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """(tool, arguments) the user calls on the shared world before saying `user` (dual control:
+    the user's own tools, `user_calls:`)."""
+
+
+UserCheckKind = Literal["hides", "reaches", "never", "on_script"]
+
+
+@dataclass(frozen=True, slots=True)
+class UserCheck:
+    """A check on the simulated user's own conduct (`simulate: {checks: ...}`); a failed one
+    makes the trial the simulated user's fault, not the model's."""
+
+    kind: UserCheckKind
+    pattern: str = ""
+    """A regular expression over the user's messages (hides, never, on_script)."""
+    until: str = ""
+    """hides: the pattern may appear once the assistant's text has matched this one ("" never)."""
+    state: tuple[tuple[str, Any], ...] = ()
+    """reaches: (JSON Pointer, value) pairs the world must hold when the user ends on its own."""
+    refusal: str = ""
+    """reaches: an assistant answer matching this refused or handed over ("" the default)."""
+    why: str = ""
+    """What the rule is, in the suite's words, for the report."""
+    loc: Loc = field(default=Loc(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +339,10 @@ class UserSimulation:
     stop_when: str = ""
     max_turns: int = schema_default("/$defs/simulated_user/properties/max_turns")
     loc: Loc = field(default=Loc(), compare=False)
+    tools: tuple[str, ...] = ()
+    """Suite tools the user calls on the shared world (dual control); never the model's."""
+    checks: tuple[UserCheck, ...] = ()
+    """Checks on the user's own turns (`checks:`)."""
 
 
 TurnRule = Literal["partial", "all_or_nothing"]

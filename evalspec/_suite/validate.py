@@ -437,6 +437,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart):
         turns = self.turns(raw, path)
         if turns is None:
             return None
+        self.user_tools(raw, path, turns, simulated)
         expect = Expectation() if turns else self.expect(raw.get("expect"), raw, path)
         if expect is None:
             return None

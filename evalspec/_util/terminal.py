@@ -20,7 +20,13 @@ differently from what it is (the body of a character class)."""
 _CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f{BEYOND_C0}]")
 """C0 controls (newline and tab kept) and everything in BEYOND_C0."""
 
-STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "error": "magenta"}
+STYLES = {
+    "pass": "green",
+    "warn": "yellow",
+    "fail": "red",
+    "error": "magenta",
+    "user_fault": "cyan",
+}
 """The console's colour for each status, in a run's report and in a comparison alike."""
 
 
