@@ -7,6 +7,7 @@ number of times without paying for the model again.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -59,6 +60,26 @@ class ToolCall(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if self.fault is None:
             del data["fault"]
         return data
+
+
+def world_order(
+    t: Transcript, calls: Sequence[ToolCall] | None = None, last: int | None = None
+) -> list[tuple[ToolCall, bool]]:
+    """Every call on the shared world in the order it ran, with whether the user made it: in
+    each user turn (up to `last`), the user's own calls, then the model's (`calls`, by default
+    the transcript's), then the user's closing ones; the user's tagged with their turn."""
+    by_turn: dict[int, list[ToolCall]] = {}
+    for c in t.tool_calls if calls is None else calls:
+        by_turn.setdefault(c.user_turn or 0, []).append(c)
+    out: list[tuple[ToolCall, bool]] = []
+    turns = t.user_turns if last is None else t.user_turns[: last + 1]
+    for k, u in enumerate(turns):
+        out += [(msgspec.structs.replace(c, user_turn=k), True) for c in u.calls]
+        out += [(c, False) for c in by_turn.pop(k, [])]
+        out += [(msgspec.structs.replace(c, user_turn=k), True) for c in u.calls_after]
+    for rest in by_turn.values():
+        out += [(c, False) for c in rest]
+    return out
 
 
 def call_arguments(raw: str) -> dict[str, Any] | None:

@@ -98,7 +98,8 @@ USER_LINES: dict[str, list[Any]] = {
         "###STOP###",
     ],
     "a simulated customer who gives up": [  # misbehaves on purpose: the example's user fault
-        "Hi, my phone has no signal. Is it airplane mode or something?",
+        {"calls": [["check_phone_status", {}]]},  # it peeks at its phone, then tells it all
+        "Hi, my phone has no signal. It shows a little plane: is it airplane mode?",
         "###STOP###",
     ],
 }

@@ -22,7 +22,7 @@ import threading
 import time
 import types
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,9 +72,9 @@ def transcript(
 
 
 def cli(
-    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 60
+    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 60, cwd: Path = ROOT
 ) -> subprocess.CompletedProcess[str]:
-    """The real `evalspec` command, in a child process, from the repository root."""
+    """The real `evalspec` command, in a child process, from the repository root (or `cwd`)."""
     full_env = {**os.environ, **(env or {})}
     full_env.pop("COLUMNS", None)
     return subprocess.run(
@@ -82,7 +82,7 @@ def cli(
         capture_output=True,
         text=True,
         env=full_env,
-        cwd=ROOT,
+        cwd=cwd,
         timeout=timeout,
     )
 
@@ -109,6 +109,26 @@ def evalspec_import(*args: str) -> Result:
 
 def results_of(run_dir: Path) -> dict[str, Any]:
     return json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+
+
+def refuse_sockets(monkeypatch: Any) -> None:
+    """Make every outgoing connection fail loudly: an offline replay must open none."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a socket was opened")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def serving(monkeypatch: Any, key_env: str, responder: Any) -> Iterator[Any]:
+    """A fake OpenAI server on 127.0.0.1 answering with `responder`, its key variable set:
+    the body of a test module's `server` fixture (`yield from serving(...)`)."""
+    from fake_openai import FakeOpenAI
+
+    monkeypatch.setenv(key_env, "sk-test-" + key_env.lower())
+    with FakeOpenAI(responder) as fake:
+        yield fake
 
 
 def free_port() -> int:

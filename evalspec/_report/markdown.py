@@ -83,7 +83,7 @@ def render_markdown(report: Report) -> str:
         summary = (
             f"**{m.passed} passed, {m.warned} warned, {m.failed} failed**"
             + (f", {m.errors} errors" if m.errors else "")
-            + (f", {user_faults_text(m.user_faults)}" if m.user_faults else "")
+            + (f", {user_faults_text(m.spoiled)}" if m.spoiled else "")
             + f" of {m.cases} cases · mean score {m.mean_score:.2f}"
             + (f" · trial pass rate {m.pass_at_1:.0%}" if m.k > 1 else "")
         )

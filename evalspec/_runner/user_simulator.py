@@ -185,7 +185,7 @@ async def user_call(
     args = call_arguments(raw)
     base = ToolCall(name=name, arguments=args, raw_arguments=raw, id=f"user_call_{index}")
     if name not in mine:
-        why = f"unknown tool '{name}'; the user's tools: {', '.join(sorted(mine))}"
+        why = f"unknown tool '{name}'; available tools: {', '.join(sorted(mine))}"
         return msgspec.structs.replace(base, error=why)
     result = await world.call(name, args, raw)
     return msgspec.structs.replace(base, output=result.output, error=result.error)

@@ -52,7 +52,6 @@ from evalspec._scoring.turns import (
     turn_cases,
     turn_details,
     turn_views,
-    user_tool_names,
     world_calls,
 )
 from evalspec._scoring.types import CaseResult, Row, Status
@@ -353,7 +352,7 @@ class Scorer:
             prep = self._prepare(part, case)
             if prep is not None and case.expect.judges_state:
                 done = offered_calls(whole, t.tool_calls, index)
-                if held := user_tool_names(whole):  # the user's calls changed the world too
+                if held := whole.user_tools:  # the user's calls changed the world too
                     done = tuple(world_calls(t, done, held, index))
                     prep.user_tools = held
                 prep.state_from = msgspec.structs.replace(t, tool_calls=done)
@@ -502,7 +501,7 @@ class Scorer:
             self._state_judge = StateJudge(self.suite)
         replayed, held = prep.state_from, prep.user_tools
         if replayed is None:
-            replayed, held = prep.transcript, user_tool_names(prep.case)
+            replayed, held = prep.transcript, prep.case.user_tools
             if held:  # a simulated user with tools: its calls changed the world too
                 calls = world_calls(replayed, replayed.tool_calls, held)
                 replayed = msgspec.structs.replace(replayed, tool_calls=tuple(calls))

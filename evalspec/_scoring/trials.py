@@ -171,9 +171,10 @@ class ModelSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Mean of per-case mean scores: Student's t over cases (None below two cases)."""
     flaky: Count = 0
     """Cases whose trials disagree."""
-    user_faults: Count = 0
+    user_faults: Count | msgspec.UnsetType = msgspec.UNSET
     """Cases whose every trial the simulated user spoiled (status `user_fault`): left out of
-    the pass rates, the mean score and their intervals, which judge the model."""
+    the pass rates, the mean score and their intervals, which judge the model. Absent when
+    there is none (results.json keeps evalspec 1.0's layout)."""
     over_budget: tuple[str, ...] = ()
     """Why this model's run is over the suite's budget (empty: within it, or no budget)."""
     simulated_user: SimulatedUserCost | msgspec.UnsetType = msgspec.UNSET
@@ -181,6 +182,11 @@ class ModelSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     tool_confusion: tuple[ConfusionCell, ...] = ()
     """Which tool was called where which was expected, over every trial, with counts (right
     picks included; "" for no call): which tool descriptions collide."""
+
+    @property
+    def spoiled(self) -> int:
+        """How many cases the simulated users spoiled (`user_faults`, 0 when absent)."""
+        return 0 if isinstance(self.user_faults, msgspec.UnsetType) else self.user_faults
 
 
 def summarize(
@@ -238,7 +244,7 @@ def summarize(
                 ),
                 mean_score_ci=mean_interval(scores, confidence, (0.0, 1.0)),
                 flaky=sum(c.flaky for c in mine),
-                user_faults=len(every) - len(mine),
+                user_faults=len(every) - len(mine) or msgspec.UNSET,
                 tool_confusion=confusion(trials),
             )
         )

@@ -19,7 +19,7 @@ import msgspec
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.model import Budget, Case, Expectation, Message, Rubric
-from evalspec._transcript import ToolCall, Transcript
+from evalspec._transcript import ToolCall, Transcript, world_order
 
 Score = Callable[[Transcript, Case, int], CaseResult]
 """Scores one turn's transcript against its (single-turn) case, given the turn's index: the
@@ -71,39 +71,12 @@ def offered_calls(case: Case, calls: Sequence[ToolCall], last: int) -> tuple[Too
     return tuple(out)
 
 
-def user_tool_names(case: Case) -> frozenset[str]:
-    """The tools the case's user holds (dual control): its simulated user's, its turns'."""
-    sim = case.simulated_user
-    names = set(sim.tools) if sim is not None else set()
-    names.update(name for turn in case.turns for name, _ in turn.user_calls)
-    return frozenset(names)
-
-
 def world_calls(
     t: Transcript, calls: Sequence[ToolCall], held: frozenset[str], last: int | None = None
 ) -> list[ToolCall]:
-    """Every call on the shared world in the order it ran: in each user turn (up to `last`),
-    the user's own calls, then the model's (`calls`), then the user's closing ones; each
-    tagged with its user turn. Only what ran is kept: a model's call of a tool the user holds
-    (`held`), or a user's call of any other, was refused and changed nothing."""
-    by_turn: dict[int, list[ToolCall]] = {}
-    for c in calls:
-        if c.name not in held:
-            by_turn.setdefault(c.user_turn or 0, []).append(c)
-    out: list[ToolCall] = []
-    turns = t.user_turns if last is None else t.user_turns[: last + 1]
-    for k, u in enumerate(turns):
-        out += _users(u.calls, held, k)
-        out += by_turn.pop(k, [])
-        out += _users(u.calls_after, held, k)
-    for rest in by_turn.values():
-        out += rest
-    return out
-
-
-def _users(calls: Sequence[ToolCall], held: frozenset[str], k: int) -> list[ToolCall]:
-    """The user's calls of turn k that reached its tools, tagged with the turn."""
-    return [msgspec.structs.replace(c, user_turn=k) for c in calls if c.name in held]
+    """Every call that ran on the shared world, in order (`world_order`): a model's call of a
+    tool the user holds (`held`), or a user's call of any other, was refused and is left out."""
+    return [c for c, by_user in world_order(t, calls, last) if (c.name in held) == by_user]
 
 
 def turn_views(

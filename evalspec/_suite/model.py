@@ -421,6 +421,14 @@ class Case:
         return tuple(c for t in self.turns if t.expect for c in t.expect.tool_calls)
 
     @property
+    def user_tools(self) -> frozenset[str]:
+        """The tools the user holds (dual control): its simulated user's, its turns'."""
+        sim = self.simulated_user
+        names = set(sim.tools) if sim is not None else set()
+        names.update(name for turn in self.turns for name, _ in turn.user_calls)
+        return frozenset(names)
+
+    @property
     def multi_turn(self) -> bool:
         """Whether the runner talks over several user turns (scripted or simulated)."""
         return bool(self.turns) or self.simulated_user is not None
