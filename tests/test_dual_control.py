@@ -460,3 +460,55 @@ def test_the_dual_control_page_shows_what_evalspec_prints(tmp_path: Path) -> Non
     conversation = printed[printed.index("conversations") : printed.index("conversations") + 18]
     assert conversation == lines[lines.index("conversations") : lines.index("conversations") + 18]
     assert "model requests: 17 replayed, 0 called" in done.stdout
+
+
+SCRIPTED = """\
+suite: scripted
+models: [{name: m, model: x}]
+state: {phone: {airplane_mode: true}}
+tools:
+  - name: check_line
+    parameters: {type: object, properties: {}}
+    behavior: {response: {ok: true}}
+  - name: toggle
+    parameters: {type: object, properties: {enabled: {type: boolean}}, required: [enabled]}
+    behavior:
+      effects: [{set: /phone/airplane_mode, value: "${args.enabled}"}]
+cases:
+  - name: c
+    tools: [check_line]
+    turns:
+      - user: hi
+        expect: {tool_calls: [{check_line: {}}]}
+      - user: done
+        user_calls:
+          - toggle: {enabled: "no"}
+          - toggle: {}
+"""
+
+
+def test_a_scripted_users_call_its_tool_would_refuse_is_refused_at_its_place(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "scripted.yaml"
+    path.write_text(SCRIPTED, encoding="utf-8")
+    with pytest.raises(SpecError) as info:
+        api.load_suite(path)
+    said = str(info.value)
+    assert "scripted.yaml:20:31: cases[0].turns[1].user_calls[0].toggle.enabled:" in said
+    assert "scripted.yaml:21:13: cases[0].turns[1].user_calls[1].toggle: the user's call" in said
+    assert "lacks the argument 'enabled', which the tool requires" in said
+
+
+@pytest.mark.timeout(60)
+def test_a_simulated_user_that_never_stops_calling_is_stopped_with_a_reason(
+    server: FakeOpenAI, script: Script, tmp_path: Path
+) -> None:
+    script.user = [("toggle_airplane_mode", "{not json")]  # malformed, and forever
+    report, t = run(write(tmp_path, server.base_url))
+    assert (
+        t.error
+        == "the simulated user: the simulated user made more than 16 tool calls before one message"
+    )
+    assert report.results[0].status == "error"
+    assert sum(b.body["model"] == "fake-user" for b in server.requests) == 17

@@ -33,6 +33,8 @@ class TurnsPart(Reporter):
     tool_map: dict[str, Any]
     expect: Callable[[Any, LDict, str], Expectation | None]
     """The builder's own expectation parser, used for each turn's `expect`."""
+    check_args: Callable[..., None]
+    """The builder's check of a call's arguments against its tool's schema."""
 
     def turns(self, raw: LDict, path: str) -> tuple[Turn, ...] | None:
         """The case's turns; () for a case without `turns:`, None when a turn is broken."""
@@ -239,9 +241,12 @@ class TurnsPart(Reporter):
         for k, turn in enumerate(turns):
             item = node_turns[k] if isinstance(node_turns, LList) else None
             calls = item.get("user_calls") if isinstance(item, LDict) else None
-            for i, (n, _) in enumerate(turn.user_calls):
+            for i, (n, args) in enumerate(turn.user_calls):
                 where = calls.item_pos[i] if isinstance(calls, LList) else raw.pos
-                named.append((n, where, f"{path}.turns[{k}].user_calls[{i}]"))
+                at = f"{path}.turns[{k}].user_calls[{i}]"
+                named.append((n, where, at))
+                if n in self.tool_map and isinstance(calls, LList):
+                    self.user_call_args(self.tool_map[n], args, calls[i].get(n), at, where)
         offered = raw.get("tools")
         for name, where, at in named:
             if name not in self.tool_map:
@@ -266,6 +271,22 @@ class TurnsPart(Reporter):
                     f"{name!r} is both the user's tool and the model's (in the case's `tools:`)",
                     f"remove {name} from the case's `tools:`: in dual control each side holds "
                     "its own tools",
+                )
+
+    def user_call_args(
+        self, tool: Any, args: dict[str, Any], node: Any, at: str, where: Pos
+    ) -> None:
+        """A scripted user's call takes the tool's arguments, as an expected call's do, and
+        every one the tool requires: a call the tool would refuse is a mistake in the suite."""
+        self.check_args(tool, args, node, (), f"{at}.{tool.name}", where)
+        for name in tool.parameters.get("required") or ():
+            if name not in args:
+                self.problem(
+                    where,
+                    f"{at}.{tool.name}",
+                    f"the user's call of {tool.name!r} lacks the argument {name!r}, which the "
+                    "tool requires",
+                    f"{tool.name}: {{{name}: ...}}",
                 )
 
     def check_models_left(self) -> None:
