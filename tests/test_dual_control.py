@@ -512,3 +512,17 @@ def test_a_simulated_user_that_never_stops_calling_is_stopped_with_a_reason(
     )
     assert report.results[0].status == "error"
     assert sum(b.body["model"] == "fake-user" for b in server.requests) == 17
+
+
+@pytest.mark.timeout(30)
+def test_a_check_pattern_runs_in_linear_time_and_backreferences_are_refused(
+    server: FakeOpenAI, script: Script, tmp_path: Path
+) -> None:
+    # With a backtracking engine this pattern never finishes on the customer's first line.
+    script.user = ["a" * 5000 + "!", "###STOP###"]
+    report, _ = run(write(tmp_path, server.base_url, extra="          - never: ^(a|aa)+$"))
+    assert report.results[0].status == "user_fault"  # it stopped early, nothing hangs
+    bad = write(tmp_path, server.base_url, extra="          - never: (a)\\1")
+    with pytest.raises(SpecError) as info:
+        api.load_suite(bad)
+    assert "cannot run in linear time" in str(info.value) and "dual.yaml:" in str(info.value)

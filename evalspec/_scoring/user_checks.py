@@ -5,15 +5,18 @@ break a rule it was given, or wander off its script (τ²-bench traced up to 30 
 conversations to its user simulator). A trial where a check of `simulate: {checks: ...}` fails
 says nothing about the model: its status is `user_fault`, apart from pass and fail, and the
 model's own verdict is kept in its details (`model_verdict`) for the reader.
+
+The checks' patterns run on RE2 (`_critics/patterns.py`): a suite's pattern and the simulated
+user's text may both come from a pull request, and the time stays linear in the text.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import msgspec
 
+from evalspec._critics.patterns import compile_pattern
 from evalspec._scoring.types import CaseResult
 from evalspec._suite.model import Case, UserCheck
 from evalspec._suite.state_spec import parse_pointer
@@ -57,16 +60,20 @@ def _failures(check: UserCheck, t: Transcript) -> list[tuple[int, str]]:
     said = [u.user for u in t.user_turns]
     label = f" ({check.why})" if check.why else ""
     if check.kind == "never":
-        rule = re.compile(check.pattern)
+        rule = compile_pattern(check.pattern)
         return [
             (k, f"turn {k + 1}: it broke its instructions{label}: it said {_match(rule, s)!r}")
             for k, s in enumerate(said)
             if rule.search(s)
         ]
     if check.kind == "on_script":
-        rule = re.compile(check.pattern)
+        rule = compile_pattern(check.pattern)
         return [
-            (k, f"turn {k + 1}: it went off-script{label}: {_short(s)!r} matches no {rule.pattern}")
+            (
+                k,
+                f"turn {k + 1}: it went off-script{label}: "
+                f"{_short(s)!r} does not match {check.pattern}",
+            )
             for k, s in enumerate(said)
             if not rule.search(s)
         ]
@@ -77,8 +84,8 @@ def _failures(check: UserCheck, t: Transcript) -> list[tuple[int, str]]:
 
 def _revealed(check: UserCheck, t: Transcript, label: str) -> list[tuple[int, str]]:
     """The turns where the user said the hidden text before the assistant asked for it."""
-    hidden = re.compile(check.pattern)
-    asked = re.compile(check.until) if check.until else None
+    hidden = compile_pattern(check.pattern)
+    asked = compile_pattern(check.until) if check.until else None
     out: list[tuple[int, str]] = []
     for k, u in enumerate(t.user_turns):
         before = _assistant_texts(t, k)
@@ -102,7 +109,7 @@ def _stopped_early(check: UserCheck, t: Transcript, label: str) -> list[tuple[in
     last = t.user_turns[-1]
     if last.stop not in _ENDED_ITSELF:
         return []
-    refusal = re.compile(check.refusal or DEFAULT_REFUSAL)
+    refusal = compile_pattern(check.refusal or DEFAULT_REFUSAL)
     if any(refusal.search(s) for s in _assistant_texts(t, len(t.user_turns))):
         return []
     unmet = []
@@ -121,7 +128,7 @@ def _assistant_texts(t: Transcript, k: int) -> list[str]:
     return [u.final_answer for u in t.user_turns[:k] if u.final_answer]
 
 
-def _match(rule: re.Pattern[str], text: str) -> str:
+def _match(rule: Any, text: str) -> str:
     found = rule.search(text)
     return found.group(0) if found else ""
 

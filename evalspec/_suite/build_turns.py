@@ -7,10 +7,10 @@ work unchanged), and its `expect` is empty; each turn carries its own expectatio
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
+from evalspec._critics.patterns import PatternError, compile_pattern
 from evalspec._suite.build_base import Reporter, make_loc
 from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.model import (
@@ -202,13 +202,13 @@ class TurnsPart(Reporter):
         )
         for key in ("hides", "until", "never", "on_script", "refusal"):
             if isinstance(raw.get(key), str):
-                try:
-                    re.compile(raw[key])
-                except re.error as exc:
+                try:  # run on RE2, in time linear in the simulated user's text
+                    compile_pattern(raw[key])
+                except PatternError as exc:
                     self.problem(
                         node.value_pos.get(key, pos),
                         f"{at}.{key}",
-                        f"{raw[key]!r} is not a regular expression: {exc}",
+                        f"{raw[key]!r} is not a regular expression evalspec can use: {exc}",
                         "escape the special characters (. * + ? ( ) [ ] { } | \\) with a "
                         "backslash, or fix the expression",
                     )
