@@ -82,6 +82,16 @@ def world_order(
     return out
 
 
+def tool_output_chars(messages: Sequence[dict[str, Any]]) -> int:
+    """Characters the tools answered in these messages: what a conversation's output budget
+    (`max_tool_output_chars`) counts."""
+    return sum(
+        len(m["content"])
+        for m in messages
+        if m.get("role") == "tool" and isinstance(m.get("content"), str)
+    )
+
+
 def call_arguments(raw: str) -> dict[str, Any] | None:
     """A call's arguments as every call's are read (the model's and a user's alike): an
     object, or None for text that is not one (NaN, too deep...: the call is refused)."""

@@ -526,3 +526,26 @@ def test_a_check_pattern_runs_in_linear_time_and_backreferences_are_refused(
     with pytest.raises(SpecError) as info:
         api.load_suite(bad)
     assert "cannot run in linear time" in str(info.value) and "dual.yaml:" in str(info.value)
+
+
+def test_the_users_tool_answers_count_against_the_conversations_output_budget(
+    server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The line check answers 31 characters, the customer's switch 23: 54 pass a budget of 40.
+    monkeypatch.setenv("EVALSPEC_MAX_TOOL_OUTPUT_CHARS", "40")
+    report, t = run(write(tmp_path, server.base_url))
+    assert t.error is not None and "more than 40 characters in one conversation" in t.error
+    assert "(at the user's call 1, 'toggle_airplane_mode')" in t.error
+    assert report.results[0].status == "error"
+
+
+def test_a_scripted_users_tool_answers_count_against_the_budget_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Turn 1's line check answers 51 characters; the customer's switch in turn 2 passes 60.
+    monkeypatch.setenv("EVALSPEC_MAX_TOOL_OUTPUT_CHARS", "60")
+    suite = api.load_suite(phone_copy(tmp_path))
+    plan = api.compile_plan(suite, cases=["a scripted customer"])
+    t = api.run_plan(plan, RunOptions(record="offline")).transcripts[0]
+    assert t.error is not None and "(at the user's call 1, 'toggle_airplane_mode')" in t.error
+    assert len(t.user_turns) == 1

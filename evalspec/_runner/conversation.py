@@ -25,10 +25,10 @@ import msgspec
 
 from evalspec._plan import Plan, PlanItem, RequestKeys, turn_tools
 from evalspec._providers.base import Provider, ProviderError
-from evalspec._runner.user_simulator import UserSimulator, user_call
-from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._runner.user_simulator import UserSimulator, observed, over_output, user_call
+from evalspec._suite.limits import MAX_CALLS_PER_CASE, max_tool_output_chars
 from evalspec._tools.state_patch import changes
-from evalspec._transcript import ToolCall, Transcript, Usage, UserTurn
+from evalspec._transcript import ToolCall, Transcript, Usage, UserTurn, tool_output_chars
 
 Answer = Callable[[PlanItem, Plan, Provider, Any], Awaitable[Transcript]]
 """The agent loop: answers the last user message of an item's messages (`run_item`)."""
@@ -68,6 +68,7 @@ async def run_conversation(
     stop: str | None = None
     origin: Literal["scripted", "simulated"] = "scripted"
     index = 0
+    user_spent = 0  # characters the user's own tools answered (the output budget counts them)
     state = snapshot() if snapshot is not None else None
     while True:
         if simulated is None:
@@ -75,11 +76,18 @@ async def run_conversation(
                 break
             text, origin = case.turns[index].user, "scripted"
             mine = await _scripted_calls(case.turns[index].user_calls, tools, plan)
+            user_spent += sum(len(observed(c)) for c in mine)
+            if user_spent + tool_output_chars(history) > max_tool_output_chars():
+                error, finish, stop = over_output(len(mine), mine[-1].name), "error", "error"
+                break
             if index > 0:  # the first turn's text already ends the case's messages
                 history.append({"role": "user", "content": text})
         else:
+            left = max_tool_output_chars() - tool_output_chars(history) - user_spent
+            simulated.output_left = left
             try:
                 said, stop = await simulated.next_message(history)
+                user_spent += left - simulated.output_left
             except ProviderError as exc:
                 error, finish, stop = f"the simulated user: {exc}", "error", "error"
                 break

@@ -50,7 +50,13 @@ from evalspec._tools.faults import apply as apply_fault
 from evalspec._tools.llm_sim import SimulatorMissing
 from evalspec._tools.result import ToolResult
 from evalspec._tools.stb_cache import ResponseCache
-from evalspec._transcript import ToolCall, Transcript, Usage, call_arguments
+from evalspec._transcript import (
+    ToolCall,
+    Transcript,
+    Usage,
+    call_arguments,
+    tool_output_chars,
+)
 from evalspec._util import redaction
 from evalspec._util.errors import RunError, UsageError
 from evalspec._util.files import FILE_MODE, NOFOLLOW, dumps_line
@@ -253,7 +259,7 @@ async def _conversation(
     source = "live"
     max_turns = 1 if suite.run.mode == "single_turn" else suite.run.max_turns
     previous = keys.last if keys is not None else None  # the conversation's request before
-    output_left = max_tool_output_chars() - _tool_output(messages)  # earlier turns' count too
+    output_left = max_tool_output_chars() - tool_output_chars(messages)  # earlier turns' count too
     faults = _fault_plan(item, messages)
     for turn in range(max_turns):
         request = ChatRequest(
@@ -394,15 +400,6 @@ def _fault_plan(item: PlanItem, messages: list[dict[str, Any]]) -> FaultPlan | N
         for tc in m.get("tool_calls") or ()
     )
     return FaultPlan(item.faults, item.case.name, item.trial, earlier)
-
-
-def _tool_output(messages: list[dict[str, Any]]) -> int:
-    """Characters the tools already answered in this conversation (earlier user turns)."""
-    return sum(
-        len(m["content"])
-        for m in messages
-        if m.get("role") == "tool" and isinstance(m.get("content"), str)
-    )
 
 
 def _request_key(

@@ -25,6 +25,7 @@ import msgspec
 
 from evalspec._plan import request_key
 from evalspec._providers.base import ChatRequest, Provider, ProviderError
+from evalspec._suite.limits import MAX_TOOL_OUTPUT_CHARS_ENV, max_tool_output_chars
 from evalspec._suite.model import ModelSpec, UserSimulation
 from evalspec._transcript import ToolCall, UserUsage, call_arguments
 
@@ -90,6 +91,10 @@ class UserSimulator:
     """What runs the user's calls: the conversation's tools (`call(name, args, raw)`)."""
     calls: list[ToolCall] = field(default_factory=list)
     """The user's calls since its last message (the conversation takes them with the turn)."""
+    output_left: int = 0
+    """Characters its tools may still answer: the conversation's budget
+    (`max_tool_output_chars`) less what the tools answered so far, the model's and its own;
+    set by the conversation before each message."""
     _view: list[dict[str, Any]] = field(default_factory=list)
     _seen: int = -1
 
@@ -162,10 +167,11 @@ class UserSimulator:
         call = await user_call(self.world, self.tools, name, raw, len(self.calls))
         call = msgspec.structs.replace(call, id=str(tc.get("id") or call.id))
         self.calls.append(call)
-        answer = {"error": call.error} if call.error is not None else call.output
-        self._view.append(
-            {"role": "tool", "tool_call_id": call.id, "content": json.dumps(answer, default=str)}
-        )
+        content = observed(call)
+        self.output_left -= len(content)
+        if self.output_left < 0:
+            raise ProviderError(over_output(len(self.calls), name))
+        self._view.append({"role": "tool", "tool_call_id": call.id, "content": content})
 
     def usage(self) -> UserUsage:
         """The tokens this simulated user has spent so far."""
@@ -174,6 +180,21 @@ class UserSimulator:
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
         )
+
+
+def observed(call: ToolCall) -> str:
+    """What a user's call answered, as the user reads it (and the output budget counts it)."""
+    answer = {"error": call.error} if call.error is not None else call.output
+    return json.dumps(answer, default=str)
+
+
+def over_output(index: int, name: str) -> str:
+    """Why a conversation stopped at a user's call: its tools answered too much."""
+    return (
+        f"the tools answered more than {max_tool_output_chars()} characters in one conversation "
+        f"(at the user's call {index}, {name!r}), so the case stopped there; answer with less, "
+        f"or raise {MAX_TOOL_OUTPUT_CHARS_ENV}"
+    )
 
 
 async def user_call(
