@@ -341,10 +341,10 @@ def test_the_phone_example_runs_offline_with_the_fault_attributed_to_the_custome
 ) -> None:
     suite = phone_copy(tmp_path)
     refuse_sockets(monkeypatch)
-    md, junit = tmp_path / "r.md", tmp_path / "j.xml"
+    md, junit, html = tmp_path / "r.md", tmp_path / "j.xml", tmp_path / "r.html"
     done = api.run(
         RunRequest(suite, record="offline", out=tmp_path / "run"),
-        reports=ReportFiles(markdown=md, junit=junit),
+        reports=ReportFiles(markdown=md, junit=junit, html=html),
     )
     assert done.exit_code == 1  # a case that is not a pass: not a clean run
     results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
@@ -361,6 +361,9 @@ def test_the_phone_example_runs_offline_with_the_fault_attributed_to_the_custome
     assert "| user called | check\\_phone\\_status {} |" in text
     assert "| simulated user at fault | turn 1: it stopped before its goal" in text
     assert 'skipped="1"' in junit.read_text(encoding="utf-8")
+    page = html.read_text(encoding="utf-8")
+    assert '3<br><small class="user_fault">1 not counted: the simulated user was at fault' in page
+    assert page.count('["user called","check_phone_status {}"]') == 1
 
 
 def test_scripted_user_calls_are_deterministic_and_seen_by_the_state_check(
