@@ -457,6 +457,10 @@ def conversation_id_part(case: Case, suite: Suite) -> str:
             by_name = {t.name: t for t in suite.tools}
             added = [[by_name[n].to_openai() for n in t.add_tools] for t in case.turns[1:]]
             part += f',"turns_tools":{_encode(added)}'
+        if any(t.user_calls for t in case.turns):  # what the user did shapes the answers too
+            part += (
+                f',"user_calls":{_encode([[list(c) for c in t.user_calls] for t in case.turns])}'
+            )
         return part
     sim = case.simulated_user
     player = next((m for m in suite.models if m.name == sim.model), None)
@@ -468,6 +472,9 @@ def conversation_id_part(case: Case, suite: Suite) -> str:
         "persona": sim.persona,
         "stop_when": sim.stop_when,
     }
+    if sim.tools:  # absent otherwise: ids stay as they were
+        by_name = {t.name: t for t in suite.tools}
+        settings["tools"] = [by_name[n].to_openai() for n in sim.tools if n in by_name]
     return f',"user":{_encode(settings)}'
 
 

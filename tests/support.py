@@ -22,7 +22,7 @@ import threading
 import time
 import types
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +115,26 @@ def evalspec_in_process(*args: str | Path) -> Result:
 
 def results_of(run_dir: Path) -> dict[str, Any]:
     return json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+
+
+def refuse_sockets(monkeypatch: Any) -> None:
+    """Make every outgoing connection fail loudly: an offline replay must open none."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a socket was opened")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def serving(monkeypatch: Any, key_env: str, responder: Any) -> Iterator[Any]:
+    """A fake OpenAI server on 127.0.0.1 answering with `responder`, its key variable set:
+    the body of a test module's `server` fixture (`yield from serving(...)`)."""
+    from fake_openai import FakeOpenAI
+
+    monkeypatch.setenv(key_env, "sk-test-" + key_env.lower())
+    with FakeOpenAI(responder) as fake:
+        yield fake
 
 
 def free_port() -> int:

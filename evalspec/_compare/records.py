@@ -40,8 +40,17 @@ KIND_ORDER: tuple[Kind, ...] = (
 )
 """Display order: what a reviewer must look at first comes first."""
 
-STATUS_RANK: dict[str, int] = {"error": 0, "fail": 1, "warn": 2, "pass": 3, "captured": -1}
+STATUS_RANK: dict[str, int] = {
+    "error": 0,
+    "user_fault": 0,
+    "fail": 1,
+    "warn": 2,
+    "pass": 3,
+    "captured": -1,
+}
 """A capture case is judged by nothing: a case turned into one is worse, whatever it was."""
+NOT_JUDGED = ("error", "user_fault")
+"""Trials that say nothing of the model: a run that failed, a simulated user at fault."""
 PASSING = ("pass", "warn")
 EPS = 1e-9
 
@@ -71,8 +80,8 @@ def side_counts(side: Side) -> tuple[int, int]:
     """(trials passed, trials run without error); a side without trial results counts as one
     trial with its status."""
     if not side.results:
-        return int(side.status in PASSING), int(side.status != "error")
-    ran = [r for r in side.results if r.status != "error"]
+        return int(side.status in PASSING), int(side.status not in NOT_JUDGED)
+    ran = [r for r in side.results if r.status not in NOT_JUDGED]
     return sum(r.status in PASSING for r in ran), len(ran)
 
 

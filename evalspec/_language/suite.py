@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from evalspec._language.cases import CAPTURE, CASE, MESSAGE, PASS_RULE, SIMULATED_USER, TRIALS, TURN
+from evalspec._language.cases import (
+    CAPTURE,
+    CASE,
+    MESSAGE,
+    PASS_RULE,
+    SIMULATED_USER,
+    TRIALS,
+    TURN,
+    USER_CALL,
+    USER_CHECK,
+)
 from evalspec._language.critics import CRITIC, EVALUATOR, RUBRIC
 from evalspec._language.expect import (
     EXPECT,
@@ -331,5 +341,7 @@ DEFS = {
     "judge_rubric": JUDGE_RUBRIC,
     "judge_criterion": JUDGE_CRITERION,
     "judge_sees": JUDGE_SEES,
+    "user_call": USER_CALL,
+    "user_check": USER_CHECK,
 }
 """The named pieces, in the order the schema lists them."""

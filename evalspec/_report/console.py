@@ -29,6 +29,7 @@ from evalspec._report.uncertainty import (
     flaky_text,
     rates_text,
     simulated_user_text,
+    user_faults_text,
 )
 from evalspec._util.terminal import STYLES, text
 
@@ -305,7 +306,7 @@ def _summary_table(report: Report) -> Table:
         table.add_column(name, justify="right")
     for m in report.models:
         row = [
-            f"{(m.passed + m.warned) / m.cases:.0%}" if m.cases else "-",
+            f"{(m.passed + m.warned) / (m.cases - m.spoiled):.0%}" if m.cases > m.spoiled else "-",
             f"{m.mean_score:.3f}",
             f"{m.pass_at_k:.2f}",
             f"{m.pass_hat_k:.2f}",
@@ -364,6 +365,7 @@ def _summary_line(m: ModelSummary) -> Text:
         ", ",
         (f"{m.failed} failed", "red"),
         *((", ", (f"{m.errors} errors", "magenta")) if m.errors else ()),
+        *((", ", (user_faults_text(m.spoiled), "cyan")) if m.spoiled else ()),
         f" · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
         + (f" · pass@{m.k} {m.pass_at_k:.2f} · pass^{m.k} {m.pass_hat_k:.2f}" if m.k > 1 else "")
         + (f" · {m.tokens} tokens" if m.tokens else "")

@@ -22,6 +22,7 @@ from evalspec._report.uncertainty import (
     flaky_text,
     rates_text,
     simulated_user_text,
+    user_faults_text,
 )
 from evalspec._util.files import write_text_atomic
 from evalspec._util.markdown import cell, markdown_table
@@ -84,6 +85,7 @@ def render_markdown(report: Report) -> str:
         summary = (
             f"**{m.passed} passed, {m.warned} warned, {m.failed} failed**"
             + (f", {m.errors} errors" if m.errors else "")
+            + (f", {user_faults_text(m.spoiled)}" if m.spoiled else "")
             + f" of {m.cases} cases · mean score {m.mean_score:.2f}"
             + (f" · trial pass rate {m.pass_at_1:.0%}" if m.k > 1 else "")
         )

@@ -31,7 +31,8 @@ def interval_text(interval: Interval | dict[str, Any] | None, *, percent: bool) 
 
 def rate_with_interval(m: ModelSummary) -> str:
     """The case pass rate with its Wilson interval: `80% (95% CI 64–90%)`."""
-    rate = (m.passed + m.warned) / m.cases if m.cases else 0.0
+    judged = m.cases - m.spoiled  # a case its simulated user spoiled is not the model's
+    rate = (m.passed + m.warned) / judged if judged else 0.0
     return f"{rate:.0%} {interval_text(m.pass_rate_ci, percent=True)}".rstrip()
 
 
@@ -48,9 +49,28 @@ def rates_text(m: ModelSummary) -> str:
     """Each rate named for what it counts, as compare and review name them: `case pass rate
     80% (95% CI 64–90%) · mean score 0.812 (...) · trial pass rate 73% (...)` (the trial
     pass rate with trials only: with one trial per case the two are one)."""
-    return f"{CASE_RATE} {rate_with_interval(m)} · mean score {score_with_interval(m)}" + (
-        f" · {TRIAL_RATE} {pass_at_1_with_interval(m)}" if m.k > 1 else ""
+    if m.cases and m.spoiled == m.cases:
+        return f"{CASE_RATE} not measured: no case judges the model{user_fault_text(m)}"
+    return (
+        f"{CASE_RATE} {rate_with_interval(m)} · mean score {score_with_interval(m)}"
+        + (f" · {TRIAL_RATE} {pass_at_1_with_interval(m)}" if m.k > 1 else "")
+        + user_fault_text(m)
     )
+
+
+def user_faults_text(n: int) -> str:
+    """`1 user fault`, `2 user faults`: cases the simulated user spoiled."""
+    return f"{n} user fault{'s' if n != 1 else ''}"
+
+
+def user_fault_text(m: ModelSummary) -> str:
+    """` · 1 case not counted: its simulated user was at fault`, or "": the rates and intervals
+    before it leave such cases out, since they say nothing of the model."""
+    n = m.spoiled
+    if not n:
+        return ""
+    cases, whose = ("1 case", "its") if n == 1 else (f"{n} cases", "their")
+    return f" · {cases} not counted: {whose} simulated user was at fault"
 
 
 def flaky_cases(cases: Iterable[CaseSummary], model: str) -> list[CaseSummary]:

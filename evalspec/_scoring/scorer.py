@@ -52,8 +52,10 @@ from evalspec._scoring.turns import (
     turn_cases,
     turn_details,
     turn_views,
+    world_calls,
 )
 from evalspec._scoring.types import CaseResult, Row, Status
+from evalspec._scoring.user_checks import user_verdict
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import REFUSED_TAG, Case, FinalAnswerCheck, Rubric, Suite
 from evalspec._suite.walk import judge_checks
@@ -164,6 +166,8 @@ class _Prepared:
     turn: int | None = None
     """For one turn of a conversation: its index, from 0 (a rubric judge sees the
     conversation up to its end)."""
+    user_tools: frozenset[str] = frozenset()
+    """The tools the user holds (dual control), whose calls `state_from` holds too."""
 
 
 def score_transcripts(
@@ -296,14 +300,15 @@ class Scorer:
         return out
 
     def score(self, t: Transcript) -> CaseResult:
-        """Score one transcript (texts it needs are embedded on demand)."""
+        """Score one transcript (texts it needs are embedded on demand); a simulated user that
+        failed its own checks takes the verdict (`user_checks.py`)."""
         return self._scored(t, self._prepare(t))
 
     def _scored(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
-        """`_score`, with the tokens the suite's judges spent on this transcript (asked, or
+        """`_judged`, with the tokens the suite's judges spent on this transcript (asked, or
         as their cached verdicts cost) in its details as `judge_tokens`: a budget counts them."""
         before = self._judge_spent()
-        result = self._score(t, prep)
+        result = self._judged(t, prep)
         spent = self._judge_spent() - before
         if not spent:
             return result
@@ -311,6 +316,11 @@ class Scorer:
 
     def _judge_spent(self) -> int:
         return sum(j.spent for j in self._judges.values())
+
+    def _judged(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
+        """The transcript's verdict: the model's, or the simulated user's fault."""
+        result = self._score(t, prep)
+        return result if prep is None else user_verdict(prep.case, t, result)
 
     def _score(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
         if prep is None:
@@ -363,6 +373,9 @@ class Scorer:
                 prep.turn = index
             if prep is not None and case.expect.judges_state:
                 done = offered_calls(whole, t.tool_calls, index)
+                if held := whole.user_tools:  # the user's calls changed the world too
+                    done = tuple(world_calls(t, done, held, index))
+                    prep.user_tools = held
                 prep.state_from = msgspec.structs.replace(t, tool_calls=done)
                 prep.state_start = sum((c.user_turn or 0) < index for c in done)
             return self._score(part, prep)
@@ -507,9 +520,14 @@ class Scorer:
 
         if self._state_judge is None:
             self._state_judge = StateJudge(self.suite)
-        replayed = prep.state_from or prep.transcript
+        replayed, held = prep.state_from, prep.user_tools
+        if replayed is None:
+            replayed, held = prep.transcript, prep.case.user_tools
+            if held:  # a simulated user with tools: its calls changed the world too
+                calls = world_calls(replayed, replayed.tool_calls, held)
+                replayed = msgspec.structs.replace(replayed, tool_calls=tuple(calls))
         judged = self._state_judge.judge(
-            prep.case, replayed, self._need_embedder, start=prep.state_start
+            prep.case, replayed, self._need_embedder, start=prep.state_start, also=held
         )
         tally.rows.extend(judged.rows)
         # The before -> after diff, as rows weighing nothing: every report shows rows.

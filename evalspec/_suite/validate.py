@@ -459,6 +459,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         turns = self.turns(raw, path, judged=capture is None)
         if turns is None:
             return None
+        self.user_tools(raw, path, turns, simulated)
         expect = Expectation() if turns or capture else self.expect(raw.get("expect"), raw, path)
         if expect is None:
             return None
