@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalspec._suite.limits import max_plan_items
-from evalspec._suite.model import Case, Fault, ModelSpec, Suite
+from evalspec._suite.model import Case, Fault, Message, ModelSpec, Suite
 from evalspec._util.errors import UsageError
 
 ID_VERSION = 1
@@ -263,13 +263,14 @@ class _Openings:
         self._keys: dict[tuple[int, str, tuple[int, int]], str] = {}
         self._kept: list[Any] = []
         """Every long text and encoding named by identity above, kept so no id is reused."""
+        self._system: tuple[Message, dict[str, Any]] | None = None
 
     def of(self, case: Case) -> tuple[tuple[dict[str, Any], ...], str]:
         """The case's opening messages (as sent) and their canonical JSON text."""
         if not any(
             isinstance(m.content, str) and len(m.content) >= self._LONG for m in case.messages
         ):
-            messages = tuple(m.to_openai() for m in case.messages)
+            messages = tuple(self._sent(m) for m in case.messages)
             return messages, _encode(list(messages))
         ident = tuple(
             (m.role, id(m.content), m.tool_call_id, m.name, _encode(m.tool_calls))
@@ -283,6 +284,16 @@ class _Openings:
             known = self._json[ident] = (messages, _encode(list(messages)))
             self._kept.append(case.messages)
         return known
+
+    def _sent(self, message: Message) -> dict[str, Any]:
+        """The message as sent; a system message shared by cases (the suite's) made once, not
+        once per case (the plan holds every item's opening messages)."""
+        if message.role != "system":
+            return message.to_openai()
+        last = self._system
+        if last is None or last[0] is not message:
+            last = self._system = (message, message.to_openai())
+        return last[1]
 
     def key(
         self, key_text: _KeyText, messages_json: str, tools_json: str, at: tuple[int, int]
