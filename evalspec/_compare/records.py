@@ -117,6 +117,20 @@ class Spend:
 
 
 @dataclass(frozen=True)
+class FigureChange:
+    """One robustness figure of one model, paired by case between the two sides."""
+
+    figure: str
+    """`recovery`, `duplicates`, `injection` or `told` (evalspec._scoring.robustness)."""
+    result: PairedResult
+    moved: tuple[str, ...] = ()
+    """`case 0/1 → 1/1`: the cases whose rate of the event differs between the sides."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"figure": self.figure, **self.result.to_dict(), "moved": list(self.moved)}
+
+
+@dataclass(frozen=True)
 class ModelNoise:
     """The paired comparison of one model (or one pair of columns)."""
 
@@ -130,6 +144,8 @@ class ModelNoise:
     """Cases whose trials disagree on either side."""
     before_spend: Spend | None = None
     after_spend: Spend | None = None
+    robustness: tuple[FigureChange, ...] = ()
+    """The robustness figures both sides have, each paired by case (none without faults)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -140,6 +156,7 @@ class ModelNoise:
             "flaky": list(self.flaky),
             "before_spend": vars(self.before_spend) if self.before_spend else None,
             "after_spend": vars(self.after_spend) if self.after_spend else None,
+            "robustness": [f.to_dict() for f in self.robustness],
         }
 
 
