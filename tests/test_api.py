@@ -118,6 +118,7 @@ SURFACE = {
         "Plugin",
         "Provider",
         "ToolEnvironment",
+        "ToolFault",
         "ToolOutcome",
         "Verdict",
         "find",

@@ -12,9 +12,10 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from http import HTTPStatus
-from typing import Any
+from typing import Any, get_args
 
-from evalspec._suite.model import Fault
+from evalspec._suite.build_faults import NEEDS, ONLY_FOR
+from evalspec._suite.model import Fault, FaultKind
 from evalspec._tools.result import ToolResult
 from evalspec._tools.simulated import values_match
 
@@ -24,6 +25,12 @@ STOPPING = frozenset({"error", "timeout", "rate_limit"})
 DEFAULT_TIMEOUT_S = 30.0
 
 _JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+def raised(fault: Mapping[str, Any] | None) -> bool:
+    """The fault was raised by a Python tool environment (`ToolFault`), which saw the call:
+    a replay hands it the call again, so it decides again."""
+    return fault is not None and bool(fault.get("raised"))
 
 
 def reached_tool(fault: Mapping[str, Any] | None) -> bool:
@@ -38,6 +45,88 @@ def _draw(seed: int, case: str, trial: int, tool: str, n: int) -> float:
     text = f"{seed}\x00{case}\x00{trial}\x00{tool}\x00{n}".encode("utf-8", "surrogatepass")
     digest = hashlib.blake2b(text, digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2.0**64
+
+
+_RAISABLE = tuple(k for k in get_args(FaultKind) if k != "inject")
+_FORMS = ("cut_json", "wrong_types", "empty")
+
+
+class ToolFault(Exception):
+    """Raised by a Python tool environment's `call`: the call meets a fault, recorded,
+    replayed, scored and shown exactly as a declared one (`faults:` in the suite).
+
+    The same kinds and keys as a declared fault: `ToolFault("rate_limit", retry_after=2)`,
+    `ToolFault("timeout", applied=True)` after the environment took effect (a retry then
+    repeats it), `ToolFault("partial", output=rows, keep=1)` for an answer cut short. A kind
+    that answers in the tool's place (error, timeout, rate_limit) must leave the state as it
+    was unless `applied`. A key the kind cannot use, or a kind that needs one and lacks it, is
+    refused here (ValueError), as `evalspec validate` refuses it in a suite.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        output: Any = None,
+        status: int | None = None,
+        message: str | None = None,
+        seconds: float | None = None,
+        retry_after: float | None = None,
+        applied: bool | None = None,
+        form: str | None = None,
+        keep: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        keys = {
+            "status": status,
+            "message": message,
+            "seconds": seconds,
+            "retry_after": retry_after,
+            "applied": applied,
+            "form": form,
+            "keep": keep,
+            "field": field,
+        }
+        given = {k: v for k, v in keys.items() if v is not None}
+        _check_raised(kind, given)
+        super().__init__(f"{kind} fault")
+        self.kind = kind
+        self.output = output
+        self.keys = given
+
+    def fault(self, tool: str) -> Fault:
+        """The fault as a suite would declare it, for the call of `tool` that raised it."""
+        return Fault(tool=tool, kind=self.kind, **self.keys)  # type: ignore[arg-type]
+
+
+def _check_raised(kind: str, given: Mapping[str, Any]) -> None:
+    """A ToolFault's kind and keys, held to the rules a declared fault is held to."""
+    if kind not in _RAISABLE:
+        raise ValueError(f"ToolFault kind {kind!r}: choose one of {', '.join(_RAISABLE)}")
+    for key in given:
+        kinds = ONLY_FOR[key]
+        if kind not in kinds:
+            raise ValueError(
+                f"ToolFault({kind!r}): `{key}` means nothing to this kind; it is for kind "
+                + " or ".join(sorted(kinds))
+            )
+    need = NEEDS.get(kind)
+    if need is not None and need not in given:
+        raise ValueError(f"ToolFault({kind!r}) needs `{need}`")
+    if "form" in given and given["form"] not in _FORMS:
+        raise ValueError(f"ToolFault form {given['form']!r}: choose one of {', '.join(_FORMS)}")
+    keep = given.get("keep")
+    if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
+        raise ValueError(f"ToolFault keep {keep!r}: a whole number of items, 0 or more")
+
+
+def raised_result(tool: str, exc: ToolFault, output: Any) -> ToolResult:
+    """The answer a call gets when the environment raised `exc` (`output`: its answer as
+    JSON, for the kinds that change an answer), recorded as raised."""
+    fault = exc.fault(tool)
+    result = apply(fault, None if fault.kind in STOPPING else ToolResult(output, None, "state"))
+    record = {**(result.fault or {}), "raised": True}
+    return ToolResult(result.output, result.error, result.source, result.text, record)
 
 
 class FaultPlan:
