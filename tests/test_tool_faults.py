@@ -354,3 +354,50 @@ def test_a_conversation_shows_a_fault_as_a_fault_not_as_an_answer():
         ("tool answered", '{"ok": true}'),
         ("model answered", "Charged."),
     ]
+
+
+RATE_SUITE = """\
+suite: rates
+models: [{name: m, model: m-1, api_key_env: RATE_KEY}]
+run: {max_turns: 13}
+tools:
+  - name: ping
+    parameters: {type: object, properties: {}}
+    responses: [{output: {pong: true}}]
+    faults: [{kind: error, rate: 0.5, seed: 3}]
+cases:
+  - name: pings
+    user: Ping twelve times.
+    expect: {tool_calls: [{ping: {}}]}
+"""
+
+
+class _TwelvePings:
+    async def complete(self, request: Any) -> Any:
+        from evalspec.plugins import ChatResponse
+
+        done = sum(m["role"] == "tool" for m in request.messages)
+        usage = {"prompt_tokens": 1, "completion_tokens": 1}
+        if done >= 12:
+            return ChatResponse({"role": "assistant", "content": "Done."}, "stop", usage)
+        call = {"id": f"c{done}", "type": "function", "function": {"name": "ping"}}
+        call["function"]["arguments"] = "{}"
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return ChatResponse(message, "tool_calls", usage)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_rate_meets_the_same_calls_in_every_version(tmp_path):
+    """The draws are part of what recordings replay: the n-th call meets a `rate` fault when
+    blake2b-64 of "seed NUL case NUL trial NUL tool NUL n", over 2^64, is below the rate."""
+    from evalspec.api import load_suite, record_answers, run
+    from evalspec.records import RunRequest
+
+    path = tmp_path / "rates.yaml"
+    path.write_text(RATE_SUITE, encoding="utf-8")
+    record_answers(load_suite(path), _TwelvePings())
+    outcome = run(RunRequest(path, record="offline", out=tmp_path / "run"))
+    calls = _calls(outcome.run_dir)["pings"]
+    assert [i + 1 for i, c in enumerate(calls) if c.get("fault")] == [1, 3, 5, 7, 8, 12]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from http import HTTPStatus
 from typing import Any, get_args
 
@@ -40,11 +40,52 @@ def reached_tool(fault: Mapping[str, Any] | None) -> bool:
     return fault.get("kind") not in STOPPING or bool(fault.get("applied"))
 
 
-def _draw(seed: int, case: str, trial: int, tool: str, n: int) -> float:
-    """A number in [0, 1) fixed by its inputs: the same in every run and on every machine."""
-    text = f"{seed}\x00{case}\x00{trial}\x00{tool}\x00{n}".encode("utf-8", "surrogatepass")
-    digest = hashlib.blake2b(text, digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2.0**64
+def _draw(seeded: Any, n: int) -> float:
+    """A number in [0, 1) fixed by its inputs: the same in every run and on every machine.
+    `seeded` is `_seeded(seed, case, trial, tool)`, made once per conversation and tool: the
+    hash of "seed NUL case NUL trial NUL tool NUL n" is that of its prefix, then n."""
+    h = seeded.copy()
+    h.update(b"%d" % n)
+    return int.from_bytes(h.digest(), "big") / 2.0**64
+
+
+def _seeded(seed: int, case: str, trial: int, tool: str) -> Any:
+    text = f"{seed}\x00{case}\x00{trial}\x00{tool}\x00".encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(text, digest_size=8)
+
+
+_Check = tuple[Fault, int | None, Callable[[dict[str, Any]], bool] | None, float | None]
+"""A fault as `decide` reads it: the fault, its `on_call`, its `when` as a test, its `rate`."""
+
+_GROUPED: dict[int, tuple[Sequence[Fault], dict[str, tuple[_Check, ...]]]] = {}
+"""Faults by tool, per faults tuple of a plan (every item of a case shares its tuple), so a
+conversation's plan is made in O(1), however many tools have faults."""
+_GROUPED_MAX = 4096
+
+
+def _by_tool(faults: Sequence[Fault]) -> dict[str, tuple[_Check, ...]]:
+    known = _GROUPED.get(id(faults))
+    if known is not None and known[0] is faults:
+        return known[1]
+    grouped: dict[str, list[_Check]] = {}
+    for f in faults:
+        grouped.setdefault(f.tool, []).append((f, f.on_call, _when(f.when), f.rate))
+    if len(_GROUPED) >= _GROUPED_MAX:
+        _GROUPED.clear()
+    result = {tool: tuple(found) for tool, found in grouped.items()}
+    _GROUPED[id(faults)] = (faults, result)  # the tuple kept: its id names no other
+    return result
+
+
+def _when(when: dict[str, Any] | None) -> Callable[[dict[str, Any]], bool] | None:
+    """`when` as a test of a call's arguments: texts compared in place (the common case),
+    anything else as a response rule's `when` is (`values_match`)."""
+    if when is None:
+        return None
+    if all(type(v) is str for v in when.values()):
+        pairs = tuple(when.items())
+        return lambda args: all(type(args.get(k)) is str and args[k] == v for k, v in pairs)
+    return lambda args: values_match(when, args)
 
 
 _RAISABLE = tuple(k for k in get_args(FaultKind) if k != "inject")
@@ -135,32 +176,34 @@ class FaultPlan:
     def __init__(
         self, faults: Sequence[Fault], case: str, trial: int, earlier: Iterable[str] = ()
     ) -> None:
-        self._by_tool: dict[str, list[Fault]] = {}
-        for fault in faults:
-            self._by_tool.setdefault(fault.tool, []).append(fault)
+        self._by_tool = _by_tool(faults)
         self._case = case
         self._trial = trial
         self._counts: dict[str, int] = {}
         for name in earlier:  # calls of earlier user turns count too
             self._counts[name] = self._counts.get(name, 0) + 1
+        self._hashes: dict[tuple[int, str], Any] = {}
 
     def decide(self, tool: str, arguments: dict[str, Any] | None) -> Fault | None:
         """The fault this call meets, if any; every call of a tool counts, faulted or not."""
         n = self._counts.get(tool, 0) + 1
         self._counts[tool] = n
-        for fault in self._by_tool.get(tool, ()):
-            if fault.on_call is not None and fault.on_call != n:
+        for fault, on_call, when, rate in self._by_tool.get(tool, ()):
+            if on_call is not None and on_call != n:
                 continue
-            if fault.when is not None and (
-                arguments is None or not values_match(fault.when, arguments)
-            ):
+            if when is not None and (arguments is None or not when(arguments)):
                 continue
-            if fault.rate is not None and (
-                _draw(fault.seed, self._case, self._trial, tool, n) >= fault.rate
-            ):
+            if rate is not None and _draw(self._seeded(fault.seed, tool), n) >= rate:
                 continue
             return fault
         return None
+
+    def _seeded(self, seed: int, tool: str) -> Any:
+        key = (seed, tool)
+        seeded = self._hashes.get(key)
+        if seeded is None:
+            seeded = self._hashes[key] = _seeded(seed, self._case, self._trial, tool)
+        return seeded
 
 
 def stops(fault: Fault) -> bool:
