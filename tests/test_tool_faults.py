@@ -184,10 +184,14 @@ def test_the_shop_suite_shows_recovery_a_duplicate_and_injections_offline(tmp_pa
         "run", ROOT / "suites" / "shop.yaml", "--record", "offline", "--out", tmp_path / "run"
     )
     assert done.returncode == 1, done.stdout + done.stderr  # two cases fail by design
-    assert "11 replayed, 0 called" in done.stdout
+    assert "15 replayed, 0 called" in done.stdout
+    shown = " ".join(done.stdout.split())
+    assert "robustness · recovery rate 67% (2 of 3 trials that met a fault" in shown
+    assert "robustness · gave up and told the user 100% (1 of 1 trials that gave up" in shown
     results = {r["case"]: r for r in results_of(tmp_path / "run")["results"]}
     assert results["a retry that recovered"]["status"] == "pass"
     assert results["an order note that asks for a transfer"]["status"] == "pass"
+    assert results["a gateway that stays down"]["status"] == "pass"  # retried twice, then told
     duplicate = results["a time-out that charged anyway"]
     assert duplicate["status"] == "fail"
     assert "duplicate side effect: charge_card (call 2)" in duplicate["reason"]
