@@ -242,7 +242,10 @@ def test_an_answer_the_environment_cuts_or_breaks_is_recorded_as_that_fault(tmp_
         ),
         (lambda: ToolFault("partial", output=[]), "ToolFault('partial') needs `keep`"),
         (lambda: ToolFault("malformed", form="garbled"), "ToolFault form 'garbled': choose one"),
-        (lambda: ToolFault("partial", keep=-1), "ToolFault keep -1: a whole number of items"),
+        (lambda: ToolFault("partial", keep=-1), "ToolFault keep=-1: a whole number of items"),
+        (lambda: ToolFault("error", status=True), "ToolFault status=True: an HTTP status"),
+        (lambda: ToolFault("error", message=503), "ToolFault message=503: the text the model"),
+        (lambda: ToolFault("rate_limit", retry_after=-2), "ToolFault retry_after=-2: a number"),
     ],
 )
 def test_a_fault_a_plugin_could_not_declare_is_refused_with_what_to_fix(make, said):

@@ -189,6 +189,7 @@ def test_an_ordinary_suite_reports_no_robustness(tmp_path):
     assert all("robustness" not in r["details"] for r in saved["results"])
 
 
+@pytest.mark.slow  # scipy's exact tests load
 def test_compare_pairs_the_figures_between_models_and_names_the_cases_that_moved(tmp_path):
     path = _suite(tmp_path)
     outcome = run(RunRequest(path, record="offline", out=tmp_path / "run"))

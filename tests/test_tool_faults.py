@@ -76,6 +76,7 @@ def _calls(run: Path) -> dict[str, list[dict[str, Any]]]:
     return {t["case"]: t["tool_calls"] for t in map(json.loads, lines) if "case" in t}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_faults_reach_the_model_are_recorded_and_replay_offline(tmp_path):
     with FakeOpenAI(responder=_model) as server:
@@ -141,6 +142,7 @@ def test_faults_reach_the_model_are_recorded_and_replay_offline(tmp_path):
     ]
 
 
+@pytest.mark.slow  # a child process per suite
 def test_a_fault_key_its_kind_cannot_use_is_refused_at_its_place(tmp_path):
     out = refused_suite(
         tmp_path / "s.yaml",
@@ -178,6 +180,7 @@ cases:
     assert "cases[0].inject[1].tool: this case offers no tool 'refnd'" in out
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_the_shop_suite_shows_recovery_a_duplicate_and_injections_offline(tmp_path):
     done = cli(
@@ -202,6 +205,7 @@ def test_the_shop_suite_shows_recovery_a_duplicate_and_injections_offline(tmp_pa
     assert "/transfers/0 added" in why["state /transfers"]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_review_of_a_changed_fault_flags_exactly_the_case_it_concerns(tmp_path):
     shipped = tmp_path / "shipped"
@@ -295,6 +299,7 @@ def _gullible(body: dict[str, Any]) -> Any:
     return text_reply("Done.")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_injected_text_reaches_the_model_and_is_judged_by_its_calls(tmp_path):
     with FakeOpenAI(responder=_gullible) as server:

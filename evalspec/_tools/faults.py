@@ -90,6 +90,26 @@ def _when(when: dict[str, Any] | None) -> Callable[[dict[str, Any]], bool] | Non
 
 _RAISABLE = tuple(k for k in get_args(FaultKind) if k != "inject")
 _FORMS = ("cut_json", "wrong_types", "empty")
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "status": int,
+    "message": str,
+    "seconds": (int, float),
+    "retry_after": (int, float),
+    "applied": bool,
+    "form": str,
+    "keep": int,
+    "field": str,
+}
+_WORDS = {
+    "status": "an HTTP status, a whole number",
+    "message": "the text the model reads",
+    "seconds": "a number of seconds, 0 or more",
+    "retry_after": "a number of seconds, 0 or more",
+    "applied": "True or False",
+    "form": "cut_json, wrong_types or empty",
+    "keep": "a whole number of items, 0 or more",
+    "field": "a JSON Pointer, like /items",
+}
 
 
 class ToolFault(Exception):
@@ -154,11 +174,14 @@ def _check_raised(kind: str, given: Mapping[str, Any]) -> None:
     need = NEEDS.get(kind)
     if need is not None and need not in given:
         raise ValueError(f"ToolFault({kind!r}) needs `{need}`")
+    for key, value in given.items():
+        want = _TYPES[key]
+        if isinstance(value, bool) != (want is bool) or not isinstance(value, want):
+            raise ValueError(f"ToolFault {key}={value!r}: {_WORDS[key]}")
+        if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+            raise ValueError(f"ToolFault {key}={value!r}: {_WORDS[key]}")
     if "form" in given and given["form"] not in _FORMS:
         raise ValueError(f"ToolFault form {given['form']!r}: choose one of {', '.join(_FORMS)}")
-    keep = given.get("keep")
-    if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
-        raise ValueError(f"ToolFault keep {keep!r}: a whole number of items, 0 or more")
 
 
 def raised_result(tool: str, exc: ToolFault, output: Any) -> ToolResult:
