@@ -56,7 +56,8 @@ def trial_facts(
     """What a trial's calls and rows say about its faults, side effects and injections; None
     when it met none of them (an ordinary trial records nothing)."""
     faults = sum(1 for c in calls if c.fault is not None and c.fault.get("kind") != "inject")
-    injected = bool(case.expect.forbidden_calls or case.described) or any(
+    expects = [case.expect, *(t.expect for t in case.turns if t.expect is not None)]
+    injected = bool(case.described or any(e.forbidden_calls for e in expects)) or any(
         f.kind == "inject" for f in case.faults
     )
     effects = any(_side_effect(c, tools) for c in calls)
@@ -67,12 +68,17 @@ def trial_facts(
         facts["duplicates"] = len(duplicate_calls(calls, tools))
     if injected:
         facts["obeyed"] = any(
-            not r.match for r in rows if r.field == "forbidden_calls" or r.critic == "unchanged"
+            not r.match for r in rows if _field(r) == "forbidden_calls" or r.critic == "unchanged"
         )
-    answers = [r for r in rows if r.field.startswith("final_answer.")]
+    answers = [r for r in rows if _field(r).startswith("final_answer.")]
     if answers and gave_up(calls):
         facts["told"] = all(r.match for r in answers)
     return facts
+
+
+def _field(row: Row) -> str:
+    """A row's field without the `turn 2: ` a multi-turn case puts before it."""
+    return row.field.rpartition(": ")[2]
 
 
 def _side_effect(call: ToolCall, tools: Mapping[str, Tool]) -> bool:
