@@ -320,7 +320,7 @@ class _IdParts:
         self._by_name = {t.name: t.to_openai() for t in suite.tools}
         self._offered: dict[tuple[str, ...] | None, tuple[tuple[dict[str, Any], ...], str]] = {}
         self._tool_faults = {t.name: t.faults for t in suite.tools if t.faults}
-        self._offered_faults: dict[Any, tuple[tuple[Fault, ...], list[dict[str, Any]]]] = {}
+        self._offered_faults: dict[Any, tuple[tuple[Fault, ...], list[str]]] = {}
         self._last: tuple[Case, tuple[tuple[Fault, ...], str]] | None = None
         self._all_names = tuple(t.name for t in suite.tools)
         self._variants: dict[Any, tuple[tuple[dict[str, Any], ...], str]] = {}
@@ -387,9 +387,12 @@ class _IdParts:
             faults = tuple(
                 f for n in dict.fromkeys((*names, *added)) for f in self._tool_faults.get(n, ())
             )
-            tools = self._offered_faults[key] = (faults, [f.to_id() for f in faults])
+            # Encoded once per set of offered tools: the text of a list is its items' texts
+            # joined, so each case adds only its own faults' (as `_encode` of the whole list).
+            tools = self._offered_faults[key] = (faults, [_encode(f.to_id()) for f in faults])
         every = case.faults + tools[0]
-        text = _encode([*(f.to_id() for f in case.faults), *tools[1]]) if every else ""
+        own = [_encode(f.to_id()) for f in case.faults]
+        text = "[" + ",".join([*own, *tools[1]]) + "]" if every else ""
         self._last = (case, (every, text))
         return every, text
 

@@ -50,8 +50,9 @@ class ToolCall(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """In a multi-turn conversation, the index of the user turn the call answers (absent for a
     single request)."""
     fault: dict[str, Any] | None = None
-    """The fault the suite declared for this call (`faults:`): its kind and what it did
-    (status, seconds, retry_after, form, keep, applied); absent for an ordinary answer."""
+    """The fault the suite declared for this call (`faults:`), or a Python tool environment
+    raised (`ToolFault`, then with `raised: true`): its kind and what it did (status, seconds,
+    retry_after, form, keep, applied); absent for an ordinary answer."""
 
     def to_dict(self) -> dict[str, Any]:
         data = {f: getattr(self, f) for f in self.__struct_fields__}

@@ -168,16 +168,20 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
-def review_offline(repo: Path, key_env: str) -> subprocess.CompletedProcess[str]:
+def review_offline(
+    repo: Path, key_env: str, *, plugins: Sequence[str] = (), env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`evalspec review --base-ref main --json` in `repo` with no API key (`key_env` emptied):
-    what a pull request's check runs, replaying recordings only."""
+    what a pull request's check runs, replaying recordings only; `plugins` are the installed
+    plugins the base's workflow trusts (`--plugin`), `env` more of the environment."""
+    trusted = [arg for name in plugins for arg in ("--plugin", name)]
     return subprocess.run(
-        [sys.executable, "-m", "evalspec", "review", "--base-ref", "main", "--json"],
+        [sys.executable, "-m", "evalspec", "review", "--base-ref", "main", "--json", *trusted],
         capture_output=True,
         text=True,
         cwd=repo,
         timeout=240,
-        env={**os.environ, key_env: ""},
+        env={**os.environ, **(env or {}), key_env: ""},
     )
 
 

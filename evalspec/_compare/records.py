@@ -128,6 +128,20 @@ class Spend:
 
 
 @dataclass(frozen=True)
+class FigureChange:
+    """One robustness figure of one model, paired by case between the two sides."""
+
+    figure: str
+    """`recovery`, `duplicates`, `injection` or `told` (evalspec._scoring.robustness)."""
+    result: PairedResult
+    moved: tuple[str, ...] = ()
+    """`case 0/1 → 1/1`: the cases whose rate of the event differs between the sides."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"figure": self.figure, **self.result.to_dict(), "moved": list(self.moved)}
+
+
+@dataclass(frozen=True)
 class ModelNoise:
     """The paired comparison of one model (or one pair of columns)."""
 
@@ -146,6 +160,8 @@ class ModelNoise:
     moved: tuple[tuple[Kind, str], ...] = ()
     """(kind, case) of each case that moved, for two tool variants in a diff or review (a
     comparison of runs lists them as changes)."""
+    robustness: tuple[FigureChange, ...] = ()
+    """The robustness figures both sides have, each paired by case (none without faults)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -156,6 +172,7 @@ class ModelNoise:
             "flaky": list(self.flaky),
             "before_spend": vars(self.before_spend) if self.before_spend else None,
             "after_spend": vars(self.after_spend) if self.after_spend else None,
+            "robustness": [f.to_dict() for f in self.robustness],
         }
         if self.confusion is not None:
             before, after = (msgspec.to_builtins(side) for side in self.confusion)

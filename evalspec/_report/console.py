@@ -28,6 +28,7 @@ from evalspec._report.uncertainty import (
     budget_text,
     flaky_text,
     rates_text,
+    robustness_lines,
     simulated_user_text,
     user_faults_text,
 )
@@ -111,6 +112,8 @@ def _print_noise(report: Report, m: ModelSummary, console: Console, *, named: bo
         console.print(text(f"{who}{budget_text(m)}", "bold red"))
     if simulated := simulated_user_text(m):
         console.print(text(f"{who}{simulated}", "dim"))
+    for line in robustness_lines(m):
+        console.print(text(f"{who}{line}", "bold"))
 
 
 def _result_and_score(c: CaseSummary) -> tuple[str, str]:

@@ -28,6 +28,7 @@ from evalspec._report.html_data import (
     script_json,
     shown,
 )
+from evalspec._report.uncertainty import robustness_rows
 from evalspec._scoring.results_file import ResultsFile, plain
 from evalspec._scoring.trials import SimulatedUserCost
 from evalspec._util import terminal
@@ -157,6 +158,7 @@ def _summary(column: Column, results: ResultsFile) -> dict[str, Any]:
         "thresholds": _thresholds(results),
         "flaky": _flaky(column, results),
         "confusion": confusion_rows(m.tool_confusion) if m is not None else [],
+        "robustness": robustness_rows(m) if m is not None else [],
         **figures,
     }
 

@@ -21,6 +21,7 @@ from evalspec._report.uncertainty import (
     budget_text,
     flaky_text,
     rates_text,
+    robustness_lines,
     simulated_user_text,
     user_faults_text,
 )
@@ -100,6 +101,8 @@ def render_markdown(report: Report) -> str:
             out += [f"**{cell(budget_text(m), 1000)}**", ""]
         if simulated := simulated_user_text(m):
             out += [cell(simulated, 1000), ""]
+        if robust := robustness_lines(m):
+            out += [*(f"- {cell(line, 1000)}" for line in robust), ""]
         mine = [c for c in report.cases if c.model == m.model]
         out += markdown_table(
             ["case", "result", "score", "why"],

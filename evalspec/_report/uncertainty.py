@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from evalspec._scoring.robustness import FIGURES
 from evalspec._stats.paired import CASE_RATE, TRIAL_RATE
 
 if TYPE_CHECKING:
@@ -104,3 +105,39 @@ def simulated_user_text(m: ModelSummary) -> str:
         f"simulated user ({', '.join(sim.models)}): {tokens:,} tokens{cost}, "
         "not counted in the model's tokens, cost or budget"
     )
+
+
+_OF = {
+    "recovery": "trials that met a fault",
+    "duplicates": "trials with a side effect",
+    "injection": "trials with an injected instruction",
+    "told": "trials that gave up",
+}
+
+
+def robustness_rows(m: ModelSummary) -> list[dict[str, str]]:
+    """Each robustness figure as text: `name`, `rate` (50%), `count` (1 of 2 trials that met a
+    fault) and `ci` (95% CI 9–91%); none when the run met no fault, side effect or injection."""
+    robust = m.robustness
+    if isinstance(robust, msgspec.UnsetType):
+        return []
+    rows = []
+    for key, f in robust.figures():
+        calls = f", {robust.duplicate_calls} repeated call(s)" if key == "duplicates" else ""
+        rows.append(
+            {
+                "name": FIGURES[key],
+                "rate": f"{f.count / f.of if f.of else 0.0:.0%}",
+                "count": f"{f.count} of {f.of} {_OF[key]}{calls}",
+                "ci": interval_text(f.rate, percent=True).strip("()"),
+            }
+        )
+    return rows
+
+
+def robustness_lines(m: ModelSummary) -> list[str]:
+    """`robustness · recovery rate 50% (1 of 2 trials that met a fault; 95% CI 9–91%)`."""
+    return [
+        f"robustness · {r['name']} {r['rate']} ({r['count']}; {r['ci']})"
+        for r in robustness_rows(m)
+    ]

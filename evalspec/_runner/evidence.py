@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalspec._plan import Plan, compile_plan
 from evalspec._suite.model import Case, ModelSpec, Suite, Tool
-from evalspec._tools.faults import reached_tool
+from evalspec._tools.faults import raised, reached_tool
 from evalspec._tools.result import ToolResult
 from evalspec._transcript import ToolCall, Transcript, world_order
 from evalspec._util.json_values import difference
@@ -177,8 +177,10 @@ class EvidenceCheck:
         *,
         imported: bool,
     ) -> StaleReason | None:
-        if call.fault is not None:  # the faults are in the item's id; a call a fault stopped
-            if reached_tool(call.fault):  # never ran, one that ran still moves the state
+        # Declared faults are in the item's id; a call a fault stopped never ran, one that ran
+        # still moves the state. A fault the environment raised is its answer, checked below.
+        if call.fault is not None and not raised(call.fault):
+            if reached_tool(call.fault):
                 self._answer(call, offered, tools)
             return None
         now = self._answer(call, offered, tools)

@@ -46,6 +46,8 @@ from evalspec._scoring.matching import (
 from evalspec._scoring.protocols import Judge
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
 from evalspec._scoring.recovery import recovery_rows
+from evalspec._scoring.robustness import KEY as ROBUSTNESS
+from evalspec._scoring.robustness import trial_facts
 from evalspec._scoring.turns import (
     offered_calls,
     score_turns,
@@ -352,7 +354,14 @@ class Scorer:
         self._budget_rows(prep, tally)
         if t.user_turns:  # a conversation with a simulated user: its lines, for reports
             tally.details["turns"] = turn_details(prep.case, t, {})
+        self._robustness(prep, tally)
         return self._verdict(prep, tally)
+
+    def _robustness(self, prep: _Prepared, tally: _Explanation) -> None:
+        """The trial's faults, side effects and injections, for the robustness figures."""
+        facts = trial_facts(prep.case, prep.transcript.tool_calls, self.tools, tally.rows)
+        if facts is not None:
+            tally.details[ROBUSTNESS] = facts
 
     def _budget_rows(self, prep: _Prepared, tally: _Explanation) -> None:
         t = prep.transcript
@@ -390,6 +399,7 @@ class Scorer:
         tally.required_failures.extend(f"the conversation's {why}" for why in required)
         tally.evaluators = {r.field: r.score for r in rows if r.critic in _CHECK_KINDS}
         self._budget_rows(prep, tally)
+        self._robustness(prep, tally)
         if tally.required_failures:
             return _result(t, score, "fail", join_reasons(tally.required_failures), tally)
         return _result(t, score, status, reason, tally)

@@ -17,6 +17,7 @@ from math import comb
 import msgspec
 
 from evalspec._scoring.confusion import ConfusionCell, confusion
+from evalspec._scoring.robustness import Robustness, summarize_robustness
 from evalspec._scoring.scorer import band
 from evalspec._scoring.types import CaseResult, Status
 from evalspec._stats import DEFAULT_CONFIDENCE, Interval, clustered_rate, is_flaky, mean_interval
@@ -184,6 +185,9 @@ class ModelSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     tool_confusion: tuple[ConfusionCell, ...] = ()
     """Which tool was called where which was expected, over every trial, with counts (right
     picks included; "" for no call): which tool descriptions collide."""
+    robustness: Robustness | msgspec.UnsetType = msgspec.UNSET
+    """Recovery, duplicate side effects, injection success, told the user, with intervals
+    (absent when no trial met a fault, a side effect or an injection)."""
     variant: str | msgspec.UnsetType = msgspec.UNSET
     """The version of the suite's tools this row ran with (`variants:`); absent without."""
     variant_of: str | msgspec.UnsetType = msgspec.UNSET
@@ -229,6 +233,7 @@ def summarize(
         trials = [r for c in mine for r in c.results if r.status != "user_fault"]
         tok, lat = (usage or {}).get(model.name, (0, 0.0))
         passed_cases = [int(c.status in _PASSING) for c in mine]
+        robust = summarize_robustness([c.results for c in mine], confidence)
         models.append(
             ModelSummary(
                 model=model.name,
@@ -255,6 +260,7 @@ def summarize(
                 tool_confusion=confusion(trials),
                 variant=model.variant.name if model.variant else msgspec.UNSET,
                 variant_of=model.base_name if model.variant else msgspec.UNSET,
+                robustness=msgspec.UNSET if robust is None else robust,
             )
         )
     return cases, models
