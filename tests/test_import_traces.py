@@ -372,3 +372,125 @@ def test_one_pretty_printed_document_is_read_whole(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     assert set(cases_of(suite)) == {"trace t-2", "trace t-3"}
     api.load_suite(suite)
+
+
+def turn_trace(
+    trace: str, start: int, inputs: list[dict], answer: str, conversation: dict[str, str]
+) -> dict:
+    """One user turn as its own trace: a root span and a chat span, the conversation's id on
+    the root span (or, with `on_chat`, on the chat span)."""
+    root = span(trace, "root", "", start, **{"gen_ai.operation.name": "invoke_agent"})
+    if "root" in conversation:
+        root = span(trace, "root", "", start, **{"gen_ai.conversation.id": conversation["root"]})
+    more = {"gen_ai.conversation.id": conversation["chat"]} if "chat" in conversation else {}
+    return {
+        "root": root,
+        "chat": chat(trace, "c", start + 1, inputs, [text("assistant", answer)], **more),
+    }
+
+
+def three_turns() -> list[dict]:
+    """A conversation of three turns, each its own trace named by `gen_ai.conversation.id`:
+    the first two send only the new turn, the third the whole history again."""
+    asked = [
+        text("user", "Where is order A17?"),
+        call("c1", "find_order", order_id="A17"),
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "c1", "response": "shipped"}],
+        },
+    ]
+    cancel = [
+        text("user", "Cancel it"),
+        call("c2", "cancel_order", order_id="A17"),
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": "ok"}]},
+    ]
+    history = [
+        *asked,
+        text("assistant", "It shipped."),
+        *cancel,
+        text("assistant", "Cancelled."),
+        text("user", "Thanks"),
+    ]
+    return [
+        turn_trace("a1", 100, asked, "It shipped.", {"root": "conv-A"}),
+        turn_trace("a2", 200, cancel, "Cancelled.", {"root": "conv-A"}),
+        turn_trace("a3", 300, history, "You are welcome.", {"chat": "conv-A"}),
+    ]
+
+
+def session_turn(trace: str, start: int, said: str, answer: str) -> dict:
+    """One turn in OpenInference's attributes, its conversation named by `session.id`."""
+    attrs = {
+        "session.id": "sess-B",
+        "llm.model_name": "gpt-4o",
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.content": said,
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.content": answer,
+    }
+    return {"root": span(trace, "root", "", start, **attrs)}
+
+
+@pytest.mark.parametrize("layout", ["json-lines", "one-document"])
+def test_turns_traced_apart_are_one_conversation_in_time_order(layout: str, tmp_path: Path) -> None:
+    """Each user turn its own trace, linked by gen_ai.conversation.id or session.id, the
+    traces written out of order and interleaved with others: one case per conversation, its
+    turns in time order, the history a turn sends again read once."""
+    a1, a2, a3 = three_turns()
+    b1, b2 = session_turn("b1", 150, "Hi", "Hello."), session_turn("b2", 250, "Bye", "Bye.")
+    lines = [
+        export(a2["chat"]),
+        export(b2["root"]),
+        *one_turn_trace("t-3", "Oslo"),
+        export(a3["chat"], a1["chat"]),
+        export(a3["root"], b1["root"]),
+        export(a1["root"], a2["root"]),
+    ]
+    if layout == "json-lines":
+        done, suite, runs = imported(tmp_path, lines)
+    else:
+        every = [
+            s
+            for line in lines
+            for s in json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        ]
+        document = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": every}]}]}, indent=1)
+        done, suite, runs = imported(tmp_path, [document])
+    assert done.exit_code == 0, done.output
+    assert "3 conversations as cases" in done.output
+    cases = cases_of(suite)
+    assert set(cases) == {"conversation conv-A", "conversation sess-B", "trace t-3"}
+    conv = cases["conversation conv-A"]
+    assert "conversation conv-A (3 traces)" in conv["description"]
+    assert [t["user"] for t in conv["turns"]] == ["Where is order A17?", "Cancel it", "Thanks"]
+    called = [[c["tool"] for c in t["expect"]["tool_calls"]] for t in conv["turns"][:2]]
+    assert called == [["find_order"], ["cancel_order"]]
+    assert [t["user"] for t in cases["conversation sess-B"]["turns"]] == ["Hi", "Bye"]
+    report = api.score(api.load_suite(suite), api.load_transcripts(runs))
+    assert {c.case: c.status for c in report.cases} == {
+        "conversation conv-A": "pass",
+        "conversation sess-B": "pass",
+        "trace t-3": "pass",
+    }
+    (t,) = [t for t in api.load_transcripts(runs) if t.case == "conversation conv-A"]
+    assert [u.final_answer for u in t.user_turns] == [
+        "It shipped.",
+        "Cancelled.",
+        "You are welcome.",
+    ]
+
+
+def test_a_named_conversation_with_no_turn_in_it_is_refused_alone(tmp_path: Path) -> None:
+    """Traces that name a conversation but hold no message (tools alone) refuse it, not the
+    file; a conversation id of a stranger's length is cut where it names the case."""
+    tools_only = span("x1", "root", "", 5, **{"gen_ai.conversation.id": "empty"})
+    long_id = "c" * 5000
+    a1 = turn_trace("l1", 10, [text("user", "Hi")], "Hello.", {"root": long_id})
+    lines = [export(tools_only), export(a1["chat"], a1["root"]), *one_turn_trace("t-3", "Oslo")]
+    done, suite, _ = imported(tmp_path, lines)
+    assert done.exit_code == 0, done.output
+    assert "traces.jsonl:1:1: record conversation empty refused: no span holds" in done.output
+    cases = cases_of(suite)
+    assert "import-refused" in cases["conversation empty"]["tags"]
+    assert f"conversation {'c' * 256}" in cases

@@ -303,7 +303,7 @@ def case_dict(
     """The case of one conversation (`capture`: with no expectations, for capture review)."""
     case: dict[str, Any] = {
         "name": case_name(conv),
-        "description": f"trace {conv.trace} in {source}, line {conv.line}",
+        "description": f"{where(conv)} in {source}, line {conv.line}",
     }
     if conv.system:
         case["system"] = conv.system
@@ -327,7 +327,12 @@ def case_dict(
 
 
 def case_name(conv: Conversation) -> str:
-    return f"trace {conv.trace}"
+    return f"conversation {conv.trace}" if conv.grouped else f"trace {conv.trace}"
+
+
+def where(conv: Conversation) -> str:
+    """Which trace the case came from, or which conversation over how many traces."""
+    return f"{case_name(conv)} ({conv.traces} traces)" if conv.grouped else case_name(conv)
 
 
 def transcript(conv: Conversation, turns: list[Turn], model: str) -> Transcript:
@@ -350,7 +355,7 @@ def transcript(conv: Conversation, turns: list[Turn], model: str) -> Transcript:
                 )
             )
     return Transcript(
-        item_id=f"trace:{conv.trace}",
+        item_id=f"{'conversation' if conv.grouped else 'trace'}:{conv.trace}",
         case=case_name(conv),
         model=model,
         tool_calls=tuple(calls),
