@@ -11,6 +11,9 @@ What a trace says (also in docs/how-to/importers.md):
   (`gen_ai.tool.call.id`, `gen_ai.tool.call.result`; `tool.name` and `output.value`), an ERROR
   status being the tool's error;
 - tool definitions: `gen_ai.tool.definitions` (else the parameters are read off the calls).
+- the older forms (one event per message, `gen_ai.prompt`): see evalspec._interop.trace_events;
+- one conversation over several traces: traces naming the same `gen_ai.conversation.id` (or
+  `session.id`) are its turns, in time order.
 
 Files are read one JSON line at a time (an OTLP export per line, as the Collector's file
 exporter writes; or a span, or a span's attributes alone); a file that is one JSON document is
@@ -31,6 +34,7 @@ from typing import Any, BinaryIO
 
 from evalspec._interop.otel import NOT_SPANS, _attributes, _error, _json_or_text, _time
 from evalspec._interop.records import Refusal
+from evalspec._interop.trace_events import fold, log_record, span_events
 from evalspec._util.errors import InputError
 from evalspec._util.reading import MAX_LOG_BYTES, display_name, open_regular, parse_json
 
@@ -376,12 +380,17 @@ def _one_document(head: bytes) -> bool:
 def _spans_of(item: Any, line: int, name: str, refused: list[Refusal]) -> list[dict[str, Any]]:
     """Every span in one JSON value, flattened (see evalspec._interop.otel)."""
     raw: list[Any] = []
+    records: list[Any] = []
     items = item if isinstance(item, list) else [item]
     for entry in items:
         if isinstance(entry, Mapping) and "resourceSpans" in entry:
             for resource in entry.get("resourceSpans") or ():
                 for scope in resource.get("scopeSpans") or ():
                     raw.extend(scope.get("spans") or ())
+        elif isinstance(entry, Mapping) and "resourceLogs" in entry:
+            for resource in entry.get("resourceLogs") or ():
+                for scope in resource.get("scopeLogs") or ():
+                    records.extend(scope.get("logRecords") or ())
         elif isinstance(entry, Mapping) and isinstance(entry.get("spans"), list):
             raw.extend(entry["spans"])
         elif isinstance(entry, Mapping) and ("name" in entry or "attributes" in entry):
@@ -396,6 +405,14 @@ def _spans_of(item: Any, line: int, name: str, refused: list[Refusal]) -> list[d
             out.append(_flat_span(span, i))
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
             refused.append(Refusal(f"line-{line}", name, line, f"span {i + 1}: {exc}"))
+    for i, record in enumerate(records):
+        try:
+            logged = log_record(record, len(raw) + i)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            refused.append(Refusal(f"line-{line}", name, line, f"log record {i + 1}: {exc}"))
+            continue
+        if logged is not None:
+            out.append(logged)
     return out
 
 
@@ -420,6 +437,7 @@ def _flat_span(span: Mapping[str, Any], order: int) -> dict[str, Any]:
         "attributes": attributes,
         "error": _error(span.get("status")),
         "conversation": _conversation_id(attributes),
+        "events": span_events(span),
     }
 
 
@@ -448,6 +466,7 @@ def _conversation(
 def conversation(trace: str, spans: list[dict[str, Any]]) -> Conversation:
     """The conversation of one trace's spans (see the module docstring)."""
     spans.sort(key=lambda s: (s["start"], s["order"]))
+    spans = fold(spans)
     model_spans = [s for s in spans if _has_messages(s["attributes"])]
     if not model_spans:
         raise NotAConversation(
