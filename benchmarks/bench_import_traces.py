@@ -8,7 +8,8 @@ own user text, call arguments and tool answer), imports each with
 process, and compares the children's peak RSS. With `--turns-apart`, each conversation is
 two traces (two user turns) linked by `gen_ai.conversation.id`, every first turn written
 before any second one: the import reads the file twice (an index of offsets, then each
-conversation's lines). Goal: the large import's peak within 1.15x the
+conversation's lines). With `--record`, the import also writes the recordings (the suite run
+once offline against the traced answers). Goal: the large import's peak within 1.15x the
 small one's (memory flat in the number of conversations); its time is reported.
 """
 
@@ -114,6 +115,11 @@ def main() -> None:
         action="store_true",
         help="each conversation two traces linked by gen_ai.conversation.id, far apart",
     )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="also write the recordings (--record): the suite is then run offline once",
+    )
     args = parser.parse_args()
     print(machine())
     peaks = {}
@@ -123,7 +129,8 @@ def main() -> None:
             write_traces(source, n, args.turns_apart)
             out, runs = Path(tmp) / f"suite-{n}.yaml", Path(tmp) / f"t-{n}.jsonl"
             cmd = [*evalspec_cmd(), "import", "traces", str(source), "--out", str(out)]
-            child = run_child([*cmd, "--transcripts", str(runs), "--redact", "email"])
+            more = ["--record"] if args.record else []
+            child = run_child([*cmd, "--transcripts", str(runs), "--redact", "email", *more])
             if child.returncode != 0:
                 raise SystemExit(child.stderr[-2000:])
             size = source.stat().st_size / 2**20
