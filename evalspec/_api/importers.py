@@ -453,7 +453,9 @@ def import_traces(
     record: bool = False,
 ) -> TracesImported:
     """Turn traced conversations (OpenTelemetry GenAI or OpenInference spans; JSON Lines or
-    one JSON document) into a suite: one case per trace, its user messages as turns, the
+    one JSON document) into a suite: one case per trace (traces naming one
+    `gen_ai.conversation.id` or `session.id`: one per conversation, a trace per turn in time
+    order), its user messages as turns, the
     calls the model made as expected calls (none, with `capture`: the cases are marked
     `capture: true` for `evalspec capture accept`), the tools answering as they answered.
 
