@@ -1,6 +1,7 @@
 """Importing traced conversations streams: peak memory stays flat in their number.
 
-Run: ``.venv/bin/python benchmarks/bench_import_traces.py [--small 1000] [--large 10000]``
+Run: ``.venv/bin/python benchmarks/bench_import_traces.py [--small 1000] [--large 10000]
+[--turns-apart] [--record]``
 
 Writes two JSON Lines files of OTLP exports (one conversation per line, each different: its
 own user text, call arguments and tool answer), imports each with

@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-import sqlite3
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -202,6 +201,8 @@ class AnswerStore:
 
     def __init__(self) -> None:
         # "": a private database in a file deleted on close; one thread at a time uses it
+        import sqlite3  # only when needed: its import costs memory
+
         self.db = sqlite3.connect("", check_same_thread=False)
         self.db.execute("CREATE TABLE answers (name TEXT PRIMARY KEY, steps TEXT)")
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -206,6 +205,8 @@ class Index:
     kept in a temporary database on disk (memory stays flat however many traces there are)."""
 
     def __init__(self) -> None:
+        import sqlite3  # only when needed: its import costs memory
+
         self.db = sqlite3.connect("")  # "": a private database in a file deleted on close
         self.db.executescript(
             "CREATE TABLE at_line (trace TEXT, offset INTEGER, line INTEGER,"
@@ -249,7 +250,7 @@ def _mentions_conversations(fh: BinaryIO) -> bool:
     file with none is read once)."""
     fh.seek(0)
     tail = b""
-    while chunk := fh.read(1 << 20):
+    while chunk := fh.read(1 << 16):
         window = tail + chunk
         if any(key.encode() in window for key in CONVERSATION_KEYS):
             return True
