@@ -490,15 +490,17 @@ def test_turns_traced_apart_are_one_conversation_in_time_order(layout: str, tmp_
 def test_a_named_conversation_with_no_turn_in_it_is_refused_alone(tmp_path: Path) -> None:
     """Traces that name a conversation but hold no message (tools alone) refuse it, not the
     file; a conversation id of a stranger's length is cut where it names the case."""
-    tools_only = span("x1", "root", "", 5, **{"gen_ai.conversation.id": "empty"})
+    tools_only = span("x1", "root", "", 5, **{"gen_ai.conversation.id": "empty\x1b]0;owned\x07"})
     long_id = "c" * 5000
     a1 = turn_trace("l1", 10, [text("user", "Hi")], "Hello.", {"root": long_id})
     lines = [export(tools_only), export(a1["chat"], a1["root"]), *one_turn_trace("t-3", "Oslo")]
     done, suite, _ = imported(tmp_path, lines)
     assert done.exit_code == 0, done.output
-    assert "traces.jsonl:1:1: record conversation empty refused: no span holds" in done.output
+    assert "traces.jsonl:1:1: record conversation empty" in done.output
+    assert "refused: no span holds" in done.output
+    assert "\x1b" not in done.output and "\x07" not in done.output  # shown, not sent
     cases = cases_of(suite)
-    assert "import-refused" in cases["conversation empty"]["tags"]
+    assert "import-refused" in cases["conversation empty\x1b]0;owned\x07"]["tags"]
     assert f"conversation {'c' * 256}" in cases
 
 
@@ -655,3 +657,15 @@ def test_message_events_a_stranger_got_wrong_refuse_their_trace_alone(tmp_path: 
     cases = cases_of(suite)
     assert "import-refused" in cases["trace t-a"]["tags"]
     assert cases["trace t-3"]["expect"]["tool_calls"][0]["tool"] == "get_weather"
+
+
+def test_conversations_that_call_no_tool_make_a_suite_that_validates(tmp_path: Path) -> None:
+    """Traces where the model only talked: the suite offers no tool (`tools: []`, not an empty
+    key the suite language refuses), and each case expects no call."""
+    b1, b2 = session_turn("b1", 150, "Hi", "Hello."), session_turn("b2", 250, "Bye", "Bye.")
+    done, suite, runs = imported(tmp_path, [export(b1["root"]), export(b2["root"])])
+    assert done.exit_code == 0, done.output
+    loaded = api.load_suite(suite)
+    assert not loaded.tools
+    report = api.score(loaded, api.load_transcripts(runs))
+    assert {c.case: c.status for c in report.cases} == {"conversation sess-B": "pass"}

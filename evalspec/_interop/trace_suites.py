@@ -158,7 +158,7 @@ class SuiteWriter:
                 literal(head), sort_keys=False, allow_unicode=True, default_flow_style=None
             )
         )
-        out.write("tools:\n")
+        out.write("tools:\n" if self.tools else "tools: []\n")  # no call in any conversation
         for name, seen in self.tools.items():
             definition = seen.definition or {}
             tool = {
