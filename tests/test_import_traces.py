@@ -669,3 +669,11 @@ def test_conversations_that_call_no_tool_make_a_suite_that_validates(tmp_path: P
     assert not loaded.tools
     report = api.score(loaded, api.load_transcripts(runs))
     assert {c.case: c.status for c in report.cases} == {"conversation sess-B": "pass"}
+
+
+def test_an_older_otlp_export_is_read(tmp_path: Path) -> None:
+    """OTLP before v0.15 named a scope's spans `instrumentationLibrarySpans`."""
+    (line,) = one_turn_trace("t-3", "Oslo")
+    done, suite, _ = imported(tmp_path, [line.replace("scopeSpans", "instrumentationLibrarySpans")])
+    assert done.exit_code == 0, done.output
+    assert cases_of(suite)["trace t-3"]["user"] == "Weather in Oslo?"

@@ -196,6 +196,8 @@ LATE_SPAN = (
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 """Attributes naming the conversation a trace is one turn of (GenAI conventions,
 OpenInference)."""
+OLD_SCOPE = "instrumentationLibrarySpans"
+"""What OTLP called `scopeSpans` before v0.15 (older exporters still write it)."""
 MAX_ID = 256
 """The longest conversation id read; a longer one is cut (it names a case)."""
 
@@ -386,7 +388,7 @@ def _spans_of(item: Any, line: int, name: str, refused: list[Refusal]) -> list[d
     for entry in items:
         if isinstance(entry, Mapping) and "resourceSpans" in entry:
             for resource in entry.get("resourceSpans") or ():
-                for scope in resource.get("scopeSpans") or ():
+                for scope in resource.get("scopeSpans") or resource.get(OLD_SCOPE) or ():
                     raw.extend(scope.get("spans") or ())
         elif isinstance(entry, Mapping) and "resourceLogs" in entry:
             for resource in entry.get("resourceLogs") or ():
