@@ -31,13 +31,14 @@ from rate_checks import assert_held_to
 
 from evalspec._interop.stabletoolbench import SOPR_VALUES
 from evalspec._tools.toolbench_names import FINISH, function_name, is_api_call, name_key
-from evalspec._transcript import ToolCall, Transcript
+from evalspec._transcript import ToolCall
 from evalspec._util.reading import read_json
+from evalspec.records import Transcript
 
 if TYPE_CHECKING:
     from click.testing import Result
 
-    from evalspec._providers.base import ChatRequest, ChatResponse
+    from evalspec.plugins import ChatRequest, ChatResponse
     from evalspec.records import Report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -267,7 +268,7 @@ def run_api(
 ) -> tuple[Report, list[Any]]:
     """Run a suite through the Python API and score it: the report and the transcripts."""
     from evalspec import api
-    from evalspec._runner import RunOptions
+    from evalspec.records import RunOptions
 
     suite = api.load_suite(suite_path)
     plan = api.compile_plan(suite, cases=cases, **plan_kw)

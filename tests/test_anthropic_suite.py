@@ -14,10 +14,10 @@ from support import cli
 
 from evalspec import api
 from evalspec._plan import request_key
-from evalspec._providers.base import ChatRequest, ChatResponse
 from evalspec._providers.tool_names import WireToolNames, name_map
-from evalspec._suite.model import ModelSpec
-from evalspec._util.errors import SpecError
+from evalspec.errors import SpecError
+from evalspec.plugins import ChatRequest, ChatResponse
+from evalspec.records import ModelSpec
 
 KEY = "sk-ant-test-SECRET-24680"
 KEY_ENV = "EVALSPEC_TEST_CLAUDE_KEY"

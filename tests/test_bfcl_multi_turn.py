@@ -28,7 +28,8 @@ from evalspec._interop.bfcl_multi_turn import (  # noqa: E402
     multi_turn_suite_dict,
     parse_call,
 )
-from evalspec._transcript import ToolCall, Transcript, UserTurn  # noqa: E402
+from evalspec._transcript import ToolCall, UserTurn  # noqa: E402
+from evalspec.records import Transcript  # noqa: E402
 
 DATA = Path(bfcl_eval.__file__).parent / "data"
 CATEGORIES = [
@@ -238,7 +239,7 @@ def test_bfcl_eval_is_imported_only_when_a_conversation_is_built(tmp_path: Path)
 
 
 def test_miss_func_offers_held_back_functions_at_their_turn(tmp_path: Path) -> None:
-    from evalspec._util.errors import UsageError
+    from evalspec.errors import UsageError
 
     q, a = _records("multi_turn_miss_func", 1)
     assert q[0]["missed_function"] == {"3": ["sort"]} and q[0]["question"][3] == []

@@ -16,7 +16,7 @@ from evalspec._critics import (
     parse_duration,
     standardize_string,
 )
-from evalspec._critics.base import CriticOutcome
+from evalspec.plugins import CriticOutcome
 
 
 def judge(kind: str, expected: Any, actual: Any, params: dict[str, Any] | None = None, **kw: Any):

@@ -29,7 +29,8 @@ from support import bfcl_checker, read_records, write_suite_yaml
 from evalspec._critics import make_critic
 from evalspec._scoring.evaluators import run_evaluator
 from evalspec._suite.model import EvaluatorSpec, ExpectedCall
-from evalspec._transcript import ToolCall, Transcript
+from evalspec._transcript import ToolCall
+from evalspec.records import Transcript
 
 SEED = 20240305
 

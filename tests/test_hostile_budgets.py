@@ -27,10 +27,10 @@ from evalspec._suite.limits import max_rendered_chars, untrusted
 from evalspec._suite.render import Renderer, expand_case
 from evalspec._suite.state_spec import MAX_STATE_CHARS, compile_behavior
 from evalspec._suite.tree import Pos, ldict, llist
-from evalspec._suite.validate import load_suite
 from evalspec._tools.state import run_behavior
-from evalspec._transcript import read_transcripts, write_transcripts
-from evalspec._util.errors import UsageError
+from evalspec._transcript import read_transcripts
+from evalspec.api import load_suite, write_transcripts
+from evalspec.errors import UsageError
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 KEY_ENV = "EVALSPEC_TEST_KEY"

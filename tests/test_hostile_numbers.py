@@ -446,7 +446,7 @@ def largest_price() -> float:
 def test_a_cost_from_any_price_the_suite_allows_is_finite(data: Any, tokens: tuple[int, int]):
     """Every price the schema allows (to its maximum, down to 5e-324 and -0.0), times a token
     count a server may report (at most 10**15 per answer), is a finite cost."""
-    from evalspec._suite.model import Price
+    from evalspec.records import Price
 
     hi = largest_price()
     prices = (hi, hi) if data is None else data.draw(st.tuples(st.floats(0, hi), st.floats(0, hi)))

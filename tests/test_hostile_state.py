@@ -220,8 +220,9 @@ def test_a_bfcl_balance_funded_to_infinity_is_still_a_transcript_score_reads(
     snapshot wrote as `Infinity` into transcripts.jsonl, and `score` refused the file."""
     pytest.importorskip("bfcl_eval", reason=BFCL_EVAL_ABSENT)
     from evalspec._interop.bfcl_environment import bfcl_environment
-    from evalspec._transcript import Transcript, load_transcripts
     from evalspec._util.files import dumps_line
+    from evalspec.api import load_transcripts
+    from evalspec.records import Transcript
 
     env = bfcl_environment({"TradingBot": {}}, {})
     env.call("trading_login", {"username": "a", "password": "b"})

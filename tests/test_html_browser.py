@@ -19,9 +19,8 @@ from typer.testing import CliRunner
 from evalspec._cli import app
 from evalspec._report.html import write_html
 from evalspec._report.json_report import write_json
-from evalspec._suite.validate import load_suite
-from evalspec._transcript import Transcript, write_transcripts
-from evalspec.api import score
+from evalspec.api import load_suite, score, write_transcripts
+from evalspec.records import Transcript
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 expect = sync_api.expect

@@ -201,7 +201,7 @@ def length_verdict(body: dict[str, Any]) -> Any:
 def test_a_published_answer_file_alone_is_judged_end_to_end(tmp_path, monkeypatch):
     """The leaderboard's answer files come without their queries in a test_instruction file:
     --suite-out makes the suite from the answer file itself, as StableToolEval reads it."""
-    from evalspec._transcript import load_transcripts
+    from evalspec.api import load_transcripts
 
     monkeypatch.setenv(KEY_ENV, KEY)
     with FakeOpenAI(length_verdict) as server:

@@ -79,7 +79,7 @@ def published_rounds() -> dict[str, list[str]]:
 def test_the_published_example_is_judged_in_three_rounds_as_stabletoolbench_did(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalspec._transcript import load_transcripts
+    from evalspec.api import load_transcripts
 
     monkeypatch.setenv(KEY_ENV, "sk-test")
     judge = RoundJudge(published_rounds())

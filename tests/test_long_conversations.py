@@ -26,9 +26,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalspec import api
-from evalspec._runner import RunOptions
 from evalspec._tools.state import same
 from evalspec._tools.state_patch import changes
+from evalspec.records import RunOptions
 
 LEAVES = st.one_of(
     st.none(),

@@ -13,8 +13,9 @@ from support import KEY_ENV, cli, results_of, scripted, write_e2e_suite
 from evalspec import api
 from evalspec._runner.merge import combine, merge_runs
 from evalspec._runner.run_dir import MANIFEST_FILE, read_finished, write_manifest
-from evalspec._transcript import Transcript, write_transcripts
-from evalspec._util.errors import UsageError
+from evalspec.api import write_transcripts
+from evalspec.errors import UsageError
+from evalspec.records import Transcript
 
 
 @pytest.fixture

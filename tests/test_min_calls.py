@@ -15,8 +15,10 @@ from typer.testing import CliRunner
 from evalspec import api
 from evalspec._cli import app
 from evalspec._critics import make_critic
-from evalspec._transcript import ToolCall, Transcript, UserTurn, write_transcripts
-from evalspec._util.errors import SpecError
+from evalspec._transcript import ToolCall, UserTurn
+from evalspec.api import write_transcripts
+from evalspec.errors import SpecError
+from evalspec.records import Transcript
 
 SUITE = """\
 suite: acting

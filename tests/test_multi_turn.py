@@ -25,10 +25,9 @@ from support import refused_suite
 
 from evalspec import api, records
 from evalspec._report.console import print_report
-from evalspec._runner import RunOptions
 from evalspec._runner.user_simulator import STOP_SIGNAL
-from evalspec._transcript import Transcript
-from evalspec._util.errors import SpecError, UsageError
+from evalspec.errors import SpecError, UsageError
+from evalspec.records import RunOptions, Transcript
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
 

@@ -12,7 +12,8 @@ import pytest
 from evalspec._interop.otel import otel_transcripts, read_spans
 from evalspec._scoring.evaluators import run_evaluator
 from evalspec._suite.model import EvaluatorSpec
-from evalspec._util.errors import InputError, UsageError
+from evalspec._util.errors import InputError
+from evalspec.errors import UsageError
 
 
 def span(name: str, output_value: str, start: int = 0, **attrs: Any) -> dict[str, Any]:

@@ -18,10 +18,9 @@ import pytest
 from support import transcript
 
 from evalspec import plugins
-from evalspec._critics.base import Critic, CriticOutcome, Params, outcome
-from evalspec._suite.validate import load_suite
 from evalspec._util import registry
-from evalspec.api import score
+from evalspec.api import load_suite, score
+from evalspec.plugins import Critic, CriticOutcome, Params, outcome
 
 EXAMPLE_INSTALLED = any(ep.name == "example" for ep in entry_points(group="evalspec.plugins"))
 needs_example = pytest.mark.skipif(
@@ -127,14 +126,14 @@ def test_decorator_registration_is_seen_by_validation_and_scoring(
     [r] = score(suite, [transcript("meeting", ("create_event", {"start": "abc"}))]).results
     assert (r.status, r.score) == ("pass", 1.0)
     bad = write_suite(text.replace("test_upper", "{test_upper: {x: 1}}"), "bad.yaml")
-    from evalspec._util.errors import SpecError
+    from evalspec.errors import SpecError
 
     with pytest.raises(SpecError, match="unknown parameter 'x'"):
         load_suite(bad)
 
 
 def test_unregistered_names_stay_unknown(write_suite) -> None:
-    from evalspec._util.errors import SpecError
+    from evalspec.errors import SpecError
 
     text = SUITE.replace("CRITIC", "no_such_critic")
     with pytest.raises(SpecError, match="no_such_critic"):

@@ -27,7 +27,8 @@ from support import suites_repo
 from evalspec import api, errors, records
 from evalspec._util import redaction
 from evalspec._util.collector import collector_paused
-from evalspec._util.errors import InputError, SpecError, UsageError
+from evalspec._util.errors import InputError
+from evalspec.errors import SpecError, UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-process-state-0123456789"

@@ -27,8 +27,8 @@ from typer.testing import CliRunner
 
 import evalspec
 from evalspec._cli import app
-from evalspec._providers.base import ChatRequest, ChatResponse
 from evalspec._util.project import KINDS
+from evalspec.plugins import ChatRequest, ChatResponse
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -100,8 +100,7 @@ def invoke(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project using every kind of file, its recordings and a finished run made once."""
-    from evalspec._suite.validate import load_suite
-    from evalspec.api import record_answers
+    from evalspec.api import load_suite, record_answers
 
     repo = tmp_path_factory.mktemp("template") / "repo"
     suites = repo / "suites"

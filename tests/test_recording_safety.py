@@ -21,7 +21,7 @@ from support import fault_cli as evalspec
 
 from evalspec._providers.recordings import Recordings
 from evalspec._runner.run_dir import default_run_dir
-from evalspec._suite.validate import load_suite
+from evalspec.api import load_suite
 
 CASES = 5
 

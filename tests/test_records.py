@@ -28,9 +28,10 @@ from evalspec._report.html_data import HtmlRun, Payload, build_payload, script_j
 from evalspec._report.runs import load_transcripts_beside
 from evalspec._runner.run_dir import manifest_text, read_manifest
 from evalspec._scoring.results_file import ResultsFile, load_results
-from evalspec._transcript import read_transcripts, write_transcripts
+from evalspec._transcript import read_transcripts
 from evalspec._util.errors import InputError
 from evalspec._util.files import dumps_line
+from evalspec.api import write_transcripts
 
 REPO = Path(__file__).resolve().parents[1]
 V1 = REPO / "tests" / "data" / "records_v1"

@@ -13,8 +13,7 @@ from typer.testing import CliRunner
 from evalspec._cli import app
 from evalspec._report.junit import write_junit
 from evalspec._scoring.reasons import join_reasons, with_detail
-from evalspec._suite.validate import load_suite
-from evalspec.api import score
+from evalspec.api import load_suite, score
 
 SUITE = """
 suite: details

@@ -18,8 +18,7 @@ from support import transcript
 from evalspec._report.html import render_html, write_html
 from evalspec._report.junit import write_junit
 from evalspec._report.markdown import render_markdown, write_markdown
-from evalspec._suite.validate import load_suite
-from evalspec.api import score
+from evalspec.api import load_suite, score
 
 ROOT = Path(__file__).resolve().parent.parent
 EVIL = "<script>alert(1)</script> & co"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalspec._plan import RequestKeys, request_key
-from evalspec._suite.model import ModelSpec
+from evalspec.records import ModelSpec
 
 MODEL = ModelSpec(name="m", model="gpt-x", params={"temperature": 0})
 TOOLS: list[dict[str, Any]] = [{"type": "function", "function": {"name": "add", "parameters": {}}}]

@@ -8,8 +8,7 @@ from support import transcript
 from typer.testing import CliRunner
 
 from evalspec._cli import app
-from evalspec._suite.validate import load_suite
-from evalspec.api import score
+from evalspec.api import load_suite, score
 
 SUITE = """\
 suite: s

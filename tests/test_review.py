@@ -19,8 +19,7 @@ from evalspec._compare.records import RunData
 from evalspec._compare.runs import compare_runs
 from evalspec._report.json_report import write_json
 from evalspec._review.results_file import load_results
-from evalspec._transcript import load_transcripts
-from evalspec.api import compile_plan, load_suite, run_plan, score
+from evalspec.api import compile_plan, load_suite, load_transcripts, run_plan, score
 from evalspec.records import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from evalspec._cli import app
 from evalspec._compare.diff import diff_suites
-from evalspec._transcript import ToolCall, Transcript, load_transcripts
-from evalspec.api import compile_plan, load_suite, run_plan
-from evalspec.records import RunOptions
+from evalspec._transcript import ToolCall
+from evalspec.api import compile_plan, load_suite, load_transcripts, run_plan
+from evalspec.records import RunOptions, Transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"

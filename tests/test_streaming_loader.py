@@ -15,10 +15,11 @@ import pytest
 import yaml
 
 from evalspec._suite import stream
-from evalspec._suite.model import Suite
 from evalspec._suite.stream import load_streaming
-from evalspec._suite.validate import _Builder, load_suite
-from evalspec._util.errors import SpecError
+from evalspec._suite.validate import _Builder
+from evalspec.api import load_suite
+from evalspec.errors import SpecError
+from evalspec.records import Suite
 
 SUITES = Path(__file__).resolve().parent.parent / "suites"
 
@@ -173,7 +174,7 @@ def test_streaming_holds_far_less_memory_than_the_whole_document(
 def test_validate_counts_the_cases_of_a_large_suite_without_keeping_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalspec._suite.validate import check_suite
+    from evalspec.api import check_suite
 
     path = tmp_path / "gen.yaml"
     path.write_text(_generated(3000), encoding="utf-8")

@@ -20,10 +20,10 @@ import jsonpatch
 import pytest
 from tau_airline_calls import DATA, NOT_EXPRESSED, WORLD, Action, answer_digest, gold_sequences
 
-from evalspec._suite.model import Suite
 from evalspec._tools.environment import Conversation, Conversations
 from evalspec._tools.simulated import ToolSimulator
 from evalspec.api import load_suite
+from evalspec.records import Suite
 
 ORACLE: dict[str, Any] = json.loads((DATA / "oracle.json").read_text(encoding="utf-8"))
 WORLD_TEXT = json.dumps(WORLD)

@@ -40,11 +40,10 @@ from tau_retail_calls import (
 )
 
 from evalspec import api
-from evalspec._runner import RunOptions
-from evalspec._suite.model import Suite
 from evalspec._tools.environment import Conversation, Conversations
 from evalspec._tools.simulated import ToolSimulator
 from evalspec.api import load_suite
+from evalspec.records import RunOptions, Suite
 
 ORACLE: dict[str, Any] = json.loads((DATA / "oracle.json").read_text(encoding="utf-8"))
 Step = list[Any]

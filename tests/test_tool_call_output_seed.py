@@ -12,7 +12,8 @@ import pytest
 
 from evalspec._scoring.evaluators import run_evaluator
 from evalspec._suite.model import EvaluatorSpec, ExpectedCall
-from evalspec._transcript import ToolCall, Transcript
+from evalspec._transcript import ToolCall
+from evalspec.records import Transcript
 
 
 def span(name: str, output_value: str) -> dict[str, Any]:

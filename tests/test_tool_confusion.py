@@ -10,7 +10,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from evalspec._cli import app
-from evalspec._transcript import ToolCall, Transcript, write_transcripts
+from evalspec._transcript import ToolCall
+from evalspec.api import write_transcripts
+from evalspec.records import Transcript
 
 TOOL = """\
   - name: {name}

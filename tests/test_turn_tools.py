@@ -14,8 +14,7 @@ from support import refused_suite
 
 from evalspec import api, records
 from evalspec._compare.suite_changes import case_changes
-from evalspec._runner import RunOptions
-from evalspec._transcript import Transcript
+from evalspec.records import RunOptions, Transcript
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
 

@@ -17,12 +17,13 @@ import pytest
 from support import cli
 
 from evalspec._scoring.scorer import Scorer
-from evalspec._suite.lint import MAX_WARNINGS, Warnings
+from evalspec._suite.lint import MAX_WARNINGS
 from evalspec._suite.state_spec import compile_behavior
-from evalspec._suite.validate import check_suite, load_suite
 from evalspec._tools.state import run_behavior
-from evalspec._transcript import ToolCall, Transcript
-from evalspec._util.errors import Problem
+from evalspec._transcript import ToolCall
+from evalspec.api import check_suite, load_suite
+from evalspec.errors import Problem
+from evalspec.records import Transcript, Warnings
 
 SHOP = """\
 suite: shop

@@ -138,8 +138,7 @@ def test_tags_survive_results_json_and_fill_the_tag_filter(write_suite, tmp_path
     from support import transcript
 
     from evalspec._report.json_report import write_json
-    from evalspec._suite.validate import load_suite
-    from evalspec.api import score
+    from evalspec.api import load_suite, score
 
     suite = load_suite(
         write_suite(

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from evalspec import plugins
 from evalspec._cli import app
-from evalspec._runner import RunOptions, run_plan_async
+from evalspec._runner import run_plan_async
 from evalspec._scoring.scorer import Scorer
 from evalspec._suite.state_spec import (
     MAX_RENDERED_VALUES,
@@ -30,10 +30,10 @@ from evalspec._suite.state_spec import (
     compile_behavior,
     measure,
 )
-from evalspec._tools.environment import ToolOutcome
 from evalspec._tools.state import run_behavior
-from evalspec._transcript import load_transcripts
-from evalspec.api import compile_plan, load_suite
+from evalspec.api import compile_plan, load_suite, load_transcripts
+from evalspec.plugins import ToolOutcome
+from evalspec.records import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 CALENDAR = ROOT / "suites" / "calendar.yaml"

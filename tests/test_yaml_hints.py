@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from evalspec._suite.validate import check_suite, load_suite
 from evalspec._suite.yaml_hints import explain
-from evalspec._util.errors import SpecError
+from evalspec.api import check_suite, load_suite
+from evalspec.errors import SpecError
 
 HEAD = "suite: s\nmodels: [m]\ntools: [{name: t, parameters: {type: object}}]\ncases:\n"
 

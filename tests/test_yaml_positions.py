@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from evalspec._suite.load import LDict, LList, Pos, load_yaml
-from evalspec._suite.validate import check_suite
-from evalspec._util.errors import SpecError
+from evalspec.api import check_suite
+from evalspec.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "suites").glob("*.yaml"))
