@@ -31,9 +31,8 @@ from rate_checks import assert_held_to
 
 from evalspec._interop.stabletoolbench import SOPR_VALUES
 from evalspec._tools.toolbench_names import FINISH, function_name, is_api_call, name_key
-from evalspec._transcript import ToolCall
 from evalspec._util.reading import read_json
-from evalspec.records import Transcript
+from evalspec.records import ToolCall, Transcript
 
 if TYPE_CHECKING:
     from click.testing import Result
@@ -99,13 +98,20 @@ def refused_suite(path: Path, text: str) -> str:
     return out
 
 
-def evalspec_import(*args: str) -> Result:
-    """`evalspec import ARGS`, in process (typer's CliRunner)."""
+def evalspec_cli(args: Sequence[str | Path], **invoke: Any) -> Result:
+    """`evalspec ARGS` as a user types it, run in this process by typer's CliRunner (`env=`,
+    `input=`, `catch_exceptions=` as it takes them). The one place the tests reach the command's
+    application object: a move inside evalspec._cli changes this line, not every test."""
     from typer.testing import CliRunner
 
     from evalspec._cli import app
 
-    return CliRunner().invoke(app, ["import", *args])
+    return CliRunner().invoke(app, [str(arg) for arg in args], **invoke)
+
+
+def evalspec_import(*args: str) -> Result:
+    """`evalspec import ARGS`, in process."""
+    return evalspec_cli(["import", *args])
 
 
 def results_of(run_dir: Path) -> dict[str, Any]:

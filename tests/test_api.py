@@ -89,8 +89,11 @@ SURFACE = {
         "Suite",
         "SuitesWritten",
         "TauBenchImported",
+        "ToolCall",
         "Transcript",
         "TranscriptsWritten",
+        "Usage",
+        "UserTurn",
         "Warnings",
     ],
     "evalspec.errors": [

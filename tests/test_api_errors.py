@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
 from evalspec import api, errors, records
-from evalspec._cli import app
 from evalspec._cli.flags import FLAGS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +102,7 @@ def test_the_command_names_the_flag(work: Path, what: str) -> None:
     _, _, argv, said = BAD_CALLS[what]
     if what == "a judge's endpoint without a judge":
         (work / "queries.json").write_text("[]", encoding="utf-8")
-    done = CliRunner().invoke(app, argv)
+    done = evalspec_cli(argv)
     assert done.exit_code == 2, done.output
     assert said in done.output and "Traceback" not in done.output
     assert not re.search(r"\b[a-z_]+=", done.output.replace("(git fetch", "")), done.output

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import typer.main
-from typer.testing import CliRunner
+from support import evalspec_cli
 
 from evalspec._cli import app
 
@@ -56,7 +56,7 @@ def test_a_one_value_option_given_twice_is_refused(words, option, tmp_path):
     (param,) = [p for p in command.params if p.opts and p.opts[0] == option]
     args = [option] if param.is_flag else [option, str(tmp_path / "v1")]
     again = [param.opts[-1]] if param.is_flag else [param.opts[-1], str(tmp_path / "v2")]
-    done = CliRunner().invoke(app, [*words, *args, *again])
+    done = evalspec_cli([*words, *args, *again])
     assert done.exit_code == 2, done.output
     assert "given 2 times, but it takes one value" in done.output
     assert option in done.output
@@ -65,9 +65,9 @@ def test_a_one_value_option_given_twice_is_refused(words, option, tmp_path):
 
 
 def test_options_that_take_many_keep_every_value(tmp_path):
-    done = CliRunner().invoke(app, ["judge", str(tmp_path / "s.yaml"), "-t", "a", "-t", "b"])
+    done = evalspec_cli(["judge", str(tmp_path / "s.yaml"), "-t", "a", "-t", "b"])
     assert "given 2 times" not in done.output
-    done = CliRunner().invoke(
-        app, ["import", "bfcl", "q.json", "-o", str(tmp_path / "o.yaml"), "-m", "a", "-m", "b"]
+    done = evalspec_cli(
+        ["import", "bfcl", "q.json", "-o", str(tmp_path / "o.yaml"), "-m", "a", "-m", "b"]
     )
     assert "given 2 times" not in done.output

@@ -11,9 +11,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec._cli import app
 from evalspec._compare.markdown import FULL_REVIEW_NOTE, fit_comment
 from evalspec._plan import compile_plan
 from evalspec._runner.execute import TOO_MANY_CALLS, run_item
@@ -42,7 +41,7 @@ def load_suite_text(text: str) -> Suite:
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(app, list(args))
+    result = evalspec_cli(list(args))
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     assert "Traceback" not in result.output

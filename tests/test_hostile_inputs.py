@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from evalspec._cli import app
+from support import evalspec_cli
 
 SUITE = """\
 suite: mini
@@ -824,7 +822,7 @@ def run_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: Hostile) -> t
     case.make(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(app, case.args)
+    result = evalspec_cli(case.args)
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.output

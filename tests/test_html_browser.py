@@ -13,10 +13,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from support import transcript
-from typer.testing import CliRunner
+from support import evalspec_cli, transcript
 
-from evalspec._cli import app
 from evalspec._report.html import write_html
 from evalspec._report.json_report import write_json
 from evalspec.api import load_suite, score, write_transcripts
@@ -212,7 +210,7 @@ def test_view_writes_the_report_of_several_runs(run_dir, tmp_path, monkeypatch, 
     opened: list[str] = []
     monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url) or False)
     out = tmp_path / "both.html"
-    result = CliRunner().invoke(app, ["view", str(run_dir), str(run_dir), "-o", str(out)])
+    result = evalspec_cli(["view", str(run_dir), str(run_dir), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert f"report: {out}" in result.output and "no browser found" in result.output
     assert opened == [out.resolve().as_uri()]
@@ -241,7 +239,7 @@ def test_a_simulated_conversation_reads_by_role_and_its_player_is_apart(
         suite = support_two_models(tmp_path)
         args = ["run", str(suite), "--record", "offline", "--out", str(run_dir)]
         args += ["--html", str(tmp_path / "report.html")]
-        return CliRunner().invoke(app, args)
+        return evalspec_cli(args)
 
     with ThreadPoolExecutor(1) as pool:
         result = pool.submit(record_then_run).result()

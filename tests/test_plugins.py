@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from support import transcript
+from support import evalspec_cli, transcript
 
 from evalspec import plugins
 from evalspec._util import registry
@@ -151,15 +151,12 @@ def test_review_hides_installed_plugins_only_while_it_runs(
 ) -> None:
     """Review in a process (the API, a notebook, a test) must not leave plugins off after it:
     the next suite that names an installed critic still validates."""
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     with registry.allow_only(()):
         assert "same_day" not in plugins.registered("critic")
     assert "same_day" in plugins.registered("critic")
     # The review command itself, run in this process outside a git repository (exit 2).
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["review", "--base-ref", "HEAD"], catch_exceptions=False)
+    result = evalspec_cli(["review", "--base-ref", "HEAD"], catch_exceptions=False)
     assert result.exit_code == 2, result.output
     assert "same_day" in plugins.registered("critic")

@@ -22,11 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import git
-from typer.testing import CliRunner
+from support import evalspec_cli, git
 
 import evalspec
-from evalspec._cli import app
 from evalspec._util.project import KINDS
 from evalspec.plugins import ChatRequest, ChatResponse
 
@@ -91,7 +89,7 @@ class Scripted:
 def invoke(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
     monkeypatch.chdir(repo)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(app, list(args))
+    result = evalspec_cli(list(args))
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.output
@@ -115,9 +113,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cwd = Path.cwd()
     os.chdir(repo)
     try:
-        code = CliRunner().invoke(
-            app, ["run", "suites/s.yaml", "--record", "offline", "--out", "runs/done"]
-        )
+        code = evalspec_cli(["run", "suites/s.yaml", "--record", "offline", "--out", "runs/done"])
     finally:
         os.chdir(cwd)
     assert code.exit_code in (0, 1, 3), code.output

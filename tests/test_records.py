@@ -14,9 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec._cli import app
 from evalspec._providers.recordings import (
     RecordedAnswer,
     Recordings,
@@ -247,7 +246,7 @@ def test_a_fresh_replay_writes_what_1_0_wrote(tmp_path: Path, monkeypatch: pytes
     monkeypatch.chdir(REPO)
     out = tmp_path / "run"
     args = ["run", "suites/slack.yaml", "--record", "offline", "--out", str(out)]
-    result = CliRunner().invoke(app, args)
+    result = evalspec_cli(args)
     assert result.exit_code == 0, result.output
     for name in ("transcripts.jsonl", "results.json"):
         written = (out / name).read_text(encoding="utf-8").splitlines(keepends=True)

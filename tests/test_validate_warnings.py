@@ -20,10 +20,9 @@ from evalspec._scoring.scorer import Scorer
 from evalspec._suite.lint import MAX_WARNINGS
 from evalspec._suite.state_spec import compile_behavior
 from evalspec._tools.state import run_behavior
-from evalspec._transcript import ToolCall
 from evalspec.api import check_suite, load_suite
 from evalspec.errors import Problem
-from evalspec.records import Transcript, Warnings
+from evalspec.records import ToolCall, Transcript, Warnings
 
 SHOP = """\
 suite: shop

@@ -17,11 +17,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import git
-from typer.testing import CliRunner
+from support import evalspec_cli, git
 
 from evalspec import plugins
-from evalspec._cli import app
 from evalspec._runner import run_plan_async
 from evalspec._scoring.scorer import Scorer
 from evalspec._suite.state_spec import (
@@ -47,7 +45,7 @@ FUZZ = settings(
 
 
 def cli(*args: Any):
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return evalspec_cli([str(a) for a in args])
 
 
 def calendar_behaviors() -> dict[str, Any]:
