@@ -42,6 +42,19 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 
+EVERY_EXAMPLE = False
+"""Set by conftest.py before any test module is imported: True in the full suite (`--all`)."""
+FAST_LANE_SHARE = 10
+"""The default lane runs a property test on a tenth of its examples (at least 10)."""
+
+
+def examples(count: int) -> int:
+    """How many examples a property test asking for `count` runs in this lane: all of them with
+    `--all` (CI), a tenth in the default lane, where the same properties are checked without the
+    seconds of the long search."""
+    return count if EVERY_EXAMPLE else max(10, count // FAST_LANE_SHARE)
+
+
 # --------------------------------------------------------------------------------- transcripts
 
 

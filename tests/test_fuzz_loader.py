@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from evalspec.api import load_suite
 from evalspec.errors import SpecError
@@ -25,7 +26,7 @@ SUITES = Path(__file__).resolve().parents[1] / "suites"
 EXAMPLES = {p.name: p.read_text(encoding="utf-8") for p in sorted(SUITES.glob("*.yaml"))}
 
 FUZZ = settings(
-    max_examples=300,
+    max_examples=examples(300),
     derandomize=True,
     database=None,
     deadline=None,

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from support import ROOT, cli, evalspec_import, git, refused_suite, suites_repo
+from support import ROOT, cli, evalspec_import, examples, git, refused_suite, suites_repo
 
 SUITES = ROOT / "suites"
 
@@ -420,7 +420,7 @@ EDGES = [1.7e308, 5e-324, -0.0, 0.0, 2.2250738585072014e-308, 1e-303]
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(before=st.floats(0, 1.7e308), after=st.floats(0, 1.7e308))
 @example(before=5e-324, after=1.7e308)
 @example(before=1.8e-306, after=1000.0)
@@ -440,7 +440,7 @@ def largest_price() -> float:
     return float(min(price["input"]["maximum"], price["output"]["maximum"]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data(), tokens=st.tuples(st.integers(0, 10**15), st.integers(0, 10**15)))
 @example(data=None, tokens=(10**15, 10**15))
 def test_a_cost_from_any_price_the_suite_allows_is_finite(data: Any, tokens: tuple[int, int]):
@@ -454,7 +454,7 @@ def test_a_cost_from_any_price_the_suite_allows_is_finite(data: Any, tokens: tup
     assert math.isfinite(cost) and cost >= 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(low=FLOATS, high=FLOATS, expected=FLOATS, actual=FLOATS)
 @example(low=-1.7e308, high=1.7e308, expected=-1e308, actual=1e308)
 @example(low=-0.0, high=5e-324, expected=5e-324, actual=-0.0)
@@ -490,7 +490,7 @@ LITERALS = st.recursive(
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(LITERALS)
 @example({"v": [1.7e308 * 10, -0.0, 5e-324]})
 def test_an_imported_literal_is_always_strict_json_once_carried(value: Any):

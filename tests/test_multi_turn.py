@@ -21,7 +21,7 @@ from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
-from support import evalspec_cli, refused_suite
+from support import evalspec_cli, examples, refused_suite
 
 from evalspec import api, records
 from evalspec._report.console import print_report
@@ -493,7 +493,7 @@ _MISSING = object()
 
 
 @pytest.mark.slow
-@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@settings(max_examples=examples(200), derandomize=True, database=None, deadline=None)
 @given(
     turns=st.just(_MISSING)
     | st.lists(_VALID_TURN | st.dictionaries(_TURN_KEYS, _JSON, max_size=3), max_size=3)

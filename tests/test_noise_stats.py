@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
+from support import examples
 
 from evalspec._compare.records import ModelNoise
 from evalspec._compare.text import noise_lines
@@ -266,7 +267,7 @@ def paired_outcomes(draw: st.DrawFn) -> tuple[list[float], list[float], int, flo
     return before, after, k, confidence
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(paired_outcomes())
 def test_decision_interval_and_advice_tell_one_story(outcomes):
     before, after, k, confidence = outcomes

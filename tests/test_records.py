@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from support import evalspec_cli
+from support import evalspec_cli, examples
 
 from evalspec._providers.recordings import (
     RecordedAnswer,
@@ -330,7 +330,7 @@ def _path_text(path: tuple[str | int, ...]) -> str:
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(300),
     derandomize=True,
     database=None,
     deadline=None,
@@ -389,7 +389,7 @@ def test_validate_does_not_import_the_records_library() -> None:
     assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr
 
 
-@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@settings(max_examples=examples(200), derandomize=True, database=None, deadline=None)
 @given(
     depth=st.integers(0, 260),
     text=st.text(alphabet='[]{}"\\ab', max_size=12),

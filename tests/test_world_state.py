@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import evalspec_cli, git
+from support import evalspec_cli, examples, git
 
 from evalspec import plugins
 from evalspec._runner import run_plan_async
@@ -36,7 +36,7 @@ from evalspec.records import RunOptions
 ROOT = Path(__file__).resolve().parent.parent
 CALENDAR = ROOT / "suites" / "calendar.yaml"
 FUZZ = settings(
-    max_examples=300,
+    max_examples=examples(300),
     derandomize=True,
     database=None,
     deadline=None,
