@@ -12,8 +12,7 @@ import msgspec
 import pytest
 from support import evalspec_cli
 
-from evalspec import api
-from evalspec._critics import make_critic
+from evalspec import api, plugins
 from evalspec.api import write_transcripts
 from evalspec.errors import SpecError
 from evalspec.records import ToolCall, Transcript, UserTurn
@@ -146,7 +145,9 @@ def test_contradictory_or_malformed_min_calls_is_a_placed_problem(
 
 
 def test_a_piece_listed_twice_must_be_found_twice() -> None:
-    critic = make_critic("contains", {})
+    entry = plugins.find("critic", "contains")
+    assert entry is not None
+    critic = entry.impl.from_params({})
     outputs = ["done", "done", "other"]
     assert critic.evaluate(["done", "done"], outputs, present=True).match
     once = critic.evaluate(["done", "done"], ["done", "other"], present=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from support import evalspec_cli, has_finish
 
-from evalspec._interop.stabletoolbench import read_converted_answers
+from evalspec.api import load_transcripts
 
 PUBLISHED = (
     Path(__file__).resolve().parent
@@ -42,7 +42,7 @@ def test_published_text_nodes_keep_every_call(tmp_path: Path) -> None:
     out = tmp_path / "t.jsonl"
     res = evalspec_cli(["import", "stabletoolbench-answers", str(PUBLISHED), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    transcripts = read_converted_answers(PUBLISHED).transcripts
+    transcripts = load_transcripts(out)  # what the command wrote
     calls = [c for t in transcripts for c in t.tool_calls]
     assert len(calls) == len(nodes) > 30
     assert [c.name for c in calls] == [re.search(r"'name': '(.*?)'", m).group(1) for m in nodes]
