@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import json
 import os
 import shutil
@@ -44,6 +45,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 EVERY_EXAMPLE = False
 """Set by conftest.py before any test module is imported: True in the full suite (`--all`)."""
+LANES: list[bool] = []
+"""EVERY_EXAMPLE of each pytest session open in this process, innermost last (a test may run
+pytest.main inside the session, which must leave the outer lane as it found it)."""
 FAST_LANE_SHARE = 10
 """The default lane runs a property test on a tenth of its examples (at least 10)."""
 
@@ -111,15 +115,50 @@ def refused_suite(path: Path, text: str) -> str:
     return out
 
 
-def evalspec_cli(args: Sequence[str | Path], **invoke: Any) -> Result:
-    """`evalspec ARGS` as a user types it, run in this process by typer's CliRunner (`env=`,
-    `input=`, `catch_exceptions=` as it takes them). The one place the tests reach the command's
-    application object: a move inside evalspec._cli changes this line, not every test."""
-    from typer.testing import CliRunner
+@functools.cache
+def _command() -> Any:
+    """The command line as click runs it, built once: typer builds it anew from the application
+    at every call (27 ms, most of an in-process command's cost), and nothing a test changes
+    reaches what it builds."""
+    import typer.main
 
     from evalspec._cli import app
 
-    return CliRunner().invoke(app, [str(arg) for arg in args], **invoke)
+    return typer.main.get_command(app)
+
+
+def evalspec_cli(args: Sequence[str | Path], **invoke: Any) -> Result:
+    """`evalspec ARGS` as a user types it, run in this process by typer's CliRunner (`env=`,
+    `input=`, `catch_exceptions=` as it takes them), on the command built once. The one place
+    the tests reach the command's application object: a move inside evalspec._cli changes
+    this function, not every test."""
+    from unittest import mock
+
+    from typer import testing
+
+    from evalspec._cli import app
+
+    with mock.patch.object(testing, "_get_command", lambda _: _command()):
+        return testing.CliRunner().invoke(app, [str(arg) for arg in args], **invoke)
+
+
+def in_process(
+    *args: str | Path, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """What `cli` returns, from the command run in this process in `cwd` with `env` added to
+    the environment: the same exit code and output without a child's start-up (a second or
+    more each). An error that escapes the command fails the test, as a traceback would."""
+    before = Path.cwd()
+    os.chdir(cwd)
+    try:
+        done = evalspec_cli(args, env=env)
+    finally:
+        os.chdir(before)
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        raise done.exception
+    return subprocess.CompletedProcess(
+        list(map(str, args)), done.exit_code, done.stdout, done.stderr
+    )
 
 
 def evalspec_import(*args: str) -> Result:

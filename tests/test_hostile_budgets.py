@@ -7,7 +7,6 @@ refusal is exit 2 with a message, never a traceback and never the gate's exit 1.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_calls_reply
-from support import evalspec_cli, transcript
+from support import evalspec_cli, in_process, transcript
 
 from evalspec._plan import compile_plan, request_key
 from evalspec._suite.budget import SuiteBudget
@@ -35,15 +34,8 @@ KEY_ENV = "EVALSPEC_TEST_KEY"
 
 def evalspec(cwd: Path, *args: str | Path, **env: str) -> subprocess.CompletedProcess[str]:
     """The command as a user types it in `cwd`, run in this process: limits read from the
-    environment it is given (a child process per call made this module take seconds)."""
-    before = Path.cwd()
-    os.chdir(cwd)
-    try:
-        done = evalspec_cli(args, env={KEY_ENV: "sk-test-budgets-0000", **env})
-    finally:
-        os.chdir(before)
-    assert done.exception is None or isinstance(done.exception, SystemExit), done.output
-    return subprocess.CompletedProcess(list(args), done.exit_code, done.stdout, done.stderr)
+    environment it is given."""
+    return in_process(*args, env={KEY_ENV: "sk-test-budgets-0000", **env}, cwd=cwd)
 
 
 def git(repo: Path, *args: str) -> None:
