@@ -105,10 +105,10 @@ def cli(
 
 
 def refused_suite(path: Path, text: str) -> str:
-    """Write `text` as a suite at `path` and validate it in a child process; what it printed,
+    """Write `text` as a suite at `path` and validate it (in process); what it printed,
     after checking it was refused as a user should see it (exit 2, no traceback)."""
     path.write_text(text, encoding="utf-8")
-    done = cli("validate", path)
+    done = in_process("validate", path)
     out = done.stdout + done.stderr
     assert done.returncode == 2, out
     assert "Traceback" not in out
@@ -143,7 +143,7 @@ def evalspec_cli(args: Sequence[str | Path], **invoke: Any) -> Result:
 
 
 def in_process(
-    *args: str | Path, env: dict[str, str] | None = None, cwd: Path = ROOT
+    *args: str | Path, env: dict[str, str | None] | None = None, cwd: Path = ROOT
 ) -> subprocess.CompletedProcess[str]:
     """What `cli` returns, from the command run in this process in `cwd` with `env` added to
     the environment: the same exit code and output without a child's start-up (a second or
@@ -151,7 +151,7 @@ def in_process(
     before = Path.cwd()
     os.chdir(cwd)
     try:
-        done = evalspec_cli(args, env=env)
+        done = evalspec_cli(args, env={"COLUMNS": None, **(env or {})})  # as cli() leaves it
     finally:
         os.chdir(before)
     if done.exception is not None and not isinstance(done.exception, SystemExit):

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from support import ROOT, cli, evalspec_import, examples, git, refused_suite, suites_repo
+from support import ROOT, evalspec_import, examples, git, in_process, refused_suite, suites_repo
 
 SUITES = ROOT / "suites"
 
@@ -99,7 +99,7 @@ def test_the_largest_numbers_a_suite_may_hold_validate(tmp_path: Path) -> None:
         MINI.format(price=1e6, timeout=86400, rpm=1e6, selection=1e6, weight=1e6),
         encoding="utf-8",
     )
-    done = cli("validate", path)
+    done = in_process("validate", path)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -241,7 +241,7 @@ def test_recorded_latencies_that_add_up_to_infinity_are_refused_where_read(repo:
         lines.append(line)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = repo / "run"
-    done = cli("run", repo / "suites" / "weather.yaml", "--record", "offline", "--out", out)
+    done = in_process("run", repo / "suites" / "weather.yaml", "--record", "offline", "--out", out)
     said = done.stdout + done.stderr
     assert done.returncode == 2, said
     assert "latency_s: 1.7e+308 is out of range: it must be at most 1000000.0" in said
@@ -332,7 +332,7 @@ def test_otel_spans_with_nan_infinity_and_1e400_import_as_transcripts_score_read
     assert put["arguments"] == {"x": 1} and put["output"] == "1e400"
     suite = tmp_path / "otel.yaml"
     suite.write_text(OTEL_SUITE, encoding="utf-8")
-    done = cli("score", suite, "-t", out, "--out", tmp_path / "results.json")
+    done = in_process("score", suite, "-t", out, "--out", tmp_path / "results.json")
     assert done.returncode in (0, 1), done.stdout + done.stderr
     strict((tmp_path / "results.json").read_text(encoding="utf-8"))
 
