@@ -15,10 +15,8 @@ import msgspec
 import pytest
 from support import evalspec_cli, transcript
 
-from evalspec._report.html import write_html
-from evalspec._report.json_report import write_json
-from evalspec.api import load_suite, score, write_transcripts
-from evalspec.records import Transcript
+from evalspec.api import load_suite, score, write_reports, write_transcripts
+from evalspec.records import ReportFiles, Transcript
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 expect = sync_api.expect
@@ -102,9 +100,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for t in ts
     ]
     report = score(suite, ts)
-    write_json(report, out / "results.json")
     write_transcripts(out / "transcripts.jsonl", list(ts))
-    write_html(report, out / "report.html")
+    write_reports(report, ReportFiles(results=out / "results.json", html=out / "report.html"))
     return out
 
 

@@ -17,8 +17,9 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 
-CEILING = 0.74
-"""The most test modules (tests/test_*.py) that may import a private module, as a share."""
+CEILING = 0.70
+"""The most test modules (tests/test_*.py) that may import a private module, as a share: 82
+of 119 (69 %) at the last count, from 100 of 118 (85 %)."""
 GOAL = 1 / 3
 """Issue 31's goal for that share."""
 DOTTED = re.compile(r"evalspec\._\w+(\.\w+)*")
