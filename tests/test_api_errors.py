@@ -1,6 +1,9 @@
 """An error about an argument names the Python parameter when the API raises it (`gate=`), and
 the command's option when the command reports it (`--gate`): the library never quotes a flag,
-and one table in the command line maps each parameter to its option."""
+and one table in the command line maps each parameter to its option.
+
+It reads the command's table of flags (evalspec._cli.flags), the one place the mapping lives.
+"""
 
 from __future__ import annotations
 

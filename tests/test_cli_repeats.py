@@ -3,6 +3,8 @@
 The parser keeps the last value silently: `judge SUITE -t a.jsonl -t b.jsonl` judged b only and
 exited 0, and `score -t a -t b`, `import bfcl -o x -o y` did the same. Options that take many
 (`--model`, `--case`, `judge -t`) keep every value.
+
+It walks the command tree itself (evalspec._cli's app): the options are the command's internals.
 """
 
 from __future__ import annotations

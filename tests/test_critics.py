@@ -1,4 +1,7 @@
-"""Argument critics: what a suite author sees when an argument is right, close, or wrong."""
+"""Argument critics: what a suite author sees when an argument is right, close, or wrong.
+
+A unit test of the critics (evalspec._critics), which it imports.
+"""
 
 from __future__ import annotations
 

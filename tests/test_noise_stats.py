@@ -1,6 +1,9 @@
 """The statistics behind intervals and paired verdicts, checked against hand computations and
 independent formulas (scipy's own functions where it has one, arithmetic written out here
-where it does not)."""
+where it does not).
+
+A unit test of evalspec._stats and the noise lines, which it imports.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 Recordings are looked up by these keys: a key that drifted from `request_key` would make every
 shipped recording of a multi-turn suite miss.
+
+A unit test of the plan's request keys (evalspec._plan), which it imports.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Transcript lines of stateful conversations: the same text `dumps_line` writes, however
-many snapshots share a collection whose JSON text is made once."""
+many snapshots share a collection whose JSON text is made once.
+
+A unit test of the transcript writer's internals, which it imports.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 The corpus in tests/invalid/ pins whole messages; these tests pin the rules around them: what
 is and is not taken for a misplaced indent, a quote inside quotes, a text cut by ` #`, or a
 value YAML read as something other than the text it looks like.
+
+A unit test of the hint rules, which it imports.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Every position the loader keeps for an error message is where PyYAML's own composer puts
-that node: the tree keeps the parser's marks and makes positions only when one is read."""
+that node: the tree keeps the parser's marks and makes positions only when one is read.
+
+A unit test of the loader's tree (evalspec._suite.load), which it imports.
+"""
 
 from __future__ import annotations
 
