@@ -61,18 +61,11 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-@functools.cache
-def _tree(path: Path) -> ast.Module:
-    """A file's syntax tree, parsed once for every check here (each parsing the package and
-    the tests again made this module take seconds)."""
-    return ast.parse(path.read_text(encoding="utf-8"))
-
-
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """evalspec modules that `name` imports anywhere in its source."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(_tree(path)):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name in modules)
         elif isinstance(node, ast.ImportFrom):
@@ -247,7 +240,7 @@ def test_the_cli_reaches_the_stages_only_through_the_api():
 def _cli_imports(path: Path) -> list[str]:
     """What a file takes from evalspec._cli: `module.name` per imported name."""
     found = []
-    for node in ast.walk(_tree(path)):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [a.name for a in node.names if a.name.startswith("evalspec._cli")]
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evalspec._cli"):
@@ -366,7 +359,7 @@ ONE_MEANING += ("ResultFormat", "StaleReason", "language_schema", "suite_schema"
 
 def _top_level_names(path: Path) -> set[str]:
     names = set()
-    for node in _tree(path).body:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             names.add(node.name)
         elif isinstance(node, ast.Assign | ast.AnnAssign):
@@ -393,7 +386,7 @@ def _referenced(paths: list[Path]) -> set[str]:
     """Every name a file uses: read, called, imported or named in a string."""
     found: set[str] = set()
     for path in paths:
-        for node in ast.walk(_tree(path)):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Name):
                 found.add(node.id)
             elif isinstance(node, ast.Attribute):
@@ -408,7 +401,7 @@ def _referenced(paths: list[Path]) -> set[str]:
 def _defined(path: Path) -> list[str]:
     """Functions, classes and methods defined at the top of a module or of its classes; not
     those a decorator registers (a command, a check, a tool environment), reached by it."""
-    tree = _tree(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     nodes = [*tree.body]
     nodes += [n for c in tree.body if isinstance(c, ast.ClassDef) for n in c.body]
     kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef

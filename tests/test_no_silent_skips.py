@@ -11,7 +11,6 @@ the other extras are).
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,17 +152,10 @@ def _skip_conditions(tree: ast.Module) -> Iterator[ast.expr]:
                 at = above
 
 
-@functools.cache
-def _parsed(source: str) -> ast.Module:
-    """A module's tree, parsed once for both checks (each parsing every test module again cost
-    seconds)."""
-    return ast.parse(source)
-
-
 def problems_in(source: str, path: Path) -> list[Problem]:
     """Skips in one module that depend on a path above the repository or a repository file."""
     depth = len(path.resolve().relative_to(ROOT).parts)  # tests/test_x.py: the root is 2 up
-    tree = _parsed(source)
+    tree = ast.parse(source)
     paths = _Paths(tree, depth)
     found = []
     for condition in _skip_conditions(tree):
@@ -185,7 +177,7 @@ def unexplained_skips(source: str, path: Path) -> list[Problem]:
     """`pytest.importorskip` calls with no reason: pytest's own says only what failed to import."""
     return [
         Problem(f"{path.relative_to(ROOT)}:{node.lineno}", NO_REASON)
-        for node in ast.walk(_parsed(source))
+        for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.Call)
         and _is_pytest_attr(node.func, "importorskip")
         and not any(k.arg == "reason" for k in node.keywords)
