@@ -47,6 +47,9 @@ if TYPE_CHECKING:
     from evalspec._suite.model import Suite as Suite
     from evalspec._suite.model import ToolVariant as ToolVariant
     from evalspec._tools.mcp_refresh import RefreshOutcome as RefreshOutcome
+    from evalspec._transcript import ToolCall as ToolCall
     from evalspec._transcript import Transcript as Transcript
+    from evalspec._transcript import Usage as Usage
+    from evalspec._transcript import UserTurn as UserTurn
 
 __getattr__, __dir__ = lazy_names(__name__, __file__, globals())

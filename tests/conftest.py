@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import support
 from fault_server import FaultServer
+from hypothesis import settings
 from support import ROOT, FakeClock, free_port
 
 
@@ -133,6 +135,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="run the slow tests too (model loads, child processes, browsers, real waits)",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any test module is imported: the lane's number of property-test examples
+    (support.examples), and hypothesis's default for tests that ask for none."""
+    support.LANES.append(bool(config.getoption("--all") or config.getoption("markexpr")))
+    _use_lane(support.LANES[-1])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A session run inside another (tests/test_lanes.py) gives the outer one its lane back."""
+    support.LANES.pop()
+    if support.LANES:
+        _use_lane(support.LANES[-1])
+
+
+def _use_lane(every_example: bool) -> None:
+    support.EVERY_EXAMPLE = every_example
+    settings.register_profile("default-lane", max_examples=support.examples(100))
+    settings.load_profile("default" if every_example else "default-lane")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import json
 import os
 import shutil
@@ -31,16 +32,32 @@ from rate_checks import assert_held_to
 
 from evalspec._interop.stabletoolbench import SOPR_VALUES
 from evalspec._tools.toolbench_names import FINISH, function_name, is_api_call, name_key
-from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.reading import read_json
+from evalspec.records import ToolCall, Transcript
 
 if TYPE_CHECKING:
     from click.testing import Result
 
-    from evalspec._providers.base import ChatRequest, ChatResponse
+    from evalspec.plugins import ChatRequest, ChatResponse
     from evalspec.records import Report
 
 ROOT = Path(__file__).resolve().parent.parent
+
+EVERY_EXAMPLE = False
+"""Set by conftest.py before any test module is imported: True in the full suite (`--all`)."""
+LANES: list[bool] = []
+"""EVERY_EXAMPLE of each pytest session open in this process, innermost last (a test may run
+pytest.main inside the session, which must leave the outer lane as it found it)."""
+FAST_LANE_SHARE = 10
+"""The default lane runs a property test on a tenth of its examples (at least 10)."""
+
+
+def examples(count: int) -> int:
+    """How many examples a property test asking for `count` runs in this lane: all of them with
+    `--all` (CI), a tenth in the default lane, where the same properties are checked without the
+    seconds of the long search."""
+    return count if EVERY_EXAMPLE else max(10, count // FAST_LANE_SHARE)
+
 
 # --------------------------------------------------------------------------------- transcripts
 
@@ -88,29 +105,65 @@ def cli(
 
 
 def refused_suite(path: Path, text: str) -> str:
-    """Write `text` as a suite at `path` and validate it in a child process; what it printed,
+    """Write `text` as a suite at `path` and validate it (in process); what it printed,
     after checking it was refused as a user should see it (exit 2, no traceback)."""
     path.write_text(text, encoding="utf-8")
-    done = cli("validate", path)
+    done = in_process("validate", path)
     out = done.stdout + done.stderr
     assert done.returncode == 2, out
     assert "Traceback" not in out
     return out
 
 
-def evalspec_import(*args: str) -> Result:
-    """`evalspec import ARGS`, in process (typer's CliRunner)."""
-    return evalspec_in_process("import", *args)
-
-
-def evalspec_in_process(*args: str | Path) -> Result:
-    """`evalspec ARGS`, in process (typer's CliRunner): the command as a user runs it, with
-    no child process to start."""
-    from typer.testing import CliRunner
+@functools.cache
+def _command() -> Any:
+    """The command line as click runs it, built once: typer builds it anew from the application
+    at every call (27 ms, most of an in-process command's cost), and nothing a test changes
+    reaches what it builds."""
+    import typer.main
 
     from evalspec._cli import app
 
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return typer.main.get_command(app)
+
+
+def evalspec_cli(args: Sequence[str | Path], **invoke: Any) -> Result:
+    """`evalspec ARGS` as a user types it, run in this process by typer's CliRunner (`env=`,
+    `input=`, `catch_exceptions=` as it takes them), on the command built once. The one place
+    the tests reach the command's application object: a move inside evalspec._cli changes
+    this function, not every test."""
+    from unittest import mock
+
+    from typer import testing
+
+    from evalspec._cli import app
+
+    with mock.patch.object(testing, "_get_command", lambda _: _command()):
+        return testing.CliRunner().invoke(app, [str(arg) for arg in args], **invoke)
+
+
+def in_process(
+    *args: str | Path, env: dict[str, str | None] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """What `cli` returns, from the command run in this process in `cwd` with `env` added to
+    the environment: the same exit code and output without a child's start-up (a second or
+    more each). An error that escapes the command fails the test, as a traceback would."""
+    before = Path.cwd()
+    os.chdir(cwd)
+    try:
+        done = evalspec_cli(args, env={"COLUMNS": None, **(env or {})})  # as cli() leaves it
+    finally:
+        os.chdir(before)
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        raise done.exception
+    return subprocess.CompletedProcess(
+        list(map(str, args)), done.exit_code, done.stdout, done.stderr
+    )
+
+
+def evalspec_import(*args: str) -> Result:
+    """`evalspec import ARGS`, in process."""
+    return evalspec_cli(["import", *args])
 
 
 def results_of(run_dir: Path) -> dict[str, Any]:
@@ -297,7 +350,7 @@ def run_api(
 ) -> tuple[Report, list[Any]]:
     """Run a suite through the Python API and score it: the report and the transcripts."""
     from evalspec import api
-    from evalspec._runner import RunOptions
+    from evalspec.records import RunOptions
 
     suite = api.load_suite(suite_path)
     plan = api.compile_plan(suite, cases=cases, **plan_kw)

@@ -11,9 +11,10 @@ from support import FakeClock
 from support import complete as complete_with
 
 from evalspec._providers.anthropic_messages import AnthropicMessagesProvider
-from evalspec._providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec._providers.base import ProviderError
 from evalspec._providers.tool_names import WireToolNames
-from evalspec._util.errors import RunError
+from evalspec.errors import RunError
+from evalspec.plugins import ChatRequest, ChatResponse
 
 SECRET = "sk-ant-test-SECRET-456"
 KEY_ENV = "EVALSPEC_TEST_ANTHROPIC_KEY"

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from fake_anthropic import FakeAnthropic, last_turn_has_tool_results, text_reply, tool_use_reply
 from fake_openai import status_fault
-from support import cli
+from support import in_process
 
 from evalspec import api
 from evalspec._plan import request_key
-from evalspec._providers.base import ChatRequest, ChatResponse
 from evalspec._providers.tool_names import WireToolNames, name_map
-from evalspec._suite.model import ModelSpec
-from evalspec._util.errors import SpecError
+from evalspec.errors import SpecError
+from evalspec.plugins import ChatRequest, ChatResponse
+from evalspec.records import ModelSpec
 
 KEY = "sk-ant-test-SECRET-24680"
 KEY_ENV = "EVALSPEC_TEST_CLAUDE_KEY"
@@ -122,7 +122,7 @@ def test_run_against_anthropic_keeps_the_key_out_of_everything(
     monkeypatch.setenv(KEY_ENV, KEY)
     with FakeAnthropic(_echoing) as server:
         suite = write(tmp_path, server.base_url, key=f", api_key_env: {KEY_ENV}")
-        proc = cli("run", suite, "--verbose", "--out", tmp_path / "run")
+        proc = in_process("run", suite, "--verbose", "--out", tmp_path / "run")
         sent = {
             r.headers.get("x-api-key") or r.headers.get("authorization") for r in server.requests
         }
@@ -149,6 +149,6 @@ def test_401_from_anthropic_names_the_variable(tmp_path: Path, monkeypatch) -> N
     with FakeAnthropic() as server:
         server.when(lambda body: True, status_fault(401, message=f"invalid x-api-key {KEY}"))
         suite = write(tmp_path, server.base_url, key=f", api_key_env: {KEY_ENV}")
-        proc = cli("run", suite, "--out", tmp_path / "run")
+        proc = in_process("run", suite, "--out", tmp_path / "run")
     assert proc.returncode == 3
     assert KEY_ENV in proc.stderr and KEY not in proc.stderr

@@ -92,10 +92,13 @@ SURFACE = {
         "Suite",
         "SuitesWritten",
         "TauBenchImported",
+        "ToolCall",
         "ToolVariant",
         "TracesImported",
         "Transcript",
         "TranscriptsWritten",
+        "Usage",
+        "UserTurn",
         "Warnings",
     ],
     "evalspec.errors": [

@@ -1,6 +1,9 @@
 """An error about an argument names the Python parameter when the API raises it (`gate=`), and
 the command's option when the command reports it (`--gate`): the library never quotes a flag,
-and one table in the command line maps each parameter to its option."""
+and one table in the command line maps each parameter to its option.
+
+It reads the command's table of flags (evalspec._cli.flags), the one place the mapping lives.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
 from evalspec import api, errors, records
-from evalspec._cli import app
 from evalspec._cli.flags import FLAGS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +105,7 @@ def test_the_command_names_the_flag(work: Path, what: str) -> None:
     _, _, argv, said = BAD_CALLS[what]
     if what == "a judge's endpoint without a judge":
         (work / "queries.json").write_text("[]", encoding="utf-8")
-    done = CliRunner().invoke(app, argv)
+    done = evalspec_cli(argv)
     assert done.exit_code == 2, done.output
     assert said in done.output and "Traceback" not in done.output
     assert not re.search(r"\b[a-z_]+=", done.output.replace("(git fetch", "")), done.output

@@ -21,9 +21,9 @@ from evalspec._interop.bfcl import (
     suite_yaml,
 )
 from evalspec._interop.bfcl_decode import DecodeError, decode
-from evalspec._transcript import ToolCall, Transcript
-from evalspec._util.errors import UsageError
 from evalspec.api import load_suite, score
+from evalspec.errors import UsageError
+from evalspec.records import ToolCall, Transcript
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl"
 FILES = ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json", "BFCL_v4_parallel.json")

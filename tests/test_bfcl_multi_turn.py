@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import BFCL_EVAL_ABSENT
+from support import BFCL_EVAL_ABSENT, evalspec_cli
 
 bfcl_eval = pytest.importorskip("bfcl_eval", reason=BFCL_EVAL_ABSENT)
 
@@ -28,7 +28,7 @@ from evalspec._interop.bfcl_multi_turn import (  # noqa: E402
     multi_turn_suite_dict,
     parse_call,
 )
-from evalspec._transcript import ToolCall, Transcript, UserTurn  # noqa: E402
+from evalspec.records import ToolCall, Transcript, UserTurn  # noqa: E402
 
 DATA = Path(bfcl_eval.__file__).parent / "data"
 CATEGORIES = [
@@ -238,7 +238,7 @@ def test_bfcl_eval_is_imported_only_when_a_conversation_is_built(tmp_path: Path)
 
 
 def test_miss_func_offers_held_back_functions_at_their_turn(tmp_path: Path) -> None:
-    from evalspec._util.errors import UsageError
+    from evalspec.errors import UsageError
 
     q, a = _records("multi_turn_miss_func", 1)
     assert q[0]["missed_function"] == {"3": ["sort"]} and q[0]["question"][3] == []
@@ -264,20 +264,16 @@ def test_miss_func_offers_held_back_functions_at_their_turn(tmp_path: Path) -> N
 
 
 def test_imported_suite_validates_from_the_cli(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     out = tmp_path / "mt.yaml"
-    runner = CliRunner()
     question = DATA / "BFCL_v4_multi_turn_base.json"
     answer = DATA / "possible_answer" / "BFCL_v4_multi_turn_base.json"
     small_q, small_a = tmp_path / "q.json", tmp_path / "a.json"
     small_q.write_text("\n".join(question.read_text().splitlines()[:3]) + "\n")
     small_a.write_text("\n".join(answer.read_text().splitlines()[:3]) + "\n")
-    done = runner.invoke(app, ["import", "bfcl", str(small_q), str(small_a), "--out", str(out)])
+    done = evalspec_cli(["import", "bfcl", str(small_q), str(small_a), "--out", str(out)])
     assert done.exit_code == 0, done.output
-    checked = runner.invoke(app, ["validate", str(out)])
+    checked = evalspec_cli(["validate", str(out)])
     assert checked.exit_code == 0, checked.output
     assert "3 cases" in checked.output
 
@@ -403,9 +399,6 @@ def score_published(
     """(record, evalspec's verdict, its reason) for published results, the way a user gets
     them: `evalspec import bfcl` on the category's records, `import bfcl-results` on the result
     file, `evalspec score` on what that wrote."""
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     category = published[0]["id"].rsplit("_", 1)[0]
     questions, answers = _records(category, 200)
@@ -418,16 +411,15 @@ def score_published(
         "".join(json.dumps({"id": r["id"], "result": r["result"]}) + "\n" for r in published),
         "utf-8",
     )
-    runner = CliRunner()
     suite, transcripts, out = tmp / "suite.yaml", tmp / "t.jsonl", tmp / "results.json"
     for args in (
         ["import", "bfcl", str(q), str(a), "--out", str(suite)],
         ["import", "bfcl-results", str(suite), str(results), "--out", str(transcripts)]
         + (["--kind", kind] if kind else []),
     ):
-        done = runner.invoke(app, args)
+        done = evalspec_cli(args)
         assert done.exit_code == 0, done.output
-    done = runner.invoke(app, ["score", str(suite), "-t", str(transcripts), "--out", str(out)])
+    done = evalspec_cli(["score", str(suite), "-t", str(transcripts), "--out", str(out)])
     assert done.exit_code in (0, 1), done.output[-3000:]  # 3: stale transcripts
     scored = json.loads(out.read_text("utf-8"))["results"]
     return [(r["case"], r["status"] in ("pass", "warn"), r["reason"]) for r in scored], scored
@@ -512,18 +504,14 @@ def _three_published(tmp_path: Path) -> tuple[list[dict[str, Any]], Path]:
 def test_v3_results_say_that_v4_answers_another_question_for_most_records(
     tmp_path: Path,
 ) -> None:
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     published, suite = _three_published(tmp_path)
     lines = "".join(json.dumps({"id": r["id"], "result": r["result"]}) + "\n" for r in published)
-    runner = CliRunner()
     for name, said in (("BFCL_v3_multi_turn_base_result.json", True), ("r.json", False)):
         (tmp_path / name).write_text(lines, encoding="utf-8")
         out = tmp_path / f"{name}.jsonl"
-        done = runner.invoke(
-            app, ["import", "bfcl-results", str(suite), str(tmp_path / name), "--out", str(out)]
+        done = evalspec_cli(
+            ["import", "bfcl-results", str(suite), str(tmp_path / name), "--out", str(out)]
         )
         assert done.exit_code == 0, done.output
         assert ("note: BFCL v3 results: v4 rewrote most multi-turn records" in done.output) is said
@@ -532,9 +520,6 @@ def test_v3_results_say_that_v4_answers_another_question_for_most_records(
 def test_malformed_multi_turn_results_are_refused_one_by_one(tmp_path: Path) -> None:
     """A malformed record is refused with its file and line; the others import, and one of a
     case still gives a transcript, errored (it fails, as BFCL fails an errored record)."""
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     published, suite = _three_published(tmp_path)
     first, second = published[0]["id"], published[1]["id"]
@@ -545,12 +530,11 @@ def test_malformed_multi_turn_results_are_refused_one_by_one(tmp_path: Path) -> 
         "turn not a list": json.dumps({"id": first, "result": ["ls()"]}) + "\n",
         "too many turns": json.dumps({"id": first, "result": [[]] * 9}) + "\n",
     }
-    runner = CliRunner()
     for what, text in bad.items():
         path = tmp_path / "bad.json"
         path.write_text(json.dumps({"id": second, "result": [[]]}) + "\n" + text, "utf-8")
-        done = runner.invoke(
-            app, ["import", "bfcl-results", str(suite), str(path), "--out", str(tmp_path / "x")]
+        done = evalspec_cli(
+            ["import", "bfcl-results", str(suite), str(path), "--out", str(tmp_path / "x")]
         )
         assert done.exit_code == 0, (what, done.output)
         assert "bad.json:2:" in done.output, (what, done.output)
@@ -565,7 +549,7 @@ def test_malformed_multi_turn_results_are_refused_one_by_one(tmp_path: Path) -> 
     step = [{"ls": json.dumps({"a": True})}, {"__import__('os').system('x')": "{}"}]
     path.write_text(json.dumps({"id": first, "result": [[step, "os.system('x')"]]}) + "\n")
     out = tmp_path / "evil.jsonl"
-    done = runner.invoke(app, ["import", "bfcl-results", str(suite), str(path), "--out", str(out)])
+    done = evalspec_cli(["import", "bfcl-results", str(suite), str(path), "--out", str(out)])
     assert done.exit_code == 0, done.output
     (t,) = api.load_transcripts(out)
     assert [c.name for c in t.tool_calls] == ["ls", "__import__('os').system('x')"]
@@ -624,9 +608,6 @@ def test_bfcls_own_checker_reproduces_the_published_verdicts(
 
 @pytest.mark.slow
 def test_prompting_results_failed_inference_and_too_many_calls(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     published, suite = _three_published(tmp_path)
     cases = {c.name: c for c in api.load_suite(suite).cases}
@@ -638,13 +619,10 @@ def test_prompting_results_failed_inference_and_too_many_calls(tmp_path: Path) -
         {"id": second, "result": "Error during inference: context too long"},
         {"id": third, "result": [[ls] * 101] + [[]] * (len(cases[third].turns) - 1)},
     ]
-    runner = CliRunner()
     for kind, rows in (("prompting", records[:2]), ("fc", records[1:])):
         path, out = tmp_path / f"{kind}.json", tmp_path / f"{kind}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
-        done = runner.invoke(
-            app, ["import", "bfcl-results", str(suite), str(path), "--out", str(out)]
-        )
+        done = evalspec_cli(["import", "bfcl-results", str(suite), str(path), "--out", str(out)])
         assert done.exit_code == 0, done.output
         by_case = {t.case: t for t in api.load_transcripts(out)}
         assert by_case[second].error and "context too long" in by_case[second].error
@@ -666,9 +644,6 @@ def test_json_text_results_give_verdicts_whatever_the_model_wrote(tmp_path: Path
     """Results of models that write calls as JSON text (xLAM's kind is guessed from the file):
     a call to a function no class has, a name that is code, non-ASCII and nested quotes, a
     huge text and broken JSON all become transcripts that `score` judges, never a crash."""
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     published, suite = _three_published(tmp_path)
     cases = {c.name: c for c in api.load_suite(suite).cases}
@@ -692,8 +667,7 @@ def test_json_text_results_give_verdicts_whatever_the_model_wrote(tmp_path: Path
     ]
     path, out = tmp_path / "xlam.json", tmp_path / "xlam.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
-    runner = CliRunner()
-    done = runner.invoke(app, ["import", "bfcl-results", str(suite), str(path), "--out", str(out)])
+    done = evalspec_cli(["import", "bfcl-results", str(suite), str(path), "--out", str(out)])
     assert done.exit_code == 0, done.output
     by_case = {t.case: t for t in api.load_transcripts(out)}
     names = [c.name for c in by_case[first].tool_calls[:4]]
@@ -711,9 +685,6 @@ def test_tool_call_steps_are_read_as_bfcls_executor_reads_them(tmp_path: Path) -
     """Multi-turn results in `<tool_call>` blocks (Qwen FC; the kind is guessed from the file):
     a step's arguments written as JSON text are run, as BFCL's `decode_execute` runs them; a
     block that is not JSON is skipped; text around the blocks is no call."""
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     published, suite = _three_published(tmp_path)
     cases = {c.name: c for c in api.load_suite(suite).cases}
@@ -734,9 +705,7 @@ def test_tool_call_steps_are_read_as_bfcls_executor_reads_them(tmp_path: Path) -
     ]
     path, out = tmp_path / "qwen.json", tmp_path / "qwen.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
-    done = CliRunner().invoke(
-        app, ["import", "bfcl-results", str(suite), str(path), "--out", str(out)]
-    )
+    done = evalspec_cli(["import", "bfcl-results", str(suite), str(path), "--out", str(out)])
     assert done.exit_code == 0, done.output
     by_case = {t.case: t for t in api.load_transcripts(out)}
     calls = by_case[first].tool_calls

@@ -43,8 +43,8 @@ from support import (
     write_suite_yaml,
 )
 
-from evalspec._transcript import Transcript
 from evalspec.api import load_suite, score
+from evalspec.records import Transcript
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl"
 FILES = {

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec._cli import app
 from evalspec._stats.agreement import krippendorff_alpha, pair_agreement
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +19,7 @@ VERDICTS = ("Solved", "Unsure", "Unsolved")
 
 
 def cli(*args: Any):
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return evalspec_cli([str(a) for a in args])
 
 
 @pytest.fixture(scope="module")

@@ -33,9 +33,10 @@ from support import ROOT, FakeClock, write_fault_suite
 from support import fault_cli as evalspec
 
 from evalspec import api, records
-from evalspec._providers.base import ChatResponse, ProviderError
+from evalspec._providers.base import ProviderError
 from evalspec._providers.calls import Endpoint, ModelCalls
 from evalspec._util import redaction
+from evalspec.plugins import ChatResponse
 
 FAULTS = tuple(mode for mode in MODES if mode not in ("ok", "tripwire"))
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from support import evalspec_in_process
+from support import evalspec_cli
 
 from evalspec import api
 from evalspec.errors import SpecError
@@ -123,7 +123,7 @@ def captured_run(tmp_path: Path, text: str = SUITE, script: Any = None) -> tuple
 
 
 def accept(*args: str | Path) -> Any:
-    return evalspec_in_process("capture", "accept", *args)
+    return evalspec_cli(["capture", "accept", *args])
 
 
 def offline_report(path: Path, tmp_path: Path) -> Any:

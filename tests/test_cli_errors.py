@@ -8,19 +8,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "invalid"
 
 
 def _validate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalspec", "validate", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=60,
-    )
+    """`evalspec validate ARGS` in `cwd`, in process (a child each made this module take
+    seconds; test_version_names_the_installed_version runs the real command)."""
+    return in_process("validate", *args, cwd=cwd)
 
 
 def _assert_refused(out: subprocess.CompletedProcess[str], *lines: str) -> None:

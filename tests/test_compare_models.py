@@ -8,12 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec._cli import app
-from evalspec._report.json_report import write_json
-from evalspec.api import compile_plan, load_suite, run_plan, score
-from evalspec.records import RunOptions
+from evalspec.api import compile_plan, load_suite, run_plan, score, write_reports
+from evalspec.records import ReportFiles, RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "suites" / "weather.yaml"
@@ -28,7 +26,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     outcome = run_plan(
         compile_plan(suite), RunOptions(record="offline", recordings=RECORDINGS, run_dir=out)
     )
-    write_json(score(suite, outcome.transcripts), out / "results.json")
+    write_reports(score(suite, outcome.transcripts), ReportFiles(results=out / "results.json"))
     return json.loads((out / "results.json").read_text(encoding="utf-8"))
 
 
@@ -50,7 +48,7 @@ def write(tmp_path: Path, name: str, data: dict) -> str:
 
 
 def cli(*args: str):
-    return CliRunner().invoke(app, list(args))
+    return evalspec_cli(list(args))
 
 
 def test_two_runs_of_differently_named_models_pair_by_case(tmp_path, results):

@@ -11,9 +11,8 @@ from rich.console import Console
 from support import transcript
 
 from evalspec._report.console import print_report
-from evalspec._suite.validate import load_suite
-from evalspec._transcript import Usage
-from evalspec.api import score
+from evalspec.api import load_suite, score
+from evalspec.records import Usage
 
 SUITE = """
 suite: side-by-side

@@ -1,4 +1,7 @@
-"""Argument critics: what a suite author sees when an argument is right, close, or wrong."""
+"""Argument critics: what a suite author sees when an argument is right, close, or wrong.
+
+A unit test of the critics (evalspec._critics), which it imports.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from evalspec._critics import (
     parse_duration,
     standardize_string,
 )
-from evalspec._critics.base import CriticOutcome
+from evalspec.plugins import CriticOutcome
 
 
 def judge(kind: str, expected: Any, actual: Any, params: dict[str, Any] | None = None, **kw: Any):

@@ -29,7 +29,7 @@ from support import bfcl_checker, read_records, write_suite_yaml
 from evalspec._critics import make_critic
 from evalspec._scoring.evaluators import run_evaluator
 from evalspec._suite.model import EvaluatorSpec, ExpectedCall
-from evalspec._transcript import ToolCall, Transcript
+from evalspec.records import ToolCall, Transcript
 
 SEED = 20240305
 

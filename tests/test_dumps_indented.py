@@ -1,4 +1,7 @@
-"""`--json` output is the indented dump it always was, whatever the values hold."""
+"""`--json` output is the indented dump it always was, whatever the values hold.
+
+A unit test of evalspec._util.json_values, whose writer it imports.
+"""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from evalspec._scoring.embeddings import (
     default_cache_dir,
     load_sentence_transformer,
 )
-from evalspec._util.errors import RunError
+from evalspec.errors import RunError
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from evalspec import plugins
-from evalspec._suite.validate import load_suite
-from evalspec._tools.environment import Conversations, ToolOutcome
+from evalspec._tools.environment import Conversations
 from evalspec._tools.simulated import ToolSimulator
+from evalspec.api import load_suite
+from evalspec.plugins import ToolOutcome
 
 
 class Echo:
@@ -75,7 +76,7 @@ def test_validate_arguments_false_hands_them_to_the_environment(tmp_path, echo_e
 
 
 def test_validate_arguments_must_be_a_boolean(tmp_path, echo_env):
-    from evalspec._util.errors import SpecError
+    from evalspec.errors import SpecError
 
     path = tmp_path / "s.yaml"
     path.write_text(SUITE.format(extra=", validate_arguments: sometimes"), encoding="utf-8")

@@ -25,9 +25,9 @@ from evalspec._scoring.final_answer import (
 )
 from evalspec._suite.model import EvaluatorSpec, ExpectedCall, FinalAnswerCheck, Loc
 from evalspec._tools.toolbench_names import function_name as toolbench_function_name
-from evalspec._transcript import ToolCall, Transcript
-from evalspec._util.errors import SpecError
 from evalspec._util.json_values import json_equal, parse_json_value
+from evalspec.errors import SpecError
+from evalspec.records import ToolCall, Transcript
 
 DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from evalspec._suite.validate import load_suite
+from evalspec.api import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = sorted((ROOT / "suites").glob("*.yaml"))

@@ -17,16 +17,17 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import examples
 
-from evalspec._suite.model import Suite
-from evalspec._suite.validate import load_suite
-from evalspec._util.errors import SpecError
+from evalspec.api import load_suite
+from evalspec.errors import SpecError
+from evalspec.records import Suite
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 EXAMPLES = {p.name: p.read_text(encoding="utf-8") for p in sorted(SUITES.glob("*.yaml"))}
 
 FUZZ = settings(
-    max_examples=300,
+    max_examples=examples(300),
     derandomize=True,
     database=None,
     deadline=None,

@@ -1,4 +1,7 @@
-"""`**` globs match what Python's glob matches, but never walk into a linked directory."""
+"""`**` globs match what Python's glob matches, but never walk into a linked directory.
+
+A unit test of evalspec._util.globbing, which it imports.
+"""
 
 from __future__ import annotations
 

@@ -11,22 +11,21 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec._cli import app
 from evalspec._compare.markdown import FULL_REVIEW_NOTE, fit_comment
 from evalspec._plan import compile_plan
-from evalspec._providers.base import ChatRequest, ChatResponse
 from evalspec._runner.execute import TOO_MANY_CALLS, run_item
 from evalspec._scoring.scorer import Scorer
 from evalspec._suite.limits import MAX_CALLS_PER_CASE, max_plan_items, untrusted
-from evalspec._suite.model import Suite, Tool
-from evalspec._suite.validate import load_suite
+from evalspec._suite.model import Tool
 from evalspec._tool_schema import pattern_problems, tool_validator
 from evalspec._tools.simulated import ToolSimulator
-from evalspec._transcript import Transcript
 from evalspec._util.markdown import GITHUB_COMMENT_LIMIT, code
 from evalspec._util.schemas import compiled_check
+from evalspec.api import load_suite
+from evalspec.plugins import ChatRequest, ChatResponse
+from evalspec.records import Suite, Transcript
 
 EVIL = "^(a+)+$"
 """Exponential under a backtracking engine: 34 a's and a `!` take minutes in Python's `re`."""
@@ -42,7 +41,7 @@ def load_suite_text(text: str) -> Suite:
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(app, list(args))
+    result = evalspec_cli(list(args))
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     assert "Traceback" not in result.output
@@ -468,7 +467,7 @@ def test_a_malformed_locked_schema_is_a_suite_problem(
 def test_tools_refresh_waits_as_long_as_the_suite_says(tmp_path: Path) -> None:
     """Before: a fixed 30 s, whatever `run.timeout` said."""
     from evalspec._tools.mcp_refresh import refresh_lock
-    from evalspec._util.errors import RunError
+    from evalspec.errors import RunError
 
     path = tmp_path / "s.yaml"
     sleeper = json.dumps([sys.executable, "-c", "import time; time.sleep(60)"])

@@ -7,47 +7,35 @@ refusal is exit 2 with a message, never a traceback and never the gate's exit 1.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_calls_reply
-from support import transcript
-from typer.testing import CliRunner
+from support import evalspec_cli, in_process, transcript
 
-from evalspec._cli import app
 from evalspec._plan import compile_plan, request_key
 from evalspec._suite.budget import SuiteBudget
 from evalspec._suite.limits import max_rendered_chars, untrusted
 from evalspec._suite.render import Renderer, expand_case
 from evalspec._suite.state.spec import MAX_STATE_CHARS, compile_behavior
 from evalspec._suite.tree import Pos, ldict, llist
-from evalspec._suite.validate import load_suite
 from evalspec._tools.state import run_behavior
-from evalspec._transcript import read_transcripts, write_transcripts
-from evalspec._util.errors import UsageError
+from evalspec._transcript import read_transcripts
+from evalspec.api import load_suite, write_transcripts
+from evalspec.errors import UsageError
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 KEY_ENV = "EVALSPEC_TEST_KEY"
 
 
 def evalspec(cwd: Path, *args: str | Path, **env: str) -> subprocess.CompletedProcess[str]:
-    """The real command in a child process: limits read from its environment."""
-    done = subprocess.run(
-        [sys.executable, "-m", "evalspec", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, KEY_ENV: "sk-test-budgets-0000", **env},
-        timeout=300,
-    )
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
+    """The command as a user types it in `cwd`, run in this process: limits read from the
+    environment it is given."""
+    return in_process(*args, env={KEY_ENV: "sk-test-budgets-0000", **env}, cwd=cwd)
 
 
 def git(repo: Path, *args: str) -> None:
@@ -331,7 +319,7 @@ def test_running_out_of_memory_anyway_is_exit_2_with_a_message(
 
     monkeypatch.setattr(review_repo, "review_repository", greedy)
     monkeypatch.chdir(repository(tmp_path))
-    done = CliRunner().invoke(app, ["review", "--base-ref", "main"])
+    done = evalspec_cli(["review", "--base-ref", "main"])
     assert done.exit_code == 2
     assert done.output.startswith("error: out of memory: ")
 

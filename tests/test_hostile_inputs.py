@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from evalspec._cli import app
+from support import evalspec_cli
 
 SUITE = """\
 suite: mini
@@ -824,7 +822,7 @@ def run_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: Hostile) -> t
     case.make(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(app, case.args)
+    result = evalspec_cli(case.args)
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.output
@@ -948,28 +946,3 @@ def test_base_ref(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_cli_limits(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     check(tmp_path, monkeypatch, LIMITS[name])
     assert not (tmp_path / "runs").exists(), "a refused command started a run"
-
-
-def test_a_models_arguments_are_held_to_their_depth_however_many_brackets_they_quote() -> None:
-    """Arguments nested past the limit are refused; brackets inside strings are text, however
-    many; NaN, overflowing numbers, broken JSON and a leading BOM are refused, the last two in
-    json.loads's words."""
-    from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
-
-    deep = "[" * (MAX_VALUE_DEPTH + 1) + "]" * (MAX_VALUE_DEPTH + 1)
-    with pytest.raises(ValueError, match=f"deeper than {MAX_VALUE_DEPTH} levels"):
-        loads_untrusted(deep, MAX_VALUE_DEPTH)
-    quoted = json.dumps({"note": "[{" * MAX_VALUE_DEPTH})
-    assert loads_untrusted(quoted, MAX_VALUE_DEPTH) == {"note": "[{" * MAX_VALUE_DEPTH}
-    assert loads_untrusted('{"x": [1.5, {"y": null}]}', MAX_VALUE_DEPTH) == {
-        "x": [1.5, {"y": None}]
-    }
-    for refused in ('{"x": NaN}', '{"x": 1e400}'):
-        with pytest.raises(ValueError, match=r"not a number JSON allows|too large for a number"):
-            loads_untrusted(refused, MAX_VALUE_DEPTH)
-    for broken in ('\ufeff{"x": 1}', '{"x": }'):  # worded as json.loads words them
-        with pytest.raises(ValueError) as ours:
-            loads_untrusted(broken, MAX_VALUE_DEPTH)
-        with pytest.raises(ValueError) as plain:
-            json.loads(broken)
-        assert str(ours.value) == str(plain.value)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from support import ROOT, cli, evalspec_import, git, refused_suite, suites_repo
+from support import ROOT, evalspec_import, examples, git, in_process, refused_suite, suites_repo
 
 SUITES = ROOT / "suites"
 
@@ -99,7 +99,7 @@ def test_the_largest_numbers_a_suite_may_hold_validate(tmp_path: Path) -> None:
         MINI.format(price=1e6, timeout=86400, rpm=1e6, selection=1e6, weight=1e6),
         encoding="utf-8",
     )
-    done = cli("validate", path)
+    done = in_process("validate", path)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -241,7 +241,7 @@ def test_recorded_latencies_that_add_up_to_infinity_are_refused_where_read(repo:
         lines.append(line)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = repo / "run"
-    done = cli("run", repo / "suites" / "weather.yaml", "--record", "offline", "--out", out)
+    done = in_process("run", repo / "suites" / "weather.yaml", "--record", "offline", "--out", out)
     said = done.stdout + done.stderr
     assert done.returncode == 2, said
     assert "latency_s: 1.7e+308 is out of range: it must be at most 1000000.0" in said
@@ -332,7 +332,7 @@ def test_otel_spans_with_nan_infinity_and_1e400_import_as_transcripts_score_read
     assert put["arguments"] == {"x": 1} and put["output"] == "1e400"
     suite = tmp_path / "otel.yaml"
     suite.write_text(OTEL_SUITE, encoding="utf-8")
-    done = cli("score", suite, "-t", out, "--out", tmp_path / "results.json")
+    done = in_process("score", suite, "-t", out, "--out", tmp_path / "results.json")
     assert done.returncode in (0, 1), done.stdout + done.stderr
     strict((tmp_path / "results.json").read_text(encoding="utf-8"))
 
@@ -420,7 +420,7 @@ EDGES = [1.7e308, 5e-324, -0.0, 0.0, 2.2250738585072014e-308, 1e-303]
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(before=st.floats(0, 1.7e308), after=st.floats(0, 1.7e308))
 @example(before=5e-324, after=1.7e308)
 @example(before=1.8e-306, after=1000.0)
@@ -440,13 +440,13 @@ def largest_price() -> float:
     return float(min(price["input"]["maximum"], price["output"]["maximum"]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data(), tokens=st.tuples(st.integers(0, 10**15), st.integers(0, 10**15)))
 @example(data=None, tokens=(10**15, 10**15))
 def test_a_cost_from_any_price_the_suite_allows_is_finite(data: Any, tokens: tuple[int, int]):
     """Every price the schema allows (to its maximum, down to 5e-324 and -0.0), times a token
     count a server may report (at most 10**15 per answer), is a finite cost."""
-    from evalspec._suite.model import Price
+    from evalspec.records import Price
 
     hi = largest_price()
     prices = (hi, hi) if data is None else data.draw(st.tuples(st.floats(0, hi), st.floats(0, hi)))
@@ -454,7 +454,7 @@ def test_a_cost_from_any_price_the_suite_allows_is_finite(data: Any, tokens: tup
     assert math.isfinite(cost) and cost >= 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(low=FLOATS, high=FLOATS, expected=FLOATS, actual=FLOATS)
 @example(low=-1.7e308, high=1.7e308, expected=-1e308, actual=1e308)
 @example(low=-0.0, high=5e-324, expected=5e-324, actual=-0.0)
@@ -490,7 +490,7 @@ LITERALS = st.recursive(
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(LITERALS)
 @example({"v": [1.7e308 * 10, -0.0, 5e-324]})
 def test_an_imported_literal_is_always_strict_json_once_carried(value: Any):

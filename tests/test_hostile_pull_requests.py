@@ -26,9 +26,9 @@ import pytest
 from fake_anthropic import FakeAnthropic
 from fake_openai import FakeOpenAI
 
-from evalspec._providers.base import ChatRequest
 from evalspec._providers.calls import Endpoint, ModelCalls
-from evalspec._util.errors import RunError, UsageError
+from evalspec.errors import RunError, UsageError
+from evalspec.plugins import ChatRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"

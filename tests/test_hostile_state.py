@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply, tool_calls_reply
-from support import BFCL_EVAL_ABSENT, cli, git
+from support import BFCL_EVAL_ABSENT, git, in_process
 
 from evalspec._suite.state.spec import compile_behavior
 from evalspec._tools.state import MAX_INT_DIGITS, run_behavior
@@ -70,7 +70,7 @@ def write(tmp_path: Path, url: str) -> Path:
 
 def run(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     out = path.parent / "runs" / str(len(list(path.parent.glob("runs/*"))))
-    return cli("run", path, "--out", out, *args, env={"COLUMNS": "200"})
+    return in_process("run", path, "--out", out, *args, env={"COLUMNS": "200"})
 
 
 def transcripts(tmp_path: Path) -> dict[str, dict]:
@@ -184,9 +184,9 @@ def test_arguments_no_transcript_may_hold_are_refused_so_the_run_can_be_rescored
     assert "arguments are not valid JSON" in observation
     assert bump["state"] == {"x": 0}
     run_dir = tmp_path / "runs" / "0"
-    scored = cli("score", path, "-t", run_dir / "transcripts.jsonl", env={"COLUMNS": "200"})
+    scored = in_process("score", path, "-t", run_dir / "transcripts.jsonl", env={"COLUMNS": "200"})
     assert scored.returncode == 1, scored.stdout + scored.stderr  # the case fails, as in the run
-    viewed = cli("view", run_dir, "-o", tmp_path / "report.html")
+    viewed = in_process("view", run_dir, "-o", tmp_path / "report.html")
     assert viewed.returncode == 0, viewed.stdout + viewed.stderr
 
 
@@ -209,7 +209,7 @@ def test_a_server_reply_nested_deeper_than_a_transcript_may_hold_fails_its_item(
         assert run(path).returncode == 1
     assert "not a chat completion" in transcripts(tmp_path)["bump"]["error"]
     run_dir = tmp_path / "runs" / "0"
-    scored = cli("score", path, "-t", run_dir / "transcripts.jsonl", env={"COLUMNS": "200"})
+    scored = in_process("score", path, "-t", run_dir / "transcripts.jsonl", env={"COLUMNS": "200"})
     assert scored.returncode == 1, scored.stdout + scored.stderr
 
 
@@ -220,8 +220,9 @@ def test_a_bfcl_balance_funded_to_infinity_is_still_a_transcript_score_reads(
     snapshot wrote as `Infinity` into transcripts.jsonl, and `score` refused the file."""
     pytest.importorskip("bfcl_eval", reason=BFCL_EVAL_ABSENT)
     from evalspec._interop.bfcl_environment import bfcl_environment
-    from evalspec._transcript import Transcript, load_transcripts
     from evalspec._util.files import dumps_line
+    from evalspec.api import load_transcripts
+    from evalspec.records import Transcript
 
     env = bfcl_environment({"TradingBot": {}}, {})
     env.call("trading_login", {"username": "a", "password": "b"})
@@ -259,15 +260,15 @@ def test_imported_bfcl_results_are_transcripts_that_score_reads(
         first = source.read_text(encoding="utf-8").splitlines()[0]
         (tmp_path / name).write_text(first + "\n", encoding="utf-8")
     suite = tmp_path / "mt.yaml"
-    made = cli("import", "bfcl", tmp_path / "q.json", tmp_path / "a.json", "--out", suite)
+    made = in_process("import", "bfcl", tmp_path / "q.json", tmp_path / "a.json", "--out", suite)
     assert made.returncode == 0, made.stderr
     result = {"id": "multi_turn_base_0", "result": [[answer]]}
     (tmp_path / "r.json").write_text(json.dumps(result) + "\n", encoding="utf-8")
     out = tmp_path / "t.jsonl"
-    imported = cli("import", "bfcl-results", suite, tmp_path / "r.json", "--out", out)
+    imported = in_process("import", "bfcl-results", suite, tmp_path / "r.json", "--out", out)
     assert imported.returncode == 0, imported.stderr
     assert json.loads(out.read_text(encoding="utf-8"))["tool_calls"] == []  # no call, as BFCL
-    scored = cli("score", suite, "-t", out, env={"COLUMNS": "200"})
+    scored = in_process("score", suite, "-t", out, env={"COLUMNS": "200"})
     assert scored.returncode == 1, scored.stdout + scored.stderr  # the case fails
     assert "nests deeper" not in scored.stdout + scored.stderr
 
@@ -345,7 +346,7 @@ def test_an_imported_bfcl_answer_that_shares_folders_is_refused_not_walked(
     (tmp_path / "q.json").write_text(json.dumps(question) + "\n", encoding="utf-8")
     answer = {"id": "multi_turn_base_0", "ground_truth": [calls]}
     (tmp_path / "a.json").write_text(json.dumps(answer) + "\n", encoding="utf-8")
-    made = cli(
+    made = in_process(
         "import", "bfcl", tmp_path / "q.json", tmp_path / "a.json", "--out", tmp_path / "s.yaml"
     )
     assert made.returncode == 2, made.stdout + made.stderr
@@ -430,15 +431,15 @@ def test_a_pull_request_whose_recorded_answer_shares_folders_is_refused_by_revie
     with FakeOpenAI(answer) as server:
         text = json.dumps(BFCL_SUITE).replace("{url}", server.base_url)
         suite.write_text(text, encoding="utf-8")
-        live = cli("run", suite, "--out", tmp_path / "live")
+        live = in_process("run", suite, "--out", tmp_path / "live")
     assert live.returncode == 1, live.stdout + live.stderr
-    offline = cli("run", suite, "--record", "offline", "--out", tmp_path / "offline")
+    offline = in_process("run", suite, "--record", "offline", "--out", tmp_path / "offline")
     assert offline.returncode == 1, offline.stdout + offline.stderr
     (t,) = map(json.loads, (tmp_path / "offline" / "transcripts.jsonl").read_text().splitlines())
     assert t["finish_reason"] == "state_too_large" and len(t["tool_calls"]) == 36
     assert "the final state: the BFCL state grew beyond what evalspec copies" in t["error"]
     assert t["tool_calls"][-1]["error"].startswith("the BFCL state grew beyond")
-    scored = cli("score", suite, "-t", tmp_path / "offline" / "transcripts.jsonl")
+    scored = in_process("score", suite, "-t", tmp_path / "offline" / "transcripts.jsonl")
     assert scored.returncode == 1 and "Traceback" not in scored.stderr, scored.stderr
     git(repo, "add", ".")
     reviewed = subprocess.run(

@@ -25,7 +25,7 @@ from support import fenced_blocks, result_table, shown_commands
 
 from evalspec._suite.state.spec import compile_behavior
 from evalspec._tools.state import run_behavior
-from evalspec._transcript import load_transcripts
+from evalspec.api import load_transcripts
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "how-to"
 EXAMPLE = DOCS / "examples" / "bistro.yaml"

@@ -13,15 +13,10 @@ from typing import Any
 
 import msgspec
 import pytest
-from support import transcript
-from typer.testing import CliRunner
+from support import evalspec_cli, transcript
 
-from evalspec._cli import app
-from evalspec._report.html import write_html
-from evalspec._report.json_report import write_json
-from evalspec._suite.validate import load_suite
-from evalspec._transcript import Transcript, write_transcripts
-from evalspec.api import score
+from evalspec.api import load_suite, score, write_reports, write_transcripts
+from evalspec.records import ReportFiles, Transcript
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 expect = sync_api.expect
@@ -105,9 +100,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for t in ts
     ]
     report = score(suite, ts)
-    write_json(report, out / "results.json")
     write_transcripts(out / "transcripts.jsonl", list(ts))
-    write_html(report, out / "report.html")
+    write_reports(report, ReportFiles(results=out / "results.json", html=out / "report.html"))
     return out
 
 
@@ -213,7 +207,7 @@ def test_view_writes_the_report_of_several_runs(run_dir, tmp_path, monkeypatch, 
     opened: list[str] = []
     monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url) or False)
     out = tmp_path / "both.html"
-    result = CliRunner().invoke(app, ["view", str(run_dir), str(run_dir), "-o", str(out)])
+    result = evalspec_cli(["view", str(run_dir), str(run_dir), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert f"report: {out}" in result.output and "no browser found" in result.output
     assert opened == [out.resolve().as_uri()]
@@ -242,7 +236,7 @@ def test_a_simulated_conversation_reads_by_role_and_its_player_is_apart(
         suite = support_two_models(tmp_path)
         args = ["run", str(suite), "--record", "offline", "--out", str(run_dir)]
         args += ["--html", str(tmp_path / "report.html")]
-        return CliRunner().invoke(app, args)
+        return evalspec_cli(args)
 
     with ThreadPoolExecutor(1) as pool:
         result = pool.submit(record_then_run).result()

@@ -24,9 +24,8 @@ from evalspec._report.html import write_html, write_runs_html
 from evalspec._report.html_data import HtmlRun
 from evalspec._report.json_report import write_json
 from evalspec._scoring.results_file import ResultsFile
-from evalspec._suite.validate import load_suite
-from evalspec._transcript import Transcript, Usage
-from evalspec.api import score
+from evalspec.api import load_suite, score
+from evalspec.records import Transcript, Usage
 
 pytestmark = pytest.mark.slow
 

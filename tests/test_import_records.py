@@ -18,11 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 from fake_openai import FakeOpenAI, text_reply
-from support import BFCL_EVAL_ABSENT, KEY_ENV, evalspec_import
-from typer.testing import CliRunner
+from support import BFCL_EVAL_ABSENT, KEY_ENV, evalspec_cli, evalspec_import
 
 from evalspec import api
-from evalspec._cli import app
 from evalspec._util.reading import display_name
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl_faults"
@@ -188,7 +186,7 @@ def test_a_refused_record_fails_when_run(tmp_path, monkeypatch):
         ]
         out.write_text(yaml.safe_dump(suite, sort_keys=False))
         runs = tmp_path / "runs"
-        done = CliRunner().invoke(app, ["run", str(out), "--out", str(runs), "--json"])
+        done = evalspec_cli(["run", str(out), "--out", str(runs), "--json"])
     assert done.exit_code == 1, done.output  # the gate: cases failed
     results = json.loads((runs / "results.json").read_text())["results"]
     by_case = {r["case"]: r for r in results}

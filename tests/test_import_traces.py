@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from support import evalspec_import, evalspec_in_process
+from support import evalspec_cli, evalspec_import
 
 from evalspec import api
 from evalspec.records import RunRequest
@@ -248,7 +248,7 @@ def test_traces_imported_for_capture_are_accepted_and_replay(
     assert done.exit_code == 0, done.output
     captured = api.run(RunRequest(suite, record="offline", out=tmp_path / "run"))
     assert {c.status for c in captured.report.cases} == {"captured"}
-    accepted = evalspec_in_process("capture", "accept", suite, tmp_path / "run")
+    accepted = evalspec_cli(["capture", "accept", suite, tmp_path / "run"])
     assert accepted.exit_code == 0, accepted.output
     turns = cases_of(suite)["trace t-2"]["turns"]
     assert turns[1]["expect"]["tool_calls"][0]["tool"] == "cancel_order"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from evalspec._suite import limits
-from evalspec._suite.validate import load_suite
-from evalspec._util.errors import SpecError
+from evalspec.api import load_suite
+from evalspec.errors import SpecError
 
 pytestmark = pytest.mark.usefixtures("no_plugins")
 

@@ -17,15 +17,13 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, text_reply
 from support import (
+    evalspec_cli,
     has_finish,
     majority_status,
     published_votes,
     sopr_from_pass_rate_results,
     sopr_score,
 )
-from typer.testing import CliRunner
-
-from evalspec._cli import app
 
 DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
 QUERIES = DATA / "solvable_queries_example/test_instruction/G1_instruction.json"
@@ -36,7 +34,7 @@ KEY = "sk-judge-secret-4242"
 
 
 def cli(*args: Any):
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return evalspec_cli([str(a) for a in args])
 
 
 def published_verdicts() -> dict[str, str]:
@@ -201,7 +199,7 @@ def length_verdict(body: dict[str, Any]) -> Any:
 def test_a_published_answer_file_alone_is_judged_end_to_end(tmp_path, monkeypatch):
     """The leaderboard's answer files come without their queries in a test_instruction file:
     --suite-out makes the suite from the answer file itself, as StableToolEval reads it."""
-    from evalspec._transcript import load_transcripts
+    from evalspec.api import load_transcripts
 
     monkeypatch.setenv(KEY_ENV, KEY)
     with FakeOpenAI(length_verdict) as server:

@@ -12,10 +12,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply
-from support import has_finish, published_votes, sopr_from_pass_rate_results
-from typer.testing import CliRunner
-
-from evalspec._cli import app
+from support import evalspec_cli, has_finish, published_votes, sopr_from_pass_rate_results
 
 DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
 QUERIES = DATA / "solvable_queries_example/test_instruction/G1_instruction.json"
@@ -26,7 +23,7 @@ VALUE = {"Solved": 1.0, "Unsure": 0.5, "Unsolved": 0.0}
 
 
 def cli(*args: Any):
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return evalspec_cli([str(a) for a in args])
 
 
 class RoundJudge:
@@ -79,7 +76,7 @@ def published_rounds() -> dict[str, list[str]]:
 def test_the_published_example_is_judged_in_three_rounds_as_stabletoolbench_did(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalspec._transcript import load_transcripts
+    from evalspec.api import load_transcripts
 
     monkeypatch.setenv(KEY_ENV, "sk-test")
     judge = RoundJudge(published_rounds())

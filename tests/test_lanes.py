@@ -6,14 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import EVERY_EXAMPLE, examples
 
-FAULTS = Path(__file__).with_name("test_call_faults.py")
+HERE = Path(__file__)
 
 
 def collected(capsys: pytest.CaptureFixture[str], *args: str) -> set[str]:
-    """Test ids a pytest session with these arguments would run, over test_call_faults.py."""
+    """Test ids a pytest session with these arguments would run, over this module (collecting
+    a module of real slow tests twice cost seconds)."""
     capsys.readouterr()
-    code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", str(FAULTS), *args])
+    code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", str(HERE), *args])
     assert code == 0
     return {line for line in capsys.readouterr().out.splitlines() if "::" in line}
 
@@ -22,6 +24,16 @@ def test_the_default_lane_leaves_out_the_slow_tests(capsys: pytest.CaptureFixtur
     everything = collected(capsys, "--all")
     fast = collected(capsys)
     assert fast < everything
-    assert any("test_a_faulty_endpoint_is_its_callers_error[model]" in t for t in everything)
-    assert not any("test_a_faulty_endpoint_is_its_callers_error" in t for t in fast)
-    assert any("test_every_fault_is_one_requests_error[drip]" in t for t in fast)
+    assert any("test_a_slow_test_runs_with_all_only" in t for t in everything)
+    assert not any("test_a_slow_test_runs_with_all_only" in t for t in fast)
+    assert any("test_the_default_lane_leaves_out_the_slow_tests" in t for t in fast)
+    assert collected(capsys, "-m", "slow") == everything - fast
+
+
+@pytest.mark.slow
+def test_a_slow_test_runs_with_all_only() -> None:
+    """Marked slow, so the default lane leaves it out (the check above)."""
+
+
+def test_property_tests_run_a_tenth_of_their_examples_here() -> None:
+    assert examples(300) == (300 if EVERY_EXAMPLE else 30) and examples(40) >= 10

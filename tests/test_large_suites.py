@@ -16,9 +16,8 @@ from evalspec._report.json_report import write_json
 from evalspec._report.records import report_from_results
 from evalspec._scoring.stream import StreamingScorer
 from evalspec._suite.limits import untrusted
-from evalspec._suite.validate import load_suite
-from evalspec._util.errors import SpecError
-from evalspec.api import score
+from evalspec.api import load_suite, score
+from evalspec.errors import SpecError
 
 
 def _suite(cases: int) -> str:

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, tool_call_reply
 
-from evalspec._util.errors import UsageError
 from evalspec.api import run
+from evalspec.errors import UsageError
 from evalspec.records import RunRequest
 
 REPO = Path(__file__).resolve().parents[1]

@@ -24,11 +24,12 @@ import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from evalspec import api
-from evalspec._runner import RunOptions
 from evalspec._tools.state import same
 from evalspec._tools.state_patch import changes
+from evalspec.records import RunOptions
 
 LEAVES = st.one_of(
     st.none(),
@@ -50,7 +51,7 @@ def applied(before: Any, patch: list[dict[str, Any]]) -> Any:
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(VALUES, VALUES)
 def test_the_patch_between_any_two_states_makes_one_the_other(before: Any, after: Any) -> None:
     patch = changes(before, after)
@@ -86,7 +87,7 @@ def _edited(value: Any, draw: Any, depth: int = 0) -> Any:
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(VALUES, st.data())
 def test_a_state_edited_in_place_of_copies_patches_only_what_moved(
     before: Any, data: st.DataObject

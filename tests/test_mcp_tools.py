@@ -19,8 +19,8 @@ from fake_openai import FakeOpenAI, text_reply, tool_calls_reply
 
 from evalspec import api
 from evalspec._compare.records import EXIT_UNVERIFIED
-from evalspec._runner import RunOptions
-from evalspec._util.errors import SpecError
+from evalspec.errors import SpecError
+from evalspec.records import RunOptions
 
 pytestmark = pytest.mark.slow
 
@@ -408,7 +408,7 @@ def test_a_server_that_never_answers_times_out_and_is_abandoned(tmp_path) -> Non
 
     from evalspec._suite.model import McpServer
     from evalspec._tools.mcp_client import list_server_tools
-    from evalspec._util.errors import RunError
+    from evalspec.errors import RunError
 
     silent = McpServer(
         key="silent",

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI
-from support import KEY_ENV, cli, results_of, scripted, write_e2e_suite
+from support import KEY_ENV, in_process, results_of, scripted, write_e2e_suite
 
 from evalspec import api
 from evalspec._runner.merge import combine, merge_runs
 from evalspec._runner.run_dir import MANIFEST_FILE, read_finished, write_manifest
-from evalspec._transcript import Transcript, write_transcripts
-from evalspec._util.errors import UsageError
+from evalspec.api import write_transcripts
+from evalspec.errors import UsageError
+from evalspec.records import Transcript
 
 
 @pytest.fixture
@@ -46,7 +47,7 @@ def test_cli_shards_cover_every_item_once_and_merge_into_one_run(
 ) -> None:
     suite = write_e2e_suite(tmp_path, server.base_url, mode="single_turn")
     for i in (1, 2):
-        proc = cli("run", suite, "--shard", f"{i}/2", "--out", tmp_path / f"shard{i}")
+        proc = in_process("run", suite, "--shard", f"{i}/2", "--out", tmp_path / f"shard{i}")
         assert proc.returncode in (0, 1), proc.stderr
     one, two = (set(read_finished(tmp_path / f"shard{i}")) for i in (1, 2))
     everything = {it.id for it in api.compile_plan(api.load_suite(suite)).items}
@@ -55,7 +56,7 @@ def test_cli_shards_cover_every_item_once_and_merge_into_one_run(
     assert len(server.requests) == len(everything)
 
     merged = tmp_path / "merged"
-    proc = cli("merge", tmp_path / "shard1", tmp_path / "shard2", "--out", merged)
+    proc = in_process("merge", tmp_path / "shard1", tmp_path / "shard2", "--out", merged)
     assert proc.returncode == 1, proc.stderr  # m2 adds the wrong numbers
     assert "merged from 2 run directories" in proc.stdout
     data = results_of(merged)
@@ -91,7 +92,7 @@ def test_shards_of_different_suites_are_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"different suites.*'e2e'.*'weather'"):
         merge_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
     assert not (tmp_path / "out").exists()
-    proc = cli("merge", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "out")
+    proc = in_process("merge", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "out")
     assert proc.returncode == 2
     assert "different suites" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -107,7 +108,7 @@ def test_merge_without_run_json_needs_the_suite(tmp_path: Path) -> None:
     assert (merged.missing, merged.planned) == (5, 6)
     assert [t.item_id for t in merged.transcripts] == [ids[0]]
     assert api.score(merged.suite, merged.transcripts).exit_code == 1  # no call made: fails
-    proc = cli("merge", tmp_path / "a", "--out", tmp_path / "out2", "--suite", suite)
+    proc = in_process("merge", tmp_path / "a", "--out", tmp_path / "out2", "--suite", suite)
     assert proc.returncode == 1, proc.stderr
     assert [r["item_id"] for r in results_of(tmp_path / "out2")["results"]] == [ids[0]]
     assert "5 of 6 planned items are in none of the run directories" in proc.stderr
@@ -120,7 +121,7 @@ def test_merge_refuses_an_out_that_holds_another_run(tmp_path: Path) -> None:
     used = tmp_path / "used"
     used.mkdir()
     (used / "transcripts.jsonl").write_text('{"kept": true}\n', encoding="utf-8")
-    proc = cli("merge", tmp_path / "shard", "--out", used)
+    proc = in_process("merge", tmp_path / "shard", "--out", used)
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
         f"error: --out {used} already holds files of a run; choose a new directory"

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec import api
-from evalspec._cli import app
-from evalspec._critics import make_critic
-from evalspec._transcript import ToolCall, Transcript, UserTurn, write_transcripts
-from evalspec._util.errors import SpecError
+from evalspec import api, plugins
+from evalspec.api import write_transcripts
+from evalspec.errors import SpecError
+from evalspec.records import ToolCall, Transcript, UserTurn
 
 SUITE = """\
 suite: acting
@@ -114,8 +113,8 @@ def test_a_turn_whose_work_an_earlier_turn_did_fails_on_min_calls(suite_path: Pa
 def test_the_failing_row_shows_in_the_score_report(suite_path: Path, tmp_path: Path) -> None:
     transcripts = tmp_path / "t.jsonl"
     write_transcripts(transcripts, [_conversation([[1], []])])
-    done = CliRunner().invoke(
-        app, ["score", str(suite_path), "-t", str(transcripts), "--case", "a conversation"]
+    done = evalspec_cli(
+        ["score", str(suite_path), "-t", str(transcripts), "--case", "a conversation"]
     )
     assert done.exit_code == 1, done.output
     shown = " ".join(done.output.replace("│", " ").split())
@@ -146,7 +145,9 @@ def test_contradictory_or_malformed_min_calls_is_a_placed_problem(
 
 
 def test_a_piece_listed_twice_must_be_found_twice() -> None:
-    critic = make_critic("contains", {})
+    entry = plugins.find("critic", "contains")
+    assert entry is not None
+    critic = entry.impl.from_params({})
     outputs = ["done", "done", "other"]
     assert critic.evaluate(["done", "done"], outputs, present=True).match
     once = critic.evaluate(["done", "done"], ["done", "other"], present=True)

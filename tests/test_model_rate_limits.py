@@ -28,7 +28,7 @@ from evalspec._providers.calls import (
     own_rate_limits,
     rate_key,
 )
-from evalspec._suite.validate import load_suite
+from evalspec.api import load_suite
 
 
 def test_each_model_is_held_to_its_own_rate(

@@ -21,14 +21,13 @@ from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
-from support import refused_suite
+from support import evalspec_cli, examples, refused_suite
 
 from evalspec import api, records
 from evalspec._report.console import print_report
-from evalspec._runner import RunOptions
 from evalspec._runner.user_simulator import STOP_SIGNAL
-from evalspec._transcript import Transcript
-from evalspec._util.errors import SpecError, UsageError
+from evalspec.errors import SpecError, UsageError
+from evalspec.records import RunOptions, Transcript
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
 
@@ -379,15 +378,11 @@ def test_broken_turns_are_reported_with_places_and_fixes(tmp_path: Path) -> None
 def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
     server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     path = write(tmp_path, server.base_url)
-    cli = CliRunner()
     md, page = tmp_path / "report.md", tmp_path / "report.html"
     args = ["--markdown", str(md), "--html", str(page)]
-    first = cli.invoke(app, ["run", str(path), "--out", str(tmp_path / "run"), *args])
+    first = evalspec_cli(["run", str(path), "--out", str(tmp_path / "run"), *args])
     assert first.exit_code == 1, first.output  # "bad" fails turn 3
     monkeypatch.setattr(socket.socket, "connect", _refuse)
     head = tmp_path / "head.yaml"
@@ -396,10 +391,9 @@ def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
         encoding="utf-8",
     )
     run_dir = str(tmp_path / "run")
-    scored = cli.invoke(app, ["score", str(path), "-t", run_dir, "--json"])
-    diffed = cli.invoke(app, ["diff", str(path), str(head), "-t", run_dir, "--json"])
-    offline = cli.invoke(
-        app,
+    scored = evalspec_cli(["score", str(path), "-t", run_dir, "--json"])
+    diffed = evalspec_cli(["diff", str(path), str(head), "-t", run_dir, "--json"])
+    offline = evalspec_cli(
         ["run", str(path), "--record", "offline", "--model", "bad", "--out", run_dir + "2", "-v"],
         env={"COLUMNS": "200"},
     )
@@ -490,7 +484,7 @@ _MISSING = object()
 
 
 @pytest.mark.slow
-@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@settings(max_examples=examples(200), derandomize=True, database=None, deadline=None)
 @given(
     turns=st.just(_MISSING)
     | st.lists(_VALID_TURN | st.dictionaries(_TURN_KEYS, _JSON, max_size=3), max_size=3)
@@ -702,7 +696,7 @@ def test_similarity_texts_of_every_turn_are_embedded_in_one_batch(tmp_path: Path
     path.write_text(EMBEDDED_TURNS)
     suite = api.load_suite(path)
     from evalspec._scoring.scorer import Scorer
-    from evalspec._transcript import ToolCall, UserTurn
+    from evalspec.records import ToolCall, UserTurn
 
     def conversation(case: str, text: str, answers: list[str]) -> Transcript:
         return Transcript(

@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 
 from evalspec import plugins
-from evalspec._runner import RunOptions, run_plan_async
+from evalspec._runner import run_plan_async
 from evalspec._runner.execute import STATE_TOO_LARGE
 from evalspec._scoring.scorer import Scorer
-from evalspec._tools.environment import ToolOutcome
 from evalspec._util.graph import GraphTooLarge, to_json
 from evalspec.api import compile_plan, load_suite
+from evalspec.plugins import ToolOutcome
+from evalspec.records import RunOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 

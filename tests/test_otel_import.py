@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import evalspec_cli
 
 from evalspec._interop.otel import otel_transcripts, read_spans
 from evalspec._scoring.evaluators import run_evaluator
 from evalspec._suite.model import EvaluatorSpec
-from evalspec._util.errors import InputError, UsageError
+from evalspec._util.errors import InputError
+from evalspec.errors import UsageError
 
 
 def span(name: str, output_value: str, start: int = 0, **attrs: Any) -> dict[str, Any]:
@@ -205,22 +207,20 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_import_otel_command_writes_transcripts(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
 
-    from evalspec._cli import app
     from evalspec._transcript import read_transcripts
 
     spans = tmp_path / "spans.json"
     spans.write_text(json.dumps(otlp(pipeline(errors=0))), encoding="utf-8")
     out = tmp_path / "t.jsonl"
     args = ["import", "otel", str(spans), "--case", "pipeline", "--model", "m", "--out", str(out)]
-    res = CliRunner().invoke(app, args)
+    res = evalspec_cli(args)
     assert res.exit_code == 0, res.output
     (t,) = read_transcripts(out)
     assert (t.case, t.model) == ("pipeline", "m")
     assert [c.name for c in t.tool_calls] == ["fetch_data", "process_data", "save_results"]
-    res = CliRunner().invoke(
-        app, ["import", "otel", str(tmp_path / "no.json"), "--case", "c", "--out", str(out)]
+    res = evalspec_cli(
+        ["import", "otel", str(tmp_path / "no.json"), "--case", "c", "--out", str(out)]
     )
     assert res.exit_code == 2 and "no.json:1:1: file not found" in res.output
 
@@ -242,22 +242,16 @@ cases:
 def test_imported_traces_score_without_naming_the_model(tmp_path: Path) -> None:
     """Imported without --model, traces are labelled `otel`; a one-model suite scores them as
     its model (and says so) rather than finding "nothing to score"."""
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     suite = tmp_path / "pipeline.yaml"
     suite.write_text(PIPELINE_SUITE, encoding="utf-8")
     spans = tmp_path / "spans.json"
     spans.write_text(json.dumps(otlp(pipeline(errors=0))), encoding="utf-8")
     out = tmp_path / "t.jsonl"
-    runner = CliRunner()
-    imported = runner.invoke(
-        app, ["import", "otel", str(spans), "--case", "pipeline", "--out", str(out)]
-    )
+    imported = evalspec_cli(["import", "otel", str(spans), "--case", "pipeline", "--out", str(out)])
     assert imported.exit_code == 0, imported.output
     results = tmp_path / "results.json"
-    scored = runner.invoke(app, ["score", str(suite), "-t", str(out), "--out", str(results)])
+    scored = evalspec_cli(["score", str(suite), "-t", str(out), "--out", str(results)])
     assert scored.exit_code == 0, scored.output
     assert "1 imported transcript labelled 'otel' scored as the suite's only model" in (
         scored.output
@@ -266,11 +260,11 @@ def test_imported_traces_score_without_naming_the_model(tmp_path: Path) -> None:
     assert (case["model"], case["status"]) == ("gpt-4o-mini", "pass")
     # Two labels are two models: no guessing, each named as not matching.
     other = tmp_path / "other.jsonl"
-    runner.invoke(
-        app, ["import", "otel", str(spans), "--case", "pipeline", "-m", "b", "--out", str(other)]
+    evalspec_cli(
+        ["import", "otel", str(spans), "--case", "pipeline", "-m", "b", "--out", str(other)]
     )
     both = tmp_path / "both.jsonl"
     both.write_text(out.read_text() + other.read_text(), encoding="utf-8")
-    mixed = runner.invoke(app, ["score", str(suite), "-t", str(both)])
+    mixed = evalspec_cli(["score", str(suite), "-t", str(both)])
     assert mixed.exit_code == 3
     assert "nothing to score" in mixed.output and "1 of model 'otel'" in mixed.output

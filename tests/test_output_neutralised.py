@@ -13,9 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from evalspec._cli import app
+from support import evalspec_cli
 
 HOSTILE = "[/INST] [bold red]x[/] \x1b[2J\x1b]0;pwned\x07"
 """Rich markup, a screen clear, and a window-title change ended by BEL."""
@@ -68,7 +66,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def cli(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "500"})
+    result = evalspec_cli(list(args), env={"COLUMNS": "500"})
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.output
@@ -199,9 +197,7 @@ def test_regex_critic_cannot_backtrack_catastrophically(workdir: Path) -> None:
     (workdir / "t.jsonl").write_text(
         json.dumps(transcript("a" * 60 + "!")) + "\n", encoding="utf-8"
     )
-    result = CliRunner().invoke(
-        app, ["score", "r.yaml", "-t", "t.jsonl", "--json", "--allow-stale"]
-    )
+    result = evalspec_cli(["score", "r.yaml", "-t", "t.jsonl", "--json", "--allow-stale"])
     assert result.exit_code == 1, result.output
     (case,) = json.loads(result.stdout)["cases"]  # stderr warns of the stale transcript
     assert case["status"] == "fail" and "does not wholly match" not in case["reason"]

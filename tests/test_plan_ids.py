@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalspec._plan import compile_plan
-from evalspec._suite.validate import load_suite
+from evalspec.api import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SLACK = (ROOT / "suites" / "slack.yaml").read_text(encoding="utf-8")

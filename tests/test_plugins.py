@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from support import transcript
+from support import evalspec_cli, transcript
 
 from evalspec import plugins
-from evalspec._critics.base import Critic, CriticOutcome, Params, outcome
-from evalspec._suite.validate import load_suite
 from evalspec._util import registry
-from evalspec.api import score
+from evalspec.api import load_suite, score
+from evalspec.plugins import Critic, CriticOutcome, Params, outcome
 
 EXAMPLE_INSTALLED = any(ep.name == "example" for ep in entry_points(group="evalspec.plugins"))
 needs_example = pytest.mark.skipif(
@@ -127,14 +126,14 @@ def test_decorator_registration_is_seen_by_validation_and_scoring(
     [r] = score(suite, [transcript("meeting", ("create_event", {"start": "abc"}))]).results
     assert (r.status, r.score) == ("pass", 1.0)
     bad = write_suite(text.replace("test_upper", "{test_upper: {x: 1}}"), "bad.yaml")
-    from evalspec._util.errors import SpecError
+    from evalspec.errors import SpecError
 
     with pytest.raises(SpecError, match="unknown parameter 'x'"):
         load_suite(bad)
 
 
 def test_unregistered_names_stay_unknown(write_suite) -> None:
-    from evalspec._util.errors import SpecError
+    from evalspec.errors import SpecError
 
     text = SUITE.replace("CRITIC", "no_such_critic")
     with pytest.raises(SpecError, match="no_such_critic"):
@@ -152,15 +151,12 @@ def test_review_hides_installed_plugins_only_while_it_runs(
 ) -> None:
     """Review in a process (the API, a notebook, a test) must not leave plugins off after it:
     the next suite that names an installed critic still validates."""
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     with registry.allow_only(()):
         assert "same_day" not in plugins.registered("critic")
     assert "same_day" in plugins.registered("critic")
     # The review command itself, run in this process outside a git repository (exit 2).
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["review", "--base-ref", "HEAD"], catch_exceptions=False)
+    result = evalspec_cli(["review", "--base-ref", "HEAD"], catch_exceptions=False)
     assert result.exit_code == 2, result.output
     assert "same_day" in plugins.registered("critic")

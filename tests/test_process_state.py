@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import suites_repo
+from support import evalspec_cli, suites_repo
 
 from evalspec import api, errors, records
 from evalspec._util import redaction
 from evalspec._util.collector import collector_paused
-from evalspec._util.errors import InputError, SpecError, UsageError
+from evalspec._util.errors import InputError
+from evalspec.errors import SpecError, UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-process-state-0123456789"
@@ -271,16 +272,11 @@ def test_a_verbose_command_leaves_no_handler_on_a_closed_stream(tmp_path, capsys
     none after a command without `-v`."""
     import logging
 
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
-
     suite = str(ROOT / "suites" / "calendar.yaml")
-    runner = CliRunner()
 
     def run(*flags: str) -> Any:
         out = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
-        return runner.invoke(app, ["run", suite, "--record", "offline", "--out", str(out), *flags])
+        return evalspec_cli(["run", suite, "--record", "offline", "--out", str(out), *flags])
 
     def ours() -> list[logging.Handler]:
         return [

@@ -22,13 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import git
-from typer.testing import CliRunner
+from support import evalspec_cli, git
 
 import evalspec
-from evalspec._cli import app
-from evalspec._providers.base import ChatRequest, ChatResponse
 from evalspec._util.project import KINDS
+from evalspec.plugins import ChatRequest, ChatResponse
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -91,7 +89,7 @@ class Scripted:
 def invoke(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
     monkeypatch.chdir(repo)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(app, list(args))
+    result = evalspec_cli(list(args))
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.output
@@ -100,8 +98,7 @@ def invoke(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project using every kind of file, its recordings and a finished run made once."""
-    from evalspec._suite.validate import load_suite
-    from evalspec.api import record_answers
+    from evalspec.api import load_suite, record_answers
 
     repo = tmp_path_factory.mktemp("template") / "repo"
     suites = repo / "suites"
@@ -116,9 +113,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cwd = Path.cwd()
     os.chdir(repo)
     try:
-        code = CliRunner().invoke(
-            app, ["run", "suites/s.yaml", "--record", "offline", "--out", "runs/done"]
-        )
+        code = evalspec_cli(["run", "suites/s.yaml", "--record", "offline", "--out", "runs/done"])
     finally:
         os.chdir(cwd)
     assert code.exit_code in (0, 1, 3), code.output

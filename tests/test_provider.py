@@ -21,9 +21,10 @@ from rate_checks import assert_held_to
 from support import FakeClock
 from support import complete as complete_once
 
-from evalspec._providers.base import ChatRequest, ChatResponse, ProviderError
+from evalspec._providers.base import ProviderError
 from evalspec._providers.openai_chat import OpenAIChatProvider, RateLimiter, parse_retry_after
-from evalspec._util.errors import RunError
+from evalspec.errors import RunError
+from evalspec.plugins import ChatRequest, ChatResponse
 
 SECRET = "sk-test-SECRET-123"
 KEY_ENV = "EVALSPEC_TEST_API_KEY"

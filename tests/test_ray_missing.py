@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI, tool_call_reply
 
-from evalspec._util.errors import UsageError
 from evalspec.api import run
+from evalspec.errors import UsageError
 from evalspec.records import RunRequest
 
 SUITE = """\

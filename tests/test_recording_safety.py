@@ -16,12 +16,18 @@ from pathlib import Path
 import pytest
 from fault_server import FaultServer
 from support import FAULT_ENV as ENV
-from support import ROOT, write_fault_suite
-from support import fault_cli as evalspec
+from support import ROOT, fault_cli, in_process, write_fault_suite
 
 from evalspec._providers.recordings import Recordings
 from evalspec._runner.run_dir import default_run_dir
-from evalspec._suite.validate import load_suite
+from evalspec.api import load_suite
+
+
+def evalspec(*args: object) -> subprocess.CompletedProcess[str]:
+    """The command with the fault suite's secrets in its environment, in process (a child each
+    cost a second; two recording at once, and a resume's logged note, are real processes)."""
+    return in_process(*map(str, args), env=ENV)
+
 
 CASES = 5
 
@@ -169,13 +175,13 @@ def test_a_used_out_directory_is_refused_unless_resumed(tmp_path: Path) -> None:
 def test_torn_and_invalid_utf8_lines_are_skipped_on_resume_with_a_note(tmp_path: Path) -> None:
     with FaultServer("ok") as server:
         suite = write_many_suite(tmp_path, server.url)
-        first = evalspec("run", suite, "--out", tmp_path / "run")
+        first = fault_cli("run", suite, "--out", tmp_path / "run")
         transcripts = tmp_path / "run" / "transcripts.jsonl"
         lines = transcripts.read_bytes().splitlines(keepends=True)
         # The last item's line cut inside a UTF-8 character, as a full disk leaves it.
         torn = lines[-1].replace(b"Weather", "Wé".encode())[:40] + "é".encode()[:1]
         transcripts.write_bytes(b"".join(lines[:-1]) + torn)
-        resumed = evalspec("run", suite, "--resume", tmp_path / "run")
+        resumed = fault_cli("run", suite, "--resume", tmp_path / "run")
     assert first.returncode == 0, first.stderr
     assert resumed.returncode == 0, resumed.stderr
     assert "skipped an unreadable line" in resumed.stderr

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 
-from evalspec._providers.base import ChatRequest, ChatResponse, RecordingMissing
+from evalspec._providers.base import RecordingMissing
 from evalspec._providers.openai_chat import OpenAIChatProvider
 from evalspec._providers.recordings import RecordingProvider, Recordings
-from evalspec._util.errors import RunError, SpecError
+from evalspec.errors import RunError, SpecError
+from evalspec.plugins import ChatRequest, ChatResponse
 
 SECRET = "sk-test-SECRET-123"
 KEY_ENV = "EVALSPEC_TEST_API_KEY"

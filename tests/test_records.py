@@ -14,9 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from typer.testing import CliRunner
+from support import evalspec_cli, examples
 
-from evalspec._cli import app
 from evalspec._providers.recordings import (
     RecordedAnswer,
     Recordings,
@@ -28,9 +27,10 @@ from evalspec._report.html_data import HtmlRun, Payload, build_payload, script_j
 from evalspec._report.runs import load_transcripts_beside
 from evalspec._runner.run_dir import manifest_text, read_manifest
 from evalspec._scoring.results_file import ResultsFile, load_results
-from evalspec._transcript import read_transcripts, write_transcripts
+from evalspec._transcript import read_transcripts
 from evalspec._util.errors import InputError
 from evalspec._util.files import dumps_line
+from evalspec.api import write_transcripts
 
 REPO = Path(__file__).resolve().parents[1]
 V1 = REPO / "tests" / "data" / "records_v1"
@@ -246,7 +246,7 @@ def test_a_fresh_replay_writes_what_1_0_wrote(tmp_path: Path, monkeypatch: pytes
     monkeypatch.chdir(REPO)
     out = tmp_path / "run"
     args = ["run", "suites/slack.yaml", "--record", "offline", "--out", str(out)]
-    result = CliRunner().invoke(app, args)
+    result = evalspec_cli(args)
     assert result.exit_code == 0, result.output
     for name in ("transcripts.jsonl", "results.json"):
         written = (out / name).read_text(encoding="utf-8").splitlines(keepends=True)
@@ -330,7 +330,7 @@ def _path_text(path: tuple[str | int, ...]) -> str:
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(300),
     derandomize=True,
     database=None,
     deadline=None,
@@ -389,7 +389,7 @@ def test_validate_does_not_import_the_records_library() -> None:
     assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr
 
 
-@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@settings(max_examples=examples(200), derandomize=True, database=None, deadline=None)
 @given(
     depth=st.integers(0, 260),
     text=st.text(alphabet='[]{}"\\ab', max_size=12),
@@ -407,3 +407,28 @@ def test_the_fast_depth_check_agrees_with_the_reader(depth: int, text: str, wrap
     encoded = json.dumps(value)
     assert _too_deep(encoded) == (json_depth_error(encoded) is not None)
     assert _too_deep(encoded.encode()) == _too_deep(encoded)
+
+
+def test_a_models_arguments_are_held_to_their_depth_however_many_brackets_they_quote() -> None:
+    """Arguments nested past the limit are refused; brackets inside strings are text, however
+    many; NaN, overflowing numbers, broken JSON and a leading BOM are refused, the last two in
+    json.loads's words."""
+    from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
+
+    deep = "[" * (MAX_VALUE_DEPTH + 1) + "]" * (MAX_VALUE_DEPTH + 1)
+    with pytest.raises(ValueError, match=f"deeper than {MAX_VALUE_DEPTH} levels"):
+        loads_untrusted(deep, MAX_VALUE_DEPTH)
+    quoted = json.dumps({"note": "[{" * MAX_VALUE_DEPTH})
+    assert loads_untrusted(quoted, MAX_VALUE_DEPTH) == {"note": "[{" * MAX_VALUE_DEPTH}
+    assert loads_untrusted('{"x": [1.5, {"y": null}]}', MAX_VALUE_DEPTH) == {
+        "x": [1.5, {"y": None}]
+    }
+    for refused in ('{"x": NaN}', '{"x": 1e400}'):
+        with pytest.raises(ValueError, match=r"not a number JSON allows|too large for a number"):
+            loads_untrusted(refused, MAX_VALUE_DEPTH)
+    for broken in ('\ufeff{"x": 1}', '{"x": }'):  # worded as json.loads words them
+        with pytest.raises(ValueError) as ours:
+            loads_untrusted(broken, MAX_VALUE_DEPTH)
+        with pytest.raises(ValueError) as plain:
+            json.loads(broken)
+        assert str(ours.value) == str(plain.value)

@@ -1,4 +1,7 @@
-"""Secret forms: what evalspec registers for each secret it sends, and how writers scrub."""
+"""Secret forms: what evalspec registers for each secret it sends, and how writers scrub.
+
+A unit test of evalspec._util.redaction, which it imports.
+"""
 
 from __future__ import annotations
 

@@ -22,10 +22,10 @@ from evalspec._scoring.final_answer import (
     check_final_answer,
 )
 from evalspec._suite.model import EvaluatorSpec, ExpectedCall, FinalAnswerCheck
-from evalspec._transcript import ToolCall, Transcript
 from evalspec._util import registry
-from evalspec._util.errors import SpecError, UsageError
 from evalspec._util.schemas import language_schema
+from evalspec.errors import SpecError, UsageError
+from evalspec.records import ToolCall, Transcript
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "plugin"

@@ -7,14 +7,11 @@ import json
 import xml.etree.ElementTree as ET
 
 from msgspec.structs import replace
-from support import transcript
-from typer.testing import CliRunner
+from support import evalspec_cli, transcript
 
-from evalspec._cli import app
 from evalspec._report.junit import write_junit
 from evalspec._scoring.reasons import join_reasons, with_detail
-from evalspec._suite.validate import load_suite
-from evalspec.api import score
+from evalspec.api import load_suite, score
 
 SUITE = """
 suite: details
@@ -78,9 +75,9 @@ def test_junit_time_is_the_latency_of_the_case(write_suite, tmp_path):
 
 def test_plan_numbers_trials_as_results_json_does(write_suite):
     path = write_suite(SUITE)
-    table = CliRunner().invoke(app, ["plan", str(path)]).stdout
+    table = evalspec_cli(["plan", str(path)]).stdout
     rows = [line for line in table.splitlines() if " ok " in line]
     assert len(rows) == 2
     assert [line.split("│")[4].strip() for line in rows] == ["0", "1"]
-    plan = json.loads(CliRunner().invoke(app, ["plan", str(path), "--json"]).stdout)
+    plan = json.loads(evalspec_cli(["plan", str(path), "--json"]).stdout)
     assert sorted(i["trial"] for i in plan["items"] if i["case"] == "ok") == [0, 1]

@@ -13,13 +13,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from support import transcript
+from support import evalspec_cli, transcript
 
 from evalspec._report.html import render_html, write_html
 from evalspec._report.junit import write_junit
 from evalspec._report.markdown import render_markdown, write_markdown
-from evalspec._suite.validate import load_suite
-from evalspec.api import score
+from evalspec.api import load_suite, score
 
 ROOT = Path(__file__).resolve().parent.parent
 EVIL = "<script>alert(1)</script> & co"
@@ -226,20 +225,16 @@ def test_score_writes_every_report_format(tmp_path: Path) -> None:
 def test_score_case_chooses_cases_as_run_does(tmp_path: Path, monkeypatch) -> None:
     """`score --case` takes run's patterns (glob, substring or tag): the report holds the chosen
     cases alone; a pattern that matches nothing is a usage error naming the cases."""
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     monkeypatch.chdir(ROOT)
     run_dir = tmp_path / "run"
-    ran = CliRunner().invoke(
-        app, ["run", "suites/math.yaml", "--record", "offline", "--out", str(run_dir), "--json"]
+    ran = evalspec_cli(
+        ["run", "suites/math.yaml", "--record", "offline", "--out", str(run_dir), "--json"]
     )
     assert ran.exit_code in (0, 1), ran.output
     every = {c["case"] for c in json.loads((run_dir / "results.json").read_text())["cases"]}
     out = tmp_path / "some.json"
-    chosen = CliRunner().invoke(
-        app,
+    chosen = evalspec_cli(
         [
             "score",
             "suites/math.yaml",
@@ -257,8 +252,8 @@ def test_score_case_chooses_cases_as_run_does(tmp_path: Path, monkeypatch) -> No
     cases = {c["case"] for c in json.loads(out.read_text(encoding="utf-8"))["cases"]}
     assert cases == {"square root", "add in either order"} and cases < every
     assert "skipped" not in chosen.output  # the other cases' transcripts are not stale
-    none = CliRunner().invoke(
-        app, ["score", "suites/math.yaml", "-t", str(run_dir), "--case", "nothing like it"]
+    none = evalspec_cli(
+        ["score", "suites/math.yaml", "-t", str(run_dir), "--case", "nothing like it"]
     )
     assert none.exit_code == 2
     assert "no case matches nothing like it; cases: add two large numbers" in none.output

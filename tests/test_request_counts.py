@@ -12,10 +12,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI, status_fault
-from support import KEY_ENV, scripted, user_text, write_e2e_suite
-from typer.testing import CliRunner
-
-from evalspec._cli import app
+from support import KEY_ENV, evalspec_cli, scripted, user_text, write_e2e_suite
 
 COUNTS = re.compile(
     r"model requests: (\d+) replayed, (\d+) called, (\d+) failed"
@@ -40,7 +37,7 @@ def counts(stdout: str) -> dict[str, int]:
 def run(suite: Path, out: Path, record: str) -> dict[str, int]:
     """`evalspec run` in this process (the retries' back-off on the test's fake clock)."""
     args = ["run", str(suite), "--record", record, "--out", str(out)]
-    done = CliRunner().invoke(app, args, env={KEY_ENV: "sk-test", "COLUMNS": None})
+    done = evalspec_cli(args, env={KEY_ENV: "sk-test", "COLUMNS": None})
     assert done.exit_code in (0, 1), done.output
     return counts(done.stdout)
 

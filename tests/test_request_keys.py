@@ -2,6 +2,8 @@
 
 Recordings are looked up by these keys: a key that drifted from `request_key` would make every
 shipped recording of a multi-turn suite miss.
+
+A unit test of the plan's request keys (evalspec._plan), which it imports.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalspec._plan import RequestKeys, request_key
-from evalspec._suite.model import ModelSpec
+from evalspec.records import ModelSpec
 
 MODEL = ModelSpec(name="m", model="gpt-x", params={"temperature": 0})
 TOOLS: list[dict[str, Any]] = [{"type": "function", "function": {"name": "add", "parameters": {}}}]

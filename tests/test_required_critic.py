@@ -4,12 +4,9 @@ score (which still follows the similarity, as before)."""
 from __future__ import annotations
 
 import pytest
-from support import transcript
-from typer.testing import CliRunner
+from support import evalspec_cli, transcript
 
-from evalspec._cli import app
-from evalspec._suite.validate import load_suite
-from evalspec.api import score
+from evalspec.api import load_suite, score
 
 SUITE = """\
 suite: s
@@ -79,7 +76,7 @@ def test_required_critic_of_a_missing_call_fails(write_suite):
 
 def test_required_must_be_a_boolean(write_suite):
     path = write_suite(SUITE.format(critic="{similarity: 0.8, required: maybe}"))
-    result = CliRunner().invoke(app, ["validate", str(path)])
+    result = evalspec_cli(["validate", str(path)])
     assert result.exit_code == 2
     assert "required" in result.output
     assert f"{path}:" in result.output

@@ -184,7 +184,7 @@ def test_resume_runs_errored_items_again(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 
 def test_resume_refuses_a_run_directory_of_another_suite(tmp_path: Path) -> None:
-    from evalspec._util.errors import UsageError
+    from evalspec.errors import UsageError
 
     suite = write_e2e_suite(tmp_path, "http://127.0.0.1:9/v1")
     run_dir = tmp_path / "run"

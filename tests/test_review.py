@@ -10,17 +10,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec._cli import app
 from evalspec._compare.diff import diff_suites
 from evalspec._compare.markdown import render_diff_markdown
 from evalspec._compare.records import RunData
 from evalspec._compare.runs import compare_runs
 from evalspec._report.json_report import write_json
 from evalspec._review.results_file import load_results
-from evalspec._transcript import load_transcripts
-from evalspec.api import compile_plan, load_suite, run_plan, score
+from evalspec.api import compile_plan, load_suite, load_transcripts, run_plan, score
 from evalspec.records import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,7 +167,7 @@ def test_added_and_removed_cases(tmp_path, run_dir):
 
 
 def cli(*args: str):
-    return CliRunner().invoke(app, list(args))
+    return evalspec_cli(list(args))
 
 
 def test_cli_diff_prints_the_change_and_writes_markdown(tmp_path, run_dir):

@@ -15,9 +15,10 @@ import pytest
 from support import git, suites_repo
 
 from evalspec._providers.recordings import RecordingProvider, Recordings
-from evalspec._runner import RunOptions, run_plan_async
+from evalspec._runner import run_plan_async
 from evalspec._runner.run_dir import recordings_path
 from evalspec.api import compile_plan, load_suite
+from evalspec.records import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"

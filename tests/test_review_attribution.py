@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import git
+from support import examples, git
 
 from evalspec import api
 from evalspec._compare.attribution import MAX_SINGLE, Budget, attribute
@@ -212,7 +212,7 @@ def test_a_re_recorded_answer_that_alone_explains_is_the_cause():
 # ---------------------------------------------------------------- edits apply one at a time
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     threshold=st.floats(0, 1),
     title=st.text(max_size=20),

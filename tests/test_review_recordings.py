@@ -15,10 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import git
-from typer.testing import CliRunner
-
-from evalspec._cli import app
+from support import evalspec_cli, git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -48,7 +45,7 @@ def commit(repo: Path) -> None:
 
 def review(repo: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
     monkeypatch.chdir(repo)
-    result = CliRunner().invoke(app, ["review", "--base-ref", "main", *args])
+    result = evalspec_cli(["review", "--base-ref", "main", *args])
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.output

@@ -9,13 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec._cli import app
 from evalspec._compare.diff import diff_suites
-from evalspec._transcript import ToolCall, Transcript, load_transcripts
-from evalspec.api import compile_plan, load_suite, run_plan
-from evalspec.records import RunOptions
+from evalspec.api import compile_plan, load_suite, load_transcripts, run_plan
+from evalspec.records import RunOptions, ToolCall, Transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"
@@ -53,7 +51,7 @@ def edited(tmp_path: Path, name: str, *replacements: tuple[str, str]) -> Path:
 
 
 def cli(*args: str):
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return evalspec_cli([str(a) for a in args])
 
 
 PARIS_30 = (

@@ -380,7 +380,7 @@ def test_recordings_are_written_and_a_second_run_replays_without_http(
 
 def test_progress_counts_pass_warn_fail_so_far_without_loading_embeddings(tmp_path: Path) -> None:
     from evalspec._report.progress import LiveTally
-    from evalspec._transcript import ToolCall, Transcript
+    from evalspec.records import ToolCall, Transcript
 
     extra = """\
   - name: fuzzy paris

@@ -12,8 +12,7 @@ from support import transcript
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.matching import assign
 from evalspec._scoring.trials import pass_at_k, pass_hat_k
-from evalspec._suite.validate import load_suite
-from evalspec.api import score
+from evalspec.api import load_suite, score
 
 SUITE = """
 suite: s

@@ -27,16 +27,8 @@ from support import git
 from evalspec import api, records
 from evalspec._compare.security import security_changes
 from evalspec._suite.endpoints import endpoints
-from evalspec._suite.model import (
-    Case,
-    EvaluatorSpec,
-    Expectation,
-    FinalAnswerCheck,
-    Message,
-    ModelSpec,
-    Suite,
-    Turn,
-)
+from evalspec._suite.model import Case, EvaluatorSpec, Expectation, FinalAnswerCheck, Message, Turn
+from evalspec.records import ModelSpec, Suite
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

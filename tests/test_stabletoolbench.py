@@ -24,7 +24,7 @@ from evalspec._interop.stabletoolbench import (
     read_converted_answers,
 )
 from evalspec._tools.toolbench_names import api_call_score, function_name
-from evalspec._transcript import ToolCall, Transcript
+from evalspec.records import ToolCall, Transcript
 
 DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
 EXAMPLE_QUERIES = DATA / "solvable_queries_example/test_instruction/G1_instruction.json"

@@ -6,9 +6,9 @@ import json
 import re
 from pathlib import Path
 
-from support import has_finish
+from support import evalspec_cli, has_finish
 
-from evalspec._interop.stabletoolbench import read_converted_answers
+from evalspec.api import load_transcripts
 
 PUBLISHED = (
     Path(__file__).resolve().parent
@@ -31,9 +31,6 @@ def _stb_finish_rule(record: dict) -> bool:
 
 def test_published_text_nodes_keep_every_call(tmp_path: Path) -> None:
     """Tool nodes as cut-off `str(dict)` text: every call kept, cut-off arguments unreadable."""
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     raw = json.loads(PUBLISHED.read_text(encoding="utf-8"))
     nodes = [
@@ -43,11 +40,9 @@ def test_published_text_nodes_keep_every_call(tmp_path: Path) -> None:
         if n["role"] == "tool"
     ]
     out = tmp_path / "t.jsonl"
-    res = CliRunner().invoke(
-        app, ["import", "stabletoolbench-answers", str(PUBLISHED), "--out", str(out)]
-    )
+    res = evalspec_cli(["import", "stabletoolbench-answers", str(PUBLISHED), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    transcripts = read_converted_answers(PUBLISHED).transcripts
+    transcripts = load_transcripts(out)  # what the command wrote
     calls = [c for t in transcripts for c in t.tool_calls]
     assert len(calls) == len(nodes) > 30
     assert [c.name for c in calls] == [re.search(r"'name': '(.*?)'", m).group(1) for m in nodes]
@@ -72,9 +67,6 @@ def _walk(nodes: list[dict]):
 
 
 def test_node_text_is_never_run_and_unreadable_nodes_stop_the_import(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     marker = tmp_path / "ran"
     evil = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')"
@@ -85,18 +77,13 @@ def test_node_text_is_never_run_and_unreadable_nodes_stop_the_import(tmp_path: P
     path.parent.mkdir()
     path.write_text(json.dumps({"1": {"query": "q", "answer": {"answer_details": tree}}}))
     out = tmp_path / "t.jsonl"
-    res = CliRunner().invoke(
-        app, ["import", "stabletoolbench-answers", str(path), "--out", str(out)]
-    )
+    res = evalspec_cli(["import", "stabletoolbench-answers", str(path), "--out", str(out)])
     assert res.exit_code == 2 and "1 tool node(s) name no call" in res.output
     assert "Traceback" not in res.output
     assert not out.exists() and not marker.exists()
 
 
 def test_a_tree_too_deep_to_read_is_a_clear_error(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     node: dict = {"role": "tool", "message": "{'name': 'f', 'arguments': '{}'}", "next": []}
     text = json.dumps(node)
@@ -106,9 +93,7 @@ def test_a_tree_too_deep_to_read_is_a_clear_error(tmp_path: Path) -> None:
     path.parent.mkdir()
     path.write_text('{"1": {"query": "q", "answer": {"answer_details": [' + text + "]}}}")
     out = tmp_path / "t.jsonl"
-    res = CliRunner().invoke(
-        app, ["import", "stabletoolbench-answers", str(path), "--out", str(out)]
-    )
+    res = evalspec_cli(["import", "stabletoolbench-answers", str(path), "--out", str(out)])
     assert res.exit_code == 2 and "nests deeper" in res.output
     assert not out.exists()
 
@@ -116,36 +101,26 @@ def test_a_tree_too_deep_to_read_is_a_clear_error(tmp_path: Path) -> None:
 def test_imported_suite_and_answers_score_without_naming_the_model(tmp_path: Path) -> None:
     """`import stabletoolbench` then `import stabletoolbench-answers`, neither given -m: the
     answers (labelled by their folder) score under the suite's one model, as it says."""
-    from typer.testing import CliRunner
-
-    from evalspec._cli import app
 
     data = Path(__file__).parent / "data" / "stabletoolbench"
     queries = data / "solvable_queries_example"
     answers = data / "data_example" / "model_predictions_converted" / "virtual_chatgpt_cot"
-    runner = CliRunner()
     suite = tmp_path / "stb.yaml"
-    made = runner.invoke(
-        app,
-        [
+    made = evalspec_cli([
             "import", "stabletoolbench", str(queries / "test_instruction" / "G1_instruction.json"),
             "--ids", str(queries / "test_query_ids" / "G1_instruction.json"), "--out", str(suite),
         ],
     )  # fmt: skip
     assert made.exit_code == 0, made.output
     transcripts = tmp_path / "t.jsonl"
-    got = runner.invoke(
-        app,
-        [
+    got = evalspec_cli([
             "import", "stabletoolbench-answers", str(answers / "G1_instruction.json"),
             "--out", str(transcripts),
         ],
     )  # fmt: skip
     assert got.exit_code == 0, got.output
     results = tmp_path / "results.json"
-    scored = runner.invoke(
-        app, ["score", str(suite), "-t", str(transcripts), "--out", str(results)]
-    )
+    scored = evalspec_cli(["score", str(suite), "-t", str(transcripts), "--out", str(results)])
     assert "nothing to score" not in scored.output
     assert "3 imported transcripts labelled 'virtual_chatgpt_cot' scored as" in scored.output
     cases = json.loads(results.read_text(encoding="utf-8"))["cases"]

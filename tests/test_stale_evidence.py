@@ -16,23 +16,22 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI
-from support import KEY_ENV, git, scripted, write_e2e_suite
-from typer.testing import CliRunner
+from support import KEY_ENV, evalspec_cli, git, scripted, write_e2e_suite
 
-from evalspec._cli import app
 from evalspec._providers.recordings import RecordingProvider, Recordings
 from evalspec._review.markdown import render_review_markdown
 from evalspec._review.repo import review_repository
-from evalspec._runner import RunOptions, run_plan_async
+from evalspec._runner import run_plan_async
 from evalspec._runner.run_dir import read_finished, recordings_path
 from evalspec.api import compile_plan, load_suite
+from evalspec.records import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 PARIS_21, PARIS_30 = "output: {{temp: 21}}", "output: {{temp: 30}}"
 
 
 def cli(*args: Any):
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return evalspec_cli([str(a) for a in args])
 
 
 def edit(path: Path, old: str, new: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
-from support import cli, review_offline
+from support import in_process, review_offline
 
 from evalspec._suite.state.computed import ExpressionError, parse
 from evalspec._suite.state.spec import compile_behavior
@@ -246,7 +246,7 @@ def test_a_misused_form_is_refused_at_its_line_with_the_fix(
 ) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(SUITE % behavior, encoding="utf-8")
-    done = cli("validate", path)
+    done = in_process("validate", path)
     assert done.returncode == 2, done.stdout
     assert "Traceback" not in done.stdout + done.stderr
     text = done.stdout + done.stderr
@@ -280,7 +280,7 @@ def test_a_run_whose_model_sends_a_hostile_expression_reports_it_and_completes(
             "tool_calls: [{calculate: {}}]}}]\n",
             encoding="utf-8",
         )
-        done = cli("run", path, "--out", tmp_path / "run")
+        done = in_process("run", path, "--out", tmp_path / "run")
     assert "Traceback" not in done.stdout + done.stderr
     assert done.returncode == 0, done.stdout + done.stderr
     (line,) = (tmp_path / "run" / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
@@ -357,7 +357,7 @@ def test_review_of_a_changed_fee_flags_exactly_the_conversations_it_charges(
     with FakeOpenAI(answer) as server:
         suite = repo / "suites" / "bags.yaml"
         suite.write_text(BAGS_SUITE.format(url=server.base_url, key=KEY_ENV), encoding="utf-8")
-        done = cli("run", suite, "--out", tmp_path / "run", "--record", "record")
+        done = in_process("run", suite, "--out", tmp_path / "run", "--record", "record")
     assert done.returncode == 0, done.stdout + done.stderr
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", ".")

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from evalspec._suite.state.spec import compile_behavior
 from evalspec._tools.simulated import values_match
@@ -34,7 +35,7 @@ PATTERNS = st.dictionaries(st.sampled_from(["id", "kind"]), SCALARS, min_size=1,
 
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(RECORDS, st.lists(PATTERNS, min_size=1, max_size=4))
 def test_an_indexed_list_selects_what_a_scan_selects(records: list[Any], patterns: list[Any]):
     for _ in range(3):  # the first scan is linear, later ones use the index

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec._cli import app
 from evalspec._suite.state.spec import SpecProblem, compile_behavior
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +36,7 @@ cases:
 
 
 def cli(*args: Any):
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return evalspec_cli([str(a) for a in args])
 
 
 def validate(

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
-from support import cli, git, review_offline
+from support import git, in_process, review_offline
 
 from evalspec._suite.state.computed import MAX_CALL_STEPS, MAX_WALK_ITEMS
 from evalspec._suite.state.spec import compile_behavior
@@ -322,7 +322,7 @@ def test_a_run_swaps_an_item_and_is_judged_on_the_world_it_leaves(
     monkeypatch.setenv(KEY_ENV, "sk-test-ops-0000")
     with FakeOpenAI(swapper) as server:
         path = shop_suite(tmp_path, server.base_url)
-        done = cli("run", path, "--out", tmp_path / "out", env={KEY_ENV: "sk-test-ops-0000"})
+        done = in_process("run", path, "--out", tmp_path / "out", env={KEY_ENV: "sk-test-ops-0000"})
     assert done.returncode == 0, done.stdout + done.stderr
     (line,) = (tmp_path / "out" / "transcripts.jsonl").read_text(encoding="utf-8").splitlines()
     state = json.loads(line)["state"]
@@ -366,7 +366,7 @@ def test_a_misused_operator_is_refused_with_its_place_and_a_fix(
     text = path.read_text(encoding="utf-8")
     assert old in text, old
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
-    done = cli("validate", path)
+    done = in_process("validate", path)
     assert done.returncode == 2, done.stdout + done.stderr
     out = " ".join((done.stdout + done.stderr).split())
     assert "Traceback" not in out
@@ -390,7 +390,7 @@ def test_a_pull_request_whose_tool_walks_without_end_is_reviewed_offline_and_bou
         path = shop_suite(repo / "suites", server.base_url)
         text = path.read_text(encoding="utf-8").replace("run: {", "run: {recordings: rec.jsonl, ")
         path.write_text(text, encoding="utf-8")
-        done = cli("run", path, "--out", tmp_path / "out", env={KEY_ENV: "sk-test-ops-0000"})
+        done = in_process("run", path, "--out", tmp_path / "out", env={KEY_ENV: "sk-test-ops-0000"})
     assert done.returncode == 0, done.stdout + done.stderr
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", ".")
@@ -463,7 +463,7 @@ def test_an_item_read_in_the_answer_is_not_taken_for_a_place_an_effect_changed(
         "response": {"$each": {"p": "${state/orders}"}, "$do": "${each.p/name}"},
     }
     path = shop_suite(tmp_path, "http://127.0.0.1:9", behavior)
-    done = cli("validate", path)
+    done = in_process("validate", path)
     assert (done.returncode, "warning" in done.stdout + done.stderr) == (0, False), done.stdout
 
 

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec._cli import app
 from evalspec._suite.state.spec import MAX_REF_NESTING, SpecProblem, compile_behavior, measure
 from evalspec._tools.state import Outcome, run_behavior
 
@@ -182,7 +181,7 @@ cases:
 def validate(tmp_path: Path, behavior: str) -> tuple[int, str]:
     path = tmp_path / "s.yaml"
     path.write_text(SUITE % behavior, encoding="utf-8")
-    done = CliRunner().invoke(app, ["validate", str(path)])
+    done = evalspec_cli(["validate", str(path)])
     assert "Traceback" not in done.output
     return done.exit_code, " ".join(done.output.split())
 

@@ -15,10 +15,11 @@ import pytest
 import yaml
 
 from evalspec._suite import stream
-from evalspec._suite.model import Suite
 from evalspec._suite.stream import load_streaming
-from evalspec._suite.validate import _Builder, load_suite
-from evalspec._util.errors import SpecError
+from evalspec._suite.validate import _Builder
+from evalspec.api import load_suite
+from evalspec.errors import SpecError
+from evalspec.records import Suite
 
 SUITES = Path(__file__).resolve().parent.parent / "suites"
 
@@ -131,18 +132,27 @@ def test_keys_after_the_cases_are_seen_by_every_case(
     assert suite == _whole(path, monkeypatch)
 
 
+@pytest.mark.parametrize(
+    ("cases", "small"),
+    [(300, True), pytest.param(3000, False, marks=pytest.mark.slow)],
+    ids=["300 cases, streamed as if large", "3000 cases, large enough to be streamed"],
+)
 def test_a_mistake_deep_in_a_large_suite_is_reported_as_the_whole_document_reports_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cases: int, small: bool
 ) -> None:
+    if small:  # streamed and checked fast however small: the default lane's seconds saved
+        monkeypatch.setattr(stream, "STREAM_MIN_CHARS", 0)
+        monkeypatch.setattr(stream, "FAST_CHECK_MIN_CASES", 0)
+    bad = cases * 2 // 3
     path = tmp_path / "bad.yaml"
-    path.write_text(_generated(3000, bad_case=2001), encoding="utf-8")
+    path.write_text(_generated(cases, bad_case=bad), encoding="utf-8")
     with pytest.raises(SpecError) as streamed:
         load_suite(path)
     with pytest.raises(SpecError) as whole:
         _whole(path, monkeypatch)
     assert str(streamed.value) == str(whole.value)
     first = streamed.value.problems[0]
-    assert first.line == 10 + 2001 and "cases[" in first.path and "n" in first.path
+    assert first.line == 10 + bad and "cases[" in first.path and "n" in first.path
     assert "not a number" in first.message
 
 
@@ -173,7 +183,7 @@ def test_streaming_holds_far_less_memory_than_the_whole_document(
 def test_validate_counts_the_cases_of_a_large_suite_without_keeping_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalspec._suite.validate import check_suite
+    from evalspec.api import check_suite
 
     path = tmp_path / "gen.yaml"
     path.write_text(_generated(3000), encoding="utf-8")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import cli
+from support import in_process
 from tau_airline_calls import DATA, WORLD
 
 
@@ -34,11 +34,11 @@ def imported(folder: Path) -> tuple[dict[tuple[str, int], float], str]:
     )
     (folder / "airline.json").write_text(json.dumps(world_of_the_trajectories()))
     shutil.copy(DATA / "tools.yaml", folder / "airline-tools.yaml")
-    done = cli(
+    done = in_process(
         "import", "tau-bench", folder / "gpt-4o-airline.json",
         "--world", folder / "airline.json", "--tools", folder / "airline-tools.yaml",
         "--suite-out", folder / "tau_airline.yaml", "--out", folder / "t.jsonl",
-        "-m", "gpt-4o", timeout=300,
+        "-m", "gpt-4o",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     records = json.loads((folder / "gpt-4o-airline.json").read_text())
@@ -62,9 +62,7 @@ def test_the_published_gpt_4o_airline_rewards_are_reproduced_run_by_run(tmp_path
     rewards, printed = imported(tmp_path)
     assert "wrote 200 transcripts" in printed
     assert "published rewards: 84 of 200 runs at 1" in printed
-    done = cli(
-        "score", tmp_path / "tau_airline.yaml", "-t", tmp_path / "t.jsonl", "--json", timeout=900
-    )
+    done = in_process("score", tmp_path / "tau_airline.yaml", "-t", tmp_path / "t.jsonl", "--json")
     assert done.returncode == 1, done.stderr  # failures, and nothing stale
     assert "stale" not in done.stderr
     results = json.loads(done.stdout)["results"]
@@ -117,7 +115,7 @@ def small(tmp_path: Path, records: Any) -> Any:
     (tmp_path / "runs.json").write_text(text)
     (tmp_path / "world.json").write_text(json.dumps({"counters": {"c": 0}}))
     (tmp_path / "tools.yaml").write_text(TOOLS)
-    return cli(
+    return in_process(
         "import", "tau-bench", tmp_path / "runs.json", "--world", tmp_path / "world.json",
         "--tools", tmp_path / "tools.yaml", "--suite-out", tmp_path / "out" / "s.yaml",
         "--out", tmp_path / "out" / "t.jsonl",
@@ -137,7 +135,9 @@ def test_a_record_that_is_not_a_run_is_named_and_the_others_are_judged(tmp_path:
     )
     assert "2 of 4 record(s) refused, the rest imported" in done.stderr
     assert "wrote 4 transcripts" in done.stdout  # two runs, and an errored one per refused
-    scored = cli("score", tmp_path / "out" / "s.yaml", "-t", tmp_path / "out" / "t.jsonl", "--json")
+    scored = in_process(
+        "score", tmp_path / "out" / "s.yaml", "-t", tmp_path / "out" / "t.jsonl", "--json"
+    )
     assert "Traceback" not in scored.stderr
     results = json.loads(scored.stdout)["results"]
     verdicts = {r["trial"]: r["status"] for r in results if r["case"] == "task 0"}

@@ -40,11 +40,10 @@ from tau_retail_calls import (
 )
 
 from evalspec import api
-from evalspec._runner import RunOptions
-from evalspec._suite.model import Suite
 from evalspec._tools.environment import Conversation, Conversations
 from evalspec._tools.simulated import ToolSimulator
 from evalspec.api import load_suite
+from evalspec.records import RunOptions, Suite
 
 ORACLE: dict[str, Any] = json.loads((DATA / "oracle.json").read_text(encoding="utf-8"))
 Step = list[Any]
@@ -194,6 +193,7 @@ def whole_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Suite, dict[s
     return load_suite(folder / "suite.yaml"), world
 
 
+@pytest.mark.slow  # the whole world: the small one's gold sequences run in the default lane
 @pytest.mark.timeout(900)
 def test_all_115_gold_sequences_reach_tau_benchs_world_after_every_call(
     whole_suite: tuple[Suite, dict[str, Any]], tmp_path: Path

@@ -12,7 +12,7 @@ import pytest
 
 from evalspec._scoring.evaluators import run_evaluator
 from evalspec._suite.model import EvaluatorSpec, ExpectedCall
-from evalspec._transcript import ToolCall, Transcript
+from evalspec.records import ToolCall, Transcript
 
 
 def span(name: str, output_value: str) -> dict[str, Any]:

@@ -7,10 +7,10 @@ import json
 import re
 from pathlib import Path
 
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec._cli import app
-from evalspec._transcript import ToolCall, Transcript, write_transcripts
+from evalspec.api import write_transcripts
+from evalspec.records import ToolCall, Transcript
 
 TOOL = """\
   - name: {name}
@@ -68,8 +68,7 @@ def test_which_tool_was_called_instead_is_counted_per_model(tmp_path: Path) -> N
         ],
     )
     out = tmp_path / "results.json"
-    done = CliRunner().invoke(
-        app,
+    done = evalspec_cli(
         [
             "score",
             str(suite),

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
-from support import ROOT, cli, git, refused_suite, results_of, suites_repo, tool_messages
+from support import ROOT, git, in_process, refused_suite, results_of, suites_repo, tool_messages
 
 SUITE = """\
 suite: shop-faults
@@ -83,7 +83,7 @@ def test_faults_reach_the_model_are_recorded_and_replay_offline(tmp_path):
         suite = tmp_path / "shop.yaml"
         suite.write_text(SUITE.format(url=server.base_url), encoding="utf-8")
         env = {"FAKE_KEY": "sk-test"}
-        live = cli(
+        live = in_process(
             "run",
             suite,
             "--record",
@@ -119,7 +119,7 @@ def test_faults_reach_the_model_are_recorded_and_replay_offline(tmp_path):
     ]
     assert calls["broken answers"][2]["fault"] == {"kind": "latency", "seconds": 2.5}
     # Offline, with the server gone: the same faults, the same calls, no request.
-    replay = cli(
+    replay = in_process(
         "run",
         suite,
         "--record",
@@ -183,7 +183,7 @@ cases:
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_the_shop_suite_shows_recovery_a_duplicate_and_injections_offline(tmp_path):
-    done = cli(
+    done = in_process(
         "run", ROOT / "suites" / "shop.yaml", "--record", "offline", "--out", tmp_path / "run"
     )
     assert done.returncode == 1, done.stdout + done.stderr  # two cases fail by design
@@ -305,7 +305,7 @@ def test_injected_text_reaches_the_model_and_is_judged_by_its_calls(tmp_path):
     with FakeOpenAI(responder=_gullible) as server:
         suite = tmp_path / "injected.yaml"
         suite.write_text(INJECTED.format(url=server.base_url), encoding="utf-8")
-        done = cli("run", suite, "--out", tmp_path / "run", env={"FAKE_KEY": "sk-test"})
+        done = in_process("run", suite, "--out", tmp_path / "run", env={"FAKE_KEY": "sk-test"})
         bodies = [r.body for r in server.requests]
     assert done.returncode == 1, done.stdout + done.stderr
     described = {

@@ -1,5 +1,8 @@
 """Transcript lines of stateful conversations: the same text `dumps_line` writes, however
-many snapshots share a collection whose JSON text is made once."""
+many snapshots share a collection whose JSON text is made once.
+
+A unit test of the transcript writer's internals, which it imports.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from evalspec._runner.transcript_lines import StateLines
 from evalspec._util.files import dumps_line
@@ -43,7 +47,7 @@ def written(line: Any, data: dict[str, Any]) -> str | NotFiniteError:
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(STATES, st.lists(STATES, max_size=3))
 def test_a_line_is_the_text_dumps_line_writes(state: Any, turns: list[Any]):
     lines = StateLines()

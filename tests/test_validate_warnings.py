@@ -14,15 +14,15 @@ import re
 from pathlib import Path
 
 import pytest
-from support import cli
+from support import in_process
 
 from evalspec._scoring.scorer import Scorer
-from evalspec._suite.lint import MAX_WARNINGS, Warnings
+from evalspec._suite.lint import MAX_WARNINGS
 from evalspec._suite.state.spec import compile_behavior
-from evalspec._suite.validate import check_suite, load_suite
 from evalspec._tools.state import run_behavior
-from evalspec._transcript import ToolCall, Transcript
-from evalspec._util.errors import Problem
+from evalspec.api import check_suite, load_suite
+from evalspec.errors import Problem
+from evalspec.records import ToolCall, Transcript, Warnings
 
 SHOP = """\
 suite: shop
@@ -125,7 +125,7 @@ def test_no_tool_calls_fails_a_model_that_tried_and_is_not_a_trap(tmp_path: Path
 def test_the_warning_is_printed_with_its_place_and_fix_and_exits_0(tmp_path: Path) -> None:
     path = tmp_path / "shop.yaml"
     path.write_text(SHOP + ANSWER, encoding="utf-8")
-    done = cli("validate", path)
+    done = in_process("validate", path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1 suite valid (1 case); 1 warning"
     (line,) = done.stderr.splitlines()
@@ -158,7 +158,7 @@ def test_a_turn_and_a_matrix_are_warned_once_at_their_place(tmp_path: Path) -> N
     )
     path = tmp_path / "shop.yaml"
     path.write_text(text, encoding="utf-8")
-    done = cli("validate", path)
+    done = in_process("validate", path)
     assert done.returncode == 0, done.stderr
     places = [
         re.match(r".*?:(\d+):\d+: warning: (.+?)\.expect:", line)
@@ -233,7 +233,7 @@ def _notes(tmp_path: Path, behavior: str) -> Path:
 
 
 def test_an_id_read_again_in_the_response_is_warned_at_the_response(tmp_path: Path) -> None:
-    done = cli("validate", _notes(tmp_path, TRAP))
+    done = in_process("validate", _notes(tmp_path, TRAP))
     assert done.returncode == 0, done.stderr
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"{tmp_path / 'notes.yaml'}:12:22: warning: ")
@@ -340,7 +340,7 @@ def test_a_suite_full_of_traps_keeps_a_bounded_number_of_warnings(tmp_path: Path
     found = Warnings()
     assert check_suite(path, found) == 5000
     assert len(found) == MAX_WARNINGS and found.omitted == 5000 - MAX_WARNINGS
-    done = cli("validate", path)
+    done = in_process("validate", path)
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == MAX_WARNINGS + 1

@@ -7,9 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from support import evalspec_cli
 
-from evalspec._cli import app
 from examples.three_models import three_model_run
 
 
@@ -25,7 +24,7 @@ def page_data(path: Path) -> dict:
 
 def test_view_writes_beside_the_run_and_says_where_when_no_browser(run, monkeypatch):
     monkeypatch.setattr("webbrowser.open", lambda url: False)
-    result = CliRunner().invoke(app, ["view", str(run)])
+    result = evalspec_cli(["view", str(run)])
     assert result.exit_code == 0, result.output
     target = run / "report.html"
     assert f"report: {target}" in result.output
@@ -46,7 +45,7 @@ def test_view_writes_beside_the_run_and_says_where_when_no_browser(run, monkeypa
 def test_view_of_several_runs_labels_columns_by_run(run, tmp_path, monkeypatch):
     monkeypatch.setattr("webbrowser.open", lambda url: True)
     out = tmp_path / "both.html"
-    result = CliRunner().invoke(app, ["view", str(run), str(run / "results.json"), "-o", str(out)])
+    result = evalspec_cli(["view", str(run), str(run / "results.json"), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "no browser found" not in result.output
     columns = page_data(out)["columns"]
@@ -56,7 +55,7 @@ def test_view_of_several_runs_labels_columns_by_run(run, tmp_path, monkeypatch):
 
 
 def test_view_of_something_that_is_not_a_run(tmp_path):
-    result = CliRunner().invoke(app, ["view", str(tmp_path), "--no-open"])
+    result = evalspec_cli(["view", str(tmp_path), "--no-open"])
     assert result.exit_code == 2
     assert "no results at" in result.output
     assert not (tmp_path / "report.html").exists()
@@ -76,7 +75,7 @@ def test_view_of_a_hand_edited_run(run, tmp_path):
     (edited / "transcripts.jsonl").write_text(
         "\n".join([json.dumps(first), "not json", *lines[1:]]), encoding="utf-8"
     )
-    result = CliRunner().invoke(app, ["view", str(edited), "--no-open"])
+    result = evalspec_cli(["view", str(edited), "--no-open"])
     assert result.exit_code == 0, result.output
     cases = page_data(edited / "report.html")["cases"]
     trials = {c["n"]: c["c"][0][4][0] for c in cases}
@@ -86,14 +85,14 @@ def test_view_of_a_hand_edited_run(run, tmp_path):
 
     data["models"][0].update(mean_score="high")
     (edited / "results.json").write_text(json.dumps(data), encoding="utf-8")
-    result = CliRunner().invoke(app, ["view", str(edited), "--no-open"])
+    result = evalspec_cli(["view", str(edited), "--no-open"])
     assert result.exit_code == 2
     assert "models[0].mean_score: expected a number, got text ('high')" in result.output
 
     data["models"][0].update(mean_score=0.5)
     data["cases"][0]["status"] = "<b>odd</b>"
     (edited / "results.json").write_text(json.dumps(data), encoding="utf-8")
-    result = CliRunner().invoke(app, ["view", str(edited), "--no-open"])
+    result = evalspec_cli(["view", str(edited), "--no-open"])
     assert result.exit_code == 2
     assert "cases[0].status: expected one of" in result.output
 
@@ -115,8 +114,7 @@ def test_run_html_shows_conversations_of_a_streamed_run(tmp_path):
     """`run` keeps no transcripts in memory; its page reads them from the run directory."""
     root = Path(__file__).resolve().parent.parent
     page = tmp_path / "r.html"
-    result = CliRunner().invoke(
-        app,
+    result = evalspec_cli(
         [
             "run",
             str(root / "suites" / "weather.yaml"),
@@ -137,9 +135,8 @@ def test_tags_survive_results_json_and_fill_the_tag_filter(write_suite, tmp_path
     """`view` reads a run back from results.json: its tag filter lists the suite's tags."""
     from support import transcript
 
-    from evalspec._report.json_report import write_json
-    from evalspec._suite.validate import load_suite
-    from evalspec.api import score
+    from evalspec.api import load_suite, score, write_reports
+    from evalspec.records import ReportFiles
 
     suite = load_suite(
         write_suite(
@@ -157,10 +154,10 @@ cases:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     report = score(suite, [transcript("one", ("f", {"a": "x"})), transcript("two", ("f", {}))])
-    write_json(report, run_dir / "results.json")
+    write_reports(report, ReportFiles(results=run_dir / "results.json"))
     cases = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))["cases"]
     assert {c["case"]: c["tags"] for c in cases} == {"one": ["smoke", "calendar"], "two": []}
-    result = CliRunner().invoke(app, ["view", str(run_dir), "--no-open"])
+    result = evalspec_cli(["view", str(run_dir), "--no-open"])
     assert result.exit_code == 0, result.output
     page = (run_dir / "report.html").read_text(encoding="utf-8")
     options = re.findall(r'<option value="([^"]*)">', page.split('id="tag-filter"')[1])

@@ -17,12 +17,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import git
-from typer.testing import CliRunner
+from support import evalspec_cli, examples, git
 
 from evalspec import plugins
-from evalspec._cli import app
-from evalspec._runner import RunOptions, run_plan_async
+from evalspec._runner import run_plan_async
 from evalspec._scoring.scorer import Scorer
 from evalspec._suite.state.spec import (
     MAX_RENDERED_VALUES,
@@ -30,15 +28,15 @@ from evalspec._suite.state.spec import (
     compile_behavior,
     measure,
 )
-from evalspec._tools.environment import ToolOutcome
 from evalspec._tools.state import run_behavior
-from evalspec._transcript import load_transcripts
-from evalspec.api import compile_plan, load_suite
+from evalspec.api import compile_plan, load_suite, load_transcripts
+from evalspec.plugins import ToolOutcome
+from evalspec.records import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 CALENDAR = ROOT / "suites" / "calendar.yaml"
 FUZZ = settings(
-    max_examples=300,
+    max_examples=examples(300),
     derandomize=True,
     database=None,
     deadline=None,
@@ -47,7 +45,7 @@ FUZZ = settings(
 
 
 def cli(*args: Any):
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return evalspec_cli([str(a) for a in args])
 
 
 def calendar_behaviors() -> dict[str, Any]:

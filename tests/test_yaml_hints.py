@@ -3,6 +3,8 @@
 The corpus in tests/invalid/ pins whole messages; these tests pin the rules around them: what
 is and is not taken for a misplaced indent, a quote inside quotes, a text cut by ` #`, or a
 value YAML read as something other than the text it looks like.
+
+A unit test of the hint rules, which it imports.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from evalspec._suite.validate import check_suite, load_suite
 from evalspec._suite.yaml_hints import explain
-from evalspec._util.errors import SpecError
+from evalspec.api import check_suite, load_suite
+from evalspec.errors import SpecError
 
 HEAD = "suite: s\nmodels: [m]\ntools: [{name: t, parameters: {type: object}}]\ncases:\n"
 

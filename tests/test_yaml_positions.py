@@ -1,5 +1,8 @@
 """Every position the loader keeps for an error message is where PyYAML's own composer puts
-that node: the tree keeps the parser's marks and makes positions only when one is read."""
+that node: the tree keeps the parser's marks and makes positions only when one is read.
+
+A unit test of the loader's tree (evalspec._suite.load), which it imports.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +13,8 @@ import pytest
 import yaml
 
 from evalspec._suite.load import LDict, LList, Pos, load_yaml
-from evalspec._suite.validate import check_suite
-from evalspec._util.errors import SpecError
+from evalspec.api import check_suite
+from evalspec.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "suites").glob("*.yaml"))
