@@ -461,7 +461,7 @@ def import_traces(
     the suite's recordings: the traced model's answers, which `evalspec run --record offline`
     replays (each conversation's answers are then kept in memory until the end)."""
     from evalspec._interop.pii import redactor
-    from evalspec._interop.trace_suites import SuiteWriter, work_dir
+    from evalspec._interop.trace_suites import SuiteWriter, redacted_refusals, work_dir
     from evalspec._interop.traces import read_traces
     from evalspec._util.files import atomic_write
 
@@ -489,6 +489,7 @@ def import_traces(
             writer.answers = {} if record else None
             for conversation in read_traces(traces, refused):
                 writer.add(conversation)
+            refused = redacted_refusals(refused, rules)
             if writer.count == 0:
                 if refused:
                     raise refused_all(refused, "an OpenTelemetry JSON export of GenAI spans")

@@ -1,0 +1,161 @@
+"""Hostile text through capture accept and the trace importer: a run directory or a trace file
+from a pull request writes a suite, so what a model or a trace said must stay data in it (no
+template, no suite key, no hidden character), and personal data must not slip past `--redact`
+(another spelling, a mapping key, a refused record) or make it run for hours."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import evalspec_import
+from test_capture import SUITE, accept, captured_run
+from test_import_traces import chat, export, imported, one_turn_trace, span, text
+
+from evalspec import api
+
+BREAKOUTS = [
+    "x {%endraw%}{{ 7*7 }}{%raw%} y",
+    "x {%- endraw -%}{{ 6*7 }}{%- raw -%} y",
+    "x {%+ endraw +%}{{ 5*5 }} y",
+    "x {%\tendraw\n%}{{ 4*4 }} y",
+    "x {% endraw %}{{ 3*3 }}{% raw %} y {",
+    "{%%}{#{{",
+]
+"""Every spelling of Jinja's end of a raw block, each followed by an expression."""
+
+
+def _send(text: str) -> dict[str, Any]:
+    return {"to": "Ann", "text": text, "when": "2026-06-02", "amount": 12.5, "unit": "eur"}
+
+
+@pytest.mark.parametrize("hostile", BREAKOUTS)
+def test_a_models_text_never_becomes_a_template_of_the_accepted_suite(
+    tmp_path: Path, hostile: str
+) -> None:
+    script = {
+        ("look up", "m1"): [("get_user", {"user_id": "u-17"})],
+        ("look up", "m2"): [("get_user", {"user_id": "u-17"})],
+        ("send note", "m1"): [("send", _send(hostile))],
+        ("send note", "m2"): [("send", _send(hostile))],
+    }
+    path, run_dir = captured_run(tmp_path, SUITE, script)
+    done = accept(path, run_dir)
+    assert done.exit_code == 0, done.output
+    expected = api.load_suite(path).cases[1].expect.tool_calls[0]
+    assert expected.args["text"] == hostile  # the text as the model wrote it, not rendered
+
+
+def test_hidden_characters_from_a_run_are_written_as_escapes(tmp_path: Path) -> None:
+    """A tool name or argument holding escape sequences, bidirectional overrides or a line
+    break reaches the suite only as visible escapes: `git diff` shows it as it is, and no
+    comment line breaks out into suite keys."""
+    other = "get\x1b]0;owned\x07\u202euser\nmcp: {command: [sh]}"
+    script = {
+        ("look up", "m1"): [("get_user", {"user_id": "u-17\u202e\x1b[2J"})],
+        ("look up", "m2"): [("get_user", {"user_id": "u-17\u202e\x1b[2J"})],
+        ("send note", "m1"): [("send", _send("Ready \u2066now\u2069 \x9b31m"))],
+        ("send note", "m2"): [(other, {"q": 1})],
+        ("send note", "m2", 1): [(other, {"q": 1})],
+    }
+    path, run_dir = captured_run(tmp_path, SUITE, script)
+    done = accept(path, run_dir)
+    assert done.exit_code == 0, done.output
+    written = path.read_text(encoding="utf-8")
+    for hidden in ("\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\u2069"):
+        assert hidden not in written
+    assert "\\u202E" in written and "\\x1b]0;owned\\x07\\u202euser mcp:" in written
+    suite = api.load_suite(path)
+    assert all(t.mcp is None for t in suite.tools)
+    assert suite.cases[0].expect.tool_calls[0].args["user_id"] == "u-17\u202e\x1b[2J"
+    assert suite.cases[1].expect.tool_calls[0].args["text"] == "Ready \u2066now\u2069 \x9b31m"
+
+
+@pytest.mark.parametrize("hostile", BREAKOUTS)
+def test_a_traces_text_never_becomes_a_template_of_the_imported_suite(
+    tmp_path: Path, hostile: str
+) -> None:
+    done, suite, _ = imported(tmp_path, one_turn_trace("t-1", hostile))
+    assert done.exit_code == 0, done.output
+    assert api.load_suite(suite).cases[0].messages[-1].content == f"Weather in {hostile}?"
+
+
+def test_hidden_characters_from_a_trace_are_written_as_escapes(tmp_path: Path) -> None:
+    lines = one_turn_trace("t-1", "Paris\u202e\x1b[31m")
+    source = tmp_path / "a\nmodels: [x]\u202e.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "prod.yaml"
+    done = evalspec_import("traces", str(source), "--out", str(out))
+    assert done.exit_code == 0, done.output
+    written = out.read_text(encoding="utf-8")
+    for hidden in ("\x1b", "\u202e"):
+        assert hidden not in written
+    loaded = api.load_suite(out)
+    assert [m.name for m in loaded.models] == ["gpt-4o"]  # the file's name stayed a comment
+    assert loaded.cases[0].messages[-1].content == "Weather in Paris\u202e\x1b[31m?"
+
+
+ADDRESSES = [
+    "jürgen@müller.de",
+    "ann＠example.com",
+    "ann@example。com",
+    "Ann.B+x@sub.example.co.uk",
+]
+
+
+def _user_trace(trace: str, said: str, **arguments: Any) -> list[str]:
+    called = {
+        "role": "assistant",
+        "parts": [{"type": "tool_call", "id": "w1", "name": "note", "arguments": arguments}],
+    }
+    return [
+        export(
+            chat(trace, "s1", 1, [text("user", said)], [called]),
+            span(trace, "root", "", 0),
+        )
+    ]
+
+
+@pytest.mark.parametrize("address", ADDRESSES)
+def test_an_address_in_another_spelling_is_redacted(tmp_path: Path, address: str) -> None:
+    lines = _user_trace("t-1", f"mail {address} now", to=address)
+    done, suite, runs = imported(tmp_path, lines, "--redact", "email")
+    assert done.exit_code == 0, done.output
+    for written in (suite, runs):
+        assert address not in written.read_text(encoding="utf-8")
+    assert api.load_suite(suite).cases[0].messages[-1].content == "mail [redacted:email] now"
+
+
+def test_data_in_keys_tool_definitions_and_trace_ids_is_redacted(tmp_path: Path) -> None:
+    definitions = json.dumps(
+        [
+            {
+                "type": "function",
+                "name": "note",
+                "description": "Notes, e.g. for bob@example.com.",
+                "parameters": {"type": "object", "properties": {"to": {"type": "object"}}},
+            }
+        ]
+    )
+    lines = _user_trace("carl@example.com", "note it", to={"dora@example.com": "hi"})
+    spans = json.loads(lines[0])
+    attrs = spans["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    attrs.append({"key": "gen_ai.tool.definitions", "value": {"stringValue": definitions}})
+    bad = export(span("erin@example.com", "root", "", 0))  # no conversation: refused
+    done, suite, runs = imported(tmp_path, [json.dumps(spans), bad], "--redact", "email")
+    assert done.exit_code == 0, done.output
+    for name in ("bob", "carl", "dora", "erin"):
+        assert f"{name}@example.com" not in done.output
+        for written in (suite, runs):
+            assert f"{name}@example.com" not in written.read_text(encoding="utf-8")
+
+
+@pytest.mark.timeout(60)
+def test_one_long_word_does_not_stall_the_redaction(tmp_path: Path) -> None:
+    """A backtracking search tried at every letter of a run of a million: hours, not seconds."""
+    lines = _user_trace("t-1", "a" * 1_000_000 + " ann@example.com")
+    done, suite, _ = imported(tmp_path, lines, "--redact", "email", "--redact", "phone")
+    assert done.exit_code == 0, done.output
+    assert api.load_suite(suite).cases[0].messages[-1].content.endswith(" [redacted:email]")
