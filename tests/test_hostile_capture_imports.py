@@ -159,3 +159,63 @@ def test_one_long_word_does_not_stall_the_redaction(tmp_path: Path) -> None:
     done, suite, _ = imported(tmp_path, lines, "--redact", "email", "--redact", "phone")
     assert done.exit_code == 0, done.output
     assert api.load_suite(suite).cases[0].messages[-1].content.endswith(" [redacted:email]")
+
+
+def _hand_edited(run_dir: Path, edit: Any) -> None:
+    """The run's transcripts as a pull request may ship them: each line changed by `edit`."""
+    path = run_dir / "transcripts.jsonl"
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    path.write_text("".join(json.dumps(edit(t)) + "\n" for t in lines), encoding="utf-8")
+
+
+def _deep(transcript: dict[str, Any]) -> dict[str, Any]:
+    value: Any = "bottom"
+    for _ in range(150):
+        value = [value]
+    for call in transcript["tool_calls"]:
+        call["arguments"] = {"user_id": value} if call["name"] == "get_user" else call["arguments"]
+    return transcript
+
+
+def test_arguments_too_deep_for_a_suite_are_refused_naming_the_suite(tmp_path: Path) -> None:
+    path, run_dir = captured_run(tmp_path)
+    _hand_edited(run_dir, _deep)
+    before = path.read_bytes()
+    done = accept(path, run_dir)
+    assert done.exit_code == 2
+    assert f"would not validate, so nothing was written: {path}:" in done.output
+    assert "Traceback" not in done.output and ".cap." not in done.output
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "cap.recordings.jsonl",
+        "cap.yaml",
+        "run",
+    ]
+
+
+def test_a_run_whose_transcripts_are_a_link_is_refused(tmp_path: Path) -> None:
+    path, run_dir = captured_run(tmp_path)
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-outside.jsonl"
+    (run_dir / "transcripts.jsonl").rename(elsewhere)
+    (run_dir / "transcripts.jsonl").symlink_to(elsewhere)
+    before = path.read_bytes()
+    done = accept(path, run_dir)
+    assert done.exit_code == 2 and "symbolic link" in done.output
+    assert str(elsewhere) not in done.output and path.read_bytes() == before
+
+
+def test_a_suite_that_is_a_link_out_of_the_project_is_not_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request's `cap.yaml` that links to a file elsewhere (a dotfile, another
+    checkout): accepting it must not rewrite that file."""
+    path, run_dir = captured_run(tmp_path)
+    real = tmp_path.parent / f"{tmp_path.name}-real.yaml"
+    path.rename(real)
+    path.symlink_to(real)
+    before = real.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    done = accept("cap.yaml", "run")
+    assert done.exit_code == 2 and "symbolic link" in done.output
+    assert str(real) not in done.output
+    assert real.read_bytes() == before and path.is_symlink()
