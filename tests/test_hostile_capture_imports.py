@@ -209,7 +209,7 @@ def test_a_suite_that_is_a_link_out_of_the_project_is_not_rewritten(
 ) -> None:
     """A pull request's `cap.yaml` that links to a file elsewhere (a dotfile, another
     checkout): accepting it must not rewrite that file."""
-    path, run_dir = captured_run(tmp_path)
+    path, _ = captured_run(tmp_path)
     real = tmp_path.parent / f"{tmp_path.name}-real.yaml"
     path.rename(real)
     path.symlink_to(real)
