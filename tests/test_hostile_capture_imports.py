@@ -10,9 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import evalspec_import
-from test_capture import SUITE, accept, captured_run
-from test_import_traces import chat, export, imported, one_turn_trace, span, text
+from support import CAPTURE_SUITE as SUITE
+from support import capture_accept as accept
+from support import captured_run, evalspec_import, one_turn_trace
+from support import imported_traces as imported
+from support import otel_chat as chat
+from support import otel_export as export
+from support import otel_span as span
+from support import otel_text as text
 
 from evalspec import api
 
@@ -219,3 +224,49 @@ def test_a_suite_that_is_a_link_out_of_the_project_is_not_rewritten(
     assert done.exit_code == 2 and "symbolic link" in done.output
     assert str(real) not in done.output
     assert real.read_bytes() == before and path.is_symlink()
+
+
+def _called(trace: str, tool: str) -> list[str]:
+    called = {
+        "role": "assistant",
+        "parts": [{"type": "tool_call", "id": "w1", "name": tool, "arguments": {"a": 1}}],
+    }
+    return [
+        export(chat(trace, "s1", 1, [text("user", "hi")], [called]), span(trace, "root", "", 0))
+    ]
+
+
+def test_a_trace_whose_tools_are_not_names_is_refused_alone(tmp_path: Path) -> None:
+    """Each tool a trace calls becomes a suite tool: a name no suite can hold used to write a
+    suite that `validate` then refused, whole."""
+    lines = [
+        *_called("t-1", "get weather\x1b[31m\u202e"),
+        *_called("t-2", "x" * 300),
+        *_called("t-3", ""),
+        *_called("t-4", "get_weather"),
+    ]
+    done, suite, _ = imported(tmp_path, lines)
+    assert done.exit_code == 0, done.output
+    assert "record trace t-1 refused: the tool name 'get weather\\x1b[31m\\u202e'" in done.output
+    assert "\x1b" not in done.output and "\u202e" not in done.output
+    assert "3 record(s) refused" in done.output
+    loaded = api.load_suite(suite)  # validates
+    assert [t.name for t in loaded.tools] == ["get_weather"]
+
+
+@pytest.mark.parametrize("option", ["--out", "--transcripts"])
+def test_an_output_through_a_link_is_refused_and_its_target_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str
+) -> None:
+    target = tmp_path.parent / f"{tmp_path.name}-target.txt"
+    target.write_text("kept\n", encoding="utf-8")
+    (tmp_path / "traces.jsonl").write_text("\n".join(_called("t-1", "f")) + "\n")
+    (tmp_path / "linked").symlink_to(target)
+    monkeypatch.chdir(tmp_path)
+    outputs = {"--out": "prod.yaml", "--transcripts": "prod.jsonl", option: "linked"}
+    args = [a for pair in outputs.items() for a in pair]
+    done = evalspec_import("traces", "traces.jsonl", *args)
+    assert done.exit_code == 2 and "symbolic link" in done.output
+    assert str(target) not in done.output
+    assert target.read_text(encoding="utf-8") == "kept\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["linked", "traces.jsonl"]

@@ -30,11 +30,13 @@ from typing import Any
 
 from evalspec._interop.otel import NOT_SPANS, _attributes, _error, _json_or_text, _time
 from evalspec._interop.records import Refusal
+from evalspec._language.tools import TOOL_NAME_PATTERN
 from evalspec._util.errors import InputError
 from evalspec._util.reading import MAX_LOG_BYTES, display_name, open_regular, parse_json
 
 MESSAGE_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _OI_MESSAGE = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
+TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
 FORGOTTEN = 10_000
 """Trace ids remembered after their trace was handed on: a span of one read later is refused
 (its trace would be split in two)."""
@@ -234,7 +236,20 @@ def conversation(trace: str, spans: list[dict[str, Any]]) -> Conversation:
     _answer_calls(found, spans)
     for s in spans:
         found.tools.update(_definitions(s["attributes"]))
+    _check_tool_names(found)
     return found
+
+
+def _check_tool_names(found: Conversation) -> None:
+    """Every tool the trace calls or defines becomes a suite tool: a name a suite cannot hold
+    (a space, a control code, 300 characters) refuses this trace, not the suite written."""
+    named = [c.name for m in found.messages for c in m.calls] + list(found.tools)
+    for name in named:
+        if not TOOL_NAME.fullmatch(name):
+            raise NotAConversation(
+                f"the tool name {name[:80]!r} is not one a suite can hold (1 to 64 letters, "
+                "digits, `_`, `.` or `-`)"
+            )
 
 
 def _has_messages(attrs: Mapping[str, Any]) -> bool:
