@@ -270,3 +270,50 @@ def test_an_output_through_a_link_is_refused_and_its_target_kept(
     assert str(target) not in done.output
     assert target.read_text(encoding="utf-8") == "kept\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["linked", "traces.jsonl"]
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _answered(trace: str, arguments: Any, output: Any, calls: int = 1) -> list[str]:
+    """A trace whose model calls `f` `calls` times, each answered with `output`."""
+    made = [
+        {"type": "tool_call", "id": f"c{i}", "name": "f", "arguments": arguments}
+        for i in range(calls)
+    ]
+    answers = [
+        {"type": "tool_call_response", "id": f"c{i}", "response": output} for i in range(calls)
+    ]
+    said = [text("user", "hi"), {"role": "assistant", "parts": made}]
+    said.append({"role": "tool", "parts": answers})
+    return [
+        export(
+            chat(trace, "s1", 1, said, [text("assistant", "done")]),
+            span(trace, "root", "", 0),
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "output", "calls", "why"),
+    [
+        ({"a": _nested(60)}, "ok", 1, "the arguments of call 'c0' (f) nest deeper than 48"),
+        ({"a": 1}, {"b": _nested(60)}, 1, "the output of call 'c0' (f) nest deeper than 48"),
+        ({"a": 1}, "ok", 101, "it makes 101 tool calls; a case expects at most 100"),
+    ],
+    ids=["deep arguments", "deep output", "too many calls"],
+)
+def test_a_trace_the_suite_cannot_hold_is_refused_alone(
+    tmp_path: Path, arguments: Any, output: Any, calls: int, why: str
+) -> None:
+    """What used to be written into a suite `validate` then refused whole."""
+    lines = [*_answered("t-1", arguments, output, calls), *_answered("t-2", {"a": 1}, "ok")]
+    done, suite, _ = imported(tmp_path, lines)
+    assert done.exit_code == 0, done.output
+    assert f"record trace t-1 refused: {why}" in done.output
+    loaded = api.load_suite(suite)  # validates: the refused trace is a case that fails
+    assert [c.name for c in loaded.cases] == ["trace t-2", "trace t-1"]

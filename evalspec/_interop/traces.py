@@ -31,12 +31,23 @@ from typing import Any
 from evalspec._interop.otel import NOT_SPANS, _attributes, _error, _json_or_text, _time
 from evalspec._interop.records import Refusal
 from evalspec._language.tools import TOOL_NAME_PATTERN
+from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._suite.yaml_tree import MAX_DEPTH
 from evalspec._util.errors import InputError
-from evalspec._util.reading import MAX_LOG_BYTES, display_name, open_regular, parse_json
+from evalspec._util.reading import (
+    MAX_LOG_BYTES,
+    display_name,
+    json_depth_error,
+    open_regular,
+    parse_json,
+)
 
 MESSAGE_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _OI_MESSAGE = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
 TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
+VALUE_DEPTH = MAX_DEPTH - 16
+"""How deep a call's arguments or output may nest: the suite's YAML (MAX_DEPTH in all) holds
+them under a case's turn, expected call and critic, or a tool's answer rule."""
 FORGOTTEN = 10_000
 """Trace ids remembered after their trace was handed on: a span of one read later is refused
 (its trace would be split in two)."""
@@ -236,20 +247,32 @@ def conversation(trace: str, spans: list[dict[str, Any]]) -> Conversation:
     _answer_calls(found, spans)
     for s in spans:
         found.tools.update(_definitions(s["attributes"]))
-    _check_tool_names(found)
+    _check_suite_holds(found)
     return found
 
 
-def _check_tool_names(found: Conversation) -> None:
-    """Every tool the trace calls or defines becomes a suite tool: a name a suite cannot hold
-    (a space, a control code, 300 characters) refuses this trace, not the suite written."""
-    named = [c.name for m in found.messages for c in m.calls] + list(found.tools)
-    for name in named:
+def _check_suite_holds(found: Conversation) -> None:
+    """A trace the suite could not hold refuses this trace, not the suite written: a tool name
+    it cannot hold (a space, a control code, 300 characters), more calls than a case may
+    expect, or a value nested deeper than the suite's YAML may be around it."""
+    calls = [c for m in found.messages for c in m.calls]
+    for name in [c.name for c in calls] + list(found.tools):
         if not TOOL_NAME.fullmatch(name):
             raise NotAConversation(
                 f"the tool name {name[:80]!r} is not one a suite can hold (1 to 64 letters, "
                 "digits, `_`, `.` or `-`)"
             )
+    if len(calls) > MAX_CALLS_PER_CASE:
+        raise NotAConversation(
+            f"it makes {len(calls)} tool calls; a case expects at most {MAX_CALLS_PER_CASE}"
+        )
+    for call in calls:
+        for what, value in (("arguments", call.arguments), ("output", call.output)):
+            if json_depth_error(json.dumps(value, default=str), VALUE_DEPTH) is not None:
+                raise NotAConversation(
+                    f"the {what} of call {call.id[:80]!r} ({call.name}) nest deeper than "
+                    f"{VALUE_DEPTH} levels, more than a suite holds around them"
+                )
 
 
 def _has_messages(attrs: Mapping[str, Any]) -> bool:
