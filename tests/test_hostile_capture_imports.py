@@ -317,3 +317,35 @@ def test_a_trace_the_suite_cannot_hold_is_refused_alone(
     assert f"record trace t-1 refused: {why}" in done.output
     loaded = api.load_suite(suite)  # validates: the refused trace is a case that fails
     assert [c.name for c in loaded.cases] == ["trace t-2", "trace t-1"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--out", "t.jsonl"], "--out (t.jsonl) would be written over the traces file being read"),
+        (
+            ["--out", "p.yaml", "--transcripts", "t.jsonl"],
+            "--transcripts (t.jsonl) would be written over the traces file being read",
+        ),
+        (
+            ["--out", "p.yaml", "--transcripts", "p.yaml"],
+            "--transcripts (p.yaml) would be written over --out",
+        ),
+        (
+            ["--out", "t.yaml", "--record"],
+            "the recordings of --record (t.recordings.jsonl) would be written over the traces",
+        ),
+    ],
+    ids=["out", "transcripts", "each other", "recordings"],
+)
+def test_an_output_over_the_traces_read_or_another_output_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], said: str
+) -> None:
+    source = "t.recordings.jsonl" if "--record" in args else "t.jsonl"
+    monkeypatch.chdir(tmp_path)
+    lines = "\n".join(_called("t-1", "f")) + "\n"
+    Path(source).write_text(lines, encoding="utf-8")
+    done = evalspec_import("traces", source, *args)
+    assert done.exit_code == 2 and said in done.output, done.output
+    assert Path(source).read_text(encoding="utf-8") == lines
+    assert sorted(p.name for p in tmp_path.iterdir()) == [source]

@@ -469,6 +469,13 @@ def import_traces(
     transcripts = Path(transcripts) if transcripts is not None else None
     check_output_file(out, "out")
     check_output_file(transcripts, "transcripts")
+    recordings = out.with_name(f"{out.stem}.recordings.jsonl") if record else None
+    _distinct(
+        traces,
+        ("--out", out),
+        ("--transcripts", transcripts),
+        ("the recordings of --record", recordings),
+    )
     rules = redactor(redact)  # a wrong rule is refused before anything is read
     refused: list[Refusal] = []
     with contextlib.ExitStack() as stack:
@@ -501,6 +508,18 @@ def import_traces(
                 suite_fh.write(line)
     recordings = _record_traced(out, writer.answers, traces) if writer.answers is not None else None
     return TracesImported(out, writer.count, writer.model, transcripts, tuple(refused), recordings)
+
+
+def _distinct(source: Path, *outputs: tuple[str, Path | None]) -> None:
+    """Refuse an output that is the file being read, or another output: written in its place
+    when the import ends, it would lose the traces (or one output the other)."""
+    seen = {source.resolve(): "the traces file being read"}
+    for what, path in outputs:
+        if path is None:
+            continue
+        other = seen.setdefault(path.resolve(), what)
+        if other != what:
+            raise UsageError(f"{what} ({path}) would be written over {other}; name another file")
 
 
 def _record_traced(suite: Path, answers: dict[str, Any], traces: Path) -> Path:
