@@ -28,8 +28,11 @@ BREAKOUTS = [
     "x {%\tendraw\n%}{{ 4*4 }} y",
     "x {% endraw %}{{ 3*3 }}{% raw %} y {",
     "{%%}{#{{",
+    "it's {{ x }} \\' \\\\ \n\r\n\t é 😀 \x00 }}'",
+    "{%" * 200_000,
 ]
-"""Every spelling of Jinja's end of a raw block, each followed by an expression."""
+"""Every spelling of Jinja's end of a raw block, each followed by an expression; quotes,
+escapes and line breaks; a value of 200,000 `{%`."""
 
 
 def _send(text: str) -> dict[str, Any]:

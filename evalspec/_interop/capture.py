@@ -30,8 +30,6 @@ Calls = tuple[tuple[str, str], ...]
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 _ID_NAME = re.compile(r"(^|_)(id|ids|uuid|key|code|sku)$|[a-z](Id|ID|Ids)$", re.IGNORECASE)
 _CAPTURE_LINE = re.compile(r"capture\s*:\s*[^\s#]+\s*(#.*)?$")
-_BLOCK_START = "{% endraw %}{{ '{%' }}{% raw %}"
-"""A `{%` of a text kept as written, outside the raw blocks around the rest."""
 _HIDDEN = re.compile(f"[{BEYOND_C0}]")
 FREE_TEXT_WORDS = 3
 """A string of this many words or more is free text (judged by similarity, not equality)."""
@@ -189,14 +187,19 @@ def literal(value: Any) -> Any:
     """Text that would read as a template (`{{ }}`, `{% %}`) kept as written: a model's text
     must not become a template of the suite."""
     if isinstance(value, str) and "{" in value and any(m in value for m in ("{{", "{%", "{#")):
-        # Jinja ends a raw block at any `{%` spelling of endraw (`{%-endraw+%}`, ...), so no
-        # `{%` of the text stays inside one: each is written as an expression between blocks.
-        return "{% raw %}" + value.replace("{%", _BLOCK_START) + "{% endraw %}"
+        return "{{ '" + _quoted(value) + "' }}"
     if isinstance(value, dict):
         return {k: literal(v) for k, v in value.items()}
     if isinstance(value, list):
         return [literal(v) for v in value]
     return value
+
+
+def _quoted(text: str) -> str:
+    """`text` as the inside of a Jinja string literal, which Jinja reads back as Python's
+    `unicode_escape`: one constant however many `{%` it holds (a `{% raw %}` block ends at
+    any spelling of `{%- endraw +%}` in the text, so the text would need one per `{%`)."""
+    return text.encode("unicode_escape").decode("ascii").replace("'", "\\'")
 
 
 @dataclass(frozen=True)
