@@ -352,3 +352,36 @@ def test_an_output_over_the_traces_read_or_another_output_is_refused(
     assert done.exit_code == 2 and said in done.output, done.output
     assert Path(source).read_text(encoding="utf-8") == lines
     assert sorted(p.name for p in tmp_path.iterdir()) == [source]
+
+
+OVER = 64 * 1024 * 1024 + 10
+"""Bytes just over the most evalspec reads whole."""
+
+
+@pytest.mark.slow
+def test_a_line_too_long_to_hold_is_refused_unread_and_the_rest_imported(tmp_path: Path) -> None:
+    source = tmp_path / "traces.jsonl"
+    with source.open("wb") as fh:
+        fh.write(("\n".join(_called("t-1", "f")) + "\n").encode())
+        fh.write(b'{"attributes": "' + b"a" * OVER + b'"}\n')
+        fh.write(("\n".join(_called("t-2", "f")) + "\n").encode())
+    done = evalspec_import("traces", str(source), "--out", str(tmp_path / "p.yaml"))
+    assert done.exit_code == 0, done.output[:2000]
+    assert "traces.jsonl:2:1: record line-2 refused: the line is over 64 MiB" in done.output
+    assert len(done.output) < 2_000
+    assert {c.name for c in api.load_suite(tmp_path / "p.yaml").cases} == {
+        "trace t-1",
+        "trace t-2",
+        "line-2",
+    }
+
+
+def test_one_document_too_large_to_hold_is_refused(tmp_path: Path) -> None:
+    source = tmp_path / "traces.json"
+    with source.open("wb") as fh:
+        fh.write(b'[\n  {"attributes": "' + b"a" * OVER + b'"}\n]\n')
+    done = evalspec_import("traces", str(source), "--out", str(tmp_path / "p.yaml"))
+    assert done.exit_code == 2
+    assert "one JSON document over 64 MiB is not read whole" in done.output
+    assert "export JSON Lines" in done.output and "Traceback" not in done.output
+    assert not (tmp_path / "p.yaml").exists()

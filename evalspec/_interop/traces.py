@@ -26,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from evalspec._interop.otel import NOT_SPANS, _attributes, _error, _json_or_text, _time
 from evalspec._interop.records import Refusal
@@ -35,8 +35,10 @@ from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.yaml_tree import MAX_DEPTH
 from evalspec._util.errors import InputError
 from evalspec._util.reading import (
+    MAX_FILE_BYTES,
     MAX_LOG_BYTES,
     display_name,
+    input_error,
     json_depth_error,
     open_regular,
     parse_json,
@@ -129,13 +131,24 @@ def _batches(
     """(line, spans) of each JSON line, or of the whole file when it is one JSON document."""
     with open_regular(path, name, limit=MAX_LOG_BYTES) as fh:
         head = fh.read(1 << 16)
-        rest = fh.read() if head.lstrip()[:1] == b"[" or _one_document(head) else None
-        if rest is not None:
+        if head.lstrip()[:1] == b"[" or _one_document(head):
+            rest = fh.read(MAX_FILE_BYTES + 1 - len(head))
+            if len(head) + len(rest) > MAX_FILE_BYTES:
+                raise input_error(
+                    name,
+                    f"one JSON document over {MAX_FILE_BYTES >> 20} MiB is not read whole",
+                    "export JSON Lines (one OTLP export per line): those are read a line at "
+                    "a time, up to 1 GiB",
+                )
             text = (head + rest).decode("utf-8", errors="replace")
             yield 1, _spans_of(parse_json(text, name), 1, name, refused)
             return
         fh.seek(0)
-        for number, raw in enumerate(fh, 1):
+        for number, raw in enumerate(_lines(fh), 1):
+            if raw is None:
+                why = f"the line is over {MAX_FILE_BYTES >> 20} MiB; it was not read"
+                refused.append(Refusal(f"line-{number}", name, number, why))
+                continue
             if not raw.strip():
                 continue
             try:
@@ -146,6 +159,18 @@ def _batches(
                 refused.append(Refusal(f"line-{number}", name, number, why, column))
                 continue
             yield number, _spans_of(item, number, name, refused)
+
+
+def _lines(fh: IO[bytes]) -> Iterator[bytes | None]:
+    """Each line of the file, or None for one over MAX_FILE_BYTES, skipped unread: a single
+    line of a gigabyte would otherwise be held, decoded and parsed whole."""
+    while raw := fh.readline(MAX_FILE_BYTES + 1):
+        if len(raw) <= MAX_FILE_BYTES or raw.endswith(b"\n"):
+            yield raw
+            continue
+        while (more := fh.readline(1 << 20)) and not more.endswith(b"\n"):
+            pass
+        yield None
 
 
 def _one_document(head: bytes) -> bool:
