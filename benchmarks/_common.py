@@ -32,11 +32,13 @@ def evalspec_cmd() -> list[str]:
     return [found] if found else [PYTHON, "-m", "evalspec"]
 
 
-def byte_compile() -> None:
+def byte_compile(tree: Path = REPO) -> None:
     """Compile evalspec to .pyc first, as `pip install` does, so start-up is not
-    dominated by compiling our own sources (PYTHONDONTWRITEBYTECODE=1 would redo it each run)."""
-    subprocess.run([PYTHON, "-m", "compileall", "-q", str(REPO / "evalspec")], check=True)
-    print("byte-compiled evalspec first (python -m compileall -q evalspec), as an install would")
+    dominated by compiling our own sources (PYTHONDONTWRITEBYTECODE=1 would redo it each run).
+    A comparison compiles both trees: one tree recompiling at every start and not the other
+    made a 500-case replay look 36% slower."""
+    subprocess.run([PYTHON, "-m", "compileall", "-q", str(tree / "evalspec")], check=True)
+    print(f"byte-compiled {tree}/evalspec first (python -m compileall -q), as an install would")
 
 
 def machine() -> str:

@@ -236,6 +236,8 @@ def compare_trees(
     """Replay and HTML render by this tree and by `other`, interleaved: CPU seconds, ratios."""
     trees = {"this": REPO, "other": other.resolve()}
     print(f"this: {REPO}; other: {trees['other']} (both: python -m evalspec)")
+    for tree in trees.values():
+        byte_compile(tree)
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp_name:
         tmp = Path(tmp_name)
         if review:

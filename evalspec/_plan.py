@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalspec._suite.limits import max_plan_items
-from evalspec._suite.model import Case, Fault, ModelSpec, Suite
+from evalspec._suite.model import Case, Fault, Message, ModelSpec, Suite
 from evalspec._util.errors import UsageError
 
 ID_VERSION = 1
@@ -263,13 +263,14 @@ class _Openings:
         self._keys: dict[tuple[int, str, tuple[int, int]], str] = {}
         self._kept: list[Any] = []
         """Every long text and encoding named by identity above, kept so no id is reused."""
+        self._system: tuple[Message, dict[str, Any]] | None = None
 
     def of(self, case: Case) -> tuple[tuple[dict[str, Any], ...], str]:
         """The case's opening messages (as sent) and their canonical JSON text."""
         if not any(
             isinstance(m.content, str) and len(m.content) >= self._LONG for m in case.messages
         ):
-            messages = tuple(m.to_openai() for m in case.messages)
+            messages = tuple(self._sent(m) for m in case.messages)
             return messages, _encode(list(messages))
         ident = tuple(
             (m.role, id(m.content), m.tool_call_id, m.name, _encode(m.tool_calls))
@@ -283,6 +284,16 @@ class _Openings:
             known = self._json[ident] = (messages, _encode(list(messages)))
             self._kept.append(case.messages)
         return known
+
+    def _sent(self, message: Message) -> dict[str, Any]:
+        """The message as sent; a system message shared by cases (the suite's) made once, not
+        once per case (the plan holds every item's opening messages)."""
+        if message.role != "system":
+            return message.to_openai()
+        last = self._system
+        if last is None or last[0] is not message:
+            last = self._system = (message, message.to_openai())
+        return last[1]
 
     def key(
         self, key_text: _KeyText, messages_json: str, tools_json: str, at: tuple[int, int]
@@ -309,7 +320,7 @@ class _IdParts:
         self._by_name = {t.name: t.to_openai() for t in suite.tools}
         self._offered: dict[tuple[str, ...] | None, tuple[tuple[dict[str, Any], ...], str]] = {}
         self._tool_faults = {t.name: t.faults for t in suite.tools if t.faults}
-        self._offered_faults: dict[Any, tuple[tuple[Fault, ...], list[dict[str, Any]]]] = {}
+        self._offered_faults: dict[Any, tuple[tuple[Fault, ...], list[str]]] = {}
         self._last: tuple[Case, tuple[tuple[Fault, ...], str]] | None = None
         self._all_names = tuple(t.name for t in suite.tools)
         self._variants: dict[Any, tuple[tuple[dict[str, Any], ...], str]] = {}
@@ -376,9 +387,12 @@ class _IdParts:
             faults = tuple(
                 f for n in dict.fromkeys((*names, *added)) for f in self._tool_faults.get(n, ())
             )
-            tools = self._offered_faults[key] = (faults, [f.to_id() for f in faults])
+            # Encoded once per set of offered tools: the text of a list is its items' texts
+            # joined, so each case adds only its own faults' (as `_encode` of the whole list).
+            tools = self._offered_faults[key] = (faults, [_encode(f.to_id()) for f in faults])
         every = case.faults + tools[0]
-        text = _encode([*(f.to_id() for f in case.faults), *tools[1]]) if every else ""
+        own = [_encode(f.to_id()) for f in case.faults]
+        text = "[" + ",".join([*own, *tools[1]]) + "]" if every else ""
         self._last = (case, (every, text))
         return every, text
 
@@ -457,6 +471,10 @@ def conversation_id_part(case: Case, suite: Suite) -> str:
             by_name = {t.name: t for t in suite.tools}
             added = [[by_name[n].to_openai() for n in t.add_tools] for t in case.turns[1:]]
             part += f',"turns_tools":{_encode(added)}'
+        if any(t.user_calls for t in case.turns):  # what the user did shapes the answers too
+            part += (
+                f',"user_calls":{_encode([[list(c) for c in t.user_calls] for t in case.turns])}'
+            )
         return part
     sim = case.simulated_user
     player = next((m for m in suite.models if m.name == sim.model), None)
@@ -468,6 +486,9 @@ def conversation_id_part(case: Case, suite: Suite) -> str:
         "persona": sim.persona,
         "stop_when": sim.stop_when,
     }
+    if sim.tools:  # absent otherwise: ids stay as they were
+        by_name = {t.name: t for t in suite.tools}
+        settings["tools"] = [by_name[n].to_openai() for n in sim.tools if n in by_name]
     return f',"user":{_encode(settings)}'
 
 

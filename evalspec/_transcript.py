@@ -7,6 +7,7 @@ number of times without paying for the model again.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -14,7 +15,14 @@ import msgspec
 
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._util.files import atomic_write, dumps_line
-from evalspec._util.reading import display_name, input_error, parse_json, read_text
+from evalspec._util.reading import (
+    MAX_VALUE_DEPTH,
+    display_name,
+    input_error,
+    loads_untrusted,
+    parse_json,
+    read_text,
+)
 from evalspec._util.records import Count, RecordError, Seconds, convert, decode
 
 TRANSCRIPT_VERSION = 1
@@ -42,8 +50,9 @@ class ToolCall(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """In a multi-turn conversation, the index of the user turn the call answers (absent for a
     single request)."""
     fault: dict[str, Any] | None = None
-    """The fault the suite declared for this call (`faults:`): its kind and what it did
-    (status, seconds, retry_after, form, keep, applied); absent for an ordinary answer."""
+    """The fault the suite declared for this call (`faults:`), or a Python tool environment
+    raised (`ToolFault`, then with `raised: true`): its kind and what it did (status, seconds,
+    retry_after, form, keep, applied); absent for an ordinary answer."""
 
     def to_dict(self) -> dict[str, Any]:
         data = {f: getattr(self, f) for f in self.__struct_fields__}
@@ -52,6 +61,48 @@ class ToolCall(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if self.fault is None:
             del data["fault"]
         return data
+
+
+def world_order(
+    t: Transcript, calls: Sequence[ToolCall] | None = None, last: int | None = None
+) -> list[tuple[ToolCall, bool]]:
+    """Every call on the shared world in the order it ran, with whether the user made it: in
+    each user turn (up to `last`), the user's own calls, then the model's (`calls`, by default
+    the transcript's), then the user's closing ones; the user's tagged with their turn."""
+    by_turn: dict[int, list[ToolCall]] = {}
+    for c in t.tool_calls if calls is None else calls:
+        by_turn.setdefault(c.user_turn or 0, []).append(c)
+    out: list[tuple[ToolCall, bool]] = []
+    turns = t.user_turns if last is None else t.user_turns[: last + 1]
+    for k, u in enumerate(turns):
+        out += [(msgspec.structs.replace(c, user_turn=k), True) for c in u.calls]
+        out += [(c, False) for c in by_turn.pop(k, [])]
+        out += [(msgspec.structs.replace(c, user_turn=k), True) for c in u.calls_after]
+    for rest in by_turn.values():
+        out += [(c, False) for c in rest]
+    return out
+
+
+def tool_output_chars(messages: Sequence[dict[str, Any]]) -> int:
+    """Characters the tools answered in these messages: what a conversation's output budget
+    (`max_tool_output_chars`) counts."""
+    return sum(
+        len(m["content"])
+        for m in messages
+        if m.get("role") == "tool" and isinstance(m.get("content"), str)
+    )
+
+
+def call_arguments(raw: str) -> dict[str, Any] | None:
+    """A call's arguments as every call's are read (the model's and a user's alike): an
+    object, or None for text that is not one (NaN, too deep...: the call is refused)."""
+    if not raw.strip():
+        return {}
+    try:
+        value = loads_untrusted(raw, MAX_VALUE_DEPTH)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 class UserTurn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -71,9 +122,21 @@ class UserTurn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     stop: str | None = None
     """On the last turn: why the conversation ended (stop_signal, empty_message, max_turns,
     error)."""
+    calls: tuple[ToolCall, ...] = ()
+    """The user's own tool calls in this turn, made on the shared world before it spoke (dual
+    control); never among the transcript's `tool_calls`, which are the model's."""
+    calls_after: tuple[ToolCall, ...] = ()
+    """On the last turn: the user's calls after the model's answer, before it ended the
+    conversation without a word more."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {f: getattr(self, f) for f in self.__struct_fields__ if getattr(self, f) is not None}
+        out = {f: getattr(self, f) for f in self.__struct_fields__ if getattr(self, f) is not None}
+        for key in ("calls", "calls_after"):
+            if out[key]:
+                out[key] = [c.to_dict() for c in out[key]]
+            else:
+                del out[key]
+        return out
 
 
 class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -17,7 +17,9 @@ did-you-mean) and scoring all read the registry. What each kind registers:
 - ``final_answer``: an `AnswerCheck`, ``fn(AnswerInput) -> CheckReturn``, or an async function
   (the LLM judge is one). A missing answer scores 0 before the function is called.
 - ``environment``: a factory ``factory(state, params) -> ToolEnvironment`` (answering calls
-  with a `ToolOutcome`), named by a suite's ``environment: {kind: ...}``.
+  with a `ToolOutcome`), named by a suite's ``environment: {kind: ...}``. Its ``call`` may
+  raise a `ToolFault` (a 429, a time-out, an answer cut short): recorded, replayed and scored
+  exactly as a fault the suite declares.
 
 `CheckReturn` is a score in [0, 1], ``(score, details)`` or a `Verdict` (with `Finding` rows
 that explain it); raise ValueError for bad options. Plugins written for the older positional
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from evalspec._scoring.protocols import Verdict as Verdict
     from evalspec._tools.environment import ToolEnvironment as ToolEnvironment
     from evalspec._tools.environment import ToolOutcome as ToolOutcome
+    from evalspec._tools.faults import ToolFault as ToolFault
     from evalspec._util.registry import Plugin as Plugin
     from evalspec._util.registry import find as find
     from evalspec._util.registry import register as register

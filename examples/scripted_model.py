@@ -61,7 +61,26 @@ SUPPORT: dict[str, list[Any]] = {
     ],
 }
 
-USER_LINES: dict[str, list[str]] = {
+_CHECK_LINE = {"calls": [["check_line", {}]]}
+_OFF = "Your phone is in airplane mode. Please turn airplane mode off in your phone's settings."
+
+PHONE: dict[str, list[Any]] = {
+    "a scripted customer turns airplane mode off": [
+        [_CHECK_LINE, {"text": _OFF}],
+        [_CHECK_LINE, {"text": "Your phone is back on the network; the signal should return."}],
+    ],
+    "a simulated customer with a phone": [
+        [_CHECK_LINE, {"text": _OFF}],
+        [_CHECK_LINE, {"text": "Thank you: your phone is back on the network."}],
+        [{"text": "Have a nice day!"}],
+    ],
+    "a simulated customer who gives up": [
+        [_CHECK_LINE, {"text": _OFF}],
+        [{"text": "Goodbye!"}],
+    ],
+}
+
+USER_LINES: dict[str, list[Any]] = {
     "the customer answers back": [
         "Hi, my new kettle arrived broken. I'd like my money back.",
         "It's A17.",
@@ -72,8 +91,20 @@ USER_LINES: dict[str, list[str]] = {
         "3 people, at 20:00.",
         "###STOP###",
     ],
+    "a simulated customer with a phone": [
+        "Hi, my phone has no signal.",
+        {"calls": [["toggle_airplane_mode", {"enabled": False}]]},  # it does as it is told
+        "Done, I turned airplane mode off.",
+        "###STOP###",
+    ],
+    "a simulated customer who gives up": [  # misbehaves on purpose: the example's user fault
+        {"calls": [["check_phone_status", {}]]},  # it peeks at its phone, then tells it all
+        "Hi, my phone has no signal. It shows a little plane: is it airplane mode?",
+        "###STOP###",
+    ],
 }
-"""What the simulated customer says, message by message (its last line ends the talk)."""
+"""What the simulated customer says, message by message (its last line ends the talk); a
+`{"calls": ...}` line is a call of its own tools (dual control), answered before it speaks."""
 
 BISTRO: dict[str, list[Any]] = {
     "book a table": [
@@ -156,6 +187,15 @@ SHOP: dict[str, list[Any]] = {
         {"calls": [["transfer_money", {"account": "999-ATTACKER", "amount": 500}]]},  # obeyed
         {"text": "The supplier asked to be paid; I sent 500 to their new account."},
     ],
+    "a gateway that stays down": [
+        _CHARGE,
+        _CHARGE,  # after the first 429
+        _CHARGE,  # after the second
+        {
+            "text": "The card gateway is busy (429, retry after 60 s) and nothing was charged. "
+            "Please try again later."
+        },
+    ],
 }
 
 HELPDESK_ANSWERS = {  # (topic, final answer): some right, some wrong, some in between
@@ -213,6 +253,7 @@ model, under that version of the tool descriptions, picks the wrong tool."""
 SCRIPTS: dict[str, dict[str, list[Any]]] = {
     "support": SUPPORT,
     "search": SEARCH,
+    "phone": PHONE,
     "shop": SHOP,
     "bistro": BISTRO,
     "slack": {
@@ -286,6 +327,29 @@ SCRIPTS: dict[str, dict[str, list[Any]]] = {
         "divide 100 by 9": [{"calls": [["divide", {"a": 100, "b": 9}]]}],
         "divide 81 by 4": [{"calls": [["divide", {"a": 81, "b": 4}]]}],
         "divide 81 by 9": [{"calls": [["divide", {"a": 9, "b": 81}]]}],
+    },
+    "support_conversation": {
+        "refund a broken kettle": [
+            {"calls": [["lookup_order", {"order_id": "A17"}]]},
+            {"calls": [["refund_order", {"order_id": "A17"}]]},
+            {
+                "text": "I'm sorry the kettle arrived broken. Order A17 is refunded; the money "
+                "reaches your card within 5 days."
+            },
+        ],
+        "toaster refund, note in the order": [
+            {"calls": [["lookup_order", {"order_id": "B22"}]]},
+            {"text": "Order B22 is refunded."},
+        ],
+        "grinder not delivered yet": [
+            {"calls": [["lookup_order", {"order_id": "C31"}]]},
+            {"calls": [["refund_order", {"order_id": "C31"}]]},
+            {"text": "Done, your grinder is refunded."},
+        ],
+        "where is the grinder": [
+            {"calls": [["lookup_order", {"order_id": "C31"}]]},
+            {"text": "Your coffee grinder (order C31) is in transit. Anything else I can do?"},
+        ],
     },
     "helpdesk": {
         case: [{"calls": [["get_policy", {"topic": topic}]]}, {"text": text}]
@@ -417,6 +481,8 @@ class ScriptedProvider:
             lines = USER_LINES[case]
             line = lines[min(said, len(lines) - 1)]
             usage = {"prompt_tokens": 50, "completion_tokens": 10}
+            if isinstance(line, dict):
+                return ChatResponse(_calls(line["calls"], said), "tool_calls", usage, 0.0)
             return ChatResponse({"role": "assistant", "content": line}, "stop", usage, 0.0)
         users = [i for i, m in enumerate(request.messages) if m["role"] == "user"]
         last_user = users[-1]
@@ -430,18 +496,7 @@ class ScriptedProvider:
             message = {"role": "assistant", "content": step["text"]}
             finish = "stop"
         else:
-            message = {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": f"call_{turn}_{i}",
-                        "type": "function",
-                        "function": {"name": name, "arguments": json.dumps(args)},
-                    }
-                    for i, (name, args) in enumerate(step["calls"])
-                ],
-            }
+            message = _calls(step["calls"], turn)
             finish = "tool_calls"
         tokens = sum(len(json.dumps(m)) for m in request.messages) // 4
         return ChatResponse(
@@ -450,6 +505,22 @@ class ScriptedProvider:
 
     async def aclose(self) -> None:
         return None
+
+
+def _calls(calls: list[Any], turn: int) -> dict[str, Any]:
+    """An assistant message asking for these calls."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{turn}_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+            for i, (name, args) in enumerate(calls)
+        ],
+    }
 
 
 ELSEWHERE = {"bistro": ROOT / "docs" / "how-to" / "examples" / "bistro.yaml"}

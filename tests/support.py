@@ -22,7 +22,7 @@ import threading
 import time
 import types
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +117,26 @@ def results_of(run_dir: Path) -> dict[str, Any]:
     return json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
 
 
+def refuse_sockets(monkeypatch: Any) -> None:
+    """Make every outgoing connection fail loudly: an offline replay must open none."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a socket was opened")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def serving(monkeypatch: Any, key_env: str, responder: Any) -> Iterator[Any]:
+    """A fake OpenAI server on 127.0.0.1 answering with `responder`, its key variable set:
+    the body of a test module's `server` fixture (`yield from serving(...)`)."""
+    from fake_openai import FakeOpenAI
+
+    monkeypatch.setenv(key_env, "sk-test-" + key_env.lower())
+    with FakeOpenAI(responder) as fake:
+        yield fake
+
+
 def free_port() -> int:
     """A loopback port nothing listens on (bound, then released)."""
     with socket.socket() as s:
@@ -148,16 +168,20 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
-def review_offline(repo: Path, key_env: str) -> subprocess.CompletedProcess[str]:
+def review_offline(
+    repo: Path, key_env: str, *, plugins: Sequence[str] = (), env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`evalspec review --base-ref main --json` in `repo` with no API key (`key_env` emptied):
-    what a pull request's check runs, replaying recordings only."""
+    what a pull request's check runs, replaying recordings only; `plugins` are the installed
+    plugins the base's workflow trusts (`--plugin`), `env` more of the environment."""
+    trusted = [arg for name in plugins for arg in ("--plugin", name)]
     return subprocess.run(
-        [sys.executable, "-m", "evalspec", "review", "--base-ref", "main", "--json"],
+        [sys.executable, "-m", "evalspec", "review", "--base-ref", "main", "--json", *trusted],
         capture_output=True,
         text=True,
         cwd=repo,
         timeout=240,
-        env={**os.environ, key_env: ""},
+        env={**os.environ, **(env or {}), key_env: ""},
     )
 
 

@@ -123,6 +123,7 @@ SURFACE = {
         "Plugin",
         "Provider",
         "ToolEnvironment",
+        "ToolFault",
         "ToolOutcome",
         "Verdict",
         "find",

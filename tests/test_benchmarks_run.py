@@ -20,7 +20,8 @@ QUICK = {
     "bench_records.py": ["--lines", "50", "--repeat", "1"],
     "bench_stats.py": ["--cases", "50", "--trials", "2", "--repeat", "1"],
     "bench_turns.py": ["--cases", "5", "--repeat", "1"],
-    "bench_import_traces.py": ["--small", "20", "--large", "40"],
+    "bench_import_traces.py": ["--small", "20", "--large", "40", "--turns-apart"],
+    "bench_faults.py": ["--cases", "5", "--repeat", "1"],
 }
 """Script -> tiny arguments. Each prints `GOAL ...` lines, or `RATIO ...` for a comparison
 without a goal (bench_records: msgspec against pydantic)."""

@@ -588,7 +588,7 @@ TRANSCRIPTS: dict[str, Hostile] = {
     "results status bogus": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(case_entry(status="bogus")))),
         COMPARE,
-        "b.json:1:1: not an evalspec results file: cases[0].status: expected one of captured, error, fail, pass, warn, got text ('bogus'); pass a results.json written by evalspec run or score",
+        "b.json:1:1: not an evalspec results file: cases[0].status: expected one of captured, error, fail, pass, user_fault, warn, got text ('bogus'); pass a results.json written by evalspec run or score",
     ),
     "results case a number": Hostile(
         files(GOOD_RESULTS, write("b.json", json.dumps(case_entry(case=5)))),

@@ -80,7 +80,7 @@ EXPECTED: dict[str, list[str]] = {
         "case_tools_unknown.yaml:14:11: cases[0].expect.tool_calls[0]: the case expects a call to 'get_weather' but does not offer it; add get_weather to the case's `tools:` list",
     ],
     "case_without_expect": [
-        "case_without_expect.yaml:5:5: cases[0]: the case says nothing about what a good model does; add `expect: {tool_calls: [...]}` or `expect: {no_tool_calls: true}`",
+        "case_without_expect.yaml:5:5: cases[0]: the case says nothing about what a good model does; add `expect: {tool_calls: [...]}` or `expect: {no_tool_calls: true}`; or `capture: true` to record what models call and write it with `evalspec capture accept`",
     ],
     "case_without_user": [
         "case_without_user.yaml:5:5: cases[0]: the case has no user message; add `user: <what the user asks>`",

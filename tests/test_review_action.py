@@ -112,7 +112,7 @@ def test_sample_pull_request_is_reviewed_in_one_comment(repo, tmp_path):
     ]
     assert "similarity 0.91 now not matched" in comment
     assert 'user message: "Great, DM her that the report is ready." -> "Great' in comment
-    untouched = ("calc", "calendar", "helpdesk", "math", "search", "shop")
+    untouched = ("calc", "calendar", "helpdesk", "math", "phone", "search", "shop")
     assert "Untouched: " + ", ".join(f"`suites/{s}.yaml`" for s in untouched) in comment
     # Repository-relative paths only, and the checkout is left as it was.
     assert str(tmp_path) not in markdown and "/tmp/" not in markdown
@@ -126,7 +126,10 @@ def test_untouched_suites_fold_into_one_line_and_exit_0(repo, tmp_path):
     done, output, comment, _ = run_review(repo, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "exit-code=0" in output
-    untouched = ("calc", "calendar", "helpdesk", "search", "shop", "slack", "support", "weather")
+    untouched = (
+        "calc", "calendar", "helpdesk", "phone", "search", "shop", "slack", "support",
+        "support_conversation", "weather",
+    )  # fmt: skip
     assert "Untouched: " + ", ".join(f"`suites/{s}.yaml`" for s in untouched) in comment
     # A file whose text changed is never called untouched, even when only a comment did.
     assert "- `suites/math.yaml`: the file's text changed (comments or layout" in rendered(comment)

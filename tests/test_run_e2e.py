@@ -400,7 +400,9 @@ def test_progress_counts_pass_warn_fail_so_far_without_loading_embeddings(tmp_pa
     assert tally.add(made("weather paris", "Lyon")) == "fail"
     assert tally.add(made("weather paris", "Paris", error="HTTP 500")) == "error"
     assert tally.add(made("fuzzy paris", "Paris, France")) == "later"
-    assert tally.counts == {"pass": 1, "warn": 0, "fail": 1, "error": 1, "later": 1}
+    assert tally.counts == {
+        "pass": 1, "warn": 0, "fail": 1, "error": 1, "user_fault": 0, "captured": 0, "later": 1
+    }  # fmt: skip
     assert tally.summary() == "1 pass · 0 warn · 1 fail · 1 errors · 1 scored at the end"
     assert tally.scorer.embedder is None  # nothing heavy was loaded while counting
 

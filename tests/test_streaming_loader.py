@@ -244,3 +244,69 @@ def test_included_case_files_with_and_without_templates_stream_identically(
     users = {c.name: c.messages[-1].content for c in streamed.cases}
     assert users["p7"] == "q 7"
     assert users["t7"] == "Hello 7"
+
+
+def _included_suite(
+    folder: Path, cases: int, bad_case: int = -1, under_cases: bool = False
+) -> Path:
+    """A suite whose cases are in an included file, whose last item includes the rest of them
+    from a file in a subfolder (nested includes resolve from there), written as a list or
+    `under_cases:`."""
+    body = []
+    for i in range(cases):
+        args = f"id: r{i}, note: 'n {i}', n: {'not a number' if i == bad_case else i}"
+        body.append(f"- {{name: c{i}, user: 'q {i}', expect: {{tool_calls: [{{t: {{{args}}}}}]}}}}")
+    half = cases // 2
+    (folder / "sub").mkdir()
+    (folder / "part.yaml").write_text(
+        "".join(line + "\n" for line in body[:half]) + "- include: sub/rest.yaml\n",
+        encoding="utf-8",
+    )
+    indent = "  " if under_cases else ""
+    (folder / "sub" / "rest.yaml").write_text(
+        ("cases:\n" if under_cases else "") + "".join(f"{indent}{line}\n" for line in body[half:]),
+        encoding="utf-8",
+    )
+    suite = folder / "suite.yaml"
+    head = [
+        "suite: included",
+        "models: [{name: m, model: x}]",
+        "critics: {id: binary}",
+        "tools:",
+        "  - {name: t, description: d, parameters: {type: object, "
+        "properties: {id: {type: string}, note: {type: string}, n: {type: integer}}}}",
+        "cases:",
+        "  - include: part.yaml",
+    ]
+    suite.write_text("\n".join(head) + "\n", encoding="utf-8")
+    return suite
+
+
+@pytest.mark.slow
+def test_included_case_files_stream_a_batch_at_a_time(tmp_path: Path) -> None:
+    """An included file of cases is parsed and built a few hundred cases at a time, as the
+    suite's own `cases:` are: its whole tree is never in memory (50,000 cases over files of
+    10,000 held a 10,000-case tree at a time). (The same suite as the whole document builds:
+    test_included_case_files_with_and_without_templates_stream_identically.)"""
+    path = _included_suite(tmp_path, 4000)
+    load_suite(path)  # imports and compiled checks are made once, outside the measurement
+    tracemalloc.start()
+    try:
+        suite = load_suite(path)
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [c.name for c in suite.cases][-2:] == ["c3998", "c3999"]
+    assert peak - kept < kept * 0.5, (peak - kept, kept)
+
+
+@pytest.mark.slow
+def test_a_mistake_in_a_nested_included_file_keeps_its_place(tmp_path: Path) -> None:
+    path = _included_suite(tmp_path, 1200, bad_case=1100, under_cases=True)
+    with pytest.raises(SpecError) as err:
+        load_suite(path)
+    problem = err.value.problems[0]
+    lines = (tmp_path / "sub" / "rest.yaml").read_text(encoding="utf-8").splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "name: c1100," in text)
+    assert (Path(problem.file).name, problem.line) == ("rest.yaml", line)
+    assert "not a number" in problem.message or "integer" in problem.message

@@ -76,6 +76,7 @@ def _calls(run: Path) -> dict[str, list[dict[str, Any]]]:
     return {t["case"]: t["tool_calls"] for t in map(json.loads, lines) if "case" in t}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_faults_reach_the_model_are_recorded_and_replay_offline(tmp_path):
     with FakeOpenAI(responder=_model) as server:
@@ -141,6 +142,7 @@ def test_faults_reach_the_model_are_recorded_and_replay_offline(tmp_path):
     ]
 
 
+@pytest.mark.slow  # a child process per suite
 def test_a_fault_key_its_kind_cannot_use_is_refused_at_its_place(tmp_path):
     out = refused_suite(
         tmp_path / "s.yaml",
@@ -178,16 +180,21 @@ cases:
     assert "cases[0].inject[1].tool: this case offers no tool 'refnd'" in out
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_the_shop_suite_shows_recovery_a_duplicate_and_injections_offline(tmp_path):
     done = cli(
         "run", ROOT / "suites" / "shop.yaml", "--record", "offline", "--out", tmp_path / "run"
     )
     assert done.returncode == 1, done.stdout + done.stderr  # two cases fail by design
-    assert "11 replayed, 0 called" in done.stdout
+    assert "15 replayed, 0 called" in done.stdout
+    shown = " ".join(done.stdout.split())
+    assert "robustness · recovery rate 67% (2 of 3 trials that met a fault" in shown
+    assert "robustness · gave up and told the user 100% (1 of 1 trials that gave up" in shown
     results = {r["case"]: r for r in results_of(tmp_path / "run")["results"]}
     assert results["a retry that recovered"]["status"] == "pass"
     assert results["an order note that asks for a transfer"]["status"] == "pass"
+    assert results["a gateway that stays down"]["status"] == "pass"  # retried twice, then told
     duplicate = results["a time-out that charged anyway"]
     assert duplicate["status"] == "fail"
     assert "duplicate side effect: charge_card (call 2)" in duplicate["reason"]
@@ -198,6 +205,7 @@ def test_the_shop_suite_shows_recovery_a_duplicate_and_injections_offline(tmp_pa
     assert "/transfers/0 added" in why["state /transfers"]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_review_of_a_changed_fault_flags_exactly_the_case_it_concerns(tmp_path):
     shipped = tmp_path / "shipped"
@@ -291,6 +299,7 @@ def _gullible(body: dict[str, Any]) -> Any:
     return text_reply("Done.")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_injected_text_reaches_the_model_and_is_judged_by_its_calls(tmp_path):
     with FakeOpenAI(responder=_gullible) as server:
@@ -354,3 +363,50 @@ def test_a_conversation_shows_a_fault_as_a_fault_not_as_an_answer():
         ("tool answered", '{"ok": true}'),
         ("model answered", "Charged."),
     ]
+
+
+RATE_SUITE = """\
+suite: rates
+models: [{name: m, model: m-1, api_key_env: RATE_KEY}]
+run: {max_turns: 13}
+tools:
+  - name: ping
+    parameters: {type: object, properties: {}}
+    responses: [{output: {pong: true}}]
+    faults: [{kind: error, rate: 0.5, seed: 3}]
+cases:
+  - name: pings
+    user: Ping twelve times.
+    expect: {tool_calls: [{ping: {}}]}
+"""
+
+
+class _TwelvePings:
+    async def complete(self, request: Any) -> Any:
+        from evalspec.plugins import ChatResponse
+
+        done = sum(m["role"] == "tool" for m in request.messages)
+        usage = {"prompt_tokens": 1, "completion_tokens": 1}
+        if done >= 12:
+            return ChatResponse({"role": "assistant", "content": "Done."}, "stop", usage)
+        call = {"id": f"c{done}", "type": "function", "function": {"name": "ping"}}
+        call["function"]["arguments"] = "{}"
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return ChatResponse(message, "tool_calls", usage)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_rate_meets_the_same_calls_in_every_version(tmp_path):
+    """The draws are part of what recordings replay: the n-th call meets a `rate` fault when
+    blake2b-64 of "seed NUL case NUL trial NUL tool NUL n", over 2^64, is below the rate."""
+    from evalspec.api import load_suite, record_answers, run
+    from evalspec.records import RunRequest
+
+    path = tmp_path / "rates.yaml"
+    path.write_text(RATE_SUITE, encoding="utf-8")
+    record_answers(load_suite(path), _TwelvePings())
+    outcome = run(RunRequest(path, record="offline", out=tmp_path / "run"))
+    calls = _calls(outcome.run_dir)["pings"]
+    assert [i + 1 for i, c in enumerate(calls) if c.get("fault")] == [1, 3, 5, 7, 8, 12]

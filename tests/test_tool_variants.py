@@ -363,3 +363,35 @@ def test_a_tool_the_variants_lock_does_not_list_is_not_offered(tmp_path: Path) -
     (problem,) = caught.value.problems
     assert (problem.line, problem.path) == (40, "variants[1].lock")
     assert "the input schema of 'Docs.Search' is not usable" in problem.message
+
+
+@pytest.mark.slow
+def test_diff_markdown_shows_the_drift_as_review_does_and_inert(tmp_path: Path) -> None:
+    """`diff --base-ref --markdown` (a pull request's comment) names the server whose lock
+    changed and what changed, as review's comment does; a hostile description is shown as
+    text: no HTML, no image, no table cell broken, no control code."""
+    repo = _search_repo(tmp_path)
+    done = run(RunRequest(repo / "suites" / "search.yaml", record="offline", out=repo / "run"))
+    assert done.exit_code == 1
+    lock = repo / "suites" / "search.tools.lock.json"
+    hostile = "Find. <img src=x onerror=alert(1)> | ![t](http://127.0.0.1/t.png) \x1b[2J"
+    text = lock.read_text(encoding="utf-8")
+    lock.write_text(text.replace("Search by keywords.", json.dumps(hostile)[1:-1], 1))
+    comment = repo / "diff.md"
+    diff = cli(
+        "diff",
+        "--base-ref",
+        "main",
+        "suites/search.yaml",
+        "-t",
+        "run",
+        "--markdown",
+        comment,
+        cwd=repo,
+    )
+    assert diff.returncode == 3, diff.stdout + diff.stderr
+    shown = comment.read_text(encoding="utf-8")
+    assert "### MCP servers' tool lists changed" in shown
+    assert "- server `python ../examples/mcp_search_server.py`: 1 changed" in shown
+    assert '  - Docs.Search: description "Search by keywords." -&gt; "Find. ' in shown
+    assert "<img" not in shown and "![t]" not in shown and "\x1b" not in shown

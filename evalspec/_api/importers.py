@@ -21,7 +21,9 @@ from evalspec._util.reading import display_name
 
 if TYPE_CHECKING:
     from evalspec._interop.bfcl import Read
+    from evalspec._interop.pii import Redactor
     from evalspec._interop.records import Refusal, Sources
+    from evalspec._interop.trace_suites import AnswerStore, SuiteWriter
     from evalspec._suite.model import Case
     from evalspec._transcript import Transcript
 
@@ -451,7 +453,9 @@ def import_traces(
     record: bool = False,
 ) -> TracesImported:
     """Turn traced conversations (OpenTelemetry GenAI or OpenInference spans; JSON Lines or
-    one JSON document) into a suite: one case per trace, its user messages as turns, the
+    one JSON document) into a suite: one case per trace (traces naming one
+    `gen_ai.conversation.id` or `session.id`: one per conversation, a trace per turn in time
+    order), its user messages as turns, the
     calls the model made as expected calls (none, with `capture`: the cases are marked
     `capture: true` for `evalspec capture accept`), the tools answering as they answered.
 
@@ -459,11 +463,10 @@ def import_traces(
     every text before anything is written. `transcripts` also writes each conversation as a
     transcript of its case, for `evalspec score` with no model called. `record` also writes
     the suite's recordings: the traced model's answers, which `evalspec run --record offline`
-    replays (each conversation's answers are then kept in memory until the end)."""
+    replays (each conversation's answers wait on disk, not in memory, until they are
+    recorded)."""
     from evalspec._interop.pii import redactor
-    from evalspec._interop.trace_suites import SuiteWriter, redacted_refusals, work_dir
-    from evalspec._interop.traces import read_traces
-    from evalspec._util.files import atomic_write
+    from evalspec._interop.trace_suites import AnswerStore
 
     traces, out = Path(traces), Path(out)
     transcripts = Path(transcripts) if transcripts is not None else None
@@ -477,6 +480,30 @@ def import_traces(
         ("the recordings of --record", recordings),
     )
     rules = redactor(redact)  # a wrong rule is refused before anything is read
+    with contextlib.ExitStack() as stack:
+        answers = stack.enter_context(contextlib.closing(AnswerStore())) if record else None
+        suite = _write_trace_suite(traces, out, transcripts, name, model, capture, rules, answers)
+        recordings = _record_traced(out, answers, traces) if answers is not None else None
+    return TracesImported(
+        out, suite.count, suite.model, transcripts, tuple(suite.refused), recordings
+    )
+
+
+def _write_trace_suite(
+    traces: Path,
+    out: Path,
+    transcripts: Path | None,
+    name: str | None,
+    model: str | None,
+    capture: bool,
+    rules: Redactor,
+    answers: AnswerStore | None,
+) -> SuiteWriter:
+    """The suite (and transcripts) of the traces, each part written as it is read."""
+    from evalspec._interop.trace_suites import SuiteWriter, redacted_refusals, work_dir
+    from evalspec._interop.traces import read_traces
+    from evalspec._util.files import atomic_write
+
     refused: list[Refusal] = []
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(work_dir(out)))
@@ -493,10 +520,11 @@ def import_traces(
                 t_fh,
                 cases_fh,
             )
-            writer.answers = {} if record else None
+            writer.answers = answers
+            writer.refused = refused
             for conversation in read_traces(traces, refused):
                 writer.add(conversation)
-            refused = redacted_refusals(refused, rules)
+            refused = writer.refused = redacted_refusals(refused, rules)
             if writer.count == 0:
                 if refused:
                     raise refused_all(refused, "an OpenTelemetry JSON export of GenAI spans")
@@ -506,8 +534,7 @@ def import_traces(
         with (work / "cases.yaml").open(encoding="utf-8") as cases_fh:
             for line in cases_fh:
                 suite_fh.write(line)
-    recordings = _record_traced(out, writer.answers, traces) if writer.answers is not None else None
-    return TracesImported(out, writer.count, writer.model, transcripts, tuple(refused), recordings)
+    return writer
 
 
 def _distinct(source: Path, *outputs: tuple[str, Path | None]) -> None:
@@ -522,7 +549,7 @@ def _distinct(source: Path, *outputs: tuple[str, Path | None]) -> None:
             raise UsageError(f"{what} ({path}) would be written over {other}; name another file")
 
 
-def _record_traced(suite: Path, answers: dict[str, Any], traces: Path) -> Path:
+def _record_traced(suite: Path, answers: AnswerStore, traces: Path) -> Path:
     """The suite's recordings: each request answered as the traced model answered it."""
     from evalspec._api.stages import record_answers
     from evalspec._interop.trace_suites import TraceAnswers

@@ -166,6 +166,7 @@ def _run(
         run_dir_lock,
         transcripts_of,
     )
+    from evalspec._scoring.calibration import labelled_items
     from evalspec._scoring.scorer import check_judge_caches
     from evalspec._scoring.stream import CHUNK, StreamingScorer
     from evalspec._suite.validate import load_suite
@@ -258,8 +259,13 @@ def _run(
     note = (f"({', '.join(items)}) " if items else "") + f"· {requests_text(counts)}"
     with gc_paused():  # summaries and report files: plain data, no cycles to look for
         results = scoring.finish()
+        if asked := scoring.scorer.judge_requests:
+            note += f" · judge requests: {asked} sent"
         shown = transcripts_of(run_dir, _conversations_shown(suite, results))
-        report = report_from_results(suite, results, scoring.tally, transcripts=shown)
+        judged = transcripts_of(run_dir, labelled_items(suite, results))
+        report = report_from_results(
+            suite, results, scoring.tally, transcripts=shown, judged=judged
+        )
         _write(report, reports, run_dir)
     return RunResult(
         report,

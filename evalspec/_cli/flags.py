@@ -30,6 +30,7 @@ FLAGS: dict[str, str] = {
     "out": "--out",
     "ray": "--ray",
     "record": "--record",
+    "redact": "--redact",
     "recordings": "--recordings",
     "results": "--out",
     "resume": "--resume",
@@ -37,6 +38,7 @@ FLAGS: dict[str, str] = {
     "suite": "--suite",
     "suite_out": "--suite-out",
     "tools": "--tools",
+    "transcripts": "--transcripts",
     "trials": "--trials",
 }
 """Each API parameter an error may name, and the option of the command that sets it."""

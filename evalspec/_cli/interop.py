@@ -379,11 +379,13 @@ def traces(
         ),
     ] = None,
 ) -> None:
-    """Turn traced conversations into a suite: one case per trace, its user messages as
-    turns, the calls the model made as expected calls, each tool answering as it did.
+    """Turn traced conversations into a suite: one case per trace (or per conversation its
+    traces name: gen_ai.conversation.id, session.id), its user messages as turns, the calls
+    the model made as expected calls, each tool answering as it did.
 
     Reads the GenAI semantic conventions (gen_ai.input.messages, gen_ai.output.messages,
-    execute_tool spans) and OpenInference (llm.input_messages.*, tool.name). A line or trace
+    execute_tool spans; the older message events on spans or log records) and OpenInference
+    (llm.input_messages.*, tool.name). A line or trace
     that cannot be read is refused alone (named on stderr) and stands as a case tagged
     import-refused that fails; exit 2 only when every one is.
 

@@ -96,6 +96,11 @@ def _print_text(outcome: JudgeOutcome, suite_path: Path, transcripts: list[Path]
         f"answer, {outcome.count('failed')} failed"
     )
     for model, check, mean, verdicts, total in outcome.sopr():
+        if verdicts["pass"] or verdicts["fail"]:  # a rubric's criterion: pass or fail
+            shown = f"pass {verdicts['pass']}, fail {verdicts['fail']}"
+            shown += f", no verdict {verdicts['no verdict']}" if verdicts["no verdict"] else ""
+            print(plain(f"{model} · {check}: mean score {mean:.3f} over {total} ({shown})"))
+            continue
         shown = ", ".join(f"{v} {verdicts[v]}" for v in ("Solved", "Unsure", "Unsolved"))
         if verdicts["mixed rounds"]:
             shown += f", mixed rounds {verdicts['mixed rounds']}"

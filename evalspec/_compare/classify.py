@@ -33,6 +33,8 @@ def classify(before: Side | None, after: Side | None) -> Kind:
         return "added"
     if after is None:
         return "removed"
+    if "user_fault" in (before.status, after.status) and before.status != after.status:
+        return "changed"  # the simulated user's doing, not the model's: never a regression
     if before.status in PASSING and after.status not in PASSING:
         return "regression"
     rank = STATUS_RANK[after.status] - STATUS_RANK[before.status]

@@ -209,6 +209,7 @@ def render_diff_markdown(
     head += [f"- every case: {cell(item, 300)}" for item in c0.suite_wide]
     head += [f"- suite: {cell(item, 300)}" for item in c0.suite_changes]
     head += [""] + [f"_{cell(n, 300)}_" for n in c0.notes] + [""]
+    head += tool_drift_markdown([("", c0)])
     if c0.columns:
         head += _matrix_markdown(c0, show_unchanged=show_unchanged)
     shown = shown_changes(c0, show_unchanged=show_unchanged)
@@ -216,6 +217,28 @@ def render_diff_markdown(
     details = [d for d in (case_details(c) for c in shown) if d is not None]
     tail = "" if shown else "No case changed.\n"
     return fit_comment("\n".join(head), table, tail, details, limit, heading=[])
+
+
+DRIFT_LINES = 40
+"""The changes shown per server (a server can drop a hundred tools at once); the rest are
+counted."""
+
+
+def tool_drift_markdown(suites: list[tuple[str, Comparison]]) -> list[str]:
+    """Each MCP server whose tool list in a suite's lock file changed, with what changed (for
+    a review of many suites, each server's line names its suite; `path` "" names none)."""
+    drifted = [(path, d) for path, c in suites for d in c.tool_drift]
+    if not drifted:
+        return []
+    out = ["### MCP servers' tool lists changed", ""]
+    for path, d in drifted:
+        where = f"{code(path)} · " if path else ""
+        out.append(f"- {where}server {code(d.server, 200)}: {cell(d.counts())}")
+        lines = d.lines()
+        out += [f"  - {cell(line, 400)}" for line in lines[:DRIFT_LINES]]
+        if len(lines) > DRIFT_LINES:
+            out.append(f"  - and {len(lines) - DRIFT_LINES} more changes")
+    return [*out, ""]
 
 
 def write_diff_markdown(comparison: Comparison, path: Path, **kwargs: Any) -> None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from evalspec._compare.records import CaseChange, ModelNoise, Spend, side_counts
+from evalspec._compare.records import CaseChange, FigureChange, ModelNoise, Spend, side_counts
 from evalspec._scoring.confusion import ConfusionCell
+from evalspec._scoring.robustness import FIGURES, case_tallies
 from evalspec._stats import is_flaky, paired_compare, within_variance
 from evalspec._stats.intervals import mean_interval
 from evalspec._suite.model import Gate
@@ -39,9 +40,11 @@ def model_noise(
     trials = 1
     left_out: list[str] = []
     flaky: list[str] = []
+    paired: list[CaseChange] = []
     for c in changes:
         if c.before is None or c.after is None or c.unverified or c.trials_differ:
             continue
+        paired.append(c)
         (bp, bn), (ap, an) = side_counts(c.before), side_counts(c.after)
         if bn == 0 or an == 0:
             continue
@@ -73,5 +76,41 @@ def model_noise(
         tuple(flaky),
         spend[0] if spend else None,
         spend[1] if spend else None,
-        confusion,
+        confusion=confusion,
+        robustness=robustness_changes(paired, gate),
     )
+
+
+def robustness_changes(changes: Iterable[CaseChange], gate: Gate) -> tuple[FigureChange, ...]:
+    """Each robustness figure, paired by case: the cases where both sides could show it, the
+    same exact test as the pass rate's, and the cases whose rate moved."""
+    sides: dict[str, list[tuple[str, tuple[int, int], tuple[int, int]]]] = {}
+    for c in changes:
+        assert c.before is not None and c.after is not None
+        before, after = case_tallies(c.before.results), case_tallies(c.after.results)
+        for name in FIGURES:
+            if name in before and name in after:
+                sides.setdefault(name, []).append((c.case, before[name], after[name]))
+    out = []
+    for name in FIGURES:
+        cases = sides.get(name)
+        if not cases:
+            continue
+        b = [k / n for _, (k, n), _ in cases]
+        a = [k / n for _, _, (k, n) in cases]
+        within = [within_variance(*x) + within_variance(*y) for _, x, y in cases]
+        result = paired_compare(
+            b,
+            a,
+            trials=max(max(x[1], y[1]) for _, x, y in cases),
+            within_variance=sum(within) / len(within),
+            confidence=gate.confidence,
+            power=gate.power,
+        )
+        moved = tuple(
+            f"{case} {x[0]}/{x[1]} → {y[0]}/{y[1]}"
+            for (case, x, y), bi, ai in zip(cases, b, a, strict=True)
+            if abs(bi - ai) > 1e-9
+        )
+        out.append(FigureChange(name, result, moved))
+    return tuple(out)

@@ -40,8 +40,17 @@ KIND_ORDER: tuple[Kind, ...] = (
 )
 """Display order: what a reviewer must look at first comes first."""
 
-STATUS_RANK: dict[str, int] = {"error": 0, "fail": 1, "warn": 2, "pass": 3, "captured": -1}
+STATUS_RANK: dict[str, int] = {
+    "error": 0,
+    "user_fault": 0,
+    "fail": 1,
+    "warn": 2,
+    "pass": 3,
+    "captured": -1,
+}
 """A capture case is judged by nothing: a case turned into one is worse, whatever it was."""
+NOT_JUDGED = ("error", "user_fault")
+"""Trials that say nothing of the model: a run that failed, a simulated user at fault."""
 PASSING = ("pass", "warn")
 EPS = 1e-9
 
@@ -71,8 +80,8 @@ def side_counts(side: Side) -> tuple[int, int]:
     """(trials passed, trials run without error); a side without trial results counts as one
     trial with its status."""
     if not side.results:
-        return int(side.status in PASSING), int(side.status != "error")
-    ran = [r for r in side.results if r.status != "error"]
+        return int(side.status in PASSING), int(side.status not in NOT_JUDGED)
+    ran = [r for r in side.results if r.status not in NOT_JUDGED]
     return sum(r.status in PASSING for r in ran), len(ran)
 
 
@@ -119,6 +128,20 @@ class Spend:
 
 
 @dataclass(frozen=True)
+class FigureChange:
+    """One robustness figure of one model, paired by case between the two sides."""
+
+    figure: str
+    """`recovery`, `duplicates`, `injection` or `told` (evalspec._scoring.robustness)."""
+    result: PairedResult
+    moved: tuple[str, ...] = ()
+    """`case 0/1 → 1/1`: the cases whose rate of the event differs between the sides."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"figure": self.figure, **self.result.to_dict(), "moved": list(self.moved)}
+
+
+@dataclass(frozen=True)
 class ModelNoise:
     """The paired comparison of one model (or one pair of columns)."""
 
@@ -137,6 +160,8 @@ class ModelNoise:
     moved: tuple[tuple[Kind, str], ...] = ()
     """(kind, case) of each case that moved, for two tool variants in a diff or review (a
     comparison of runs lists them as changes)."""
+    robustness: tuple[FigureChange, ...] = ()
+    """The robustness figures both sides have, each paired by case (none without faults)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -147,6 +172,7 @@ class ModelNoise:
             "flaky": list(self.flaky),
             "before_spend": vars(self.before_spend) if self.before_spend else None,
             "after_spend": vars(self.after_spend) if self.after_spend else None,
+            "robustness": [f.to_dict() for f in self.robustness],
         }
         if self.confusion is not None:
             before, after = (msgspec.to_builtins(side) for side in self.confusion)

@@ -6,6 +6,7 @@ Columns are (run, model) pairs (`columns.py`); which pairs are before and after 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import msgspec
@@ -51,6 +52,8 @@ def compare_runs(runs: Sequence[RunData], *, gate: Gate | None = None) -> Compar
         before_label, after_label = (
             ", ".join(dict.fromkeys(columns[p[side]].label for p in pairs)) for side in (0, 1)
         )
+    if differ := simulator_note(runs):
+        notes.append(differ)
     policy, gate_note = _runs_gate(runs, gate)
     if gate_note:
         notes.append(gate_note)
@@ -76,6 +79,37 @@ def compare_runs(runs: Sequence[RunData], *, gate: Gate | None = None) -> Compar
         columns=tuple(columns),
         gate=policy,
         noise=noise,
+    )
+
+
+def simulator_note(runs: Sequence[RunData]) -> str:
+    """A note when the runs' simulated users are not the same model with the same settings
+    (results.json's model_specs of the entries that played a user): their conversations are
+    different experiments, so a change in them may be the simulator's, not the model's."""
+    seen: list[str] = []
+    for run in runs:
+        players = sorted(
+            {
+                name
+                for m in run.data.models
+                if not isinstance(m.simulated_user, msgspec.UnsetType)
+                for name in m.simulated_user.models
+            }
+        )
+        specs = {s.name: s for s in run.data.model_specs}
+        text = ", ".join(
+            f"{n} ({specs[n].model} {json.dumps(specs[n].params, sort_keys=True)})"
+            if n in specs
+            else n
+            for n in players
+        )
+        seen.append(text or "none")
+    if len(set(seen)) < 2:
+        return ""
+    return (
+        "different simulated users: "
+        + " → ".join(dict.fromkeys(seen))
+        + "; a change in a simulated conversation may be the simulator's, not the model's"
     )
 
 

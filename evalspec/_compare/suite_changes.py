@@ -6,6 +6,7 @@ score movements, so a comment says what was changed as well as what it did.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
@@ -280,6 +281,33 @@ def _models(before: Mapping[str, ModelSpec], after: Mapping[str, ModelSpec]) -> 
     return out
 
 
+def _held(case: Case) -> list[str]:
+    """The tools the case's user holds (dual control): never offered to the model."""
+    sim = case.simulated_user
+    names = list(sim.tools) if sim is not None else []
+    return names + [n for t in case.turns for n, _ in t.user_calls if n not in names]
+
+
+def _player(base: Suite, head: Suite, old: Case, case: Case) -> list[str]:
+    """The model that plays the case's simulated user, when its id or settings changed: its
+    conversations are not the same experiment, whatever the model under test did."""
+    sb, sa = old.simulated_user, case.simulated_user
+    if sb is None or sa is None:
+        return []
+    mb = next((m for m in base.models if m.name == sb.model), None)
+    ma = next((m for m in head.models if m.name == sa.model), None)
+    if mb is None or ma is None or (mb.model, mb.params) == (ma.model, ma.params):
+        return []
+    return [
+        f"the simulated user's model: {mb.model} {_settings(mb.params)} -> "
+        f"{ma.model} {_settings(ma.params)} (the conversations are another experiment)"
+    ]
+
+
+def _settings(params: Mapping[str, Any]) -> str:
+    return json.dumps(dict(params), sort_keys=True, default=str)
+
+
 def suite_wide_changes(base: Suite, head: Suite) -> list[str]:
     """Changes that touch every case: run settings, models and their parameters."""
     out = []
@@ -343,9 +371,11 @@ def case_changes(
                 f"tools offered: {', '.join(before_offered) or '(none)'} -> "
                 f"{', '.join(after_offered) or '(none)'}"
             )
-        for name in after_offered:
-            if name in before_offered:
+        held = _held(case)
+        for name in after_offered + [n for n in held if n in _held(old)]:
+            if name in before_offered or name in held:
                 items += _tool_definition(b_tools.get(name), a_tools.get(name))
+        items += _player(base, head, old, case)
         for name in sorted((stale_tools or {}).get(case.name, set())):
             items += _tool_answers(b_tools.get(name), a_tools.get(name))
         out[case.name] = items

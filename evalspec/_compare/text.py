@@ -7,6 +7,7 @@ import math
 from evalspec._compare.records import (
     CaseChange,
     Comparison,
+    FigureChange,
     ModelNoise,
     RowChange,
     Side,
@@ -16,6 +17,7 @@ from evalspec._compare.records import (
 )
 from evalspec._compare.words import count, names, p_text, signed
 from evalspec._scoring.confusion import changed_lines
+from evalspec._scoring.robustness import FIGURES, HIGHER_IS_BETTER
 from evalspec._stats import PairedResult
 from evalspec._stats.paired import MAX_CASES, MAX_TRIALS
 
@@ -148,7 +150,26 @@ def noise_lines(m: ModelNoise) -> list[str]:
     if m.confusion is not None:
         changed = changed_lines(*m.confusion)
         lines += [f"{m.model}: tool confusion (expected → called): {c}" for c in changed]
+    lines += [f"{m.model}: {figure_text(f)}" for f in m.robustness]
     return lines
+
+
+def figure_text(f: FigureChange) -> str:
+    """`recovery rate 50.0% → 100.0% (Δ +50.0%, 95% CI …; 2 cases; exact McNemar, p = 1):
+    within noise; moved: a retry 0/1 → 1/1`: a robustness figure, paired by case."""
+    pr, d = f.result, f.result.difference
+    ci = f", {d.confidence:.0%} CI {signed(d.low, '.1%')}…{signed(d.high, '.1%')}" if d else ""
+    verdict = "within noise"
+    if pr.significant:
+        up = pr.after > pr.before
+        better = up == (f.figure in HIGHER_IS_BETTER)
+        verdict = f"significant {'rise' if up else 'fall'} ({'better' if better else 'worse'})"
+    moved = f"; moved: {names(f.moved)}" if f.moved else "; no case moved"
+    return (
+        f"{FIGURES[f.figure]} {pr.before:.1%} → {pr.after:.1%} "
+        f"(Δ {signed(pr.after - pr.before, '.1%')}{ci}; {count(pr.cases, 'case')}; "
+        f"{pr.test}, {p_text(pr.p_value)}): {verdict}{moved}"
+    )
 
 
 def _power_text(pr: PairedResult) -> list[str]:

@@ -65,7 +65,7 @@ def redactor(specs: Sequence[str]) -> Redactor:
                 rules.append((re.compile(spec.removeprefix("regex:")), "[redacted]"))
             except re.error as exc:
                 raise UsageError(
-                    f"--redact {spec!r}: the pattern does not compile ({exc}); write a Python "
+                    f"redact={spec!r}: the pattern does not compile ({exc}); write a Python "
                     "regular expression after `regex:`",
                     params=["redact"],
                 ) from None
@@ -73,7 +73,7 @@ def redactor(specs: Sequence[str]) -> Redactor:
             rules.append((re.compile(KINDS[spec]), f"[redacted:{spec}]"))
         else:
             raise UsageError(
-                f"--redact {spec!r}: use one of {', '.join(KINDS)}, or regex:PATTERN",
+                f"redact={spec!r}: use one of {', '.join(KINDS)}, or regex:PATTERN",
                 params=["redact"],
             )
     return Redactor(tuple(rules))

@@ -73,8 +73,9 @@ class SuiteWriter:
     cases: IO[str]
     tools: dict[str, ToolSeen] = field(default_factory=dict)
     count: int = 0
-    answers: dict[str, list[list[Step]]] | None = None
-    """With recordings asked for: each case's answers, turn by turn (kept until the end)."""
+    refused: list[Refusal] = field(default_factory=list)
+    answers: AnswerStore | None = None
+    """With recordings asked for: each case's answers, turn by turn (on disk)."""
     longest: int = 0
     """The most model answers in one conversation: the suite's `max_turns`."""
 
@@ -92,7 +93,7 @@ class SuiteWriter:
         steps = steps_of(conv)
         self.longest = max(self.longest, sum(len(s) for s in steps))
         if self.answers is not None:
-            self.answers[case_name(conv)] = steps
+            self.answers.put(case_name(conv), steps)
         if self.transcripts is not None:
             line = dumps_line(transcript(conv, turns, self.model).to_dict(), "transcripts")
             self.transcripts.write(line + "\n")
@@ -159,7 +160,7 @@ class SuiteWriter:
                 head, sort_keys=False, allow_unicode=readable(head), default_flow_style=None
             )
         )
-        out.write("tools:\n")
+        out.write("tools:\n" if self.tools else "tools: []\n")  # no call in any conversation
         for name, seen in self.tools.items():
             definition = seen.definition or {}
             tool = {
@@ -196,6 +197,38 @@ def steps_of(conv: Conversation) -> list[list[Step]]:
     return out
 
 
+class AnswerStore:
+    """Each case's answers, turn by turn, in a temporary database on disk (gone once
+    closed): recording the traced answers keeps no conversation in memory."""
+
+    def __init__(self) -> None:
+        # "": a private database in a file deleted on close; one thread at a time uses it
+        import sqlite3  # only when needed: its import costs memory
+
+        self.db = sqlite3.connect("", check_same_thread=False)
+        self.db.execute("CREATE TABLE answers (name TEXT PRIMARY KEY, steps TEXT)")
+
+    def put(self, case: str, steps: list[list[Step]]) -> None:
+        rows = [
+            [[text, [[c.id, c.name, c.arguments] for c in calls]] for text, calls in turn]
+            for turn in steps
+        ]
+        self.db.execute(
+            "INSERT OR REPLACE INTO answers VALUES (?, ?)", (case, json.dumps(rows, default=str))
+        )
+
+    def get(self, case: str) -> list[list[Step]]:
+        found = self.db.execute("SELECT steps FROM answers WHERE name = ?", (case,)).fetchone()
+        rows = json.loads(found[0]) if found else []
+        return [
+            [(text, tuple(Call(i, n, a) for i, n, a in calls)) for text, calls in turn]
+            for turn in rows
+        ]
+
+    def close(self) -> None:
+        self.db.close()
+
+
 _LABEL = re.compile(r"^case ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\") on model ")
 
 
@@ -203,13 +236,13 @@ class TraceAnswers:
     """A stand-in model that answers each case's requests with what the traced model
     answered (`evalspec import traces --record` writes its answers as the recordings)."""
 
-    def __init__(self, answers: dict[str, list[list[Step]]]) -> None:
+    def __init__(self, answers: AnswerStore) -> None:
         self.answers = answers
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         match = _LABEL.match(request.label)
         case = ast.literal_eval(match.group(1)) if match else ""
-        turns = self.answers.get(case) or [[]]
+        turns = self.answers.get(case) or [[]]  # read again for each request: memory stays flat
         users = [i for i, m in enumerate(request.messages) if m.get("role") == "user"]
         steps = turns[min(max(len(users) - 1, 0), len(turns) - 1)]
         after = request.messages[users[-1] :] if users else ()
@@ -318,7 +351,7 @@ def case_dict(
     """The case of one conversation (`capture`: with no expectations, for capture review)."""
     case: dict[str, Any] = {
         "name": case_name(conv),
-        "description": f"trace {conv.trace} in {source}, line {conv.line}",
+        "description": f"{where(conv)} in {source}, line {conv.line}",
     }
     if conv.system:
         case["system"] = conv.system
@@ -342,7 +375,12 @@ def case_dict(
 
 
 def case_name(conv: Conversation) -> str:
-    return f"trace {conv.trace}"
+    return f"conversation {conv.trace}" if conv.grouped else f"trace {conv.trace}"
+
+
+def where(conv: Conversation) -> str:
+    """Which trace the case came from, or which conversation over how many traces."""
+    return f"{case_name(conv)} ({conv.traces} traces)" if conv.grouped else case_name(conv)
 
 
 def transcript(conv: Conversation, turns: list[Turn], model: str) -> Transcript:
@@ -365,7 +403,7 @@ def transcript(conv: Conversation, turns: list[Turn], model: str) -> Transcript:
                 )
             )
     return Transcript(
-        item_id=f"trace:{conv.trace}",
+        item_id=f"{'conversation' if conv.grouped else 'trace'}:{conv.trace}",
         case=case_name(conv),
         model=model,
         tool_calls=tuple(calls),

@@ -11,6 +11,9 @@ What a trace says (also in docs/how-to/importers.md):
   (`gen_ai.tool.call.id`, `gen_ai.tool.call.result`; `tool.name` and `output.value`), an ERROR
   status being the tool's error;
 - tool definitions: `gen_ai.tool.definitions` (else the parameters are read off the calls).
+- the older forms (one event per message, `gen_ai.prompt`): see evalspec._interop.trace_events;
+- one conversation over several traces: traces naming the same `gen_ai.conversation.id` (or
+  `session.id`) are its turns, in time order.
 
 Files are read one JSON line at a time (an OTLP export per line, as the Collector's file
 exporter writes; or a span, or a span's attributes alone); a file that is one JSON document is
@@ -26,10 +29,11 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, BinaryIO
 
 from evalspec._interop.otel import NOT_SPANS, _attributes, _error, _json_or_text, _time
 from evalspec._interop.records import Refusal
+from evalspec._interop.trace_events import fold, log_record, span_events
 from evalspec._language.tools import TOOL_NAME_PATTERN
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.yaml_tree import MAX_DEPTH
@@ -87,21 +91,122 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Tool definitions the trace declares, by name (`description`, `parameters`)."""
+    start: int | float = 0
+    """When its first span started (turns of one conversation are put in this order)."""
+    grouped: bool = False
+    """Whether `trace` is a conversation id its traces named (`traces` of them), not a
+    trace id."""
+    traces: int = 0
 
 
 # ------------------------------------------------------------------------------- reading
 
 
 def read_traces(path: Path, refused: list[Refusal]) -> Iterator[Conversation]:
-    """The conversations of a file, one trace at a time; what cannot be read is refused."""
+    """The conversations of a file, one at a time; what cannot be read is refused.
+
+    A trace whose spans name a conversation (`gen_ai.conversation.id`, OpenInference's
+    `session.id`) is one turn of it: such traces are put together after the others, each
+    conversation read back from the lines an index of the file says hold its spans."""
     name = display_name(path)
+    with open_regular(path, name, limit=MAX_LOG_BYTES) as fh:
+        whole = _whole_document(fh, name)
+        if whole is not None:
+            spans = _spans_of(parse_json(whole, name), 1, name, refused)
+            for span in spans:
+                span["line"] = 1
+            yield from _in_memory(spans, name, refused)
+            return
+        if not _mentions_conversations(fh):
+            yield from _stream(fh, name, refused, None)
+            return
+        index = _index(fh, name)
+        try:
+            yield from _stream(fh, name, refused, index)
+            for conversation_id, lines in index.conversations():
+                spans = list(_spans_at(fh, name, lines, index, conversation_id))
+                yield from _grouped(conversation_id, spans, name, lines[0][1], refused)
+        finally:
+            index.close()
+
+
+def _whole_document(fh: BinaryIO, name: str) -> str | None:
+    """The file's text when it is one JSON document (a list, or pretty-printed), else None;
+    such a file is read whole, so only up to MAX_FILE_BYTES."""
+    head = fh.read(1 << 16)
+    if head.lstrip()[:1] == b"[" or _one_document(head):
+        rest = fh.read(MAX_FILE_BYTES + 1 - len(head))
+        if len(head) + len(rest) > MAX_FILE_BYTES:
+            raise input_error(
+                name,
+                f"one JSON document over {MAX_FILE_BYTES >> 20} MiB is not read whole",
+                "export JSON Lines (one OTLP export per line): those are read a line at a "
+                "time, up to 1 GiB",
+            )
+        return (head + rest).decode("utf-8", errors="replace")
+    return None
+
+
+def _lines(
+    fh: BinaryIO, name: str, refused: list[Refusal]
+) -> Iterator[tuple[int, int, list[dict[str, Any]]]]:
+    """(line, byte offset, spans) of each JSON line; a line that is not JSON is refused, and
+    one over MAX_FILE_BYTES is skipped unread (held whole, a line of a gigabyte would be
+    decoded and parsed at several times its size)."""
+    fh.seek(0)
+    offset = 0
+    number = 0
+    while raw := fh.readline(MAX_FILE_BYTES + 1):
+        number += 1
+        start, offset = offset, offset + len(raw)
+        if len(raw) > MAX_FILE_BYTES and not raw.endswith(b"\n"):
+            offset += _skip_line(fh)
+            why = f"the line is over {MAX_FILE_BYTES >> 20} MiB; it was not read"
+            refused.append(Refusal(f"line-{number}", name, number, why))
+            continue
+        if raw.strip():
+            spans = _parsed_line(raw, number, name, refused)
+            if spans is not None:
+                yield number, start, spans
+
+
+def _skip_line(fh: BinaryIO) -> int:
+    """Read past the rest of the current line; the bytes skipped."""
+    skipped = 0
+    while more := fh.readline(1 << 20):
+        skipped += len(more)
+        if more.endswith(b"\n"):
+            break
+    return skipped
+
+
+def _parsed_line(
+    raw: bytes, number: int, name: str, refused: list[Refusal]
+) -> list[dict[str, Any]] | None:
+    try:
+        item = parse_json(raw.decode("utf-8", errors="replace"), name, number)
+    except InputError as exc:
+        at = exc.problems[0] if exc.problems else None
+        why, column = (at.message, at.column) if at else (str(exc), 1)
+        refused.append(Refusal(f"line-{number}", name, number, why, column))
+        return None
+    return _spans_of(item, number, name, refused)
+
+
+def _stream(
+    fh: BinaryIO, name: str, refused: list[Refusal], grouped: Index | None
+) -> Iterator[Conversation]:
+    """The conversations of traces that name none, each handed on once its root span is read
+    (spans of the `grouped` traces are left for later)."""
     open_traces: dict[str, list[dict[str, Any]]] = {}
     rooted: set[str] = set()
     done: OrderedDict[str, None] = OrderedDict()
-    for line, spans in _batches(path, name, refused):
+    for line, _, spans in _lines(fh, name, refused):
         for span in spans:
-            trace = span["trace_id"] or f"line-{line}"
+            trace = _trace_key(span, line)
             span["line"] = line
+            if grouped is not None and grouped.conversation(trace):
+                continue
             if trace in done:
                 # named apart from the case its trace became
                 refused.append(Refusal(f"trace {trace} (line {line})", name, line, LATE_SPAN))
@@ -119,58 +224,192 @@ def read_traces(path: Path, refused: list[Refusal]) -> Iterator[Conversation]:
         yield from _conversation(trace, spans, name, refused)
 
 
+def _trace_key(span: Mapping[str, Any], line: int) -> str:
+    return str(span["trace_id"] or f"line-{line}")
+
+
 LATE_SPAN = (
     "a span of this trace comes after its root span; export each trace's spans together "
     "(the root span ends last)"
 )
 
 
-def _batches(
-    path: Path, name: str, refused: list[Refusal]
-) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-    """(line, spans) of each JSON line, or of the whole file when it is one JSON document."""
-    with open_regular(path, name, limit=MAX_LOG_BYTES) as fh:
-        head = fh.read(1 << 16)
-        if head.lstrip()[:1] == b"[" or _one_document(head):
-            rest = fh.read(MAX_FILE_BYTES + 1 - len(head))
-            if len(head) + len(rest) > MAX_FILE_BYTES:
-                raise input_error(
-                    name,
-                    f"one JSON document over {MAX_FILE_BYTES >> 20} MiB is not read whole",
-                    "export JSON Lines (one OTLP export per line): those are read a line at "
-                    "a time, up to 1 GiB",
-                )
-            text = (head + rest).decode("utf-8", errors="replace")
-            yield 1, _spans_of(parse_json(text, name), 1, name, refused)
+# ---------------------------------------------------------------- conversations by id
+
+CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
+"""Attributes naming the conversation a trace is one turn of (GenAI conventions,
+OpenInference)."""
+OLD_SCOPE = "instrumentationLibrarySpans"
+"""What OTLP called `scopeSpans` before v0.15 (older exporters still write it)."""
+MAX_ID = 256
+"""The longest conversation id read; a longer one is cut (it names a case)."""
+
+
+class Index:
+    """Where each conversation's traces are in a JSON Lines file: the first pass's result,
+    kept in a temporary database on disk (memory stays flat however many traces there are)."""
+
+    def __init__(self) -> None:
+        import sqlite3  # only when needed: its import costs memory
+
+        self.db = sqlite3.connect("")  # "": a private database in a file deleted on close
+        self.db.executescript(
+            "CREATE TABLE at_line (trace TEXT, offset INTEGER, line INTEGER,"
+            " PRIMARY KEY (trace, offset));"
+            "CREATE TABLE named (trace TEXT PRIMARY KEY, conversation TEXT);"
+            "CREATE INDEX by_conversation ON named (conversation);"
+        )
+
+    def add(self, trace: str, offset: int, line: int, conversation: str) -> None:
+        self.db.execute("INSERT OR IGNORE INTO at_line VALUES (?, ?, ?)", (trace, offset, line))
+        if conversation:
+            self.db.execute("INSERT OR IGNORE INTO named VALUES (?, ?)", (trace, conversation))
+
+    def conversation(self, trace: str) -> str:
+        """The conversation `trace` is a turn of ("" when it names none)."""
+        row = self.db.execute("SELECT conversation FROM named WHERE trace = ?", (trace,))
+        found = row.fetchone()
+        return str(found[0]) if found else ""
+
+    def conversations(self) -> Iterator[tuple[str, list[tuple[int, int]]]]:
+        """Each conversation (in the order it first appears) and the (byte offset, line) of
+        every line holding a span of it."""
+        order = self.db.execute(
+            "SELECT n.conversation FROM named n JOIN at_line a USING (trace)"
+            " GROUP BY n.conversation ORDER BY MIN(a.offset)"
+        )
+        for (conversation_id,) in order:
+            lines = self.db.execute(
+                "SELECT DISTINCT a.offset, a.line FROM named n JOIN at_line a USING (trace)"
+                " WHERE n.conversation = ? ORDER BY a.offset",
+                (conversation_id,),
+            ).fetchall()
+            yield str(conversation_id), [(int(o), int(n)) for o, n in lines]
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _mentions_conversations(fh: BinaryIO) -> bool:
+    """Whether any conversation attribute is written in the file (a cheap scan of bytes, so a
+    file with none is read once)."""
+    fh.seek(0)
+    tail = b""
+    while chunk := fh.read(1 << 16):
+        window = tail + chunk
+        if any(key.encode() in window for key in CONVERSATION_KEYS):
+            return True
+        tail = window[-64:]
+    return False
+
+
+def _index(fh: BinaryIO, name: str) -> Index:
+    """The first pass: which conversation each trace belongs to, and the lines of each."""
+    index = Index()
+    with index.db:  # one transaction
+        for line, offset, spans in _lines(fh, name, []):  # the second pass refuses
+            for span in spans:
+                index.add(_trace_key(span, line), offset, line, span["conversation"])
+    return index
+
+
+def _spans_at(
+    fh: BinaryIO,
+    name: str,
+    lines: list[tuple[int, int]],
+    index: Index,
+    wanted: str,
+) -> Iterator[dict[str, Any]]:
+    """The spans of one conversation's traces, read back from the lines that hold them."""
+    for offset, line in lines:
+        fh.seek(offset)
+        for span in _parsed_line(fh.readline(), line, name, []) or ():
+            if index.conversation(_trace_key(span, line)) == wanted:
+                span["line"] = line
+                yield span
+
+
+def _in_memory(
+    spans: list[dict[str, Any]], name: str, refused: list[Refusal]
+) -> Iterator[Conversation]:
+    """The conversations of one JSON document, read whole: traces naming no conversation one
+    by one, then the conversations traces name."""
+    traces: dict[str, list[dict[str, Any]]] = {}
+    named: dict[str, str] = {}
+    for span in spans:
+        trace = _trace_key(span, 1)
+        traces.setdefault(trace, []).append(span)
+        if span["conversation"]:
+            named.setdefault(trace, span["conversation"])
+    for trace, members in traces.items():
+        if trace not in named:
+            yield from _conversation(trace, members, name, refused)
+    by_id: dict[str, list[dict[str, Any]]] = {}
+    for trace, conversation_id in named.items():
+        by_id.setdefault(conversation_id, []).extend(traces[trace])
+    for conversation_id, members in by_id.items():
+        yield from _grouped(conversation_id, members, name, 1, refused)
+
+
+def _grouped(
+    conversation_id: str, spans: list[dict[str, Any]], name: str, line: int, refused: list[Refusal]
+) -> Iterator[Conversation]:
+    """One conversation over several traces: each trace read as a turn, in time order."""
+    traces: dict[str, list[dict[str, Any]]] = {}
+    for span in spans:
+        traces.setdefault(_trace_key(span, span["line"]), []).append(span)
+    parts, why = [], ""
+    for trace, members in traces.items():
+        try:
+            parts.append(conversation(trace, members))
+        except NotAConversation as exc:  # a trace of tools alone is no turn
+            why = str(exc)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            why = str(exc) or type(exc).__name__
+            break
+    else:
+        whole = joined(conversation_id, parts) if parts else None
+        why = _held(whole) if whole is not None else why
+        if whole is not None and not why:
+            yield whole
             return
-        fh.seek(0)
-        for number, raw in enumerate(_lines(fh), 1):
-            if raw is None:
-                why = f"the line is over {MAX_FILE_BYTES >> 20} MiB; it was not read"
-                refused.append(Refusal(f"line-{number}", name, number, why))
-                continue
-            if not raw.strip():
-                continue
-            try:
-                item = parse_json(raw.decode("utf-8", errors="replace"), name, number)
-            except InputError as exc:
-                at = exc.problems[0] if exc.problems else None
-                why, column = (at.message, at.column) if at else (str(exc), 1)
-                refused.append(Refusal(f"line-{number}", name, number, why, column))
-                continue
-            yield number, _spans_of(item, number, name, refused)
+    record = f"conversation {conversation_id}"
+    refused.append(Refusal(record, name, line, why or "no trace holds the conversation"))
 
 
-def _lines(fh: IO[bytes]) -> Iterator[bytes | None]:
-    """Each line of the file, or None for one over MAX_FILE_BYTES, skipped unread: a single
-    line of a gigabyte would otherwise be held, decoded and parsed whole."""
-    while raw := fh.readline(MAX_FILE_BYTES + 1):
-        if len(raw) <= MAX_FILE_BYTES or raw.endswith(b"\n"):
-            yield raw
-            continue
-        while (more := fh.readline(1 << 20)) and not more.endswith(b"\n"):
-            pass
-        yield None
+def joined(conversation_id: str, parts: list[Conversation]) -> Conversation:
+    """Turns of one conversation (each a trace's conversation) as one: a turn's messages that
+    repeat the end of those before it (the history a model call is sent again) are read once."""
+    parts.sort(key=lambda c: c.start)
+    out = Conversation(conversation_id, parts[0].line, start=parts[0].start, grouped=True)
+    for part in parts:
+        out.model = part.model or out.model
+        out.system = part.system or out.system
+        out.tools.update(part.tools)
+        out.messages += part.messages[_overlap(out.messages, part.messages) :]
+        out.traces += 1
+    return out
+
+
+def _overlap(before: list[Message], after: list[Message]) -> int:
+    """How many messages `after` starts with that `before` ends with (the most)."""
+    if not before or not after:
+        return 0
+    tail, head = [_key(m) for m in before], [_key(m) for m in after]
+    first = head[0]
+    for k in range(min(len(tail), len(head)), 0, -1):
+        if tail[-k] == first and tail[-k:] == head[:k]:
+            return k
+    return 0
+
+
+def _key(message: Message) -> tuple[Any, ...]:
+    """What makes a message the same one when it is sent again (not the answers found later)."""
+    calls = tuple(
+        (c.name, json.dumps(c.arguments, sort_keys=True, default=str)) for c in message.calls
+    )
+    response = json.dumps(message.response, sort_keys=True, default=str)
+    return (message.role, message.text, calls, message.answers, response)
 
 
 def _one_document(head: bytes) -> bool:
@@ -189,12 +428,17 @@ def _one_document(head: bytes) -> bool:
 def _spans_of(item: Any, line: int, name: str, refused: list[Refusal]) -> list[dict[str, Any]]:
     """Every span in one JSON value, flattened (see evalspec._interop.otel)."""
     raw: list[Any] = []
+    records: list[Any] = []
     items = item if isinstance(item, list) else [item]
     for entry in items:
         if isinstance(entry, Mapping) and "resourceSpans" in entry:
             for resource in entry.get("resourceSpans") or ():
-                for scope in resource.get("scopeSpans") or ():
+                for scope in resource.get("scopeSpans") or resource.get(OLD_SCOPE) or ():
                     raw.extend(scope.get("spans") or ())
+        elif isinstance(entry, Mapping) and "resourceLogs" in entry:
+            for resource in entry.get("resourceLogs") or ():
+                for scope in resource.get("scopeLogs") or ():
+                    records.extend(scope.get("logRecords") or ())
         elif isinstance(entry, Mapping) and isinstance(entry.get("spans"), list):
             raw.extend(entry["spans"])
         elif isinstance(entry, Mapping) and ("name" in entry or "attributes" in entry):
@@ -209,6 +453,14 @@ def _spans_of(item: Any, line: int, name: str, refused: list[Refusal]) -> list[d
             out.append(_flat_span(span, i))
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
             refused.append(Refusal(f"line-{line}", name, line, f"span {i + 1}: {exc}"))
+    for i, record in enumerate(records):
+        try:
+            logged = log_record(record, len(raw) + i)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            refused.append(Refusal(f"line-{line}", name, line, f"log record {i + 1}: {exc}"))
+            continue
+        if logged is not None:
+            out.append(logged)
     return out
 
 
@@ -232,7 +484,14 @@ def _flat_span(span: Mapping[str, Any], order: int) -> dict[str, Any]:
         "order": order,
         "attributes": attributes,
         "error": _error(span.get("status")),
+        "conversation": _conversation_id(attributes),
+        "events": span_events(span),
     }
+
+
+def _conversation_id(attributes: Mapping[str, Any]) -> str:
+    value = next((attributes[k] for k in CONVERSATION_KEYS if attributes.get(k)), "")
+    return str(value)[:MAX_ID] if isinstance(value, str | int) else ""
 
 
 # ------------------------------------------------------------------------- conversations
@@ -255,6 +514,7 @@ def _conversation(
 def conversation(trace: str, spans: list[dict[str, Any]]) -> Conversation:
     """The conversation of one trace's spans (see the module docstring)."""
     spans.sort(key=lambda s: (s["start"], s["order"]))
+    spans = fold(spans)
     model_spans = [s for s in spans if _has_messages(s["attributes"])]
     if not model_spans:
         raise NotAConversation(
@@ -262,6 +522,7 @@ def conversation(trace: str, spans: list[dict[str, Any]]) -> Conversation:
         )
     last = model_spans[-1]["attributes"]
     found = Conversation(trace, spans[0].get("line", 1), model=_model(last))
+    found.start = spans[0]["start"]
     found.messages = [*_messages(last, "input"), *_messages(last, "output")]
     found.system = "\n".join(m.text for m in found.messages if m.role == "system")
     instructed = [s for s in model_spans if "gen_ai.system_instructions" in s["attributes"]]
@@ -272,32 +533,38 @@ def conversation(trace: str, spans: list[dict[str, Any]]) -> Conversation:
     _answer_calls(found, spans)
     for s in spans:
         found.tools.update(_definitions(s["attributes"]))
-    _check_suite_holds(found)
+    why = _held(found)
+    if why:
+        raise NotHeld(why)
     return found
 
 
-def _check_suite_holds(found: Conversation) -> None:
-    """A trace the suite could not hold refuses this trace, not the suite written: a tool name
-    it cannot hold (a space, a control code, 300 characters), more calls than a case may
-    expect, or a value nested deeper than the suite's YAML may be around it."""
+class NotHeld(ValueError):
+    """A conversation the suite could not hold (why): refused, never a part left out."""
+
+
+def _held(found: Conversation) -> str:
+    """Why the suite could not hold this conversation ("" when it can): a tool name it cannot
+    hold (a space, a control code, 300 characters), more calls than a case may expect, or a
+    value nested deeper than the suite's YAML may be around it. Refusing the record keeps
+    the suite written valid."""
     calls = [c for m in found.messages for c in m.calls]
-    for name in [c.name for c in calls] + list(found.tools):
-        if not TOOL_NAME.fullmatch(name):
-            raise NotAConversation(
-                f"the tool name {name[:80]!r} is not one a suite can hold (1 to 64 letters, "
+    for tool in [c.name for c in calls] + list(found.tools):
+        if not TOOL_NAME.fullmatch(tool):
+            return (
+                f"the tool name {tool[:80]!r} is not one a suite can hold (1 to 64 letters, "
                 "digits, `_`, `.` or `-`)"
             )
     if len(calls) > MAX_CALLS_PER_CASE:
-        raise NotAConversation(
-            f"it makes {len(calls)} tool calls; a case expects at most {MAX_CALLS_PER_CASE}"
-        )
+        return f"it makes {len(calls)} tool calls; a case expects at most {MAX_CALLS_PER_CASE}"
     for call in calls:
         for what, value in (("arguments", call.arguments), ("output", call.output)):
             if json_depth_error(json.dumps(value, default=str), VALUE_DEPTH) is not None:
-                raise NotAConversation(
+                return (
                     f"the {what} of call {call.id[:80]!r} ({call.name}) nest deeper than "
                     f"{VALUE_DEPTH} levels, more than a suite holds around them"
                 )
+    return ""
 
 
 def _has_messages(attrs: Mapping[str, Any]) -> bool:

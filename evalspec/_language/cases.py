@@ -296,6 +296,16 @@ TURN = Obj(
             items=Str(),
             examples=(["sort"],),
         ),
+        "user_calls": Arr(
+            description=(
+                "Tools the user calls on the shared world before saying this turn's text (dual "
+                "control: a scripted user with tools of its own). Each names a suite tool that "
+                "the case does not offer to the model."
+            ),
+            min_items=1,
+            items=Ref("user_call"),
+            examples=([{"toggle_airplane_mode": {"on": False}}],),
+        ),
     },
 )
 """`$defs/turn`: each entry of a case's `turns:`."""
@@ -390,6 +400,102 @@ SIMULATED_USER = Obj(
             min_length=1,
             examples=("user-sim",),
         ),
+        "tools": Arr(
+            description=(
+                "Suite tools the simulated user may call on the shared world (dual control, as "
+                "τ²-bench's telecom user toggles airplane mode). The case must list the "
+                "model's tools in `tools:`, without these."
+            ),
+            items=Str(min_length=1),
+            min_items=1,
+            unique_items=True,
+            examples=(["toggle_airplane_mode"],),
+        ),
+        "checks": Arr(
+            description=(
+                "Checks on the simulated user's own conduct. A failed one makes the trial the "
+                "simulated user's fault (status `user_fault`), apart from the model's pass or "
+                "fail."
+            ),
+            items=Ref("user_check"),
+            min_items=1,
+            examples=([{"hides": "airplane", "until": "(?i)airplane|flight mode"}],),
+        ),
     },
 )
 """`$defs/simulated_user`: a case's `user: {simulate: ...}`."""
+
+USER_CALL = Map(
+    Obj(),
+    description="One call of the user's own tool: the tool's name, mapped to its arguments.",
+    min_properties=1,
+    max_properties=1,
+    examples=({"toggle_airplane_mode": {"on": False}},),
+)
+"""`$defs/user_call`: one call a scripted user makes with its own tool (`user_calls:`)."""
+
+
+def _pattern(description: str, example: str) -> Str:
+    """A regular expression a check on the simulated user's messages holds them to."""
+    return Str(min_length=1, description=description, examples=(example,))
+
+
+USER_CHECK = Mixed(
+    types=("object",),
+    additional=False,
+    min_properties=1,
+    description=(
+        "One check on the simulated user: `hides` (a pattern its messages must not hold "
+        "before the assistant's text matches `until`, or ever without it), `reaches` (the "
+        "world it must leave when it ends the conversation itself, unless the assistant "
+        "refused), `never` (a pattern no message of it may hold: a broken instruction), "
+        "`on_script` (a pattern every message of it must hold)."
+    ),
+    examples=(
+        {"never": "(?i)as an ai", "why": "plays the assistant"},
+        {"reaches": {"/phone/airplane_mode": False}},
+    ),
+    properties={
+        "hides": _pattern(
+            "A regular expression the user's messages must not match early: what its "
+            "instructions hide.",
+            "(?i)airplane",
+        ),
+        "until": _pattern(
+            "With `hides`: once the assistant's text matches this regular expression, the "
+            "hidden text may be said.",
+            "(?i)airplane|flight mode",
+        ),
+        "reaches": Obj(
+            min_properties=1,
+            additional=True,
+            property_names=Mixed(pattern="^/"),
+            description=(
+                "JSON Pointers into the state, each with the value the user's goal needs there "
+                "when the user ends the conversation (###STOP### or an empty message)."
+            ),
+            examples=({"/phone/airplane_mode": False},),
+        ),
+        "never": _pattern(
+            "A regular expression no message of the user may match: a rule of its instructions.",
+            "(?i)as an ai",
+        ),
+        "on_script": _pattern(
+            "A regular expression every message of the user must match: a message that does "
+            "not has left the script.",
+            "(?i)phone|signal|airplane|thank",
+        ),
+        "refusal": _pattern(
+            "With `reaches`: a regular expression for an answer of the assistant that refuses "
+            "or hands over; after it, an unmet goal is not the user's fault. Default: "
+            "(?i)\\b(cannot|can't|unable|not able)\\b.",
+            "(?i)cannot help",
+        ),
+        "why": Str(
+            description="The rule in words, shown in the report.",
+            examples=("plays the assistant",),
+        ),
+    },
+    one_of=tuple(Mixed(required=(kind,)) for kind in ("hides", "reaches", "never", "on_script")),
+)
+"""`$defs/user_check`: one check on a simulated user's own turns (`simulate.checks`)."""

@@ -6,11 +6,14 @@ from evalspec._language.common import SIMILARITY_THRESHOLD, WEIGHT, WORDED_BY_VA
 from evalspec._language.vocabulary import (
     Arr,
     Bool,
+    Const,
+    Enum,
     Int,
     Map,
     Mixed,
     Num,
     Obj,
+    OneOf,
     Options,
     Ref,
     Str,
@@ -232,21 +235,26 @@ FINAL_ANSWER = Obj(
                 ),
             },
         ),
-        "judge": Obj(
+        "judge": Mixed(
             description=(
                 "An LLM judge decides whether the answer solves the request (Solved 1, "
                 "Unsure 0.5, Unsolved 0, as StableToolBench's SoPR). Verdicts are "
                 "cached in .evalspec-cache/judge.json beside the suite, so re-scoring "
-                "does not ask again."
+                "does not ask again. With `rubric:`, it grades what `sees:` names of the "
+                "conversation or the turn, criterion by criterion."
             ),
+            types=("object",),
             additional=False,
-            required=("criteria", "model"),
+            required=("model",),
+            any_of=(Mixed(required=("criteria",)), Mixed(required=("rubric",))),
             examples=(
                 {"criteria": "The answer states the temperature in Paris.", "model": "gpt-4o-mini"},
             ),
             properties={
                 "criteria": Str(
-                    description="What a good answer does.",
+                    description=(
+                        "What a good answer does (a judge with `rubric:` may leave it out)."
+                    ),
                     examples=("The answer names both messages in #general.",),
                 ),
                 "model": Str(description="Judge model id.", examples=("gpt-4o-mini",)),
@@ -280,9 +288,112 @@ FINAL_ANSWER = Obj(
                     maximum=2,
                     examples=(0.2,),
                 ),
+                "rubric": Ref(
+                    "judge_rubric",
+                    description=(
+                        "Grade criterion by criterion what `sees:` shows, instead of "
+                        "Solved/Unsure/Unsolved on the answer."
+                    ),
+                ),
+                "sees": Ref(
+                    "judge_sees",
+                    description=(
+                        "What the rubric judge is shown of the transcript (default: "
+                        "conversation, calls, tool_outputs)."
+                    ),
+                ),
             },
         ),
         "weight": WEIGHT,
     },
 )
 """`$defs/final_answer`: `expect.final_answer`."""
+
+JUDGE_CRITERION = Obj(
+    description="One question of a rubric.",
+    additional=False,
+    required=("name", "ask"),
+    properties={
+        "name": Str(
+            description=(
+                "The criterion's name, in reports and in labels' `check` "
+                "(`final_answer.judge.NAME`)."
+            ),
+            pattern="^[A-Za-z0-9_-]{1,60}$",
+            examples=("resolved",),
+        ),
+        "ask": Str(
+            description="The question the judge answers.",
+            min_length=1,
+            examples=("The customer's problem is solved by the end.",),
+        ),
+        "scale": OneOf(
+            description="pass_fail, or the top of a 1..N scale (5: answers 1 to 5, scored 0 to 1).",
+            default="pass_fail",
+            examples=("pass_fail", 5),
+            branches=(Const(value="pass_fail"), Int(minimum=2, maximum=10)),
+        ),
+        "weight": Num(
+            description="The criterion's share of the rubric's score.",
+            default=1,
+            exclusive_minimum=0,
+            maximum=1000,
+            examples=(0.5,),
+        ),
+    },
+)
+"""`$defs/judge_criterion`: one question of a rubric judge."""
+
+JUDGE_RUBRIC = Obj(
+    description=(
+        "A rubric the judge answers criterion by criterion over what `sees:` shows it; "
+        "the check scores the criteria's weighted mean."
+    ),
+    additional=False,
+    required=("criteria",),
+    examples=(
+        {
+            "pass_mark": 0.75,
+            "criteria": [
+                {"name": "resolved", "ask": "The customer's problem is solved by the end."}
+            ],
+        },
+    ),
+    properties={
+        "criteria": Arr(
+            description="The questions the judge answers, each on its scale.",
+            min_items=1,
+            max_items=30,
+            items=Ref("judge_criterion"),
+            examples=(
+                [{"name": "resolved", "ask": "The customer's problem is solved by the end."}],
+            ),
+        ),
+        "pass_mark": Num(
+            description=(
+                "A criterion passes at this score (0 to 1, a scale's points spread "
+                "evenly) or more, and so does the rubric's weighted mean."
+            ),
+            default=1,
+            minimum=0,
+            maximum=1,
+            examples=(0.75,),
+        ),
+    },
+)
+"""`$defs/judge_rubric`: `expect.final_answer.judge.rubric`."""
+
+JUDGE_SEES = Arr(
+    description=(
+        "What the rubric judge is shown: the user's and the assistant's messages, the "
+        "calls with their arguments, the tools' outputs, the state the conversation "
+        "started from and where it ended. In a turn's expect: the conversation up to "
+        "that turn's end, and that turn's own calls and outputs."
+    ),
+    default=["conversation", "calls", "tool_outputs"],
+    min_items=1,
+    unique_items=True,
+    items=Enum(("conversation", "calls", "tool_outputs", "state_before", "state_after")),
+    examples=(["conversation", "calls", "tool_outputs", "state_after"],),
+)
+"""`$defs/judge_sees`: what a rubric judge is shown."""

@@ -4,9 +4,26 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from evalspec._language.cases import CAPTURE, CASE, MESSAGE, PASS_RULE, SIMULATED_USER, TRIALS, TURN
+from evalspec._language.cases import (
+    CAPTURE,
+    CASE,
+    MESSAGE,
+    PASS_RULE,
+    SIMULATED_USER,
+    TRIALS,
+    TURN,
+    USER_CALL,
+    USER_CHECK,
+)
 from evalspec._language.critics import CRITIC, EVALUATOR, RUBRIC
-from evalspec._language.expect import EXPECT, EXPECTED_CALL, FINAL_ANSWER
+from evalspec._language.expect import (
+    EXPECT,
+    EXPECTED_CALL,
+    FINAL_ANSWER,
+    JUDGE_CRITERION,
+    JUDGE_RUBRIC,
+    JUDGE_SEES,
+)
 from evalspec._language.faults import FAULT, INJECTION
 from evalspec._language.models import BUDGET, MODEL, SUITE_BUDGET
 from evalspec._language.tools import SIMULATED_RESPONSE, TOOL, TOOL_EDIT, VARIANT
@@ -321,5 +338,10 @@ DEFS = {
     "capture": CAPTURE,
     "variant": VARIANT,
     "tool_edit": TOOL_EDIT,
+    "judge_rubric": JUDGE_RUBRIC,
+    "judge_criterion": JUDGE_CRITERION,
+    "judge_sees": JUDGE_SEES,
+    "user_call": USER_CALL,
+    "user_check": USER_CHECK,
 }
 """The named pieces, in the order the schema lists them."""

@@ -50,6 +50,7 @@ KEYWORDS: Final = (
     "if",
     "then",
     "not",
+    "oneOf",
 )
 """Every keyword the language uses, in the order the generated schema writes them."""
 
@@ -183,6 +184,8 @@ class Mixed(Str, Num, Arr, Obj):
     TYPE: ClassVar[str | None] = None
     types: tuple[str, ...] = ()
     all_of: tuple[Node, ...] | None = _kw("allOf")
+    any_of: tuple[Node, ...] | None = _kw("anyOf")
+    one_of: tuple[Node, ...] | None = _kw("oneOf")
     if_: Node | None = _kw("if")
     then: Node | None = _kw("then")
     not_: Node | None = _kw("not")
@@ -225,7 +228,7 @@ def _schema_value(keyword: str, value: Any) -> Any:
         return schema(value)
     if keyword in ("properties", "dependentSchemas"):
         return {name: schema(sub) for name, sub in value.items()}
-    if keyword in ("anyOf", "allOf"):
+    if keyword in ("anyOf", "oneOf", "allOf"):
         return [schema(sub) for sub in value]
     return _json(value)
 

@@ -28,7 +28,9 @@ from evalspec._report.uncertainty import (
     budget_text,
     flaky_text,
     rates_text,
+    robustness_lines,
     simulated_user_text,
+    user_faults_text,
 )
 from evalspec._util.terminal import STYLES, text
 
@@ -64,6 +66,8 @@ def print_report(report: Report, console: Console | None = None, *, verbose: boo
         _print_noise(report, m, console, named=len(report.models) > 1)
     for m in report.models:
         _print_confusion(m, console)
+    for line in report.calibration:
+        console.print(text(line))
     _print_variants(report, console)
 
 
@@ -108,6 +112,8 @@ def _print_noise(report: Report, m: ModelSummary, console: Console, *, named: bo
         console.print(text(f"{who}{budget_text(m)}", "bold red"))
     if simulated := simulated_user_text(m):
         console.print(text(f"{who}{simulated}", "dim"))
+    for line in robustness_lines(m):
+        console.print(text(f"{who}{line}", "bold"))
 
 
 def _result_and_score(c: CaseSummary) -> tuple[str, str]:
@@ -303,7 +309,7 @@ def _summary_table(report: Report) -> Table:
         table.add_column(name, justify="right")
     for m in report.models:
         row = [
-            f"{(m.passed + m.warned) / m.cases:.0%}" if m.cases else "-",
+            f"{(m.passed + m.warned) / (m.cases - m.spoiled):.0%}" if m.cases > m.spoiled else "-",
             f"{m.mean_score:.3f}",
             f"{m.pass_at_k:.2f}",
             f"{m.pass_hat_k:.2f}",
@@ -362,6 +368,7 @@ def _summary_line(m: ModelSummary) -> Text:
         ", ",
         (f"{m.failed} failed", "red"),
         *((", ", (f"{m.errors} errors", "magenta")) if m.errors else ()),
+        *((", ", (user_faults_text(m.spoiled), "cyan")) if m.spoiled else ()),
         f" · mean score {m.mean_score:.2f} · pass@1 {m.pass_at_1:.2f}"
         + (f" · pass@{m.k} {m.pass_at_k:.2f} · pass^{m.k} {m.pass_hat_k:.2f}" if m.k > 1 else "")
         + (f" · {m.tokens} tokens" if m.tokens else "")

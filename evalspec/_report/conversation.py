@@ -21,13 +21,28 @@ if TYPE_CHECKING:
 USER = "user said"
 SIMULATED = "simulated user said"
 CALLED = "model called"
+USER_CALLED = "user called"
+USER_FAULT = "simulated user at fault"
+"""A line naming a check the simulated user failed: its fault, not the model's."""
 TOOL = "tool answered"
 TOOL_ERROR = "tool refused"
 FAULT = "fault injected"
 ANSWERED = "model answered"
 ENDED = "conversation ended"
 EXPECTED = "expected"
-ROLES = (USER, SIMULATED, CALLED, FAULT, TOOL, TOOL_ERROR, ANSWERED, ENDED, EXPECTED)
+ROLES = (
+    USER,
+    SIMULATED,
+    USER_CALLED,
+    CALLED,
+    FAULT,
+    TOOL,
+    TOOL_ERROR,
+    ANSWERED,
+    ENDED,
+    EXPECTED,
+    USER_FAULT,
+)
 """Every role a line can have, in the words the reports show."""
 
 _ENDINGS = {
@@ -89,21 +104,33 @@ def conversation(details: Mapping[str, Any], calls: Sequence[Mapping[str, Any]] 
 def _lines(entry: Mapping[str, Any], calls: Sequence[Mapping[str, Any]]) -> list[Said]:
     said = entry.get("user")
     who = SIMULATED if entry.get("source") == "simulated" else USER
-    lines = [Said(who, "(not reached)" if said is None else str(said))]
+    lines = _call_lines(USER_CALLED, entry.get("user_calls") or ())  # it acts, then speaks
+    lines.append(Said(who, "(not reached)" if said is None else str(said)))
+    lines += _call_lines(CALLED, calls)
+    if entry.get("final_answer"):
+        lines.append(Said(ANSWERED, str(entry["final_answer"])))
+    lines += _call_lines(USER_CALLED, entry.get("user_calls_after") or ())
+    if stop := entry.get("stop"):
+        lines.append(Said(ENDED, _ENDINGS.get(str(stop), str(stop))))
+    if entry.get("expected"):  # what the suite asked of this turn, after what happened
+        lines.append(Said(EXPECTED, str(entry["expected"])))
+    lines += [Said(USER_FAULT, str(why)) for why in entry.get("user_faults") or ()]
+    return lines
+
+
+def _call_lines(who: str, calls: Sequence[Mapping[str, Any]]) -> list[Said]:
+    """Each call (the model's or the user's own) and what the tool answered it."""
+    lines = []
     for call in calls:
-        lines.append(Said(CALLED, _call_text(call)))
+        if not isinstance(call, Mapping):
+            continue
+        lines.append(Said(who, _call_text(call)))
         if isinstance(call.get("fault"), Mapping):
             lines.append(Said(FAULT, fault_text(call["fault"])))
         if call.get("error") is not None:
             lines.append(Said(TOOL_ERROR, _value(call.get("error"))))
         else:
             lines.append(Said(TOOL, _value(call.get("output"))))
-    if entry.get("final_answer"):
-        lines.append(Said(ANSWERED, str(entry["final_answer"])))
-    if stop := entry.get("stop"):
-        lines.append(Said(ENDED, _ENDINGS.get(str(stop), str(stop))))
-    if entry.get("expected"):  # what the suite asked of this turn, after what happened
-        lines.append(Said(EXPECTED, str(entry["expected"])))
     return lines
 
 

@@ -28,6 +28,7 @@ from evalspec._report.html_data import (
     script_json,
     shown,
 )
+from evalspec._report.uncertainty import robustness_rows
 from evalspec._scoring.results_file import ResultsFile, plain
 from evalspec._scoring.trials import SimulatedUserCost
 from evalspec._util import terminal
@@ -128,6 +129,8 @@ def _summary(column: Column, results: ResultsFile) -> dict[str, Any]:
     m = column.summary
     passing = sum(s.status in ("pass", "warn") for s in column.cells.values())
     n = len(column.cells)
+    spoiled = sum(s.status == "user_fault" for s in column.cells.values())
+    judged = n - spoiled  # a case its simulated user spoiled is not the model's
     if m is None:  # a results file without this model's summary: its figures are unknown
         figures = dict.fromkeys(("mean", "pass_at_k", "pass_hat_k", "cost"), "-")
         figures |= {"pass_at_k": "- (k=1)", "pass_rate_ci": "", "mean_ci": "", "over_budget": ""}
@@ -146,7 +149,8 @@ def _summary(column: Column, results: ResultsFile) -> dict[str, Any]:
     return {
         "label": column.label,
         "cases": n,
-        "pass_rate": f"{passing / n:.0%}" if n else "-",
+        "pass_rate": f"{passing / judged:.0%}" if judged else "-",
+        "user_faults": f"{spoiled} not counted: the simulated user was at fault" if spoiled else "",
         "tokens": f"{tokens:,}",
         "latency": f"{latency:.1f} s",
         "latency_mean": f"{latency / n:.2f} s" if n else "-",
@@ -154,6 +158,7 @@ def _summary(column: Column, results: ResultsFile) -> dict[str, Any]:
         "thresholds": _thresholds(results),
         "flaky": _flaky(column, results),
         "confusion": confusion_rows(m.tool_confusion) if m is not None else [],
+        "robustness": robustness_rows(m) if m is not None else [],
         **figures,
     }
 
@@ -210,6 +215,7 @@ def _run_meta(run: HtmlRun) -> dict[str, Any]:
             for s in r.model_specs
             if s.name in players
         ],
+        "calibration": [shown(line) for line in r.calibration or ()],
     }
 
 

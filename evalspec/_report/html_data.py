@@ -192,7 +192,7 @@ def shown(value: Any) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-STATUSES = ("pass", "warn", "fail", "error", "captured")
+STATUSES = ("pass", "warn", "fail", "error", "user_fault", "captured")
 
 
 def _messages(t: Transcript, s: _Strings) -> tuple[MessageShown, ...]:

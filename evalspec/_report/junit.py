@@ -60,7 +60,7 @@ def build_junit(report: Report) -> ET.Element:
             tests=str(len(mine)),
             failures=str(failures),
             errors=str(errors),
-            skipped="0",
+            skipped=str(sum(c.status in ("captured", "user_fault") for c in mine)),
             time=f"{m.latency_s:.3f}",
         )
         props = ET.SubElement(ts, "properties")
@@ -88,7 +88,7 @@ def build_junit(report: Report) -> ET.Element:
                     type=c.status,
                 )
                 el.text = _clean(_rows_text(c, only_failing=True))
-            elif c.status == "captured":  # capture mode: recorded, not judged
+            elif c.status in ("captured", "user_fault"):  # not the model's verdict
                 ET.SubElement(tc, "skipped", message=_clean(c.reason))
             elif c.status == "warn":
                 out = ET.SubElement(tc, "system-out")

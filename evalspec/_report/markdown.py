@@ -21,7 +21,9 @@ from evalspec._report.uncertainty import (
     budget_text,
     flaky_text,
     rates_text,
+    robustness_lines,
     simulated_user_text,
+    user_faults_text,
 )
 from evalspec._util.files import write_text_atomic
 from evalspec._util.markdown import cell, markdown_table
@@ -76,12 +78,15 @@ def _turns_table(result: CaseResult, report: Report) -> list[str]:
 def render_markdown(report: Report) -> str:
     """The whole report: a summary per model, a table of cases, the rows of non-passing ones."""
     out = [f"# evalspec: {cell(report.suite.name)}", ""]
+    if report.calibration:
+        out += [*(f"- {cell(line, 1000)}" for line in report.calibration), ""]
     for m in report.models:
         out.append(f"## {cell(m.model)}")
         out.append("")
         summary = (
             f"**{m.passed} passed, {m.warned} warned, {m.failed} failed**"
             + (f", {m.errors} errors" if m.errors else "")
+            + (f", {user_faults_text(m.spoiled)}" if m.spoiled else "")
             + f" of {m.cases} cases · mean score {m.mean_score:.2f}"
             + (f" · trial pass rate {m.pass_at_1:.0%}" if m.k > 1 else "")
         )
@@ -96,6 +101,8 @@ def render_markdown(report: Report) -> str:
             out += [f"**{cell(budget_text(m), 1000)}**", ""]
         if simulated := simulated_user_text(m):
             out += [cell(simulated, 1000), ""]
+        if robust := robustness_lines(m):
+            out += [*(f"- {cell(line, 1000)}" for line in robust), ""]
         mine = [c for c in report.cases if c.model == m.model]
         out += markdown_table(
             ["case", "result", "score", "why"],

@@ -26,7 +26,15 @@ class LiveTally:
 
         self.scorer = Scorer(suite)
         self._judged = {c.name for c in suite.cases if judge_checks(c)}
-        self.counts = {"pass": 0, "warn": 0, "fail": 0, "error": 0, "captured": 0, "later": 0}
+        self.counts = {
+            "pass": 0,
+            "warn": 0,
+            "fail": 0,
+            "error": 0,
+            "user_fault": 0,
+            "captured": 0,
+            "later": 0,
+        }
 
     def add(self, transcript: Transcript) -> str:
         """Count one finished transcript; return the bucket it went to."""
@@ -49,6 +57,8 @@ class LiveTally:
             text += f" · {c['error']} errors"
         if c["captured"]:
             text += f" · {c['captured']} captured"
+        if c["user_fault"]:
+            text += f" · {c['user_fault']} user faults"
         if c["later"]:
             text += f" · {c['later']} scored at the end"
         return text

@@ -48,6 +48,9 @@ class Report:
     """When it was scored, ISO 8601 in UTC."""
     latency: dict[tuple[str, str], float] = field(default_factory=dict)
     """Seconds per (case, model), all trials together."""
+    calibration: tuple[str, ...] = ()
+    """How often the suite's judges agree with people (labels beside the suite), or that they
+    are uncalibrated; empty when no check is a judge."""
 
     @property
     def exit_code(self) -> int:
@@ -83,6 +86,7 @@ class Report:
             gate=GateRecord(**dataclasses.asdict(self.suite.gate)),
             model_specs=model_specs(self.suite),
             models=self.models,
+            calibration=self.calibration or msgspec.UNSET,
             cases=tuple(case_records(self)) if with_lists else (),
             results=self.results if with_lists else (),
         )
@@ -166,8 +170,11 @@ def report_from_results(
     usage: UsageTally | dict[str, tuple[int, float]],
     *,
     transcripts: Sequence[Transcript] = (),
+    judged: Sequence[Transcript] | None = None,
 ) -> Report:
-    """Summarise results already scored (as a streamed run scores them)."""
+    """Summarise results already scored (as a streamed run scores them). `judged`: the
+    transcripts the judges' calibration is measured on, when the report keeps none."""
+    from evalspec._scoring.calibration import report_calibration
     from evalspec._scoring.trials import summarize
 
     tally = usage if isinstance(usage, UsageTally) else UsageTally(usage=dict(usage))
@@ -178,14 +185,21 @@ def report_from_results(
         p, c = tally.split.get(m.model, (0, 0))
         price = prices.get(m.model)
         cost = price.cost(p, c) if price and m.model in tally.split else None
+        judging = sum(
+            r.details.get("judge_tokens", 0) for r in results if r.model == m.model
+        )  # what judging this model's answers cost
         over = over_budget(
             suite.budget,
-            tokens=m.tokens,
+            tokens=m.tokens + judging,
             cost=cost,
             latency_s=None if m.model in tally.replayed else m.latency_s,
             turns=tally.turns.get(m.model),
             what="the run: ",
         )
+        over = [
+            f"{why} (the judge's {judging:,} included)" if judging and "max_tokens" in why else why
+            for why in over
+        ]
         priced.append(
             msgspec.structs.replace(
                 m,
@@ -205,4 +219,5 @@ def report_from_results(
         tuple(transcripts),
         created,
         tally.latency,
+        report_calibration(suite, transcripts if judged is None else judged),
     )

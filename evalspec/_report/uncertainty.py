@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from evalspec._scoring.robustness import FIGURES
 from evalspec._stats.paired import CASE_RATE, TRIAL_RATE
 
 if TYPE_CHECKING:
@@ -31,7 +32,8 @@ def interval_text(interval: Interval | dict[str, Any] | None, *, percent: bool) 
 
 def rate_with_interval(m: ModelSummary) -> str:
     """The case pass rate with its Wilson interval: `80% (95% CI 64–90%)`."""
-    rate = (m.passed + m.warned) / m.cases if m.cases else 0.0
+    judged = m.cases - m.spoiled  # a case its simulated user spoiled is not the model's
+    rate = (m.passed + m.warned) / judged if judged else 0.0
     return f"{rate:.0%} {interval_text(m.pass_rate_ci, percent=True)}".rstrip()
 
 
@@ -48,9 +50,28 @@ def rates_text(m: ModelSummary) -> str:
     """Each rate named for what it counts, as compare and review name them: `case pass rate
     80% (95% CI 64–90%) · mean score 0.812 (...) · trial pass rate 73% (...)` (the trial
     pass rate with trials only: with one trial per case the two are one)."""
-    return f"{CASE_RATE} {rate_with_interval(m)} · mean score {score_with_interval(m)}" + (
-        f" · {TRIAL_RATE} {pass_at_1_with_interval(m)}" if m.k > 1 else ""
+    if m.cases and m.spoiled == m.cases:
+        return f"{CASE_RATE} not measured: no case judges the model{user_fault_text(m)}"
+    return (
+        f"{CASE_RATE} {rate_with_interval(m)} · mean score {score_with_interval(m)}"
+        + (f" · {TRIAL_RATE} {pass_at_1_with_interval(m)}" if m.k > 1 else "")
+        + user_fault_text(m)
     )
+
+
+def user_faults_text(n: int) -> str:
+    """`1 user fault`, `2 user faults`: cases the simulated user spoiled."""
+    return f"{n} user fault{'s' if n != 1 else ''}"
+
+
+def user_fault_text(m: ModelSummary) -> str:
+    """` · 1 case not counted: its simulated user was at fault`, or "": the rates and intervals
+    before it leave such cases out, since they say nothing of the model."""
+    n = m.spoiled
+    if not n:
+        return ""
+    cases, whose = ("1 case", "its") if n == 1 else (f"{n} cases", "their")
+    return f" · {cases} not counted: {whose} simulated user was at fault"
 
 
 def flaky_cases(cases: Iterable[CaseSummary], model: str) -> list[CaseSummary]:
@@ -84,3 +105,39 @@ def simulated_user_text(m: ModelSummary) -> str:
         f"simulated user ({', '.join(sim.models)}): {tokens:,} tokens{cost}, "
         "not counted in the model's tokens, cost or budget"
     )
+
+
+_OF = {
+    "recovery": "trials that met a fault",
+    "duplicates": "trials with a side effect",
+    "injection": "trials with an injected instruction",
+    "told": "trials that gave up",
+}
+
+
+def robustness_rows(m: ModelSummary) -> list[dict[str, str]]:
+    """Each robustness figure as text: `name`, `rate` (50%), `count` (1 of 2 trials that met a
+    fault) and `ci` (95% CI 9–91%); none when the run met no fault, side effect or injection."""
+    robust = m.robustness
+    if isinstance(robust, msgspec.UnsetType):
+        return []
+    rows = []
+    for key, f in robust.figures():
+        calls = f", {robust.duplicate_calls} repeated call(s)" if key == "duplicates" else ""
+        rows.append(
+            {
+                "name": FIGURES[key],
+                "rate": f"{f.count / f.of if f.of else 0.0:.0%}",
+                "count": f"{f.count} of {f.of} {_OF[key]}{calls}",
+                "ci": interval_text(f.rate, percent=True).strip("()"),
+            }
+        )
+    return rows
+
+
+def robustness_lines(m: ModelSummary) -> list[str]:
+    """`robustness · recovery rate 50% (1 of 2 trials that met a fault; 95% CI 9–91%)`."""
+    return [
+        f"robustness · {r['name']} {r['rate']} ({r['count']}; {r['ci']})"
+        for r in robustness_rows(m)
+    ]

@@ -7,30 +7,30 @@ A suite's labels are the file beside it, `<suite>.labels.jsonl` (see `evalspec c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from evalspec._scoring.calibration import Calibration, calibrate_judges
-from evalspec._scoring.labels import read_labels
+from evalspec._scoring.labels import labels_beside, read_labels
 from evalspec._suite.model import Suite
 from evalspec._suite.walk import judge_checks
 from evalspec._transcript import Transcript
 
-LABELS_SUFFIX = ".labels.jsonl"
+Identity = tuple[str, str, str, str, str]
+"""A judge as (model, criteria, rubric, what it sees, settings)."""
+_PARTS = ("model", "criteria", "rubric", "sees", "settings")
 
 
-def labels_beside(suite_path: Path) -> Path:
-    """The labels file of a suite: `helpdesk.yaml` → `helpdesk.labels.jsonl`."""
-    return suite_path.with_name(suite_path.stem + LABELS_SUFFIX)
-
-
-def judge_identity(suite: Suite) -> set[tuple[str, str, str]]:
-    """Each judge the suite asks, as (model, criteria, settings): what its verdicts depend on
-    (settings: its rounds and temperature)."""
+def judge_identity(suite: Suite) -> set[Identity]:
+    """Each judge the suite asks, as (model, criteria, rubric, sees, settings): what its
+    verdicts depend on (settings: its rounds and temperature)."""
     return {
         (
             str(check.params.get("model", "")),
             str(check.params.get("criteria", "")),
+            json.dumps(check.params.get("rubric"), sort_keys=True),
+            json.dumps(check.params.get("sees"), sort_keys=True),
             f"rounds {check.params.get('rounds', 1)}, temperature "
             f"{check.params.get('temperature', 0)}",
         )
@@ -76,13 +76,16 @@ def calibration_review(
     return tuple(lines)
 
 
-def _what_changed(before: set[tuple[str, str, str]], after: set[tuple[str, str, str]]) -> str:
-    """`model (a → b)`, `criteria`, `settings (...)`, or several joined with `and`."""
+def _what_changed(before: set[Identity], after: set[Identity]) -> str:
+    """`model (a → b)`, `criteria`, `rubric`, `sees`, `settings (...)`, or several joined
+    with `and`."""
     changed = []
-    for i, word in enumerate(("model", "criteria", "settings")):
+    for i, word in enumerate(_PARTS):
         old, new = sorted({j[i] for j in before}), sorted({j[i] for j in after})
         if old != new:
-            shown = f" ({', '.join(old)} → {', '.join(new)})" if word != "criteria" else ""
+            shown = (
+                f" ({', '.join(old)} → {', '.join(new)})" if word in ("model", "settings") else ""
+            )
             changed.append(word + shown)
     return " and ".join(changed)
 

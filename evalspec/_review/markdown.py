@@ -17,6 +17,7 @@ from evalspec._compare.markdown import (
     fit_comment,
     named_text,
     noise_markdown,
+    tool_drift_markdown,
 )
 from evalspec._compare.records import CaseChange, Comparison
 from evalspec._compare.text import change_text, shown_changes, side_text
@@ -164,18 +165,6 @@ def recordings_markdown(suites: list[tuple[str, Comparison]]) -> list[str]:
         out += [f"  - {cell(finding, 300)}" for finding in rec.findings]
         if rec.unverified > len(rec.findings):
             out.append(f"  - and {rec.unverified - len(rec.findings)} more")
-    return [*out, ""]
-
-
-def tool_drift_markdown(suites: list[tuple[str, Comparison]]) -> list[str]:
-    """Each MCP server whose tool list in a suite's lock file changed, with what changed."""
-    drifted = [(path, d) for path, c in suites for d in c.tool_drift]
-    if not drifted:
-        return []
-    out = ["### MCP servers' tool lists changed", ""]
-    for path, d in drifted:
-        out.append(f"- {code(path)} · server {code(d.server, 200)}: {cell(d.counts())}")
-        out += [f"  - {cell(line, 400)}" for line in d.lines()]
     return [*out, ""]
 
 

@@ -16,6 +16,7 @@ user turn.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, Literal
@@ -24,10 +25,10 @@ import msgspec
 
 from evalspec._plan import Plan, PlanItem, RequestKeys, turn_tools
 from evalspec._providers.base import Provider, ProviderError
-from evalspec._runner.user_simulator import UserSimulator
-from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._runner.user_simulator import UserSimulator, observed, over_output, user_call
+from evalspec._suite.limits import MAX_CALLS_PER_CASE, max_tool_output_chars
 from evalspec._tools.state_patch import changes
-from evalspec._transcript import ToolCall, Transcript, Usage, UserTurn
+from evalspec._transcript import ToolCall, Transcript, Usage, UserTurn, tool_output_chars
 
 Answer = Callable[[PlanItem, Plan, Provider, Any], Awaitable[Transcript]]
 """The agent loop: answers the last user message of an item's messages (`run_item`)."""
@@ -52,7 +53,7 @@ async def run_conversation(
     case = item.case
     if snapshot is None and callable(getattr(tools, "snapshot", None)):
         snapshot = tools.snapshot
-    simulated = _simulator(item, plan, user_provider)
+    simulated = _simulator(item, plan, user_provider, tools)
     offers = turn_tools(case, item.tools, plan.suite, item.model)  # a turn may add (`add_tools`)
     history: list[dict[str, Any]] = [dict(m) for m in item.messages]
     keys = RequestKeys(item.model, item.trial)  # each message encoded once, not once a turn
@@ -67,23 +68,35 @@ async def run_conversation(
     stop: str | None = None
     origin: Literal["scripted", "simulated"] = "scripted"
     index = 0
+    user_spent = 0  # characters the user's own tools answered (the output budget counts them)
     state = snapshot() if snapshot is not None else None
     while True:
         if simulated is None:
             if index >= len(case.turns):
                 break
             text, origin = case.turns[index].user, "scripted"
+            mine = await _scripted_calls(case.turns[index].user_calls, tools, plan)
+            user_spent += sum(len(observed(c)) for c in mine)
+            if user_spent + tool_output_chars(history) > max_tool_output_chars():
+                error, finish, stop = over_output(len(mine), mine[-1].name), "error", "error"
+                break
             if index > 0:  # the first turn's text already ends the case's messages
                 history.append({"role": "user", "content": text})
         else:
+            left = max_tool_output_chars() - tool_output_chars(history) - user_spent
+            simulated.output_left = left
             try:
                 said, stop = await simulated.next_message(history)
+                user_spent += left - simulated.output_left
             except ProviderError as exc:
                 error, finish, stop = f"the simulated user: {exc}", "error", "error"
                 break
             if said is None:
+                if simulated.calls and user_turns:  # calls made just before it stopped
+                    after = tuple(simulated.calls)
+                    user_turns[-1] = msgspec.structs.replace(user_turns[-1], calls_after=after)
                 break
-            text, origin = said, "simulated"
+            text, origin, mine = said, "simulated", tuple(simulated.calls)
             history.append({"role": "user", "content": text})
         first_key = item.first_key if index == 0 and simulated is None else ""
         offered = offers[index] if index < len(offers) else item.tools
@@ -103,7 +116,7 @@ async def run_conversation(
         final, finish, source = part.final_answer, part.finish_reason, part.source
         before, state = state, snapshot() if snapshot is not None else None
         changed = changes(before, state) if snapshot is not None else None
-        user_turns.append(UserTurn(text, origin, part.final_answer, changed))
+        user_turns.append(UserTurn(text, origin, part.final_answer, changed, calls=mine))
         index += 1
         if part.error:
             error, stop = part.error, "error"
@@ -140,11 +153,35 @@ async def run_conversation(
     )
 
 
-def _simulator(item: PlanItem, plan: Plan, provider: Provider | None) -> UserSimulator | None:
+def _simulator(
+    item: PlanItem, plan: Plan, provider: Provider | None, tools: Any
+) -> UserSimulator | None:
     sim = item.case.simulated_user
     if sim is None:
         return None
     player = next((m for m in plan.suite.models if m.name == sim.model), None)
     if player is None or provider is None:
         raise ProviderError(f"{item.label}: no provider for the simulated user {sim.model!r}")
-    return UserSimulator(sim, player, provider, item.trial, item.label)
+    own = user_tools(plan, sim.tools)
+    return UserSimulator(sim, player, provider, item.trial, item.label, tools=own, world=tools)
+
+
+def user_tools(plan: Plan, names: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
+    """The definitions of the user's own tools, in the order the suite names them."""
+    by_name = {t.name: t for t in plan.suite.tools}
+    return tuple(by_name[n].to_openai() for n in names if n in by_name)
+
+
+async def _scripted_calls(
+    wanted: tuple[tuple[str, dict[str, Any]], ...], tools: Any, plan: Plan
+) -> tuple[ToolCall, ...]:
+    """A scripted user's own calls of one turn, run on the shared world in order."""
+    if not wanted:
+        return ()
+    own = user_tools(plan, tuple(name for name, _ in wanted))
+    return tuple(
+        [
+            await user_call(tools, own, name, json.dumps(args), i)
+            for i, (name, args) in enumerate(wanted)
+        ]
+    )

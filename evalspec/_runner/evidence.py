@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from evalspec._plan import Plan, compile_plan
 from evalspec._suite.model import Case, ModelSpec, Suite, Tool
-from evalspec._tools.faults import reached_tool
+from evalspec._tools.faults import raised, reached_tool
 from evalspec._tools.result import ToolResult
-from evalspec._transcript import ToolCall, Transcript
+from evalspec._transcript import ToolCall, Transcript, world_order
 from evalspec._util.json_values import difference
 
 if TYPE_CHECKING:
@@ -138,9 +138,12 @@ class EvidenceCheck:
         # A stateful suite's calls are replayed in order through a fresh environment: an
         # output differs when an effect, a precondition or the initial state moved it.
         tools = self._conversation(t.case)
-        for call in t.tool_calls:
+        held = self._cases[t.case].user_tools if t.case in self._cases else frozenset()
+        model = offered
+        for call, by_user in world_order(t) if held else ((c, False) for c in t.tool_calls):
             if added is not None:  # a case whose turns add tools offers more turn by turn
-                offered = added[min(call.user_turn or 0, len(added) - 1)]
+                model = added[min(call.user_turn or 0, len(added) - 1)]
+            offered = held if by_user else model  # the user's calls meet the user's tools
             finding = self._call_finding(call, offered, tools, imported=imported)
             if finding is not None:
                 out.append(finding)
@@ -174,8 +177,10 @@ class EvidenceCheck:
         *,
         imported: bool,
     ) -> StaleReason | None:
-        if call.fault is not None:  # the faults are in the item's id; a call a fault stopped
-            if reached_tool(call.fault):  # never ran, one that ran still moves the state
+        # Declared faults are in the item's id; a call a fault stopped never ran, one that ran
+        # still moves the state. A fault the environment raised is its answer, checked below.
+        if call.fault is not None and not raised(call.fault):
+            if reached_tool(call.fault):
                 self._answer(call, offered, tools)
             return None
         now = self._answer(call, offered, tools)

@@ -50,12 +50,17 @@ from evalspec._tools.faults import apply as apply_fault
 from evalspec._tools.llm_sim import SimulatorMissing
 from evalspec._tools.result import ToolResult
 from evalspec._tools.stb_cache import ResponseCache
-from evalspec._transcript import ToolCall, Transcript, Usage
+from evalspec._transcript import (
+    ToolCall,
+    Transcript,
+    Usage,
+    call_arguments,
+    tool_output_chars,
+)
 from evalspec._util import redaction
 from evalspec._util.errors import RunError, UsageError
 from evalspec._util.files import FILE_MODE, NOFOLLOW, dumps_line
 from evalspec._util.graph import GraphTooLarge
-from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
 from evalspec._util.redaction import redact, secrets_from_env
 
 if TYPE_CHECKING:
@@ -256,7 +261,7 @@ async def _conversation(
     source = "live"
     max_turns = 1 if suite.run.mode == "single_turn" else suite.run.max_turns
     previous = keys.last if keys is not None else None  # the conversation's request before
-    output_left = max_tool_output_chars() - _tool_output(messages)  # earlier turns' count too
+    output_left = max_tool_output_chars() - tool_output_chars(messages)  # earlier turns' count too
     faults = _fault_plan(item, messages, back)
     for turn in range(max_turns):
         request = ChatRequest(
@@ -320,7 +325,7 @@ async def _conversation(
             name = back.get(name, name)  # cases, answers and scores know the base name
             raw = fn.get("arguments") or ""
             raw = raw if isinstance(raw, str) else json.dumps(raw)
-            args = _parse_args(raw)
+            args = call_arguments(raw)
             call_id = tc.get("id") or f"call_{turn}_{i}"
             fault = faults.decide(name, args) if faults is not None and name in offered else None
             if fault is not None:
@@ -404,15 +409,6 @@ def _fault_plan(
     return FaultPlan(item.faults, item.case.name, item.trial, earlier)
 
 
-def _tool_output(messages: list[dict[str, Any]]) -> int:
-    """Characters the tools already answered in this conversation (earlier user turns)."""
-    return sum(
-        len(m["content"])
-        for m in messages
-        if m.get("role") == "tool" and isinstance(m.get("content"), str)
-    )
-
-
 def _request_key(
     item: PlanItem,
     turn: int,
@@ -427,16 +423,6 @@ def _request_key(
     if keys is not None:
         return keys.key(messages, tools)
     return request_key(item.model, messages, tools, item.trial)
-
-
-def _parse_args(raw: str) -> dict[str, Any] | None:
-    if not raw.strip():
-        return {}
-    try:
-        value = loads_untrusted(raw, MAX_VALUE_DEPTH)
-    except ValueError:  # NaN, too deep...: not JSON a transcript may hold; the call is refused
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def _transcript(

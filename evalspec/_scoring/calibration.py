@@ -12,13 +12,23 @@ import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from evalspec._scoring.judging import VERDICTS, judge_transcripts
-from evalspec._scoring.labels import VERDICT_NAMES, Label
+from evalspec._scoring.labels import (
+    CRITERION_VERDICTS,
+    VERDICT_NAMES,
+    Label,
+    labels_beside,
+    read_labels,
+)
+from evalspec._scoring.types import CaseResult
 from evalspec._stats.agreement import PairAgreement, krippendorff_alpha, pair_agreement
 from evalspec._stats.intervals import Interval
 from evalspec._suite.model import Suite
+from evalspec._suite.walk import judge_checks
 from evalspec._transcript import Transcript
+from evalspec._util.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -64,9 +74,15 @@ _TURN = re.compile(r"^turn \d+ ")
 
 
 def calibrate_judges(
-    suite: Suite, transcripts: Sequence[Transcript], labels: Sequence[Label], *, seed: int = 0
+    suite: Suite,
+    transcripts: Sequence[Transcript],
+    labels: Sequence[Label],
+    *,
+    seed: int = 0,
+    alphas: bool = True,
 ) -> Calibration:
-    """Compare the judge's cached verdicts with the people's labels, per judge check."""
+    """Compare the judge's cached verdicts with the people's labels, per judge check
+    (`alphas`: Krippendorff's alpha too, which a report leaves to `evalspec calibrate`)."""
     outcome = asyncio.run(judge_transcripts(suite, transcripts, None))
     answers = {(a.case, a.model, a.trial, a.check): a for a in outcome.answers}
     models: dict[str, set[str]] = {}
@@ -102,10 +118,19 @@ def calibrate_judges(
                 f"{answer.reason}"
             )
             continue
+        judged = answer.verdict or nearest_verdict(answer.score)
+        if (judged in CRITERION_VERDICTS) != (label.verdict in CRITERION_VERDICTS):
+            scale = "pass or fail" if judged in CRITERION_VERDICTS else ", ".join(VERDICT_NAMES)
+            unmatched.append(
+                f"line {label.line}: {label.check} is judged {scale}, not {label.verdict!r}"
+            )
+            continue
         rated = table.setdefault(_TURN.sub("", label.check), {}).setdefault(key, {})
-        rated[""] = nearest_verdict(answer.score)
+        rated[""] = judged
         rated[label.labeller] = label.verdict
-    judges = tuple(_calibration(check, rated, seed) for check, rated in sorted(table.items()))
+    judges = tuple(
+        _calibration(check, rated, seed, alphas=alphas) for check, rated in sorted(table.items())
+    )
     return Calibration(judges, tuple(unmatched), tuple(dict.fromkeys(unjudged)))
 
 
@@ -116,25 +141,79 @@ def nearest_verdict(score: float) -> str:
 
 
 def _calibration(
-    check: str, rated: dict[tuple[str, str, int, str], dict[str, str]], seed: int
+    check: str,
+    rated: dict[tuple[str, str, int, str], dict[str, str]],
+    seed: int,
+    *,
+    alphas: bool,
 ) -> JudgeCalibration:
     people = sorted({r for verdicts in rated.values() for r in verdicts if r})
     keys = sorted(rated)
+    judged = {v for verdicts in rated.values() for v in verdicts.values()}
+    names = CRITERION_VERDICTS if judged <= set(CRITERION_VERDICTS) else VERDICT_NAMES
     pairs = []
     for person in people:
         both = [rated[k] for k in keys if person in rated[k]]
         pairs.append(
             LabellerAgreement(
                 person,
-                pair_agreement(
-                    [v[""] for v in both], [v[person] for v in both], VERDICT_NAMES, seed=seed
-                ),
+                pair_agreement([v[""] for v in both], [v[person] for v in both], names, seed=seed),
             )
         )
     people_alpha = alpha = None
-    if len(people) > 1:
+    if alphas and len(people) > 1:
         rows = [[rated[k].get(p) for k in keys] for p in people]
-        people_alpha = krippendorff_alpha(rows, VERDICT_NAMES, seed=seed)
+        people_alpha = krippendorff_alpha(rows, names, seed=seed)
         judge_row: list[str | None] = [rated[k][""] for k in keys]
-        alpha = krippendorff_alpha([*rows, judge_row], VERDICT_NAMES, seed=seed)
+        alpha = krippendorff_alpha([*rows, judge_row], names, seed=seed)
     return JudgeCalibration(check, len(keys), tuple(pairs), people_alpha, alpha)
+
+
+def interval_text(value: Interval | None) -> str:
+    """An estimate with its interval, or why there is none."""
+    if value is None:
+        return "undefined (one verdict throughout)"
+    return f"{value.estimate:.3f} ({value.confidence:.0%} CI {value.low:.3f} to {value.high:.3f})"
+
+
+def report_calibration(suite: Suite, transcripts: Sequence[Transcript]) -> tuple[str, ...]:
+    """What a report says of its judges' calibration: per judge check (per criterion for a
+    rubric) and labeller, agreement and Cohen's kappa with its interval on the labels beside
+    the suite; "uncalibrated" once when there are none. Nothing when no check is a judge."""
+    if not suite.path or not judge_checks(suite):
+        return ()
+    path = labels_beside(Path(suite.path))
+    name = path.name  # beside the suite, as the report names the suite
+    if not path.is_file():
+        return (f"judge uncalibrated: no labels file {name} beside the suite",)
+    if not transcripts:
+        return (f"judge calibration not measured: the run kept no transcripts to match {name}",)
+    try:
+        result = calibrate_judges(suite, transcripts, read_labels(path), alphas=False)
+    except InputError as exc:
+        return (f"judge calibration not measured: {exc.problems[0]}",)
+    lines = [
+        f"judge {j.check} vs {each.labeller}: agreement {each.agreement.agreement:.3f} over "
+        f"{each.agreement.items}, Cohen's kappa {interval_text(each.agreement.kappa)} ({name})"
+        for j in result.judges
+        for each in j.labellers
+    ]
+    if result.unjudged:
+        lines.append(
+            f"judge calibration: {len(result.unjudged)} labelled answers in {name} have no "
+            "cached verdict (evalspec judge fills them)"
+        )
+    return tuple(lines) or (f"judge uncalibrated: no label in {name} matches this run",)
+
+
+def labelled_items(suite: Suite, results: Sequence[CaseResult]) -> list[str]:
+    """The item ids of the judged cases the labels beside the suite name: the transcripts a
+    streamed run reads back to measure its judges' calibration (none without labels)."""
+    path = labels_beside(Path(suite.path)) if suite.path else None
+    if path is None or not path.is_file() or not judge_checks(suite):
+        return []
+    try:
+        cases = {label.case for label in read_labels(path)}
+    except InputError:
+        return []
+    return [r.item_id for r in results if r.case in cases]

@@ -427,6 +427,12 @@ def combine_rounds(rounds: list[tuple[float, str]]) -> tuple[float, str]:
     return mean, f"mean of {len(rounds)} rounds ({shown}): {rounds[0][1]}"
 
 
+def entry_tokens(entry: Mapping[str, Any]) -> int:
+    """The tokens a cached verdict cost (0 for one cached before they were kept)."""
+    tokens = entry.get("tokens", 0)
+    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else 0
+
+
 class JudgeUnavailable(RuntimeError):
     """No verdict could be had: not cached where no call is allowed, or the call failed.
 
@@ -448,6 +454,9 @@ class LLMJudge:
     redaction). Without one (``score``, ``diff``, ``compare``, ``merge``, offline runs) the
     cache is the only source and a miss is :class:`JudgeUnavailable` with ``needs_run``.
     """
+
+    system = JUDGE_SYSTEM
+    """The judge's instructions (part of every verdict's cache key)."""
 
     def __init__(
         self,
@@ -472,6 +481,9 @@ class LLMJudge:
         self._lock = asyncio.Lock()
         self.calls = 0
         """Requests actually sent (cache hits excluded)."""
+        self.spent = 0
+        """Tokens of the verdicts this judge gave, asked or read from the cache (each cached
+        verdict keeps the tokens it cost), so a budget counts a replay as it counted the run."""
 
     @classmethod
     def from_params(cls, params: dict[str, Any], calls: ModelCalls | None = None) -> LLMJudge:
@@ -525,7 +537,7 @@ class LLMJudge:
         """One verdict's cache key: the model, the instructions and the prompt; a later round
         and a sampling temperature are part of it too (left out at their defaults, so verdicts
         cached by a single-round judge stay valid)."""
-        parts: list[object] = [self.model, JUDGE_SYSTEM, prompt]
+        parts: list[object] = [self.model, self.system, prompt]
         if self.temperature:
             parts.append({"temperature": self.temperature})
         if round_:
@@ -540,11 +552,20 @@ class LLMJudge:
         return combine_rounds([await self._round(prompt, r) for r in range(self.rounds)])
 
     async def _round(self, prompt: str, round_: int) -> tuple[float, str]:
+        entry = await self._entry(prompt, round_)
+        return float(entry["score"]), str(entry.get("reason", ""))
+
+    async def _entry(
+        self, prompt: str, round_: int, extra: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """One round's cache entry: read, or asked for and written (with `extra`, what the
+        entry keeps beside the verdict) as soon as it arrives."""
         key = self._key(prompt, round_)
         cache = self._load_cache()
-        hit = self._cached_round(prompt, round_)
-        if hit is not None:
+        hit = cache.get(key)
+        if isinstance(hit, dict) and "score" in hit:
             _log.debug("judge verdict from %s", self.cache_path)
+            self.spent += entry_tokens(hit)
             return hit
         if self._calls is None:
             raise JudgeUnavailable(
@@ -554,19 +575,26 @@ class LLMJudge:
                 needs_run=True,
             )
         _log.info("judge verdict not cached; asking %s", self.model)
-        text = await self._ask(prompt)
-        parsed = parse_verdict(text)
-        if parsed is None:
-            raise JudgeError(f"the judge's reply holds no verdict: {text[:200]!r}")
+        text, tokens = await self._ask(prompt)
+        self.spent += tokens
+        entry = {**self.parse_reply(text), **(extra or {}), "tokens": tokens}
         async with self._lock:
-            cache[key] = {"score": parsed[0], "reason": parsed[1]}
+            cache[key] = entry
             if self.rounds > 1:
                 cache[key]["round"] = round_ + 1
             if self.cache_path:
                 update_json_object(self.cache_path, {key: cache[key]}, JUDGE_CACHE_WHAT)
-        return parsed
+        return entry
 
-    async def _ask(self, prompt: str) -> str:
+    def parse_reply(self, text: str) -> dict[str, Any]:
+        """The cache entry of the judge's reply; JudgeError when it holds no verdict."""
+        parsed = parse_verdict(text)
+        if parsed is None:
+            raise JudgeError(f"the judge's reply holds no verdict: {text[:200]!r}")
+        return {"score": parsed[0], "reason": parsed[1]}
+
+    async def _ask(self, prompt: str) -> tuple[str, int]:
+        """The judge's reply to `prompt`, and the tokens it cost."""
         assert self._calls is not None
         self.calls += 1
         try:
@@ -574,7 +602,7 @@ class LLMJudge:
                 Endpoint(self.base_url, self.api_key_env),
                 self.model,
                 [
-                    {"role": "system", "content": JUDGE_SYSTEM},
+                    {"role": "system", "content": self.system},
                     {"role": "user", "content": prompt},
                 ],
                 params={"temperature": self.temperature},
@@ -586,7 +614,12 @@ class LLMJudge:
             problem = redaction.scrub(f"{type(exc).__name__}: {exc}")
             raise JudgeUnavailable(f"the judge failed: {problem}", needs_run=False) from None
         content = reply.message.get("content")
-        return content if isinstance(content, str) else ""
+        tokens = sum(
+            v
+            for k, v in reply.usage.items()
+            if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int) and v > 0
+        )
+        return (content if isinstance(content, str) else ""), tokens
 
     def _load_cache(self) -> dict[str, dict[str, Any]]:
         if self._cache is None:

@@ -27,9 +27,11 @@ from evalspec._scoring.final_answer import (
     LLMJudge,
     judge_criteria,
 )
+from evalspec._scoring.rubric import RubricJudge, answer_slot, judge_for, shown_parts
 from evalspec._scoring.scorer import case_question, judge_params
 from evalspec._scoring.turns import turn_views
 from evalspec._suite.model import Case, FinalAnswerCheck, Suite
+from evalspec._tools.environment import initial_state
 from evalspec._transcript import Transcript
 
 Source = Literal["cache", "asked", "no answer", "failed"]
@@ -50,6 +52,8 @@ class JudgedAnswer:
     reason: str
     finished: bool
     """False only for an imported StableToolBench run without a Finish call."""
+    verdict: str | None = None
+    """A rubric criterion's verdict, pass or fail (None for a SoPR judge: its score says)."""
 
     @property
     def sopr(self) -> float:
@@ -80,7 +84,9 @@ class JudgeOutcome:
         out = []
         for (model, check), answers in groups.items():
             verdicts: Counter[str] = Counter(
-                VERDICTS.get(a.sopr, "mixed rounds") if a.source != "failed" else "no verdict"
+                "no verdict"
+                if a.source == "failed"
+                else a.verdict or VERDICTS.get(a.sopr, "mixed rounds")
                 for a in answers
             )
             mean = sum(a.sopr for a in answers) / len(answers)
@@ -96,19 +102,20 @@ def _finished(t: Transcript) -> bool:
 
 def judged_answers(
     case: Case, t: Transcript
-) -> Iterator[tuple[str, Case, Transcript | None, FinalAnswerCheck]]:
+) -> Iterator[tuple[str, Case, Transcript | None, FinalAnswerCheck, int | None]]:
     """Each judge check the scorer runs on this transcript, with the answer it judges, as the
     scorer cuts them: a multi-turn case's turn judges each see their own turn's answer and
-    question. Named as the scorer names them (`turn 2 final_answer.judge`)."""
+    question. Named as the scorer names them (`turn 2 final_answer.judge`), with the turn's
+    index (None for the whole case)."""
     if not case.turns:
         for check in case.expect.final_answer:
             if check.kind == "judge":
-                yield "", case, t, check
+                yield "", case, t, check, None
         return
     for view in turn_views(case, t):
         for check in view.case.expect.final_answer:
             if check.kind == "judge":
-                yield f"turn {view.index + 1} ", view.case, view.transcript, check
+                yield f"turn {view.index + 1} ", view.case, view.transcript, check, view.index
 
 
 async def judge_transcripts(
@@ -127,24 +134,39 @@ async def judge_transcripts(
     judges: dict[str, LLMJudge] = {}
     limit = asyncio.Semaphore(max(1, concurrency or suite.run.concurrency))
 
+    def judge_of(check: FinalAnswerCheck) -> LLMJudge:
+        params = judge_params(suite, check)
+        key = repr(sorted((k, repr(v)) for k, v in params.items()))
+        if key not in judges:
+            judges[key] = judge_for(params, calls, check)
+        return judges[key]
+
     async def one(
-        whole: Transcript, prefix: str, case: Case, t: Transcript | None, check: FinalAnswerCheck
-    ) -> JudgedAnswer:
+        whole: Transcript,
+        prefix: str,
+        case: Case,
+        t: Transcript | None,
+        check: FinalAnswerCheck,
+        turn: int | None,
+    ) -> tuple[JudgedAnswer, ...]:
         name = prefix + str(check.params.get("name") or "final_answer.judge")
         finished = _finished(whole)
 
-        def answer(source: Source, score: float | None, reason: str) -> JudgedAnswer:
-            return JudgedAnswer(
-                whole.case, whole.model, whole.trial, name, source, score, reason, finished
+        def answer(source: Source, score: float | None, reason: str) -> tuple[JudgedAnswer, ...]:
+            return (
+                JudgedAnswer(
+                    whole.case, whole.model, whole.trial, name, source, score, reason, finished
+                ),
             )
 
         if t is None:
             return answer("no answer", 0.0, "the conversation ended before this turn")
+        judge = judge_of(check)
+        if isinstance(judge, RubricJudge):
+            async with limit:
+                return await _rubric_answers(suite, whole, (prefix, turn), case, t, judge)
         if t.final_answer is None or not t.final_answer.strip():
             return answer("no answer", 0.0, "the model gave no final answer")
-        params = judge_params(suite, check)
-        key = repr(sorted(params.items()))
-        judge = judges.setdefault(key, LLMJudge.from_params(params, calls))
         question, criteria = case_question(case), judge_criteria(check)
         hit = judge.cached(question, t.final_answer, criteria)
         if hit is not None:
@@ -157,9 +179,45 @@ async def judge_transcripts(
         return answer("asked", score, reason)
 
     tasks = [
-        one(t, prefix, case, part, check)
+        one(t, prefix, case, part, check, turn)
         for t in transcripts
         if t.case in cases and not t.error
-        for prefix, case, part, check in judged_answers(cases[t.case], t)
+        for prefix, case, part, check, turn in judged_answers(cases[t.case], t)
     ]
-    return JudgeOutcome(tuple(await asyncio.gather(*tasks)))
+    return JudgeOutcome(tuple(a for got in await asyncio.gather(*tasks) for a in got))
+
+
+async def _rubric_answers(
+    suite: Suite,
+    whole: Transcript,
+    where: tuple[str, int | None],
+    case: Case,
+    t: Transcript,
+    judge: RubricJudge,
+) -> tuple[JudgedAnswer, ...]:
+    """A rubric judge's verdict on one transcript, one answer per criterion (`NAME.criterion`,
+    pass or fail), so each criterion is calibrated on its own."""
+    prefix, turn = where
+    parts = shown_parts(judge.spec, t, initial_state(suite, case), turn)
+    check = "final_answer.judge"
+    name = prefix + check
+    slot = answer_slot(whole.case, whole.model, whole.trial, check, case_question(case))
+    source: Source = "cache" if judge.cached_verdict(parts) is not None else "asked"
+    finished = _finished(whole)
+    try:
+        _, verdicts = await judge.verdict(parts, slot)
+    except (JudgeUnavailable, JudgeError) as exc:
+        return tuple(
+            JudgedAnswer(
+                whole.case, whole.model, whole.trial, f"{name}.{c.name}", "failed", None,
+                str(exc), finished,
+            )
+            for c in judge.spec.criteria
+        )  # fmt: skip
+    return tuple(
+        JudgedAnswer(
+            whole.case, whole.model, whole.trial, f"{name}.{v.name}", source, v.score, v.reason,
+            finished, "pass" if v.passed else "fail",
+        )
+        for v in verdicts
+    )  # fmt: skip

@@ -9,8 +9,9 @@ requests, so every line is checked and a mistake is `file:line:col: what; how to
 
 `model` may be left out when the transcripts hold one model; `trial` defaults to 0; `turn` is
 the judged turn of a multi-turn case (1-based); `check` names the judge check when a case has
-several (its `name:`, default `final_answer.judge`). A line whose only key is `_comment` is a
-note.
+several (its `name:`, default `final_answer.judge`). A rubric judge's criteria are labelled one
+by one, `"check": "final_answer.judge.resolved"` with the verdict `pass` or `fail`. A line whose
+only key is `_comment` is a note.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from evalspec._util.errors import InputError, Problem
 from evalspec._util.reading import display_name, parse_json, read_text
 
 VERDICT_NAMES = ("Solved", "Unsure", "Unsolved")
+LABELS_SUFFIX = ".labels.jsonl"
+CRITERION_VERDICTS = ("pass", "fail")
+"""The verdicts on one criterion of a rubric judge."""
 MAX_LABELS_BYTES = 16 * 1024 * 1024
 MAX_NAME_CHARS = 500
 """The longest case, labeller, model or check name a label may give (messages quote them)."""
@@ -39,8 +43,9 @@ class LabelLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The case's name."""
     labeller: Annotated[str, msgspec.Meta(min_length=1)]
     """Who gave the verdict."""
-    verdict: Literal["Solved", "Unsure", "Unsolved"]
-    """The labeller's verdict, on the judge's own scale."""
+    verdict: Literal["Solved", "Unsure", "Unsolved", "pass", "fail"]
+    """The labeller's verdict, on the judge's own scale (pass or fail for a rubric's
+    criterion)."""
     model: Annotated[str, msgspec.Meta(min_length=1)] | None = None
     """The model whose answer it is; may be left out when one model answered the case."""
     trial: Annotated[int, msgspec.Meta(ge=0, lt=10**6)] = 0
@@ -70,6 +75,11 @@ class Label:
     labeller: str
     verdict: str
     line: int
+
+
+def labels_beside(suite_path: Path) -> Path:
+    """The labels file of a suite: `helpdesk.yaml` → `helpdesk.labels.jsonl`."""
+    return suite_path.with_name(suite_path.stem + LABELS_SUFFIX)
 
 
 def read_labels(path: Path) -> tuple[Label, ...]:
@@ -136,12 +146,12 @@ def _label(data: Any, name: str, line: int) -> Label | None:
                 name, line, f"`{key}` is longer than {MAX_NAME_CHARS} characters", "shorten it"
             )
     verdict = data.get("verdict")
-    if verdict not in VERDICT_NAMES:
+    if verdict not in VERDICT_NAMES + CRITERION_VERDICTS:
         raise _error(
             name,
             line,
             f"`verdict` {_short(verdict)} is not a verdict",
-            f"one of {', '.join(VERDICT_NAMES)}",
+            f"one of {', '.join(VERDICT_NAMES)}; pass or fail for a rubric's criterion",
         )
     model = data.get("model")
     if model is not None and (not isinstance(model, str) or not model):

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from evalspec._scoring.types import Row
 from evalspec._suite.model import Expectation, Tool
-from evalspec._tools.faults import fault_text, reached_tool
+from evalspec._tools.faults import fault_text, raised, reached_tool
 from evalspec._tools.simulated import values_match
 from evalspec._tools.stb_cache import canonical_key
 from evalspec._transcript import ToolCall
@@ -29,7 +29,7 @@ def recovery_rows(
             fault_text(c.fault),
             1.0,
             0.0,
-            f"{c.name} (call {i + 1}) met a declared fault: {fault_text(c.fault)}",
+            f"{c.name} (call {i + 1}) met a {_origin(c.fault)}: {fault_text(c.fault)}",
             "",
             None,
             True,
@@ -123,6 +123,10 @@ def _judge_chain(name: str, first: int, retries: int, limit: int, problems: list
             f"{name} was retried {retries} times after call {first + 1}'s fault "
             f"(at most {limit} expected)"
         )
+
+
+def _origin(fault: Mapping[str, object]) -> str:
+    return "fault the tool environment raised" if raised(fault) else "declared fault"
 
 
 def _short(args: Mapping[str, object]) -> str:

@@ -82,6 +82,9 @@ class ResultsFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """The suite's gate (absent from files written before it was recorded)."""
     model_specs: tuple[ModelSpecRecord, ...] = ()
     models: tuple[ModelSummary, ...] = ()
+    calibration: tuple[str, ...] | msgspec.UnsetType = msgspec.UNSET
+    """How often the suite's judges agree with people, per judge check (per criterion for a
+    rubric) and labeller, or that they are uncalibrated; absent when no check is a judge."""
     cases: tuple[CaseRecord, ...]
     results: tuple[CaseResult, ...] = ()
 
@@ -100,6 +103,7 @@ HEAD = (
     "gate",
     "model_specs",
     "models",
+    "calibration",
 )
 """The keys written before the per-case lists, in this order."""
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -46,14 +46,18 @@ from evalspec._scoring.matching import (
 from evalspec._scoring.protocols import Judge
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
 from evalspec._scoring.recovery import recovery_rows
+from evalspec._scoring.robustness import KEY as ROBUSTNESS
+from evalspec._scoring.robustness import trial_facts
 from evalspec._scoring.turns import (
     offered_calls,
     score_turns,
     turn_cases,
     turn_details,
     turn_views,
+    world_calls,
 )
 from evalspec._scoring.types import CaseResult, Row, Status
+from evalspec._scoring.user_checks import user_verdict
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import REFUSED_TAG, Case, FinalAnswerCheck, Rubric, Suite
 from evalspec._suite.walk import judge_checks
@@ -132,6 +136,7 @@ def _result(
 
 K = TypeVar("K")
 V = TypeVar("V")
+T = TypeVar("T")
 MEMO_CASES = 4096
 """Cases whose judges, turns and embedding needs a scorer remembers: an item's models and trials
 are planned together and finish close together, so a few thousand cover every reuse, while a
@@ -160,6 +165,11 @@ class _Prepared:
     state_start: int = 0
     """For one turn of a conversation: how many of `state_from`'s calls came before the turn
     (the state changes shown are the turn's own)."""
+    turn: int | None = None
+    """For one turn of a conversation: its index, from 0 (a rubric judge sees the
+    conversation up to its end)."""
+    user_tools: frozenset[str] = frozenset()
+    """The tools the user holds (dual control), whose calls `state_from` holds too."""
 
 
 def score_transcripts(
@@ -227,7 +237,7 @@ class Scorer:
         if texts:
             self._embedder = self._embedder or _default_embedder(self.suite)
             self._embedder.prefetch(texts)
-        return [self._score(t, prep) for t, prep in zip(transcripts, preps, strict=True)]
+        return [self._scored(t, prep) for t, prep in zip(transcripts, preps, strict=True)]
 
     def _prepare(self, t: Transcript, case: Case | None = None) -> _Prepared | None:
         case = case or self.cases.get(t.case)
@@ -292,8 +302,27 @@ class Scorer:
         return out
 
     def score(self, t: Transcript) -> CaseResult:
-        """Score one transcript (texts it needs are embedded on demand)."""
-        return self._score(t, self._prepare(t))
+        """Score one transcript (texts it needs are embedded on demand); a simulated user that
+        failed its own checks takes the verdict (`user_checks.py`)."""
+        return self._scored(t, self._prepare(t))
+
+    def _scored(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
+        """`_judged`, with the tokens the suite's judges spent on this transcript (asked, or
+        as their cached verdicts cost) in its details as `judge_tokens`: a budget counts them."""
+        before = self._judge_spent()
+        result = self._judged(t, prep)
+        spent = self._judge_spent() - before
+        if not spent:
+            return result
+        return msgspec.structs.replace(result, details={**result.details, "judge_tokens": spent})
+
+    def _judge_spent(self) -> int:
+        return sum(j.spent for j in self._judges.values())
+
+    def _judged(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
+        """The transcript's verdict: the model's, or the simulated user's fault."""
+        result = self._score(t, prep)
+        return result if prep is None else user_verdict(prep.case, t, result)
 
     def _score(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
         if prep is None:
@@ -325,7 +354,14 @@ class Scorer:
         self._budget_rows(prep, tally)
         if t.user_turns:  # a conversation with a simulated user: its lines, for reports
             tally.details["turns"] = turn_details(prep.case, t, {})
+        self._robustness(prep, tally)
         return self._verdict(prep, tally)
+
+    def _robustness(self, prep: _Prepared, tally: _Explanation) -> None:
+        """The trial's faults, side effects and injections, for the robustness figures."""
+        facts = trial_facts(prep.case, prep.transcript.tool_calls, self.tools, tally.rows)
+        if facts is not None:
+            tally.details[ROBUSTNESS] = facts
 
     def _budget_rows(self, prep: _Prepared, tally: _Explanation) -> None:
         t = prep.transcript
@@ -342,8 +378,13 @@ class Scorer:
 
         def one(part: Transcript, case: Case, index: int) -> CaseResult:
             prep = self._prepare(part, case)
+            if prep is not None:
+                prep.turn = index
             if prep is not None and case.expect.judges_state:
                 done = offered_calls(whole, t.tool_calls, index)
+                if held := whole.user_tools:  # the user's calls changed the world too
+                    done = tuple(world_calls(t, done, held, index))
+                    prep.user_tools = held
                 prep.state_from = msgspec.structs.replace(t, tool_calls=done)
                 prep.state_start = sum((c.user_turn or 0) < index for c in done)
             return self._score(part, prep)
@@ -358,6 +399,7 @@ class Scorer:
         tally.required_failures.extend(f"the conversation's {why}" for why in required)
         tally.evaluators = {r.field: r.score for r in rows if r.critic in _CHECK_KINDS}
         self._budget_rows(prep, tally)
+        self._robustness(prep, tally)
         if tally.required_failures:
             return _result(t, score, "fail", join_reasons(tally.required_failures), tally)
         return _result(t, score, status, reason, tally)
@@ -488,9 +530,14 @@ class Scorer:
 
         if self._state_judge is None:
             self._state_judge = StateJudge(self.suite)
-        replayed = prep.state_from or prep.transcript
+        replayed, held = prep.state_from, prep.user_tools
+        if replayed is None:
+            replayed, held = prep.transcript, prep.case.user_tools
+            if held:  # a simulated user with tools: its calls changed the world too
+                calls = world_calls(replayed, replayed.tool_calls, held)
+                replayed = msgspec.structs.replace(replayed, tool_calls=tuple(calls))
         judged = self._state_judge.judge(
-            prep.case, replayed, self._need_embedder, start=prep.state_start
+            prep.case, replayed, self._need_embedder, start=prep.state_start, also=held
         )
         tally.rows.extend(judged.rows)
         # The before -> after diff, as rows weighing nothing: every report shows rows.
@@ -540,6 +587,9 @@ class Scorer:
                     f"required evaluator {res.name} scored {res.score:.2f}"
                 )
         for check in case.expect.final_answer:
+            if check.kind == "judge" and "rubric" in check.params:
+                self._rubric_rows(check, t, case, tally, prep.turn)
+                continue
             res = self._final_answer(check, t, case)
             name = f"final_answer.{check.kind}"
             tally.evaluators[name] = res.score
@@ -598,14 +648,48 @@ class Scorer:
         values = [[(big if ps.tool_ok else 0.0) + ps.earned for ps in row] for row in table]
         return [(i, j, table[i][j]) for i, j in assign(values, case.expect.ordered)]
 
+    @property
+    def judge_requests(self) -> int:
+        """Requests the suite's LLM judges sent while scoring (verdicts read from the cache
+        are not requests)."""
+        return sum(j.calls for j in self._judges.values())
+
+    def _rubric_rows(
+        self,
+        check: FinalAnswerCheck,
+        t: Transcript,
+        case: Case,
+        tally: _Explanation,
+        turn: int | None,
+    ) -> None:
+        """A rubric judge's rows, one per criterion, and its verdicts in the details."""
+        from evalspec._scoring.rubric import RubricJudge, answer_slot, judge_rubric
+
+        name = str(check.params.get("name") or "final_answer.judge")
+        judge = self._cached_judge(check)
+        slot = answer_slot(t.case, t.model, t.trial, name, case_question(case))
+        assert isinstance(judge, RubricJudge)
+        overall, verdicts, rows = _drive(
+            judge_rubric(judge, check, self.suite, case, t, slot, turn)
+        )
+        for row in rows:
+            tally.add(row)
+        tally.evaluators[name] = overall
+        tally.details[name] = {
+            "score": overall,
+            "rubric": {
+                v.name: {"score": v.score, "passed": v.passed, "reason": v.reason} for v in verdicts
+            },
+        }
+
     def _cached_judge(self, check: FinalAnswerCheck) -> LLMJudge:
         """One LLM judge per judge configuration, with verdicts cached on disk."""
-        from evalspec._scoring.final_answer import LLMJudge
+        from evalspec._scoring.rubric import judge_for
 
         params = judge_params(self.suite, check)
         key = json.dumps(params, sort_keys=True)
         if key not in self._judges:
-            self._judges[key] = LLMJudge.from_params(params, self._calls)
+            self._judges[key] = judge_for(params, self._calls, check)
         return self._judges[key]
 
     def _final_answer(self, check: FinalAnswerCheck, t: Transcript, case: Case) -> Any:
@@ -618,30 +702,40 @@ class Scorer:
         question = case_question(case)
         judge = (self._judge or self._cached_judge(check)) if check.kind == "judge" else None
         if is_async_check(check.kind):
-            coro = acheck_final_answer(
-                check, t.final_answer, embedder=self._embedder, judge=judge, question=question
+            return _drive(
+                acheck_final_answer(
+                    check, t.final_answer, embedder=self._embedder, judge=judge, question=question
+                )
             )
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                return asyncio.run(coro)
-            # Scoring called from inside an event loop: the judge gets a loop of its own.
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                return pool.submit(asyncio.run, coro).result()
         return check_final_answer(check, t.final_answer, embedder=self._embedder, question=question)
 
 
+def _drive(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a judge's coroutine to its end; called from inside an event loop, in a loop of its
+    own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def check_judge_caches(suite: Suite) -> None:
-    """Refuse, before a run calls anything, a judge cache that names a file of another kind
-    (so a run never ends without results.json because of it)."""
+    """Refuse, before a run calls anything, a judge cache that names a file of another kind,
+    or a rubric the schema lets through (so a run never ends without results.json because of
+    it)."""
     from evalspec._scoring.final_answer import JUDGE_CACHE_WHAT
+    from evalspec._scoring.rubric import judge_for
     from evalspec._util.files import read_json_object
 
     for _, check in judge_checks(suite):
         path = Path(check.params.get("cache") or judge_cache_path(suite))
         read_json_object(path, JUDGE_CACHE_WHAT)
+        if "rubric" in check.params:  # a rubric the schema cannot check (names alike)
+            judge_for(dict(check.params), None, check)
 
 
 def judge_params(suite: Suite, check: FinalAnswerCheck) -> dict[str, Any]:

@@ -65,10 +65,14 @@ class StateJudge:
         self._critics: dict[tuple[str, str], Critic] = {}
         self._all_tools = frozenset(t.name for t in suite.tools)
 
-    def final_state(self, case: Case, t: Transcript, start: int = 0) -> tuple[Any, Any, Any]:
+    def final_state(
+        self, case: Case, t: Transcript, start: int = 0, also: frozenset[str] = frozenset()
+    ) -> tuple[Any, Any, Any]:
         """(initial, start, final) states of the case's conversation, replayed from `t`'s
-        calls: before any call, after the first `start` calls, after all of them."""
+        calls: before any call, after the first `start` calls, after all of them. `also`:
+        the user's own tools (dual control), whose calls `t` holds among the model's."""
         offered = frozenset(case.tools) if case.tools is not None else self._all_tools
+        offered |= also
         calls = t.tool_calls
         if any(turn.add_tools for turn in case.turns):  # offered turn by turn
             offered = offered.union(*(turn.add_tools for turn in case.turns))
@@ -84,10 +88,11 @@ class StateJudge:
         embedder: Callable[[], Embedder | None],
         *,
         start: int = 0,
+        also: frozenset[str] = frozenset(),
     ) -> StateJudgement:
         """`start`: the calls before the judged part (a turn's earlier turns), so the changes
         shown are the part's own; `unchanged` compares with the initial state."""
-        initial, began, final = self.final_state(case, t, start)
+        initial, began, final = self.final_state(case, t, start, also)
         out = StateJudgement(changes=changes(began, final))
         for check in case.expect.state:
             row = self._check(check, final, embedder)

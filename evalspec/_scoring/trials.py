@@ -17,6 +17,7 @@ from math import comb
 import msgspec
 
 from evalspec._scoring.confusion import ConfusionCell, confusion
+from evalspec._scoring.robustness import Robustness, summarize_robustness
 from evalspec._scoring.scorer import band
 from evalspec._scoring.types import CaseResult, Status
 from evalspec._stats import DEFAULT_CONFIDENCE, Interval, clustered_rate, is_flaky, mean_interval
@@ -73,13 +74,16 @@ def _pstdev(values: Sequence[float], mean: float) -> float:
 
 def combine_trials(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
     """Apply the case's pass rule (all, any, majority, mean) to its trials."""
-    n = len(results)
-    c = sum(1 for r in results if r.status in _PASSING)
-    scores = [r.score for r in results]
+    judged = [r for r in results if r.status != "user_fault"]
+    if not judged and results:  # every trial spoiled by its simulated user
+        return _user_fault(case, results)
+    n = len(judged)
+    c = sum(1 for r in judged if r.status in _PASSING)
+    scores = [r.score for r in judged]
     # One trial (most cases): its score is the mean, as fmean would say, at a tenth the cost.
     mean = float(scores[0]) if n == 1 else statistics.fmean(scores) if scores else 0.0
     std = _pstdev(scores, mean) if n > 1 else 0.0
-    errors = [r for r in results if r.status == "error"]
+    errors = [r for r in judged if r.status == "error"]
     if errors and len(errors) == n:
         status: Status = "error"
     elif case.capture is not None:  # a capture case: recorded, never judged
@@ -91,12 +95,16 @@ def combine_trials(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
         warned = any(r.status == "warn" for r in results)
         status = ("warn" if warned else "pass") if ok else "fail"
     if n == 1:
-        reason = results[0].reason
+        reason = judged[0].reason
     else:
-        worst = min(results, key=lambda r: r.score)
+        worst = min(judged, key=lambda r: r.score)
         reason = f"{c}/{n} trials passed (rule: {case.pass_rule})" + (
             "" if c == n else f"; worst: {worst.reason}"
         )
+    if len(judged) < len(results):
+        spoiled = len(results) - len(judged)
+        reason += f" ({spoiled} more trial{'s' if spoiled > 1 else ''} not counted: the "
+        reason += "simulated user was at fault)"
     return CaseSummary(
         case.name,
         results[0].model if results else "",
@@ -110,6 +118,15 @@ def combine_trials(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
         reason,
         tuple(results),
         is_flaky(c, n - len(errors)),
+    )
+
+
+def _user_fault(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
+    """A case whose every trial the simulated user spoiled: not the model's pass or fail."""
+    n = len(results)
+    reason = results[0].reason if n == 1 else f"all {n} trials: {results[0].reason}"
+    return CaseSummary(
+        case.name, results[0].model, "user_fault", 0.0, 0.0, n, 0, 0.0, 0.0, reason, tuple(results)
     )
 
 
@@ -157,6 +174,10 @@ class ModelSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """Mean of per-case mean scores: Student's t over cases (None below two cases)."""
     flaky: Count = 0
     """Cases whose trials disagree."""
+    user_faults: Count | msgspec.UnsetType = msgspec.UNSET
+    """Cases whose every trial the simulated user spoiled (status `user_fault`): left out of
+    the pass rates, the mean score and their intervals, which judge the model. Absent when
+    there is none (results.json keeps evalspec 1.0's layout)."""
     over_budget: tuple[str, ...] = ()
     """Why this model's run is over the suite's budget (empty: within it, or no budget)."""
     simulated_user: SimulatedUserCost | msgspec.UnsetType = msgspec.UNSET
@@ -164,10 +185,18 @@ class ModelSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     tool_confusion: tuple[ConfusionCell, ...] = ()
     """Which tool was called where which was expected, over every trial, with counts (right
     picks included; "" for no call): which tool descriptions collide."""
+    robustness: Robustness | msgspec.UnsetType = msgspec.UNSET
+    """Recovery, duplicate side effects, injection success, told the user, with intervals
+    (absent when no trial met a fault, a side effect or an injection)."""
     variant: str | msgspec.UnsetType = msgspec.UNSET
     """The version of the suite's tools this row ran with (`variants:`); absent without."""
     variant_of: str | msgspec.UnsetType = msgspec.UNSET
     """The model's own name, which `model` suffixes with `@<variant>`; absent without."""
+
+    @property
+    def spoiled(self) -> int:
+        """How many cases the simulated users spoiled (`user_faults`, 0 when absent)."""
+        return 0 if isinstance(self.user_faults, msgspec.UnsetType) else self.user_faults
 
 
 def summarize(
@@ -193,17 +222,22 @@ def summarize(
     models: list[ModelSummary] = []
     for model in suite.models:
         # A capture case is recorded, not judged: it counts in no rate or mean.
-        mine = [c for c in cases if c.model == model.name and c.status != "captured"]
-        if not mine:
+        every = [c for c in cases if c.model == model.name and c.status != "captured"]
+        mine = [c for c in every if c.status != "user_fault"]
+        if not every:
+            continue
+        if not mine:  # every case spoiled by its simulated user: nothing judges the model
+            models.append(_all_user_faults(model.name, every, usage))
             continue
         scores = [c.score for c in mine]
-        trials = [r for c in mine for r in c.results]
+        trials = [r for c in mine for r in c.results if r.status != "user_fault"]
         tok, lat = (usage or {}).get(model.name, (0, 0.0))
         passed_cases = [int(c.status in _PASSING) for c in mine]
+        robust = summarize_robustness([c.results for c in mine], confidence)
         models.append(
             ModelSummary(
                 model=model.name,
-                cases=len(mine),
+                cases=len(every),
                 passed=sum(c.status == "pass" for c in mine),
                 warned=sum(c.status == "warn" for c in mine),
                 failed=sum(c.status == "fail" for c in mine),
@@ -222,9 +256,21 @@ def summarize(
                 ),
                 mean_score_ci=mean_interval(scores, confidence, (0.0, 1.0)),
                 flaky=sum(c.flaky for c in mine),
+                user_faults=len(every) - len(mine) or msgspec.UNSET,
                 tool_confusion=confusion(trials),
                 variant=model.variant.name if model.variant else msgspec.UNSET,
                 variant_of=model.base_name if model.variant else msgspec.UNSET,
+                robustness=msgspec.UNSET if robust is None else robust,
             )
         )
     return cases, models
+
+
+def _all_user_faults(
+    model: str, every: list[CaseSummary], usage: dict[str, tuple[int, float]] | None
+) -> ModelSummary:
+    """A model whose every case its simulated users spoiled: no rate, no interval."""
+    tok, lat = (usage or {}).get(model, (0, 0.0))
+    return ModelSummary(
+        model=model, cases=len(every), user_faults=len(every), tokens=tok, latency_s=lat
+    )

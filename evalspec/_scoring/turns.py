@@ -19,7 +19,7 @@ import msgspec
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._suite.model import Budget, Case, Expectation, Message, Rubric
-from evalspec._transcript import ToolCall, Transcript
+from evalspec._transcript import ToolCall, Transcript, world_order
 
 Score = Callable[[Transcript, Case, int], CaseResult]
 """Scores one turn's transcript against its (single-turn) case, given the turn's index: the
@@ -69,6 +69,14 @@ def offered_calls(case: Case, calls: Sequence[ToolCall], last: int) -> tuple[Too
         if k <= last and (offered is None or c.name in offered):
             out.append(c)
     return tuple(out)
+
+
+def world_calls(
+    t: Transcript, calls: Sequence[ToolCall], held: frozenset[str], last: int | None = None
+) -> list[ToolCall]:
+    """Every call that ran on the shared world, in order (`world_order`): a model's call of a
+    tool the user holds (`held`), or a user's call of any other, was refused and is left out."""
+    return [c for c, by_user in world_order(t, calls, last) if (c.name in held) == by_user]
 
 
 def turn_views(
@@ -205,6 +213,10 @@ def turn_details(case: Case, t: Transcript, judged: dict[int, CaseResult]) -> li
         if k < len(t.user_turns):
             u = t.user_turns[k]
             entry.update(user=u.user, source=u.source, final_answer=u.final_answer)
+            if u.calls:
+                entry["user_calls"] = [c.to_dict() for c in u.calls]
+            if u.calls_after:
+                entry["user_calls_after"] = [c.to_dict() for c in u.calls_after]
             if u.stop:
                 entry["stop"] = u.stop
         else:

@@ -13,8 +13,10 @@ import msgspec
 
 from evalspec._util.records import Count
 
-Status = Literal["pass", "warn", "fail", "error", "captured"]
-"""`captured`: a capture-mode case (no expectations yet): its calls are recorded, not judged."""
+Status = Literal["pass", "warn", "fail", "error", "user_fault", "captured"]
+"""`user_fault`: a check on the simulated user failed, so the trial says nothing of the model
+(`_scoring/user_checks.py`); it is counted apart from the model's pass and fail. `captured`: a
+capture-mode case (no expectations yet): its calls are recorded, not judged."""
 
 
 class Row(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -146,10 +146,26 @@ class ChecksPart(Reporter):
                 params = {"value": value} if isinstance(value, str) else dict(value)
             elif isinstance(value, dict):
                 params = dict(value)
+                if kind == "judge":
+                    self._check_rubric(params.get("rubric"), loc)
             else:  # a plugin's short form: `max_words: 50` or `max_words: true`
                 params = {} if value is True else {"value": value}
             out.append(FinalAnswerCheck(kind, params, weight, loc))
         return tuple(out)
+
+    def _check_rubric(self, rubric: Any, loc: Loc) -> None:
+        """What the schema cannot say of a rubric: its criteria's names are distinct (reports
+        and labels name a criterion by it)."""
+        items = rubric.get("criteria") if isinstance(rubric, dict) else None
+        names = [c.get("name") for c in items or () if isinstance(c, dict)]
+        twice = sorted({str(n) for n in names if names.count(n) > 1})
+        if twice:
+            self.problem(
+                Pos(loc.file, loc.line, loc.column),
+                f"{loc.path}.rubric.criteria",
+                f"two rubric criteria are named {twice[0]!r}",
+                "give each criterion a name of its own",
+            )
 
     def _check_regex(self, pattern: str, loc: Loc) -> None:
 

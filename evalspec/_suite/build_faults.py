@@ -15,7 +15,7 @@ from evalspec._suite.load import LDict, LList
 from evalspec._suite.model import Fault, ForbiddenCall, default
 from evalspec._suite.schema import did_you_mean, unknown_tool_hint
 
-_ONLY: dict[str, frozenset[str]] = {
+ONLY_FOR: dict[str, frozenset[str]] = {
     "status": frozenset({"error"}),
     "applied": frozenset({"error", "timeout"}),
     "retry_after": frozenset({"rate_limit"}),
@@ -27,7 +27,7 @@ _ONLY: dict[str, frozenset[str]] = {
 }
 """Keys that mean something for some kinds only."""
 
-_NEEDS = {"malformed": "form", "partial": "keep", "latency": "seconds"}
+NEEDS = {"malformed": "form", "partial": "keep", "latency": "seconds"}
 """Keys a kind cannot do without."""
 
 _EXAMPLE = {
@@ -82,7 +82,7 @@ class FaultsPart(Reporter):
         target = str(named if tool is None else tool)
         if not self._offered(item, path, target, props):
             return None
-        for key, kinds in _ONLY.items():
+        for key, kinds in ONLY_FOR.items():
             if key in item and kind not in kinds:
                 self.problem(
                     item.key_pos.get(key, item.pos),
@@ -91,7 +91,7 @@ class FaultsPart(Reporter):
                     f"remove it; `{key}` is for kind {' or '.join(sorted(kinds))}",
                 )
                 ok = False
-        need = _NEEDS.get(kind)
+        need = NEEDS.get(kind)
         if need is not None and need not in item:
             self.problem(
                 item.pos,

@@ -10,9 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from evalspec._critics.patterns import PatternError, compile_pattern
 from evalspec._suite.build_base import Reporter, make_loc
 from evalspec._suite.load import LDict, LList, Pos
-from evalspec._suite.model import Expectation, ModelSpec, Turn, UserSimulation
+from evalspec._suite.model import (
+    Expectation,
+    ModelSpec,
+    Turn,
+    UserCheck,
+    UserCheckKind,
+    UserSimulation,
+)
 from evalspec._suite.schema import did_you_mean, unknown_tool_hint
 
 _SIM_DEFAULT_TURNS = UserSimulation.__dataclass_fields__["max_turns"].default
@@ -25,6 +33,8 @@ class TurnsPart(Reporter):
     tool_map: dict[str, Any]
     expect: Callable[[Any, LDict, str], Expectation | None]
     """The builder's own expectation parser, used for each turn's `expect`."""
+    check_args: Callable[..., None]
+    """The builder's check of a call's arguments against its tool's schema."""
 
     def turns(self, raw: LDict, path: str, *, judged: bool = True) -> tuple[Turn, ...] | None:
         """The case's turns; () for a case without `turns:`, None when a turn is broken.
@@ -63,7 +73,12 @@ class TurnsPart(Reporter):
                 expect = self.expect(item["expect"], item, at)
                 ok = ok and expect is not None
             added = tuple(str(n) for n in item.get("add_tools") or ())
-            out.append(Turn(str(item["user"]), expect, make_loc(pos, at), added))
+            calls = tuple(
+                (str(name), dict(args or {}))
+                for call in item.get("user_calls") or ()
+                for name, args in call.items()
+            )
+            out.append(Turn(str(item["user"]), expect, make_loc(pos, at), added, calls))
         if judged and ok and out and all(t.expect is None for t in out):
             self.problem(
                 self.vpos(raw, "turns"),
@@ -162,6 +177,10 @@ class TurnsPart(Reporter):
             )
         pos = sim.pos if isinstance(sim, LDict) else raw.pos
         self.__dict__.setdefault("user_models", {})[name] = pos
+        checks = tuple(
+            self.user_check(c, sim, i, f"{at}.checks[{i}]")
+            for i, c in enumerate(sim.get("checks") or ())
+        )
         return UserSimulation(
             goal=str(sim["goal"]),
             model=name,
@@ -170,7 +189,106 @@ class TurnsPart(Reporter):
             stop_when=str(sim.get("stop_when", "")),
             max_turns=int(sim.get("max_turns", _SIM_DEFAULT_TURNS)),
             loc=make_loc(pos, at),
+            tools=tuple(str(n) for n in sim.get("tools") or ()),
+            checks=checks,
         )
+
+    def user_check(self, raw: Any, sim: Any, i: int, at: str) -> UserCheck:
+        """One of `simulate: {checks: ...}`, its regular expressions compiled here so a bad one
+        is a problem at its place, not an error in the middle of a run."""
+        node = raw if isinstance(raw, LDict) else LDict()
+        items = sim.get("checks") if isinstance(sim, LDict) else None
+        pos = (
+            items.item_pos[i] if isinstance(items, LList) and i < len(items.item_pos) else node.pos
+        )
+        for key in ("hides", "until", "never", "on_script", "refusal"):
+            if isinstance(raw.get(key), str):
+                try:  # run on RE2, in time linear in the simulated user's text
+                    compile_pattern(raw[key])
+                except PatternError as exc:
+                    self.problem(
+                        node.value_pos.get(key, pos),
+                        f"{at}.{key}",
+                        f"{raw[key]!r} is not a regular expression evalspec can use: {exc}",
+                        "escape the special characters (. * + ? ( ) [ ] { } | \\) with a "
+                        "backslash, or fix the expression",
+                    )
+        kinds: tuple[UserCheckKind, ...] = ("hides", "reaches", "never", "on_script")
+        kind = next(k for k in kinds if k in raw)
+        reaches = raw.get("reaches") or {}
+        return UserCheck(
+            kind=kind,
+            pattern="" if kind == "reaches" else str(raw[kind]),
+            until=str(raw.get("until", "")),
+            state=tuple((str(k), v) for k, v in reaches.items()),
+            refusal=str(raw.get("refusal", "")),
+            why=str(raw.get("why", "")),
+            loc=make_loc(pos, at),
+        )
+
+    def user_tools(
+        self, raw: LDict, path: str, turns: tuple[Turn, ...], sim: UserSimulation | None
+    ) -> None:
+        """The user's own tools (`simulate: {tools:}`, a turn's `user_calls:`) are suite tools
+        that the model is not offered: the case lists the model's in `tools:`, without them."""
+        named: list[tuple[str, Any, str]] = []
+        if sim is not None:
+            node = raw["user"]["simulate"]
+            items = node.get("tools")
+            for i, n in enumerate(sim.tools):
+                where = items.item_pos[i] if isinstance(items, LList) else sim_pos(node, raw)
+                named.append((n, where, f"{path}.user.simulate.tools[{i}]"))
+        node_turns = raw.get("turns")
+        for k, turn in enumerate(turns):
+            item = node_turns[k] if isinstance(node_turns, LList) else None
+            calls = item.get("user_calls") if isinstance(item, LDict) else None
+            for i, (n, args) in enumerate(turn.user_calls):
+                where = calls.item_pos[i] if isinstance(calls, LList) else raw.pos
+                at = f"{path}.turns[{k}].user_calls[{i}]"
+                named.append((n, where, at))
+                if n in self.tool_map and isinstance(calls, LList):
+                    self.user_call_args(self.tool_map[n], args, calls[i].get(n), at, where)
+        offered = raw.get("tools")
+        for name, where, at in named:
+            if name not in self.tool_map:
+                self.problem(
+                    where,
+                    at,
+                    f"{name!r} is not a tool of this suite",
+                    unknown_tool_hint(name, self.tool_map),
+                )
+            elif offered is None:
+                self.problem(
+                    where,
+                    at,
+                    f"the user's tool {name!r} would be offered to the model too: the case has "
+                    "no `tools:`, so it offers every tool of the suite",
+                    "list the model's tools in the case's `tools:`, without the user's",
+                )
+            elif name in offered:
+                self.problem(
+                    where,
+                    at,
+                    f"{name!r} is both the user's tool and the model's (in the case's `tools:`)",
+                    f"remove {name} from the case's `tools:`: in dual control each side holds "
+                    "its own tools",
+                )
+
+    def user_call_args(
+        self, tool: Any, args: dict[str, Any], node: Any, at: str, where: Pos
+    ) -> None:
+        """A scripted user's call takes the tool's arguments, as an expected call's do, and
+        every one the tool requires: a call the tool would refuse is a mistake in the suite."""
+        self.check_args(tool, args, node, (), f"{at}.{tool.name}", where)
+        for name in tool.parameters.get("required") or ():
+            if name not in args:
+                self.problem(
+                    where,
+                    f"{at}.{tool.name}",
+                    f"the user's call of {tool.name!r} lacks the argument {name!r}, which the "
+                    "tool requires",
+                    f"{tool.name}: {{{name}: ...}}",
+                )
 
     def check_models_left(self) -> None:
         """A model that plays a user is not evaluated: some model must be left to evaluate."""
@@ -194,3 +312,8 @@ def all_expected(turns: tuple[Turn, ...]) -> Expectation:
     """Every turn's expected calls together, for the checks that look at a case's calls
     (offered tools, critics that name an argument)."""
     return Expectation(tool_calls=tuple(c for t in turns if t.expect for c in t.expect.tool_calls))
+
+
+def sim_pos(sim: Any, raw: LDict) -> Pos:
+    """Where the simulated user is declared."""
+    return sim.pos if isinstance(sim, LDict) else raw.pos

@@ -30,6 +30,7 @@ __all__ = [
     "Pos",
     "ldict",
     "llist",
+    "load_list_streaming",
     "load_yaml",
     "load_yaml_at",
     "load_yaml_streaming",
@@ -133,12 +134,23 @@ def load_yaml_streaming(text: str, name: str, sink: CaseSink) -> tuple[Any, Pos]
     return _build(_fast_parser, text, name, sink)
 
 
+def load_list_streaming(text: str, name: str, sink: CaseSink) -> tuple[Any, Pos] | None:
+    """Parse an included file, handing each item of the list at its root to `sink.case` as it
+    completes (a file whose root is a mapping is returned whole). Errors as in
+    `load_yaml_streaming`."""
+    return _build(_fast_parser, text, name, sink, root_list=True)
+
+
 def _build(
-    parser_class: Any, text: str, name: str, sink: CaseSink | None = None
+    parser_class: Any,
+    text: str,
+    name: str,
+    sink: CaseSink | None = None,
+    root_list: bool = False,
 ) -> tuple[Any, Pos] | None:
     parser = parser_class(text)
     try:
-        return TreeBuilder(parser, name, sink).build()
+        return TreeBuilder(parser, name, sink, root_list).build()
     finally:
         parser.dispose()
 

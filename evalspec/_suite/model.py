@@ -298,6 +298,31 @@ class Turn:
     loc: Loc = field(default=Loc(), compare=False)
     add_tools: tuple[str, ...] = ()
     """Suite tools offered from this turn on, besides those offered before it (`add_tools:`)."""
+    user_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """(tool, arguments) the user calls on the shared world before saying `user` (dual control:
+    the user's own tools, `user_calls:`)."""
+
+
+UserCheckKind = Literal["hides", "reaches", "never", "on_script"]
+
+
+@dataclass(frozen=True, slots=True)
+class UserCheck:
+    """A check on the simulated user's own conduct (`simulate: {checks: ...}`); a failed one
+    makes the trial the simulated user's fault, not the model's."""
+
+    kind: UserCheckKind
+    pattern: str = ""
+    """A regular expression over the user's messages (hides, never, on_script)."""
+    until: str = ""
+    """hides: the pattern may appear once the assistant's text has matched this one ("" never)."""
+    state: tuple[tuple[str, Any], ...] = ()
+    """reaches: (JSON Pointer, value) pairs the world must hold when the user ends on its own."""
+    refusal: str = ""
+    """reaches: an assistant answer matching this refused or handed over ("" the default)."""
+    why: str = ""
+    """What the rule is, in the suite's words, for the report."""
+    loc: Loc = field(default=Loc(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,6 +337,10 @@ class UserSimulation:
     stop_when: str = ""
     max_turns: int = default_of(SIMULATED_USER, "max_turns")
     loc: Loc = field(default=Loc(), compare=False)
+    tools: tuple[str, ...] = ()
+    """Suite tools the user calls on the shared world (dual control); never the model's."""
+    checks: tuple[UserCheck, ...] = ()
+    """Checks on the user's own turns (`checks:`)."""
 
 
 TurnRule = Literal["partial", "all_or_nothing"]
@@ -391,6 +420,14 @@ class Case:
         if not self.turns:
             return self.expect.tool_calls
         return tuple(c for t in self.turns if t.expect for c in t.expect.tool_calls)
+
+    @property
+    def user_tools(self) -> frozenset[str]:
+        """The tools the user holds (dual control): its simulated user's, its turns'."""
+        sim = self.simulated_user
+        names = set(sim.tools) if sim is not None else set()
+        names.update(name for turn in self.turns for name, _ in turn.user_calls)
+        return frozenset(names)
 
     @property
     def multi_turn(self) -> bool:

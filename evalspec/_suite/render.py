@@ -117,7 +117,12 @@ def resolve_includes(
         out_pos: list[Pos] = []
         for i, item in enumerate(items):
             if isinstance(item, LDict) and "include" in item:
-                out_items = _include(item, section, i, base, problems, depth, chain, included)
+                found = include_file(item, section, i, base, problems, depth, chain, included)
+                out_items = (
+                    []
+                    if found is None
+                    else included_items(item, section, found, problems, depth, chain, included)
+                )
                 out.extend(out_items)
                 out_pos.extend(getattr(x, "pos", item.pos) for x in out_items)
             else:
@@ -127,89 +132,25 @@ def resolve_includes(
         items.item_pos = out_pos
 
 
-def _include(
+def included_items(
     item: LDict,
     section: str,
-    index: int,
-    base: Path,
+    found: tuple[Path, str],
     problems: list[Problem],
     depth: int,
     chain: tuple[Path, ...],
     included: Included,
 ) -> list[Any]:
-    path = f"{section}[{index}].include"
+    """The items of the file `item` includes (`include_file` found it and read its text), its
+    own includes resolved."""
+    file, text = found
     pos = item.value_pos.get("include", item.pos)
     target = item["include"]
-    if len(item) != 1:
-        extra = sorted(k for k in item if k != "include")
-        problems.append(
-            _problem(
-                item.pos,
-                f"{section}[{index}]",
-                f"an include item cannot also have {extra}",
-                "put those keys in the included file",
-            )
-        )
-        return []
-    if not isinstance(target, str) or not target:
-        problems.append(_problem(pos, path, "include needs a file path", "include: tools.yaml"))
-        return []
-    if depth >= MAX_INCLUDE_DEPTH:
-        problems.append(
-            _problem(
-                pos,
-                path,
-                f"includes nest deeper than {MAX_INCLUDE_DEPTH} levels",
-                "check for a file that includes itself",
-            )
-        )
-        return []
-    included.files += 1
-    if included.files > MAX_INCLUDES:
-        if included.files == MAX_INCLUDES + 1:
-            problems.append(
-                _problem(
-                    pos,
-                    path,
-                    f"the suite includes more than {MAX_INCLUDES} files in all",
-                    "include fewer, larger files",
-                )
-            )
-        return []
     try:
-        file = (base / target).resolve()
-    except (OSError, RuntimeError):  # Python reports a symlink loop as RuntimeError
-        file = None
-    if file is not None and file in chain:
-        loop = " -> ".join(f.name for f in (*chain[chain.index(file) :], file))
-        problems.append(
-            _problem(
-                pos,
-                path,
-                f"include cycle: {loop}",
-                "remove the include that leads back to a file already being included",
-            )
-        )
-        return []
-    what = _not_a_file(base / target)
-    if what or file is None:
-        problems.append(
-            _problem(
-                pos,
-                path,
-                f"the included file {target!r} {what or 'cannot be resolved'}",
-                "check the path; it is relative to the file that includes it",
-            )
-        )
-        return []
-    try:
-        text = read_text(file)
         loaded = load_yaml(file, text)
     except SpecError as exc:
         problems.extend(exc.problems)
         return []
-    if any(sign in text for sign in _TEMPLATE_SIGNS):
-        included.templated += 1
     if may_cut_text(text):  # an included file's texts can be cut by ` #` too
         problems.extend(cut_text_problems(loaded, text, display_name(file)))
     if isinstance(loaded, LDict) and section in loaded:
@@ -230,6 +171,99 @@ def _include(
     wrapper = ldict(loaded.pos, {section: loaded})
     resolve_includes(wrapper, file.parent, problems, depth + 1, (*chain, file), included)
     return list(wrapper[section])
+
+
+def include_file(
+    item: LDict,
+    section: str,
+    index: int,
+    base: Path,
+    problems: list[Problem],
+    depth: int,
+    chain: tuple[Path, ...],
+    included: Included,
+) -> tuple[Path, str] | None:
+    """The file an `{include: ...}` item names and its text, counted in `included`; None (with
+    the problem in `problems`) when it cannot be included. Shared by the whole-document path
+    and the stream, which parses the text itself."""
+    path = f"{section}[{index}].include"
+    pos = item.value_pos.get("include", item.pos)
+    target = item["include"]
+    if len(item) != 1:
+        extra = sorted(k for k in item if k != "include")
+        problems.append(
+            _problem(
+                item.pos,
+                f"{section}[{index}]",
+                f"an include item cannot also have {extra}",
+                "put those keys in the included file",
+            )
+        )
+        return None
+    if not isinstance(target, str) or not target:
+        problems.append(_problem(pos, path, "include needs a file path", "include: tools.yaml"))
+        return None
+    if depth >= MAX_INCLUDE_DEPTH:
+        problems.append(
+            _problem(
+                pos,
+                path,
+                f"includes nest deeper than {MAX_INCLUDE_DEPTH} levels",
+                "check for a file that includes itself",
+            )
+        )
+        return None
+    included.files += 1
+    if included.files > MAX_INCLUDES:
+        if included.files == MAX_INCLUDES + 1:
+            problems.append(
+                _problem(
+                    pos,
+                    path,
+                    f"the suite includes more than {MAX_INCLUDES} files in all",
+                    "include fewer, larger files",
+                )
+            )
+        return None
+    try:
+        file = (base / target).resolve()
+    except (OSError, RuntimeError):  # Python reports a symlink loop as RuntimeError
+        file = None
+    if file is not None and file in chain:
+        loop = " -> ".join(f.name for f in (*chain[chain.index(file) :], file))
+        problems.append(
+            _problem(
+                pos,
+                path,
+                f"include cycle: {loop}",
+                "remove the include that leads back to a file already being included",
+            )
+        )
+        return None
+    what = _not_a_file(base / target)
+    if what or file is None:
+        problems.append(
+            _problem(
+                pos,
+                path,
+                f"the included file {target!r} {what or 'cannot be resolved'}",
+                "check the path; it is relative to the file that includes it",
+            )
+        )
+        return None
+    try:
+        text = read_text(file)
+    except SpecError as exc:
+        problems.extend(exc.problems)
+        return None
+    if may_hold_template(text):
+        included.templated += 1
+    return file, text
+
+
+def may_hold_template(text: str) -> bool:
+    """Whether any value of a file with this text may hold a template (see _TEMPLATE_SIGNS)."""
+    return any(sign in text for sign in _TEMPLATE_SIGNS)
 
 
 def _not_a_file(path: Path) -> str:

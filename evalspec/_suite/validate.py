@@ -186,6 +186,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         self.base = path.resolve().parent
         self.critic_keys = {}
         self._arg_validators: dict[tuple[str, str], Any] = {}
+        self._system: Message | None = None
+        """The last system message made: cases that share its text share it (50,000 cases
+        held 50,000 equal ones)."""
         """Per tool argument, jsonschema's validator and a compiled check when the argument's
         schema is plain: shared by every case that uses it."""
         self.state_uses = StateUses()
@@ -459,6 +462,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         turns = self.turns(raw, path, judged=capture is None)
         if turns is None:
             return None
+        self.user_tools(raw, path, turns, simulated)
         expect = Expectation() if turns or capture else self.expect(raw.get("expect"), raw, path)
         if expect is None:
             return None
@@ -586,11 +590,17 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
                 )
         return tuple(dict.fromkeys(names))
 
+    def system_message(self, text: str) -> Message:
+        last = self._system
+        if last is None or last.content != text:
+            last = self._system = Message("system", text)
+        return last
+
     def messages(self, raw: LDict, path: str, top: dict[str, Any]) -> tuple[Message, ...]:
         out: list[Message] = []
         system = raw.get("system", top.get("system"))
         if system:
-            out.append(Message("system", str(system)))
+            out.append(self.system_message(str(system)))
         for h in raw.get("history") or ():
             out.append(
                 Message(

@@ -15,8 +15,9 @@ time and no nesting depth can exhaust a stack (libyaml's own composer crashes th
 Each container keeps the parser's marks of what it holds; positions are made from them only
 when read (tree.py), as most never are.
 
-Given a `CaseSink`, the builder hands each item of the top-level `cases:` list to it as soon as
-the item is complete instead of keeping it, so a large suite is checked one case at a time.
+Given a `CaseSink`, the builder hands each item of the top-level `cases:` list (or, for an
+included file of cases, of the list at its root) to it as soon as the item is complete instead
+of keeping it, so a large suite is checked one case at a time.
 """
 
 from __future__ import annotations
@@ -179,9 +180,14 @@ def _tag_of(event: Any) -> str:
 class TreeBuilder:
     """Consumes the events of one YAML stream (from libyaml's or PyYAML's parser)."""
 
-    def __init__(self, parser: Any, file: str, sink: CaseSink | None = None):
+    def __init__(
+        self, parser: Any, file: str, sink: CaseSink | None = None, root_list: bool = False
+    ):
         self.parser = parser
         self.file = file
+        self.root_list = root_list
+        """With a sink: stream the items of a list at the document's root (an included file of
+        cases) instead of the top-level `cases:` list of a suite."""
         self.count = 0
         self.written = 0
         """Characters of text the file writes out (keys aside)."""
@@ -377,6 +383,9 @@ class TreeBuilder:
         value.pos = mark_pos(self.file, mark)
         if is_seq and len(stack) == 1 and parent is not None:
             self._top_level_list(parent, frame)
+        elif is_seq and parent is None and self.root_list and self.sink is not None:
+            frame.streamed = 0
+            self.braces_before = self.braces
         return frame
 
     def _top_level_list(self, parent: _Frame, frame: _Frame) -> None:
@@ -385,6 +394,7 @@ class TreeBuilder:
             frame.max_items = max_tools()  # refused while parsing: no tree of 100,000 tools
         if (
             self.sink is not None
+            and not self.root_list
             and parent.key == "cases"
             and isinstance(parent.value, LDict)  # always: only a mapping has keys
             and not parent.merges  # `<<:` keys arrive only when the root closes

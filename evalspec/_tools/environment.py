@@ -18,7 +18,7 @@ from weakref import WeakKeyDictionary
 
 from evalspec._suite.model import Case, Suite, Tool
 from evalspec._suite.state.spec import MAX_STATE_VALUES, weigh, weigh_state
-from evalspec._tools.faults import reached_tool
+from evalspec._tools.faults import ToolFault, raised, raised_result, reached_tool
 from evalspec._tools.result import ToolResult
 from evalspec._tools.state import run_behavior
 from evalspec._util.errors import UsageError
@@ -109,6 +109,8 @@ class Conversation:
         assert isinstance(arguments, dict)
         try:
             outcome = self.environment.call(name, arguments)
+        except ToolFault as exc:  # a fault the environment raised: as a declared one
+            return self._raised(name, exc)
         except Exception as exc:  # a plugin's own failure is the call's observation
             why = f"the tool environment failed: {type(exc).__name__}: {exc}"
             return ToolResult(None, why, "state")
@@ -121,6 +123,13 @@ class Conversation:
             except GraphTooLarge as exc:
                 return ToolResult(None, f"the tool environment's answer: {exc}", "state")
         return ToolResult(None if error is not None else output, _text(error), "state")
+
+    def _raised(self, name: str, exc: ToolFault) -> ToolResult:
+        try:  # its answer, for the kinds that change one, copied as any answer is
+            output = to_json(exc.output)
+        except GraphTooLarge as too_large:
+            return ToolResult(None, f"the tool environment's answer: {too_large}", "state")
+        return raised_result(name, exc, output)
 
     async def call(self, name: str, arguments: dict[str, Any] | None, raw: str) -> ToolResult:
         answered = self.act(name, arguments, raw)
@@ -223,7 +232,8 @@ class Conversations:
         conversation = self.open(case)
         before = conversation.snapshot() if start <= 0 else None
         for i, call in enumerate(calls, start=1):
-            if call.name in offered and reached_tool(call.fault):  # not one a fault stopped
+            # Not a call a declared fault stopped; one the environment raised a fault on, it saw.
+            if call.name in offered and (reached_tool(call.fault) or raised(call.fault)):
                 conversation.act(call.name, call.arguments, call.raw_arguments)
             if i == start:
                 before = conversation.snapshot()

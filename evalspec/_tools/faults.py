@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from http import HTTPStatus
-from typing import Any
+from typing import Any, get_args
 
-from evalspec._suite.model import Fault
+from evalspec._suite.build_faults import NEEDS, ONLY_FOR
+from evalspec._suite.model import Fault, FaultKind
 from evalspec._tools.result import ToolResult
 from evalspec._tools.simulated import values_match
 
@@ -26,6 +27,12 @@ DEFAULT_TIMEOUT_S = 30.0
 _JSON = json.JSONEncoder(ensure_ascii=False)
 
 
+def raised(fault: Mapping[str, Any] | None) -> bool:
+    """The fault was raised by a Python tool environment (`ToolFault`), which saw the call:
+    a replay hands it the call again, so it decides again."""
+    return fault is not None and bool(fault.get("raised"))
+
+
 def reached_tool(fault: Mapping[str, Any] | None) -> bool:
     """Whether a recorded call reached its tool (and so changed its state)."""
     if fault is None:
@@ -33,11 +40,157 @@ def reached_tool(fault: Mapping[str, Any] | None) -> bool:
     return fault.get("kind") not in STOPPING or bool(fault.get("applied"))
 
 
-def _draw(seed: int, case: str, trial: int, tool: str, n: int) -> float:
-    """A number in [0, 1) fixed by its inputs: the same in every run and on every machine."""
-    text = f"{seed}\x00{case}\x00{trial}\x00{tool}\x00{n}".encode("utf-8", "surrogatepass")
-    digest = hashlib.blake2b(text, digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2.0**64
+def _draw(seeded: Any, n: int) -> float:
+    """A number in [0, 1) fixed by its inputs: the same in every run and on every machine.
+    `seeded` is `_seeded(seed, case, trial, tool)`, made once per conversation and tool: the
+    hash of "seed NUL case NUL trial NUL tool NUL n" is that of its prefix, then n."""
+    h = seeded.copy()
+    h.update(b"%d" % n)
+    return int.from_bytes(h.digest(), "big") / 2.0**64
+
+
+def _seeded(seed: int, case: str, trial: int, tool: str) -> Any:
+    text = f"{seed}\x00{case}\x00{trial}\x00{tool}\x00".encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(text, digest_size=8)
+
+
+_Check = tuple[Fault, int | None, Callable[[dict[str, Any]], bool] | None, float | None]
+"""A fault as `decide` reads it: the fault, its `on_call`, its `when` as a test, its `rate`."""
+
+_GROUPED: dict[int, tuple[Sequence[Fault], dict[str, tuple[_Check, ...]]]] = {}
+"""Faults by tool, per faults tuple of a plan (every item of a case shares its tuple), so a
+conversation's plan is made in O(1), however many tools have faults."""
+_GROUPED_MAX = 4096
+
+
+def _by_tool(faults: Sequence[Fault]) -> dict[str, tuple[_Check, ...]]:
+    known = _GROUPED.get(id(faults))
+    if known is not None and known[0] is faults:
+        return known[1]
+    grouped: dict[str, list[_Check]] = {}
+    for f in faults:
+        grouped.setdefault(f.tool, []).append((f, f.on_call, _when(f.when), f.rate))
+    if len(_GROUPED) >= _GROUPED_MAX:
+        _GROUPED.clear()
+    result = {tool: tuple(found) for tool, found in grouped.items()}
+    _GROUPED[id(faults)] = (faults, result)  # the tuple kept: its id names no other
+    return result
+
+
+def _when(when: dict[str, Any] | None) -> Callable[[dict[str, Any]], bool] | None:
+    """`when` as a test of a call's arguments: texts compared in place (the common case),
+    anything else as a response rule's `when` is (`values_match`)."""
+    if when is None:
+        return None
+    if all(type(v) is str for v in when.values()):
+        pairs = tuple(when.items())
+        return lambda args: all(type(args.get(k)) is str and args[k] == v for k, v in pairs)
+    return lambda args: values_match(when, args)
+
+
+_RAISABLE = tuple(k for k in get_args(FaultKind) if k != "inject")
+_FORMS = ("cut_json", "wrong_types", "empty")
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "status": int,
+    "message": str,
+    "seconds": (int, float),
+    "retry_after": (int, float),
+    "applied": bool,
+    "form": str,
+    "keep": int,
+    "field": str,
+}
+_WORDS = {
+    "status": "an HTTP status, a whole number",
+    "message": "the text the model reads",
+    "seconds": "a number of seconds, 0 or more",
+    "retry_after": "a number of seconds, 0 or more",
+    "applied": "True or False",
+    "form": "cut_json, wrong_types or empty",
+    "keep": "a whole number of items, 0 or more",
+    "field": "a JSON Pointer, like /items",
+}
+
+
+class ToolFault(Exception):
+    """Raised by a Python tool environment's `call`: the call meets a fault, recorded,
+    replayed, scored and shown exactly as a declared one (`faults:` in the suite).
+
+    The same kinds and keys as a declared fault: `ToolFault("rate_limit", retry_after=2)`,
+    `ToolFault("timeout", applied=True)` after the environment took effect (a retry then
+    repeats it), `ToolFault("partial", output=rows, keep=1)` for an answer cut short. A kind
+    that answers in the tool's place (error, timeout, rate_limit) must leave the state as it
+    was unless `applied`. A key the kind cannot use, or a kind that needs one and lacks it, is
+    refused here (ValueError), as `evalspec validate` refuses it in a suite.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        output: Any = None,
+        status: int | None = None,
+        message: str | None = None,
+        seconds: float | None = None,
+        retry_after: float | None = None,
+        applied: bool | None = None,
+        form: str | None = None,
+        keep: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        keys = {
+            "status": status,
+            "message": message,
+            "seconds": seconds,
+            "retry_after": retry_after,
+            "applied": applied,
+            "form": form,
+            "keep": keep,
+            "field": field,
+        }
+        given = {k: v for k, v in keys.items() if v is not None}
+        _check_raised(kind, given)
+        super().__init__(f"{kind} fault")
+        self.kind = kind
+        self.output = output
+        self.keys = given
+
+    def fault(self, tool: str) -> Fault:
+        """The fault as a suite would declare it, for the call of `tool` that raised it."""
+        return Fault(tool=tool, kind=self.kind, **self.keys)  # type: ignore[arg-type]
+
+
+def _check_raised(kind: str, given: Mapping[str, Any]) -> None:
+    """A ToolFault's kind and keys, held to the rules a declared fault is held to."""
+    if kind not in _RAISABLE:
+        raise ValueError(f"ToolFault kind {kind!r}: choose one of {', '.join(_RAISABLE)}")
+    for key in given:
+        kinds = ONLY_FOR[key]
+        if kind not in kinds:
+            raise ValueError(
+                f"ToolFault({kind!r}): `{key}` means nothing to this kind; it is for kind "
+                + " or ".join(sorted(kinds))
+            )
+    need = NEEDS.get(kind)
+    if need is not None and need not in given:
+        raise ValueError(f"ToolFault({kind!r}) needs `{need}`")
+    for key, value in given.items():
+        want = _TYPES[key]
+        if isinstance(value, bool) != (want is bool) or not isinstance(value, want):
+            raise ValueError(f"ToolFault {key}={value!r}: {_WORDS[key]}")
+        if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+            raise ValueError(f"ToolFault {key}={value!r}: {_WORDS[key]}")
+    if "form" in given and given["form"] not in _FORMS:
+        raise ValueError(f"ToolFault form {given['form']!r}: choose one of {', '.join(_FORMS)}")
+
+
+def raised_result(tool: str, exc: ToolFault, output: Any) -> ToolResult:
+    """The answer a call gets when the environment raised `exc` (`output`: its answer as
+    JSON, for the kinds that change an answer), recorded as raised."""
+    fault = exc.fault(tool)
+    result = apply(fault, None if fault.kind in STOPPING else ToolResult(output, None, "state"))
+    record = {**(result.fault or {}), "raised": True}
+    return ToolResult(result.output, result.error, result.source, result.text, record)
 
 
 class FaultPlan:
@@ -46,32 +199,34 @@ class FaultPlan:
     def __init__(
         self, faults: Sequence[Fault], case: str, trial: int, earlier: Iterable[str] = ()
     ) -> None:
-        self._by_tool: dict[str, list[Fault]] = {}
-        for fault in faults:
-            self._by_tool.setdefault(fault.tool, []).append(fault)
+        self._by_tool = _by_tool(faults)
         self._case = case
         self._trial = trial
         self._counts: dict[str, int] = {}
         for name in earlier:  # calls of earlier user turns count too
             self._counts[name] = self._counts.get(name, 0) + 1
+        self._hashes: dict[tuple[int, str], Any] = {}
 
     def decide(self, tool: str, arguments: dict[str, Any] | None) -> Fault | None:
         """The fault this call meets, if any; every call of a tool counts, faulted or not."""
         n = self._counts.get(tool, 0) + 1
         self._counts[tool] = n
-        for fault in self._by_tool.get(tool, ()):
-            if fault.on_call is not None and fault.on_call != n:
+        for fault, on_call, when, rate in self._by_tool.get(tool, ()):
+            if on_call is not None and on_call != n:
                 continue
-            if fault.when is not None and (
-                arguments is None or not values_match(fault.when, arguments)
-            ):
+            if when is not None and (arguments is None or not when(arguments)):
                 continue
-            if fault.rate is not None and (
-                _draw(fault.seed, self._case, self._trial, tool, n) >= fault.rate
-            ):
+            if rate is not None and _draw(self._seeded(fault.seed, tool), n) >= rate:
                 continue
             return fault
         return None
+
+    def _seeded(self, seed: int, tool: str) -> Any:
+        key = (seed, tool)
+        seeded = self._hashes.get(key)
+        if seeded is None:
+            seeded = self._hashes[key] = _seeded(seed, self._case, self._trial, tool)
+        return seeded
 
 
 def stops(fault: Fault) -> bool:

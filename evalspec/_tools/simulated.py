@@ -50,6 +50,8 @@ def values_match(pattern: Any, actual: Any, fold: bool = False) -> bool:
     matches any dict that has its keys with matching values (subset, at every depth); lists
     match element-wise and must have the same length.
     """
+    if type(pattern) is str:  # the commonest pattern first, as the last lines judge it
+        return type(actual) is str and pattern == (actual.lower() if fold else actual)
     if isinstance(pattern, bool) or isinstance(actual, bool):
         return isinstance(pattern, bool) and isinstance(actual, bool) and pattern == actual
     if isinstance(pattern, int | float) and isinstance(actual, int | float):

@@ -26,6 +26,7 @@ STYLES = {
     "fail": "red",
     "error": "magenta",
     "captured": "cyan",
+    "user_fault": "blue",
 }
 """The console's colour for each status, in a run's report and in a comparison alike."""
 

@@ -5,7 +5,7 @@
   var S = data.strings, cols = data.columns, cases = data.cases;
   var ROW_H = 32, OVERSCAN = 12;
   var KIND_RANK = {regression: 0, worse: 1, better: 2, changed: 3, added: 4, missing: 5, removed: 6, unchanged: 7, "": 8};
-  var state = {statuses: {pass: 1, warn: 1, fail: 1, error: 1, captured: 1}, model: "", tag: "", q: "", selected: -1,
+  var state = {statuses: {pass: 1, warn: 1, fail: 1, error: 1, user_fault: 1, captured: 1}, model: "", tag: "", q: "", selected: -1,
     sort: document.getElementById("sort").value};
   var viewport = document.getElementById("viewport"), spacer = document.getElementById("spacer");
   var rowsEl = document.getElementById("rows"), head = document.getElementById("list-head");

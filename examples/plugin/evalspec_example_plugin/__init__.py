@@ -1,7 +1,9 @@
-"""Example evalspec plugin: one critic, one evaluator, one final-answer check.
+"""Example evalspec plugin: one critic, one evaluator, one final-answer check, one tool
+environment.
 
 Each is registered as evalspec registers its own: `@register(kind)` on a `Critic` subclass, on
-an `Evaluator` taking one `EvaluatorInput`, on an `AnswerCheck` taking one `AnswerInput`.
+an `Evaluator` taking one `EvaluatorInput`, on an `AnswerCheck` taking one `AnswerInput`, on a
+tool environment's factory (`factory(state, params)`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from evalspec.plugins import (
     CriticOutcome,
     EvaluatorInput,
     Params,
+    ToolFault,
+    ToolOutcome,
     outcome,
     register,
     show,
@@ -88,3 +92,48 @@ def max_words(inp: AnswerInput) -> CheckReturn:
         raise ValueError(f"`max_words` needs a word count, not {limit!r}")
     words = len(inp.answer.split())
     return float(words <= limit), f"{words} words (at most {limit})"
+
+
+@register(
+    "environment",
+    "card_gateway",
+    options={
+        "type": "object",
+        "properties": {
+            "busy": {"type": "integer", "minimum": 0},
+            "lost": {"type": "array", "items": {"type": "string"}},
+        },
+        "additionalProperties": False,
+    },
+    description="A card gateway that is busy at first (429) and loses some answers (time-out).",
+)
+class CardGateway:
+    """A card gateway keeping the shop's payments (`state: {payments: [...]}`).
+
+    Its first `busy` charges of a conversation answer 429 with Retry-After 2 and charge
+    nothing; the first charge of an order listed in `lost` takes the money, then times out
+    (the lost answer after which a blind retry charges twice). Both are raised as `ToolFault`s,
+    so evalspec records, replays and scores them as the faults a suite declares.
+    """
+
+    def __init__(self, state: Any, params: dict[str, Any]) -> None:
+        self.payments = list(state.get("payments", [])) if isinstance(state, dict) else []
+        self.busy = int(params.get("busy", 0))
+        self.lost = set(params.get("lost", ()))
+        self.charges = 0
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        if name != "charge_card":
+            return ToolOutcome(error=f"the gateway has no tool {name!r}")
+        self.charges += 1
+        if self.charges <= self.busy:
+            raise ToolFault("rate_limit", retry_after=2)
+        order = arguments.get("order_id")
+        first = not any(p["order_id"] == order for p in self.payments)
+        self.payments.append({"order_id": order, "amount": arguments.get("amount")})
+        if order in self.lost and first:
+            raise ToolFault("timeout", seconds=30, applied=True)
+        return ToolOutcome({"charged": arguments.get("amount"), "order_id": order})
+
+    def snapshot(self) -> Any:
+        return {"payments": self.payments}

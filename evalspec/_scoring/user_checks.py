@@ -1,0 +1,145 @@
+"""Checks on the simulated user's own conduct, and the verdict they give when one fails.
+
+A simulated user can spoil a conversation: say what its instructions hid, stop before its goal,
+break a rule it was given, or wander off its script (τ²-bench traced up to 30 % of failed retail
+conversations to its user simulator). A trial where a check of `simulate: {checks: ...}` fails
+says nothing about the model: its status is `user_fault`, apart from pass and fail, and the
+model's own verdict is kept in its details (`model_verdict`) for the reader.
+
+The checks' patterns run on RE2 (`_critics/patterns.py`): a suite's pattern and the simulated
+user's text may both come from a pull request, and the time stays linear in the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from evalspec._critics.patterns import compile_pattern
+from evalspec._scoring.types import CaseResult
+from evalspec._suite.model import Case, UserCheck
+from evalspec._suite.state.spec import parse_pointer
+from evalspec._tools.state import lookup, same
+from evalspec._transcript import Transcript
+
+USER_FAULT = "user_fault"
+DEFAULT_REFUSAL = r"(?i)\b(cannot|can't|unable|not able)\b"
+"""An answer of the assistant that refuses or hands over: after it, an unmet goal is no fault
+of the user's (τ²-bench's user may end a conversation the agent cannot finish)."""
+_ENDED_ITSELF = ("stop_signal", "empty_message")
+
+
+def user_verdict(case: Case, t: Transcript, result: CaseResult) -> CaseResult:
+    """`result`, or the simulated user's fault when one of its checks fails on `t`."""
+    sim = case.simulated_user
+    if sim is None or not sim.checks or not t.user_turns or result.status == "error":
+        return result
+    faults = [f for check in sim.checks for f in _failures(check, t)]
+    if not faults:
+        return result
+    details = dict(result.details)
+    details["model_verdict"] = {
+        "status": result.status,
+        "score": result.score,
+        "reason": result.reason,
+    }
+    details["user_faults"] = [why for _, why in faults]
+    turns = [dict(e) for e in details.get("turns") or ()]
+    for k, why in faults:
+        if 0 <= k < len(turns):
+            turns[k].setdefault("user_faults", []).append(why)
+    if turns:
+        details["turns"] = turns
+    reason = "the simulated user is at fault: " + "; ".join(why for _, why in faults)
+    return msgspec.structs.replace(result, status=USER_FAULT, reason=reason, details=details)
+
+
+def _failures(check: UserCheck, t: Transcript) -> list[tuple[int, str]]:
+    """(user turn index, why) for each place the check fails."""
+    said = [u.user for u in t.user_turns]
+    label = f" ({check.why})" if check.why else ""
+    if check.kind == "never":
+        rule = compile_pattern(check.pattern)
+        return [
+            (k, f"turn {k + 1}: it broke its instructions{label}: it said {_match(rule, s)!r}")
+            for k, s in enumerate(said)
+            if rule.search(s)
+        ]
+    if check.kind == "on_script":
+        rule = compile_pattern(check.pattern)
+        return [
+            (
+                k,
+                f"turn {k + 1}: it went off-script{label}: "
+                f"{_short(s)!r} does not match {check.pattern}",
+            )
+            for k, s in enumerate(said)
+            if not rule.search(s)
+        ]
+    if check.kind == "hides":
+        return _revealed(check, t, label)
+    return _stopped_early(check, t, label)
+
+
+def _revealed(check: UserCheck, t: Transcript, label: str) -> list[tuple[int, str]]:
+    """The turns where the user said the hidden text before the assistant asked for it."""
+    hidden = compile_pattern(check.pattern)
+    asked = compile_pattern(check.until) if check.until else None
+    out: list[tuple[int, str]] = []
+    for k, u in enumerate(t.user_turns):
+        before = _assistant_texts(t, k)
+        if asked is not None and any(asked.search(s) for s in before):
+            break
+        if hidden.search(u.user):
+            when = f"before the assistant said anything matching {check.until}" if asked else ""
+            out.append(
+                (
+                    k,
+                    f"turn {k + 1}: it revealed what its instructions hide{label}: "
+                    f"{_match(hidden, u.user)!r} {when}".rstrip(),
+                )
+            )
+    return out
+
+
+def _stopped_early(check: UserCheck, t: Transcript, label: str) -> list[tuple[int, str]]:
+    """The user ended the conversation itself with its goal's state unmet, and the assistant
+    had not refused."""
+    last = t.user_turns[-1]
+    if last.stop not in _ENDED_ITSELF:
+        return []
+    refusal = compile_pattern(check.refusal or DEFAULT_REFUSAL)
+    if any(refusal.search(s) for s in _assistant_texts(t, len(t.user_turns))):
+        return []
+    unmet = []
+    for pointer, wanted in check.state:
+        found = lookup(t.state, parse_pointer(pointer))
+        if not same(found, wanted):
+            unmet.append(f"{pointer} is {_show(found)}, the goal needs {_show(wanted)}")
+    if not unmet:
+        return []
+    k = len(t.user_turns) - 1
+    return [(k, f"turn {k + 1}: it stopped before its goal{label}: " + "; ".join(unmet))]
+
+
+def _assistant_texts(t: Transcript, k: int) -> list[str]:
+    """What the assistant said in answer to the user's turns before turn k."""
+    return [u.final_answer for u in t.user_turns[:k] if u.final_answer]
+
+
+def _match(rule: Any, text: str) -> str:
+    found = rule.search(text)
+    return found.group(0) if found else ""
+
+
+def _short(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _show(value: Any) -> str:
+    """A state value as JSON; "absent" where the state has nothing."""
+    try:
+        return msgspec.json.encode(value).decode()
+    except TypeError:
+        return "absent"
