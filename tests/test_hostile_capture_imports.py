@@ -385,3 +385,37 @@ def test_one_document_too_large_to_hold_is_refused(tmp_path: Path) -> None:
     assert "one JSON document over 64 MiB is not read whole" in done.output
     assert "export JSON Lines" in done.output and "Traceback" not in done.output
     assert not (tmp_path / "p.yaml").exists()
+
+
+def _turn(trace: str, start: int, said: str, tool: str, calls: int) -> list[str]:
+    """One user turn as its own trace, named as a turn of conversation conv-X."""
+    made = [
+        {"type": "tool_call", "id": f"{trace}-{i}", "name": tool, "arguments": {"a": i}}
+        for i in range(calls)
+    ]
+    inputs = [text("user", said), {"role": "assistant", "parts": made}]
+    root = span(trace, "root", "", start, **{"gen_ai.conversation.id": "conv-X"})
+    return [export(chat(trace, "c", start + 1, inputs, [text("assistant", "ok")]), root)]
+
+
+@pytest.mark.parametrize(
+    ("second", "why"),
+    [
+        (("bad name\x1b", 1), "the tool name 'bad name\\x1b' is not one a suite can hold"),
+        (("f", 60), "it makes 120 tool calls; a case expects at most 100"),
+    ],
+    ids=["a turn's tool name", "calls of all turns"],
+)
+def test_a_conversation_over_traces_the_suite_cannot_hold_is_refused_whole(
+    tmp_path: Path, second: tuple[str, int], why: str
+) -> None:
+    """No turn is silently left out of the conversation it belongs to."""
+    lines = [
+        *_turn("a1", 100, "first", "f", 60),
+        *_turn("a2", 200, "second", *second),
+        *_called("t-9", "f"),
+    ]
+    done, suite, _ = imported(tmp_path, lines)
+    assert done.exit_code == 0, done.output
+    assert f"record conversation conv-X refused: {why}" in done.output
+    assert {c.name for c in api.load_suite(suite).cases} == {"trace t-9", "conversation conv-X"}
