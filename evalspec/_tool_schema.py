@@ -49,12 +49,33 @@ def pattern_problems(schema: Any) -> list[str]:
             compile_pattern(pattern)
         except PatternError as exc:
             problems.append(f"{where}: the pattern {pattern!r:.80} cannot be used: {exc}")
+    problems += [
+        f"{where}: {ref!r:.80} refers to another document, which evalspec never fetches; "
+        "put the definition under `$defs` and refer to it as `#/$defs/NAME`"
+        for where, ref in _outside_refs(schema)
+    ]
     if _uses(schema, "unevaluatedProperties") and _uses(schema, "patternProperties"):
         problems.append(
             "`unevaluatedProperties` together with `patternProperties` is not supported "
             "in tool parameters; use `additionalProperties`"
         )
     return problems
+
+
+def _outside_refs(schema: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every `$ref` or `$dynamicRef` that is not a pointer into the schema itself (`#...`),
+    as (where, ref): an address a pull request chose, which would otherwise be fetched."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                if not value.startswith("#"):
+                    yield where, value
+            elif key not in _NOT_SCHEMAS:
+                yield from _outside_refs(value, where)
+    elif isinstance(schema, list):
+        for i, item in enumerate(schema):
+            yield from _outside_refs(item, f"{path}[{i}]")
 
 
 def _uses(schema: Any, keyword: str) -> bool:
@@ -120,5 +141,9 @@ def _validator_class() -> Any:
 
 
 def tool_validator(schema: Any) -> Any:
-    """A Draft 2020-12 validator for `schema` whose regexes run on RE2."""
-    return _validator_class()(schema)
+    """A Draft 2020-12 validator for `schema` whose regexes run on RE2 and whose references
+    resolve inside the schema only: without a registry, jsonschema fetches a `$ref` to an
+    address (`http://169.254.169.254/...`) that a suite or lock file names."""
+    from referencing import Registry
+
+    return _validator_class()(schema, registry=Registry())

@@ -906,3 +906,209 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     read = read_numbered(path)
     assert not read.refused, read.refused
     return list(read.records)
+
+
+# ------------------------------------------------ capture mode and trace import (hostile tests too)
+
+
+CAPTURE_SUITE = """\
+# The team's new suite: no expectations yet.
+suite: cap
+models:
+  - {name: m1, model: m1}
+  - {name: m2, model: m2}
+tools:
+  - name: get_user
+    description: Look up a user.
+    parameters:
+      type: object
+      properties:
+        user_id: {type: string}
+        verbose: {type: boolean}
+      required: [user_id]
+    responses:
+      - output: {name: Ann}
+  - name: send
+    description: Send a message.
+    parameters:
+      type: object
+      properties:
+        to: {type: string}
+        text: {type: string}
+        when: {type: string, format: date}
+        amount: {type: number}
+        unit: {type: string, enum: [eur, usd]}
+      required: [to, text]
+    responses:
+      - output: sent
+cases:
+  - name: look up   # keep this comment
+    user: Who is user u-17?
+    capture: true
+  - capture: true
+    name: send note
+    user: Tell Ann the report is ready, on 2026-06-02, and pay her 12.5 eur
+  - name: judged
+    user: hi
+    expect: {no_tool_calls: true}   # and this one
+"""
+
+
+CAPTURE_SEND = {
+    "to": "Ann",
+    "text": "The report is ready {{ secret }}",
+    "when": "2026-06-02",
+    "amount": 12.5,
+    "unit": "eur",
+}
+
+
+CAPTURE_CALLS: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {
+    ("look up", "m1"): [("get_user", {"user_id": "u-17", "verbose": False})],
+    ("look up", "m2"): [("get_user", {"user_id": "u-17", "verbose": True})],
+    ("send note", "m1"): [("send", CAPTURE_SEND)],
+    ("send note", "m2"): [("send", CAPTURE_SEND)],
+}
+"""What each scripted model calls; the text holds template syntax, as a hostile model's may."""
+
+
+class ScriptedCalls:
+    """Calls what CAPTURE_CALLS says on the first request of a turn, then answers in text."""
+
+    def __init__(self, calls: dict[tuple[str, str], Any] = CAPTURE_CALLS) -> None:
+        self.calls = calls
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        from evalspec.plugins import ChatResponse
+
+        case, model = request.label.split("'")[1], request.label.split("'")[3]
+        if request.messages[-1]["role"] == "tool":
+            return ChatResponse({"role": "assistant", "content": "done"}, "stop", {}, 0.0)
+        users = sum(m["role"] == "user" for m in request.messages)
+        calls = self.calls.get((case, model, users), self.calls.get((case, model), []))
+        if not calls:
+            return ChatResponse({"role": "assistant", "content": "hello"}, "stop", {}, 0.0)
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"c{i}",
+                    "type": "function",
+                    "function": {
+                        "name": n,
+                        "arguments": a if isinstance(a, str) else json.dumps(a),
+                    },
+                }
+                for i, (n, a) in enumerate(calls)
+            ],
+        }
+        return ChatResponse(message, "tool_calls", {}, 0.0)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def captured_run(
+    tmp_path: Path, text: str = CAPTURE_SUITE, script: Any = None
+) -> tuple[Path, Path]:
+    """The suite written, its answers recorded from the script, and run offline: (suite, run)."""
+    from evalspec import api
+    from evalspec.records import RunOptions
+
+    path = tmp_path / "cap.yaml"
+    path.write_text(text, encoding="utf-8")
+    api.record_answers(api.load_suite(path), ScriptedCalls(script or CAPTURE_CALLS))
+    run_dir = tmp_path / "run"
+    suite = api.load_suite(path)
+    outcome = api.run_plan(api.compile_plan(suite), RunOptions(record="offline", run_dir=run_dir))
+    assert all(not t.error for t in outcome.transcripts)
+    return path, run_dir
+
+
+def capture_accept(*args: str | Path) -> Any:
+    """`evalspec capture accept ARGS`, in process."""
+    return evalspec_cli(["capture", "accept", *args])
+
+
+def otel_typed(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    return {"stringValue": value if isinstance(value, str) else json.dumps(value)}
+
+
+def otel_span(trace: str, sid: str, parent: str, start: int, status: int = 1, **attrs: Any) -> dict:
+    """One span as the OTLP JSON exporter writes it (typed attribute values)."""
+    return {
+        "traceId": trace,
+        "spanId": sid,
+        "parentSpanId": parent,
+        "name": str(attrs.get("gen_ai.operation.name", "agent")),
+        "startTimeUnixNano": str(start),
+        "attributes": [{"key": k, "value": otel_typed(v)} for k, v in attrs.items()],
+        "status": {"code": status},
+    }
+
+
+def otel_export(*spans: dict) -> str:
+    """One line of the Collector's file exporter: an OTLP export holding `spans`."""
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]})
+
+
+def otel_text(role: str, content: str) -> dict:
+    return {"role": role, "parts": [{"type": "text", "content": content}]}
+
+
+def otel_call(cid: str, name: str, **args: Any) -> dict:
+    return {
+        "role": "assistant",
+        "parts": [{"type": "tool_call", "id": cid, "name": name, "arguments": args}],
+    }
+
+
+def otel_chat(
+    trace: str, sid: str, start: int, inputs: list[dict], outputs: list[dict], **more: Any
+) -> dict:
+    return otel_span(
+        trace,
+        sid,
+        "root",
+        start,
+        **{
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "gpt-4o",
+            "gen_ai.input.messages": json.dumps(inputs),
+            "gen_ai.output.messages": json.dumps(outputs),
+            **more,
+        },
+    )
+
+
+def one_turn_trace(trace: str, city: str) -> list[str]:
+    asked = [otel_text("user", f"Weather in {city}?")]
+    called = [
+        *asked,
+        otel_call("w1", "get_weather", city=city),
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "w1", "response": "sunny"}],
+        },
+    ]
+    return [
+        otel_export(
+            otel_chat(trace, "s1", 1, called, [otel_text("assistant", f"Sunny in {city}.")]),
+            otel_span(trace, "root", "", 0),
+        )
+    ]
+
+
+def imported_traces(tmp_path: Path, lines: list[str], *args: str) -> tuple[Any, Path, Path]:
+    source = tmp_path / "traces.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    suite, runs = tmp_path / "prod.yaml", tmp_path / "prod.jsonl"
+    done = evalspec_import(
+        "traces", str(source), "--out", str(suite), "--transcripts", str(runs), *args
+    )
+    return done, suite, runs

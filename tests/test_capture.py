@@ -10,120 +10,15 @@ from typing import Any
 
 import pytest
 import yaml
-from support import evalspec_cli
+from support import CAPTURE_CALLS as CALLS
+from support import CAPTURE_SUITE as SUITE
+from support import ScriptedCalls as Scripted
+from support import capture_accept as accept
+from support import captured_run
 
 from evalspec import api
 from evalspec.errors import SpecError
-from evalspec.plugins import ChatRequest, ChatResponse
 from evalspec.records import ReportFiles, RunOptions
-
-SUITE = """\
-# The team's new suite: no expectations yet.
-suite: cap
-models:
-  - {name: m1, model: m1}
-  - {name: m2, model: m2}
-tools:
-  - name: get_user
-    description: Look up a user.
-    parameters:
-      type: object
-      properties:
-        user_id: {type: string}
-        verbose: {type: boolean}
-      required: [user_id]
-    responses:
-      - output: {name: Ann}
-  - name: send
-    description: Send a message.
-    parameters:
-      type: object
-      properties:
-        to: {type: string}
-        text: {type: string}
-        when: {type: string, format: date}
-        amount: {type: number}
-        unit: {type: string, enum: [eur, usd]}
-      required: [to, text]
-    responses:
-      - output: sent
-cases:
-  - name: look up   # keep this comment
-    user: Who is user u-17?
-    capture: true
-  - capture: true
-    name: send note
-    user: Tell Ann the report is ready, on 2026-06-02, and pay her 12.5 eur
-  - name: judged
-    user: hi
-    expect: {no_tool_calls: true}   # and this one
-"""
-
-SEND = {
-    "to": "Ann",
-    "text": "The report is ready {{ secret }}",
-    "when": "2026-06-02",
-    "amount": 12.5,
-    "unit": "eur",
-}
-CALLS: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {
-    ("look up", "m1"): [("get_user", {"user_id": "u-17", "verbose": False})],
-    ("look up", "m2"): [("get_user", {"user_id": "u-17", "verbose": True})],
-    ("send note", "m1"): [("send", SEND)],
-    ("send note", "m2"): [("send", SEND)],
-}
-"""What each scripted model calls; the text holds template syntax, as a hostile model's may."""
-
-
-class Scripted:
-    """Calls what CALLS says on the first request of a turn, then answers in text."""
-
-    def __init__(self, calls: dict[tuple[str, str], Any] = CALLS) -> None:
-        self.calls = calls
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        case, model = request.label.split("'")[1], request.label.split("'")[3]
-        if request.messages[-1]["role"] == "tool":
-            return ChatResponse({"role": "assistant", "content": "done"}, "stop", {}, 0.0)
-        users = sum(m["role"] == "user" for m in request.messages)
-        calls = self.calls.get((case, model, users), self.calls.get((case, model), []))
-        if not calls:
-            return ChatResponse({"role": "assistant", "content": "hello"}, "stop", {}, 0.0)
-        message = {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": f"c{i}",
-                    "type": "function",
-                    "function": {
-                        "name": n,
-                        "arguments": a if isinstance(a, str) else json.dumps(a),
-                    },
-                }
-                for i, (n, a) in enumerate(calls)
-            ],
-        }
-        return ChatResponse(message, "tool_calls", {}, 0.0)
-
-    async def aclose(self) -> None:
-        return None
-
-
-def captured_run(tmp_path: Path, text: str = SUITE, script: Any = None) -> tuple[Path, Path]:
-    """The suite written, its answers recorded from the script, and run offline: (suite, run)."""
-    path = tmp_path / "cap.yaml"
-    path.write_text(text, encoding="utf-8")
-    api.record_answers(api.load_suite(path), Scripted(script or CALLS))
-    run_dir = tmp_path / "run"
-    suite = api.load_suite(path)
-    outcome = api.run_plan(api.compile_plan(suite), RunOptions(record="offline", run_dir=run_dir))
-    assert all(not t.error for t in outcome.transcripts)
-    return path, run_dir
-
-
-def accept(*args: str | Path) -> Any:
-    return evalspec_cli(["capture", "accept", *args])
 
 
 def offline_report(path: Path, tmp_path: Path) -> Any:

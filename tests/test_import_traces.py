@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 import yaml
-from support import evalspec_cli, evalspec_import
+from support import evalspec_cli, evalspec_import, one_turn_trace
+from support import imported_traces as imported
+from support import otel_call as call
+from support import otel_chat as chat
+from support import otel_export as export
+from support import otel_span as span
+from support import otel_text as text
+from support import otel_typed as typed
 
 from evalspec import api
 from evalspec.records import RunRequest
@@ -25,61 +32,6 @@ PUBLIC = [
 """Public fixtures of Arize-ai/openinference (Apache-2.0; tests/data/README.md)."""
 EVENTS = DATA / "semconv_v1.36_events_tools.jsonl"
 """The GenAI conventions' own example of a tool call in events (log records), v1.36."""
-
-
-def typed(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    return {"stringValue": value if isinstance(value, str) else json.dumps(value)}
-
-
-def span(trace: str, sid: str, parent: str, start: int, status: int = 1, **attrs: Any) -> dict:
-    """One span as the OTLP JSON exporter writes it (typed attribute values)."""
-    return {
-        "traceId": trace,
-        "spanId": sid,
-        "parentSpanId": parent,
-        "name": str(attrs.get("gen_ai.operation.name", "agent")),
-        "startTimeUnixNano": str(start),
-        "attributes": [{"key": k, "value": typed(v)} for k, v in attrs.items()],
-        "status": {"code": status},
-    }
-
-
-def export(*spans: dict) -> str:
-    """One line of the Collector's file exporter: an OTLP export holding `spans`."""
-    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]})
-
-
-def text(role: str, content: str) -> dict:
-    return {"role": role, "parts": [{"type": "text", "content": content}]}
-
-
-def call(cid: str, name: str, **args: Any) -> dict:
-    return {
-        "role": "assistant",
-        "parts": [{"type": "tool_call", "id": cid, "name": name, "arguments": args}],
-    }
-
-
-def chat(
-    trace: str, sid: str, start: int, inputs: list[dict], outputs: list[dict], **more: Any
-) -> dict:
-    return span(
-        trace,
-        sid,
-        "root",
-        start,
-        **{
-            "gen_ai.operation.name": "chat",
-            "gen_ai.request.model": "gpt-4o",
-            "gen_ai.input.messages": json.dumps(inputs),
-            "gen_ai.output.messages": json.dumps(outputs),
-            **more,
-        },
-    )
 
 
 def tool_span(
@@ -166,34 +118,6 @@ def two_turn_trace(trace: str = "t-2") -> list[str]:
         ),
         export(span(trace, "root", "", 0, **{"gen_ai.operation.name": "invoke_agent"})),
     ]
-
-
-def one_turn_trace(trace: str, city: str) -> list[str]:
-    asked = [text("user", f"Weather in {city}?")]
-    called = [
-        *asked,
-        call("w1", "get_weather", city=city),
-        {
-            "role": "tool",
-            "parts": [{"type": "tool_call_response", "id": "w1", "response": "sunny"}],
-        },
-    ]
-    return [
-        export(
-            chat(trace, "s1", 1, called, [text("assistant", f"Sunny in {city}.")]),
-            span(trace, "root", "", 0),
-        )
-    ]
-
-
-def imported(tmp_path: Path, lines: list[str], *args: str) -> tuple[Any, Path, Path]:
-    source = tmp_path / "traces.jsonl"
-    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    suite, runs = tmp_path / "prod.yaml", tmp_path / "prod.jsonl"
-    done = evalspec_import(
-        "traces", str(source), "--out", str(suite), "--transcripts", str(runs), *args
-    )
-    return done, suite, runs
 
 
 def cases_of(suite: Path) -> dict[str, dict[str, Any]]:

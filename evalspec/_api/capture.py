@@ -102,9 +102,10 @@ def _replace_validated(path: Path, text: str) -> None:
         try:
             load_suite(tmp)
         except SpecError as exc:
+            why = str(exc).splitlines()[0].replace(tmp, str(path))  # the user's file, not ours
             raise UsageError(
                 f"the expectations written into {path} would not validate, so nothing was "
-                f"written: {str(exc).splitlines()[0]}"
+                f"written: {why}"
             ) from None
     finally:
         os.unlink(tmp)

@@ -472,6 +472,13 @@ def import_traces(
     transcripts = Path(transcripts) if transcripts is not None else None
     check_output_file(out, "out")
     check_output_file(transcripts, "transcripts")
+    recordings = out.with_name(f"{out.stem}.recordings.jsonl") if record else None
+    _distinct(
+        traces,
+        ("--out", out),
+        ("--transcripts", transcripts),
+        ("the recordings of --record", recordings),
+    )
     rules = redactor(redact)  # a wrong rule is refused before anything is read
     with contextlib.ExitStack() as stack:
         answers = stack.enter_context(contextlib.closing(AnswerStore())) if record else None
@@ -493,7 +500,7 @@ def _write_trace_suite(
     answers: AnswerStore | None,
 ) -> SuiteWriter:
     """The suite (and transcripts) of the traces, each part written as it is read."""
-    from evalspec._interop.trace_suites import SuiteWriter, work_dir
+    from evalspec._interop.trace_suites import SuiteWriter, redacted_refusals, work_dir
     from evalspec._interop.traces import read_traces
     from evalspec._util.files import atomic_write
 
@@ -517,6 +524,7 @@ def _write_trace_suite(
             writer.refused = refused
             for conversation in read_traces(traces, refused):
                 writer.add(conversation)
+            refused = writer.refused = redacted_refusals(refused, rules)
             if writer.count == 0:
                 if refused:
                     raise refused_all(refused, "an OpenTelemetry JSON export of GenAI spans")
@@ -527,6 +535,18 @@ def _write_trace_suite(
             for line in cases_fh:
                 suite_fh.write(line)
     return writer
+
+
+def _distinct(source: Path, *outputs: tuple[str, Path | None]) -> None:
+    """Refuse an output that is the file being read, or another output: written in its place
+    when the import ends, it would lose the traces (or one output the other)."""
+    seen = {source.resolve(): "the traces file being read"}
+    for what, path in outputs:
+        if path is None:
+            continue
+        other = seen.setdefault(path.resolve(), what)
+        if other != what:
+            raise UsageError(f"{what} ({path}) would be written over {other}; name another file")
 
 
 def _record_traced(suite: Path, answers: AnswerStore, traces: Path) -> Path:

@@ -22,6 +22,7 @@ import yaml
 
 from evalspec._suite.model import Case, Loc
 from evalspec._transcript import ToolCall, Transcript
+from evalspec._util.terminal import BEYOND_C0, plain
 
 Calls = tuple[tuple[str, str], ...]
 """One run's calls in a turn: (tool, arguments as canonical JSON), in order."""
@@ -29,6 +30,7 @@ Calls = tuple[tuple[str, str], ...]
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 _ID_NAME = re.compile(r"(^|_)(id|ids|uuid|key|code|sku)$|[a-z](Id|ID|Ids)$", re.IGNORECASE)
 _CAPTURE_LINE = re.compile(r"capture\s*:\s*[^\s#]+\s*(#.*)?$")
+_HIDDEN = re.compile(f"[{BEYOND_C0}]")
 FREE_TEXT_WORDS = 3
 """A string of this many words or more is free text (judged by similarity, not equality)."""
 
@@ -157,33 +159,47 @@ def suggested_critic(name: str, value: Any, schema: Any) -> Any:
 def block(expect: dict[str, Any], comments: list[str], indent: int) -> list[str]:
     """`expect:` and its body as lines at `indent` (the key's column), comments first inside."""
     inner = " " * (indent + 2)
+    value = literal(expect)
     body = yaml.safe_dump(
-        literal(expect), sort_keys=False, allow_unicode=True, default_flow_style=None, width=96
+        value, sort_keys=False, allow_unicode=readable(value), default_flow_style=None, width=96
     )
     lines = ["expect:"]
-    lines += [f"{inner}# {_one_line(c)}" for c in comments]
+    lines += [f"{inner}# {comment_text(c)}" for c in comments]
     lines += [inner + line for line in body.splitlines()]
     return lines
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:300]
+def comment_text(text: str) -> str:
+    """`text` fit for a YAML comment: one line (a line break would end the comment and start
+    suite keys), control codes and bidirectional overrides shown as escapes, not sent to the
+    terminal of whoever reads the diff."""
+    return plain(" ".join(text.split()))[:300]
+
+
+def readable(value: Any) -> bool:
+    """Whether `value` may be written with its non-ASCII text as it is: not when a text holds
+    a character that hides or reorders what is shown (U+202E, a C1 control), which YAML would
+    write unescaped; then every non-ASCII character is written as an escape (`\\u202e`)."""
+    return not _HIDDEN.search(json.dumps(value, ensure_ascii=False, default=str))
 
 
 def literal(value: Any) -> Any:
     """Text that would read as a template (`{{ }}`, `{% %}`) kept as written: a model's text
     must not become a template of the suite."""
     if isinstance(value, str) and "{" in value and any(m in value for m in ("{{", "{%", "{#")):
-        return (
-            "{% raw %}"
-            + value.replace("{% endraw %}", "{% endraw %}{{ '{% endraw %}' }}{% raw %}")
-            + "{% endraw %}"
-        )
+        return "{{ '" + _quoted(value) + "' }}"
     if isinstance(value, dict):
         return {k: literal(v) for k, v in value.items()}
     if isinstance(value, list):
         return [literal(v) for v in value]
     return value
+
+
+def _quoted(text: str) -> str:
+    """`text` as the inside of a Jinja string literal, which Jinja reads back as Python's
+    `unicode_escape`: one constant however many `{%` it holds (a `{% raw %}` block ends at
+    any spelling of `{%- endraw +%}` in the text, so the text would need one per `{%`)."""
+    return text.encode("unicode_escape").decode("ascii").replace("'", "\\'")
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,15 @@ from typing import Any
 
 from evalspec._util.errors import UsageError
 
+_AT = "[@\uff20\ufe6b]"
+_DOT = "[.\u3002\uff0e\uff61]"
+"""`@` and the dots that separate a domain's labels (IDNA reads `。` and `．` as dots), as they
+may be written: an address with a full-width `＠` or a non-ASCII name is still an address."""
+
 KINDS: dict[str, str] = {
-    "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}",
+    # The address starts where its run of name characters starts (the look-behind): trying
+    # each position inside a long run would make one word of a million letters take hours.
+    "email": rf"(?<![\w.%+-])[\w.%+-]+{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}[^\W\d_]{{2,}}",
     "phone": r"(?<![\w.])\+?\d(?:[\s().-]?\d){7,14}(?![\w.])",
     "ip": r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])",
     "card": r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)",
@@ -37,13 +44,13 @@ class Redactor:
         return value
 
     def value(self, value: Any) -> Any:
-        """`value` with every string in it redacted (keys of mappings are names, kept)."""
+        """`value` with every string in it redacted, keys of mappings included."""
         if not self.rules:
             return value
         if isinstance(value, str):
             return self.text(value)
-        if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
+        if isinstance(value, dict):  # a key may be data too (contacts keyed by address)
+            return {self.value(k): self.value(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.value(v) for v in value]
         return value

@@ -16,6 +16,7 @@ written.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 import tempfile
@@ -26,7 +27,7 @@ from typing import IO, Any
 
 import yaml
 
-from evalspec._interop.capture import Run, expectation, literal
+from evalspec._interop.capture import Run, comment_text, expectation, literal, readable
 from evalspec._interop.pii import Redactor
 from evalspec._interop.records import Refusal, errored_transcript, refused_case
 from evalspec._interop.traces import Call, Conversation
@@ -144,7 +145,7 @@ class SuiteWriter:
     def suite_text(self, out: IO[str]) -> None:
         """The suite, from its parts: header, models, tools with their answers, cases."""
         out.write(
-            f"# Imported from {self.source} by `evalspec import traces`:\n"
+            f"# Imported from {comment_text(self.source)} by `evalspec import traces`:\n"
             "# one case per traced conversation. Review it: the expected calls are what\n"
             "# happened in production, not necessarily what is right.\n"
         )
@@ -153,9 +154,10 @@ class SuiteWriter:
             "models": [{"name": self.model, "model": self.model}],
             "run": {"max_turns": min(MAX_TURNS, max(DEFAULT_TURNS, self.longest))},
         }
+        head = literal(head)
         out.write(
             yaml.safe_dump(
-                literal(head), sort_keys=False, allow_unicode=True, default_flow_style=None
+                head, sort_keys=False, allow_unicode=readable(head), default_flow_style=None
             )
         )
         out.write("tools:\n" if self.tools else "tools: []\n")  # no call in any conversation
@@ -274,7 +276,7 @@ def _items(values: list[Any], indent: int, flow: bool | None = None) -> str:
         values,
         Dumper=DUMPER,
         sort_keys=False,
-        allow_unicode=True,
+        allow_unicode=readable(values),
         width=100,
         default_flow_style=flow,
     )
@@ -297,7 +299,9 @@ def redacted(conv: Conversation, redactor: Redactor) -> Conversation:
     """The conversation with every text in it redacted."""
     if not redactor.rules:
         return conv
+    conv.trace = redactor.text(conv.trace)  # it names the case
     conv.system = redactor.text(conv.system)
+    conv.tools = {name: redactor.value(d) for name, d in conv.tools.items()}  # examples in them
     for message in conv.messages:
         message.text = redactor.text(message.text)
         message.response = redactor.value(message.response)
@@ -306,6 +310,17 @@ def redacted(conv: Conversation, redactor: Redactor) -> Conversation:
             call.output = redactor.value(call.output)
             call.error = redactor.text(call.error) if call.error else None
     return conv
+
+
+def redacted_refusals(refused: list[Refusal], redactor: Redactor) -> list[Refusal]:
+    """Refusals as printed and written into the suite: their trace ids and reasons quote the
+    file, so they are redacted like the conversations."""
+    if not redactor.rules:
+        return refused
+    return [
+        dataclasses.replace(r, record=redactor.text(r.record), reason=redactor.text(r.reason))
+        for r in refused
+    ]
 
 
 Turn = tuple[str, list[Call], str | None]

@@ -34,11 +34,26 @@ from typing import Any, BinaryIO
 from evalspec._interop.otel import NOT_SPANS, _attributes, _error, _json_or_text, _time
 from evalspec._interop.records import Refusal
 from evalspec._interop.trace_events import fold, log_record, span_events
+from evalspec._language.tools import TOOL_NAME_PATTERN
+from evalspec._suite.limits import MAX_CALLS_PER_CASE
+from evalspec._suite.yaml_tree import MAX_DEPTH
 from evalspec._util.errors import InputError
-from evalspec._util.reading import MAX_LOG_BYTES, display_name, open_regular, parse_json
+from evalspec._util.reading import (
+    MAX_FILE_BYTES,
+    MAX_LOG_BYTES,
+    display_name,
+    input_error,
+    json_depth_error,
+    open_regular,
+    parse_json,
+)
 
 MESSAGE_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _OI_MESSAGE = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
+TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
+VALUE_DEPTH = MAX_DEPTH - 16
+"""How deep a call's arguments or output may nest: the suite's YAML (MAX_DEPTH in all) holds
+them under a case's turn, expected call and critic, or a tool's answer rule."""
 FORGOTTEN = 10_000
 """Trace ids remembered after their trace was handed on: a span of one read later is refused
 (its trace would be split in two)."""
@@ -95,7 +110,7 @@ def read_traces(path: Path, refused: list[Refusal]) -> Iterator[Conversation]:
     conversation read back from the lines an index of the file says hold its spans."""
     name = display_name(path)
     with open_regular(path, name, limit=MAX_LOG_BYTES) as fh:
-        whole = _whole_document(fh)
+        whole = _whole_document(fh, name)
         if whole is not None:
             spans = _spans_of(parse_json(whole, name), 1, name, refused)
             for span in spans:
@@ -115,26 +130,54 @@ def read_traces(path: Path, refused: list[Refusal]) -> Iterator[Conversation]:
             index.close()
 
 
-def _whole_document(fh: BinaryIO) -> str | None:
-    """The file's text when it is one JSON document (a list, or pretty-printed), else None."""
+def _whole_document(fh: BinaryIO, name: str) -> str | None:
+    """The file's text when it is one JSON document (a list, or pretty-printed), else None;
+    such a file is read whole, so only up to MAX_FILE_BYTES."""
     head = fh.read(1 << 16)
     if head.lstrip()[:1] == b"[" or _one_document(head):
-        return (head + fh.read()).decode("utf-8", errors="replace")
+        rest = fh.read(MAX_FILE_BYTES + 1 - len(head))
+        if len(head) + len(rest) > MAX_FILE_BYTES:
+            raise input_error(
+                name,
+                f"one JSON document over {MAX_FILE_BYTES >> 20} MiB is not read whole",
+                "export JSON Lines (one OTLP export per line): those are read a line at a "
+                "time, up to 1 GiB",
+            )
+        return (head + rest).decode("utf-8", errors="replace")
     return None
 
 
 def _lines(
     fh: BinaryIO, name: str, refused: list[Refusal]
 ) -> Iterator[tuple[int, int, list[dict[str, Any]]]]:
-    """(line, byte offset, spans) of each JSON line; a line that is not JSON is refused."""
+    """(line, byte offset, spans) of each JSON line; a line that is not JSON is refused, and
+    one over MAX_FILE_BYTES is skipped unread (held whole, a line of a gigabyte would be
+    decoded and parsed at several times its size)."""
     fh.seek(0)
     offset = 0
-    for number, raw in enumerate(fh, 1):
+    number = 0
+    while raw := fh.readline(MAX_FILE_BYTES + 1):
+        number += 1
         start, offset = offset, offset + len(raw)
+        if len(raw) > MAX_FILE_BYTES and not raw.endswith(b"\n"):
+            offset += _skip_line(fh)
+            why = f"the line is over {MAX_FILE_BYTES >> 20} MiB; it was not read"
+            refused.append(Refusal(f"line-{number}", name, number, why))
+            continue
         if raw.strip():
             spans = _parsed_line(raw, number, name, refused)
             if spans is not None:
                 yield number, start, spans
+
+
+def _skip_line(fh: BinaryIO) -> int:
+    """Read past the rest of the current line; the bytes skipped."""
+    skipped = 0
+    while more := fh.readline(1 << 20):
+        skipped += len(more)
+        if more.endswith(b"\n"):
+            break
+    return skipped
 
 
 def _parsed_line(
@@ -325,8 +368,10 @@ def _grouped(
             why = str(exc) or type(exc).__name__
             break
     else:
-        if parts:
-            yield joined(conversation_id, parts)
+        whole = joined(conversation_id, parts) if parts else None
+        why = _held(whole) if whole is not None else why
+        if whole is not None and not why:
+            yield whole
             return
     record = f"conversation {conversation_id}"
     refused.append(Refusal(record, name, line, why or "no trace holds the conversation"))
@@ -488,7 +533,38 @@ def conversation(trace: str, spans: list[dict[str, Any]]) -> Conversation:
     _answer_calls(found, spans)
     for s in spans:
         found.tools.update(_definitions(s["attributes"]))
+    why = _held(found)
+    if why:
+        raise NotHeld(why)
     return found
+
+
+class NotHeld(ValueError):
+    """A conversation the suite could not hold (why): refused, never a part left out."""
+
+
+def _held(found: Conversation) -> str:
+    """Why the suite could not hold this conversation ("" when it can): a tool name it cannot
+    hold (a space, a control code, 300 characters), more calls than a case may expect, or a
+    value nested deeper than the suite's YAML may be around it. Refusing the record keeps
+    the suite written valid."""
+    calls = [c for m in found.messages for c in m.calls]
+    for tool in [c.name for c in calls] + list(found.tools):
+        if not TOOL_NAME.fullmatch(tool):
+            return (
+                f"the tool name {tool[:80]!r} is not one a suite can hold (1 to 64 letters, "
+                "digits, `_`, `.` or `-`)"
+            )
+    if len(calls) > MAX_CALLS_PER_CASE:
+        return f"it makes {len(calls)} tool calls; a case expects at most {MAX_CALLS_PER_CASE}"
+    for call in calls:
+        for what, value in (("arguments", call.arguments), ("output", call.output)):
+            if json_depth_error(json.dumps(value, default=str), VALUE_DEPTH) is not None:
+                return (
+                    f"the {what} of call {call.id[:80]!r} ({call.name}) nest deeper than "
+                    f"{VALUE_DEPTH} levels, more than a suite holds around them"
+                )
+    return ""
 
 
 def _has_messages(attrs: Mapping[str, Any]) -> bool:

@@ -327,7 +327,9 @@ TOOL_CALL_COUNT = Options(
                     ">=) followed by a number"
                 ),
                 types=("string", "integer"),
-                pattern="^\\s*(==|!=|<=|>=|<|>|=)?\\s*\\d+\\s*$",
+                # One `\s*` before the operator and one after it, never two in a row: with
+                # no operator, `\s*\s*` splits a run of spaces every way (quadratic).
+                pattern="^\\s*((==|!=|<=|>=|<|>|=)\\s*)?\\d+\\s*$",
                 examples=(">=1", "==2", 3),
             ),
             description="Tool name to count condition.",

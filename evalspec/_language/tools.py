@@ -5,6 +5,9 @@ from __future__ import annotations
 from evalspec._language.state import BEHAVIOR
 from evalspec._language.vocabulary import Arr, Bool, Const, Map, Mixed, Obj, Ref, Str
 
+TOOL_NAME_PATTERN = "^[A-Za-z0-9_.-]{1,64}$"
+"""A tool's name in a suite; importers refuse a record whose tools are named otherwise."""
+
 TOOL = Obj(
     description=(
         "A tool the model may call: its OpenAI function definition plus how evalspec "
@@ -110,7 +113,7 @@ TOOL = Obj(
         ),
         "name": Str(
             description="Function name the model calls.",
-            pattern="^[A-Za-z0-9_.-]{1,64}$",
+            pattern=TOOL_NAME_PATTERN,
             examples=("send_dm_to_user",),
         ),
         "description": Str(

@@ -417,7 +417,7 @@ def _pattern_problem(pos: Pos, where: str, parts: list[Any], error: Any) -> Prob
             "request could reach it",
             f"write the whole address, e.g. http://{bare[:60]}",
         )
-    what = f"{error.instance!r} is not written the expected way"
+    what = f"{error.instance!r:.80} is not written the expected way"
     if desc:
         what += f": write {desc[0].lower()}{desc[1:]}"
     return Problem.at(pos, where, what, example)
