@@ -127,3 +127,13 @@ def test_a_committed_link_in_place_of_the_labels_beside_the_suite_is_not_read(
     assert "judge calibration not measured:" in report
     assert "is a symbolic link" in report
     assert "vs ana" not in report
+
+
+@pytest.mark.timeout(120)
+def test_calibrate_reads_the_suite_s_own_labels_without_labels_option(project: Path) -> None:
+    declare(project, "people/verdicts.jsonl")
+    assert run(project)[0] == 1
+    done = evalspec_in_process("calibrate", "suites/helpdesk.yaml", "-t", "run")
+    assert done.exit_code == 0, done.output
+    assert "judge vs ana: agreement 0.800 over 10, Cohen's kappa 0.583" in done.output
+    assert "judge vs ben: agreement 0.700 over 10, Cohen's kappa 0.375" in done.output
