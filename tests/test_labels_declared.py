@@ -114,19 +114,21 @@ def test_a_labels_path_leading_out_of_the_suite_s_folder_is_refused_at_its_place
 
 
 @pytest.mark.timeout(120)
-def test_a_committed_link_in_place_of_the_labels_beside_the_suite_is_not_read(
+def test_a_committed_link_in_place_of_the_labels_beside_the_suite_is_refused(
     project: Path,
 ) -> None:
-    """`helpdesk.labels.jsonl -> /elsewhere`: the report says why it measured nothing and
-    shows no agreement read through the link."""
+    """`helpdesk.labels.jsonl -> /elsewhere`: refused before the run writes anything, the
+    path named as the project has it, never where it points."""
     target = project.parent / f"{project.name}-secret.jsonl"
     shutil.copy(project / "suites" / "people" / "verdicts.jsonl", target)
     (project / "suites" / "helpdesk.labels.jsonl").symlink_to(target)
     code, output, report = run(project)
-    assert code == 1, output
-    assert "judge calibration not measured:" in report
-    assert "is a symbolic link" in report
-    assert "vs ana" not in report
+    assert code == 2, output
+    assert "suites/helpdesk.labels.jsonl" in output
+    assert "is a symbolic link" in output
+    assert str(target) not in output
+    assert not (project / "run").exists()
+    assert report == ""
 
 
 @pytest.mark.timeout(120)

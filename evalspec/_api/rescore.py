@@ -89,6 +89,7 @@ def rescore(
     from evalspec._report.files import ReportFiles, write_reports
     from evalspec._report.records import build_report
     from evalspec._runner.evidence import stale_transcripts
+    from evalspec._scoring.calibration import check_labels
     from evalspec._scoring.labels import with_labels
     from evalspec._suite.validate import load_suite
     from evalspec._transcript import load_transcripts
@@ -103,6 +104,7 @@ def rescore(
         check_output_file(path, option)
     suite_path = Path(suite)
     loaded_suite = with_labels(load_suite(suite_path), Path(labels) if labels else None)
+    check_labels(loaded_suite)
     chosen = select_cases(loaded_suite, cases)
     loaded, adopted = adopt_imported(load_transcripts(Path(transcripts)), loaded_suite)
     skipped = unmatched_transcripts(loaded, [loaded_suite], suite_path.as_posix())

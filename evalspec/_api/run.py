@@ -168,7 +168,7 @@ def _run(
         run_dir_lock,
         transcripts_of,
     )
-    from evalspec._scoring.calibration import labelled_items
+    from evalspec._scoring.calibration import check_labels, labelled_items
     from evalspec._scoring.labels import with_labels
     from evalspec._scoring.scorer import check_judge_caches
     from evalspec._scoring.stream import CHUNK, StreamingScorer
@@ -178,6 +178,7 @@ def _run(
     # the collector is off until the run starts (below)
     suite = with_labels(load_suite(req.suite), req.labels)
     check_judge_caches(suite)
+    check_labels(suite)
     plan = compile_plan(
         suite,
         cases=req.cases,

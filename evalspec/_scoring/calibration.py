@@ -209,6 +209,13 @@ def report_calibration(suite: Suite, transcripts: Sequence[Transcript]) -> tuple
     return tuple(lines) or (f"judge uncalibrated: no label in {name} matches this run",)
 
 
+def check_labels(suite: Suite) -> None:
+    """Refuse, before a run or a scoring writes anything, a labels file held against the
+    project's policy (a committed link in its place): InputError, exit 2."""
+    if suite.path and judge_checks(suite):
+        labels_of(suite)
+
+
 def labels_name(suite: Suite, path: Path) -> str:
     """The labels file as a report names it: relative to the suite's folder (as the report
     names the suite), or as `--labels` gave it."""
