@@ -72,6 +72,59 @@ def test_the_bootstrap_interval_is_scikit_learns_kappa_on_each_resample() -> Non
     )
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_kappa_and_confusion_are_scikit_learns_on_random_verdicts(seed: int) -> None:
+    """evalspec computes kappa and the confusion matrix itself (importing scikit-learn cost
+    every run with labels two seconds): on random verdicts, with labels outside the declared
+    scale and one-sided raters, they are scikit-learn's."""
+    import warnings
+
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+    rng = np.random.default_rng(seed)
+    scale = [*VERDICTS, "Other"]
+    n = int(rng.integers(1, 15))
+    first = [scale[i] for i in rng.integers(0, 1 + seed % 4, size=n)]
+    second = [scale[i] for i in rng.integers(0, 4, size=n)]
+    got = pair_agreement(first, second, VERDICTS, resamples=50)
+    assert got.confusion == tuple(
+        tuple(int(x) for x in row)
+        for row in confusion_matrix(first, second, labels=list(got.labels))
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = float(cohen_kappa_score(first, second, labels=list(got.labels)))
+    if np.isfinite(expected):
+        assert got.kappa is not None
+        assert got.kappa.estimate == pytest.approx(expected)
+    else:
+        assert got.kappa is None
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_run_with_labels_does_not_import_scikit_learn(tmp_path: Path) -> None:
+    """The calibration block of a report costs the run no scikit-learn import (it took a
+    replay of the helpdesk suite from 2.5 s / 73 MB to 4.3 s / 201 MB)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from evalspec._cli import app\n"
+        f"done = CliRunner().invoke(app, ['run', {str(SUITE)!r}, '--record', 'offline',"
+        f" '--out', {str(tmp_path / 'run')!r}])\n"
+        "print(done.exit_code, 'sklearn' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=100, check=False
+    )
+    assert done.stdout.split() == ["1", "False"], done.stderr
+    assert "Cohen's kappa" in (tmp_path / "run" / "results.json").read_text()
+
+
 def test_alpha_is_the_hand_computation() -> None:
     # Two raters, four items, nominal: coincidences o(S,S)=4, o(U,U)=2, o(S,U)=o(U,S)=1;
     # n = 8, n_S = 5, n_U = 3; D_o = 2/8; D_e = (5*3 + 3*5) / (8*7); alpha = 1 - D_o / D_e.

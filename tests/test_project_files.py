@@ -109,6 +109,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for cache in ("sim/lookup.json", "stb/weather.json", "stbdir/forecast.json"):
         (suites / cache).write_text(json.dumps(ENTRY), encoding="utf-8")
     (suites / ".evalspec-cache" / "judge.json").write_text("{}", encoding="utf-8")
+    (suites / "s.labels.jsonl").write_text('{"_comment": "none yet"}\n', encoding="utf-8")
     record_answers(load_suite(suites / "s.yaml"), Scripted())
     cwd = Path.cwd()
     os.chdir(repo)
@@ -149,6 +150,7 @@ ATTACKS: dict[str, Attack] = {
     "tool response cache folder": Attack("suites/stbdir", (RUN, SCORE, REVIEW)),
     "embedding cache": Attack("suites/emb", (RUN, SCORE)),
     "tool lock file": Attack("suites/s.tools.lock.json", (RUN, SCORE, REVIEW)),
+    "labels file": Attack("suites/s.labels.jsonl", (RUN, SCORE, REVIEW)),
     "run directory": Attack("runs", (RUN,)),
     "run file": Attack("runs/done/transcripts.jsonl", (SCORE,)),
     "output file": Attack(

@@ -315,6 +315,29 @@ def test_a_bad_rubric_is_the_suites_mistake_with_its_place(tmp_path: Path) -> No
     assert not (tmp_path / "run").exists()
 
 
+def support_judged(directory: Path, url: str, sees: str, turns: tuple[str, ...]) -> Path:
+    """suites/support.yaml in `directory`, the turns whose answer must contain one of `turns`
+    judged instead by a rubric judge at `url` (`sees`: its `sees:` line, or "")."""
+    for name in ("support.yaml", "support.recordings.jsonl"):
+        shutil.copy(ROOT / "suites" / name, directory / name)
+    suite = directory / "support.yaml"
+    rubric = (
+        "          final_answer:\n            judge:\n              model: judge-model\n"
+        f"              base_url: {url}\n              api_key_env: {KEY_ENV}\n{sees}"
+        "              rubric:\n                criteria:\n"
+        "                  - {name: resolved, ask: The order's status is given.}\n"
+        "                  - {name: truthful, ask: It matches the lookup.}\n"
+        "                  - {name: polite, ask: Courteous?, scale: 5}\n"
+    )
+    text = suite.read_text()
+    for word in turns:
+        turn = f"          final_answer: {{contains: {word}}}\n"
+        assert text.count(turn) == 1
+        text = text.replace(turn, rubric)
+    suite.write_text(text)
+    return suite
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_a_turns_rubric_judge_sees_the_conversation_up_to_that_turn(
@@ -322,21 +345,7 @@ def test_a_turns_rubric_judge_sees_the_conversation_up_to_that_turn(
 ) -> None:
     server, script = judge
     monkeypatch.setenv(KEY_ENV, "sk-test")
-    for name in ("support.yaml", "support.recordings.jsonl"):
-        shutil.copy(ROOT / "suites" / name, tmp_path / name)
-    suite = tmp_path / "support.yaml"
-    rubric = (
-        "          final_answer:\n            judge:\n              model: judge-model\n"
-        f"              base_url: {server.base_url}\n              api_key_env: {KEY_ENV}\n"
-        "              rubric:\n                criteria:\n"
-        "                  - {name: resolved, ask: The order's status is given.}\n"
-        "                  - {name: truthful, ask: It matches the lookup.}\n"
-        "                  - {name: polite, ask: Courteous?, scale: 5}\n"
-    )
-    text = suite.read_text()
-    first_turn = "          final_answer: {contains: delivered}\n"
-    assert text.count(first_turn) == 1
-    suite.write_text(text.replace(first_turn, rubric))
+    suite = support_judged(tmp_path, server.base_url, "", ("delivered",))
     done = cli("run", suite, "--record", "auto", "--out", tmp_path / "run", "--case", "where*")
     assert "judge requests: 1 sent" in done.output, done.output
     ((_, prompt),) = script.prompts
@@ -344,6 +353,41 @@ def test_a_turns_rubric_judge_sees_the_conversation_up_to_that_turn(
     said = [m["text"] for m in record["conversation"] if m["role"] == "user"]
     assert said == ["Where is my order A17?"]  # not the later turns
     assert [c["tool"] for c in record["calls"]] == ["lookup_order"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_turns_rubric_judge_sees_the_state_at_that_turns_start_and_end(
+    tmp_path: Path, judge: tuple[FakeOpenAI, RubricServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Turn 1 only looks the order up and turn 3 refunds it: turn 1's judge sees the order
+    delivered before and after (not the conversation's refunded end), turn 3's sees it go from
+    delivered to refunded. The verdicts replay offline, and `evalspec judge` finds them
+    cached (it shows the judge the same states)."""
+    server, script = judge
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    sees = "              sees: [conversation, calls, state_before, state_after]\n"
+    suite = support_judged(tmp_path, server.base_url, sees, ("delivered", "refunded"))
+    args = ("--case", "where*")
+    done = cli("run", suite, "--record", "auto", "--out", tmp_path / "run", *args)
+    assert "judge requests: 2 sent" in done.output, done.output
+    seen = {}
+    for _, prompt in script.prompts:
+        record = fenced_record(prompt)
+        users = [m["text"] for m in record["conversation"] if m["role"] == "user"]
+        seen[len(users)] = [
+            [o["status"] for o in record[k]["orders"]] for k in ("state_before", "state_after")
+        ]
+    assert seen[1] == [["delivered", "delivered"], ["delivered", "delivered"]]
+    assert seen[3] == [["delivered", "delivered"], ["refunded", "delivered"]]
+    no_sockets(monkeypatch)
+    again = cli("run", suite, "--record", "offline", "--out", tmp_path / "two", *args)
+    assert again.exit_code == done.exit_code, again.output
+    rejudged = cli("judge", suite, "-t", tmp_path / "run")
+    assert rejudged.exit_code == 0, rejudged.output
+    assert len(script.prompts) == 2
+    one, two = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("run", "two"))
+    assert [r["details"] for r in one["results"]] == [r["details"] for r in two["results"]]
 
 
 class TwoMinds(RubricServer):

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def calibrate(
     suite: str | Path,
-    labels: str | Path,
+    labels: str | Path | None,
     transcripts: str | Path | Sequence[str | Path],
     *,
     seed: int = 0,
@@ -26,11 +26,12 @@ def calibrate(
     """Each judge check's agreement with the people's verdicts in `labels` (a JSON Lines file),
     on the answers in `transcripts`: per labeller the share agreed, Cohen's kappa with a
     bootstrap interval (seeded by `seed`) and the confusion matrix; with several labellers
-    Krippendorff's alpha. InputError (file:line:col) for a bad labels file; UsageError when the
+    Krippendorff's alpha. `labels` None: the suite's own (`labels:`, else the file beside
+    it). InputError (file:line:col) for a bad labels file; UsageError when the
     suite has no judge check."""
     from evalspec._api.rescore import load_every
     from evalspec._scoring.calibration import calibrate_judges
-    from evalspec._scoring.labels import read_labels
+    from evalspec._scoring.labels import labels_of, read_labels, with_labels
     from evalspec._suite.validate import load_suite
     from evalspec._suite.walk import judge_checks
 
@@ -42,5 +43,5 @@ def calibrate(
             "..., criteria: ...}}` under a case's or a turn's expect.final_answer",
             params=("suite",),
         )
-    read = read_labels(Path(labels))
+    read = read_labels(labels_of(with_labels(loaded, Path(labels) if labels else None)))
     return calibrate_judges(loaded, load_every(transcripts), read, seed=seed)

@@ -75,18 +75,22 @@ def rescore(
     cases: list[str] | None = None,
     allow_stale: bool = False,
     reports: ReportFiles | None = None,
+    labels: str | Path | None = None,
 ) -> Rescored:
     """Score recorded transcripts (a transcripts.jsonl or a run directory) under the suite as
     it is now, without calling any model, and write the report files asked for.
 
     `cases` (patterns or tags, as `run` reads them) scores only the cases they choose: the
     report holds those alone. Transcripts of other cases or models are named in `skipped`;
-    stale ones in `stale`, scored anyway."""
+    stale ones in `stale`, scored anyway. `labels`: the people's verdicts the report's
+    calibration reads, in place of the suite's own."""
     from evalspec._compare.diff import unmatched_transcripts
     from evalspec._plan import select_cases
     from evalspec._report.files import ReportFiles, write_reports
     from evalspec._report.records import build_report
     from evalspec._runner.evidence import stale_transcripts
+    from evalspec._scoring.calibration import check_labels
+    from evalspec._scoring.labels import with_labels
     from evalspec._suite.validate import load_suite
     from evalspec._transcript import load_transcripts
 
@@ -99,7 +103,8 @@ def rescore(
     ):
         check_output_file(path, option)
     suite_path = Path(suite)
-    loaded_suite = load_suite(suite_path)
+    loaded_suite = with_labels(load_suite(suite_path), Path(labels) if labels else None)
+    check_labels(loaded_suite)
     chosen = select_cases(loaded_suite, cases)
     loaded, adopted = adopt_imported(load_transcripts(Path(transcripts)), loaded_suite)
     skipped = unmatched_transcripts(loaded, [loaded_suite], suite_path.as_posix())

@@ -52,6 +52,8 @@ class RunRequest:
     record: RecordMode = "auto"
     """auto (replay, call the model for the rest), offline (replay only) or record."""
     recordings: Path | None = None
+    labels: Path | None = None
+    """The people's verdicts the report's calibration reads, in place of the suite's own."""
     out: Path | None = None
     """Run directory (default runs/<suite>/<time>); a used one is refused."""
     resume: Path | None = None
@@ -166,14 +168,17 @@ def _run(
         run_dir_lock,
         transcripts_of,
     )
-    from evalspec._scoring.calibration import labelled_items
+    from evalspec._scoring.calibration import check_labels, labelled_items
+    from evalspec._scoring.labels import with_labels
     from evalspec._scoring.scorer import check_judge_caches
     from evalspec._scoring.stream import CHUNK, StreamingScorer
     from evalspec._suite.validate import load_suite
     from evalspec._util.project import named
 
-    suite = load_suite(req.suite)  # the collector is off until the run starts (below)
+    # the collector is off until the run starts (below)
+    suite = with_labels(load_suite(req.suite), req.labels)
     check_judge_caches(suite)
+    check_labels(suite)
     plan = compile_plan(
         suite,
         cases=req.cases,

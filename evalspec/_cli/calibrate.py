@@ -24,10 +24,6 @@ if TYPE_CHECKING:
 @reports_errors
 def calibrate(
     suite: SuiteArg,
-    labels: Annotated[
-        Path,
-        typer.Option("--labels", "-l", help="The people's verdicts: a JSON Lines labels file."),
-    ],
     transcripts: Annotated[
         list[Path],
         typer.Option(
@@ -36,6 +32,15 @@ def calibrate(
             help="transcripts.jsonl or a run holding the labelled answers; give -t again for more.",
         ),
     ],
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            "-l",
+            help="The people's verdicts: a JSON Lines labels file (default: the suite's "
+            "labels:, else <suite>.labels.jsonl beside it).",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap interval.")] = 0,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -55,6 +60,8 @@ def calibrate(
     Example:
 
       evalspec calibrate suites/helpdesk.yaml --labels suites/helpdesk.labels.jsonl -t RUN
+
+      evalspec calibrate suites/helpdesk.yaml -t RUN    (the suite's own labels)
     """
     configure_logging(verbose)
     from evalspec.api import calibrate as calibrate_judge

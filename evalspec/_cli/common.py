@@ -43,6 +43,13 @@ VerboseOpt = Annotated[
 JunitOpt = Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")]
 MarkdownOpt = Annotated[Path | None, typer.Option(help="Also write a Markdown report here.")]
 HtmlOpt = Annotated[Path | None, typer.Option(help="Also write an HTML report here.")]
+LabelsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="The people's verdicts the report's judge calibration reads (a JSON Lines labels "
+        "file), in place of the suite's labels: or <suite>.labels.jsonl beside it."
+    ),
+]
 
 
 @dataclass(frozen=True)

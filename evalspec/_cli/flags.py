@@ -24,6 +24,7 @@ FLAGS: dict[str, str] = {
     "judge_rounds": "--judge-rounds",
     "junit": "--junit",
     "kind": "--kind",
+    "labels": "--labels",
     "markdown": "--markdown",
     "model": "--model",
     "names": "--names",

@@ -15,6 +15,7 @@ from evalspec._cli.common import (
     HtmlOpt,
     JsonOpt,
     JunitOpt,
+    LabelsOpt,
     MarkdownOpt,
     ModelOpt,
     ReportOptions,
@@ -61,6 +62,7 @@ def run(
         ),
     ] = RecordMode.auto,  # type: ignore[attr-defined]  # a member of the StrEnum built above
     recordings: Annotated[Path | None, typer.Option(help="Recordings file to use.")] = None,
+    labels: LabelsOpt = None,
     out: Annotated[
         Path | None, typer.Option(help="Run directory (default runs/<suite>/<time>).")
     ] = None,
@@ -120,6 +122,7 @@ def run(
         shard=shard,
         record=next(mode for mode in RECORD_MODES if mode == record.value),
         recordings=recordings,
+        labels=labels,
         out=out,
         resume=resume,
         ray=ray,

@@ -13,6 +13,7 @@ from evalspec._cli.common import (
     HtmlOpt,
     JsonOpt,
     JunitOpt,
+    LabelsOpt,
     MarkdownOpt,
     ReportOptions,
     VerboseOpt,
@@ -41,6 +42,7 @@ def score(
     html: HtmlOpt = None,
     verbose: VerboseOpt = False,
     case: CaseOpt = None,
+    labels: LabelsOpt = None,
     allow_skipped: Annotated[
         bool,
         typer.Option(
@@ -73,7 +75,15 @@ def score(
     configure_logging(verbose)
     options = ReportOptions(as_json, verbose, junit, markdown, html)
     raise typer.Exit(
-        rescore(suite, transcripts, options, out, allow_skipped=allow_skipped, cases=case)
+        rescore(
+            suite,
+            transcripts,
+            options,
+            out,
+            allow_skipped=allow_skipped,
+            cases=case,
+            labels=labels,
+        )
     )
 
 
@@ -85,6 +95,7 @@ def rescore(
     *,
     allow_skipped: bool = False,
     cases: list[str] | None = None,
+    labels: Path | None = None,
 ) -> int:
     """`evalspec.api.rescore`, with what it left out named on stderr; the exit code."""
     from evalspec.api import rescore as rescore_transcripts
@@ -96,6 +107,7 @@ def rescore(
         cases=cases,
         allow_stale=allow_skipped,
         reports=options.files(results=out),
+        labels=labels,
     )
     if done.adopted is not None:
         a = done.adopted

@@ -388,7 +388,8 @@ JUDGE_SEES = Arr(
         "What the rubric judge is shown: the user's and the assistant's messages, the "
         "calls with their arguments, the tools' outputs, the state the conversation "
         "started from and where it ended. In a turn's expect: the conversation up to "
-        "that turn's end, and that turn's own calls and outputs."
+        "that turn's end, that turn's own calls and outputs, and the state at its start "
+        "and end."
     ),
     default=["conversation", "calls", "tool_outputs"],
     min_items=1,

@@ -45,6 +45,12 @@ SUITE = Obj(
         "description": Str(
             description="What this suite checks.", examples=("Slack messaging tools.",)
         ),
+        "labels": Ref(
+            "labels_file",
+            description=(
+                "The labels file the reports' judge calibration reads, relative to the suite file."
+            ),
+        ),
         "system": Str(
             description="System message sent first in every case.",
             examples=("You are a helpful assistant with Slack tools.",),
@@ -317,6 +323,17 @@ SUITE = Obj(
 )
 """A suite file."""
 
+LABELS_FILE = Str(
+    description=(
+        "The people's verdicts the judges are held against (JSON Lines, see evalspec "
+        "calibrate): a path relative to the suite file, beside it or below it. Default: "
+        "<suite>.labels.jsonl beside the suite; --labels of run and score names another."
+    ),
+    min_length=1,
+    examples=("helpdesk.labels.jsonl", "labels/helpdesk.labels.jsonl"),
+)
+"""Where a suite's labels are (read, never written: held inside the suite's folder)."""
+
 DEFS = {
     "critic": CRITIC,
     "rubric": RUBRIC,
@@ -343,5 +360,6 @@ DEFS = {
     "judge_sees": JUDGE_SEES,
     "user_call": USER_CALL,
     "user_check": USER_CHECK,
+    "labels_file": LABELS_FILE,
 }
 """The named pieces, in the order the schema lists them."""

@@ -11,8 +11,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalspec._scoring.calibration import Calibration, calibrate_judges
-from evalspec._scoring.labels import labels_beside, read_labels
+from evalspec._scoring.calibration import Calibration, calibrate_judges, labels_name
+from evalspec._scoring.labels import labels_of, read_labels
 from evalspec._suite.model import Suite
 from evalspec._suite.walk import judge_checks
 from evalspec._transcript import Transcript
@@ -46,20 +46,20 @@ def calibration_review(
     rel: str,
 ) -> tuple[str, ...]:
     """Lines for the review: empty unless the suite has labels and its judge changed."""
-    head_labels = labels_beside(Path(head.path))
+    head_labels = labels_of(head)
     if base is None or not head_labels.is_file():
         return ()
     before_ids, after_ids = judge_identity(base), judge_identity(head)
     if before_ids == after_ids or not after_ids:
         return ()
     what = _what_changed(before_ids, after_ids)
-    labels_rel = str(Path(rel).with_name(head_labels.name))
+    labels_rel = (Path(rel).parent / labels_name(head, head_labels)).as_posix()
     lines = [
         f"calibration stale: the judge's {what} changed, and its agreement with the people "
         f"who labelled {labels_rel} was measured with the judge before the change"
     ]
     after = calibrate_judges(head, head_transcripts, read_labels(head_labels))
-    base_labels = labels_beside(Path(base.path))
+    base_labels = labels_of(base)
     before = (
         calibrate_judges(base, base_transcripts, read_labels(base_labels))
         if base_labels.is_file()

@@ -19,7 +19,7 @@ from evalspec._scoring.labels import (
     CRITERION_VERDICTS,
     VERDICT_NAMES,
     Label,
-    labels_beside,
+    labels_of,
     read_labels,
 )
 from evalspec._scoring.types import CaseResult
@@ -182,10 +182,13 @@ def report_calibration(suite: Suite, transcripts: Sequence[Transcript]) -> tuple
     the suite; "uncalibrated" once when there are none. Nothing when no check is a judge."""
     if not suite.path or not judge_checks(suite):
         return ()
-    path = labels_beside(Path(suite.path))
-    name = path.name  # beside the suite, as the report names the suite
+    try:
+        path = labels_of(suite)
+    except InputError as exc:
+        return (f"judge calibration not measured: {exc.problems[0]}",)
+    name = labels_name(suite, path)
     if not path.is_file():
-        return (f"judge uncalibrated: no labels file {name} beside the suite",)
+        return (f"judge uncalibrated: no labels file {name}{_where(suite)}",)
     if not transcripts:
         return (f"judge calibration not measured: the run kept no transcripts to match {name}",)
     try:
@@ -206,14 +209,33 @@ def report_calibration(suite: Suite, transcripts: Sequence[Transcript]) -> tuple
     return tuple(lines) or (f"judge uncalibrated: no label in {name} matches this run",)
 
 
+def check_labels(suite: Suite) -> None:
+    """Refuse, before a run or a scoring writes anything, a labels file held against the
+    project's policy (a committed link in its place): InputError, exit 2."""
+    if suite.path and judge_checks(suite):
+        labels_of(suite)
+
+
+def labels_name(suite: Suite, path: Path) -> str:
+    """The labels file as a report names it: relative to the suite's folder (as the report
+    names the suite), or as `--labels` gave it."""
+    if suite.labels_named:
+        return str(suite.labels)
+    return path.relative_to(Path(suite.path).resolve().parent).as_posix()
+
+
+def _where(suite: Suite) -> str:
+    return "" if suite.labels else " beside the suite"
+
+
 def labelled_items(suite: Suite, results: Sequence[CaseResult]) -> list[str]:
     """The item ids of the judged cases the labels beside the suite name: the transcripts a
     streamed run reads back to measure its judges' calibration (none without labels)."""
-    path = labels_beside(Path(suite.path)) if suite.path else None
-    if path is None or not path.is_file() or not judge_checks(suite):
+    if not suite.path or not judge_checks(suite):
         return []
     try:
-        cases = {label.case for label in read_labels(path)}
+        path = labels_of(suite)
+        cases = {label.case for label in read_labels(path)} if path.is_file() else set()
     except InputError:
         return []
     return [r.item_id for r in results if r.case in cases]

@@ -27,11 +27,16 @@ from evalspec._scoring.final_answer import (
     LLMJudge,
     judge_criteria,
 )
-from evalspec._scoring.rubric import RubricJudge, answer_slot, judge_for, shown_parts
+from evalspec._scoring.rubric import (
+    RubricJudge,
+    answer_slot,
+    judge_for,
+    judged_states,
+    shown_parts,
+)
 from evalspec._scoring.scorer import case_question, judge_params
 from evalspec._scoring.turns import turn_views
 from evalspec._suite.model import Case, FinalAnswerCheck, Suite
-from evalspec._tools.environment import initial_state
 from evalspec._transcript import Transcript
 
 Source = Literal["cache", "asked", "no answer", "failed"]
@@ -164,7 +169,9 @@ async def judge_transcripts(
         judge = judge_of(check)
         if isinstance(judge, RubricJudge):
             async with limit:
-                return await _rubric_answers(suite, whole, (prefix, turn), case, t, judge)
+                return await _rubric_answers(
+                    suite, (cases[whole.case], whole), (prefix, turn), case, t, judge
+                )
         if t.final_answer is None or not t.final_answer.strip():
             return answer("no answer", 0.0, "the model gave no final answer")
         question, criteria = case_question(case), judge_criteria(check)
@@ -189,7 +196,7 @@ async def judge_transcripts(
 
 async def _rubric_answers(
     suite: Suite,
-    whole: Transcript,
+    conversation: tuple[Case, Transcript],
     where: tuple[str, int | None],
     case: Case,
     t: Transcript,
@@ -198,7 +205,9 @@ async def _rubric_answers(
     """A rubric judge's verdict on one transcript, one answer per criterion (`NAME.criterion`,
     pass or fail), so each criterion is calibrated on its own."""
     prefix, turn = where
-    parts = shown_parts(judge.spec, t, initial_state(suite, case), turn)
+    whole = conversation[1]
+    states = judged_states(judge.spec, suite, case, t, (turn, *conversation))
+    parts = shown_parts(judge.spec, t, states, turn)
     check = "final_answer.judge"
     name = prefix + check
     slot = answer_slot(whole.case, whole.model, whole.trial, check, case_question(case))

@@ -16,19 +16,22 @@ only key is `_comment` is a note.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgspec
 
+from evalspec._suite.model import Suite
 from evalspec._util.errors import InputError, Problem
+from evalspec._util.project import checked, kind, named
 from evalspec._util.reading import display_name, parse_json, read_text
 
 VERDICT_NAMES = ("Solved", "Unsure", "Unsolved")
 LABELS_SUFFIX = ".labels.jsonl"
 CRITERION_VERDICTS = ("pass", "fail")
 """The verdicts on one criterion of a rubric judge."""
+LABELS_FILE = kind("labels file")
 MAX_LABELS_BYTES = 16 * 1024 * 1024
 MAX_NAME_CHARS = 500
 """The longest case, labeller, model or check name a label may give (messages quote them)."""
@@ -80,6 +83,23 @@ class Label:
 def labels_beside(suite_path: Path) -> Path:
     """The labels file of a suite: `helpdesk.yaml` → `helpdesk.labels.jsonl`."""
     return suite_path.with_name(suite_path.stem + LABELS_SUFFIX)
+
+
+def labels_of(suite: Suite) -> Path:
+    """The labels file a suite's judges are held against: `--labels`, else its `labels:`,
+    else the one beside it. Held to the project's policy: a committed link in its place would
+    have every report read wherever it points."""
+    if suite.labels and suite.labels_named:
+        return named(suite.labels, LABELS_FILE)
+    given = suite.labels or labels_beside(Path(suite.path)).name
+    return checked(given, Path(suite.path).resolve().parent, LABELS_FILE)
+
+
+def with_labels(suite: Suite, labels: Path | None) -> Suite:
+    """The suite with `--labels` in place of its own labels file (None: as it is)."""
+    if labels is None:
+        return suite
+    return replace(suite, labels=str(named(labels, LABELS_FILE)), labels_named=True)
 
 
 def read_labels(path: Path) -> tuple[Label, ...]:

@@ -152,12 +152,30 @@ def _sees(raw: Any) -> tuple[str, ...]:
 # what the judge is shown
 
 
+def judged_states(
+    spec: RubricSpec,
+    suite: Suite,
+    case: Case,
+    t: Transcript,
+    at: tuple[int | None, Case, Transcript] | None = None,
+) -> tuple[Any, Any]:
+    """The states the rubric sees: the conversation's start and end, or, `at` a user turn
+    (its index, the whole case, the whole transcript), that turn's own start and end."""
+    turn, whole_case, whole = at or (None, case, t)
+    if turn is None or not {"state_before", "state_after"} & set(spec.sees):
+        return initial_state(suite, case), t.state
+    from evalspec._scoring.state_checks import turn_states
+
+    return turn_states(suite, whole_case, whole, turn)
+
+
 def shown_parts(
-    spec: RubricSpec, t: Transcript, before: Any, turn: int | None = None
+    spec: RubricSpec, t: Transcript, states: tuple[Any, Any], turn: int | None = None
 ) -> dict[str, Any]:
     """Each part of the transcript the rubric may see, bounded: the prompt shows exactly these,
     and the content id keeps each one's digest. For user turn `turn` of a conversation (from
-    0), the conversation up to that turn's end."""
+    0), the conversation up to that turn's end. `states`: before and after (judged_states)."""
+    before, after = states
     parts: dict[str, Any] = {}
     if "conversation" in spec.sees:
         parts["conversation"] = _bounded_list(
@@ -172,7 +190,7 @@ def shown_parts(
     if "state_before" in spec.sees:
         parts["state_before"] = _cut(before)
     if "state_after" in spec.sees:
-        parts["state_after"] = _cut(t.state)
+        parts["state_after"] = _cut(after)
     return parts
 
 
@@ -439,6 +457,7 @@ async def judge_rubric(
     t: Transcript,
     slot: str,
     turn: int | None = None,
+    whole: tuple[Case, Transcript] | None = None,
 ) -> tuple[float, tuple[CriterionVerdict, ...], list[Row]]:
     """The rubric's verdict on transcript `t` and the rows that explain it: one per criterion,
     sharing the check's weight by the criteria's weights, and one weighing nothing with the
@@ -446,7 +465,8 @@ async def judge_rubric(
     A reply with no readable verdict scores 0."""
     name = str(check.params.get("name") or "final_answer.judge")
     spec = judge.spec
-    parts = shown_parts(spec, t, initial_state(suite, case), turn)
+    states = judged_states(spec, suite, case, t, whole and (turn, *whole))
+    parts = shown_parts(spec, t, states, turn)
     try:
         overall, verdicts = await judge.verdict(parts, slot)
     except JudgeError as exc:

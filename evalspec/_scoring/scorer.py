@@ -49,11 +49,11 @@ from evalspec._scoring.recovery import recovery_rows
 from evalspec._scoring.robustness import KEY as ROBUSTNESS
 from evalspec._scoring.robustness import trial_facts
 from evalspec._scoring.turns import (
-    offered_calls,
     score_turns,
     turn_cases,
     turn_details,
     turn_views,
+    turn_world,
     world_calls,
 )
 from evalspec._scoring.types import CaseResult, Row, Status
@@ -170,6 +170,9 @@ class _Prepared:
     conversation up to its end)."""
     user_tools: frozenset[str] = frozenset()
     """The tools the user holds (dual control), whose calls `state_from` holds too."""
+    whole: tuple[Case, Transcript] | None = None
+    """For one turn of a conversation: the whole case and transcript (a rubric judge's
+    state at the turn's start and end is replayed from them)."""
 
 
 def score_transcripts(
@@ -380,13 +383,12 @@ class Scorer:
             prep = self._prepare(part, case)
             if prep is not None:
                 prep.turn = index
+            if prep is not None:
+                prep.whole = (whole, t)
             if prep is not None and case.expect.judges_state:
-                done = offered_calls(whole, t.tool_calls, index)
-                if held := whole.user_tools:  # the user's calls changed the world too
-                    done = tuple(world_calls(t, done, held, index))
-                    prep.user_tools = held
+                done, prep.state_start = turn_world(whole, t, index)
+                prep.user_tools = whole.user_tools
                 prep.state_from = msgspec.structs.replace(t, tool_calls=done)
-                prep.state_start = sum((c.user_turn or 0) < index for c in done)
             return self._score(part, prep)
 
         conversation, required = self._conversation(prep) if whole.evaluators else (None, [])
@@ -588,7 +590,7 @@ class Scorer:
                 )
         for check in case.expect.final_answer:
             if check.kind == "judge" and "rubric" in check.params:
-                self._rubric_rows(check, t, case, tally, prep.turn)
+                self._rubric_rows(check, t, case, tally, prep)
                 continue
             res = self._final_answer(check, t, case)
             name = f"final_answer.{check.kind}"
@@ -660,7 +662,7 @@ class Scorer:
         t: Transcript,
         case: Case,
         tally: _Explanation,
-        turn: int | None,
+        prep: _Prepared,
     ) -> None:
         """A rubric judge's rows, one per criterion, and its verdicts in the details."""
         from evalspec._scoring.rubric import RubricJudge, answer_slot, judge_rubric
@@ -670,7 +672,7 @@ class Scorer:
         slot = answer_slot(t.case, t.model, t.trial, name, case_question(case))
         assert isinstance(judge, RubricJudge)
         overall, verdicts, rows = _drive(
-            judge_rubric(judge, check, self.suite, case, t, slot, turn)
+            judge_rubric(judge, check, self.suite, case, t, slot, prep.turn, prep.whole)
         )
         for row in rows:
             tally.add(row)

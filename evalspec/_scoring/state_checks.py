@@ -16,7 +16,7 @@ from typing import Any
 
 from evalspec._critics import make_critic
 from evalspec._critics.base import MISSING, Critic, Embedder
-from evalspec._scoring.turns import offered_calls
+from evalspec._scoring.turns import offered_calls, turn_cases, turn_world
 from evalspec._scoring.types import Row
 from evalspec._suite.model import Case, StateCheck, Suite
 from evalspec._tools.state import lookup, pointer_text, same
@@ -152,6 +152,19 @@ class StateJudge:
         if key not in self._critics:
             self._critics[key] = make_critic(check.spec.kind, check.spec.params)
         return self._critics[key]
+
+
+def turn_states(suite: Suite, case: Case, t: Transcript, turn: int) -> tuple[Any, Any]:
+    """The shared world's state at user turn `turn`'s start and at its end (from 0): the
+    calls of the turns before it and of the turn itself, both sides', replayed through a fresh
+    environment, as the turn's `expect.state` is judged."""
+    import msgspec
+
+    single = dict(turn_cases(case)).get(turn, case)
+    done, start = turn_world(case, t, turn)
+    replayed = msgspec.structs.replace(t, tool_calls=done)
+    _, began, final = StateJudge(suite).final_state(single, replayed, start, case.user_tools)
+    return began, final
 
 
 def _same(a: Any, b: Any) -> bool:

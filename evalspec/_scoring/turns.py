@@ -79,6 +79,16 @@ def world_calls(
     return [c for c, by_user in world_order(t, calls, last) if (c.name in held) == by_user]
 
 
+def turn_world(case: Case, t: Transcript, turn: int) -> tuple[tuple[ToolCall, ...], int]:
+    """The calls that ran on the shared world up to user turn `turn`'s end, both sides' in the
+    order they ran, and how many of them came before the turn: what a turn's state at its
+    start and end is replayed from."""
+    done = offered_calls(case, t.tool_calls, turn)
+    if held := case.user_tools:  # the user's calls changed the world too
+        done = tuple(world_calls(t, done, held, turn))
+    return done, sum((c.user_turn or 0) < turn for c in done)
+
+
 def turn_views(
     case: Case, t: Transcript, cases: list[tuple[int, Case]] | None = None
 ) -> Iterator[TurnView]:

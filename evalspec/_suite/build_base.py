@@ -51,8 +51,19 @@ class Reporter:
     def vpos(self, node: LDict, key: str) -> Pos:
         return node.value_pos.get(key, node.pos)
 
-    def written_path(self, node: Any, key: str, path: str) -> str | None:
-        """`node[key]`, a path the run writes to, resolved inside the suite's directory.
+    def written_path(
+        self,
+        node: Any,
+        key: str,
+        path: str,
+        *,
+        verb: str = "written",
+        example: str = "recordings/answers.jsonl",
+        at: Pos | None = None,
+    ) -> str | None:
+        """`node[key]`, a path the run writes to (or reads, `verb`), resolved inside the
+        suite's directory: a pull request's suite names no file elsewhere on the machine.
+        `at`: the value's place when `node` (rendered) no longer knows it.
 
         A path leading elsewhere (absolute, `../`, through a link) is a problem at its place.
         """
@@ -63,11 +74,11 @@ class Reporter:
         if why:
             pos = self.vpos(node, key) if isinstance(node, LDict) else Pos("", 1, 1)
             self.problem(
-                pos,
-                f"{path}.{key}",
-                f"{str(value)!r} cannot be written: {why}",
+                at or pos,
+                f"{path}.{key}" if path else key,
+                f"{str(value)!r} cannot be {verb}: {why}",
                 "give a path relative to the suite file that stays beside it or below it, "
-                "for example: recordings/answers.jsonl",
+                f"for example: {example}",
             )
             return None
         # Not resolved: a link on the way is refused where the file is used (_util/project.py).

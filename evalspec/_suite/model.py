@@ -564,6 +564,11 @@ class Suite:
     variants: tuple[ToolVariant, ...] = ()
     """Versions of the tools each model runs every case with; `models` holds one entry per
     model and variant."""
+    labels: str | None = None
+    """The people's verdicts the judges are held against (`labels:`, inside the suite's
+    folder; `--labels` of run and score); None: `<suite>.labels.jsonl` beside the suite."""
+    labels_named: bool = False
+    """`labels` came from the command line: the caller's own file, wherever it is."""
 
     @property
     def stateful(self) -> bool:

@@ -303,7 +303,20 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             state=self.suite_state,
             environment=self.environment_spec,
             variants=self.built_variants,
+            labels=self.labels_file(top),
         )
+
+    def labels_file(self, top: Any) -> str | None:
+        """`labels:` as written (relative to the suite's folder), once held inside it."""
+        inside = self.written_path(
+            top,
+            "labels",
+            "",
+            verb="read",
+            example="labels/helpdesk.labels.jsonl",
+            at=self.vpos(self.doc, "labels"),
+        )
+        return str(top["labels"]) if inside else None
 
     def variant_models(self) -> tuple[ModelSpec, ...]:
         """The models to run, once per variant; a name taken twice is a problem."""
