@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import evalspec_in_process
+from support import evalspec_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 ANA = "judge final\\_answer.judge vs ana: agreement 0.800 over 10, Cohen's kappa 0.583"
@@ -41,10 +41,10 @@ def declare(project: Path, value: str) -> Path:
 
 def run(project: Path, *extra: str) -> tuple[int, str, str]:
     """`evalspec run` offline with a Markdown report: exit code, console, report."""
-    done = evalspec_in_process(
+    done = evalspec_cli([
         "run", "suites/helpdesk.yaml", "--record", "offline", "--out", "run", "--markdown",
-        "report.md", *extra,
-    )  # fmt: skip
+        "report.md", *extra
+    ])  # fmt: skip
     report = project / "report.md"
     return done.exit_code, done.output, report.read_text() if report.exists() else ""
 
@@ -56,9 +56,7 @@ def test_the_suite_declares_its_labels_and_run_and_score_read_them(project: Path
     assert code == 1, output  # one answer the judge calls Unsolved fails
     assert f"{ANA} (95% CI 0.000 to 1.000) (people/verdicts.jsonl)" in report
     assert BEN in report
-    done = evalspec_in_process(
-        "score", "suites/helpdesk.yaml", "-t", "run", "--markdown", "scored.md"
-    )
+    done = evalspec_cli(["score", "suites/helpdesk.yaml", "-t", "run", "--markdown", "scored.md"])
     assert done.exit_code == 1, done.output
     assert (
         f"{ANA} (95% CI 0.000 to 1.000) (people/verdicts.jsonl)"
@@ -79,8 +77,8 @@ def test_labels_on_the_command_line_replace_the_suite_s_own(project: Path) -> No
     assert f"{ANA} (95% CI 0.000 to 1.000) (" in report
     assert "labels/ana.jsonl)" in report  # named as the command line gave it
     assert "vs ben" not in report
-    done = evalspec_in_process(
-        "score", "suites/helpdesk.yaml", "-t", "run", "--labels", elsewhere, "--markdown", "s.md"
+    done = evalspec_cli(
+        ["score", "suites/helpdesk.yaml", "-t", "run", "--labels", elsewhere, "--markdown", "s.md"]
     )
     assert done.exit_code == 1, done.output
     scored = (project / "s.md").read_text()
@@ -135,7 +133,7 @@ def test_a_committed_link_in_place_of_the_labels_beside_the_suite_is_refused(
 def test_calibrate_reads_the_suite_s_own_labels_without_labels_option(project: Path) -> None:
     declare(project, "people/verdicts.jsonl")
     assert run(project)[0] == 1
-    done = evalspec_in_process("calibrate", "suites/helpdesk.yaml", "-t", "run")
+    done = evalspec_cli(["calibrate", "suites/helpdesk.yaml", "-t", "run"])
     assert done.exit_code == 0, done.output
     assert "judge vs ana: agreement 0.800 over 10, Cohen's kappa 0.583" in done.output
     assert "judge vs ben: agreement 0.700 over 10, Cohen's kappa 0.375" in done.output
