@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -91,11 +92,29 @@ def record_name(record: object, index: int | None) -> str:
     return named(record, index or 0) if named else ""
 
 
-def records(
-    root: object, kinds: tuple[type, ...], keep: Callable[[Any], bool] = bool
-) -> list[tuple[Path, object]]:
+_Found = list[tuple[Path, object]]
+_WALKED: list[tuple[weakref.ref[Any], tuple[type, ...], Callable[[Any], bool], _Found]] = []
+"""The last walks of a suite (by identity, not kept alive): a run asks for its judges from
+the scorer and the report, and each walk of 50,000 cases costs about a second."""
+_WALKS_KEPT = 4
+
+
+def records(root: object, kinds: tuple[type, ...], keep: Callable[[Any], bool] = bool) -> _Found:
     """Every record of one of `kinds` in `root` (itself included) that `keep` accepts, in the
-    order the suite declares them, each with its path."""
+    order the suite declares them, each with its path. A suite's walk is remembered (records
+    are frozen), so asking again with the same kinds and `keep` costs nothing."""
+    if not isinstance(root, model.Suite):
+        return _walk(root, kinds, keep)
+    for ref, known_kinds, known_keep, known in _WALKED:
+        if ref() is root and known_kinds == kinds and known_keep is keep:
+            return list(known)
+    found = _walk(root, kinds, keep)
+    _WALKED[:] = [(weakref.ref(root), kinds, keep, found), *_WALKED[: _WALKS_KEPT - 1]]
+    return list(found)
+
+
+def _walk(root: object, kinds: tuple[type, ...], keep: Callable[[Any], bool]) -> _Found:
+    """`records`, walked."""
     found: list[tuple[Path, object]] = []
     # (record, its index in the tuple that holds it, the entry of its holder)
     stack: list[tuple[object, int | None, Any]] = [(root, None, None)]
@@ -132,5 +151,10 @@ def where(path: Path) -> str:
 def judge_checks(root: object) -> list[tuple[Path, model.FinalAnswerCheck]]:
     """Every LLM-judge check in `root` (a suite or a case), in a case's expectation, a turn's
     or anywhere else the language nests one."""
-    found = records(root, (model.FinalAnswerCheck,), lambda r: r.kind == "judge")
+    found = records(root, (model.FinalAnswerCheck,), _is_judge)
     return [(path, r) for path, r in found if isinstance(r, model.FinalAnswerCheck)]
+
+
+def _is_judge(check: model.FinalAnswerCheck) -> bool:
+    """One function, not a lambda per call: `records` remembers a walk by its `keep`."""
+    return check.kind == "judge"
