@@ -148,13 +148,41 @@ def where(path: Path) -> str:
     return " ".join(part for part in path if part)
 
 
+CALLERS = (
+    model.ModelSpec,
+    model.LLMSimulation,
+    model.FinalAnswerCheck,
+    model.EvaluatorSpec,
+    model.CriticSpec,
+)
+"""Records that can send a request: models, simulators, and checks that take parameters."""
+ENDPOINT_PARAMS = frozenset(("base_url", "api_key_env"))
+"""Parameters that send a check's or evaluator's requests somewhere (the judge's, a plugin's)."""
+
+
+def callers(root: object) -> list[tuple[Path, object]]:
+    """Every record in `root` that sends requests (a model, a simulator, a judge, a check
+    given an endpoint's parameters): one walk a run shares between the endpoints it may send
+    keys to and the judges it scores with."""
+    return records(root, CALLERS, _calls_out)
+
+
+def _calls_out(record: object) -> bool:
+    """Whether this record sends requests: a model, a simulator, a judge, or a check given
+    an endpoint's parameters."""
+    if isinstance(record, (model.ModelSpec, model.LLMSimulation)):
+        return True
+    params = getattr(record, "params", None)
+    return isinstance(params, dict) and (
+        getattr(record, "kind", None) == "judge" or not ENDPOINT_PARAMS.isdisjoint(params)
+    )
+
+
 def judge_checks(root: object) -> list[tuple[Path, model.FinalAnswerCheck]]:
     """Every LLM-judge check in `root` (a suite or a case), in a case's expectation, a turn's
-    or anywhere else the language nests one."""
-    found = records(root, (model.FinalAnswerCheck,), _is_judge)
-    return [(path, r) for path, r in found if isinstance(r, model.FinalAnswerCheck)]
-
-
-def _is_judge(check: model.FinalAnswerCheck) -> bool:
-    """One function, not a lambda per call: `records` remembers a walk by its `keep`."""
-    return check.kind == "judge"
+    or anywhere else the language nests one: a judge sends requests, so `callers` finds it."""
+    return [
+        (path, r)
+        for path, r in callers(root)
+        if isinstance(r, model.FinalAnswerCheck) and r.kind == "judge"
+    ]
