@@ -36,6 +36,9 @@ MISSING = "argument missing"
 _READABLE = json.JSONEncoder(ensure_ascii=False, default=str)
 """`json.dumps(value, ensure_ascii=False, default=str)`, without building an encoder per call
 (critics write a reason for every argument they judge)."""
+_ESCAPED = re.compile(r'[\x00-\x1f"\\]')
+"""What that encoder escapes in a string (ensure_ascii=False): a string without any is shown
+as it is, not encoded (most arguments a critic shows)."""
 
 
 class EmbedderRequired(RuntimeError):
@@ -47,12 +50,15 @@ class EmbedderRequired(RuntimeError):
 
 def show(value: Any, limit: int = 60) -> str:
     """A short, readable rendering of a value for reasons: JSON-like, truncated."""
-    try:
-        text = _READABLE.encode(value)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    if isinstance(value, str):
-        text = "'" + text[1:-1].replace('\\"', '"') + "'"
+    if isinstance(value, str) and not _ESCAPED.search(value):
+        text = f"'{value}'"  # what the encoder would write, without its quotes
+    else:
+        try:
+            text = _READABLE.encode(value)
+        except (TypeError, ValueError, RecursionError):
+            text = repr(value)
+        if isinstance(value, str):
+            text = "'" + text[1:-1].replace('\\"', '"') + "'"
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text

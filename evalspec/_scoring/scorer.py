@@ -59,7 +59,16 @@ from evalspec._scoring.turns import (
 from evalspec._scoring.types import CaseResult, Row, Status
 from evalspec._scoring.user_checks import user_verdict
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
-from evalspec._suite.model import REFUSED_TAG, Case, FinalAnswerCheck, Rubric, Suite
+from evalspec._suite.model import (
+    REFUSED_TAG,
+    Case,
+    CriticSpec,
+    ExpectedCall,
+    FinalAnswerCheck,
+    Rubric,
+    Suite,
+    Tool,
+)
 from evalspec._suite.walk import judge_checks
 from evalspec._tools.faults import reached_tool
 from evalspec._transcript import ToolCall, Transcript
@@ -135,6 +144,8 @@ def _result(
 
 
 K = TypeVar("K")
+_SharedJudges = tuple[tuple[CriticSpec, ...], tuple[CriticSpec, ...], Tool | None, list[ArgJudge]]
+"""What decides an expected call's argument judges (kept, so their ids stay theirs), and them."""
 V = TypeVar("V")
 T = TypeVar("T")
 MEMO_CASES = 4096
@@ -218,6 +229,7 @@ class Scorer:
         self._turns: OrderedDict[str, list[tuple[int, Case]]] = OrderedDict()
         self._arg_judges: OrderedDict[int, tuple[Case, list[list[ArgJudge]]]] = OrderedDict()
         self._embeds: OrderedDict[str, bool] = OrderedDict()
+        self._shared_judges: OrderedDict[tuple[object, ...], _SharedJudges] = OrderedDict()
         self._state_judge: StateJudge | None = None
 
     @property
@@ -259,12 +271,21 @@ class Scorer:
         only). Keyed by identity, the case kept beside them so its id stays its own."""
         made = self._arg_judges.get(id(case))
         if made is None:
-            judges = [
-                judges_for(call, case.critics, self.tools.get(call.tool))
-                for call in case.expect.tool_calls
-            ]
+            judges = [self._call_judges(call, case) for call in case.expect.tool_calls]
             made = _remember(self._arg_judges, id(case), (case, judges))
         return made[1]
+
+    def _call_judges(self, call: ExpectedCall, case: Case) -> list[ArgJudge]:
+        """`judges_for`, made once for every call that shares what decides it (its argument
+        names, its critics, the case's, its tool): a suite's cases share their critics, so
+        50,000 cases build their critics' table a handful of times, not 50,000."""
+        tool = self.tools.get(call.tool)
+        key = (tuple(call.args), id(call.critics), id(case.critics), id(tool))
+        made = self._shared_judges.get(key)
+        if made is None:
+            judges = judges_for(call, case.critics, tool)
+            made = _remember(self._shared_judges, key, (call.critics, case.critics, tool, judges))
+        return made[3]
 
     def _turn_cases(self, case: Case) -> list[tuple[int, Case]]:
         """`turn_cases`, made once per case (every model and trial of it shares them)."""

@@ -15,15 +15,8 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from evalspec._language.defaults import DEFAULT_API_KEY_ENV
-from evalspec._suite.model import (
-    CriticSpec,
-    EvaluatorSpec,
-    FinalAnswerCheck,
-    LLMSimulation,
-    ModelSpec,
-    Suite,
-)
-from evalspec._suite.walk import Path, records
+from evalspec._suite.model import LLMSimulation, ModelSpec, Suite
+from evalspec._suite.walk import Path, callers
 from evalspec._suite.walk import where as walk_where
 from evalspec._util.errors import UsageError
 
@@ -72,12 +65,6 @@ class DeclaredEndpoint:
         return [self.api_key_env] + [v for h in self.header_values for v in ENV_REF.findall(h)]
 
 
-CALLERS = (ModelSpec, LLMSimulation, FinalAnswerCheck, EvaluatorSpec, CriticSpec)
-"""Records that can send a request: models, simulators, and checks that take parameters."""
-ENDPOINT_PARAMS = frozenset(("base_url", "api_key_env"))
-"""Parameters that send a check's or evaluator's requests somewhere (the judge's, a plugin's)."""
-
-
 def endpoints(suite: Suite) -> dict[str, DeclaredEndpoint]:
     """Every endpoint of the suite, by what uses it: models, LLM tool simulators, judges and
     any check, evaluator or critic given a `base_url` or `api_key_env`, wherever the suite
@@ -86,7 +73,7 @@ def endpoints(suite: Suite) -> dict[str, DeclaredEndpoint]:
     if _LAST and _LAST[0][0]() is suite:  # a run asks twice: to refuse keys in clear, to scrub
         return dict(_LAST[0][1])
     out: dict[str, DeclaredEndpoint] = {}
-    for path, record in records(suite, CALLERS, _calls_out):
+    for path, record in callers(suite):
         found = _endpoint_of(record, path)
         label, n = found.where, 2
         while label in out:  # two of one name (equal case names): both listed
@@ -102,19 +89,8 @@ _LAST: list[tuple[weakref.ref[Suite], dict[str, DeclaredEndpoint]]] = []
 """The last suite asked about (by identity, not kept alive) and its endpoints."""
 
 
-def _calls_out(record: object) -> bool:
-    """Whether this record sends requests: a model, a simulator, a judge, or a check given an
-    endpoint's parameters."""
-    if isinstance(record, (ModelSpec, LLMSimulation)):
-        return True
-    params = getattr(record, "params", None)
-    return isinstance(params, dict) and (
-        getattr(record, "kind", None) == "judge" or not ENDPOINT_PARAMS.isdisjoint(params)
-    )
-
-
 def _endpoint_of(record: object, path: Path) -> DeclaredEndpoint:
-    """The endpoint of a record `_calls_out` accepted, named by where it sits."""
+    """The endpoint of a record `callers` found, named by where it sits."""
     if isinstance(record, ModelSpec):
         names = tuple(sorted(record.headers))
         values = tuple(str(record.headers[n]) for n in names)

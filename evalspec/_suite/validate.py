@@ -66,6 +66,8 @@ _ORDERED = default(Expectation, "ordered")
 _NO_TOOL_CALLS = default(Expectation, "no_tool_calls")
 _MIN_CALLS = default(Expectation, "min_calls")
 _TURN_RULE = default(Case, "turn_rule")
+_CASE_FLAKY = default(Case, "flaky")
+_NO_DUPLICATES = default(Expectation, "no_duplicates")
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -503,7 +505,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             description=str(raw.get("description", "")),
             tools=offered,
             loc=make_loc(raw.pos, path),
-            flaky=bool(raw.get("flaky", default(Case, "flaky"))),
+            flaky=bool(raw.get("flaky", _CASE_FLAKY)),
             budget=Budget(**{**self.case_budget, **dict(raw["budget"] or {})})
             if "budget" in raw
             else self.suite_case_budget,
@@ -707,7 +709,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             unchanged=unchanged,
             forbidden_calls=self.forbidden_calls(raw.get("forbidden_calls"), epath),
             max_retries=raw.get("max_retries"),
-            no_duplicates=bool(raw.get("no_duplicates", default(Expectation, "no_duplicates"))),
+            no_duplicates=bool(raw.get("no_duplicates", _NO_DUPLICATES)),
         )
 
     def expected_call(self, item: LDict, pos: Pos, path: str) -> ExpectedCall | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -91,11 +92,29 @@ def record_name(record: object, index: int | None) -> str:
     return named(record, index or 0) if named else ""
 
 
-def records(
-    root: object, kinds: tuple[type, ...], keep: Callable[[Any], bool] = bool
-) -> list[tuple[Path, object]]:
+_Found = list[tuple[Path, object]]
+_WALKED: list[tuple[weakref.ref[Any], tuple[type, ...], Callable[[Any], bool], _Found]] = []
+"""The last walks of a suite (by identity, not kept alive): a run asks for its judges from
+the scorer and the report, and each walk of 50,000 cases costs about a second."""
+_WALKS_KEPT = 4
+
+
+def records(root: object, kinds: tuple[type, ...], keep: Callable[[Any], bool] = bool) -> _Found:
     """Every record of one of `kinds` in `root` (itself included) that `keep` accepts, in the
-    order the suite declares them, each with its path."""
+    order the suite declares them, each with its path. A suite's walk is remembered (records
+    are frozen), so asking again with the same kinds and `keep` costs nothing."""
+    if not isinstance(root, model.Suite):
+        return _walk(root, kinds, keep)
+    for ref, known_kinds, known_keep, known in _WALKED:
+        if ref() is root and known_kinds == kinds and known_keep is keep:
+            return list(known)
+    found = _walk(root, kinds, keep)
+    _WALKED[:] = [(weakref.ref(root), kinds, keep, found), *_WALKED[: _WALKS_KEPT - 1]]
+    return list(found)
+
+
+def _walk(root: object, kinds: tuple[type, ...], keep: Callable[[Any], bool]) -> _Found:
+    """`records`, walked."""
     found: list[tuple[Path, object]] = []
     # (record, its index in the tuple that holds it, the entry of its holder)
     stack: list[tuple[object, int | None, Any]] = [(root, None, None)]
@@ -129,8 +148,41 @@ def where(path: Path) -> str:
     return " ".join(part for part in path if part)
 
 
+CALLERS = (
+    model.ModelSpec,
+    model.LLMSimulation,
+    model.FinalAnswerCheck,
+    model.EvaluatorSpec,
+    model.CriticSpec,
+)
+"""Records that can send a request: models, simulators, and checks that take parameters."""
+ENDPOINT_PARAMS = frozenset(("base_url", "api_key_env"))
+"""Parameters that send a check's or evaluator's requests somewhere (the judge's, a plugin's)."""
+
+
+def callers(root: object) -> list[tuple[Path, object]]:
+    """Every record in `root` that sends requests (a model, a simulator, a judge, a check
+    given an endpoint's parameters): one walk a run shares between the endpoints it may send
+    keys to and the judges it scores with."""
+    return records(root, CALLERS, _calls_out)
+
+
+def _calls_out(record: object) -> bool:
+    """Whether this record sends requests: a model, a simulator, a judge, or a check given
+    an endpoint's parameters."""
+    if isinstance(record, (model.ModelSpec, model.LLMSimulation)):
+        return True
+    params = getattr(record, "params", None)
+    return isinstance(params, dict) and (
+        getattr(record, "kind", None) == "judge" or not ENDPOINT_PARAMS.isdisjoint(params)
+    )
+
+
 def judge_checks(root: object) -> list[tuple[Path, model.FinalAnswerCheck]]:
     """Every LLM-judge check in `root` (a suite or a case), in a case's expectation, a turn's
-    or anywhere else the language nests one."""
-    found = records(root, (model.FinalAnswerCheck,), lambda r: r.kind == "judge")
-    return [(path, r) for path, r in found if isinstance(r, model.FinalAnswerCheck)]
+    or anywhere else the language nests one: a judge sends requests, so `callers` finds it."""
+    return [
+        (path, r)
+        for path, r in callers(root)
+        if isinstance(r, model.FinalAnswerCheck) and r.kind == "judge"
+    ]
