@@ -674,3 +674,14 @@ def test_a_judged_check_without_its_judge_is_refused_at_its_place(tmp_path: Path
         str(err.value)
     )
     assert 'add `judge: {"model": "gpt-4o-mini"}`' in str(err.value)
+
+
+def test_a_judge_cache_of_another_kind_is_refused_before_the_run_calls_anything(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    write(tmp_path, server.base_url, extra=JUDGED.format(url=server.base_url))
+    (tmp_path / ".evalspec-cache").mkdir()
+    (tmp_path / ".evalspec-cache" / "judge.json").write_text("[1]", encoding="utf-8")
+    with pytest.raises(SpecError, match="not a judge verdict cache"):
+        api.run(RunRequest(tmp_path / "dual.yaml", out=tmp_path / "out"))
+    assert server.requests == [] and not (tmp_path / "out").exists()

@@ -760,6 +760,13 @@ def check_judge_caches(suite: Suite) -> None:
         read_json_object(path, JUDGE_CACHE_WHAT)
         if "rubric" in check.params:  # a rubric the schema cannot check (names alike)
             judge_for(dict(check.params), None, check)
+    if any(_has_judged_user_check(c) for c in suite.cases):  # their verdicts live there too
+        read_json_object(judge_cache_path(suite), JUDGE_CACHE_WHAT)
+
+
+def _has_judged_user_check(case: Case) -> bool:
+    sim = case.simulated_user
+    return sim is not None and any(c.kind == "judged" for c in sim.checks)
 
 
 def judge_params(suite: Suite, check: FinalAnswerCheck) -> dict[str, Any]:
