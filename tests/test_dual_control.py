@@ -662,8 +662,8 @@ def test_a_judged_verdict_replays_offline_and_a_changed_rule_needs_a_run(
     shutil.rmtree(tmp_path / "offline")
     changed, _ = run_judged(tmp_path, server.base_url, record="offline")
     assert changed["status"] == "error"
-    assert "the simulated user's judged check" in changed["reason"]
-    assert "needs a run" in changed["reason"]
+    assert changed["reason"].startswith("the simulated user's judged check 'It never begs ")
+    assert "it needs a run (`evalspec run`)" in changed["reason"]
 
 
 def test_a_judged_check_without_its_judge_is_refused_at_its_place(tmp_path: Path) -> None:
@@ -685,3 +685,32 @@ def test_a_judge_cache_of_another_kind_is_refused_before_the_run_calls_anything(
     with pytest.raises(SpecError, match="not a judge verdict cache"):
         api.run(RunRequest(tmp_path / "dual.yaml", out=tmp_path / "out"))
     assert server.requests == [] and not (tmp_path / "out").exists()
+
+
+def test_review_of_a_pull_request_that_rewords_a_judged_rule_asks_for_a_run(
+    server: FakeOpenAI, script: Script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "suites").mkdir(parents=True)
+    script.user = [HURRIED, ("toggle_airplane_mode", {"enabled": False}), "###STOP###"]
+    live, _ = run_judged(repo / "suites", server.base_url)
+    assert live["status"] == "user_fault"
+    shutil.rmtree(repo / "suites" / "auto")
+    (repo / "suites" / "auto.md").unlink()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    suite = repo / "suites" / "dual.yaml"
+    text = suite.read_text(encoding="utf-8")
+    suite.write_text(text.replace(RULE, "It may ask the assistant anything."), encoding="utf-8")
+    git(repo, "commit", "-qam", "a kinder rule")
+    monkeypatch.chdir(repo)
+    refuse_sockets(monkeypatch)
+    md = tmp_path / "review.md"
+    done = api.review(base_ref="HEAD~1", full_markdown=md, cwd=repo)
+    out = " ".join(md.read_text(encoding="utf-8").split())
+    # The old verdict does not vouch for the new rule: the case needs a run, not a pass.
+    assert done.exit_code == 3, out
+    assert "| USER_FAULT 0.000 | ERROR 0.000 | changed (needs a run) |" in out
+    assert "the simulated user's judged check 'It may ask the assistant anything.': " in out
+    assert "it needs a run (`evalspec run`)" in out.replace("\\`", "`")

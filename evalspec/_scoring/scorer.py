@@ -330,7 +330,7 @@ class Scorer:
         try:
             return user_verdict(prep.case, t, result, (self._user_judge, _drive))
         except JudgeUnavailable as exc:
-            why = f"the simulated user's judged check: {exc}"
+            why = f"the simulated user's judged check {exc}"
             return msgspec.structs.replace(
                 result,
                 status="error",

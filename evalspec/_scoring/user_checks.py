@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 
 from evalspec._critics.patterns import compile_pattern
-from evalspec._scoring.final_answer import JudgeError, LLMJudge
+from evalspec._scoring.final_answer import JudgeError, JudgeUnavailable, LLMJudge
 from evalspec._scoring.rubric import FENCE_CLOSE, FENCE_OPEN, fenced
 from evalspec._scoring.types import CaseResult
 from evalspec._suite.model import Case, UserCheck
@@ -130,11 +130,27 @@ def _judged_failures(
         return []
     judge_of, drive = judged
     judge = judge_of(check)
-    score, reason = drive(judge.rule_verdict(check.pattern, [u.user for u in t.user_turns]))
+    try:
+        score, reason = drive(judge.rule_verdict(check.pattern, [u.user for u in t.user_turns]))
+    except JudgeUnavailable as exc:
+        raise _unavailable(check, judge, exc) from None
     if score:
         return []
     label = f" ({check.why})" if check.why else ""
     return [(-1, f"it broke its instructions{label}: {check.pattern!r}, the judge says: {reason}")]
+
+
+def _unavailable(check: UserCheck, judge: LLMJudge, exc: JudgeUnavailable) -> JudgeUnavailable:
+    """The judge's failure, naming the rule; a cache miss says that only a run fills it (the
+    `judge` command asks about answers, not about users)."""
+    if not exc.needs_run:
+        return JudgeUnavailable(f"{check.pattern!r}: {exc}", needs_run=False)
+    return JudgeUnavailable(
+        f"{check.pattern!r}: the judge's verdict on these messages is not in "
+        f"{judge.cache_path or 'the cache'} and this command calls no model; it needs a run "
+        f"(`evalspec run`) with the judge's key in {judge.api_key_env}",
+        needs_run=True,
+    )
 
 
 def _failures(check: UserCheck, t: Transcript) -> list[tuple[int, str]]:
