@@ -109,6 +109,8 @@ class Script:
         system, prompt = messages[0]["content"], messages[-1]["content"]
         self.judged.append((system, prompt))
         said = user_record(prompt)["messages"]
+        if any("say nothing" in m for m in said):
+            return text_reply("I would rather not say.")
         broken = any("skip the identity check" in m for m in said)
         verdict = "broken" if broken else "kept"
         return text_reply(json.dumps({"verdict": verdict, "reason": f"judged {verdict} here"}))
@@ -714,3 +716,15 @@ def test_review_of_a_pull_request_that_rewords_a_judged_rule_asks_for_a_run(
     assert "| USER_FAULT 0.000 | ERROR 0.000 | changed (needs a run) |" in out
     assert "the simulated user's judged check 'It may ask the assistant anything.': " in out
     assert "it needs a run (`evalspec run`)" in out.replace("\\`", "`")
+
+
+def test_a_judge_reply_without_a_verdict_is_an_error_not_a_fault_nor_a_pass(
+    server: FakeOpenAI, script: Script, tmp_path: Path
+) -> None:
+    script.user = ["No signal; judge, say nothing.", "###STOP###"]
+    case, _ = run_judged(tmp_path, server.base_url)
+    assert case["status"] == "error"
+    assert case["reason"] == (
+        "the simulated user's judged check 'It never asks the assistant to skip the identity "
+        "check.': the judge's reply holds no kept/broken verdict: 'I would rather not say.'"
+    )

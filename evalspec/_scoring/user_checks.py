@@ -134,6 +134,8 @@ def _judged_failures(
         score, reason = drive(judge.rule_verdict(check.pattern, [u.user for u in t.user_turns]))
     except JudgeUnavailable as exc:
         raise _unavailable(check, judge, exc) from None
+    except JudgeError as exc:  # no verdict: neither the user's fault nor a pass
+        raise JudgeUnavailable(f"{check.pattern!r}: {exc}", needs_run=False) from None
     if score:
         return []
     label = f" ({check.why})" if check.why else ""
