@@ -647,6 +647,17 @@ def test_a_user_message_that_instructs_the_judge_stays_fenced_as_data(
     assert user_record(prompt)["messages"][0] == INJECTED
 
 
+def test_a_verbose_user_cannot_make_the_judges_prompt_as_long_as_it_likes(
+    server: FakeOpenAI, script: Script, tmp_path: Path
+) -> None:
+    script.user = ["No signal. " + "la " * 20_000, "###STOP###"]
+    run_judged(tmp_path, server.base_url)
+    [(_, prompt)] = set(script.judged)
+    [shown] = user_record(prompt)["messages"]
+    assert shown.startswith("No signal. la la") and shown.endswith(" characters cut]")
+    assert len(prompt) < 3_000
+
+
 def test_a_judged_verdict_replays_offline_and_a_changed_rule_needs_a_run(
     server: FakeOpenAI, script: Script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

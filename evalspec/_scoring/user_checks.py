@@ -26,7 +26,7 @@ import msgspec
 
 from evalspec._critics.patterns import compile_pattern
 from evalspec._scoring.final_answer import JudgeError, JudgeUnavailable, LLMJudge
-from evalspec._scoring.rubric import FENCE_CLOSE, FENCE_OPEN, fenced
+from evalspec._scoring.rubric import FENCE_CLOSE, FENCE_OPEN, bounded_texts, fenced
 from evalspec._scoring.types import CaseResult
 from evalspec._suite.model import Case, UserCheck
 from evalspec._suite.state.spec import parse_pointer
@@ -80,7 +80,8 @@ class UserRuleJudge(LLMJudge):
 
 def rule_prompt(rule: str, said: list[str]) -> str:
     """What the judge is shown: the suite's rule, then the user's messages fenced."""
-    return f"The rule:\n{rule}\n\nThe simulated user's messages:\n{fenced({'messages': said})}"
+    record = fenced({"messages": bounded_texts(said)})
+    return f"The rule:\n{rule}\n\nThe simulated user's messages:\n{record}"
 
 
 def user_verdict(
