@@ -66,6 +66,8 @@ def _is_draft(page: str, block: str) -> bool:
         refusal = block.startswith("  - name: too many people") and "rubric:" not in block
         worked = any(tool in block for tool in WORKED_TOOLS)
         return refusal or worked or 'response: {booking: "${count/bookings}"' in block
+    if page == "simulated-users.md":  # a judged rule needs a judge model the example lacks
+        return "judged:" in block
     return page == "conversations.md" and "turn_rule: all_or_nothing" in block
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalspec._language.common import WORDED_BY_VALIDATE
+from evalspec._language.common import JUDGE_ENDPOINT, WORDED_BY_VALIDATE
 from evalspec._language.vocabulary import Arr, Bool, Enum, Int, Map, Mixed, Obj, OneOf, Ref, Str
 
 TRIALS = Int(
@@ -449,12 +449,18 @@ USER_CHECK = Mixed(
         "before the assistant's text matches `until`, or ever without it), `reaches` (the "
         "world it must leave when it ends the conversation itself, unless the assistant "
         "refused), `never` (a pattern no message of it may hold: a broken instruction), "
-        "`on_script` (a pattern every message of it must hold)."
+        "`on_script` (a pattern every message of it must hold), `judged` (a rule in words "
+        "an LLM judge, named by `judge:`, holds its messages to)."
     ),
     examples=(
         {"never": "(?i)as an ai", "why": "plays the assistant"},
         {"reaches": {"/phone/airplane_mode": False}},
+        {
+            "judged": "It never asks the assistant to skip the identity check.",
+            "judge": {"model": "gpt-4o-mini"},
+        },
     ),
+    dependent_required={"judged": ("judge",), "judge": ("judged",)},
     properties={
         "hides": _pattern(
             "A regular expression the user's messages must not match early: what its "
@@ -495,7 +501,35 @@ USER_CHECK = Mixed(
             description="The rule in words, shown in the report.",
             examples=("plays the assistant",),
         ),
+        "judged": Str(
+            min_length=1,
+            description=(
+                "A rule of the user's instructions, in words: the `judge:` model reads the "
+                "user's own messages (fenced as untrusted data) and says whether it was kept "
+                "or broken. Verdicts are cached and replayed like every judge verdict."
+            ),
+            examples=("It never asks the assistant to skip the identity check.",),
+        ),
+        "judge": Ref("user_judge", examples=({"model": "gpt-4o-mini"},)),
     },
-    one_of=tuple(Mixed(required=(kind,)) for kind in ("hides", "reaches", "never", "on_script")),
+    one_of=tuple(
+        Mixed(required=(kind,)) for kind in ("hides", "reaches", "never", "on_script", "judged")
+    ),
 )
 """`$defs/user_check`: one check on a simulated user's own turns (`simulate.checks`)."""
+
+USER_JUDGE = Obj(
+    description=(
+        "With `judged`: the LLM judge that holds the simulated user to the rule, through any "
+        "OpenAI-compatible endpoint. Its verdicts go to .evalspec-cache/judge.json beside the "
+        "suite."
+    ),
+    additional=False,
+    required=("model",),
+    examples=({"model": "gpt-4o-mini", "base_url": "http://localhost:8000/v1"},),
+    properties={
+        "model": Str(min_length=1, description="Judge model id.", examples=("gpt-4o-mini",)),
+        **JUDGE_ENDPOINT,
+    },
+)
+"""`$defs/user_judge`: the judge model of a `judged:` user check."""

@@ -45,3 +45,18 @@ def state_pointer(description: str, example: str) -> Str:
     return Str(
         comment=WORDED_BY_VALIDATE, description=description, pattern=POINTER, examples=(example,)
     )
+
+
+JUDGE_ENDPOINT = {
+    "base_url": Str(
+        description="OpenAI-compatible endpoint of the judge.",
+        pattern="^(https?://|\\{\\{)",
+        examples=("http://localhost:8000/v1",),
+    ),
+    "api_key_env": Str(
+        description="Environment variable holding the judge's API key.",
+        default="OPENAI_API_KEY",
+        examples=("OPENAI_API_KEY",),
+    ),
+}
+"""Where an LLM judge is asked (a final-answer judge, a simulated user's `judged:` check)."""

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from evalspec._language.common import SIMILARITY_THRESHOLD, WEIGHT, WORDED_BY_VALIDATE
+from evalspec._language.common import (
+    JUDGE_ENDPOINT,
+    SIMILARITY_THRESHOLD,
+    WEIGHT,
+    WORDED_BY_VALIDATE,
+)
 from evalspec._language.vocabulary import (
     Arr,
     Bool,
@@ -258,16 +263,7 @@ FINAL_ANSWER = Obj(
                     examples=("The answer names both messages in #general.",),
                 ),
                 "model": Str(description="Judge model id.", examples=("gpt-4o-mini",)),
-                "base_url": Str(
-                    description="OpenAI-compatible endpoint of the judge.",
-                    pattern="^(https?://|\\{\\{)",
-                    examples=("http://localhost:8000/v1",),
-                ),
-                "api_key_env": Str(
-                    description="Environment variable holding the judge's API key.",
-                    default="OPENAI_API_KEY",
-                    examples=("OPENAI_API_KEY",),
-                ),
+                **JUDGE_ENDPOINT,
                 "rounds": Int(
                     description=(
                         "Times the judge is asked about each answer; the score is the "

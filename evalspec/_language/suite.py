@@ -14,6 +14,7 @@ from evalspec._language.cases import (
     TURN,
     USER_CALL,
     USER_CHECK,
+    USER_JUDGE,
 )
 from evalspec._language.critics import CRITIC, EVALUATOR, RUBRIC
 from evalspec._language.expect import (
@@ -360,6 +361,7 @@ DEFS = {
     "judge_sees": JUDGE_SEES,
     "user_call": USER_CALL,
     "user_check": USER_CHECK,
+    "user_judge": USER_JUDGE,
     "labels_file": LABELS_FILE,
 }
 """The named pieces, in the order the schema lists them."""

@@ -220,6 +220,15 @@ def _bounded_list(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*items[:MAX_SHOWN_ITEMS], {"omitted": f"{left} more not shown"}]
 
 
+def bounded_texts(texts: Sequence[str]) -> list[Any]:
+    """Texts as a judge is shown them: each cut to MAX_TEXT_CHARS, the first MAX_SHOWN_ITEMS
+    only, so a verbose writer cannot make the judge's prompt as long as it likes."""
+    shown: list[Any] = [_cut(text) for text in texts[:MAX_SHOWN_ITEMS]]
+    if len(texts) > MAX_SHOWN_ITEMS:
+        shown.append(f"[{len(texts) - MAX_SHOWN_ITEMS} more not shown]")
+    return shown
+
+
 def _cut(value: Any) -> Any:
     """A value as shown: text cut to MAX_TEXT_CHARS; any other value as its JSON, cut alike."""
     if value is None or isinstance(value, bool | int | float):

@@ -57,7 +57,7 @@ from evalspec._scoring.turns import (
     world_calls,
 )
 from evalspec._scoring.types import CaseResult, Row, Status
-from evalspec._scoring.user_checks import user_verdict
+from evalspec._scoring.user_checks import UserRuleJudge, user_verdict
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import (
     REFUSED_TAG,
@@ -68,6 +68,7 @@ from evalspec._suite.model import (
     Rubric,
     Suite,
     Tool,
+    UserCheck,
 )
 from evalspec._suite.walk import judge_checks
 from evalspec._tools.faults import reached_tool
@@ -346,7 +347,29 @@ class Scorer:
     def _judged(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
         """The transcript's verdict: the model's, or the simulated user's fault."""
         result = self._score(t, prep)
-        return result if prep is None else user_verdict(prep.case, t, result)
+        if prep is None:
+            return result
+        try:
+            return user_verdict(prep.case, t, result, (self._user_judge, _drive))
+        except JudgeUnavailable as exc:
+            why = f"the simulated user's judged check {exc}"
+            return msgspec.structs.replace(
+                result,
+                status="error",
+                score=0.0,
+                reason=why,
+                details={**result.details, "needs_run": exc.needs_run},
+            )
+
+    def _user_judge(self, check: UserCheck) -> UserRuleJudge:
+        """One judge per `judged:` check's settings, its verdicts in the suite's judge cache."""
+        params = {"cache": str(judge_cache_path(self.suite)), **dict(check.judge)}
+        key = json.dumps(["user rule", params], sort_keys=True)
+        if key not in self._judges:
+            self._judges[key] = UserRuleJudge.from_params(params, self._calls)
+        judge = self._judges[key]
+        assert isinstance(judge, UserRuleJudge)
+        return judge
 
     def _score(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
         if prep is None:
@@ -759,6 +782,13 @@ def check_judge_caches(suite: Suite) -> None:
         read_json_object(path, JUDGE_CACHE_WHAT)
         if "rubric" in check.params:  # a rubric the schema cannot check (names alike)
             judge_for(dict(check.params), None, check)
+    if any(_has_judged_user_check(c) for c in suite.cases):  # their verdicts live there too
+        read_json_object(judge_cache_path(suite), JUDGE_CACHE_WHAT)
+
+
+def _has_judged_user_check(case: Case) -> bool:
+    sim = case.simulated_user
+    return sim is not None and any(c.kind == "judged" for c in sim.checks)
 
 
 def judge_params(suite: Suite, check: FinalAnswerCheck) -> dict[str, Any]:

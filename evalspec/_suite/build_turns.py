@@ -213,8 +213,9 @@ class TurnsPart(Reporter):
                         "escape the special characters (. * + ? ( ) [ ] { } | \\) with a "
                         "backslash, or fix the expression",
                     )
-        kinds: tuple[UserCheckKind, ...] = ("hides", "reaches", "never", "on_script")
+        kinds: tuple[UserCheckKind, ...] = ("hides", "reaches", "never", "on_script", "judged")
         kind = next(k for k in kinds if k in raw)
+        judge = raw.get("judge") or {}
         reaches = raw.get("reaches") or {}
         return UserCheck(
             kind=kind,
@@ -224,6 +225,7 @@ class TurnsPart(Reporter):
             refusal=str(raw.get("refusal", "")),
             why=str(raw.get("why", "")),
             loc=make_loc(pos, at),
+            judge=tuple((str(k), str(v)) for k, v in judge.items()),
         )
 
     def user_tools(

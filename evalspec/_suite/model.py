@@ -303,7 +303,7 @@ class Turn:
     the user's own tools, `user_calls:`)."""
 
 
-UserCheckKind = Literal["hides", "reaches", "never", "on_script"]
+UserCheckKind = Literal["hides", "reaches", "never", "on_script", "judged"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +313,8 @@ class UserCheck:
 
     kind: UserCheckKind
     pattern: str = ""
-    """A regular expression over the user's messages (hides, never, on_script)."""
+    """A regular expression over the user's messages (hides, never, on_script); judged: the
+    rule in words."""
     until: str = ""
     """hides: the pattern may appear once the assistant's text has matched this one ("" never)."""
     state: tuple[tuple[str, Any], ...] = ()
@@ -323,6 +324,8 @@ class UserCheck:
     why: str = ""
     """What the rule is, in the suite's words, for the report."""
     loc: Loc = field(default=Loc(), compare=False)
+    judge: tuple[tuple[str, str], ...] = ()
+    """judged: the judge model's settings (model, base_url, api_key_env)."""
 
 
 @dataclass(frozen=True, slots=True)

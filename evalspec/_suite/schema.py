@@ -283,6 +283,11 @@ def _translate(root: LDict, error: Any) -> list[Problem]:
                 f"add `{missing}: {example}`",
             )
         ]
+    if v == "dependentRequired":  # "'judge' is a dependency of 'judged'"
+        needed, having = [*error.message.split("'")[1::2], "", ""][:2]
+        example = _example_for(error.schema, needed)
+        message = f"`{having}` needs `{needed}` beside it"
+        return [Problem.at(pos, where, message, f"add `{needed}: {example}`")]
     if v == "type":
         want = error.validator_value
         wants = [want] if isinstance(want, str) else list(want)
