@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import git, suites_repo
+from support import git, in_process, suites_repo
 
 from evalspec._providers.recordings import RecordingProvider, Recordings
 from evalspec._runner import run_plan_async
@@ -227,12 +227,7 @@ def test_hostile_base_refs_are_refused(repo, tmp_path, ref):
 
 
 def test_cli_refuses_an_option_like_base_ref(repo):
-    done = subprocess.run(
-        [str(BIN / "evalspec"), "review", "--base-ref=--output=x"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-    )
+    done = in_process("review", "--base-ref=--output=x", cwd=repo)
     assert done.returncode == 2
     assert "not a git ref name" in done.stderr
     assert not (repo / "x").exists()
