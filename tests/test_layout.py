@@ -271,6 +271,7 @@ def _cli_imports(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # a scan of the repository: runs with --all (CI), see CONTRIBUTING
 def test_tests_examples_and_benchmarks_take_only_app_and_main_from_the_cli():
     # FLAGS: the one table of parameter to option, which a test holds every library error to.
     allowed = {"evalspec._cli.app", "evalspec._cli.main", "evalspec._cli.flags.FLAGS"}
@@ -368,6 +369,7 @@ def test_the_checker_finds_imports_of_test_modules():
     assert _test_import_problems("def write_suite(tmp_path): ...\n", "conftest.py") == []
 
 
+@pytest.mark.slow  # a scan of the repository: runs with --all (CI), see CONTRIBUTING
 def test_test_modules_take_helpers_from_support_and_fixtures_from_conftest():
     found = [
         problem
@@ -442,6 +444,7 @@ def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> 
     return any(isinstance(d, ast.Call) for d in node.decorator_list)
 
 
+@pytest.mark.slow  # a scan of the repository: runs with --all (CI), see CONTRIBUTING
 def test_no_library_code_is_reached_only_from_tests():
     library = sorted(PACKAGE.rglob("*.py"))
     outside = [p for d in ("tests", "benchmarks", "examples") for p in (ROOT / d).rglob("*.py")]
