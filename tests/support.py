@@ -190,6 +190,14 @@ def serving(monkeypatch: Any, key_env: str, responder: Any) -> Iterator[Any]:
         yield fake
 
 
+def serve_in_thread(server: Any) -> threading.Thread:
+    """Run a socketserver's `serve_forever` in a daemon thread, polling every 50 ms: its
+    `shutdown()` waits for the next poll, half a second per test at the default interval."""
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    return thread
+
+
 def free_port() -> int:
     """A loopback port nothing listens on (bound, then released)."""
     with socket.socket() as s:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -112,8 +111,6 @@ def test_a_glob_that_matches_nothing_is_an_error(tmp_path: Path) -> None:
 def test_version_names_the_installed_version():
     from importlib.metadata import version
 
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalspec", "--version"], capture_output=True, text=True
-    )
+    proc = in_process("--version")
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"evalspec {version('evalspec-yaml')}"

@@ -4,33 +4,16 @@ in memory), by role, never as `expected | actual`."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
+from support import ROOT, in_process
 
 
 def test_a_failed_conversation_shows_its_calls_and_outputs_by_role(tmp_path):
     markdown = tmp_path / "report.md"
-    done = subprocess.run(
-        [
-            str(BIN / "evalspec"),
-            "run",
-            str(ROOT / "suites" / "support.yaml"),
-            "--record",
-            "offline",
-            "--out",
-            str(tmp_path / "run"),
-            "--markdown",
-            str(markdown),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={"COLUMNS": "200", "PATH": str(BIN)},
-    )
+    done = in_process(
+        "run", ROOT / "suites" / "support.yaml", "--record", "offline",
+        "--out", tmp_path / "run", "--markdown", markdown,
+        env={"COLUMNS": "200"},
+    )  # fmt: skip
     assert done.returncode == 1, done.stderr  # one conversation fails by design
     out = done.stdout
     assert 'model called: refund_order {"order_id": "A17", "reason": "not_needed"}' in out

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import serve_in_thread
 
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.evaluators import (
@@ -548,8 +548,7 @@ class JudgeServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self.thread = serve_in_thread(self.httpd)
 
     def close(self):
         self.httpd.shutdown()

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from support import in_process
 
 from evalspec.api import load_suite
 
@@ -20,12 +19,13 @@ SUITES = sorted((ROOT / "suites").glob("*.yaml"))
 MODELINE = "# yaml-language-server: $schema=../schemas/suite.schema.json"
 
 
+# Without installed plugins: the schema compared here is the language's own.
+pytestmark = pytest.mark.usefixtures("no_plugins")
+
+
 def _evalspec(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """evalspec without installed plugins: the schema compared here is the language's own."""
-    env = {**os.environ, "EVALSPEC_NO_PLUGINS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "evalspec", *args], capture_output=True, text=True, cwd=cwd, env=env
-    )
+    """evalspec as a user types it in `cwd`, run in this process."""
+    return in_process(*args, cwd=cwd)
 
 
 def test_there_are_example_suites() -> None:
@@ -124,7 +124,7 @@ def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
     assert (tmp_path / "mine.yaml").read_text(encoding="utf-8") == "suite: keep me\n"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def printed_schema(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = _evalspec("schema", cwd=tmp_path_factory.mktemp("schema"))
     assert out.returncode == 0, out.stderr

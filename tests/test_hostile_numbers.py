@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -181,15 +179,9 @@ def price(repo: Path, per_million: str) -> None:
 
 
 def review(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`evalspec review --json`, in the checkout, as CI runs it."""
-    env = {k: v for k, v in os.environ.items() if k != "EVALSPEC_NO_PLUGINS"}
-    return subprocess.run(
-        [sys.executable, "-m", "evalspec", "review", "--base-ref", "main", "--json", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+    """`evalspec review --json`, in the checkout, as CI runs it (in this process)."""
+    return in_process(
+        "review", "--base-ref", "main", "--json", *args, cwd=repo, env={"EVALSPEC_NO_PLUGINS": None}
     )
 
 
@@ -396,13 +388,7 @@ def test_stabletoolbench_answers_with_1e400_and_nan_import_as_transcripts_score_
     assert get_y["arguments"] is None and "NaN" in get_y["output"]
     suite = (folder / "s.yaml").read_text(encoding="utf-8")
     assert "models: [virtual_model]" in suite, suite
-    done = subprocess.run(
-        [sys.executable, "-m", "evalspec", "score", "s.yaml", "-t", "t.jsonl", "--out", "r.json"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = in_process("score", "s.yaml", "-t", "t.jsonl", "--out", "r.json", cwd=folder)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     strict((folder / "r.json").read_text(encoding="utf-8"))
 

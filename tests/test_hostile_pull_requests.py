@@ -17,7 +17,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 import pytest
 from fake_anthropic import FakeAnthropic
 from fake_openai import FakeOpenAI
+from support import serve_in_thread
 
 from evalspec._providers.calls import Endpoint, ModelCalls
 from evalspec.errors import RunError, UsageError
@@ -49,7 +49,7 @@ class LoopbackServer:
     def serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        serve_in_thread(self._server)
 
     @property
     def url(self) -> str:

@@ -9,14 +9,13 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from support import ROOT, git, review_offline, suites_repo
+from support import ROOT, git, review_offline, serve_in_thread, suites_repo
 
 from evalspec.api import load_suite
 from evalspec.errors import EvalspecError
@@ -118,8 +117,7 @@ def listener() -> Iterator[str]:
     """An address on 127.0.0.1 that serves a schema to whoever fetches it, and counts them."""
     _Listener.hits = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Listener)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve_in_thread(server)
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/schema.json"
     finally:

@@ -20,19 +20,31 @@ def collected(capsys: pytest.CaptureFixture[str], *args: str) -> set[str]:
     return {line for line in capsys.readouterr().out.splitlines() if "::" in line}
 
 
+@pytest.mark.slow  # four pytest sessions: seconds; the check below covers the fast lane
 def test_the_default_lane_leaves_out_the_slow_tests(capsys: pytest.CaptureFixture[str]) -> None:
     everything = collected(capsys, "--all")
     fast = collected(capsys)
     assert fast < everything
     assert any("test_a_slow_test_runs_with_all_only" in t for t in everything)
     assert not any("test_a_slow_test_runs_with_all_only" in t for t in fast)
-    assert any("test_the_default_lane_leaves_out_the_slow_tests" in t for t in fast)
+    assert any("test_this_session_runs_slow_tests_only_when_asked" in t for t in fast)
     assert collected(capsys, "-m", "slow") == everything - fast
+
+
+def test_this_session_runs_slow_tests_only_when_asked(request: pytest.FixtureRequest) -> None:
+    """The lanes of the session running this test, without starting another: in the default
+    lane no test marked slow is left to run (test_a_slow_test_runs_with_all_only below was
+    collected and deselected), and property tests run a share of their examples."""
+    config = request.config
+    asked = bool(config.getoption("--all") or config.getoption("markexpr"))
+    assert EVERY_EXAMPLE is asked
+    if not asked:
+        assert [i.nodeid for i in request.session.items if "slow" in i.keywords] == []
 
 
 @pytest.mark.slow
 def test_a_slow_test_runs_with_all_only() -> None:
-    """Marked slow, so the default lane leaves it out (the check above)."""
+    """Marked slow, so the default lane leaves it out (the checks above)."""
 
 
 def test_property_tests_run_a_tenth_of_their_examples_here() -> None:

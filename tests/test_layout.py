@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,25 @@ records, errors, plugins), and otherwise only the report renderers and the share
 ROOT = PACKAGE.parent
 
 
+@functools.cache
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a file, parsed once for all the scans below (together they read each file
+    of the package and of tests/ three or four times); dropped when this module's tests end."""
+    return tuple(ast.walk(_tree(path)))
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _parsed_once() -> Iterator[None]:
+    yield
+    for cached in (_nodes, _tree, _graph):
+        cached.cache_clear()
+
+
 def _modules() -> dict[str, Path]:
     found = {}
     for path in PACKAGE.rglob("*.py"):
@@ -66,7 +86,7 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """evalspec modules that `name` imports anywhere in its source."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _nodes(path):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name in modules)
         elif isinstance(node, ast.ImportFrom):
@@ -177,7 +197,7 @@ def test_the_checker_finds_an_import_up_the_layers():
     assert _upward("evalspec._report.html", {"evalspec._compare.columns"}) == []
 
 
-@pytest.mark.parametrize("module", sorted(_graph()))
+@pytest.mark.parametrize("module", sorted(_modules()))  # collecting parses nothing
 def test_no_module_imports_from_a_layer_above_it(module):
     upward = _upward(module, _graph()[module])
     assert not upward, f"{module} (layer {_layer(module)}) imports from a layer above it: {upward}"
@@ -241,7 +261,7 @@ def test_the_cli_reaches_the_stages_only_through_the_api():
 def _cli_imports(path: Path) -> list[str]:
     """What a file takes from evalspec._cli: `module.name` per imported name."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _nodes(path):
         if isinstance(node, ast.Import):
             found += [a.name for a in node.names if a.name.startswith("evalspec._cli")]
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evalspec._cli"):
@@ -251,6 +271,7 @@ def _cli_imports(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # a scan of the repository: runs with --all (CI), see CONTRIBUTING
 def test_tests_examples_and_benchmarks_take_only_app_and_main_from_the_cli():
     # FLAGS: the one table of parameter to option, which a test holds every library error to.
     allowed = {"evalspec._cli.app", "evalspec._cli.main", "evalspec._cli.flags.FLAGS"}
@@ -291,8 +312,13 @@ def _test_import_problems(source: str, name: str) -> list[str]:
     helpers live in support.py, fixtures in conftest.py, which pytest loads by itself), or a
     helper through the `tests` package (a second copy of a module already loaded by its name);
     and, outside conftest.py, a `write_suite` other than the fixture."""
+    return _import_problems(ast.walk(ast.parse(source)), name)
+
+
+def _import_problems(nodes: Iterable[ast.AST], name: str) -> list[str]:
+    """_test_import_problems over nodes already parsed."""
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in nodes:
         imported: list[str] = []
         bound: list[str] = []
         if isinstance(node, ast.Import):
@@ -343,12 +369,13 @@ def test_the_checker_finds_imports_of_test_modules():
     assert _test_import_problems("def write_suite(tmp_path): ...\n", "conftest.py") == []
 
 
+@pytest.mark.slow  # a scan of the repository: runs with --all (CI), see CONTRIBUTING
 def test_test_modules_take_helpers_from_support_and_fixtures_from_conftest():
     found = [
         problem
         for path in sorted(TESTS.rglob("*.py"))
         if "data" not in path.relative_to(TESTS).parts
-        for problem in _test_import_problems(path.read_text(encoding="utf-8"), path.name)
+        for problem in _import_problems(_nodes(path), path.name)
     ]
     assert not found, "move shared helpers to tests/support.py:\n" + "\n".join(found)
 
@@ -360,7 +387,7 @@ ONE_MEANING += ("ResultFormat", "StaleReason", "language_schema", "suite_schema"
 
 def _top_level_names(path: Path) -> set[str]:
     names = set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in _tree(path).body:
         if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             names.add(node.name)
         elif isinstance(node, ast.Assign | ast.AnnAssign):
@@ -387,7 +414,7 @@ def _referenced(paths: list[Path]) -> set[str]:
     """Every name a file uses: read, called, imported or named in a string."""
     found: set[str] = set()
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _nodes(path):
             if isinstance(node, ast.Name):
                 found.add(node.id)
             elif isinstance(node, ast.Attribute):
@@ -402,7 +429,7 @@ def _referenced(paths: list[Path]) -> set[str]:
 def _defined(path: Path) -> list[str]:
     """Functions, classes and methods defined at the top of a module or of its classes; not
     those a decorator registers (a command, a check, a tool environment), reached by it."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     nodes = [*tree.body]
     nodes += [n for c in tree.body if isinstance(c, ast.ClassDef) for n in c.body]
     kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -417,6 +444,7 @@ def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> 
     return any(isinstance(d, ast.Call) for d in node.decorator_list)
 
 
+@pytest.mark.slow  # a scan of the repository: runs with --all (CI), see CONTRIBUTING
 def test_no_library_code_is_reached_only_from_tests():
     library = sorted(PACKAGE.rglob("*.py"))
     outside = [p for d in ("tests", "benchmarks", "examples") for p in (ROOT / d).rglob("*.py")]

@@ -259,6 +259,7 @@ def test_the_checker_allows_skips_on_the_machine(source: str) -> None:
     assert problems_in(source, HERE) == []
 
 
+@pytest.mark.slow  # a scan of the repository: runs with --all (CI), see CONTRIBUTING
 def test_no_test_module_skips_on_the_clone() -> None:
     found = [
         f"{p.where}: {p.what}"
@@ -282,6 +283,7 @@ def test_the_checker_finds_a_package_skip_without_a_reason(source: str, found: l
     assert [p.what for p in unexplained_skips(source, HERE)] == found
 
 
+@pytest.mark.slow  # a scan of the repository: runs with --all (CI), see CONTRIBUTING
 def test_every_package_skip_says_how_to_install_it() -> None:
     found = [
         f"{p.where}: {p.what}"

@@ -1,7 +1,8 @@
 """Plugins: critics, evaluators and final-answer checks from outside evalspec.
 
 The example package in examples/plugin is installed by CI (`pip install -e examples/plugin`);
-its tests go through the real entry point, in a fresh process, as a user's `evalspec` would.
+its tests go through the real entry point, as a user's `evalspec` would: in this process, and
+in a fresh one with `--all`.
 """
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from support import evalspec_cli, transcript
+from support import evalspec_cli, in_process, transcript
 
 from evalspec import plugins
 from evalspec._util import registry
@@ -47,14 +49,22 @@ cases:
 """
 
 
-def _evalspec(*args: str) -> subprocess.CompletedProcess[str]:
+def _child(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "evalspec", *args], capture_output=True, text=True, timeout=120
     )
 
 
+@pytest.fixture(
+    params=[pytest.param(_child, id="fresh process", marks=pytest.mark.slow), in_process]
+)
+def _evalspec(request: pytest.FixtureRequest) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The command in a fresh process, as a user's (with --all), and in this one."""
+    return request.param  # type: ignore[no-any-return]
+
+
 @needs_example
-def test_installed_plugin_names_validate_and_score(write_suite) -> None:
+def test_installed_plugin_names_validate_and_score(write_suite, _evalspec) -> None:
     path = write_suite(SUITE.replace("CRITIC", "same_day"))
     res = _evalspec("validate", str(path))
     assert res.returncode == 0, res.stdout + res.stderr
@@ -77,7 +87,7 @@ def test_installed_plugin_names_validate_and_score(write_suite) -> None:
 
 
 @needs_example
-def test_misspelled_plugin_name_gets_did_you_mean(write_suite) -> None:
+def test_misspelled_plugin_name_gets_did_you_mean(write_suite, _evalspec) -> None:
     res = _evalspec("validate", str(write_suite(SUITE.replace("CRITIC", "same_dya"))))
     assert res.returncode == 2
     assert "did you mean 'same_day'?" in res.stdout + res.stderr
@@ -85,7 +95,7 @@ def test_misspelled_plugin_name_gets_did_you_mean(write_suite) -> None:
 
 
 @needs_example
-def test_schema_lists_installed_plugins() -> None:
+def test_schema_lists_installed_plugins(_evalspec) -> None:
     res = _evalspec("schema")
     schema = json.loads(res.stdout)
     assert "same_day" in schema["$defs"]["critic"]["anyOf"][0]["enum"]

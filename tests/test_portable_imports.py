@@ -126,11 +126,13 @@ def _every_module() -> Imported:
     return _import_all(modules, POSIX_ONLY)
 
 
+@pytest.mark.slow  # a scan of the repository: runs with --all (CI), see CONTRIBUTING
 def test_every_module_imports_without_posix_only_modules():
     failed = _every_module().failed
     assert not failed, "\n".join(f"{name}:\n{trace}" for name, trace in failed.items())
 
 
+@pytest.mark.slow  # a scan of the repository: runs with --all (CI), see CONTRIBUTING
 @pytest.mark.parametrize("package", sorted(OPTIONAL))
 def test_modules_needing_an_extra_import_without_posix_only_modules(package: str) -> None:
     """Checked by the test above where the extra is installed; skipped, naming it, elsewhere."""
@@ -143,6 +145,7 @@ def test_modules_needing_an_extra_import_without_posix_only_modules(package: str
     assert not _every_module().failed
 
 
+@pytest.mark.slow  # checks the scan above in a child process: runs with --all
 def test_the_child_refuses_a_posix_only_import_in_evalspec_code():
     """The check itself can fail: refusing a module evalspec imports at the top (json here, as
     a stand-in) breaks exactly the modules that import it, and not third-party code using it."""
@@ -151,6 +154,7 @@ def test_the_child_refuses_a_posix_only_import_in_evalspec_code():
     assert "jsonschema" not in imported.failed and not imported.absent
 
 
+@pytest.mark.slow  # checks the scan above in a child process: runs with --all
 def test_only_an_absent_extra_excuses_a_module(tmp_path: Path, monkeypatch) -> None:
     """A module that needs a package no extra installs fails the check; one that needs an
     extra's package, not installed here, is reported as not imported (and its check skips)."""

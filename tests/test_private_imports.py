@@ -15,6 +15,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 
 CEILING = 0.70
@@ -72,6 +74,7 @@ def test_the_checker_sees_every_way_in() -> None:
     assert private_reaches("from evalspec import api, records\nimport evalspec\n") == []
 
 
+@pytest.mark.slow  # a scan of the repository: runs with --all (CI), see CONTRIBUTING
 def test_the_share_of_test_modules_reaching_private_modules_stays_under_its_ceiling() -> None:
     modules = sorted(TESTS.glob("test_*.py"))
     helpers = sorted(p for p in TESTS.glob("*.py") if not p.name.startswith("test_"))

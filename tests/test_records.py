@@ -3,6 +3,7 @@ against the schemas generated from those classes, and are written back byte for 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -37,7 +38,10 @@ V1 = REPO / "tests" / "data" / "records_v1"
 RUNS = sorted(p.name for p in V1.iterdir() if p.is_dir())
 
 
+@functools.cache
 def validator(file: str) -> Draft202012Validator:
+    """The published schema's validator, checked and built once per file (nothing mutates it;
+    checking a schema against its meta-schema costs more than the validations here)."""
     schema = json.loads((REPO / "schemas" / file).read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)

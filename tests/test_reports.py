@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from support import evalspec_cli, transcript
+from support import evalspec_cli, in_process, transcript
 
 from evalspec._report.html import render_html, write_html
 from evalspec._report.junit import write_junit
@@ -143,27 +143,10 @@ def test_html_is_self_contained_and_inert(report, tmp_path):
 
 def test_run_writes_junit_and_markdown(tmp_path):
     junit, md = tmp_path / "r.xml", tmp_path / "r.md"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "evalspec",
-            "run",
-            "suites/weather.yaml",
-            "--record",
-            "offline",
-            "--out",
-            str(tmp_path / "run"),
-            "--junit",
-            str(junit),
-            "--markdown",
-            str(md),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = in_process(
+        "run", "suites/weather.yaml", "--record", "offline", "--out", tmp_path / "run",
+        "--junit", junit, "--markdown", md, cwd=ROOT,
+    )  # fmt: skip
     assert proc.returncode == 1, proc.stderr  # two example answers fail on purpose
     root = ET.parse(junit).getroot()
     assert (root.get("tests"), root.get("failures")) == ("6", "2")

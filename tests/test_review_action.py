@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import git, suites_repo
+from support import git, in_process, suites_repo
 
 from evalspec._providers.recordings import RecordingProvider, Recordings
 from evalspec._runner import run_plan_async
@@ -92,13 +92,28 @@ def rendered(markdown: str) -> str:
     return html.unescape(markdown.replace("\\", "")).replace("\u200b", "")
 
 
+@pytest.mark.slow  # the action's script, bash and the command in child processes
 def test_sample_pull_request_is_reviewed_in_one_comment(repo, tmp_path):
     sample_pull_request(repo)
     done, output, markdown, summary = run_review(repo, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "exit-code=4" in output  # the endpoint change wins over everything else
-    assert markdown.startswith("<!-- evalspec-review -->\n")
     assert summary.read_text(encoding="utf-8") == markdown
+    assert_sample_comment(repo, tmp_path, markdown)
+
+
+def test_sample_pull_request_comment_in_process(repo, tmp_path):
+    """The review the action runs, without the action's script: the default lane's twin."""
+    sample_pull_request(repo)
+    comment = tmp_path / "comment.md"
+    done = in_process("review", "--base-ref", "main", "--markdown", comment, cwd=repo)
+    assert done.returncode == 4, done.stderr  # the endpoint change wins over everything else
+    assert_sample_comment(repo, tmp_path, comment.read_text(encoding="utf-8"))
+
+
+def assert_sample_comment(repo: Path, tmp_path: Path, markdown: str) -> None:
+    """What the sample pull request's comment must say, in order."""
+    assert markdown.startswith("<!-- evalspec-review -->\n")
     comment = rendered(markdown)
     # Severity order: security first, then the cases, then what every case shares.
     security = comment.index("Security-relevant changes")
@@ -227,12 +242,7 @@ def test_hostile_base_refs_are_refused(repo, tmp_path, ref):
 
 
 def test_cli_refuses_an_option_like_base_ref(repo):
-    done = subprocess.run(
-        [str(BIN / "evalspec"), "review", "--base-ref=--output=x"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-    )
+    done = in_process("review", "--base-ref=--output=x", cwd=repo)
     assert done.returncode == 2
     assert "not a git ref name" in done.stderr
     assert not (repo / "x").exists()

@@ -33,6 +33,7 @@ from support import (
     ROOT,
     cli,
     free_port,
+    in_process,
     results_of,
     run_api,
     scripted,
@@ -336,7 +337,7 @@ def test_shards_cover_every_item_exactly_once(server: FakeOpenAI, tmp_path: Path
 
 def test_offline_miss_exits_3_naming_case_and_model(server: FakeOpenAI, tmp_path: Path) -> None:
     suite = write_e2e_suite(tmp_path, server.base_url)
-    proc = cli("run", suite, "--case", "add", "--record", "offline", "--out", tmp_path / "r")
+    proc = in_process("run", suite, "--case", "add", "--record", "offline", "--out", tmp_path / "r")
     assert proc.returncode == 3, proc.stderr
     assert "case 'add numbers' on model 'm1'" in proc.stderr
     assert "case 'add numbers' on model 'm2'" in proc.stderr

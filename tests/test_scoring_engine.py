@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-from support import transcript
+from support import in_process, transcript
 
 from evalspec._providers.calls import ModelCalls
 from evalspec._scoring.matching import assign
@@ -255,23 +253,20 @@ def test_score_command_rescores_without_a_model(write_suite, tmp_path):
     tfile = tmp_path / "t.jsonl"
     tfile.write_text(json.dumps(t.to_dict()) + "\n")
     cmd = [
-        sys.executable,
-        "-m",
-        "evalspec",
         "score",
-        str(suite_path),
+        suite_path,
         "--transcripts",
-        str(tfile),
+        tfile,
         "--json",
         "--allow-stale",  # a hand-written transcript: its id is no plan item's
     ]
-    first = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    first = in_process(*cmd)
     assert first.returncode == 1, first.stderr
     assert json.loads(first.stdout)["results"][0]["status"] == "fail"
     suite_path.write_text(
         suite_path.read_text().replace("fail_threshold: 0.8", "fail_threshold: 0.6")
     )
-    second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    second = in_process(*cmd)
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout)["results"][0]["status"] == "warn"
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import serve_in_thread
 
 from evalspec._providers.calls import ModelCalls
 from evalspec._suite.model import LLMSimulation, SimulatedResponse, Tool
@@ -323,8 +323,7 @@ class ChatServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self.thread = serve_in_thread(self.httpd)
 
     def close(self) -> None:
         self.httpd.shutdown()
