@@ -510,7 +510,11 @@ USER_CHECK = Mixed(
             ),
             examples=("It never asks the assistant to skip the identity check.",),
         ),
-        "judge": Ref("user_judge", examples=({"model": "gpt-4o-mini"},)),
+        "judge": Ref(
+            "user_judge",
+            description="With `judged`: the LLM judge that holds the simulated user to the rule.",
+            examples=({"model": "gpt-4o-mini"},),
+        ),
     },
     one_of=tuple(
         Mixed(required=(kind,)) for kind in ("hides", "reaches", "never", "on_script", "judged")
