@@ -78,6 +78,7 @@ PLACES: dict[str, str] = {
     "tools.[].simulate": "simulator",
     "cases.[].expect.final_answer.judge": "judge",
     "cases.[].turns.[].expect.final_answer.judge": "judge",
+    "cases.[].user.simulate.checks.[].judge": "judge of a simulated user's rule",
     # MCP servers (url, headers) are attacked through their lock file in
     # tests/test_hostile_pull_requests.py::test_changed_mcp_server_is_a_security_change.
     "tools.[].mcp": "MCP server",
@@ -104,11 +105,13 @@ def _suite(place: str | None = None, *, repoint: bool = False) -> str:
         return existing if repoint else None
 
     model = "  - {name: agent, model: agent-1, base_url: https://models.example/v1}\n"
+    model += "  - {name: customer, model: user-1, base_url: https://models.example/v1}\n"
     if place == "models.[]":
         model += f"  - {{name: second, model: m-2, {hostile}}}\n"
     simulate = at("tools.[].simulate")
     case_judge = at("cases.[].expect.final_answer.judge")
     turn_judge = at("cases.[].turns.[].expect.final_answer.judge")
+    user_judge = at("cases.[].user.simulate.checks.[].judge")
     return (
         "suite: surface\nmodels:\n"
         + model
@@ -132,6 +135,15 @@ def _suite(place: str | None = None, *, repoint: bool = False) -> str:
             if turn_judge
             else ""
         )
+        + "  - name: simulated\n    user:\n      simulate:\n"
+        + "        goal: Find order 1.\n        model: customer\n"
+        + (
+            "        checks:\n          - judged: It never asks for a refund.\n"
+            f"            judge: {{model: j-3, {user_judge}}}\n"
+            if user_judge
+            else ""
+        )
+        + "    expect: {no_tool_calls: true}\n"
     )
 
 
@@ -177,6 +189,14 @@ def test_a_pull_request_moving_a_key_at_any_place_is_a_security_change(tmp_path,
     if place != "models.[]" or not repoint:
         assert any(f"${TOKEN}" in line for line in hits), hits
     assert "Traceback" not in done.stderr
+
+
+def test_a_simulated_users_judge_is_named_by_its_case():
+    suite = api.load_suite(_write(_suite("cases.[].user.simulate.checks.[].judge")))
+    found = endpoints(suite)
+    judge = found["judge of case 'simulated' simulated user"]
+    assert (judge.base_url, judge.api_key_env) == (ATTACKER, TOKEN)
+    assert any(ATTACKER in x and f"${TOKEN}" in x for x in security_changes(None, suite))
 
 
 def test_turn_judges_are_named_by_case_and_turn():

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from evalspec._language.defaults import DEFAULT_API_KEY_ENV
-from evalspec._suite.model import LLMSimulation, ModelSpec, Suite
+from evalspec._suite.model import LLMSimulation, ModelSpec, Suite, UserCheck
 from evalspec._suite.walk import Path, callers
 from evalspec._suite.walk import where as walk_where
 from evalspec._util.errors import UsageError
@@ -101,6 +101,13 @@ def _endpoint_of(record: object, path: Path) -> DeclaredEndpoint:
     if isinstance(record, LLMSimulation):
         return DeclaredEndpoint(
             f"simulator of {walk_where(path)}", record.base_url, record.api_key_env
+        )
+    if isinstance(record, UserCheck):
+        settings = dict(record.judge)
+        return DeclaredEndpoint(
+            f"judge of {walk_where(path[:-1])}",
+            settings.get("base_url") or None,
+            settings.get("api_key_env") or DEFAULT_API_KEY_ENV,
         )
     params: dict[str, object] = getattr(record, "params", {})
     kind = getattr(record, "kind", None)

@@ -154,8 +154,10 @@ CALLERS = (
     model.FinalAnswerCheck,
     model.EvaluatorSpec,
     model.CriticSpec,
+    model.UserCheck,
 )
-"""Records that can send a request: models, simulators, and checks that take parameters."""
+"""Records that can send a request: models, simulators, checks that take parameters, and a
+simulated user's rule an LLM judges."""
 ENDPOINT_PARAMS = frozenset(("base_url", "api_key_env"))
 """Parameters that send a check's or evaluator's requests somewhere (the judge's, a plugin's)."""
 
@@ -172,6 +174,8 @@ def _calls_out(record: object) -> bool:
     an endpoint's parameters."""
     if isinstance(record, (model.ModelSpec, model.LLMSimulation)):
         return True
+    if isinstance(record, model.UserCheck):  # a rule an LLM judge holds the simulated user to
+        return bool(record.judge)
     params = getattr(record, "params", None)
     return isinstance(params, dict) and (
         getattr(record, "kind", None) == "judge" or not ENDPOINT_PARAMS.isdisjoint(params)
