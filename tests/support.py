@@ -85,6 +85,16 @@ def transcript(
     )
 
 
+def critic(kind: str, params: Mapping[str, Any]) -> Any:
+    """The critic a suite names `kind` with these options, found as scoring finds it: the
+    registry's entry (`evalspec.plugins.find`), built by its `from_params`."""
+    from evalspec import plugins
+
+    entry = plugins.find("critic", kind)
+    assert entry is not None, f"no critic {kind!r}"
+    return entry.impl.from_params(dict(params))
+
+
 # ------------------------------------------------------------------ commands, ports, git repos
 
 
@@ -159,6 +169,15 @@ def in_process(
     return subprocess.CompletedProcess(
         list(map(str, args)), done.exit_code, done.stdout, done.stderr
     )
+
+
+def shown(path: Path) -> str:
+    """A file's name as evalspec's messages show it: relative to the working directory when
+    it is under it, else as given."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def evalspec_import(*args: str) -> Result:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from support import evalspec_cli, in_process, transcript
 
 from evalspec._plan import compile_plan, request_key
 from evalspec._suite.budget import SuiteBudget
-from evalspec._suite.limits import max_rendered_chars, untrusted
+from evalspec._suite.limits import ReviewTimeUp, max_rendered_chars, review_budget, untrusted
 from evalspec._suite.render import Renderer, expand_case
 from evalspec._suite.state.spec import MAX_STATE_CHARS, compile_behavior
 from evalspec._suite.tree import Pos, ldict, llist
@@ -354,3 +356,17 @@ def test_a_long_opening_shared_by_every_matrix_row_is_encoded_and_hashed_once(
     monkeypatch.undo()
     for item in plan.items:  # the same keys as computed afresh
         assert item.first_key == request_key(item.model, item.messages, item.tools, item.trial)
+
+
+def test_review_budget_holds_without_a_timer_signal(monkeypatch):
+    """Windows has no SIGALRM: review's time budget still ends a review that runs too long."""
+    monkeypatch.delattr(signal, "SIGALRM")
+    monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.05")
+    never = threading.Event()
+    with pytest.raises(ReviewTimeUp, match=r"time budget of 0\.05 s"), review_budget("review"):
+        while not never.wait(0.01):
+            pass
+    monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "600")
+    with review_budget("review"):
+        done = "in time"
+    assert done == "in time"
