@@ -95,6 +95,14 @@ def critic(kind: str, params: Mapping[str, Any]) -> Any:
     return entry.impl.from_params(dict(params))
 
 
+def fresh_session(suite: Any) -> Any:
+    """A new conversation of `suite`'s first case, its tools called by hand
+    (`evalspec.api.tool_session`)."""
+    from evalspec.api import tool_session
+
+    return tool_session(suite, suite.cases[0].name)
+
+
 # ------------------------------------------------------------------ commands, ports, git repos
 
 
