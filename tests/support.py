@@ -12,13 +12,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
 import functools
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import types
@@ -93,6 +96,40 @@ def critic(kind: str, params: Mapping[str, Any]) -> Any:
     entry = plugins.find("critic", kind)
     assert entry is not None, f"no critic {kind!r}"
     return entry.impl.from_params(dict(params))
+
+
+@dataclasses.dataclass(frozen=True)
+class Called:
+    """What one call of a tool answered, and the world after it."""
+
+    output: Any
+    error: str | None
+    state: Any
+
+
+def call_tool(tool: Mapping[str, Any], state: Any, arguments: dict[str, Any]) -> Called:
+    """`tool` (as a suite writes it) called once by hand on `state`, through a one-tool suite
+    and `evalspec.api.tool_session`. A tool written as a bare `behavior` (no name) is tool `t`
+    taking the arguments its behaviour names."""
+    from evalspec.api import load_suite, tool_session
+
+    if "name" not in tool:
+        names = sorted(set(re.findall(r"\$\{args\.(\w+)", json.dumps(tool["behavior"]))))
+        properties = {name: {} for name in names}
+        tool = {"name": "t", "parameters": {"type": "object", "properties": properties}, **tool}
+    suite = {
+        "suite": "one-tool",
+        "models": ["m"],
+        "state": state,
+        "tools": [tool],
+        "cases": [{"name": "c", "user": "hi", "expect": {"no_tool_calls": True}}],
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "one-tool.yaml"
+        path.write_text(json.dumps(suite), encoding="utf-8")
+        session = tool_session(load_suite(path))
+    answer = session.call(tool["name"], arguments)
+    return Called(answer.output, answer.error, session.state)
 
 
 def fresh_session(suite: Any) -> Any:

@@ -16,15 +16,14 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from support import fenced_blocks, result_table, shown_commands
+from support import call_tool, fenced_blocks, result_table, shown_commands
 
-from evalspec.api import load_suite, load_transcripts, tool_session
+from evalspec.api import load_transcripts
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "how-to"
 EXAMPLE = DOCS / "examples" / "bistro.yaml"
@@ -87,56 +86,28 @@ def _worked(having: str) -> tuple[dict[str, Any], Any]:
     return block["tools"][0], block["state"]
 
 
-def _call(folder: Path, tool: dict[str, Any], world: Any, args: dict[str, Any]) -> Called:
-    """The tool called once on `world` by hand (`evalspec.api.tool_session`), as the page's
-    section on trying a tool does: its answer and the world it leaves."""
-    suite = {
-        "suite": "worked",
-        "models": ["m"],
-        "state": world,
-        "tools": [tool],
-        "cases": [{"name": "c", "user": "hi", "expect": {"no_tool_calls": True}}],
-    }
-    path = folder / "worked.yaml"
-    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
-    session = tool_session(load_suite(path))
-    answer = session.call(tool["name"], args)
-    return Called(answer.output, answer.error, session.state)
-
-
-@dataclass(frozen=True)
-class Called:
-    """What a call answered and the world after it."""
-
-    output: Any
-    error: str | None
-    state: Any
-
-
-def test_the_worked_tools_answer_as_the_page_says(tmp_path: Path) -> None:
+def test_the_worked_tools_answer_as_the_page_says() -> None:
     bill, _ = _worked("- name: pay_bill")
     world = {"menu": {"soup": 6.5, "steak": 24}, "bills": [], "tips": []}
-    paid = _call(
-        tmp_path, bill, world, {"table": 3, "dishes": ["soup", "steak", "soup"], "tip": 10}
-    )
+    paid = call_tool(bill, world, {"table": 3, "dishes": ["soup", "steak", "soup"], "tip": 10})
     assert paid.error is None and paid.output == {"table": 3, "total": 40.7}
     assert paid.state["bills"] == [{"table": 3, "total": 40.7}]
     assert paid.state["tips"] == [{"table": 3, "percent": 10}]
-    cake = _call(tmp_path, bill, world, {"table": 3, "dishes": ["soup", "cake"], "tip": 10})
+    cake = call_tool(bill, world, {"table": 3, "dishes": ["soup", "cake"], "tip": 10})
     assert cake.error == "there is no cake on the menu" and cake.state == world
-    untipped = _call(tmp_path, bill, world, {"table": 3, "dishes": ["soup"], "tip": 0})
+    untipped = call_tool(bill, world, {"table": 3, "dishes": ["soup"], "tip": 0})
     assert untipped.state["tips"] == [] and untipped.state["bills"] == [{"table": 3, "total": 6.5}]
 
     swap, shop = _worked("  - name: swap_items")
-    swapped = _call(
-        tmp_path, swap, shop, {"order_id": "o1", "item_ids": ["mug-red"], "new_ids": ["mug-blue"]}
+    swapped = call_tool(
+        swap, shop, {"order_id": "o1", "item_ids": ["mug-red"], "new_ids": ["mug-blue"]}
     )
     order = swapped.output
     assert swapped.error is None
     assert [i["item_id"] for i in order["items"]] == ["mug-blue", "mug-red"]
     assert order["swapped"] == ["mug-red"] and order["difference"] == 2.2
     three = {"order_id": "o1", "item_ids": ["mug-red"] * 3, "new_ids": ["mug-blue"] * 3}
-    refused = _call(tmp_path, swap, shop, three)
+    refused = call_tool(swap, shop, three)
     assert refused.error == "mug-red is not in the order that often" and refused.state == shop
 
 

@@ -1,17 +1,22 @@
 """Every example of the tool-call-output seed, reproduced from its spans and criteria.
 
 Each span is reduced to what the evaluator reads: the `tool.name` attribute and the
-`output.value` string exactly as the seed writes it (a `{"content": "<json>"}` envelope).
+`output.value` string exactly as the seed writes it (a `{"content": "<json>"}` envelope). Each
+example is a suite whose case holds the evaluator, scored on a transcript of those calls
+(`evalspec.api.score`): its score, verdict and justification as the report gives them.
 """
 
 from __future__ import annotations
 
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from evalspec._scoring.evaluators import run_evaluator
-from evalspec._suite.model import EvaluatorSpec, ExpectedCall
+from evalspec.api import load_suite, score
 from evalspec.records import ToolCall, Transcript
 
 
@@ -30,11 +35,50 @@ def transcript_from_spans(spans: list[dict[str, Any]]) -> Transcript:
     return Transcript(item_id="seed", case="seed", model="seed", tool_calls=calls)
 
 
-def evaluate(spans: list[dict[str, Any]], tool_outputs: list[dict[str, Any]], strict: bool):
-    spec = EvaluatorSpec(
-        kind="tool_call_output", params={"strict": strict, "tool_outputs": tool_outputs}
+@dataclass(frozen=True)
+class Evaluated:
+    """The evaluator's line of the report: its score, whether it passed, its justification."""
+
+    score: float
+    passed: bool
+    justification: dict[str, Any]
+
+
+def scored(
+    spans: list[dict[str, Any]], evaluator: dict[str, Any], expected: list[Any] | None = None
+) -> Evaluated:
+    """The suite's one case holding `evaluator` (and the `expected` calls), scored on the
+    spans' calls."""
+    calls = [s["attributes"]["tool.name"] for s in spans if "tool.name" in s["attributes"]]
+    named = [o["name"] for o in evaluator.get("tool_outputs", [])]
+    tools = sorted({*calls, *named, *(c["tool"] for c in expected or [])})
+    suite = {
+        "suite": "seed",
+        "models": ["seed"],
+        "tools": [{"name": name, "parameters": {"type": "object"}} for name in tools],
+        "cases": [
+            {
+                "name": "seed",
+                "user": "run the pipeline",
+                "expect": {"tool_calls": expected or [{"tool": name} for name in calls]},
+                "evaluators": [{"tool_call_output": evaluator}],
+            }
+        ],
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "seed.yaml"
+        path.write_text(json.dumps(suite), encoding="utf-8")
+        (result,) = score(load_suite(path), [transcript_from_spans(spans)]).results
+    (row,) = [r for r in result.rows if r.field == "tool_call_output"]
+    return Evaluated(
+        result.evaluators["tool_call_output"], row.match, result.details["tool_call_output"]
     )
-    return run_evaluator(spec, transcript_from_spans(spans), [])
+
+
+def evaluate(
+    spans: list[dict[str, Any]], tool_outputs: list[dict[str, Any]], strict: bool
+) -> Evaluated:
+    return scored(spans, {"strict": strict, "tool_outputs": tool_outputs})
 
 
 PIPELINE_SPANS = [
@@ -232,15 +276,12 @@ def test_order_matters_kth_expected_matches_kth_call():
 
 
 def test_expected_outputs_default_to_case_expected_calls():
-    transcript = transcript_from_spans(PIPELINE_SPANS)
     expected_calls = [
-        ExpectedCall(
-            tool="fetch_data", output={"records": 150, "status": "success"}, has_output=True
-        ),
-        ExpectedCall(tool="process_data"),  # output not checked
-        ExpectedCall(tool="save_results", output={"saved": 1}, has_output=True),
+        {"tool": "fetch_data", "output": {"records": 150, "status": "success"}},
+        {"tool": "process_data"},  # output not checked
+        {"tool": "save_results", "output": {"saved": 1}},
     ]
-    result = run_evaluator(EvaluatorSpec(kind="tool_call_output"), transcript, expected_calls)
+    result = scored(PIPELINE_SPANS, {}, expected_calls)
     assert result.score == 0.5
     assert list(result.justification["explained_tool_calls_outputs"]) == [
         "fetch_data_0",
