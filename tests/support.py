@@ -132,6 +132,50 @@ def call_tool(tool: Mapping[str, Any], state: Any, arguments: dict[str, Any]) ->
     return Called(answer.output, answer.error, session.state)
 
 
+@dataclasses.dataclass(frozen=True)
+class Evaluated:
+    """One evaluator's line of a report: its score, whether it passed, its justification."""
+
+    score: float
+    passed: bool
+    justification: dict[str, Any]
+
+
+def evaluated(
+    transcript: Transcript, kind: str, options: dict[str, Any], expected: list[Any] | None = None
+) -> Evaluated:
+    """The evaluator `kind` with these options, held by the one case of a suite (expecting the
+    `expected` calls, else the calls the transcript made), scored on `transcript` by
+    `evalspec.api.score`."""
+    from msgspec.structs import replace
+
+    from evalspec.api import load_suite, score
+
+    calls = [call.name for call in transcript.tool_calls]
+    named = [o["name"] for o in options.get("tool_outputs", [])]
+    tools = sorted({*calls, *named, *(c["tool"] for c in expected or [])})
+    suite = {
+        "suite": "evaluated",
+        "models": ["m"],
+        "tools": [{"name": name, "parameters": {"type": "object"}} for name in tools],
+        "cases": [
+            {
+                "name": "c",
+                "user": "run the pipeline",
+                "expect": {"tool_calls": expected or [{"tool": name} for name in calls]},
+                "evaluators": [{kind: options}],
+            }
+        ],
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "evaluated.yaml"
+        path.write_text(json.dumps(suite), encoding="utf-8")
+        one = replace(transcript, case="c", model="m")
+        (result,) = score(load_suite(path), [one]).results
+    (row,) = [r for r in result.rows if r.field == kind]
+    return Evaluated(result.evaluators[kind], row.match, result.details[kind])
+
+
 def fresh_session(suite: Any) -> Any:
     """A new conversation of `suite`'s first case, its tools called by hand
     (`evalspec.api.tool_session`)."""

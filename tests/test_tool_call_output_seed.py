@@ -8,15 +8,11 @@ example is a suite whose case holds the evaluator, scored on a transcript of tho
 
 from __future__ import annotations
 
-import json
-import tempfile
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
+from support import Evaluated, evaluated
 
-from evalspec.api import load_suite, score
 from evalspec.records import ToolCall, Transcript
 
 
@@ -35,44 +31,12 @@ def transcript_from_spans(spans: list[dict[str, Any]]) -> Transcript:
     return Transcript(item_id="seed", case="seed", model="seed", tool_calls=calls)
 
 
-@dataclass(frozen=True)
-class Evaluated:
-    """The evaluator's line of the report: its score, whether it passed, its justification."""
-
-    score: float
-    passed: bool
-    justification: dict[str, Any]
-
-
 def scored(
     spans: list[dict[str, Any]], evaluator: dict[str, Any], expected: list[Any] | None = None
 ) -> Evaluated:
-    """The suite's one case holding `evaluator` (and the `expected` calls), scored on the
-    spans' calls."""
-    calls = [s["attributes"]["tool.name"] for s in spans if "tool.name" in s["attributes"]]
-    named = [o["name"] for o in evaluator.get("tool_outputs", [])]
-    tools = sorted({*calls, *named, *(c["tool"] for c in expected or [])})
-    suite = {
-        "suite": "seed",
-        "models": ["seed"],
-        "tools": [{"name": name, "parameters": {"type": "object"}} for name in tools],
-        "cases": [
-            {
-                "name": "seed",
-                "user": "run the pipeline",
-                "expect": {"tool_calls": expected or [{"tool": name} for name in calls]},
-                "evaluators": [{"tool_call_output": evaluator}],
-            }
-        ],
-    }
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "seed.yaml"
-        path.write_text(json.dumps(suite), encoding="utf-8")
-        (result,) = score(load_suite(path), [transcript_from_spans(spans)]).results
-    (row,) = [r for r in result.rows if r.field == "tool_call_output"]
-    return Evaluated(
-        result.evaluators["tool_call_output"], row.match, result.details["tool_call_output"]
-    )
+    """The tool_call_output evaluator with these options (and the case's `expected` calls),
+    scored on the spans' calls."""
+    return evaluated(transcript_from_spans(spans), "tool_call_output", evaluator, expected)
 
 
 def evaluate(
