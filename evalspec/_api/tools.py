@@ -55,7 +55,9 @@ class ToolSession:
 
     @property
     def state(self) -> Any:
-        """The state the calls so far leave (the suite's, or the case's, before any)."""
+        """The state the calls so far leave (the suite's, or the case's, before any), as a
+        copy later calls cannot change. ValueError when a tool environment's state is no JSON
+        value evalspec can copy (it refers back to itself, or passes the copy budget)."""
         return self._conversation.snapshot()
 
 
