@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from click.testing import Result
 
     from evalspec.plugins import ChatRequest, ChatResponse
-    from evalspec.records import Report
+    from evalspec.records import Report, ToolSession
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,6 +60,20 @@ def examples(count: int) -> int:
     `--all` (CI), a tenth in the default lane, where the same properties are checked without the
     seconds of the long search."""
     return count if EVERY_EXAMPLE else max(10, count // FAST_LANE_SHARE)
+
+
+def fuzz_settings() -> Any:
+    """Hypothesis settings of a fuzz test: reproducible (derandomized, no example database),
+    no deadline, `examples(300)` examples in this lane."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=examples(300),
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
 # --------------------------------------------------------------------------------- transcripts
@@ -108,28 +122,36 @@ class Called:
 
 
 def call_tool(tool: Mapping[str, Any], state: Any, arguments: dict[str, Any]) -> Called:
-    """`tool` (as a suite writes it) called once by hand on `state`, through a one-tool suite
-    and `evalspec.api.tool_session`. A tool written as a bare `behavior` (no name) is tool `t`
+    """`tool` (as a suite writes it) called once by hand on `state` (see `tools_on`)."""
+    session = tools_on([tool], state)
+    answer = session.call(tool.get("name", "t"), arguments)
+    return Called(answer.output, answer.error, session.state)
+
+
+def tools_on(tools: Sequence[Mapping[str, Any]], state: Any) -> ToolSession:
+    """The tools (as a suite writes them) of a suite whose state is `state`, to call by hand
+    (`evalspec.api.tool_session`). A tool written as a bare `behavior` (no name) is tool `t`
     taking the arguments its behaviour names."""
     from evalspec.api import load_suite, tool_session
 
-    if "name" not in tool:
-        names = sorted(set(re.findall(r"\$\{args\.(\w+)", json.dumps(tool["behavior"]))))
-        properties = {name: {} for name in names}
-        tool = {"name": "t", "parameters": {"type": "object", "properties": properties}, **tool}
+    named = []
+    for tool in tools:
+        if "name" not in tool:
+            names = sorted(set(re.findall(r"\$\{args\.(\w+)", json.dumps(tool["behavior"]))))
+            properties = {name: {} for name in names}
+            tool = {"name": "t", "parameters": {"type": "object", "properties": properties}, **tool}
+        named.append(tool)
     suite = {
-        "suite": "one-tool",
+        "suite": "tools",
         "models": ["m"],
         "state": state,
-        "tools": [tool],
+        "tools": named,
         "cases": [{"name": "c", "user": "hi", "expect": {"no_tool_calls": True}}],
     }
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "one-tool.yaml"
+        path = Path(folder) / "tools.yaml"
         path.write_text(json.dumps(suite), encoding="utf-8")
-        session = tool_session(load_suite(path))
-    answer = session.call(tool["name"], arguments)
-    return Called(answer.output, answer.error, session.state)
+        return tool_session(load_suite(path))
 
 
 @dataclasses.dataclass(frozen=True)
