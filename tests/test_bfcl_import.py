@@ -1,4 +1,10 @@
-"""BFCL importer: function docs as JSON Schema tools, suite generation, model results decoding."""
+"""BFCL importer: function docs as JSON Schema tools, suite generation, model results decoding.
+
+A unit test of the BFCL importer's pieces (`evalspec._interop.bfcl` and its decoder
+`evalspec._interop.bfcl_decode`), which it imports: type conversion, suite dictionaries and
+decoding are each checked on their own; `evalspec import bfcl` and `import bfcl-results` run
+end to end here too, through the command.
+"""
 
 from __future__ import annotations
 
@@ -405,9 +411,7 @@ def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> No
     transcripts = tmp_path / "t.jsonl"
     res = evalspec_import("bfcl-results", str(paths[0]), str(results), "--out", str(transcripts))
     assert res.exit_code == 0, res.output
-    from evalspec._transcript import read_transcripts
-
-    loaded = read_transcripts(transcripts)
+    loaded = load_transcripts(transcripts)
     assert len(loaded) == 4 and {t.model for t in loaded} == {"gpt-4o-mini"}
     statuses = [r.status for r in score(suites[0], loaded).results]
     assert statuses == ["pass", "pass", "pass", "fail"]
@@ -457,9 +461,7 @@ def test_import_stabletoolbench_queries_and_answers(tmp_path: Path) -> None:
         "gpt-4o-mini",
     )
     assert res.exit_code == 0, res.output
-    from evalspec._transcript import read_transcripts
-
-    report = score(suite, read_transcripts(transcripts))
+    report = score(suite, load_transcripts(transcripts))
     assert {r.case: r.evaluators["api_call_score"] for r in report.results} == {
         "588": 1.0,
         "608": 1.0,

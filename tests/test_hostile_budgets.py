@@ -2,7 +2,12 @@
 holds, what a conversation's tools answer, what review holds of a suite's replays and what a run
 writes. Each attack is a pull request (reviewed on a git repository) or the run its review asks
 for; each limit is lowered through its environment variable so the attack stays small, and each
-refusal is exit 2 with a message, never a traceback and never the gate's exit 1."""
+refusal is exit 2 with a message, never a traceback and never the gate's exit 1.
+
+Beside the attacks, unit tests of the budgets' bookkeeping (`evalspec._suite.budget`,
+`evalspec._suite.render`, `evalspec._suite.limits`, `evalspec._plan`), which it imports: how
+much is counted where (a text scanned once, a key hashed once) is not visible from outside.
+"""
 
 from __future__ import annotations
 
@@ -26,8 +31,7 @@ from evalspec._suite.render import Renderer, expand_case
 from evalspec._suite.state.spec import MAX_STATE_CHARS, compile_behavior
 from evalspec._suite.tree import Pos, ldict, llist
 from evalspec._tools.state import run_behavior
-from evalspec._transcript import read_transcripts
-from evalspec.api import load_suite, write_transcripts
+from evalspec.api import load_suite, load_transcripts, write_transcripts
 from evalspec.errors import UsageError
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
@@ -307,7 +311,7 @@ def test_transcripts_written_whole_stay_within_what_is_read(
         write_transcripts(out, many)
     assert list(tmp_path.iterdir()) == []  # not even a temporary file
     write_transcripts(out, many[:2])
-    assert [t.case for t in read_transcripts(out)] == ["c0", "c1"]
+    assert [t.case for t in load_transcripts(out)] == ["c0", "c1"]
 
 
 def test_running_out_of_memory_anyway_is_exit_2_with_a_message(
