@@ -33,9 +33,7 @@ from typing import TYPE_CHECKING, Any
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply, tool_calls_reply
 from rate_checks import assert_held_to
 
-from evalspec._interop.stabletoolbench import SOPR_VALUES
 from evalspec._tools.toolbench_names import FINISH, function_name, is_api_call, name_key
-from evalspec._util.reading import read_json
 from evalspec.records import ToolCall, Transcript
 
 if TYPE_CHECKING:
@@ -899,6 +897,11 @@ class FakeClock:
 # ------------------------- StableToolEval's metrics: the oracle the judge and imports are held to
 
 
+SOPR_VALUES = {"Solved": 1.0, "Unsure": 0.5, "Unsolved": 0.0}
+"""StableToolEval's value of each verdict (eval_pass_rate.py), written here so the oracle does
+not read evalspec's own copy."""
+
+
 def api_names(queries: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
     """Function name -> (tool_name, api_name) over every API of these queries."""
     found: dict[str, tuple[str, str]] = {}
@@ -971,7 +974,7 @@ def sopr_from_pass_rate_results(path: str | Path) -> dict[str, dict[str, Any]]:
     the mean of the votes' values (Solved 1, Unsure 0.5, Unsolved 0), the per-query share of
     StableToolEval's pass rate, and ``status`` the majority vote (ties toward the lower status).
     """
-    data = read_json(Path(path))
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
     out: dict[str, dict[str, Any]] = {}
     for query_id, record in data.items():
         raw = record.get("is_solved") or {}
@@ -989,7 +992,11 @@ def published_votes(example: Path, models: Sequence[str]) -> dict[str, list[str]
     order, for the runs of `models` in StableToolBench's `data_example` folder."""
     out = {}
     for model in models:
-        converted = read_json(example / f"model_predictions_converted/{model}/G1_instruction.json")
+        converted = json.loads(
+            (example / f"model_predictions_converted/{model}/G1_instruction.json").read_text(
+                encoding="utf-8"
+            )
+        )
         votes = sopr_from_pass_rate_results(
             example / f"pass_rate_results/{model}/G1_instruction_{model}.json"
         )
