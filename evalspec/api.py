@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from evalspec._api.stages import score as score
     from evalspec._api.stages import suite_files as suite_files
     from evalspec._api.stages import write_runs_page as write_runs_page
+    from evalspec._api.tools import tool_session as tool_session
     from evalspec._providers.base import RECORD_MODES as RECORD_MODES
     from evalspec._report.files import write_reports as write_reports
     from evalspec._runner.evidence import stale_transcripts as stale_transcripts

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from evalspec._api.run import RunRequest as RunRequest
     from evalspec._api.run import RunResult as RunResult
     from evalspec._api.run import RunStart as RunStart
+    from evalspec._api.tools import ToolAnswer as ToolAnswer
+    from evalspec._api.tools import ToolSession as ToolSession
     from evalspec._compare.records import Comparison as Comparison
     from evalspec._interop.records import Refusal as Refusal
     from evalspec._plan import Plan as Plan

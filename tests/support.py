@@ -12,13 +12,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
 import functools
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import types
@@ -30,16 +33,14 @@ from typing import TYPE_CHECKING, Any
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply, tool_calls_reply
 from rate_checks import assert_held_to
 
-from evalspec._interop.stabletoolbench import SOPR_VALUES
 from evalspec._tools.toolbench_names import FINISH, function_name, is_api_call, name_key
-from evalspec._util.reading import read_json
 from evalspec.records import ToolCall, Transcript
 
 if TYPE_CHECKING:
     from click.testing import Result
 
     from evalspec.plugins import ChatRequest, ChatResponse
-    from evalspec.records import Report
+    from evalspec.records import Report, ToolSession
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,6 +58,20 @@ def examples(count: int) -> int:
     `--all` (CI), a tenth in the default lane, where the same properties are checked without the
     seconds of the long search."""
     return count if EVERY_EXAMPLE else max(10, count // FAST_LANE_SHARE)
+
+
+def fuzz_settings() -> Any:
+    """Hypothesis settings of a fuzz test: reproducible (derandomized, no example database),
+    no deadline, `examples(300)` examples in this lane."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=examples(300),
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
 # --------------------------------------------------------------------------------- transcripts
@@ -83,6 +98,110 @@ def transcript(
         final_answer=final,
         error=error,
     )
+
+
+def critic(kind: str, params: Mapping[str, Any]) -> Any:
+    """The critic a suite names `kind` with these options, found as scoring finds it: the
+    registry's entry (`evalspec.plugins.find`), built by its `from_params`."""
+    from evalspec import plugins
+
+    entry = plugins.find("critic", kind)
+    assert entry is not None, f"no critic {kind!r}"
+    return entry.impl.from_params(dict(params))
+
+
+@dataclasses.dataclass(frozen=True)
+class Called:
+    """What one call of a tool answered, and the world after it."""
+
+    output: Any
+    error: str | None
+    state: Any
+
+
+def call_tool(tool: Mapping[str, Any], state: Any, arguments: dict[str, Any]) -> Called:
+    """`tool` (as a suite writes it) called once by hand on `state` (see `tools_on`)."""
+    session = tools_on([tool], state)
+    answer = session.call(tool.get("name", "t"), arguments)
+    return Called(answer.output, answer.error, session.state)
+
+
+def tools_on(tools: Sequence[Mapping[str, Any]], state: Any) -> ToolSession:
+    """The tools (as a suite writes them) of a suite whose state is `state`, to call by hand
+    (`evalspec.api.tool_session`). A tool written as a bare `behavior` (no name) is tool `t`
+    taking the arguments its behaviour names."""
+    from evalspec.api import load_suite, tool_session
+
+    named = []
+    for tool in tools:
+        if "name" not in tool:
+            names = sorted(set(re.findall(r"\$\{args\.(\w+)", json.dumps(tool["behavior"]))))
+            properties = {name: {} for name in names}
+            tool = {"name": "t", "parameters": {"type": "object", "properties": properties}, **tool}
+        named.append(tool)
+    suite = {
+        "suite": "tools",
+        "models": ["m"],
+        "state": state,
+        "tools": named,
+        "cases": [{"name": "c", "user": "hi", "expect": {"no_tool_calls": True}}],
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tools.yaml"
+        path.write_text(json.dumps(suite), encoding="utf-8")
+        return tool_session(load_suite(path))
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluated:
+    """One evaluator's line of a report: its score, whether it passed, its justification."""
+
+    score: float
+    passed: bool
+    justification: dict[str, Any]
+
+
+def evaluated(
+    transcript: Transcript, kind: str, options: dict[str, Any], expected: list[Any] | None = None
+) -> Evaluated:
+    """The evaluator `kind` with these options, held by the one case of a suite (expecting the
+    `expected` calls, else the calls the transcript made), scored on `transcript` by
+    `evalspec.api.score`."""
+    from msgspec.structs import replace
+
+    from evalspec.api import load_suite, score
+
+    calls = [call.name for call in transcript.tool_calls]
+    named = [o["name"] for o in options.get("tool_outputs", [])]
+    tools = sorted({*calls, *named, *(c["tool"] for c in expected or [])})
+    suite = {
+        "suite": "evaluated",
+        "models": ["m"],
+        "tools": [{"name": name, "parameters": {"type": "object"}} for name in tools],
+        "cases": [
+            {
+                "name": "c",
+                "user": "run the pipeline",
+                "expect": {"tool_calls": expected or [{"tool": name} for name in calls]},
+                "evaluators": [{kind: options}],
+            }
+        ],
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "evaluated.yaml"
+        path.write_text(json.dumps(suite), encoding="utf-8")
+        one = replace(transcript, case="c", model="m")
+        (result,) = score(load_suite(path), [one]).results
+    (row,) = [r for r in result.rows if r.field == kind]
+    return Evaluated(result.evaluators[kind], row.match, result.details[kind])
+
+
+def fresh_session(suite: Any) -> Any:
+    """A new conversation of `suite`'s first case, its tools called by hand
+    (`evalspec.api.tool_session`)."""
+    from evalspec.api import tool_session
+
+    return tool_session(suite, suite.cases[0].name)
 
 
 # ------------------------------------------------------------------ commands, ports, git repos
@@ -159,6 +278,15 @@ def in_process(
     return subprocess.CompletedProcess(
         list(map(str, args)), done.exit_code, done.stdout, done.stderr
     )
+
+
+def shown(path: Path) -> str:
+    """A file's name as evalspec's messages show it: relative to the working directory when
+    it is under it, else as given."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def evalspec_import(*args: str) -> Result:
@@ -769,6 +897,11 @@ class FakeClock:
 # ------------------------- StableToolEval's metrics: the oracle the judge and imports are held to
 
 
+SOPR_VALUES = {"Solved": 1.0, "Unsure": 0.5, "Unsolved": 0.0}
+"""StableToolEval's value of each verdict (eval_pass_rate.py), written here so the oracle does
+not read evalspec's own copy."""
+
+
 def api_names(queries: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
     """Function name -> (tool_name, api_name) over every API of these queries."""
     found: dict[str, tuple[str, str]] = {}
@@ -841,7 +974,7 @@ def sopr_from_pass_rate_results(path: str | Path) -> dict[str, dict[str, Any]]:
     the mean of the votes' values (Solved 1, Unsure 0.5, Unsolved 0), the per-query share of
     StableToolEval's pass rate, and ``status`` the majority vote (ties toward the lower status).
     """
-    data = read_json(Path(path))
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
     out: dict[str, dict[str, Any]] = {}
     for query_id, record in data.items():
         raw = record.get("is_solved") or {}
@@ -859,7 +992,11 @@ def published_votes(example: Path, models: Sequence[str]) -> dict[str, list[str]
     order, for the runs of `models` in StableToolBench's `data_example` folder."""
     out = {}
     for model in models:
-        converted = read_json(example / f"model_predictions_converted/{model}/G1_instruction.json")
+        converted = json.loads(
+            (example / f"model_predictions_converted/{model}/G1_instruction.json").read_text(
+                encoding="utf-8"
+            )
+        )
         votes = sopr_from_pass_rate_results(
             example / f"pass_rate_results/{model}/G1_instruction_{model}.json"
         )

@@ -1,4 +1,10 @@
-"""BFCL importer: function docs as JSON Schema tools, suite generation, model results decoding."""
+"""BFCL importer: function docs as JSON Schema tools, suite generation, model results decoding.
+
+A unit test of the BFCL importer's pieces (`evalspec._interop.bfcl` and its decoder
+`evalspec._interop.bfcl_decode`), which it imports: type conversion, suite dictionaries and
+decoding are each checked on their own; `evalspec import bfcl` and `import bfcl-results` run
+end to end here too, through the command.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 from msgspec.structs import replace
-from support import evalspec_import, read_records, write_suite_yaml
+from support import evalspec_import, read_records, shown, write_suite_yaml
 
 from evalspec._interop.bfcl import (
     INVALID_TAG,
@@ -21,11 +27,12 @@ from evalspec._interop.bfcl import (
     suite_yaml,
 )
 from evalspec._interop.bfcl_decode import DecodeError, decode
-from evalspec.api import load_suite, score
+from evalspec.api import load_suite, load_transcripts, score
 from evalspec.errors import UsageError
 from evalspec.records import ToolCall, Transcript
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl"
+FAULTS = DATA.parent / "bfcl_faults"
 FILES = ("BFCL_v4_simple_python.json", "BFCL_v4_multiple.json", "BFCL_v4_parallel.json")
 
 AREA = {
@@ -404,9 +411,7 @@ def test_import_bfcl_writes_suites_that_validate_and_score(tmp_path: Path) -> No
     transcripts = tmp_path / "t.jsonl"
     res = evalspec_import("bfcl-results", str(paths[0]), str(results), "--out", str(transcripts))
     assert res.exit_code == 0, res.output
-    from evalspec._transcript import read_transcripts
-
-    loaded = read_transcripts(transcripts)
+    loaded = load_transcripts(transcripts)
     assert len(loaded) == 4 and {t.model for t in loaded} == {"gpt-4o-mini"}
     statuses = [r.status for r in score(suites[0], loaded).results]
     assert statuses == ["pass", "pass", "pass", "fail"]
@@ -456,9 +461,7 @@ def test_import_stabletoolbench_queries_and_answers(tmp_path: Path) -> None:
         "gpt-4o-mini",
     )
     assert res.exit_code == 0, res.output
-    from evalspec._transcript import read_transcripts
-
-    report = score(suite, read_transcripts(transcripts))
+    report = score(suite, load_transcripts(transcripts))
     assert {r.case: r.evaluators["api_call_score"] for r in report.results} == {
         "588": 1.0,
         "608": 1.0,
@@ -516,3 +519,43 @@ def test_import_reports_records_with_undefined_parameters(tmp_path: Path) -> Non
     assert res.exit_code == 0, res.output
     assert f"1 record(s) tagged {INVALID_TAG}" in res.output
     assert load_suite(out).cases[0].tags == ("x", INVALID_TAG)
+
+
+@pytest.mark.timeout(120)
+def test_a_result_the_decoder_chokes_on_costs_that_record_only(tmp_path, monkeypatch):
+    """Whatever decoding a result raises (here a decoder fault, forced), that record is refused
+    and errored; the file's other results import (it stopped the whole import)."""
+    import evalspec._interop.bfcl as bfcl
+
+    simple = FAULTS / "BFCL_v3_simple.json"
+    suite = tmp_path / "s.yaml"
+    done = evalspec_import(
+        "bfcl",
+        str(simple),
+        str(FAULTS / "possible_answer" / simple.name),
+        "--names",
+        "dotted",
+        "--out",
+        str(suite),
+    )
+    assert done.exit_code == 0, done.output
+    decode = bfcl.decode
+
+    def choking(result, kind):
+        if result == "boom":
+            raise TypeError("the decoder choked")
+        return decode(result, kind)
+
+    monkeypatch.setattr(bfcl, "decode", choking)
+    results = tmp_path / "r.json"
+    rows = [("simple_362", "[get_best_sushi_places(city='Tokyo')]"), ("simple_363", "boom")]
+    results.write_text("".join(json.dumps({"id": i, "result": r}) + "\n" for i, r in rows))
+    out = tmp_path / "t.jsonl"
+    done = evalspec_import("bfcl-results", str(suite), str(results), "--out", str(out))
+    assert done.exit_code == 0, done.output
+    assert f"{shown(results)}:2:1: record simple_363 refused: a value has the wrong type" in (
+        done.output
+    )
+    made = {t.case: t for t in load_transcripts(out)}
+    assert made["simple_363"].finish_reason == "error"
+    assert made["simple_362"].tool_calls[0].name == "get_best_sushi_places"

@@ -5,6 +5,10 @@ Transcripts are built from BFCL's ground truth (each call with the output BFCL's
 it) and from mutants of it (a dropped call, a changed argument, a silent turn), scored by
 evalspec's own path (`evalspec.api.score` on the imported suite) and by BFCL's checker.
 Skipped when bfcl-eval is not installed (CI installs it in its differential venv).
+
+A unit test of the BFCL multi-turn pieces (`evalspec._interop.bfcl_multi_turn`,
+`evalspec._interop.bfcl_environment`, the decoder), which it imports, beside the end-to-end
+scoring through `evalspec.api.score` described above.
 """
 
 from __future__ import annotations

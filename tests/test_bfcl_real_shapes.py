@@ -3,6 +3,11 @@
 Each test is one class of difference found by comparing evalspec with BFCL's own checker on
 published results of real models (tests/test_differential.py, `tests/data/bfcl_results`):
 the verdicts below are BFCL's.
+
+A unit test of BFCL's result decoder (`evalspec._interop.bfcl_decode`, and the results
+reader in `evalspec._interop.bfcl`), which it imports: each shape is one decoder rule, checked
+on its own against BFCL's verdict; plans are read with `evalspec._plan` where a test pins
+which tools an item offers.
 """
 
 from __future__ import annotations

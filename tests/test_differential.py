@@ -6,6 +6,11 @@ environment since arcade pins an older openai and typer; .ci/run builds it as .v
 on random inputs inside that system's documented domain, and evalspec on the same inputs. The
 docs/differences.md lists where evalspec chose otherwise on purpose; those
 inputs are left out here. Run with `-s` to see the agreement per family.
+
+A unit test of evalspec's critics, evaluators and BFCL decoder against the seed
+systems' own implementations, which it imports (`evalspec._critics`,
+`evalspec._scoring.evaluators`, `evalspec._interop.bfcl_decode`): thousands of random inputs
+per family, each compared call by call, far more than building a suite per input would allow.
 """
 
 from __future__ import annotations

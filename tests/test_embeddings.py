@@ -1,4 +1,9 @@
-"""The embedding store with the real bundled model: similarity, batching, and the disk cache."""
+"""The embedding store with the real bundled model: similarity, batching, and the disk cache.
+
+A unit test of the embedding store (`evalspec._scoring.embeddings`), which it imports:
+its batching, cache files and model loading have no public name (a suite reaches them only
+through the similarity critic, tested through runs elsewhere).
+"""
 
 from __future__ import annotations
 

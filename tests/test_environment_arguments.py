@@ -9,9 +9,7 @@ from typing import Any
 import pytest
 
 from evalspec import plugins
-from evalspec._tools.environment import Conversations
-from evalspec._tools.simulated import ToolSimulator
-from evalspec.api import load_suite
+from evalspec.api import load_suite, tool_session
 from evalspec.plugins import ToolOutcome
 
 
@@ -53,26 +51,26 @@ def _conversation(tmp_path: Path, extra: str) -> Any:
     path = tmp_path / "s.yaml"
     path.write_text(SUITE.format(extra=extra), encoding="utf-8")
     suite = load_suite(path)
-    return Conversations(suite, ToolSimulator(suite.tools, tmp_path)).open(suite.cases[0])
+    return tool_session(suite)
 
 
 def test_arguments_breaking_the_schema_are_refused_by_default(tmp_path, echo_env):
     conversation = _conversation(tmp_path, "")
-    refused = conversation.act("close", {"ticket_id": "ticket_001"}, '{"ticket_id": "ticket_001"}')
-    assert refused is not None and refused.error and refused.source == "error:schema"
-    assert conversation.snapshot() == {"seen": []}
+    refused = conversation.call("close", {"ticket_id": "ticket_001"})
+    assert refused.error and refused.source == "error:schema"
+    assert conversation.state == {"seen": []}
 
 
 def test_validate_arguments_false_hands_them_to_the_environment(tmp_path, echo_env):
     conversation = _conversation(tmp_path, ", validate_arguments: false")
-    done = conversation.act("close", {"ticket_id": "ticket_001"}, '{"ticket_id": "ticket_001"}')
-    assert done is not None and done.error is None
+    done = conversation.call("close", {"ticket_id": "ticket_001"})
+    assert done.error is None
     assert done.output == {"got": {"ticket_id": "ticket_001"}}
-    unknown = conversation.act("open", {}, "{}")
-    assert unknown is not None and unknown.source == "error:unknown_tool"
-    broken = conversation.act("close", None, "{not json")
-    assert broken is not None and broken.source == "error:schema"
-    assert conversation.snapshot() == {"seen": [{"ticket_id": "ticket_001"}]}
+    unknown = conversation.call("open", {})
+    assert unknown.source == "error:unknown_tool"
+    broken = conversation.call("close", None, "{not json")
+    assert broken.source == "error:schema"
+    assert conversation.state == {"seen": [{"ticket_id": "ticket_001"}]}
 
 
 def test_validate_arguments_must_be_a_boolean(tmp_path, echo_env):

@@ -1,4 +1,9 @@
-"""Case evaluators and final-answer checks, as a suite author sees them."""
+"""Case evaluators and final-answer checks, as a suite author sees them.
+
+A unit test of the evaluators and final-answer checks (`evalspec._scoring.evaluators`,
+`evalspec._scoring.final_answer`), which it imports: each option of each check is run on its
+own, on transcripts built here: about a hundred combinations, each a suite of its own otherwise.
+"""
 
 from __future__ import annotations
 

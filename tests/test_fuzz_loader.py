@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from support import examples
+from support import fuzz_settings
 
 from evalspec.api import load_suite
 from evalspec.errors import SpecError
@@ -26,13 +26,7 @@ from evalspec.records import Suite
 SUITES = Path(__file__).resolve().parents[1] / "suites"
 EXAMPLES = {p.name: p.read_text(encoding="utf-8") for p in sorted(SUITES.glob("*.yaml"))}
 
-FUZZ = settings(
-    max_examples=examples(300),
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+FUZZ = fuzz_settings()
 
 _DIR = tempfile.mkdtemp(prefix="evalspec-fuzz-")
 # Examples taking tools from MCP servers read them from their lock file: one lock beside the

@@ -2,14 +2,21 @@
 holds, what a conversation's tools answer, what review holds of a suite's replays and what a run
 writes. Each attack is a pull request (reviewed on a git repository) or the run its review asks
 for; each limit is lowered through its environment variable so the attack stays small, and each
-refusal is exit 2 with a message, never a traceback and never the gate's exit 1."""
+refusal is exit 2 with a message, never a traceback and never the gate's exit 1.
+
+Beside the attacks, unit tests of the budgets' bookkeeping (`evalspec._suite.budget`,
+`evalspec._suite.render`, `evalspec._suite.limits`, `evalspec._plan`), which it imports: how
+much is counted where (a text scanned once, a key hashed once) is not visible from outside.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 import shutil
+import signal
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +26,12 @@ from support import evalspec_cli, in_process, transcript
 
 from evalspec._plan import compile_plan, request_key
 from evalspec._suite.budget import SuiteBudget
-from evalspec._suite.limits import max_rendered_chars, untrusted
+from evalspec._suite.limits import ReviewTimeUp, max_rendered_chars, review_budget, untrusted
 from evalspec._suite.render import Renderer, expand_case
 from evalspec._suite.state.spec import MAX_STATE_CHARS, compile_behavior
 from evalspec._suite.tree import Pos, ldict, llist
 from evalspec._tools.state import run_behavior
-from evalspec._transcript import read_transcripts
-from evalspec.api import load_suite, write_transcripts
+from evalspec.api import load_suite, load_transcripts, write_transcripts
 from evalspec.errors import UsageError
 
 SUITES = Path(__file__).resolve().parents[1] / "suites"
@@ -305,7 +311,7 @@ def test_transcripts_written_whole_stay_within_what_is_read(
         write_transcripts(out, many)
     assert list(tmp_path.iterdir()) == []  # not even a temporary file
     write_transcripts(out, many[:2])
-    assert [t.case for t in read_transcripts(out)] == ["c0", "c1"]
+    assert [t.case for t in load_transcripts(out)] == ["c0", "c1"]
 
 
 def test_running_out_of_memory_anyway_is_exit_2_with_a_message(
@@ -354,3 +360,17 @@ def test_a_long_opening_shared_by_every_matrix_row_is_encoded_and_hashed_once(
     monkeypatch.undo()
     for item in plan.items:  # the same keys as computed afresh
         assert item.first_key == request_key(item.model, item.messages, item.tools, item.trial)
+
+
+def test_review_budget_holds_without_a_timer_signal(monkeypatch):
+    """Windows has no SIGALRM: review's time budget still ends a review that runs too long."""
+    monkeypatch.delattr(signal, "SIGALRM")
+    monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.05")
+    never = threading.Event()
+    with pytest.raises(ReviewTimeUp, match=r"time budget of 0\.05 s"), review_budget("review"):
+        while not never.wait(0.01):
+            pass
+    monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "600")
+    with review_budget("review"):
+        done = "in time"
+    assert done == "in time"

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply, tool_calls_reply
-from support import BFCL_EVAL_ABSENT, git, in_process
+from support import BFCL_EVAL_ABSENT, call_tool, git, in_process
 
-from evalspec._suite.state.spec import compile_behavior
-from evalspec._tools.state import MAX_INT_DIGITS, run_behavior
+from evalspec.api import load_suite, tool_session
+from evalspec.records import ToolSession
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
 
@@ -53,6 +53,8 @@ cases:
     expect: {{final_answer: {{contains: done}}}}
 """
 
+MAX_INT_DIGITS = 4300
+"""Python's int/str conversion limit: JSON text holds no longer whole number Python reads."""
 NINES = "9" * MAX_INT_DIGITS
 """The longest whole number JSON text may hold for Python; twice it is one digit longer."""
 
@@ -104,20 +106,22 @@ def test_an_increment_past_what_json_can_write_is_the_calls_error_not_a_crash(
 
 
 def test_increments_that_leave_the_numbers_json_holds_are_refused_and_change_nothing() -> None:
-    twice = compile_behavior(
-        {"effects": [{"set": "/x", "value": "${args.v}"}, {"increment": "/x", "by": "${args.v}"}]}
-    )
+    twice = {
+        "behavior": {
+            "effects": [{"set": "/x", "value": "${args.v}"}, {"increment": "/x", "by": "${args.v}"}]
+        }
+    }
     state = {"x": 0}
-    out = run_behavior(twice, state, 2, {"v": int(NINES)})
+    out = call_tool(twice, state, {"v": int(NINES)})
     assert out.error == f"/x would have more than {MAX_INT_DIGITS} digits"
-    assert out.state is state
-    low = run_behavior(twice, state, 2, {"v": -int(NINES)})
+    assert out.state == state
+    low = call_tool(twice, state, {"v": -int(NINES)})
     assert low.error == f"/x would have more than {MAX_INT_DIGITS} digits"
-    fits = run_behavior(twice, state, 2, {"v": int(NINES) // 2})
+    fits = call_tool(twice, state, {"v": int(NINES) // 2})
     assert fits.error is None and fits.state["x"] == int(NINES) - 1
     # a whole number too large for a float, plus a fraction: OverflowError before
-    half = compile_behavior({"effects": [{"increment": "/x", "by": 0.5}]})
-    out = run_behavior(half, {"x": 10**400}, 2, {})
+    half = {"behavior": {"effects": [{"increment": "/x", "by": 0.5}]}}
+    out = call_tool(half, {"x": 10**400}, {})
     assert out.error == "/x would not be a finite number"
 
 
@@ -219,20 +223,17 @@ def test_a_bfcl_balance_funded_to_infinity_is_still_a_transcript_score_reads(
     """BFCL's TradingBot adds floats: funding 1e308 twice made the balance inf, which the
     snapshot wrote as `Infinity` into transcripts.jsonl, and `score` refused the file."""
     pytest.importorskip("bfcl_eval", reason=BFCL_EVAL_ABSENT)
-    from evalspec._interop.bfcl_environment import bfcl_environment
-    from evalspec._util.files import dumps_line
-    from evalspec.api import load_transcripts
+    from evalspec.api import load_transcripts, write_transcripts
     from evalspec.records import Transcript
 
-    env = bfcl_environment({"TradingBot": {}}, {})
+    env = bfcl_tools(tmp_path, {"TradingBot": {}}, "trading_login", "fund_account")
     env.call("trading_login", {"username": "a", "password": "b"})
     for _ in range(2):
         env.call("fund_account", {"amount": 1e308})
-    state = env.snapshot()
+    state = env.state
     assert state["TradingBot"]["account_info"]["balance"] == "Infinity"
     path = tmp_path / "transcripts.jsonl"
-    t = Transcript(item_id="i", case="c", model="m", state=state)
-    path.write_text(dumps_line(t.to_dict()) + "\n", encoding="utf-8")
+    write_transcripts(path, [Transcript(item_id="i", case="c", model="m", state=state)])
     (back,) = load_transcripts(path)
     assert back.state == state
 
@@ -317,6 +318,22 @@ FILES = {
 """A file system whose current folder holds a folder `d`."""
 
 
+def bfcl_tools(folder: Path, state: dict[str, Any], *names: str) -> ToolSession:
+    """BFCL's classes holding `state`, as the tool environment `bfcl` of a suite offering the
+    tools `names`, called by hand (`evalspec.api.tool_session`)."""
+    suite = {
+        "suite": "bfcl",
+        "models": ["m"],
+        "environment": {"kind": "bfcl", "validate_arguments": False},
+        "state": state,
+        "tools": [{"name": name, "parameters": {"type": "object"}} for name in names],
+        "cases": [{"name": "c", "user": "hi", "expect": {"no_tool_calls": True}}],
+    }
+    path = folder / "bfcl.yaml"
+    path.write_text(json.dumps(suite), encoding="utf-8")
+    return tool_session(load_suite(path))
+
+
 def copies(k: int) -> list[tuple[str, dict[str, str]]]:
     """`cp d eI; cp d eI; mv eI d`, k times: each round shares d's tree twice more (BFCL's
     `cp` of a folder copies its mapping, not its children), so the tree is 3**k folders."""
@@ -359,24 +376,22 @@ def test_an_imported_bfcl_answer_that_shares_folders_is_refused_not_walked(
     assert not (tmp_path / "s.yaml").exists()
 
 
-def test_a_bfcl_folder_copied_into_itself_or_moved_keeps_its_state_or_is_refused() -> None:
+def test_a_bfcl_folder_copied_into_itself_or_moved_keeps_its_state_or_is_refused(
+    tmp_path: Path,
+) -> None:
     """One round of copies is a tree BFCL's `==` compares (stale `parent` links left out);
     `cp d d` puts a folder inside itself: a cycle, the call's error and every later one's."""
     pytest.importorskip("bfcl_eval", reason=BFCL_EVAL_ABSENT)
-    from evalspec._interop.bfcl_environment import bfcl_environment
-
-    env = bfcl_environment({"GorillaFileSystem": FILES}, {})
+    env = bfcl_tools(tmp_path, {"GorillaFileSystem": FILES}, "cp", "mv", "ls")
     for name, arguments in copies(1):
         assert env.call(name, arguments).error is None
-    tree = env.snapshot()["GorillaFileSystem"]["root"]["contents"]["d"]["contents"]
+    tree = env.state["GorillaFileSystem"]["root"]["contents"]["d"]["contents"]
     assert sorted(tree["e0"]["contents"]) == ["d"]
     env.call("cp", {"source": "d", "destination": "d"})
     refused = env.call("ls", {}).error or ""
     assert refused.startswith("the BFCL state grew beyond what evalspec copies (it refers back")
-    from evalspec._util.graph import GraphTooLarge
-
-    with pytest.raises(GraphTooLarge):
-        env.snapshot()
+    with pytest.raises(ValueError, match="refers back"):
+        _ = env.state
 
 
 BFCL_SUITE = {

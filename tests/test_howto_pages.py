@@ -21,10 +21,8 @@ from typing import Any
 
 import pytest
 import yaml
-from support import fenced_blocks, result_table, shown_commands
+from support import call_tool, fenced_blocks, result_table, shown_commands
 
-from evalspec._suite.state.spec import compile_behavior
-from evalspec._tools.state import run_behavior
 from evalspec.api import load_transcripts
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "how-to"
@@ -88,24 +86,20 @@ def _worked(having: str) -> tuple[dict[str, Any], Any]:
     return block["tools"][0], block["state"]
 
 
-def _call(tool: dict[str, Any], world: Any, args: dict[str, Any]) -> Any:
-    return run_behavior(compile_behavior(tool["behavior"]), world, 100, args)
-
-
 def test_the_worked_tools_answer_as_the_page_says() -> None:
     bill, _ = _worked("- name: pay_bill")
     world = {"menu": {"soup": 6.5, "steak": 24}, "bills": [], "tips": []}
-    paid = _call(bill, world, {"table": 3, "dishes": ["soup", "steak", "soup"], "tip": 10})
+    paid = call_tool(bill, world, {"table": 3, "dishes": ["soup", "steak", "soup"], "tip": 10})
     assert paid.error is None and paid.output == {"table": 3, "total": 40.7}
     assert paid.state["bills"] == [{"table": 3, "total": 40.7}]
     assert paid.state["tips"] == [{"table": 3, "percent": 10}]
-    cake = _call(bill, world, {"table": 3, "dishes": ["soup", "cake"], "tip": 10})
-    assert cake.error == "there is no cake on the menu" and cake.state is world
-    untipped = _call(bill, world, {"table": 3, "dishes": ["soup"], "tip": 0})
+    cake = call_tool(bill, world, {"table": 3, "dishes": ["soup", "cake"], "tip": 10})
+    assert cake.error == "there is no cake on the menu" and cake.state == world
+    untipped = call_tool(bill, world, {"table": 3, "dishes": ["soup"], "tip": 0})
     assert untipped.state["tips"] == [] and untipped.state["bills"] == [{"table": 3, "total": 6.5}]
 
     swap, shop = _worked("  - name: swap_items")
-    swapped = _call(
+    swapped = call_tool(
         swap, shop, {"order_id": "o1", "item_ids": ["mug-red"], "new_ids": ["mug-blue"]}
     )
     order = swapped.output
@@ -113,8 +107,18 @@ def test_the_worked_tools_answer_as_the_page_says() -> None:
     assert [i["item_id"] for i in order["items"]] == ["mug-blue", "mug-red"]
     assert order["swapped"] == ["mug-red"] and order["difference"] == 2.2
     three = {"order_id": "o1", "item_ids": ["mug-red"] * 3, "new_ids": ["mug-blue"] * 3}
-    refused = _call(swap, shop, three)
-    assert refused.error == "mug-red is not in the order that often" and refused.state is shop
+    refused = call_tool(swap, shop, three)
+    assert refused.error == "mug-red is not in the order that often" and refused.state == shop
+
+
+def test_trying_a_tool_by_hand_prints_what_the_page_says(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (code,) = [b for lang, b in fenced_blocks(DOCS / "stateful-tools.md") if lang == "python"]
+    said = [line.split("  # ", 1)[1] for line in code.splitlines() if line.startswith("print(")]
+    monkeypatch.chdir(folder)
+    exec(compile(code, "stateful-tools.md", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == said
 
 
 @pytest.fixture

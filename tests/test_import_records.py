@@ -18,18 +18,17 @@ from pathlib import Path
 import pytest
 import yaml
 from fake_openai import FakeOpenAI, text_reply
-from support import BFCL_EVAL_ABSENT, KEY_ENV, evalspec_cli, evalspec_import
+from support import BFCL_EVAL_ABSENT, KEY_ENV, evalspec_cli, evalspec_import, shown
 
 from evalspec import api
-from evalspec._util.reading import display_name
 
 DATA = Path(__file__).resolve().parent / "data" / "bfcl_faults"
 MISS_FUNC = DATA / "BFCL_v4_multi_turn_miss_func.json"
 PARALLEL_MULTIPLE = DATA / "BFCL_v3_parallel_multiple.json"
 REFUSED = "each refused record is a case tagged import-refused that fails"
 MF_NAME, PM_ANSWERS = (
-    display_name(MISS_FUNC),
-    display_name(DATA / "possible_answer" / PARALLEL_MULTIPLE.name),
+    shown(MISS_FUNC),
+    shown(DATA / "possible_answer" / PARALLEL_MULTIPLE.name),
 )
 needs_bfcl = pytest.mark.skipif(
     importlib.util.find_spec("bfcl_eval") is None, reason=BFCL_EVAL_ABSENT
@@ -107,7 +106,7 @@ def test_an_answer_that_is_no_function_is_refused_and_blamed_on_the_answer_file(
         '{"deck": [[], ""]}: the arguments are not an object' in done.output.splitlines()
     )
     assert "unhashable" not in done.output
-    assert f"{display_name(PARALLEL_MULTIPLE)}:" not in done.output
+    assert f"{shown(PARALLEL_MULTIPLE)}:" not in done.output
     assert f"1 of 4 record(s) refused, the rest imported; {REFUSED}" in done.output
     paths = sorted(tmp_path.glob("pm*.yaml"))
     cases = cases_of(*paths)
@@ -218,7 +217,7 @@ def test_a_stabletoolbench_query_that_cannot_become_a_case_is_refused_alone(tmp_
     done = evalspec_import("stabletoolbench", str(path), "--out", str(out))
     assert done.exit_code == 0, done.output
     lines = done.output.splitlines()
-    where = display_name(path)
+    where = shown(path)
     assert f"{where}:1:1: record {broken} refused: a record lacks the key 'api_list'" in lines
     assert f"{where}:1:1: record query-4 refused: the query is not an object" in lines
     assert f"2 of 4 record(s) refused, the rest imported; {REFUSED}" in done.output
@@ -246,7 +245,7 @@ def test_a_stabletoolbench_answer_with_a_node_naming_no_call_is_refused_alone(tm
     out = tmp_path / "t.jsonl"
     done = evalspec_import("stabletoolbench-answers", str(path), "--out", str(out))
     assert done.exit_code == 0, done.output
-    assert f"{display_name(path)}:1:1: record {first} refused: 1 tool node(s) name no call" in (
+    assert f"{shown(path)}:1:1: record {first} refused: 1 tool node(s) name no call" in (
         done.output
     )
     made = {t.case: t for t in api.load_transcripts(out)}
@@ -276,44 +275,9 @@ def test_an_unreadable_span_errors_its_trace_only(tmp_path):
     done = evalspec_import("otel", str(path), "--case", "c", "--out", str(out))
     assert done.exit_code == 0, done.output
     assert (
-        f"{display_name(path)}:1:1: record trace bad refused: span 2: intValue 'abc' is not a "
+        f"{shown(path)}:1:1: record trace bad refused: span 2: intValue 'abc' is not a "
         "number" in done.output.splitlines()
     )
     made = {t.item_id: t for t in api.load_transcripts(out)}
     assert made["otel:c:good"].tool_calls[0].name == "get_user"
     assert made["otel:c:bad"].finish_reason == "error"
-
-
-@pytest.mark.timeout(120)
-def test_a_result_the_decoder_chokes_on_costs_that_record_only(tmp_path, monkeypatch):
-    """Whatever decoding a result raises (here a decoder fault, forced), that record is refused
-    and errored; the file's other results import (it stopped the whole import)."""
-    import evalspec._interop.bfcl as bfcl
-
-    simple = DATA / "BFCL_v3_simple.json"
-    suite = tmp_path / "s.yaml"
-    done = evalspec_import(
-        "bfcl", str(simple), str(answers(simple)), "--names", "dotted", "--out", str(suite)
-    )
-    assert done.exit_code == 0, done.output
-    decode = bfcl.decode
-
-    def choking(result, kind):
-        if result == "boom":
-            raise TypeError("the decoder choked")
-        return decode(result, kind)
-
-    monkeypatch.setattr(bfcl, "decode", choking)
-    results = tmp_path / "r.json"
-    rows = [("simple_362", "[get_best_sushi_places(city='Tokyo')]"), ("simple_363", "boom")]
-    results.write_text("".join(json.dumps({"id": i, "result": r}) + "\n" for i, r in rows))
-    out = tmp_path / "t.jsonl"
-    done = evalspec_import("bfcl-results", str(suite), str(results), "--out", str(out))
-    assert done.exit_code == 0, done.output
-    assert (
-        f"{display_name(results)}:2:1: record simple_363 refused: a value has the wrong type"
-        in (done.output)
-    )
-    made = {t.case: t for t in api.load_transcripts(out)}
-    assert made["simple_363"].finish_reason == "error"
-    assert made["simple_362"].tool_calls[0].name == "get_best_sushi_places"

@@ -1,5 +1,9 @@
 """The suite language is declared once (evalspec._language): the schema file is generated from
-the declarations, and a suite that leaves a key out gets the declared `default`."""
+the declarations, and a suite that leaves a key out gets the declared `default`.
+
+A unit test of the language declarations (`evalspec._language`), which it imports: the
+generator and the vocabulary are the declarations' own code; a suite sees only the schema.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The statistics behind intervals and paired verdicts, checked against hand computations and
-independent formulas (scipy's own functions where it has one, arithmetic written out here
-where it does not).
+"""The statistics behind intervals, paired verdicts and a judge's agreement with people,
+checked against hand computations and independent formulas (scipy's and scikit-learn's own
+functions where they have one, arithmetic written out here where they do not).
 
 A unit test of evalspec._stats and the noise lines, which it imports.
 """
@@ -29,6 +29,7 @@ from evalspec._stats import (
     wilson,
     within_variance,
 )
+from evalspec._stats.agreement import krippendorff_alpha, pair_agreement
 
 
 def test_wilson_matches_a_hand_computation_for_8_of_10():
@@ -290,3 +291,90 @@ def test_decision_interval_and_advice_tell_one_story(outcomes):
         assert r.trials_needed is None or r.trials_needed > k
     line = noise_lines(ModelNoise("m", r, None))[0]
     assert "±" not in line and " 1 cases" not in line and " 1 trials" not in line
+
+
+# ------------------------------------------- agreement of a judge with people (`calibrate`)
+
+VERDICTS = ("Solved", "Unsure", "Unsolved")
+
+
+def test_kappa_is_the_hand_computation_and_scikit_learns() -> None:
+    judge = ["Solved"] * 8 + ["Unsure", "Unsolved"]
+    person = ["Solved"] * 6 + ["Unsolved", "Unsolved", "Unsolved", "Unsolved"]
+    got = pair_agreement(judge, person, VERDICTS)
+    # po = 7/10; pe = (8*6 + 1*0 + 1*4) / 100 = 0.52; kappa = (0.7 - 0.52) / 0.48
+    assert got.agreement == pytest.approx(0.7)
+    assert got.kappa is not None
+    assert got.kappa.estimate == pytest.approx(0.375)
+    assert got.kappa.low <= 0.375 <= got.kappa.high
+    assert got.confusion == ((6, 0, 2), (0, 0, 1), (0, 0, 1))
+    # Seeded: the same interval every time.
+    assert pair_agreement(judge, person, VERDICTS).kappa == got.kappa
+
+
+def test_the_bootstrap_interval_is_scikit_learns_kappa_on_each_resample() -> None:
+    """The resamples' kappas come from their confusion matrices in one vectorised step: the
+    same draws scored one by one with scikit-learn give the same percentile interval."""
+    import warnings
+
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score
+
+    judge = ["Solved", "Unsure", "Solved", "Unsolved", "Solved", "Unsure", "Unsolved", "Solved"]
+    person = ["Solved", "Solved", "Unsure", "Unsolved", "Solved", "Unsure", "Solved", "Solved"]
+    got = pair_agreement(judge, person, VERDICTS, resamples=300, seed=7)
+    assert got.kappa is not None
+    assert got.kappa.estimate == pytest.approx(cohen_kappa_score(judge, person))
+    draws = np.random.default_rng(7).integers(0, len(judge), size=(300, len(judge)))
+    kappas = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for idx in draws:
+            k = cohen_kappa_score([judge[i] for i in idx], [person[i] for i in idx])
+            if np.isfinite(k):
+                kappas.append(k)
+    low, high = np.quantile(kappas, [0.025, 0.975])
+    assert (got.kappa.low, got.kappa.high) == pytest.approx(
+        (min(low, got.kappa.estimate), max(high, got.kappa.estimate))
+    )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_kappa_and_confusion_are_scikit_learns_on_random_verdicts(seed: int) -> None:
+    """evalspec computes kappa and the confusion matrix itself (importing scikit-learn cost
+    every run with labels two seconds): on random verdicts, with labels outside the declared
+    scale and one-sided raters, they are scikit-learn's."""
+    import warnings
+
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+    rng = np.random.default_rng(seed)
+    scale = [*VERDICTS, "Other"]
+    n = int(rng.integers(1, 15))
+    first = [scale[i] for i in rng.integers(0, 1 + seed % 4, size=n)]
+    second = [scale[i] for i in rng.integers(0, 4, size=n)]
+    got = pair_agreement(first, second, VERDICTS, resamples=50)
+    assert got.confusion == tuple(
+        tuple(int(x) for x in row)
+        for row in confusion_matrix(first, second, labels=list(got.labels))
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = float(cohen_kappa_score(first, second, labels=list(got.labels)))
+    if np.isfinite(expected):
+        assert got.kappa is not None
+        assert got.kappa.estimate == pytest.approx(expected)
+    else:
+        assert got.kappa is None
+
+
+def test_alpha_is_the_hand_computation() -> None:
+    # Two raters, four items, nominal: coincidences o(S,S)=4, o(U,U)=2, o(S,U)=o(U,S)=1;
+    # n = 8, n_S = 5, n_U = 3; D_o = 2/8; D_e = (5*3 + 3*5) / (8*7); alpha = 1 - D_o / D_e.
+    a = ["Solved", "Solved", "Unsure", "Solved"]
+    b = ["Solved", "Solved", "Unsure", "Unsure"]
+    got = krippendorff_alpha([a, b], VERDICTS)
+    assert got is not None
+    assert got.estimate == pytest.approx(1 - (2 / 8) / (30 / 56))
+    assert krippendorff_alpha([["Solved"] * 3, ["Solved"] * 3], VERDICTS) is None

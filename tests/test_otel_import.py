@@ -4,17 +4,16 @@ seed says, in the simplified span form and in the OTLP JSON export form."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import evalspec_cli
+from support import evalspec_cli, evaluated
 
-from evalspec._interop.otel import otel_transcripts, read_spans
-from evalspec._scoring.evaluators import run_evaluator
-from evalspec._suite.model import EvaluatorSpec
-from evalspec._util.errors import InputError
-from evalspec.errors import UsageError
+from evalspec.api import import_otel, load_transcripts
+from evalspec.errors import SpecError, UsageError
+from evalspec.records import Transcript
 
 
 def span(name: str, output_value: str, start: int = 0, **attrs: Any) -> dict[str, Any]:
@@ -25,6 +24,18 @@ def span(name: str, output_value: str, start: int = 0, **attrs: Any) -> dict[str
         "end_time": start + 1,
         "attributes": {"tool.name": name, "output.value": output_value, **attrs},
     }
+
+
+def otel_transcripts(source: Any, case: str, model: str = "otel") -> list[Transcript]:
+    """What `import otel` writes of these spans (or this export), read back."""
+    with tempfile.TemporaryDirectory() as folder:
+        path, out = Path(folder) / "spans.json", Path(folder) / "t.jsonl"
+        if isinstance(source, Path):
+            path = source
+        else:
+            path.write_text(json.dumps(source), encoding="utf-8")
+        import_otel(path, out, case=case, model=model)
+        return load_transcripts(out)
 
 
 def otlp(spans: list[dict[str, Any]], trace_id: str = "t1") -> dict[str, Any]:
@@ -149,10 +160,8 @@ def test_seed_examples_import_and_score_as_the_seed_says(example: str, form: str
     assert [c.output for c in t.tool_calls] == [
         json.loads(s["attributes"]["output.value"]) for s in spans
     ]
-    spec = EvaluatorSpec(
-        kind="tool_call_output", params={"strict": strict, "tool_outputs": tool_outputs}
-    )
-    assert run_evaluator(spec, t, []).score == pytest.approx(expected, abs=0.01)
+    options = {"strict": strict, "tool_outputs": tool_outputs}
+    assert evaluated(t, "tool_call_output", options).score == pytest.approx(expected, abs=0.01)
 
 
 def test_calls_follow_start_time_and_carry_arguments_and_errors(tmp_path: Path) -> None:
@@ -198,17 +207,19 @@ def test_each_trace_is_a_trial() -> None:
 def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     path = tmp_path / "x.json"
     path.write_text("{nope", encoding="utf-8")
-    with pytest.raises(InputError, match=r"x\.json:1:2: invalid JSON"):
-        read_spans(path)
-    with pytest.raises(UsageError, match="resourceSpans"):
-        read_spans([1, 2])
+    with pytest.raises(SpecError, match=r"x\.json:1:2: invalid JSON"):
+        otel_transcripts(path, case="c")
+    path.write_text(json.dumps([span("a", "1"), 1]), encoding="utf-8")
+    written = import_otel(path, tmp_path / "t.jsonl", case="c")
+    (refusal,) = written.refused  # the entry that is no span, on its own
+    assert refusal.record == "entry-2" and "resourceSpans" in refusal.reason
+    with pytest.raises(UsageError, match="no spans"):
+        otel_transcripts([1, 2], case="c")
     with pytest.raises(UsageError, match="no spans"):
         otel_transcripts([], case="c")
 
 
 def test_import_otel_command_writes_transcripts(tmp_path: Path) -> None:
-
-    from evalspec._transcript import read_transcripts
 
     spans = tmp_path / "spans.json"
     spans.write_text(json.dumps(otlp(pipeline(errors=0))), encoding="utf-8")
@@ -216,7 +227,7 @@ def test_import_otel_command_writes_transcripts(tmp_path: Path) -> None:
     args = ["import", "otel", str(spans), "--case", "pipeline", "--model", "m", "--out", str(out)]
     res = evalspec_cli(args)
     assert res.exit_code == 0, res.output
-    (t,) = read_transcripts(out)
+    (t,) = load_transcripts(out)
     assert (t.case, t.model) == ("pipeline", "m")
     assert [c.name for c in t.tool_calls] == ["fetch_data", "process_data", "save_results"]
     res = evalspec_cli(

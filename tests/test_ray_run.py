@@ -3,6 +3,9 @@
 The cluster is started once for the module (`ray.init(num_cpus=2)`); its workers are separate
 processes that talk real HTTP to fake servers on 127.0.0.1. Drivers run as child processes
 (`evalspec run --ray ADDRESS`), as a user would run them, so one can be killed.
+
+The cluster embedder's own tests (`evalspec._scoring.ray_embeddings`) import it: its
+replica placement and batching are checked on the cluster directly, below a run.
 """
 
 from __future__ import annotations

@@ -1,5 +1,11 @@
 """One registry: evalspec's own critics, evaluators and final-answer checks and a plugin's are
-registered the same way, found by the same lookup, and listed by `evalspec schema` alike."""
+registered the same way, found by the same lookup, and listed by `evalspec schema` alike.
+
+A unit test of the one registry (`evalspec._util.registry`) and of the built-in kinds it
+loads (`evalspec._critics`, `evalspec._scoring.evaluators`, `evalspec._scoring.final_answer`),
+which it imports: how entries are recorded, found, hidden and refused is the registry's
+internals; what a plugin author sees goes through `evalspec.plugins` here too.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,10 @@
-"""Simulated tool backends: rules, StableToolBench caches, and the LLM simulator over real HTTP."""
+"""Simulated tool backends: rules, StableToolBench caches, and the LLM simulator over real HTTP.
+
+A unit test of the tool simulator (`evalspec._tools.simulated`), its StableToolBench
+cache reader (`evalspec._tools.stb_cache`) and the LLM simulator (`evalspec._tools.llm_sim`),
+which it imports: rule matching, cache lookup and the simulator's request and reply parsing are
+checked call by call, below what a run shows.
+"""
 
 from __future__ import annotations
 

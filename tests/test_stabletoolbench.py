@@ -1,5 +1,12 @@
 """StableToolBench interop, checked against its real data in tests/data: the 3-query example
-and its runs, and 12 of the 163 G1 queries (chosen to cover every parameter type and quirk)."""
+and its runs, and 12 of the 163 G1 queries (chosen to cover every parameter type and quirk).
+
+A unit test of the StableToolBench reader (`evalspec._interop.stabletoolbench`) and of
+ToolBench's function names (`evalspec._tools.toolbench_names`), which it imports: each piece
+(queries, gold APIs, parameter names, converted answers, the API-call score) is held to
+StableToolBench's own data and rules on its own, which the import as a whole cannot show;
+`evalspec import stabletoolbench` end to end is in tests/test_bfcl_import.py.
+"""
 
 from __future__ import annotations
 

@@ -15,11 +15,10 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
-from support import in_process, review_offline
+from support import Called, call_tool, in_process, review_offline
 
-from evalspec._suite.state.computed import ExpressionError, parse
-from evalspec._suite.state.spec import compile_behavior
-from evalspec._tools.state import run_behavior
+from evalspec import api
+from evalspec.errors import SpecError
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
 
@@ -60,8 +59,18 @@ BOOKING = {
 WORLD = {"fares": {"A1": 100, "B2": 250.5}, "seats": {"A1": 2, "B2": 9}, "bookings": [], "log": []}
 
 
+def behaving(behavior: dict[str, Any]) -> dict[str, Any]:
+    """A tool that does what `behavior` says (its arguments are those the behaviour reads)."""
+    return {"behavior": behavior}
+
+
+def run(tool: dict[str, Any], state: Any, arguments: dict[str, Any]) -> Called:
+    """`tool` called once by hand on `state`, as a model's call is answered in a run."""
+    return call_tool(tool, state, arguments)
+
+
 def book(**arguments: Any) -> Any:
-    return run_behavior(compile_behavior(BOOKING), WORLD, 20, arguments)
+    return run(behaving(BOOKING), WORLD, arguments)
 
 
 def test_a_booking_is_priced_from_its_flights_and_changes_each_flights_seats() -> None:
@@ -83,26 +92,33 @@ def test_items_are_checked_in_order_each_fully_and_the_first_failure_names_its_i
     assert out.error == "flight C3 not found"
     out = book(flights=["A1"], passengers=["x"], bags=2, paid=150)
     assert out.error == "the total is 200"
-    assert out.state is WORLD  # nothing changed
+    assert out.state == WORLD  # nothing changed
 
 
-def test_a_let_value_reads_the_state_the_call_found_and_only_when_read() -> None:
-    behavior = compile_behavior(
-        {
-            "let": {"old": "${state/n}"},
-            "preconditions": [{"path": "/n", "exists": True, "error": "no n"}],
-            "effects": [{"increment": "/n", "by": 5}, {"set": "/was", "value": "${let.old}"}],
-            "response": {"$calc": "${state/n} - ${let.old}"},
-        }
-    )
-    out = run_behavior(behavior, {"n": 1}, 2, {})
+def test_a_let_value_reads_the_state_the_call_found_and_only_when_read(tmp_path: Path) -> None:
+    behavior = {
+        "let": {"old": "${state/n}"},
+        "preconditions": [{"path": "/n", "exists": True, "error": "no n"}],
+        "effects": [{"increment": "/n", "by": 5}, {"set": "/was", "value": "${let.old}"}],
+        "response": {"$calc": "${state/n} - ${let.old}"},
+    }
+    out = run(behaving(behavior), {"n": 1}, {})
     assert (out.error, out.output, out.state) == (None, 5, {"n": 6, "was": 1})
-    # The let would fail on an empty state, but the precondition speaks first.
-    assert run_behavior(behavior, {}, 1, {}).error == "no n"
+    # The let would fail on a state without it, but the precondition speaks first (a case
+    # whose state replaces the box holding n with nothing).
+    boxed = json.loads(json.dumps(behavior).replace("/n", "/box/n"))
+    tool = {"name": "t", "parameters": {"type": "object"}, "behavior": boxed}
+    case = {"name": "no n", "state": {"box": None}, "user": "hi", "expect": {"no_tool_calls": True}}
+    suite = {"suite": "s", "models": ["m"], "state": {"box": {"n": 1}}, "tools": [tool]}
+    path = tmp_path / "s.yaml"
+    path.write_text(json.dumps({**suite, "cases": [case]}), encoding="utf-8")
+    session = api.tool_session(api.load_suite(path), "no n")
+    assert session.call("t", {}).error == "no n"
+    assert session.state == {"box": None}
 
 
 def test_refunds_for_every_payment_append_one_record_per_item_as_the_list_was() -> None:
-    behavior = compile_behavior(
+    behavior = behaving(
         {
             "effects": [
                 {
@@ -114,7 +130,7 @@ def test_refunds_for_every_payment_append_one_record_per_item_as_the_list_was() 
         }
     )
     history = [{"id": "a", "amount": 10}, {"id": "b", "amount": 2.5}]
-    out = run_behavior(behavior, {"history": history}, 7, {})
+    out = run(behavior, {"history": history}, {})
     assert out.state["history"] == [
         *history,
         {"id": "a", "amount": -10},
@@ -122,7 +138,7 @@ def test_refunds_for_every_payment_append_one_record_per_item_as_the_list_was() 
     ]
 
 
-CALCULATOR = compile_behavior(
+CALCULATOR = behaving(
     {"let": {"v": {"$calc": "${args.expression}"}}, "response": {"$calc": "round(${let.v}, 2)"}}
 )
 
@@ -152,7 +168,7 @@ def test_a_calculator_given_any_text_answers_a_number_or_an_error(
 ) -> None:
     """A calculator's text holds a calculator's keys (digits, + - * / ( ) . and spaces: what
     τ-bench's calculate accepts); it is then parsed as any `$calc`, never run."""
-    out = run_behavior(CALCULATOR, {}, 1, {"expression": expression})
+    out = run(CALCULATOR, {}, {"expression": expression})
     if isinstance(answer, str):
         assert out.output is None and out.error is not None and answer in out.error, out.error
     else:
@@ -172,24 +188,24 @@ def test_a_calculator_given_any_text_answers_a_number_or_an_error(
 def test_an_expression_outside_the_arithmetic_is_refused_by_its_node(
     expression: str, why: str
 ) -> None:
-    with pytest.raises(ExpressionError, match=re.escape(why)):
-        parse(expression)
+    with pytest.raises(SpecError, match=re.escape(why)):  # refused as the suite is read
+        run(behaving({"response": {"$calc": expression}}), {}, {})
 
 
 @pytest.mark.timeout(20)
 def test_each_over_a_huge_list_a_model_sends_stops_at_the_rendering_limit() -> None:
-    behavior = compile_behavior(
+    behavior = behaving(
         {"response": {"$each": "${args.items}", "$do": {"n": "${each}", "twice": "${each}"}}}
     )
-    out = run_behavior(behavior, {}, 1, {"items": list(range(50_000))})
+    out = run(behavior, {}, {"items": list(range(50_000))})
     assert out.error == "the value would hold more than 10000 values"
-    listed = compile_behavior(
+    listed = behaving(
         {"preconditions": [{"for_each": "${args.items}", "checks": [{"value": 1, "equals": 1}]}]}
     )
-    out = run_behavior(listed, {}, 1, {"items": "not a list"})
+    out = run(listed, {}, {"items": "not a list"})
     assert out.error == 'for_each needs a list, not "not a list"'
-    nested = compile_behavior({"response": {"$calc": "sum(${args.items})"}})
-    out = run_behavior(nested, {}, 1, {"items": [1, "2"]})
+    nested = behaving({"response": {"$calc": "sum(${args.items})"}})
+    out = run(nested, {}, {"items": [1, "2"]})
     assert out.error == "'2' is not a number"
 
 

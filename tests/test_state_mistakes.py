@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from support import evalspec_cli
 
-from evalspec._suite.state.spec import SpecProblem, compile_behavior
+from evalspec.api import load_suite
+from evalspec.errors import SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
 CALENDAR = ROOT / "suites" / "calendar.yaml"
@@ -86,10 +88,21 @@ BAD_BEHAVIORS = [
 
 
 @pytest.mark.parametrize("raw", BAD_BEHAVIORS, ids=range(len(BAD_BEHAVIORS)))
-def test_every_behavior_problem_says_how_to_fix_it(raw):
-    with pytest.raises(SpecProblem) as info:
-        compile_behavior(raw)
-    assert info.value.hint.strip(), info.value.message
+def test_every_behavior_problem_says_how_to_fix_it(raw, tmp_path):
+    suite = {
+        "suite": "s",
+        "models": ["m"],
+        "state": {"a": 0, "b": 0},
+        "tools": [{"name": "t", "parameters": {"type": "object"}, "behavior": raw}],
+        "cases": [{"name": "c", "user": "hi", "expect": {"no_tool_calls": True}}],
+    }
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False), encoding="utf-8")
+    with pytest.raises(SpecError) as info:
+        load_suite(path)
+    problems = info.value.problems
+    assert problems and all(p.path.startswith("tools[0].behavior") for p in problems), problems
+    assert all(p.hint.strip() for p in problems), [p.message for p in problems if not p.hint]
 
 
 def test_a_misspelt_effect_key_is_not_called_an_op(tmp_path):

@@ -16,13 +16,16 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
-from support import git, in_process, review_offline
+from support import Called, call_tool, git, in_process, review_offline
 
-from evalspec._suite.state.computed import MAX_CALL_STEPS, MAX_WALK_ITEMS
-from evalspec._suite.state.spec import compile_behavior
-from evalspec._tools.state import run_behavior
+from evalspec import api
+from evalspec.records import Transcript
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
+MAX_WALK_ITEMS = 1_000
+"""Items of one list a walk goes through (docs/security.md)."""
+MAX_CALL_STEPS = 1_000_000
+"""Items walked and records scanned by one call in all (docs/security.md)."""
 
 SHOP = {
     "orders": {
@@ -125,9 +128,9 @@ SWAP = {
 }
 
 
-def call(behavior: dict[str, Any], args: dict[str, Any], state: Any = None) -> Any:
-    state = SHOP if state is None else state
-    return run_behavior(compile_behavior(behavior), state, 100, args)
+def call(behavior: dict[str, Any], args: dict[str, Any], state: Any = None) -> Called:
+    """A tool with this behaviour called once by hand on `state` (by default the shop)."""
+    return call_tool({"behavior": behavior}, SHOP if state is None else state, args)
 
 
 def test_each_item_is_checked_and_changed_in_turn_and_the_difference_summed() -> None:
@@ -165,7 +168,7 @@ def test_the_first_item_that_fails_is_the_error_and_nothing_changes(
 ) -> None:
     out = call(SWAP, args)
     assert out.error == error
-    assert out.state is SHOP
+    assert out.state == SHOP
 
 
 FIND = {
@@ -440,9 +443,7 @@ def test_the_schema_accepts_the_operators_and_flags_a_misused_key(tmp_path: Path
     import yaml
     from jsonschema import Draft202012Validator
 
-    from evalspec._util.schemas import language_schema
-
-    checker = Draft202012Validator(language_schema())
+    checker = Draft202012Validator(api.suite_schema())
     path = shop_suite(tmp_path, "http://127.0.0.1:9")
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert [e.message for e in checker.iter_errors(doc)] == []
@@ -467,16 +468,32 @@ def test_an_item_read_in_the_answer_is_not_taken_for_a_place_an_effect_changed(
     assert (done.returncode, "warning" in done.stdout + done.stderr) == (0, False), done.stdout
 
 
-def test_review_names_a_changed_computed_value_as_the_suite_writes_it() -> None:
-    from evalspec._compare.edits import shown
-    from evalspec._suite.state.spec import compile_value
-
+def test_review_names_a_changed_computed_value_as_the_suite_writes_it(tmp_path: Path) -> None:
     written = {"$calc": "sum(x)", "$with": {"x": {"$select": "${args.ids}"}}}
-    assert shown(compile_value(written, ())) == json.dumps(written, sort_keys=True)
     listing = {"$each": {"p": "${state/ps}"}, "$do": "${state/n}", "$key": "${args.k}"}
-    assert shown(compile_value(listing, ())) == json.dumps(listing, sort_keys=True)
     plain = {"$sorted": {"$each": "${state/ps}", "$do": "${each/n}"}}
-    assert shown(compile_value(plain, ())) == json.dumps(plain, sort_keys=True)
+    versions = []
+    for i, response in enumerate((written, listing, plain)):
+        path = tmp_path / f"v{i}.yaml"
+        versions.append(path)
+        tool = {"name": "t", "parameters": {"type": "object", "properties": {"ids": {}, "k": {}}}}
+        suite = {
+            "suite": "s",
+            "models": ["m"],
+            "state": {"ps": [{"n": 1}], "n": 2},
+            "tools": [{**tool, "behavior": {"response": response}}],
+            "cases": [{"name": "c", "user": "hi", "expect": {"tool_calls": [{"tool": "t"}]}}],
+        }
+        path.write_text(json.dumps(suite), encoding="utf-8")
+    ran = [Transcript(item_id="i", case="c", model="m")]
+    for (before, after), (old, new) in zip(
+        [(versions[0], versions[1]), (versions[1], versions[2])],
+        [(written, listing), (listing, plain)],
+        strict=True,
+    ):
+        changes = api.diff(before, after, ran).suite_changes
+        shown = f"{json.dumps(old, sort_keys=True)} -> {json.dumps(new, sort_keys=True)}"
+        assert f"tool t · response: {shown}" in changes, changes
 
 
 @pytest.mark.timeout(60)

@@ -2,6 +2,10 @@
 
 The stream is a fast path: whatever it cannot vouch for (a problem, a key after `cases:`) goes
 to the whole-document path, so errors keep their words and positions.
+
+A unit test of the streaming loader (`evalspec._suite.stream`) against the
+whole-document builder (`evalspec._suite.validate`), which it imports: that the two paths build
+the same suite, and which one a file takes, is invisible through `load_suite` by design.
 """
 
 from __future__ import annotations

@@ -18,12 +18,11 @@ from typing import Any
 
 import jsonpatch
 import pytest
+from support import fresh_session
 from tau_airline_calls import DATA, NOT_EXPRESSED, WORLD, Action, answer_digest, gold_sequences
 
-from evalspec._tools.environment import Conversation, Conversations
-from evalspec._tools.simulated import ToolSimulator
 from evalspec.api import load_suite
-from evalspec.records import Suite
+from evalspec.records import Suite, ToolSession
 
 ORACLE: dict[str, Any] = json.loads((DATA / "oracle.json").read_text(encoding="utf-8"))
 WORLD_TEXT = json.dumps(WORLD)
@@ -48,21 +47,10 @@ def test_the_yaml_has_every_tool_but_the_one_it_names(suite: Suite) -> None:
     assert sorted(t.name for t in suite.tools) == sorted(set(ORACLE["tools"]) - set(NOT_EXPRESSED))
 
 
-def declared_call(conversation: Conversation, name: str, kwargs: dict[str, Any]) -> tuple[str, Any]:
-    result = conversation.act(name, copy.deepcopy(kwargs), json.dumps(kwargs))
-    assert result is not None, f"{name} has no behavior"
+def declared_call(conversation: ToolSession, name: str, kwargs: dict[str, Any]) -> tuple[str, Any]:
+    result = conversation.call(name, copy.deepcopy(kwargs), json.dumps(kwargs))
+    assert result.source not in ("rule", "cache", "error:no_response"), f"{name} has no behavior"
     return ("error", result.error) if result.error is not None else ("ok", result.output)
-
-
-_OPENERS: dict[int, tuple[Suite, Conversations]] = {}
-
-
-def opener(suite: Suite, tmp: Path) -> Conversations:
-    """One for the suite (its simulator compiles the tools' schemas once)."""
-    known = _OPENERS.get(id(suite))
-    if known is None or known[0] is not suite:
-        known = _OPENERS[id(suite)] = (suite, Conversations(suite, ToolSimulator(suite.tools, tmp)))
-    return known[1]
 
 
 def compare(suite: Suite, tmp: Path, actions: list[Action], steps: list[Any]) -> str | None:
@@ -70,13 +58,13 @@ def compare(suite: Suite, tmp: Path, actions: list[Action], steps: list[Any]) ->
     difference."""
     assert len(steps) == len(actions), "oracle.json is not of these calls: remake it"
     data = json.loads(WORLD_TEXT)  # a fresh copy, faster than deepcopy
-    conversation = opener(suite, tmp).open(suite.cases[0])
+    conversation = fresh_session(suite)
     for i, ((name, kwargs), (digest, patch)) in enumerate(zip(actions, steps, strict=True)):
         data = jsonpatch.apply_patch(data, patch, in_place=True) if patch else data
         ours = declared_call(conversation, name, kwargs)
         if answer_digest(ours) != digest:
             return f"call {i} {name}: the answers differ; ours: {str(ours)[:300]}"
-        if conversation.snapshot() != data:
+        if conversation.state != data:
             return f"call {i} {name}: the worlds after it differ"
     return None
 

@@ -26,7 +26,7 @@ from typing import Any
 import jsonpatch
 import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
-from support import KEY_ENV, git, review_offline
+from support import KEY_ENV, fresh_session, git, review_offline
 from tau_retail_calls import (
     DATA,
     EXPRESSED,
@@ -40,10 +40,8 @@ from tau_retail_calls import (
 )
 
 from evalspec import api
-from evalspec._tools.environment import Conversation, Conversations
-from evalspec._tools.simulated import ToolSimulator
 from evalspec.api import load_suite
-from evalspec.records import RunOptions, Suite
+from evalspec.records import RunOptions, Suite, ToolSession
 
 ORACLE: dict[str, Any] = json.loads((DATA / "oracle.json").read_text(encoding="utf-8"))
 Step = list[Any]
@@ -73,22 +71,10 @@ def test_the_yaml_has_exactly_the_tools_it_claims(suite: Suite) -> None:
 # ---------------------------------------------------------------- the two sides
 
 
-def declared_call(conversation: Conversation, name: str, kwargs: dict[str, Any]) -> tuple[str, Any]:
-    result = conversation.act(name, copy.deepcopy(kwargs), json.dumps(kwargs))
-    assert result is not None, f"{name} has no behavior"
+def declared_call(conversation: ToolSession, name: str, kwargs: dict[str, Any]) -> tuple[str, Any]:
+    result = conversation.call(name, copy.deepcopy(kwargs), json.dumps(kwargs))
+    assert result.source not in ("rule", "cache", "error:no_response"), f"{name} has no behavior"
     return ("error", result.error) if result.error is not None else ("ok", result.output)
-
-
-_OPENERS: dict[int, tuple[Suite, Conversations]] = {}
-
-
-def open_conversation(suite: Suite, tmp: Path) -> Conversation:
-    """A fresh conversation on the suite's state (one simulator for all: it compiles the
-    tools' schemas once)."""
-    known = _OPENERS.get(id(suite))
-    if known is None or known[0] is not suite:
-        known = _OPENERS[id(suite)] = (suite, Conversations(suite, ToolSimulator(suite.tools, tmp)))
-    return known[1].open(suite.cases[0])
 
 
 # ---------------------------------------------------------------- judging a difference
@@ -114,8 +100,8 @@ def compare(
     ("limit", which) at the first difference, when a documented limit explains it; else
     ("defect", what differs)."""
     assert len(steps) == len(actions), "oracle.json is not of these calls: remake it"
-    conversation = open_conversation(suite, tmp)
-    data = conversation.snapshot()  # the suite's state, shared: equal parts compare at once
+    conversation = fresh_session(suite)
+    data = conversation.state  # the suite's state, shared: equal parts compare at once
     assert data == world
     copied: set[tuple[str, str]] = set()
     for i, ((name, kwargs), (digest, patch)) in enumerate(zip(actions, steps, strict=True)):
@@ -123,7 +109,7 @@ def compare(
         data = jsonpatch.apply_patch(own_records(data, patch, copied), patch, in_place=True)
         ours = declared_call(conversation, name, kwargs)
         same_answer = answer_digest(ours) == digest
-        if not same_answer or data != conversation.snapshot():
+        if not same_answer or data != conversation.state:
             if limit is not None:
                 return "limit", limit
             what = "answers" if not same_answer else "worlds after it"
@@ -400,7 +386,7 @@ def test_cancel_after_a_payment_change_refunds_every_payment(suite: Suite, tmp_p
     (steps,) = ORACLE["payment_then_cancel"]
     assert steps[0][1], "tau-bench accepted the payment change"
     assert compare(suite, tmp_path, PAYMENT_THEN_CANCEL, steps) == ("agree", None)
-    conversation = open_conversation(suite, tmp_path)
+    conversation = fresh_session(suite)
     ours = [declared_call(conversation, name, kwargs) for name, kwargs in PAYMENT_THEN_CANCEL]
     kinds = [p["transaction_type"] for p in ours[-1][1]["payment_history"]]
     assert kinds == ["payment", "payment", "refund", "refund", "refund", "refund"]

@@ -1,7 +1,9 @@
 """Every example of the tool-call-output seed, reproduced from its spans and criteria.
 
 Each span is reduced to what the evaluator reads: the `tool.name` attribute and the
-`output.value` string exactly as the seed writes it (a `{"content": "<json>"}` envelope).
+`output.value` string exactly as the seed writes it (a `{"content": "<json>"}` envelope). Each
+example is a suite whose case holds the evaluator, scored on a transcript of those calls
+(`evalspec.api.score`): its score, verdict and justification as the report gives them.
 """
 
 from __future__ import annotations
@@ -9,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support import Evaluated, evaluated
 
-from evalspec._scoring.evaluators import run_evaluator
-from evalspec._suite.model import EvaluatorSpec, ExpectedCall
 from evalspec.records import ToolCall, Transcript
 
 
@@ -30,11 +31,18 @@ def transcript_from_spans(spans: list[dict[str, Any]]) -> Transcript:
     return Transcript(item_id="seed", case="seed", model="seed", tool_calls=calls)
 
 
-def evaluate(spans: list[dict[str, Any]], tool_outputs: list[dict[str, Any]], strict: bool):
-    spec = EvaluatorSpec(
-        kind="tool_call_output", params={"strict": strict, "tool_outputs": tool_outputs}
-    )
-    return run_evaluator(spec, transcript_from_spans(spans), [])
+def scored(
+    spans: list[dict[str, Any]], evaluator: dict[str, Any], expected: list[Any] | None = None
+) -> Evaluated:
+    """The tool_call_output evaluator with these options (and the case's `expected` calls),
+    scored on the spans' calls."""
+    return evaluated(transcript_from_spans(spans), "tool_call_output", evaluator, expected)
+
+
+def evaluate(
+    spans: list[dict[str, Any]], tool_outputs: list[dict[str, Any]], strict: bool
+) -> Evaluated:
+    return scored(spans, {"strict": strict, "tool_outputs": tool_outputs})
 
 
 PIPELINE_SPANS = [
@@ -232,15 +240,12 @@ def test_order_matters_kth_expected_matches_kth_call():
 
 
 def test_expected_outputs_default_to_case_expected_calls():
-    transcript = transcript_from_spans(PIPELINE_SPANS)
     expected_calls = [
-        ExpectedCall(
-            tool="fetch_data", output={"records": 150, "status": "success"}, has_output=True
-        ),
-        ExpectedCall(tool="process_data"),  # output not checked
-        ExpectedCall(tool="save_results", output={"saved": 1}, has_output=True),
+        {"tool": "fetch_data", "output": {"records": 150, "status": "success"}},
+        {"tool": "process_data"},  # output not checked
+        {"tool": "save_results", "output": {"saved": 1}},
     ]
-    result = run_evaluator(EvaluatorSpec(kind="tool_call_output"), transcript, expected_calls)
+    result = scored(PIPELINE_SPANS, {}, expected_calls)
     assert result.score == 0.5
     assert list(result.justification["explained_tool_calls_outputs"]) == [
         "fetch_data_0",

@@ -14,13 +14,9 @@ import re
 from pathlib import Path
 
 import pytest
-from support import in_process
+from support import call_tool, in_process
 
-from evalspec._scoring.scorer import Scorer
-from evalspec._suite.lint import MAX_WARNINGS
-from evalspec._suite.state.spec import compile_behavior
-from evalspec._tools.state import run_behavior
-from evalspec.api import check_suite, load_suite
+from evalspec.api import check_suite, load_suite, score, tool_session
 from evalspec.errors import Problem
 from evalspec.records import ToolCall, Transcript, Warnings
 
@@ -95,7 +91,7 @@ def test_validate_warns_exactly_when_the_scorer_fails_a_model_that_tried_first(
 ) -> None:
     path = tmp_path / "shop.yaml"
     path.write_text(SHOP + WAYS[way], encoding="utf-8")
-    (tried,) = Scorer(load_suite(path)).score_all([TRIED])
+    (tried,) = score(load_suite(path), [TRIED]).results
     warned = _warnings(path)
     assert bool(warned) == (tried.status == "fail"), (way, tried.reason, warned)
     for w in warned:
@@ -109,7 +105,7 @@ def test_the_idiom_passes_a_model_that_tried_or_answered_directly_and_fails_one_
 ) -> None:
     path = tmp_path / "shop.yaml"
     path.write_text(SHOP + WAYS["both rules relaxed, nothing changed"], encoding="utf-8")
-    results = Scorer(load_suite(path)).score_all([TRIED, DIRECT, WRONG])
+    results = score(load_suite(path), [TRIED, DIRECT, WRONG]).results
     assert [r.status for r in results] == ["pass", "pass", "fail"]
     assert "/orders" in results[2].reason  # the order it cancelled is what fails it
 
@@ -118,7 +114,7 @@ def test_no_tool_calls_fails_a_model_that_tried_and_is_not_a_trap(tmp_path: Path
     """`no_tool_calls: true` says the model must not call anything: an explicit choice."""
     path = tmp_path / "shop.yaml"
     path.write_text(SHOP + ANSWER + "      no_tool_calls: true\n", encoding="utf-8")
-    (tried,) = Scorer(load_suite(path)).score_all([TRIED])
+    (tried,) = score(load_suite(path), [TRIED]).results
     assert tried.status == "fail" and _warnings(path) == []
 
 
@@ -184,7 +180,7 @@ def test_the_calendar_example_has_no_trap() -> None:
         tool_calls=(ToolCall("list_events", {"date": "2026-03-10"}, "{}", "c1"),),
         final_answer="You already have the dentist on 2026-03-10. Another day?",
     )
-    (result,) = Scorer(load_suite(root / "suites" / "calendar.yaml")).score_all([looked])
+    (result,) = score(load_suite(root / "suites" / "calendar.yaml"), [looked]).results
     assert result.status == "pass", result.reason
 
 
@@ -277,27 +273,22 @@ def test_a_later_effect_that_changes_what_was_read_is_warned(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("behavior", [IDIOM, READ_BACK], ids=["the idiom", "read back"])
 def test_the_idiom_answers_the_id_of_the_record_it_added(behavior: str, tmp_path: Path) -> None:
-    (tool,) = load_suite(_notes(tmp_path, behavior)).tools
-    assert tool.behavior is not None
-    state, size = {"notes": []}, 2
+    tools = tool_session(load_suite(_notes(tmp_path, behavior)))
     for n, text in enumerate(["milk", "eggs", "bread"]):
-        out = run_behavior(tool.behavior, state, size, {"text": text})
+        out = tools.call("add_note", {"text": text})
         assert out.error is None
-        state, size = out.state, out.size
-        record = state["notes"][-1]
+        record = tools.state["notes"][-1]
         assert record == {"id": n, "text": text}
         assert out.output["id"] == record["id"]
 
 
 def test_the_trap_answers_the_next_id() -> None:
     """What the warning is about, at run time."""
-    behavior = compile_behavior(
-        {
-            "effects": [{"append": "/notes", "value": {"id": "${count/notes}"}}],
-            "response": {"id": "${count/notes}"},
-        }
-    )
-    out = run_behavior(behavior, {"notes": []}, 2, {})
+    behavior = {
+        "effects": [{"append": "/notes", "value": {"id": "${count/notes}"}}],
+        "response": {"id": "${count/notes}"},
+    }
+    out = call_tool({"behavior": behavior}, {"notes": []}, {})
     assert out.state["notes"][0]["id"] == 0 and out.output["id"] == 1
 
 
@@ -325,6 +316,10 @@ def test_warnings_of_a_streamed_suite_are_given_once(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="says nothing about what a good model does"):
         check_suite(path, found)
     assert len({(w.line, w.path) for w in found}) == len(found)
+
+
+MAX_WARNINGS = 200
+"""The warnings validate shows; past them it counts (docs/reference/commands.md)."""
 
 
 def test_a_suite_full_of_traps_keeps_a_bounded_number_of_warnings(tmp_path: Path) -> None:

@@ -3,8 +3,6 @@
 The corpus in tests/invalid/ pins whole messages; these tests pin the rules around them: what
 is and is not taken for a misplaced indent, a quote inside quotes, a text cut by ` #`, or a
 value YAML read as something other than the text it looks like.
-
-A unit test of the hint rules, which it imports.
 """
 
 from __future__ import annotations
@@ -13,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from evalspec._suite.yaml_hints import explain
 from evalspec.api import check_suite, load_suite
 from evalspec.errors import SpecError
 
@@ -69,9 +66,13 @@ def test_double_quotes_inside_double_quotes(tmp_path: Path) -> None:
     assert "'say \"hi\" now'" in found and '"say \\"hi\\" now"' in found
 
 
-def test_explain_leaves_other_errors_alone() -> None:
-    assert explain("a: [1, 2\nb: 3\n", 2, 2) is None
-    assert explain("a: 1\n", 9, 1) is None
+@pytest.mark.parametrize("text", ["a: [1, 2\nb: 3\n", "a: [1, 2\n"], ids=["key", "end"])
+def test_other_syntax_errors_keep_their_own_message(tmp_path: Path, text: str) -> None:
+    """No indent, quote or dash rule claims an unclosed bracket, found at a key or past the
+    last line (where the parser's mark is on no line of the text)."""
+    (found,) = problems(tmp_path, text)
+    assert found.startswith("1:4: YAML syntax error: the [ opened here is not closed"), found
+    assert "close it with ]" in found and "indented" not in found and "quote" not in found
 
 
 @pytest.mark.parametrize(
