@@ -92,6 +92,8 @@ def _source(value: Any) -> Any:
         return {k: _source(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_source(v) for v in value]
+    if isinstance(value, set | frozenset):  # never Python's repr in a review
+        return sorted((_source(v) for v in value), key=str)
     if isinstance(value, model.CriticSpec | model.FinalAnswerCheck | model.EvaluatorSpec):
         return _as_written(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -7,7 +7,7 @@ so that the compiler (`spec`), the computed forms (`computed`) and the engine
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -157,8 +157,9 @@ class Behavior:
     effects: tuple[Effect, ...] = ()
     response: Any = None
     has_response: bool = False
-    arguments: frozenset[str] = frozenset()
-    """Every argument a reference names (checked against the tool's parameters)."""
+    arguments: frozenset[str] = field(default=frozenset(), compare=False)
+    """Every argument a reference names (checked against the tool's parameters); derived from
+    the parts above, so not compared: a review names the part that changed, not this."""
     lets: tuple[tuple[str, Any], ...] = ()
     """`let:` values by name, in order: computed when first read, on the state the call
     found."""
