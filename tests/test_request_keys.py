@@ -55,3 +55,12 @@ def test_an_items_first_key_is_the_key_of_its_first_request(provider: str) -> No
     plan = compile_plan(replace(suite, models=models), trials=2)
     for it in plan.items:
         assert it.first_key == request_key(it.model, list(it.messages), list(it.tools), it.trial)
+
+
+def test_request_ids_differ_by_provider_and_keep_openai_ids_stable() -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    openai = ModelSpec(name="m", model="same-id")
+    anthropic = ModelSpec(name="m", model="same-id", provider="anthropic")
+    assert request_key(openai, messages, [], 0) != request_key(anthropic, messages, [], 0)
+    # the id the code before providers gave it (so existing recordings stay valid)
+    assert request_key(openai, messages, [], 0) == "68549bc93ebe7766bbc5"
