@@ -177,6 +177,22 @@ def results_of(run_dir: Path) -> dict[str, Any]:
     return json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
 
 
+def many_cases_suite(cases: int) -> str:
+    """A suite of `cases` one-call cases (c0, c1, ...), each expecting t(id=r<i>)."""
+    lines = [
+        "suite: many",
+        "models: [{name: m, model: x}]",
+        "critics: {id: binary}",
+        "tools: [{name: t, parameters: {type: object, properties: {id: {type: string}}}}]",
+        "cases:",
+    ]
+    lines += [
+        f"  - {{name: c{i}, user: 'q {i}', expect: {{tool_calls: [{{t: {{id: r{i}}}}}]}}}}"
+        for i in range(cases)
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def console_report(
     suite: Path,
     transcripts: Path | Sequence[Transcript],
