@@ -246,6 +246,13 @@ def _command() -> Any:
     return typer.main.get_command(app)
 
 
+def command_tree() -> Any:
+    """The `evalspec` command as click sees it (its `commands`, each command's `params`): what
+    `evalspec --help` and each command's help are printed from, for a test that checks every
+    option of every command."""
+    return _command()
+
+
 def evalspec_cli(args: Sequence[str | Path], **invoke: Any) -> Result:
     """`evalspec ARGS` as a user types it, run in this process by typer's CliRunner (`env=`,
     `input=`, `catch_exceptions=` as it takes them), on the command built once. The one place
@@ -296,6 +303,44 @@ def evalspec_import(*args: str) -> Result:
 
 def results_of(run_dir: Path) -> dict[str, Any]:
     return json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+
+
+def many_cases_suite(cases: int) -> str:
+    """A suite of `cases` one-call cases (c0, c1, ...), each expecting t(id=r<i>)."""
+    lines = [
+        "suite: many",
+        "models: [{name: m, model: x}]",
+        "critics: {id: binary}",
+        "tools: [{name: t, parameters: {type: object, properties: {id: {type: string}}}}]",
+        "cases:",
+    ]
+    lines += [
+        f"  - {{name: c{i}, user: 'q {i}', expect: {{tool_calls: [{{t: {{id: r{i}}}}}]}}}}"
+        for i in range(cases)
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def console_report(
+    suite: Path,
+    transcripts: Path | Sequence[Transcript],
+    *,
+    width: int = 160,
+    verbose: bool = False,
+) -> str:
+    """What `evalspec score SUITE -t TRANSCRIPTS --allow-stale` prints on a terminal `width`
+    columns wide: the console report a person reads. Transcripts made in memory are written
+    beside the suite first, as a user's would be."""
+    if not isinstance(transcripts, Path):
+        from evalspec import api
+
+        written = suite.with_name(suite.stem + ".transcripts.jsonl")
+        api.write_transcripts(written, list(transcripts))
+        transcripts = written
+    args = ["score", suite, "-t", transcripts, "--allow-stale", *(["-v"] if verbose else [])]
+    done = evalspec_cli(args, env={"COLUMNS": str(width)})
+    assert done.exit_code in (0, 1), done.output
+    return done.stdout
 
 
 def refuse_sockets(monkeypatch: Any) -> None:

@@ -1,4 +1,9 @@
-"""The Anthropic Messages provider, through the real ``anthropic`` client, against a local fake."""
+"""The Anthropic Messages provider, through the real ``anthropic`` client, against a local fake.
+
+A unit test of the Anthropic provider (evalspec._providers.anthropic_messages, the body
+it builds in anthropic_format, and the wire names of tool_names), which it imports; a suite of
+Anthropic models end to end is tests/test_anthropic_suite.py.
+"""
 
 from __future__ import annotations
 

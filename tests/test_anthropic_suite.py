@@ -1,8 +1,8 @@
-"""Anthropic models in a suite: validation, request ids, tool-name mapping, keys kept secret."""
+"""Anthropic models in a suite: validation, tool-name mapping, keys kept secret (the request
+ids of each provider are in tests/test_request_keys.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -13,11 +13,8 @@ from fake_openai import status_fault
 from support import in_process
 
 from evalspec import api
-from evalspec._plan import request_key
-from evalspec._providers.tool_names import WireToolNames, name_map
 from evalspec.errors import SpecError
-from evalspec.plugins import ChatRequest, ChatResponse
-from evalspec.records import ModelSpec
+from evalspec.records import RunRequest
 
 KEY = "sk-ant-test-SECRET-24680"
 KEY_ENV = "EVALSPEC_TEST_CLAUDE_KEY"
@@ -65,45 +62,47 @@ def test_an_unknown_provider_is_a_suite_problem(tmp_path: Path) -> None:
     assert "gemini" in str(problem) and "anthropic" in str(problem)
 
 
-def test_request_ids_differ_by_provider_and_keep_openai_ids_stable() -> None:
-    messages = [{"role": "user", "content": "hi"}]
-    openai = ModelSpec(name="m", model="same-id")
-    anthropic = ModelSpec(name="m", model="same-id", provider="anthropic")
-    assert request_key(openai, messages, [], 0) != request_key(anthropic, messages, [], 0)
-    # the id the code before providers gave it (so existing recordings stay valid)
-    assert request_key(openai, messages, [], 0) == "68549bc93ebe7766bbc5"
+NAMES_SUITE = """\
+suite: names
+models:
+  - {{name: claude, model: fake-claude, provider: anthropic, base_url: "{url}"}}
+tools:
+{tools}
+cases:
+  - name: all four
+    user: Add them every way.
+    expect: {{tool_calls: [{calls}]}}
+"""
+COLLIDING = ("Math.Add", "Math_Add", "Math_Add_2", "Math-Add")
 
 
-def test_colliding_wire_names_stay_distinct_and_map_back() -> None:
-    mapping = name_map(["Math.Add", "Math_Add", "Math-Add", "Math Add"])
-    assert "Math_Add" not in mapping  # already safe: sent as it is
-    assert mapping == {"Math.Add": "Math_Add_2", "Math Add": "Math_Add_3"}
+def _every_tool(body: dict[str, Any]) -> Any:
+    """Calls each tool offered, by the name it was offered under; then answers."""
+    if last_turn_has_tool_results(body):
+        return text_reply("Added.")
+    return tool_use_reply(*((tool["name"], {}) for tool in body["tools"]))
 
-    seen: list[ChatRequest] = []
 
-    class Echo:
-        async def complete(self, request: ChatRequest) -> ChatResponse:
-            seen.append(request)
-            calls = [
-                {"id": f"c{i}", "type": "function", "function": {"name": t["function"]["name"]}}
-                for i, t in enumerate(request.tools)
-            ]
-            return ChatResponse({"role": "assistant", "content": None, "tool_calls": calls})
-
-        async def aclose(self) -> None:
-            pass
-
-    tools = tuple(
-        {"type": "function", "function": {"name": n, "parameters": {}}}
-        for n in ("Math.Add", "Math_Add")
+def test_colliding_wire_names_stay_distinct_and_map_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Names the API refuses are sent in a safe form, distinct from every other tool's, and the
+    model's calls are read back under the suite's names."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    tools = "\n".join(
+        f"  - {{name: '{n}', parameters: {{type: object}}, responses: [{{output: {i}}}]}}"
+        for i, n in enumerate(COLLIDING)
     )
-    request = ChatRequest(key="k", model="m", messages=(), tools=tools)
-    response = asyncio.run(WireToolNames(Echo()).complete(request))
-    assert [t["function"]["name"] for t in seen[0].tools] == ["Math_Add_2", "Math_Add"]
-    assert [c["function"]["name"] for c in response.message["tool_calls"]] == [
-        "Math.Add",
-        "Math_Add",
-    ]
+    calls = ", ".join(f"{{'{n}': {{}}}}" for n in COLLIDING)
+    with FakeAnthropic(_every_tool) as server:
+        path = tmp_path / "names.yaml"
+        path.write_text(NAMES_SUITE.format(url=server.base_url, tools=tools, calls=calls), "utf-8")
+        result = api.run(RunRequest(path, out=tmp_path / "run"))
+        offered = [t["name"] for t in server.requests[0].body["tools"]]
+    assert offered == ["Math_Add_3", "Math_Add", "Math_Add_2", "Math-Add"]
+    (transcript,) = api.load_transcripts(result.run_dir)
+    assert [c.name for c in transcript.tool_calls] == list(COLLIDING)
+    assert result.exit_code == 0, result.report.results[0].reason
 
 
 def _echoing(body: dict[str, Any]) -> Any:

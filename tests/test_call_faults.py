@@ -6,6 +6,10 @@ its retries, with no secret in it. Then, through the real `evalspec run` command
 fault per endpoint kind, and the faults whose handling is the run's own (echoed secrets in every
 file, a huge answer's memory, a lone surrogate resumed). Handled cleanly means: no traceback,
 results.json written and valid JSON, every transcript line readable, and no secret anywhere.
+
+Its in-process half is a unit test of evalspec._providers.calls (`ModelCalls`, `Endpoint`,
+with the provider's error type and the secret registry it scrubs with): one call path, every
+fault, on a fake clock; the command-line half goes through `evalspec run`.
 """
 
 from __future__ import annotations

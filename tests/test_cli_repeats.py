@@ -4,7 +4,8 @@ The parser keeps the last value silently: `judge SUITE -t a.jsonl -t b.jsonl` ju
 exited 0, and `score -t a -t b`, `import bfcl -o x -o y` did the same. Options that take many
 (`--model`, `--case`, `judge -t`) keep every value.
 
-It walks the command tree itself (evalspec._cli's app): the options are the command's internals.
+It walks the command tree as click builds it (support.command_tree): every option of every
+command, so a new command is checked without being listed here.
 """
 
 from __future__ import annotations
@@ -13,10 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import typer.main
-from support import evalspec_cli
-
-from evalspec._cli import app
+from support import command_tree, evalspec_cli
 
 
 def commands(group: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -28,7 +26,7 @@ def commands(group: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str
             yield (*path, name), command
 
 
-ROOT = typer.main.get_command(app)
+ROOT = command_tree()
 """The command tree, built once (27 ms a build)."""
 
 

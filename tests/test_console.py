@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 
 import msgspec
-from rich.console import Console
-from support import transcript
+from support import console_report, transcript
 
-from evalspec._report.console import print_report
 from evalspec.api import load_suite, score
 from evalspec.records import Usage
 
@@ -35,8 +32,8 @@ cases:
 """
 
 
-def _report(write_suite):
-    suite = load_suite(write_suite(SUITE))
+def _transcripts():
+    """Three models' answers: cheap flaky on greet bob, smart right, free wrong."""
     ts = []
     for model, user in (("cheap", "bob"), ("smart", "bob"), ("free", "zed")):
         for trial in (0, 1):
@@ -50,17 +47,22 @@ def _report(write_suite):
                 )
             )
         ts.append(transcript("greet ann", ("send_dm", {"user": "ann"}), model=model))
-    return score(suite, ts)
+    return ts
 
 
-def _text(report) -> str:
-    console = Console(width=160, record=True, color_system=None)
-    print_report(report, console)
-    return console.export_text()
+def _report(write_suite):
+    return score(load_suite(write_suite(SUITE)), _transcripts())
+
+
+def _text(write_suite, text: str = SUITE, transcripts=None, *, verbose: bool = False) -> str:
+    """The console report of `evalspec score` on a terminal 160 columns wide."""
+    return console_report(
+        write_suite(text), _transcripts() if transcripts is None else transcripts, verbose=verbose
+    )
 
 
 def test_models_share_one_table_with_a_column_each(write_suite):
-    lines = _text(_report(write_suite)).splitlines()
+    lines = _text(write_suite).splitlines()
     header = next(line for line in lines if "cheap" in line and "smart" in line)
     assert "free" in header
     bob = next(line for line in lines if "greet bob" in line)
@@ -78,7 +80,7 @@ def test_models_share_one_table_with_a_column_each(write_suite):
 
 def test_summary_row_per_model_with_pass_at_k_tokens_latency_and_cost(write_suite):
     report = _report(write_suite)
-    text = _text(report)
+    text = _text(write_suite)
     assert "pass@2" in text and "pass^2" in text and "cost" in text
     rows = {line.split()[1]: line.split()[2:] for line in text.splitlines() if "│" in line}
     rows = {k: [c for c in v if c != "│"] for k, v in rows.items()}
@@ -100,31 +102,29 @@ def test_summary_row_per_model_with_pass_at_k_tokens_latency_and_cost(write_suit
 
 
 def test_names_that_look_like_markup_are_printed_as_written(write_suite):
-    suite = load_suite(
-        write_suite(
-            SUITE.replace("name: greet ann", "name: '[bold]ann[/] [/x]'").replace(
-                "{name: free, model: free-1}", "{name: '[red]free', model: free-1}"
-            )
-        )
+    marked = SUITE.replace("name: greet ann", "name: '[bold]ann[/] [/x]'").replace(
+        "{name: free, model: free-1}", "{name: '[red]free', model: free-1}"
     )
     ts = [
         transcript("[bold]ann[/] [/x]", ("send_dm", {"user": "ann"}), model=m)
         for m in ("cheap", "smart", "[red]free")
     ]
-    text = _text(score(suite, ts))
+    text = _text(write_suite, marked, ts)
     assert "[bold]ann[/] [/x]" in text and "[red]free" in text
-    single = load_suite(write_suite(SUITE.replace("name: greet ann", "name: '[bold]ann[/]'")))
-    one = score(
-        replace(single, models=single.models[:1]), [transcript("[bold]ann[/]", model="cheap")]
+    single = SUITE.replace("name: greet ann", "name: '[bold]ann[/]'").replace(
+        "  - {name: smart, model: smart-1, price: {input: 10, output: 30}}\n"
+        "  - {name: free, model: free-1}\n",
+        "",
     )
-    assert "[bold]ann[/]" in _text(one)
+    assert single.count("model: ") == 1  # one model: its own table
+    assert "[bold]ann[/]" in _text(write_suite, single, [transcript("[bold]ann[/]", model="cheap")])
 
 
 def test_several_models_say_why_a_cell_did_not_pass(write_suite):
     """Each failing case x model gets its verdict and its whole reason, the case named once;
     passing cells get none. With --verbose the explanation rows follow."""
     report = _report(write_suite)
-    lines = _text(report).splitlines()
+    lines = _text(write_suite).splitlines()
     start = lines.index("why not passed")
     end = lines.index(next(line for line in lines[start:] if line.startswith("models")))
     why = lines[start + 1 : end]
@@ -135,9 +135,7 @@ def test_several_models_say_why_a_cell_did_not_pass(write_suite):
     assert reasons["free"] in " ".join(" ".join(why).split())
     assert not any("smart" in line for line in why)  # smart passed every case
     assert not any("greet ann" in line for line in why)
-    console = Console(width=160, record=True, color_system=None)
-    print_report(report, console, verbose=True)
-    verbose = console.export_text()
+    verbose = _text(write_suite, verbose=True)
     rows = verbose.split("why not passed")[1].split("models")[0]
     # Under each model's line, its worst trial's rows: cheap's second trial got 'x'.
     assert re.search(r"^ +user +x +0\.00×1 Expected 'bob' but got 'x'", rows, re.M)

@@ -2,7 +2,7 @@
 
 The support suite with a second model entry and a simulated-user case that fails, run offline
 on scripted recordings: in a real pseudo-terminal of each width (`evalspec run`, as a CI log or
-a developer's terminal gets it) and in-process on a rich Console of each width, every case's
+a developer's terminal gets it) and in-process with COLUMNS set to each width, every case's
 reason, every turn's reason and every user line appears unbroken once the wrapping is undone
 (no table border, no word cut), no line is wider than the terminal, and each line says its role.
 """
@@ -23,10 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
-from support import ROOT, run_api, support_two_models
-
-from evalspec._report.console import print_report
+from support import ROOT, evalspec_cli, results_of, support_two_models
 
 WIDTHS = (80, 120)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Z]")
@@ -120,16 +117,17 @@ def test_every_reason_is_whole_in_a_real_terminal(support: Path, width: int) -> 
 def test_every_reason_is_whole_on_a_console_of_that_width(
     support: Path, tmp_path: Path, width: int
 ) -> None:
-    report, _ = run_api(support, tmp_path / "run")
-    console = Console(width=width, record=True, color_system=None)
-    print_report(report, console, verbose=True)
-    output = console.export_text()
-    must_show = [r.reason for r in report.results if r.status != "pass"]
+    run = ["run", support, "--record", "offline", "--out", tmp_path / "run", "--verbose"]
+    done = evalspec_cli(run, env={"COLUMNS": str(width)})  # not a terminal: COLUMNS is its width
+    assert done.exit_code == 1, done.output
+    output = done.stdout
+    results = results_of(tmp_path / "run")["results"]
+    must_show = [r["reason"] for r in results if r["status"] != "pass"]
     must_show += [
         str(e.get(key))
-        for r in report.results
-        if r.status != "pass"
-        for e in r.details.get("turns") or ()
+        for r in results
+        if r["status"] != "pass"
+        for e in r["details"].get("turns") or ()
         for key in ("user", "reason")
         if e.get(key) and e.get("status") != "pass"
     ]
@@ -138,7 +136,8 @@ def test_every_reason_is_whole_on_a_console_of_that_width(
     # Lines by role: the calls and the tool's answers come from the kept transcripts.
     assert "simulated user (customer) said: Hi, my new kettle arrived broken." in joined
     assert 'model called: refund_order {"order_id": "A17", "reason": "not_needed"}' in joined
-    assert 'tool answered: {"refunded": "A17", "days_to_card": 5}' in joined
+    # (read back from the run directory, whose lines keep an object's keys sorted)
+    assert 'tool answered: {"days_to_card": 5, "refunded": "A17"}' in joined
     assert "model answered: Order A17 is refunded." in joined
     assert "user said: Please refund the toaster, I don't need it." in joined
     assert "conversation ended: the user said ###STOP###" in joined

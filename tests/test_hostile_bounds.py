@@ -1,5 +1,10 @@
 """Hostile inputs that aim at time and memory: each bound is asserted by counts, caps and exit
-codes, never by a clock (benchmarks/bench_bounds.py measures the time and memory they save)."""
+codes, never by a clock (benchmarks/bench_bounds.py measures the time and memory they save).
+
+Each bound is attacked where it is kept (the plan, the runner, the scorer, the suite's
+limits and the review's comment), which it imports: a bound is a cap on a count that no result
+shows, and reaching it through a whole run would need the very time and memory it saves.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,11 @@ Each test attacks as a hostile pull request or a hostile file would: a suite's p
 past what a float can multiply, review of a pull request that makes a cost ratio overflow, an
 OpenTelemetry or StableToolBench file holding NaN, Infinity and 1e400, a recording whose
 latency adds up to infinity, and a label derived from a path that comes out empty.
+
+Most tests go through `evalspec` and evalspec.api; the property tests of a cost change's text
+(evalspec._compare.text), the numeric critic's range, an imported literal's carrying
+(evalspec._util.finite) and the writer's guard (evalspec._report.json_report) import what they
+attack: hypothesis draws thousands of values, too many for a run each.
 """
 
 from __future__ import annotations

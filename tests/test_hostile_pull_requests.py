@@ -6,6 +6,11 @@ Each test reproduces one attack of a security review (what a pull request ships,
 answers) and pins what a user sees: the exit code, the line that says why, and that the code,
 key or header never arrived. Servers are real, on 127.0.0.1; reviews run the real command in a
 fresh process from the pull request's checkout, as CI does.
+
+Reviews run the real command; the attacks on one layer (a provider's redirects and proxies
+through evalspec._providers.calls, an MCP connection's headers in evalspec._tools.mcp_client, a
+model directory's code in evalspec._scoring.embeddings) import that layer, the one place the
+secret or the code could leak.
 """
 
 from __future__ import annotations

@@ -20,12 +20,8 @@ import msgspec
 import pytest
 from support import transcript
 
-from evalspec._report.html import write_html, write_runs_html
-from evalspec._report.html_data import HtmlRun
-from evalspec._report.json_report import write_json
-from evalspec._scoring.results_file import ResultsFile
-from evalspec.api import load_suite, score
-from evalspec.records import Transcript, Usage
+from evalspec.api import load_suite, score, write_reports, write_runs_page
+from evalspec.records import ReportFiles, Transcript, Usage
 
 pytestmark = pytest.mark.slow
 
@@ -139,8 +135,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for i in range(CASES)
     ]
     report = score(suite, ts)
-    write_json(report, out / "results.json")
-    write_html(report, out / "report.html")
+    write_reports(report, ReportFiles(results=out / "results.json", html=out / "report.html"))
     return out
 
 
@@ -318,7 +313,7 @@ cases:
     )
     report = score(suite, [transcript("c", ("f", {"a": "x", "b": "no"}), model="m")])
     assert report.cases[0].status == "fail" and round(report.cases[0].score, 2) == 0.58
-    write_html(report, tmp_path / "r.html")
+    write_reports(report, ReportFiles(html=tmp_path / "r.html"))
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert '<rect class="bar fail"' in page and "score 0.5–0.6: 1 fail" in page
     assert 'class="bar warn"' not in page
@@ -339,11 +334,8 @@ def test_change_label_and_number_agree(browser, run_dir, tmp_path, shots):
         if c["case"] == "review 1 in Lyon" and c["model"] == "qwen2.5-7b-instruct":
             c.update(status="fail", score=0.4)
     out = tmp_path / "both.html"
-    runs = [
-        HtmlRun("before", msgspec.convert(results, ResultsFile)),
-        HtmlRun("after", msgspec.convert(after, ResultsFile)),
-    ]
-    write_runs_html(runs, out)
+    (tmp_path / "after.json").write_text(json.dumps(after), encoding="utf-8")
+    write_runs_page([run_dir / "results.json", tmp_path / "after.json"], out)
     pg = _open(browser, out.as_uri())
     assert pg.locator("#list-head span").last.inner_text() == "change, first run → last"
     changes = dict(

@@ -18,7 +18,6 @@ from fake_anthropic import text_reply as claude_text
 from fake_openai import FakeOpenAI, text_reply, tool_calls_reply
 
 from evalspec import api
-from evalspec._compare.records import EXIT_UNVERIFIED
 from evalspec.errors import SpecError
 from evalspec.records import RunOptions
 
@@ -175,7 +174,7 @@ def test_refresh_over_stdio_locks_definitions_and_validate_reads_only_the_lock(
     assert [t.name for t in suite.tools] == ["Math.Add", "Math.Multiply", "Files.Delete"]
     # validate in a fresh interpreter: the mcp package is never imported
     probe = (
-        "import sys; from evalspec._suite.validate import load_suite; "
+        "import sys; from evalspec.api import load_suite; "
         f"load_suite({str(path)!r}); print('mcp' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
@@ -335,16 +334,16 @@ def test_refresh_cli_prints_what_changed(tmp_path, models) -> None:
 
 
 def _locked_suite(tmp_path: Path, tools: list[dict[str, Any]], extra: str = "") -> Path:
-    """A suite whose lock lists `tools` for a server that is never started."""
-    from evalspec._suite.mcp_lock import lock_path, write_lock
-
+    """A suite whose lock (written as a pull request would commit it) lists `tools` for a
+    server that is never started."""
     path = tmp_path / "reach.yaml"
     path.write_text(
         "suite: locked\nmodels: [m]\n"
         f"tools: [{{mcp: {{command: [never-started-server]{extra}}}}}]\n"
         "cases: [{name: c, user: hi, expect: {no_tool_calls: true}}]\n"
     )
-    write_lock(lock_path(path), {"never-started-server": tools})
+    lock = {"servers": {"never-started-server": {"tools": tools}}}
+    (tmp_path / "reach.tools.lock.json").write_text(json.dumps(lock), encoding="utf-8")
     return path
 
 
@@ -399,25 +398,24 @@ def test_diff_against_git_reads_the_base_lock_and_shows_a_changed_definition(tmp
     changed = evalspec("diff", "--base-ref", "HEAD", "suites/calc.yaml", "-t", "run", "--json")
     # a tool definition is part of every request: every recorded answer is now stale, and stale
     # evidence gates the review (exit 3) unless --allow-stale accepts it
-    assert changed.returncode == EXIT_UNVERIFIED, changed.stderr
+    assert changed.returncode == 3, changed.stderr
     assert json.loads(changed.stdout)["counts"]["rerun"] == 6
 
 
 def test_a_server_that_never_answers_times_out_and_is_abandoned(tmp_path) -> None:
-    import asyncio
-
-    from evalspec._suite.model import McpServer
-    from evalspec._tools.mcp_client import list_server_tools
     from evalspec.errors import RunError
 
-    silent = McpServer(
-        key="silent",
-        command=(sys.executable, "-c", "import time; time.sleep(60)"),
-        cwd=str(tmp_path),
+    path = tmp_path / "silent.yaml"
+    sleeper = json.dumps([sys.executable, "-c", "import time; time.sleep(60)"])
+    path.write_text(
+        "suite: silent\nmodels: [m]\nrun: {timeout: 1}\n"
+        f"tools: [{{mcp: {{command: {sleeper}}}}}]\n"
+        "cases: [{name: c, user: hi, expect: {no_tool_calls: true}}]\n",
+        encoding="utf-8",
     )
     # The message names the 1 s timeout that ended the wait (the server sleeps for 60 s).
-    with pytest.raises(RunError, match=r"cannot start or reach the MCP server 'silent'.*1 s"):
-        asyncio.run(list_server_tools(silent, timeout_s=1.0))
+    with pytest.raises(RunError, match=r"cannot start or reach the MCP server '.*time.sleep.*1 s"):
+        api.refresh_tools(path)
 
 
 def test_a_response_cache_outside_the_suite_folder_is_refused(tmp_path) -> None:

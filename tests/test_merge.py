@@ -11,8 +11,6 @@ from fake_openai import FakeOpenAI
 from support import KEY_ENV, in_process, results_of, scripted, write_e2e_suite
 
 from evalspec import api
-from evalspec._runner.merge import combine, merge_runs
-from evalspec._runner.run_dir import MANIFEST_FILE, read_finished, write_manifest
 from evalspec.api import write_transcripts
 from evalspec.errors import UsageError
 from evalspec.records import Transcript
@@ -26,12 +24,15 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
 
 
 def fake_run(run_dir: Path, suite_path: Path, answers: dict[str, str]) -> None:
-    """A run directory holding one transcript per (item id -> final answer)."""
+    """A run directory of model m1 holding one transcript per (item id -> final answer), its
+    run.json as docs/reference/runs.md describes it."""
     suite = api.load_suite(suite_path)
     plan = api.compile_plan(suite, models=["m1"])
     by_id = {it.id: it for it in plan.items}
     run_dir.mkdir(parents=True)
-    write_manifest(run_dir, suite, {"models": ["m1"]})
+    manifest = {"suite": suite.name, "path": str(suite_path.resolve())}
+    manifest["selection"] = {"models": ["m1"]}
+    (run_dir / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
     write_transcripts(
         run_dir / "transcripts.jsonl",
         [
@@ -39,6 +40,11 @@ def fake_run(run_dir: Path, suite_path: Path, answers: dict[str, str]) -> None:
             for item_id, text in answers.items()
         ],
     )
+
+
+def finished(run_dir: Path) -> set[str]:
+    """The ids of the items a run directory holds finished."""
+    return {t.item_id for t in api.load_transcripts(run_dir)}
 
 
 @pytest.mark.slow
@@ -49,7 +55,7 @@ def test_cli_shards_cover_every_item_once_and_merge_into_one_run(
     for i in (1, 2):
         proc = in_process("run", suite, "--shard", f"{i}/2", "--out", tmp_path / f"shard{i}")
         assert proc.returncode in (0, 1), proc.stderr
-    one, two = (set(read_finished(tmp_path / f"shard{i}")) for i in (1, 2))
+    one, two = (finished(tmp_path / f"shard{i}") for i in (1, 2))
     everything = {it.id for it in api.compile_plan(api.load_suite(suite)).items}
     assert one and two and not one & two
     assert one | two == everything
@@ -64,8 +70,8 @@ def test_cli_shards_cover_every_item_once_and_merge_into_one_run(
     statuses = {(c["case"], c["model"]): c["status"] for c in data["cases"]}
     assert statuses[("add numbers", "m2")] == "fail"
     assert statuses[("weather paris", "m1")] == "pass"
-    assert set(read_finished(merged)) == everything
-    assert json.loads((merged / MANIFEST_FILE).read_text())["suite"] == "e2e"
+    assert finished(merged) == everything
+    assert json.loads((merged / "run.json").read_text())["suite"] == "e2e"
 
 
 def test_the_last_directory_wins_for_an_item_in_several(tmp_path: Path) -> None:
@@ -73,11 +79,11 @@ def test_the_last_directory_wins_for_an_item_in_several(tmp_path: Path) -> None:
     ids = [it.id for it in api.compile_plan(api.load_suite(suite), models=["m1"]).items]
     fake_run(tmp_path / "a", suite, {ids[0]: "old", ids[1]: "only in a"})
     fake_run(tmp_path / "b", suite, {ids[0]: "new", ids[2]: "only in b"})
-    merged = combine([tmp_path / "a", tmp_path / "b"])
-    answers = {t.item_id: t.final_answer for t in merged.transcripts}
+    merged = api.merge([tmp_path / "a", tmp_path / "b"], tmp_path / "merged")
+    answers = {t.item_id: t.final_answer for t in api.load_transcripts(merged.run_dir)}
     assert answers == {ids[0]: "new", ids[1]: "only in a", ids[2]: "only in b"}
-    assert merged.duplicates == 1
-    assert merged.suite_path == suite.resolve()
+    assert "1 duplicates replaced" in merged.note
+    assert Path(merged.suite.path) == suite.resolve()
 
 
 def test_shards_of_different_suites_are_refused(tmp_path: Path) -> None:
@@ -90,7 +96,7 @@ def test_shards_of_different_suites_are_refused(tmp_path: Path) -> None:
     fake_run(tmp_path / "a", first, {ids[0]: "x"})
     fake_run(tmp_path / "b", other, {ids[1]: "y"})
     with pytest.raises(UsageError, match=r"different suites.*'e2e'.*'weather'"):
-        merge_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
+        api.merge([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
     assert not (tmp_path / "out").exists()
     proc = in_process("merge", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "out")
     assert proc.returncode == 2
@@ -101,13 +107,13 @@ def test_merge_without_run_json_needs_the_suite(tmp_path: Path) -> None:
     suite = write_e2e_suite(tmp_path, "http://127.0.0.1:9/v1")
     ids = [it.id for it in api.compile_plan(api.load_suite(suite), models=["m1"]).items]
     fake_run(tmp_path / "a", suite, {ids[0]: "x"})
-    (tmp_path / "a" / MANIFEST_FILE).unlink()
+    (tmp_path / "a" / "run.json").unlink()
     with pytest.raises(UsageError, match="suite=SUITE"):
-        merge_runs([tmp_path / "a"], tmp_path / "out")
-    merged = merge_runs([tmp_path / "a"], tmp_path / "out", suite=suite)
+        api.merge([tmp_path / "a"], tmp_path / "out")
+    merged = api.merge([tmp_path / "a"], tmp_path / "out", suite=suite)
     assert (merged.missing, merged.planned) == (5, 6)
-    assert [t.item_id for t in merged.transcripts] == [ids[0]]
-    assert api.score(merged.suite, merged.transcripts).exit_code == 1  # no call made: fails
+    assert [t.item_id for t in api.load_transcripts(merged.run_dir)] == [ids[0]]
+    assert merged.exit_code == 1  # no call made: fails
     proc = in_process("merge", tmp_path / "a", "--out", tmp_path / "out2", "--suite", suite)
     assert proc.returncode == 1, proc.stderr
     assert [r["item_id"] for r in results_of(tmp_path / "out2")["results"]] == [ids[0]]

@@ -2,6 +2,10 @@
 
 Two models on two fake servers with different limits; each server logs when requests arrive.
 The same suite on a Ray cluster is in tests/test_ray_run.py.
+
+A unit test of evalspec._providers.calls's rate limits, which it imports: which limiter each
+model gets, and the digest that keys it, are not in any result (arrival times at the servers
+only bound them from below).
 """
 
 from __future__ import annotations

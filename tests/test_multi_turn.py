@@ -7,7 +7,6 @@ shut, and scored turn by turn.
 
 from __future__ import annotations
 
-import io
 import json
 import socket
 import tempfile
@@ -20,16 +19,15 @@ import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rich.console import Console
-from support import evalspec_cli, examples, refused_suite
+from support import console_report, evalspec_cli, examples, refused_suite
 
-from evalspec import api, records
-from evalspec._report.console import print_report
-from evalspec._runner.user_simulator import STOP_SIGNAL
+from evalspec import api, plugins, records
 from evalspec.errors import SpecError, UsageError
 from evalspec.records import RunOptions, Transcript
 
 KEY_ENV = "EVALSPEC_TEST_KEY"
+STOP_SIGNAL = "###STOP###"
+"""What a simulated user says to end the conversation (docs/reference/language.md)."""
 
 SUITE = """\
 suite: turns
@@ -320,9 +318,8 @@ def test_the_simulated_users_tokens_are_kept_apart_and_priced_at_its_own_entry(
     assert not isinstance(sim, msgspec.UnsetType)
     assert (sim.models, sim.prompt_tokens, sim.completion_tokens) == (("player",), 20, 10)
     assert sim.cost == pytest.approx(20 * 0.5 + 10 * 1.0)
-    shown = io.StringIO()
-    print_report(report, Console(file=shown, width=200))
-    assert "simulated user (player): 30 tokens, cost 20.0000, not counted" in shown.getvalue()
+    shown = console_report(path, transcripts, width=200)
+    assert "simulated user (player): 30 tokens, cost 20.0000, not counted" in shown
     # Replayed from the recordings, and estimated before a run, with nothing called.
     monkeypatch.setattr(socket.socket, "connect", _refuse)
     _, replayed = run(path, record="offline", models=["good"])
@@ -421,17 +418,15 @@ def test_score_diff_and_reports_work_on_multi_turn_runs_without_any_call(
     assert '"utok":30' in page.read_text(encoding="utf-8")
 
 
-class CountingTools:
-    """Tools that keep a state across user turns, as a tool environment does."""
+class Counting:
+    """A plugin environment that keeps a running total across user turns."""
 
-    def __init__(self) -> None:
+    def __init__(self, state: Any, params: dict[str, Any]) -> None:
         self.total = 0
 
-    async def call(self, name: str, args: dict[str, Any] | None, raw: str) -> Any:
-        from evalspec._tools.result import ToolResult
-
-        self.total += sum((args or {}).values())
-        return ToolResult(self.total, None, "rule")
+    def call(self, name: str, arguments: dict[str, Any]) -> plugins.ToolOutcome:
+        self.total += sum(arguments.values())
+        return plugins.ToolOutcome(self.total)
 
     def snapshot(self) -> dict[str, int]:
         return {"total": self.total}
@@ -440,25 +435,16 @@ class CountingTools:
 def test_one_tool_object_answers_every_turn_and_its_state_is_recorded_after_each(
     server: FakeOpenAI, tmp_path: Path
 ) -> None:
-    import asyncio
-
-    from evalspec._runner.conversation import run_conversation
-    from evalspec._runner.execute import make_providers, run_item
-
-    suite = api.load_suite(write(tmp_path, server.base_url))
-    plan = api.compile_plan(suite, models=["good"], cases=["three turns"])
-    providers = make_providers(suite, RunOptions())
-
-    async def go() -> Transcript:
-        try:
-            return await run_conversation(
-                plan.items[0], plan, providers["good"], CountingTools(), answer=run_item
-            )
-        finally:
-            for p in providers.values():
-                await p.aclose()
-
-    t = asyncio.run(go())
+    path = write(tmp_path, server.base_url)
+    text = path.read_text(encoding="utf-8")
+    text = text.replace("critics:", "environment: {kind: counting}\nstate: {total: 0}\ncritics:", 1)
+    path.write_text(text, encoding="utf-8")
+    plugins.register("environment", "counting")(Counting)
+    try:
+        plan = api.compile_plan(api.load_suite(path), models=["good"], cases=["three turns"])
+        (t,) = api.run_plan(plan, RunOptions(run_dir=tmp_path / "run")).transcripts
+    finally:
+        plugins.unregister("environment", "counting")
     assert [u.changes for u in t.user_turns] == [  # against the state before: {"total": 0}
         [{"op": "replace", "path": "/total", "value": 3}],
         [],
@@ -695,7 +681,6 @@ def test_similarity_texts_of_every_turn_are_embedded_in_one_batch(tmp_path: Path
     path = tmp_path / "suite.yaml"
     path.write_text(EMBEDDED_TURNS)
     suite = api.load_suite(path)
-    from evalspec._scoring.scorer import Scorer
     from evalspec.records import ToolCall, UserTurn
 
     def conversation(case: str, text: str, answers: list[str]) -> Transcript:
@@ -710,11 +695,14 @@ def test_similarity_texts_of_every_turn_are_embedded_in_one_batch(tmp_path: Path
         )
 
     embedder = _CountingEmbedder()
-    scorer = Scorer(suite, embedder=embedder)
-    [plain] = scorer.score_all([conversation("plain turns", "lunch", ["Noted."])])
+
+    def score_all(transcripts: list[Transcript]) -> list[Any]:
+        return list(api.score(suite, transcripts, embedder=embedder).results)
+
+    [plain] = score_all([conversation("plain turns", "lunch", ["Noted."])])
     assert plain.status == "pass"
     assert embedder.batches == []  # nothing to embed: no batch at all
-    [both] = scorer.score_all([conversation("two turns", "meeting moved", ["Done.", "No."])])
+    [both] = score_all([conversation("two turns", "meeting moved", ["Done.", "No."])])
     texts = ["the meeting moved", "meeting moved", "nothing else for now", "No."]
     assert embedder.batches[0] == texts  # the first batch, before any turn is judged
     assert both.status == "pass", both.reason

@@ -2,12 +2,12 @@
 within a budget: sharing counted each time it is reached, cycles refused, never a hang.
 
 The BFCL environment's graphs are attacked in tests/test_hostile_state.py (where bfcl-eval is
-installed); these use plain Python objects and a plugin environment.
+installed); these use a plugin environment of plain Python objects, its answers recorded from a
+scripted model and replayed. The copy itself is unit-tested in tests/test_graph_copies.py.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,83 +15,11 @@ from typing import Any
 import pytest
 
 from evalspec import plugins
-from evalspec._runner import run_plan_async
-from evalspec._runner.execute import STATE_TOO_LARGE
-from evalspec._scoring.scorer import Scorer
-from evalspec._util.graph import GraphTooLarge, to_json
-from evalspec.api import compile_plan, load_suite
+from evalspec.api import compile_plan, load_suite, record_answers, run_plan, score
 from evalspec.plugins import ToolOutcome
 from evalspec.records import RunOptions
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def doubled(levels: int) -> list[Any]:
-    """A list whose tree has 2**levels leaves, held in `levels` lists (each shared twice)."""
-    tree: list[Any] = ["leaf"]
-    for _ in range(levels):
-        tree = [tree, tree]
-    return tree
-
-
-class Node:
-    def __init__(self, name: str, parent: Node | None = None):
-        self.name = name
-        self.parent = parent
-        self.contents: dict[str, Any] = {}
-
-
-@pytest.mark.timeout(10)
-def test_a_shared_part_is_counted_each_time_it_is_reached() -> None:
-    assert to_json(doubled(3)) == [[[["leaf"]] * 2] * 2] * 2  # the tree, as JSON writes it
-    with pytest.raises(GraphTooLarge, match="more than 100000 values"):
-        to_json(doubled(60))  # 2**60 leaves in 61 lists: refused at the budget
-    text = "x" * 1000
-    with pytest.raises(GraphTooLarge, match="more than 1000000 characters"):
-        to_json([text] * 2000, max_chars=1_000_000)  # one string, reached 2,000 times
-
-
-@pytest.mark.timeout(10)
-@pytest.mark.parametrize("kind", ["list", "dict", "object"])
-def test_a_cycle_is_refused_with_where_it_closes(kind: str) -> None:
-    value: Any
-    if kind == "list":
-        value = [1]
-        value.append([value])
-    elif kind == "dict":
-        value = {"a": {}}
-        value["a"]["b"] = value
-    else:  # an object whose contents hold itself (BFCL's `cp d d`)
-        value = Node("d")
-        value.contents["d"] = value
-    with pytest.raises(GraphTooLarge, match="refers back to itself at /"):
-        to_json(value, objects=True)
-
-
-def test_an_objects_link_back_into_the_copy_is_left_out() -> None:
-    root = Node("/")
-    child = Node("c", root)
-    root.contents["c"] = child
-    moved = Node("m", Node("stale"))  # a stale parent whose contents are the copy's own
-    moved.parent.contents = root.contents  # type: ignore[union-attr]
-    child.contents["m"] = moved
-    assert to_json(root, objects=True) == {
-        "$class": "Node",
-        "name": "/",
-        "parent": None,
-        "contents": {
-            "c": {
-                "$class": "Node",
-                "name": "c",
-                "contents": {"m": {"$class": "Node", "name": "m", "contents": {}}},
-            }
-        },
-    }
-
-
-def test_keys_sets_tuples_and_objects_are_written_as_json_writes_them() -> None:
-    value = {1: (1, 2), None: {3, 2}, 1.5: True, "s": Node("x")}
-    assert to_json(value) == {"1": [1, 2], "null": [2, 3], "1.5": True, "s": str(value["s"])}
 
 
 class Doubling:
@@ -138,15 +66,10 @@ def run_script(tmp_path: Path, calls: list[str]) -> Any:
     plugins.register("environment", "doubling")(Doubling)
     try:
         suite = load_suite(path)
-        outcome = asyncio.run(
-            run_plan_async(
-                compile_plan(suite),
-                RunOptions(record="offline"),
-                providers={"m": ScriptedProvider(script)},
-            )
-        )
+        record_answers(suite, ScriptedProvider(script))
+        outcome = run_plan(compile_plan(suite), RunOptions(record="offline"))
         (t,) = outcome.transcripts
-        (result,) = Scorer(suite).score_all([t])
+        (result,) = score(suite, [t]).results
     finally:
         plugins.unregister("environment", "doubling")
     return t, result
@@ -164,7 +87,7 @@ def test_a_plugin_environments_shared_graph_is_the_calls_and_the_items_error(
     assert t.tool_calls[-1].error == (
         "the tool environment's answer: it holds more than 100000 values"
     )
-    assert t.finish_reason == STATE_TOO_LARGE and t.state is None
+    assert t.finish_reason == "state_too_large" and t.state is None
     assert "the final state: it holds more than 100000 values" in (t.error or "")
     assert result.status == "error"
 

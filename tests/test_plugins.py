@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from support import evalspec_cli, in_process, transcript
+from support import evalspec_cli, git, in_process, suites_repo, transcript
 
 from evalspec import plugins
-from evalspec._util import registry
 from evalspec.api import load_suite, score
 from evalspec.plugins import Critic, CriticOutcome, Params, outcome
 
@@ -162,8 +161,16 @@ def test_review_hides_installed_plugins_only_while_it_runs(
     """Review in a process (the API, a notebook, a test) must not leave plugins off after it:
     the next suite that names an installed critic still validates."""
 
-    with registry.allow_only(()):
-        assert "same_day" not in plugins.registered("critic")
+    # A pull request's suite names the installed critic: review, trusting no plugin, refuses it.
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "s.yaml").write_text(SUITE.replace("CRITIC", "binary"), "utf-8")
+    repo = suites_repo(tmp_path, tmp_path / "base")
+    (repo / "suites" / "s.yaml").write_text(SUITE.replace("CRITIC", "same_day"), "utf-8")
+    git(repo, "commit", "-qam", "use the installed critic")
+    monkeypatch.chdir(repo)
+    hidden = evalspec_cli(["review", "--base-ref", "main"], catch_exceptions=False)
+    assert hidden.exit_code == 2, hidden.output
+    assert "unknown critic 'same_day'" in hidden.output
     assert "same_day" in plugins.registered("critic")
     # The review command itself, run in this process outside a git repository (exit 2).
     monkeypatch.chdir(tmp_path)

@@ -1,7 +1,12 @@
 """Library calls leave the caller's process as they found it: the garbage collector (on/off,
 thresholds and frozen objects), the recursion limit, the environment, the working directory,
 logging, signal handlers and timers, warnings filters, the standard streams and hooks, and the
-secret registry, whether the call returns or raises."""
+secret registry, whether the call returns or raises.
+
+It imports the secret registry (evalspec._util.redaction), the garbage-collector pause
+(evalspec._util.collector) and the input error type it may raise: the registry is part of the
+process state checked, and the pause is unit-tested here beside what it must restore.
+"""
 
 from __future__ import annotations
 

@@ -6,26 +6,24 @@ outside the project, to /proc/self/environ, or a folder such as `.evalspec-cache
 /tmp/elsewhere`. `run --record offline`, `score` and `review` each refuse it with exit 2, name the
 path as the project has it (never where the link points) and write nothing outside the project.
 
-The kinds come from the code (`evalspec._util.project.KINDS`, declared where each file is
-kept): a kind declared without an attack here fails `test_every_kind_is_attacked`.
+The kinds come from the code: each is declared where its file is kept (`kind("judge cache")`,
+`kind("run directory", directory=True)`), and `test_every_kind_is_attacked` reads every such
+declaration in evalspec's source: a kind declared without an attack here fails it.
 """
 
 from __future__ import annotations
 
-import importlib
+import ast
 import json
 import os
-import pkgutil
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import evalspec_cli, git
+from support import ROOT, evalspec_cli, git
 
-import evalspec
-from evalspec._util.project import KINDS
 from evalspec.plugins import ChatRequest, ChatResponse
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -165,11 +163,34 @@ ATTACKS: dict[str, Attack] = {
 }
 
 
+def declared_kinds() -> dict[str, bool]:
+    """Every kind of project file evalspec's source declares (`kind(NAME, directory=...)`),
+    by name: whether it is a directory."""
+    found: dict[str, bool] = {}
+    for path in sorted((ROOT / "evalspec").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "kind"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                flags = {k.arg: k.value for k in node.keywords}
+                directory = flags.get("directory")
+                found[node.args[0].value] = isinstance(directory, ast.Constant) and bool(
+                    directory.value
+                )
+    return found
+
+
+KINDS = declared_kinds()
+
+
 def test_every_kind_is_attacked() -> None:
     """A kind of project file declared anywhere in evalspec has an attack below."""
-    for module in pkgutil.walk_packages(evalspec.__path__, "evalspec."):
-        if "ray" not in module.name and not module.name.endswith("__main__"):  # Ray: optional
-            importlib.import_module(module.name)
+    assert {"recordings", "run directory", "judge cache"} <= set(KINDS)  # the scan finds them
+    assert KINDS["run directory"] and not KINDS["recordings"]
     assert set(KINDS) == set(ATTACKS)
 
 
@@ -205,7 +226,7 @@ def test_a_committed_link_is_refused(
     outside.mkdir()
     attack = ATTACKS[name]
     place = repo / attack.place
-    directory = KINDS[name].directory
+    directory = KINDS[name]
     if link == "folder":  # a folder on the way: `.evalspec-cache -> /tmp/elsewhere`
         folder = place.parent
         shutil.copytree(folder, outside / folder.name)

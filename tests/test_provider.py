@@ -1,4 +1,9 @@
-"""The OpenAI-compatible provider against a real HTTP server on loopback."""
+"""The OpenAI-compatible provider against a real HTTP server on loopback.
+
+A unit test of evalspec._providers.openai_chat (the provider, its rate limiter and
+Retry-After parsing), which it imports: a provider is what every model call goes through, and
+its retries, limits and error texts are checked request by request.
+"""
 
 from __future__ import annotations
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from fault_server import FaultServer
 from support import FAULT_ENV as ENV
-from support import ROOT, fault_cli, in_process, write_fault_suite
+from support import ROOT, ScriptedCalls, fault_cli, in_process, write_fault_suite
 
-from evalspec._providers.recordings import Recordings
-from evalspec._runner.run_dir import default_run_dir
+from evalspec import api
 from evalspec.api import load_suite
+from evalspec.records import RunRequest
 
 
 def evalspec(*args: object) -> subprocess.CompletedProcess[str]:
@@ -77,6 +77,13 @@ def spawn(*args: object) -> subprocess.Popen[str]:
     )
 
 
+def recorded_keys(path: Path) -> set[str]:
+    """The request keys a recordings file answers (docs/reference/runs.md: one JSON line per
+    answer, the last line for a key winning)."""
+    lines = (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
+    return {line["key"] for line in lines if "key" in line}
+
+
 @pytest.mark.slow
 def test_two_processes_recording_into_one_file_keep_every_answer(tmp_path: Path) -> None:
     with FaultServer("ok") as server:
@@ -87,8 +94,7 @@ def test_two_processes_recording_into_one_file_keep_every_answer(tmp_path: Path)
         ]
         outs = [p.communicate(timeout=120) for p in procs]
         assert [p.returncode for p in procs] == [0, 0], outs
-        recorded = Recordings(tmp_path / "many.recordings.jsonl")
-        assert len(recorded) == 16
+        assert len(recorded_keys(tmp_path / "many.recordings.jsonl")) == 16
         server.mode = "tripwire"
         replay = evalspec("run", suite, "--record", "offline", "--out", tmp_path / "replay")
     assert replay.returncode == 0, replay.stderr
@@ -150,9 +156,12 @@ def test_runs_started_in_the_same_second_get_their_own_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    suite = load_suite(write_many_suite(tmp_path, "http://127.0.0.1:9/v1"))
-    dirs = {default_run_dir(suite) for _ in range(5)}
+    suite = write_many_suite(tmp_path, "http://127.0.0.1:9/v1", cases=1)
+    api.record_answers(load_suite(suite), ScriptedCalls({}))
+    monkeypatch.setattr(time, "strftime", lambda *_: "20260101-000000")  # one second for all
+    dirs = {api.run(RunRequest(suite, record="offline")).run_dir for _ in range(5)}
     assert len(dirs) == 5 and all(d.is_dir() for d in dirs)
+    assert all((d / "results.json").is_file() for d in dirs)  # each run kept its own results
 
 
 @pytest.mark.slow

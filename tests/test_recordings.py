@@ -1,4 +1,9 @@
-"""Recorded answers: JSONL round trip, crash tolerance, replay modes and key hygiene."""
+"""Recorded answers: JSONL round trip, crash tolerance, replay modes and key hygiene.
+
+A unit test of evalspec._providers.recordings (the recordings file, its reader and the
+provider that replays it), which it imports with the OpenAI provider it wraps, the plan's
+chained request keys and the line writer.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,10 @@
 """Records declared once: the files evalspec 1.0 wrote decode into the record classes, validate
-against the schemas generated from those classes, and are written back byte for byte."""
+against the schemas generated from those classes, and are written back byte for byte.
+
+A unit test of the record classes and their files (recordings, run.json, results.json,
+the HTML report's data, transcripts), which it imports from where each is declared: the
+byte-for-byte round trip is the record modules' promise, below any command.
+"""
 
 from __future__ import annotations
 

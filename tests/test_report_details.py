@@ -1,5 +1,6 @@
 """Details every report shares: reasons read as one sentence, trials numbered as in the files,
-JUnit times from the items' latency."""
+JUnit times from the items' latency. How two reasons are joined is unit-tested in
+tests/test_reasons.py."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ import xml.etree.ElementTree as ET
 from msgspec.structs import replace
 from support import evalspec_cli, transcript
 
-from evalspec._report.junit import write_junit
-from evalspec._scoring.reasons import join_reasons, with_detail
-from evalspec.api import load_suite, score
+from evalspec.api import load_suite, score, write_reports
+from evalspec.records import ReportFiles
 
 SUITE = """
 suite: details
@@ -32,12 +32,6 @@ cases:
     user: tell joe hello
     expect: {tool_calls: [{send_dm: {user: joe, text: hello}}]}
 """
-
-
-def test_reasons_join_without_doubled_punctuation_or_empty_tails():
-    assert join_reasons(["got 'x'.", "", "missing ['y'];", "  "]) == "got 'x'; missing ['y']"
-    assert with_detail("below the warn threshold 0.99", "") == "below the warn threshold 0.99"
-    assert with_detail("below", "got 'x'.") == "below: got 'x'"
 
 
 def test_scored_reasons_never_end_on_a_colon_or_stack_punctuation(write_suite):
@@ -68,7 +62,7 @@ def test_junit_time_is_the_latency_of_the_case(write_suite, tmp_path):
         ),
         replace(transcript("half", ("send_dm", {"user": "joe", "text": "bye"})), latency_s=2.0),
     ]
-    write_junit(score(suite, ts), tmp_path / "j.xml")
+    write_reports(score(suite, ts), ReportFiles(junit=tmp_path / "j.xml"))
     times = {c.get("name"): c.get("time") for c in ET.parse(tmp_path / "j.xml").iter("testcase")}
     assert times == {"ok": "1.750", "half": "2.000"}
 

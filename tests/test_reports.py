@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 from support import evalspec_cli, in_process, transcript
 
-from evalspec._report.html import render_html, write_html
-from evalspec._report.junit import write_junit
-from evalspec._report.markdown import render_markdown, write_markdown
-from evalspec.api import load_suite, score
+from evalspec.api import load_suite, score, write_reports, write_transcripts
+from evalspec.records import ReportFiles
 
 ROOT = Path(__file__).resolve().parent.parent
 EVIL = "<script>alert(1)</script> & co"
@@ -50,8 +48,9 @@ cases:
 
 
 @pytest.fixture
-def report(write_suite):
-    suite = load_suite(write_suite(SUITE))
+def scored(write_suite):
+    """The suite's path and two models' transcripts: every status band, hostile text."""
+    path = write_suite(SUITE)
     ts = []
     for model in ("alpha", "beta"):
         ts += [
@@ -66,7 +65,25 @@ def report(write_suite):
             transcript("half", ("send_dm", {"user": "joe", "text": "bye"}), model=model),
             transcript("broken", model=model, error="endpoint unreachable after 4 retries"),
         ]
-    return score(suite, ts)
+    return path, ts
+
+
+@pytest.fixture
+def report(scored):
+    path, ts = scored
+    return score(load_suite(path), ts)
+
+
+def command_wrote(scored, tmp_path: Path, option: str) -> str:
+    """The report `evalspec score` writes with `option` (--markdown, --html) from the same
+    transcripts."""
+    path, ts = scored
+    write_transcripts(tmp_path / "t.jsonl", ts)
+    out = tmp_path / ("command" + option.replace("--", "."))
+    args = ["score", path, "-t", tmp_path / "t.jsonl", "--allow-stale", option, out]
+    done = evalspec_cli(args)
+    assert done.exit_code == 1, done.output  # a case failed
+    return out.read_text(encoding="utf-8")
 
 
 def test_statuses_cover_every_band(report):
@@ -75,7 +92,7 @@ def test_statuses_cover_every_band(report):
 
 def test_junit_has_a_testsuite_per_model_and_the_right_counts(report, tmp_path):
     path = tmp_path / "out" / "junit.xml"
-    write_junit(report, path)
+    write_reports(report, ReportFiles(junit=path))
     root = ET.parse(path).getroot()
     assert root.tag == "testsuites"
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("8", "2", "2")
@@ -98,11 +115,11 @@ def test_junit_has_a_testsuite_per_model_and_the_right_counts(report, tmp_path):
         assert "endpoint unreachable" in broken.find("error").get("message")
 
 
-def test_markdown_lists_cases_and_the_rows_of_non_passing_ones(report, tmp_path):
+def test_markdown_lists_cases_and_the_rows_of_non_passing_ones(report, scored, tmp_path):
     path = tmp_path / "report.md"
-    write_markdown(report, path)
+    write_reports(report, ReportFiles(markdown=path))
     text = path.read_text(encoding="utf-8")
-    assert text == render_markdown(report)
+    assert text == command_wrote(scored, tmp_path, "--markdown")
     assert text.count("\n## ") == 2
     assert "**1 passed, 1 warned, 1 failed**, 1 errors of 4 cases" in text
     assert "| ok | PASS | 1.000 |  |" in text
@@ -115,12 +132,12 @@ def test_markdown_lists_cases_and_the_rows_of_non_passing_ones(report, tmp_path)
     assert "<summary>PASS" not in text
 
 
-def test_html_is_self_contained_and_inert(report, tmp_path):
+def test_html_is_self_contained_and_inert(report, scored, tmp_path):
     """Data reaches the page only as escaped JSON; the one script is the page's own, by hash."""
     path = tmp_path / "report.html"
-    write_html(report, path)
+    write_reports(report, ReportFiles(html=path))
     page = path.read_text(encoding="utf-8")
-    assert page == render_html(report)
+    assert page == command_wrote(scored, tmp_path, "--html")
     scripts = re.findall(r"<script[^>]*>", page)
     assert scripts == ['<script type="application/json" id="report-data">', "<script>"]
     assert "<b>eve" not in page and "</td><script>" not in page and "steal()</script>" not in page

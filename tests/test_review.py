@@ -8,18 +8,14 @@ import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import evalspec_cli
 
-from evalspec._compare.diff import diff_suites
-from evalspec._compare.markdown import render_diff_markdown
-from evalspec._compare.records import RunData
-from evalspec._compare.runs import compare_runs
-from evalspec._report.json_report import write_json
-from evalspec._review.results_file import load_results
-from evalspec.api import compile_plan, load_suite, load_transcripts, run_plan, score
-from evalspec.records import RunOptions
+from evalspec import api
+from evalspec.api import compile_plan, load_suite, load_transcripts, run_plan, score, write_reports
+from evalspec.records import ReportFiles, RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "suites" / "weather.yaml"
@@ -35,7 +31,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         compile_plan(suite), RunOptions(record="offline", recordings=RECORDINGS, run_dir=out)
     )
     assert not outcome.missing
-    write_json(score(suite, outcome.transcripts), out / "results.json")
+    write_reports(score(suite, outcome.transcripts), ReportFiles(results=out / "results.json"))
     return out
 
 
@@ -57,9 +53,10 @@ def edited(tmp_path: Path, *replacements: tuple[str, str], name: str = "head.yam
     return path
 
 
-def diff(tmp_path: Path, run_dir: Path, *replacements: tuple[str, str]):
+def diff(tmp_path: Path, run_dir: Path, *replacements: tuple[str, str], **options: Any):
+    """The weather suite diffed against a copy with these replacements, on the run's answers."""
     head = load_suite(edited(tmp_path, *replacements))
-    return diff_suites(load_suite(WEATHER), head, load_transcripts(run_dir))
+    return api.diff(load_suite(WEATHER), head, load_transcripts(run_dir), **options)
 
 
 def changed(comparison) -> dict[str, str]:
@@ -224,25 +221,18 @@ def test_invalid_head_suite_exits_2_with_position(tmp_path, run_dir):
 
 
 def test_markdown_diff_escapes_names_and_lists_rows(tmp_path, run_dir):
-    comparison = diff(
+    diff(
         tmp_path,
         run_dir,
         ("  - name: compare two cities", "  - name: compare <script>x</script> | cities"),
         BERLIN,
+        markdown=tmp_path / "comment.md",
+        show_unchanged=True,
     )
-    text = render_diff_markdown(comparison, show_unchanged=True)
+    text = (tmp_path / "comment.md").read_text(encoding="utf-8")
     assert "<script>" not in text
     assert "compare &lt;script&gt;x&lt;/script&gt; \\| cities" in text
     assert "| compare two cities | - | PASS 1.000 | - | removed |" in text
-
-
-def test_markdown_diff_respects_the_comment_size_limit(tmp_path, run_dir):
-    comparison = diff(tmp_path, run_dir, BERLIN)
-    full = render_diff_markdown(comparison)
-    assert "<details>" in full
-    short = render_diff_markdown(comparison, limit=len(full) - 10)
-    assert "<details>" not in short and "left out" in short
-    assert "| compare two cities | cause: interaction of expected call 1" in short
 
 
 # ---------------------------------------------------------------- --base-ref
@@ -354,10 +344,9 @@ def test_base_ref_unknown_ref_exits_2(repo, run_dir):
 
 def test_compare_puts_regressions_first(tmp_path, run_dir):
     head = load_suite(edited(tmp_path, BERLIN))
-    write_json(score(head, load_transcripts(run_dir)), tmp_path / "b" / "results.json")
-    comparison = compare_runs(
-        [RunData("A", load_results(run_dir)), RunData("B", load_results(tmp_path / "b"))]
-    )
+    scored = score(head, load_transcripts(run_dir))
+    write_reports(scored, ReportFiles(results=tmp_path / "b" / "results.json"))
+    comparison = api.compare([run_dir, tmp_path / "b"])
     kinds = [c.kind for c in comparison.changes]
     assert kinds == sorted(kinds, key=["regression", "worse", "better", "unchanged"].index)
     assert kinds.count("regression") == 1 and comparison.exit_code == 1

@@ -3,7 +3,6 @@ and a head branch, `evalspec review` across its suites, one comment, the exit co
 
 from __future__ import annotations
 
-import asyncio
 import html
 import os
 import shutil
@@ -14,11 +13,7 @@ from pathlib import Path
 import pytest
 from support import git, in_process, suites_repo
 
-from evalspec._providers.recordings import RecordingProvider, Recordings
-from evalspec._runner import run_plan_async
-from evalspec._runner.run_dir import recordings_path
-from evalspec.api import compile_plan, load_suite
-from evalspec.records import RunOptions
+from evalspec.api import load_suite, record_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "suites"
@@ -220,18 +215,12 @@ def test_answers_re_recorded_in_the_pr_stand_in_for_stale_ones(repo, tmp_path):
 
 
 def rerecord(suite_path: Path) -> None:
-    """Record the missing answers with the scripted model the example recordings come from."""
+    """Record the suite's answers anew with the scripted model the example recordings come
+    from."""
     sys.path.insert(0, str(ROOT / "examples"))
     from scripted_model import SCRIPTS, ScriptedProvider
 
-    suite = load_suite(suite_path)
-    recordings = Recordings(recordings_path(suite))
-    providers = {
-        m.name: RecordingProvider(recordings, ScriptedProvider(SCRIPTS["slack"]), mode="auto")
-        for m in suite.models
-    }
-    outcome = asyncio.run(run_plan_async(compile_plan(suite), RunOptions(), providers=providers))
-    assert not outcome.missing
+    record_answers(load_suite(suite_path), ScriptedProvider(SCRIPTS["slack"]))
 
 
 @pytest.mark.parametrize("ref", ["--upload-pack=touch pwned", "main;touch pwned", "-h", "a..b"])

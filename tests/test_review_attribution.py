@@ -7,6 +7,9 @@ blamed on the effect (its row named every change its case could reach); here eac
 the cause and the counterfactual that proves it (the base suite with that change alone gives the
 head's verdict). Edits apply one at a time: a property test rebuilds a changed suite from its
 base by applying them all.
+
+The attribution's logic (interactions, its bound, re-recorded answers) and the edits it applies
+are unit-tested in tests/test_attribution_logic.py.
 """
 
 from __future__ import annotations
@@ -15,18 +18,10 @@ import json
 import shutil
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from support import examples, git
-
-from evalspec import api
-from evalspec._compare.attribution import MAX_SINGLE, Budget, attribute
-from evalspec._compare.edits import MISSING, Edit, apply, edits
-from evalspec._compare.records import Side
+from support import git
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -127,127 +122,3 @@ def test_console_and_markdown_show_the_cause_and_its_proof(three_causes, tmp_pat
     markdown = comment.read_text(encoding="utf-8")
     assert "cause: rubric · fail\\_threshold: 0.7 -&gt; 0.8 (alone: WARN 0.750" in markdown
     assert "- with rubric · fail\\_threshold: 0.7 -&gt; 0.8: FAIL 0.750" in markdown
-
-
-# ---------------------------------------------------------------- attribution's logic
-
-
-def _side(status: str, score: float) -> Side:
-    return Side(status, score, "")  # type: ignore[arg-type]
-
-
-def _fake_score(rule):
-    """A scorer that sees which of the edits below the suite has (keys of a model's params)."""
-
-    def score(suite, _transcripts):
-        return rule(set(suite.models[0].params) - {"temperature", "seed"})
-
-    return score
-
-
-def _keyed(*names: str) -> list[Edit]:
-    """Edits that each add a key to the model's params, so they compose like real edits."""
-    return [Edit(("models", 0, "params", name), ("change", name), MISSING, True) for name in names]
-
-
-def _base():
-    return api.load_suite(ROOT / "suites" / "calendar.yaml")
-
-
-def test_an_interaction_of_two_changes_is_named_as_such():
-    # The verdict moves only when a and b are both applied.
-    rule = _fake_score(lambda on: _side("fail", 0.5) if {"a", "b"} <= on else _side("pass", 1))
-    found = attribute(
-        _base(),
-        "book lunch with jane",
-        _side("pass", 1),
-        _side("fail", 0.5),
-        [],
-        _keyed("a", "b", "c"),
-        rule,
-        Budget(),
-        new_evidence=False,
-    )
-    assert found.causes == (
-        "interaction of change · a: (none) -> true and change · b: (none) -> true "
-        "(neither alone moves it)",
-    )
-    assert ("change · a: (none) -> true", "PASS 1.000") in found.counterfactuals
-
-
-def test_past_the_bound_it_says_so_instead_of_guessing():
-    many = _keyed(*[f"e{i}" for i in range(MAX_SINGLE + 1)])
-    rule = _fake_score(lambda on: _side("fail", 0.0))
-    found = attribute(
-        _base(),
-        "book lunch with jane",
-        _side("pass", 1),
-        _side("fail", 0.0),
-        [],
-        many,
-        rule,
-        Budget(),
-        new_evidence=False,
-    )
-    assert not found.proven and found.tried == 0
-    assert found.causes[0].startswith(f"cause not computed: {MAX_SINGLE + 1} changes")
-
-
-def test_a_re_recorded_answer_that_alone_explains_is_the_cause():
-    rule = _fake_score(lambda on: _side("fail", 0.2))  # the new recording fails whatever
-    found = attribute(
-        _base(),
-        "book lunch with jane",
-        _side("pass", 1),
-        _side("fail", 0.2),
-        [],
-        _keyed("a"),
-        rule,
-        Budget(),
-        new_evidence=True,
-    )
-    assert found.causes == ("re-recorded answer (the base suite scores it FAIL 0.200)",)
-
-
-# ---------------------------------------------------------------- edits apply one at a time
-
-
-@settings(max_examples=examples(40), deadline=None)
-@given(
-    threshold=st.floats(0, 1),
-    title=st.text(max_size=20),
-    case_index=st.integers(0, 3),
-    tool_index=st.integers(0, 2),
-    value=st.one_of(st.text(max_size=10), st.integers(), st.none()),
-)
-def test_applying_every_edit_to_the_base_rebuilds_the_head(
-    threshold, title, case_index, tool_index, value
-):
-    """Whatever differs (a case's rubric, an expected argument, a tool's effect or
-    description), the edits name it and applying them all to the base gives the head."""
-    base = api.load_suite(ROOT / "suites" / "calendar.yaml")
-    case = base.cases[case_index]
-    head_case = replace(case, rubric=replace(case.rubric, fail_threshold=threshold))
-    if case.expect.tool_calls:
-        call = case.expect.tool_calls[0]
-        moved = replace(call, args={**call.args, "title": title})
-        head_case = replace(
-            head_case, expect=replace(case.expect, tool_calls=(moved, *case.expect.tool_calls[1:]))
-        )
-    tool = base.tools[tool_index]
-    head_tool = replace(tool, description=tool.description + "!")
-    if tool.behavior is not None and tool.behavior.effects:
-        effect = replace(tool.behavior.effects[0], value=value)
-        head_tool = replace(
-            head_tool,
-            behavior=replace(tool.behavior, effects=(effect, *tool.behavior.effects[1:])),
-        )
-    cases = (*base.cases[:case_index], head_case, *base.cases[case_index + 1 :])
-    tools = (*base.tools[:tool_index], head_tool, *base.tools[tool_index + 1 :])
-    head = replace(base, cases=cases, tools=tools)
-    found = edits(base, head)
-    rebuilt = base
-    for e in found:
-        rebuilt = apply(rebuilt, e)
-        assert e.where and ": " in e.text  # named by place and content
-    assert rebuilt == head

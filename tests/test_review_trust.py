@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from support import evalspec_cli
 
-from evalspec._compare.diff import diff_suites
-from evalspec.api import compile_plan, load_suite, load_transcripts, run_plan
+from evalspec.api import compile_plan, diff, load_suite, load_transcripts, run_plan
 from evalspec.records import RunOptions, ToolCall, Transcript
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,9 +64,7 @@ PARIS_30 = (
 
 def test_changed_simulated_response_flags_exactly_the_cases_that_saw_it(tmp_path, weather_run):
     head = load_suite(edited(tmp_path, "weather", PARIS_30))
-    comparison = diff_suites(
-        load_suite(SUITES / "weather.yaml"), head, load_transcripts(weather_run)
-    )
+    comparison = diff(load_suite(SUITES / "weather.yaml"), head, load_transcripts(weather_run))
     rerun = {c.case for c in comparison.changes if c.rerun}
     assert rerun == {"compare two cities", "current weather in Paris"}
     paris = next(c for c in comparison.changes if c.case == "current weather in Paris")
@@ -126,15 +123,15 @@ def test_llm_simulated_output_is_checked_against_its_cache_only(tmp_path):
     suite = load_suite(path)
     t = simulated_transcript(path, {"answer": 1})
     # No cache: nothing can say what the simulator answers now, and nothing is asked.
-    comparison = diff_suites(suite, suite, [t])
+    comparison = diff(suite, suite, [t])
     (c,) = comparison.changes
     assert c.rerun and "no cache holds its answer" in c.stale[0]
     cache = tmp_path / ".evalspec-cache" / "sim" / "lookup.json"
     cache.parent.mkdir(parents=True)
     cache.write_text(json.dumps({"{'q': 'x'}": {"error": "", "response": {"answer": 1}}}))
-    assert not diff_suites(suite, suite, [t]).changes[0].rerun
+    assert not diff(suite, suite, [t]).changes[0].rerun
     cache.write_text(json.dumps({"{'q': 'x'}": {"error": "", "response": {"answer": 2}}}))
-    assert diff_suites(suite, suite, [t]).changes[0].rerun
+    assert diff(suite, suite, [t]).changes[0].rerun
 
 
 # ---------------------------------------------------------------- nothing passes silently
@@ -212,13 +209,11 @@ def test_a_judge_pointed_elsewhere_is_a_security_change(tmp_path):
             ),
         )
     )
-    from evalspec._compare.security import security_changes
-
-    assert security_changes(base, head) == [
+    assert diff(base, head, []).security == (
         "judge of case 'compare two cities' (new) sends to https://judge.example.net/v1 with "
-        "the key in $CI_DEPLOY_TOKEN"
-    ]
-    assert security_changes(head, head) == []
+        "the key in $CI_DEPLOY_TOKEN",
+    )
+    assert diff(head, head, []).security == ()
 
 
 def test_changed_model_endpoint_and_key_variable_are_security_changes(tmp_path, slack_run):
@@ -271,7 +266,7 @@ def test_stricter_similarity_that_flips_a_match_is_named_even_when_the_score_sta
             ),
         )
     )
-    comparison = diff_suites(load_suite(SUITES / "slack.yaml"), head, load_transcripts(slack_run))
+    comparison = diff(load_suite(SUITES / "slack.yaml"), head, load_transcripts(slack_run))
     assert comparison.suite_wide == (
         "message: similarity 0.75 (weight 0.5) -> similarity 0.99 (weight 0.5)",
     )
@@ -280,9 +275,8 @@ def test_stricter_similarity_that_flips_a_match_is_named_even_when_the_score_sta
     assert general.before.score == pytest.approx(general.after.score)
     (row,) = general.rows
     assert row.verdict_only
-    from evalspec._compare.text import row_text
-
-    assert row_text(row).startswith("message (call 1): similarity 0.91 now not matched")
+    shown = cli("diff", SUITES / "slack.yaml", head.path, "-t", slack_run).output
+    assert "message (call 1): similarity 0.91 now not matched" in " ".join(shown.split())
 
 
 def test_every_kind_of_change_is_named_above_the_scores(tmp_path, weather_run):
@@ -322,7 +316,7 @@ def test_critic_evaluator_and_tool_changes_are_named(tmp_path):
             ),
         )
     )
-    comparison = diff_suites(base, head, [])
+    comparison = diff(base, head, [])
     assert 'unit: binary -> exact {"case_sensitive": false} (required)' in comparison.suite_wide
     order = next(c for c in comparison.changes if c.case == "now and tomorrow, in order")
     assert 'evaluator tool_call_order: {"strict": true} -> {"strict": false}' in order.named

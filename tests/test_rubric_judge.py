@@ -15,10 +15,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, text_reply
-from support import git
-from typer.testing import CliRunner
-
-from evalspec._cli import app
+from support import evalspec_cli, git
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "support_conversation"
@@ -38,7 +35,8 @@ CASES = (
 
 
 def cli(*args: Any) -> Any:
-    return CliRunner().invoke(app, [str(a) for a in args])
+    """`evalspec ARGS`, in process."""
+    return evalspec_cli(args)
 
 
 def fenced_record(prompt: str) -> Any:

@@ -43,7 +43,6 @@ from support import (
 )
 
 from evalspec import api
-from evalspec._runner.run_dir import read_finished
 
 
 @pytest.fixture
@@ -194,7 +193,7 @@ def test_exhausted_retries_make_that_item_an_error(server: FakeOpenAI, tmp_path:
     assert "gave up after 2 attempts" in by_case["weather paris"]["reason"]
     assert "HTTP 503" in by_case["weather paris"]["reason"]
     assert by_case["add numbers"]["status"] == "pass"
-    assert len(read_finished(run_dir)) == 3  # nothing lost
+    assert len({t.item_id for t in api.load_transcripts(run_dir)}) == 3  # nothing lost
 
 
 def test_a_reply_the_provider_cannot_read_fails_only_its_item(
@@ -221,7 +220,7 @@ def test_a_reply_the_provider_cannot_read_fails_only_its_item(
         "weather two cities": "pass",
         "add numbers": "pass",
     }
-    assert len(read_finished(tmp_path / "run")) == 3
+    assert len({t.item_id for t in api.load_transcripts(tmp_path / "run")}) == 3
 
 
 # --- exit codes and selection through the real command ------------------------------------------
@@ -374,38 +373,6 @@ def test_recordings_are_written_and_a_second_run_replays_without_http(
         (r["case"], r["model"], r["score"]) for r in results_of(tmp_path / "second")["results"]
     ]
     assert first_scores == second_scores
-
-
-# --- progress counts ---------------------------------------------------------------------------
-
-
-def test_progress_counts_pass_warn_fail_so_far_without_loading_embeddings(tmp_path: Path) -> None:
-    from evalspec._report.progress import LiveTally
-    from evalspec.records import ToolCall, Transcript
-
-    extra = """\
-  - name: fuzzy paris
-    user: Weather, roughly Paris?
-    critics: {city: similarity}
-    expect:
-      tool_calls: [{get_weather: {city: Paris}}]
-"""
-    suite = api.load_suite(write_e2e_suite(tmp_path, "http://127.0.0.1:9/v1", extra=extra))
-
-    def made(case: str, city: str, error: str | None = None) -> Transcript:
-        call = ToolCall("get_weather", {"city": city}, json.dumps({"city": city}))
-        return Transcript(f"id-{case}-{city}", case, "m1", tool_calls=(call,), error=error)
-
-    tally = LiveTally(suite)
-    assert tally.add(made("weather paris", "Paris")) == "pass"
-    assert tally.add(made("weather paris", "Lyon")) == "fail"
-    assert tally.add(made("weather paris", "Paris", error="HTTP 500")) == "error"
-    assert tally.add(made("fuzzy paris", "Paris, France")) == "later"
-    assert tally.counts == {
-        "pass": 1, "warn": 0, "fail": 1, "error": 1, "user_fault": 0, "captured": 0, "later": 1
-    }  # fmt: skip
-    assert tally.summary() == "1 pass · 0 warn · 1 fail · 1 errors · 1 scored at the end"
-    assert tally.scorer.embedder is None  # nothing heavy was loaded while counting
 
 
 def test_a_case_offers_only_its_own_tools(server: FakeOpenAI, tmp_path: Path) -> None:

@@ -1,4 +1,7 @@
-"""The scoring engine as a user sees it: matching, rubric rules, bands, trials, re-scoring."""
+"""The scoring engine as a user sees it: matching, rubric rules, bands, trials, re-scoring.
+
+The assignment of calls to expected calls and the pass@k estimators are unit-tested beside
+them, in tests/test_call_assignment.py and tests/test_pass_at_k.py."""
 
 from __future__ import annotations
 
@@ -7,9 +10,7 @@ import json
 import pytest
 from support import in_process, transcript
 
-from evalspec._providers.calls import ModelCalls
-from evalspec._scoring.matching import assign
-from evalspec._scoring.trials import pass_at_k, pass_hat_k
+from evalspec import api
 from evalspec.api import load_suite, score
 
 SUITE = """
@@ -95,11 +96,6 @@ def test_optimal_assignment_pairs_calls_in_any_order(write_suite):
     )
     r = result(make(write_suite), t)
     assert (r.status, r.score) == ("pass", 1.0)
-
-
-def test_assignment_is_optimal_not_greedy():
-    # Greedy row-by-row would take (0,0)=5 then (1,1)=1: total 6. Optimal: (0,1)+(1,0) = 4+4 = 8.
-    assert sorted(assign([[5, 4], [4, 1]], ordered=False)) == [(0, 1), (1, 0)]
 
 
 def test_missing_expected_call_counts_as_zero_with_its_weight(write_suite):
@@ -228,14 +224,6 @@ def test_pass_rules_over_trials(write_suite, rule, statuses, expected):
     assert summary.trials == 3 and summary.passed == statuses.count("pass")
 
 
-def test_pass_at_k_estimators():
-    assert pass_at_k(3, 1, 1) == pytest.approx(1 / 3)
-    assert pass_at_k(3, 1, 3) == 1.0
-    assert pass_at_k(5, 0, 2) == 0.0
-    assert pass_hat_k(3, 2, 2) == pytest.approx(1 / 3)
-    assert pass_hat_k(3, 3, 3) == 1.0
-
-
 def test_score_command_rescores_without_a_model(write_suite, tmp_path):
     """Loosening a threshold changes the verdict of recorded transcripts; no model is called."""
     suite_path = write_suite(
@@ -271,32 +259,13 @@ def test_score_command_rescores_without_a_model(write_suite, tmp_path):
     assert json.loads(second.stdout)["results"][0]["status"] == "warn"
 
 
-def test_small_and_large_assignments_agree_with_the_hungarian_method():
-    """Small problems are solved by enumeration (no scipy import); the optimum is the same."""
-    import random
-
-    from scipy.optimize import linear_sum_assignment
-
-    rng = random.Random(7)
-    for n, m in [(1, 1), (1, 4), (4, 1), (2, 3), (3, 2), (3, 3), (5, 5), (6, 6), (7, 7), (8, 3)]:
-        for _ in range(20):
-            scores = [[rng.choice([0, 1, 2, 2.5, 3]) for _ in range(m)] for _ in range(n)]
-            ours = assign(scores, ordered=False)
-            rows, cols = linear_sum_assignment(scores, maximize=True)
-            best = sum(scores[i][j] for i, j in zip(rows, cols, strict=True))
-            assert sum(scores[i][j] for i, j in ours) == pytest.approx(best)
-            assert len(ours) == min(n, m)
-            assert len({i for i, _ in ours}) == len({j for _, j in ours}) == len(ours)
-
-
 def test_judge_verdicts_are_cached_beside_the_suite(write_suite, tmp_path, monkeypatch):
-    """Re-scoring a judged answer asks the judge once; the second score reads the cache."""
+    """Judging an answer asks the judge once; scoring it, again and again, reads the cache."""
     from fake_openai import FakeOpenAI, text_reply
 
     verdict = text_reply('{"verdict": "Solved", "reason": "states the temperature"}')
     with FakeOpenAI(lambda body: verdict) as judge_server:
-        suite = load_suite(
-            write_suite(f"""
+        path = write_suite(f"""
             suite: judged
             models: [m]
             tools:
@@ -311,10 +280,12 @@ def test_judge_verdicts_are_cached_beside_the_suite(write_suite, tmp_path, monke
                     judge: {{criteria: gives the temperature, model: judge-1,
                              base_url: "{judge_server.base_url}"}}
             """)
-        )
         t = transcript("weather", ("get_weather", {"city": "Paris"}), final="It is 21 °C.")
-        first = score(suite, [t], calls=ModelCalls(timeout_s=10, retries=0)).results[0]
-        second = score(suite, [t]).results[0]  # from the cache: no call needed
+        api.write_transcripts(tmp_path / "t.jsonl", [t])
+        assert api.judge(path, tmp_path / "t.jsonl").exit_code == 0  # the one call that asks
+        suite = load_suite(path)
+        first = score(suite, [t]).results[0]  # from the cache: no call needed
+        second = score(suite, [t]).results[0]
     assert first.status == second.status == "pass"
     assert first.evaluators["final_answer.judge"] == 1.0
     assert len(judge_server.requests) == 1

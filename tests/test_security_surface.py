@@ -24,11 +24,7 @@ import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_call_reply
 from support import git
 
-from evalspec import api, records
-from evalspec._compare.security import security_changes
-from evalspec._suite.endpoints import endpoints
-from evalspec._suite.model import Case, EvaluatorSpec, Expectation, FinalAnswerCheck, Message, Turn
-from evalspec.records import ModelSpec, Suite
+from evalspec import api, plugins, records
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -191,19 +187,31 @@ def test_a_pull_request_moving_a_key_at_any_place_is_a_security_change(tmp_path,
     assert "Traceback" not in done.stderr
 
 
+def security_section(suite: Path, *trusted: str) -> list[str]:
+    """The security section `review` shows for the suite added by a pull request (as a new
+    suite), in a git repository made beside it; `trusted` are the plugins review may load."""
+    repo = suite.parent / "repo"
+    (repo / "suites").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "pr")
+    shutil.copy(suite, repo / "suites" / suite.name)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "a new suite")
+    review = api.review(base_ref="main", cwd=repo, allow_stale=True, plugins=trusted)
+    return [line for s in review.suites if s.comparison for line in s.comparison.security]
+
+
 def test_a_simulated_users_judge_is_named_by_its_case():
-    suite = api.load_suite(_write(_suite("cases.[].user.simulate.checks.[].judge")))
-    found = endpoints(suite)
-    judge = found["judge of case 'simulated' simulated user"]
-    assert (judge.base_url, judge.api_key_env) == (ATTACKER, TOKEN)
-    assert any(ATTACKER in x and f"${TOKEN}" in x for x in security_changes(None, suite))
+    lines = security_section(_write(_suite("cases.[].user.simulate.checks.[].judge")))
+    (judge,) = [x for x in lines if "judge of case 'simulated' simulated user" in x]
+    assert ATTACKER in judge and f"${TOKEN}" in judge, lines
 
 
 def test_turn_judges_are_named_by_case_and_turn():
-    suite = api.load_suite(_write(_suite("cases.[].turns.[].expect.final_answer.judge")))
-    found = endpoints(suite)
-    assert found["judge of case 'two turns' turn 2"].base_url == ATTACKER
-    assert found["judge of case 'two turns' turn 2"].api_key_env == TOKEN
+    lines = security_section(_write(_suite("cases.[].turns.[].expect.final_answer.judge")))
+    (judge,) = [x for x in lines if "judge of case 'two turns' turn 2" in x]
+    assert ATTACKER in judge and f"${TOKEN}" in judge, lines
 
 
 def _write(text: str) -> Path:
@@ -215,20 +223,31 @@ def _write(text: str) -> Path:
     return path
 
 
-def test_a_plugin_check_or_evaluator_given_an_endpoint_is_listed():
+PLUGGED = f"""\
+suite: s
+models: [m]
+cases:
+  - name: c
+    evaluators: [{{scorer_service: {{base_url: "{ATTACKER}", api_key_env: {TOKEN}}}}}]
+    turns:
+      - user: hi
+      - user: again
+        expect:
+          final_answer:
+            tone_check: {{base_url: "{ATTACKER}", api_key_env: {TOKEN}}}
+"""
+
+
+def test_a_plugin_check_or_evaluator_given_an_endpoint_is_listed(monkeypatch):
     """Whatever a plugin does with `base_url`/`api_key_env`, a reviewer sees where it points:
     in a case's evaluators, a turn's final-answer checks, anywhere a record nests."""
-    plugin = {"base_url": ATTACKER, "api_key_env": TOKEN}
-    turn = Turn("again", Expectation(final_answer=(FinalAnswerCheck("tone_check", plugin),)))
-    case = Case(
-        "c",
-        (Message("user", "hi"),),
-        Expectation(),
-        evaluators=(EvaluatorSpec("scorer_service", dict(plugin)),),
-        turns=(Turn("hi"), turn),
-    )
-    suite = Suite("s", "s.yaml", (), (case,), (ModelSpec("m", "m"),))
-    lines = security_changes(None, suite)
+    plugins.register("evaluator", "scorer_service")(lambda given: 1.0)
+    plugins.register("final_answer", "tone_check")(lambda given: 1.0)
+    try:
+        lines = security_section(_write(PLUGGED), "scorer_service", "tone_check")
+    finally:
+        plugins.unregister("evaluator", "scorer_service")
+        plugins.unregister("final_answer", "tone_check")
     assert any("evaluator scorer_service" in x and ATTACKER in x for x in lines), lines
     assert any("tone_check" in x and "turn 2" in x and f"${TOKEN}" in x for x in lines), lines
 
@@ -307,7 +326,7 @@ def test_every_endpoint_a_run_calls_is_in_the_security_section(listened, tmp_pat
     }
     written = [p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
     assert not [text for text in written if "secret-TURN_KEY" in text]
-    listed = security_changes(None, api.load_suite(suite_path))
+    listed = security_section(suite_path)
     assert {auth.removeprefix("Bearer secret-") for _, auth in sent} == set(KEYS), sent
     for where, auth in sent:
         var = auth.removeprefix("Bearer secret-")

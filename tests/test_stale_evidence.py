@@ -7,7 +7,6 @@ Each test first reproduces the hole as it was reported (the comments say what wa
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import sys
@@ -18,13 +17,8 @@ import pytest
 from fake_openai import FakeOpenAI
 from support import KEY_ENV, evalspec_cli, git, scripted, write_e2e_suite
 
-from evalspec._providers.recordings import RecordingProvider, Recordings
-from evalspec._review.markdown import render_review_markdown
-from evalspec._review.repo import review_repository
-from evalspec._runner import run_plan_async
-from evalspec._runner.run_dir import read_finished, recordings_path
-from evalspec.api import compile_plan, load_suite
-from evalspec.records import RunOptions
+from evalspec import api
+from evalspec.api import load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 PARIS_21, PARIS_30 = "output: {{temp: 21}}", "output: {{temp: 30}}"
@@ -55,7 +49,7 @@ def finished_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 def paris_outputs(run_dir: Path) -> list[Any]:
     return [
         call.output
-        for t in read_finished(run_dir).values()
+        for t in {t.item_id: t for t in api.load_transcripts(run_dir)}.values()  # last wins
         for call in t.tool_calls
         if call.arguments == {"city": "Paris"}
     ]
@@ -121,25 +115,26 @@ def repo(tmp_path: Path) -> Path:
 
 
 def rerecord(suite_path: Path) -> None:
-    """Record what the recordings lack with the scripted model the examples come from."""
+    """Record the suite's answers anew with the scripted model the examples come from."""
     sys.path.insert(0, str(ROOT / "examples"))
     from scripted_model import SCRIPTS, ScriptedProvider
 
     suite = load_suite(suite_path)
-    recordings = Recordings(recordings_path(suite))
-    script = SCRIPTS[suite.name]
-    providers = {
-        m.name: RecordingProvider(recordings, ScriptedProvider(script), mode="auto")
-        for m in suite.models
-    }
-    outcome = asyncio.run(run_plan_async(compile_plan(suite), RunOptions(), providers=providers))
-    assert not outcome.missing
+    api.record_answers(suite, ScriptedProvider(SCRIPTS[suite.name]))
 
 
 def weather_review(repo: Path):
-    review = review_repository(["suites/*.yaml"], "main", cwd=repo)
+    """The review of the pull request (its comment written beside the repository), and the
+    weather suite's."""
+    review = api.review(
+        ["suites/*.yaml"], base_ref="main", cwd=repo, markdown=repo.parent / "comment.md"
+    )
     (weather,) = [s for s in review.suites if s.path == "suites/weather.yaml"]
     return review, weather
+
+
+def comment(repo: Path) -> str:
+    return (repo.parent / "comment.md").read_text(encoding="utf-8")
 
 
 def test_review_names_a_tool_change_answered_by_new_recordings(repo):
@@ -154,9 +149,9 @@ def test_review_names_a_tool_change_answered_by_new_recordings(repo):
     change = 'tool get_current_weather response when {"city": "Paris"}: temperature 21 -> 30'
     named = {c.case: c.named for c in result.comparison.changes if c.named}
     assert named == {"compare two cities": (change,), "current weather in Paris": (change,)}
-    comment = render_review_markdown(review)
-    assert "`suites/weather.yaml`" not in comment.split("Untouched:")[-1]
-    assert "temperature 21 -&gt; 30" in comment
+    said = comment(repo)
+    assert "`suites/weather.yaml`" not in said.split("Untouched:")[-1]
+    assert "temperature 21 -&gt; 30" in said
 
 
 def test_review_names_a_tool_change_no_recording_reaches(repo):
@@ -174,8 +169,7 @@ def test_review_names_a_tool_change_no_recording_reaches(repo):
         'tool get_current_weather response when {"city": "Berlin"}: (none) -> '
         '{"city": "Berlin", "temperature": 18}',
     )
-    comment = render_review_markdown(review)
-    assert "### Other changes to suite files" in comment
+    assert "### Other changes to suite files" in comment(repo)
     assert review.exit_code == 0
 
 

@@ -334,34 +334,59 @@ def test_injected_text_reaches_the_model_and_is_judged_by_its_calls(tmp_path):
     assert results["plain"]["status"] == "pass"
 
 
-def test_a_conversation_shows_a_fault_as_a_fault_not_as_an_answer():
-    from evalspec._report.conversation import conversation
+CHARGE_SUITE = """\
+suite: charge
+models: [m-1]
+tools:
+  - name: charge_card
+    responses: [{output: {ok: true}}]
+    parameters: {type: object, properties: {order_id: {type: string}}}
+cases:
+  - name: charge
+    faults: [{tool: charge_card, kind: rate_limit, on_call: 1, retry_after: 5}]
+    turns:
+      - user: Charge order A17.
+        expect: {tool_calls: [{charge_card: {order_id: B22}}]}
+"""
+"""A one-turn conversation whose first call meets a 429; it expects another order, so it
+fails and the console shows its conversation."""
 
-    details = {"turns": [{"turn": 1, "user": "Charge order A17.", "final_answer": "Charged."}]}
-    calls = [
-        {
-            "name": "charge_card",
-            "raw_arguments": '{"order_id": "A17"}',
-            "error": "429 Too Many Requests",
-            "fault": {"kind": "rate_limit", "status": 429, "retry_after": 5, "applied": False},
-            "user_turn": 0,
-        },
-        {
-            "name": "charge_card",
-            "raw_arguments": '{"order_id": "A17"}',
-            "output": {"ok": True},
-            "user_turn": 0,
-        },
-    ]
-    (turn,) = conversation(details, calls)
-    assert [(line.role, line.text) for line in turn.lines] == [
-        ("user said", "Charge order A17."),
-        ("model called", 'charge_card {"order_id": "A17"}'),
-        ("fault injected", "rate_limit, status 429, Retry-After 5"),
-        ("tool refused", "429 Too Many Requests"),
-        ("model called", 'charge_card {"order_id": "A17"}'),
-        ("tool answered", '{"ok": true}'),
-        ("model answered", "Charged."),
+
+class _Retrier:
+    """Charges A17, once more after a refusal, then says it is done."""
+
+    async def complete(self, request: Any) -> Any:
+        from evalspec.plugins import ChatResponse
+
+        told = [m["content"] for m in request.messages if m["role"] == "tool"]
+        if told and '"error"' not in told[-1]:
+            return ChatResponse({"role": "assistant", "content": "Charged."}, "stop", {})
+        call = {"id": f"c{len(told)}", "type": "function"}
+        call["function"] = {"name": "charge_card", "arguments": '{"order_id": "A17"}'}
+        return ChatResponse({"role": "assistant", "tool_calls": [call]}, "tool_calls", {})
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_conversation_shows_a_fault_as_a_fault_not_as_an_answer(tmp_path):
+    from evalspec.api import load_suite, record_answers
+
+    path = tmp_path / "charge.yaml"
+    path.write_text(CHARGE_SUITE, encoding="utf-8")
+    record_answers(load_suite(path), _Retrier())
+    done = in_process("run", path, "--record", "offline", "--out", tmp_path / "run", "-v")
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
+    shown = lines[lines.index("user said: Charge order A17.") :][:7]
+    assert shown == [
+        "user said: Charge order A17.",
+        'model called: charge_card {"order_id": "A17"}',
+        "fault injected: rate_limit, status 429, Retry-After 5",
+        "tool refused: 429 Too Many Requests",
+        'model called: charge_card {"order_id": "A17"}',
+        'tool answered: {"ok": true}',
+        "model answered: Charged.",
     ]
 
 

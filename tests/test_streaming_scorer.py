@@ -1,0 +1,58 @@
+"""Scoring as transcripts finish, in any order and in chunks, reports what scoring them all at
+the end does; and the scorer forgets the judges of cases long scored, so memory stays flat.
+
+A unit test of evalspec._scoring.stream's StreamingScorer (and the scorer's memo it bounds),
+which it imports: a run scores this way, and a report cannot tell the two apart, which is the
+point; the memo's bound is a number no result shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import many_cases_suite, transcript
+
+from evalspec._report.records import report_from_results
+from evalspec._scoring.stream import StreamingScorer
+from evalspec.api import load_suite, score
+
+
+def test_scoring_as_transcripts_finish_reports_what_scoring_at_the_end_does(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "many.yaml"
+    path.write_text(many_cases_suite(50), encoding="utf-8")
+    suite = load_suite(path)
+    made = [transcript(f"c{i}", ("t", {"id": f"r{i}" if i % 3 else "x"})) for i in range(50)]
+    at_end = score(suite, made)
+    streamed = StreamingScorer(suite, order={t.item_id: i for i, t in enumerate(made)}, chunk=7)
+    for t in reversed(made):  # finished in another order than planned
+        streamed.add(t)
+    report = report_from_results(suite, streamed.finish(), streamed.usage)
+    assert report.to_dict() == at_end.to_dict()
+    assert report.exit_code == at_end.exit_code == 1
+
+
+def test_a_scorer_forgets_the_judges_of_cases_long_scored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory stays flat in the number of cases: judges are remade, not kept for every case,
+    and the results do not change."""
+    from evalspec._scoring import scorer as scoring
+
+    path = tmp_path / "many.yaml"
+    path.write_text(many_cases_suite(40), encoding="utf-8")
+    suite = load_suite(path)
+    made = [transcript(f"c{i}", ("t", {"id": f"r{i}" if i % 3 else "x"})) for i in range(40)]
+    made += made[:3]  # the first cases again, after they were forgotten
+    expected = score(suite, made).to_dict()
+    monkeypatch.setattr(scoring, "MEMO_CASES", 5)
+    streamed = StreamingScorer(suite, order={t.item_id: i for i, t in enumerate(made)}, chunk=7)
+    for t in made:
+        streamed.add(t)
+    results = streamed.finish()
+    assert len(streamed.scorer._arg_judges) <= 5
+    got = report_from_results(suite, results, streamed.usage).to_dict()
+    assert sorted(map(repr, got.pop("results"))) == sorted(map(repr, expected.pop("results")))
+    assert got == expected
