@@ -31,7 +31,7 @@ module a suite names.
 
 Model code that is not behind an OpenAI-compatible or Anthropic endpoint answers through a
 `Provider` (``async complete(ChatRequest) -> ChatResponse``; `evalspec.api.record_answers`
-records its answers), and a scorer can be given its own `Embedder`.
+records its answers), and a scorer can be given its own `Embedder` and LLM `Judge`.
 
 Each name is imported on first use; the imports below are the one list of public names.
 """
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from evalspec._scoring.protocols import Evaluator as Evaluator
     from evalspec._scoring.protocols import EvaluatorInput as EvaluatorInput
     from evalspec._scoring.protocols import Finding as Finding
+    from evalspec._scoring.protocols import Judge as Judge
     from evalspec._scoring.protocols import Verdict as Verdict
     from evalspec._tools.environment import ToolEnvironment as ToolEnvironment
     from evalspec._tools.environment import ToolOutcome as ToolOutcome

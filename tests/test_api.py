@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -125,6 +126,7 @@ SURFACE = {
         "Evaluator",
         "EvaluatorInput",
         "Finding",
+        "Judge",
         "Params",
         "Plugin",
         "Provider",
@@ -466,3 +468,22 @@ def test_record_answers_from_your_own_provider_then_replay_them_offline(
     (case,) = result.report.cases
     (trial,) = case.results
     assert (trial.model, trial.status, trial.score) == ("house-model", "pass", 1.0)
+
+
+def test_every_public_signature_names_only_public_types():
+    """A parameter or return typed by a private class cannot be built or read by a user (as
+    `score(calls: ModelCalls)` was): each type a public function names is offered too."""
+    offered = {name for names in SURFACE.values() for name in names}
+    standard = {"Any", "Awaitable", "Callable", "Iterable", "Iterator", "Literal", "Mapping"}
+    standard |= {"None", "Path", "Sequence"}
+    private = []
+    for module, name in PUBLIC:
+        function = getattr(importlib.import_module(module), name)
+        if isinstance(function, type) or not callable(function):
+            continue
+        signature = inspect.signature(function)
+        written = [str(p.annotation) for p in signature.parameters.values()]
+        for text in [*written, str(signature.return_annotation)]:
+            named = set(re.findall(r"\b[A-Z]\w*", text)) - offered - standard
+            private += [f"{module}.{name}: {type_name}" for type_name in sorted(named)]
+    assert private == []

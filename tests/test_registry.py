@@ -146,7 +146,7 @@ def test_builtins_are_registered_through_the_decorator_and_match_the_language_sc
 
 
 def test_allow_only_hides_plugins_and_keeps_builtins(monkeypatch) -> None:
-    hidden = registry.Entry("critic", "from_elsewhere", BinaryCritic, origin="other",
+    hidden = registry.Plugin("critic", "from_elsewhere", BinaryCritic, origin="other",
                             from_entry_point=True)  # fmt: skip
     monkeypatch.setitem(registry._REGISTRY["critic"], "from_elsewhere", hidden)
     monkeypatch.setattr(registry, "_entry_points_loaded", True)

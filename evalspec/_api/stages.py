@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from evalspec._critics.base import Embedder
     from evalspec._plan import Plan
     from evalspec._providers.base import Provider
-    from evalspec._providers.calls import ModelCalls
     from evalspec._report.records import Report
     from evalspec._runner.estimate import ModelEstimate
     from evalspec._runner.execute import RunOptions
@@ -81,14 +80,12 @@ def score(
     *,
     embedder: Embedder | None = None,
     judge: Judge | None = None,
-    calls: ModelCalls | None = None,
 ) -> Report:
     """Score transcripts against a suite. No model is called: an LLM judge reads its verdicts
-    from its cache (a miss is that case's "needs a run"), unless `calls` (a ModelCalls) allows
-    it to ask."""
+    from its cache (a miss is that case's "needs a run"; `judge()` asks for them)."""
     from evalspec._report.records import build_report
 
-    return build_report(suite, transcripts, embedder=embedder, judge=judge, calls=calls)
+    return build_report(suite, transcripts, embedder=embedder, judge=judge)
 
 
 def estimate_cost(plan: Plan) -> list[ModelEstimate]:

@@ -33,7 +33,7 @@ from evalspec._util import redaction
 from evalspec._util.errors import Problem, RunError, SpecError
 from evalspec._util.files import read_json_object, update_json_object
 from evalspec._util.json_values import json_equal, parse_json_value
-from evalspec._util.registry import Entry, builtin_names, find, register
+from evalspec._util.registry import Plugin, builtin_names, find, register
 
 _log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ _RESERVED_PARAMS = ("name",)
 """Options evalspec reads for every check; `threshold` is passed on (a check may read it)."""
 
 
-def _entry(check: FinalAnswerCheck) -> Entry:
+def _entry(check: FinalAnswerCheck) -> Plugin:
     entry = find("final_answer", check.kind)
     if entry is None:
         raise _spec_error(check, f"unknown final-answer check {check.kind!r}")
@@ -129,7 +129,7 @@ def _entry(check: FinalAnswerCheck) -> Entry:
 
 
 def _call(
-    entry: Entry,
+    entry: Plugin,
     check: FinalAnswerCheck,
     answer: str,
     embedder: Embedder | None,
@@ -143,7 +143,7 @@ def _call(
     return entry.impl(AnswerInput(answer, params, question, embedder, judge))
 
 
-def _check_error(check: FinalAnswerCheck, entry: Entry, exc: ValueError) -> Exception:
+def _check_error(check: FinalAnswerCheck, entry: Plugin, exc: ValueError) -> Exception:
     """Bad options are the suite's mistake: reported at the check's place. A built-in's other
     ValueErrors are bugs and propagate as they are."""
     if isinstance(exc, ParamError) or not entry.builtin:
@@ -151,7 +151,7 @@ def _check_error(check: FinalAnswerCheck, entry: Entry, exc: ValueError) -> Exce
     return exc
 
 
-def _finish(check: FinalAnswerCheck, entry: Entry, answer: str, result: Any) -> EvaluatorResult:
+def _finish(check: FinalAnswerCheck, entry: Plugin, answer: str, result: Any) -> EvaluatorResult:
     """A check's return as a result: a Verdict passes as it says, else at 1.0 or at the
     check's `threshold`."""
     verdict = as_verdict(result)

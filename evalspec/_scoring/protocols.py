@@ -4,7 +4,7 @@ An evaluator judges a whole transcript; a final-answer check judges the model's 
 takes one input record and returns a `CheckReturn`: a score in [0, 1], a ``(score, details)``
 pair, or a `Verdict` that also explains itself with `Finding` rows. A check may be async (the
 LLM judge is one). Plugins written before these records, taking positional arguments, keep
-working (see `evalspec._util.registry.Entry.legacy`).
+working (see `evalspec._util.registry.Plugin.legacy`).
 """
 
 from __future__ import annotations
@@ -78,7 +78,9 @@ class AnswerInput:
 
 
 class Judge(Protocol):
-    """Anything that can grade an answer; `final_answer.LLMJudge` is the real one."""
+    """Anything that grades a final answer against criteria: a score in [0, 1] and the
+    reason. The judge check's LLM is the one evalspec uses; `score(..., judge=)` takes your own
+    (a scripted judge in a test, another grader)."""
 
     async def judge(self, question: str, answer: str, criteria: str) -> tuple[float, str]: ...
 

@@ -61,7 +61,7 @@ KINDS: dict[str, PluginKind] = {
 
 
 @dataclass(frozen=True)
-class Entry:
+class Plugin:
     """One registered critic, evaluator or check: its kind, the name suites use, its
     implementation, the JSON Schema of its options, and where it came from."""
 
@@ -86,20 +86,17 @@ class Entry:
         object.__setattr__(self, "builtin", self.origin == BUILTIN and not self.from_entry_point)
 
 
-Plugin = Entry
-"""The name plugins knew before built-ins registered here too."""
-
-_REGISTRY: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
+_REGISTRY: dict[str, dict[str, Plugin]] = {kind: {} for kind in KINDS}
 _builtins_loaded: set[str] = set()
 _entry_points_loaded = False
 _loading: Any = None
 """The entry point being imported, while it is (its registrations carry its name)."""
 _loaded_names: set[str] = set()
-"""Entry points imported in this process (each imports once)."""
+"""Plugin points imported in this process (each imports once)."""
 _skipped_names: set[str] = set()
-"""Entry points passed over while `allow_only` hid them: they load once it ends."""
+"""Plugin points passed over while `allow_only` hid them: they load once it ends."""
 _allowed: frozenset[str] | None = None
-"""Entry-point names that may load (None: every installed one); see `allow_only`."""
+"""Plugin-point names that may load (None: every installed one); see `allow_only`."""
 
 
 def register(
@@ -130,7 +127,7 @@ def register(
                 "may not replace a built-in: rename it in that plugin"
             )
         doc = description or (impl.__doc__ or "").strip().split("\n")[0]
-        _REGISTRY[kind][entry_name] = Entry(
+        _REGISTRY[kind][entry_name] = Plugin(
             kind,
             entry_name,
             impl,
@@ -249,11 +246,11 @@ def allow_only(names: Iterable[str]) -> Iterator[None]:
             _entry_points_loaded = False
 
 
-def _shown(entry: Entry) -> bool:
+def _shown(entry: Plugin) -> bool:
     return not entry.from_entry_point or _allowed is None or entry.origin in _allowed
 
 
-def find(kind: str, name: str) -> Entry | None:
+def find(kind: str, name: str) -> Plugin | None:
     """The entry a suite means by `name` of this kind, built-in or installed; None if unknown.
 
     A built-in is found without looking at installed plugins."""
@@ -268,7 +265,7 @@ def find(kind: str, name: str) -> Entry | None:
     return entry if entry is not None and _shown(entry) else None
 
 
-def registered(kind: str, *, builtins: bool = True) -> dict[str, Entry]:
+def registered(kind: str, *, builtins: bool = True) -> dict[str, Plugin]:
     """Every entry of one kind by name, installed plugins included (built-ins too unless
     `builtins` is false)."""
     load_entry_points()
