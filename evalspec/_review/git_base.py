@@ -209,14 +209,23 @@ def _materialise_tool_lock(root: Path, commit: str, rel: str, dest: Path) -> Non
             _materialise_lock(root, commit, lock_rel, dest)  # others: load_suite refuses them
 
 
-def _variant_locks(text: bytes) -> list[str]:
-    """The lock files a suite's tool variants name."""
+def _parsed(text: bytes) -> Any:
+    """A base file's data, read only to find the files it names (None when it is no YAML:
+    load_suite reports the mistake with its position). With libyaml where installed, as
+    load_suite reads it: PyYAML's Python parser took seconds on a large base, twice a file, and
+    on deep nesting ran to Python's recursion limit where libyaml stops at once."""
     import yaml
 
+    loader = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
     try:
-        doc = yaml.safe_load(text)
+        return yaml.load(text, Loader=loader)
     except (yaml.YAMLError, RecursionError, ValueError):
-        return []  # load_suite reports the mistake with its position
+        return None
+
+
+def _variant_locks(text: bytes) -> list[str]:
+    """The lock files a suite's tool variants name."""
+    doc = _parsed(text)
     variants = doc.get("variants") if isinstance(doc, dict) else None
     listed = variants if isinstance(variants, list) else []
     return [
@@ -301,12 +310,7 @@ def _materialise(root: Path, commit: str, rel: str, dest: Path, done: set[str], 
 
 def _includes(text: bytes) -> list[str]:
     """`include:` targets in a suite or an included file (tools and cases lists)."""
-    import yaml
-
-    try:
-        doc = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError, ValueError):
-        return []  # load_suite reports the mistake with its position
+    doc = _parsed(text)
     lists: list[Any] = []
     if isinstance(doc, dict):
         lists = [doc.get("tools"), doc.get("cases")]
