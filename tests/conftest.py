@@ -157,6 +157,16 @@ def _use_lane(every_example: bool) -> None:
     settings.load_profile("default" if every_example else "default-lane")
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The default lane does not import a module marked slow as a whole (a file named on the
+    command line is collected still, and deselected below)."""
+    if config.getoption("--all") or config.getoption("markexpr"):
+        return None
+    if collection_path.name.startswith("test_") and support.marks_module_slow(collection_path):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The default lane leaves out tests marked slow; `--all` (the README's command, run by CI)
     keeps them, and so does naming them with `-m`."""

@@ -15,6 +15,7 @@ import copy
 import functools
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -50,6 +51,19 @@ LANES: list[bool] = []
 pytest.main inside the session, which must leave the outer lane as it found it)."""
 FAST_LANE_SHARE = 10
 """The default lane runs a property test on a tenth of its examples (at least 10)."""
+
+
+WHOLE_MODULE_SLOW = re.compile(
+    r"^pytestmark\s*=\s*(?:pytest\.mark\.slow\b|\[[^\]]*\bpytest\.mark\.slow\b)", re.MULTILINE
+)
+"""`pytestmark = pytest.mark.slow` (or a list holding it) at a module's top level."""
+
+
+def marks_module_slow(path: Path) -> bool:
+    """Whether every test of the module at `path` is marked slow, by its module-level mark: the
+    default lane then leaves the module unimported (a browser's, Ray's or MkDocs's import cost
+    seconds of collection only to deselect what it collected)."""
+    return path.suffix == ".py" and bool(WHOLE_MODULE_SLOW.search(path.read_text("utf-8")))
 
 
 def examples(count: int) -> int:
