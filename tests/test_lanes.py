@@ -66,3 +66,10 @@ def test_a_module_marked_slow_as_a_whole_is_not_even_imported_here(
         assert [
             m for m in imported if not request.session.isinitpath(HERE.parent / f"{m}.py")
         ] == []
+
+
+def test_the_collector_is_on_while_tests_run() -> None:
+    """conftest turns the garbage collector off while test modules are imported only."""
+    import gc
+
+    assert gc.isenabled()
