@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Iterator
@@ -140,9 +141,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Before any test module is imported: the lane's number of property-test examples
-    (support.examples), and hypothesis's default for tests that ask for none."""
+    (support.examples), hypothesis's default for tests that ask for none, and where its
+    temporary files go."""
     support.LANES.append(bool(config.getoption("--all") or config.getoption("markexpr")))
     _use_lane(support.LANES[-1])
+    if not support.LANES[-1] and _memory_may_hold_temporary_files():
+        config.stash[TEMP_BEFORE] = tempfile.tempdir
+        tempfile.tempdir = str(MEMORY)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -150,6 +155,22 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     support.LANES.pop()
     if support.LANES:
         _use_lane(support.LANES[-1])
+    if TEMP_BEFORE in config.stash:
+        tempfile.tempdir = config.stash[TEMP_BEFORE]
+
+
+MEMORY = Path("/dev/shm")
+TEMP_BEFORE = pytest.StashKey[str | None]()
+
+
+def _memory_may_hold_temporary_files() -> bool:
+    """Whether the default lane puts its temporary files (tmp_path, and the tempfile module's
+    in this process) in memory: where the machine has a /dev/shm and no TMPDIR, TEMP or TMP
+    chose a place. A run's files are fsynced as they are written, 1,440 times in the lane, 3.4 s
+    of its wall time on a disk. `--all` keeps the system's place."""
+    if any(os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")):
+        return False
+    return MEMORY.is_dir() and os.access(MEMORY, os.W_OK | os.X_OK)
 
 
 def _use_lane(every_example: bool) -> None:

@@ -73,3 +73,20 @@ def test_the_collector_is_on_while_tests_run() -> None:
     import gc
 
     assert gc.isenabled()
+
+
+def test_the_default_lane_keeps_its_temporary_files_in_memory(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Where the machine has /dev/shm and TMPDIR chooses nothing, tmp_path is there in the
+    default lane (the fsyncs of run files cost seconds on a disk); `--all` keeps the system's."""
+    import os
+
+    config = request.config
+    asked = bool(config.getoption("--all") or config.getoption("markexpr"))
+    chosen = any(os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP"))
+    memory = Path("/dev/shm")
+    if asked or chosen or not (memory.is_dir() and os.access(memory, os.W_OK | os.X_OK)):
+        assert not tmp_path.resolve().is_relative_to(memory)
+    else:
+        assert tmp_path.resolve().is_relative_to(memory)
