@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalspec._critics.patterns import PatternError, compile_pattern
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import SchemaError
 
 _NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples", "description", "title"})
 """Keys whose values are data, not schemas: a `pattern` inside them is text, not a regex."""
@@ -124,6 +127,43 @@ def _additional_properties(validator: Any, extra: Any, instance: Any, schema: An
     yield from additionalProperties(  # type: ignore[func-returns-value,misc]  # see above
         validator, extra, rest, {**schema, "patternProperties": {}}
     )
+
+
+def schema_error(schema: Any) -> SchemaError | None:
+    """The first reason `schema` is not Draft 2020-12 JSON Schema (jsonschema's own check of
+    it), or None. Checked once per distinct schema a process: the check walks the meta-schema's
+    dynamic references, milliseconds a schema, and the same tools come back in every load of a
+    suite, in review's base and head, and in every run's tool simulator."""
+    return _schema_error(_ByText(schema))
+
+
+class _ByText:
+    """A schema as a cache key: equal when written alike (`repr` tells 1, 1.0, True and "1"
+    apart, as the check does; the same schema in another key order is only checked again)."""
+
+    __slots__ = ("schema", "text")
+
+    def __init__(self, schema: Any) -> None:
+        self.schema = schema
+        self.text = repr(schema)
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByText) and other.text == self.text
+
+
+@lru_cache(maxsize=512)
+def _schema_error(keyed: _ByText) -> SchemaError | None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(keyed.schema)
+    except SchemaError as exc:
+        return exc
+    return None
 
 
 @lru_cache(maxsize=1)

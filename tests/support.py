@@ -53,6 +53,19 @@ FAST_LANE_SHARE = 10
 """The default lane runs a property test on a tenth of its examples (at least 10)."""
 
 
+WHOLE_MODULE_SLOW = re.compile(
+    r"^pytestmark\s*=\s*(?:pytest\.mark\.slow\b|\[[^\]]*\bpytest\.mark\.slow\b)", re.MULTILINE
+)
+"""`pytestmark = pytest.mark.slow` (or a list holding it) at a module's top level."""
+
+
+def marks_module_slow(path: Path) -> bool:
+    """Whether every test of the module at `path` is marked slow, by its module-level mark: the
+    default lane then leaves the module unimported (a browser's, Ray's or MkDocs's import cost
+    seconds of collection only to deselect what it collected)."""
+    return path.suffix == ".py" and bool(WHOLE_MODULE_SLOW.search(path.read_text("utf-8")))
+
+
 def examples(count: int) -> int:
     """How many examples a property test asking for `count` runs in this lane: all of them with
     `--all` (CI), a tenth in the default lane, where the same properties are checked without the

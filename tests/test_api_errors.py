@@ -8,6 +8,7 @@ It reads the command's table of flags (evalspec._cli.flags), the one place the m
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import shutil
 from collections.abc import Callable, Iterator
@@ -111,18 +112,19 @@ def test_the_command_names_the_flag(work: Path, what: str) -> None:
     assert not re.search(r"\b[a-z_]+=", done.output.replace("(git fetch", "")), done.output
 
 
-def _error_calls() -> Iterator[tuple[Path, ast.Call]]:
-    """Every error the library (not the command line) builds, with its message."""
-    for path in sorted(LIBRARY.rglob("*.py")):
-        if "_cli" in path.parts:
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id.endswith(("Error", "Problem", "not_this_kind", "TimeUp"))
-            ):
-                yield path, node
+@functools.cache
+def _error_calls() -> tuple[tuple[Path, ast.Call], ...]:
+    """Every error the library (not the command line) builds, with its message: the package
+    parsed once for the tests that read them (each parse of it costs most of a second)."""
+    return tuple(
+        (path, node)
+        for path in sorted(LIBRARY.rglob("*.py"))
+        if "_cli" not in path.parts
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id.endswith(("Error", "Problem", "not_this_kind", "TimeUp"))
+    )
 
 
 def _named_params(call: ast.Call) -> list[str]:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 QUICK = {
@@ -27,7 +29,6 @@ QUICK = {
 without a goal (bench_records: msgspec against pydantic)."""
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(QUICK))
 def test_a_quick_benchmark_runs_to_its_figures(script: str) -> None:
     done = subprocess.run(

@@ -139,6 +139,24 @@ def test_schema_command_prints_a_valid_draft_2020_12_schema(printed_schema: dict
     )
 
 
+def test_validating_a_large_suite_leaves_the_printed_schema_as_published(tmp_path: Path) -> None:
+    """A suite of 2,000 turns or more is checked by a compiled validator first. Before:
+    compiling it rewrote the language schema's `$ref`s in place (`#/$defs/case` became
+    `https://evalspec.dev/...#/$defs/case`), so `evalspec schema` and the copy `init` writes
+    differed from schemas/suite.schema.json for the rest of the process."""
+    turns = "".join(
+        f"      - {{user: q{i}, expect: {{no_tool_calls: true}}}}\n" for i in range(100)
+    )
+    cases = "".join(f"  - name: c{i}\n    turns:\n{turns}" for i in range(20))
+    suite = tmp_path / "long.yaml"
+    suite.write_text(f"suite: long\nmodels: [m]\ntools: []\ncases:\n{cases}", encoding="utf-8")
+    assert _evalspec("validate", str(suite), cwd=tmp_path).returncode == 0
+    printed = _evalspec("schema", cwd=tmp_path)
+    assert json.loads(printed.stdout) == json.loads(
+        (ROOT / "schemas" / "suite.schema.json").read_text(encoding="utf-8")
+    )
+
+
 def test_the_schema_accepts_the_example_suites_as_plain_data(printed_schema: dict) -> None:
     import yaml
 

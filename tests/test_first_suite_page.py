@@ -20,6 +20,8 @@ import pytest
 from fake_openai import FakeOpenAI, text_reply, tool_call_reply
 from support import fenced_blocks, result_table, shown_commands
 
+pytestmark = pytest.mark.slow
+
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "first-suite.md"
 
 
@@ -73,7 +75,6 @@ def _edit(suite: Path, old: str, new: str) -> None:
     suite.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
-@pytest.mark.slow
 def test_the_first_suite_page_shows_what_evalspec_prints(tmp_path: Path) -> None:
     shown = _shown_outputs()
     folder = tmp_path / "my-evals"

@@ -9,15 +9,23 @@ shows, and reaching it through a whole run would need the very time and memory i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import evalspec_cli
 
+from evalspec import api, errors
 from evalspec._compare.markdown import FULL_REVIEW_NOTE, fit_comment
 from evalspec._plan import compile_plan
 from evalspec._runner.execute import TOO_MANY_CALLS, run_item
@@ -545,6 +553,12 @@ def test_review_refuses_more_tools_than_its_cap(
     assert cli(repo, monkeypatch, "validate", "suites/p.yaml")[0] == 0  # own: up to 10,000
 
 
+TIME_UP_0_001 = (
+    "error: review stopped after its time budget of 0.001 s; a pull request may not make "
+    "review take longer (whoever runs it may raise EVALSPEC_REVIEW_SECONDS)"
+)
+
+
 @pytest.mark.timeout(300, method="thread")  # no test-runner timer: the review's own signal runs
 def test_review_stops_at_its_time_budget_with_a_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -552,46 +566,146 @@ def test_review_stops_at_its_time_budget_with_a_message(
     repo = pull_request(tmp_path, rows_suite(3, 1))
     monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.001")  # no review is this fast
     code, output = cli(repo, monkeypatch, "review", "--base-ref", "main")
-    assert (code, output.strip().splitlines()[-1]) == (
-        2,
-        "error: review stopped after its time budget of 0.001 s; a pull request may not make "
-        "review take longer (whoever runs it may raise EVALSPEC_REVIEW_SECONDS)",
-    )
-    import signal
-
+    assert (code, output.strip().splitlines()[-1]) == (2, TIME_UP_0_001)
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no timer left behind
     monkeypatch.delenv("EVALSPEC_REVIEW_SECONDS")
     assert cli(repo, monkeypatch, "review", "--base-ref", "main")[0] == 3  # new cases: no evidence
 
 
-@pytest.mark.timeout(300, method="thread")
-def test_review_budget_leaves_the_callers_timer_and_handler_alone(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def watchdog(signum: int, frame: object) -> None:
+    raise AssertionError("the caller's timer fired: the review's budget did not stop it")
+
+
+@pytest.fixture
+def callers_watchdog() -> Iterator[None]:
     """A caller with its own SIGALRM handler and a timer running (a watchdog, a test runner's
-    time-out): the review's budget holds on a timer thread, and the caller's timer still
-    runs, its handler still set, when the review stops."""
-    import signal
-    import threading
-
-    from evalspec._suite.limits import ReviewTimeUp, review_budget
-
-    def watchdog(signum: int, frame: object) -> None:
-        raise AssertionError("the caller's timer fired")
-
+    time-out): the review's budget holds on a timer thread. Should it not, the watchdog fails
+    the test after 30 s instead of letting it hang."""
     previous = signal.signal(signal.SIGALRM, watchdog)
-    signal.setitimer(signal.ITIMER_REAL, 120)
+    signal.setitimer(signal.ITIMER_REAL, 30)
     try:
-        monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.05")
-        never = threading.Event()
-        with pytest.raises(ReviewTimeUp, match=r"time budget of 0\.05 s"), review_budget("review"):
-            while not never.wait(0.01):
-                pass
-        assert signal.getsignal(signal.SIGALRM) is watchdog
-        assert signal.getitimer(signal.ITIMER_REAL)[0] > 0
+        yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def loop_until_stopped(what: str = "review") -> None:
+    """A review that never ends on its own: only its time budget stops it."""
+    from evalspec._suite.limits import review_budget
+
+    never = threading.Event()
+    with review_budget(what):
+        while not never.wait(0.01):
+            pass
+
+
+def review_lasting(seconds: float) -> None:
+    """A review busy for `seconds`: as long as its budget, it ends just before the budget
+    does or is stopped by it."""
+    from evalspec._suite.limits import review_budget
+
+    with review_budget("review"):
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+
+@pytest.mark.timeout(300, method="thread")
+def test_review_budget_leaves_the_callers_timer_and_handler_alone(
+    monkeypatch: pytest.MonkeyPatch, callers_watchdog: None
+) -> None:
+    """The review stops at its budget, and the caller's timer still runs, its handler still
+    set."""
+    monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.05")
+    with pytest.raises(errors.UsageError, match=r"time budget of 0\.05 s"):
+        loop_until_stopped()
+    assert signal.getsignal(signal.SIGALRM) is watchdog
+    assert signal.getitimer(signal.ITIMER_REAL)[0] > 0
+
+
+@pytest.fixture(
+    params=["ignored", "default", "a handler that returns"],
+    ids=["SIGINT ignored (nohup, cmd & in a script)", "SIGINT default", "SIGINT handled"],
+)
+def sigint_set_aside(request: pytest.FixtureRequest) -> Iterator[list[int]]:
+    """SIGINT as a caller may have it, none of which raises KeyboardInterrupt; yields the
+    signals the caller's handler was called with (a review must not fake a Ctrl-C)."""
+    calls: list[int] = []
+    disposition: Any = {"ignored": signal.SIG_IGN, "default": signal.SIG_DFL}.get(
+        request.param, lambda signum, frame: calls.append(signum)
+    )
+    previous = signal.signal(signal.SIGINT, disposition)
+    try:
+        yield calls
+        assert signal.getsignal(signal.SIGINT) is disposition
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.timeout(300, method="thread")
+def test_review_budget_stops_the_block_whatever_sigint_is_set_to(
+    monkeypatch: pytest.MonkeyPatch, callers_watchdog: None, sigint_set_aside: list[int]
+) -> None:
+    """Before: the timer thread interrupted the main thread as Ctrl-C does, which does nothing
+    where SIGINT is ignored or handled without raising: the review ran on, unbounded (a test
+    session started with `cmd &` hung here)."""
+    monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.05")
+    with pytest.raises(errors.UsageError, match=r"review stopped after its time budget of 0\.05 s"):
+        loop_until_stopped()
+    assert sigint_set_aside == []
+
+
+@pytest.mark.timeout(300, method="thread")
+def test_review_of_a_pull_request_stops_at_its_budget_whatever_sigint_is_set_to(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    callers_watchdog: None,
+    sigint_set_aside: list[int],
+) -> None:
+    repo = pull_request(tmp_path, rows_suite(3, 1))
+    monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.001")  # no review is this fast
+    code, output = cli(repo, monkeypatch, "review", "--base-ref", "main")
+    assert (code, output.strip().splitlines()[-1]) == (2, TIME_UP_0_001)
+    assert sigint_set_aside == []
+    assert signal.getsignal(signal.SIGALRM) is watchdog
+
+
+@pytest.mark.timeout(300, method="thread")
+def test_a_review_ending_as_its_budget_does_leaves_no_time_up_behind(
+    monkeypatch: pytest.MonkeyPatch, callers_watchdog: None
+) -> None:
+    """Before: the timer thread could fire just after the review had ended, and a
+    KeyboardInterrupt came out of the caller's code that followed (77 of 2,000 such reviews)."""
+    monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.002")
+    strays: list[str] = []
+    for _ in range(200):
+        try:
+            with contextlib.suppress(errors.UsageError):
+                review_lasting(0.002)
+            sum(range(20_000))  # the caller's next lines
+        except BaseException as exc:
+            strays.append(type(exc).__name__)
+    assert strays == []
+
+
+@pytest.mark.timeout(300, method="thread")
+def test_a_review_in_a_worker_thread_stops_at_its_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a review outside the main thread (an application's worker) had no budget."""
+    repo = pull_request(tmp_path, rows_suite(3, 1))
+    monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.001")
+    with ThreadPoolExecutor(1) as pool:
+        review = pool.submit(api.review, base_ref="main", cwd=repo)
+        with pytest.raises(errors.UsageError) as refused:
+            review.result(timeout=60)
+    assert str(refused.value) == TIME_UP_0_001.removeprefix("error: ")
+    monkeypatch.setenv("EVALSPEC_REVIEW_SECONDS", "0.05")
+    with ThreadPoolExecutor(1) as pool:
+        loop = pool.submit(loop_until_stopped)
+        with pytest.raises(errors.UsageError, match=r"time budget of 0\.05 s"):
+            loop.result(timeout=60)
 
 
 @pytest.mark.slow

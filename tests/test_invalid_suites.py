@@ -500,3 +500,41 @@ def test_deep_nesting_is_refused_at_its_place(name: str) -> None:
     (line,) = _problems(name)
     assert "nests deeper than" in line
     assert not line.startswith(f"{name}.yaml:1:1:")
+
+
+def test_a_schema_repeated_is_checked_once_and_reported_at_each_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jsonschema's check of a tool's schema walks the meta-schema (milliseconds a schema); a
+    suite that repeats one schema (generated tools, review's base and head) has it checked once,
+    and each tool with a mistake in it still gets its own problem at its own place."""
+    from jsonschema import Draft202012Validator
+
+    schema = (
+        f"{{type: object, description: '{tmp_path.name}', properties: {{city: {{type: text}}}}}}"
+    )
+    tools = "".join(f"  - name: t{i}\n    parameters: {schema}\n" for i in range(30))
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        f"suite: s\nmodels: [m]\ntools:\n{tools}cases:\n  - name: c\n    user: hi\n"
+        "    expect: {no_tool_calls: true}\n",
+        encoding="utf-8",
+    )
+    checked: list[object] = []
+    check = Draft202012Validator.check_schema
+
+    def counted(schema: object, *args: object, **kwargs: object) -> None:
+        checked.append(schema)
+        check(schema, *args, **kwargs)
+
+    monkeypatch.setattr(Draft202012Validator, "check_schema", staticmethod(counted))
+    for _ in range(2):
+        with pytest.raises(SpecError) as info:
+            load_suite(suite)
+        assert [str(p).removeprefix(str(suite)) for p in info.value.problems] == [
+            f":{5 + 2 * i}:106: tools[{i}].parameters.properties.city.type: 'text' is not a JSON "
+            "Schema type; did you mean 'string'? types: string, number, integer, boolean, "
+            "object, array, null"
+            for i in range(30)
+        ]
+    assert len([s for s in checked if tmp_path.name in str(s)]) == 1

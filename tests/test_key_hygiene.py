@@ -15,6 +15,8 @@ import pytest
 from fake_openai import FakeOpenAI, status_fault
 from support import KEY_ENV, cli, free_port, scripted, user_text, write_e2e_suite
 
+pytestmark = pytest.mark.slow
+
 KEYS = ["sk-test-SECRET-123456", "plain-SECRET-token-98765"]
 """One shaped like an OpenAI key, one that no pattern would recognise."""
 
@@ -48,7 +50,6 @@ def assert_nowhere(key: str, directory: Path, *texts: str) -> None:
         assert key.encode() not in path.read_bytes(), f"the key leaked into {path}"
 
 
-@pytest.mark.slow
 def test_key_reaches_the_server_and_nothing_else(key: str, tmp_path: Path) -> None:
     with FakeOpenAI(echoing(key)) as server:
         server.when(
@@ -66,7 +67,6 @@ def test_key_reaches_the_server_and_nothing_else(key: str, tmp_path: Path) -> No
     assert_nowhere(key, tmp_path, proc.stdout, proc.stderr, as_json.stdout, as_json.stderr)
 
 
-@pytest.mark.slow
 def test_key_stays_out_of_a_refused_run(key: str, tmp_path: Path) -> None:
     with FakeOpenAI(lambda b: status_fault(401, message=f"invalid api key {key}")) as server:
         suite = write_e2e_suite(tmp_path, server.base_url)
@@ -77,7 +77,6 @@ def test_key_stays_out_of_a_refused_run(key: str, tmp_path: Path) -> None:
     assert_nowhere(key, tmp_path, proc.stdout, proc.stderr)
 
 
-@pytest.mark.slow
 def test_key_stays_out_of_an_unreachable_run(key: str, tmp_path: Path) -> None:
     suite = write_e2e_suite(tmp_path, f"http://127.0.0.1:{free_port()}/v1", retries=0)
     proc = cli("run", suite, "--out", tmp_path / "run")

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
-from support import EVERY_EXAMPLE, examples
+from support import EVERY_EXAMPLE, examples, marks_module_slow
 
 HERE = Path(__file__)
 
@@ -49,3 +50,43 @@ def test_a_slow_test_runs_with_all_only() -> None:
 
 def test_property_tests_run_a_tenth_of_their_examples_here() -> None:
     assert examples(300) == (300 if EVERY_EXAMPLE else 30) and examples(40) >= 10
+
+
+def test_a_module_marked_slow_as_a_whole_is_not_even_imported_here(
+    request: pytest.FixtureRequest,
+) -> None:
+    """The default lane does not import a module whose `pytestmark` marks it slow (unless it is
+    named on the command line): collecting Ray's, a browser's or MkDocs's tests only to
+    deselect them cost seconds of imports."""
+    whole = [p for p in HERE.parent.glob("test_*.py") if marks_module_slow(p)]
+    assert "test_ray_run.py" in {p.name for p in whole} and not marks_module_slow(HERE)
+    config = request.config
+    if not (config.getoption("--all") or config.getoption("markexpr")):
+        imported = [p.stem for p in whole if p.stem in sys.modules]
+        assert [
+            m for m in imported if not request.session.isinitpath(HERE.parent / f"{m}.py")
+        ] == []
+
+
+def test_the_collector_is_on_while_tests_run() -> None:
+    """conftest turns the garbage collector off while test modules are imported only."""
+    import gc
+
+    assert gc.isenabled()
+
+
+def test_the_default_lane_keeps_its_temporary_files_in_memory(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Where the machine has /dev/shm and TMPDIR chooses nothing, tmp_path is there in the
+    default lane (the fsyncs of run files cost seconds on a disk); `--all` keeps the system's."""
+    import os
+
+    config = request.config
+    asked = bool(config.getoption("--all") or config.getoption("markexpr"))
+    chosen = any(os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP"))
+    memory = Path("/dev/shm")
+    if asked or chosen or not (memory.is_dir() and os.access(memory, os.W_OK | os.X_OK)):
+        assert not tmp_path.resolve().is_relative_to(memory)
+    else:
+        assert tmp_path.resolve().is_relative_to(memory)

@@ -378,3 +378,29 @@ def test_alpha_is_the_hand_computation() -> None:
     assert got is not None
     assert got.estimate == pytest.approx(1 - (2 / 8) / (30 / 56))
     assert krippendorff_alpha([["Solved"] * 3, ["Solved"] * 3], VERDICTS) is None
+
+
+def test_each_alpha_resample_is_the_krippendorff_packages_alpha_of_that_resample(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bootstrap asks the package once, for the estimate, and computes its 2,000 resamples
+    at once (before: one call each, 0.3 s for ten items, twice in every calibration); each
+    resample's alpha is the package's on the same items, missing ratings included."""
+    import krippendorff
+    import numpy as np
+
+    from evalspec._stats import agreement
+
+    rng = random.Random(7)
+    rows = [[rng.choice([*VERDICTS, None]) for _ in range(12)] for _ in range(3)]
+    calls: list[object] = []
+    package = krippendorff.alpha
+    monkeypatch.setattr(krippendorff, "alpha", lambda **kw: calls.append(kw) or package(**kw))
+    assert krippendorff_alpha(rows, VERDICTS) is not None
+    assert len(calls) == 1
+    draws = np.random.default_rng(3)
+    resample = [draws.integers(0, 12, size=12) for _ in range(300)]
+    expected = [agreement._alpha(rows, list(VERDICTS), items) for items in resample]
+    assert agreement._alpha_resamples(rows, list(VERDICTS), 300, 3) == pytest.approx(
+        [a for a in expected if a is not None], abs=1e-12
+    )

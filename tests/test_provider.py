@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import os
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -427,3 +429,40 @@ def test_an_answer_that_called_tools_goes_back_with_empty_text_not_null(
         None,  # no tool call: as it was
     ]
     assert called["content"] is None and "content" not in bare  # the history is untouched
+
+
+def test_many_clients_read_the_certificate_store_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Every provider (a run makes one per model, judge and simulated user) had httpx read the
+    whole certificate store for its client, 25-55 ms of CPU each; now once a process, and again
+    when SSL_CERT_FILE names other certificates."""
+    import httpcore2
+    import httpx2
+
+    from evalspec._providers import http_policy
+
+    reads: list[str | None] = []
+    read = httpcore2.default_ssl_context
+
+    def counted(**options: Any) -> Any:
+        reads.append(os.environ.get("SSL_CERT_FILE"))
+        return read(**options)
+
+    monkeypatch.setattr(httpcore2, "default_ssl_context", counted)
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    for url in ("https://api.example.com/v1", "https://other.example.com/v1") * 3:
+        provider(url)
+    assert len(reads) <= 1  # none when an earlier test of this process read it already
+
+    bundle = Path("/etc/ssl/certs/ca-certificates.crt")
+    if not bundle.is_file():
+        pytest.skip(f"no certificate bundle at {bundle} to take one certificate from")
+    first = bundle.read_text(encoding="ascii").split("-----END CERTIFICATE-----")[0]
+    one = tmp_path / "one.pem"
+    one.write_text(first + "-----END CERTIFICATE-----\n", encoding="ascii")
+    monkeypatch.setenv("SSL_CERT_FILE", str(one))
+    context = http_policy.client_options("https://api.example.com/v1", httpx2)["verify"]
+    assert reads[-1] == str(one)
+    assert context.cert_store_stats()["x509_ca"] == 1

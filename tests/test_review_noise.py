@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI, tool_call_reply
 
+pytestmark = pytest.mark.slow
+
 CASES = 30
 TRIALS = 5
 KEY = "sk-noise-test-key"
@@ -126,7 +128,6 @@ def review(repo: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], s
     return proc, md.read_text(encoding="utf-8"), json.loads(as_json.stdout)
 
 
-@pytest.mark.slow
 def test_a_re_recording_that_changes_nothing_the_model_sees_is_noise_and_does_not_gate(
     repo, server
 ):
@@ -154,7 +155,6 @@ def test_a_re_recording_that_changes_nothing_the_model_sees_is_noise_and_does_no
     assert strict.returncode == 1
 
 
-@pytest.mark.slow
 def test_a_real_drop_is_significant_and_gated(repo, server):
     _, counts = server
     head = {i: (2 if 1 <= i <= 12 else c) for i, c in BASE.items()}
@@ -168,7 +168,6 @@ def test_a_real_drop_is_significant_and_gated(repo, server):
     assert "exit code 1" in comment
 
 
-@pytest.mark.slow
 def test_a_case_marked_flaky_is_reported_and_not_gated(repo, server):
     _, counts = server
     counts.record(repo, BASE | {0: 1})  # case 00 (flaky: true) falls from 5/5 to 1/5
@@ -181,7 +180,6 @@ def test_a_case_marked_flaky_is_reported_and_not_gated(repo, server):
     assert suite["noise"][0]["known_flaky"] == ["case 00"]
 
 
-@pytest.mark.slow
 def test_a_pull_request_cannot_loosen_its_own_gate(repo, server):
     fake, counts = server
     head = {i: (2 if 1 <= i <= 12 else c) for i, c in BASE.items()}
@@ -193,7 +191,6 @@ def test_a_pull_request_cannot_loosen_its_own_gate(repo, server):
     assert "edits the suite's gate" in comment
 
 
-@pytest.mark.slow
 def test_review_shows_the_change_in_tokens_and_cost(repo, server):
     _, counts = server
     counts.record(repo, BASE)
@@ -204,7 +201,6 @@ def test_review_shows_the_change_in_tokens_and_cost(repo, server):
     assert noise["after_spend"]["cost"] == pytest.approx(CASES * TRIALS * (10 * 2 + 5 * 8) / 1e6)
 
 
-@pytest.mark.slow
 def test_a_case_over_budget_fails_with_the_reason(repo, server):
     fake, _ = server
     suite = repo / "suites" / "noisy.yaml"
@@ -220,7 +216,6 @@ def test_a_case_over_budget_fails_with_the_reason(repo, server):
     assert model["over_budget"] == ["the run: cost 0.0090 > max_cost 0.001"]
 
 
-@pytest.mark.slow
 def test_plan_estimates_the_cost_of_a_live_run_from_recordings(repo):
     suite = repo / "suites" / "noisy.yaml"
     # Ten more trials per case: five are recorded, five must be called.
@@ -237,7 +232,6 @@ def test_plan_estimates_the_cost_of_a_live_run_from_recordings(repo):
     assert "not recorded (a --record auto run calls these): 150 items" in said
 
 
-@pytest.mark.slow
 def test_compare_pairs_two_runs_and_the_html_shows_intervals_and_flaky_cases(repo, server):
     _, counts = server
     head = dict(BASE)

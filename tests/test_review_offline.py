@@ -20,6 +20,8 @@ from support import FAULT_SIM_KEY as SIM_KEY
 from support import fault_cli as evalspec
 from support import write_fault_suite
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def recorded(tmp_path: Path):
@@ -46,7 +48,6 @@ def drop_caches(directory: Path) -> None:
     (directory / ".evalspec-cache" / "judge.json").unlink()
 
 
-@pytest.mark.slow
 def test_review_commands_with_warm_caches_call_nothing(recorded) -> None:
     tmp_path, suite, _ = recorded
     head = tmp_path / "head.yaml"
@@ -64,7 +65,6 @@ def test_review_commands_with_warm_caches_call_nothing(recorded) -> None:
         assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.slow
 def test_cache_misses_are_needs_a_run_never_a_call(recorded) -> None:
     tmp_path, suite, _ = recorded
     drop_caches(tmp_path)

@@ -11,8 +11,12 @@ secret never goes over plain http to another host.
 
 from __future__ import annotations
 
+import os
+import ssl
 import sys
 from collections.abc import Mapping
+from functools import lru_cache
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,9 +24,30 @@ from evalspec._suite.endpoints import is_loopback, sends_key_in_clear
 from evalspec._util.errors import RunError
 
 
-def client_options(url: str | None) -> dict[str, Any]:
-    """Keyword arguments for an httpx client sending secrets to `url`."""
-    return {"follow_redirects": False, "trust_env": not is_loopback(url)}
+def client_options(url: str | None, http: ModuleType) -> dict[str, Any]:
+    """Keyword arguments for a client of `http` (httpx or httpx2) sending secrets to `url`."""
+    trust_env = not is_loopback(url)
+    return {
+        "follow_redirects": False,
+        "trust_env": trust_env,
+        "verify": ssl_context(http, trust_env),
+    }
+
+
+def ssl_context(http: ModuleType, trust_env: bool) -> ssl.SSLContext:
+    """The TLS settings `http` would make for a client, made once per process (again when
+    SSL_CERT_FILE or SSL_CERT_DIR change): httpx makes them anew for every client, reading the
+    whole certificate store, 25-55 ms of CPU each, and a run makes a client per model, judge and
+    simulated user. Shared safely: no client here asks for HTTP/2, so every connection sets the
+    same ALPN protocols on it."""
+    env = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    return _ssl_context(http.__name__, trust_env, env)
+
+
+@lru_cache(maxsize=8)
+def _ssl_context(http: str, trust_env: bool, env: tuple[str | None, str | None]) -> ssl.SSLContext:
+    context: ssl.SSLContext = sys.modules[http].create_ssl_context(trust_env=trust_env)
+    return context
 
 
 MAX_CONNECTIONS = 1000
@@ -40,7 +65,7 @@ def sdk_http_client(sdk_default: type, url: str | None) -> Any:
     )
     http = sys.modules[base.__module__.split(".")[0]]
     limits = http.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=100)
-    return base(limits=limits, **client_options(url))
+    return base(limits=limits, **client_options(url, http))
 
 
 def refuse_clear_text(url: str | None, secrets: list[str], where: str) -> None:

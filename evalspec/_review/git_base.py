@@ -16,8 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from evalspec._suite.load import MAX_FILE_BYTES
 from evalspec._suite.mcp_drift import ServerDrift
 from evalspec._suite.model import Suite
@@ -211,12 +209,23 @@ def _materialise_tool_lock(root: Path, commit: str, rel: str, dest: Path) -> Non
             _materialise_lock(root, commit, lock_rel, dest)  # others: load_suite refuses them
 
 
+def _parsed(text: bytes) -> Any:
+    """A base file's data, read only to find the files it names (None when it is no YAML:
+    load_suite reports the mistake with its position). With libyaml where installed, as
+    load_suite reads it: PyYAML's Python parser took seconds on a large base, twice a file, and
+    on deep nesting ran to Python's recursion limit where libyaml stops at once."""
+    import yaml
+
+    loader = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
+    try:
+        return yaml.load(text, Loader=loader)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+
+
 def _variant_locks(text: bytes) -> list[str]:
     """The lock files a suite's tool variants name."""
-    try:
-        doc = _plain_values(text)
-    except _UNREADABLE:
-        return []  # load_suite reports the mistake with its position
+    doc = _parsed(text)
     variants = doc.get("variants") if isinstance(doc, dict) else None
     listed = variants if isinstance(variants, list) else []
     return [
@@ -301,10 +310,7 @@ def _materialise(root: Path, commit: str, rel: str, dest: Path, done: set[str], 
 
 def _includes(text: bytes) -> list[str]:
     """`include:` targets in a suite or an included file (tools and cases lists)."""
-    try:
-        doc = _plain_values(text)
-    except _UNREADABLE:
-        return []  # load_suite reports the mistake with its position
+    doc = _parsed(text)
     lists: list[Any] = []
     if isinstance(doc, dict):
         lists = [doc.get("tools"), doc.get("cases")]
@@ -316,13 +322,3 @@ def _includes(text: bytes) -> list[str]:
             if isinstance(item, dict) and isinstance(item.get("include"), str):
                 out.append(item["include"])
     return out
-
-
-_UNREADABLE = (yaml.YAMLError, RecursionError, ValueError)
-
-
-def _plain_values(text: bytes) -> Any:
-    """A base file's values, to find what it includes, read by libyaml's C parser: PyYAML's
-    pure-Python loader took ~7 s per 10,000-case file, which made a review of a large suite
-    against a git ref spend minutes here before loading anything."""
-    return yaml.load(text, Loader=yaml.CSafeLoader)  # the safe loader, in C

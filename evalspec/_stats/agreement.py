@@ -5,7 +5,9 @@ Why these methods:
 - Raw agreement flatters a judge when one verdict dominates (a judge that always says Solved
   agrees 80 % with people who say Solved 80 % of the time); kappa and alpha subtract the
   agreement chance alone would give.
-- Alpha comes from a well-kept library (the `krippendorff` package's nominal alpha). Kappa
+- Alpha comes from a well-kept library (the `krippendorff` package's nominal alpha); its
+  bootstrap computes every resample at once from the items' coincidences by the same formula
+  (a test holds each resample equal to the package's), where 2,000 calls of it took 0.3 s. Kappa
   and its confusion matrix are a few lines of numpy, by the formula scikit-learn's
   `cohen_kappa_score` uses (a test holds the two equal): importing scikit-learn cost every run
   of a suite with labels about two seconds and 130 MB.
@@ -18,14 +20,17 @@ Why these methods:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import isfinite
+from typing import Any
 
 from evalspec._stats.intervals import DEFAULT_CONFIDENCE, Interval
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
+BLOCK_DRAWS = 1_000_000
+"""Items drawn per block of alpha's resamples: 8 MB of counts, whatever the number of items."""
 
 
 @dataclass(frozen=True)
@@ -90,15 +95,8 @@ def krippendorff_alpha(
     point = _alpha(ratings, order, list(range(items)))
     if point is None:
         return None
-    return _bootstrap(
-        point,
-        lambda idx: _alpha(ratings, order, idx),
-        items,
-        confidence,
-        resamples,
-        seed,
-        "Krippendorff's alpha (nominal)",
-    )
+    values = _alpha_resamples(ratings, order, resamples, seed)
+    return _interval(point, values, confidence, resamples, seed, "Krippendorff's alpha (nominal)")
 
 
 def _kappa(matrix: list[list[int]]) -> float | None:
@@ -158,26 +156,54 @@ def _alpha(
     return value if isfinite(value) else None
 
 
-def _bootstrap(
-    point: float,
-    statistic: Callable[[list[int]], float | None],
-    n: int,
-    confidence: float,
-    resamples: int,
-    seed: int,
-    method: str,
-) -> Interval:
-    """The percentile interval of `statistic` over `resamples` draws of n items with
-    replacement (a seeded generator: the same report every time)."""
+def _alpha_resamples(
+    ratings: Sequence[Sequence[str | None]], order: list[str], resamples: int, seed: int
+) -> list[float]:
+    """Nominal alpha of every resample of the items (drawn with replacement, seeded), those
+    where it is defined. All at once from each item's coincidences, as the `krippendorff`
+    package computes one (a test holds the two equal on every resample): calling it 2,000
+    times took 0.3 s for ten items, twice in every calibration.
+
+    alpha = 1 - (n - 1) * (coincidences of different verdicts) / (sum of n_c * n_k, c != k),
+    where an item rated m >= 2 times adds (n_uc * n_uk - [c = k] * n_uc) / (m - 1) to o_ck."""
     import numpy as np
 
+    k, items = len(order), len(ratings[0])
+    code = {label: i for i, label in enumerate(order)}
+    counts = np.zeros((items, k))
+    for row in ratings:
+        for item, verdict in enumerate(row):
+            if verdict is not None:
+                counts[item, code[verdict]] += 1
+    rated = counts.sum(axis=1)
+    pairs = counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(k)
+    weight = np.where(rated >= 2, 1 / np.maximum(rated - 1, 1), 0.0)
+    coincidences = (pairs * weight[:, None, None]).reshape(items, k * k)
     rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(resamples):
-        got = statistic(rng.integers(0, n, size=n).tolist())
-        if got is not None:
-            values.append(got)
-    return _interval(point, values, confidence, resamples, seed, method)
+    values: list[float] = []
+    for start in range(0, resamples, block := max(1, BLOCK_DRAWS // items)):
+        rows = min(block, resamples - start)
+        drawn = rng.integers(0, items, size=(rows, items))  # the stream one draw a row reads
+        flat = (np.arange(rows)[:, None] * items + drawn).ravel()
+        times = np.bincount(flat, minlength=rows * items).reshape(rows, items)
+        values += _nominal_alpha((times @ coincidences).reshape(rows, k, k))
+    return values
+
+
+def _nominal_alpha(o: Any) -> list[float]:
+    """Nominal alpha of each coincidence matrix in `o` (resamples x k x k), where defined."""
+    import numpy as np
+
+    k = o.shape[1]
+    n_c = o.sum(axis=2)
+    apart = ~np.eye(k, dtype=bool)
+    disagreeing = o[:, apart].sum(axis=1)
+    by_chance = (n_c[:, :, None] * n_c[:, None, :])[:, apart].sum(axis=1)
+    defined = by_chance > 0
+    n = n_c.sum(axis=1)
+    alpha = 1 - (n - 1) * disagreeing / np.where(defined, by_chance, 1)
+    values: list[float] = alpha[defined].tolist()
+    return values
 
 
 def _interval(

@@ -18,7 +18,7 @@ from evalspec._suite.build_base import Reporter, make_loc, plain
 from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.mcp_lock import LockedTools, lock_path, read_lock, server_key
 from evalspec._suite.model import McpServer, SimulatedResponse, Tool, default
-from evalspec._tool_schema import pattern_problems
+from evalspec._tool_schema import pattern_problems, schema_error
 from evalspec._util.errors import SpecError
 
 _UNSAFE_FILE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -181,14 +181,9 @@ class McpPart(Reporter):
     @staticmethod
     def schema_problems(params: dict[str, Any]) -> list[str]:
         """Why a locked schema cannot be used: not JSON Schema, or a pattern RE2 refuses."""
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
-        try:
-            Draft202012Validator.check_schema(params)
-        except SchemaError as exc:
-            where = "/".join(str(p) for p in exc.path)
-            return [f"{where or 'the schema'}: {exc.message}"]
+        if (error := schema_error(params)) is not None:
+            where = "/".join(str(p) for p in error.path)
+            return [f"{where or 'the schema'}: {error.message}"]
         return pattern_problems(params)
 
     def _mcp_tool(

@@ -21,7 +21,7 @@ from evalspec._suite.schema import (
     locate,
     suggest_json_type,
 )
-from evalspec._tool_schema import pattern_problems
+from evalspec._tool_schema import pattern_problems, schema_error
 from evalspec._util.errors import Problem
 
 if TYPE_CHECKING:
@@ -56,9 +56,6 @@ class ToolsPart(FaultsPart, McpPart):
         ) -> Behavior | None: ...
 
     def tools(self, raw: LList) -> list[Tool]:
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
         out: list[Tool] = []
         seen: dict[str, Pos] = {}
         for i, item in enumerate(raw):
@@ -80,10 +77,8 @@ class ToolsPart(FaultsPart, McpPart):
                 )
             seen.setdefault(name, self.vpos(item, "name"))
             params = item.get("parameters") or {"type": "object", "properties": {}}
-            try:
-                Draft202012Validator.check_schema(params)
-            except SchemaError as exc:
-                self.bad_parameters(item, path, exc)
+            if (error := schema_error(params)) is not None:
+                self.bad_parameters(item, path, error)
                 params = {"type": "object"}
             for why in pattern_problems(params):
                 self.problem(

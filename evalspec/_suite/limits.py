@@ -126,73 +126,100 @@ class _TimeUp(BaseException):
 def review_budget(what: str, params: Sequence[str] = ()) -> Iterator[None]:
     """Stop the block with ReviewTimeUp (exit 2) once REVIEW_SECONDS have passed.
 
-    A timer signal, not checks sprinkled through loading and scoring: whatever stage a hostile
-    pull request makes slow, the review ends with a message. Only in the main thread (where
-    signals are delivered); elsewhere the block runs unbounded in time, as before. Where there
-    is no timer signal, or the caller uses it, a timer thread interrupts the main thread."""
+    A timer, not checks sprinkled through loading and scoring: whatever stage a hostile pull
+    request makes slow, the review ends with a message. A timer signal where one is free (the
+    main thread, the caller using none: it also cuts a blocking system call short); else a
+    timer thread raises the time-up in the reviewing thread itself, whatever SIGINT is set to
+    (a review in a worker thread is bounded too)."""
     seconds = env_seconds(REVIEW_SECONDS_ENV, REVIEW_SECONDS)
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
     time_up = ReviewTimeUp(
         f"{what} stopped after its time budget of {seconds:g} s; a pull request may not "
         f"make review take longer (whoever runs it may raise {REVIEW_SECONDS_ENV})",
         params=params,
     )
-    if not hasattr(signal, "SIGALRM") or _alarm_in_use():  # a timer thread instead
-        with _interrupted_after(seconds, time_up):
+
+    class ThisTimeUp(_TimeUp):
+        """This budget's own: a budget nested inside turns only its own into its message."""
+
+    timer = _alarm if _alarm_free() else _timer_thread
+    try:
+        with timer(seconds, ThisTimeUp):
             yield
-        return
+    except ThisTimeUp:
+        raise time_up from None
+
+
+@contextmanager
+def _alarm(seconds: float, time_up: type[_TimeUp]) -> Iterator[None]:
+    """Raise `time_up` from a SIGALRM handler after `seconds`; the caller's disposition of
+    SIGALRM is put back after (a time-up raised while putting it back is still the budget's:
+    review_budget's `except` is outside this block)."""
 
     def alarm(signum: int, frame: object) -> None:
-        raise _TimeUp
+        raise time_up
 
     previous = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
-    except _TimeUp:
-        raise time_up from None
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        finally:
+            signal.signal(signal.SIGALRM, previous)
 
 
-def _alarm_in_use() -> bool:
-    """The caller has a real-time timer running or its own SIGALRM handler (a test runner's
-    time-out, an application's watchdog): the review must neither replace nor cancel it."""
+def _alarm_free() -> bool:
+    """SIGALRM exists, this is the main thread (the only one a signal handler runs in), and the
+    caller has no real-time timer running nor a SIGALRM handler of its own (a test runner's
+    time-out, an application's watchdog): the review must neither replace nor cancel those."""
+    import threading
+
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        return False
     handler = signal.getsignal(signal.SIGALRM)
     own = handler is not signal.SIG_DFL and handler is not signal.SIG_IGN
-    return own or signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    return not own and signal.getitimer(signal.ITIMER_REAL)[0] == 0
 
 
 @contextmanager
-def _interrupted_after(seconds: float, time_up: ReviewTimeUp) -> Iterator[None]:
-    """Interrupt the main thread after `seconds` (as Ctrl-C would) and turn that interrupt,
-    and only that one, into `time_up`."""
-    import _thread
+def _timer_thread(seconds: float, time_up: type[_TimeUp]) -> Iterator[None]:
+    """After `seconds`, a timer thread raises `time_up` in this thread as an asynchronous
+    exception. Not `_thread.interrupt_main()`: that calls the caller's SIGINT
+    handler, so it did nothing where SIGINT is ignored (`nohup`, `cmd &` in a script) or
+    handled without raising, and the review ran unbounded. Once the block is left no time-up
+    can arrive: one set but not yet raised is taken back."""
     import threading
 
-    fired = threading.Event()
+    target = threading.get_ident()
+    lock = threading.Lock()
+    state = {"open": True, "fired": False}
 
-    def interrupt() -> None:
-        fired.set()
-        _thread.interrupt_main()
+    def fire() -> None:
+        with lock:
+            if state["open"]:
+                state["fired"] = True
+                _async_raise(target, time_up)
 
-    timer = threading.Timer(seconds, interrupt)
+    timer = threading.Timer(seconds, fire)
     timer.daemon = True
     timer.start()
     try:
         yield
-    except KeyboardInterrupt:
-        if fired.is_set():
-            raise time_up from None
-        raise
     finally:
         timer.cancel()
+        with lock:
+            state["open"] = False
+            if state["fired"]:
+                _async_raise(target, None)
+
+
+def _async_raise(thread_id: int, exc: type[BaseException] | None) -> None:
+    """Have thread `thread_id` raise `exc` at its next bytecode (None: forget one pending)."""
+    import ctypes
+
+    value = None if exc is None else ctypes.py_object(exc)
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), value)
 
 
 def env_seconds(name: str, default: float) -> float:

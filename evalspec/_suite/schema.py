@@ -14,7 +14,7 @@ from evalspec._suite.load import LDict, LList, Pos
 from evalspec._suite.yaml_hints import implicit_reading
 from evalspec._util import registry
 from evalspec._util.errors import Problem
-from evalspec._util.schemas import language_schema
+from evalspec._util.schemas import fast_validator, language_schema
 
 
 def _plugin_names() -> tuple[tuple[str, ...], ...]:
@@ -152,9 +152,7 @@ def _compiled() -> Any:
 def _compile(schema: dict[str, Any]) -> Any:
     """A yes/no validator. It never writes the schema's defaults into the document: a case's
     partial `rubric:` must not gain a default that hides the suite's own setting."""
-    import fastjsonschema
-
-    return fastjsonschema.compile(schema, use_default=False)
+    return fast_validator(schema)
 
 
 def _head_schema() -> dict[str, Any]:

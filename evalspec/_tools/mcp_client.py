@@ -78,7 +78,7 @@ def _transport(
     client = http.AsyncClient(
         headers=expand_header_values(server.headers),
         timeout=http.Timeout(timeout_s),
-        **client_options(server.url),
+        **client_options(server.url, http),
     )
     return streamable_http_client(str(server.url), http_client=client)
 

@@ -30,7 +30,7 @@ from evalspec._tools.stb_cache import (
 )
 from evalspec._util.project import checked
 from evalspec._util.reading import MAX_VALUE_DEPTH, loads_untrusted
-from evalspec._util.schemas import plain_schema
+from evalspec._util.schemas import fast_validator, plain_schema
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -236,19 +236,11 @@ class ToolSimulator:
 
     def _validator(self, tool: Tool) -> Validator | None:
         if tool.name not in self._validators:
-            from jsonschema import Draft202012Validator
-            from jsonschema.exceptions import SchemaError
+            from evalspec._tool_schema import pattern_problems, schema_error, tool_validator
 
-            from evalspec._tool_schema import pattern_problems, tool_validator
-
-            try:
-                Draft202012Validator.check_schema(tool.parameters)
-                if pattern_problems(tool.parameters):
-                    raise SchemaError("a pattern RE2 cannot run")
-                self._validators[tool.name] = tool_validator(tool.parameters)
-            except SchemaError:
-                # The suite validator reports bad schemas; a run does not fail on them.
-                self._validators[tool.name] = None
+            # The suite validator reports bad schemas; a run does not fail on them.
+            usable = schema_error(tool.parameters) is None and not pattern_problems(tool.parameters)
+            self._validators[tool.name] = tool_validator(tool.parameters) if usable else None
         return self._validators[tool.name]
 
     def _fast_check(self, tool: Tool) -> Callable[[Any], Any] | None:
@@ -261,7 +253,7 @@ class ToolSimulator:
                 import fastjsonschema
 
                 try:
-                    check = fastjsonschema.compile(tool.parameters, use_default=False)
+                    check = fast_validator(tool.parameters)
                 except fastjsonschema.JsonSchemaDefinitionException:
                     check = None
             self._fast_checks[tool.name] = check

@@ -91,6 +91,21 @@ def plain_schema(schema: Any) -> bool:
     )
 
 
+def fast_validator(schema: dict[str, Any]) -> Callable[[Any], Any]:
+    """fastjsonschema's validator for `schema` (raises on an invalid value; never writes the
+    schema's defaults into it), compiled from a copy: fastjsonschema rewrites `$ref`s in place
+    against the schema's `$id`, which turned the language schema every later reader shares
+    (`evalspec schema`, the copy `init` writes) into other references in the same process."""
+    import copy
+
+    import fastjsonschema
+
+    validate: Callable[[Any], Any] = fastjsonschema.compile(
+        copy.deepcopy(schema), use_default=False
+    )
+    return validate
+
+
 def compiled_check(schema: Any) -> Callable[[Any], bool] | None:
     """`check(value)` -> is it valid, for a plain, well-formed schema; None for any other."""
     if not plain_schema(schema):
@@ -98,7 +113,7 @@ def compiled_check(schema: Any) -> Callable[[Any], bool] | None:
     import fastjsonschema
 
     try:
-        validate = fastjsonschema.compile(schema, use_default=False)
+        validate = fast_validator(schema)
     except fastjsonschema.JsonSchemaDefinitionException:
         return None
 
