@@ -150,3 +150,28 @@ def test_a_run_whose_model_wrote_a_line_separator_is_read_back(tmp_path: Path) -
     scored = evalspec_cli(["score", suite, "-t", tmp_path / "run", "--json"])
     assert scored.exit_code == 1, scored.output
     assert len(json.loads(scored.stdout)["results"]) == 6
+
+
+def test_the_junit_written_a_case_at_a_time_is_laid_out_as_elementtree_lays_it_out(
+    tmp_path: Path,
+) -> None:
+    """The JUnit file is written a test case at a time; read back and written whole by
+    ElementTree (indented, with its declaration), it is the same bytes: text that XML forbids
+    or must escape (a lone surrogate, U+2028, `<&"`) included."""
+    import xml.etree.ElementTree as ET
+
+    text = _suite(30, models=2, trials=2).replace("note: n}", "note: 'n <&\"> x'}")
+    suite = _recorded(tmp_path, text)
+    xml = tmp_path / "junit.xml"
+    ran = evalspec_cli(
+        ["run", suite, "--record", "offline", "--out", tmp_path / "r", "--junit", xml]
+    )
+    assert ran.exit_code == 1, ran.output
+    written = xml.read_bytes()
+    tree = ET.parse(xml)
+    ET.indent(tree)
+    again = tmp_path / "again.xml"
+    tree.write(again, encoding="utf-8", xml_declaration=True)
+    assert written == again.read_bytes()
+    assert written.count(b"<testcase ") == 60
+    assert b"n &lt;&amp;\"&gt; x" in written  # an expected value, escaped in a failure's text

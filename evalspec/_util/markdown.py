@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from evalspec._util.terminal import plain
@@ -65,7 +66,13 @@ def code(value: Any, limit: int = 120, *, in_table: bool = False) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return lines
+def markdown_table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
+    return list(table_lines(header, rows))
+
+
+def table_lines(header: list[str], rows: Iterable[list[str]]) -> Iterator[str]:
+    """A table's lines, each row made when it is reached."""
+    yield "| " + " | ".join(header) + " |"
+    yield "|" + "---|" * len(header)
+    for r in rows:
+        yield "| " + " | ".join(r) + " |"
