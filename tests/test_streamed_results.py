@@ -174,4 +174,18 @@ def test_the_junit_written_a_case_at_a_time_is_laid_out_as_elementtree_lays_it_o
     tree.write(again, encoding="utf-8", xml_declaration=True)
     assert written == again.read_bytes()
     assert written.count(b"<testcase ") == 60
-    assert b"n &lt;&amp;\"&gt; x" in written  # an expected value, escaped in a failure's text
+    assert b'n &lt;&amp;"&gt; x' in written  # an expected value, escaped in a failure's text
+
+
+def test_a_capture_case_stays_out_of_the_tool_confusion_counted_as_results_come(
+    tmp_path: Path,
+) -> None:
+    """The tool confusion a run counts as its results are written leaves capture cases out,
+    as summarising the results in memory does."""
+    from support import captured_run
+
+    path, run_dir = captured_run(tmp_path)
+    ran = api.run(RunRequest(path, record="offline", out=tmp_path / "again")).report
+    scored = api.score(api.load_suite(path), api.load_transcripts(run_dir))
+    assert [m.tool_confusion for m in ran.models] == [m.tool_confusion for m in scored.models]
+    assert [(c.case, c.status) for c in ran.cases] == [(c.case, c.status) for c in scored.cases]

@@ -13,12 +13,14 @@ import json
 import os
 import tempfile
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import IO, overload
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import IO, Any, overload
 
 import msgspec
 
-from evalspec._scoring.types import CaseResult
+from evalspec._scoring.confusion import count_picks
+from evalspec._scoring.types import CaseResult, Status
 from evalspec._util import finite
 
 LINE = finite.encoder(ensure_ascii=False, default=str)
@@ -33,6 +35,42 @@ def result_line(result: CaseResult, root: str) -> str:
     return finite.encode(LINE, msgspec.to_builtins(result, enc_hook=str), "results.json", root)
 
 
+class _Head(msgspec.Struct, kw_only=True):
+    """A result as its summary reads it: the rows and evaluators are skipped, not built."""
+
+    item_id: str = ""
+    case: str
+    model: str
+    trial: int = 0
+    score: float
+    status: Status
+    reason: str = ""
+    rows: msgspec.Raw = msgspec.Raw(b"[]")
+    evaluators: msgspec.Raw = msgspec.Raw(b"{}")
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+_HEADS = msgspec.json.Decoder(_Head)
+
+
+def _head(line: bytes) -> CaseResult:
+    """The result without its rows and evaluators (what summaries read of 50,000 results)."""
+    try:
+        h = _HEADS.decode(line)
+    except msgspec.DecodeError:
+        return msgspec.structs.replace(_decode(line), rows=(), evaluators={})
+    return CaseResult(
+        item_id=h.item_id,
+        case=h.case,
+        model=h.model,
+        trial=h.trial,
+        score=h.score,
+        status=h.status,
+        reason=h.reason,
+        details=h.details,
+    )
+
+
 def _decode(line: bytes) -> CaseResult:
     """A result from its line; msgspec refuses the escape of a lone surrogate (half an emoji in
     a model's answer), which json reads back as the character it was."""
@@ -45,9 +83,14 @@ def _decode(line: bytes) -> CaseResult:
 class ResultSpool:
     """Results given in any order, kept on disk by their item's place in the plan."""
 
-    def __init__(self, order: Mapping[str, int]) -> None:
-        """`order`: item id -> place in the plan; items it lacks go last, as they came."""
+    def __init__(self, order: Mapping[str, int], captured: Collection[str] = ()) -> None:
+        """`order`: item id -> place in the plan; items it lacks go last, as they came.
+        `captured`: the names of capture cases (their calls are recorded, not judged)."""
         self._order = order
+        self._captured = frozenset(captured)
+        self.picks: dict[str, Counter[tuple[str, str]]] = {}
+        """Model -> which tool was called where which was expected, over its judged trials
+        (a user's fault and a capture case's aside), counted as results come."""
         # Unnamed: nothing is left behind, however the process ends; closed with the last
         # reader of the results (the report), not at the end of a block.
         self._file: IO[bytes] = tempfile.TemporaryFile(prefix="evalspec-results-")  # noqa: SIM115
@@ -77,6 +120,8 @@ class ResultSpool:
                 self._again.setdefault(place, []).append((self._end, len(data)))
             self._end += len(data)
             chunk.append(data)
+            if r.status != "user_fault" and r.case not in self._captured:
+                count_picks((r,), self.picks.setdefault(r.model, Counter()))
             if spent := r.details.get("judge_tokens"):
                 self.judge_tokens[r.model] = self.judge_tokens.get(r.model, 0) + int(spent)
         self._file.seek(0, os.SEEK_END)
@@ -96,7 +141,7 @@ class ResultSpool:
         for s, n in self._extra:
             start.append(s)
             size.append(n)
-        return SpooledResults(self._file, start, size, dict(self.judge_tokens))
+        return SpooledResults(self._file, start, size, dict(self.judge_tokens), self)
 
 
 class _Lines:
@@ -154,13 +199,25 @@ class SpooledResults(ResultsAt):
     """Every result of a run, on disk, decoded when read; their lines are results.json's, byte
     for byte."""
 
-    __slots__ = ("judge_tokens",)
+    __slots__ = ("captured", "judge_tokens", "picks")
 
     def __init__(
-        self, file: IO[bytes], start: array[int], size: array[int], judge_tokens: dict[str, int]
+        self,
+        file: IO[bytes],
+        start: array[int],
+        size: array[int],
+        judge_tokens: dict[str, int],
+        spool: ResultSpool,
     ) -> None:
         super().__init__(_Lines(file, start, size), range(len(start)))
         self.judge_tokens = judge_tokens
+        self.picks = {model: Counter(counts) for model, counts in spool.picks.items()}
+        """Model -> (expected, called) counts over its trials, but a capture case's."""
+        self.captured = spool._captured
+
+    def heads(self) -> Iterator[CaseResult]:
+        """Every result without its rows and evaluators, in order: what summaries read."""
+        return (_head(line) for line in self.lines())
 
     def view(self, places: Sequence[int]) -> ResultsAt:
         """The results at these places, read when iterated (a case summary's trials)."""

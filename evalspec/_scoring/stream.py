@@ -44,7 +44,8 @@ class StreamingScorer:
         """Item id -> position in the plan: results are reported in plan order."""
         self.chunk = chunk
         self.pending: list[Transcript] = []
-        self.spool = ResultSpool(self.order)
+        captured = [c.name for c in suite.cases if c.capture is not None]
+        self.spool = ResultSpool(self.order, captured)
         self.tally = UsageTally()
         """Tokens and seconds per model, seconds per case: what reports add up."""
         self.count = 0

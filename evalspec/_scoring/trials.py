@@ -233,13 +233,20 @@ def summarize(
     if isinstance(results, SpooledResults):
         try:
             for case, group, kept in _spooled_groups(suite, results):
-                tallies[group[0].model].add(combine_trials(case, group, kept), group)
+                combined = combine_trials(case, group, kept)
+                # The spool counted the picks of every case but a capture case's; one that is
+                # judged after all (every trial an error) counts its own, read whole.
+                whole = kept if case.name in results.captured else None
+                tallies[group[0].model].add(combined, group, whole)
+            for model, picks in results.picks.items():
+                if model in tallies:
+                    tallies[model].picks += picks
         except _NotInPlanOrder:
             tallies = {m.name: _ModelTally() for m in suite.models}
             results = list(results)
     if not isinstance(results, SpooledResults):
         for case, group in _groups(suite, results):
-            tallies[group[0].model].add(combine_trials(case, group), group)
+            tallies[group[0].model].add(combine_trials(case, group), group, group)
     cases = [c for m in suite.models for c in tallies[m.name].cases]
     models = [
         summary
@@ -284,7 +291,7 @@ def _spooled_groups(
             return suite.cases[last], group, results.view(range(places[0], places[-1] + 1))
         return suite.cases[last], group, results.view(places)
 
-    for i, r in enumerate(results):
+    for i, r in enumerate(results.heads()):
         at = index.get(r.case)
         if at is None or r.model not in models:
             continue  # a case or model the suite lacks: no summary, as by key
@@ -314,8 +321,14 @@ class _ModelTally:
         self.picks: Counter[tuple[str, str]] = Counter()
         self.robust = RobustnessTally()
 
-    def add(self, c: CaseSummary, results: Sequence[CaseResult]) -> None:
-        """A case summary and its trials (read this once)."""
+    def add(
+        self,
+        c: CaseSummary,
+        results: Sequence[CaseResult],
+        picks: Sequence[CaseResult] | None,
+    ) -> None:
+        """A case summary and its trials (read this once; their rows, `picks`, only when the
+        picks are not counted already)."""
         self.cases.append(c)
         if c.status == "captured":
             return
@@ -325,7 +338,8 @@ class _ModelTally:
         trials = [r for r in results if r.status != "user_fault"]
         self.trials += len(trials)
         self.trials_passed += sum(_passed(r) for r in trials)
-        count_picks(trials, self.picks)
+        if picks is not None:
+            count_picks((r for r in picks if r.status != "user_fault"), self.picks)
         self.robust.add(results)
 
     def summary(
