@@ -59,16 +59,11 @@ def _head(line: bytes) -> CaseResult:
         h = _HEADS.decode(line)
     except msgspec.DecodeError:
         return msgspec.structs.replace(_decode(line), rows=(), evaluators={})
-    return CaseResult(
-        item_id=h.item_id,
-        case=h.case,
-        model=h.model,
-        trial=h.trial,
-        score=h.score,
-        status=h.status,
-        reason=h.reason,
-        details=h.details,
-    )
+    return CaseResult(**{f: getattr(h, f) for f in _KEPT})
+
+
+_KEPT = ("item_id", "case", "model", "trial", "score", "status", "reason", "details")
+"""The fields of a result its summary reads."""
 
 
 def _decode(line: bytes) -> CaseResult:
