@@ -82,7 +82,7 @@ class ResultSpool:
         """`order`: item id -> place in the plan; items it lacks go last, as they came.
         `captured`: the names of capture cases (their calls are recorded, not judged)."""
         self._order = order
-        self._captured = frozenset(captured)
+        self.captured = frozenset(captured)
         self.picks: dict[str, Counter[tuple[str, str]]] = {}
         """Model -> which tool was called where which was expected, over its judged trials
         (a user's fault and a capture case's aside), counted as results come."""
@@ -115,10 +115,10 @@ class ResultSpool:
                 self._again.setdefault(place, []).append((self._end, len(data)))
             self._end += len(data)
             chunk.append(data)
-            if r.status != "user_fault" and r.case not in self._captured:
+            if r.status != "user_fault" and r.case not in self.captured:
                 count_picks((r,), self.picks.setdefault(r.model, Counter()))
-            if spent := r.details.get("judge_tokens"):
-                self.judge_tokens[r.model] = self.judge_tokens.get(r.model, 0) + int(spent)
+            if spent := r.details.get("judge_tokens"):  # summed as the report sums them
+                self.judge_tokens[r.model] = self.judge_tokens.get(r.model, 0) + spent
         self._file.seek(0, os.SEEK_END)
         self._file.write(b"".join(chunk))
 
@@ -208,7 +208,7 @@ class SpooledResults(ResultsAt):
         self.judge_tokens = judge_tokens
         self.picks = {model: Counter(counts) for model, counts in spool.picks.items()}
         """Model -> (expected, called) counts over its trials, but a capture case's."""
-        self.captured = spool._captured
+        self.captured = spool.captured
 
     def heads(self) -> Iterator[CaseResult]:
         """Every result without its rows and evaluators, in order: what summaries read."""
