@@ -189,3 +189,20 @@ def test_a_capture_case_stays_out_of_the_tool_confusion_counted_as_results_come(
     scored = api.score(api.load_suite(path), api.load_transcripts(run_dir))
     assert [m.tool_confusion for m in ran.models] == [m.tool_confusion for m in scored.models]
     assert [(c.case, c.status) for c in ran.cases] == [(c.case, c.status) for c in scored.cases]
+
+
+def test_a_run_that_cannot_keep_its_results_aside_says_where_and_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No room (or no directory) for the results kept aside: exit 3 with the directory and
+    TMPDIR named, no traceback."""
+    import tempfile
+
+    suite = _recorded(tmp_path, _suite(4))
+    missing = tmp_path / "no-such-dir"
+    monkeypatch.setattr(tempfile, "tempdir", str(missing))
+    ran = evalspec_cli(["run", suite, "--record", "offline", "--out", tmp_path / "run"])
+    assert ran.exit_code == 3, ran.output
+    said = ran.output
+    assert f"cannot keep the scored results in a temporary file in {missing}" in said
+    assert "TMPDIR" in said and "Traceback" not in said

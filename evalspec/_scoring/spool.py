@@ -22,6 +22,7 @@ import msgspec
 from evalspec._scoring.confusion import count_picks
 from evalspec._scoring.types import CaseResult, Status
 from evalspec._util import finite
+from evalspec._util.errors import RunError
 
 LINE = finite.encoder(ensure_ascii=False, default=str)
 """How a result is written as its line of results.json (and of the spool)."""
@@ -75,6 +76,15 @@ def _decode(line: bytes) -> CaseResult:
         return msgspec.convert(json.loads(line), CaseResult)
 
 
+def _unusable(exc: OSError) -> RunError:
+    """The run cannot keep its results aside: say where, and what to do."""
+    return RunError(
+        f"cannot keep the scored results in a temporary file in {tempfile.gettempdir()} "
+        f"({exc.strerror or exc}); free space there or point TMPDIR at a directory with room "
+        "(about the size of results.json)"
+    )
+
+
 class ResultSpool:
     """Results given in any order, kept on disk by their item's place in the plan."""
 
@@ -88,7 +98,10 @@ class ResultSpool:
         (a user's fault and a capture case's aside), counted as results come."""
         # Unnamed: nothing is left behind, however the process ends; closed with the last
         # reader of the results (the report), not at the end of a block.
-        self._file: IO[bytes] = tempfile.TemporaryFile(prefix="evalspec-results-")  # noqa: SIM115
+        try:
+            self._file: IO[bytes] = tempfile.TemporaryFile(prefix="evalspec-results-")  # noqa: SIM115
+        except OSError as exc:
+            raise _unusable(exc) from None
         places = max(order.values(), default=-1) + 1
         self._start = array("q", [_NOT_YET]) * places
         self._size = array("q", [0]) * places
@@ -119,8 +132,11 @@ class ResultSpool:
                 count_picks((r,), self.picks.setdefault(r.model, Counter()))
             if spent := r.details.get("judge_tokens"):  # summed as the report sums them
                 self.judge_tokens[r.model] = self.judge_tokens.get(r.model, 0) + spent
-        self._file.seek(0, os.SEEK_END)
-        self._file.write(b"".join(chunk))
+        try:
+            self._file.seek(0, os.SEEK_END)
+            self._file.write(b"".join(chunk))
+        except OSError as exc:
+            raise _unusable(exc) from None
 
     def finish(self) -> SpooledResults:
         """Every result written so far, in plan order (items the plan lacks last)."""
