@@ -159,17 +159,15 @@ class RobustnessTally:
         self.repeated = 0
 
     def add(self, results: Iterable[CaseResult]) -> None:
-        """One case's trials."""
-        trials = list(results)
+        """One case's trials (only those with robustness facts count: most have none)."""
+        trials = [r for r in results if isinstance(r.details.get(KEY), dict)]
+        if not trials:
+            return
         for name, (k, n) in case_tallies(trials).items():
             ks, ns = self.counts.setdefault(name, ([], []))
             ks.append(k)
             ns.append(n)
-        self.repeated += sum(
-            int(r.details[KEY].get("duplicates", 0))
-            for r in trials
-            if isinstance(r.details.get(KEY), dict)
-        )
+        self.repeated += sum(int(r.details[KEY].get("duplicates", 0)) for r in trials)
 
     def figures(self, confidence: float = DEFAULT_CONFIDENCE) -> Robustness | None:
         """The figures; None when no trial has any."""

@@ -284,6 +284,8 @@ def _spooled_groups(
     run: list[tuple[int, CaseResult]] = []
 
     def done() -> tuple[Case, list[CaseResult], Sequence[CaseResult]]:
+        if len(run) == 1:  # one trial (most cases)
+            return suite.cases[last], [run[0][1]], results.view(range(run[0][0], run[0][0] + 1))
         ordered = sorted(run, key=lambda pr: pr[1].trial)
         group = [r for _, r in ordered]
         places = [i for i, _ in ordered]
