@@ -15,10 +15,11 @@ dumps of validate and replay at the largest size (read them with `python -m psta
 at each size (the suite's cases in included files of 10,000, the layout large suites use), the
 replayed run and the HTML report of its run directory (`evalspec view`), each run `--repeat`
 times by both trees alternately (same machine load): CPU and wall seconds, peak RSS, the median
-ratio this/other of the pairs, and each tree's largest replay against its smallest (issue 37:
-<= 10x, and <= 300 MB). With `--beside N` it also replays the smallest suite with its own
-embedding cache and beside the cache of an N-case suite (vectors synthesised, written the way a
-run writes them: 1,000 texts a shard; every second answer reworded, so the replay looks up
+ratio this/other of the pairs, each tree's largest replay against its smallest (issue 37:
+<= 10x, and <= 300 MB), and each tree's replay CPU fitted as T(n) = F + c*n over the sizes.
+With `--beside N` it also replays the smallest suite with its own embedding cache and beside
+the cache of an N-case suite (vectors synthesised, written the way a run writes them: 1,000 texts
+a shard; every second answer reworded, so the replay looks up
 embeddings), interleaved (issue 37: <= 1.1x time, <= 1.2x memory). With `--record N` it also
 records N cases against a local server answering at once (bench_run's, each answer's note
 unlike the expected one), cold embedding cache, against the floor: the same 2N texts embedded
@@ -249,6 +250,7 @@ def compare_trees(
         replays = {n: _compare_size(n, tmp, trees, repeat) for n in sizes}
         if len(sizes) > 1:
             _growth(replays, min(sizes), max(sizes))
+            _fit(replays)
 
 
 def _case_files(n: int, tmp: Path, reword_every: int = 0) -> tuple[Path, Path]:
@@ -332,6 +334,26 @@ def _growth(replays: dict[int, dict[str, list[Child]]], small: int, big: int) ->
         if tree == "this":
             goal(f"replay_{big}_vs_{small}_wall", wall, "<=", 10.0, "{:.1f}")
             goal(f"replay_{big}_peak_rss_mb", rss, "<=", 300.0, "{:.0f}")
+
+
+def _fit(replays: dict[int, dict[str, list[Child]]]) -> None:
+    """Each tree's replay CPU as T(n) = F + c*n (least squares over the sizes' medians): the
+    fixed cost F and the cost per item c. T(big) <= 10 T(small) holds when c <= 9F / (big -
+    10 small): the ratio tightens as F falls, so c is the figure to compare."""
+    sizes = sorted(replays)
+    small, big = sizes[0], sizes[-1]
+    for tree in replays[big]:
+        ts = [_median(replays[n][tree], "cpu_s") for n in sizes]
+        mean_n, mean_t = statistics.fmean(sizes), statistics.fmean(ts)
+        c = sum((n - mean_n) * (t - mean_t) for n, t in zip(sizes, ts, strict=True)) / sum(
+            (n - mean_n) ** 2 for n in sizes
+        )
+        f = mean_t - c * mean_n
+        ten = 9 * f / (big - 10 * small)
+        print(
+            f"{tree:>5}: replay CPU T(n) = {f:.3f} s + {c * 1e6:.1f} us x n "
+            f"(10x at {big} / {small} needs c <= {ten * 1e6:.1f} us with this F)"
+        )
 
 
 def _compare_beside(small: int, big: int, tmp: Path, trees: dict[str, Path], repeat: int) -> None:

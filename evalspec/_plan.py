@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,6 +137,12 @@ def _same_objects(a: list[Any], b: list[Any]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
+def offered_names(tools: Sequence[dict[str, Any]], model: ModelSpec) -> frozenset[str]:
+    """The names of these tools as a call to them is recorded: a tool variant's base names."""
+    back = model.variant.back if model.variant is not None else {}
+    return frozenset(back.get(n, n) for n in (t["function"]["name"] for t in tools))
+
+
 @dataclass(frozen=True)
 class PlanItem:
     """One case × model × trial, with the content id of its request to the model."""
@@ -156,6 +163,11 @@ class PlanItem:
     """The keys of a conversation's requests so far, shared by its user turns."""
     faults: tuple[Fault, ...] = ()
     """The faults its tool calls may meet: the case's, then those of the tools it offers."""
+    names: tuple[tuple[dict[str, Any], ...], frozenset[str]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """`offered_names` with the tools it was made of, once per set of offered tools by the plan
+    (a copy of the item offering other tools, as a later user turn does, makes its own)."""
 
     @property
     def renamed(self) -> dict[str, str]:
@@ -165,8 +177,9 @@ class PlanItem:
     @property
     def offered_names(self) -> frozenset[str]:
         """The names of the tools it offers as its calls are recorded: base names."""
-        back = self.renamed
-        return frozenset(back.get(n, n) for n in (t["function"]["name"] for t in self.tools))
+        if self.names is not None and self.names[0] is self.tools:
+            return self.names[1]
+        return offered_names(self.tools, self.model)
 
     @property
     def label(self) -> str:
@@ -221,6 +234,8 @@ def compile_plan(
             f"{limit}: run fewer trials or models, or split the suite"
         )
     items: list[PlanItem] = []
+    names: dict[tuple[int, int], tuple[tuple[dict[str, Any], ...], frozenset[str]]] = {}
+    """Offered names by (tools, model): the tuples live in the items, so their ids hold."""
     ids = _IdParts(suite)
     key_texts = [(model, _KeyText(model)) for model in selected_models]
     for case in chosen:
@@ -228,6 +243,9 @@ def compile_plan(
         n_trials = trials or case.trials
         for m, (model, key_text) in enumerate(key_texts):
             offered, offered_json = ids.variant(case, model, base_offered)
+            known = names.get((id(offered), id(model)))
+            if known is None:
+                known = names[(id(offered), id(model))] = (offered, offered_names(offered, model))
             for trial in range(n_trials):
                 first = ids.openings.key(key_text, messages_json, offered_json, (m, trial))
                 item_id = ids.item_id(case, first)
@@ -242,8 +260,10 @@ def compile_plan(
                         offered,
                         first,
                         faults=ids.faults(case),
+                        names=known,
                     )
                 )
+
     if shard:
         index, count = shard
         items = [it for it in items if int(it.id, 16) % count == index - 1]

@@ -19,6 +19,7 @@ from evalspec._util.reading import (
     MAX_VALUE_DEPTH,
     display_name,
     input_error,
+    jsonl_lines,
     loads_untrusted,
     parse_json,
     read_text,
@@ -280,7 +281,7 @@ def read_transcripts(path: Path) -> list[Transcript]:
         return out
     return [
         read_line(line, name, number)
-        for number, line in enumerate(text.splitlines(), start=1)
+        for number, line in enumerate(jsonl_lines(text), start=1)
         if line.strip()
     ]
 

@@ -56,3 +56,29 @@ def test_a_scorer_forgets_the_judges_of_cases_long_scored(
     got = report_from_results(suite, results, streamed.usage).to_dict()
     assert sorted(map(repr, got.pop("results"))) == sorted(map(repr, expected.pop("results")))
     assert got == expected
+
+
+def test_results_kept_aside_in_any_order_summarise_as_scored(tmp_path: Path) -> None:
+    """A run's results on disk are summarised case by case when they come in plan order; in any
+    other order (an order given by a caller) the summaries are still those of scoring them all
+    at once."""
+    path = tmp_path / "many.yaml"
+    two = many_cases_suite(12).replace(
+        "[{name: m, model: x}]", "[{name: m, model: x}, {name: n, model: y}]"
+    )
+    path.write_text(two, encoding="utf-8")
+    suite = load_suite(path)
+    made = [
+        transcript(f"c{i}", ("t", {"id": f"r{i}" if i % 3 else "x"}), model=model)
+        for i in range(12)
+        for model in ("m", "n")
+    ]
+    expected = score(suite, made)
+    for order in (made, made[::-1]):
+        streamed = StreamingScorer(suite, order={t.item_id: i for i, t in enumerate(order)})
+        for t in made:
+            streamed.add(t)
+        results = streamed.finish()
+        report = report_from_results(suite, results, streamed.tally)
+        assert report.cases == expected.cases
+        assert report.models == expected.models

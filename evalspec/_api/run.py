@@ -292,6 +292,8 @@ def _conversations_shown(suite: Suite, results: Sequence[CaseResult]) -> list[st
     the reports show by role): what the model called and the tools answered is read back for
     them alone, as the run keeps no transcript in memory."""
     multi = {c.name for c in suite.cases if c.multi_turn}
+    if not multi:  # single-turn suites show no conversation: their results are not read
+        return []
     worst: dict[tuple[str, str], CaseResult] = {}
     for r in results:
         if r.case in multi and r.status != "pass":

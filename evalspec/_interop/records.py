@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.model import REFUSED_TAG
 from evalspec._util.errors import InputError, UsageError
-from evalspec._util.reading import display_name, input_error, parse_json, read_text
+from evalspec._util.reading import display_name, input_error, jsonl_lines, parse_json, read_text
 
 if TYPE_CHECKING:
     from evalspec._transcript import Transcript
@@ -138,7 +138,7 @@ def numbered_json(path: Path, what: str, hint: str) -> tuple[list[tuple[int, Any
         numbered = [(1, r) for r in data] if isinstance(data, list) else [(1, data)]
     else:
         numbered = []
-        for n, line in enumerate(text.splitlines(), 1):
+        for n, line in enumerate(jsonl_lines(text), 1):
             if not line.strip():
                 continue
             try:  # the limits of untrusted input hold for each line

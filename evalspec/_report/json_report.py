@@ -18,19 +18,27 @@ import msgspec
 
 from evalspec._report.records import Report, case_records
 from evalspec._scoring.results_file import HEAD, ResultsFile, plain
+from evalspec._scoring.spool import LINE, SpooledResults
 from evalspec._util import finite
 from evalspec._util.files import atomic_write
 
-_ENCODER = finite.encoder(ensure_ascii=False, default=str)
-
 
 def write_json(report: Report, path: Path) -> None:
-    """Write atomically: a reader never sees half a results file."""
+    """Write atomically: a reader never sees half a results file. A run's results are on
+    disk already as their lines of this file (`_scoring/spool.py`): they are copied."""
     head = report.results_file(with_lists=False)
-    _write(path, head, case_records(report), report.results)
+    results = report.results
+    lines = results.lines() if isinstance(results, SpooledResults) else None
+    _write(path, head, case_records(report), results, lines)
 
 
-def _write(path: Path, head: ResultsFile, cases: Iterable[Any], results: Iterable[Any]) -> None:
+def _write(
+    path: Path,
+    head: ResultsFile,
+    cases: Iterable[Any],
+    results: Iterable[Any],
+    lines: Iterable[bytes] | None = None,
+) -> None:
     with atomic_write(path) as fh:
         fh.write("{\n")
         for key in HEAD:
@@ -40,16 +48,25 @@ def _write(path: Path, head: ResultsFile, cases: Iterable[Any], results: Iterabl
             text = finite.dumps(value, path.name, key, indent=2, ensure_ascii=False, default=str)
             fh.write(f"  {json.dumps(key)}: {text.replace(chr(10), chr(10) + '  ')},\n")
         _write_list(fh, path.name, "cases", (plain(c) for c in cases), last=False)
-        _write_list(fh, path.name, "results", (plain(r) for r in results), last=True)
+        if lines is None:
+            _write_list(fh, path.name, "results", (plain(r) for r in results), last=True)
+        else:
+            _write_lines(fh, "results", (line.decode("utf-8") for line in lines))
         fh.write("}\n")
 
 
 def _write_list(fh: IO[str], name: str, key: str, items: Iterable[Any], *, last: bool) -> None:
+    encoded = (finite.encode(LINE, item, name, f"{key}[{i}]") for i, item in enumerate(items))
+    _write_lines(fh, key, encoded, last=last)
+
+
+def _write_lines(fh: IO[str], key: str, lines: Iterable[str], *, last: bool = True) -> None:
+    """A list of the file, one encoded item a line."""
     fh.write(f'  "{key}": [')
     first = True
-    for i, item in enumerate(items):
+    for line in lines:
         fh.write("\n    " if first else ",\n    ")
-        fh.write(finite.encode(_ENCODER, item, name, f"{key}[{i}]"))
+        fh.write(line)
         first = False
     fh.write("]" if first else "\n  ]")
     fh.write("\n" if last else ",\n")

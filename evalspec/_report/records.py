@@ -20,6 +20,7 @@ from evalspec._scoring.results_file import (
     Thresholds,
     plain,
 )
+from evalspec._scoring.spool import SpooledResults
 from evalspec._scoring.trials import CaseSummary, ModelSummary, SimulatedUserCost
 from evalspec._scoring.types import CaseResult
 from evalspec._scoring.usage import UsageTally
@@ -36,7 +37,8 @@ class Report:
     """A scored run: what console, results.json, JUnit, Markdown and HTML all show."""
 
     suite: Suite
-    results: tuple[CaseResult, ...]
+    results: Sequence[CaseResult]
+    """Every trial's result (a run's are on disk, read when iterated: `_scoring/spool.py`)."""
     cases: tuple[CaseSummary, ...]
     """Per (case, model): trials combined by the case's pass rule."""
     models: tuple[ModelSummary, ...]
@@ -88,7 +90,7 @@ class Report:
             models=self.models,
             calibration=self.calibration or msgspec.UNSET,
             cases=tuple(case_records(self)) if with_lists else (),
-            results=self.results if with_lists else (),
+            results=tuple(self.results) if with_lists else (),
         )
 
 
@@ -164,6 +166,16 @@ def _simulated_user_cost(
     )
 
 
+def _judge_tokens(results: Sequence[CaseResult]) -> dict[str, int]:
+    """Model -> tokens its answers' judges spent (a spool counted them as results came)."""
+    if isinstance(results, SpooledResults):
+        return results.judge_tokens
+    spent: dict[str, int] = {}
+    for r in results:
+        spent[r.model] = spent.get(r.model, 0) + r.details.get("judge_tokens", 0)
+    return spent
+
+
 def report_from_results(
     suite: Suite,
     results: Sequence[CaseResult],
@@ -181,13 +193,12 @@ def report_from_results(
     cases, models = summarize(suite, results, tally.usage)
     prices = {m.name: m.price for m in suite.models}
     priced = []
+    spent = _judge_tokens(results)  # what judging each model's answers cost
     for m in models:
         p, c = tally.split.get(m.model, (0, 0))
         price = prices.get(m.model)
         cost = price.cost(p, c) if price and m.model in tally.split else None
-        judging = sum(
-            r.details.get("judge_tokens", 0) for r in results if r.model == m.model
-        )  # what judging this model's answers cost
+        judging = spent.get(m.model, 0)
         over = over_budget(
             suite.budget,
             tokens=m.tokens + judging,
@@ -213,7 +224,7 @@ def report_from_results(
     created = datetime.now(UTC).isoformat(timespec="seconds")
     return Report(
         suite,
-        tuple(results),
+        results if isinstance(results, SpooledResults) else tuple(results),
         tuple(cases),
         tuple(priced),
         tuple(transcripts),

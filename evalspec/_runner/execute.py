@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -250,7 +251,6 @@ async def _conversation(
     tools = list(item.tools)  # the plan resolved them: a case offering none offers none
     keys = item.keys  # a conversation's, shared by its user turns; None for one request
     back = item.renamed  # a tool variant's renamed tools are called by their offered names
-    shown = sorted(t["function"]["name"] for t in tools)  # as the model reads them
     offered = item.offered_names
     calls: list[ToolCall] = []
     prompt = completion = 0
@@ -335,17 +335,13 @@ async def _conversation(
             elif name in offered:
                 result = await simulator.call(name, args, raw)  # SimulatorMissing passes up
             else:  # a suite tool this case does not offer is as unknown as any other name
-                available = ", ".join(shown)
+                available = ", ".join(sorted(t["function"]["name"] for t in tools))  # as shown
                 result = ToolResult(
                     None,
                     f"unknown tool '{name}'; available tools: {available}",
                     "error:unknown_tool",
                 )
-            observation = (
-                result.text
-                if result.text is not None
-                else _OBSERVATION.encode(result.observation())
-            )
+            observation = result.text if result.text is not None else _observation(result)
             output_left -= len(observation)
             if output_left < 0:
                 return _transcript(
@@ -390,6 +386,26 @@ async def _conversation(
     return _transcript(
         item, messages, calls, final, finish, prompt, completion, latency, turns, source
     )
+
+
+_RULE_TEXTS: OrderedDict[int, tuple[Any, str]] = OrderedDict()
+"""A rule's output (the suite's own object, held here so its id is not reused) -> its text:
+every call a rule answers reads the same text, encoded once, not once per call."""
+_RULE_TEXTS_KEPT = 256
+
+
+def _observation(result: ToolResult) -> str:
+    """The text of the tool message for `result`."""
+    if result.source != "rule" or result.error is not None:
+        return _OBSERVATION.encode(result.observation())
+    known = _RULE_TEXTS.get(id(result.output))
+    if known is not None and known[0] is result.output:
+        return known[1]
+    text = _OBSERVATION.encode(result.output)
+    _RULE_TEXTS[id(result.output)] = (result.output, text)
+    if len(_RULE_TEXTS) > _RULE_TEXTS_KEPT:
+        _RULE_TEXTS.popitem(last=False)
+    return text
 
 
 def _fault_plan(

@@ -34,6 +34,13 @@ def confusion(results: Iterable[CaseResult]) -> tuple[ConfusionCell, ...]:
     """Every (expected, called) pair of a model's trials with its count, right picks included
     (expected == called), most frequent first."""
     counts: Counter[tuple[str, str]] = Counter()
+    count_picks(results, counts)
+    return ranked(counts)
+
+
+def count_picks(results: Iterable[CaseResult], counts: Counter[tuple[str, str]]) -> None:
+    """Add the (expected, called) pairs of these trials to `counts` (a run's trials are read
+    once, case by case)."""
     for result in results:
         for row in result.rows:
             if row.field == "tool_selection":
@@ -45,8 +52,12 @@ def confusion(results: Iterable[CaseResult]) -> tuple[ConfusionCell, ...]:
             elif row.field == "no_tool_calls" and not row.match:
                 for name in str(row.actual).split(", "):
                     counts[(NO_CALL, name)] += 1
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return tuple(ConfusionCell(expected=e, called=c, count=n) for (e, c), n in ranked)
+
+
+def ranked(counts: Counter[tuple[str, str]]) -> tuple[ConfusionCell, ...]:
+    """The cells, most frequent first."""
+    order = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return tuple(ConfusionCell(expected=e, called=c, count=n) for (e, c), n in order)
 
 
 def mistakes(cells: Iterable[ConfusionCell]) -> list[ConfusionCell]:

@@ -25,7 +25,7 @@ import msgspec
 from evalspec._suite.model import Suite
 from evalspec._util.errors import InputError, Problem
 from evalspec._util.project import checked, kind, named
-from evalspec._util.reading import display_name, parse_json, read_text
+from evalspec._util.reading import display_name, jsonl_lines, parse_json, read_text
 
 VERDICT_NAMES = ("Solved", "Unsure", "Unsolved")
 LABELS_SUFFIX = ".labels.jsonl"
@@ -109,7 +109,7 @@ def read_labels(path: Path) -> tuple[Label, ...]:
     labels: list[Label] = []
     problems: list[Problem] = []
     seen: dict[tuple[str, str | None, int, str, str], int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(jsonl_lines(text), start=1):
         if not line.strip():
             continue
         try:

@@ -150,24 +150,33 @@ class Robustness(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
         return [(k, f) for k in FIGURES if (f := getattr(self, k)) is not None]
 
 
-def summarize_robustness(
-    per_case: Sequence[Sequence[CaseResult]], confidence: float = DEFAULT_CONFIDENCE
-) -> Robustness | None:
-    """One model's figures over its cases' trials; None when no trial has any."""
-    tallies = [case_tallies(results) for results in per_case]
-    built: dict[str, Figure] = {}
-    for name in FIGURES:
-        counts = [t[name] for t in tallies if name in t]
-        if counts:
-            k, n = [c[0] for c in counts], [c[1] for c in counts]
-            rate = clustered_rate(k, n, confidence)
-            built[name] = Figure(count=sum(k), of=sum(n), cases=len(counts), rate=rate)
-    if not built:
-        return None
-    repeated = sum(
-        int(r.details[KEY].get("duplicates", 0))
-        for results in per_case
-        for r in results
-        if isinstance(r.details.get(KEY), dict)
-    )
-    return Robustness(**built, duplicate_calls=repeated)
+class RobustnessTally:
+    """One model's robustness counts, added case by case (each case's trials read once)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, tuple[list[int], list[int]]] = {}
+        """Figure -> (trials with the event, trials it could happen in), per case that had it."""
+        self.repeated = 0
+
+    def add(self, results: Iterable[CaseResult]) -> None:
+        """One case's trials (only those with robustness facts count: most have none)."""
+        trials = [r for r in results if isinstance(r.details.get(KEY), dict)]
+        if not trials:
+            return
+        for name, (k, n) in case_tallies(trials).items():
+            ks, ns = self.counts.setdefault(name, ([], []))
+            ks.append(k)
+            ns.append(n)
+        self.repeated += sum(int(r.details[KEY].get("duplicates", 0)) for r in trials)
+
+    def figures(self, confidence: float = DEFAULT_CONFIDENCE) -> Robustness | None:
+        """The figures; None when no trial has any."""
+        built: dict[str, Figure] = {}
+        for name in FIGURES:
+            if name in self.counts:
+                k, n = self.counts[name]
+                rate = clustered_rate(k, n, confidence)
+                built[name] = Figure(count=sum(k), of=sum(n), cases=len(k), rate=rate)
+        if not built:
+            return None
+        return Robustness(**built, duplicate_calls=self.repeated)

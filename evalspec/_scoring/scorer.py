@@ -689,6 +689,8 @@ class Scorer:
             ]
             for i, call in enumerate(expected)
         ]
+        if len(table) == 1 and len(table[0]) == 1:  # one call of each: the only pairing
+            return [(0, 0, table[0][0])]
         # Right tool first, then argument agreement: a right-tool pair always beats a wrong one.
         big = 1.0 + sum(ps.weight for row in table for ps in row)
         values = [[(big if ps.tool_ok else 0.0) + ps.earned for ps in row] for row in table]

@@ -1,8 +1,9 @@
 """Score a run while it runs: transcripts are scored in chunks as they finish, then dropped.
 
-What stays is what the report aggregates (one result per item, tokens and latency per model),
-so a 50,000-item run never holds 50,000 transcripts. Each chunk embeds all of its texts in one
-batch, as scoring a whole run at once does, so similarity critics cost the same.
+What stays is what the report aggregates: one result per item, on disk (`spool.py`), and tokens
+and latency per model, so a 50,000-item run holds neither its transcripts nor its results. Each
+chunk embeds all of its texts in one batch, as scoring a whole run at once does, so similarity
+critics cost the same.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from evalspec._critics.base import Embedder
 from evalspec._scoring.scorer import Scorer
-from evalspec._scoring.types import CaseResult
+from evalspec._scoring.spool import ResultSpool, SpooledResults
 from evalspec._scoring.usage import UsageTally
 from evalspec._suite.model import Suite
 from evalspec._transcript import Transcript
@@ -43,7 +44,8 @@ class StreamingScorer:
         """Item id -> position in the plan: results are reported in plan order."""
         self.chunk = chunk
         self.pending: list[Transcript] = []
-        self.results: list[CaseResult] = []
+        captured = [c.name for c in suite.cases if c.capture is not None]
+        self.spool = ResultSpool(self.order, captured)
         self.tally = UsageTally()
         """Tokens and seconds per model, seconds per case: what reports add up."""
         self.count = 0
@@ -62,12 +64,11 @@ class StreamingScorer:
 
     def flush(self) -> None:
         if self.pending:
-            self.results.extend(self.scorer.score_all(self.pending))
+            self.spool.add(self.scorer.score_all(self.pending))
             self.pending = []
 
-    def finish(self) -> list[CaseResult]:
-        """Every result, in plan order (items the plan does not know go last)."""
+    def finish(self) -> SpooledResults:
+        """Every result, in plan order (items the plan does not know go last), read from
+        disk when read."""
         self.flush()
-        last = len(self.order)
-        self.results.sort(key=lambda r: self.order.get(r.item_id, last))
-        return self.results
+        return self.spool.finish()

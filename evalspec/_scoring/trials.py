@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from math import comb
 
 import msgspec
 
-from evalspec._scoring.confusion import ConfusionCell, confusion
-from evalspec._scoring.robustness import Robustness, summarize_robustness
+from evalspec._scoring.confusion import ConfusionCell, count_picks, ranked
+from evalspec._scoring.robustness import Robustness, RobustnessTally
 from evalspec._scoring.scorer import band
+from evalspec._scoring.spool import SpooledResults
 from evalspec._scoring.types import CaseResult, Status
 from evalspec._stats import DEFAULT_CONFIDENCE, Interval, clustered_rate, is_flaky, mean_interval
-from evalspec._suite.model import Case, Suite
+from evalspec._suite.model import Case, ModelSpec, Suite
 from evalspec._util.records import Count
 
 
@@ -48,7 +49,7 @@ def _passed(r: CaseResult) -> bool:
     return r.status in _PASSING
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaseSummary:
     case: str
     model: str
@@ -61,7 +62,8 @@ class CaseSummary:
     pass_at_k: float
     pass_hat_k: float
     reason: str
-    results: tuple[CaseResult, ...]
+    results: Sequence[CaseResult]
+    """Its trials (a run's are read from its results on disk when iterated)."""
     flaky: bool = False
     """Some, not all, of two or more trials passed (see evalspec._stats.flaky)."""
 
@@ -72,11 +74,14 @@ def _pstdev(values: Sequence[float], mean: float) -> float:
     return math.sqrt(math.fsum((x - mean) ** 2 for x in values) / len(values))
 
 
-def combine_trials(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
-    """Apply the case's pass rule (all, any, majority, mean) to its trials."""
+def combine_trials(
+    case: Case, results: Sequence[CaseResult], kept: Sequence[CaseResult] | None = None
+) -> CaseSummary:
+    """Apply the case's pass rule (all, any, majority, mean) to its trials; the summary keeps
+    `kept` (the same trials, read again when needed) if given, else `results`."""
     judged = [r for r in results if r.status != "user_fault"]
     if not judged and results:  # every trial spoiled by its simulated user
-        return _user_fault(case, results)
+        return _user_fault(case, results, kept)
     n = len(judged)
     c = sum(1 for r in judged if r.status in _PASSING)
     scores = [r.score for r in judged]
@@ -116,17 +121,29 @@ def combine_trials(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
         pass_at_k(n, c, n),
         pass_hat_k(n, c, n),
         reason,
-        tuple(results),
+        tuple(results) if kept is None else kept,
         is_flaky(c, n - len(errors)),
     )
 
 
-def _user_fault(case: Case, results: Sequence[CaseResult]) -> CaseSummary:
+def _user_fault(
+    case: Case, results: Sequence[CaseResult], kept: Sequence[CaseResult] | None
+) -> CaseSummary:
     """A case whose every trial the simulated user spoiled: not the model's pass or fail."""
     n = len(results)
     reason = results[0].reason if n == 1 else f"all {n} trials: {results[0].reason}"
     return CaseSummary(
-        case.name, results[0].model, "user_fault", 0.0, 0.0, n, 0, 0.0, 0.0, reason, tuple(results)
+        case.name,
+        results[0].model,
+        "user_fault",
+        0.0,
+        0.0,
+        n,
+        0,
+        0.0,
+        0.0,
+        reason,
+        tuple(results) if kept is None else kept,
     )
 
 
@@ -209,61 +226,165 @@ def summarize(
     """Per (case, model) summaries in suite order, and one summary per model with intervals.
 
     Intervals treat the case as the unit and its trials as repeated measures (evalspec._stats).
+    Each result is read once: a run's results on disk are decoded case by case, and each case
+    summary keeps its trials where they are.
     """
+    tallies = {m.name: _ModelTally() for m in suite.models}
+    if isinstance(results, SpooledResults):
+        try:
+            for case, group, kept in _spooled_groups(suite, results):
+                combined = combine_trials(case, group, kept)
+                # The spool counted the picks of every case but a capture case's; one that is
+                # judged after all (every trial an error) counts its own, read whole.
+                whole = kept if case.name in results.captured else None
+                tallies[group[0].model].add(combined, group, whole)
+            for model, picks in results.picks.items():
+                if model in tallies:
+                    tallies[model].picks += picks
+        except _NotInPlanOrder:
+            tallies = {m.name: _ModelTally() for m in suite.models}
+            results = list(results)
+    if not isinstance(results, SpooledResults):
+        for case, group in _groups(suite, results):
+            tallies[group[0].model].add(combine_trials(case, group), group, group)
+    cases = [c for m in suite.models for c in tallies[m.name].cases]
+    models = [
+        summary
+        for m in suite.models
+        if (summary := tallies[m.name].summary(m, usage, confidence)) is not None
+    ]
+    return cases, models
+
+
+def _groups(suite: Suite, results: Sequence[CaseResult]) -> Iterator[tuple[Case, list[CaseResult]]]:
+    """Each (case, model)'s trials in trial order, models in suite order, then cases."""
     by_key: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
     for r in results:
         by_key[(r.case, r.model)].append(r)
-    cases: list[CaseSummary] = []
     for model in suite.models:
         for case in suite.cases:
             group = sorted(by_key.get((case.name, model.name), []), key=lambda r: r.trial)
             if group:
-                cases.append(combine_trials(case, group))
-    models: list[ModelSummary] = []
-    for model in suite.models:
-        # A capture case is recorded, not judged: it counts in no rate or mean.
-        every = [c for c in cases if c.model == model.name and c.status != "captured"]
+                yield case, group
+
+
+class _NotInPlanOrder(Exception):
+    """A spool whose results are not grouped as a plan lists its items."""
+
+
+def _spooled_groups(
+    suite: Suite, results: SpooledResults
+) -> Iterator[tuple[Case, list[CaseResult], Sequence[CaseResult]]]:
+    """Each (case, model)'s trials from a spool in plan order (a case's items together, each
+    model's trials together), cases in suite order, with a lazy view of them to keep.
+    _NotInPlanOrder if the spool is not so ordered."""
+    index = {c.name: i for i, c in enumerate(suite.cases)}
+    models = {m.name for m in suite.models}
+    last, seen = -1, set[str]()
+    run: list[tuple[int, CaseResult]] = []
+
+    def done() -> tuple[Case, list[CaseResult], Sequence[CaseResult]]:
+        if len(run) == 1:  # one trial (most cases)
+            return suite.cases[last], [run[0][1]], results.view(range(run[0][0], run[0][0] + 1))
+        ordered = sorted(run, key=lambda pr: pr[1].trial)
+        group = [r for _, r in ordered]
+        places = [i for i, _ in ordered]
+        if places == list(range(places[0], places[-1] + 1)):
+            return suite.cases[last], group, results.view(range(places[0], places[-1] + 1))
+        return suite.cases[last], group, results.view(places)
+
+    for i, r in enumerate(results.heads()):
+        at = index.get(r.case)
+        if at is None or r.model not in models:
+            continue  # a case or model the suite lacks: no summary, as by key
+        if run and (at, r.model) == (last, run[0][1].model):
+            run.append((i, r))
+            continue
+        if run:
+            yield done()
+        if at < last or (at == last and r.model in seen):
+            raise _NotInPlanOrder
+        seen = seen if at == last else set()
+        seen.add(r.model)
+        last, run = at, [(i, r)]
+    if run:
+        yield done()
+
+
+class _ModelTally:
+    """One model's case summaries and the counts over their trials, added case by case."""
+
+    def __init__(self) -> None:
+        self.cases: list[CaseSummary] = []
+        self.every: list[CaseSummary] = []
+        """Judged cases (a capture case is recorded, not judged: it counts in no rate)."""
+        self.trials = 0
+        self.trials_passed = 0
+        self.picks: Counter[tuple[str, str]] = Counter()
+        self.robust = RobustnessTally()
+
+    def add(
+        self,
+        c: CaseSummary,
+        results: Sequence[CaseResult],
+        picks: Sequence[CaseResult] | None,
+    ) -> None:
+        """A case summary and its trials (read this once; their rows, `picks`, only when the
+        picks are not counted already)."""
+        self.cases.append(c)
+        if c.status == "captured":
+            return
+        self.every.append(c)
+        if c.status == "user_fault":
+            return
+        trials = [r for r in results if r.status != "user_fault"]
+        self.trials += len(trials)
+        self.trials_passed += sum(_passed(r) for r in trials)
+        if picks is not None:
+            count_picks((r for r in picks if r.status != "user_fault"), self.picks)
+        self.robust.add(results)
+
+    def summary(
+        self, model: ModelSpec, usage: dict[str, tuple[int, float]] | None, confidence: float
+    ) -> ModelSummary | None:
+        """The model's summary; None when it has no judged case."""
+        every = self.every
         mine = [c for c in every if c.status != "user_fault"]
         if not every:
-            continue
+            return None
         if not mine:  # every case spoiled by its simulated user: nothing judges the model
-            models.append(_all_user_faults(model.name, every, usage))
-            continue
+            return _all_user_faults(model.name, every, usage)
         scores = [c.score for c in mine]
-        trials = [r for c in mine for r in c.results if r.status != "user_fault"]
         tok, lat = (usage or {}).get(model.name, (0, 0.0))
         passed_cases = [int(c.status in _PASSING) for c in mine]
-        robust = summarize_robustness([c.results for c in mine], confidence)
-        models.append(
-            ModelSummary(
-                model=model.name,
-                cases=len(every),
-                passed=sum(c.status == "pass" for c in mine),
-                warned=sum(c.status == "warn" for c in mine),
-                failed=sum(c.status == "fail" for c in mine),
-                errors=sum(c.status == "error" for c in mine),
-                mean_score=statistics.fmean(scores),
-                std_score=_pstdev(scores, statistics.fmean(scores)) if len(scores) > 1 else 0.0,
-                pass_at_1=sum(_passed(r) for r in trials) / len(trials),
-                tokens=tok,
-                latency_s=lat,
-                k=max(c.trials for c in mine),
-                pass_at_k=statistics.fmean(c.pass_at_k for c in mine),
-                pass_hat_k=statistics.fmean(c.pass_hat_k for c in mine),
-                pass_rate_ci=clustered_rate(passed_cases, [1] * len(passed_cases), confidence),
-                pass_at_1_ci=clustered_rate(
-                    [c.passed for c in mine], [c.trials for c in mine], confidence
-                ),
-                mean_score_ci=mean_interval(scores, confidence, (0.0, 1.0)),
-                flaky=sum(c.flaky for c in mine),
-                user_faults=len(every) - len(mine) or msgspec.UNSET,
-                tool_confusion=confusion(trials),
-                variant=model.variant.name if model.variant else msgspec.UNSET,
-                variant_of=model.base_name if model.variant else msgspec.UNSET,
-                robustness=msgspec.UNSET if robust is None else robust,
-            )
+        robust = self.robust.figures(confidence)
+        return ModelSummary(
+            model=model.name,
+            cases=len(every),
+            passed=sum(c.status == "pass" for c in mine),
+            warned=sum(c.status == "warn" for c in mine),
+            failed=sum(c.status == "fail" for c in mine),
+            errors=sum(c.status == "error" for c in mine),
+            mean_score=statistics.fmean(scores),
+            std_score=_pstdev(scores, statistics.fmean(scores)) if len(scores) > 1 else 0.0,
+            pass_at_1=self.trials_passed / self.trials,
+            tokens=tok,
+            latency_s=lat,
+            k=max(c.trials for c in mine),
+            pass_at_k=statistics.fmean(c.pass_at_k for c in mine),
+            pass_hat_k=statistics.fmean(c.pass_hat_k for c in mine),
+            pass_rate_ci=clustered_rate(passed_cases, [1] * len(passed_cases), confidence),
+            pass_at_1_ci=clustered_rate(
+                [c.passed for c in mine], [c.trials for c in mine], confidence
+            ),
+            mean_score_ci=mean_interval(scores, confidence, (0.0, 1.0)),
+            flaky=sum(c.flaky for c in mine),
+            user_faults=len(every) - len(mine) or msgspec.UNSET,
+            tool_confusion=ranked(self.picks),
+            variant=model.variant.name if model.variant else msgspec.UNSET,
+            variant_of=model.base_name if model.variant else msgspec.UNSET,
+            robustness=msgspec.UNSET if robust is None else robust,
         )
-    return cases, models
 
 
 def _all_user_faults(

@@ -186,6 +186,13 @@ def read_text(
     return decode_utf8(read_bytes(path, name, limit=limit, too_big=too_big), name)
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSON-lines text, split at newlines only: `str.splitlines` also splits at
+    U+2028, U+0085 and other separators, which a JSON string written with `ensure_ascii=False`
+    holds as they are (a model's answer can carry one), so it cut such a line in two."""
+    return text.split("\n")
+
+
 def _refuse_constant(token: str) -> Any:
     raise ValueError(f"{token} is not a number JSON allows")
 
