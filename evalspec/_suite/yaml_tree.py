@@ -39,6 +39,7 @@ MAX_ALIAS_CHARS = 16 * 1024 * 1024
 suite file holds. Counting values alone let one 1 MB text aliased 10,000 times through (66 s to
 validate: every later stage handles each copy)."""
 DEFAULT_MAX_VALUES = 2_000_000
+_new_tuple = tuple.__new__
 MAX_VALUES_ENV = "EVALSPEC_MAX_SUITE_VALUES"
 
 
@@ -333,10 +334,19 @@ class TreeBuilder:
                 mark = event.start_mark
                 self.braces += 1
             elif kind is _SequenceStartEvent or kind is _MappingStartEvent:
-                stack.append(self._open(event, stack))
+                frame = self._inner(event, parent, len(stack)) if parent is not None else None
+                stack.append(self._open(event, stack) if frame is None else frame)
                 continue
             else:  # the end of a sequence or mapping
                 frame = stack.pop()
+                if (
+                    stack
+                    and frame.streamed < 0
+                    and not frame.anchor
+                    and frame.merges is None
+                    and self._closed_inner(frame, stack[-1])
+                ):
+                    continue
                 value, size, mark = self._close(frame), frame.size, frame.mark
                 chars = frame.chars
             if not stack:
@@ -350,6 +360,54 @@ class TreeBuilder:
             f"split it into several suites, or raise the limit with {MAX_VALUES_ENV}",
             path,
         )
+
+    def _inner(self, event: Any, parent: _Frame, depth: int) -> _Frame | None:
+        """A container inside another one, opened as `_open` opens it, for the common case
+        (no tag, not at the top level, nothing to refuse); None for any other."""
+        up = parent.value
+        if type(up) is LList:
+            at: Any = len(up) + (parent.streamed if parent.streamed > 0 else 0)
+        else:
+            at = parent.key
+            if at is _NO_KEY or at is _MERGE:
+                return None
+        if depth < 2 or depth >= MAX_DEPTH or event.tag is not None or self.count >= self.limit:
+            return None
+        self.count += 1
+        mark = event.start_mark
+        value: LDict | LList = LList() if type(event) is _SequenceStartEvent else LDict()
+        frame = _Frame(value, mark, event.anchor, parent, at)
+        value.marks = frame.marks
+        file = value.file = self.file
+        value.pos = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
+        return frame
+
+    def _closed_inner(self, frame: _Frame, parent: _Frame) -> bool:
+        """Attach a closed container without `<<:` or &anchor to `parent`, as `_close` and
+        `_attach` do, when nothing is special about either; False leaves it to them."""
+        size, chars = frame.size, frame.chars
+        if size > MAX_NODES + self.count or chars > MAX_ALIAS_CHARS + self.written:
+            return False  # `_close` refuses it
+        container = parent.value
+        marks = container.marks
+        if marks is None or parent.streamed >= 0:
+            return False
+        if type(container) is LList:
+            if parent.max_items >= 0:
+                return False
+            container.append(frame.value)
+            marks.append(frame.mark)
+        else:
+            key = parent.key
+            if key is _NO_KEY or key is _MERGE:
+                return False
+            container[key] = frame.value
+            marks.append(parent.key_mark)
+            marks.append(frame.mark)
+            parent.key = _NO_KEY
+        parent.size += size
+        parent.chars += chars
+        return True
 
     def _open(self, event: Any, stack: list[_Frame]) -> _Frame:
         mark = event.start_mark
