@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import examples
 
 from evalspec._suite.load import LDict, LList, Pos, load_yaml
 from evalspec.api import check_suite
@@ -115,3 +118,49 @@ def test_a_mistake_in_an_included_case_file_names_its_line_and_column(tmp_path: 
     where = [(Path(p.file).name, p.line, p.column) for p in problems]
     assert where == [("more.yaml", 301, wrong.index("town") + 1)]
     assert "town" in problems[0].message
+
+
+_SCALARS = st.one_of(
+    st.text(alphabet="abz XY09-_:{}", max_size=12),
+    st.integers(-1000, 1000),
+    st.booleans(),
+    st.none(),
+)
+_KEYS = st.text(alphabet="abcxyz_", min_size=1, max_size=6)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@st.composite
+def _documents(draw: st.DrawFn) -> tuple[str, Any]:
+    """A mapping written out by PyYAML in block or flow style (or both, nested), some of its
+    containers used twice (written as &anchor and *alias)."""
+    doc = draw(st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=5))
+    shared = [v for v in doc.values() if isinstance(v, list | dict) and v]
+    if shared and draw(st.booleans()):
+        doc["again"] = shared[0]  # the same object twice: an anchor and an alias
+    style = draw(st.sampled_from([None, True, False]))
+    return yaml.safe_dump(doc, default_flow_style=style, sort_keys=False), doc
+
+
+@settings(
+    max_examples=examples(200),
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(_documents())
+def test_any_document_loads_as_pyyaml_reads_it_with_every_position(
+    written: tuple[str, Any],
+) -> None:
+    """Containers inside containers are built inline and the others by the general path:
+    both give PyYAML's values and PyYAML's places, whatever the nesting and the style."""
+    text, _ = written
+    loaded = load_yaml(Path("random.yaml"), text, "random.yaml")
+    assert loaded == yaml.safe_load(text)
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    _compare("random.yaml", node, loaded, text, set())
