@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import io
 import json
 from pathlib import Path
@@ -16,6 +18,7 @@ from evalspec._report.json_report import write_json
 from evalspec._report.records import report_from_results
 from evalspec._scoring.stream import StreamingScorer
 from evalspec._suite.limits import untrusted
+from evalspec._suite.model import Case, Expectation, ExpectedCall, Loc
 from evalspec.api import load_suite, score
 from evalspec.errors import SpecError
 
@@ -162,3 +165,21 @@ def test_a_suite_over_the_case_limit_is_refused_before_the_files_after_it_are_re
     (problem,) = info.value.problems
     assert "part1.yaml:51:" in str(problem)
     assert "cases[200]: with this case the suite has more than 200 cases" in str(problem)
+
+
+def test_the_records_made_for_every_case_behave_as_their_dataclasses_say() -> None:
+    """Case, Expectation, ExpectedCall, Loc (and the others made per case) set their slots
+    straight through each slot's descriptor, for speed; nothing else about them changes."""
+    call = ExpectedCall("add")
+    assert call == ExpectedCall("add", {}, (), None, False, Loc())
+    assert call.args == {} and call.args is not ExpectedCall("add").args  # a fresh factory dict
+    assert ExpectedCall(tool="add", args={"a": 1}).args == {"a": 1}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        call.tool = "mul"  # type: ignore[misc]
+    assert dataclasses.replace(call, tool="mul") == ExpectedCall("mul")
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'tool'"):
+        ExpectedCall()  # type: ignore[call-arg]
+    case = Case("c", (), Expectation((call,)))
+    assert case.trials == 1 and case.expect.tool_calls == (call,) and case.loc == Loc()
+    shown = str(inspect.signature(ExpectedCall))
+    assert shown.startswith("(tool: 'str', args: 'dict[str, Any]' = <factory>, critics:")

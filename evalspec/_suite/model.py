@@ -56,6 +56,7 @@ def slot_init(cls: type[_T]) -> type[_T]:
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__doc__ = cls.__init__.__doc__
+    init.__annotations__ = cls.__init__.__annotations__
     cls.__init__ = init  # type: ignore[method-assign]
     return cls
 
