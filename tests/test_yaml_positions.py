@@ -164,3 +164,44 @@ def test_any_document_loads_as_pyyaml_reads_it_with_every_position(
     assert loaded == yaml.safe_load(text)
     node = yaml.compose(text, Loader=yaml.SafeLoader)
     _compare("random.yaml", node, loaded, text, set())
+
+
+WORDS = [
+    *(
+        w
+        for base in ("yes", "no", "true", "false", "on", "off", "null")
+        for w in (base, base.title(), base.upper())
+    ),
+    *("nO", "yES", "oN", "n", "o", "y", "nothing", "Onion", "noted", "yes_", "off0", "NULLs", "~"),
+]
+"""The booleans and nulls of YAML 1.1, and words that look like them but are text."""
+
+
+def _same_as_pyyaml(words: list[str]) -> None:
+    """Each word as a value, as a list item, and (when PyYAML reads it as text) as a key."""
+    values = "".join(f"k{i}: {w}\n" for i, w in enumerate(words))
+    values += "items: [" + ", ".join(words) + "]\n"
+    assert load_yaml(Path("words.yaml"), values, "words.yaml") == yaml.safe_load(values)
+    texts = {w for w in words if isinstance(yaml.safe_load(w), str)}
+    keys = "".join(f"{w}: x\n" for w in sorted(texts)) or "k: x\n"
+    assert load_yaml(Path("keys.yaml"), keys, "keys.yaml") == yaml.safe_load(keys)
+
+
+def test_plain_words_read_as_pyyaml_reads_them() -> None:
+    """`yes`, `No`, `null`, `on` are booleans and null; `name`, `nothing`, `Onion` are text:
+    most words are read without the resolver's expressions, as the resolver reads them."""
+    _same_as_pyyaml(WORDS)
+
+
+@settings(max_examples=examples(300), derandomize=True, database=None, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet="yYnNtTfFoOeEsSuUlLrRaA_0 ", min_size=1, max_size=6)
+        .map(str.strip)
+        .filter(bool),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_any_plain_word_reads_as_pyyaml_reads_it(words: list[str]) -> None:
+    _same_as_pyyaml(words)

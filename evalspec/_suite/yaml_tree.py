@@ -68,6 +68,19 @@ _MAY_RESOLVE = frozenset(_RESOLVER.yaml_implicit_resolvers)
 """First characters (and "", for the empty text) of plain scalars that may be read as
 something other than text: a plain scalar starting with any other character, and any quoted
 one, is text without asking the resolver (there are no path or wildcard resolvers)."""
+_WORDS = frozenset(
+    word
+    for base in ("yes", "no", "true", "false", "on", "off", "null")
+    for word in (base, base.title(), base.upper())
+)
+"""Every plain text starting with a letter that the resolver reads as a boolean or null."""
+_WORD_STARTS = frozenset(
+    first
+    for first, resolvers in _RESOLVER.yaml_implicit_resolvers.items()
+    if first.isalpha() and {tag for tag, _ in resolvers} <= {_CORE + "bool", _CORE + "null"}
+)
+"""First letters after which only `_WORDS` are read as anything but text (`name`, `tool_0`,
+`note` are text without asking the resolver's regular expressions)."""
 _ScalarEvent, _AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
 _SequenceStartEvent, _MappingStartEvent = yaml.SequenceStartEvent, yaml.MappingStartEvent
 _NO_KEY = object()
@@ -253,7 +266,11 @@ class TreeBuilder:
                 # Surely ASCII text (what _tag_of would say, without asking it).
                 simple = (
                     event.tag is None
-                    and (not event.implicit[0] or text[:1] not in _MAY_RESOLVE)
+                    and (
+                        not event.implicit[0]
+                        or text[:1] not in _MAY_RESOLVE
+                        or (text[:1] in _WORD_STARTS and text not in _WORDS and "\n" not in text)
+                    )
                     and text.isascii()
                 )
                 if parent is not None and parent.key is _NO_KEY and type(parent.value) is LDict:
