@@ -272,16 +272,17 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         case = self.case(raw, path, self.top, self.rubric_raw)
         if case is None:
             return
-        if case.name in self.seen_names:
+        name = case if isinstance(case, str) else case.name
+        if name in self.seen_names:
             self.problem(
                 self.vpos(raw, "name"),
                 path,
-                f"two cases are named {case.name!r} (the other is {self.seen_names[case.name]})",
+                f"two cases are named {name!r} (the other is {self.seen_names[name]})",
                 "give every case a unique name; with a matrix, use {{ variables }}",
             )
-        self.seen_names.setdefault(case.name, path)
+        self.seen_names.setdefault(name, path)
         self.case_count += 1
-        if self.keep_cases:
+        if isinstance(case, Case):
             self.built_cases.append(case)
 
     def finish(self) -> Suite:
@@ -461,7 +462,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
 
     def case(
         self, raw: LDict, path: str, top: dict[str, Any], rubric_raw: dict[str, Any]
-    ) -> Case | None:
+    ) -> Case | str | None:
+        """The typed case, or (keeping no case: `check_suite`) only its name once every check
+        has run: nobody reads the record there. None when it cannot be built."""
         name = str(raw.get("name", "")).strip()
         if not name:
             self.problem(raw.pos, path, "a case needs a name", "name: direct message")
@@ -501,6 +504,12 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             if isinstance(inject, LList)
             else ((), ())  # what `injections` makes of no list, without the tools' arguments
         )
+        state = self.unchanged_conflicts(
+            self.case_state(raw, path, self.suite_state),
+            [expect, *(t.expect for t in turns if t.expect is not None)] if turns else [expect],
+        )
+        if not self.keep_cases:
+            return name
         return Case(
             name=name,
             messages=messages,
@@ -518,10 +527,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             budget=Budget(**{**self.case_budget, **dict(raw["budget"] or {})})
             if "budget" in raw
             else self.suite_case_budget,
-            state=self.unchanged_conflicts(
-                self.case_state(raw, path, self.suite_state),
-                [expect, *(t.expect for t in turns if t.expect is not None)] if turns else [expect],
-            ),
+            state=state,
             turns=turns,
             turn_rule=raw.get("turn_rule", _TURN_RULE),
             simulated_user=simulated,
