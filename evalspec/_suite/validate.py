@@ -744,8 +744,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
                 return None
             name, args, args_node = item["tool"], item.get("args") or {}, item.get("args")
         else:
-            keys = [k for k in item if k not in long_keys]
-            if len(keys) != 1 or any(k in item for k in ("args", "critics", "output")):
+            name = next(iter(item), "")
+            if len(item) != 1 or name in long_keys:  # one key, a tool's name (not `tool`: above)
                 self.problem(
                     pos,
                     path,
@@ -753,7 +753,6 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
                     "put each call in its own `- ` list item",
                 )
                 return None
-            name = keys[0]
             args, args_node = item[name] or {}, item[name]
             if not isinstance(args, dict):
                 self.problem(
