@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support import fuzz_settings
 
-from evalspec.api import load_suite
+from evalspec.api import check_suite, load_suite
 from evalspec.errors import SpecError
 from evalspec.records import Suite
 
@@ -162,6 +163,34 @@ def mutated_suites(draw: st.DrawFn) -> str:
 @given(mutated_suites())
 def test_mutated_example_suites_raise_only_spec_errors(text: str) -> None:
     _load(text.encode("utf-8", errors="replace"))
+
+
+def _outcome(read: Callable[[Path], int], path: Path) -> tuple[str, object]:
+    """What reading `path` says: its number of cases, or every problem, in order."""
+    try:
+        return "valid", read(path)
+    except SpecError as exc:
+        return "invalid", exc.problems
+
+
+def _validate_agrees_with_loading(text: str) -> None:
+    """`validate` keeps no case (it builds none of the records), yet says exactly what loading
+    says: the same number of cases, or the same problems at the same places."""
+    path = Path(_DIR) / "agree.yaml"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    assert _outcome(check_suite, path) == _outcome(lambda p: len(load_suite(p).cases), path)
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_validate_says_what_loading_says_of_each_example_suite(name: str) -> None:
+    _validate_agrees_with_loading(EXAMPLES[name])
+
+
+@pytest.mark.slow
+@FUZZ
+@given(mutated_suites())
+def test_validate_says_what_loading_says_of_mutated_example_suites(text: str) -> None:
+    _validate_agrees_with_loading(text)
 
 
 # ---------------------------------------------------------------- (c) templates of any type

@@ -74,6 +74,11 @@ EXPECTED: dict[str, list[str]] = {
     "case_tools_missing_expected": [
         "case_tools_missing_expected.yaml:14:11: cases[0].expect.tool_calls[0]: the case expects a call to 'get_weather' but does not offer it; add get_weather to the case's `tools:` list",
     ],
+    "call_item_not_one_call": [
+        "call_item_not_one_call.yaml:13:11: cases[0].expect.tool_calls[0]: write one call as `{tool_name: {arg: value}}` or `{tool: name, args: {...}}`; put each call in its own `- ` list item",
+        "call_item_not_one_call.yaml:18:11: cases[1].expect.tool_calls[0]: write one call as `{tool_name: {arg: value}}` or `{tool: name, args: {...}}`; put each call in its own `- ` list item",
+        "call_item_not_one_call.yaml:23:11: cases[2].expect.tool_calls[0]: write one call as `{tool_name: {arg: value}}` or `{tool: name, args: {...}}`; put each call in its own `- ` list item",
+    ],
     "case_tools_unknown": [
         "case_tools_unknown.yaml:11:13: cases[0].tools[0]: 'get_wether' is not a tool of this suite; did you mean 'get_weather'?",
         "case_tools_unknown.yaml:14:11: cases[0].expect.tool_calls[0]: the case expects a call to 'get_weather' but does not offer it; add get_weather to the case's `tools:` list",

@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import examples
 
 from evalspec._suite.load import LDict, LList, Pos, load_yaml
 from evalspec.api import check_suite
@@ -115,3 +118,90 @@ def test_a_mistake_in_an_included_case_file_names_its_line_and_column(tmp_path: 
     where = [(Path(p.file).name, p.line, p.column) for p in problems]
     assert where == [("more.yaml", 301, wrong.index("town") + 1)]
     assert "town" in problems[0].message
+
+
+_SCALARS = st.one_of(
+    st.text(alphabet="abz XY09-_:{}", max_size=12),
+    st.integers(-1000, 1000),
+    st.booleans(),
+    st.none(),
+)
+_KEYS = st.text(alphabet="abcxyz_", min_size=1, max_size=6)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@st.composite
+def _documents(draw: st.DrawFn) -> tuple[str, Any]:
+    """A mapping written out by PyYAML in block or flow style (or both, nested), some of its
+    containers used twice (written as &anchor and *alias)."""
+    doc = draw(st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=5))
+    shared = [v for v in doc.values() if isinstance(v, list | dict) and v]
+    if shared and draw(st.booleans()):
+        doc["again"] = shared[0]  # the same object twice: an anchor and an alias
+    style = draw(st.sampled_from([None, True, False]))
+    return yaml.safe_dump(doc, default_flow_style=style, sort_keys=False), doc
+
+
+@settings(
+    max_examples=examples(200),
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(_documents())
+def test_any_document_loads_as_pyyaml_reads_it_with_every_position(
+    written: tuple[str, Any],
+) -> None:
+    """Containers inside containers are built inline and the others by the general path:
+    both give PyYAML's values and PyYAML's places, whatever the nesting and the style."""
+    text, _ = written
+    loaded = load_yaml(Path("random.yaml"), text, "random.yaml")
+    assert loaded == yaml.safe_load(text)
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    _compare("random.yaml", node, loaded, text, set())
+
+
+WORDS = [
+    *(
+        w
+        for base in ("yes", "no", "true", "false", "on", "off", "null")
+        for w in (base, base.title(), base.upper())
+    ),
+    *("nO", "yES", "oN", "n", "o", "y", "nothing", "Onion", "noted", "yes_", "off0", "NULLs", "~"),
+]
+"""The booleans and nulls of YAML 1.1, and words that look like them but are text."""
+
+
+def _same_as_pyyaml(words: list[str]) -> None:
+    """Each word as a value, as a list item, and (when PyYAML reads it as text) as a key."""
+    values = "".join(f"k{i}: {w}\n" for i, w in enumerate(words))
+    values += "items: [" + ", ".join(words) + "]\n"
+    assert load_yaml(Path("words.yaml"), values, "words.yaml") == yaml.safe_load(values)
+    texts = {w for w in words if isinstance(yaml.safe_load(w), str)}
+    keys = "".join(f"{w}: x\n" for w in sorted(texts)) or "k: x\n"
+    assert load_yaml(Path("keys.yaml"), keys, "keys.yaml") == yaml.safe_load(keys)
+
+
+def test_plain_words_read_as_pyyaml_reads_them() -> None:
+    """`yes`, `No`, `null`, `on` are booleans and null; `name`, `nothing`, `Onion` are text:
+    most words are read without the resolver's expressions, as the resolver reads them."""
+    _same_as_pyyaml(WORDS)
+
+
+@settings(max_examples=examples(300), derandomize=True, database=None, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet="yYnNtTfFoOeEsSuUlLrRaA_0 ", min_size=1, max_size=6)
+        .map(str.strip)
+        .filter(bool),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_any_plain_word_reads_as_pyyaml_reads_it(words: list[str]) -> None:
+    _same_as_pyyaml(words)

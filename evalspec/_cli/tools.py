@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evalspec._cli.common import JsonOpt, SuiteArg, reports_errors
-from evalspec._util.terminal import plain
 
 if TYPE_CHECKING:
     from evalspec.records import RefreshOutcome
@@ -50,6 +49,7 @@ def refresh(
 
       evalspec tools refresh --check suites/calc.yaml
     """
+    from evalspec._util.terminal import plain  # rich: loaded by the commands that print
     from evalspec.api import refresh_tools
 
     outcome = refresh_tools(suite, check=check)
@@ -74,6 +74,8 @@ def _tools(n: int) -> str:
 
 def _say_drift(outcome: RefreshOutcome) -> None:
     """Each server, unchanged or with every difference; the lock file is named, not written."""
+    from evalspec._util.terminal import plain
+
     drifted = {d.server: d for d in outcome.drift}
     for key, names in outcome.servers.items():
         found = drifted.pop(key, None)

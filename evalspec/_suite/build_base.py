@@ -27,10 +27,14 @@ def plain(value: Any) -> Any: ...
 def plain(value: Any) -> Any:
     """LDict/LList to plain dict/list, so the model holds ordinary data."""
     if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
+        return {k: plain(v) if isinstance(v, _NESTED) else v for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
+        return [plain(v) if isinstance(v, _NESTED) else v for v in value]
     return value
+
+
+_NESTED = (dict, list, tuple)
+"""What `plain` copies; anything else is kept as it is (without a call per value)."""
 
 
 class Reporter:

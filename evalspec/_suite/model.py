@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import MISSING, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from evalspec._language.cases import CASE, SIMULATED_USER
 from evalspec._language.critics import CRITIC, EVALUATOR, RUBRIC
@@ -31,10 +31,54 @@ PassRule = Literal["all", "any", "majority", "mean"]
 # read with `default(Cls, "name")`, not `Cls.name` (that is the slot).
 
 
+def slot_init(cls: type[_T]) -> type[_T]:
+    """Give a frozen dataclass with slots an `__init__` that sets each slot through its own
+    descriptor: what the generated one does through `object.__setattr__`, which looks the
+    name up on the class for every field (a 50,000-case suite builds ~300,000 such records,
+    and this halves the cost of each). Same parameters, defaults and factories."""
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]  # a dataclass, by contract
+    env: dict[str, Any] = {"_FACTORY": _FACTORY}
+    params, body = [], []
+    for f in fields(cls):  # type: ignore[arg-type]
+        env[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
+        if f.default is not MISSING:
+            env[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        elif f.default_factory is not MISSING:
+            env[f"_factory_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_FACTORY")
+            body.append(f"    if {f.name} is _FACTORY: {f.name} = _factory_{f.name}()")
+        else:
+            params.append(f.name)
+    body.extend(f"    _set_{n}(self, {n})" for n in names)
+    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n"
+    exec(source, env)  # the code above, made from the class's own field names
+    init = env["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = cls.__init__.__doc__
+    init.__annotations__ = cls.__init__.__annotations__
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
+
+
+_T = TypeVar("_T")
+
+
+class _Factory:
+    """The default of a parameter whose field has a default factory: the factory is called."""
+
+    def __repr__(self) -> str:
+        return "<factory>"  # as dataclasses shows it in a signature
+
+
+_FACTORY = _Factory()
+
+
 REFUSED_TAG = "import-refused"
 """Tag of a case an importer made to stand for a record it refused: scored as an error."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Loc:
     """Where a node came from, for messages that point back into the YAML."""
@@ -150,6 +194,7 @@ class Tool:
         }
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class CriticSpec:
     """How to judge one argument: the critic kind, its weight and its own parameters."""
@@ -164,6 +209,7 @@ class CriticSpec:
     """When true, the case fails unless this critic matches, whatever the total score."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ExpectedCall:
     tool: str
@@ -232,6 +278,7 @@ class ForbiddenCall:
     loc: Loc = field(default=Loc(), compare=False)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Expectation:
     tool_calls: tuple[ExpectedCall, ...] = ()
@@ -268,6 +315,7 @@ class Expectation:
         )
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Message:
     role: str
@@ -380,6 +428,7 @@ class Gate:
     power: float = default_of(SUITE, "gate", "power")
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Case:
     name: str

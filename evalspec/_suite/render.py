@@ -627,6 +627,9 @@ def expand_case(
     """Append one case's expansions (a matrix row each) to `out`, rendered, with their paths.
 
     False once the template budget is spent: its problem is reported, the rest would repeat it."""
+    if "matrix" not in case and "vars" not in case and not (templated and has_template(case)):
+        out.append((path, case))  # most cases: nothing to take out, nothing to render
+        return True
     given_vars = case.get("vars")
     case_vars: dict[str, Any] = given_vars if isinstance(given_vars, dict) else {}
     body = LDict()

@@ -88,6 +88,16 @@ class LList(list[Any]):
         self.marks = None
 
 
+def item_pos(items: LList, i: int) -> Pos:
+    """`items.item_pos[i]`, without making the positions of the whole list when they are
+    still the parser's marks (a valid case reads one or two of them)."""
+    marks = getattr(items, "marks", None)
+    if marks is not None:
+        return mark_pos(items.file, marks[i])
+    found: Pos = items.item_pos[i]
+    return found
+
+
 def share_positions(target: LDict, source: LDict) -> None:
     """Give `target`, which holds some of `source`'s keys, `source`'s positions: its marks when
     they are unread and the keys are the same (most cases: nothing is made from them)."""

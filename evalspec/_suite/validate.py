@@ -54,6 +54,7 @@ from evalspec._suite.schema import (
     unknown_tool_hint,
 )
 from evalspec._suite.stream import load_streaming
+from evalspec._suite.tree import item_pos
 from evalspec._suite.yaml_hints import cut_text_problems, implicit_reading, may_cut_text
 from evalspec._tool_schema import tool_validator
 from evalspec._util.collector import collector_paused
@@ -188,6 +189,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         self.base = path.resolve().parent
         self.critic_keys = {}
         self._arg_validators: dict[tuple[str, str], Any] = {}
+        self._dated_args: dict[tuple[str, str], bool] = {}
         self._system: Message | None = None
         """The last system message made: cases that share its text share it (50,000 cases
         held 50,000 equal ones)."""
@@ -270,16 +272,17 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         case = self.case(raw, path, self.top, self.rubric_raw)
         if case is None:
             return
-        if case.name in self.seen_names:
+        name = case if isinstance(case, str) else case.name
+        if name in self.seen_names:
             self.problem(
                 self.vpos(raw, "name"),
                 path,
-                f"two cases are named {case.name!r} (the other is {self.seen_names[case.name]})",
+                f"two cases are named {name!r} (the other is {self.seen_names[name]})",
                 "give every case a unique name; with a matrix, use {{ variables }}",
             )
-        self.seen_names.setdefault(case.name, path)
+        self.seen_names.setdefault(name, path)
         self.case_count += 1
-        if self.keep_cases:
+        if isinstance(case, Case):
             self.built_cases.append(case)
 
     def finish(self) -> Suite:
@@ -459,7 +462,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
 
     def case(
         self, raw: LDict, path: str, top: dict[str, Any], rubric_raw: dict[str, Any]
-    ) -> Case | None:
+    ) -> Case | str | None:
+        """The typed case, or (keeping no case: `check_suite`) only its name once every check
+        has run: nobody reads the record there. None when it cannot be built."""
         name = str(raw.get("name", "")).strip()
         if not name:
             self.problem(raw.pos, path, "a case needs a name", "name: direct message")
@@ -483,15 +488,28 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             return None
         calls = all_expected(turns) if turns else expect
         self.check_critic_fields(critics, calls, raw, path)
-        evaluators = self.evaluators(raw.get("evaluators") or LList(), path)
-        self.refusal_traps(raw, path, rubric, expect, turns, sum(e.weight for e in evaluators))
+        given = raw.get("evaluators")
+        evaluators = self.evaluators(given, path) if given else ()
+        weight = sum(e.weight for e in evaluators) if evaluators else 0
+        self.refusal_traps(raw, path, rubric, expect, turns, weight)
         if any(t.add_tools for t in turns):  # offered turn by turn: checked turn by turn
             offered = self.offered_tools(raw, Expectation(), path)
             self.turn_tools(raw, turns, path)
         else:
             offered = self.offered_tools(raw, calls, path)
         faults = self.case_faults(raw, path, offered)
-        injected, described = self.injections(raw.get("inject"), path, self.offered_props(offered))
+        inject = raw.get("inject")
+        injected, described = (
+            self.injections(inject, path, self.offered_props(offered))
+            if isinstance(inject, LList)
+            else ((), ())  # what `injections` makes of no list, without the tools' arguments
+        )
+        state = self.unchanged_conflicts(
+            self.case_state(raw, path, self.suite_state),
+            [expect, *(t.expect for t in turns if t.expect is not None)] if turns else [expect],
+        )
+        if not self.keep_cases:
+            return name
         return Case(
             name=name,
             messages=messages,
@@ -509,10 +527,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             budget=Budget(**{**self.case_budget, **dict(raw["budget"] or {})})
             if "budget" in raw
             else self.suite_case_budget,
-            state=self.unchanged_conflicts(
-                self.case_state(raw, path, self.suite_state),
-                [expect, *(t.expect for t in turns if t.expect is not None)],
-            ),
+            state=state,
             turns=turns,
             turn_rule=raw.get("turn_rule", _TURN_RULE),
             simulated_user=simulated,
@@ -543,7 +558,10 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         self, raw: LDict, path: str, offered: tuple[str, ...] | None
     ) -> tuple[Fault, ...]:
         """The case's `faults:`, each on a tool the case offers."""
-        return self.faults(raw.get("faults"), path, None, self.offered_props(offered))
+        faults = raw.get("faults")
+        if not isinstance(faults, LList):
+            return ()  # what `faults` makes of it, without the tools' arguments
+        return self.faults(faults, path, None, self.offered_props(offered))
 
     def offered_props(self, offered: tuple[str, ...] | None) -> dict[str, set[str]]:
         """Each tool the case offers, with its arguments."""
@@ -663,7 +681,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             )
             raw_calls = LList()
         for i, item in enumerate(raw_calls):
-            call = self.expected_call(item, raw_calls.item_pos[i], f"{epath}.tool_calls[{i}]")
+            call = self.expected_call(item, item_pos(raw_calls, i), f"{epath}.tool_calls[{i}]")
             if call:
                 calls.append(call)
         if raw.get("no_tool_calls") and calls:
@@ -726,8 +744,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
                 return None
             name, args, args_node = item["tool"], item.get("args") or {}, item.get("args")
         else:
-            keys = [k for k in item if k not in long_keys]
-            if len(keys) != 1 or any(k in item for k in ("args", "critics", "output")):
+            name = next(iter(item), "")
+            if len(item) != 1 or name in long_keys:  # one key, a tool's name (not `tool`: above)
                 self.problem(
                     pos,
                     path,
@@ -735,7 +753,6 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
                     "put each call in its own `- ` list item",
                 )
                 return None
-            name = keys[0]
             args, args_node = item[name] or {}, item[name]
             if not isinstance(args, dict):
                 self.problem(
@@ -752,12 +769,12 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             self.problem(name_pos, path, f"{name!r} is not a tool of this suite", hint)
             return None
         critics = self.critics(item.get("critics") or {}, item.get("critics"), f"{path}.critics")
-        self.check_args(tool, dict(args), args_node, critics, path, pos)
+        self.check_args(tool, args, args_node, critics, path, pos)
         for c in critics:
             self.check_field(c, tool.parameters, [tool.name])
         return ExpectedCall(
             tool=name,
-            args=plain(dict(args)),
+            args=plain(args),
             critics=critics,
             output=plain(item.get("output")),
             has_output="output" in item,
@@ -838,6 +855,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         say so now, not after a run. `pos` finds the value's position, for that problem."""
         if not isinstance(value, str):
             return  # only a text can be a date the critic fails to read (checked first: cheap)
+        if not (critics or self.case_critics) and not self._dated(tool, key):
+            return  # no critic of this argument can be a datetime one (most arguments)
         chosen = next(
             (c for c in (*critics, *self.case_critics, *self.suite_critics) if c.field == key),
             None,
@@ -866,6 +885,19 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             + ("" if dateutil else " (ISO 8601; `parse: dateutil` on the critic reads more)"),
         )
 
+    def _dated(self, tool: Tool, key: str) -> bool:
+        """Whether a datetime critic may judge this argument when its case and call name no
+        critic: the suite's critics name one, or its schema's format makes it the default.
+        Asked once per tool and argument (every expected text asks it)."""
+        found = self._dated_args.get((tool.name, key))
+        if found is None:
+            schema = (tool.parameters.get("properties") or {}).get(key)
+            found = default_critic(schema)[0] == "datetime" or any(
+                c.kind == "datetime" for c in self.suite_critics
+            )
+            self._dated_args[(tool.name, key)] = found
+        return found
+
     def check_field(
         self, critic: CriticSpec, params: dict[str, Any], tools: list[str], why: str = ""
     ) -> None:
@@ -884,6 +916,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
     def check_critic_fields(
         self, critics: tuple[CriticSpec, ...], expect: Expectation, raw: LDict, path: str
     ) -> None:
+        if not critics:
+            return
         tools = [self.tool_map[c.tool] for c in expect.tool_calls if c.tool in self.tool_map]
         if not tools:
             return

@@ -39,6 +39,7 @@ MAX_ALIAS_CHARS = 16 * 1024 * 1024
 suite file holds. Counting values alone let one 1 MB text aliased 10,000 times through (66 s to
 validate: every later stage handles each copy)."""
 DEFAULT_MAX_VALUES = 2_000_000
+_new_tuple = tuple.__new__
 MAX_VALUES_ENV = "EVALSPEC_MAX_SUITE_VALUES"
 
 
@@ -67,6 +68,19 @@ _MAY_RESOLVE = frozenset(_RESOLVER.yaml_implicit_resolvers)
 """First characters (and "", for the empty text) of plain scalars that may be read as
 something other than text: a plain scalar starting with any other character, and any quoted
 one, is text without asking the resolver (there are no path or wildcard resolvers)."""
+_WORDS = frozenset(
+    word
+    for base in ("yes", "no", "true", "false", "on", "off", "null")
+    for word in (base, base.title(), base.upper())
+)
+"""Every plain text starting with a letter that the resolver reads as a boolean or null."""
+_WORD_STARTS = frozenset(
+    first
+    for first, resolvers in _RESOLVER.yaml_implicit_resolvers.items()
+    if first.isalpha() and {tag for tag, _ in resolvers} <= {_CORE + "bool", _CORE + "null"}
+)
+"""First letters after which only `_WORDS` are read as anything but text (`name`, `tool_0`,
+`note` are text without asking the resolver's regular expressions)."""
 _ScalarEvent, _AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
 _SequenceStartEvent, _MappingStartEvent = yaml.SequenceStartEvent, yaml.MappingStartEvent
 _NO_KEY = object()
@@ -252,7 +266,11 @@ class TreeBuilder:
                 # Surely ASCII text (what _tag_of would say, without asking it).
                 simple = (
                     event.tag is None
-                    and (not event.implicit[0] or text[:1] not in _MAY_RESOLVE)
+                    and (
+                        not event.implicit[0]
+                        or text[:1] not in _MAY_RESOLVE
+                        or (text[:1] in _WORD_STARTS and text not in _WORDS and "\n" not in text)
+                    )
                     and text.isascii()
                 )
                 if parent is not None and parent.key is _NO_KEY and type(parent.value) is LDict:
@@ -333,10 +351,19 @@ class TreeBuilder:
                 mark = event.start_mark
                 self.braces += 1
             elif kind is _SequenceStartEvent or kind is _MappingStartEvent:
-                stack.append(self._open(event, stack))
+                frame = self._inner(event, parent, len(stack)) if parent is not None else None
+                stack.append(self._open(event, stack) if frame is None else frame)
                 continue
             else:  # the end of a sequence or mapping
                 frame = stack.pop()
+                if (
+                    stack
+                    and frame.streamed < 0
+                    and not frame.anchor
+                    and frame.merges is None
+                    and self._closed_inner(frame, stack[-1])
+                ):
+                    continue
                 value, size, mark = self._close(frame), frame.size, frame.mark
                 chars = frame.chars
             if not stack:
@@ -350,6 +377,54 @@ class TreeBuilder:
             f"split it into several suites, or raise the limit with {MAX_VALUES_ENV}",
             path,
         )
+
+    def _inner(self, event: Any, parent: _Frame, depth: int) -> _Frame | None:
+        """A container inside another one, opened as `_open` opens it, for the common case
+        (no tag, not at the top level, nothing to refuse); None for any other."""
+        up = parent.value
+        if type(up) is LList:
+            at: Any = len(up) + (parent.streamed if parent.streamed > 0 else 0)
+        else:
+            at = parent.key
+            if at is _NO_KEY or at is _MERGE:
+                return None
+        if depth < 2 or depth >= MAX_DEPTH or event.tag is not None or self.count >= self.limit:
+            return None
+        self.count += 1
+        mark = event.start_mark
+        value: LDict | LList = LList() if type(event) is _SequenceStartEvent else LDict()
+        frame = _Frame(value, mark, event.anchor, parent, at)
+        value.marks = frame.marks
+        file = value.file = self.file
+        value.pos = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
+        return frame
+
+    def _closed_inner(self, frame: _Frame, parent: _Frame) -> bool:
+        """Attach a closed container without `<<:` or &anchor to `parent`, as `_close` and
+        `_attach` do, when nothing is special about either; False leaves it to them."""
+        size, chars = frame.size, frame.chars
+        if size > MAX_NODES + self.count or chars > MAX_ALIAS_CHARS + self.written:
+            return False  # `_close` refuses it
+        container = parent.value
+        marks = container.marks
+        if marks is None or parent.streamed >= 0:
+            return False
+        if type(container) is LList:
+            if parent.max_items >= 0:
+                return False
+            container.append(frame.value)
+            marks.append(frame.mark)
+        else:
+            key = parent.key
+            if key is _NO_KEY or key is _MERGE:
+                return False
+            container[key] = frame.value
+            marks.append(parent.key_mark)
+            marks.append(frame.mark)
+            parent.key = _NO_KEY
+        parent.size += size
+        parent.chars += chars
+        return True
 
     def _open(self, event: Any, stack: list[_Frame]) -> _Frame:
         mark = event.start_mark
