@@ -20,8 +20,8 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 
 CEILING = 0.31
-"""The most test modules (tests/test_*.py) that may import a private module, as a share: 43
-of 142 (30 %) at the last count, from 83 of 132 (63 %) and 100 of 118 (85 %) before."""
+"""The most test modules (tests/test_*.py) that may import a private module, as a share: 44
+of 144 (31 %) at the last count, from 83 of 132 (63 %) and 100 of 118 (85 %) before."""
 GOAL = 1 / 3
 """Issue 31's goal for that share."""
 DOTTED = re.compile(r"evalspec\._\w+(\.\w+)*")
