@@ -112,7 +112,7 @@ def plain_suite(cases: int) -> str:
             lines.append(f"    expect: {{tool_calls: [{{add: {{a: {i}, b: {i % 97}}}}}]}}")
         else:
             channel = CHANNELS[i % len(CHANNELS)]
-            lines.append(f"    user: Say hi {i} in #{channel}")
+            lines.append(f"    user: {_q(f'Say hi {i} in #{channel}')}")
             lines.append(
                 f"    expect: {{tool_calls: [{{send_message_to_channel: "
                 f"{{channel_name: {channel}, message: 'hi {i}'}}}}]}}"
