@@ -160,6 +160,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 MEMORY = Path("/dev/shm")
+MEMORY_FREE_NEEDED = 1 << 30
+"""Free bytes /dev/shm must have for the default lane to keep its temporary files there."""
 TEMP_BEFORE = pytest.StashKey[str | None]()
 
 
@@ -167,10 +169,15 @@ def _memory_may_hold_temporary_files() -> bool:
     """Whether the default lane puts its temporary files (tmp_path, and the tempfile module's
     in this process) in memory: where the machine has a /dev/shm and no TMPDIR, TEMP or TMP
     chose a place. A run's files are fsynced as they are written, 1,440 times in the lane, 3.4 s
-    of its wall time on a disk. `--all` keeps the system's place."""
+    of its wall time on a disk. `--all` keeps the system's place, and so does a machine whose
+    /dev/shm is small (a container's is 64 MiB by default; the lane leaves ~45 MiB a session and
+    pytest keeps three)."""
     if any(os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")):
         return False
-    return MEMORY.is_dir() and os.access(MEMORY, os.W_OK | os.X_OK)
+    if not (MEMORY.is_dir() and os.access(MEMORY, os.W_OK | os.X_OK)):
+        return False
+    free = os.statvfs(MEMORY)
+    return free.f_bavail * free.f_frsize >= MEMORY_FREE_NEEDED
 
 
 def _use_lane(every_example: bool) -> None:

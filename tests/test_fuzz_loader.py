@@ -8,6 +8,7 @@ Derandomized, so a run is reproducible and a failure stays found.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ EXAMPLES = {p.name: p.read_text(encoding="utf-8") for p in sorted(SUITES.glob("*
 FUZZ = fuzz_settings()
 
 _DIR = tempfile.mkdtemp(prefix="evalspec-fuzz-")
+atexit.register(shutil.rmtree, _DIR, True)  # not left behind in /tmp or /dev/shm
 # Examples taking tools from MCP servers read them from their lock file: one lock beside the
 # fuzzed file holds every example's servers.
 _LOCKED = {

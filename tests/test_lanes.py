@@ -78,15 +78,38 @@ def test_the_collector_is_on_while_tests_run() -> None:
 def test_the_default_lane_keeps_its_temporary_files_in_memory(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    """Where the machine has /dev/shm and TMPDIR chooses nothing, tmp_path is there in the
-    default lane (the fsyncs of run files cost seconds on a disk); `--all` keeps the system's."""
+    """Where the machine has a roomy /dev/shm and TMPDIR chooses nothing, tmp_path is there in
+    the default lane (the fsyncs of run files cost seconds on a disk); `--all` keeps the
+    system's. The session decided where when it started: tmp_path follows that decision."""
     import os
+
+    import conftest
 
     config = request.config
     asked = bool(config.getoption("--all") or config.getoption("markexpr"))
     chosen = any(os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP"))
-    memory = Path("/dev/shm")
-    if asked or chosen or not (memory.is_dir() and os.access(memory, os.W_OK | os.X_OK)):
-        assert not tmp_path.resolve().is_relative_to(memory)
-    else:
-        assert tmp_path.resolve().is_relative_to(memory)
+    in_memory = conftest.TEMP_BEFORE in config.stash
+    assert not (in_memory and (asked or chosen))
+    assert tmp_path.resolve().is_relative_to(conftest.MEMORY) == in_memory
+
+
+@pytest.mark.parametrize(("free", "kept"), [(64 << 20, False), (8 << 30, True)])
+def test_a_small_dev_shm_keeps_the_systems_place(
+    monkeypatch: pytest.MonkeyPatch, free: int, kept: bool
+) -> None:
+    """A container's /dev/shm is 64 MiB by default, less than the lane leaves there over the
+    three sessions pytest keeps: the lane uses it only with a gibibyte free."""
+    import os
+
+    import conftest
+
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.delenv(name, raising=False)
+    if not (conftest.MEMORY.is_dir() and os.access(conftest.MEMORY, os.W_OK | os.X_OK)):
+        pytest.skip("this machine has no writable /dev/shm")
+
+    class Room:
+        f_bavail, f_frsize = free // 4096, 4096
+
+    monkeypatch.setattr(os, "statvfs", lambda path: Room())
+    assert conftest._memory_may_hold_temporary_files() == kept

@@ -11,6 +11,7 @@ called is one the security section names.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -218,6 +219,7 @@ def _write(text: str) -> Path:
     import tempfile
 
     folder = Path(tempfile.mkdtemp())
+    atexit.register(shutil.rmtree, folder, True)  # not left behind in /tmp or /dev/shm
     path = folder / "surface.yaml"
     path.write_text(text, encoding="utf-8")
     return path
