@@ -145,3 +145,44 @@ def test_every_reason_is_whole_on_a_console_of_that_width(
     after = joined.split("why not passed")[1]
     assert 'expected: refund_order {"order_id": "B22", "reason": "not_needed"}' in after
     assert "expected: Please refund" not in after and "expected: Hi," not in after
+
+
+def test_a_tool_answer_reads_the_same_from_memory_and_from_its_file(
+    support: Path, tmp_path: Path
+) -> None:
+    """A script that scores transcripts it holds in memory writes the same Markdown as `evalspec
+    score` of the same transcripts written to a file (whose lines keep an object's keys sorted):
+    a tool's answer is not shown in the tool's own key order in one and sorted in the other."""
+    import msgspec
+
+    from evalspec import api
+    from evalspec.records import ReportFiles
+
+    run = tmp_path / "run"
+    assert evalspec_cli(["run", support, "--record", "offline", "--out", run]).exit_code == 1
+    read = api.load_transcripts(run / "transcripts.jsonl")
+
+    def unsorted(value: Any) -> Any:  # as a tool or a plugin hands it over: any key order
+        if isinstance(value, dict):
+            return {k: unsorted(value[k]) for k in sorted(value, reverse=True)}
+        return value
+
+    held = [
+        msgspec.structs.replace(
+            t,
+            tool_calls=tuple(
+                msgspec.structs.replace(c, output=unsorted(c.output)) for c in t.tool_calls
+            ),
+        )
+        for t in read
+    ]
+    suite = api.load_suite(support)
+    api.write_reports(api.score(suite, held), ReportFiles(markdown=tmp_path / "memory.md"))
+    api.write_reports(api.score(suite, read), ReportFiles(markdown=tmp_path / "file.md"))
+
+    def answers(name: str) -> list[str]:
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        return re.findall(r"\| tool answered \| ([^\n]*?) \|", text)
+
+    assert answers("memory.md") == answers("file.md")
+    assert r'{"days\_to\_card": 5, "refunded": "A17"}' in answers("memory.md")

@@ -142,7 +142,14 @@ def _call_text(call: Mapping[str, Any]) -> str:
 
 
 def _value(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    """A value as the conversation shows it: keys sorted, as transcripts.jsonl stores them, so
+    transcripts scored from memory and from their file read the same."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    except TypeError:  # keys of mixed types cannot be sorted: shown as they come
+        return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def role_label(role: str, simulator: str | None) -> str:
