@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from evalspec._api.stages import estimate_cost as estimate_cost
     from evalspec._api.stages import record_answers as record_answers
     from evalspec._api.stages import refresh_tools as refresh_tools
+    from evalspec._api.stages import run_plan as run_plan
     from evalspec._api.stages import score as score
     from evalspec._api.stages import suite_files as suite_files
     from evalspec._api.stages import write_runs_page as write_runs_page
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
     from evalspec._providers.base import RECORD_MODES as RECORD_MODES
     from evalspec._report.files import write_reports as write_reports
     from evalspec._runner.evidence import stale_transcripts as stale_transcripts
-    from evalspec._runner.execute import run_plan as run_plan
     from evalspec._suite.schema import suite_schema as suite_schema
     from evalspec._suite.starter import project_schema as project_schema
     from evalspec._suite.starter import starter_suite as starter_suite

@@ -145,9 +145,9 @@ def pytest_configure(config: pytest.Config) -> None:
     temporary files go."""
     support.LANES.append(bool(config.getoption("--all") or config.getoption("markexpr")))
     _use_lane(support.LANES[-1])
-    if not support.LANES[-1] and _memory_may_hold_temporary_files():
+    if not support.LANES[-1] and support.memory_may_hold_temporary_files():
         config.stash[TEMP_BEFORE] = tempfile.tempdir
-        tempfile.tempdir = str(MEMORY)
+        tempfile.tempdir = str(support.MEMORY)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -159,25 +159,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         tempfile.tempdir = config.stash[TEMP_BEFORE]
 
 
-MEMORY = Path("/dev/shm")
-MEMORY_FREE_NEEDED = 1 << 30
-"""Free bytes /dev/shm must have for the default lane to keep its temporary files there."""
 TEMP_BEFORE = pytest.StashKey[str | None]()
-
-
-def _memory_may_hold_temporary_files() -> bool:
-    """Whether the default lane puts its temporary files (tmp_path, and the tempfile module's
-    in this process) in memory: where the machine has a /dev/shm and no TMPDIR, TEMP or TMP
-    chose a place. A run's files are fsynced as they are written, 1,440 times in the lane, 3.4 s
-    of its wall time on a disk. `--all` keeps the system's place, and so does a machine whose
-    /dev/shm is small (a container's is 64 MiB by default; the lane leaves ~45 MiB a session and
-    pytest keeps three)."""
-    if any(os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")):
-        return False
-    if not (MEMORY.is_dir() and os.access(MEMORY, os.W_OK | os.X_OK)):
-        return False
-    free = os.statvfs(MEMORY)
-    return free.f_bavail * free.f_frsize >= MEMORY_FREE_NEEDED
+"""Where the tempfile module put files before the default lane moved them to memory."""
 
 
 def _use_lane(every_example: bool) -> None:

@@ -487,3 +487,18 @@ def test_every_public_signature_names_only_public_types():
             named = set(re.findall(r"\b[A-Z]\w*", text)) - offered - standard
             private += [f"{module}.{name}: {type_name}" for type_name in sorted(named)]
     assert private == []
+
+
+def test_no_public_function_hides_its_parameters():
+    """Every parameter a public function takes is in its signature and its documentation: none
+    passes unnamed ones through (`run_plan(**kwargs)` took a private `providers=` unseen)."""
+    hidden = []
+    for module, name in PUBLIC:
+        function = getattr(importlib.import_module(module), name)
+        if isinstance(function, type) or not callable(function):
+            continue
+        parameters = inspect.signature(function).parameters.values()
+        hidden += [f"{module}.{name}" for p in parameters if p.kind is p.VAR_KEYWORD]
+    assert hidden == []
+    with pytest.raises(TypeError, match="providers"):
+        api.run_plan(api.compile_plan(api.load_suite(SLACK)), providers={})  # type: ignore[call-arg]

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import support
 from support import EVERY_EXAMPLE, examples, marks_module_slow
 
 HERE = Path(__file__)
@@ -82,15 +83,14 @@ def test_the_default_lane_keeps_its_temporary_files_in_memory(
     the default lane (the fsyncs of run files cost seconds on a disk); `--all` keeps the
     system's. The session decided where when it started: tmp_path follows that decision."""
     import os
-
-    import conftest
+    import tempfile
 
     config = request.config
     asked = bool(config.getoption("--all") or config.getoption("markexpr"))
     chosen = any(os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP"))
-    in_memory = conftest.TEMP_BEFORE in config.stash
+    in_memory = Path(tempfile.gettempdir()).resolve() == support.MEMORY.resolve()
     assert not (in_memory and (asked or chosen))
-    assert tmp_path.resolve().is_relative_to(conftest.MEMORY) == in_memory
+    assert tmp_path.resolve().is_relative_to(support.MEMORY.resolve()) == in_memory
 
 
 @pytest.mark.parametrize(("free", "kept"), [(64 << 20, False), (8 << 30, True)])
@@ -101,15 +101,13 @@ def test_a_small_dev_shm_keeps_the_systems_place(
     three sessions pytest keeps: the lane uses it only with a gibibyte free."""
     import os
 
-    import conftest
-
     for name in ("TMPDIR", "TEMP", "TMP"):
         monkeypatch.delenv(name, raising=False)
-    if not (conftest.MEMORY.is_dir() and os.access(conftest.MEMORY, os.W_OK | os.X_OK)):
+    if not (support.MEMORY.is_dir() and os.access(support.MEMORY, os.W_OK | os.X_OK)):
         pytest.skip("this machine has no writable /dev/shm")
 
     class Room:
         f_bavail, f_frsize = free // 4096, 4096
 
     monkeypatch.setattr(os, "statvfs", lambda path: Room())
-    assert conftest._memory_may_hold_temporary_files() == kept
+    assert support.memory_may_hold_temporary_files() == kept

@@ -3,7 +3,7 @@ write reports and pages. `run` (evalspec._api.run) strings them together."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from evalspec._providers.base import Provider
     from evalspec._report.records import Report
     from evalspec._runner.estimate import ModelEstimate
-    from evalspec._runner.execute import RunOptions
+    from evalspec._runner.execute import RunOptions, RunOutcome
     from evalspec._scoring.protocols import Judge
     from evalspec._suite.model import Suite
     from evalspec._tools.mcp_refresh import RefreshOutcome
@@ -72,6 +72,19 @@ def compile_plan(
         trials=trials,
         shard=parse_shard(shard) if isinstance(shard, str) else shard,
     )
+
+
+def run_plan(
+    plan: Plan,
+    options: RunOptions | None = None,
+    *,
+    on_done: Callable[[Transcript], None] | None = None,
+) -> RunOutcome:
+    """Run every item of `plan` not yet finished in the run directory (`options.run_dir`) and
+    return the transcripts; `on_done` is called with each transcript as its item finishes."""
+    from evalspec._runner.execute import run_plan as run_items
+
+    return run_items(plan, options, on_done=on_done)
 
 
 def score(
