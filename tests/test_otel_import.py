@@ -213,10 +213,50 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     written = import_otel(path, tmp_path / "t.jsonl", case="c")
     (refusal,) = written.refused  # the entry that is no span, on its own
     assert refusal.record == "entry-2" and "resourceSpans" in refusal.reason
-    with pytest.raises(UsageError, match="no spans"):
+    with pytest.raises(UsageError, match=r"every record was refused.*got a number"):
         otel_transcripts([1, 2], case="c")
     with pytest.raises(UsageError, match="no spans"):
         otel_transcripts([], case="c")
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ([], "x.json: no spans found: the list is empty"),
+        ({"resourceSpans": [{"scopeSpans": [{"spans": []}]}]}, "1 resourceSpans and no span"),
+        (
+            {"traces": []},
+            "record entry-1 refused: expected OTLP JSON (resourceSpans) or a list "
+            "of spans with name and attributes, got an object with keys 'traces'",
+        ),
+        (
+            [{"span": 1}, 7],
+            "record entry-2 refused: expected OTLP JSON (resourceSpans) or a list "
+            "of spans with name and attributes, got a number",
+        ),
+    ],
+)
+def test_an_input_with_no_span_says_what_it_held(tmp_path: Path, content: Any, said: str) -> None:
+    """Nothing imported: the error names the file and what each entry was instead of a span."""
+    path, out = tmp_path / "x.json", tmp_path / "t.jsonl"
+    path.write_text(json.dumps(content), encoding="utf-8")
+    res = evalspec_cli(["import", "otel", str(path), "--case", "c", "--out", str(out)])
+    assert res.exit_code == 2 and not out.exists()
+    assert said in " ".join(res.output.split()), res.output
+
+
+def test_a_trace_of_which_nothing_was_read_is_said(tmp_path: Path) -> None:
+    """Spans in a shape the importer does not know would stand as answers that called no
+    tool: the command says which traces held nothing it could read."""
+    unknown = {"name": "agent", "start_time": 0, "end_time": 1, "attributes": {"llm.tool": "x"}}
+    data = [otlp([span("a", "1")], trace_id="t1"), otlp([unknown], trace_id="t2")]
+    path, out = tmp_path / "spans.json", tmp_path / "t.jsonl"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    res = evalspec_cli(["import", "otel", str(path), "--case", "c", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "2 trace(s) read: 1 tool call(s), 0 final answer(s)" in said
+    assert "nothing read from 1 trace(s) (t2): no tool span" in said
 
 
 def test_import_otel_command_writes_transcripts(tmp_path: Path) -> None:

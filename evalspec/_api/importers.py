@@ -18,6 +18,7 @@ from evalspec._util.errors import UsageError
 from evalspec._util.outputs import check_output_file
 from evalspec._util.paths import folder_label, model_label
 from evalspec._util.reading import display_name
+from evalspec._util.terminal import plain
 
 if TYPE_CHECKING:
     from evalspec._interop.bfcl import Read
@@ -420,7 +421,30 @@ def import_otel(
     if all(t.error for t in transcripts) and refused:
         raise refused_all(refused, "an OpenTelemetry JSON export")
     _write_transcripts(out, transcripts)
-    return TranscriptsWritten(out, len(transcripts), refused=tuple(refused))
+    summary = _otel_summary(transcripts)
+    return TranscriptsWritten(out, len(transcripts), summary=summary, refused=tuple(refused))
+
+
+def _otel_summary(transcripts: Sequence[Any]) -> str:
+    """What the traces held, so a trace of which nothing was read (spans in a shape the
+    importer does not know) is said, not passed on as an answer that called no tool."""
+    read = [t for t in transcripts if not t.error]
+    calls = sum(len(t.tool_calls) for t in read)
+    answers = sum(t.final_answer is not None for t in read)
+    line = f"{len(read)} trace(s) read: {calls} tool call(s), {answers} final answer(s)"
+    empty = [
+        plain(t.item_id.removeprefix(f"otel:{t.case}:")[:60], single_line=True)
+        for t in read
+        if not t.tool_calls and t.final_answer is None
+    ]
+    if not empty:
+        return line
+    shown = ", ".join(empty[:3]) + (f" and {len(empty) - 3} more" if len(empty) > 3 else "")
+    return (
+        f"{line}; nothing read from {len(empty)} trace(s) ({shown}): no tool span (one with "
+        "tool.name or gen_ai.tool.name) and no root span with output.value, so each stands as "
+        "an answer that called no tool"
+    )
 
 
 @dataclass(frozen=True)

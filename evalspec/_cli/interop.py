@@ -331,6 +331,7 @@ def otel(
 
     written = import_otel(spans, out, case=case, model=model)
     _say_written(written)
+    typer.echo(written.summary)
     say_refused(written.refused, None, "(where its trace is known) an errored transcript")
 
 

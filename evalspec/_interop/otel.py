@@ -27,7 +27,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalspec._interop.records import RecordFault, Refusal, blame, errored_transcript
+from evalspec._interop.records import (
+    RecordFault,
+    Refusal,
+    blame,
+    errored_transcript,
+    refused_all,
+)
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import UsageError
 from evalspec._util.reading import MAX_VALUE_DEPTH, display_name, loads_untrusted, read_json
@@ -142,11 +148,7 @@ def read_spans(
     With `refused`, an entry that is no span, or a span that cannot be read, is refused on its
     own (appended there); a span's refusal names its trace (`Refusal.record`: `trace <id>`),
     whose transcript is then errored. Without it, the first such is a ValueError/UsageError."""
-    data = source
-    name = "the spans"
-    if isinstance(source, str | Path):
-        data = read_json(Path(source))
-        name = display_name(Path(source))
+    data, name = _read(source)
     spans: list[Mapping[str, Any]] = []
     batches = data if isinstance(data, list) else [data]
     for i, item in enumerate(batches):
@@ -161,9 +163,9 @@ def read_spans(
         elif isinstance(item, Mapping) and "name" in item:
             spans.append(item)
         elif refused is not None:
-            refused.append(Refusal(f"entry-{i + 1}", name, 1, NOT_SPANS))
+            refused.append(Refusal(f"entry-{i + 1}", name, 1, f"{NOT_SPANS}, got {_what(item)}"))
         else:
-            raise UsageError(NOT_SPANS)
+            raise UsageError(f"{NOT_SPANS}, got {_what(item)}")
     flat = []
     for i, span in enumerate(spans):
         try:
@@ -275,5 +277,42 @@ def otel_transcripts(
             )
         )
     if not out:
-        raise UsageError("no spans found")
+        raise _found_nothing(source, refused)
     return out
+
+
+def _read(source: str | Path | Any) -> tuple[Any, str]:
+    """The parsed spans and the name messages give them (a file's name, or "the spans")."""
+    if isinstance(source, str | Path):
+        return read_json(Path(source)), display_name(Path(source))
+    return source, "the spans"
+
+
+def _found_nothing(source: str | Path | Any, refused: list[Refusal] | None) -> UsageError:
+    """Why nothing was imported: each entry's refusal, or what the input held instead of spans."""
+    if refused:
+        return refused_all(refused, "an OTLP JSON export or a JSON list of spans")
+    data, name = _read(source)
+    return UsageError(f"{name}: no spans found: {_held(data)}; {NOT_SPANS}")
+
+
+def _held(data: Any) -> str:
+    """What an input with no span in it held, in words."""
+    if isinstance(data, list) and not data:
+        return "the list is empty"
+    batches = data if isinstance(data, list) else [data]
+    exports = [b for b in batches if isinstance(b, Mapping) and "resourceSpans" in b]
+    if exports:
+        resources = sum(len(b.get("resourceSpans") or ()) for b in exports)
+        return f"{len(exports)} export(s) with {resources} resourceSpans and no span in them"
+    return _what(data)
+
+
+def _what(value: Any) -> str:
+    """A JSON value that is no span, in words: its type and, for an object, its first keys."""
+    if isinstance(value, Mapping):
+        keys = ", ".join(repr(str(k))[:40] for k in list(value)[:5])
+        more = ", ..." if len(value) > 5 else ""
+        return f"an object with keys {keys}{more}" if keys else "an empty object"
+    kinds = {bool: "true or false", int: "a number", float: "a number", str: "a string"}
+    return "a list" if isinstance(value, list) else kinds.get(type(value), "null")
