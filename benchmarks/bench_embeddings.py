@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import goal
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -225,9 +226,9 @@ def main() -> None:
     )
     ratio = cold / baseline
     speedup = cold / warm["seconds"]
-    print(f"cold/baseline ratio: {ratio:.3f} (goal <= 1.25) {'OK' if ratio <= 1.25 else 'MISSED'}")
     print(f"cold/baseline cpu-time ratio: {cold_cpu / baseline_cpu:.3f}")
-    print(f"cold/warm speed-up: {speedup:.0f}x (goal >= 10x) {'OK' if speedup >= 10 else 'MISSED'}")
+    goal("embedding_store_cold_vs_encode", ratio, "<=", 1.25)
+    goal("embedding_store_warm_speedup", speedup, ">=", 10, "{:.0f}")
 
 
 if __name__ == "__main__":
