@@ -549,9 +549,9 @@ def test_a_schema_repeated_is_checked_once_and_reported_at_each_tool(
     assert len([s for s in checked if tmp_path.name in str(s)]) == 1
 
 
-def test_a_syntax_error_in_the_last_included_file_is_a_problem_not_a_traceback() -> None:
-    """The last batch of a streamed suite is built after its parser is done: a file it
-    includes is parsed there, and its syntax error once escaped as PyYAML's exception."""
+def test_a_syntax_error_in_an_included_file_of_cases_is_a_problem_not_a_traceback() -> None:
+    """The last batch of a streamed suite's items is built after its parser is done: a file
+    named there is parsed then, and its syntax error once escaped as PyYAML's exception."""
     done = in_process("validate", "include_cases_syntax_error.yaml", cwd=CORPUS)
     assert done.returncode == 2
     assert EXPECTED["include_cases_syntax_error"][0] in (done.stdout + done.stderr).splitlines()
