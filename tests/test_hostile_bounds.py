@@ -728,3 +728,21 @@ def test_a_short_suite_including_many_cases_is_read_a_case_at_a_time(tmp_path: P
     streamed = load_streaming(tmp_path / "s.yaml", head, _Builder)
     assert streamed is not None and streamed[1] == 5000
     assert len(load_suite(tmp_path / "s.yaml").cases) == 5000
+
+
+def test_review_reports_a_pull_request_s_included_file_that_does_not_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a suite whose last item included a file with a YAML syntax error made review
+    (and validate, run) trace back with PyYAML's exception, exit 1."""
+    repo = weather_repo(tmp_path)
+    suite = repo / "suites" / "weather.yaml"
+    suite.write_text(suite.read_text() + "  - include: more.yaml\n", encoding="utf-8")
+    (repo / "suites" / "more.yaml").write_text(
+        "- {name: more, user: 'Weather in Oslo', expect: {tool_calls: [{get_current_weather:"
+        " {city: Oslo}}]}}\n- {name: [again, user: 'And Rome', expect: {no_tool_calls: true}}\n",
+        encoding="utf-8",
+    )
+    code, output = cli(repo, monkeypatch, "review", "--base-ref", "main")
+    assert code == 2, output
+    assert "suites/more.yaml:2:10: YAML syntax error: the [ opened here is not closed" in output

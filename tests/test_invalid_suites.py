@@ -12,6 +12,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from support import in_process
 
 from evalspec.api import load_suite
 from evalspec.errors import SpecError
@@ -145,6 +146,9 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "history_bad_role": [
         "history_bad_role.yaml:7:16: cases[0].history[0].role: 'human' is not allowed here; choose one of: system, user, assistant, tool",
+    ],
+    "include_cases_syntax_error": [
+        "included/cases_with_unclosed_list.yaml:2:10: YAML syntax error: the [ opened here is not closed (found '}' on line 2 first); close it with ], or separate items with commas",
     ],
     "include_cycle": [
         "included/cycle_b.yaml:2:12: cases[0].include: include cycle: cycle_a.yaml -> cycle_b.yaml -> cycle_a.yaml; remove the include that leads back to a file already being included",
@@ -543,3 +547,22 @@ def test_a_schema_repeated_is_checked_once_and_reported_at_each_tool(
             for i in range(30)
         ]
     assert len([s for s in checked if tmp_path.name in str(s)]) == 1
+
+
+def test_a_syntax_error_in_an_included_file_of_cases_is_a_problem_not_a_traceback() -> None:
+    """The last batch of a streamed suite's items is built after its parser is done: a file
+    named there is parsed then, and its syntax error once escaped as PyYAML's exception."""
+    done = in_process("validate", "include_cases_syntax_error.yaml", cwd=CORPUS)
+    assert done.returncode == 2
+    assert EXPECTED["include_cases_syntax_error"][0] in (done.stdout + done.stderr).splitlines()
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_run_refuses_a_suite_whose_included_file_does_not_parse(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = in_process(
+        "run", "include_cases_syntax_error.yaml", "--record", "offline", "--out", out, cwd=CORPUS
+    )
+    assert done.returncode == 2
+    assert EXPECTED["include_cases_syntax_error"][0] in (done.stdout + done.stderr).splitlines()
+    assert not out.exists()  # nothing half-written

@@ -17,8 +17,11 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from support import examples, fuzz_settings
 
-from evalspec._suite import stream
+from evalspec._suite import schema, stream
 from evalspec._suite.stream import load_streaming
 from evalspec._suite.validate import _Builder
 from evalspec.api import load_suite
@@ -324,3 +327,136 @@ def test_a_mistake_in_a_nested_included_file_keeps_its_place(tmp_path: Path) -> 
     line = next(n for n, text in enumerate(lines, 1) if "name: c1100," in text)
     assert (Path(problem.file).name, problem.line) == ("rest.yaml", line)
     assert "not a number" in problem.message or "integer" in problem.message
+
+
+PLAIN_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from(["", "x", "tool", "args"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["x", "t", "tool", "args", "critics"]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+SPOTS: list[tuple[Any, ...]] = [
+    ("name",),
+    ("system",),
+    ("user",),
+    ("tools",),
+    ("tools", 0),
+    ("tags",),
+    ("tags", 0),
+    ("rubric",),
+    ("expect",),
+    ("expect", "tool_calls"),
+    ("expect", "ordered"),
+    ("expect", "tool_calls", 0),
+    ("expect", "tool_calls", 0, "t"),
+    ("expect", "tool_calls", 0, "tool"),
+    ("expect", "tool_calls", 0, "args"),
+    ("expect", "tool_calls", 0, "output"),
+    ("expect", "tool_calls", 1, "critics"),
+]
+"""Where a mutation of a plain case goes: each value, and keys beside them."""
+
+
+def _a_plain_case() -> dict[str, Any]:
+    return {
+        "name": "c",
+        "system": "s",
+        "user": "u",
+        "tools": ["t", "u"],
+        "tags": ["x"],
+        "expect": {"tool_calls": [{"t": {"a": 1}}, {"u": None}]},
+    }
+
+
+@given(st.lists(st.tuples(st.sampled_from(SPOTS), PLAIN_VALUES), min_size=1, max_size=2))
+@example([(("name",), "")])
+@example([(("expect", "tool_calls", 0), {})])
+@settings(fuzz_settings(), max_examples=examples(3000))
+def test_the_quick_case_check_passes_only_cases_the_compiled_schema_passes(
+    changes: list[tuple[tuple[Any, ...], Any]],
+) -> None:
+    """`plain_case` saves the compiled check on the commonest cases: it may say yes only where
+    the schema does (a yes it should not say would build a case the language refuses)."""
+    case: Any = _a_plain_case()
+    for spot, value in changes:
+        _put(case, spot, value)
+    assert schema.plain_case(_a_plain_case())
+    if schema.plain_case(case):
+        assert schema._passes(schema._compiled_case(), case), case
+
+
+def _put(case: Any, spot: tuple[Any, ...], value: Any) -> None:
+    """Set the value at `spot`, where an earlier change left one to set."""
+    try:
+        parent = case
+        for part in spot[:-1]:
+            parent = parent[part]
+        if isinstance(parent, dict) or isinstance(spot[-1], int):
+            parent[spot[-1]] = value
+    except (KeyError, IndexError, TypeError):
+        pass  # an earlier change replaced what leads there
+
+
+def test_the_quick_case_check_knows_the_language_s_case_keys_as_the_schema_says() -> None:
+    """If the language changes a key the quick check judges itself, it must change too."""
+    language = schema.language_schema()
+    case = language["$defs"]["case"]["properties"]
+    for key, wanted in schema.PLAIN_CASE.items():
+        assert _bare(case[key]) == wanted, key
+    assert _bare(case["user"])["type"] == ["string", "object"]
+    expect = language["$defs"]["expect"]
+    assert "tool_calls" in expect["properties"] and expect["additionalProperties"] is False
+    assert _bare(language["$defs"]["expected_call"]) == {
+        "type": "object",
+        "additionalProperties": {"type": ["object", "null"]},
+        "minProperties": 1,
+        "properties": {
+            "tool": {"type": "string"},
+            "args": {"type": "object"},
+            "critics": {"type": "object", "additionalProperties": {"$ref": "#/$defs/critic"}},
+            "output": {},
+        },
+    }
+    assert not {"required", "dependentRequired"} & set(language["$defs"]["case"])
+
+
+def _bare(schema_part: Any) -> Any:
+    """A schema without the words for people (descriptions, examples)."""
+    if isinstance(schema_part, dict):
+        return {
+            k: _bare(v)
+            for k, v in schema_part.items()
+            if k not in ("description", "markdownDescription", "examples", "title", "$comment")
+        }
+    return schema_part
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "{name: '', user: q, expect: {tool_calls: [{t: {id: r}}]}}",
+        "{name: c, user: 3, expect: {tool_calls: [{t: {id: r}}]}}",
+        "{name: c, user: q, tools: [t, 1], expect: {tool_calls: [{t: {id: r}}]}}",
+        "{name: c, user: q, tags: t, expect: {tool_calls: [{t: {id: r}}]}}",
+        "{name: c, user: q, expect: {tool_calls: [{t: [r]}]}}",
+        "{name: c, user: q, expect: {tool_calls: [{}]}}",
+        "{name: c, user: q, expect: {tool_calls: [{args: {id: r}}]}}",
+        "{name: c, user: q, expect: {tool_calls: {t: {id: r}}}}",
+    ],
+)
+def test_a_case_of_the_common_shape_with_a_wrong_value_is_reported_as_the_whole_document_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    monkeypatch.setattr(stream, "STREAM_MIN_CHARS", 0)
+    monkeypatch.setattr(stream, "FAST_CHECK_MIN_CASES", 0)
+    path = tmp_path / "suite.yaml"
+    text = _generated(12).replace("  - {name: c3, user: 'q 3', ", "  - " + case + "\n  - {c3: 0, ")
+    path.write_text(text.replace("{c3: 0, ", "{name: c3, user: 'q 3', "), encoding="utf-8")
+    with pytest.raises(SpecError) as streamed:
+        load_suite(path)
+    with pytest.raises(SpecError) as whole:
+        _whole(path, monkeypatch)
+    assert str(streamed.value) == str(whole.value)
+    assert streamed.value.problems[0].line == 13

@@ -229,15 +229,14 @@ def load_streaming(
     stream = CaseStream(path, builder)
     try:
         built = load_yaml_streaming(text, display_name(path), stream)
+        if built is None or not isinstance(built[0], LDict) or stream.builder is None:
+            return None
+        # The last batch, read by now but not built: an included file it names is parsed
+        # here, so its syntax errors must go to the whole-document path like the others.
+        stream.flush()
     except SuiteTooLarge:
         raise  # the whole-document path would refuse it too, after reading it all again
     except (GiveUp, SpecError, yaml.YAMLError):
-        return None
-    if built is None or not isinstance(built[0], LDict) or stream.builder is None:
-        return None
-    try:
-        stream.flush()
-    except GiveUp:
         return None
     if stream.weight < FAST_CHECK_MIN_CASES:
         return None  # the whole-document path checks small suites with full jsonschema

@@ -188,13 +188,11 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         self.problems = problems
         self.base = path.resolve().parent
         self.critic_keys = {}
-        self._arg_validators: dict[tuple[str, str], Any] = {}
-        self._dated_args: dict[tuple[str, str], bool] = {}
+        self._arg_checks: dict[tuple[str, str], tuple[Any, Any, bool]] = {}
+        """Per tool argument, what `_checks_of` makes: shared by every case that uses it."""
         self._system: Message | None = None
         """The last system message made: cases that share its text share it (50,000 cases
         held 50,000 equal ones)."""
-        """Per tool argument, jsonschema's validator and a compiled check when the argument's
-        schema is plain: shared by every case that uses it."""
         self.state_uses = StateUses()
         self.suite_state = None
         self.environment_spec = None
@@ -244,6 +242,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         top = self.top
         tools = self.tools(top.get("tools") or LList())
         self.tool_map = {t.name: t for t in tools}
+        self.tool_names = {t.name: t.name for t in tools}
+        """Each tool's name, to hand a case the suite's copy of it rather than its own."""
         self.rubric_raw = dict(top.get("rubric") or {})
         self.suite_rubric = self.rubric(self.rubric_raw, self.doc.get("rubric"), "rubric")
         self.suite_critics = self.critics(
@@ -475,14 +475,16 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             rubric = self.rubric(
                 {**rubric_raw, **dict(raw["rubric"])}, raw["rubric"], f"{path}.rubric"
             )
-        critics = self.critics(raw.get("critics") or {}, raw.get("critics"), f"{path}.critics")
+        own = raw.get("critics")
+        critics = self.critics(own, own, f"{path}.critics") if own else ()
         self.case_critics = critics
         simulated = self.simulated_user(raw, path)
         capture = self.capture(raw, path)
         turns = self.turns(raw, path, judged=capture is None)
         if turns is None:
             return None
-        self.user_tools(raw, path, turns, simulated)
+        if simulated is not None or turns:  # the user's own tools come from these alone
+            self.user_tools(raw, path, turns, simulated)
         expect = Expectation() if turns or capture else self.expect(raw.get("expect"), raw, path)
         if expect is None:
             return None
@@ -621,7 +623,9 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
                     f"the case expects a call to {call.tool!r} but does not offer it",
                     f"add {call.tool} to the case's `tools:` list",
                 )
-        return tuple(dict.fromkeys(names))
+        # The suite's own name objects: 50,000 cases kept ~200,000 copies of a few names.
+        canonical = self.tool_names
+        return tuple([canonical.get(n, n) for n in dict.fromkeys(names)])
 
     def system_message(self, text: str) -> Message:
         last = self._system
@@ -684,7 +688,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             call = self.expected_call(item, item_pos(raw_calls, i), f"{epath}.tool_calls[{i}]")
             if call:
                 calls.append(call)
-        if raw.get("no_tool_calls") and calls:
+        no_calls = raw.get("no_tool_calls")
+        if no_calls and calls:
             self.problem(
                 self.vpos(raw, "no_tool_calls"),
                 f"{epath}.no_tool_calls",
@@ -692,18 +697,19 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
                 "keep one of the two",
             )
         min_calls = raw.get("min_calls", _MIN_CALLS)
-        if raw.get("no_tool_calls") and min_calls:
+        if no_calls and min_calls:
             self.problem(
                 self.vpos(raw, "min_calls"),
                 f"{epath}.min_calls",
                 f"no_tool_calls is true but min_calls asks for {min_calls} call(s)",
                 "keep one of the two",
             )
-        checks = self.final_answer(raw.get("final_answer"), f"{epath}.final_answer")
+        answer = raw.get("final_answer")
+        checks = self.final_answer(answer, f"{epath}.final_answer") if answer else ()
         state, unchanged = self.state_checks(raw, epath, self.suite_state is not None)
         if (
             not calls
-            and not raw.get("no_tool_calls")
+            and not no_calls
             and not raw.get("min_calls")
             and "tool_calls" not in raw
             and not checks
@@ -768,12 +774,13 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             hint = unknown_tool_hint(name, self.tool_map)
             self.problem(name_pos, path, f"{name!r} is not a tool of this suite", hint)
             return None
-        critics = self.critics(item.get("critics") or {}, item.get("critics"), f"{path}.critics")
+        own = item.get("critics")
+        critics = self.critics(own, own, f"{path}.critics") if own else ()
         self.check_args(tool, args, args_node, critics, path, pos)
         for c in critics:
             self.check_field(c, tool.parameters, [tool.name])
         return ExpectedCall(
-            tool=name,
+            tool=tool.name,  # the suite's own copy of the name, not the case's
             args=plain(args),
             critics=critics,
             output=plain(item.get("output")),
@@ -792,10 +799,13 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
     ) -> None:
         """Expected arguments must be ones the tool takes, of the types its schema allows."""
         props = tool.parameters.get("properties") or {}
-        loose = {c.field for c in critics if c.kind in ("one_of", "regex", "ignore", "contains")}
+        loose = (
+            {c.field for c in critics if c.kind in ("one_of", "regex", "ignore", "contains")}
+            if critics
+            else ()
+        )
         for key, value in args.items():
             # Positions are read only for a problem: most arguments have none.
-            vpos = partial(_pos_of, node, "value_pos", key, pos)
             if key not in props:
                 if tool.parameters.get("additionalProperties", True) is False or props:
                     self.problem(
@@ -806,9 +816,10 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
                         or f"its arguments: {', '.join(sorted(props)) or 'none'}",
                     )
                 continue
-            if isinstance(value, str) and "${" in value and RUN_TIME_REF.search(value):
+            text = isinstance(value, str)
+            if text and "${" in value and RUN_TIME_REF.search(value):
                 self.problem(
-                    vpos(),
+                    _pos_of(node, "value_pos", key, pos),
                     f"{path}.{key}",
                     f"{value!r:.60} is a run-time reference, which only a tool's behavior fills "
                     "in; an expected argument is compared as written",
@@ -816,14 +827,15 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
                     "case's matrix",
                 )
                 continue
-            if key in loose or (isinstance(value, str) and ("{{" in value)):
+            if key in loose or (text and ("{{" in value)):
                 continue
-            self.check_date(tool, key, value, critics, vpos, f"{path}.{key}")
-            checks = self._arg_validators.get((tool.name, key))
+            checks = self._arg_checks.get((tool.name, key))
             if checks is None:
-                checks = (tool_validator(props[key]), compiled_check(props[key]))
-                self._arg_validators[(tool.name, key)] = checks
-            validator, fast = checks
+                checks = self._arg_checks[(tool.name, key)] = self._checks_of(tool, key)
+            validator, fast, dated = checks
+            vpos = partial(_pos_of, node, "value_pos", key, pos)
+            if text and (dated or critics or self.case_critics):
+                self.check_date(tool, key, value, critics, vpos, f"{path}.{key}")
             if fast(value) if fast is not None else validator.is_valid(value):
                 continue
             errors = list(validator.iter_errors(value))
@@ -852,11 +864,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         path: str,
     ) -> None:
         """An expected value the datetime critic that judges it cannot read fails every model:
-        say so now, not after a run. `pos` finds the value's position, for that problem."""
-        if not isinstance(value, str):
-            return  # only a text can be a date the critic fails to read (checked first: cheap)
-        if not (critics or self.case_critics) and not self._dated(tool, key):
-            return  # no critic of this argument can be a datetime one (most arguments)
+        say so now, not after a run. `pos` finds the value's position, for that problem.
+        Asked only for a text that a datetime critic may judge (`check_args` knows)."""
         chosen = next(
             (c for c in (*critics, *self.case_critics, *self.suite_critics) if c.field == key),
             None,
@@ -885,18 +894,16 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             + ("" if dateutil else " (ISO 8601; `parse: dateutil` on the critic reads more)"),
         )
 
-    def _dated(self, tool: Tool, key: str) -> bool:
-        """Whether a datetime critic may judge this argument when its case and call name no
-        critic: the suite's critics name one, or its schema's format makes it the default.
-        Asked once per tool and argument (every expected text asks it)."""
-        found = self._dated_args.get((tool.name, key))
-        if found is None:
-            schema = (tool.parameters.get("properties") or {}).get(key)
-            found = default_critic(schema)[0] == "datetime" or any(
-                c.kind == "datetime" for c in self.suite_critics
-            )
-            self._dated_args[(tool.name, key)] = found
-        return found
+    def _checks_of(self, tool: Tool, key: str) -> tuple[Any, Any, bool]:
+        """What every expected value of one tool argument is checked with, made once per tool
+        and argument: jsonschema's validator, a compiled check when the argument's schema is
+        plain, and whether a datetime critic may judge it when its case and call name no
+        critic (the suite's critics name one, or its schema's format makes it the default)."""
+        schema = (tool.parameters.get("properties") or {})[key]
+        dated = default_critic(schema)[0] == "datetime" or any(
+            c.kind == "datetime" for c in self.suite_critics
+        )
+        return tool_validator(schema), compiled_check(schema), dated
 
     def check_field(
         self, critic: CriticSpec, params: dict[str, Any], tools: list[str], why: str = ""
