@@ -408,6 +408,11 @@ def test_the_quick_case_check_knows_the_language_s_case_keys_as_the_schema_says(
     assert _bare(case["user"])["type"] == ["string", "object"]
     expect = language["$defs"]["expect"]
     assert "tool_calls" in expect["properties"] and expect["additionalProperties"] is False
+    assert _bare(expect["properties"]["tool_calls"]) == {
+        "type": "array",
+        "items": {"$ref": "#/$defs/expected_call"},
+    }
+    assert not {"required", "dependentRequired"} & set(expect)
     assert _bare(language["$defs"]["expected_call"]) == {
         "type": "object",
         "additionalProperties": {"type": ["object", "null"]},
@@ -419,7 +424,10 @@ def test_the_quick_case_check_knows_the_language_s_case_keys_as_the_schema_says(
             "output": {},
         },
     }
-    assert not {"required", "dependentRequired"} & set(language["$defs"]["case"])
+    whole_case = language["$defs"]["case"]
+    assert not {"required", "dependentRequired", "allOf", "anyOf", "oneOf", "if"} & set(whole_case)
+    judged = {*schema.PLAIN_CASE, "user", "expect"}
+    assert not set(whole_case.get("dependentSchemas", {})) & judged
 
 
 def _bare(schema_part: Any) -> Any:
