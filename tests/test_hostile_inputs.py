@@ -358,7 +358,7 @@ IMPORTERS: dict[str, Hostile] = {
     "otel bytesValue not base64": Hostile(
         write("spans.json", otel_attr({"bytesValue": "%%%"})),
         ["import", "otel", "spans.json", "--case", "weather", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        "1 trace(s) read: 1 tool call(s), 0 final answer(s)",
         0,
     ),
     "otel attribute value a number": Hostile(
@@ -369,7 +369,7 @@ IMPORTERS: dict[str, Hostile] = {
     "otel lone surrogate": Hostile(
         write("spans.json", otel_attr({"stringValue": "\\ud800"}).replace("\\\\ud800", "\\ud800")),
         ["import", "otel", "spans.json", "--case", "weather", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        "1 trace(s) read: 1 tool call(s), 0 final answer(s)",
         0,
     ),
     "otel not utf-8": Hostile(
