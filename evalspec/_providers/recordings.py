@@ -472,7 +472,8 @@ class RecordingProvider:
             hit = self.recordings.get(request.key)
             if hit is not None:
                 self.counts["replayed"] += 1
-                _log.debug("replayed %s from %s", request.describe(), self.recordings.path)
+                if _log.isEnabledFor(logging.DEBUG):  # not describing 50,000 requests unasked
+                    _log.debug("replayed %s from %s", request.describe(), self.recordings.path)
                 return hit
             _log.info("no recording of %s in %s", request.describe(), self.recordings.path)
         live = None if self.mode == "offline" else self._live()

@@ -129,7 +129,10 @@ class ResultSpool:
             self._end += len(data)
             chunk.append(data)
             if r.status != "user_fault" and r.case not in self.captured:
-                count_picks((r,), self.picks.setdefault(r.model, Counter()))
+                picks = self.picks.get(r.model)
+                if picks is None:  # not `setdefault(model, Counter())`: a Counter per result
+                    picks = self.picks[r.model] = Counter()
+                count_picks((r,), picks)
             if spent := r.details.get("judge_tokens"):  # summed as the report sums them
                 self.judge_tokens[r.model] = self.judge_tokens.get(r.model, 0) + spent
         try:
