@@ -119,3 +119,24 @@ def test_a_plain_single_turn_item_pays_for_no_machinery_it_does_not_use(
     got = report_from_results(suite, streamed.finish(), streamed.usage).to_dict()
     assert entered == []
     assert got == expected
+
+
+@pytest.mark.parametrize("stride", [1, -1, 7919])
+def test_results_read_back_in_blocks_are_the_lines_written(stride: int) -> None:
+    """results.json and the summaries read a spool's lines a block at a time where they lie
+    close together, one at a time where they are scattered: the same lines either way."""
+    from evalspec._scoring.spool import ResultSpool, result_line
+    from evalspec._scoring.types import CaseResult
+
+    n = 2_500
+    made = [
+        CaseResult(item_id=f"i{p}", case=f"c{p}", model="m", score=p / n, status="pass")
+        for p in range(n)
+    ]
+    spool = ResultSpool({r.item_id: p for p, r in enumerate(made)})
+    for p in range(n):  # written in finishing order: in place, reversed, or scattered
+        spool.add([made[(p * stride) % n]])
+    results = spool.finish()
+    assert [line.decode() for line in results.lines()] == [result_line(r, "") for r in made]
+    assert list(results) == made
+    assert list(results.view(range(10, 5, -1))) == made[10:5:-1]
