@@ -56,7 +56,7 @@ class ToolCall(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     retry_after, form, keep, applied); absent for an ordinary answer."""
 
     def to_dict(self) -> dict[str, Any]:
-        data = {f: getattr(self, f) for f in self.__struct_fields__}
+        data = msgspec.structs.asdict(self)  # shallow, in field order: a fifth of a dictcomp
         if self.user_turn is None:
             del data["user_turn"]
         if self.fault is None:
@@ -213,12 +213,12 @@ class Transcript(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, without copying messages (a deep copy was a run's largest cost)."""
-        data = {f: getattr(self, f) for f in self.__struct_fields__}
+        data = msgspec.structs.asdict(self)
         if self.state is None:
             del data["state"]
         data["messages"] = list(self.messages)
         data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
-        data["usage"] = {f: getattr(self.usage, f) for f in Usage.__struct_fields__}
+        data["usage"] = msgspec.structs.asdict(self.usage)
         if self.user_turns:
             data["user_turns"] = [u.to_dict() for u in self.user_turns]
         else:

@@ -442,3 +442,28 @@ def test_a_replayed_answer_is_the_lines_response_however_it_is_written(
     replayed = Recordings(path).get("k1")
     assert replayed is not None
     assert replayed.message == expected["message"]
+
+
+_RESPONSE = b'"response": {"message": {"role": "assistant", "content": "x"}}'
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        *(b'"ok"', b'"\xff"', b'"a\x01b"', b"01", b"[1,]", b"NaN", b"1e999", b'"\\ud800"'),
+        *(b"tru", b"[" * 2000 + b"]" * 2000, b'{"a": 1, "a": 2}', b'"\xed\xa0\x80"'),
+    ],
+)
+def test_indexing_a_line_refuses_what_reading_it_whole_refuses(value: bytes) -> None:
+    """The index checks a line without building its request (replay never reads it): it
+    passes and refuses exactly the lines that reading the whole answer does."""
+    from evalspec._providers import recordings as rec
+
+    line = b'{"key": "k", "request": {"messages": [{"content": ' + value + b'}], "params": '
+    line += b'{"p": ' + value + b"}}, " + _RESPONSE + b"}"
+    whole, indexed = rec._parse_line(line), rec._indexed(line)
+    assert isinstance(indexed, str) == isinstance(whole, str)
+    if isinstance(whole, str):
+        assert indexed == whole
+    else:
+        assert (indexed.key, indexed.response) == (whole.key, whole.response)  # type: ignore[union-attr]

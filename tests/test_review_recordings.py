@@ -135,3 +135,35 @@ def test_unchanged_recordings_are_not_named(
     code, output = review(repo, monkeypatch, "--json")
     assert code == 0, output
     assert json.loads(output)["suites"][0]["recordings"] == []
+
+
+def _with_a_byte_that_is_not_utf8(path: Path) -> int:
+    """A copy of the second recorded answer, under another key, with a byte that is not UTF-8
+    in its text, inserted as the third line; returns that line's number."""
+    lines = path.read_bytes().splitlines(True)
+    line = lines[1].replace(b'"key": "', b'"key": "zz', 1)
+    at = line.index(b'"content": "') + len(b'"content": "')
+    lines.insert(2, line[:at] + b"\xff" + line[at:])
+    path.write_bytes(b"".join(lines))
+    return 3
+
+
+def test_recordings_with_a_byte_that_is_not_utf8_are_refused_at_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request's recordings holding a byte that is not UTF-8 inside a string: `run`
+    and `review` name the file and line and exit 2; no traceback (msgspec's
+    UnicodeDecodeError escaped the recordings reader)."""
+    repo = make_repo(tmp_path)
+    line = _with_a_byte_that_is_not_utf8(repo / FILE)
+    commit(repo)
+    monkeypatch.chdir(repo)
+    run = evalspec_cli(["run", "suites/weather.yaml", "--record", "offline", "--out", "out"])
+    assert not isinstance(run.exception, UnicodeDecodeError)
+    assert run.exit_code == 2
+    assert f"{FILE}:{line}:1: not a recorded answer: not UTF-8 text" in run.output
+    assert "Traceback" not in run.output
+    assert not (repo / "out" / "results.json").exists()
+    code, said = review(repo, monkeypatch)
+    assert code == 2
+    assert "not UTF-8 text" in said

@@ -82,3 +82,61 @@ def test_results_kept_aside_in_any_order_summarise_as_scored(tmp_path: Path) -> 
         report = report_from_results(suite, results, streamed.tally)
         assert report.cases == expected.cases
         assert report.models == expected.models
+
+
+def test_a_plain_single_turn_item_pays_for_no_machinery_it_does_not_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite without faults, side effects, injections, judges or trials (most large suites)
+    scores and summarises each item without entering the robustness count, the many-trial
+    statistics or the judges' token count, and reports what the general path reports."""
+    from evalspec._scoring import scorer as scoring
+    from evalspec._scoring import trials
+
+    path = tmp_path / "many.yaml"
+    path.write_text(many_cases_suite(30), encoding="utf-8")
+    suite = load_suite(path)
+    made = [transcript(f"c{i}", ("t", {"id": f"r{i}" if i % 3 else "x"})) for i in range(30)]
+    expected = score(suite, made).to_dict()
+    entered: list[str] = []
+
+    def spy(name: str, real: object) -> object:
+        def called(*args: object, **kwargs: object) -> object:
+            entered.append(name)
+            return real(*args, **kwargs)  # type: ignore[operator]
+
+        return called
+
+    monkeypatch.setattr(scoring, "trial_facts", spy("trial_facts", scoring.trial_facts))
+    monkeypatch.setattr(trials, "pass_at_k", spy("pass_at_k", trials.pass_at_k))
+    monkeypatch.setattr(trials, "is_flaky", spy("is_flaky", trials.is_flaky))
+    monkeypatch.setattr(
+        scoring.Scorer, "_judge_spent", spy("_judge_spent", scoring.Scorer._judge_spent)
+    )
+    streamed = StreamingScorer(suite, order={t.item_id: i for i, t in enumerate(made)}, chunk=7)
+    for t in made:
+        streamed.add(t)
+    got = report_from_results(suite, streamed.finish(), streamed.usage).to_dict()
+    assert entered == []
+    assert got == expected
+
+
+@pytest.mark.parametrize("stride", [1, -1, 7919])
+def test_results_read_back_in_blocks_are_the_lines_written(stride: int) -> None:
+    """results.json and the summaries read a spool's lines a block at a time where they lie
+    close together, one at a time where they are scattered: the same lines either way."""
+    from evalspec._scoring.spool import ResultSpool, result_line
+    from evalspec._scoring.types import CaseResult
+
+    n = 2_500
+    made = [
+        CaseResult(item_id=f"i{p}", case=f"c{p}", model="m", score=p / n, status="pass")
+        for p in range(n)
+    ]
+    spool = ResultSpool({r.item_id: p for p, r in enumerate(made)})
+    for p in range(n):  # written in finishing order: in place, reversed, or scattered
+        spool.add([made[(p * stride) % n]])
+    results = spool.finish()
+    assert [line.decode() for line in results.lines()] == [result_line(r, "") for r in made]
+    assert list(results) == made
+    assert list(results.view(range(10, 5, -1))) == made[10:5:-1]

@@ -113,7 +113,25 @@ class RecordingsComment(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     comment: str = msgspec.field(name="_comment")
 
 
+class _SkimmedRequest(msgspec.Struct, frozen=True):
+    """`RecordedRequest` as the index checks it: the same shape, each message, tool and
+    parameter an object whose values are checked as JSON and not built (replay never reads
+    them; building a request's tool schemas was three quarters of indexing a line)."""
+
+    messages: list[dict[str, msgspec.Raw]] = msgspec.field(default_factory=list)
+    tools: list[dict[str, msgspec.Raw]] | msgspec.UnsetType = msgspec.UNSET
+    params: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict)
+    after: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Skimmed(RecordedAnswer, frozen=True, kw_only=True):
+    """`RecordedAnswer` as the index checks it (the response built and checked whole)."""
+
+    request: _SkimmedRequest | None = None  # type: ignore[assignment]
+
+
 _ANSWER = msgspec.json.Decoder(RecordedAnswer)
+_SKIM = msgspec.json.Decoder(_Skimmed)
 _COMMENT = msgspec.json.Decoder(RecordingsComment)
 _RESPONSE = msgspec.json.Decoder(RecordedResponse)
 
@@ -124,11 +142,29 @@ def _parse_line(raw: bytes) -> RecordedAnswer | RecordingsComment | str:
         return _ANSWER.decode(raw)
     except msgspec.ValidationError as exc:
         if b"_comment" in raw:
-            with contextlib.suppress(msgspec.MsgspecError):
+            with contextlib.suppress(msgspec.MsgspecError, UnicodeDecodeError):
                 return _COMMENT.decode(raw)
         return _why(raw, exc)
-    except (msgspec.DecodeError, RecursionError) as exc:
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as exc:
+        # msgspec reads the text of strings as UTF-8, and says so with Python's own error
         return _why(raw, exc)
+
+
+def _indexed(raw: bytes) -> _Skimmed | RecordedAnswer | RecordingsComment | str:
+    """`_parse_line`'s verdict on a line, without building its request: a line the skim
+    passes, valid UTF-8 throughout, `_parse_line` passes too; any other goes to it, for its
+    verdict and its words."""
+    try:
+        skimmed = _SKIM.decode(raw)
+    except (msgspec.MsgspecError, RecursionError):
+        return _parse_line(raw)
+    if raw.isascii():
+        return skimmed
+    try:
+        raw.decode("utf-8")  # the skim does not decode the text it skips
+    except UnicodeDecodeError:
+        return _parse_line(raw)
+    return skimmed
 
 
 def _why(raw: bytes, exc: Exception) -> RecordedAnswer | RecordingsComment | str:
@@ -189,7 +225,7 @@ class _Index:
                     raise _corrupt(path, suspect[0], suspect[2])
                 break  # only blanks after it: it was the last line, cut short
             if raw and not raw.isspace():
-                parsed = _parse_line(raw)
+                parsed = _indexed(raw)
                 if isinstance(parsed, str):
                     if not self.lines and not self.comments:
                         raise not_this_kind(
@@ -472,7 +508,8 @@ class RecordingProvider:
             hit = self.recordings.get(request.key)
             if hit is not None:
                 self.counts["replayed"] += 1
-                _log.debug("replayed %s from %s", request.describe(), self.recordings.path)
+                if _log.isEnabledFor(logging.DEBUG):  # not describing 50,000 requests unasked
+                    _log.debug("replayed %s from %s", request.describe(), self.recordings.path)
                 return hit
             _log.info("no recording of %s in %s", request.describe(), self.recordings.path)
         live = None if self.mode == "offline" else self._live()

@@ -273,7 +273,8 @@ async def _conversation(
             label=item.label,
             continues=previous,
         )
-        previous = Earlier(request.key, len(messages), request.tools)  # messages only grow
+        if keys is not None or max_turns > 1:  # a later request continues this one
+            previous = Earlier(request.key, len(messages), request.tools)  # messages only grow
         if keys is not None:
             keys.last = previous
         try:

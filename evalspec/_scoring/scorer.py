@@ -334,8 +334,10 @@ class Scorer:
     def _scored(self, t: Transcript, prep: _Prepared | None) -> CaseResult:
         """`_judged`, with the tokens the suite's judges spent on this transcript (asked, or
         as their cached verdicts cost) in its details as `judge_tokens`: a budget counts them."""
-        before = self._judge_spent()
+        before = self._judge_spent() if self._judges else 0
         result = self._judged(t, prep)
+        if not self._judges:  # no judge (most suites): nothing spent, nothing to add up
+            return result
         spent = self._judge_spent() - before
         if not spent:
             return result
@@ -406,6 +408,16 @@ class Scorer:
 
     def _robustness(self, prep: _Prepared, tally: _Explanation) -> None:
         """The trial's faults, side effects and injections, for the robustness figures."""
+        case, calls = prep.case, prep.transcript.tool_calls
+        if not (
+            self._side_effects
+            or case.faults
+            or case.described
+            or case.expect.forbidden_calls
+            or case.turns
+            or any(c.fault is not None for c in calls)
+        ):
+            return  # an ordinary trial: `trial_facts` would find nothing to count
         facts = trial_facts(prep.case, prep.transcript.tool_calls, self.tools, tally.rows)
         if facts is not None:
             tally.details[ROBUSTNESS] = facts

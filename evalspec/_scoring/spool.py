@@ -129,7 +129,10 @@ class ResultSpool:
             self._end += len(data)
             chunk.append(data)
             if r.status != "user_fault" and r.case not in self.captured:
-                count_picks((r,), self.picks.setdefault(r.model, Counter()))
+                picks = self.picks.get(r.model)
+                if picks is None:  # not `setdefault(model, Counter())`: a Counter per result
+                    picks = self.picks[r.model] = Counter()
+                count_picks((r,), picks)
             if spent := r.details.get("judge_tokens"):  # summed as the report sums them
                 self.judge_tokens[r.model] = self.judge_tokens.get(r.model, 0) + spent
         try:
@@ -168,6 +171,27 @@ class _Lines:
     def __getitem__(self, i: int) -> bytes:
         return os.pread(self.file.fileno(), self.size[i], self.start[i])
 
+    def many(self, places: Sequence[int]) -> Iterator[bytes]:
+        """The lines at `places`, in order: a block of them read with one `pread` where they
+        lie close together in the file (results are written as they finish, near plan order),
+        not one each (summaries and results.json each read every line)."""
+        for k in range(0, len(places), _BLOCK):
+            block = places[k : k + _BLOCK]
+            low = min(self.start[i] for i in block)
+            high = max(self.start[i] + self.size[i] for i in block)
+            if high - low > 2 * sum(self.size[i] for i in block) + _BLOCK_SLACK:
+                yield from (self[i] for i in block)  # scattered: one read each
+                continue
+            data = os.pread(self.file.fileno(), high - low, low)
+            for i in block:
+                at = self.start[i] - low
+                yield data[at : at + self.size[i]]
+
+
+_BLOCK = 1_000
+"""Lines read together: ~1 MB of results at a time, however many the run has."""
+_BLOCK_SLACK = 1 << 16
+
 
 class ResultsAt(Sequence[CaseResult]):
     """Some of a spool's results (a case's trials), decoded each time they are read."""
@@ -197,7 +221,7 @@ class ResultsAt(Sequence[CaseResult]):
 
     def lines(self) -> Iterator[bytes]:
         """The results' lines of results.json, encoded (UTF-8), in order."""
-        return (self._lines[i] for i in self._places)
+        return self._lines.many(self._places)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and tuple(self) == tuple(other)

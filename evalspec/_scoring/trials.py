@@ -79,6 +79,8 @@ def combine_trials(
 ) -> CaseSummary:
     """Apply the case's pass rule (all, any, majority, mean) to its trials; the summary keeps
     `kept` (the same trials, read again when needed) if given, else `results`."""
+    if len(results) == 1 and results[0].status != "user_fault":
+        return _one_trial(case, results[0], tuple(results) if kept is None else kept)
     judged = [r for r in results if r.status != "user_fault"]
     if not judged and results:  # every trial spoiled by its simulated user
         return _user_fault(case, results, kept)
@@ -123,6 +125,35 @@ def combine_trials(
         reason,
         tuple(results) if kept is None else kept,
         is_flaky(c, n - len(errors)),
+    )
+
+
+def _one_trial(case: Case, r: CaseResult, kept: Sequence[CaseResult]) -> CaseSummary:
+    """`combine_trials` of one judged trial (most cases): every rule and statistic of one
+    trial is that trial's, so none of them is computed."""
+    passed = r.status in _PASSING
+    if r.status == "error":
+        status: Status = "error"
+    elif case.capture is not None:
+        status = "captured"
+    elif case.pass_rule == "mean":
+        status = band(float(r.score), case.rubric)
+    else:
+        status = ("warn" if r.status == "warn" else "pass") if passed else "fail"
+    p = float(passed)
+    return CaseSummary(
+        case.name,
+        r.model,
+        status,
+        float(r.score),
+        0.0,
+        1,
+        int(passed),
+        p,
+        p,
+        r.reason,
+        kept,
+        False,
     )
 
 
