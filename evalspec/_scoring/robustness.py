@@ -50,6 +50,20 @@ HIGHER_IS_BETTER = frozenset({"recovery", "told"})
 _PASSING = ("pass", "warn")
 
 
+def may_have_facts(case: Case, calls: Sequence[ToolCall], side_effect_tools: bool) -> bool:
+    """False when `trial_facts` certainly finds nothing (an ordinary trial, most of them), in
+    a few attribute reads; `side_effect_tools`: the suite has a tool that is not idempotent.
+    Beside `trial_facts` because the two must change together (a test holds them to it)."""
+    return bool(
+        side_effect_tools
+        or case.faults
+        or case.described
+        or case.expect.forbidden_calls
+        or case.turns
+        or any(c.fault is not None for c in calls)
+    )
+
+
 def trial_facts(
     case: Case, calls: Sequence[ToolCall], tools: Mapping[str, Tool], rows: Sequence[Row]
 ) -> dict[str, Any] | None:

@@ -47,7 +47,7 @@ from evalspec._scoring.protocols import Judge
 from evalspec._scoring.reasons import clause, join_reasons, with_detail
 from evalspec._scoring.recovery import recovery_rows
 from evalspec._scoring.robustness import KEY as ROBUSTNESS
-from evalspec._scoring.robustness import trial_facts
+from evalspec._scoring.robustness import may_have_facts, trial_facts
 from evalspec._scoring.turns import (
     score_turns,
     turn_cases,
@@ -409,16 +409,9 @@ class Scorer:
     def _robustness(self, prep: _Prepared, tally: _Explanation) -> None:
         """The trial's faults, side effects and injections, for the robustness figures."""
         case, calls = prep.case, prep.transcript.tool_calls
-        if not (
-            self._side_effects
-            or case.faults
-            or case.described
-            or case.expect.forbidden_calls
-            or case.turns
-            or any(c.fault is not None for c in calls)
-        ):
-            return  # an ordinary trial: `trial_facts` would find nothing to count
-        facts = trial_facts(prep.case, prep.transcript.tool_calls, self.tools, tally.rows)
+        if not may_have_facts(case, calls, self._side_effects):
+            return  # an ordinary trial (most): `trial_facts` would find nothing to count
+        facts = trial_facts(case, calls, self.tools, tally.rows)
         if facts is not None:
             tally.details[ROBUSTNESS] = facts
 
