@@ -69,6 +69,8 @@ _MIN_CALLS = default(Expectation, "min_calls")
 _TURN_RULE = default(Case, "turn_rule")
 _CASE_FLAKY = default(Case, "flaky")
 _NO_DUPLICATES = default(Expectation, "no_duplicates")
+_IS_ORDERED, _IS_NO_TOOL_CALLS = bool(_ORDERED), bool(_NO_TOOL_CALLS)
+_IS_NO_DUPLICATES = bool(_NO_DUPLICATES)
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -688,6 +690,16 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             call = self.expected_call(item, item_pos(raw_calls, i), f"{epath}.tool_calls[{i}]")
             if call:
                 calls.append(call)
+        if len(raw) == 1 and "tool_calls" in raw:
+            # Nothing but calls (most cases): what the steps below make of every other key
+            # left out, and the same record.
+            return Expectation(
+                tool_calls=tuple(calls),
+                ordered=_IS_ORDERED,
+                no_tool_calls=_IS_NO_TOOL_CALLS,
+                min_calls=_MIN_CALLS,
+                no_duplicates=_IS_NO_DUPLICATES,
+            )
         no_calls = raw.get("no_tool_calls")
         if no_calls and calls:
             self.problem(

@@ -254,6 +254,7 @@ class TreeBuilder:
 
     def _document(self) -> tuple[Any, Pos]:
         get_event = self.parser.get_event
+        file = self.file
         stack: list[_Frame] = []
         while True:
             event = get_event()
@@ -351,19 +352,65 @@ class TreeBuilder:
                 mark = event.start_mark
                 self.braces += 1
             elif kind is _SequenceStartEvent or kind is _MappingStartEvent:
-                frame = self._inner(event, parent, len(stack)) if parent is not None else None
-                stack.append(self._open(event, stack) if frame is None else frame)
+                # The common container, inline: inside another one below the top level, no
+                # tag, under a key or in a list; `_open` takes every other.
+                depth = len(stack)
+                if (
+                    depth >= 2
+                    and depth < MAX_DEPTH
+                    and event.tag is None
+                    and self.count < self.limit
+                    and parent is not None
+                ):
+                    up = parent.value
+                    if type(up) is LList:
+                        at: Any = len(up) + (parent.streamed if parent.streamed > 0 else 0)
+                    else:
+                        at = parent.key
+                    if at is not _NO_KEY and at is not _MERGE:
+                        self.count += 1
+                        mark = event.start_mark
+                        value = LList() if kind is _SequenceStartEvent else LDict()
+                        frame = _Frame(value, mark, event.anchor, parent, at)
+                        value.marks = frame.marks
+                        value.file = file
+                        value.pos = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
+                        stack.append(frame)
+                        continue
+                stack.append(self._open(event, stack))
                 continue
             else:  # the end of a sequence or mapping
                 frame = stack.pop()
-                if (
-                    stack
-                    and frame.streamed < 0
-                    and not frame.anchor
-                    and frame.merges is None
-                    and self._closed_inner(frame, stack[-1])
-                ):
-                    continue
+                if stack and frame.streamed < 0 and not frame.anchor and frame.merges is None:
+                    # Attached inline, as `_close` and `_attach` would, when nothing is special
+                    # about it or its parent (no `<<:`, &anchor, limit, stream or `tools:`).
+                    parent = stack[-1]
+                    size, chars = frame.size, frame.chars
+                    container = parent.value
+                    held = container.marks
+                    if (
+                        held is not None
+                        and parent.streamed < 0
+                        and size <= MAX_NODES + self.count
+                        and chars <= MAX_ALIAS_CHARS + self.written
+                    ):
+                        if type(container) is LList:
+                            if parent.max_items < 0:
+                                container.append(frame.value)
+                                held.append(frame.mark)
+                                parent.size += size
+                                parent.chars += chars
+                                continue
+                        else:
+                            key = parent.key
+                            if key is not _NO_KEY and key is not _MERGE:
+                                container[key] = frame.value
+                                held.append(parent.key_mark)
+                                held.append(frame.mark)
+                                parent.key = _NO_KEY
+                                parent.size += size
+                                parent.chars += chars
+                                continue
                 value, size, mark = self._close(frame), frame.size, frame.mark
                 chars = frame.chars
             if not stack:
@@ -377,54 +424,6 @@ class TreeBuilder:
             f"split it into several suites, or raise the limit with {MAX_VALUES_ENV}",
             path,
         )
-
-    def _inner(self, event: Any, parent: _Frame, depth: int) -> _Frame | None:
-        """A container inside another one, opened as `_open` opens it, for the common case
-        (no tag, not at the top level, nothing to refuse); None for any other."""
-        up = parent.value
-        if type(up) is LList:
-            at: Any = len(up) + (parent.streamed if parent.streamed > 0 else 0)
-        else:
-            at = parent.key
-            if at is _NO_KEY or at is _MERGE:
-                return None
-        if depth < 2 or depth >= MAX_DEPTH or event.tag is not None or self.count >= self.limit:
-            return None
-        self.count += 1
-        mark = event.start_mark
-        value: LDict | LList = LList() if type(event) is _SequenceStartEvent else LDict()
-        frame = _Frame(value, mark, event.anchor, parent, at)
-        value.marks = frame.marks
-        file = value.file = self.file
-        value.pos = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
-        return frame
-
-    def _closed_inner(self, frame: _Frame, parent: _Frame) -> bool:
-        """Attach a closed container without `<<:` or &anchor to `parent`, as `_close` and
-        `_attach` do, when nothing is special about either; False leaves it to them."""
-        size, chars = frame.size, frame.chars
-        if size > MAX_NODES + self.count or chars > MAX_ALIAS_CHARS + self.written:
-            return False  # `_close` refuses it
-        container = parent.value
-        marks = container.marks
-        if marks is None or parent.streamed >= 0:
-            return False
-        if type(container) is LList:
-            if parent.max_items >= 0:
-                return False
-            container.append(frame.value)
-            marks.append(frame.mark)
-        else:
-            key = parent.key
-            if key is _NO_KEY or key is _MERGE:
-                return False
-            container[key] = frame.value
-            marks.append(parent.key_mark)
-            marks.append(frame.mark)
-            parent.key = _NO_KEY
-        parent.size += size
-        parent.chars += chars
-        return True
 
     def _open(self, event: Any, stack: list[_Frame]) -> _Frame:
         mark = event.start_mark
