@@ -191,6 +191,21 @@ def _tag_of(event: Any) -> str:
     return tag
 
 
+_PLAIN_TEXT: dict[str, bool] = {}
+"""Whether a plain scalar's short text is surely ASCII text, by text: keys recur in every case."""
+
+
+def _plain_text(text: str) -> bool:
+    """Whether the plain scalar `text` is surely ASCII text, without the resolver."""
+    sure = (
+        text[:1] not in _MAY_RESOLVE
+        or (text[:1] in _WORD_STARTS and text not in _WORDS and "\n" not in text)
+    ) and text.isascii()
+    if len(text) <= 32 and len(_PLAIN_TEXT) < 4096:
+        _PLAIN_TEXT[text] = sure
+    return sure
+
+
 class TreeBuilder:
     """Consumes the events of one YAML stream (from libyaml's or PyYAML's parser)."""
 
@@ -256,24 +271,23 @@ class TreeBuilder:
         get_event = self.parser.get_event
         file = self.file
         stack: list[_Frame] = []
+        parent: _Frame | None = None
+        """The innermost open container (the top of `stack`), kept as the stack changes."""
         while True:
             event = get_event()
             kind = type(event)
-            parent = stack[-1] if stack else None
             if kind is _ScalarEvent:
                 if len(stack) >= MAX_DEPTH:
                     raise self._too_deep(event.start_mark)
                 text = event.value
                 # Surely ASCII text (what _tag_of would say, without asking it).
-                simple = (
-                    event.tag is None
-                    and (
-                        not event.implicit[0]
-                        or text[:1] not in _MAY_RESOLVE
-                        or (text[:1] in _WORD_STARTS and text not in _WORDS and "\n" not in text)
-                    )
-                    and text.isascii()
-                )
+                if event.tag is not None:
+                    simple = False
+                elif event.implicit[0]:
+                    known = _PLAIN_TEXT.get(text)
+                    simple = _plain_text(text) if known is None else known
+                else:
+                    simple = text.isascii()
                 if parent is not None and parent.key is _NO_KEY and type(parent.value) is LDict:
                     key = text
                     if (
@@ -374,17 +388,24 @@ class TreeBuilder:
                         frame = _Frame(value, mark, event.anchor, parent, at)
                         value.marks = frame.marks
                         value.file = file
-                        value.pos = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
+                        value.mark = mark
                         stack.append(frame)
+                        parent = frame
                         continue
-                stack.append(self._open(event, stack))
+                parent = self._open(event, stack)
+                stack.append(parent)
                 continue
             else:  # the end of a sequence or mapping
                 frame = stack.pop()
-                if stack and frame.streamed < 0 and not frame.anchor and frame.merges is None:
+                parent = frame.up
+                if (
+                    parent is not None
+                    and frame.streamed < 0
+                    and not frame.anchor
+                    and frame.merges is None
+                ):
                     # Attached inline, as `_close` and `_attach` would, when nothing is special
                     # about it or its parent (no `<<:`, &anchor, limit, stream or `tools:`).
-                    parent = stack[-1]
                     size, chars = frame.size, frame.chars
                     container = parent.value
                     held = container.marks
@@ -413,9 +434,9 @@ class TreeBuilder:
                                 continue
                 value, size, mark = self._close(frame), frame.size, frame.mark
                 chars = frame.chars
-            if not stack:
+            if parent is None:
                 return value, self.pos(mark)
-            self._attach(stack[-1], value, size, chars, mark)
+            self._attach(parent, value, size, chars, mark)
 
     def _too_many(self, mark: Any, path: DocPath | None) -> SpecError:
         return self.fail(
@@ -454,7 +475,7 @@ class TreeBuilder:
         frame = _Frame(value, mark, event.anchor, parent, at)
         value.marks = frame.marks
         value.file = self.file
-        value.pos = mark_pos(self.file, mark)
+        value.mark = mark
         if is_seq and len(stack) == 1 and parent is not None:
             self._top_level_list(parent, frame)
         elif is_seq and parent is None and self.root_list and self.sink is not None:
