@@ -246,6 +246,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         self.tool_map = {t.name: t for t in tools}
         self.tool_names = {t.name: t.name for t in tools}
         """Each tool's name, to hand a case the suite's copy of it rather than its own."""
+        self._offered_lists: dict[tuple[str, ...], tuple[str, ...]] = {}
+        """A case's `tools:` as written, to the tuple of the suite's names it offers."""
         self.rubric_raw = dict(top.get("rubric") or {})
         self.suite_rubric = self.rubric(self.rubric_raw, self.doc.get("rubric"), "rubric")
         self.suite_critics = self.critics(
@@ -625,9 +627,16 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
                     f"the case expects a call to {call.tool!r} but does not offer it",
                     f"add {call.tool} to the case's `tools:` list",
                 )
-        # The suite's own name objects: 50,000 cases kept ~200,000 copies of a few names.
-        canonical = self.tool_names
-        return tuple([canonical.get(n, n) for n in dict.fromkeys(names)])
+        # The suite's own name objects, and one tuple for each list of them that cases repeat:
+        # 50,000 cases kept ~200,000 copies of a few names.
+        given = tuple(names)
+        offered = self._offered_lists.get(given)
+        if offered is None:
+            canonical = self.tool_names
+            offered = tuple([canonical.get(n, n) for n in dict.fromkeys(names)])
+            if len(self._offered_lists) < 4096:
+                self._offered_lists[given] = offered
+        return offered
 
     def system_message(self, text: str) -> Message:
         last = self._system
@@ -845,11 +854,12 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             if checks is None:
                 checks = self._arg_checks[(tool.name, key)] = self._checks_of(tool, key)
             validator, fast, dated = checks
-            vpos = partial(_pos_of, node, "value_pos", key, pos)
             if text and (dated or critics or self.case_critics):
+                vpos = partial(_pos_of, node, "value_pos", key, pos)
                 self.check_date(tool, key, value, critics, vpos, f"{path}.{key}")
             if fast(value) if fast is not None else validator.is_valid(value):
                 continue
+            vpos = partial(_pos_of, node, "value_pos", key, pos)  # made for a problem alone
             errors = list(validator.iter_errors(value))
             if errors:
                 message = explain_value_error(errors[0])
