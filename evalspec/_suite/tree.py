@@ -50,8 +50,8 @@ class _Unpacked(Generic[T]):
 
 
 class _Start:
-    """`pos`: where the container starts, made from the parser's mark when first read (most
-    containers' never is), or as set."""
+    """`pos`: where the container starts, made from the parser's mark in `start` when first
+    read (most containers' never is), or as set."""
 
     @overload
     def __get__(self, obj: None, owner: type) -> _Start: ...
@@ -60,14 +60,14 @@ class _Start:
     def __get__(self, obj: LDict | LList | None, owner: type) -> Pos | _Start:
         if obj is None:
             return self
-        try:
-            return obj._pos
-        except AttributeError:
-            pos = obj._pos = mark_pos(obj.file, obj.mark)  # AttributeError if it has neither
-            return pos
+        start = obj.start  # AttributeError when never given, as for any unset slot
+        if isinstance(start, tuple):
+            return start  # type: ignore[return-value]  # a Pos: tuples are never marks
+        pos = obj.start = mark_pos(obj.file, start)
+        return pos
 
     def __set__(self, obj: LDict | LList, value: Pos) -> None:
-        obj._pos = value
+        obj.start = value
 
 
 class LDict(dict[str, Any]):
@@ -77,11 +77,10 @@ class LDict(dict[str, Any]):
     order written; `key_pos` and `value_pos` are made from them when first read: most are
     never read (a valid case needs a few), and a 50,000-case suite writes 1.4 million."""
 
-    __slots__ = ("_key_pos", "_pos", "_value_pos", "file", "mark", "marks")  # no __dict__
-    _pos: Pos
+    __slots__ = ("_key_pos", "_value_pos", "file", "marks", "start")  # no __dict__
     pos = _Start()
-    mark: Any
-    """The parser's mark of its start (`pos` is made from it when read), if built from one."""
+    start: Any
+    """Its Pos, or the parser's mark of its start until `pos` is first read."""
     file: str
     marks: list[Any] | None
     """Marks of key, value, key, value, ... (None once read into positions)."""
@@ -100,10 +99,9 @@ class LList(list[Any]):
     """A sequence from YAML that knows where it and each of its items stand (made from the
     parser's marks when first read, as LDict's)."""
 
-    __slots__ = ("_item_pos", "_pos", "file", "mark", "marks")
-    _pos: Pos
+    __slots__ = ("_item_pos", "file", "marks", "start")
     pos = _Start()
-    mark: Any
+    start: Any
     file: str
     marks: list[Any] | None
     item_pos = _Unpacked[list[Pos]]()

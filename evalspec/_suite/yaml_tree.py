@@ -388,7 +388,7 @@ class TreeBuilder:
                         frame = _Frame(value, mark, event.anchor, parent, at)
                         value.marks = frame.marks
                         value.file = file
-                        value.mark = mark
+                        value.start = mark
                         stack.append(frame)
                         parent = frame
                         continue
@@ -475,7 +475,7 @@ class TreeBuilder:
         frame = _Frame(value, mark, event.anchor, parent, at)
         value.marks = frame.marks
         value.file = self.file
-        value.mark = mark
+        value.start = mark
         if is_seq and len(stack) == 1 and parent is not None:
             self._top_level_list(parent, frame)
         elif is_seq and parent is None and self.root_list and self.sink is not None:
