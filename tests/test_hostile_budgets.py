@@ -22,12 +22,14 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Reply, text_reply, tool_calls_reply
+from hypothesis import given
+from hypothesis import strategies as st
 from support import evalspec_cli, in_process, transcript
 
 from evalspec._plan import compile_plan, request_key
 from evalspec._suite.budget import SuiteBudget
 from evalspec._suite.limits import ReviewTimeUp, max_rendered_chars, review_budget, untrusted
-from evalspec._suite.render import Renderer, expand_case
+from evalspec._suite.render import _TEMPLATE_SIGNS, Renderer, expand_case, may_hold_template
 from evalspec._suite.state.spec import MAX_STATE_CHARS, compile_behavior
 from evalspec._suite.tree import Pos, ldict, llist
 from evalspec._tools.state import run_behavior
@@ -374,3 +376,11 @@ def test_review_budget_holds_without_a_timer_signal(monkeypatch):
     with review_budget("review"):
         done = "in time"
     assert done == "in time"
+
+
+@given(st.text(alphabet="{}%#\\ab\n", max_size=12))
+def test_a_file_may_hold_a_template_exactly_when_its_text_shows_a_sign(text: str) -> None:
+    """`may_hold_template` scans the signs starting with `{` in one pass: it still says yes for
+    a text holding any sign and no for any other (a no skips every template check)."""
+    assert may_hold_template(text) == any(sign in text for sign in _TEMPLATE_SIGNS)
+    assert may_hold_template(f"- {{name: c0}}\n{text}") == may_hold_template(text)

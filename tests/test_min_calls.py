@@ -5,6 +5,7 @@ Scored through `evalspec score` on transcripts written as a run or an importer w
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -178,3 +179,29 @@ def test_all_or_nothing_fails_a_conversation_cut_short_before_an_unjudged_turn(
     suite_path.write_text(partial, encoding="utf-8")
     (again,) = api.score(api.load_suite(suite_path), [_conversation([[1], [2]])]).results
     assert again.status == "pass"  # the mean of the judged turns, both reached
+
+
+def test_an_expect_of_calls_alone_loads_as_one_writing_every_default(tmp_path: Path) -> None:
+    """`expect: {tool_calls: [...]}` (most cases) is built by a shorter path; its expectation
+    is the one the same calls get with every other key of `expect` written at its default."""
+    defaults = "ordered: false, no_tool_calls: false, min_calls: 0, no_duplicates: false"
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "suite: defaults\nmodels: [m]\n"
+        "tools: [{name: add, description: Add., parameters: {type: object, "
+        "properties: {a: {type: integer}}}}]\ncases:\n"
+        "  - {name: bare, user: add 1, tools: [add], expect: {tool_calls: [{add: {a: 1}}]}}\n"
+        "  - {name: full, user: add 1, tools: [add], expect: {tool_calls: [{add: {a: 1}}], "
+        f"{defaults}}}}}\n"
+        "  - {name: none, user: hi, expect: {tool_calls: []}}\n"
+        "  - {name: none_full, user: hi, expect: {tool_calls: [], " + defaults + "}}\n",
+        encoding="utf-8",
+    )
+    bare, full, none, none_full = api.load_suite(path).cases
+    assert bare.expect.tool_calls[0].args == {"a": 1}
+    drop_locs = [dataclasses.replace(c, loc=None) for c in full.expect.tool_calls]
+    assert [dataclasses.replace(c, loc=None) for c in bare.expect.tool_calls] == drop_locs
+    assert dataclasses.replace(bare.expect, tool_calls=()) == dataclasses.replace(
+        full.expect, tool_calls=()
+    )
+    assert none.expect == none_full.expect

@@ -263,7 +263,13 @@ def include_file(
 
 def may_hold_template(text: str) -> bool:
     """Whether any value of a file with this text may hold a template (see _TEMPLATE_SIGNS)."""
-    return any(sign in text for sign in _TEMPLATE_SIGNS)
+    return _BRACE_SIGNS.search(text) is not None or any(sign in text for sign in _OTHER_SIGNS)
+
+
+_BRACE_SIGNS = re.compile("|".join(re.escape(sign) for sign in _TEMPLATE_SIGNS if sign[0] == "{"))
+"""The signs that start with `{`, in one pass: `sign in text` for each scanned a file of flow
+mappings (a `{` on every line) five times slower."""
+_OTHER_SIGNS = tuple(sign for sign in _TEMPLATE_SIGNS if sign[0] != "{")
 
 
 def _not_a_file(path: Path) -> str:

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
+from itertools import repeat
 from typing import Any
 
 from evalspec._language.common import WORDED_BY_VALIDATE
@@ -229,7 +230,11 @@ def plain_case(case: Any) -> bool:
 
 
 def _texts(value: Any) -> bool:
-    return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+    # map, not a generator: this runs twice for every case.
+    return isinstance(value, _SEQUENCE) and all(map(isinstance, value, repeat(str)))
+
+
+_SEQUENCE = (list, tuple)
 
 
 def _plain_expect(expect: Any) -> bool:

@@ -49,6 +49,27 @@ class _Unpacked(Generic[T]):
         setattr(obj, self.slot, value)
 
 
+class _Start:
+    """`pos`: where the container starts, made from the parser's mark in `start` when first
+    read (most containers' never is), or as set."""
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _Start: ...
+    @overload
+    def __get__(self, obj: LDict | LList, owner: type) -> Pos: ...
+    def __get__(self, obj: LDict | LList | None, owner: type) -> Pos | _Start:
+        if obj is None:
+            return self
+        start = obj.start  # AttributeError when never given, as for any unset slot
+        if isinstance(start, tuple):
+            return start  # type: ignore[return-value]  # a Pos: tuples are never marks
+        pos = obj.start = mark_pos(obj.file, start)
+        return pos
+
+    def __set__(self, obj: LDict | LList, value: Pos) -> None:
+        obj.start = value
+
+
 class LDict(dict[str, Any]):
     """A mapping from YAML that knows where it and each of its keys and values stand.
 
@@ -56,8 +77,10 @@ class LDict(dict[str, Any]):
     order written; `key_pos` and `value_pos` are made from them when first read: most are
     never read (a valid case needs a few), and a 50,000-case suite writes 1.4 million."""
 
-    __slots__ = ("_key_pos", "_value_pos", "file", "marks", "pos")  # no per-instance __dict__
-    pos: Pos
+    __slots__ = ("_key_pos", "_value_pos", "file", "marks", "start")  # no __dict__
+    pos = _Start()
+    start: Any
+    """Its Pos, or the parser's mark of its start until `pos` is first read."""
     file: str
     marks: list[Any] | None
     """Marks of key, value, key, value, ... (None once read into positions)."""
@@ -76,8 +99,9 @@ class LList(list[Any]):
     """A sequence from YAML that knows where it and each of its items stand (made from the
     parser's marks when first read, as LDict's)."""
 
-    __slots__ = ("_item_pos", "file", "marks", "pos")
-    pos: Pos
+    __slots__ = ("_item_pos", "file", "marks", "start")
+    pos = _Start()
+    start: Any
     file: str
     marks: list[Any] | None
     item_pos = _Unpacked[list[Pos]]()

@@ -42,6 +42,7 @@ from evalspec._suite.model import (
     Suite,
     Tool,
     Turn,
+    UserSimulation,
     default,
 )
 from evalspec._suite.render import Renderer, expand_cases, has_template, resolve_includes
@@ -69,6 +70,14 @@ _MIN_CALLS = default(Expectation, "min_calls")
 _TURN_RULE = default(Case, "turn_rule")
 _CASE_FLAKY = default(Case, "flaky")
 _NO_DUPLICATES = default(Expectation, "no_duplicates")
+_IS_ORDERED, _IS_NO_TOOL_CALLS = bool(_ORDERED), bool(_NO_TOOL_CALLS)
+_IS_NO_DUPLICATES = bool(_NO_DUPLICATES)
+_CONVERSATION_KEYS = frozenset({"rubric", "critics", "capture", "turns", "turn_rule"})
+"""The keys `conversation` reads, with `user` when it is a mapping (a simulated user)."""
+_Conversation = tuple[
+    Rubric, tuple[CriticSpec, ...], UserSimulation | None, Loc | None, tuple[Turn, ...] | None
+]
+"""A case's rubric, critics, simulated user, capture and turns (None: a turn is broken)."""
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -244,6 +253,8 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         self.tool_map = {t.name: t for t in tools}
         self.tool_names = {t.name: t.name for t in tools}
         """Each tool's name, to hand a case the suite's copy of it rather than its own."""
+        self._offered_lists: dict[tuple[str, ...], tuple[str, ...]] = {}
+        """A case's `tools:` as written, to the tuple of the suite's names it offers."""
         self.rubric_raw = dict(top.get("rubric") or {})
         self.suite_rubric = self.rubric(self.rubric_raw, self.doc.get("rubric"), "rubric")
         self.suite_critics = self.critics(
@@ -470,21 +481,16 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             self.problem(raw.pos, path, "a case needs a name", "name: direct message")
             return None
         messages = self.messages(raw, path, top)
-        rubric = self.suite_rubric
-        if raw.get("rubric"):
-            rubric = self.rubric(
-                {**rubric_raw, **dict(raw["rubric"])}, raw["rubric"], f"{path}.rubric"
-            )
-        own = raw.get("critics")
-        critics = self.critics(own, own, f"{path}.critics") if own else ()
-        self.case_critics = critics
-        simulated = self.simulated_user(raw, path)
-        capture = self.capture(raw, path)
-        turns = self.turns(raw, path, judged=capture is None)
+        parts: _Conversation
+        if _CONVERSATION_KEYS.isdisjoint(raw) and not isinstance(raw.get("user"), dict):
+            # Most cases: what `conversation` makes of a case without the keys it reads.
+            parts = (self.suite_rubric, (), None, None, ())
+            self.case_critics = ()
+        else:
+            parts = self.conversation(raw, path, rubric_raw)
+        rubric, critics, simulated, capture, turns = parts
         if turns is None:
             return None
-        if simulated is not None or turns:  # the user's own tools come from these alone
-            self.user_tools(raw, path, turns, simulated)
         expect = Expectation() if turns or capture else self.expect(raw.get("expect"), raw, path)
         if expect is None:
             return None
@@ -494,7 +500,7 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         evaluators = self.evaluators(given, path) if given else ()
         weight = sum(e.weight for e in evaluators) if evaluators else 0
         self.refusal_traps(raw, path, rubric, expect, turns, weight)
-        if any(t.add_tools for t in turns):  # offered turn by turn: checked turn by turn
+        if turns and any(t.add_tools for t in turns):  # offered turn by turn: checked so
             offered = self.offered_tools(raw, Expectation(), path)
             self.turn_tools(raw, turns, path)
         else:
@@ -537,6 +543,24 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             described=described,
             capture=capture,
         )
+
+    def conversation(self, raw: LDict, path: str, rubric_raw: dict[str, Any]) -> _Conversation:
+        """The case's rubric, critics, simulated user, capture and turns (None when a turn
+        is broken), the user's own tools checked."""
+        rubric = self.suite_rubric
+        if raw.get("rubric"):
+            rubric = self.rubric(
+                {**rubric_raw, **dict(raw["rubric"])}, raw["rubric"], f"{path}.rubric"
+            )
+        own = raw.get("critics")
+        critics = self.critics(own, own, f"{path}.critics") if own else ()
+        self.case_critics = critics
+        simulated = self.simulated_user(raw, path)
+        capture = self.capture(raw, path)
+        turns = self.turns(raw, path, judged=capture is None)
+        if turns is not None and (simulated is not None or turns):  # the user's own tools
+            self.user_tools(raw, path, turns, simulated)
+        return rubric, critics, simulated, capture, turns
 
     def capture(self, raw: LDict, path: str) -> Loc | None:
         """Where `capture: true` stands, for a capture-mode case (None for any other): such a
@@ -623,9 +647,16 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
                     f"the case expects a call to {call.tool!r} but does not offer it",
                     f"add {call.tool} to the case's `tools:` list",
                 )
-        # The suite's own name objects: 50,000 cases kept ~200,000 copies of a few names.
-        canonical = self.tool_names
-        return tuple([canonical.get(n, n) for n in dict.fromkeys(names)])
+        # The suite's own name objects, and one tuple for each list of them that cases repeat:
+        # 50,000 cases kept ~200,000 copies of a few names.
+        given = tuple(names)
+        offered = self._offered_lists.get(given)
+        if offered is None:
+            canonical = self.tool_names
+            offered = tuple([canonical.get(n, n) for n in dict.fromkeys(names)])
+            if len(self._offered_lists) < 4096:
+                self._offered_lists[given] = offered
+        return offered
 
     def system_message(self, text: str) -> Message:
         last = self._system
@@ -688,6 +719,16 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             call = self.expected_call(item, item_pos(raw_calls, i), f"{epath}.tool_calls[{i}]")
             if call:
                 calls.append(call)
+        if len(raw) == 1 and "tool_calls" in raw:
+            # Nothing but calls (most cases): what the steps below make of every other key
+            # left out, and the same record.
+            return Expectation(
+                tool_calls=tuple(calls),
+                ordered=_IS_ORDERED,
+                no_tool_calls=_IS_NO_TOOL_CALLS,
+                min_calls=_MIN_CALLS,
+                no_duplicates=_IS_NO_DUPLICATES,
+            )
         no_calls = raw.get("no_tool_calls")
         if no_calls and calls:
             self.problem(
@@ -779,11 +820,12 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
         self.check_args(tool, args, args_node, critics, path, pos)
         for c in critics:
             self.check_field(c, tool.parameters, [tool.name])
+        keep = self.keep_cases  # a record `check_suite` drops: no check reads its data
         return ExpectedCall(
             tool=tool.name,  # the suite's own copy of the name, not the case's
-            args=plain(args),
+            args=plain(args) if keep else args,
             critics=critics,
-            output=plain(item.get("output")),
+            output=plain(item.get("output")) if keep else None,
             has_output="output" in item,
             loc=make_loc(pos, path),
         )
@@ -833,11 +875,12 @@ class _Builder(ToolsPart, ChecksPart, StatePart, TurnsPart, VariantsPart):
             if checks is None:
                 checks = self._arg_checks[(tool.name, key)] = self._checks_of(tool, key)
             validator, fast, dated = checks
-            vpos = partial(_pos_of, node, "value_pos", key, pos)
             if text and (dated or critics or self.case_critics):
+                vpos = partial(_pos_of, node, "value_pos", key, pos)
                 self.check_date(tool, key, value, critics, vpos, f"{path}.{key}")
             if fast(value) if fast is not None else validator.is_valid(value):
                 continue
+            vpos = partial(_pos_of, node, "value_pos", key, pos)  # made for a problem alone
             errors = list(validator.iter_errors(value))
             if errors:
                 message = explain_value_error(errors[0])

@@ -191,6 +191,21 @@ def _tag_of(event: Any) -> str:
     return tag
 
 
+_PLAIN_TEXT: dict[str, bool] = {}
+"""Whether a plain scalar's short text is surely ASCII text, by text: keys recur in every case."""
+
+
+def _plain_text(text: str) -> bool:
+    """Whether the plain scalar `text` is surely ASCII text, without the resolver."""
+    sure = (
+        text[:1] not in _MAY_RESOLVE
+        or (text[:1] in _WORD_STARTS and text not in _WORDS and "\n" not in text)
+    ) and text.isascii()
+    if len(text) <= 32 and len(_PLAIN_TEXT) < 4096:
+        _PLAIN_TEXT[text] = sure
+    return sure
+
+
 class TreeBuilder:
     """Consumes the events of one YAML stream (from libyaml's or PyYAML's parser)."""
 
@@ -254,25 +269,25 @@ class TreeBuilder:
 
     def _document(self) -> tuple[Any, Pos]:
         get_event = self.parser.get_event
+        file = self.file
         stack: list[_Frame] = []
+        parent: _Frame | None = None
+        """The innermost open container (the top of `stack`), kept as the stack changes."""
         while True:
             event = get_event()
             kind = type(event)
-            parent = stack[-1] if stack else None
             if kind is _ScalarEvent:
                 if len(stack) >= MAX_DEPTH:
                     raise self._too_deep(event.start_mark)
                 text = event.value
                 # Surely ASCII text (what _tag_of would say, without asking it).
-                simple = (
-                    event.tag is None
-                    and (
-                        not event.implicit[0]
-                        or text[:1] not in _MAY_RESOLVE
-                        or (text[:1] in _WORD_STARTS and text not in _WORDS and "\n" not in text)
-                    )
-                    and text.isascii()
-                )
+                if event.tag is not None:
+                    simple = False
+                elif event.implicit[0]:
+                    known = _PLAIN_TEXT.get(text)
+                    simple = _plain_text(text) if known is None else known
+                else:
+                    simple = text.isascii()
                 if parent is not None and parent.key is _NO_KEY and type(parent.value) is LDict:
                     key = text
                     if (
@@ -351,24 +366,77 @@ class TreeBuilder:
                 mark = event.start_mark
                 self.braces += 1
             elif kind is _SequenceStartEvent or kind is _MappingStartEvent:
-                frame = self._inner(event, parent, len(stack)) if parent is not None else None
-                stack.append(self._open(event, stack) if frame is None else frame)
+                # The common container, inline: inside another one below the top level, no
+                # tag, under a key or in a list; `_open` takes every other.
+                depth = len(stack)
+                if (
+                    depth >= 2
+                    and depth < MAX_DEPTH
+                    and event.tag is None
+                    and self.count < self.limit
+                    and parent is not None
+                ):
+                    up = parent.value
+                    if type(up) is LList:
+                        at: Any = len(up) + (parent.streamed if parent.streamed > 0 else 0)
+                    else:
+                        at = parent.key
+                    if at is not _NO_KEY and at is not _MERGE:
+                        self.count += 1
+                        mark = event.start_mark
+                        value = LList() if kind is _SequenceStartEvent else LDict()
+                        frame = _Frame(value, mark, event.anchor, parent, at)
+                        value.marks = frame.marks
+                        value.file = file
+                        value.start = mark
+                        stack.append(frame)
+                        parent = frame
+                        continue
+                parent = self._open(event, stack)
+                stack.append(parent)
                 continue
             else:  # the end of a sequence or mapping
                 frame = stack.pop()
+                parent = frame.up
                 if (
-                    stack
+                    parent is not None
                     and frame.streamed < 0
                     and not frame.anchor
                     and frame.merges is None
-                    and self._closed_inner(frame, stack[-1])
                 ):
-                    continue
+                    # Attached inline, as `_close` and `_attach` would, when nothing is special
+                    # about it or its parent (no `<<:`, &anchor, limit, stream or `tools:`).
+                    size, chars = frame.size, frame.chars
+                    container = parent.value
+                    held = container.marks
+                    if (
+                        held is not None
+                        and parent.streamed < 0
+                        and size <= MAX_NODES + self.count
+                        and chars <= MAX_ALIAS_CHARS + self.written
+                    ):
+                        if type(container) is LList:
+                            if parent.max_items < 0:
+                                container.append(frame.value)
+                                held.append(frame.mark)
+                                parent.size += size
+                                parent.chars += chars
+                                continue
+                        else:
+                            key = parent.key
+                            if key is not _NO_KEY and key is not _MERGE:
+                                container[key] = frame.value
+                                held.append(parent.key_mark)
+                                held.append(frame.mark)
+                                parent.key = _NO_KEY
+                                parent.size += size
+                                parent.chars += chars
+                                continue
                 value, size, mark = self._close(frame), frame.size, frame.mark
                 chars = frame.chars
-            if not stack:
+            if parent is None:
                 return value, self.pos(mark)
-            self._attach(stack[-1], value, size, chars, mark)
+            self._attach(parent, value, size, chars, mark)
 
     def _too_many(self, mark: Any, path: DocPath | None) -> SpecError:
         return self.fail(
@@ -377,54 +445,6 @@ class TreeBuilder:
             f"split it into several suites, or raise the limit with {MAX_VALUES_ENV}",
             path,
         )
-
-    def _inner(self, event: Any, parent: _Frame, depth: int) -> _Frame | None:
-        """A container inside another one, opened as `_open` opens it, for the common case
-        (no tag, not at the top level, nothing to refuse); None for any other."""
-        up = parent.value
-        if type(up) is LList:
-            at: Any = len(up) + (parent.streamed if parent.streamed > 0 else 0)
-        else:
-            at = parent.key
-            if at is _NO_KEY or at is _MERGE:
-                return None
-        if depth < 2 or depth >= MAX_DEPTH or event.tag is not None or self.count >= self.limit:
-            return None
-        self.count += 1
-        mark = event.start_mark
-        value: LDict | LList = LList() if type(event) is _SequenceStartEvent else LDict()
-        frame = _Frame(value, mark, event.anchor, parent, at)
-        value.marks = frame.marks
-        file = value.file = self.file
-        value.pos = _new_tuple(Pos, (file, mark.line + 1, mark.column + 1))
-        return frame
-
-    def _closed_inner(self, frame: _Frame, parent: _Frame) -> bool:
-        """Attach a closed container without `<<:` or &anchor to `parent`, as `_close` and
-        `_attach` do, when nothing is special about either; False leaves it to them."""
-        size, chars = frame.size, frame.chars
-        if size > MAX_NODES + self.count or chars > MAX_ALIAS_CHARS + self.written:
-            return False  # `_close` refuses it
-        container = parent.value
-        marks = container.marks
-        if marks is None or parent.streamed >= 0:
-            return False
-        if type(container) is LList:
-            if parent.max_items >= 0:
-                return False
-            container.append(frame.value)
-            marks.append(frame.mark)
-        else:
-            key = parent.key
-            if key is _NO_KEY or key is _MERGE:
-                return False
-            container[key] = frame.value
-            marks.append(parent.key_mark)
-            marks.append(frame.mark)
-            parent.key = _NO_KEY
-        parent.size += size
-        parent.chars += chars
-        return True
 
     def _open(self, event: Any, stack: list[_Frame]) -> _Frame:
         mark = event.start_mark
@@ -455,7 +475,7 @@ class TreeBuilder:
         frame = _Frame(value, mark, event.anchor, parent, at)
         value.marks = frame.marks
         value.file = self.file
-        value.pos = mark_pos(self.file, mark)
+        value.start = mark
         if is_seq and len(stack) == 1 and parent is not None:
             self._top_level_list(parent, frame)
         elif is_seq and parent is None and self.root_list and self.sink is not None:
