@@ -259,6 +259,22 @@ def test_bad_records_are_refused_alone_and_fail_as_cases(tmp_path: Path) -> None
     assert status["trace t-9"] == "error" and status["line-2"] == "error"
 
 
+def test_each_entry_of_a_list_that_is_no_span_is_refused_by_its_place(tmp_path: Path) -> None:
+    """A line holding a JSON list of things that are no spans: each entry refused on its own,
+    named by its place and said what it is; each stands as its own failing case (the two
+    were one case under one name before, though two refusals were counted)."""
+    lines = [*one_turn_trace("t-3", "Oslo"), json.dumps([{"x": 1}, 5])]
+    first, second = f"line-{len(lines)} entry-1", f"line-{len(lines)} entry-2"
+    done, suite, _ = imported(tmp_path, lines)
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert f"record {first} refused: expected OTLP JSON" in said
+    assert "got an object with keys 'x'" in said
+    assert f"record {second} refused: expected OTLP JSON" in said and "got a number" in said
+    cases = cases_of(suite)
+    assert all("import-refused" in cases[n]["tags"] for n in (first, second))
+
+
 def test_a_file_of_nothing_but_bad_records_writes_nothing(tmp_path: Path) -> None:
     done, suite, runs = imported(tmp_path, ["{not json", "[1, 2"])
     assert done.exit_code == 2 and "Traceback" not in done.output

@@ -31,7 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from evalspec._interop.otel import NOT_SPANS, _attributes, _error, _json_or_text, _time
+from evalspec._interop.otel import (
+    NOT_SPANS,
+    _attributes,
+    _error,
+    _json_or_text,
+    _time,
+    _what,
+)
 from evalspec._interop.records import Refusal
 from evalspec._interop.trace_events import fold, log_record, span_events
 from evalspec._language.tools import TOOL_NAME_PATTERN
@@ -430,7 +437,7 @@ def _spans_of(item: Any, line: int, name: str, refused: list[Refusal]) -> list[d
     raw: list[Any] = []
     records: list[Any] = []
     items = item if isinstance(item, list) else [item]
-    for entry in items:
+    for k, entry in enumerate(items, 1):
         if isinstance(entry, Mapping) and "resourceSpans" in entry:
             for resource in entry.get("resourceSpans") or ():
                 for scope in resource.get("scopeSpans") or resource.get(OLD_SCOPE) or ():
@@ -445,8 +452,9 @@ def _spans_of(item: Any, line: int, name: str, refused: list[Refusal]) -> list[d
             raw.append(entry)
         elif isinstance(entry, Mapping) and any(_is_attribute(k) for k in entry):
             raw.append({"attributes": entry})  # a span's attributes alone
-        else:
-            refused.append(Refusal(f"line-{line}", name, line, NOT_SPANS))
+        else:  # named by its place in a JSON list, and said what it is instead
+            record = f"line-{line} entry-{k}" if isinstance(item, list) else f"line-{line}"
+            refused.append(Refusal(record, name, line, f"{NOT_SPANS}, got {_what(entry)}"))
     out = []
     for i, span in enumerate(raw):
         try:
