@@ -180,50 +180,7 @@ for name in sys.argv[1:]:
 """
 """The parser's floor: libyaml reads every event of the files into Python, nothing is built."""
 
-POSITIONED_TREE = """
-import sys, yaml, yaml.cyaml
-from yaml.events import (MappingEndEvent, MappingStartEvent, ScalarEvent,
-                         SequenceEndEvent, SequenceStartEvent)
-def tree(parser):
-    stack = []  # frames: [container, marks, pending key or None]
-    done = None
-    event = parser.get_event()
-    while event is not None:
-        kind = type(event)
-        if kind is MappingStartEvent or kind is SequenceStartEvent:
-            stack.append([{} if kind is MappingStartEvent else [], [], None, event.start_mark])
-            event = parser.get_event()
-            continue
-        if kind is ScalarEvent:
-            value, mark = event.value, event.start_mark
-        elif kind is MappingEndEvent or kind is SequenceEndEvent:
-            value, _, _, mark = stack.pop()
-        else:
-            event = parser.get_event()
-            continue
-        if not stack:
-            done = value
-        else:
-            frame = stack[-1]
-            container, marks = frame[0], frame[1]
-            if type(container) is list:
-                container.append(value)
-                marks.append(mark)
-            elif frame[2] is None:
-                frame[2] = value
-                marks.append(mark)
-            else:
-                container[frame[2]] = value
-                marks.append(mark)
-                frame[2] = None
-        event = parser.get_event()
-    return done
-for name in sys.argv[1:]:
-    with open(name, encoding="utf-8") as fh:
-        parser = yaml.cyaml.CParser(fh.read())
-    tree(parser)
-    parser.dispose()
-"""
+POSITIONED_TREE = str(Path(__file__).with_name("_positioned_tree.py"))
 """The positioned tree: the least a Python front end on libyaml's events does, plain dicts and
 lists, each key's and value's mark kept (what an error's line:col needs); scalars stay text, no
 check. Round 3 measured it at 1.8x the events alone, so `validate` is held to 2x of it:
@@ -303,7 +260,7 @@ def big_over_includes(cases: int, trees: dict[str, Runner], repeat: int, tmp: Pa
     print("    positioned tree: the same events built into dicts and lists with their marks")
     floors = {
         "floor": [PYTHON, "-c", EVENTS_FLOOR, *files],
-        "tree": [PYTHON, "-c", POSITIONED_TREE, *files],
+        "tree": [PYTHON, POSITIONED_TREE, *files],
     }
     children = versus_floor(f"{cases:>6}", floors, ["validate", str(suite)], trees, repeat, tmp)
     this = children["this"]
