@@ -7,11 +7,11 @@ the canonical JSON of model, messages and offered tools), take its recorded answ
 the recordings decoded once, as `json.loads` reads it), judge the expected call (name, then each
 argument: equal or not; the suites' similarity critic scores identical texts 1 without an
 embedding, and these recordings reword nothing), and write the transcript's line, the
-result's line and the case's line (the fields evalspec writes; the transcripts are byte for
-byte as large). No check, no limit, no statistics, no resumable run directory.
+result's line and the case's line (the fields evalspec writes; transcripts.jsonl byte for byte
+evalspec's). No check, no limit, no statistics, no resumable run directory.
 
 Usage: python _plain_replay.py SUITE RECORDINGS OUT_DIR. It prints "N cases, P passed" (the
-benchmark holds P to what evalspec's run counted: both judged the same answers alike).
+benchmark holds P to what evalspec's run counted, and its transcripts.jsonl to evalspec's).
 """
 
 import hashlib
@@ -26,6 +26,13 @@ from _positioned_tree import read
 CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 LINE = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 PASS_AT = 0.9
+MAX_TURNS, MODE = 8, "single_turn"
+"""The run settings an item's id is made of (the language's default turns; the suites' mode)."""
+
+
+def digest(text: str) -> str:
+    """A content id, as evalspec makes one."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
 def offered_tools(head: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -119,7 +126,8 @@ def replay(suite_path: str, recordings: str, out: str) -> tuple[int, int]:
                 "trial": 0,
                 "v": 1,
             }
-            key = hashlib.sha256(CANONICAL.encode(payload).encode("utf-8")).hexdigest()[:20]
+            key = digest(CANONICAL.encode(payload))
+            item_id = digest(f'{{"first":"{key}","max_turns":{MAX_TURNS},"mode":"{MODE}"}}')
             response = answers[key]
             message = response["message"]
             calls = [
@@ -146,7 +154,7 @@ def replay(suite_path: str, recordings: str, out: str) -> tuple[int, int]:
                 "error": None,
                 "final_answer": None,
                 "finish_reason": response["finish_reason"],
-                "item_id": key,
+                "item_id": item_id,
                 "latency_s": response["latency_s"],
                 "messages": [*messages, message, *said],
                 "model": model["name"],
@@ -160,7 +168,7 @@ def replay(suite_path: str, recordings: str, out: str) -> tuple[int, int]:
             lines.write(LINE.encode(transcript) + "\n")
             reason = "" if status == "pass" else f"score {score:.3f} is below {PASS_AT}"
             result = {
-                "item_id": key,
+                "item_id": item_id,
                 "case": case["name"],
                 "model": model["name"],
                 "trial": 0,

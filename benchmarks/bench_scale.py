@@ -20,7 +20,8 @@ ratio this/other of the pairs, each tree's largest replay against its smallest (
 <= 10x, and <= 300 MB), and each tree's replay CPU fitted as T(n) = F + c*n over the sizes.
 Interleaved with both trees' replays runs the floor, a hand-written replay of the same suite
 (`_plain_replay.py`: the positioned tree, the same request keys, the same judgement, the same
-output lines, nothing else; the benchmark exits unless it passed as many cases as evalspec):
+output lines, nothing else; the benchmark exits unless its transcripts.jsonl is byte for byte
+evalspec's and it passed as many cases):
 its own largest/smallest ratio and fit are printed beside the trees', and this tree's largest
 replay is held to 2x of it (paired wall; issue 37's 10x restated, benchmarks/README.md).
 With `--beside N` it also replays the smallest suite with its own embedding cache and beside
@@ -43,6 +44,7 @@ suite grows: the 50k/5k memory ratio is printed against the 10x case ratio).
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import os
 import re
@@ -296,12 +298,12 @@ def _compare_size(n: int, tmp: Path, trees: dict[str, Path], repeat: int) -> dic
         return run(tree, replay_args(suite, recordings, tmp / f"run{n}-{next(runs)}"))
 
     def plain() -> Child:
-        return plain_replay(suite, recordings, tmp / f"plain{n}-{next(runs)}")
+        return plain_replay(suite, recordings, tmp / f"plain{n}")
 
     page = ["view", str(tmp / f"run{n}-0"), "-o", str(tmp / "page.html"), "--no-open"]
     subjects = {t: (lambda t=t: replay(t)) for t in trees}
     replays = _interleave_children({**subjects, PLAIN: plain}, repeat)
-    check_plain_agrees(replays[PLAIN][-1], tmp / f"run{n}-0")
+    check_plain_agrees(replays[PLAIN][-1], tmp / f"plain{n}", tmp / f"run{n}-0")
     views = _interleave_children({t: (lambda t=t: run(t, page)) for t in trees}, repeat)
     _print_children(f"{n:>8} {'replay':>9} {PLAIN:>5}", replays[PLAIN])
     for what, children in (("replay", replays), ("html view", views)):
@@ -329,14 +331,18 @@ def plain_replay(suite: Path, recordings: Path, out: Path) -> Child:
     return child
 
 
-def check_plain_agrees(plain: Child, run_dir: Path) -> None:
-    """Exit unless the plain replay passed as many cases as evalspec's run did: a floor that
-    judged the answers differently would not be doing the same work."""
+def check_plain_agrees(plain: Child, plain_out: Path, run_dir: Path) -> None:
+    """Exit unless the plain replay wrote transcripts.jsonl byte for byte as evalspec's run did
+    and passed as many cases: a floor that read or judged the answers differently would not be
+    doing the same work."""
     said = re.fullmatch(r"(\d+) cases, (\d+) passed", plain.stdout.strip())
     models = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))["models"]
     counted = (sum(m["cases"] for m in models), sum(m["passed"] for m in models))
     if said is None or (int(said[1]), int(said[2])) != counted:
         sys.exit(f"the plain replay said {plain.stdout.strip()!r}; evalspec counted {counted}")
+    lines = [d / "transcripts.jsonl" for d in (plain_out, run_dir)]
+    if not filecmp.cmp(*lines, shallow=False):
+        sys.exit(f"the plain replay's {lines[0]} differs from evalspec's {lines[1]}")
 
 
 def _interleave_children(
@@ -609,7 +615,7 @@ def main() -> None:
             replay = [*cli, *replay_args(suite, recordings, tmp / f"run{n}")]
             r_wall, r_rss, said = _measure(replay, args.repeat, env, tmp / f"run{n}")
             plains = [plain_replay(suite, recordings, tmp / "plain") for _ in range(args.repeat)]
-            check_plain_agrees(plains[-1], tmp / f"run{n}")
+            check_plain_agrees(plains[-1], tmp / "plain", tmp / f"run{n}")
             p_wall = statistics.median(c.wall for c in plains)
             curve[n] = {"v_wall": v_wall, "v_rss": v_rss, "r_wall": r_wall, "r_rss": r_rss}
             print(

@@ -72,10 +72,12 @@ def suite_for(tmp_path: Path, url: str, run_label: str) -> Path:
     return path
 
 
-def start_run(suite: Path, run_dir: Path, *extra: str) -> subprocess.Popen[str]:
-    args = ["run", str(suite), "--model", "m1", "--trials", "4", "--concurrency", "2"]
+def start_run(
+    suite: Path, run_dir: Path, *extra: str, trials: int = 4, record: str = "record"
+) -> subprocess.Popen[str]:
+    args = ["run", str(suite), "--model", "m1", "--trials", str(trials), "--concurrency", "2"]
     return subprocess.Popen(
-        [sys.executable, "-m", "evalspec", *args, "--record", "record", *extra],
+        [sys.executable, "-m", "evalspec", *args, "--record", record, *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -192,3 +194,38 @@ def test_resume_refuses_a_run_directory_of_another_suite(tmp_path: Path) -> None
     (run_dir / "run.json").write_text(json.dumps({"suite": "weather", "path": "/x/weather.yaml"}))
     with pytest.raises(UsageError, match="suite 'weather'"):
         run(RunRequest(suite=suite, resume=run_dir))
+
+
+@pytest.mark.slow
+def test_interrupted_replay_saves_every_finished_item_and_each_called_one_at_once(
+    gated: tuple[FakeOpenAI, Gate], tmp_path: Path
+) -> None:
+    """Replayed transcripts are written in blocks; one that called a model is on disk as soon
+    as it finishes (with the replayed ones before it), and an interrupted run saves the rest:
+    the count it says is the lines on disk."""
+    server, gate = gated
+    suite = suite_for(tmp_path, server.base_url, "first")
+    gate.free = ITEMS  # the first run records trials 0 and 1 of each case
+    recorded = start_run(suite, tmp_path / "rec", "--out", str(tmp_path / "rec"), trials=2)
+    _, err = recorded.communicate(timeout=DEADLINE_S)
+    assert recorded.returncode == 0, err
+    gate.count, gate.free = 0, 1  # now one called answer, then every call is held
+    run_dir = tmp_path / "run"
+    proc = start_run(suite, run_dir, "--out", str(run_dir), record="auto")
+    try:
+        wait_for(lambda: len(server.requests) >= 9 or proc.poll() is not None, "2 held calls")
+        saved = lines(run_dir)
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        called = [json.loads(line) for line in saved if json.loads(line)["source"] == "live"]
+        assert len(called) == 1  # on disk while the run still goes
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=DEADLINE_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    after = [json.loads(line) for line in lines(run_dir)]
+    assert len(after) > len(saved)  # replayed items held in memory were written on the way out
+    assert {t["source"] for t in after} == {"replay", "live"}
+    assert f"interrupted: {len(after)} of {ITEMS} items finished and saved" in err

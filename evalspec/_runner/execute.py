@@ -113,12 +113,18 @@ class RunOutcome:
 
 
 class Sink:
-    """Appends transcripts to the run directory, one flushed line each.
+    """Appends transcripts to the run directory as they finish.
 
-    Each line is written with one `write` on an O_APPEND descriptor, secrets scrubbed and lone
-    surrogates escaped. A torn last line (a crash, a full disk) stays where it is: on resume it
-    is skipped with a note, and the next line starts on a line of its own.
+    Lines are written with one `write` on an O_APPEND descriptor, secrets scrubbed and lone
+    surrogates escaped. A transcript that called a model is written at once, with any held
+    before it: it cost a call. A replayed one may wait for the next write, up to `HOLD_BYTES`
+    (a write a line was a twentieth of a 50,000-case replay): a crash loses only answers a
+    resume replays again for nothing. A torn last line (a crash, a full disk) stays where it
+    is: on resume it is skipped with a note, and the next line starts on a line of its own.
     """
+
+    HOLD_BYTES = 64 * 1024
+    """Replayed transcripts' lines held before they are written together."""
 
     def __init__(self, run_dir: Path | None, *, frozen_states: bool = False):
         self.fd: int | None = None
@@ -132,6 +138,9 @@ class Sink:
             self._torn = _ends_torn(path)
             self._size = os.fstat(self.fd).st_size
         self._limit = max_transcripts_bytes()
+        self._held: list[bytes] = []
+        self._held_bytes = 0
+        self._held_cases: list[str] = []
 
     def write(self, t: Transcript) -> None:
         if self.fd is None:
@@ -142,10 +151,11 @@ class Sink:
         else:
             text = dumps_line(fields, TRANSCRIPTS_FILE)
         line = redaction.scrub(text) + "\n"
-        if self._torn:
+        if self._torn and not self._held:
             line = "\n" + line
         data = line.encode("utf-8")
-        if self._size + len(data) > self._limit:  # `score` and `--resume` would refuse the file
+        if self._size + self._held_bytes + len(data) > self._limit:  # `score` and `--resume`
+            self.flush()  # would refuse the file: what came before is saved, this is not
             raise UsageError(
                 f"the transcript of {t.case!r} would take transcripts.jsonl past "
                 f"{self._limit} bytes, the most `score` and `resume=` read, so the run stopped "
@@ -153,23 +163,39 @@ class Sink:
                 f"(cases=, shard=) or raise {MAX_TRANSCRIPTS_BYTES_ENV}",
                 params=["resume", "cases", "shard"],
             )
+        self._held.append(data)
+        self._held_bytes += len(data)
+        self._held_cases.append(t.case)
+        if t.source != "replay" or self._held_bytes >= self.HOLD_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the lines held so far."""
+        if self.fd is None or not self._held:
+            return
+        data = b"".join(self._held) if len(self._held) > 1 else self._held[0]
+        cases, self._held, self._held_bytes, self._held_cases = self._held_cases, [], 0, []
         try:
             written = os.write(self.fd, data)
             while written < len(data):
                 written += os.write(self.fd, data[written:])
         except OSError as exc:
             self._torn = True
+            earlier = f" (and of {len(cases) - 1} replayed before it)" if len(cases) > 1 else ""
             raise RunError(
-                f"cannot save the transcript of {t.case!r} ({exc.strerror or exc}); "
-                "every transcript saved before is intact"
+                f"cannot save the transcript of {cases[-1]!r}{earlier} "
+                f"({exc.strerror or exc}); every transcript saved before is intact"
             ) from None
         self._size += len(data)
         self._torn = False
 
     def close(self) -> None:
         if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+            try:
+                self.flush()
+            finally:
+                os.close(self.fd)
+                self.fd = None
 
 
 def _ends_torn(path: Path) -> bool:
