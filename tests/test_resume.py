@@ -94,6 +94,18 @@ def wait_for(condition: Callable[[], bool], what: str, deadline_s: float = DEADL
         time.sleep(0.02)
 
 
+def interrupt(proc: subprocess.Popen[str]) -> str:
+    """Ctrl-C for a run still going (killed if it does not end); what it said on stderr."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        return proc.communicate(timeout=DEADLINE_S)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 def lines(run_dir: Path) -> list[str]:
     path = run_dir / "transcripts.jsonl"
     return path.read_text(encoding="utf-8").splitlines(keepends=True) if path.exists() else []
@@ -149,12 +161,8 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(
         wait_for(lambda: len(lines(run_dir)) >= 3 or proc.poll() is not None, "3 saved items")
         wait_for(lambda: len(server.requests) >= 5, "two requests held in flight")
         assert proc.poll() is None, "the run ended before it could be interrupted"
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=DEADLINE_S)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        err = interrupt(proc)
     assert proc.returncode == 130, err
     assert len(lines(run_dir)) == 3
     assert f"interrupted: 3 of {ITEMS} items finished and saved in {run_dir}" in err
@@ -218,12 +226,8 @@ def test_interrupted_replay_saves_every_finished_item_and_each_called_one_at_onc
         assert proc.poll() is None, "the run ended before it could be interrupted"
         called = [json.loads(line) for line in saved if json.loads(line)["source"] == "live"]
         assert len(called) == 1  # on disk while the run still goes
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=DEADLINE_S)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        err = interrupt(proc)
     assert proc.returncode == 130, err
     after = [json.loads(line) for line in lines(run_dir)]
     assert len(after) > len(saved)  # replayed items held in memory were written on the way out
