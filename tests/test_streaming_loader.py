@@ -468,3 +468,37 @@ def test_a_case_of_the_common_shape_with_a_wrong_value_is_reported_as_the_whole_
         _whole(path, monkeypatch)
     assert str(streamed.value) == str(whole.value)
     assert streamed.value.problems[0].line == 13
+
+
+def test_a_record_many_cases_share_is_found_under_each_case_that_holds_it(
+    tmp_path: Path,
+) -> None:
+    """A suite's critics are one object its cases share; the walk that finds what sends
+    requests looks at a shared record that sends none once, and still finds one that does
+    under every case that holds it (each found where a reader looks for it)."""
+    import dataclasses
+
+    from evalspec._suite.walk import callers
+
+    path = tmp_path / "shared.yaml"
+    cases = "".join(
+        f"  - {{name: c{i}, user: hi, expect: {{tool_calls: [{{t: {{id: r{i}}}}}]}}}}\n"
+        for i in range(3)
+    )
+    path.write_text(
+        "suite: shared\nmodels: [{name: m, model: m-1}]\ncritics: {id: binary}\n"
+        "tools: [{name: t, description: T., parameters: {type: object, properties: "
+        "{id: {type: string}}}}]\ncases:\n" + cases,
+        encoding="utf-8",
+    )
+    suite = load_suite(path)
+    shared = suite.cases[0].critics
+    assert all(c.critics is shared for c in suite.cases)
+    assert [p for p, _ in callers(suite)] == [("model m",)]  # the critics send nothing
+
+    sending = tuple(dataclasses.replace(c, params={"base_url": "http://x"}) for c in shared)
+    changed = dataclasses.replace(
+        suite, cases=tuple(dataclasses.replace(c, critics=sending) for c in suite.cases)
+    )
+    found = [p for p, _ in callers(changed)]
+    assert sorted(found) == [*((f"case 'c{i}'", "critic of id") for i in range(3)), ("model m",)]

@@ -119,17 +119,27 @@ def _walk(root: object, kinds: tuple[type, ...], keep: Callable[[Any], bool]) ->
     # (record, its index in the tuple that holds it, the entry of its holder)
     stack: list[tuple[object, int | None, Any]] = [(root, None, None)]
     held: list[tuple[object, int | None, Any]]
+    barren: set[int] = set()
+    """Records (by identity) that hold none and were not kept: one shared by many holders (a
+    suite's critics, shared by 50,000 cases) is looked at once, not once per holder."""
     while stack:
         entry = stack.pop()
         record = entry[0]
+        towards = _fields_towards(type(record), kinds)
         if isinstance(record, kinds) and keep(record):
             found.append((_path(entry), record))
+        elif not towards:
+            barren.add(id(record))  # alive as long as the walk: ids are not reused
         held = []
-        for name in _fields_towards(type(record), kinds):
+        for name in towards:
             value = getattr(record, name)
             if isinstance(value, (tuple, list)):
-                held += [(item, i, entry) for i, item in enumerate(value) if item is not None]
-            elif value is not None:
+                held += [
+                    (item, i, entry)
+                    for i, item in enumerate(value)
+                    if item is not None and id(item) not in barren
+                ]
+            elif value is not None and id(value) not in barren:
                 held.append((value, None, entry))
         stack.extend(reversed(held))
     return found
