@@ -26,6 +26,7 @@ from evalspec._interop.bfcl import (
     SOURCES,
     bfcl_tools,
     escape_templates,
+    lacks,
 )
 from evalspec._interop.bfcl_decode import DecodeError, _value
 from evalspec._interop.bfcl_environment import CLASSES, OUTPUTS, BfclEnvironment
@@ -237,8 +238,12 @@ def _case_or_refusal(
     rid = str(question["id"])
     try:
         with blame(QUESTIONS):
+            if "question" not in question:
+                raise lacks(question, "question", QUESTIONS)
             if rid not in by_id:
                 raise RecordFault("the answer file has no possible answer with this id", ANSWERS)
+            if "ground_truth" not in by_id[rid]:
+                raise lacks(by_id[rid], "ground_truth", ANSWERS)
             return multi_turn_case(question, by_id[rid], long_context=long_context)
     except RecordFault as fault:
         refusal = sources.refusal(rid, fault)

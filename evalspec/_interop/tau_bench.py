@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from evalspec._interop.records import Refusal
+from evalspec._interop.records import Refusal, what_it_is
 from evalspec._transcript import ToolCall, Transcript
 
 TERMINATE = ("transfer_to_human_agents",)
@@ -60,7 +60,7 @@ def read_runs(records: Any, model: str, source: str = "") -> Trajectories:
     """Every run of a parsed trajectory file (`source`, for messages); the records that are
     not runs, refused (evalspec._interop.records: each stands as a case that fails)."""
     if not isinstance(records, list):
-        raise NotARun("the file is not a JSON list of runs")
+        raise NotARun(f"the file is not a JSON list of runs, got {what_it_is(records)}")
     runs, refused = [], []
     for i, record in enumerate(records):
         try:
@@ -72,7 +72,8 @@ def read_runs(records: Any, model: str, source: str = "") -> Trajectories:
 
 def _need(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
     if isinstance(value, bool) or not isinstance(value, kind):
-        raise NotARun(f"{what} is {type(value).__name__}, not {_kind_name(kind)}")
+        shown = "missing (or null)" if value is None else what_it_is(value)
+        raise NotARun(f"{what} is {shown}, not {_kind_name(kind)}")
     return value
 
 
@@ -82,8 +83,16 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     return " or ".join(names.get(k, "a number") for k in kinds)
 
 
+RUN_KEYS = ("task_id", "trial", "reward", "info", "traj")
+"""The keys of a τ-bench run."""
+
+
 def _run(record: Any, model: str) -> Run:
     record = _need(record, dict, "the record")
+    if not any(k in record for k in RUN_KEYS):
+        raise NotARun(
+            f"it is no run (it has none of {', '.join(RUN_KEYS)}): got {what_it_is(record)}"
+        )
     task_id = _need(record.get("task_id"), int, "task_id")
     trial = _need(record.get("trial"), int, "trial")
     if task_id < 0 or trial < 0:
