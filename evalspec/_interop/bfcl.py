@@ -40,6 +40,7 @@ from evalspec._interop.records import (
     Refusal,
     Sources,
     blame,
+    holdable,
     numbered_json,
     refused_all,
     refused_case,
@@ -48,6 +49,7 @@ from evalspec._interop.records import (
 from evalspec._interop.records import (
     errored_transcript as errored,
 )
+from evalspec._tool_schema import schema_error
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import UsageError
 from evalspec._util.files import write_text_atomic
@@ -159,6 +161,10 @@ def read_numbered(path: str | Path) -> Read:
         record = entry.value
         if not isinstance(record, dict) or "id" not in record:
             why = f"{NOT_A_RECORD}, got {what_it_is(record)}"
+            refused.append(Refusal(entry.place, name, entry.line, why))
+            continue
+        if isinstance(record["id"], bool) or not isinstance(record["id"], str | int):
+            why = f"its 'id' must be a text, got {what_it_is(record['id'])}"
             refused.append(Refusal(entry.place, name, entry.line, why))
             continue
         rid = str(record["id"])
@@ -312,7 +318,9 @@ class _Flow(dict[str, Any]):
 
 def _messages(record: Mapping[str, Any]) -> dict[str, Any]:
     turns = record.get("question") or []
-    if len(turns) != 1 or not turns[0]:
+    if len(turns) == 1 and not turns[0]:
+        raise RecordFault("its question's one turn holds no message", QUESTIONS)
+    if len(turns) != 1:
         raise RecordFault(
             f"{len(turns)} turns; only single-turn records (simple, multiple, parallel, ...) "
             "can become cases",
@@ -438,6 +446,7 @@ def bfcl_suite_dict(
         try:
             with blame(ANSWERS):
                 case = _case(q, _answer_of(rid, by_id), names)
+                holdable(case, "case (question and possible answer)", ANSWERS)
         except RecordFault as fault:
             refusal = sources.refusal(rid, fault)
             (refused if refused is not None else []).append(refusal)
@@ -530,8 +539,25 @@ def screen_question(q: Mapping[str, Any], names: str) -> None:
             isinstance(fn, Mapping) and isinstance(fn.get("name"), str) for fn in functions
         ):
             raise RecordFault("its 'function' is not a list of named function docs", QUESTIONS)
-        bfcl_tools(functions, names)
+        for tool in bfcl_tools(functions, names):
+            _screen_tool(tool)
+            holdable(tool, f"function {tool['name']!r}", QUESTIONS)
         _messages(q)
+
+
+def _screen_tool(tool: Mapping[str, Any]) -> None:
+    """A RecordFault when a function doc would not make a tool of a suite that validates."""
+    if not isinstance(tool["description"], str):
+        got = what_it_is(tool["description"])
+        raise RecordFault(
+            f"function {tool['name']!r}: its description is {got}, not a text", QUESTIONS
+        )
+    error = schema_error(tool["parameters"])
+    if error is not None:
+        raise RecordFault(
+            f"function {tool['name']!r}: parameters not JSON Schema ({error.message[:120]})",
+            QUESTIONS,
+        )
 
 
 def bfcl_suite_dicts(

@@ -35,6 +35,7 @@ from evalspec._interop.records import (
     Refusal,
     Sources,
     blame,
+    holdable,
     refused_all,
     refused_case,
 )
@@ -244,7 +245,9 @@ def _case_or_refusal(
                 raise RecordFault("the answer file has no possible answer with this id", ANSWERS)
             if "ground_truth" not in by_id[rid]:
                 raise lacks(by_id[rid], "ground_truth", ANSWERS)
-            return multi_turn_case(question, by_id[rid], long_context=long_context)
+            case = multi_turn_case(question, by_id[rid], long_context=long_context)
+            holdable(case, "case (question, state and ground truth)", QUESTIONS)
+            return case
     except RecordFault as fault:
         refusal = sources.refusal(rid, fault)
         refused.append(refusal)

@@ -19,8 +19,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec._suite.model import REFUSED_TAG
+from evalspec._suite.yaml_tree import MAX_DEPTH
 from evalspec._util.errors import InputError, UsageError
-from evalspec._util.reading import display_name, input_error, jsonl_lines, parse_json, read_text
+from evalspec._util.reading import (
+    display_name,
+    input_error,
+    jsonl_lines,
+    nests_deeper,
+    parse_json,
+    read_text,
+)
 
 if TYPE_CHECKING:
     from evalspec._transcript import Transcript
@@ -102,6 +110,20 @@ class Sources:
         return Refusal(record, file, line, fault.reason)
 
 
+CASE_DEPTH = MAX_DEPTH - 2
+"""How deep a case or tool an importer makes may nest: a suite holds each two levels down
+(`cases:` or `tools:`, then the list), and refuses a file nesting deeper than MAX_DEPTH."""
+
+
+def holdable(built: Any, what: str, role: str) -> None:
+    """A RecordFault when `built` (a case or a tool) nests deeper than a suite holds it: the
+    suite written would not load."""
+    if nests_deeper(built, CASE_DEPTH):
+        raise RecordFault(
+            f"its {what} nests deeper than {CASE_DEPTH} levels, more than a suite holds", role
+        )
+
+
 def refused_case(refusal: Refusal, tags: Sequence[str] = ()) -> dict[str, Any]:
     """A case that stands for a refused record and fails whatever the model does: it offers no
     tool and asks for a call (`min_calls`), and any call fails `no_tool_calls`."""
@@ -159,8 +181,8 @@ def numbered_json(path: Path, what: str, hint: str) -> tuple[list[Entry], list[R
     text = read_text(path, name)
     refused: list[Refusal] = []
     numbered: list[Entry] = []
-    if text.lstrip().startswith("["):
-        data = parse_json(text, name)
+    data = _json_list(text, name)
+    if data is not None:
         if not data:
             raise input_error(name, f"the file is an empty JSON list: it holds no {what}", hint)
         numbered = [Entry(f"entry-{k}", 1, r) for k, r in enumerate(data, 1)]
@@ -179,6 +201,28 @@ def numbered_json(path: Path, what: str, hint: str) -> tuple[list[Entry], list[R
     if not numbered:
         _one_document(text, name, what, hint)
     return numbered, refused
+
+
+def _json_list(text: str, name: str) -> list[Any] | None:
+    """The records of a file that is one JSON list; None for JSON Lines, even when its first
+    line is a list (a record that is no object, refused on its own line)."""
+    if not text.lstrip().startswith("["):
+        return None
+    try:
+        data: list[Any] = parse_json(text, name)
+    except InputError:
+        if _parses(text.lstrip().split("\n", 1)[0], name):
+            return None
+        raise  # not JSON Lines either: the list's own error stands
+    return data
+
+
+def _parses(text: str, name: str) -> bool:
+    try:
+        parse_json(text, name)
+    except InputError:
+        return False
+    return True
 
 
 def _one_document(text: str, name: str, what: str, hint: str) -> None:
@@ -205,12 +249,9 @@ def read_document(path: Path, what: str, hint: str) -> Any:
         return parse_json(text, name)
     except InputError:
         lines = [line for line in jsonl_lines(text) if line.strip()]
-        try:
-            first = parse_json(lines[0], name) if len(lines) > 1 else None
-        except InputError:
-            first = None
-        if first is None:
+        if len(lines) < 2 or not _parses(lines[0], name):
             raise
+        first = parse_json(lines[0], name)
     raise input_error(
         name,
         f"the file holds a JSON document per line (JSON Lines, line 1 {what_it_is(first)}), "

@@ -15,6 +15,7 @@ from evalspec._interop.records import (
     RecordFault,
     Refusal,
     blame,
+    holdable,
     refused_all,
     refused_case,
     what_it_is,
@@ -56,7 +57,9 @@ def each_case(
     for name, record in records:
         try:
             with blame(source):
-                cases.append(case_of(record))
+                tools, case = case_of(record)
+                holdable([tools, case], "case", source)
+                cases.append((tools, case))
         except RecordFault as fault:
             out.append(Refusal(name, source, 1, fault.reason))
             cases.append(({}, refused_case(out[-1], ["stabletoolbench"])))

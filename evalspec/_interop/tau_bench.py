@@ -23,7 +23,9 @@ from typing import Any
 import msgspec
 
 from evalspec._interop.records import Refusal, what_it_is
+from evalspec._suite.yaml_tree import MAX_DEPTH
 from evalspec._transcript import ToolCall, Transcript
+from evalspec._util.reading import nests_deeper
 
 TERMINATE = ("transfer_to_human_agents",)
 """τ-bench's airline and retail envs end the conversation on these; its reward does not
@@ -72,7 +74,7 @@ def read_runs(records: Any, model: str, source: str = "") -> Trajectories:
 
 def _need(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
     if isinstance(value, bool) or not isinstance(value, kind):
-        shown = "missing (or null)" if value is None else what_it_is(value)
+        shown = "missing (or null)" if value is None and what != "the record" else what_it_is(value)
         raise NotARun(f"{what} is {shown}, not {_kind_name(kind)}")
     return value
 
@@ -83,6 +85,8 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     return " or ".join(names.get(k, "a number") for k in kinds)
 
 
+VALUE_DEPTH = MAX_DEPTH - 16
+"""How deep a task may nest: its case holds it under the suite, the case and its checks."""
 RUN_KEYS = ("task_id", "trial", "reward", "info", "traj")
 """The keys of a τ-bench run."""
 
@@ -108,6 +112,8 @@ def _run(record: Any, model: str) -> Run:
     outputs = _need(task.get("outputs", []), list, "info.task.outputs")
     for j, output in enumerate(outputs):
         _need(output, str, f"info.task.outputs[{j}]")
+    if nests_deeper(task, VALUE_DEPTH):  # the case's expected world and outputs hold it
+        raise NotARun(f"info.task nests deeper than {VALUE_DEPTH} levels, more than a suite holds")
     messages = _need(record.get("traj"), list, "traj")
     for j, message in enumerate(messages):
         _need(message, dict, f"traj[{j}]")
