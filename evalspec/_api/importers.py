@@ -316,6 +316,7 @@ def import_stabletoolbench(
 
     queries, out = Path(queries), Path(out)
     refused: list[Refusal] = []
+    endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env, judge_rounds)
     placed = placed_queries(queries, ids)
     with importing(queries, "StableToolBench query"):  # a last guard
         suites = stabletoolbench_suites(
@@ -323,7 +324,7 @@ def import_stabletoolbench(
             name=name or f"stabletoolbench-{queries.stem}",
             models=list(models or [DEFAULT_MODEL]),
             judge=judge,
-            judge_endpoint=_judge_endpoint(judge, judge_base_url, judge_key_env, judge_rounds),
+            judge_endpoint=endpoint,
             refused=refused,
             source=display_name(queries),
             places=[p for p, _ in placed],

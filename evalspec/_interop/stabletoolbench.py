@@ -63,36 +63,6 @@ _TYPE_MAP: dict[str, dict[str, Any]] = {
 # Queries and tools
 
 
-def _objects(items: Any, path: Path, what: str) -> None:
-    """InputError unless `items` is a list of JSON objects."""
-    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-        raise input_error(
-            display_name(path),
-            f"the {what} must be JSON objects in a list (or in an object by id)",
-            "name a StableToolBench file",
-        )
-
-
-def load_queries(
-    path: str | Path, ids_path: str | Path | None = None, *, refused: list[Refusal] | None = None
-) -> list[dict[str, Any]]:
-    """Read a ``test_instruction`` file, keeping only the ids in ``ids_path`` when given.
-
-    The id file may be a list of ids or a dict keyed by id; ids compare as strings. With
-    `refused`, an entry that is not an object is refused on its own (appended there)."""
-    name = display_name(Path(path))
-    queries = []
-    for place, query in placed_queries(path, ids_path):
-        if isinstance(query, dict):
-            queries.append(query)
-        elif refused is not None:
-            why = f"the query is not an object, got {what_it_is(query)}"
-            refused.append(Refusal(place, name, 1, why))
-        else:
-            _objects([query], Path(path), "queries")
-    return queries
-
-
 def placed_queries(path: str | Path, ids_path: str | Path | None = None) -> list[tuple[str, Any]]:
     """Each entry of a ``test_instruction`` file with its place (`query-N`, N its position in
     the file), whatever it is (an entry that is no query is refused where it becomes a case);
