@@ -275,10 +275,17 @@ def test_a_converted_answer_without_answer_is_refused_not_read_as_no_call(tmp_pa
 # ------------------------------------------------------------------------------- τ-bench
 
 
+NOOP = """\
+- name: noop
+  parameters: {type: object, properties: {by: {type: integer}}}
+  behavior: {response: ok}
+"""
+
+
 def tau(tmp_path: Path, records: Any) -> Any:
     (tmp_path / "runs.json").write_text(json.dumps(records), "utf-8")
     (tmp_path / "world.json").write_text(json.dumps({"counters": {"c": 0}}), "utf-8")
-    (tmp_path / "tools.yaml").write_text("- name: noop\n  response: ok\n", "utf-8")
+    (tmp_path / "tools.yaml").write_text(NOOP, "utf-8")
     done = in_process(
         "import", "tau-bench", "runs.json", "--world", "world.json", "--tools", "tools.yaml",
         "--suite-out", "out/s.yaml", "--out", "out/t.jsonl", cwd=tmp_path,
@@ -308,3 +315,30 @@ def test_tau_bench_records_that_are_no_run_say_what_they_are(
     assert words in done.stderr
     assert "NoneType" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def run_of(task_id: int, trial: int, gold: int) -> dict[str, Any]:
+    """A τ-bench run that calls nothing, of a task whose gold action bumps by `gold`."""
+    task = {"actions": [{"name": "noop", "kwargs": {"by": gold}}], "outputs": []}
+    return {
+        "task_id": task_id,
+        "trial": trial,
+        "reward": 0.0,
+        "info": {"task": task},
+        "traj": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "no"}],
+    }
+
+
+def test_tau_bench_runs_that_would_replace_or_misjudge_another_are_refused(tmp_path: Path):
+    """A second run of one task and trial replaced the first's published reward ('1 of 2 runs'
+    for 3 imported); a run stating its task otherwise was judged by the first run's task."""
+    done = tau(tmp_path, [run_of(0, 0, 2), run_of(0, 0, 2), run_of(0, 1, 5), run_of(0, 2, 2)])
+    assert done.returncode == 0, said(done)
+    lines = done.stderr.splitlines()
+    assert "runs.json:1:1: record record-1 refused: a second run of task 0, trial 0 (the first " \
+        "is record-0)" in lines  # fmt: skip
+    assert (
+        "runs.json:1:1: record record-2 refused: its info.task differs from that of "
+        "record-0, an earlier run of task 0: one case judges every run of a task" in lines
+    )
+    assert "published rewards: 0 of 2 runs at 1" in done.stdout

@@ -64,12 +64,38 @@ def read_runs(records: Any, model: str, source: str = "") -> Trajectories:
     if not isinstance(records, list):
         raise NotARun(f"the file is not a JSON list of runs, got {what_it_is(records)}")
     runs, refused = [], []
+    seen: dict[tuple[int, int], int] = {}
+    tasks: dict[int, tuple[dict[str, Any], int]] = {}
     for i, record in enumerate(records):
         try:
-            runs.append(_run(record, model))
+            run = _run(record, model)
+            _one_of_its_kind(run, i, seen, tasks)
         except NotARun as exc:
             refused.append(Refusal(f"record-{i}", source, 1, str(exc)))
+            continue
+        runs.append(run)
     return Trajectories(runs, refused)
+
+
+def _one_of_its_kind(
+    run: Run,
+    index: int,
+    seen: dict[tuple[int, int], int],
+    tasks: dict[int, tuple[dict[str, Any], int]],
+) -> None:
+    """NotARun for a second run of one task and trial (its reward would replace the first's),
+    or a run of a task stated otherwise by an earlier run (it would be judged by that one)."""
+    first = seen.setdefault((run.task_id, run.trial), index)
+    if first != index:
+        raise NotARun(
+            f"a second run of task {run.task_id}, trial {run.trial} (the first is record-{first})"
+        )
+    task, where = tasks.setdefault(run.task_id, (run.task, index))
+    if task != run.task:
+        raise NotARun(
+            f"its info.task differs from that of record-{where}, an earlier run of task "
+            f"{run.task_id}: one case judges every run of a task"
+        )
 
 
 def _need(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
