@@ -208,10 +208,12 @@ def test_stabletoolbench_queries(work: Path, doc: Any) -> None:
 
 
 @FUZZ
-@given(documents(STB_A))
-def test_stabletoolbench_answers(work: Path, doc: Any) -> None:
+@given(documents(STB_A), st.booleans())
+def test_stabletoolbench_answers(work: Path, doc: Any, suite: bool) -> None:
+    """With a suite of the answers' queries (judged), or transcripts only."""
     args = ["stabletoolbench-answers", "fuzzed.json", "--out", "out/t.jsonl"]
-    imported(work, as_text(doc, False), *args)
+    judged = ["--suite-out", "out/s.yaml", "--judge", "judge-model"] if suite else []
+    imported(work, as_text(doc, False), *args, *judged)
 
 
 @FUZZ

@@ -342,3 +342,29 @@ def test_tau_bench_runs_that_would_replace_or_misjudge_another_are_refused(tmp_p
         "record-0, an earlier run of task 0: one case judges every run of a task" in lines
     )
     assert "published rewards: 0 of 2 runs at 1" in done.stdout
+
+
+def test_a_function_no_suite_can_offer_is_refused_and_said(tmp_path: Path) -> None:
+    """A BFCL function named `a b`, or a StableToolBench answer's function named so: the
+    suite written did not validate (exit 0); now that record is refused, named and said."""
+    questions = first_lines(BFCL_Q)
+    questions[1]["function"][0]["name"] = "get area\x1b[2J"
+    done, out = bfcl(tmp_path, jsonl(questions), BFCL_A.read_text("utf-8"))
+    assert done.returncode == 0, said(done)
+    assert (
+        f"q.json:2:1: record {questions[1]['id']} refused: a function's name 'get area\\x1b[2J' "
+        "is no tool name (1 to 64 letters, digits, '_', '.' or '-')" in done.stderr
+    )
+    api.load_suite(out)  # validates
+    answers = json.loads(STB_ANSWERS.read_text("utf-8"))
+    first, second = list(answers)[:2]
+    answers[second]["available_tools"][0]["name"] = "no such name"
+    (tmp_path / "c.json").write_text(json.dumps({first: answers[first], second: answers[second]}))
+    done = in_process(
+        "import", "stabletoolbench-answers", "c.json", "--out", "t.jsonl", "--suite-out",
+        "s.yaml", "--judge", "judge-model", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, said(done)
+    assert f"c.json:1:1: record {second} refused: a function's name 'no such name' is no tool" \
+        in done.stderr  # fmt: skip
+    api.load_suite(tmp_path / "s.yaml")  # validates

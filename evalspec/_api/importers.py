@@ -438,6 +438,7 @@ def _answer_suites(
     from evalspec._util.reading import read_json
 
     label = transcripts[0].model if transcripts else folder_label(converted, "stabletoolbench")
+    cases_refused: list[Refusal] = []
     with importing(converted, "StableToolBench converted answer"):
         suites = answer_file_suites(
             read_json(converted),
@@ -445,9 +446,13 @@ def _answer_suites(
             models=[label],
             judge=judge,
             judge_endpoint=endpoint,
-            refused=[],  # the same queries: refused already, where their answers are read
+            refused=cases_refused,
             source=display_name(converted),
         )
+    # A query refused where its answer was read is said once; one whose case alone cannot be
+    # made (a function the suite cannot offer) is said too, not left to the suite to show.
+    known = {r.record for r in refused}
+    refused.extend(r for r in cases_refused if r.record not in known)
     return tuple(write_suites(out, suites))
 
 

@@ -44,12 +44,12 @@ from evalspec._interop.records import (
     numbered_json,
     refused_all,
     refused_case,
+    screen_tool,
     what_it_is,
 )
 from evalspec._interop.records import (
     errored_transcript as errored,
 )
-from evalspec._tool_schema import schema_error
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import UsageError
 from evalspec._util.files import write_text_atomic
@@ -540,24 +540,8 @@ def screen_question(q: Mapping[str, Any], names: str) -> None:
         ):
             raise RecordFault("its 'function' is not a list of named function docs", QUESTIONS)
         for tool in bfcl_tools(functions, names):
-            _screen_tool(tool)
-            holdable(tool, f"function {tool['name']!r}", QUESTIONS)
+            screen_tool(tool, QUESTIONS)
         _messages(q)
-
-
-def _screen_tool(tool: Mapping[str, Any]) -> None:
-    """A RecordFault when a function doc would not make a tool of a suite that validates."""
-    if not isinstance(tool["description"], str):
-        got = what_it_is(tool["description"])
-        raise RecordFault(
-            f"function {tool['name']!r}: its description is {got}, not a text", QUESTIONS
-        )
-    error = schema_error(tool["parameters"])
-    if error is not None:
-        raise RecordFault(
-            f"function {tool['name']!r}: parameters not JSON Schema ({error.message[:120]})",
-            QUESTIONS,
-        )
 
 
 def bfcl_suite_dicts(

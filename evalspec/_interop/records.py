@@ -13,6 +13,7 @@ Only a file whose every record is refused is refused as a whole (exit 2, nothing
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +123,31 @@ def holdable(built: Any, what: str, role: str) -> None:
         raise RecordFault(
             f"its {what} nests deeper than {CASE_DEPTH} levels, more than a suite holds", role
         )
+
+
+def screen_tool(tool: Mapping[str, Any], role: str) -> None:
+    """A RecordFault when a tool an importer made from a record would not load in a suite: a
+    name the language refuses, a description that is no text, parameters that are no JSON
+    Schema, or nesting deeper than a suite holds."""
+    from evalspec._language.tools import TOOL_NAME_PATTERN
+    from evalspec._tool_schema import schema_error
+
+    name = tool.get("name")
+    if not isinstance(name, str) or not re.match(TOOL_NAME_PATTERN, name):
+        raise RecordFault(
+            f"a function's name {str(name)[:80]!r} is no tool name (1 to 64 letters, digits, "
+            "'_', '.' or '-')",
+            role,
+        )
+    if not isinstance(tool.get("description", ""), str):
+        got = what_it_is(tool["description"])
+        raise RecordFault(f"function {name!r}: its description is {got}, not a text", role)
+    error = schema_error(tool.get("parameters", {}))
+    if error is not None:
+        raise RecordFault(
+            f"function {name!r}: its parameters are no JSON Schema ({error.message[:120]})", role
+        )
+    holdable(tool, f"function {name!r}", role)
 
 
 def refused_case(refusal: Refusal, tags: Sequence[str] = ()) -> dict[str, Any]:

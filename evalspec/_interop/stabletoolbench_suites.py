@@ -18,6 +18,7 @@ from evalspec._interop.records import (
     holdable,
     refused_all,
     refused_case,
+    screen_tool,
     what_it_is,
 )
 from evalspec._util.errors import UsageError
@@ -58,7 +59,9 @@ def each_case(
         try:
             with blame(source):
                 tools, case = case_of(record)
-                holdable([tools, case], "case", source)
+                for tool in tools.values():
+                    screen_tool(tool, source)
+                holdable(case, "case", source)
                 cases.append((tools, case))
         except RecordFault as fault:
             out.append(Refusal(name, source, 1, fault.reason))
@@ -171,6 +174,8 @@ def answer_file_suites(
         item: tuple[str, Mapping[str, Any]],
     ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
         query_id, record = item
+        if not isinstance(record, Mapping) or "query" not in record:
+            raise RecordFault(f"it has no 'query': got {what_it_is(record)}", source)
         tools = {
             t["name"]: t
             for t in (_function_tool(f) for f in record.get("available_tools") or ())
