@@ -184,6 +184,11 @@ def otel_attr(value: dict) -> str:
     return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
 
 
+ONE_RESULT = (
+    "1 result entries read: 1 transcript(s) of cases of s.yaml (0 errored: each fails), "
+    "0 skipped, 0 refused"
+)
+
 IMPORTERS: dict[str, Hostile] = {
     # BFCL question and answer files
     "bfcl empty file": Hostile(
@@ -285,7 +290,7 @@ IMPORTERS: dict[str, Hostile] = {
             write("r.json", '{"id": "weather", "result": "[get_weather(city=\'\\ud800\')]"}\n'),
         ),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        ONE_RESULT,
         0,
     ),
     "bfcl-results ... in a call": Hostile(
@@ -293,7 +298,7 @@ IMPORTERS: dict[str, Hostile] = {
             SUITE_FILE, write("r.json", '{"id": "weather", "result": "[get_weather(city=...)]"}\n')
         ),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        ONE_RESULT,
         0,
     ),
     "bfcl-results lone surrogate in JSON arguments": Hostile(
@@ -304,7 +309,7 @@ IMPORTERS: dict[str, Hostile] = {
             ),
         ),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        ONE_RESULT,
         0,
     ),
     "bfcl-results result missing": Hostile(
@@ -332,7 +337,7 @@ IMPORTERS: dict[str, Hostile] = {
             ),
         ),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        ONE_RESULT,
         0,
     ),
     "bfcl-results call text of 2 MB": Hostile(
@@ -341,7 +346,7 @@ IMPORTERS: dict[str, Hostile] = {
             write("r.json", json.dumps({"id": "weather", "result": "x" * 2_000_000}) + "\n"),
         ),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        ONE_RESULT,
         0,
     ),
     # OpenTelemetry

@@ -172,7 +172,10 @@ def test_results_of_no_case_are_named(tmp_path: Path) -> None:
     )
     written = api.import_bfcl_results(suite, results, tmp_path / "t.jsonl")
     assert written.skipped == 1
-    assert written.summary == f"skipped 1 result(s) whose id is no case of {suite}: 'other_1'"
+    assert written.summary == (
+        f"2 result entries read: 1 transcript(s) of cases of {suite} (0 errored: each fails), "
+        "1 skipped, 0 refused; skipped 1 result(s) whose id is no case of it: 'other_1'"
+    )
 
 
 # ------------------------------------------------------------------------- StableToolBench

@@ -241,6 +241,7 @@ def import_bfcl_results(
     check_output_file(out, "out")
     if kind is not None and kind not in RESULT_FORMATS:
         raise UsageError(f"kind={kind!r}: use one of {', '.join(RESULT_FORMATS)}", params=["kind"])
+    suite = Path(suite)
     loaded = load_suite(suite)
     refused: list[Refusal] = []
     label = (
@@ -269,18 +270,30 @@ def import_bfcl_results(
             "of the BFCL category the suite was imported from"
         )
     _write_transcripts(out, made)
-    summary = "; ".join(filter(None, [_skipped(skipped, suite), note]))
+    summary = "; ".join(filter(None, [_results_read(made, skipped, refused, suite), note]))
     return TranscriptsWritten(
         out, len(made), skipped=len(skipped), summary=summary, refused=tuple(refused)
     )
 
 
-def _skipped(ids: Sequence[str], suite: str | Path) -> str:
-    """The results left out, named: a BFCL file may be split over several suites, but a
-    result left out by mistake (a record id mistyped) would otherwise pass unseen."""
-    if not ids:
-        return ""
-    return f"skipped {len(ids)} result(s) whose id is no case of {suite}: {_some(ids)}"
+def _results_read(
+    made: Sequence[Transcript], skipped: Sequence[str], refused: Sequence[Refusal], suite: Path
+) -> str:
+    """What a result file held: the transcripts made (errored ones counted), the results left
+    out, named (a BFCL file may be split over several suites, but a result left out by
+    mistake, its id mistyped, would otherwise pass unseen), and the entries refused that are
+    of no record (not JSON, no id)."""
+    named = {t.case for t in made} | set(skipped)
+    unnamed = sum(r.record not in named for r in refused)
+    errored = sum(t.error is not None for t in made)
+    line = (
+        f"{len(made) + len(skipped) + unnamed} result entries read: {len(made)} transcript(s) "
+        f"of cases of {suite} ({errored} errored: each fails), {len(skipped)} skipped, "
+        f"{unnamed} refused"
+    )
+    if skipped:
+        line += f"; skipped {len(skipped)} result(s) whose id is no case of it: {_some(skipped)}"
+    return line
 
 
 def _unless_refused(transcript: Transcript, case: Case) -> Transcript:

@@ -162,10 +162,9 @@ def bfcl_results(
     from evalspec.api import import_bfcl_results
 
     written = import_bfcl_results(suite, results, out, model=model, kind=kind)
-    if written.summary:
-        print_error(written.summary)
     _say_written(written)
-    say_refused(written.refused, None, "(where it is of a case) an errored transcript")
+    stands_as = "(where it is of a case) an errored transcript"
+    say_refused(written.refused, None, stands_as, written.summary)
 
 
 @import_app.command("stabletoolbench")
