@@ -371,3 +371,13 @@ def test_a_function_no_suite_can_offer_is_refused_and_said(tmp_path: Path) -> No
     assert f"c.json:1:1: record {second} refused: a function's name 'no such name' is no tool" \
         in done.stderr  # fmt: skip
     api.load_suite(tmp_path / "s.yaml")  # validates
+
+
+def test_the_queries_read_and_those_an_ids_file_keeps_are_counted(tmp_path: Path) -> None:
+    (tmp_path / "ids.json").write_text('["588"]', "utf-8")
+    done = stb(tmp_path, STB_QUERIES.read_text("utf-8"), "--ids", "ids.json")
+    assert done.returncode == 0, said(done)
+    assert (
+        "3 queries read, 1 with an id of ids.json: 1 imported as cases, 0 refused (each stands "
+        "as a case tagged import-refused that fails)" in done.stderr
+    )

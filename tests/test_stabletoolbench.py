@@ -38,7 +38,7 @@ DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
 
 def load_queries(path: Path, ids: Path) -> list[dict]:
     """The queries of a test_instruction file whose ids `ids` (a test_query_ids file) lists."""
-    return [q for _, q in placed_queries(path, ids)]
+    return [q for _, q in placed_queries(path, ids)[0]]
 
 
 EXAMPLE_QUERIES = DATA / "solvable_queries_example/test_instruction/G1_instruction.json"

@@ -330,7 +330,7 @@ def import_stabletoolbench(
     queries, out = Path(queries), Path(out)
     refused: list[Refusal] = []
     endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env, judge_rounds)
-    placed = placed_queries(queries, ids)
+    placed, entries = placed_queries(queries, ids)
     with importing(queries, "StableToolBench query"):  # a last guard
         suites = stabletoolbench_suites(
             [q for _, q in placed],
@@ -345,16 +345,11 @@ def import_stabletoolbench(
     cases = sum(len(s["cases"]) for s in suites)
     kept = f", {len(placed)} with an id of {display_name(Path(ids))}" if ids is not None else ""
     summary = (
-        f"{_entries_in(placed)} queries read{kept}: {cases - len(refused)} imported as cases, "
+        f"{entries} queries read{kept}: {cases - len(refused)} imported as cases, "
         f"{len(refused)} refused (each stands as a case tagged import-refused that fails)"
     )
     paths = tuple(write_suites(out, suites))
     return SuitesWritten(paths, cases, refused=tuple(refused), summary=summary)
-
-
-def _entries_in(placed: Sequence[tuple[str, Any]]) -> int:
-    """How many entries the file held: the place of the last (`query-N`), whatever --ids kept."""
-    return max(int(p.rsplit("-", 1)[1]) for p, _ in placed)
 
 
 STB_JUDGE_TEMPERATURE = 0.2

@@ -63,12 +63,15 @@ _TYPE_MAP: dict[str, dict[str, Any]] = {
 # Queries and tools
 
 
-def placed_queries(path: str | Path, ids_path: str | Path | None = None) -> list[tuple[str, Any]]:
+def placed_queries(
+    path: str | Path, ids_path: str | Path | None = None
+) -> tuple[list[tuple[str, Any]], int]:
     """Each entry of a ``test_instruction`` file with its place (`query-N`, N its position in
     the file), whatever it is (an entry that is no query is refused where it becomes a case);
     only those whose `query_id` is in ``ids_path`` when given (and every entry that is no
-    object, which has none). InputError when the file is no list (or object by id) of entries
-    or holds none, or when no entry has an id of ``ids_path``."""
+    object, which has none), and how many entries the file holds. InputError when the file is
+    no list (or object by id) of entries or holds none, or when no entry has an id of
+    ``ids_path``."""
     name = display_name(Path(path))
     hint = "name a StableToolBench solvable_queries/test_instruction file"
     data = read_document(Path(path), "one JSON list of queries", hint)
@@ -82,7 +85,7 @@ def placed_queries(path: str | Path, ids_path: str | Path | None = None) -> list
         )
     placed = [(f"query-{i}", q) for i, q in enumerate(entries, 1)]
     if ids_path is None:
-        return placed
+        return placed, len(placed)
     wanted = _query_ids(Path(ids_path))
     kept = [(p, q) for p, q in placed if not isinstance(q, dict) or _id(q) in wanted]
     if not kept:
@@ -93,7 +96,7 @@ def placed_queries(path: str | Path, ids_path: str | Path | None = None) -> list
             f"{', '.join(repr(i[:40]) for i in ids[:3])}{' ...' if len(ids) > 3 else ''})",
             "give the test_query_ids file of the same group as the queries",
         )
-    return kept
+    return kept, len(placed)
 
 
 def _id(query: Mapping[str, Any]) -> str:
