@@ -133,7 +133,7 @@ def screen_tool(tool: Mapping[str, Any], role: str) -> None:
     from evalspec._tool_schema import schema_error
 
     name = tool.get("name")
-    if not isinstance(name, str) or not re.match(TOOL_NAME_PATTERN, name):
+    if not isinstance(name, str) or not re.fullmatch(TOOL_NAME_PATTERN, name):
         raise RecordFault(
             f"a function's name {str(name)[:80]!r} is no tool name (1 to 64 letters, digits, "
             "'_', '.' or '-')",
