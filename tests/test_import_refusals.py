@@ -223,6 +223,7 @@ def test_a_second_query_with_an_id_already_read_is_refused(tmp_path: Path) -> No
         ("[]", "the file holds no query: a test_instruction file is a JSON list of queries (or "
          "an object of them by id), got an empty list"),
         ("{}", "got an empty object"),
+        (" \n", "the file is empty, not one JSON list of queries"),
         ('{"id": 1}\n{"id": 2}\n', "the file holds a JSON document per line (JSON Lines, line 1 "
          "an object with keys 'id'), not one JSON list of queries"),
     ],

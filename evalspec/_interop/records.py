@@ -271,6 +271,8 @@ def read_document(path: Path, what: str, hint: str) -> Any:
     (BFCL's form: a record per line) is said to be one, not called invalid at its line 2."""
     name = display_name(path)
     text = read_text(path, name)
+    if not text.strip():  # not "invalid JSON: Expecting value"
+        raise input_error(name, f"the file is empty, not {what}", hint)
     try:
         return parse_json(text, name)
     except InputError:
