@@ -542,7 +542,7 @@ def test_malformed_multi_turn_results_are_refused_one_by_one(tmp_path: Path) -> 
         )
         assert done.exit_code == 0, (what, done.output)
         assert "bad.json:2:" in done.output, (what, done.output)
-        assert "1 record(s) refused, the rest imported" in done.output, (what, done.output)
+        assert "2 result entries read: " in done.output, (what, done.output)
         assert "Traceback" not in done.output
         made = {t.case: t for t in api.load_transcripts(tmp_path / "x")}
         assert made[second].finish_reason != "error"

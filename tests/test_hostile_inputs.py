@@ -184,17 +184,22 @@ def otel_attr(value: dict) -> str:
     return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
 
 
+ONE_RESULT = (
+    "1 result entries read: 1 transcript(s) of cases of s.yaml (0 errored: each fails), "
+    "0 skipped, 0 refused"
+)
+
 IMPORTERS: dict[str, Hostile] = {
     # BFCL question and answer files
     "bfcl empty file": Hostile(
         files(write("q.json", ""), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:1:1: the file holds no BFCL records; name a BFCL .json file",
+        "q.json:1:1: the file is empty: it holds no BFCL records; name a BFCL .json file",
     ),
     "bfcl only blank lines": Hostile(
         files(write("q.json", "\n\n  \n"), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "q.json:1:1: the file holds no BFCL records; name a BFCL .json file",
+        "q.json:1:1: the file is empty: it holds no BFCL records; name a BFCL .json file",
     ),
     "bfcl not utf-8": Hostile(
         files(write("q.json", b'{"id": "caf\xe9"}\n'), write("a.json", BFCL_A)),
@@ -221,18 +226,18 @@ IMPORTERS: dict[str, Hostile] = {
     "bfcl record not an object": Hostile(
         files(write("q.json", BFCL_Q + "5\n"), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "1 of 2 record(s) refused, the rest imported; each refused record is a case tagged import-refused that fails (an errored record counts as failed)",
+        "2 question entries read: 1 imported as cases, 1 refused (each stands as a case tagged import-refused that fails)",
         0,
     ),
     "bfcl record without id": Hostile(
         files(write("q.json", '{"question": []}\n'), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "error: every record was refused, nothing written: q.json:1:1: record line-1 refused: every record must be a JSON object with an 'id'; check that it is a BFCL question file",
+        "error: every record was refused, nothing written: q.json:1:1: record line-1 refused: every record must be a JSON object with an 'id', got an object with keys 'question'; check that it is a BFCL question file",
     ),
     "bfcl torn line": Hostile(
         files(write("q.json", BFCL_Q + '{"id": "simple_1", "quest'), write("a.json", BFCL_A)),
         ["import", "bfcl", "q.json", "a.json", "--out", "s.yaml"],
-        "1 of 2 record(s) refused, the rest imported; each refused record is a case tagged import-refused that fails (an errored record counts as failed)",
+        "2 question entries read: 1 imported as cases, 1 refused (each stands as a case tagged import-refused that fails)",
         0,
     ),
     "bfcl function not a list": Hostile(
@@ -285,7 +290,7 @@ IMPORTERS: dict[str, Hostile] = {
             write("r.json", '{"id": "weather", "result": "[get_weather(city=\'\\ud800\')]"}\n'),
         ),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        ONE_RESULT,
         0,
     ),
     "bfcl-results ... in a call": Hostile(
@@ -293,7 +298,7 @@ IMPORTERS: dict[str, Hostile] = {
             SUITE_FILE, write("r.json", '{"id": "weather", "result": "[get_weather(city=...)]"}\n')
         ),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        ONE_RESULT,
         0,
     ),
     "bfcl-results lone surrogate in JSON arguments": Hostile(
@@ -304,18 +309,18 @@ IMPORTERS: dict[str, Hostile] = {
             ),
         ),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        ONE_RESULT,
         0,
     ),
     "bfcl-results result missing": Hostile(
         files(SUITE_FILE, write("r.json", '{"id": "weather"}\n')),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "error: every record was refused, nothing written: r.json:1:1: record weather refused: the record has no 'result'; check that it is a BFCL result file ({id, result} lines)",
+        "error: every record was refused, nothing written: r.json:1:1: record weather refused: it has no 'result': got an object with keys 'id'; check that it is a BFCL result file ({id, result} lines)",
     ),
     "bfcl-results empty": Hostile(
         files(SUITE_FILE, write("r.json", "")),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "r.json:1:1: the file holds no BFCL records; name a BFCL .json file",
+        "r.json:1:1: the file is empty: it holds no BFCL records; name a BFCL .json file",
     ),
     "bfcl-results deeply nested call": Hostile(
         files(
@@ -332,7 +337,7 @@ IMPORTERS: dict[str, Hostile] = {
             ),
         ),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        ONE_RESULT,
         0,
     ),
     "bfcl-results call text of 2 MB": Hostile(
@@ -341,7 +346,7 @@ IMPORTERS: dict[str, Hostile] = {
             write("r.json", json.dumps({"id": "weather", "result": "x" * 2_000_000}) + "\n"),
         ),
         ["import", "bfcl-results", "s.yaml", "r.json", "--out", "t.jsonl"],
-        "wrote 1 transcripts to t.jsonl",
+        ONE_RESULT,
         0,
     ),
     # OpenTelemetry
@@ -406,12 +411,12 @@ IMPORTERS: dict[str, Hostile] = {
     "stabletoolbench queries a number": Hostile(
         write("q.json", "5"),
         ["import", "stabletoolbench", "q.json", "--out", "s.yaml"],
-        "q.json:1:1: the queries must be JSON objects in a list (or in an object by id); name a StableToolBench file",
+        "q.json:1:1: the file holds no query: a test_instruction file is a JSON list of queries (or an object of them by id), got a number; name a StableToolBench solvable_queries/test_instruction file",
     ),
     "stabletoolbench query not an object": Hostile(
         write("q.json", "[5]"),
         ["import", "stabletoolbench", "q.json", "--out", "s.yaml"],
-        "error: every record was refused, nothing written: q.json:1:1: record query-1 refused: the query is not an object; check that it is a StableToolBench test_instruction file",
+        "error: every record was refused, nothing written: q.json:1:1: record query-1 refused: the query is not an object, got a number; check that it is a StableToolBench file",
     ),
     "stabletoolbench not utf-8": Hostile(
         write("q.json", b'["\xfe"]'),
@@ -426,12 +431,12 @@ IMPORTERS: dict[str, Hostile] = {
     "stabletoolbench-answers a list": Hostile(
         write("c.json", "[1, 2]"),
         ["import", "stabletoolbench-answers", "c.json", "--out", "t.jsonl"],
-        "c.json:1:1: a converted answer file must be a JSON object of answers by query id; name a model_predictions_converted file",
+        "c.json:1:1: a converted answer file must be a JSON object of answers by query id, got a list of 2; name a model_predictions_converted file",
     ),
     "stabletoolbench-answers record a number": Hostile(
         write("c.json", '{"q1": 5}'),
         ["import", "stabletoolbench-answers", "c.json", "--out", "t.jsonl"],
-        "error: every record was refused, nothing written: c.json:1:1: record q1 refused: the answer is not an object; check that it is a model_predictions_converted answer file",
+        "error: every record was refused, nothing written: c.json:1:1: record q1 refused: the answer is not an object, got a number; check that it is a model_predictions_converted answer file",
     ),
     "stabletoolbench-answers NaN": Hostile(
         write("c.json", '{"q1": NaN}'),

@@ -25,7 +25,7 @@ from evalspec import api
 DATA = Path(__file__).resolve().parent / "data" / "bfcl_faults"
 MISS_FUNC = DATA / "BFCL_v4_multi_turn_miss_func.json"
 PARALLEL_MULTIPLE = DATA / "BFCL_v3_parallel_multiple.json"
-REFUSED = "each refused record is a case tagged import-refused that fails"
+REFUSED = "refused (each stands as a case tagged import-refused that fails)"
 MF_NAME, PM_ANSWERS = (
     shown(MISS_FUNC),
     shown(DATA / "possible_answer" / PARALLEL_MULTIPLE.name),
@@ -68,7 +68,7 @@ def test_miss_func_records_that_add_functions_at_a_turn_with_a_message_are_refus
         "fails on this record)" in lines
     )
     assert any(line.startswith(f"{MF_NAME}:3:1: record multi_turn_miss_func_102") for line in lines)
-    assert f"2 of 4 record(s) refused, the rest imported; {REFUSED}" in done.output
+    assert f"4 question entries read: 2 imported as cases, 2 {REFUSED}" in done.output
     cases = cases_of(out)
     assert list(cases) == [f"multi_turn_miss_func_{n}" for n in (100, 101, 102, 103)]
     assert cases["multi_turn_miss_func_100"]["turns"] and cases["multi_turn_miss_func_103"]["turns"]
@@ -107,7 +107,7 @@ def test_an_answer_that_is_no_function_is_refused_and_blamed_on_the_answer_file(
     )
     assert "unhashable" not in done.output
     assert f"{shown(PARALLEL_MULTIPLE)}:" not in done.output
-    assert f"1 of 4 record(s) refused, the rest imported; {REFUSED}" in done.output
+    assert f"4 question entries read: 3 imported as cases, 1 {REFUSED}" in done.output
     paths = sorted(tmp_path.glob("pm*.yaml"))
     cases = cases_of(*paths)
     assert sorted(cases) == [f"parallel_multiple_{n}" for n in (177, 178, 179, 180)]
@@ -151,7 +151,7 @@ def test_a_bad_line_anywhere_refuses_that_line_only(tmp_path):
         )
         assert done.exit_code == 0, (what, done.output)
         assert "Traceback" not in done.output
-        assert "record(s) refused, the rest imported" in done.output, (what, done.output)
+        assert REFUSED in done.output, (what, done.output)
         imported = cases_of(*out.parent.glob("*.yaml"))
         good = [n for n, c in imported.items() if "import-refused" not in c["tags"]]
         assert len(good) >= 2, (what, done.output)
@@ -218,9 +218,10 @@ def test_a_stabletoolbench_query_that_cannot_become_a_case_is_refused_alone(tmp_
     assert done.exit_code == 0, done.output
     lines = done.output.splitlines()
     where = shown(path)
-    assert f"{where}:1:1: record {broken} refused: a record lacks the key 'api_list'" in lines
-    assert f"{where}:1:1: record query-4 refused: the query is not an object" in lines
-    assert f"2 of 4 record(s) refused, the rest imported; {REFUSED}" in done.output
+    no_api_list = f"{where}:1:1: record {broken} refused: it has no 'api_list': got an object"
+    assert no_api_list in done.output
+    assert f"{where}:1:1: record query-4 refused: the query is not an object, got a number" in lines
+    assert f"4 queries read: 2 imported as cases, 2 {REFUSED}" in done.output
     cases = cases_of(*tmp_path.glob("stb*.yaml"))
     assert "import-refused" in cases[str(broken)]["tags"]
     kept = [n for n, c in cases.items() if "import-refused" not in c["tags"]]

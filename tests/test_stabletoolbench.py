@@ -26,14 +26,21 @@ from support import (
 from evalspec._interop.stabletoolbench import (
     api_to_tool,
     gold_apis,
-    load_queries,
     param_name,
+    placed_queries,
     read_converted_answers,
 )
 from evalspec._tools.toolbench_names import api_call_score, function_name
 from evalspec.records import ToolCall, Transcript
 
 DATA = Path(__file__).resolve().parent / "data" / "stabletoolbench"
+
+
+def load_queries(path: Path, ids: Path) -> list[dict]:
+    """The queries of a test_instruction file whose ids `ids` (a test_query_ids file) lists."""
+    return [q for _, q in placed_queries(path, ids)[0]]
+
+
 EXAMPLE_QUERIES = DATA / "solvable_queries_example/test_instruction/G1_instruction.json"
 EXAMPLE_IDS = DATA / "solvable_queries_example/test_query_ids/G1_instruction.json"
 EXAMPLE = DATA / "data_example"

@@ -127,10 +127,10 @@ def test_a_record_that_is_not_a_run_is_named_and_the_others_are_judged(tmp_path:
     records = [run_record(0, 0, 2), run_record("zero", 1, 2), [], run_record(0, 1, 3, 0.0)]
     done = small(tmp_path, records)
     assert done.returncode == 0, done.stderr
-    assert "runs.json:1:1: record record-1 refused: task_id is str, not a whole number" in (
+    assert "runs.json:1:1: record record-1 refused: task_id is a string, not a whole number" in (
         done.stderr
     )
-    assert "runs.json:1:1: record record-2 refused: the record is list, not a mapping" in (
+    assert "runs.json:1:1: record record-2 refused: the record is an empty list, not a mapping" in (
         done.stderr
     )
     assert "2 of 4 record(s) refused, the rest imported" in done.stderr
@@ -150,8 +150,8 @@ def test_a_record_that_is_not_a_run_is_named_and_the_others_are_judged(tmp_path:
 @pytest.mark.parametrize(
     ("content", "words"),
     [
-        ({"task_id": 0}, "is not a τ-bench trajectory file: the file is not a JSON list of runs"),
-        ([{"task_id": 0}], "runs.json:1:1: record record-0 refused: trial is NoneType"),
+        ({"task_id": 0}, "the file is not a JSON list of runs, got an object with keys 'task_id'"),
+        ([{"task_id": 0}], "record record-0 refused: trial is missing (or null), not a whole"),
         ("[{", "runs.json:1:3"),
     ],
 )

@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalspec._interop.records import Refusal, errored_transcript, refused_all, refused_case
+from evalspec._interop.records import (
+    Refusal,
+    errored_transcript,
+    read_document,
+    refused_all,
+    refused_case,
+)
 from evalspec._interop.tau_bench import Run, case_name, gold_calls, read_runs, tasks
 from evalspec._util.errors import UsageError
 from evalspec._util.files import atomic_write
@@ -61,7 +67,8 @@ def import_tau_bench(
     check_output_file(out, "out")
     check_output_file(suite_path, "suite_out")
     label = model or source.stem
-    records = parse_json(read_text(source), str(source))
+    hint = "give a historical_trajectories/*.json file of tau-bench"
+    records = read_document(source, "one JSON list of runs", hint)
     try:
         read = read_runs(records, label, display_name(source))
     except ValueError as exc:

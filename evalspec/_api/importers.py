@@ -46,6 +46,8 @@ class SuitesWritten:
     refused: tuple[Refusal, ...] = ()
     """Records refused, each with its file, line and reason; each stands in a suite as a case
     that fails (tagged `import-refused`)."""
+    summary: str = ""
+    """What was read, imported and refused, in one line."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,8 @@ def import_bfcl(
     refused = [*asked.refused, *(given.refused if given else ())]
     if not asked.records:
         raise refused_all(refused, "a BFCL question file")
+    if given is not None and not given.records:  # the answer file is wrong, not a record
+        raise refused_all(given.refused, "a BFCL possible_answer file")
     settings = {"name": name or questions.stem, "models": list(models or [DEFAULT_MODEL])}
     with importing(questions, "BFCL"):  # a last guard: what no record's check caught
         suites = _bfcl_suites(asked.records, given, names, refused, sources, settings)
@@ -131,7 +135,37 @@ def import_bfcl(
     paths = write_suites(out, suites)
     invalid = sum(INVALID_TAG in c["tags"] for s in suites for c in s["cases"])
     cases = sum(len(s["cases"]) for s in suites)
-    return SuitesWritten(tuple(paths), cases, invalid, INVALID_TAG, tuple(refused))
+    summary = _bfcl_summary(asked, given, suites)
+    return SuitesWritten(tuple(paths), cases, invalid, INVALID_TAG, tuple(refused), summary)
+
+
+def _bfcl_summary(asked: Read, given: Read | None, suites: list[dict[str, Any]]) -> str:
+    """What the two files held and what became of it: the entries of the question file, the
+    cases imported and refused, the answer file's entries that are no answer or answer no
+    question (they make no case, so only this line counts them)."""
+    from evalspec._suite.model import REFUSED_TAG
+
+    entries = len(asked.records) + len(asked.refused)
+    refused = sum(REFUSED_TAG in c["tags"] for s in suites for c in s["cases"])
+    cases = sum(len(s["cases"]) for s in suites)
+    line = (
+        f"{entries} question entries read: {cases - refused} imported as cases, {refused} "
+        "refused (each stands as a case tagged import-refused that fails)"
+    )
+    if given is None:
+        return line
+    if given.refused:
+        line += f"; {len(given.refused)} entries of the answer file refused (no case)"
+    unused = sorted(set(given.lines) - set(asked.lines))
+    if unused:
+        line += f"; {len(unused)} possible answer(s) of no question, unused ({_some(unused)})"
+    return line
+
+
+def _some(names: Sequence[str], shown: int = 3) -> str:
+    """The first few of `names`, each cut to 60 characters, and how many more."""
+    text = ", ".join(repr(n[:60]) for n in names[:shown])
+    return text + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def _bfcl_suites(
@@ -207,6 +241,7 @@ def import_bfcl_results(
     check_output_file(out, "out")
     if kind is not None and kind not in RESULT_FORMATS:
         raise UsageError(f"kind={kind!r}: use one of {', '.join(RESULT_FORMATS)}", params=["kind"])
+    suite = Path(suite)
     loaded = load_suite(suite)
     refused: list[Refusal] = []
     label = (
@@ -214,6 +249,7 @@ def import_bfcl_results(
         if model is not None
         else (loaded.models[0].name if loaded.models else "bfcl")
     )
+    cases = {c.name: c for c in loaded.cases}
     if any(c.turns for c in loaded.cases):  # a multi-turn category: turns of steps of calls
         from evalspec._interop.bfcl_multi_turn_results import multi_turn_transcripts
 
@@ -221,23 +257,43 @@ def import_bfcl_results(
             made, skipped = multi_turn_transcripts(
                 results, loaded, model=label, kind=kind, refused=refused
             )
-        if not made:
-            raise UsageError(f"no result in {results} has the id of a case of {suite}")
-        _write_transcripts(out, made)
         note = V3_MULTI_TURN_NOTE if results.name.startswith("BFCL_v3_") else ""
-        return TranscriptsWritten(
-            out, len(made), skipped=skipped, summary=note, refused=tuple(refused)
+    else:
+        with importing(results, "BFCL result"):
+            transcripts = bfcl_transcripts(results, model=label, kind=kind, refused=refused)
+        made = [_unless_refused(t, cases[t.case]) for t in transcripts if t.case in cases]
+        skipped, note = [t.case for t in transcripts if t.case not in cases], ""
+    if not made:
+        raise UsageError(
+            f"no result in {results} has the id of a case of {suite} (the results' ids: "
+            f"{_some(skipped)}; the suite's cases: {_some(list(cases))}): give the result file "
+            "of the BFCL category the suite was imported from"
         )
-    with importing(results, "BFCL result"):
-        transcripts = bfcl_transcripts(results, model=label, kind=kind, refused=refused)
-    cases = {c.name: c for c in loaded.cases}
-    kept = [_unless_refused(t, cases[t.case]) for t in transcripts if t.case in cases]
-    if not kept:
-        raise UsageError(f"no result in {results} has the id of a case of {suite}")
-    _write_transcripts(out, kept)
+    _write_transcripts(out, made)
+    summary = "; ".join(filter(None, [_results_read(made, skipped, refused, suite), note]))
     return TranscriptsWritten(
-        out, len(kept), skipped=len(transcripts) - len(kept), refused=tuple(refused)
+        out, len(made), skipped=len(skipped), summary=summary, refused=tuple(refused)
     )
+
+
+def _results_read(
+    made: Sequence[Transcript], skipped: Sequence[str], refused: Sequence[Refusal], suite: Path
+) -> str:
+    """What a result file held: the transcripts made (errored ones counted), the results left
+    out, named (a BFCL file may be split over several suites, but a result left out by
+    mistake, its id mistyped, would otherwise pass unseen), and the entries refused that are
+    of no record (not JSON, no id)."""
+    named = {t.case for t in made} | set(skipped)
+    unnamed = sum(r.record not in named for r in refused)
+    errored = sum(t.error is not None for t in made)
+    line = (
+        f"{len(made) + len(skipped) + unnamed} result entries read: {len(made)} transcript(s) "
+        f"of cases of {suite} ({errored} errored: each fails), {len(skipped)} skipped, "
+        f"{unnamed} refused"
+    )
+    if skipped:
+        line += f"; skipped {len(skipped)} result(s) whose id is no case of it: {_some(skipped)}"
+    return line
 
 
 def _unless_refused(transcript: Transcript, case: Case) -> Transcript:
@@ -268,34 +324,32 @@ def import_stabletoolbench(
     StableToolBench's SoPR judge on the final answer (`judge_rounds`: asked that many rounds
     at StableToolBench's temperature 0.2 and combined as it combines them; it uses 4)."""
     from evalspec._interop.bfcl import DEFAULT_MODEL, write_suites
-    from evalspec._interop.stabletoolbench import load_queries
+    from evalspec._interop.stabletoolbench import placed_queries
     from evalspec._interop.stabletoolbench_suites import stabletoolbench_suites
 
     queries, out = Path(queries), Path(out)
     refused: list[Refusal] = []
-    try:
-        loaded = load_queries(queries, ids, refused=refused)
-    except OSError as exc:
-        raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise UsageError(f"not a StableToolBench query file: {exc}") from None
-    if not loaded and refused:
-        raise refused_all(refused, "a StableToolBench test_instruction file")
+    endpoint = _judge_endpoint(judge, judge_base_url, judge_key_env, judge_rounds)
+    placed, entries = placed_queries(queries, ids)
     with importing(queries, "StableToolBench query"):  # a last guard
         suites = stabletoolbench_suites(
-            loaded,
+            [q for _, q in placed],
             name=name or f"stabletoolbench-{queries.stem}",
             models=list(models or [DEFAULT_MODEL]),
             judge=judge,
-            judge_endpoint=_judge_endpoint(judge, judge_base_url, judge_key_env, judge_rounds),
+            judge_endpoint=endpoint,
             refused=refused,
             source=display_name(queries),
+            places=[p for p, _ in placed],
         )
-    # An entry that is no query still counts: a case that fails, named by its place.
-    loading = [r for r in refused if r.record.startswith("query-")]
-    suites[0]["cases"].extend(refused_case(r, ["stabletoolbench"]) for r in loading)
     cases = sum(len(s["cases"]) for s in suites)
-    return SuitesWritten(tuple(write_suites(out, suites)), cases, refused=tuple(refused))
+    kept = f", {len(placed)} with an id of {display_name(Path(ids))}" if ids is not None else ""
+    summary = (
+        f"{entries} queries read{kept}: {cases - len(refused)} imported as cases, "
+        f"{len(refused)} refused (each stands as a case tagged import-refused that fails)"
+    )
+    paths = tuple(write_suites(out, suites))
+    return SuitesWritten(paths, cases, refused=tuple(refused), summary=summary)
 
 
 STB_JUDGE_TEMPERATURE = 0.2
@@ -392,6 +446,7 @@ def _answer_suites(
     from evalspec._util.reading import read_json
 
     label = transcripts[0].model if transcripts else folder_label(converted, "stabletoolbench")
+    cases_refused: list[Refusal] = []
     with importing(converted, "StableToolBench converted answer"):
         suites = answer_file_suites(
             read_json(converted),
@@ -399,9 +454,13 @@ def _answer_suites(
             models=[label],
             judge=judge,
             judge_endpoint=endpoint,
-            refused=[],  # the same queries: refused already, where their answers are read
+            refused=cases_refused,
             source=display_name(converted),
         )
+    # A query refused where its answer was read is said once; one whose case alone cannot be
+    # made (a function the suite cannot offer) is said too, not left to the suite to show.
+    known = {r.record for r in refused}
+    refused.extend(r for r in cases_refused if r.record not in known)
     return tuple(write_suites(out, suites))
 
 

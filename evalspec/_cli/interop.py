@@ -7,7 +7,6 @@ are evalspec's UsageError/SpecError, which the main CLI prints with exit code 2.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evalspec._cli.common import print_error, reports_errors
+from evalspec._util.terminal import plain
 
 if TYPE_CHECKING:
     from evalspec.records import Refusal, TranscriptsWritten
@@ -45,11 +45,16 @@ JudgeRoundsOpt = Annotated[
 ]
 
 
-def say_refused(refused: Sequence[Refusal], records: int | None, stands_as: str) -> None:
-    """Each refused record on stderr (file:line:col, id, why), then how many (of how many)."""
+def say_refused(
+    refused: Sequence[Refusal], records: int | None, stands_as: str, summary: str = ""
+) -> None:
+    """Each refused record on stderr (file:line:col, id, why), then how many (of how many), or
+    the importer's `summary` of what it read, imported and refused when it gives one."""
     for refusal in refused:
         print_error(str(refusal))
-    if refused:
+    if summary:
+        print_error(summary)
+    elif refused:
         of = f" of {records}" if records is not None else ""
         print_error(
             f"{len(refused)}{of} record(s) refused, the rest imported; each refused record is "
@@ -114,7 +119,7 @@ def bfcl(
         f"{written.cases} cases in {len(written.paths)} suite(s); "
         f"next: evalspec validate {written.paths[0]}"
     )
-    say_refused(written.refused, written.cases, "a case tagged import-refused")
+    say_refused(written.refused, written.cases, "a case tagged import-refused", written.summary)
 
 
 @import_app.command("bfcl-results")
@@ -157,12 +162,9 @@ def bfcl_results(
     from evalspec.api import import_bfcl_results
 
     written = import_bfcl_results(suite, results, out, model=model, kind=kind)
-    if written.skipped:
-        sys.stderr.write(f"skipped {written.skipped} results of other records\n")
-    if written.summary:
-        sys.stderr.write(written.summary + "\n")
     _say_written(written)
-    say_refused(written.refused, None, "(where it is of a case) an errored transcript")
+    stands_as = "(where it is of a case) an errored transcript"
+    say_refused(written.refused, None, stands_as, written.summary)
 
 
 @import_app.command("stabletoolbench")
@@ -210,7 +212,7 @@ def stabletoolbench(
     for p in written.paths:
         typer.echo(f"wrote {p}")
     typer.echo(f"{written.cases} cases in {len(written.paths)} suite(s)")
-    say_refused(written.refused, written.cases, "a case tagged import-refused")
+    say_refused(written.refused, written.cases, "a case tagged import-refused", written.summary)
 
 
 @import_app.command("stabletoolbench-answers")
@@ -262,7 +264,7 @@ def stabletoolbench_answers(
     for p in written.suites:
         typer.echo(f"wrote {p}")
     _say_written(written)
-    typer.echo(written.summary)
+    typer.echo(plain(written.summary))
     say_refused(written.refused, written.count, "an errored transcript")
 
 
@@ -331,7 +333,7 @@ def otel(
 
     written = import_otel(spans, out, case=case, model=model)
     _say_written(written)
-    typer.echo(written.summary)
+    typer.echo(plain(written.summary))
     say_refused(written.refused, None, "(where its trace is known) an errored transcript")
 
 

@@ -40,9 +40,12 @@ from evalspec._interop.records import (
     Refusal,
     Sources,
     blame,
+    holdable,
     numbered_json,
     refused_all,
     refused_case,
+    screen_tool,
+    what_it_is,
 )
 from evalspec._interop.records import (
     errored_transcript as errored,
@@ -65,8 +68,8 @@ _JSON_TYPES = {
 }
 _KEPT_KEYWORDS = ("description", "enum", "default", "format", "minimum", "maximum")
 
-QUESTIONS, ANSWERS = "questions", "answers"
-"""The roles of BFCL's two files: a record's fault is in one of them."""
+QUESTIONS, ANSWERS, RESULTS = "questions", "answers", "results"
+"""The roles of BFCL's files: a record's fault is in one of them."""
 SOURCES = Sources({QUESTIONS: "the question file", ANSWERS: "the answer file"}, {})
 """Names for the two files when no file was read (records given to the API)."""
 
@@ -129,21 +132,48 @@ class Read:
 
 NOT_A_RECORD = "every record must be a JSON object with an 'id'"
 
+KINDS = (
+    ("question", "a BFCL question record"),
+    ("ground_truth", "a BFCL possible-answer record"),
+    ("result", "a BFCL model result"),
+)
+"""The key that tells each BFCL file's records apart, and what such a record is."""
+
+
+def lacks(record: Mapping[str, Any], key: str, role: str) -> RecordFault:
+    """The fault of a record without `key`: what it holds instead and, when it is a record of
+    another BFCL file (the files given in the wrong order or place), which."""
+    kind = next((what for k, what in KINDS if k in record and k != key), None)
+    swapped = f" ({kind}: is the file given in the right place?)" if kind else ""
+    return RecordFault(f"it has no {key!r}: got {what_it_is(record)}{swapped}", role)
+
 
 def read_numbered(path: str | Path) -> Read:
-    """Read a BFCL file: JSON Lines (its usual form despite the .json suffix) or a JSON list; a
-    line that is no record is refused on its own (`Read.refused`)."""
+    """Read a BFCL file: JSON Lines (its usual form despite the .json suffix) or a JSON list; an
+    entry that is no record (named by its place: `line-N`, `entry-K` in a list), or a second
+    record with an id already read, is refused on its own (`Read.refused`)."""
     path = Path(path)
     name = display_name(path)
     numbered, refused = numbered_json(path, "BFCL records", "name a BFCL .json file")
     records: list[dict[str, Any]] = []
     lines: dict[str, int] = {}
-    for line, record in numbered:
+    for entry in numbered:
+        record = entry.value
         if not isinstance(record, dict) or "id" not in record:
-            refused.append(Refusal(f"line-{line}", name, line, NOT_A_RECORD))
+            why = f"{NOT_A_RECORD}, got {what_it_is(record)}"
+            refused.append(Refusal(entry.place, name, entry.line, why))
+            continue
+        if isinstance(record["id"], bool) or not isinstance(record["id"], str | int):
+            why = f"its 'id' must be a text, got {what_it_is(record['id'])}"
+            refused.append(Refusal(entry.place, name, entry.line, why))
+            continue
+        rid = str(record["id"])
+        if rid in lines:
+            why = f"a second record with id {rid!r} (the first is on line {lines[rid]})"
+            refused.append(Refusal(entry.place, name, entry.line, why))
             continue
         records.append(record)
-        lines.setdefault(str(record["id"]), line)
+        lines[rid] = entry.line
     return Read(records, lines, refused)
 
 
@@ -288,7 +318,9 @@ class _Flow(dict[str, Any]):
 
 def _messages(record: Mapping[str, Any]) -> dict[str, Any]:
     turns = record.get("question") or []
-    if len(turns) != 1 or not turns[0]:
+    if len(turns) == 1 and not turns[0]:
+        raise RecordFault("its question's one turn holds no message", QUESTIONS)
+    if len(turns) != 1:
         raise RecordFault(
             f"{len(turns)} turns; only single-turn records (simple, multiple, parallel, ...) "
             "can become cases",
@@ -414,6 +446,7 @@ def bfcl_suite_dict(
         try:
             with blame(ANSWERS):
                 case = _case(q, _answer_of(rid, by_id), names)
+                holdable(case, "case (question and possible answer)", ANSWERS)
         except RecordFault as fault:
             refusal = sources.refusal(rid, fault)
             (refused if refused is not None else []).append(refusal)
@@ -458,6 +491,8 @@ def _answer_of(rid: str, by_id: Mapping[str, Mapping[str, Any]] | None) -> Mappi
         return {"id": rid, "ground_truth": []}
     if rid not in by_id:
         raise RecordFault("the answer file has no possible answer with this id", ANSWERS)
+    if "ground_truth" not in by_id[rid]:  # read as none, it would expect no call
+        raise lacks(by_id[rid], "ground_truth", ANSWERS)
     return by_id[rid]
 
 
@@ -497,12 +532,15 @@ def screen_question(q: Mapping[str, Any], names: str) -> None:
     """A RecordFault (the question file's) when the record cannot become a case: functions that
     are not named objects, parameters that are no schema, messages that are no single turn."""
     with blame(QUESTIONS):
+        if "question" not in q:
+            raise lacks(q, "question", QUESTIONS)
         functions = q.get("function") or []
         if not isinstance(functions, list) or not all(
             isinstance(fn, Mapping) and isinstance(fn.get("name"), str) for fn in functions
         ):
             raise RecordFault("its 'function' is not a list of named function docs", QUESTIONS)
-        bfcl_tools(functions, names)
+        for tool in bfcl_tools(functions, names):
+            screen_tool(tool, QUESTIONS)
         _messages(q)
 
 
@@ -683,7 +721,8 @@ def bfcl_transcripts(
     kept = [r for r in records if "result" in r]
     for r in records:
         if "result" not in r:
-            bad.append(Refusal(str(r["id"]), name, lines.get(str(r["id"]), 1), NO_RESULT))
+            why = lacks(r, "result", RESULTS).reason
+            bad.append(Refusal(str(r["id"]), name, lines.get(str(r["id"]), 1), why))
     if bad and (refused is None or not kept):
         if refused is None:
             raise UsageError(f"{bad[0]} (a BFCL result is a record with 'id' and 'result')")
@@ -701,11 +740,12 @@ def bfcl_transcripts(
                 raise UsageError(f"{name}: result {rid}: {fault}") from None
             refused.append(Refusal(rid, name, lines.get(rid, 1), fault.reason))
             out.append(errored_transcript(rid, model, fault.reason))
-    errored = [errored_transcript(str(r["id"]), model, NO_RESULT) for r in records if r not in kept]
+    errored = [
+        errored_transcript(str(r["id"]), model, lacks(r, "result", RESULTS).reason)
+        for r in records
+        if r not in kept
+    ]
     return out + errored
-
-
-NO_RESULT = "the record has no 'result'"
 
 
 def errored_transcript(record_id: str, model: str, why: str) -> Transcript:

@@ -26,6 +26,7 @@ from evalspec._interop.bfcl import (
     SOURCES,
     bfcl_tools,
     escape_templates,
+    lacks,
 )
 from evalspec._interop.bfcl_decode import DecodeError, _value
 from evalspec._interop.bfcl_environment import CLASSES, OUTPUTS, BfclEnvironment
@@ -34,6 +35,7 @@ from evalspec._interop.records import (
     Refusal,
     Sources,
     blame,
+    holdable,
     refused_all,
     refused_case,
 )
@@ -237,9 +239,15 @@ def _case_or_refusal(
     rid = str(question["id"])
     try:
         with blame(QUESTIONS):
+            if "question" not in question:
+                raise lacks(question, "question", QUESTIONS)
             if rid not in by_id:
                 raise RecordFault("the answer file has no possible answer with this id", ANSWERS)
-            return multi_turn_case(question, by_id[rid], long_context=long_context)
+            if "ground_truth" not in by_id[rid]:
+                raise lacks(by_id[rid], "ground_truth", ANSWERS)
+            case = multi_turn_case(question, by_id[rid], long_context=long_context)
+            holdable(case, "case (question, state and ground truth)", QUESTIONS)
+            return case
     except RecordFault as fault:
         refusal = sources.refusal(rid, fault)
         refused.append(refusal)

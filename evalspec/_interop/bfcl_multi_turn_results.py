@@ -20,13 +20,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalspec._interop.bfcl import errored_transcript
+from evalspec._interop.bfcl import RESULTS, errored_transcript, lacks
 from evalspec._interop.bfcl_decode import DecodeError, ResultFormat, decode, text_kind
 from evalspec._interop.records import (
     RecordFault,
     Refusal,
     numbered_json,
     refused_all,
+    what_it_is,
 )
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
 from evalspec._suite.model import REFUSED_TAG, Case, Suite
@@ -34,7 +35,6 @@ from evalspec._transcript import ToolCall, Transcript, UserTurn
 from evalspec._util.reading import display_name, input_error
 
 SOURCE = "import:bfcl"
-RESULTS = "results"
 _SHOWN = 200
 """Characters of a failed inference's text kept in the transcript's error."""
 
@@ -46,12 +46,14 @@ def numbered_records(path: Path, refused: list[Refusal]) -> list[tuple[int, dict
     numbered, bad = numbered_json(path, "BFCL results", "name a BFCL result file")
     refused.extend(bad)
     out = []
-    for line, record in numbered:
+    for entry in numbered:
+        record = entry.value
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-            why = "every BFCL result must be a JSON object with a text 'id'"
-            refused.append(Refusal(f"line-{line}", name, line, why))
+            got = what_it_is(record)
+            why = f"every BFCL result must be a JSON object with a text 'id', got {got}"
+            refused.append(Refusal(entry.place, name, entry.line, why))
         else:
-            out.append((line, record))
+            out.append((entry.line, record))
     return out
 
 
@@ -72,8 +74,8 @@ def result_kind(records: list[tuple[int, dict[str, Any]]]) -> ResultFormat:
 
 def multi_turn_transcripts(
     path: Path, suite: Suite, *, model: str, kind: ResultFormat | None, refused: list[Refusal]
-) -> tuple[list[Transcript], int]:
-    """Transcripts of the records that are cases of `suite`, and how many records are not.
+) -> tuple[list[Transcript], list[str]]:
+    """Transcripts of the records that are cases of `suite`, and the ids of those that are not.
 
     A record that cannot be read is refused (appended to `refused`); one of a case gives an
     errored transcript, as does a case the suite holds for a record refused at import."""
@@ -88,11 +90,12 @@ def multi_turn_transcripts(
     cases = {c.name: c for c in suite.cases}
     tools = Conversations(suite, ToolSimulator(suite.tools, Path(suite.path).resolve().parent))
     every_tool = frozenset(t.name for t in suite.tools)
-    out, skipped = [], 0
+    out: list[Transcript] = []
+    skipped: list[str] = []
     for line, record in records:
         case = cases.get(record["id"])
         if case is None:
-            skipped += 1
+            skipped.append(record["id"])
             continue
         if REFUSED_TAG in case.tags:  # the record was refused at import: it fails here too
             out.append(errored_transcript(case.name, model, case.description or REFUSED_TAG))
@@ -108,7 +111,7 @@ def multi_turn_transcripts(
             )
         try:
             if "result" not in record:
-                raise RecordFault("the record has no 'result'", RESULTS)
+                raise lacks(record, "result", RESULTS)
             steps = _steps(record, case, kind)
         except RecordFault as fault:
             refused.append(Refusal(case.name, name, line, fault.reason))

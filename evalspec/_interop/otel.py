@@ -33,6 +33,7 @@ from evalspec._interop.records import (
     blame,
     errored_transcript,
     refused_all,
+    what_it_is,
 )
 from evalspec._transcript import ToolCall, Transcript
 from evalspec._util.errors import UsageError
@@ -163,9 +164,11 @@ def read_spans(
         elif isinstance(item, Mapping) and "name" in item:
             spans.append(item)
         elif refused is not None:
-            refused.append(Refusal(f"entry-{i + 1}", name, 1, f"{NOT_SPANS}, got {_what(item)}"))
+            refused.append(
+                Refusal(f"entry-{i + 1}", name, 1, f"{NOT_SPANS}, got {what_it_is(item)}")
+            )
         else:
-            raise UsageError(f"{NOT_SPANS}, got {_what(item)}")
+            raise UsageError(f"{NOT_SPANS}, got {what_it_is(item)}")
     flat = []
     for i, span in enumerate(spans):
         try:
@@ -305,14 +308,4 @@ def _held(data: Any) -> str:
     if exports:
         resources = sum(len(b.get("resourceSpans") or ()) for b in exports)
         return f"{len(exports)} export(s) with {resources} resourceSpans and no span in them"
-    return _what(data)
-
-
-def _what(value: Any) -> str:
-    """A JSON value that is no span, in words: its type and, for an object, its first keys."""
-    if isinstance(value, Mapping):
-        keys = ", ".join(repr(str(k))[:40] for k in list(value)[:5])
-        more = ", ..." if len(value) > 5 else ""
-        return f"an object with keys {keys}{more}" if keys else "an empty object"
-    kinds = {bool: "true or false", int: "a number", float: "a number", str: "a string"}
-    return "a list" if isinstance(value, list) else kinds.get(type(value), "null")
+    return what_it_is(data)

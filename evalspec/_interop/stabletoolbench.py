@@ -24,7 +24,9 @@ from evalspec._interop.records import (
     Refusal,
     blame,
     errored_transcript,
+    read_document,
     refused_all,
+    what_it_is,
 )
 from evalspec._interop.stabletoolbench_nodes import finished, read_tool_node, walk
 from evalspec._suite.model import Tool
@@ -61,38 +63,59 @@ _TYPE_MAP: dict[str, dict[str, Any]] = {
 # Queries and tools
 
 
-def _objects(items: Any, path: Path, what: str) -> None:
-    """InputError unless `items` is a list of JSON objects."""
-    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+def placed_queries(
+    path: str | Path, ids_path: str | Path | None = None
+) -> tuple[list[tuple[str, Any]], int]:
+    """Each entry of a ``test_instruction`` file with its place (`query-N`, N its position in
+    the file), whatever it is (an entry that is no query is refused where it becomes a case);
+    only those whose `query_id` is in ``ids_path`` when given (and every entry that is no
+    object, which has none), and how many entries the file holds. InputError when the file is
+    no list (or object by id) of entries or holds none, or when no entry has an id of
+    ``ids_path``."""
+    name = display_name(Path(path))
+    hint = "name a StableToolBench solvable_queries/test_instruction file"
+    data = read_document(Path(path), "one JSON list of queries", hint)
+    entries = list(data.values()) if isinstance(data, dict) else data
+    if not isinstance(entries, list) or not entries:
         raise input_error(
-            display_name(path),
-            f"the {what} must be JSON objects in a list (or in an object by id)",
-            "name a StableToolBench file",
+            name,
+            f"the file holds no query: a test_instruction file is a JSON list of queries (or "
+            f"an object of them by id), got {what_it_is(data)}",
+            hint,
         )
-
-
-def load_queries(
-    path: str | Path, ids_path: str | Path | None = None, *, refused: list[Refusal] | None = None
-) -> list[dict[str, Any]]:
-    """Read a ``test_instruction`` file, keeping only the ids in ``ids_path`` when given.
-
-    The id file may be a list of ids or a dict keyed by id; ids compare as strings. With
-    `refused`, an entry that is not an object is refused on its own (appended there)."""
-    queries = read_json(Path(path))
-    if isinstance(queries, dict):
-        queries = list(queries.values())
-    if refused is not None and isinstance(queries, list):
-        name = display_name(Path(path))
-        for i, q in enumerate(queries):
-            if not isinstance(q, dict):
-                refused.append(Refusal(f"query-{i + 1}", name, 1, "the query is not an object"))
-        queries = [q for q in queries if isinstance(q, dict)]
-    _objects(queries, Path(path), "queries")
+    placed = [(f"query-{i}", q) for i, q in enumerate(entries, 1)]
     if ids_path is None:
-        return list(queries)
-    ids = read_json(Path(ids_path))
-    wanted = {str(i) for i in (ids.keys() if isinstance(ids, dict) else ids)}
-    return [q for q in queries if str(q.get("query_id")) in wanted]
+        return placed, len(placed)
+    wanted = _query_ids(Path(ids_path))
+    kept = [(p, q) for p, q in placed if not isinstance(q, dict) or _id(q) in wanted]
+    if not kept:
+        ids = sorted({_id(q) for _, q in placed})
+        raise input_error(
+            display_name(Path(ids_path)),
+            f"no query of {name} has an id listed here (the queries' ids: "
+            f"{', '.join(repr(i[:40]) for i in ids[:3])}{' ...' if len(ids) > 3 else ''})",
+            "give the test_query_ids file of the same group as the queries",
+        )
+    return kept, len(placed)
+
+
+def _id(query: Mapping[str, Any]) -> str:
+    return str(query.get("query_id"))
+
+
+def _query_ids(path: Path) -> set[str]:
+    """The ids of a ``test_query_ids`` file: a list of ids, or an object keyed by id."""
+    ids = read_json(path)
+    if isinstance(ids, dict):
+        return {str(i) for i in ids}
+    if isinstance(ids, list) and all(isinstance(i, str | int) for i in ids):
+        return {str(i) for i in ids}
+    raise input_error(
+        display_name(path),
+        f"a test_query_ids file is a JSON list of query ids (or an object keyed by them), got "
+        f"{what_it_is(ids)}",
+        "name a StableToolBench solvable_queries/test_query_ids file",
+    )
 
 
 def param_schema(param: Mapping[str, Any]) -> dict[str, Any]:
@@ -286,13 +309,15 @@ def read_converted_answers(path: str | Path, model: str | None = None) -> Conver
     """
     path = Path(path)
     label = model_label(model, path, "stabletoolbench")
-    data = read_json(path)
+    hint = "name a model_predictions_converted file"
+    data = read_document(path, "one JSON object of answers by query id", hint)
     name = display_name(path)
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or not data:
         raise input_error(
             name,
-            "a converted answer file must be a JSON object of answers by query id",
-            "name a model_predictions_converted file",
+            "a converted answer file must be a JSON object of answers by query id, got "
+            f"{what_it_is(data)}",
+            hint,
         )
     out: list[Transcript] = []
     refused: list[Refusal] = []
@@ -306,7 +331,7 @@ def read_converted_answers(path: str | Path, model: str | None = None) -> Conver
             refused.append(Refusal(str(query_id), name, 1, fault.reason))
             item = f"{label}:{query_id}"
             out.append(errored_transcript(item, str(query_id), label, fault.reason, SOURCE))
-    if data and len(refused) == len(data):
+    if len(refused) == len(data):
         raise refused_all(refused, "a model_predictions_converted answer file")
     return ConvertedAnswers(
         transcripts=out,
@@ -324,8 +349,12 @@ def _answer(
 ) -> Transcript:
     """One query's run; a RecordFault when a tool node of it names no call."""
     if not isinstance(record, dict):
-        raise RecordFault("the answer is not an object", "answers")
-    answer = record.get("answer") or {}
+        raise RecordFault(f"the answer is not an object, got {what_it_is(record)}", "answers")
+    if "answer" not in record:  # read as none, it would stand as a run that called nothing
+        raise RecordFault(f"it has no 'answer': got {what_it_is(record)}", "answers")
+    answer = record["answer"] or {}
+    if not isinstance(answer, dict):
+        raise RecordFault(f"its 'answer' is {what_it_is(answer)}, not an object", "answers")
     details = answer.get("answer_details") or ()
     calls: list[ToolCall] = []
     unread = []

@@ -8,9 +8,19 @@ further suite, since a suite offers one definition per tool name.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from evalspec._interop.records import RecordFault, Refusal, blame, refused_all, refused_case
+from evalspec._interop.records import (
+    RecordFault,
+    Refusal,
+    blame,
+    holdable,
+    refused_all,
+    refused_case,
+    screen_tool,
+    what_it_is,
+)
 from evalspec._util.errors import UsageError
 
 
@@ -48,7 +58,11 @@ def each_case(
     for name, record in records:
         try:
             with blame(source):
-                cases.append(case_of(record))
+                tools, case = case_of(record)
+                for tool in tools.values():
+                    screen_tool(tool, source)
+                holdable(case, "case", source)
+                cases.append((tools, case))
         except RecordFault as fault:
             out.append(Refusal(name, source, 1, fault.reason))
             cases.append(({}, refused_case(out[-1], ["stabletoolbench"])))
@@ -57,8 +71,42 @@ def each_case(
     return cases
 
 
+@dataclass(frozen=True)
+class _Again:
+    """An entry whose `query_id` an earlier query has: two cases cannot share a name."""
+
+    query_id: str
+
+
+def _keyed(queries: Sequence[Any], places: Sequence[str] | None) -> list[tuple[str, Any]]:
+    """(case name, entry) of each entry: its `query_id`, else its place (`query-N`); a second
+    entry with an id already read is named by its place and refused (`_Again`)."""
+    seen: set[str] = set()
+    out: list[tuple[str, Any]] = []
+    for i, q in enumerate(queries):
+        place = places[i] if places is not None else f"query-{i + 1}"
+        name = str(q["query_id"]) if isinstance(q, Mapping) and "query_id" in q else place
+        if name in seen:
+            name, q = place, _Again(name)
+        seen.add(name)
+        out.append((name, q))
+    return out
+
+
+def _query_fault(q: Any) -> RecordFault | None:
+    """Why an entry of a test_instruction file cannot become a case, in words."""
+    if isinstance(q, _Again):
+        return RecordFault(f"a second query with query_id {q.query_id!r}", "queries")
+    if not isinstance(q, Mapping):
+        return RecordFault(f"the query is not an object, got {what_it_is(q)}", "queries")
+    missing = [k for k in ("api_list", "query") if k not in q]
+    if missing:
+        return RecordFault(f"it has no {missing[0]!r}: got {what_it_is(q)}", "queries")
+    return None
+
+
 def stabletoolbench_suites(
-    queries: Sequence[Mapping[str, Any]],
+    queries: Sequence[Any],
     *,
     name: str,
     models: Sequence[str],
@@ -66,17 +114,22 @@ def stabletoolbench_suites(
     judge_endpoint: Mapping[str, Any] | None = None,
     refused: list[Refusal] | None = None,
     source: str = "the query file",
+    places: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Suites for StableToolBench queries: tools from `api_list`, gold APIs scored by
     `api_call_score`; queries whose APIs disagree with earlier ones go to further suites. A
     query that cannot become a case is refused (appended to `refused`) and stands as a case
-    that fails.
+    that fails: an entry that is no object, or has no `api_list`, or whose `query_id` an
+    earlier query has (named by its place, `places[i]`, or `query-N`).
 
     `judge` (a model id) adds StableToolBench's SoPR judge on the final answer; its
     `judge_endpoint` holds the judge's `base_url` and `api_key_env` when not the defaults."""
     from evalspec._interop.stabletoolbench import api_to_tool, gold_apis
 
-    def case_of(q: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    def case_of(q: Any) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+        fault = _query_fault(q)
+        if fault is not None:
+            raise fault
         tools = {t["name"]: t for t in (_tool_dict(api_to_tool(a)) for a in q["api_list"])}
         gold = sorted([list(pair) for pair in gold_apis(q)])
         case: dict[str, Any] = {
@@ -91,8 +144,7 @@ def stabletoolbench_suites(
             case["expect"]["final_answer"] = _judge_check(judge, judge_endpoint)
         return tools, case
 
-    keyed = [(str(q.get("query_id", f"query-{i + 1}")), q) for i, q in enumerate(queries)]
-    cases = each_case(keyed, case_of, refused, source)
+    cases = each_case(_keyed(queries, places), case_of, refused, source)
     description = (
         "Imported from StableToolBench: a case passes when the model calls every gold API "
         "(api_call_score)."
@@ -122,6 +174,8 @@ def answer_file_suites(
         item: tuple[str, Mapping[str, Any]],
     ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
         query_id, record = item
+        if not isinstance(record, Mapping) or "query" not in record:
+            raise RecordFault(f"it has no 'query': got {what_it_is(record)}", source)
         tools = {
             t["name"]: t
             for t in (_function_tool(f) for f in record.get("available_tools") or ())

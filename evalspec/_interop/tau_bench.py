@@ -22,8 +22,10 @@ from typing import Any
 
 import msgspec
 
-from evalspec._interop.records import Refusal
+from evalspec._interop.records import Refusal, what_it_is
+from evalspec._suite.yaml_tree import MAX_DEPTH
 from evalspec._transcript import ToolCall, Transcript
+from evalspec._util.reading import nests_deeper
 
 TERMINATE = ("transfer_to_human_agents",)
 """τ-bench's airline and retail envs end the conversation on these; its reward does not
@@ -60,19 +62,46 @@ def read_runs(records: Any, model: str, source: str = "") -> Trajectories:
     """Every run of a parsed trajectory file (`source`, for messages); the records that are
     not runs, refused (evalspec._interop.records: each stands as a case that fails)."""
     if not isinstance(records, list):
-        raise NotARun("the file is not a JSON list of runs")
+        raise NotARun(f"the file is not a JSON list of runs, got {what_it_is(records)}")
     runs, refused = [], []
+    seen: dict[tuple[int, int], int] = {}
+    tasks: dict[int, tuple[dict[str, Any], int]] = {}
     for i, record in enumerate(records):
         try:
-            runs.append(_run(record, model))
+            run = _run(record, model)
+            _one_of_its_kind(run, i, seen, tasks)
         except NotARun as exc:
             refused.append(Refusal(f"record-{i}", source, 1, str(exc)))
+            continue
+        runs.append(run)
     return Trajectories(runs, refused)
+
+
+def _one_of_its_kind(
+    run: Run,
+    index: int,
+    seen: dict[tuple[int, int], int],
+    tasks: dict[int, tuple[dict[str, Any], int]],
+) -> None:
+    """NotARun for a second run of one task and trial (its reward would replace the first's),
+    or a run of a task stated otherwise by an earlier run (it would be judged by that one)."""
+    first = seen.setdefault((run.task_id, run.trial), index)
+    if first != index:
+        raise NotARun(
+            f"a second run of task {run.task_id}, trial {run.trial} (the first is record-{first})"
+        )
+    task, where = tasks.setdefault(run.task_id, (run.task, index))
+    if task != run.task:
+        raise NotARun(
+            f"its info.task differs from that of record-{where}, an earlier run of task "
+            f"{run.task_id}: one case judges every run of a task"
+        )
 
 
 def _need(value: Any, kind: type | tuple[type, ...], what: str) -> Any:
     if isinstance(value, bool) or not isinstance(value, kind):
-        raise NotARun(f"{what} is {type(value).__name__}, not {_kind_name(kind)}")
+        shown = "missing (or null)" if value is None and what != "the record" else what_it_is(value)
+        raise NotARun(f"{what} is {shown}, not {_kind_name(kind)}")
     return value
 
 
@@ -82,8 +111,18 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     return " or ".join(names.get(k, "a number") for k in kinds)
 
 
+VALUE_DEPTH = MAX_DEPTH - 16
+"""How deep a task may nest: its case holds it under the suite, the case and its checks."""
+RUN_KEYS = ("task_id", "trial", "reward", "info", "traj")
+"""The keys of a τ-bench run."""
+
+
 def _run(record: Any, model: str) -> Run:
     record = _need(record, dict, "the record")
+    if not any(k in record for k in RUN_KEYS):
+        raise NotARun(
+            f"it is no run (it has none of {', '.join(RUN_KEYS)}): got {what_it_is(record)}"
+        )
     task_id = _need(record.get("task_id"), int, "task_id")
     trial = _need(record.get("trial"), int, "trial")
     if task_id < 0 or trial < 0:
@@ -99,6 +138,8 @@ def _run(record: Any, model: str) -> Run:
     outputs = _need(task.get("outputs", []), list, "info.task.outputs")
     for j, output in enumerate(outputs):
         _need(output, str, f"info.task.outputs[{j}]")
+    if nests_deeper(task, VALUE_DEPTH):  # the case's expected world and outputs hold it
+        raise NotARun(f"info.task nests deeper than {VALUE_DEPTH} levels, more than a suite holds")
     messages = _need(record.get("traj"), list, "traj")
     for j, message in enumerate(messages):
         _need(message, dict, f"traj[{j}]")

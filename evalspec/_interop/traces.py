@@ -37,9 +37,8 @@ from evalspec._interop.otel import (
     _error,
     _json_or_text,
     _time,
-    _what,
 )
-from evalspec._interop.records import Refusal
+from evalspec._interop.records import Refusal, what_it_is
 from evalspec._interop.trace_events import fold, log_record, span_events
 from evalspec._language.tools import TOOL_NAME_PATTERN
 from evalspec._suite.limits import MAX_CALLS_PER_CASE
@@ -454,7 +453,7 @@ def _spans_of(item: Any, line: int, name: str, refused: list[Refusal]) -> list[d
             raw.append({"attributes": entry})  # a span's attributes alone
         else:  # named by its place in a JSON list, and said what it is instead
             record = f"line-{line} entry-{k}" if isinstance(item, list) else f"line-{line}"
-            refused.append(Refusal(record, name, line, f"{NOT_SPANS}, got {_what(entry)}"))
+            refused.append(Refusal(record, name, line, f"{NOT_SPANS}, got {what_it_is(entry)}"))
     out = []
     for i, span in enumerate(raw):
         try:
