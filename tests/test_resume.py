@@ -23,6 +23,7 @@ from fake_openai import FakeOpenAI
 from support import KEY_ENV, ROOT, results_of, run_api, scripted, user_text, write_e2e_suite
 
 from evalspec.api import run
+from evalspec.errors import RunInterrupted
 from evalspec.records import RunRequest
 
 ITEMS = 12  # 3 cases x 1 model x 4 trials, one request each (single_turn)
@@ -205,12 +206,12 @@ def test_resume_refuses_a_run_directory_of_another_suite(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-def test_interrupted_replay_saves_every_finished_item_and_each_called_one_at_once(
+def test_a_run_that_may_call_saves_each_item_the_moment_it_finishes(
     gated: tuple[FakeOpenAI, Gate], tmp_path: Path
 ) -> None:
-    """Replayed transcripts are written in blocks; one that called a model is on disk as soon
-    as it finishes (with the replayed ones before it), and an interrupted run saves the rest:
-    the count it says is the lines on disk."""
+    """Replayed or called, every finished item of a run that may call a model is on disk while
+    the run goes (a replayed conversation may have called a simulated user or tool); after
+    Ctrl-C the count it says is the lines on disk."""
     server, gate = gated
     suite = suite_for(tmp_path, server.base_url, "first")
     gate.free = ITEMS  # the first run records trials 0 and 1 of each case
@@ -222,14 +223,54 @@ def test_interrupted_replay_saves_every_finished_item_and_each_called_one_at_onc
     proc = start_run(suite, run_dir, "--out", str(run_dir), record="auto")
     try:
         wait_for(lambda: len(server.requests) >= 9 or proc.poll() is not None, "2 held calls")
-        saved = lines(run_dir)
+        wait_for(lambda: len(lines(run_dir)) >= 5 or proc.poll() is not None, "5 saved items")
         assert proc.poll() is None, "the run ended before it could be interrupted"
-        called = [json.loads(line) for line in saved if json.loads(line)["source"] == "live"]
-        assert len(called) == 1  # on disk while the run still goes
+        saved = [json.loads(line) for line in lines(run_dir)]
     finally:
         err = interrupt(proc)
     assert proc.returncode == 130, err
-    after = [json.loads(line) for line in lines(run_dir)]
-    assert len(after) > len(saved)  # replayed items held in memory were written on the way out
-    assert {t["source"] for t in after} == {"replay", "live"}
-    assert f"interrupted: {len(after)} of {ITEMS} items finished and saved" in err
+    assert sorted(t["source"] for t in saved) == ["live"] + ["replay"] * 4
+    assert len(lines(run_dir)) == len(saved)
+    assert f"interrupted: {len(saved)} of {ITEMS} items finished and saved" in err
+
+
+class StopAfter:
+    """A caller's progress display that is interrupted (Ctrl-C) once `items` have finished."""
+
+    def __init__(self, items: int) -> None:
+        self.items = items
+        self.seen = 0
+
+    def start(self, run: Any) -> None:
+        pass
+
+    def advance(self, transcript: Any) -> None:
+        self.seen += 1
+        if self.seen == self.items:
+            raise KeyboardInterrupt
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.mark.slow
+def test_an_interrupted_offline_replay_saves_every_finished_item(
+    gated: tuple[FakeOpenAI, Gate], tmp_path: Path
+) -> None:
+    """An offline replay writes its lines in blocks (none cost a call); interrupted, it writes
+    every item that finished, and the count it says is the lines on disk."""
+    server, gate = gated
+    suite = suite_for(tmp_path, server.base_url, "first")
+    gate.free = ITEMS
+    recorded = start_run(suite, tmp_path / "rec", "--out", str(tmp_path / "rec"))
+    _, err = recorded.communicate(timeout=DEADLINE_S)
+    assert recorded.returncode == 0, err
+    run_dir = tmp_path / "replay"
+    request = RunRequest(suite=suite, models=["m1"], trials=4, record="offline", out=run_dir)
+    with pytest.raises(RunInterrupted) as stopped:
+        run(request, progress=StopAfter(7))
+    assert (stopped.value.done, stopped.value.total) == (7, ITEMS)
+    saved = [json.loads(line) for line in lines(run_dir)]
+    assert len(saved) == 7
+    assert {t["source"] for t in saved} == {"replay"}
+    assert len(server.requests) == ITEMS  # the replay called nothing

@@ -116,18 +116,21 @@ class Sink:
     """Appends transcripts to the run directory as they finish.
 
     Lines are written with one `write` on an O_APPEND descriptor, secrets scrubbed and lone
-    surrogates escaped. A transcript that called a model is written at once, with any held
-    before it: it cost a call. A replayed one may wait for the next write, up to `HOLD_BYTES`
-    (a write a line was a twentieth of a 50,000-case replay): a crash loses only answers a
-    resume replays again for nothing. A torn last line (a crash, a full disk) stays where it
-    is: on resume it is skipped with a note, and the next line starts on a line of its own.
+    surrogates escaped. In a run that may call a model (or a simulated user, a simulated tool)
+    each is written the moment it finishes: it may have cost calls. With `hold` (a run that
+    calls nothing: `--record offline`) lines wait for the next write, up to `HOLD_BYTES` (a
+    write a line was a twentieth of a 50,000-case replay), and all are written when the run
+    ends or is interrupted: a crash loses only answers a resume replays again for nothing. A
+    torn last line (a crash, a full disk) stays where it is: on resume it is skipped with a
+    note, and the next line starts on a line of its own.
     """
 
     HOLD_BYTES = 64 * 1024
     """Replayed transcripts' lines held before they are written together."""
 
-    def __init__(self, run_dir: Path | None, *, frozen_states: bool = False):
+    def __init__(self, run_dir: Path | None, *, frozen_states: bool = False, hold: bool = False):
         self.fd: int | None = None
+        self.hold = hold
         self._states = StateLines() if frozen_states else None
         """With states never changed in place (the declared environment's), their
         collections are encoded once however many snapshots share them."""
@@ -166,7 +169,7 @@ class Sink:
         self._held.append(data)
         self._held_bytes += len(data)
         self._held_cases.append(t.case)
-        if t.source != "replay" or self._held_bytes >= self.HOLD_BYTES:
+        if not self.hold or self._held_bytes >= self.HOLD_BYTES:
             self.flush()
 
     def flush(self) -> None:
@@ -181,7 +184,7 @@ class Sink:
                 written += os.write(self.fd, data[written:])
         except OSError as exc:
             self._torn = True
-            earlier = f" (and of {len(cases) - 1} replayed before it)" if len(cases) > 1 else ""
+            earlier = f" (and of {len(cases) - 1} held before it)" if len(cases) > 1 else ""
             raise RunError(
                 f"cannot save the transcript of {cases[-1]!r}{earlier} "
                 f"({exc.strerror or exc}); every transcript saved before is intact"
@@ -603,7 +606,8 @@ async def _run_plan(
     simulator = ToolSimulator(
         suite.tools, base_dir, calls=calls, mcp=live_executor(suite, options.record)
     )
-    sink = Sink(options.run_dir, frozen_states=suite.environment is None)
+    # A run that may call nothing holds its lines a while: none of them cost a call.
+    sink = Sink(options.run_dir, frozen_states=suite.environment is None, hold=calls is None)
     left = sum(1 for it in plan.items if it.id not in done_ids)
     width = min(options.concurrency or suite.run.concurrency, left)
     keep = options.keep_transcripts
