@@ -467,3 +467,38 @@ def test_indexing_a_line_refuses_what_reading_it_whole_refuses(value: bytes) -> 
         assert indexed == whole
     else:
         assert (indexed.key, indexed.response) == (whole.key, whole.response)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("order", ["file", "reversed", "shuffled", "twice"])
+def test_every_answer_is_its_own_however_the_replay_asks_for_them(
+    tmp_path: Path, order: str
+) -> None:
+    """Answers read ahead in file order: asked in that order, backwards, at random or each
+    twice, with comments, blank lines and answers longer than what is read ahead between
+    them, each key replays its own answer."""
+    import random
+
+    from evalspec._providers.recordings import READ_AHEAD
+
+    path = tmp_path / "rec.jsonl"
+    recordings = Recordings(path)
+    texts = {
+        f"k{i}": f"answer {i} " + "x" * (READ_AHEAD + 7 if i % 17 == 5 else i) for i in range(200)
+    }
+    for key, text in texts.items():
+        recordings.put(request(key), answer(text))
+    recordings.close()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[50:50] = ['{"_comment": "a note between answers"}', ""]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    keys = list(texts)
+    if order == "reversed":
+        keys.reverse()
+    elif order == "shuffled":
+        random.Random(7).shuffle(keys)
+    elif order == "twice":
+        keys = [k for key in keys for k in (key, key)]
+    replay = Recordings(path)
+    for key in keys:
+        got = replay.get(key)
+        assert got is not None and got.message["content"] == texts[key]

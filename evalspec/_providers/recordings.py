@@ -202,6 +202,11 @@ class _Index:
         self.torn_at: int | None = None
         """Byte offset of a last line cut short (a crash, a full disk), if there is one."""
         self.fd: int | None = None
+        self._ahead = b""
+        """The bytes read ahead of the last line read in file order, from `_ahead_at`."""
+        self._ahead_at = 0
+        self._next = 0
+        """Where the line after the last one read starts."""
         if not os.path.lexists(path):
             return
         with open_regular(path, limit=MAX_LOG_BYTES) as fh:
@@ -262,18 +267,38 @@ class _Index:
             )
 
     def line(self, place: tuple[int, int]) -> str:
-        """The text of the line at `place` (offset, length), read from the file indexed."""
+        """The text of the line at `place` (offset, length), read from the file indexed.
+
+        A replay asks for its answers in about the order a recording run wrote them: a line
+        that starts where the last one read ended is read with the next `READ_AHEAD` bytes,
+        and the lines after it come from those (one `pread` a line was 3% of a 50,000-case
+        replay). A line asked out of order is read alone."""
         assert self.fd is not None, "an index with entries has its file open"
         offset, length = place
-        raw = pread(self.fd, length, offset)
-        if len(raw) != length:
-            raise RunError("the recordings file was cut short while this run read it; run again")
+        start = offset - self._ahead_at
+        if start >= 0 and start + length <= len(self._ahead):
+            raw = self._ahead[start : start + length]
+        else:
+            ahead = offset == self._next
+            raw = pread(self.fd, max(length, READ_AHEAD) if ahead else length, offset)
+            if len(raw) < length:
+                raise RunError(
+                    "the recordings file was cut short while this run read it; run again"
+                )
+            if ahead:
+                self._ahead, self._ahead_at = raw, offset
+                raw = raw[:length]
+        self._next = offset + length + 1  # its newline
         return raw.decode("utf-8").strip()
 
     def close(self) -> None:
         if self.fd is not None:
             self._release()  # closes the descriptor once: never a number reused since
             self.fd = None
+
+
+READ_AHEAD = 64 * 1024
+"""Bytes of recordings read past a line read in file order (the next answers, most likely)."""
 
 
 def _corrupt(path: Path, number: int, why: str) -> SpecError:
