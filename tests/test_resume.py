@@ -274,3 +274,47 @@ def test_an_interrupted_offline_replay_saves_every_finished_item(
     assert len(saved) == 7
     assert {t["source"] for t in saved} == {"replay"}
     assert len(server.requests) == ITEMS  # the replay called nothing
+
+
+@pytest.mark.slow
+def test_a_replay_whose_transcripts_cannot_be_written_says_so_and_what_was_saved(
+    gated: tuple[FakeOpenAI, Gate], tmp_path: Path
+) -> None:
+    """The disk fills while an offline replay writes the lines it held: the run stops with
+    that error (no traceback), and the count it says is the complete lines on disk, which a
+    resume keeps."""
+    server, gate = gated
+    suite = suite_for(tmp_path, server.base_url, "first")
+    gate.free = ITEMS
+    recorded = start_run(suite, tmp_path / "rec", "--out", str(tmp_path / "rec"))
+    _, err = recorded.communicate(timeout=DEADLINE_S)
+    assert recorded.returncode == 0, err
+    run_dir = tmp_path / "full"
+    limit = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4000, 4000))\n"
+        "from evalspec._cli import main\n"
+        "main()\n"
+    )
+    args = ["run", str(suite), "--model", "m1", "--trials", "4", "--record", "offline"]
+    full = subprocess.run(
+        [sys.executable, "-c", limit, *args, "--out", str(run_dir)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        cwd=ROOT,
+        timeout=DEADLINE_S,
+    )
+    assert full.returncode == 3, full.stderr
+    assert "Traceback" not in full.stderr
+    assert "cannot save the transcript of" in full.stderr
+    assert "File too large" in full.stderr
+    complete = [line for line in lines(run_dir) if line.endswith("\n")]
+    assert 0 < len(complete) < ITEMS
+    assert f"{len(complete)} of {ITEMS} items finished and saved in {run_dir}" in full.stderr
+    resumed = start_run(suite, run_dir, "--resume", str(run_dir), record="offline")
+    out, err = resumed.communicate(timeout=DEADLINE_S)
+    assert resumed.returncode == 0, err
+    assert f"{len(complete)} resumed" in out
+    assert len(results_of(run_dir)["results"]) == ITEMS

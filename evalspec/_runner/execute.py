@@ -192,10 +192,15 @@ class Sink:
         self._size += len(data)
         self._torn = False
 
-    def close(self) -> None:
+    def close(self, *, quiet: bool = False) -> None:
+        """Write what is held and close; `quiet` (the run is ending with an error of its
+        own): a failure to write is not raised over that error."""
         if self.fd is not None:
             try:
                 self.flush()
+            except RunError:
+                if not quiet:
+                    raise
             finally:
                 os.close(self.fd)
                 self.fd = None
@@ -634,6 +639,7 @@ async def _run_plan(
                 on_done(t)
 
     tasks = [asyncio.create_task(worker()) for _ in range(width)]
+    ended = False
     try:
         if tasks:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
@@ -641,19 +647,24 @@ async def _run_plan(
                 exc = task.exception()
                 if exc is not None:
                     raise exc
+        ended = True
     finally:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        sink.close()
-        await simulator.aclose()
-        if own_providers:
+        try:
+            # On the way out with an error (Ctrl-C, a failed write), the held lines are still
+            # written where they can be, and the first error is the one said.
+            sink.close(quiet=not ended)
+        finally:
+            await simulator.aclose()
+            if own_providers:
+                for p in providers.values():
+                    await p.aclose()
             for p in providers.values():
-                await p.aclose()
-        for p in providers.values():
-            for k, v in getattr(p, "counts", {}).items():
-                outcome.counts[k] = outcome.counts.get(k, 0) + v
-            outcome.missing.extend(getattr(p, "missing", []))
+                for k, v in getattr(p, "counts", {}).items():
+                    outcome.counts[k] = outcome.counts.get(k, 0) + v
+                outcome.missing.extend(getattr(p, "missing", []))
     outcome.transcripts = [results[it.id] for it in plan.items if it.id in results]
     return outcome
 
