@@ -95,6 +95,18 @@ def wait_for(condition: Callable[[], bool], what: str, deadline_s: float = DEADL
         time.sleep(0.02)
 
 
+def recorded_suite(gated: tuple[FakeOpenAI, Gate], tmp_path: Path, trials: int = 4) -> Path:
+    """The suite, with the answers to `trials` trials of each case recorded (every call
+    answered while it records)."""
+    server, gate = gated
+    suite = suite_for(tmp_path, server.base_url, "first")
+    gate.free = ITEMS
+    recorded = start_run(suite, tmp_path / "rec", "--out", str(tmp_path / "rec"), trials=trials)
+    _, err = recorded.communicate(timeout=DEADLINE_S)
+    assert recorded.returncode == 0, err
+    return suite
+
+
 def interrupt(proc: subprocess.Popen[str]) -> str:
     """Ctrl-C for a run still going (killed if it does not end); what it said on stderr."""
     if proc.poll() is None:
@@ -213,11 +225,7 @@ def test_a_run_that_may_call_saves_each_item_the_moment_it_finishes(
     the run goes (a replayed conversation may have called a simulated user or tool); after
     Ctrl-C the count it says is the lines on disk."""
     server, gate = gated
-    suite = suite_for(tmp_path, server.base_url, "first")
-    gate.free = ITEMS  # the first run records trials 0 and 1 of each case
-    recorded = start_run(suite, tmp_path / "rec", "--out", str(tmp_path / "rec"), trials=2)
-    _, err = recorded.communicate(timeout=DEADLINE_S)
-    assert recorded.returncode == 0, err
+    suite = recorded_suite(gated, tmp_path, trials=2)  # trials 0 and 1 of each case
     gate.count, gate.free = 0, 1  # now one called answer, then every call is held
     run_dir = tmp_path / "run"
     proc = start_run(suite, run_dir, "--out", str(run_dir), record="auto")
@@ -259,12 +267,8 @@ def test_an_interrupted_offline_replay_saves_every_finished_item(
 ) -> None:
     """An offline replay writes its lines in blocks (none cost a call); interrupted, it writes
     every item that finished, and the count it says is the lines on disk."""
-    server, gate = gated
-    suite = suite_for(tmp_path, server.base_url, "first")
-    gate.free = ITEMS
-    recorded = start_run(suite, tmp_path / "rec", "--out", str(tmp_path / "rec"))
-    _, err = recorded.communicate(timeout=DEADLINE_S)
-    assert recorded.returncode == 0, err
+    server, _ = gated
+    suite = recorded_suite(gated, tmp_path)
     run_dir = tmp_path / "replay"
     request = RunRequest(suite=suite, models=["m1"], trials=4, record="offline", out=run_dir)
     with pytest.raises(RunInterrupted) as stopped:
@@ -283,12 +287,7 @@ def test_a_replay_whose_transcripts_cannot_be_written_says_so_and_what_was_saved
     """The disk fills while an offline replay writes the lines it held: the run stops with
     that error (no traceback), and the count it says is the complete lines on disk, which a
     resume keeps."""
-    server, gate = gated
-    suite = suite_for(tmp_path, server.base_url, "first")
-    gate.free = ITEMS
-    recorded = start_run(suite, tmp_path / "rec", "--out", str(tmp_path / "rec"))
-    _, err = recorded.communicate(timeout=DEADLINE_S)
-    assert recorded.returncode == 0, err
+    suite = recorded_suite(gated, tmp_path)
     run_dir = tmp_path / "full"
     limit = (
         "import resource, signal, sys\n"
