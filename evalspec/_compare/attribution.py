@@ -171,12 +171,26 @@ def attribute(
         return done(causes + (["and the re-recorded answer"] if evidence_moved else []))
     pairs = list(combinations(changes, 2)) if len(changes) <= MAX_PAIRED else []
     if pairs and budget.take(len(pairs)):
+        alone_gives = {id(e): side for e, side in alone}
         for a, b in pairs:
             side = counterfactual(apply(apply(base, a), b), f"{a.text} and {b.text}")
             if same_verdict(side, after):
-                return done([f"interaction of {a.text} and {b.text} (neither alone moves it)"])
+                return done([_together(a, b, alone_gives[id(a)], alone_gives[id(b)], before)])
     return done(
         [f"the {len(changes)} changes together (no one or two of them alone give {verdict(after)})"]
+    )
+
+
+def _together(a: Edit, b: Edit, a_alone: Side | None, b_alone: Side | None, before: Side) -> str:
+    """Two changes that give the head's verdict only together: whether neither alone moves it
+    (an interaction) or each moves it part of the way, with what each alone gives."""
+    if same_verdict(a_alone, before) and same_verdict(b_alone, before):
+        return f"interaction of {a.text} and {b.text} (neither alone moves it)"
+    if verdict(a_alone) == verdict(b_alone):
+        return f"{a.text} and {b.text} together (alone, each gives {verdict(a_alone)})"
+    return (
+        f"{a.text} and {b.text} together (alone, the first gives {verdict(a_alone)}, "
+        f"the second {verdict(b_alone)})"
     )
 
 

@@ -186,8 +186,18 @@ def _case_changes(scored: _Scored, named: _Named, known_flaky: frozenset[str]) -
             kind: Kind = "added" if not in_base else "removed" if not in_head else "missing"
             changes.append(CaseChange(key[0], key[1], kind, None, None, **flags))
         else:
-            changes.append(case_change(key[0], key[1], b, a, **flags))
+            changes.append(_unscored(case_change(key[0], key[1], b, a, **flags)))
     return changes
+
+
+def _unscored(c: CaseChange) -> CaseChange:
+    """A head side that could not be scored (a judge verdict or a simulated answer missing
+    from its cache) is no regression, nor any move: its ERROR is a score review has not got,
+    and the row says it needs a run."""
+    moved = c.kind in ("regression", "worse", "better")
+    if moved and c.after is not None and any(r.details.get("needs_run") for r in c.after.results):
+        return replace(c, kind="changed")
+    return c
 
 
 def _flags(
@@ -295,8 +305,8 @@ def _attributed(
         c = changes[i]
         key = (c.case, c.model)
         ev = evidence.get(key)
-        if c.before is None or c.after is None or ev is None or c.rerun:
-            continue
+        if c.before is None or c.after is None or ev is None or c.unverified:
+            continue  # no head verdict to explain: the row says what evidence it needs
         if same_verdict(c.before, c.after):
             continue
 
