@@ -471,3 +471,26 @@ def test_each_move_is_blamed_on_its_own_change(tmp_path, suite, replacements, ca
     }
     assert moved == set(causes)  # no other case is blamed on either change
     assert "neither alone moves it" not in reviewed.console  # each alone moved these
+
+
+def test_a_long_name_from_the_suite_is_cut_and_a_state_check_shown_as_written(tmp_path):
+    """A state check's pointer is the suite's text, of any length: every line that names it
+    is cut, and the check added reads as the YAML writes it (`{exists: false}`), never as
+    evalspec keeps it (`{"absent": true, "parts": [...]}`)."""
+    pointer = "/orders/1/" + "z" * 3000
+    reviewed = review_change(
+        tmp_path,
+        "support",
+        [
+            (
+                "state: {/orders/1/status: refunded}",
+                "state:\n            /orders/1/status: refunded\n"
+                f"            ? {pointer}\n            : {{exists: false}}",
+            )
+        ],
+    )
+    [named] = reviewed.named("two orders, refund the toaster")
+    assert named.startswith("turn 2 · state check /orders/1/zzz")
+    assert named.endswith('... added: {"exists": false}')
+    assert len(named) < 200
+    assert max(map(len, reviewed.console.splitlines())) < 250  # 400 columns wide

@@ -18,6 +18,7 @@ from itertools import combinations
 
 from evalspec._compare.edits import Edit, apply, edits
 from evalspec._compare.records import EPS, Side
+from evalspec._compare.words import clipped
 from evalspec._suite.model import Case, Suite
 from evalspec._transcript import Transcript
 
@@ -216,8 +217,8 @@ def _moved_row(before: Side, after: Side | None) -> str:
         old = b_rows.get((r.field, r.call))
         if old is not None and (old.actual != r.actual or old.match != r.match):
             if old.actual != r.actual:
-                return f"{r.field}: {short(old.actual)} -> {short(r.actual)}"
-            return f"{r.field} now {'matched' if r.match else 'not matched'}"
+                return f"{clipped(r.field)}: {short(old.actual)} -> {short(r.actual)}"
+            return f"{clipped(r.field)} now {'matched' if r.match else 'not matched'}"
     return ""
 
 

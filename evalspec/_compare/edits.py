@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalspec._compare.words import clipped
 from evalspec._suite import model
 from evalspec._suite.state import computed as compute
 from evalspec._suite.state import types as spec
@@ -56,9 +57,9 @@ class Edit:
 
     @property
     def text(self) -> str:
-        place = " · ".join(part for part in self.where if part)
+        place = " · ".join(clipped(part, MAX_SHORT) for part in self.where if part)
         if self.summary:
-            return f"{place} {self.summary}".strip()
+            return f"{place} · {self.summary}" if place else self.summary
         before, after = self.view or (self.before, self.after)
         return f"{place}: {moved(before, after)}"
 
@@ -90,7 +91,7 @@ def elided(b: str, a: str, limit: int = MAX_SHORT) -> str:
     start = same - _CONTEXT if same > _CONTEXT + 3 else 0
     if start and b[start:] and a[start:]:
         b, a = "..." + b[start:], "..." + a[start:]
-    return f"{_cut(b, limit)} -> {_cut(a, limit)}"
+    return f"{clipped(b, limit)} -> {clipped(a, limit)}"
 
 
 _CONTEXT = 20
@@ -99,10 +100,6 @@ _CONTEXT = 20
 
 def _texts(value: Any) -> str:
     return "(none)" if value is MISSING else short(_source(value), 1 << 30)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _source(value: Any) -> Any:
@@ -131,6 +128,13 @@ def _source(value: Any) -> Any:
         return sorted((_source(v) for v in value), key=str)
     if isinstance(value, model.CriticSpec | model.FinalAnswerCheck | model.EvaluatorSpec):
         return _as_written(value)
+    if isinstance(value, model.StateCheck):  # `/a/b: value`, `{exists: false}` or a critic
+        if value.absent:
+            return {"exists": False}
+        spec_ = value.spec
+        if spec_.kind == "binary" and spec_.weight == 1.0 and not spec_.required:
+            return _source(value.expected)
+        return _as_written(spec_) | ({"value": _source(value.expected)} if value.expected else {})
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             f.name: _source(getattr(value, f.name))
@@ -198,6 +202,12 @@ def _key_of(item: Any) -> Any:
 
 
 def _item_name(item: Any, index: int, field: str) -> str:
+    """How a reader names an item of a list, at most MAX_SHORT characters (a state check's
+    pointer, a case's name are the suite's text, of any length)."""
+    return clipped(_named_item(item, index, field), MAX_SHORT)
+
+
+def _named_item(item: Any, index: int, field: str) -> str:
     if isinstance(item, spec.Effect):
         at = f" ... {item.at}" if item.at is not None else ""
         return f"effect {index + 1} ({item.op} {item.path}{at})"

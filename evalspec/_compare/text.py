@@ -15,7 +15,7 @@ from evalspec._compare.records import (
     side_counts,
     side_flaky,
 )
-from evalspec._compare.words import count, names, p_text, signed
+from evalspec._compare.words import clipped, count, names, p_text, signed
 from evalspec._scoring.confusion import changed_lines
 from evalspec._scoring.robustness import FIGURES, HIGHER_IS_BETTER
 from evalspec._stats import PairedResult
@@ -88,7 +88,7 @@ def change_text(c: CaseChange, comparison: Comparison) -> str:
 def row_text(r: RowChange) -> str:
     """`city: 1.00 → 0.00 (Got 'Paris', expected 'Lyon' ...)`; a flipped verdict says so even
     when the score did not move."""
-    where = r.field + (f" (call {r.call + 1})" if r.call is not None else "")
+    where = clipped(r.field) + (f" (call {r.call + 1})" if r.call is not None else "")
     row = r.after or r.before
     why = row.reason if row else ""
     if r.verdict_only and r.after is not None:
