@@ -455,23 +455,22 @@ def review_change(
     replacements: Sequence[tuple[str, str]],
     *,
     files: Mapping[str, str] | None = None,
+    base: Sequence[tuple[str, str]] = (),
+    base_files: Mapping[str, str] | None = None,
     allow_stale: bool = True,
 ) -> Reviewed:
     """A pull request that makes `replacements` (each old text once) in the example suite
     `suites/<suite>.yaml` and writes `files` beside it, reviewed against `main` (every
-    example suite with its shipped recordings), offline: through `evalspec.api.review` for
-    the data and the command for the console text (`--allow-stale` unless told not)."""
+    example suite with its shipped recordings, the suite first edited by `base` and
+    `base_files`), offline: through `evalspec.api.review` for the data and the command for
+    the console text (`--allow-stale` unless told not)."""
     from evalspec import api
 
-    repo = suites_repo(tmp_path, ROOT / "suites")
-    path = repo / "suites" / f"{suite}.yaml"
-    text = path.read_text(encoding="utf-8")
-    for old, new in replacements:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    path.write_text(text, encoding="utf-8")
-    for name, content in (files or {}).items():
-        (repo / "suites" / name).write_text(content, encoding="utf-8")
+    shipped = tmp_path / "shipped"
+    shutil.copytree(ROOT / "suites", shipped)
+    _edit_suite(shipped, suite, base, base_files)
+    repo = suites_repo(tmp_path, shipped)
+    _edit_suite(repo / "suites", suite, replacements, files)
     pattern = [f"suites/{suite}.yaml"]
     result = api.review(pattern, base_ref="main", allow_stale=allow_stale, cwd=repo)
     args = ("review", *pattern, "--base-ref", "main", *(["--allow-stale"] * allow_stale))
@@ -479,6 +478,22 @@ def review_change(
     assert "Traceback" not in console.stderr, console.stderr
     assert console.returncode == result.exit_code, console.stdout + console.stderr
     return Reviewed(result.to_dict(), console.stdout)
+
+
+def _edit_suite(
+    folder: Path,
+    suite: str,
+    replacements: Sequence[tuple[str, str]],
+    files: Mapping[str, str] | None,
+) -> None:
+    path = folder / f"{suite}.yaml"
+    text = path.read_text(encoding="utf-8")
+    for old, new in replacements:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+    for name, content in (files or {}).items():
+        (folder / name).write_text(content, encoding="utf-8")
 
 
 def git(repo: Path, *args: str) -> str:

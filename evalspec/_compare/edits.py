@@ -219,6 +219,8 @@ def _named_item(item: Any, index: int, field: str) -> str:
         return f"{item.role} message {index + 1}"
     if isinstance(item, model.UserCheck):
         return f"check {index + 1} ({item.kind})"
+    if isinstance(item, model.Fault) and item.kind == "inject":
+        return f"injection into {item.tool}'s output"  # a case's `inject:`, kept as a fault
     if isinstance(item, model.Fault):
         return f"fault {index + 1} ({item.tool} {item.kind})"
     if isinstance(item, model.ForbiddenCall):
@@ -297,6 +299,10 @@ def _field(
         _diff(b[key], a[key], (*steps, name, key), where, out)
         return
     label = _FIELD_NAMES.get(name, name)
+    if (b is None) != (a is None) and not (_is_record(b) or _is_record(a)):
+        view = (MISSING if b is None else b, MISSING if a is None else a)  # a key not set
+        out.append(Edit((*steps, name), (*where, label), b, a, view=view))
+        return
     if _is_record(b) or _is_record(a):
         label = record_name(a if a is not None else b, None) or label
     elif isinstance(b, tuple) and isinstance(a, tuple) and any(map(_is_record, (*b, *a))):
@@ -417,9 +423,15 @@ def _is_pairs(value: Any) -> bool:
     )
 
 
+def _into_description(described: Any) -> list[dict[str, str]]:
+    """A case's `inject: [{tool: t, into: description, text: ...}]`, held as (tool, text)."""
+    return [{"tool": tool, "into": "description", "text": text} for tool, text in described]
+
+
 _WRITTEN: Mapping[str, Callable[[Any, Any], tuple[str, tuple[Any, Any]] | None]] = {
     "state": lambda b, a: _pairs_as_mapping(b, a) if _is_pairs(b) and _is_pairs(a) else None,
     "user_calls": lambda b, a: _calls_as_written(b, a) if _is_pairs(b) and _is_pairs(a) else None,
+    "described": lambda b, a: ("inject", (_into_description(b), _into_description(a))),
 }
 """Fields the records hold otherwise than the suite writes them: one edit, shown as written."""
 

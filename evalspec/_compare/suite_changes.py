@@ -418,7 +418,6 @@ _SAID_ABOVE: tuple[tuple[str | int, ...], ...] = (
     *(("turns", ANY, "expect", key) for key in ("min_calls", "final_answer")),
     ("name",),  # a case's name pairs it; its description and tags change no score
     ("description",),
-    ("described",),
     ("tags",),
 )
 """The places of a case the functions above name in their own words."""
