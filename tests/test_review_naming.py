@@ -616,3 +616,57 @@ def test_a_change_in_an_included_file_is_named_by_what_it_changes(tmp_path):
         'tool get_forecast response when {"city": "Paris"}: high 24 -> 25'
     ]
     assert reviewed.suite["suite_changes"] == []
+
+
+STALE = [
+    (
+        "the system message",
+        "weather",
+        [("system: >\n", "system: >\n  Be brief.\n")],
+        "the request to the model changed: its messages",
+    ),
+    (
+        "a model's parameter",
+        "weather",
+        [("params: {temperature: 0", "params: {temperature: 0.5")],
+        "the request to the model changed: the model or its parameters",
+    ),
+    (
+        "a tool's description",
+        "weather",
+        [("description: Current weather for a city.", "description: Weather now.")],
+        "the request to the model changed: the tools offered",
+    ),
+    (
+        "a fault",
+        "shop",
+        [("kind: error, on_call: 1, status: 503}", "kind: error, on_call: 1, status: 500}")],
+        "the request to the model changed: the faults its tools meet",
+    ),
+    (
+        "a scripted user call",
+        "phone",
+        [("- toggle_airplane_mode: {enabled: false}", "- toggle_airplane_mode: {enabled: true}")],
+        "the request to the model changed: its later user turns",
+    ),
+    (
+        "the simulated user's goal",
+        "support",
+        [("the electric kettle that arrived broken.", "the kettle.")],
+        "the simulated user's goal changed",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("suite", "replacements", "why"), [pytest.param(*rest, id=name) for name, *rest in STALE]
+)
+def test_a_stale_recording_says_which_part_of_the_request_changed(
+    tmp_path, suite, replacements, why
+):
+    """A recording that no longer answers the head's request says which part of the request
+    differs, not every part it might have been."""
+    reviewed = review_change(tmp_path, suite, replacements)
+    stale = {s for c in reviewed.suite["changes"] for s in c["stale"]}
+    assert stale == {why}, stale
+    assert f"stale: {why}" in reviewed.console

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec._compare.classify import Flags, case_change, ordered, severity
-from evalspec._compare.evidence import Evidence, behaviors_reached, head_evidence, plan_ids
+from evalspec._compare.evidence import (
+    Evidence,
+    behaviors_reached,
+    head_evidence,
+    plan_ids,
+    request_changes,
+)
 from evalspec._compare.noise import model_noise
 from evalspec._compare.records import (
     NEW_SUITE_NOTE,
@@ -107,6 +113,8 @@ def diff_suites(
     if embedder is None:
         embedder = review_embedder(base, model_root)
     scored = _score_both(base, head, transcripts, head_transcripts, embedder, judge)
+    if base is not None:
+        _say_what_changed(base, head, scored.evidence)
     named = _named_changes(base, head, scored)
     known_flaky = frozenset(c.name for c in (base or head).cases if c.flaky)
     changes = _case_changes(scored, named, known_flaky)
@@ -152,6 +160,21 @@ def _score_both(
     after = score_sides(head, chosen, embedder, judge)
     before = score_sides(base, transcripts, embedder, judge) if base is not None else {}
     return _Scored(head_ids, base_ids, evidence, chosen, before, after)
+
+
+def _say_what_changed(base: Suite, head: Suite, evidence: dict[Key, Evidence]) -> None:
+    """A recording is stale because its opening request changed: say which part of it did
+    (`its messages`, `the tools offered`), not every part it might have been."""
+    from evalspec._runner.evidence import REQUEST_CHANGED
+
+    vague = (REQUEST_CHANGED, "the simulated user's settings or its model changed")
+    for (case, model), ev in evidence.items():
+        if not any(s.endswith(vague) for s in ev.stale):
+            continue
+        parts = ", ".join(request_changes(base, head, case, model))
+        if parts:
+            request, player = f"the request to the model changed: {parts}", f"{parts} changed"
+            ev.stale = [s.replace(vague[0], request).replace(vague[1], player) for s in ev.stale]
 
 
 def _named_changes(base: Suite | None, head: Suite, scored: _Scored) -> _Named:
