@@ -428,6 +428,8 @@ def test_each_kind_of_change_is_named_as_the_suite_says_it(
     if where == EVERY:
         assert phrase in " | ".join(s["suite_wide"]), s["suite_wide"]
         assert f"every case: {phrase}" in reviewed.console
+        assert not [x for x in s["suite_changes"] if phrase in x], s["suite_changes"]
+        assert not [n for c in s["changes"] for n in c["named"] if phrase in n]
     elif where == SUITE:
         assert phrase in s["suite_changes"], s["suite_changes"]
     else:
