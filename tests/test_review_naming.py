@@ -672,3 +672,23 @@ def test_a_stale_recording_says_which_part_of_the_request_changed(
     stale = {s for c in reviewed.suite["changes"] for s in c["stale"]}
     assert stale == {why}, stale
     assert f"stale: {why}" in reviewed.console
+
+
+def test_a_changed_judge_view_is_said_as_what_the_judge_sees(tmp_path):
+    """The calibration line names the part of the judge that changed as a reader does: it
+    said "the judge's sees changed"."""
+    reviewed = review_change(
+        tmp_path,
+        "support_conversation",
+        [
+            (
+                "sees: [conversation, calls, tool_outputs, state_after]",
+                "sees: [conversation, calls, tool_outputs]",
+            )
+        ],
+    )
+    assert reviewed.suite["calibration"][0].startswith(
+        "calibration stale: what the judge sees (conversation, calls, tool_outputs, state_after "
+        "→ conversation, calls, tool_outputs) changed"
+    )
+    assert "final_answer.judge · sees: " in " ".join(reviewed.suite["suite_wide"])
