@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 from support import Reviewed, review_change
+
+ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = [
     pytest.mark.slow,
@@ -692,3 +695,38 @@ def test_a_changed_judge_view_is_said_as_what_the_judge_sees(tmp_path):
         "→ conversation, calls, tool_outputs) changed"
     )
     assert "final_answer.judge · sees: " in " ".join(reviewed.suite["suite_wide"])
+
+
+TOKYO_ANSWER = ("Tokyo is cloudy at 26 °C.", "Tokyo is cloudy.")
+"""The pull request re-records Tokyo's answer without its temperature: its check fails."""
+
+
+@pytest.mark.parametrize(
+    ("change", "cause"),
+    [
+        pytest.param(
+            ("  warn_threshold: 0.9\n", "  warn_threshold: 0.95\n"),
+            "re-recorded answer (the base suite scores it FAIL 0.667)",
+            id="an unrelated threshold",
+        ),
+        pytest.param(
+            ("city: {exact: {case_sensitive: false}}", "city: {exact: {case_sensitive: true}}"),
+            "critic of city · case_sensitive: false -> true, with the re-recorded answer (which "
+            "alone gives FAIL 0.667; together: PASS 1.000 -> FAIL 0.333; city now not matched)",
+            id="a critic that fails the new answer further",
+        ),
+    ],
+)
+def test_a_re_recorded_answer_is_blamed_for_its_part_and_never_hidden(tmp_path, change, cause):
+    """A change measured on a re-recorded answer that itself moved the verdict is not said to
+    move it "alone": it was once `critic ... (alone: PASS 1.000 -> FAIL 0.333)` and, on a line
+    of its own, `and the re-recorded answer`."""
+    recordings = (ROOT / "suites" / "weather.recordings.jsonl").read_text(encoding="utf-8")
+    reviewed = review_change(
+        tmp_path,
+        "weather",
+        [change],
+        files={"weather.recordings.jsonl": recordings.replace(*TOKYO_ANSWER)},
+    )
+    assert reviewed.causes("current weather in Tokyo") == [cause]
+    assert "cause: and the" not in reviewed.console
