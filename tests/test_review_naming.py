@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from support import Reviewed, review_change
 
+from evalspec.records import Suite
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = [
@@ -730,3 +732,30 @@ def test_a_re_recorded_answer_is_blamed_for_its_part_and_never_hidden(tmp_path, 
     )
     assert reviewed.causes("current weather in Tokyo") == [cause]
     assert "cause: and the" not in reviewed.console
+
+
+def test_a_state_check_is_named_on_a_case_whose_world_is_no_state_of_the_suite():
+    """A case judged by state checks whose world the suite does not hold as `state:` (a Python
+    environment's): its state checks are named on the case all the same."""
+    from dataclasses import replace
+
+    from evalspec import api
+
+    suite = api.load_suite(ROOT / "suites" / "support.yaml")
+    name = "the customer answers back"
+
+    def worldless(check_value: str) -> Suite:
+        cases = []
+        for case in suite.cases:
+            if case.name == name:
+                checks = tuple(
+                    replace(c, expected=check_value) if c.pointer == "/orders/0/status" else c
+                    for c in case.expect.state
+                )
+                case = replace(case, state=None, expect=replace(case.expect, state=checks))
+            cases.append(case)
+        return replace(suite, cases=tuple(cases))
+
+    comparison = api.diff(worldless("refunded"), worldless("returned"), [])
+    [change] = [c for c in comparison.changes if c.case == name]
+    assert 'state check /orders/0/status · expected: "refunded" -> "returned"' in change.named

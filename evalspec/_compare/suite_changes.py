@@ -389,7 +389,7 @@ def case_changes(
         items += _player(base, head, old, case)
         for name in sorted((stale_tools or {}).get(case.name, set())):
             items += _tool_answers(b_tools.get(name), a_tools.get(name))
-        items += _rest(old, case)
+        items += _rest(old, case, stateful=old.state is not None or case.state is not None)
         for name in after_offered:
             items += _tool_rest(b_tools.get(name), a_tools.get(name))
         out[case.name] = list(dict.fromkeys(items))
@@ -425,20 +425,27 @@ _SAID_WHOLE: tuple[tuple[str | int, ...], ...] = (("turns",), ("turns", ANY, "ex
 """Places named above only as a whole: a turn added, a turn now judged."""
 
 
-def _said_above(steps: tuple[str | int, ...]) -> bool:
+_STATE_PLACES = (("state",), ("expect", "state"), ("expect", "unchanged"))
+"""Named above (`_state`) only for a case with a state."""
+
+
+def _said_above(steps: tuple[str | int, ...], stateful: bool) -> bool:
     def matches(place: tuple[str | int, ...], exact: bool) -> bool:
         if len(steps) < len(place) or (exact and len(steps) != len(place)):
             return False
         return all(p in (ANY, s) for p, s in zip(place, steps, strict=False))
 
-    return any(matches(p, False) for p in _SAID_ABOVE) or any(matches(p, True) for p in _SAID_WHOLE)
+    said = [p for p in _SAID_ABOVE if stateful or p not in _STATE_PLACES]
+    return any(matches(p, False) for p in said) or any(matches(p, True) for p in _SAID_WHOLE)
 
 
-def _rest(before: Case, after: Case) -> list[str]:
+def _rest(before: Case, after: Case, *, stateful: bool) -> list[str]:
     """Every other difference of the case, named by the generic walk: a turn's state checks,
     its scripted user calls, the case's faults, retries allowed, forbidden calls. A new part
     of the language is named here the day it exists, never only in the suite's lines."""
-    return [e.text for e in edits(before, after) if not _said_above(e.steps) and _shown(e)]
+    return [
+        e.text for e in edits(before, after) if not _said_above(e.steps, stateful) and _shown(e)
+    ]
 
 
 def _shown(e: Edit) -> bool:
