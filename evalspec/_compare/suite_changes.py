@@ -361,21 +361,13 @@ def case_changes(
     """
     base_cases = {c.name: c for c in base.cases}
     b_tools, a_tools = _tools(base), _tools(head)
+    tool_rest = {name: _tool_rest(b_tools.get(name), tool) for name, tool in a_tools.items()}
     out: dict[str, list[str]] = {}
     for case in head.cases:
         old = base_cases.get(case.name)
         if old is None:
             continue
-        items = _messages(old, case) + _rubric(old, case)
-        items += _moved("trials", old.trials, case.trials)
-        items += _moved("pass_rule", old.pass_rule, case.pass_rule)
-        items += _critics(old.critics, case.critics)
-        items += _expected_calls(old, case)
-        items += _checks(old.expect.final_answer, case.expect.final_answer, "final_answer.")
-        items += _checks(old.evaluators, case.evaluators, "evaluator ")
-        items += _conversation(old, case)
-        if old.state is not None or case.state is not None:
-            items += _state(old, case)
+        items = [] if old == case else _own(old, case)
         before_offered, after_offered = _offered(base, old), _offered(head, case)
         if sorted(before_offered) != sorted(after_offered):
             items.append(
@@ -389,11 +381,27 @@ def case_changes(
         items += _player(base, head, old, case)
         for name in sorted((stale_tools or {}).get(case.name, set())):
             items += _tool_answers(b_tools.get(name), a_tools.get(name))
-        items += _rest(old, case, stateful=old.state is not None or case.state is not None)
         for name in after_offered:
-            items += _tool_rest(b_tools.get(name), a_tools.get(name))
+            items += tool_rest.get(name, [])
         out[case.name] = list(dict.fromkeys(items))
     return out
+
+
+def _own(old: Case, case: Case) -> list[str]:
+    """The differences of the case itself: its messages, rubric, critics, expectations,
+    checks, turns, simulated user, state, and all the rest the generic walk finds."""
+    items = _messages(old, case) + _rubric(old, case)
+    items += _moved("trials", old.trials, case.trials)
+    items += _moved("pass_rule", old.pass_rule, case.pass_rule)
+    items += _critics(old.critics, case.critics)
+    items += _expected_calls(old, case)
+    items += _checks(old.expect.final_answer, case.expect.final_answer, "final_answer.")
+    items += _checks(old.evaluators, case.evaluators, "evaluator ")
+    items += _conversation(old, case)
+    stateful = old.state is not None or case.state is not None
+    if stateful:
+        items += _state(old, case)
+    return items + _rest(old, case, stateful=stateful)
 
 
 ANY = -1
