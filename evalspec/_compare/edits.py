@@ -336,7 +336,7 @@ def _items(
         extra = a[n:] if len(a) > n else b[n:]
         names = [_item_name(x, n + i, field) for i, x in enumerate(extra)]
         verb = "added" if len(a) > n else "removed"
-        after = (*b[:n], *a[n:]) if len(a) > n else b[:n]
+        after = _like(b, (*b[:n], *a[n:])) if len(a) > n else b[:n]
         out.append(Edit(steps, where, b, after, f"{', '.join(names)} {verb}"))
     return True
 
@@ -364,9 +364,15 @@ def _keyed_items(
     said += [f"{_item_name(b[i], i, field)} removed{_whole(b[i], ' (was {})')}" for i in gone]
     if said:
         kept = tuple(x for i, x in enumerate(b) if i not in gone)
-        out.append(Edit(steps, where, b, (*kept, *(a[j] for j in added)), "; ".join(said)))
+        after = _like(b, (*kept, *(a[j] for j in added)))
+        out.append(Edit(steps, where, b, after, "; ".join(said)))
     elif keys_a != keys_b:
         out.append(Edit(steps, where, b, b, f"{field} reordered"))
+
+
+def _like(held: Any, items: tuple[Any, ...]) -> Any:
+    """`items` as the kind of sequence `held` is: a judge's criteria stay a list when applied."""
+    return list(items) if isinstance(held, list) else items
 
 
 def _whole(item: Any, form: str) -> str:
