@@ -421,6 +421,81 @@ def suites_repo(tmp_path: Path, suites: Path) -> Path:
     return repo
 
 
+@dataclasses.dataclass(frozen=True)
+class Reviewed:
+    """What `evalspec review` says of one pull request: its JSON (`--json`) and its console
+    text, and the lines that name the suite's changes, by where review puts them."""
+
+    data: dict[str, Any]
+    console: str
+
+    @property
+    def suite(self) -> dict[str, Any]:
+        (suite,) = self.data["suites"]
+        return suite
+
+    def named(self, case: str) -> list[str]:
+        """The `changed:` lines under one case."""
+        return next(c["named"] for c in self.suite["changes"] if c["case"] == case)
+
+    def causes(self, case: str) -> list[str]:
+        return next(c["causes"] for c in self.suite["changes"] if c["case"] == case)
+
+    def lines(self) -> list[str]:
+        """Every line that names a change: under each case, every case's, the suite's other
+        changes, and each cause."""
+        s = self.suite
+        out = [*s["suite_wide"], *s["suite_changes"]]
+        return out + [n for c in s["changes"] for n in (*c["named"], *c["causes"])]
+
+
+def review_change(
+    tmp_path: Path,
+    suite: str,
+    replacements: Sequence[tuple[str, str]],
+    *,
+    files: Mapping[str, str] | None = None,
+    base: Sequence[tuple[str, str]] = (),
+    base_files: Mapping[str, str] | None = None,
+    allow_stale: bool = True,
+) -> Reviewed:
+    """A pull request that makes `replacements` (each old text once) in the example suite
+    `suites/<suite>.yaml` and writes `files` beside it, reviewed against `main` (every
+    example suite with its shipped recordings, the suite first edited by `base` and
+    `base_files`), offline: through `evalspec.api.review` for the data and the command for
+    the console text (`--allow-stale` unless told not)."""
+    from evalspec import api
+
+    shipped = tmp_path / "shipped"
+    shutil.copytree(ROOT / "suites", shipped)
+    _edit_suite(shipped, suite, base, base_files)
+    repo = suites_repo(tmp_path, shipped)
+    _edit_suite(repo / "suites", suite, replacements, files)
+    pattern = [f"suites/{suite}.yaml"]
+    result = api.review(pattern, base_ref="main", allow_stale=allow_stale, cwd=repo)
+    args = ("review", *pattern, "--base-ref", "main", *(["--allow-stale"] * allow_stale))
+    console = in_process(*args, cwd=repo, env={"COLUMNS": "400"})
+    assert "Traceback" not in console.stderr, console.stderr
+    assert console.returncode == result.exit_code, console.stdout + console.stderr
+    return Reviewed(result.to_dict(), console.stdout)
+
+
+def _edit_suite(
+    folder: Path,
+    suite: str,
+    replacements: Sequence[tuple[str, str]],
+    files: Mapping[str, str] | None,
+) -> None:
+    path = folder / f"{suite}.yaml"
+    text = path.read_text(encoding="utf-8")
+    for old, new in replacements:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+    for name, content in (files or {}).items():
+        (folder / name).write_text(content, encoding="utf-8")
+
+
 def git(repo: Path, *args: str) -> str:
     """Run git in `repo` as a fixed committer; its output."""
     done = subprocess.run(

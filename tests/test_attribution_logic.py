@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import examples
@@ -144,3 +145,35 @@ def test_applying_every_edit_to_the_base_rebuilds_the_head(
         rebuilt = apply(rebuilt, e)
         assert e.where and ": " in e.text  # named by place and content
     assert rebuilt == head
+
+
+@pytest.mark.parametrize("edit", ["add", "remove", "reword"])
+def test_a_judge_rubrics_criteria_are_edited_by_name_and_stay_a_list(edit):
+    """A rubric judge's criteria are a list of mappings: each is named by its name, and
+    applying the edits keeps them a list (a tuple there would be another judge's cache key)."""
+    base = api.load_suite(ROOT / "suites" / "support_conversation.yaml")
+    case = base.cases[0]
+    judge = case.expect.final_answer[0]
+    criteria = judge.params["rubric"]["criteria"]
+    changed = {
+        "add": [*criteria, {"name": "brief", "ask": "Is it brief?"}],
+        "remove": criteria[1:],
+        "reword": [{**criteria[0], "ask": "Done?"}, *criteria[1:]],
+    }[edit]
+    params = {**judge.params, "rubric": {**judge.params["rubric"], "criteria": changed}}
+    head_case = replace(
+        case, expect=replace(case.expect, final_answer=(replace(judge, params=params),))
+    )
+    head = replace(base, cases=(head_case, *base.cases[1:]))
+    found = edits(base, head)
+    said = {
+        "add": "criterion brief added",
+        "remove": "criterion resolved removed",
+        "reword": "criterion resolved · ask: ",
+    }[edit]
+    assert [e for e in found if said in e.text], [e.text for e in found]
+    rebuilt = base
+    for e in found:
+        rebuilt = apply(rebuilt, e)
+    assert rebuilt == head
+    assert isinstance(rebuilt.cases[0].expect.final_answer[0].params["rubric"]["criteria"], list)

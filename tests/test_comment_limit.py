@@ -35,4 +35,4 @@ def test_markdown_diff_respects_the_comment_size_limit(tmp_path: Path) -> None:
     assert "<details>" in full
     short = render_diff_markdown(comparison, limit=len(full) - 10)
     assert "<details>" not in short and "left out" in short
-    assert "| compare two cities | cause: interaction of expected call 1" in short
+    assert "| compare two cities | cause: expected call 1" in short

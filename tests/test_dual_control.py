@@ -456,7 +456,8 @@ def test_review_names_a_changed_simulated_user_and_holds_the_users_calls_as_evid
         'changed: the simulated user\'s model: gpt-4o-mini {"seed": 11, "temperature": 0.7} -> '
         'gpt-4o-mini {"seed": 11, "temperature": 0.2}' in out
     )
-    assert out.count("stale evidence: the simulated user's settings or its model changed") == 2
+    # which of the simulated user's settings changed: its model's temperature
+    assert out.count("stale evidence: the model that plays the simulated user changed") == 2
     # The scripted customer's own call is part of the evidence: the model's second look at
     # the line saw airplane mode off, as the replayed world does.
     assert "check_line" not in out and "a scripted customer" not in out

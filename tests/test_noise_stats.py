@@ -11,6 +11,7 @@ import functools
 import itertools
 import math
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -291,6 +292,25 @@ def test_decision_interval_and_advice_tell_one_story(outcomes):
         assert r.trials_needed is None or r.trials_needed > k
     line = noise_lines(ModelNoise("m", r, None))[0]
     assert "±" not in line and " 1 cases" not in line and " 1 trials" not in line
+    assert _shown_excludes_zero(line) == r.significant, line
+
+
+def _shown_excludes_zero(line: str) -> bool:
+    """Whether the interval the line shows, read as shown, excludes 0: an end that rounds
+    to 0 is shown with no sign."""
+    low, high = re.search(r"CI (\S+)…(\S+?);", line).groups()  # type: ignore[union-attr]
+    return low.startswith("+") or high.startswith("−")
+
+
+@pytest.mark.parametrize(("cases", "improved"), [(2_000, 7), (10_000, 8), (100_000, 9)])
+def test_a_significant_change_never_shows_an_interval_that_reads_as_holding_zero(cases, improved):
+    """Thousands of cases, a handful improved, none regressed: significant, and the interval
+    excludes 0 by less than 0.05%. At one decimal its low end read `0.0%`."""
+    r = paired_compare([0.0] * improved + [1.0] * (cases - improved), [1.0] * cases, trials=1)
+    line = noise_lines(ModelNoise("m", r, None))[0]
+    assert r.significant and line.endswith("significant gain")
+    assert _shown_excludes_zero(line), line
+    assert "CI 0.0%" not in line
 
 
 # ------------------------------------------- agreement of a judge with people (`calibrate`)

@@ -177,9 +177,10 @@ def test_cli_diff_prints_the_change_and_writes_markdown(tmp_path, run_dir):
     text = md.read_text(encoding="utf-8")
     # Neither city alone fails the case (each leaves it at WARN): the row says both did.
     assert (
-        "| compare two cities | cause: interaction of expected call 1 (get\\_current\\_weather)"
+        "| compare two cities | cause: expected call 1 (get\\_current\\_weather)"
         ' · city: "Paris" -&gt; "Rome" and expected call 2 (get\\_current\\_weather) · city: '
-        '"London" -&gt; "Berlin" (neither alone moves it) | PASS 1.000 | FAIL' in text
+        '"London" -&gt; "Berlin" together (alone, each gives WARN 0.833) | PASS 1.000 | FAIL'
+        in text
     )
     assert '- changed: expected call 1 (get\\_current\\_weather) city: "Paris" -&gt;' in text
     assert "| forecast for tomorrow |" not in text  # unchanged cases stay out of the comment

@@ -185,10 +185,11 @@ def test_regression_exits_1(repo, tmp_path):
     assert "exit-code=1" in output
     row = next(r for r in comment.splitlines() if r.startswith("| `suites/weather.yaml`"))
     assert row.startswith("| `suites/weather.yaml` | compare two cities | gpt-4o-mini | ")
-    # Neither city alone fails the case: the row names both, as the cause.
+    # Neither city alone fails the case (each alone leaves it at WARN): the row names both.
     assert (
-        '| cause: interaction of expected call 1 (get_current_weather) · city: "Paris" -> "Rome"'
-        ' and expected call 2 (get_current_weather) · city: "London" -> "Berlin"' in row
+        '| cause: expected call 1 (get_current_weather) · city: "Paris" -> "Rome"'
+        ' and expected call 2 (get_current_weather) · city: "London" -> "Berlin" together'
+        " (alone, each gives WARN 0.833)" in row
     )
     assert row.endswith("| PASS 1.000 | FAIL 0.667 | REGRESSION |")
 

@@ -319,10 +319,10 @@ def test_critic_evaluator_and_tool_changes_are_named(tmp_path):
     comparison = diff(base, head, [])
     assert 'unit: binary -> exact {"case_sensitive": false} (required)' in comparison.suite_wide
     order = next(c for c in comparison.changes if c.case == "now and tomorrow, in order")
-    assert 'evaluator tool_call_order: {"strict": true} -> {"strict": false}' in order.named
+    assert "evaluator tool_call_order · strict: true -> false" in order.named
     assert "tool get_forecast description: " in " ".join(comparison.suite_wide)
     forecast = next(c for c in comparison.changes if c.case == "forecast for tomorrow")
-    assert any(n.startswith("final_answer.similarity: ") for n in forecast.named)
+    assert "final_answer.similarity · threshold: 0.6 -> 0.8" in forecast.named
     assert all(c.needs_run for c in comparison.changes)  # no transcripts: every case
     assert comparison.exit_code == 3  # scored nothing
 

@@ -231,9 +231,11 @@ def test_review_of_a_changed_fault_flags_exactly_the_case_it_concerns(tmp_path):
     (review,) = json.loads(done.stdout)["suites"]
     flagged = {c["case"] for c in review["changes"] if c["rerun_needed"]}
     assert flagged == {"a retry that recovered"}
-    assert review["suite_changes"] == [
-        "case 'a retry that recovered' · faults 1 · status: 503 -> 502"
-    ]
+    # The change is named on the case it concerns, by what the fault is, not in the suite's
+    # other changes by its place in a list.
+    named = {c["case"]: c["named"] for c in review["changes"] if c["named"]}
+    assert named == {"a retry that recovered": ["fault 1 (charge_card error) · status: 503 -> 502"]}
+    assert review["suite_changes"] == []
 
 
 def test_a_tool_fault_changes_the_ids_of_the_cases_offering_the_tool_only(write_suite):

@@ -18,6 +18,7 @@ from itertools import combinations
 
 from evalspec._compare.edits import Edit, apply, edits
 from evalspec._compare.records import EPS, Side
+from evalspec._compare.words import clipped
 from evalspec._suite.model import Case, Suite
 from evalspec._transcript import Transcript
 
@@ -148,6 +149,7 @@ def attribute(
     def done(causes: list[str], proven: bool = True) -> Attribution:
         return Attribution(tuple(causes), proven, len(tried), tuple(tried))
 
+    on_new: Side | None = None
     if new_evidence:
         if not budget.take(1):
             return done([_spent_text()], proven=False)
@@ -157,6 +159,7 @@ def attribute(
         evidence_moved = not same_verdict(on_new, before)
     else:
         evidence_moved = False
+    recorded = _with_new(on_new) if evidence_moved else ""
     if not changes:
         return done(["re-recorded answer"] if evidence_moved else [])
     if len(changes) > MAX_SINGLE:
@@ -166,24 +169,53 @@ def attribute(
     alone: list[tuple[Edit, Side | None]] = [
         (e, counterfactual(apply(base, e), e.text)) for e in changes
     ]
-    causes = [_cause(e, side, before) for e, side in alone if same_verdict(side, after)]
+    causes = [_cause(e, side, before, recorded) for e, side in alone if same_verdict(side, after)]
     if causes:
-        return done(causes + (["and the re-recorded answer"] if evidence_moved else []))
+        return done(causes)
     pairs = list(combinations(changes, 2)) if len(changes) <= MAX_PAIRED else []
     if pairs and budget.take(len(pairs)):
+        alone_gives = {id(e): side for e, side in alone}
         for a, b in pairs:
             side = counterfactual(apply(apply(base, a), b), f"{a.text} and {b.text}")
             if same_verdict(side, after):
-                return done([f"interaction of {a.text} and {b.text} (neither alone moves it)"])
+                said = _together(a, b, alone_gives[id(a)], alone_gives[id(b)], before)
+                return done([said + (f", {recorded})" if recorded else "")])
+    with_new = f", {recorded})" if recorded else ""
     return done(
-        [f"the {len(changes)} changes together (no one or two of them alone give {verdict(after)})"]
+        [
+            f"the {len(changes)} changes together{with_new} (no one or two of them alone give "
+            f"{verdict(after)})"
+        ]
     )
 
 
-def _cause(e: Edit, alone: Side | None, before: Side) -> str:
+def _with_new(on_new: Side | None) -> str:
+    """Said of a change whose effect was measured on a re-recorded answer that itself moved
+    the verdict: the two are not apart, and what the answer alone gives is said."""
+    return f"with the re-recorded answer (which alone gives {verdict(on_new)}"
+
+
+def _together(a: Edit, b: Edit, a_alone: Side | None, b_alone: Side | None, before: Side) -> str:
+    """Two changes that give the head's verdict only together: whether neither alone moves it
+    (an interaction) or each moves it part of the way, with what each alone gives."""
+    if same_verdict(a_alone, before) and same_verdict(b_alone, before):
+        return f"interaction of {a.text} and {b.text} (neither alone moves it)"
+    if verdict(a_alone) == verdict(b_alone):
+        return f"{a.text} and {b.text} together (alone, each gives {verdict(a_alone)})"
+    return (
+        f"{a.text} and {b.text} together (alone, the first gives {verdict(a_alone)}, "
+        f"the second {verdict(b_alone)})"
+    )
+
+
+def _cause(e: Edit, alone: Side | None, before: Side, recorded: str = "") -> str:
     """`rubric · fail_threshold: 0.8 -> 0.85 (alone: WARN 0.833 -> FAIL 0.833)`, with the first
-    row whose verdict or value the change moved when the score moved."""
-    text = f"{e.text} (alone: {verdict(before)} -> {verdict(alone)}"
+    row whose verdict or value the change moved when the score moved; `recorded` when it was
+    measured on a re-recorded answer that moved the verdict too (then not alone)."""
+    if recorded:
+        text = f"{e.text}, {recorded}; together: {verdict(before)} -> {verdict(alone)}"
+    else:
+        text = f"{e.text} (alone: {verdict(before)} -> {verdict(alone)}"
     if alone is not None and abs(alone.score - before.score) <= EPS:
         return text + ", score unchanged)"
     moved = _moved_row(before, alone)
@@ -202,8 +234,8 @@ def _moved_row(before: Side, after: Side | None) -> str:
         old = b_rows.get((r.field, r.call))
         if old is not None and (old.actual != r.actual or old.match != r.match):
             if old.actual != r.actual:
-                return f"{r.field}: {short(old.actual)} -> {short(r.actual)}"
-            return f"{r.field} now {'matched' if r.match else 'not matched'}"
+                return f"{clipped(r.field)}: {short(old.actual)} -> {short(r.actual)}"
+            return f"{clipped(r.field)} now {'matched' if r.match else 'not matched'}"
     return ""
 
 

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalspec._compare.classify import Flags, case_change, ordered, severity
-from evalspec._compare.evidence import Evidence, behaviors_reached, head_evidence, plan_ids
+from evalspec._compare.evidence import (
+    Evidence,
+    behaviors_reached,
+    head_evidence,
+    plan_ids,
+    request_changes,
+)
 from evalspec._compare.noise import model_noise
 from evalspec._compare.records import (
     NEW_SUITE_NOTE,
@@ -107,6 +113,8 @@ def diff_suites(
     if embedder is None:
         embedder = review_embedder(base, model_root)
     scored = _score_both(base, head, transcripts, head_transcripts, embedder, judge)
+    if base is not None:
+        _say_what_changed(base, head, scored.evidence)
     named = _named_changes(base, head, scored)
     known_flaky = frozenset(c.name for c in (base or head).cases if c.flaky)
     changes = _case_changes(scored, named, known_flaky)
@@ -154,6 +162,21 @@ def _score_both(
     return _Scored(head_ids, base_ids, evidence, chosen, before, after)
 
 
+def _say_what_changed(base: Suite, head: Suite, evidence: dict[Key, Evidence]) -> None:
+    """A recording is stale because its opening request changed: say which part of it did
+    (`its messages`, `the tools offered`), not every part it might have been."""
+    from evalspec._runner.evidence import REQUEST_CHANGED
+
+    vague = (REQUEST_CHANGED, "the simulated user's settings or its model changed")
+    for (case, model), ev in evidence.items():
+        if not any(s.endswith(vague) for s in ev.stale):
+            continue
+        parts = ", ".join(request_changes(base, head, case, model))
+        if parts:
+            request, player = f"the request to the model changed: {parts}", f"{parts} changed"
+            ev.stale = [s.replace(vague[0], request).replace(vague[1], player) for s in ev.stale]
+
+
 def _named_changes(base: Suite | None, head: Suite, scored: _Scored) -> _Named:
     """What of the suite changed, per case (with the tools whose recorded answers or stateful
     behaviour moved under it), then what every case shares and what no case names."""
@@ -186,8 +209,18 @@ def _case_changes(scored: _Scored, named: _Named, known_flaky: frozenset[str]) -
             kind: Kind = "added" if not in_base else "removed" if not in_head else "missing"
             changes.append(CaseChange(key[0], key[1], kind, None, None, **flags))
         else:
-            changes.append(case_change(key[0], key[1], b, a, **flags))
+            changes.append(_unscored(case_change(key[0], key[1], b, a, **flags)))
     return changes
+
+
+def _unscored(c: CaseChange) -> CaseChange:
+    """A head side that could not be scored (a judge verdict or a simulated answer missing
+    from its cache) is no regression, nor any move: its ERROR is a score review has not got,
+    and the row says it needs a run."""
+    moved = c.kind in ("regression", "worse", "better")
+    if moved and c.after is not None and any(r.details.get("needs_run") for r in c.after.results):
+        return replace(c, kind="changed")
+    return c
 
 
 def _flags(
@@ -295,8 +328,8 @@ def _attributed(
         c = changes[i]
         key = (c.case, c.model)
         ev = evidence.get(key)
-        if c.before is None or c.after is None or ev is None or c.rerun:
-            continue
+        if c.before is None or c.after is None or ev is None or c.unverified:
+            continue  # no head verdict to explain: the row says what evidence it needs
         if same_verdict(c.before, c.after):
             continue
 

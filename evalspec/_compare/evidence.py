@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
-from evalspec._suite.model import Suite
+from evalspec._suite.model import Case, ModelSpec, Suite
 from evalspec._transcript import Transcript
 
 
@@ -106,3 +107,78 @@ def head_evidence(
 def _answered_differently(a: Transcript, b: Transcript) -> bool:
     """Two transcripts of one item whose model answered differently (a re-recording)."""
     return (a.messages, a.tool_calls, a.final_answer) != (b.messages, b.tool_calls, b.final_answer)
+
+
+def request_changes(base: Suite, head: Suite, case: str, model: str) -> list[str]:
+    """Which parts of a case's opening request differ between the two versions: what made
+    its recording stale, said instead of every part it might have been."""
+    bc, hc = _case(base, case), _case(head, case)
+    bm, hm = _model(base, model), _model(head, model)
+    if bc is None or hc is None or bm is None or hm is None:
+        return []
+    parts = {
+        "its messages": (bc.messages, hc.messages),
+        "the tools offered": (_offered(base, bc, bm), _offered(head, hc, hm)),
+        "the model or its parameters": (
+            (bm.model, bm.params, bm.provider),
+            (hm.model, hm.params, hm.provider),
+        ),
+        "the run settings": (
+            (base.run.mode, base.run.max_turns),
+            (head.run.mode, head.run.max_turns),
+        ),
+        "the faults its tools meet": (_faults(base, bc), _faults(head, hc)),
+        "its later user turns": (_later_turns(bc), _later_turns(hc)),
+    }
+    return [name for name, (b, a) in parts.items() if b != a] + _player(base, head, bc, hc)
+
+
+def _player(base: Suite, head: Suite, before: Case, after: Case) -> list[str]:
+    """The simulated user's settings that differ (`the simulated user's goal`), and the model
+    that plays it."""
+    sb, sa = before.simulated_user, after.simulated_user
+    if sb is None or sa is None:
+        return [] if sb is sa else ["the simulated user"]
+    names = [f.name for f in fields(sa) if f.compare and getattr(sb, f.name) != getattr(sa, f.name)]
+    out = (
+        [f"the simulated user's {', '.join(n for n in names if n != 'model')}"]
+        if [n for n in names if n != "model"]
+        else []
+    )
+    mb, ma = _model(base, sb.model), _model(head, sa.model)
+    if "model" in names or (mb and ma and (mb.model, mb.params) != (ma.model, ma.params)):
+        out.append("the model that plays the simulated user")
+    return out
+
+
+def _case(suite: Suite, name: str) -> Case | None:
+    return next((c for c in suite.cases if c.name == name), None)
+
+
+def _model(suite: Suite, name: str) -> ModelSpec | None:
+    return next((m for m in suite.models if m.name == name), None)
+
+
+def _names(suite: Suite, case: Case) -> list[str]:
+    names = [t.name for t in suite.tools] if case.tools is None else list(case.tools)
+    return names + [n for t in case.turns for n in t.add_tools]
+
+
+def _offered(suite: Suite, case: Case, model: ModelSpec) -> tuple[dict[str, Any], ...]:
+    """The definitions the model reads: the variant's, with text injected into them."""
+    from evalspec._plan import described, variant_tools
+
+    by_name = {t.name: t.to_openai() for t in suite.tools}
+    offered = tuple(by_name[n] for n in _names(suite, case) if n in by_name)
+    return described(variant_tools(offered, model), case.described)
+
+
+def _faults(suite: Suite, case: Case) -> tuple[Any, ...]:
+    tools = {t.name: t.faults for t in suite.tools}
+    return case.faults + tuple(
+        f for n in dict.fromkeys(_names(suite, case)) for f in tools.get(n, ())
+    )
+
+
+def _later_turns(case: Case) -> list[Any]:
+    return [(t.user, t.user_calls) for t in case.turns[1:]]

@@ -30,6 +30,7 @@ from evalspec._compare.text import (
     shown_changes,
     side_text,
 )
+from evalspec._compare.words import clipped
 from evalspec._util.files import write_text_atomic
 from evalspec._util.markdown import GITHUB_COMMENT_LIMIT, cell, code, markdown_table
 
@@ -138,7 +139,10 @@ def case_details(c: CaseChange, suite: str = "") -> str | None:
                 ["field", "expected", "actual", "before", "after", "why (after)"],
                 [
                     [
-                        cell(r.field + (f" (call {r.call + 1})" if r.call is not None else ""))
+                        cell(
+                            clipped(r.field)
+                            + (f" (call {r.call + 1})" if r.call is not None else "")
+                        )
                         + (f" · trial {r.trial}" if r.trial else ""),
                         *[cell(value, 60) for value in _expected_actual(r)],
                         f"{r.before.score:.2f}×{r.before.weight:g}" if r.before else "-",

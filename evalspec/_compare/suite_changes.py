@@ -12,7 +12,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from evalspec._compare.edits import edits
+from evalspec._compare.edits import MISSING, Edit, edits, elided, moved
 from evalspec._suite.mcp_drift import tool_drift
 from evalspec._suite.model import (
     Case,
@@ -33,7 +33,7 @@ def critic_text(spec: CriticSpec | None) -> str:
     if spec is None:
         return "(none)"
     params = spec.params
-    if list(params) in (["threshold"], ["pattern"]):
+    if list(params) in (["threshold"], ["pattern"], ["values"]):
         text = f"{spec.kind} {short(next(iter(params.values())))}"
     elif params:
         text = f"{spec.kind} {short(params)}"
@@ -45,7 +45,7 @@ def critic_text(spec: CriticSpec | None) -> str:
 
 
 def _moved(label: str, before: Any, after: Any) -> list[str]:
-    return [] if before == after else [f"{label} {short(before)} -> {short(after)}"]
+    return [] if before == after else [f"{label} {moved(before, after)}"]
 
 
 def _critics(
@@ -56,7 +56,9 @@ def _critics(
     out = []
     for name in list(a) + [n for n in b if n not in a]:
         if b.get(name) != a.get(name):
-            out.append(f"{prefix}{name}: {critic_text(b.get(name))} -> {critic_text(a.get(name))}")
+            out.append(
+                f"{prefix}{name}: {elided(critic_text(b.get(name)), critic_text(a.get(name)))}"
+            )
     return out
 
 
@@ -81,12 +83,11 @@ def _expected_calls(before: Case, after: Case) -> list[str]:
             ):
                 out.append(
                     f"{where} ({ca.tool}) {arg}: "
-                    f"{short(cb.args[arg]) if arg in cb.args else '(none)'} -> "
-                    f"{short(ca.args[arg]) if arg in ca.args else '(none)'}"
+                    + moved(cb.args.get(arg, MISSING), ca.args.get(arg, MISSING))
                 )
         out += _critics(cb.critics, ca.critics, f"{where} critic ")
         if (cb.has_output, cb.output) != (ca.has_output, ca.output):
-            out.append(f"{where} expected output {short(cb.output)} -> {short(ca.output)}")
+            out += _edited(f"{where} expected output", cb.output, ca.output)
     out += _moved("ordered", before.expect.ordered, after.expect.ordered)
     out += _moved("no_tool_calls", before.expect.no_tool_calls, after.expect.no_tool_calls)
     out += _moved("min_calls", before.expect.min_calls, after.expect.min_calls)
@@ -99,7 +100,10 @@ def _check_text(check: FinalAnswerCheck | EvaluatorSpec | None) -> str:
     extra = f" (weight {check.weight:g})" if check.weight != 1.0 else ""
     if isinstance(check, EvaluatorSpec) and check.required:
         extra += " (required)"
-    return (short(check.params) if check.params else "on") + extra
+    params = check.params
+    if list(params) == ["values"]:  # the short form: `contains: [Paris]`
+        return short(params["values"]) + extra
+    return (short(params) if params else "on") + extra
 
 
 def _keyed_checks(items: tuple[Any, ...]) -> dict[str, Any]:
@@ -113,12 +117,19 @@ def _keyed_checks(items: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def _checks(before: tuple[Any, ...], after: tuple[Any, ...], prefix: str) -> list[str]:
+    """Each final-answer check or evaluator added, removed or changed; a changed one by what
+    in it changed (`final_answer.judge · rubric · criterion truthful · ask: ...`)."""
     b, a = _keyed_checks(before), _keyed_checks(after)
-    return [
-        f"{prefix}{key}: {_check_text(b.get(key))} -> {_check_text(a.get(key))}"
-        for key in list(a) + [k for k in b if k not in a]
-        if b.get(key) != a.get(key)
-    ]
+    out = []
+    for key in list(a) + [k for k in b if k not in a]:
+        cb, ca = b.get(key), a.get(key)
+        if cb == ca:
+            continue
+        if cb is None or ca is None or cb.kind != ca.kind:
+            out.append(f"{prefix}{key}: {_check_text(cb)} -> {_check_text(ca)}")
+        else:
+            out += _edited(f"{prefix}{key}", cb, ca)
+    return out
 
 
 def _messages(before: Case, after: Case) -> list[str]:
@@ -132,8 +143,8 @@ def _messages(before: Case, after: Case) -> list[str]:
         either = ma or mb
         role = either.role if either else "message"
         out.append(
-            f"{role} message: {short(mb.content) if mb else '(none)'} -> "
-            f"{short(ma.content) if ma else '(none)'}"
+            f"{role} message: "
+            + moved(mb.content if mb else MISSING, ma.content if ma else MISSING)
         )
     return out
 
@@ -165,11 +176,7 @@ def _conversation(before: Case, after: Case) -> list[str]:
         if sb is None or sa is None:
             out.append(f"simulated user {'added' if sb is None else 'removed'}")
         else:
-            for f in fields(sa):
-                if f.name != "loc":
-                    out += _moved(
-                        f"simulated user {f.name}", getattr(sb, f.name), getattr(sa, f.name)
-                    )
+            out += _edited("simulated user", sb, sa)
     return out
 
 
@@ -185,10 +192,7 @@ def _tool_definition(before: Tool | None, after: Tool | None) -> list[str]:
         return []
     out = []
     if before.description != after.description:
-        out.append(
-            f"tool {after.name} description: {short(before.description)} -> "
-            f"{short(after.description)}"
-        )
+        out.append(f"tool {after.name} description: {moved(before.description, after.description)}")
     if before.parameters != after.parameters:
         out += _edited(f"tool {after.name} · parameters", before.parameters, after.parameters)
     return out
@@ -197,7 +201,14 @@ def _tool_definition(before: Tool | None, after: Tool | None) -> list[str]:
 def _edited(where: str, before: Any, after: Any) -> list[str]:
     """Each difference inside two versions of a value, by content: `tool t · parameters ·
     properties · city · type: "string" -> "integer"`."""
-    return [f"{where} · {e.text}" if e.where else f"{where} {e.text}" for e in edits(before, after)]
+    return [_placed(where, e) for e in edits(before, after)]
+
+
+def _placed(where: str, e: Edit) -> str:
+    """An edit's text said from `where` (`final_answer.contains: ["a"] -> ["b"]`)."""
+    if e.where:
+        return f"{where} · {e.text}"
+    return f"{where}{e.text}" if e.text.startswith(":") else f"{where} {e.text}"
 
 
 def _tool_answers(before: Tool | None, after: Tool | None) -> list[str]:
@@ -350,21 +361,13 @@ def case_changes(
     """
     base_cases = {c.name: c for c in base.cases}
     b_tools, a_tools = _tools(base), _tools(head)
+    tool_rest = {name: _tool_rest(b_tools.get(name), tool) for name, tool in a_tools.items()}
     out: dict[str, list[str]] = {}
     for case in head.cases:
         old = base_cases.get(case.name)
         if old is None:
             continue
-        items = _messages(old, case) + _rubric(old, case)
-        items += _moved("trials", old.trials, case.trials)
-        items += _moved("pass_rule", old.pass_rule, case.pass_rule)
-        items += _critics(old.critics, case.critics)
-        items += _expected_calls(old, case)
-        items += _checks(old.expect.final_answer, case.expect.final_answer, "final_answer.")
-        items += _checks(old.evaluators, case.evaluators, "evaluator ")
-        items += _conversation(old, case)
-        if old.state is not None or case.state is not None:
-            items += _state(old, case)
+        items = [] if old == case else _own(old, case)
         before_offered, after_offered = _offered(base, old), _offered(head, case)
         if sorted(before_offered) != sorted(after_offered):
             items.append(
@@ -378,8 +381,97 @@ def case_changes(
         items += _player(base, head, old, case)
         for name in sorted((stale_tools or {}).get(case.name, set())):
             items += _tool_answers(b_tools.get(name), a_tools.get(name))
-        out[case.name] = items
+        for name in after_offered:
+            items += tool_rest.get(name, [])
+        out[case.name] = list(dict.fromkeys(items))
     return out
+
+
+def _own(old: Case, case: Case) -> list[str]:
+    """The differences of the case itself: its messages, rubric, critics, expectations,
+    checks, turns, simulated user, state, and all the rest the generic walk finds."""
+    items = _messages(old, case) + _rubric(old, case)
+    items += _moved("trials", old.trials, case.trials)
+    items += _moved("pass_rule", old.pass_rule, case.pass_rule)
+    items += _critics(old.critics, case.critics)
+    items += _expected_calls(old, case)
+    items += _checks(old.expect.final_answer, case.expect.final_answer, "final_answer.")
+    items += _checks(old.evaluators, case.evaluators, "evaluator ")
+    items += _conversation(old, case)
+    stateful = old.state is not None or case.state is not None
+    if stateful:
+        items += _state(old, case)
+    return items + _rest(old, case, stateful=stateful)
+
+
+ANY = -1
+"""In a place said above: any item of a list (a turn)."""
+
+_SAID_ABOVE: tuple[tuple[str | int, ...], ...] = (
+    ("messages",),
+    ("rubric",),
+    ("trials",),
+    ("pass_rule",),
+    ("critics",),
+    ("evaluators",),
+    ("tools",),
+    ("turn_rule",),
+    ("state",),
+    ("simulated_user",),
+    *(("expect", key) for key in ("tool_calls", "ordered", "no_tool_calls", "min_calls")),
+    *(("expect", key) for key in ("final_answer", "state", "unchanged")),
+    ("turns", ANY, "user"),
+    ("turns", ANY, "add_tools"),
+    *(("turns", ANY, "expect", key) for key in ("tool_calls", "ordered", "no_tool_calls")),
+    *(("turns", ANY, "expect", key) for key in ("min_calls", "final_answer")),
+    ("name",),  # a case's name pairs it; its description and tags change no score
+    ("description",),
+    ("tags",),
+)
+"""The places of a case the functions above name in their own words."""
+_SAID_WHOLE: tuple[tuple[str | int, ...], ...] = (("turns",), ("turns", ANY, "expect"))
+"""Places named above only as a whole: a turn added, a turn now judged."""
+
+
+_STATE_PLACES = (("state",), ("expect", "state"), ("expect", "unchanged"))
+"""Named above (`_state`) only for a case with a state."""
+
+
+def _said_above(steps: tuple[str | int, ...], stateful: bool) -> bool:
+    def matches(place: tuple[str | int, ...], exact: bool) -> bool:
+        if len(steps) < len(place) or (exact and len(steps) != len(place)):
+            return False
+        return all(p in (ANY, s) for p, s in zip(place, steps, strict=False))
+
+    said = [p for p in _SAID_ABOVE if stateful or p not in _STATE_PLACES]
+    return any(matches(p, False) for p in said) or any(matches(p, True) for p in _SAID_WHOLE)
+
+
+def _rest(before: Case, after: Case, *, stateful: bool) -> list[str]:
+    """Every other difference of the case, named by the generic walk: a turn's state checks,
+    its scripted user calls, the case's faults, retries allowed, forbidden calls. A new part
+    of the language is named here the day it exists, never only in the suite's lines."""
+    return [
+        e.text for e in edits(before, after) if not _said_above(e.steps, stateful) and _shown(e)
+    ]
+
+
+def _shown(e: Edit) -> bool:
+    return bool(e.steps) and e.steps[-1] != "loc"
+
+
+_TOOL_SAID: tuple[str, ...] = ("name", "description", "parameters", "responses", "cache_dir")
+_TOOL_SAID += ("cache_file", "simulate", "behavior", "mcp")
+"""A tool's fields named above (its definition), or only where its answers reach a case."""
+
+
+def _tool_rest(before: Tool | None, after: Tool | None) -> list[str]:
+    """What else of an offered tool changed (`idempotent`, its faults): it moves the scoring
+    of every case that offers the tool, whatever its calls."""
+    if before is None or after is None or before == after:
+        return []
+    same = replace(before, **{name: getattr(after, name) for name in _TOOL_SAID})
+    return _edited(f"tool {after.name}", same, after)
 
 
 def _tools(suite: Suite) -> dict[str, Tool]:

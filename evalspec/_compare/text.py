@@ -15,7 +15,7 @@ from evalspec._compare.records import (
     side_counts,
     side_flaky,
 )
-from evalspec._compare.words import count, names, p_text, signed
+from evalspec._compare.words import clipped, count, names, p_text, signed
 from evalspec._scoring.confusion import changed_lines
 from evalspec._scoring.robustness import FIGURES, HIGHER_IS_BETTER
 from evalspec._stats import PairedResult
@@ -88,7 +88,7 @@ def change_text(c: CaseChange, comparison: Comparison) -> str:
 def row_text(r: RowChange) -> str:
     """`city: 1.00 → 0.00 (Got 'Paris', expected 'Lyon' ...)`; a flipped verdict says so even
     when the score did not move."""
-    where = r.field + (f" (call {r.call + 1})" if r.call is not None else "")
+    where = clipped(r.field) + (f" (call {r.call + 1})" if r.call is not None else "")
     row = r.after or r.before
     why = row.reason if row else ""
     if r.verdict_only and r.after is not None:
@@ -112,11 +112,7 @@ def noise_lines(m: ModelNoise) -> list[str]:
     if pr.cases == 0:
         return [f"{m.model}: no case with evidence on both sides to compare"]
     d = pr.difference
-    ci = (
-        f", {d.confidence:.0%} CI {signed(d.low, '.1%')}…{signed(d.high, '.1%')}"
-        if d is not None
-        else ""
-    )
+    ci = f", {d.confidence:.0%} CI {interval(d.low, d.high, '%')}" if d is not None else ""
     trials = f" × {count(pr.trials, 'trial')}" if pr.trials > 1 else ""
     line = (
         f"{m.model}: {pr.rate} {pr.before:.1%} → {pr.after:.1%} "
@@ -136,7 +132,7 @@ def noise_lines(m: ModelNoise) -> list[str]:
         s = m.score
         lines.append(
             f"{m.model}: mean score Δ {signed(s.estimate, '.3f')} "
-            f"({s.confidence:.0%} CI {signed(s.low, '.3f')}…{signed(s.high, '.3f')})"
+            f"({s.confidence:.0%} CI {interval(s.low, s.high, 'f', 3)})"
         )
     if m.flaky:
         lines.append(f"{m.model}: flaky (trials disagree): {names(m.flaky)}")
@@ -158,7 +154,7 @@ def figure_text(f: FigureChange) -> str:
     """`recovery rate 50.0% → 100.0% (Δ +50.0%, 95% CI …; 2 cases; exact McNemar, p = 1):
     within noise; moved: a retry 0/1 → 1/1`: a robustness figure, paired by case."""
     pr, d = f.result, f.result.difference
-    ci = f", {d.confidence:.0%} CI {signed(d.low, '.1%')}…{signed(d.high, '.1%')}" if d else ""
+    ci = f", {d.confidence:.0%} CI {interval(d.low, d.high, '%')}" if d else ""
     verdict = "within noise"
     if pr.significant:
         up = pr.after > pr.before
@@ -170,6 +166,31 @@ def figure_text(f: FigureChange) -> str:
         f"(Δ {signed(pr.after - pr.before, '.1%')}{ci}; {count(pr.cases, 'case')}; "
         f"{pr.test}, {p_text(pr.p_value)}): {verdict}{moved}"
     )
+
+
+def interval(low: float, high: float, kind: str, places: int = 1) -> str:
+    """`+0.01%…+0.08%`: an interval's ends with as many decimals as it takes (up to four
+    more) for an end that is not 0 to read as not 0; past that, `+<0.1%`. At one decimal an
+    interval of +0.009%…+0.08% read `0.0%…+0.1%` beside a verdict of "significant": it
+    excludes 0, and the reader saw it include 0."""
+    for extra in range(5):
+        fmt = f".{places + extra}{kind}"
+        if all(_reads_as_zero(x, fmt) == (x == 0) for x in (low, high)):
+            return "…".join(signed(x, fmt) for x in (low, high))
+    fmt = f".{places}{kind}"
+    return "…".join(_end(x, fmt) for x in (low, high))
+
+
+def _reads_as_zero(x: float, fmt: str) -> bool:
+    return float(format(abs(x), fmt).rstrip("%")) == 0
+
+
+def _end(x: float, fmt: str) -> str:
+    """An interval's end: `+<0.1%` for one too small to show that is not 0."""
+    if x == 0 or not _reads_as_zero(x, fmt):
+        return signed(x, fmt)
+    smallest = format(10 ** -int(fmt[1:-1]) / (100 if fmt.endswith("%") else 1), fmt)
+    return f"{'+' if x > 0 else '−'}<{smallest}"
 
 
 def _power_text(pr: PairedResult) -> list[str]:

@@ -27,3 +27,9 @@ def names(cases: Sequence[str], limit: int = 10) -> str:
     """`a, b, c and 4 more`: at most `limit` names."""
     more = f" and {len(cases) - limit} more" if len(cases) > limit else ""
     return ", ".join(cases[:limit]) + more
+
+
+def clipped(text: str, limit: int = 80) -> str:
+    """`text`, or its first `limit` characters ending in `...`: a name from the suite (a state
+    check's pointer, a case's) is of any length, and a review's line is not."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

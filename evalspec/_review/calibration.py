@@ -55,7 +55,7 @@ def calibration_review(
     what = _what_changed(before_ids, after_ids)
     labels_rel = (Path(rel).parent / labels_name(head, head_labels)).as_posix()
     lines = [
-        f"calibration stale: the judge's {what} changed, and its agreement with the people "
+        f"calibration stale: {what} changed, and its agreement with the people "
         f"who labelled {labels_rel} was measured with the judge before the change"
     ]
     after = calibrate_judges(head, head_transcripts, read_labels(head_labels))
@@ -76,18 +76,38 @@ def calibration_review(
     return tuple(lines)
 
 
+_SAID: dict[str, str] = {
+    "model": "the judge's model",
+    "criteria": "the judge's criteria",
+    "rubric": "the judge's rubric",
+    "sees": "what the judge sees",
+    "settings": "the judge's settings",
+}
+"""Each part of a judge as a reader names it (`sees:` is what the judge is shown)."""
+
+
 def _what_changed(before: set[Identity], after: set[Identity]) -> str:
-    """`model (a → b)`, `criteria`, `rubric`, `sees`, `settings (...)`, or several joined
-    with `and`."""
+    """`the judge's model (a → b)`, `the judge's criteria`, `what the judge sees (conversation,
+    calls → conversation)`, or several joined with `and`."""
     changed = []
     for i, word in enumerate(_PARTS):
         old, new = sorted({j[i] for j in before}), sorted({j[i] for j in after})
         if old != new:
+            if word == "sees":
+                old, new = [_seen(x) for x in old], [_seen(x) for x in new]
             shown = (
-                f" ({', '.join(old)} → {', '.join(new)})" if word in ("model", "settings") else ""
+                f" ({'; '.join(old)} → {'; '.join(new)})"
+                if word in ("model", "settings", "sees")
+                else ""
             )
-            changed.append(word + shown)
+            changed.append(_SAID[word] + shown)
     return " and ".join(changed)
+
+
+def _seen(held: str) -> str:
+    """A judge's `sees:` list as written (`conversation, calls`), from its JSON."""
+    value = json.loads(held)
+    return ", ".join(map(str, value)) if isinstance(value, list) else "its default"
 
 
 def _before_after(before: Calibration | None, after: Calibration) -> list[str]:
