@@ -1408,3 +1408,14 @@ def imported_traces(tmp_path: Path, lines: list[str], *args: str) -> tuple[Any, 
         "traces", str(source), "--out", str(suite), "--transcripts", str(runs), *args
     )
     return done, suite, runs
+
+
+BUMP_TOOLS = """\
+- name: bump
+  parameters: {type: object, properties: {by: {type: integer}}, required: [by]}
+  behavior:
+    effects: [{increment: /counters/c, by: "${args.by}"}]
+    response: ${state/counters/c}
+"""
+"""A tools file of one stateful tool (`bump` adds `by` to /counters/c and answers the count):
+what a tau-bench import is given to replay its runs' calls."""

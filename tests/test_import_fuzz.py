@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import fuzz_settings, in_process
+from support import BUMP_TOOLS, fuzz_settings, in_process
 
 from evalspec import api
 
@@ -133,13 +133,6 @@ TAU = [
         }
     ]
 ]
-TOOLS = """\
-- name: bump
-  parameters: {type: object, properties: {by: {type: integer}}, required: [by]}
-  behavior:
-    effects: [{increment: /counters/c, by: "${args.by}"}]
-    response: ${state/counters/c}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +143,7 @@ def work() -> Any:
     (folder / "a.json").write_text(as_text(BFCL_A, True), "utf-8")
     api.import_bfcl(folder / "q.json", folder / "bfcl.yaml", folder / "a.json", names="dotted")
     (folder / "world.json").write_text(json.dumps({"counters": {"c": 0}}), "utf-8")
-    (folder / "tools.yaml").write_text(TOOLS, "utf-8")
+    (folder / "tools.yaml").write_text(BUMP_TOOLS, "utf-8")
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 

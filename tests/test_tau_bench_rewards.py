@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import in_process
+from support import BUMP_TOOLS, in_process
 from tau_airline_calls import DATA, WORLD
 
 
@@ -80,14 +80,6 @@ def test_the_published_gpt_4o_airline_rewards_are_reproduced_run_by_run(tmp_path
 
 # ---------------------------------------------------------------- hostile files
 
-TOOLS = """\
-- name: bump
-  parameters: {type: object, properties: {by: {type: integer}}, required: [by]}
-  behavior:
-    effects: [{increment: /counters/c, by: "${args.by}"}]
-    response: ${state/counters/c}
-"""
-
 
 def run_record(task_id: Any, trial: Any, by: int, reward: float = 1.0) -> dict[str, Any]:
     call = {
@@ -114,7 +106,7 @@ def small(tmp_path: Path, records: Any) -> Any:
     text = records if isinstance(records, str) else json.dumps(records)
     (tmp_path / "runs.json").write_text(text)
     (tmp_path / "world.json").write_text(json.dumps({"counters": {"c": 0}}))
-    (tmp_path / "tools.yaml").write_text(TOOLS)
+    (tmp_path / "tools.yaml").write_text(BUMP_TOOLS)
     return in_process(
         "import", "tau-bench", tmp_path / "runs.json", "--world", tmp_path / "world.json",
         "--tools", tmp_path / "tools.yaml", "--suite-out", tmp_path / "out" / "s.yaml",
