@@ -126,11 +126,11 @@ class Sink:
     """
 
     HOLD_BYTES = 64 * 1024
-    """Replayed transcripts' lines held before they are written together."""
+    """With `hold`, the bytes of lines held before they are written together."""
 
     def __init__(self, run_dir: Path | None, *, frozen_states: bool = False, hold: bool = False):
         self.fd: int | None = None
-        self.hold = hold
+        self._hold = hold
         self._states = StateLines() if frozen_states else None
         """With states never changed in place (the declared environment's), their
         collections are encoded once however many snapshots share them."""
@@ -143,7 +143,8 @@ class Sink:
         self._limit = max_transcripts_bytes()
         self._held: list[bytes] = []
         self._held_bytes = 0
-        self._held_cases: list[str] = []
+        self._last_case = ""
+        """The case of the last line held (a failed write names it)."""
 
     def write(self, t: Transcript) -> None:
         if self.fd is None:
@@ -168,8 +169,8 @@ class Sink:
             )
         self._held.append(data)
         self._held_bytes += len(data)
-        self._held_cases.append(t.case)
-        if not self.hold or self._held_bytes >= self.HOLD_BYTES:
+        self._last_case = t.case
+        if not self._hold or self._held_bytes >= self.HOLD_BYTES:
             self.flush()
 
     def flush(self) -> None:
@@ -177,16 +178,16 @@ class Sink:
         if self.fd is None or not self._held:
             return
         data = b"".join(self._held) if len(self._held) > 1 else self._held[0]
-        cases, self._held, self._held_bytes, self._held_cases = self._held_cases, [], 0, []
+        lines, self._held, self._held_bytes = len(self._held), [], 0
         try:
             written = os.write(self.fd, data)
             while written < len(data):
                 written += os.write(self.fd, data[written:])
         except OSError as exc:
             self._torn = True
-            earlier = f" (and of {len(cases) - 1} held before it)" if len(cases) > 1 else ""
+            earlier = f" (and of {lines - 1} held before it)" if lines > 1 else ""
             raise RunError(
-                f"cannot save the transcript of {cases[-1]!r}{earlier} "
+                f"cannot save the transcript of {self._last_case!r}{earlier} "
                 f"({exc.strerror or exc}); every transcript saved before is intact"
             ) from None
         self._size += len(data)

@@ -119,9 +119,9 @@ def _walk(root: object, kinds: tuple[type, ...], keep: Callable[[Any], bool]) ->
     # (record, its index in the tuple that holds it, the entry of its holder)
     stack: list[tuple[object, int | None, Any]] = [(root, None, None)]
     held: list[tuple[object, int | None, Any]]
+    # Records (by identity) that hold none and were not kept: one shared by many holders (a
+    # suite's critics, shared by 50,000 cases) is looked at once, not once per holder.
     barren: set[int] = set()
-    """Records (by identity) that hold none and were not kept: one shared by many holders (a
-    suite's critics, shared by 50,000 cases) is looked at once, not once per holder."""
     while stack:
         entry = stack.pop()
         record = entry[0]
